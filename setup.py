@@ -1,0 +1,44 @@
+"""Build of the native core.
+
+Extensions: snarkd.native._core (fields, curves, MSM, NTT, prover kernels)
+from bindings.cpp, plus one snarkd.native._<name> per <name>_module.cpp
+(setup, pairing, ...), all sharing the header-only core.
+
+Portable flags by default, so a build runs on any CPU of its architecture;
+SNARKD_NATIVE_MARCH=native opts into -march=native (BMI2/ADX mulx/adcx).
+"""
+import os
+import sys
+from pathlib import Path
+
+from pybind11.setup_helpers import ParallelCompile, Pybind11Extension, build_ext
+from setuptools import setup
+
+ParallelCompile("SNARKD_BUILD_JOBS", default=0).install()
+
+NATIVE = Path("src/snarkd/native")
+extra = ["-O3", "-fno-strict-aliasing"]
+march = os.environ.get("SNARKD_NATIVE_MARCH", "").strip()
+if march:
+    extra.append(f"-march={march}")
+if os.environ.get("SNARKD_NATIVE_DEBUG"):
+    extra = ["-O0", "-g"]
+link = ["-pthread"] if sys.platform != "win32" else []
+
+
+def extension(name: str, source: Path) -> Pybind11Extension:
+    return Pybind11Extension(
+        f"snarkd.native.{name}",
+        sources=[source.as_posix()],
+        include_dirs=[NATIVE.as_posix()],
+        cxx_std=17,
+        extra_compile_args=extra,
+        extra_link_args=link,
+    )
+
+
+ext_modules = [extension("_core", NATIVE / "bindings.cpp")]
+for src in sorted(NATIVE.glob("*_module.cpp")):
+    ext_modules.append(extension("_" + src.name[: -len("_module.cpp")], src))
+
+setup(ext_modules=ext_modules, cmdclass={"build_ext": build_ext})

@@ -1,0 +1,5 @@
+import sys
+
+from snarkd.cli import main
+
+sys.exit(main())

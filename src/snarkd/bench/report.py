@@ -1,0 +1,158 @@
+"""The bench report: throughput, latency, per-phase medians, device busy fraction, daemon facts.
+
+Every report names what it ran against: the daemon's version, pid, config path
+and fingerprint, its engine config, devices and peak RSS.
+"""
+
+from __future__ import annotations
+
+import statistics
+
+STAGES = ("synthesis", "device", "finalize")
+
+
+def percentile(values: list[float], q: float) -> float:
+    """Linear interpolation between closest ranks (q in 0..100)."""
+    if not values:
+        return float("nan")
+    v = sorted(values)
+    if len(v) == 1:
+        return v[0]
+    pos = (len(v) - 1) * q / 100.0
+    lo = int(pos)
+    hi = min(lo + 1, len(v) - 1)
+    return v[lo] + (v[hi] - v[lo]) * (pos - lo)
+
+
+def union_seconds(intervals: list[tuple[float, float]], lo: float | None = None, hi: float | None = None) -> float:
+    """Length of the union of [start, end) intervals, clipped to [lo, hi]."""
+    total, cur_s, cur_e = 0.0, None, None
+    for s, e in sorted(intervals):
+        if lo is not None:
+            s = max(s, lo)
+        if hi is not None:
+            e = min(e, hi)
+        if e <= s:
+            continue
+        if cur_e is None or s > cur_e:
+            if cur_e is not None:
+                total += cur_e - cur_s
+            cur_s, cur_e = s, e
+        else:
+            cur_e = max(cur_e, e)
+    if cur_e is not None:
+        total += cur_e - cur_s
+    return total
+
+
+def device_of(worker: str) -> str:
+    """"cpu/w1" -> "cpu", "cuda:0/w0" -> "cuda:0"."""
+    return worker.split("/", 1)[0]
+
+
+def busy_from_spans(jobs: list[dict], t0: float, t1: float) -> dict:
+    """Per device: the fraction of [t0, t1] during which some worker held it (device spans)."""
+    per: dict[str, list] = {}
+    for j in jobs:
+        for p in j.get("partitions", []):
+            for s in p.get("spans", []):
+                if s["stage"] == "device":
+                    per.setdefault(device_of(s["worker"]), []).append((s["start"], s["end"]))
+    wall = max(1e-9, t1 - t0)
+    return {d: union_seconds(iv, t0, t1) / wall for d, iv in sorted(per.items())}
+
+
+def summarize(run: dict) -> dict:
+    """Add the summary fields to a raw run (jobs with start/end/timings/partitions)."""
+    jobs = run["jobs"]
+    ok = [j for j in jobs if j["state"] == "COMPLETED"]
+    wall = run["t_end"] - run["t_start"]
+    lat = [j["end"] - j["start"] for j in ok]
+    n_parts = sum(len(j.get("partitions", [])) for j in ok)
+    phases: dict[str, list] = {}
+    for j in ok:
+        for p in j.get("partitions", []):
+            for k, v in p.get("timings", {}).items():
+                phases.setdefault(k, []).append(v)
+    busy = busy_from_spans(ok, run["t_start"], run["t_end"])
+    d0, d1 = run.get("daemon_before", {}), run.get("daemon_after", {})
+    dbusy = {}
+    for name, s in (d1.get("device_busy_s") or {}).items():
+        dbusy[name] = (s - (d0.get("device_busy_s") or {}).get(name, 0.0)) / max(1e-9, wall)
+    run["summary"] = {
+        "completed": len(ok),
+        "failed": len(jobs) - len(ok),
+        "verified": run.get("verified"),
+        "wall_s": wall,
+        "s_per_proof": wall / len(ok) if ok else None,
+        "proofs_per_min": 60.0 * len(ok) / wall if wall > 0 else None,
+        "partitions_per_min": 60.0 * n_parts / wall if wall > 0 else None,
+        "latency_s": ({"avg": statistics.fmean(lat), "min": min(lat), "p50": percentile(lat, 50),
+                       "p95": percentile(lat, 95), "max": max(lat)} if lat else {}),
+        "phase_median_ms": {k: statistics.median(v) for k, v in phases.items()},
+        "device_busy_fraction": busy,  # from the partitions' device spans (the timeline)
+        "device_busy_fraction_daemon": dbusy,  # from the daemon's busy-seconds counters
+        "daemon_peak_rss_bytes": d1.get("peak_rss_bytes"),
+        "memory_budget_bytes": d1.get("memory_budget_bytes"),
+        "memory_budget_peak_bytes": d1.get("memory_peak_bytes"),
+        "key_bytes": sum(k.get("bytes", 0) for k in d1.get("keys", [])),
+    }
+    return run
+
+
+PHASE_ORDER = ("queue_wait", "witness", "check", "spmv", "synthesis", "device_queue", "device_wait", "ntt", "h",
+               "msm_h", "msm_a", "msm_b1", "msm_c", "msm_b2", "device", "finalize_queue", "assemble", "verify",
+               "finalize", "total")
+
+
+def _mib(n) -> str:
+    return "?" if n is None else f"{n / 2**20:.1f} MiB"
+
+
+def format_report(run: dict) -> str:
+    s, d = run["summary"], run.get("daemon_after", {})
+    eng = d.get("engine", {}).get("config", {})
+    lines = [
+        f"snarkd bench: key {run['key']} ({run['source']}), c={run['count']} j={run['inflight']} "
+        f"partitions={run['partitions']}",
+        f"daemon: {run['addr']} version {d.get('version', '?')} pid {d.get('pid', '?')} "
+        f"config {d.get('config_path', '?')} fingerprint {d.get('config_fingerprint', '?')}",
+        f"engine: synthesis_workers={eng.get('synthesis_workers')} devices={','.join(d.get('devices', [])) or '?'} "
+        f"workers_per_device={eng.get('workers_per_device')} finalize_workers={eng.get('finalize_workers')} "
+        f"threads={eng.get('threads')} self_verify={eng.get('self_verify')} g2_on_device={eng.get('g2_on_device')}",
+        "",
+        f"proofs:      {s['completed']} completed, {s['failed']} failed"
+        + (f", {s['verified']} verified by the client" if s.get("verified") is not None else ""),
+        f"wall:        {s['wall_s']:.2f} s",
+    ]
+    if s["completed"]:
+        lat = s["latency_s"]
+        lines += [
+            f"throughput:  {s['s_per_proof']:.3f} s/proof, {s['proofs_per_min']:.1f} proofs/min "
+            f"({s['partitions_per_min']:.1f} partitions/min)",
+            f"latency:     avg {lat['avg']:.3f}  min {lat['min']:.3f}  p50 {lat['p50']:.3f}  "
+            f"p95 {lat['p95']:.3f}  max {lat['max']:.3f} s",
+        ]
+    busy = s["device_busy_fraction"]
+    if busy:
+        lines.append("device busy: " + ", ".join(f"{k} {v:.0%}" for k, v in busy.items())
+                     + " of wall time (timeline); daemon counters: "
+                     + ", ".join(f"{k} {v:.0%}" for k, v in s["device_busy_fraction_daemon"].items()))
+    lines.append(f"daemon RSS:  peak {_mib(s['daemon_peak_rss_bytes'])}; memory budget {_mib(s['memory_budget_bytes'])}"
+                 f" (peak reserved {_mib(s['memory_budget_peak_bytes'])}); resident keys {_mib(s['key_bytes'])}")
+    med = s["phase_median_ms"]
+    if med:
+        lines.append("phase medians per partition (ms):")
+        keys = [k for k in PHASE_ORDER if k in med] + sorted(k for k in med if k not in PHASE_ORDER)
+        row = []
+        for k in keys:
+            row.append(f"{k} {med[k]:.1f}")
+            if len(row) == 6:
+                lines.append("  " + "  ".join(row))
+                row = []
+        if row:
+            lines.append("  " + "  ".join(row))
+    errors = sorted({j["error"] for j in run["jobs"] if j["state"] != "COMPLETED"})
+    for e in errors[:5]:
+        lines.append(f"error: {e}")
+    return "\n".join(lines)

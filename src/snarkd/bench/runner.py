@@ -1,0 +1,95 @@
+"""The bench client: COUNT jobs against a running daemon, INFLIGHT at a time.
+
+Each job is one Prove call (a witness, or inputs the daemon turns into a
+witness), with `partitions` partitions. The run records, per job, the client's
+start/end and the daemon's per-partition timings and wall-clock spans; the
+daemon's Status before and after gives its version, config fingerprint, peak RSS
+and device busy seconds.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from datetime import datetime, timezone
+
+from snarkd.bench.report import summarize
+from snarkd.errors import SnarkdError
+
+
+def _status(client) -> dict:
+    st = client.status()
+    try:
+        st["engine"] = json.loads(st.pop("engine_json", "") or "{}")
+    except ValueError:
+        st["engine"] = {}
+    return st
+
+
+def run_bench(addr: str, key: str, *, witness: bytes | None = None, inputs: dict | None = None, count: int = 1,
+              inflight: int = 1, partitions: int = 1, priority: int = 0, timeout: float = 3600,
+              vk: dict | None = None, progress: bool = True) -> dict:
+    """Run the bench; returns the run dict (with "summary"). vk: verify every proof client-side too."""
+    from snarkd.daemon.client import Client
+
+    if (witness is None) == (inputs is None):
+        raise ValueError("give a witness or inputs")
+    if count < 1 or inflight < 1 or partitions < 1:
+        raise ValueError("count, inflight and partitions must be at least 1")
+    kwargs = {"witnesses": [witness] * partitions} if witness is not None else \
+        {"inputs": [json.dumps(inputs)] * partitions}
+    if witness is not None and partitions == 1:
+        kwargs = {"witness_bytes": witness}
+    run = {"format": "snarkd-bench/1", "addr": addr, "key": key, "source": "witness" if witness is not None else "inputs",
+           "count": count, "inflight": inflight, "partitions": partitions, "priority": priority,
+           "started_at": datetime.now(timezone.utc).isoformat(timespec="seconds"), "jobs": []}
+    bar = None
+    if progress:
+        from tqdm import tqdm
+
+        bar = tqdm(total=count, unit="proof", desc=f"bench c={count} j={inflight}", leave=False, dynamic_ncols=True)
+    lock = threading.Lock()
+    verified = [0]
+    with Client(addr, timeout=timeout) as client:
+        run["daemon_before"] = _status(client)
+        if key not in {k["id"] for k in run["daemon_before"].get("keys", [])}:
+            raise SnarkdError(f"the daemon at {addr} has no key {key!r} loaded "
+                              f"(loaded: {', '.join(k['id'] for k in run['daemon_before'].get('keys', [])) or 'none'})")
+
+        def one(i: int) -> dict:
+            rec = {"i": i, "start": time.time(), "state": "COMPLETED", "error": ""}
+            try:
+                r = client.prove(key, priority=priority, **kwargs)
+                rec["job_id"] = r.job_id
+                rec["timings"] = r.timings
+                rec["partitions"] = [{"index": p.index, "timings": p.timings, "spans": p.spans}
+                                     for p in r.partitions]
+                if vk is not None:
+                    from snarkd.verifier import verify
+
+                    ok = all(verify(vk, p.public, p.proof) for p in r.partitions)
+                    if not ok:
+                        rec["state"], rec["error"] = "INVALID", "a returned proof does not verify"
+                    else:
+                        with lock:
+                            verified[0] += 1
+            except SnarkdError as exc:
+                rec["state"], rec["error"] = "FAILED", str(exc)
+            rec["end"] = time.time()
+            if bar is not None:
+                with lock:
+                    bar.update(1)
+            return rec
+
+        run["t_start"] = time.time()
+        with ThreadPoolExecutor(max_workers=inflight, thread_name_prefix="bench") as pool:
+            run["jobs"] = list(pool.map(one, range(count)))
+        run["t_end"] = time.time()
+        run["daemon_after"] = _status(client)
+    if bar is not None:
+        bar.close()
+    if vk is not None:
+        run["verified"] = verified[0]
+    return summarize(run)

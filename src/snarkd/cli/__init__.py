@@ -1,0 +1,78 @@
+"""The `snarkd` command line: a thin layer over the library.
+
+Each module in this package that defines `register(subparsers)` adds one or
+more commands; they are discovered here, so adding a command never means
+editing a shared list. A command's handler returns an exit code, and raises
+`SnarkdError` for failures a user can act on.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import pkgutil
+import sys
+
+from snarkd import __version__
+from snarkd.errors import EXIT_INTERNAL, SnarkdError
+
+EPILOG = """\
+exit codes:
+  0  success (verify: the proof is valid)
+  1  verify: the proof is invalid
+  2  usage error
+  3  bad input: a file is missing, malformed, or does not match another input
+  4  internal error or failed self-check
+  5  daemon error: cannot reach, start or stop the daemon
+"""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="snarkd",
+        description="Groth16 prover and proving daemon for circom/snarkjs circuits (bn128, bls12381).",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--version", action="version", version=f"snarkd {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    modules = []
+    for info in pkgutil.iter_modules(__path__):
+        module = importlib.import_module(f"{__name__}.{info.name}")
+        if hasattr(module, "register"):
+            modules.append(module)
+    for module in sorted(modules, key=lambda m: (getattr(m, "ORDER", 100), m.__name__)):
+        module.register(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "func", None):
+        parser.print_help(sys.stderr)
+        return 2
+    try:
+        return int(args.func(args) or 0)
+    except SnarkdError as exc:
+        print(f"snarkd: error: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        print("snarkd: interrupted", file=sys.stderr)
+        return 130
+    except Exception as exc:  # a bug: say so, with the exit code that means "report it"
+        import traceback
+
+        traceback.print_exc()
+        print(f"snarkd: internal error: {exc!r}", file=sys.stderr)
+        return EXIT_INTERNAL
+
+
+def add_epilog(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    parser.epilog = EPILOG
+    parser.formatter_class = argparse.RawDescriptionHelpFormatter
+    return parser
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,83 @@
+"""`snarkd bench`: load a running daemon with COUNT proofs, INFLIGHT at a time, and report.
+
+    snarkd bench --addr 127.0.0.1:9820 --key chain --witness w.wtns -c 20 -j 4 \\
+                 [--partitions P] [--json out.json] [--timeline out.png] [--vk vk.json]
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+
+from snarkd.cli import add_epilog
+from snarkd.errors import InputError
+
+ORDER = 60
+
+
+def register(sub) -> None:
+    p = add_epilog(sub.add_parser("bench", help="benchmark a running daemon: c proofs, j in flight -> s/proof"))
+    p.add_argument("--addr", required=True, help="the daemon: HOST:PORT or unix:PATH")
+    p.add_argument("--key", required=True, help="key id loaded in the daemon")
+    src = p.add_mutually_exclusive_group(required=True)
+    src.add_argument("--witness", metavar="W.wtns", help="prove this witness")
+    src.add_argument("--input", metavar="I.json", help="prove from inputs (the daemon calculates the witness)")
+    p.add_argument("-c", "--count", type=int, default=10, help="jobs to run (default 10)")
+    p.add_argument("-j", "--inflight", type=int, default=1, help="jobs in flight at once (default 1)")
+    p.add_argument("--partitions", type=int, default=1, help="partitions per job (default 1)")
+    p.add_argument("--priority", type=int, default=0, help="job priority (default 0)")
+    p.add_argument("--vk", metavar="VK.json", help="also verify every returned proof in the client")
+    p.add_argument("--json", metavar="OUT.json", help="write the full run (jobs, timings, spans, summary) as JSON")
+    p.add_argument("--timeline", metavar="OUT.png", help="draw each partition's phases per worker over time")
+    p.add_argument("--timeout", type=float, default=3600, help="seconds to wait for one job (default 3600)")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.set_defaults(func=run)
+
+
+def _read(path: str, what: str, binary: bool):
+    try:
+        with open(path, "rb" if binary else "r") as fh:
+            return fh.read()
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read {what}: {exc.strerror}") from None
+
+
+def run(args) -> int:
+    from snarkd.bench import format_report, run_bench
+
+    for name in ("count", "inflight", "partitions"):
+        if getattr(args, name) < 1:
+            raise InputError(f"--{name} must be at least 1")
+    witness = inputs = vk = None
+    if args.witness:
+        witness = _read(args.witness, "witness", True)
+    else:
+        try:
+            inputs = json.loads(_read(args.input, "inputs", False))
+        except ValueError as exc:
+            raise InputError(f"{args.input}: not valid JSON: {exc}") from None
+        if not isinstance(inputs, dict):
+            raise InputError(f"{args.input}: expected a JSON object of input signals")
+    if args.vk:
+        try:
+            vk = json.loads(_read(args.vk, "verification key", False))
+        except ValueError as exc:
+            raise InputError(f"{args.vk}: not valid JSON: {exc}") from None
+    result = run_bench(args.addr, args.key, witness=witness, inputs=inputs, count=args.count, inflight=args.inflight,
+                       partitions=args.partitions, priority=args.priority, timeout=args.timeout, vk=vk,
+                       progress=not args.no_progress and sys.stderr.isatty())
+    result["witness"] = args.witness or ""
+    result["input"] = args.input or ""
+    print(format_report(result))
+    if args.json:
+        from snarkd.atomic import atomic_write_json
+
+        atomic_write_json(args.json, result)
+        print(f"json: {args.json}")
+    if args.timeline:
+        from snarkd.bench.timeline import draw
+
+        draw(result, args.timeline)
+        print(f"timeline: {args.timeline}")
+    s = result["summary"]
+    return 0 if s["failed"] == 0 else 4

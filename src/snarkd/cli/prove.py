@@ -1,0 +1,73 @@
+"""`snarkd prove`: rapidsnark's argument order, locally or through a running daemon."""
+
+from __future__ import annotations
+
+import sys
+import time
+
+from snarkd.cli import add_epilog
+from snarkd.errors import InputError
+
+ORDER = 10
+
+
+def register(sub) -> None:
+    p = add_epilog(sub.add_parser("prove", help="prove: KEY.zkey WITNESS.wtns PROOF.json PUBLIC.json (or --addr/--key through a daemon)"))
+    p.add_argument("args", nargs="+", metavar="FILE", help="KEY.zkey WITNESS.wtns PROOF.json PUBLIC.json; with --key: WITNESS.wtns PROOF.json PUBLIC.json")
+    p.add_argument("--threads", type=int, default=0, help="native threads (default: all cores)")
+    p.add_argument("--timings", action="store_true", help="print per-phase milliseconds to stderr")
+    p.add_argument("--check-points", action="store_true", help="check every key point is on its curve (slow on big keys)")
+    p.add_argument("--addr", help="prove through the daemon at HOST:PORT or unix:PATH")
+    p.add_argument("--key", help="key id loaded in the daemon (with --addr)")
+    p.set_defaults(func=run)
+
+
+def _print_timings(timings: dict[str, float], total_ms: float) -> None:
+    width = max(len(k) for k in [*timings, "total"])
+    for name, ms in timings.items():
+        print(f"{name:<{width}} {ms:10.1f} ms", file=sys.stderr)
+    print(f"{'total':<{width}} {total_ms:10.1f} ms", file=sys.stderr)
+
+
+def run(args) -> int:
+    from snarkd.prover.output import write_proof
+
+    start = time.perf_counter()
+    if args.addr or args.key:
+        if not (args.addr and args.key):
+            raise InputError("--addr and --key go together: --addr HOST:PORT --key ID WITNESS.wtns PROOF.json PUBLIC.json")
+        if len(args.args) != 3:
+            raise InputError("with --addr: snarkd prove --addr HOST:PORT --key ID WITNESS.wtns PROOF.json PUBLIC.json")
+        from snarkd.daemon.client import Client
+
+        witness_path, proof_path, public_path = args.args
+        try:
+            with open(witness_path, "rb") as fh:
+                data = fh.read()
+        except OSError as exc:
+            raise InputError(f"{witness_path}: cannot read witness: {exc.strerror}") from None
+        with Client(args.addr) as client:
+            result = client.prove(args.key, data)
+        write_proof(result, proof_path, public_path)
+        if args.timings:
+            _print_timings(dict(result.timings), (time.perf_counter() - start) * 1e3)
+        return 0
+
+    if len(args.args) != 4:
+        raise InputError("usage: snarkd prove KEY.zkey WITNESS.wtns PROOF.json PUBLIC.json")
+    from snarkd.formats.wtns import read_wtns
+    from snarkd.prover import ProvingKey, prove
+    from snarkd.prover.timing import PhaseTimer
+
+    zkey_path, witness_path, proof_path, public_path = args.args
+    timer = PhaseTimer()
+    with timer.phase("load"):
+        key = ProvingKey.load(zkey_path, check_points=args.check_points)
+        witness = read_wtns(witness_path)
+    with key:
+        result = prove(key, witness, threads=args.threads, witness_name=witness_path, timer=timer)
+    with timer.phase("write"):
+        write_proof(result, proof_path, public_path)
+    if args.timings:
+        _print_timings(timer.ms, (time.perf_counter() - start) * 1e3)
+    return 0

@@ -1,0 +1,114 @@
+"""`snarkd witness` and `snarkd fullprove`: witness calculation from circom's .wasm
+in-process (wasmtime), with snarkjs's argument order."""
+
+from __future__ import annotations
+
+import sys
+import time
+
+from snarkd.cli import add_epilog
+
+ORDER = 30
+
+
+def _common(p) -> None:
+    p.add_argument("--sym", help="the circuit's .sym file, to name missing inputs in errors (default: found beside the .wasm's folder)")
+    p.add_argument("--sanity-check", action="store_true", help="run circom's extra runtime checks (init(1)); snarkjs runs without")
+    p.add_argument("--quiet", "-q", action="store_true", help="do not print the circuit's log() output")
+    p.add_argument("--timings", action="store_true", help="print per-phase milliseconds to stderr")
+
+
+def register(sub) -> None:
+    p = add_epilog(
+        sub.add_parser(
+            "witness",
+            help="witness: CIRCUIT.wasm INPUT.json OUT.wtns (as `snarkjs wtns calculate`)",
+            description="Calculate a witness from circuit inputs with circom's .wasm, in-process. "
+            "The .wtns is byte-identical to `snarkjs wtns calculate`. The circuit's log() output goes to stdout.",
+        )
+    )
+    p.add_argument("wasm", metavar="CIRCUIT.wasm")
+    p.add_argument("input", metavar="INPUT.json")
+    p.add_argument("out", metavar="OUT.wtns")
+    _common(p)
+    p.set_defaults(func=run_witness)
+
+    p = add_epilog(
+        sub.add_parser(
+            "fullprove",
+            help="fullprove: INPUT.json CIRCUIT.wasm KEY.zkey PROOF.json PUBLIC.json (as `snarkjs groth16 fullprove`)",
+            description="Calculate the witness from inputs and prove, in one process.",
+        )
+    )
+    p.add_argument("input", metavar="INPUT.json")
+    p.add_argument("wasm", metavar="CIRCUIT.wasm")
+    p.add_argument("zkey", metavar="KEY.zkey")
+    p.add_argument("proof", metavar="PROOF.json")
+    p.add_argument("public", metavar="PUBLIC.json")
+    p.add_argument("--threads", type=int, default=0, help="native prover threads (default: all cores)")
+    p.add_argument("--check-points", action="store_true", help="check every key point is on its curve (slow on big keys)")
+    p.add_argument("--wtns", metavar="OUT.wtns", help="also write the witness here")
+    _common(p)
+    p.set_defaults(func=run_fullprove)
+
+
+def _log_sink(args):
+    if args.quiet:
+        return None
+    return lambda line: print(line, flush=True)
+
+
+def _print_timings(timings: dict[str, float], total_ms: float) -> None:
+    width = max(len(k) for k in [*timings, "total"])
+    for name, ms in timings.items():
+        print(f"{name:<{width}} {ms:10.1f} ms", file=sys.stderr)
+    print(f"{'total':<{width}} {total_ms:10.1f} ms", file=sys.stderr)
+
+
+def _calculate(args, timings: dict[str, float]):
+    from snarkd.witness import WitnessCalculator, load_input_json
+
+    t = time.perf_counter()
+    inputs = load_input_json(args.input)
+    calc = WitnessCalculator(args.wasm, sym=args.sym, sanity_check=args.sanity_check)
+    timings["compile"] = (time.perf_counter() - t) * 1e3
+    t = time.perf_counter()
+    witness = calc.calculate(inputs, log=_log_sink(args))
+    timings["witness"] = (time.perf_counter() - t) * 1e3
+    return calc, witness
+
+
+def run_witness(args) -> int:
+    from snarkd.formats.wtns import write_wtns
+
+    start = time.perf_counter()
+    timings: dict[str, float] = {}
+    calc, witness = _calculate(args, timings)
+    t = time.perf_counter()
+    write_wtns(args.out, calc.prime, witness.values)
+    timings["write"] = (time.perf_counter() - t) * 1e3
+    if args.timings:
+        _print_timings(timings, (time.perf_counter() - start) * 1e3)
+    return 0
+
+
+def run_fullprove(args) -> int:
+    from snarkd.formats.wtns import write_wtns
+    from snarkd.prover import ProvingKey, prove, write_proof
+    from snarkd.prover.timing import PhaseTimer
+
+    start = time.perf_counter()
+    timings: dict[str, float] = {}
+    timer = PhaseTimer()
+    with timer.phase("load"):
+        key = ProvingKey.load(args.zkey, check_points=args.check_points)
+    with key:
+        calc, witness = _calculate(args, timings)
+        if args.wtns:
+            write_wtns(args.wtns, calc.prime, witness.values)
+        result = prove(key, witness, threads=args.threads, witness_name=f"witness from {args.input}", timer=timer)
+    with timer.phase("write"):
+        write_proof(result, args.proof, args.public)
+    if args.timings:
+        _print_timings({**timings, **timer.ms}, (time.perf_counter() - start) * 1e3)
+    return 0

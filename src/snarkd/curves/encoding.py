@@ -1,0 +1,77 @@
+"""Conversions between the native limb layout and snarkjs's JSON.
+
+Only a handful of points per proof pass through here, so plain Python ints
+are fine; bulk data never leaves numpy/native memory.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from snarkd.curves.params import Curve
+
+
+def limbs_to_int(limbs: np.ndarray) -> int:
+    return int.from_bytes(np.ascontiguousarray(limbs, dtype="<u8").tobytes(), "little")
+
+
+def int_to_limbs(value: int, n_limbs: int) -> np.ndarray:
+    return np.frombuffer(value.to_bytes(8 * n_limbs, "little"), dtype="<u8").copy()
+
+
+def fq_from_mont(curve: Curve, limbs: np.ndarray) -> int:
+    return limbs_to_int(limbs) * pow(curve.rq, -1, curve.q) % curve.q
+
+
+def fq_to_mont(curve: Curve, value: int) -> np.ndarray:
+    return int_to_limbs(value * curve.rq % curve.q, curve.fq_limbs)
+
+
+def g1_affine_ints(curve: Curve, point: np.ndarray) -> tuple[int, int] | None:
+    """(x, y) plain ints of a Montgomery affine G1 point; None for infinity (all zeros)."""
+    point = np.asarray(point, dtype="<u8").reshape(-1)
+    if not point.any():
+        return None
+    n = curve.fq_limbs
+    return fq_from_mont(curve, point[:n]), fq_from_mont(curve, point[n : 2 * n])
+
+
+def g2_affine_ints(curve: Curve, point: np.ndarray) -> tuple[tuple[int, int], tuple[int, int]] | None:
+    """((x.c0, x.c1), (y.c0, y.c1)) plain ints; None for infinity."""
+    point = np.asarray(point, dtype="<u8").reshape(-1)
+    if not point.any():
+        return None
+    n = curve.fq_limbs
+    c = [fq_from_mont(curve, point[i * n : (i + 1) * n]) for i in range(4)]
+    return (c[0], c[1]), (c[2], c[3])
+
+
+def g1_to_json(curve: Curve, point: np.ndarray) -> list[str]:
+    xy = g1_affine_ints(curve, point)
+    if xy is None:
+        return ["0", "1", "0"]
+    return [str(xy[0]), str(xy[1]), "1"]
+
+
+def g2_to_json(curve: Curve, point: np.ndarray) -> list[list[str]]:
+    xy = g2_affine_ints(curve, point)
+    if xy is None:
+        return [["0", "0"], ["1", "0"], ["0", "0"]]
+    (x0, x1), (y0, y1) = xy
+    return [[str(x0), str(x1)], [str(y0), str(y1)], ["1", "0"]]
+
+
+def g1_from_ints(curve: Curve, x: int, y: int) -> np.ndarray:
+    return np.concatenate([fq_to_mont(curve, x), fq_to_mont(curve, y)])
+
+
+def g2_from_ints(curve: Curve, x: tuple[int, int], y: tuple[int, int]) -> np.ndarray:
+    return np.concatenate([fq_to_mont(curve, v) for v in (x[0], x[1], y[0], y[1])])
+
+
+def fr_array_from_ints(values: list[int]) -> np.ndarray:
+    """(n, 4) uint64 plain scalars from Python ints (small n only)."""
+    out = np.zeros((len(values), 4), dtype="<u8")
+    for i, v in enumerate(values):
+        out[i] = np.frombuffer(v.to_bytes(32, "little"), dtype="<u8")
+    return out

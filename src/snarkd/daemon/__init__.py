@@ -1,0 +1,10 @@
+"""The snarkd daemon: a gRPC proving service with a verified lifecycle.
+
+    config.py     the TOML config, validated up front; its fingerprint
+    server.py     the daemon process: startup, main loop, drain on SIGTERM
+    service.py    the gRPC servicer (snarkd.v1.Prover) and its error mapping
+    engine.py     resident keys, job table, worker threads
+    lifecycle.py  start / stop / restart / status as the CLI runs them
+    pidfile.py    the locked pid file;  netcheck.py  who holds an address
+    client.py     the Python client
+"""

@@ -1,0 +1,265 @@
+from google.protobuf.internal import containers as _containers
+from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
+from google.protobuf import descriptor as _descriptor
+from google.protobuf import message as _message
+from collections.abc import Iterable as _Iterable, Mapping as _Mapping
+from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
+
+DESCRIPTOR: _descriptor.FileDescriptor
+
+class JobState(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    JOB_STATE_UNSPECIFIED: _ClassVar[JobState]
+    QUEUED: _ClassVar[JobState]
+    RUNNING: _ClassVar[JobState]
+    COMPLETED: _ClassVar[JobState]
+    FAILED: _ClassVar[JobState]
+    CANCELLED: _ClassVar[JobState]
+    TIMEOUT: _ClassVar[JobState]
+JOB_STATE_UNSPECIFIED: JobState
+QUEUED: JobState
+RUNNING: JobState
+COMPLETED: JobState
+FAILED: JobState
+CANCELLED: JobState
+TIMEOUT: JobState
+
+class KeyInfo(_message.Message):
+    __slots__ = ("id", "path", "curve", "bytes", "n_vars", "n_public", "domain_size", "preloaded", "load_ms", "proofs")
+    ID_FIELD_NUMBER: _ClassVar[int]
+    PATH_FIELD_NUMBER: _ClassVar[int]
+    CURVE_FIELD_NUMBER: _ClassVar[int]
+    BYTES_FIELD_NUMBER: _ClassVar[int]
+    N_VARS_FIELD_NUMBER: _ClassVar[int]
+    N_PUBLIC_FIELD_NUMBER: _ClassVar[int]
+    DOMAIN_SIZE_FIELD_NUMBER: _ClassVar[int]
+    PRELOADED_FIELD_NUMBER: _ClassVar[int]
+    LOAD_MS_FIELD_NUMBER: _ClassVar[int]
+    PROOFS_FIELD_NUMBER: _ClassVar[int]
+    id: str
+    path: str
+    curve: str
+    bytes: int
+    n_vars: int
+    n_public: int
+    domain_size: int
+    preloaded: bool
+    load_ms: float
+    proofs: int
+    def __init__(self, id: _Optional[str] = ..., path: _Optional[str] = ..., curve: _Optional[str] = ..., bytes: _Optional[int] = ..., n_vars: _Optional[int] = ..., n_public: _Optional[int] = ..., domain_size: _Optional[int] = ..., preloaded: _Optional[bool] = ..., load_ms: _Optional[float] = ..., proofs: _Optional[int] = ...) -> None: ...
+
+class LoadKeyRequest(_message.Message):
+    __slots__ = ("key_id", "path", "wasm_path")
+    KEY_ID_FIELD_NUMBER: _ClassVar[int]
+    PATH_FIELD_NUMBER: _ClassVar[int]
+    WASM_PATH_FIELD_NUMBER: _ClassVar[int]
+    key_id: str
+    path: str
+    wasm_path: str
+    def __init__(self, key_id: _Optional[str] = ..., path: _Optional[str] = ..., wasm_path: _Optional[str] = ...) -> None: ...
+
+class LoadKeyReply(_message.Message):
+    __slots__ = ("key",)
+    KEY_FIELD_NUMBER: _ClassVar[int]
+    key: KeyInfo
+    def __init__(self, key: _Optional[_Union[KeyInfo, _Mapping]] = ...) -> None: ...
+
+class UnloadKeyRequest(_message.Message):
+    __slots__ = ("key_id",)
+    KEY_ID_FIELD_NUMBER: _ClassVar[int]
+    key_id: str
+    def __init__(self, key_id: _Optional[str] = ...) -> None: ...
+
+class UnloadKeyReply(_message.Message):
+    __slots__ = ("key",)
+    KEY_FIELD_NUMBER: _ClassVar[int]
+    key: KeyInfo
+    def __init__(self, key: _Optional[_Union[KeyInfo, _Mapping]] = ...) -> None: ...
+
+class ProveRequest(_message.Message):
+    __slots__ = ("key_id", "witness", "job_id", "priority", "witnesses", "inputs_json")
+    KEY_ID_FIELD_NUMBER: _ClassVar[int]
+    WITNESS_FIELD_NUMBER: _ClassVar[int]
+    JOB_ID_FIELD_NUMBER: _ClassVar[int]
+    PRIORITY_FIELD_NUMBER: _ClassVar[int]
+    WITNESSES_FIELD_NUMBER: _ClassVar[int]
+    INPUTS_JSON_FIELD_NUMBER: _ClassVar[int]
+    key_id: str
+    witness: bytes
+    job_id: str
+    priority: int
+    witnesses: _containers.RepeatedScalarFieldContainer[bytes]
+    inputs_json: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, key_id: _Optional[str] = ..., witness: _Optional[bytes] = ..., job_id: _Optional[str] = ..., priority: _Optional[int] = ..., witnesses: _Optional[_Iterable[bytes]] = ..., inputs_json: _Optional[_Iterable[str]] = ...) -> None: ...
+
+class Span(_message.Message):
+    __slots__ = ("stage", "worker", "start", "end")
+    STAGE_FIELD_NUMBER: _ClassVar[int]
+    WORKER_FIELD_NUMBER: _ClassVar[int]
+    START_FIELD_NUMBER: _ClassVar[int]
+    END_FIELD_NUMBER: _ClassVar[int]
+    stage: str
+    worker: str
+    start: float
+    end: float
+    def __init__(self, stage: _Optional[str] = ..., worker: _Optional[str] = ..., start: _Optional[float] = ..., end: _Optional[float] = ...) -> None: ...
+
+class PartitionResult(_message.Message):
+    __slots__ = ("index", "proof_json", "public_json", "timings_ms", "spans")
+    class TimingsMsEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: float
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[float] = ...) -> None: ...
+    INDEX_FIELD_NUMBER: _ClassVar[int]
+    PROOF_JSON_FIELD_NUMBER: _ClassVar[int]
+    PUBLIC_JSON_FIELD_NUMBER: _ClassVar[int]
+    TIMINGS_MS_FIELD_NUMBER: _ClassVar[int]
+    SPANS_FIELD_NUMBER: _ClassVar[int]
+    index: int
+    proof_json: str
+    public_json: str
+    timings_ms: _containers.ScalarMap[str, float]
+    spans: _containers.RepeatedCompositeFieldContainer[Span]
+    def __init__(self, index: _Optional[int] = ..., proof_json: _Optional[str] = ..., public_json: _Optional[str] = ..., timings_ms: _Optional[_Mapping[str, float]] = ..., spans: _Optional[_Iterable[_Union[Span, _Mapping]]] = ...) -> None: ...
+
+class ProveReply(_message.Message):
+    __slots__ = ("job_id", "proof_json", "public_json", "timings_ms", "partitions")
+    class TimingsMsEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: float
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[float] = ...) -> None: ...
+    JOB_ID_FIELD_NUMBER: _ClassVar[int]
+    PROOF_JSON_FIELD_NUMBER: _ClassVar[int]
+    PUBLIC_JSON_FIELD_NUMBER: _ClassVar[int]
+    TIMINGS_MS_FIELD_NUMBER: _ClassVar[int]
+    PARTITIONS_FIELD_NUMBER: _ClassVar[int]
+    job_id: str
+    proof_json: str
+    public_json: str
+    timings_ms: _containers.ScalarMap[str, float]
+    partitions: _containers.RepeatedCompositeFieldContainer[PartitionResult]
+    def __init__(self, job_id: _Optional[str] = ..., proof_json: _Optional[str] = ..., public_json: _Optional[str] = ..., timings_ms: _Optional[_Mapping[str, float]] = ..., partitions: _Optional[_Iterable[_Union[PartitionResult, _Mapping]]] = ...) -> None: ...
+
+class SubmitReply(_message.Message):
+    __slots__ = ("job_id",)
+    JOB_ID_FIELD_NUMBER: _ClassVar[int]
+    job_id: str
+    def __init__(self, job_id: _Optional[str] = ...) -> None: ...
+
+class AwaitRequest(_message.Message):
+    __slots__ = ("job_id", "timeout_s")
+    JOB_ID_FIELD_NUMBER: _ClassVar[int]
+    TIMEOUT_S_FIELD_NUMBER: _ClassVar[int]
+    job_id: str
+    timeout_s: float
+    def __init__(self, job_id: _Optional[str] = ..., timeout_s: _Optional[float] = ...) -> None: ...
+
+class AwaitReply(_message.Message):
+    __slots__ = ("state", "error", "result")
+    STATE_FIELD_NUMBER: _ClassVar[int]
+    ERROR_FIELD_NUMBER: _ClassVar[int]
+    RESULT_FIELD_NUMBER: _ClassVar[int]
+    state: JobState
+    error: str
+    result: ProveReply
+    def __init__(self, state: _Optional[_Union[JobState, str]] = ..., error: _Optional[str] = ..., result: _Optional[_Union[ProveReply, _Mapping]] = ...) -> None: ...
+
+class CancelRequest(_message.Message):
+    __slots__ = ("job_id",)
+    JOB_ID_FIELD_NUMBER: _ClassVar[int]
+    job_id: str
+    def __init__(self, job_id: _Optional[str] = ...) -> None: ...
+
+class CancelReply(_message.Message):
+    __slots__ = ("state", "cancelled")
+    STATE_FIELD_NUMBER: _ClassVar[int]
+    CANCELLED_FIELD_NUMBER: _ClassVar[int]
+    state: JobState
+    cancelled: bool
+    def __init__(self, state: _Optional[_Union[JobState, str]] = ..., cancelled: _Optional[bool] = ...) -> None: ...
+
+class StatusRequest(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class StatusReply(_message.Message):
+    __slots__ = ("pid", "uptime_s", "version", "config_path", "config_fingerprint", "listen", "keys", "queued", "in_flight", "completed", "failed", "cancelled", "rss_bytes", "peak_rss_bytes", "devices", "workers", "state", "engine_json", "memory_budget_bytes", "memory_used_bytes", "memory_peak_bytes", "device_busy_s", "status_listen")
+    class DeviceBusySEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: float
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[float] = ...) -> None: ...
+    PID_FIELD_NUMBER: _ClassVar[int]
+    UPTIME_S_FIELD_NUMBER: _ClassVar[int]
+    VERSION_FIELD_NUMBER: _ClassVar[int]
+    CONFIG_PATH_FIELD_NUMBER: _ClassVar[int]
+    CONFIG_FINGERPRINT_FIELD_NUMBER: _ClassVar[int]
+    LISTEN_FIELD_NUMBER: _ClassVar[int]
+    KEYS_FIELD_NUMBER: _ClassVar[int]
+    QUEUED_FIELD_NUMBER: _ClassVar[int]
+    IN_FLIGHT_FIELD_NUMBER: _ClassVar[int]
+    COMPLETED_FIELD_NUMBER: _ClassVar[int]
+    FAILED_FIELD_NUMBER: _ClassVar[int]
+    CANCELLED_FIELD_NUMBER: _ClassVar[int]
+    RSS_BYTES_FIELD_NUMBER: _ClassVar[int]
+    PEAK_RSS_BYTES_FIELD_NUMBER: _ClassVar[int]
+    DEVICES_FIELD_NUMBER: _ClassVar[int]
+    WORKERS_FIELD_NUMBER: _ClassVar[int]
+    STATE_FIELD_NUMBER: _ClassVar[int]
+    ENGINE_JSON_FIELD_NUMBER: _ClassVar[int]
+    MEMORY_BUDGET_BYTES_FIELD_NUMBER: _ClassVar[int]
+    MEMORY_USED_BYTES_FIELD_NUMBER: _ClassVar[int]
+    MEMORY_PEAK_BYTES_FIELD_NUMBER: _ClassVar[int]
+    DEVICE_BUSY_S_FIELD_NUMBER: _ClassVar[int]
+    STATUS_LISTEN_FIELD_NUMBER: _ClassVar[int]
+    pid: int
+    uptime_s: float
+    version: str
+    config_path: str
+    config_fingerprint: str
+    listen: str
+    keys: _containers.RepeatedCompositeFieldContainer[KeyInfo]
+    queued: int
+    in_flight: int
+    completed: int
+    failed: int
+    cancelled: int
+    rss_bytes: int
+    peak_rss_bytes: int
+    devices: _containers.RepeatedScalarFieldContainer[str]
+    workers: int
+    state: str
+    engine_json: str
+    memory_budget_bytes: int
+    memory_used_bytes: int
+    memory_peak_bytes: int
+    device_busy_s: _containers.ScalarMap[str, float]
+    status_listen: str
+    def __init__(self, pid: _Optional[int] = ..., uptime_s: _Optional[float] = ..., version: _Optional[str] = ..., config_path: _Optional[str] = ..., config_fingerprint: _Optional[str] = ..., listen: _Optional[str] = ..., keys: _Optional[_Iterable[_Union[KeyInfo, _Mapping]]] = ..., queued: _Optional[int] = ..., in_flight: _Optional[int] = ..., completed: _Optional[int] = ..., failed: _Optional[int] = ..., cancelled: _Optional[int] = ..., rss_bytes: _Optional[int] = ..., peak_rss_bytes: _Optional[int] = ..., devices: _Optional[_Iterable[str]] = ..., workers: _Optional[int] = ..., state: _Optional[str] = ..., engine_json: _Optional[str] = ..., memory_budget_bytes: _Optional[int] = ..., memory_used_bytes: _Optional[int] = ..., memory_peak_bytes: _Optional[int] = ..., device_busy_s: _Optional[_Mapping[str, float]] = ..., status_listen: _Optional[str] = ...) -> None: ...
+
+class MetricsRequest(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class MetricsReply(_message.Message):
+    __slots__ = ("values", "text")
+    class ValuesEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: float
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[float] = ...) -> None: ...
+    VALUES_FIELD_NUMBER: _ClassVar[int]
+    TEXT_FIELD_NUMBER: _ClassVar[int]
+    values: _containers.ScalarMap[str, float]
+    text: str
+    def __init__(self, values: _Optional[_Mapping[str, float]] = ..., text: _Optional[str] = ...) -> None: ...

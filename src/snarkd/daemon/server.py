@@ -1,0 +1,299 @@
+"""The daemon process: startup, main loop, shutdown (in the manner of uvicorn's Server).
+
+    startup   log file -> "starting" -> config -> pid file lock -> address free?
+              -> preload keys -> workers -> bind (no SO_REUSEPORT) -> health SERVING
+              -> READY=1 (systemd) -> "ready ..." on the readiness pipe
+    main loop wait for SIGTERM / SIGINT
+    shutdown  STOPPING=1, health NOT_SERVING, refuse new proofs and keys (UNAVAILABLE;
+              Await/Status still answer), drain in-flight proofs up to drain_timeout,
+              cancel the rest, close the port, remove the pid file, exit 0
+
+Any startup failure is logged (file and stderr), written to the readiness pipe
+as "error <cause>" for `snarkd start`, and ends the process with a non-zero code
+after undoing what was done (no pid file, no socket, no half-ready daemon).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import signal
+import sys
+import threading
+import time
+from concurrent import futures
+
+import grpc
+import psutil
+from grpc_health.v1 import health, health_pb2, health_pb2_grpc
+
+from snarkd import __version__
+from snarkd.daemon import sdnotify
+from snarkd.daemon.config import Config
+from snarkd.daemon.engine import KeyStore, engine_from_config
+from snarkd.daemon.logsetup import flush_logs, setup_logging
+from snarkd.daemon.netcheck import check_free, unix_in_use
+from snarkd.daemon.pidfile import PidFile
+from snarkd.daemon.proto import snarkd_pb2_grpc as pb_grpc
+from snarkd.daemon.service import ProverService
+from snarkd.errors import EXIT_DAEMON, EXIT_INTERNAL, DaemonError, InputError, SnarkdError
+
+MAX_MESSAGE = 512 * 1024 * 1024  # witnesses of real circuits run to hundreds of MiB
+SERVICE_NAME = "snarkd.v1.Prover"
+
+GRPC_OPTIONS = [
+    # grpc turns SO_REUSEPORT on by default: two daemons could then share a port silently.
+    ("grpc.so_reuseport", 0),
+    ("grpc.max_receive_message_length", MAX_MESSAGE),
+    ("grpc.max_send_message_length", MAX_MESSAGE),
+]
+
+
+class StartupAborted(Exception):
+    pass
+
+
+class Server:
+    def __init__(self, config: Config, ready_fd: int | None = None, log_to_stderr: bool = True):
+        self.config = config
+        self.ready_fd = ready_fd
+        self.log_to_stderr = log_to_stderr
+        self.log: logging.Logger | None = None
+        self.should_exit = threading.Event()
+        self.signals = 0
+        self.pidfile = PidFile(config.daemon.pid_file)
+        self.keys = KeyStore(config.keys.param_cache)
+        self.engine = None  # made in startup (after logging: a bad [gpus] must reach the log)
+        self.status_http = None  # snarkd.daemon.metrics.StatusServer
+        self.grpc_server: grpc.Server | None = None
+        self.health = health.HealthServicer()
+        self.service: ProverService | None = None
+        self.started = time.monotonic()
+        self._bound_unix = False
+
+    # ------------------------------------------------------------------ entry point
+
+    def run(self) -> int:
+        try:
+            self.log = setup_logging(self.config.daemon.log_file, self.config.daemon.log_level, self.log_to_stderr)
+        except OSError as exc:
+            msg = f"cannot open log file {self.config.daemon.log_file}: {exc.strerror}"
+            print(f"snarkd: error: {msg}", file=sys.stderr)
+            self._tell_parent(f"error {msg}")
+            return EXIT_DAEMON
+        self.install_signal_handlers()
+        try:
+            self.startup()
+        except StartupAborted:
+            self.log.info("stop requested during startup; stopped")
+            self._cleanup()
+            self._tell_parent("error stopped by a signal during startup")
+            return 0
+        except Exception as exc:
+            if isinstance(exc, SnarkdError):
+                msg, code = str(exc), exc.exit_code
+            else:
+                self.log.exception("startup failed with an internal error")
+                msg, code = f"internal error: {exc!r}", EXIT_INTERNAL
+            self.log.error("startup failed: %s", msg)
+            self._tell_parent(f"error {msg}")
+            self._cleanup()
+            self.log.error("not started (exit %d)", code)
+            flush_logs()
+            return code
+        self.main_loop()
+        return self.shutdown()
+
+    # ------------------------------------------------------------------ startup
+
+    def startup(self) -> None:
+        cfg, log = self.config, self.log
+        log.info("snarkd starting version=%s pid=%d python=%s", __version__, os.getpid(), sys.version.split()[0])
+        log.info("configuration loaded source=%s listen=%s fingerprint=%s", cfg.source, cfg.daemon.listen, cfg.fingerprint)
+
+        me = psutil.Process()
+        meta = {
+            "pid": os.getpid(), "create_time": me.create_time(), "cmdline": me.cmdline(),
+            "listen": str(cfg.daemon.listen), "fingerprint": cfg.fingerprint, "config": cfg.source,
+            "log_file": cfg.daemon.log_file, "version": __version__, "started": time.time(),
+        }
+        self.pidfile.acquire(meta)
+        if self.pidfile.stale_warning:
+            log.warning("%s", self.pidfile.stale_warning)
+        log.info("pid file locked path=%s", cfg.daemon.pid_file)
+
+        listen = cfg.daemon.listen
+        busy = check_free(listen)
+        if busy:
+            raise DaemonError(busy)
+        if listen.kind == "unix" and unix_in_use(listen.path) is False:
+            log.warning("removing stale unix socket %s (nothing accepts connections on it)", listen.path)
+            os.unlink(listen.path)
+        self._check_abort()
+
+        self.engine = engine_from_config(cfg, self.keys)
+        log.info("memory budget %d bytes (%s) devices=%s", self.engine.budget.budget, cfg.memory.budget,
+                 ",".join(d.name for d in self.engine.devices))
+
+        sdnotify.notify("STATUS=loading keys")
+        for key_id, path in cfg.keys.preload.items():
+            try:
+                self.keys.load(key_id, path, preloaded=True)
+            except SnarkdError as exc:
+                err = InputError(f"cannot preload key {key_id!r} from {path}: {exc}")
+                err.exit_code = exc.exit_code
+                raise err from None
+            except OSError as exc:
+                raise InputError(f"cannot preload key {key_id!r} from {path}: {exc.strerror or exc}") from None
+            self._check_abort()
+
+        self.engine.start()
+        log.info("workers started synthesis_workers=%d threads=%s devices=%s workers_per_device=%d "
+                 "finalize_workers=%d memory_budget=%d self_verify=%s",
+                 cfg.synthesis.workers, cfg.synthesis.threads or "auto", ",".join(d.name for d in self.engine.devices),
+                 cfg.gpus.workers_per_device, cfg.pipeline.finalize_workers, self.engine.budget.budget,
+                 cfg.pipeline.self_verify)
+
+        info = {"started": self.started, "config_path": cfg.source, "fingerprint": cfg.fingerprint,
+                "listen": str(listen), "devices": [d.name for d in self.engine.devices],
+                "status_listen": str(cfg.daemon.status_listen or "")}
+        self.service = ProverService(self.engine, self.keys, info)
+        if cfg.daemon.status_listen is not None:
+            from snarkd.daemon.metrics import StatusServer
+
+            self.status_http = StatusServer(self.service, cfg.daemon.status_listen)
+            try:
+                self.status_http.start()
+            except OSError as exc:
+                self.status_http = None
+                raise DaemonError(f"cannot serve [daemon] status_listen {cfg.daemon.status_listen}: "
+                                  f"{exc.strerror or exc}") from None
+            log.info("status endpoint on http://%s (GET /metrics, /status)", cfg.daemon.status_listen)
+        pool = futures.ThreadPoolExecutor(max_workers=max(16, 4 * cfg.synthesis.workers + 8),
+                                          thread_name_prefix="grpc")
+        server = grpc.server(pool, options=GRPC_OPTIONS)
+        pb_grpc.add_ProverServicer_to_server(self.service, server)
+        health_pb2_grpc.add_HealthServicer_to_server(self.health, server)
+        for name in ("", SERVICE_NAME):
+            self.health.set(name, health_pb2.HealthCheckResponse.NOT_SERVING)
+        try:
+            port = server.add_insecure_port(listen.grpc)
+        except RuntimeError as exc:
+            port, why = 0, str(exc)
+        else:
+            why = ""
+        if not port:
+            busy = check_free(listen)
+            raise DaemonError(busy or f"cannot listen on {listen}: {why or 'bind failed'}")
+        self._bound_unix = listen.kind == "unix"
+        self.grpc_server = server
+        server.start()
+        log.info("listening on %s (SO_REUSEADDR, no SO_REUSEPORT; max message %d MiB)", listen, MAX_MESSAGE >> 20)
+        self._check_abort()
+
+        if not self.engine.all_alive():
+            raise DaemonError(f"not all engine workers are running: {self.engine.status()['workers']}")
+        self.service.state = "serving"
+        for name in ("", SERVICE_NAME):
+            self.health.set(name, health_pb2.HealthCheckResponse.SERVING)
+        sdnotify.notify(f"READY=1\nSTATUS=serving on {listen}\nMAINPID={os.getpid()}")
+        self._tell_parent(f"ready {os.getpid()} {listen} {cfg.fingerprint}")
+        log.info("ready, serving on %s pid=%d fingerprint=%s keys=%s", listen, os.getpid(), cfg.fingerprint,
+                 ",".join(cfg.keys.preload) or "-")
+        flush_logs()
+
+    def _check_abort(self) -> None:
+        if self.should_exit.is_set():
+            raise StartupAborted()
+
+    def _tell_parent(self, line: str) -> None:
+        """One line on the readiness pipe of `snarkd start`, then close it."""
+        if self.ready_fd is None:
+            return
+        try:
+            os.write(self.ready_fd, (line.replace("\n", " ") + "\n").encode())
+        except OSError:
+            pass
+        finally:
+            try:
+                os.close(self.ready_fd)
+            except OSError:
+                pass
+            self.ready_fd = None
+
+    # ------------------------------------------------------------------ main loop
+
+    def install_signal_handlers(self) -> None:
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            signal.signal(sig, self.handle_exit)
+        signal.signal(signal.SIGHUP, self.handle_hup)
+
+    def handle_exit(self, sig, frame) -> None:
+        self.signals += 1
+        name = signal.Signals(sig).name
+        if self.signals == 1:
+            self.log.info("received %s: shutting down", name)
+            self.should_exit.set()
+        else:
+            self.log.warning("received %s again: cancelling in-flight work now", name)
+            if self.engine is not None:
+                self.engine.force()
+
+    def handle_hup(self, sig, frame) -> None:
+        self.log.info("received SIGHUP: ignored (the config is fixed for a daemon's lifetime: use `snarkd restart`)")
+
+    def main_loop(self) -> None:
+        while not self.should_exit.wait(0.5):
+            pass
+
+    # ------------------------------------------------------------------ shutdown
+
+    def shutdown(self) -> int:
+        log, drain = self.log, self.config.daemon.drain_timeout
+        sdnotify.notify("STOPPING=1\nSTATUS=draining")
+        st = self.engine.stats()
+        log.info("draining: refusing new requests; %d running, %d queued; drain_timeout=%gs",
+                 st["running"], st["queued"], drain)
+        self.health.enter_graceful_shutdown()
+        if self.service:
+            self.service.state = "draining"
+        # New proofs and keys are refused from here on; Await, Status and health still
+        # answer during the drain, so clients collect the results of in-flight jobs.
+        self.engine.accepting = False
+        result = self.engine.shutdown(drain)
+        if result["cancelled"]:
+            log.warning("drain_timeout (%gs) passed: cancelled %d unfinished job(s)", drain, result["cancelled"])
+        else:
+            log.info("drained: all in-flight work finished")
+        if self.grpc_server is not None:
+            # a moment for handlers to send their final replies, then close the port
+            self.grpc_server.stop(grace=2).wait(5)
+            self.grpc_server = None
+        clean = self.engine.join_workers(1.0)
+        self._cleanup()
+        log.info("stopped (exit 0)")
+        flush_logs()
+        if not clean:  # a worker is still inside the prover: do not wait for it at interpreter exit
+            os._exit(0)
+        return 0
+
+    def _cleanup(self) -> None:
+        if self.status_http is not None:
+            self.status_http.stop()
+            self.status_http = None
+        if self.grpc_server is not None:
+            self.grpc_server.stop(grace=0).wait(5)
+            self.grpc_server = None
+        if self._bound_unix:
+            try:
+                os.unlink(self.config.daemon.listen.path)
+            except OSError:
+                pass
+        if self.engine is not None:
+            self.engine.accepting = False
+        self.keys.close_all()
+        self.pidfile.release()
+
+
+def serve(config: Config, ready_fd: int | None = None, log_to_stderr: bool = True) -> int:
+    return Server(config, ready_fd, log_to_stderr).run()

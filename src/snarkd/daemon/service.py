@@ -1,0 +1,224 @@
+"""The gRPC servicer: request checking and error mapping around the Engine.
+
+Every failure a client can cause becomes a gRPC status with a message that
+names what was wrong (INVALID_ARGUMENT, NOT_FOUND, ALREADY_EXISTS, UNAVAILABLE);
+only bugs become INTERNAL. A bad request never takes the daemon down.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import resource
+import time
+from functools import wraps
+
+import grpc
+import psutil
+
+from snarkd import __version__
+from snarkd.daemon.engine import (CANCELLED, COMPLETED, FAILED, QUEUED, RUNNING, AlreadyExists, Engine, KeyStore,
+                                  NotFound, TooLarge, Unavailable)
+from snarkd.daemon.proto import snarkd_pb2 as pb
+from snarkd.daemon.proto import snarkd_pb2_grpc as pb_grpc
+from snarkd.errors import InputError
+
+log = logging.getLogger("snarkd")
+
+STATE = {QUEUED: pb.QUEUED, RUNNING: pb.RUNNING, COMPLETED: pb.COMPLETED, FAILED: pb.FAILED, CANCELLED: pb.CANCELLED}
+
+
+class Abort(Exception):
+    def __init__(self, code, message):
+        super().__init__(message)
+        self.code = code
+
+
+def rpc(method):
+    """Map our exceptions to gRPC statuses; log bugs with their traceback."""
+
+    @wraps(method)
+    def wrapper(self, request, context):
+        try:
+            return method(self, request, context)
+        except Abort as exc:
+            code, msg = exc.code, str(exc)
+        except NotFound as exc:
+            code, msg = grpc.StatusCode.NOT_FOUND, str(exc)
+        except AlreadyExists as exc:
+            code, msg = grpc.StatusCode.ALREADY_EXISTS, str(exc)
+        except Unavailable as exc:
+            code, msg = grpc.StatusCode.UNAVAILABLE, str(exc)
+        except TooLarge as exc:
+            code, msg = grpc.StatusCode.RESOURCE_EXHAUSTED, str(exc)
+        except InputError as exc:
+            code, msg = grpc.StatusCode.INVALID_ARGUMENT, str(exc)
+        except Exception as exc:
+            log.exception("%s failed", method.__name__)
+            code, msg = grpc.StatusCode.INTERNAL, f"internal error in {method.__name__}: {exc!r}"
+        if code != grpc.StatusCode.INTERNAL:
+            log.info("%s rejected: %s: %s", method.__name__, code.name, msg)
+        context.abort(code, msg)
+
+    return wrapper
+
+
+def key_info(lk) -> pb.KeyInfo:
+    return pb.KeyInfo(**lk.info())
+
+
+def prove_reply(job) -> pb.ProveReply:
+    parts = []
+    for p in job.partitions:
+        r = p.result
+        parts.append(pb.PartitionResult(
+            index=p.index, proof_json=json.dumps(r.proof, indent=1), public_json=json.dumps(list(r.public), indent=1),
+            timings_ms={k: float(v) for k, v in p.timings.items()},
+            spans=[pb.Span(stage=s["stage"], worker=s["worker"], start=s["start"], end=s["end"]) for s in p.spans]))
+    return pb.ProveReply(
+        job_id=job.id,
+        proof_json=parts[0].proof_json,
+        public_json=parts[0].public_json,
+        timings_ms={k: float(v) for k, v in job.timings.items()},
+        partitions=parts,
+    )
+
+
+class ProverService(pb_grpc.ProverServicer):
+    def __init__(self, engine: Engine, keys: KeyStore, info: dict):
+        self.engine = engine
+        self.keys = keys
+        self.info = info  # pid, config path, fingerprint, listen, devices, started
+        self.state = "starting"
+
+    def _serving(self) -> None:
+        if self.state == "starting":
+            raise Unavailable("the daemon is starting (loading keys); wait for health SERVING")
+        if self.state == "draining":
+            raise Unavailable("the daemon is shutting down: it finishes in-flight proofs but takes no new work")
+
+    # -- keys ---------------------------------------------------------------------------
+
+    @rpc
+    def LoadKey(self, request, context):
+        self._serving()
+        if not request.path:
+            raise InputError("LoadKey needs a path to a .zkey")
+        lk = self.keys.load(request.key_id, request.path, wasm=request.wasm_path)
+        return pb.LoadKeyReply(key=key_info(lk))
+
+    @rpc
+    def UnloadKey(self, request, context):
+        lk = self.keys.unload(request.key_id)
+        return pb.UnloadKeyReply(key=key_info(lk))
+
+    # -- proofs -------------------------------------------------------------------------
+
+    def _submit(self, request):
+        self._serving()
+        if not request.key_id:
+            raise InputError("the request names no key id")
+        return self.engine.submit(request.key_id, request.witness or None, request.job_id,
+                                  witnesses=list(request.witnesses), inputs=list(request.inputs_json),
+                                  priority=request.priority)
+
+    @rpc
+    def Prove(self, request, context):
+        job = self._submit(request)
+        while not job.done.wait(0.25):
+            if not context.is_active():  # the client went away or cancelled
+                self.engine.cancel(job.id, "cancelled: the client of Prove went away")
+                return pb.ProveReply(job_id=job.id)
+        if job.state == COMPLETED:
+            return prove_reply(job)
+        if job.state == FAILED and job.error_kind == "input":
+            raise Abort(grpc.StatusCode.INVALID_ARGUMENT, job.error)
+        if job.state == CANCELLED:
+            raise Abort(grpc.StatusCode.CANCELLED, f"job {job.id}: {job.error}")
+        raise Abort(grpc.StatusCode.INTERNAL, f"job {job.id}: {job.error}")
+
+    @rpc
+    def Submit(self, request, context):
+        return pb.SubmitReply(job_id=self._submit(request).id)
+
+    @rpc
+    def Await(self, request, context):
+        job = self.engine.get(request.job_id)
+        deadline = time.monotonic() + request.timeout_s if request.timeout_s > 0 else None
+        while not job.done.is_set():
+            left = 0.25 if deadline is None else min(0.25, deadline - time.monotonic())
+            if left <= 0 or not context.is_active():
+                return pb.AwaitReply(state=pb.TIMEOUT, error=f"job {job.id} is {job.state.lower()}")
+            job.done.wait(left)
+        reply = pb.AwaitReply(state=STATE[job.state], error=job.error)
+        if job.state == COMPLETED:
+            reply.result.CopyFrom(prove_reply(job))
+        return reply
+
+    @rpc
+    def Cancel(self, request, context):
+        state, cancelled = self.engine.cancel(request.job_id)
+        return pb.CancelReply(state=STATE[state], cancelled=cancelled)
+
+    # -- introspection ------------------------------------------------------------------
+
+    @rpc
+    def Status(self, request, context):
+        st = self.engine.stats()
+        es = self.engine.status()
+        rss = psutil.Process().memory_info().rss
+        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+        return pb.StatusReply(
+            pid=os.getpid(),
+            uptime_s=time.monotonic() - self.info["started"],
+            version=__version__,
+            config_path=self.info["config_path"],
+            config_fingerprint=self.info["fingerprint"],
+            listen=self.info["listen"],
+            keys=[key_info(lk) for lk in self.keys.list()],
+            queued=st["queued"], in_flight=st["running"],
+            completed=st["completed"], failed=st["failed"], cancelled=st["cancelled"],
+            rss_bytes=rss, peak_rss_bytes=max(peak, rss),
+            devices=self.info["devices"],
+            workers=self.engine.workers_alive,
+            state=self.state,
+            engine_json=json.dumps(es),
+            memory_budget_bytes=es["memory"]["budget"],
+            memory_used_bytes=es["memory"]["used"],
+            memory_peak_bytes=es["memory"]["peak"],
+            device_busy_s={d["name"]: d["busy_s"] for d in es["devices"]},
+            status_listen=self.info.get("status_listen", ""),
+        )
+
+    @rpc
+    def Metrics(self, request, context):
+        st = self.engine.stats()
+        es = self.engine.status()
+        keys = self.keys.list()
+        values = {
+            "snarkd_uptime_seconds": time.monotonic() - self.info["started"],
+            "snarkd_proofs_submitted_total": st["submitted"],
+            "snarkd_proofs_completed_total": st["completed"],
+            "snarkd_proofs_failed_total": st["failed"],
+            "snarkd_proofs_cancelled_total": st["cancelled"],
+            "snarkd_requests_rejected_total": st["rejected"],
+            "snarkd_queue_depth": st["queued"],
+            "snarkd_in_flight": st["running"],
+            "snarkd_keys_loaded": len(keys),
+            "snarkd_key_bytes": sum(lk.info()["bytes"] for lk in keys),
+            "snarkd_rss_bytes": psutil.Process().memory_info().rss,
+            "snarkd_peak_rss_bytes": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
+            "snarkd_partitions_completed_total": st["partitions_completed"],
+            "snarkd_partitions_in_flight": es["partitions_in_flight"],
+            "snarkd_memory_budget_bytes": es["memory"]["budget"],
+            "snarkd_memory_budget_used_bytes": es["memory"]["used"],
+        }
+        for q in ("pending", "device", "finalize"):
+            values[f'snarkd_stage_queue_depth{{queue="{q}"}}'] = es["queues"][q]
+        for d in es["devices"]:
+            values[f'snarkd_device_busy_seconds_total{{device="{d["name"]}"}}'] = d["busy_s"]
+        for phase, ms in sorted(st["phase_ms"].items()):
+            values[f'snarkd_phase_ms_sum{{phase="{phase}"}}'] = ms
+        text = "".join(f"{k} {v:g}\n" for k, v in values.items())
+        return pb.MetricsReply(values=values, text=text)

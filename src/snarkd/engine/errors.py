@@ -1,0 +1,19 @@
+"""Errors the engine raises to its callers (the gRPC service maps each to a status code)."""
+
+from snarkd.errors import DaemonError, InputError, SnarkdError
+
+
+class NotFound(SnarkdError):
+    exit_code = 3
+
+
+class AlreadyExists(SnarkdError):
+    exit_code = 3
+
+
+class Unavailable(DaemonError):
+    """The engine does not take new work (not started, or stopping)."""
+
+
+class TooLarge(InputError):
+    """A partition that could never fit the memory budget, even alone."""

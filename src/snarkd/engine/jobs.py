@@ -1,0 +1,108 @@
+"""Jobs and partitions: what the engine schedules, and what it reports about each."""
+
+from __future__ import annotations
+
+import threading
+import time
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+
+from snarkd.prover.timing import PhaseTimer
+
+QUEUED, RUNNING, COMPLETED, FAILED, CANCELLED = "QUEUED", "RUNNING", "COMPLETED", "FAILED", "CANCELLED"
+ENDED = (COMPLETED, FAILED, CANCELLED)
+
+# Per-partition timing names, in pipeline order (ms). Stage totals: synthesis, device, finalize.
+PHASES = ("queue_wait", "witness", "check", "spmv", "synthesis", "device_queue", "device_wait", "ntt", "h",
+          "msm_h", "msm_a", "msm_b1", "msm_c", "msm_b2", "device", "finalize_queue", "assemble", "verify",
+          "finalize", "total")
+
+
+class SpanTimer(PhaseTimer):
+    """A PhaseTimer that also keeps each phase's wall-clock span, for the timeline."""
+
+    def __init__(self, worker: str = "") -> None:
+        super().__init__()
+        self.worker = worker
+        self.spans: list[dict] = []
+
+    @contextmanager
+    def phase(self, name: str):
+        t0 = time.time()
+        try:
+            with super().phase(name):
+                yield
+        finally:
+            self.spans.append({"stage": name, "worker": self.worker, "start": t0, "end": time.time()})
+
+
+@dataclass(eq=False)
+class Partition:
+    job: "Job"
+    index: int
+    witness: object = None  # snarkd.formats.wtns.Witness (None when the job carries inputs)
+    inputs: dict | None = None
+    est: object = None  # snarkd.engine.memory.Estimate
+    state: str = QUEUED
+    reserved: int = 0  # bytes of the memory budget held now
+    timings: dict = field(default_factory=dict)
+    spans: list = field(default_factory=list)  # {"stage","worker","start","end"} wall-clock seconds
+    result: object = None  # snarkd.prover.Proof
+    synth: object = None
+    sums: object = None
+    w: object = None  # witness values, kept for finalize
+    exited: bool = False  # left the pipeline (finished or dropped)
+    t_ready: float = 0.0  # monotonic: when it entered its current queue
+
+    def span(self, stage: str, worker: str, start: float, end: float) -> None:
+        self.spans.append({"stage": stage, "worker": worker, "start": start, "end": end})
+
+    def drop_buffers(self) -> None:
+        self.witness = self.inputs = self.synth = self.sums = self.w = None
+
+
+@dataclass(eq=False)
+class Job:
+    id: str
+    key: object  # snarkd.engine.keys.LoadedKey
+    priority: int = 0
+    seq: int = 0
+    partitions: list = field(default_factory=list)
+    submitted: float = field(default_factory=time.monotonic)
+    submitted_wall: float = field(default_factory=time.time)
+    state: str = QUEUED
+    started: float = 0.0
+    finished: float = 0.0
+    error: str = ""
+    error_kind: str = ""  # "input" | "internal" | "cancelled"
+    done: threading.Event = field(default_factory=threading.Event)
+    released: bool = False  # key released (all partitions left the pipeline)
+    n_done: int = 0
+
+    @property
+    def results(self) -> list:
+        """One snarkd.prover.Proof per partition, in order (when COMPLETED)."""
+        return [p.result for p in self.partitions]
+
+    @property
+    def result(self):
+        """The first partition's proof (the whole result of a one-partition job)."""
+        return self.partitions[0].result if self.partitions else None
+
+    @property
+    def timings(self) -> dict:
+        """Job-level ms: each phase summed over partitions, queue_wait to the first start, total."""
+        out: dict[str, float] = {}
+        for p in self.partitions:
+            for k, v in p.timings.items():
+                if k not in ("queue_wait", "total"):
+                    out[k] = out.get(k, 0.0) + v
+        if self.started:
+            out["queue_wait"] = (self.started - self.submitted) * 1000
+        if self.finished:
+            out["total"] = (self.finished - self.submitted) * 1000
+        return out
+
+    def info(self) -> dict:
+        return {"id": self.id, "key": self.key.id, "priority": self.priority, "state": self.state,
+                "partitions": len(self.partitions), "done": self.n_done, "error": self.error}

@@ -1,0 +1,51 @@
+"""Errors that reach the user, each with the exit code the CLI returns for it.
+
+Exit codes (documented in `snarkd --help` and README.md):
+  0  success (for `verify`: the proof is valid)
+  1  `verify`: the proof is invalid
+  2  usage error (bad command line)
+  3  bad input: a file is missing, unreadable, malformed, or inconsistent with another input
+  4  internal error or failed self-check (a bug: please report it)
+  5  daemon error: cannot reach, start or stop the daemon
+"""
+
+from __future__ import annotations
+
+EXIT_OK = 0
+EXIT_INVALID = 1
+EXIT_USAGE = 2
+EXIT_BAD_INPUT = 3
+EXIT_INTERNAL = 4
+EXIT_DAEMON = 5
+
+
+class SnarkdError(Exception):
+    """Base class: an error with a message a user can act on and an exit code."""
+
+    exit_code = EXIT_INTERNAL
+
+
+class InputError(SnarkdError):
+    """A bad input file or value. The message names the file and field."""
+
+    exit_code = EXIT_BAD_INPUT
+
+
+class FormatError(InputError):
+    """A snarkjs/circom binary file that is malformed or unsupported."""
+
+    def __init__(self, path, message: str, section: int | str | None = None):
+        self.path = str(path)
+        self.section = section
+        where = f"{self.path}"
+        if section is not None:
+            where += f", section {section}"
+        super().__init__(f"{where}: {message}")
+
+
+class MismatchError(InputError):
+    """Two inputs that do not belong together (e.g. a witness for another circuit)."""
+
+
+class DaemonError(SnarkdError):
+    exit_code = EXIT_DAEMON

@@ -1,0 +1,137 @@
+"""snarkjs .wtns witness files (version 2, 2 sections).
+
+§1: u32 n8 (32), prime (the scalar field r, n8 bytes LE), u32 nWitness.
+§2: nWitness values, n8 bytes each, LE, plain (not Montgomery). w[0] = 1.
+"""
+
+from __future__ import annotations
+
+import os
+import struct
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from snarkd.atomic import atomic_write_bytes
+from snarkd.curves.params import curve_by_r
+from snarkd.errors import FormatError, MismatchError
+
+from .binfile import BinFile, first_not_below, limbs_to_int, u32, uint
+
+if TYPE_CHECKING:
+    from .zkey import ZKey
+
+MAGIC = b"wtns"
+VERSIONS = (2,)
+N8 = 32
+LIMBS = N8 // 8
+
+
+@dataclass
+class Witness:
+    prime: int
+    values: np.ndarray  # (n, 4) uint64, plain form, little-endian limbs
+    path: str = "<witness>"
+
+    def __len__(self) -> int:
+        return int(self.values.shape[0])
+
+    def value(self, i: int) -> int:
+        return limbs_to_int(self.values[i])
+
+    def to_ints(self) -> list[int]:
+        return [limbs_to_int(v) for v in self.values]
+
+
+def _parse(bf: BinFile, copy: bool) -> Witness:
+    sec1 = bf.section(1, "header")
+    label1 = bf.label(1)
+    if len(sec1) < 4:
+        raise FormatError(bf.path, f"size is {len(sec1)} bytes, too short for the field size", section=label1)
+    n8 = u32(sec1, 0)
+    if n8 != N8:
+        raise FormatError(bf.path, f"field element size {n8} bytes is not supported (expected {N8}: the bn128/bls12381 scalar field)", section=label1)
+    if len(sec1) != 4 + n8 + 4:
+        raise FormatError(bf.path, f"size is {len(sec1)} bytes, expected {4 + n8 + 4}", section=label1)
+    prime = uint(sec1, 4, n8)
+    n = u32(sec1, 4 + n8)
+    off2 = bf.offset(2, "values")
+    size2 = bf.size(2)
+    if size2 != n * n8:
+        raise FormatError(bf.path, f"size is {size2} bytes, expected {n * n8} for nWitness {n} × {n8} bytes", section=bf.label(2))
+    values = np.frombuffer(bf.buffer, dtype="<u8", count=n * LIMBS, offset=off2).reshape(n, LIMBS)
+    if copy:
+        values = values.copy()
+    return Witness(prime, values, bf.path)
+
+
+def read_wtns(path: str | os.PathLike) -> Witness:
+    """Read a .wtns file. Values are copied out of the mapping (a witness is small
+    next to its key, and this lets the file be closed at once)."""
+    bf = BinFile.open(path, MAGIC, VERSIONS)
+    try:
+        return _parse(bf, copy=True)
+    finally:
+        bf.close()
+
+
+def parse_wtns(data, name: str = "<witness bytes>") -> Witness:
+    """Parse .wtns bytes (e.g. received over the network); same checks as read_wtns."""
+    bf = BinFile.from_bytes(data, name, MAGIC, VERSIONS)
+    return _parse(bf, copy=True)
+
+
+def wtns_bytes(prime: int, values) -> bytes:
+    """The exact bytes snarkjs writes for this witness."""
+    if isinstance(values, np.ndarray):
+        arr = np.ascontiguousarray(values, dtype="<u8")
+        if arr.ndim != 2 or arr.shape[1] != LIMBS:
+            raise ValueError(f"witness values must have shape (n, {LIMBS}), got {arr.shape}")
+        body = arr.tobytes()
+        n = arr.shape[0]
+    else:
+        vals = [int(v) for v in values]
+        n = len(vals)
+        body = b"".join(v.to_bytes(N8, "little") for v in vals)
+    hdr = struct.pack("<I", N8) + prime.to_bytes(N8, "little") + struct.pack("<I", n)
+    return b"".join(
+        [
+            MAGIC,
+            struct.pack("<II", 2, 2),
+            struct.pack("<IQ", 1, len(hdr)),
+            hdr,
+            struct.pack("<IQ", 2, len(body)),
+            body,
+        ]
+    )
+
+
+def write_wtns(path: str | os.PathLike, prime: int, values) -> None:
+    """Write a .wtns atomically, byte-identical to snarkjs's. `values`: (n, 4)
+    uint64 limbs (plain) or a sequence of ints."""
+    atomic_write_bytes(path, wtns_bytes(prime, values))
+
+
+def _field_name(p: int) -> str:
+    c = curve_by_r(p)
+    return f"{p} ({c.name} scalar field)" if c else f"{p} (unknown field)"
+
+
+def check_witness(witness: Witness, zkey: "ZKey", name: str | None = None) -> None:
+    """MismatchError unless `witness` fits `zkey`: same field, nVars values,
+    w[0] == 1, every value canonical (< r)."""
+    name = name or witness.path
+    if witness.prime != zkey.r:
+        raise MismatchError(
+            f"{name}: witness is for field {_field_name(witness.prime)}, key {zkey.path} is for field {zkey.r} ({zkey.curve.name})"
+        )
+    n = len(witness)
+    if n != zkey.n_vars:
+        raise MismatchError(f"{name}: witness has {n} values, key {zkey.path} expects nVars = {zkey.n_vars} (a witness for another circuit?)")
+    if n == 0 or witness.value(0) != 1:
+        got = witness.value(0) if n else None
+        raise MismatchError(f"{name}: witness value w[0] must be 1 (the constant ONE signal), got {got}")
+    bad = first_not_below(witness.values, zkey.r)
+    if bad >= 0:
+        raise MismatchError(f"{name}: witness value w[{bad}] = {witness.value(bad)} is not canonical (not below the field prime r = {zkey.r})")

@@ -1,0 +1,432 @@
+"""snarkjs Groth16 .zkey files (version 1, protocol 1).
+
+Sections (looked up by id): 1 protocol, 2 header, 3 IC, 4 coefs, 5 A, 6 B1,
+7 B2, 8 C, 9 H, 10 contributions. Points are affine, x then y, each coordinate
+n8q bytes LE in Montgomery form (R = 2^(8·n8q)); G2 coordinates are x.c0, x.c1,
+y.c0, y.c1; infinity is all zero bytes. All point arrays are zero-copy numpy
+views into the memory-mapped file, as little-endian u64 limbs.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from snarkd.curves.params import BLS12_381, BN254, Curve, curve_by_q
+from snarkd.errors import EXIT_INTERNAL, FormatError, SnarkdError
+
+from .binfile import BinFile, first_not_below, limbs_to_int, u32, uint
+
+MAGIC = b"zkey"
+VERSIONS = (1,)
+PROTOCOLS = {1: "Groth16", 2: "PLONK", 10: "FFLONK"}
+HEADER_POINTS = (("alpha1", 1), ("beta1", 1), ("beta2", 2), ("gamma2", 2), ("delta1", 1), ("delta2", 2))
+
+
+_ARRAY_FIELDS = ("alpha1", "beta1", "beta2", "gamma2", "delta1", "delta2", "ic", "coefs", "a", "b1", "b2", "c", "h")
+
+
+class PointCheckUnavailable(SnarkdError):
+    """check_points=True asked for a full point check that needs the native core."""
+
+    exit_code = EXIT_INTERNAL
+
+
+def coef_dtype(n8r: int = 32) -> np.dtype:
+    """One §4 entry: u32 matrix (0 = A, 1 = B), u32 constraint, u32 signal, value."""
+    return np.dtype([("matrix", "<u4"), ("constraint", "<u4"), ("signal", "<u4"), ("value", "<u8", (n8r // 8,))])
+
+
+@dataclass(eq=False)
+class ZKey:
+    path: str
+    curve: Curve
+    n8q: int
+    q: int
+    n8r: int
+    r: int
+    n_vars: int
+    n_public: int
+    domain_size: int
+    alpha1: np.ndarray  # (2L,) Montgomery limbs
+    beta1: np.ndarray
+    beta2: np.ndarray  # (4L,)
+    gamma2: np.ndarray
+    delta1: np.ndarray
+    delta2: np.ndarray
+    ic: np.ndarray  # (n_public+1, 2L)
+    coefs: memoryview  # whole §4, including its u32 count
+    n_coefs: int
+    a: np.ndarray  # (n_vars, 2L)
+    b1: np.ndarray  # (n_vars, 2L)
+    b2: np.ndarray  # (n_vars, 4L)
+    c: np.ndarray  # (n_vars - n_public - 1, 2L)
+    h: np.ndarray  # (domain_size, 2L)
+    nbytes: int
+    _bf: BinFile | None = field(default=None, repr=False)
+
+    @property
+    def limbs(self) -> int:
+        """u64 limbs per base-field coordinate (L = n8q / 8)."""
+        return self.n8q // 8
+
+    @property
+    def domain_power(self) -> int:
+        return self.domain_size.bit_length() - 1
+
+    @property
+    def coef_entries(self) -> np.ndarray:
+        """§4 entries as a structured array view (fields matrix, constraint, signal, value)."""
+        return np.frombuffer(self.coefs, dtype=coef_dtype(self.n8r), count=self.n_coefs, offset=4)
+
+    def close(self) -> None:
+        """Drop this key's views and unmap the file. Arrays taken out of the key
+        earlier stay valid: the mapping then lives on until the last one is gone."""
+        if self._bf is not None:
+            for name in _ARRAY_FIELDS:
+                setattr(self, name, None)
+            self._bf.close()
+            self._bf = None
+
+    @property
+    def closed(self) -> bool:
+        return self._bf is None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+
+# -- field / curve helpers (plain Python ints; only for the few header points) --
+
+
+def from_mont(limbs, q: int, n8q: int) -> int:
+    """A Montgomery-form coordinate (u64 limbs) as a plain int: x·R⁻¹ mod q."""
+    return limbs_to_int(limbs) * pow(1 << (8 * n8q), -1, q) % q
+
+
+def _g1_xy(pt, z: ZKey) -> tuple[int, int] | None:
+    """Plain affine (x, y) of a G1 point, or None for infinity."""
+    L = z.limbs
+    if not np.any(pt):
+        return None
+    return from_mont(pt[:L], z.q, z.n8q), from_mont(pt[L : 2 * L], z.q, z.n8q)
+
+
+def _g2_xy(pt, z: ZKey):
+    L = z.limbs
+    if not np.any(pt):
+        return None
+    c = [from_mont(pt[i * L : (i + 1) * L], z.q, z.n8q) for i in range(4)]
+    return (c[0], c[1]), (c[2], c[3])
+
+
+def _f2mul(a, b, q):
+    return ((a[0] * b[0] - a[1] * b[1]) % q, (a[0] * b[1] + a[1] * b[0]) % q)
+
+
+def _g2_twist_b(curve: Curve) -> tuple[int, int]:
+    q = curve.q
+    if curve is BN254 or curve.name == BN254.name:
+        # b' = 3 / (9 + u); (9 + u)^-1 = (9 - u) / 82
+        inv82 = pow(82, -1, q)
+        return (3 * 9 * inv82 % q, (-3 * inv82) % q)
+    if curve is BLS12_381 or curve.name == BLS12_381.name:
+        return (4, 4)  # b' = 4 (1 + u)
+    raise ValueError(curve.name)
+
+
+def _g1_b(curve: Curve) -> int:
+    return 3 if curve.name == BN254.name else 4
+
+
+def g1_on_curve(xy, curve: Curve) -> bool:
+    if xy is None:
+        return True
+    x, y = xy
+    q = curve.q
+    return (y * y - x * x * x - _g1_b(curve)) % q == 0
+
+
+def g2_on_curve(xy, curve: Curve) -> bool:
+    if xy is None:
+        return True
+    x, y = xy
+    q = curve.q
+    b = _g2_twist_b(curve)
+    y2 = _f2mul(y, y, q)
+    x3 = _f2mul(_f2mul(x, x, q), x, q)
+    return (y2[0] - x3[0] - b[0]) % q == 0 and (y2[1] - x3[1] - b[1]) % q == 0
+
+
+# -- reading -------------------------------------------------------------------
+
+
+def _points(bf: BinFile, sid: int, count: int, width: int, what: str) -> np.ndarray:
+    """Zero-copy (count, width) u64 view of section sid, whose size must be exact."""
+    size = bf.size(sid) if bf.has(sid) else None
+    if size is None:
+        bf.section(sid)  # raises "section is missing"
+    expected = count * width * 8
+    if size != expected:
+        raise FormatError(bf.path, f"size is {size} bytes, expected {expected} ({what})", section=bf.label(sid))
+    return np.frombuffer(bf.mmap, dtype="<u8", count=count * width, offset=bf.offset(sid)).reshape(count, width)
+
+
+def _check_canonical(bf: BinFile, z: ZKey) -> None:
+    L = z.limbs
+    q = z.q
+    # Header points (§2).
+    for name, g in HEADER_POINTS:
+        pt = getattr(z, name)
+        bad = first_not_below(pt.reshape(-1, L), q)
+        if bad >= 0:
+            coord = ("x", "y")[bad] if g == 1 else ("x.c0", "x.c1", "y.c0", "y.c1")[bad]
+            raise FormatError(bf.path, f"point {name}: coordinate {coord} is not canonical (not below q)", section=bf.label(2))
+    for sid, attr, g in ((3, "ic", 1), (5, "a", 1), (6, "b1", 1), (7, "b2", 2), (8, "c", 1), (9, "h", 1)):
+        arr = getattr(z, attr)
+        if arr.size == 0:
+            continue
+        bad = first_not_below(arr.reshape(-1, L), q)
+        if bad >= 0:
+            per = 2 * g
+            coord = ("x", "y")[bad % per] if g == 1 else ("x.c0", "x.c1", "y.c0", "y.c1")[bad % per]
+            raise FormatError(bf.path, f"point {bad // per}: coordinate {coord} is not canonical (not below q)", section=bf.label(sid))
+
+
+def _check_points_python(bf: BinFile, z: ZKey) -> None:
+    for name, g in HEADER_POINTS:
+        pt = getattr(z, name)
+        ok = g1_on_curve(_g1_xy(pt, z), z.curve) if g == 1 else g2_on_curve(_g2_xy(pt, z), z.curve)
+        if not ok:
+            raise FormatError(bf.path, f"point {name} is not on the {z.curve.name} {'G1' if g == 1 else 'G2'} curve", section=bf.label(2))
+    for i in range(z.ic.shape[0]):
+        if not g1_on_curve(_g1_xy(z.ic[i], z), z.curve):
+            raise FormatError(bf.path, f"point {i} is not on the {z.curve.name} G1 curve", section=bf.label(3))
+
+
+def _check_points_native(bf: BinFile, z: ZKey, mod) -> None:
+    for sid, attr, g in ((3, "ic", 1), (5, "a", 1), (6, "b1", 1), (7, "b2", 2), (8, "c", 1), (9, "h", 1)):
+        arr = getattr(z, attr)
+        if arr.shape[0] == 0:
+            continue
+        fn = mod.g1_first_not_on_curve if g == 1 else mod.g2_first_not_on_curve
+        bad = int(fn(arr))
+        if bad >= 0:
+            raise FormatError(bf.path, f"point {bad} is not on the {z.curve.name} {'G1' if g == 1 else 'G2'} curve", section=bf.label(sid))
+
+
+def _check_points(bf: BinFile, z: ZKey) -> None:
+    _check_points_python(bf, z)  # header + IC: cheap, and names the header field
+    try:
+        from snarkd.native import _core  # type: ignore
+    except ImportError as e:
+        raise PointCheckUnavailable(
+            f"{bf.path}: full point check (check_points=True) needs the native core snarkd.native._core, which is not importable ({e}); "
+            f"only the header and IC points were checked (they are on the curve)"
+        ) from None
+    _check_points_native(bf, z, getattr(_core, z.curve.native))
+
+
+def read_zkey(path: str | os.PathLike, check_points: bool = False) -> ZKey:
+    """Memory-map and validate a Groth16 zkey. Arrays are zero-copy views; call
+    close() (or drop all references) to unmap."""
+    bf = BinFile.open(path, MAGIC, VERSIONS)
+    try:
+        z = _read(bf)
+        _check_canonical(bf, z)
+        if check_points:
+            _check_points(bf, z)
+        return z
+    except BaseException:
+        bf.close()
+        raise
+
+
+def _read(bf: BinFile) -> ZKey:
+    p = bf.path
+    # §1 protocol
+    s1 = bf.section(1, "protocol")
+    if len(s1) != 4:
+        raise FormatError(p, f"size is {len(s1)} bytes, expected 4", section=bf.label(1))
+    proto = u32(s1, 0)
+    if proto != 1:
+        pname = PROTOCOLS.get(proto, "unknown")
+        raise FormatError(p, f"protocol {proto} ({pname}) is not supported: snarkd proves Groth16 (protocol 1) only", section=bf.label(1))
+
+    # §2 header
+    s2 = bf.section(2, "header")
+    l2 = bf.label(2)
+    if len(s2) < 4:
+        raise FormatError(p, f"size is {len(s2)} bytes, too short", section=l2)
+    n8q = u32(s2, 0)
+    if len(s2) < 4 + n8q + 4:
+        raise FormatError(p, f"size is {len(s2)} bytes, too short for n8q = {n8q}", section=l2)
+    q = uint(s2, 4, n8q)
+    curve = curve_by_q(q)
+    if curve is None or curve.n8q != n8q:
+        raise FormatError(p, f"base field (n8q = {n8q}, q = {q}) is not bn128's or bls12381's", section=l2)
+    o = 4 + n8q
+    n8r = u32(s2, o)
+    if n8r != curve.n8r:
+        raise FormatError(p, f"n8r = {n8r}, expected {curve.n8r} for {curve.name}", section=l2)
+    r = uint(s2, o + 4, n8r)
+    if r != curve.r:
+        raise FormatError(p, f"scalar field r = {r} does not match {curve.name}'s group order {curve.r}", section=l2)
+    o += 4 + n8r
+    L = n8q // 8
+    expected = o + 12 + 3 * 2 * n8q + 3 * 4 * n8q
+    if len(s2) != expected:
+        raise FormatError(p, f"size is {len(s2)} bytes, expected {expected} for {curve.name}", section=l2)
+    n_vars, n_public, domain_size = u32(s2, o), u32(s2, o + 4), u32(s2, o + 8)
+    o += 12
+    if n_vars < n_public + 1:
+        raise FormatError(p, f"nVars = {n_vars} is smaller than nPublic + 1 = {n_public + 1}", section=l2)
+    if domain_size == 0 or domain_size & (domain_size - 1):
+        raise FormatError(p, f"domainSize = {domain_size} is not a power of two", section=l2)
+    if domain_size.bit_length() - 1 > curve.two_adicity:
+        raise FormatError(p, f"domainSize = 2^{domain_size.bit_length() - 1} exceeds the {curve.name} two-adicity 2^{curve.two_adicity}", section=l2)
+    if domain_size < n_public + 1:
+        raise FormatError(p, f"domainSize = {domain_size} is smaller than the nPublic + 1 = {n_public + 1} public rows", section=l2)
+    base = bf.offset(2)
+    hp = {}
+    for name, g in HEADER_POINTS:
+        w = 2 * g * L
+        hp[name] = np.frombuffer(bf.mmap, dtype="<u8", count=w, offset=base + o)
+        o += w * 8
+
+    ic = _points(bf, 3, n_public + 1, 2 * L, f"nPublic + 1 = {n_public + 1} G1 points")
+    a = _points(bf, 5, n_vars, 2 * L, f"nVars = {n_vars} G1 points")
+    b1 = _points(bf, 6, n_vars, 2 * L, f"nVars = {n_vars} G1 points")
+    b2 = _points(bf, 7, n_vars, 4 * L, f"nVars = {n_vars} G2 points")
+    c = _points(bf, 8, n_vars - n_public - 1, 2 * L, f"nVars - nPublic - 1 = {n_vars - n_public - 1} G1 points")
+    h = _points(bf, 9, domain_size, 2 * L, f"domainSize = {domain_size} G1 points")
+
+    # §4 coefs
+    s4 = bf.section(4, "coefs")
+    l4 = bf.label(4)
+    if len(s4) < 4:
+        raise FormatError(p, f"size is {len(s4)} bytes, too short for the entry count", section=l4)
+    n_coefs = u32(s4, 0)
+    dt = coef_dtype(n8r)
+    if len(s4) != 4 + n_coefs * dt.itemsize:
+        raise FormatError(p, f"size is {len(s4)} bytes, expected {4 + n_coefs * dt.itemsize} for {n_coefs} entries of {dt.itemsize} bytes", section=l4)
+    ent = np.frombuffer(bf.mmap, dtype=dt, count=n_coefs, offset=bf.offset(4) + 4)
+    if n_coefs:
+        bad = np.flatnonzero(ent["matrix"] > 1)
+        if bad.size:
+            i = int(bad[0])
+            raise FormatError(p, f"entry {i}: matrix {int(ent['matrix'][i])} is not 0 (A) or 1 (B)", section=l4)
+        bad = np.flatnonzero(ent["constraint"] >= domain_size)
+        if bad.size:
+            i = int(bad[0])
+            raise FormatError(p, f"entry {i}: constraint {int(ent['constraint'][i])} is outside the domain (domainSize = {domain_size})", section=l4)
+        bad = np.flatnonzero(ent["signal"] >= n_vars)
+        if bad.size:
+            i = int(bad[0])
+            raise FormatError(p, f"entry {i}: signal {int(ent['signal'][i])} is out of range (nVars = {n_vars})", section=l4)
+        i = first_not_below(ent["value"], r)
+        if i >= 0:
+            raise FormatError(p, f"entry {i}: value is not canonical (not below r)", section=l4)
+
+    return ZKey(
+        path=p,
+        curve=curve,
+        n8q=n8q,
+        q=q,
+        n8r=n8r,
+        r=r,
+        n_vars=n_vars,
+        n_public=n_public,
+        domain_size=domain_size,
+        ic=ic,
+        coefs=s4,
+        n_coefs=n_coefs,
+        a=a,
+        b1=b1,
+        b2=b2,
+        c=c,
+        h=h,
+        nbytes=bf.nbytes,
+        _bf=bf,
+        **hp,
+    )
+
+
+# -- verification_key.json -----------------------------------------------------
+
+
+def _g1_json(xy) -> list[str]:
+    if xy is None:
+        return ["0", "1", "0"]
+    return [str(xy[0]), str(xy[1]), "1"]
+
+
+def _g2_json(xy) -> list:
+    if xy is None:
+        return [["0", "0"], ["1", "0"], ["0", "0"]]
+    (x0, x1), (y0, y1) = xy
+    return [[str(x0), str(x1)], [str(y0), str(y1)], ["1", "0"]]
+
+
+def _alphabeta(z: ZKey) -> list:
+    """e(α1, β2) as snarkjs computes it, in ffjavascript's tower layout: Fq12 = Fq6[w]/(w² − v),
+    Fq6 = Fq2[v]/(v³ − ξ), Fq2 = Fq[u]/(u² + 1); as [c0, c1] × [v⁰, v¹, v²] × [re, im].
+
+    py_ecc represents Fq12 as Fq[w]/(w¹² − 2·ξ₀·w⁶ + (ξ₀² + 1)) with u = w⁶ − ξ₀
+    (ξ = ξ₀ + u: 9 + u for BN254, 1 + u for BLS12-381), so the tower coefficient
+    (c0 + c1·u)·w^e, e = j + 2k, is py_ecc's a_e = c0 − ξ₀·c1, a_{e+6} = c1.
+    """
+    if z.curve.name == BN254.name:
+        from py_ecc import optimized_bn128 as ec
+
+        xi0 = 9
+        x = 4965661367192848881  # BN parameter
+        k = 2 * x * (6 * x * x + 3 * x + 1)
+    else:
+        from py_ecc import optimized_bls12_381 as ec
+
+        xi0 = 1
+        k = -3
+    a1 = _g1_xy(z.alpha1, z)
+    b2 = _g2_xy(z.beta2, z)
+    q = z.q
+    if a1 is None or b2 is None:
+        coeffs = [1] + [0] * 11
+    else:
+        P = (ec.FQ(a1[0]), ec.FQ(a1[1]), ec.FQ.one())
+        Q = (ec.FQ2(list(b2[0])), ec.FQ2(list(b2[1])), ec.FQ2.one())
+        # ffjavascript's final exponentiation yields a fixed power of py_ecc's
+        # pairing value (pinned against `snarkjs zkey export verificationkey`):
+        # f^(2x(6x²+3x+1)) on BN254, f^(−3) on BLS12-381.
+        f = ec.pairing(Q, P) ** (k % z.r)
+        coeffs = [int(c) % q for c in f.coeffs]
+    out = []
+    for j in range(2):
+        row = []
+        for k in range(3):
+            e = j + 2 * k
+            c1 = coeffs[e + 6]
+            c0 = (coeffs[e] + xi0 * c1) % q
+            row.append([str(c0), str(c1)])
+        out.append(row)
+    return out
+
+
+def vk_json(z: ZKey) -> dict:
+    """snarkjs's verification_key.json for this key (`snarkjs zkey export verificationkey`)."""
+    return {
+        "protocol": "groth16",
+        "curve": z.curve.name,
+        "nPublic": z.n_public,
+        "vk_alpha_1": _g1_json(_g1_xy(z.alpha1, z)),
+        "vk_beta_2": _g2_json(_g2_xy(z.beta2, z)),
+        "vk_gamma_2": _g2_json(_g2_xy(z.gamma2, z)),
+        "vk_delta_2": _g2_json(_g2_xy(z.delta2, z)),
+        "vk_alphabeta_12": _alphabeta(z),
+        "IC": [_g1_json(_g1_xy(z.ic[i], z)) for i in range(z.ic.shape[0])],
+    }

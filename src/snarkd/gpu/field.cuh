@@ -1,0 +1,190 @@
+// Montgomery prime fields on 32-bit limbs (PTX mad.lo.cc / madc.hi.cc carry
+// chains), written once and parameterised by P (params.cuh): N limbs, INV =
+// -p^-1 mod 2^32, mod(i)/one(i)/r2(i) as constexpr word functions so that
+// unrolled loops fold them into immediates. Radix R = 2^(32N), the same as the
+// CPU core's 2^(64 N/2), so device and host share one representation: the
+// zkey's bytes. Every operation returns a canonical value (< p).
+#pragma once
+#include "params.cuh"
+
+#define SNARKD_DI __device__ __forceinline__
+
+template <class P>
+struct Fp {
+  static constexpr int N = P::N;
+  uint32_t v[N];
+
+  static SNARKD_DI Fp zero() {
+    Fp r;
+#pragma unroll
+    for (int i = 0; i < N; i++) r.v[i] = 0;
+    return r;
+  }
+  static SNARKD_DI Fp one() {
+    Fp r;
+#pragma unroll
+    for (int i = 0; i < N; i++) r.v[i] = P::one(i);
+    return r;
+  }
+  SNARKD_DI bool is_zero() const {
+    uint32_t acc = 0;
+#pragma unroll
+    for (int i = 0; i < N; i++) acc |= v[i];
+    return acc == 0;
+  }
+  SNARKD_DI bool operator==(const Fp& o) const {
+    uint32_t acc = 0;
+#pragma unroll
+    for (int i = 0; i < N; i++) acc |= v[i] ^ o.v[i];
+    return acc == 0;
+  }
+  static SNARKD_DI Fp load(const uint32_t* p) {
+    Fp r;
+#pragma unroll
+    for (int i = 0; i < N; i++) r.v[i] = p[i];
+    return r;
+  }
+  SNARKD_DI void store(uint32_t* p) const {
+#pragma unroll
+    for (int i = 0; i < N; i++) p[i] = v[i];
+  }
+
+  // x - p if x >= p (x given as N words plus a top carry word)
+  static SNARKD_DI void final_sub(uint32_t* x, uint32_t top) {
+    uint32_t t[N], borrow;
+    asm volatile("sub.cc.u32 %0, %1, %2;" : "=r"(t[0]) : "r"(x[0]), "r"(P::mod(0)));
+#pragma unroll
+    for (int i = 1; i < N; i++) asm volatile("subc.cc.u32 %0, %1, %2;" : "=r"(t[i]) : "r"(x[i]), "r"(P::mod(i)));
+    asm volatile("subc.u32 %0, %1, 0;" : "=r"(borrow) : "r"(top));
+    // borrow == 0xffffffff exactly when x < p: keep x
+    bool keep = borrow == 0xffffffffu;
+#pragma unroll
+    for (int i = 0; i < N; i++) x[i] = keep ? x[i] : t[i];
+  }
+
+  friend SNARKD_DI Fp operator+(const Fp& a, const Fp& b) {
+    Fp r;
+    uint32_t top;
+    asm volatile("add.cc.u32 %0, %1, %2;" : "=r"(r.v[0]) : "r"(a.v[0]), "r"(b.v[0]));
+#pragma unroll
+    for (int i = 1; i < N; i++) asm volatile("addc.cc.u32 %0, %1, %2;" : "=r"(r.v[i]) : "r"(a.v[i]), "r"(b.v[i]));
+    asm volatile("addc.u32 %0, 0, 0;" : "=r"(top));
+    final_sub(r.v, top);
+    return r;
+  }
+  friend SNARKD_DI Fp operator-(const Fp& a, const Fp& b) {
+    Fp r, t;
+    uint32_t borrow;
+    asm volatile("sub.cc.u32 %0, %1, %2;" : "=r"(r.v[0]) : "r"(a.v[0]), "r"(b.v[0]));
+#pragma unroll
+    for (int i = 1; i < N; i++) asm volatile("subc.cc.u32 %0, %1, %2;" : "=r"(r.v[i]) : "r"(a.v[i]), "r"(b.v[i]));
+    asm volatile("subc.u32 %0, 0, 0;" : "=r"(borrow));
+    // add p back when it borrowed (borrow == 0xffffffff): add (p & mask)
+    asm volatile("add.cc.u32 %0, %1, %2;" : "=r"(t.v[0]) : "r"(r.v[0]), "r"(P::mod(0) & borrow));
+#pragma unroll
+    for (int i = 1; i < N; i++) asm volatile("addc.cc.u32 %0, %1, %2;" : "=r"(t.v[i]) : "r"(r.v[i]), "r"(P::mod(i) & borrow));
+    asm volatile("addc.u32 %0, 0, 0;" : "=r"(borrow));  // discard the carry
+    return t;
+  }
+  SNARKD_DI Fp dbl() const { return *this + *this; }
+  SNARKD_DI Fp neg() const { return is_zero() ? *this : zero() - *this; }
+
+  // CIOS Montgomery multiplication: per word of b, t += a*b_i (lo chain, hi
+  // chain), m = t0*INV, t += m*p (lo chain, hi chain), shift one word.
+  // t < 2p throughout; one final conditional subtraction.
+  friend SNARKD_DI Fp operator*(const Fp& a, const Fp& b) {
+    uint32_t t[N + 2];
+#pragma unroll
+    for (int j = 0; j < N + 2; j++) t[j] = 0;
+#pragma unroll
+    for (int i = 0; i < N; i++) {
+      const uint32_t bi = b.v[i];
+      asm volatile("mad.lo.cc.u32 %0, %1, %2, %0;" : "+r"(t[0]) : "r"(a.v[0]), "r"(bi));
+#pragma unroll
+      for (int j = 1; j < N; j++) asm volatile("madc.lo.cc.u32 %0, %1, %2, %0;" : "+r"(t[j]) : "r"(a.v[j]), "r"(bi));
+      asm volatile("addc.cc.u32 %0, %0, 0;" : "+r"(t[N]));
+      asm volatile("addc.u32 %0, %0, 0;" : "+r"(t[N + 1]));
+      asm volatile("mad.hi.cc.u32 %0, %1, %2, %0;" : "+r"(t[1]) : "r"(a.v[0]), "r"(bi));
+#pragma unroll
+      for (int j = 1; j < N; j++) asm volatile("madc.hi.cc.u32 %0, %1, %2, %0;" : "+r"(t[j + 1]) : "r"(a.v[j]), "r"(bi));
+      asm volatile("addc.u32 %0, %0, 0;" : "+r"(t[N + 1]));
+      const uint32_t m = t[0] * P::INV;
+      asm volatile("mad.lo.cc.u32 %0, %1, %2, %0;" : "+r"(t[0]) : "r"(m), "r"(P::mod(0)));
+#pragma unroll
+      for (int j = 1; j < N; j++) asm volatile("madc.lo.cc.u32 %0, %1, %2, %0;" : "+r"(t[j]) : "r"(m), "r"(P::mod(j)));
+      asm volatile("addc.cc.u32 %0, %0, 0;" : "+r"(t[N]));
+      asm volatile("addc.u32 %0, %0, 0;" : "+r"(t[N + 1]));
+      asm volatile("mad.hi.cc.u32 %0, %1, %2, %0;" : "+r"(t[1]) : "r"(m), "r"(P::mod(0)));
+#pragma unroll
+      for (int j = 1; j < N; j++) asm volatile("madc.hi.cc.u32 %0, %1, %2, %0;" : "+r"(t[j + 1]) : "r"(m), "r"(P::mod(j)));
+      asm volatile("addc.u32 %0, %0, 0;" : "+r"(t[N + 1]));
+#pragma unroll
+      for (int j = 0; j < N + 1; j++) t[j] = t[j + 1];
+      t[N + 1] = 0;
+    }
+    final_sub(t, t[N]);
+    Fp r;
+#pragma unroll
+    for (int j = 0; j < N; j++) r.v[j] = t[j];
+    return r;
+  }
+  SNARKD_DI Fp sqr() const { return *this * *this; }
+
+  SNARKD_DI Fp to_mont() const {
+    Fp r2;
+#pragma unroll
+    for (int i = 0; i < N; i++) r2.v[i] = P::r2(i);
+    return *this * r2;
+  }
+  SNARKD_DI Fp from_mont() const {
+    Fp o = zero();
+    o.v[0] = 1;
+    return *this * o;
+  }
+  // Reduce any N-word value below p (plain scalars may be >= p).
+  SNARKD_DI void reduce_raw() {
+#pragma unroll 1
+    for (int k = 0; k < 8; k++) {
+      uint32_t t[N];
+#pragma unroll
+      for (int i = 0; i < N; i++) t[i] = v[i];
+      final_sub(t, 0);
+      bool same = true;
+#pragma unroll
+      for (int i = 0; i < N; i++) same &= t[i] == v[i];
+#pragma unroll
+      for (int i = 0; i < N; i++) v[i] = t[i];
+      if (same) break;
+    }
+  }
+};
+
+// F[u]/(u^2 + 1) (both curves)
+template <class F>
+struct Fp2 {
+  F c0, c1;
+  static constexpr int N = 2 * F::N;
+  static SNARKD_DI Fp2 zero() { return {F::zero(), F::zero()}; }
+  static SNARKD_DI Fp2 one() { return {F::one(), F::zero()}; }
+  SNARKD_DI bool is_zero() const { return c0.is_zero() && c1.is_zero(); }
+  SNARKD_DI bool operator==(const Fp2& o) const { return c0 == o.c0 && c1 == o.c1; }
+  static SNARKD_DI Fp2 load(const uint32_t* p) { return {F::load(p), F::load(p + F::N)}; }
+  SNARKD_DI void store(uint32_t* p) const { c0.store(p); c1.store(p + F::N); }
+  friend SNARKD_DI Fp2 operator+(const Fp2& a, const Fp2& b) { return {a.c0 + b.c0, a.c1 + b.c1}; }
+  friend SNARKD_DI Fp2 operator-(const Fp2& a, const Fp2& b) { return {a.c0 - b.c0, a.c1 - b.c1}; }
+  friend SNARKD_DI Fp2 operator*(const Fp2& a, const Fp2& b) {
+    F t0 = a.c0 * b.c0, t1 = a.c1 * b.c1;
+    F s = (a.c0 + a.c1) * (b.c0 + b.c1);
+    return {t0 - t1, s - t0 - t1};
+  }
+  SNARKD_DI Fp2 sqr() const {
+    F t = c0 * c1;
+    return {(c0 + c1) * (c0 - c1), t + t};
+  }
+  SNARKD_DI Fp2 dbl() const { return {c0.dbl(), c1.dbl()}; }
+  SNARKD_DI Fp2 neg() const { return {c0.neg(), c1.neg()}; }
+};
+
+typedef Fp<FqP> Fq;
+typedef Fp<FrP> Fr;
+typedef Fp2<Fq> Fq2;

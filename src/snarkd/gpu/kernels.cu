@@ -1,0 +1,327 @@
+// snarkd CUDA kernels: NTT passes, the H computation, sparse A.w / B.w, and
+// Pippenger MSM (signed digits, counting sort by bucket, segmented bucket
+// accumulation, parallel window reduction) for G1 and G2.
+//
+// One source for both curves: compile with -DSNARKD_BN254 or -DSNARKD_BLS12_381
+// (module.py does that through NVRTC; `nvcc -arch=sm_90 -c` checks it here).
+// All buffers are the zkey layout: little-endian 32-bit words; Fr elements
+// 8 words; Fq elements FqP::N words; G1 affine x,y; G2 affine x.c0,x.c1,y.c0,y.c1.
+#include "curve.cuh"
+
+typedef unsigned long long u64;
+
+static SNARKD_DI Fr ld_fr(const uint32_t* p) {
+  const uint4* q = reinterpret_cast<const uint4*>(p);
+  uint4 a = q[0], b = q[1];
+  Fr r;
+  r.v[0] = a.x; r.v[1] = a.y; r.v[2] = a.z; r.v[3] = a.w;
+  r.v[4] = b.x; r.v[5] = b.y; r.v[6] = b.z; r.v[7] = b.w;
+  return r;
+}
+static SNARKD_DI void st_fr(uint32_t* p, const Fr& r) {
+  uint4* q = reinterpret_cast<uint4*>(p);
+  q[0] = make_uint4(r.v[0], r.v[1], r.v[2], r.v[3]);
+  q[1] = make_uint4(r.v[4], r.v[5], r.v[6], r.v[7]);
+}
+static SNARKD_DI u64 bitrev64(u64 x, int bits) { return bits ? (__brevll(x) >> (64 - bits)) : 0; }
+
+// ---------------------------------------------------------------- Fr vectors
+
+extern "C" __global__ void fr_mul(const uint32_t* a, const uint32_t* b, uint32_t* out, u64 n) {
+  u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  st_fr(out + 8 * i, ld_fr(a + 8 * i) * ld_fr(b + 8 * i));
+}
+
+// out[i] = scale * a[i]
+extern "C" __global__ void fr_scale(uint32_t* a, const uint32_t* scale, u64 n) {
+  u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  st_fr(a + 8 * i, ld_fr(a + 8 * i) * ld_fr(scale));
+}
+
+// out[bitrev(i)] = in[i] (* scale, when given)
+extern "C" __global__ void fr_bitrev(const uint32_t* in, uint32_t* out, const uint32_t* scale, int log_n) {
+  u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= (1ull << log_n)) return;
+  Fr x = ld_fr(in + 8 * i);
+  if (scale) x = x * ld_fr(scale);
+  st_fr(out + 8 * bitrev64(i, log_n), x);
+}
+
+// out[j] = scale * base^j for j < count (scale may be null)
+extern "C" __global__ void fr_powers(uint32_t* out, const uint32_t* base, const uint32_t* scale, u64 count) {
+  u64 j = (u64)blockIdx.x * blockDim.x + threadIdx.x;
+  if (j >= count) return;
+  Fr b = ld_fr(base);
+  Fr acc = scale ? ld_fr(scale) : Fr::one();
+  for (u64 e = j; e; e >>= 1) {
+    if (e & 1) acc = acc * b;
+    b = b.sqr();
+  }
+  st_fr(out + 8 * j, acc);
+}
+
+// Stage twiddles T[m + j] = w_{2m}^j for 1 <= m < n, from W[k] = w_n^k (k < n/2).
+extern "C" __global__ void fr_twiddles(uint32_t* T, const uint32_t* W, int log_n) {
+  u64 idx = (u64)blockIdx.x * blockDim.x + threadIdx.x;
+  u64 n = 1ull << log_n;
+  if (idx >= n) return;
+  if (idx == 0) { st_fr(T, Fr::one()); return; }
+  int lm = 63 - __clzll(idx);
+  u64 m = 1ull << lm, j = idx - m;
+  st_fr(T + 8 * idx, ld_fr(W + 8 * (j << (log_n - 1 - lm))));
+}
+
+// One pass of radix-2 stages in shared memory, covering the index bits
+// [s0, s0 + k) of an n = 2^log_n transform. A block holds 2^k rows (those
+// bits) by 2^g columns (index bits [0, g), g <= s0) for coalescing; the other
+// bits come from the block index. dif = 1: Gentleman-Sande stages from the top
+// bit down, natural in -> bit-reversed out; dif = 0: Cooley-Tukey stages from
+// the bottom bit up, bit-reversed in -> natural out. tw: T[m + j] = w_{2m}^j.
+// shift (DIT first pass only): x[p] *= shift[bitrev(p)] on load.
+extern "C" __global__ void __launch_bounds__(512) ntt_pass(uint32_t* data, const uint32_t* tw, const uint32_t* shift,
+                                                          int log_n, int s0, int k, int g, int dif) {
+  extern __shared__ uint32_t sm[];
+  const int tile = 1 << (k + g);
+  const int mid_bits = s0 - g;
+  const u64 blk = blockIdx.x;
+  const u64 mid = blk & ((1ull << mid_bits) - 1);
+  const u64 hi = blk >> mid_bits;
+  const u64 gmask = (1ull << g) - 1;
+  for (int e = threadIdx.x; e < tile; e += blockDim.x) {
+    u64 row = (u64)(e >> g), col = (u64)e & gmask;
+    u64 idx = (hi << (s0 + k)) | (row << s0) | (mid << g) | col;
+    Fr x = ld_fr(data + 8 * idx);
+    if (shift) x = x * ld_fr(shift + 8 * bitrev64(idx, log_n));
+#pragma unroll
+    for (int w = 0; w < 8; w++) sm[w * tile + e] = x.v[w];
+  }
+  __syncthreads();
+  for (int st = 0; st < k; st++) {
+    const int b = dif ? (k - 1 - st) : st;
+    for (int t = threadIdx.x; t < tile / 2; t += blockDim.x) {
+      const int col = t & (int)gmask;
+      const int rp = t >> g;
+      const int lowmask = (1 << b) - 1;
+      const int row = ((rp >> b) << (b + 1)) | (rp & lowmask);
+      const int e0 = (row << g) | col, e1 = ((row + (1 << b)) << g) | col;
+      const u64 m = 1ull << (s0 + b);
+      const u64 j = ((u64)(row & lowmask) << s0) | (mid << g) | (u64)col;
+      Fr w = ld_fr(tw + 8 * (m + j));
+      Fr x, y;
+#pragma unroll
+      for (int q = 0; q < 8; q++) { x.v[q] = sm[q * tile + e0]; y.v[q] = sm[q * tile + e1]; }
+      Fr nx, ny;
+      if (dif) {
+        nx = x + y;
+        ny = (x - y) * w;
+      } else {
+        Fr t2 = y * w;
+        nx = x + t2;
+        ny = x - t2;
+      }
+#pragma unroll
+      for (int q = 0; q < 8; q++) { sm[q * tile + e0] = nx.v[q]; sm[q * tile + e1] = ny.v[q]; }
+    }
+    __syncthreads();
+  }
+  for (int e = threadIdx.x; e < tile; e += blockDim.x) {
+    u64 row = (u64)(e >> g), col = (u64)e & gmask;
+    u64 idx = (hi << (s0 + k)) | (row << s0) | (mid << g) | col;
+    Fr x;
+#pragma unroll
+    for (int w = 0; w < 8; w++) x.v[w] = sm[w * tile + e];
+    st_fr(data + 8 * idx, x);
+  }
+}
+
+// out[i] = from_mont(a[i] * b[i] - c[i]): the H MSM's plain scalars.
+extern "C" __global__ void h_final(const uint32_t* a, const uint32_t* b, const uint32_t* c, uint32_t* out, u64 n) {
+  u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  st_fr(out + 8 * i, (ld_fr(a + 8 * i) * ld_fr(b + 8 * i) - ld_fr(c + 8 * i)).from_mont());
+}
+
+// Sparse rows: out[r] = sum over entries e of row r of mont(val[e] * w[col[e]]),
+// val = coef*R^2 (zkey), w plain: the product is coef*w in Montgomery form.
+extern "C" __global__ void spmv_csr(const uint32_t* row_ptr, const uint32_t* col, const uint32_t* val,
+                                    const uint32_t* wit, uint32_t* out, uint32_t nrows) {
+  uint32_t r = blockIdx.x * blockDim.x + threadIdx.x;
+  if (r >= nrows) return;
+  Fr acc = Fr::zero();
+  for (uint32_t e = row_ptr[r]; e < row_ptr[r + 1]; e++) {
+    Fr v = Fr::load(val + 8 * (u64)e);
+    v.reduce_raw();
+    Fr w = Fr::load(wit + 8 * (u64)col[e]);
+    w.reduce_raw();
+    acc = acc + v * w;
+  }
+  st_fr(out + 8 * (u64)r, acc);
+}
+
+// ---------------------------------------------------------------------- MSM
+
+#define EMPTY 0xffffffffu
+
+// Signed c-bit digits of each reduced scalar; digits[w*n + i] = key | sign<<31
+// with key = w*2^(c-1) + |d| - 1, or EMPTY for a zero digit. counts[key]++.
+extern "C" __global__ void msm_digits(const uint32_t* scalars, uint32_t n, int c, int nw,
+                                      uint32_t* digits, uint32_t* counts) {
+  uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  Fr s = Fr::load(scalars + 8 * (u64)i);
+  s.reduce_raw();
+  const uint32_t lane = threadIdx.x & 31;
+  const uint32_t half = 1u << (c - 1);
+  const uint32_t mask = (c == 32) ? 0xffffffffu : ((1u << c) - 1);
+  uint32_t carry = 0;
+  for (int w = 0; w < nw; w++) {
+    const int pos = w * c, word = pos >> 5, sh = pos & 31;
+    uint32_t v = 0;
+    if (word < 8) {
+      u64 two = s.v[word];
+      if (word + 1 < 8) two |= (u64)s.v[word + 1] << 32;
+      v = (uint32_t)(two >> sh) & mask;
+    }
+    v += carry;
+    uint32_t mag, sign;
+    if (v > half) { mag = (1u << c) - v; sign = 1; carry = 1; }
+    else { mag = v; sign = 0; carry = 0; }
+    uint32_t key = mag ? (uint32_t)w * half + mag - 1 : EMPTY;
+    digits[(u64)w * n + i] = mag ? (key | (sign << 31)) : EMPTY;
+    const uint32_t act = __activemask();
+    const uint32_t grp = __match_any_sync(act, key);
+    if (mag && lane == (uint32_t)(__ffs(grp) - 1)) atomicAdd(&counts[key], __popc(grp));
+  }
+}
+
+// Counting-sort scatter: sorted[cursor[key]++] = i | sign<<31.
+extern "C" __global__ void msm_scatter(const uint32_t* digits, uint32_t n, u64 total, uint32_t* cursor,
+                                       uint32_t* sorted) {
+  u64 t = (u64)blockIdx.x * blockDim.x + threadIdx.x;
+  if (t >= total) return;
+  const uint32_t d = digits[t];
+  const uint32_t key = d == EMPTY ? EMPTY : (d & 0x7fffffffu);
+  const uint32_t lane = threadIdx.x & 31;
+  const uint32_t act = __activemask();
+  const uint32_t grp = __match_any_sync(act, key);
+  const uint32_t leader = __ffs(grp) - 1;
+  uint32_t base = 0;
+  if (key != EMPTY && lane == leader) base = atomicAdd(&cursor[key], __popc(grp));
+  base = __shfl_sync(grp, base, leader);
+  if (key == EMPTY) return;
+  const uint32_t rank = __popc(grp & ((1u << lane) - 1));
+  sorted[base + rank] = (uint32_t)(t % n) | (d & 0x80000000u);
+}
+
+// item -> segment (upper_bound over item_start[0..nseg]) - 1
+extern "C" __global__ void items_fill(const uint32_t* item_start, uint32_t nseg, uint32_t* item_seg, uint32_t nitems) {
+  uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= nitems) return;
+  uint32_t lo = 0, hi = nseg + 1;  // first index with item_start > i lies in (lo, hi]
+  while (hi - lo > 1) {
+    uint32_t mid = (lo + hi) >> 1;
+    if (item_start[mid] <= i) lo = mid; else hi = mid;
+  }
+  item_seg[i] = lo;
+}
+
+template <class F>
+static __device__ void accum_affine(const uint32_t* bases, const uint32_t* sorted, const uint32_t* seg_start,
+                                    const uint32_t* item_start, const uint32_t* item_seg, uint32_t L,
+                                    uint32_t nitems, uint32_t* out) {
+  uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= nitems) return;
+  const uint32_t s = item_seg[i];
+  const uint32_t b = seg_start[s] + (i - item_start[s]) * L;
+  const uint32_t e = min(seg_start[s + 1], b + L);
+  XYZZ<F> acc = XYZZ<F>::inf();
+  for (uint32_t k = b; k < e; k++) {
+    const uint32_t v = sorted[k];
+    Affine<F> p = Affine<F>::load(bases + (u64)(v & 0x7fffffffu) * Affine<F>::WORDS);
+    if (p.is_inf()) continue;
+    if (v >> 31) p.y = p.y.neg();
+    acc.add_affine(p);
+  }
+  acc.store(out + (u64)i * XYZZ<F>::WORDS);
+}
+
+template <class F>
+static __device__ void accum_xyzz(const uint32_t* pts, const uint32_t* seg_start, const uint32_t* item_start,
+                                  const uint32_t* item_seg, uint32_t L, uint32_t nitems, uint32_t* out) {
+  uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= nitems) return;
+  const uint32_t s = item_seg[i];
+  const uint32_t b = seg_start[s] + (i - item_start[s]) * L;
+  const uint32_t e = min(seg_start[s + 1], b + L);
+  XYZZ<F> acc = XYZZ<F>::inf();
+  for (uint32_t k = b; k < e; k++) acc.add(XYZZ<F>::load(pts + (u64)k * XYZZ<F>::WORDS));
+  acc.store(out + (u64)i * XYZZ<F>::WORDS);
+}
+
+// Window reduction, parallel: thread t owns buckets [lo, lo + L2) of window w
+// and returns sum_{j<L2} (lo + j + 1) * B_{lo+j}, the running-sum trick plus
+// lo * (sum of its buckets). Bucket s is pts[fin[s]] if fin[s+1] > fin[s],
+// else infinity.
+template <class F>
+static __device__ void bucket_segments(const uint32_t* pts, const uint32_t* fin, uint32_t nb, uint32_t L2,
+                                       uint32_t nthreads, uint32_t* out) {
+  uint32_t t = blockIdx.x * blockDim.x + threadIdx.x;
+  if (t >= nthreads) return;
+  const uint32_t per = nb / L2;
+  const uint32_t w = t / per, q = t % per, lo = q * L2;
+  XYZZ<F> run = XYZZ<F>::inf(), acc = XYZZ<F>::inf();
+  for (int j = (int)L2 - 1; j >= 0; j--) {
+    const uint32_t s = w * nb + lo + j;
+    const uint32_t f0 = fin[s], f1 = fin[s + 1];
+    if (f1 > f0) run.add(XYZZ<F>::load(pts + (u64)f0 * XYZZ<F>::WORDS));
+    acc.add(run);
+  }
+  if (lo) {
+    XYZZ<F> m = XYZZ<F>::inf();
+    for (int bit = 31 - __clz(lo); bit >= 0; bit--) {
+      m.dbl();
+      if ((lo >> bit) & 1) m.add(run);
+    }
+    acc.add(m);
+  }
+  acc.store(out + (u64)t * XYZZ<F>::WORDS);
+}
+
+// in: ngroups groups of cnt XYZZ points; out: ngroups groups of ceil(cnt/F) sums.
+template <class F>
+static __device__ void sum_groups(const uint32_t* in, uint32_t cnt, uint32_t fan, uint32_t ngroups, uint32_t* out) {
+  const uint32_t per = (cnt + fan - 1) / fan;
+  uint32_t t = blockIdx.x * blockDim.x + threadIdx.x;
+  if (t >= ngroups * per) return;
+  const uint32_t gidx = t / per, q = t % per;
+  const uint32_t b = q * fan, e = min(cnt, b + fan);
+  XYZZ<F> acc = XYZZ<F>::inf();
+  for (uint32_t k = b; k < e; k++) acc.add(XYZZ<F>::load(in + ((u64)gidx * cnt + k) * XYZZ<F>::WORDS));
+  acc.store(out + (u64)t * XYZZ<F>::WORDS);
+}
+
+#define SNARKD_GROUP_KERNELS(G, F)                                                                               \
+  extern "C" __global__ void G##_accum_affine(const uint32_t* bases, const uint32_t* sorted,                   \
+                                              const uint32_t* seg_start, const uint32_t* item_start,             \
+                                              const uint32_t* item_seg, uint32_t L, uint32_t nitems,             \
+                                              uint32_t* out) {                                                   \
+    accum_affine<F>(bases, sorted, seg_start, item_start, item_seg, L, nitems, out);                            \
+  }                                                                                                              \
+  extern "C" __global__ void G##_accum_xyzz(const uint32_t* pts, const uint32_t* seg_start,                    \
+                                            const uint32_t* item_start, const uint32_t* item_seg, uint32_t L,    \
+                                            uint32_t nitems, uint32_t* out) {                                    \
+    accum_xyzz<F>(pts, seg_start, item_start, item_seg, L, nitems, out);                                        \
+  }                                                                                                              \
+  extern "C" __global__ void G##_bucket_segments(const uint32_t* pts, const uint32_t* fin, uint32_t nb,        \
+                                                 uint32_t L2, uint32_t nthreads, uint32_t* out) {                \
+    bucket_segments<F>(pts, fin, nb, L2, nthreads, out);                                                        \
+  }                                                                                                              \
+  extern "C" __global__ void G##_sum_groups(const uint32_t* in, uint32_t cnt, uint32_t fan, uint32_t ngroups,  \
+                                            uint32_t* out) {                                                     \
+    sum_groups<F>(in, cnt, fan, ngroups, out);                                                                   \
+  }
+
+SNARKD_GROUP_KERNELS(g1, Fq)
+SNARKD_GROUP_KERNELS(g2, Fq2)

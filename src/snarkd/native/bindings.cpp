@@ -1,0 +1,359 @@
+// pybind11 bindings: snarkd.native._core.{bn254,bls12_381}.
+// Inputs are any C-contiguous buffers (read through raw pointers, never copied);
+// outputs are numpy uint64 arrays. The GIL is released around all computation.
+#include <pybind11/pybind11.h>
+#include <pybind11/numpy.h>
+
+#include <string>
+#include <vector>
+
+#include "curves/groups.hpp"
+#include "groth16/prover.hpp"
+#include "msm/pippenger.hpp"
+#include "ntt/ntt.hpp"
+#include "parallel.hpp"
+
+namespace py = pybind11;
+using namespace snarkd;
+
+namespace {
+
+// RAII view of a C-contiguous buffer.
+struct Buf {
+  Py_buffer view{};
+  bool ok = false;
+  const char* name;
+  Buf(py::handle obj, const char* nm, bool writable = false) : name(nm) {
+    int flags = PyBUF_C_CONTIGUOUS | (writable ? PyBUF_WRITABLE : 0);
+    if (PyObject_GetBuffer(obj.ptr(), &view, flags) != 0) {
+      PyErr_Clear();
+      throw py::value_error(std::string(nm) + ": expected a C-contiguous " + (writable ? "writable " : "") +
+                            "buffer (bytes, memoryview or numpy array)");
+    }
+    ok = true;
+  }
+  ~Buf() { if (ok) PyBuffer_Release(&view); }
+  Buf(const Buf&) = delete;
+  Buf& operator=(const Buf&) = delete;
+  const uint8_t* data() const { return (const uint8_t*)view.buf; }
+  uint8_t* wdata() const { return (uint8_t*)view.buf; }
+  size_t len() const { return (size_t)view.len; }
+  // number of elements of `esize` bytes; the length must be a multiple
+  size_t count(size_t esize, const char* what) const {
+    if (len() % esize != 0)
+      throw py::value_error(std::string(name) + ": byte length " + std::to_string(len()) +
+                            " is not a multiple of " + std::to_string(esize) + " (" + what + ")");
+    return len() / esize;
+  }
+};
+
+py::array_t<uint64_t> new_u64(size_t rows, size_t cols) {
+  return py::array_t<uint64_t>(std::vector<py::ssize_t>{(py::ssize_t)rows, (py::ssize_t)cols});
+}
+py::array_t<uint64_t> new_u64_1d(size_t n) { return py::array_t<uint64_t>((py::ssize_t)n); }
+
+py::int_ limbs_to_int(const u64* l, size_t n) {
+  py::int_ r(0);
+  for (size_t i = n; i-- > 0;) {
+    r = py::int_(py::reinterpret_steal<py::object>(PyNumber_Lshift(r.ptr(), py::int_(64).ptr())));
+    r = py::int_(py::reinterpret_steal<py::object>(PyNumber_Or(r.ptr(), py::int_(l[i]).ptr())));
+  }
+  return r;
+}
+
+template <class F>
+using BinOp = F (*)(const F&, const F&);
+
+// Elementwise binary op over n elements; output (n, N).
+template <class F, class Op>
+py::array_t<uint64_t> elementwise2(py::object a, py::object b, long threads, Op op) {
+  Buf A(a, "a"), B(b, "b");
+  size_t n = A.count(sizeof(F), "field elements");
+  size_t nb = B.count(sizeof(F), "field elements");
+  if (nb != n) throw py::value_error("b: has " + std::to_string(nb) + " elements, a has " + std::to_string(n));
+  auto out = new_u64(n, F::N);
+  uint8_t* o = (uint8_t*)out.mutable_data();
+  unsigned T = resolve_threads(threads);
+  {
+    py::gil_scoped_release rel;
+    parallel_for(n, T, [&](size_t s, size_t e, unsigned) {
+      for (size_t i = s; i < e; i++) op(F::load(A.data() + i * sizeof(F)), F::load(B.data() + i * sizeof(F))).store(o + i * sizeof(F));
+    }, 4096);
+  }
+  return out;
+}
+
+template <class F, class Op>
+py::array_t<uint64_t> elementwise1(py::object a, long threads, Op op) {
+  Buf A(a, "a");
+  size_t n = A.count(sizeof(F), "field elements");
+  auto out = new_u64(n, F::N);
+  uint8_t* o = (uint8_t*)out.mutable_data();
+  unsigned T = resolve_threads(threads);
+  {
+    py::gil_scoped_release rel;
+    parallel_for(n, T, [&](size_t s, size_t e, unsigned) {
+      for (size_t i = s; i < e; i++) op(F::load(A.data() + i * sizeof(F))).store(o + i * sizeof(F));
+    }, 1024);
+  }
+  return out;
+}
+
+template <class F>
+void bind_field(py::module_& m, const char* pfx) {
+  std::string p(pfx);
+  auto T = py::arg("threads") = 0;
+  m.def((p + "_mul").c_str(), [](py::object a, py::object b, long t) {
+    return elementwise2<F>(a, b, t, [](const F& x, const F& y) { return x * y; });
+  }, py::arg("a"), py::arg("b"), T, "Elementwise product (Montgomery in/out) -> uint64[n, L]");
+  m.def((p + "_add").c_str(), [](py::object a, py::object b, long t) {
+    return elementwise2<F>(a, b, t, [](const F& x, const F& y) { return x + y; });
+  }, py::arg("a"), py::arg("b"), T);
+  m.def((p + "_sub").c_str(), [](py::object a, py::object b, long t) {
+    return elementwise2<F>(a, b, t, [](const F& x, const F& y) { return x - y; });
+  }, py::arg("a"), py::arg("b"), T);
+  m.def((p + "_inv").c_str(), [](py::object a, long t) {
+    return elementwise1<F>(a, t, [](const F& x) { return x.inv(); });
+  }, py::arg("a"), T, "Elementwise inverse (0 -> 0)");
+  m.def((p + "_to_mont").c_str(), [](py::object a, long t) {
+    return elementwise1<F>(a, t, [](F x) { F::reduce_raw(x.v); return x.to_mont(); });
+  }, py::arg("a"), T, "Plain (any value < 2^(64L), reduced) -> Montgomery");
+  m.def((p + "_from_mont").c_str(), [](py::object a, long t) {
+    return elementwise1<F>(a, t, [](const F& x) { return x.from_mont(); });
+  }, py::arg("a"), T);
+}
+
+template <class Cfg>
+void bind_group(py::module_& m, const char* pfx) {
+  using Aff = Affine<Cfg>;
+  using Pt = XYZZ<Cfg>;
+  constexpr size_t PS = sizeof(Aff);
+  constexpr size_t PL = PS / 8;
+  std::string p(pfx);
+  auto T = py::arg("threads") = 0;
+
+  m.def((p + "_add").c_str(), [](py::object a, py::object b) {
+    Buf A(a, "p"), B(b, "q");
+    size_t n = A.count(PS, "points"), nb = B.count(PS, "points");
+    if (n != nb) throw py::value_error("q: point count differs from p");
+    auto out = new_u64_1d(n * PL);
+    uint8_t* o = (uint8_t*)out.mutable_data();
+    py::gil_scoped_release rel;
+    for (size_t i = 0; i < n; i++) {
+      Pt x = Pt::from_affine(Aff::load(A.data() + i * PS));
+      x.add(Pt::from_affine(Aff::load(B.data() + i * PS)));
+      x.to_affine().store(o + i * PS);
+    }
+    return out;
+  }, py::arg("p"), py::arg("q"), "Affine add of n point pairs -> flat uint64[n*2L(*2)]");
+  m.def((p + "_double").c_str(), [](py::object a) {
+    Buf A(a, "p");
+    size_t n = A.count(PS, "points");
+    auto out = new_u64_1d(n * PL);
+    uint8_t* o = (uint8_t*)out.mutable_data();
+    py::gil_scoped_release rel;
+    for (size_t i = 0; i < n; i++) {
+      Pt x = Pt::from_affine(Aff::load(A.data() + i * PS));
+      x.dbl();
+      x.to_affine().store(o + i * PS);
+    }
+    return out;
+  }, py::arg("p"));
+  m.def((p + "_neg").c_str(), [](py::object a) {
+    Buf A(a, "p");
+    size_t n = A.count(PS, "points");
+    auto out = new_u64_1d(n * PL);
+    uint8_t* o = (uint8_t*)out.mutable_data();
+    py::gil_scoped_release rel;
+    for (size_t i = 0; i < n; i++) Aff::load(A.data() + i * PS).neg().store(o + i * PS);
+    return out;
+  }, py::arg("p"));
+  m.def((p + "_mul").c_str(), [](py::object a, py::object s) {
+    Buf A(a, "p"), S(s, "scalar");
+    size_t n = S.count(32, "32-byte plain scalars");
+    size_t np_ = A.count(PS, "points");
+    if (np_ != n && np_ != 1)
+      throw py::value_error("p: expected 1 or " + std::to_string(n) + " points, got " + std::to_string(np_));
+    auto out = new_u64_1d(n * PL);
+    uint8_t* o = (uint8_t*)out.mutable_data();
+    py::gil_scoped_release rel;
+    for (size_t i = 0; i < n; i++) {
+      u64 k[4];
+      std::memcpy(k, S.data() + i * 32, 32);
+      Aff pt = Aff::load(A.data() + (np_ == 1 ? 0 : i) * PS);
+      scalar_mul(pt, k, 4).to_affine().store(o + i * PS);
+    }
+    return out;
+  }, py::arg("p"), py::arg("scalar"), "p * k for plain 256-bit k (not reduced); p may be one point broadcast");
+  m.def((p + "_first_not_on_curve").c_str(), [](py::object a) -> long {
+    Buf A(a, "points");
+    size_t n = A.count(PS, "points");
+    py::gil_scoped_release rel;
+    for (size_t i = 0; i < n; i++)
+      if (!Aff::load(A.data() + i * PS).on_curve()) return (long)i;
+    return -1;
+  }, py::arg("points"), "Index of the first point off the curve or with a coordinate >= q; -1 if none");
+}
+
+template <class Cfg, class Fr>
+py::array_t<uint64_t> do_msm(py::object bases, py::object scalars, long threads) {
+  using Aff = Affine<Cfg>;
+  Buf Bs(bases, "bases"), Sc(scalars, "scalars");
+  size_t n = Sc.count(32, "32-byte plain scalars");
+  if (Bs.len() / sizeof(Aff) < n)
+    throw py::value_error("bases: holds " + std::to_string(Bs.len() / sizeof(Aff)) + " points (" +
+                          std::to_string(Bs.len()) + " bytes) but scalars has " + std::to_string(n));
+  unsigned T = resolve_threads(threads);
+  auto out = new_u64_1d(sizeof(Aff) / 8);
+  uint8_t* o = (uint8_t*)out.mutable_data();
+  {
+    py::gil_scoped_release rel;
+    msm<Cfg, Fr>(Bs.data(), Sc.data(), n, T).store(o);
+  }
+  return out;
+}
+
+unsigned log2_exact(size_t n, const char* name, unsigned maxlog) {
+  if (n == 0 || (n & (n - 1)))
+    throw py::value_error(std::string(name) + ": length " + std::to_string(n) + " is not a power of two");
+  unsigned l = 0;
+  while (((size_t)1 << l) < n) l++;
+  if (l > maxlog) throw py::value_error(std::string(name) + ": size 2^" + std::to_string(l) + " exceeds 2^" + std::to_string(maxlog));
+  return l;
+}
+
+// Run f(Fr* data) on a writable buffer; copies through an aligned temporary
+// only if the buffer is not 8-byte aligned.
+template <class Fr, class Fn>
+void with_fr_inplace(Buf& B, size_t n, Fn&& f) {
+  if (((uintptr_t)B.wdata() & 7) == 0) {
+    f((Fr*)B.wdata());
+  } else {
+    std::vector<Fr> tmp(n);
+    std::memcpy(tmp.data(), B.wdata(), n * sizeof(Fr));
+    f(tmp.data());
+    std::memcpy(B.wdata(), tmp.data(), n * sizeof(Fr));
+  }
+}
+
+template <class NS>
+void bind_curve(py::module_& m) {
+  using Fq = typename NS::Fq;
+  using Fr = typename NS::Fr;
+  using G1 = typename NS::G1Cfg;
+  using G2 = typename NS::G2Cfg;
+  using N = Ntt<typename NS::FrTr>;
+  constexpr unsigned S = NS::FrTr::S;
+  auto T = py::arg("threads") = 0;
+
+  bind_field<Fr>(m, "fr");
+  bind_field<Fq>(m, "fq");
+  bind_group<G1>(m, "g1");
+  bind_group<G2>(m, "g2");
+
+  m.attr("FQ_MODULUS") = limbs_to_int(Fq::modulus().v, Fq::N);
+  m.attr("FR_MODULUS") = limbs_to_int(Fr::modulus().v, Fr::N);
+  m.attr("FQ_LIMBS") = (int)Fq::N;
+  m.attr("TWO_ADICITY") = (int)S;
+
+  m.def("msm_g1", &do_msm<G1, Fr>, py::arg("bases"), py::arg("scalars"), T,
+        "G1 MSM: bases affine Montgomery (>= n points), scalars n x 32-byte plain Fr (>= r reduced mod r)");
+  m.def("msm_g2", &do_msm<G2, Fr>, py::arg("bases"), py::arg("scalars"), T);
+
+  m.def("root_of_unity", [](unsigned log_n) {
+    if (log_n > S) throw py::value_error("log_n: must be <= " + std::to_string(S));
+    auto out = new_u64_1d(4);
+    N::root_of_unity(log_n).store(out.mutable_data());
+    return out;
+  }, py::arg("log_n"));
+
+  m.def("ntt", [](py::object values, bool inverse, long threads) {
+    Buf B(values, "values", true);
+    size_t n = B.count(32, "Fr elements");
+    unsigned l = log2_exact(n, "values", S);
+    unsigned TT = resolve_threads(threads);
+    py::gil_scoped_release rel;
+    with_fr_inplace<Fr>(B, n, [&](Fr* a) { N::transform(a, l, inverse, TT); });
+  }, py::arg("values"), py::arg("inverse") = false, T, "In-place NTT (natural order, Montgomery); inverse includes 1/n");
+
+  m.def("coset_shift_evals", [](py::object values, long threads) {
+    Buf B(values, "values", true);
+    size_t n = B.count(32, "Fr elements");
+    unsigned l = log2_exact(n, "values", S);
+    unsigned TT = resolve_threads(threads);
+    py::gil_scoped_release rel;
+    with_fr_inplace<Fr>(B, n, [&](Fr* a) { N::coset_shift(a, l, TT); });
+  }, py::arg("values"), T, "In place: evaluations on <w_n> -> evaluations on w_2n * <w_n>");
+
+  m.def("spmv_ab", [](py::object coefs, py::object witness, size_t domain, long threads) {
+    Buf C(coefs, "coefs_section"), W(witness, "witness");
+    size_t nw = W.count(32, "32-byte plain Fr witness values");
+    auto a = new_u64(domain, 4), b = new_u64(domain, 4);
+    Fr* pa = (Fr*)a.mutable_data();
+    Fr* pb = (Fr*)b.mutable_data();
+    std::string err;
+    {
+      py::gil_scoped_release rel;
+      for (size_t i = 0; i < domain; i++) { pa[i] = Fr::zero(); pb[i] = Fr::zero(); }
+      err = spmv_ab<Fr>(C.data(), C.len(), W.data(), nw, domain, pa, pb, resolve_threads(threads));
+    }
+    if (!err.empty()) throw py::value_error(err);
+    return py::make_tuple(a, b);
+  }, py::arg("coefs_section"), py::arg("witness"), py::arg("domain_size"), T,
+     "(a, b) = (A.w, B.w) on the domain, Montgomery uint64[domain, 4]");
+
+  m.def("h_from_coset", [](py::object a, py::object b, py::object c, long threads) {
+    Buf A(a, "a"), B(b, "b"), Cc(c, "c");
+    size_t n = A.count(32, "Fr elements");
+    if (B.count(32, "Fr elements") != n) throw py::value_error("b: length differs from a");
+    if (Cc.count(32, "Fr elements") != n) throw py::value_error("c: length differs from a");
+    auto out = new_u64(n, 4);
+    uint8_t* o = (uint8_t*)out.mutable_data();
+    unsigned TT = resolve_threads(threads);
+    {
+      py::gil_scoped_release rel;
+      parallel_for(n, TT, [&](size_t s, size_t e, unsigned) {
+        for (size_t i = s; i < e; i++)
+          (Fr::load(A.data() + 32 * i) * Fr::load(B.data() + 32 * i) - Fr::load(Cc.data() + 32 * i))
+              .from_mont().store(o + 32 * i);
+      }, 4096);
+    }
+    return out;
+  }, py::arg("a"), py::arg("b"), py::arg("c"), T, "(a*b - c) pointwise, Montgomery in, plain out");
+
+  m.def("fr_mul_pointwise", [](py::object a, py::object b, long t) {
+    return elementwise2<Fr>(a, b, t, [](const Fr& x, const Fr& y) { return x * y; });
+  }, py::arg("a"), py::arg("b"), T);
+}
+
+struct BN {
+  using Fq = bn254::Fq; using Fr = bn254::Fr;
+  using G1Cfg = bn254::G1Cfg; using G2Cfg = bn254::G2Cfg;
+  struct FrTr {
+    using Fr = bn254::Fr;
+    static constexpr unsigned S = bn254::TWO_ADICITY;
+    static Fr root_s() { return Fr::from_limbs(bn254::ROOT_MONT); }
+    static Fr shift() { return Fr::from_limbs(bn254::SHIFT_MONT); }
+  };
+};
+struct BLS {
+  using Fq = bls12_381::Fq; using Fr = bls12_381::Fr;
+  using G1Cfg = bls12_381::G1Cfg; using G2Cfg = bls12_381::G2Cfg;
+  struct FrTr {
+    using Fr = bls12_381::Fr;
+    static constexpr unsigned S = bls12_381::TWO_ADICITY;
+    static Fr root_s() { return Fr::from_limbs(bls12_381::ROOT_MONT); }
+    static Fr shift() { return Fr::from_limbs(bls12_381::SHIFT_MONT); }
+  };
+};
+
+}  // namespace
+
+PYBIND11_MODULE(_core, m) {
+  m.doc() = "snarkd native CPU core (Montgomery fields, G1/G2, Pippenger MSM, NTT, Groth16 pieces)";
+  m.def("hardware_threads", &hardware_threads);
+  auto bn = m.def_submodule("bn254", "BN254 (bn128)");
+  bind_curve<BN>(bn);
+  auto bls = m.def_submodule("bls12_381", "BLS12-381");
+  bind_curve<BLS>(bls);
+}

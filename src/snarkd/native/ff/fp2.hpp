@@ -1,0 +1,67 @@
+// Quadratic extension F[u]/(u^2 - NONRES). Both BN254 and BLS12-381 use u^2 = -1.
+#pragma once
+#include "ff/mont.hpp"
+
+namespace snarkd {
+
+template <class F, int NONRES>
+struct Fp2 {
+  F c0, c1;
+  static constexpr size_t N = 2 * F::N;  // limbs in total
+
+  static inline Fp2 zero() { return {F::zero(), F::zero()}; }
+  static inline Fp2 one() { return {F::one(), F::zero()}; }
+  static inline Fp2 load(const void* p) {
+    Fp2 r;
+    std::memcpy(&r, p, sizeof(Fp2));
+    return r;
+  }
+  inline void store(void* p) const { std::memcpy(p, this, sizeof(Fp2)); }
+  inline bool is_zero() const { return c0.is_zero() && c1.is_zero(); }
+  inline bool is_canonical() const { return c0.is_canonical() && c1.is_canonical(); }
+  inline bool operator==(const Fp2& o) const { return c0 == o.c0 && c1 == o.c1; }
+  inline bool operator!=(const Fp2& o) const { return !(*this == o); }
+
+  static inline F mul_nr(const F& a) {
+    if constexpr (NONRES == -1) {
+      return a.neg();
+    } else {
+      F r = F::zero();
+      F x = NONRES < 0 ? a.neg() : a;
+      for (int i = 0; i < (NONRES < 0 ? -NONRES : NONRES); i++) r = r + x;
+      return r;
+    }
+  }
+
+  friend inline Fp2 operator+(const Fp2& a, const Fp2& b) { return {a.c0 + b.c0, a.c1 + b.c1}; }
+  friend inline Fp2 operator-(const Fp2& a, const Fp2& b) { return {a.c0 - b.c0, a.c1 - b.c1}; }
+  friend inline Fp2 operator*(const Fp2& a, const Fp2& b) {
+    // Karatsuba: 3 base multiplications
+    F t0 = a.c0 * b.c0, t1 = a.c1 * b.c1;
+    F s = (a.c0 + a.c1) * (b.c0 + b.c1);
+    return {t0 + mul_nr(t1), s - t0 - t1};
+  }
+  inline Fp2 sqr() const {
+    if constexpr (NONRES == -1) {
+      // (c0 + c1)(c0 - c1) + 2 c0 c1 u : 2 base multiplications
+      F t = c0 * c1;
+      return {(c0 + c1) * (c0 - c1), t + t};
+    } else {
+      return *this * *this;
+    }
+  }
+  inline Fp2 dbl() const { return {c0.dbl(), c1.dbl()}; }
+  inline Fp2 neg() const { return {c0.neg(), c1.neg()}; }
+  inline Fp2 operator-() const { return neg(); }
+  inline Fp2& operator*=(const Fp2& b) { return *this = *this * b; }
+  inline Fp2& operator+=(const Fp2& b) { return *this = *this + b; }
+  inline Fp2& operator-=(const Fp2& b) { return *this = *this - b; }
+  inline Fp2 inv() const {
+    // 1/(c0 + c1 u) = (c0 - c1 u) / (c0^2 - NONRES c1^2)
+    F norm = c0.sqr() - mul_nr(c1.sqr());
+    F ni = norm.inv();
+    return {c0 * ni, (c1 * ni).neg()};
+  }
+};
+
+}  // namespace snarkd

@@ -1,0 +1,34 @@
+"""Witness -> evaluations of a·b − c on the odd coset of the 2n-th roots (snarkjs's QAP step).
+
+snarkjs's H basis is the Lagrange basis of the 2n-domain at its odd points, so
+the prover needs (a·b − c)(ω_{2n}^{2i+1}) for i < n: interpolate each of a, b
+and c on the n-domain, shift coefficient j by ω_{2n}^j, and evaluate again.
+No division by Z is needed: a·b − c vanishes on the even points.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from snarkd.prover.proving_key import ProvingKey
+from snarkd.prover.timing import PhaseTimer
+
+
+def sparse_products(key: ProvingKey, witness_values: np.ndarray, timer: PhaseTimer, threads: int = 0):
+    """a = A·w and b = B·w on the domain (Montgomery form), from the key's coefs section."""
+    with timer.phase("spmv"):
+        return key.native.spmv_ab(key.zkey.coefs, witness_values, key.domain_size, threads)
+
+
+def h_coset_values(key: ProvingKey, a: np.ndarray, b: np.ndarray, timer: PhaseTimer, threads: int = 0) -> np.ndarray:
+    """Plain (non-Montgomery) scalars for the H MSM, one per domain point. Consumes a and b in place."""
+    native = key.native
+    with timer.phase("ntt"):
+        # snarkjs never stores C: on the domain, c = a∘b for a satisfying witness.
+        c = native.fr_mul_pointwise(a, b, threads)
+        for values in (a, b, c):
+            native.coset_shift_evals(values, threads)
+    with timer.phase("h"):
+        h = native.h_from_coset(a, b, c, threads)
+    del c
+    return h

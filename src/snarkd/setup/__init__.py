@@ -1,0 +1,1 @@
+"""`snarkd setup`: single-party Groth16 development setup (see groth16_setup.py)."""

@@ -1,0 +1,240 @@
+"""Groth16 verification with snarkjs's semantics, on the native pairing.
+
+    e(A, B) = e(α, β) · e(Σ pub_i·IC_i, γ) · e(C, δ)
+
+is checked as one product of four Miller loops with one final exponentiation
+(`snarkd.native._pairing`, a few ms a proof). Prepared verification keys
+(their G2 line coefficients) are cached, so repeated proofs under one key
+skip that work.
+
+Semantics (those of `snarkjs groth16 verify`, except where noted):
+- a public value ≥ r (or < 0) → False;
+- a proof point off its curve → False; points are read as snarkjs reads them:
+  Jacobian [X, Y, Z] (x = X/Z², y = Y/Z³), Z = 0 → the point at infinity;
+- a proof point on its curve but outside the order-r subgroup → False.
+  snarkjs checks only that points are on the curve; for such a point its
+  pairing check then fails anyway (barring a crafted proof), so the answers
+  agree, but snarkd rejects it before pairing (G1 of BLS12-381 and G2 of both
+  curves have cofactors; BN254's G1 has none);
+- a proof coordinate ≥ q → False. snarkjs instead reduces it mod q (so x + q
+  is read as x): snarkd treats such non-canonical encodings as invalid;
+- input that is not a verification key, public list or proof at all (missing
+  field, bad number, wrong public count, unknown curve, a key point off its
+  curve) → `snarkd.errors.InputError`.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections import OrderedDict
+from pathlib import Path
+
+from snarkd.curves.params import Curve, curve_by_name
+from snarkd.errors import InputError
+
+# status codes of snarkd.native._pairing.<curve>.groth16_verify
+VERIFY_OK = 0
+VERIFY_FAILED = 1
+PROOF_NOT_ON_CURVE = 2
+PROOF_NOT_IN_SUBGROUP = 3
+PUBLIC_OUT_OF_RANGE = 4
+VK_NOT_ON_CURVE = 5
+
+
+class _NotCanonical(Exception):
+    """A coordinate outside [0, q): the point is not a valid encoding."""
+
+
+def native_for(curve: Curve):
+    from snarkd.native import _pairing
+
+    return getattr(_pairing, curve.native)
+
+
+def _int(value, where: str) -> int:
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    if isinstance(value, str):
+        try:
+            return int(value, 0) if value.startswith(("0x", "0X")) else int(value)
+        except ValueError:
+            pass
+    raise InputError(f"{where}: expected a decimal string, got {value!r}")
+
+
+def _mont(curve: Curve, v: int) -> bytes:
+    return (v * curve.rq % curve.q).to_bytes(curve.n8q, "little")
+
+
+def _g1_bytes(curve: Curve, obj, where: str) -> bytes:
+    """Affine Montgomery bytes (zkey layout) of a snarkjs JSON G1 point [X, Y, Z]."""
+    if not isinstance(obj, list) or len(obj) not in (2, 3):
+        raise InputError(f"{where}: expected [x, y, z]")
+    x, y, *z = (_int(v, where) for v in obj)
+    z = z[0] if z else 1
+    q = curve.q
+    if min(x, y, z) < 0 or max(x, y, z) >= q:
+        raise _NotCanonical(where)
+    if z == 0:
+        return bytes(2 * curve.n8q)
+    if z != 1:
+        zi = pow(z, -1, q)
+        zi2 = zi * zi % q
+        x, y = x * zi2 % q, y * zi2 * zi % q
+    if x == 0 and y == 0:
+        # (0, 0) would read as infinity in the zkey layout; it is never on the curve
+        return None
+    return _mont(curve, x) + _mont(curve, y)
+
+
+def _g2_bytes(curve: Curve, obj, where: str) -> bytes:
+    if not isinstance(obj, list) or len(obj) not in (2, 3) or not all(isinstance(c, list) and len(c) == 2 for c in obj):
+        raise InputError(f"{where}: expected [[x0, x1], [y0, y1], [z0, z1]]")
+    coords = [[_int(v, where) for v in c] for c in obj]
+    if len(coords) == 2:
+        coords.append([1, 0])
+    q = curve.q
+    flat = [v for c in coords for v in c]
+    if min(flat) < 0 or max(flat) >= q:
+        raise _NotCanonical(where)
+    (x0, x1), (y0, y1), (z0, z1) = coords
+    if z0 == 0 and z1 == 0:
+        return bytes(4 * curve.n8q)
+    if (z0, z1) != (1, 0):
+        # Fq2 = Fq[u]/(u^2 + 1): 1/z = conj(z) / (z0^2 + z1^2)
+        n = pow(z0 * z0 + z1 * z1, -1, q)
+        zi = (z0 * n % q, -z1 * n % q)
+
+        def mul(a, b):
+            return ((a[0] * b[0] - a[1] * b[1]) % q, (a[0] * b[1] + a[1] * b[0]) % q)
+
+        zi2 = mul(zi, zi)
+        x0, x1 = mul((x0, x1), zi2)
+        y0, y1 = mul(mul((y0, y1), zi2), zi)
+    if x0 == x1 == y0 == y1 == 0:
+        return None
+    return b"".join(_mont(curve, v) for v in (x0, x1, y0, y1))
+
+
+def _field(obj: dict, key: str, where: str):
+    if not isinstance(obj, dict) or key not in obj:
+        raise InputError(f"{where}: missing field {key!r}")
+    return obj[key]
+
+
+def _key_point(fn, curve, obj, where):
+    try:
+        b = fn(curve, obj, where)
+    except _NotCanonical:
+        b = None
+    if b is None:
+        raise InputError(f"{where}: not a point of the curve {curve.name}")
+    return b
+
+
+_PREPARED: "OrderedDict[tuple, object]" = OrderedDict()
+_PREPARED_MAX = 32
+_PREPARED_LOCK = threading.Lock()
+
+
+def prepared_vk(curve: Curve, alpha1, beta2, gamma2, delta2, ic):
+    """The native PreparedVK for these key points (LRU-cached: a daemon verifies
+    many proofs under one key; preparing costs ~3 G2 line precomputations)."""
+    key = (curve.name, *(bytes(memoryview(x).cast("B")) for x in (alpha1, beta2, gamma2, delta2, ic)))
+    with _PREPARED_LOCK:
+        pvk = _PREPARED.get(key)
+        if pvk is not None:
+            _PREPARED.move_to_end(key)
+            return pvk
+    pvk = native_for(curve).PreparedVK(*key[1:])
+    if not pvk.valid:
+        raise InputError(f"verification key: a key point is not on the curve {curve.name}")
+    with _PREPARED_LOCK:
+        _PREPARED[key] = pvk
+        while len(_PREPARED) > _PREPARED_MAX:
+            _PREPARED.popitem(last=False)
+    return pvk
+
+
+def verify_points(curve: Curve, alpha1, beta2, gamma2, delta2, ic, public: list[int], a, b, c) -> bool:
+    """Groth16 check on points already in the zkey layout (affine, LE Montgomery).
+
+    alpha1/beta2/gamma2/delta2/a/b/c: bytes-like (or numpy arrays) of one point;
+    ic: the n_public + 1 IC points concatenated; public: plain ints. For the
+    prover's self-check. A key point off its curve raises InputError.
+    """
+    if any(v < 0 or v >= curve.r for v in public):
+        return False
+    pvk = prepared_vk(curve, alpha1, beta2, gamma2, delta2, ic)
+    if pvk.n_public != len(public):
+        raise InputError(f"public: {len(public)} public values, but the key expects {pvk.n_public}")
+    pubs = b"".join(v.to_bytes(curve.n8r, "little") for v in public)
+    return pvk.verify(pubs, a, b, c) == VERIFY_OK
+
+
+def verify(vk: dict, public: list, proof: dict, names: tuple[str, str, str] = ("vk", "public", "proof")) -> bool:
+    """True iff `proof` is a valid Groth16 proof of `public` under `vk` (snarkjs JSON objects)."""
+    vk_name, pub_name, proof_name = names
+    protocol = _field(vk, "protocol", vk_name)
+    if protocol != "groth16":
+        raise InputError(f"{vk_name}: protocol {protocol!r} is not supported (only groth16)")
+    try:
+        curve = curve_by_name(str(_field(vk, "curve", vk_name)))
+    except ValueError as exc:
+        raise InputError(f"{vk_name}: {exc}") from None
+    if not isinstance(proof, dict):
+        raise InputError(f"{proof_name}: expected a JSON object")
+    if "curve" in proof and proof.get("curve") is not None:
+        try:
+            pcurve = curve_by_name(str(proof["curve"]))
+        except ValueError:
+            pcurve = None
+        if pcurve is not curve:
+            raise InputError(f"{proof_name}: curve {proof.get('curve')!r} does not match the key's {curve.name!r}")
+    if not isinstance(public, list):
+        raise InputError(f"{pub_name}: expected a JSON array of decimal strings")
+    ic = _field(vk, "IC", vk_name)
+    if not isinstance(ic, list) or len(ic) != len(public) + 1:
+        n = len(ic) - 1 if isinstance(ic, list) else "?"
+        raise InputError(f"{pub_name}: {len(public)} public values, but the key expects {n}")
+    pubs = [_int(v, f"{pub_name}[{i}]") for i, v in enumerate(public)]
+    if any(v < 0 or v >= curve.r for v in pubs):
+        return False
+
+    alpha = _key_point(_g1_bytes, curve, _field(vk, "vk_alpha_1", vk_name), f"{vk_name}.vk_alpha_1")
+    beta, gamma, delta = (
+        _key_point(_g2_bytes, curve, _field(vk, name, vk_name), f"{vk_name}.{name}")
+        for name in ("vk_beta_2", "vk_gamma_2", "vk_delta_2")
+    )
+    ic_bytes = b"".join(_key_point(_g1_bytes, curve, p, f"{vk_name}.IC[{i}]") for i, p in enumerate(ic))
+
+    raw = {}
+    for name, fn in (("pi_a", _g1_bytes), ("pi_b", _g2_bytes), ("pi_c", _g1_bytes)):
+        obj = _field(proof, name, proof_name)
+        try:
+            raw[name] = fn(curve, obj, f"{proof_name}.{name}")
+        except _NotCanonical:
+            raw[name] = None
+    if any(v is None for v in raw.values()):
+        return False
+    return verify_points(curve, alpha, beta, gamma, delta, ic_bytes, pubs, raw["pi_a"], raw["pi_b"], raw["pi_c"])
+
+
+def load_json(path: str | Path, what: str):
+    try:
+        with open(path) as fh:
+            return json.load(fh)
+    except FileNotFoundError:
+        raise InputError(f"{path}: {what} file not found") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(f"{path}: cannot read {what}: {exc}") from None
+    except json.JSONDecodeError as exc:
+        raise InputError(f"{path}: {what} is not valid JSON: {exc}") from None
+
+
+def verify_files(vk_path, public_path, proof_path) -> bool:
+    vk = load_json(vk_path, "verification key")
+    public = load_json(public_path, "public signals")
+    proof = load_json(proof_path, "proof")
+    return verify(vk, public, proof, names=(str(vk_path), str(public_path), str(proof_path)))

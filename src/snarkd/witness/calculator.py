@@ -1,0 +1,262 @@
+"""`WitnessCalculator`: circuit inputs -> witness, in-process, reusable, thread-safe.
+
+    calc = WitnessCalculator("circuit_js/circuit.wasm")   # compiles once
+    witness = calc.calculate({"a": "3", "b": [[1, 2], [3, 4]]})  # snarkd.formats.wtns.Witness
+    calc.calculate_to_file(inputs, "witness.wtns")
+
+The calculator compiles the module once and keeps a pool of instances (each in
+its own wasmtime Store); `calculate` may be called from many threads at once, each
+call taking an idle instance or making a new one (bounded by `max_instances`).
+An instance whose run failed is dropped, never reused.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import threading
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Callable
+
+import numpy as np
+
+from snarkd.errors import InputError
+from snarkd.witness import inputs as inp
+from snarkd.witness.errors import (
+    CircuitAssertError,
+    CircuitFormatError,
+    MissingInputError,
+    SignalSizeError,
+    UnknownSignalError,
+)
+from snarkd.witness.wasm_runtime import CircuitInstance, WasmCircuitError, compile_module
+
+__all__ = ["WitnessCalculator", "calculate_witness"]
+
+_INDEX_SUFFIX = re.compile(r"(\[\d+\])+\Z")
+
+
+def words_to_u64(words: np.ndarray) -> np.ndarray:
+    """(n, n32) little-endian uint32 words -> (n, ceil(n32/2)) uint64 limbs."""
+    n, n32 = words.shape
+    if n32 % 2:
+        words = np.concatenate([words, np.zeros((n, 1), dtype=words.dtype)], axis=1)
+    return np.ascontiguousarray(words, dtype="<u4").view("<u8").reshape(n, -1)
+
+
+class WitnessCalculator:
+    """Witness calculation for one circom 2 circuit .wasm.
+
+    wasm: path to the .wasm, or its bytes. sym: the circuit's .sym file (used only
+    to name missing inputs in errors); by default `<dir>/../<stem>.sym` or
+    `<dir>/<stem>.sym` when one exists. sanity_check: circom's init(1) (extra
+    checks; snarkjs uses 0). max_instances: cap on concurrent instances (None =
+    one per concurrent caller). cache: keep/load the compiled module in the on-disk
+    cache (`snarkd.witness.wasm_runtime.cache_dir`, $SNARKD_WASM_CACHE).
+    """
+
+    def __init__(
+        self,
+        wasm: str | os.PathLike | bytes,
+        *,
+        sym: str | os.PathLike | None = None,
+        sanity_check: bool = False,
+        max_instances: int | None = None,
+        name: str | None = None,
+        cache: bool = True,
+    ):
+        if isinstance(wasm, (bytes, bytearray, memoryview)):
+            data = bytes(wasm)
+            self.name = name or "circuit.wasm"
+            self.path = None
+        else:
+            self.path = Path(wasm)
+            self.name = name or str(self.path)
+            try:
+                data = self.path.read_bytes()
+            except FileNotFoundError:
+                raise InputError(f"{self.path}: circuit .wasm not found") from None
+            except OSError as exc:
+                raise InputError(f"{self.path}: cannot read circuit .wasm: {exc}") from None
+            if sym is None:
+                stem = self.path.stem
+                for cand in (self.path.parent.parent / f"{stem}.sym", self.path.parent / f"{stem}.sym"):
+                    if cand.exists():
+                        sym = cand
+                        break
+        self.sym = Path(sym) if sym is not None else None
+        self.sanity_check = sanity_check
+        self.module = compile_module(data, self.name, cache=cache)
+        self._lock = threading.Lock()
+        self._idle: list[CircuitInstance] = []
+        self._sem = threading.BoundedSemaphore(max_instances) if max_instances else None
+        self._input_names: list[tuple[str, int]] | None = None
+        first = self._new_instance()
+        if first.version != 2:
+            raise CircuitFormatError(self.name, f"circom version {first.version} witness generator; only circom 2 is supported")
+        self.version = (first.version, first.minor, first.patch)
+        self.prime: int = first.prime
+        self.n32: int = first.n32
+        self.n8: int = 4 * first.n32
+        self.witness_size: int = first.witness_size
+        self.input_size: int = first.input_size
+        self._idle.append(first)
+
+    # -- instance pool -----------------------------------------------------------
+
+    def _new_instance(self) -> CircuitInstance:
+        try:
+            return CircuitInstance(self.module)
+        except WasmCircuitError as exc:
+            raise CircuitFormatError(self.name, f"cannot instantiate: {exc.message.strip()}") from None
+        except Exception as exc:  # wasmtime errors (link/instantiation traps)
+            raise CircuitFormatError(self.name, f"cannot instantiate: {str(exc).strip().splitlines()[0] if str(exc).strip() else exc!r}") from None
+
+    @contextmanager
+    def _instance(self):
+        if self._sem is not None:
+            self._sem.acquire()
+        try:
+            with self._lock:
+                inst = self._idle.pop() if self._idle else None
+            if inst is None:
+                inst = self._new_instance()
+            try:
+                yield inst
+            finally:
+                if not inst.poisoned:
+                    with self._lock:
+                        self._idle.append(inst)
+        finally:
+            if self._sem is not None:
+                self._sem.release()
+
+    def close(self) -> None:
+        """Drop idle instances (their memory). The calculator stays usable."""
+        with self._lock:
+            self._idle.clear()
+
+    # -- inputs ------------------------------------------------------------------
+
+    def prepare(self, inputs: dict, inst: CircuitInstance | None = None) -> list[inp.PreparedInput]:
+        """Validate and encode inputs (names, sizes, values); raises the input errors."""
+        if inst is None:
+            with self._instance() as i:
+                return self.prepare(inputs, i)
+        prepared = []
+        total = 0
+        for name, value, flat in inp.iter_signals(inputs):
+            msb, lsb = inp.split_hash(inp.fnv_hash(name))
+            size = inst.input_signal_size(msb, lsb)
+            if size < 0:
+                raise UnknownSignalError(
+                    f"input '{name}' is not an input signal of the circuit {self.name} (circom: Signal {name} not found)",
+                    name,
+                )
+            if len(flat) != size:
+                which = "not enough" if len(flat) < size else "too many"
+                raise SignalSizeError(
+                    f"input '{name}': {which} values: {len(flat)} given, the signal has {size}",
+                    name,
+                    len(flat),
+                    size,
+                )
+            words = inp.values_to_words(name, value, flat, self.prime, self.n32)
+            prepared.append(inp.PreparedInput(name, msb, lsb, words))
+            total += size
+        if total < self.input_size:
+            given = {p.name for p in prepared}
+            missing = self.missing_inputs(given, inst)
+            if missing:
+                what = ", ".join(f"'{m}'" for m in missing)
+                msg = f"missing input signal{'s' if len(missing) > 1 else ''} {what}"
+            else:
+                msg = "missing input signal(s) (give the circuit's .sym file to name them)"
+            raise MissingInputError(
+                f"{msg}: {total} of the circuit's {self.input_size} input values given"
+                f" (circom: Not all inputs have been set. Only {total} out of {self.input_size})",
+                missing or None,
+                total,
+                self.input_size,
+            )
+        return prepared
+
+    def input_signals(self, inst: CircuitInstance | None = None) -> list[tuple[str, int]] | None:
+        """(name, size) of the main component's input signals, from the .sym file; None without one."""
+        if self._input_names is not None:
+            return self._input_names
+        if self.sym is None or not self.sym.exists():
+            return None
+        if inst is None:
+            with self._instance() as i:
+                return self.input_signals(i)
+        seen: dict[str, None] = {}
+        main_component = None  # sym rows: signal, witness index, component, name
+        with open(self.sym, encoding="utf-8", errors="replace") as fh:
+            for line in fh:
+                parts = line.rstrip("\n").split(",", 3)
+                if len(parts) != 4 or not parts[3].startswith("main."):
+                    continue
+                if main_component is None:
+                    main_component = parts[2]  # the first row is one of main's own signals
+                if parts[2] != main_component:
+                    continue  # a subcomponent's signal
+                seen.setdefault(_INDEX_SUFFIX.sub("", parts[3][5:]), None)
+        names = []
+        for name in seen:
+            msb, lsb = inp.split_hash(inp.fnv_hash(name))
+            size = inst.input_signal_size(msb, lsb)
+            if size >= 0:
+                names.append((name, size))
+        self._input_names = names
+        return names
+
+    def missing_inputs(self, given: set[str], inst: CircuitInstance | None = None) -> list[str]:
+        names = self.input_signals(inst)
+        if not names:
+            return []
+        return [n for n, size in names if n not in given and size > 0]
+
+    # -- calculation ---------------------------------------------------------------
+
+    def calculate_words(self, inputs: dict, *, log: Callable[[str], None] | None = None) -> np.ndarray:
+        """The witness as (witness_size, n32) little-endian uint32 words (wtns layout)."""
+        with self._instance() as inst:
+            prepared = self.prepare(inputs, inst)
+            try:
+                inst.begin(self.sanity_check, log)
+                for p in prepared:
+                    inst.set_input(p.hash_msb, p.hash_lsb, p.words)
+                words = inst.read_witness()
+            except WasmCircuitError as exc:
+                inst.poisoned = True
+                raise CircuitAssertError(self.name, exc.code, exc.message) from None
+            finally:
+                inst.finish()
+        return words
+
+    def calculate(self, inputs: dict, *, log: Callable[[str], None] | None = None):
+        """The witness as a `snarkd.formats.wtns.Witness` (values: (n, 4) uint64, plain form).
+
+        log: called with each line the circuit's `log()` prints.
+        """
+        from snarkd.formats.wtns import Witness
+
+        return Witness(self.prime, words_to_u64(self.calculate_words(inputs, log=log)))
+
+    def calculate_to_file(self, inputs: dict, out: str | os.PathLike, *, log: Callable[[str], None] | None = None):
+        """Calculate and write a .wtns file (byte-identical to `snarkjs wtns calculate`)."""
+        from snarkd.formats.wtns import write_wtns
+
+        witness = self.calculate(inputs, log=log)
+        write_wtns(out, self.prime, witness.values)
+        return witness
+
+
+def calculate_witness(wasm: str | os.PathLike | bytes, inputs: dict | str | os.PathLike, **kwargs: Any):
+    """One-shot: compile, calculate, return the Witness. inputs: a dict or an input.json path."""
+    if not isinstance(inputs, dict):
+        inputs = inp.load_input_json(inputs)
+    log = kwargs.pop("log", None)
+    return WitnessCalculator(wasm, **kwargs).calculate(inputs, log=log)

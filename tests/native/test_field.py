@@ -1,0 +1,82 @@
+"""Field arithmetic of all four fields against Python ints."""
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from helpers import CURVES, dec_many, enc_many
+
+FIELDS = []
+for c in CURVES:
+    FIELDS.append((c.name + ".fr", c.mod, "fr", c.r, 4))
+    FIELDS.append((c.name + ".fq", c.mod, "fq", c.q, c.L))
+
+
+def _elems(p):
+    edge = st.sampled_from([0, 1, 2, p - 1, p - 2, (p - 1) // 2, 1 << 64, (1 << 128) - 1])
+    return st.lists(st.one_of(edge, st.integers(0, p - 1)), min_size=1, max_size=40)
+
+
+def _run(mod, pfx, p, L, xs, ys):
+    R = 1 << (64 * L)
+    f = lambda name: getattr(mod, f"{pfx}_{name}")  # noqa: E731
+    xm = f("to_mont")(enc_many(xs, L))
+    ym = f("to_mont")(enc_many(ys, L))
+    assert dec_many(xm, L) == [x * R % p for x in xs]
+    assert dec_many(f("from_mont")(xm), L) == xs
+    assert dec_many(f("from_mont")(f("mul")(xm, ym)), L) == [x * y % p for x, y in zip(xs, ys)]
+    assert dec_many(f("from_mont")(f("add")(xm, ym)), L) == [(x + y) % p for x, y in zip(xs, ys)]
+    assert dec_many(f("from_mont")(f("sub")(xm, ym)), L) == [(x - y) % p for x, y in zip(xs, ys)]
+    inv = dec_many(f("from_mont")(f("inv")(xm)), L)
+    assert inv == [pow(x, -1, p) if x else 0 for x in xs]
+
+
+@pytest.mark.parametrize("name,mod,pfx,p,L", FIELDS, ids=[f[0] for f in FIELDS])
+def test_field_ops(name, mod, pfx, p, L):
+    @settings(max_examples=25, deadline=None)
+    @given(st.data())
+    def inner(data):
+        xs = data.draw(_elems(p))
+        ys = data.draw(st.lists(st.integers(0, p - 1), min_size=len(xs), max_size=len(xs)))
+        _run(mod, pfx, p, L, xs, ys)
+
+    inner()
+
+
+@pytest.mark.parametrize("name,mod,pfx,p,L", FIELDS, ids=[f[0] for f in FIELDS])
+def test_field_edges(name, mod, pfx, p, L):
+    vals = [0, 1, 2, p - 1, p - 2]
+    xs = [a for a in vals for _ in vals]
+    ys = [b for _ in vals for b in vals]
+    _run(mod, pfx, p, L, xs, ys)
+
+
+@pytest.mark.parametrize("name,mod,pfx,p,L", FIELDS, ids=[f[0] for f in FIELDS])
+def test_to_mont_reduces_large_plain(name, mod, pfx, p, L):
+    xs = [p, p + 5, (1 << (64 * L)) - 1]
+    got = dec_many(getattr(mod, f"{pfx}_from_mont")(getattr(mod, f"{pfx}_to_mont")(enc_many(xs, L))), L)
+    assert got == [x % p for x in xs]
+
+
+def test_constants(curve):
+    m = curve.mod
+    assert m.FQ_MODULUS == curve.q and m.FR_MODULUS == curve.r
+    assert m.FQ_LIMBS == curve.L
+    assert m.TWO_ADICITY == {"bn254": 28, "bls12_381": 32}[curve.name]
+
+
+def test_buffer_kinds_and_errors(curve):
+    m = curve.mod
+    xs = [3, 5, curve.r - 1]
+    a = enc_many(xs, 4)
+    mont = m.fr_to_mont(a)
+    # bytes, memoryview, uint8 view and an only-4-byte-aligned view all work
+    raw = b"\0" * 4 + mont.tobytes()
+    unaligned = np.frombuffer(raw, dtype=np.uint32, offset=4)
+    for buf in (mont.tobytes(), memoryview(mont.tobytes()), mont.view(np.uint8), unaligned):
+        assert dec_many(m.fr_from_mont(buf), 4) == xs
+    with pytest.raises(ValueError, match="a"):
+        m.fr_from_mont(b"\0" * 33)
+    with pytest.raises(ValueError, match="b"):
+        m.fr_mul(mont, mont[:2])
+    with pytest.raises(ValueError):
+        m.fr_from_mont(mont[:, ::2])  # not contiguous

@@ -1,0 +1,90 @@
+"""spmv_ab / h_from_coset / fr_mul_pointwise against Python references."""
+import random
+import struct
+
+import numpy as np
+import pytest
+
+from helpers import dec_many, enc_many
+
+rng = random.Random(5)
+
+
+def _section(entries, r):
+    out = [struct.pack("<I", len(entries))]
+    for mat, con, sig, coef in entries:
+        out.append(struct.pack("<III", mat, con, sig) + (coef * (1 << 512) % r).to_bytes(32, "little"))
+    return b"".join(out)
+
+
+def _random_case(curve, domain=16, nwit=20, count=120):
+    r = curve.r
+    w = [1] + [rng.randrange(r) for _ in range(nwit - 1)]
+    ents = []
+    for _ in range(count):
+        coef = rng.choice([1, r - 1, 2, rng.randrange(r)])
+        ents.append((rng.randrange(2), rng.randrange(domain), rng.randrange(nwit), coef))
+    return w, ents
+
+
+def test_spmv_ab(curve):
+    r = curve.r
+    domain = 16
+    w, ents = _random_case(curve, domain)
+    sec = _section(ents, r)
+    wit = enc_many(w, 4).tobytes()
+    want = [[0] * domain, [0] * domain]
+    for mat, con, sig, coef in ents:
+        want[mat][con] = (want[mat][con] + coef * w[sig]) % r
+    for t in (1, 2, 5):
+        a, b = curve.mod.spmv_ab(sec, wit, domain, threads=t)
+        assert a.shape == (domain, 4) and a.dtype == np.uint64
+        assert [curve.ur(x) for x in dec_many(a, 4)] == want[0]
+        assert [curve.ur(x) for x in dec_many(b, 4)] == want[1]
+    # trailing bytes are tolerated; numpy uint8 view of a bigger file works
+    blob = np.frombuffer(b"xxxx" + sec + b"tail", dtype=np.uint8)
+    a2, _ = curve.mod.spmv_ab(blob[4:4 + len(sec)], np.frombuffer(wit, dtype=np.uint8), domain)
+    assert [curve.ur(x) for x in dec_many(a2, 4)] == want[0]
+    # empty section
+    a0, b0 = curve.mod.spmv_ab(struct.pack("<I", 0), wit, domain)
+    assert not a0.any() and not b0.any()
+
+
+def test_spmv_errors(curve):
+    r = curve.r
+    w, ents = _random_case(curve, 16, 20, 5)
+    wit = enc_many(w, 4).tobytes()
+    m = curve.mod
+    bad = list(ents)
+    bad[3] = (2, 0, 0, 1)
+    with pytest.raises(ValueError, match="entry 3: matrix 2"):
+        m.spmv_ab(_section(bad, r), wit, 16)
+    bad = list(ents)
+    bad[1] = (0, 16, 0, 1)
+    with pytest.raises(ValueError, match="entry 1: constraint 16"):
+        m.spmv_ab(_section(bad, r), wit, 16)
+    bad = list(ents)
+    bad[4] = (1, 0, 20, 1)
+    with pytest.raises(ValueError, match="entry 4: signal 20"):
+        m.spmv_ab(_section(bad, r), wit, 16)
+    with pytest.raises(ValueError, match="entries need"):
+        m.spmv_ab(_section(ents, r)[:-1], wit, 16)
+    with pytest.raises(ValueError, match="coefs_section"):
+        m.spmv_ab(b"\1\0", wit, 16)
+    with pytest.raises(ValueError, match="witness"):
+        m.spmv_ab(_section(ents, r), wit[:-1], 16)
+
+
+def test_h_and_pointwise(curve):
+    r, m = curve.r, curve.mod
+    n = 64
+    a, b, c = ([rng.randrange(r) for _ in range(n)] for _ in range(3))
+    a[0], b[0], c[0] = 0, r - 1, 1
+    A, B, C = (enc_many([curve.mr(x) for x in v], 4) for v in (a, b, c))
+    h = m.h_from_coset(A, B, C, threads=2)
+    assert h.shape == (n, 4)
+    assert dec_many(h, 4) == [(x * y - z) % r for x, y, z in zip(a, b, c)]
+    p = m.fr_mul_pointwise(A, B)
+    assert [curve.ur(x) for x in dec_many(p, 4)] == [x * y % r for x, y in zip(a, b)]
+    with pytest.raises(ValueError, match="c"):
+        m.h_from_coset(A, B, C[:-1])

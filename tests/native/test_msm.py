@@ -1,0 +1,138 @@
+"""Pippenger MSM vs a naive sum of native scalar multiplications (themselves checked
+against py_ecc in test_points), plus a few direct py_ecc checks."""
+import random
+
+import numpy as np
+import pytest
+
+from helpers import enc_many
+
+rng = random.Random(99)
+
+
+def _ops(curve, g2):
+    m = curve.mod
+    p = "g2" if g2 else "g1"
+    return (getattr(m, f"msm_{p}"), getattr(m, f"{p}_mul"), getattr(m, f"{p}_add"),
+            curve.g2_enc if g2 else curve.g1_enc, (4 if g2 else 2) * curve.L)
+
+
+def _naive(mul, add, bases, scalars_plain, width):
+    n = len(scalars_plain)
+    if n == 0:
+        return np.zeros(width, dtype=np.uint64)
+    terms = mul(bases[: n * width], enc_many([s % (1 << 256) for s in scalars_plain], 4)).reshape(n, width)
+    while len(terms) > 1:  # pairwise tree sum with the vectorised add
+        if len(terms) % 2:
+            terms = np.concatenate([terms, np.zeros((1, width), dtype=np.uint64)])
+        h = len(terms) // 2
+        terms = add(terms[:h].reshape(-1), terms[h:].reshape(-1)).reshape(h, width)
+    return terms[0]
+
+
+def _naive_grouped(curve, mul, add, bases, scalars_plain, width):
+    """Same as _naive, but sums the scalars of equal bases first (fast for repeated bases)."""
+    groups = {}
+    rows = bases.reshape(-1, width)[: len(scalars_plain)]
+    for row, s in zip(rows, scalars_plain):
+        key = row.tobytes()
+        groups[key] = (groups.get(key, (row, 0))[0], (groups.get(key, (row, 0))[1] + s) % curve.r)
+    if not groups:
+        return np.zeros(width, dtype=np.uint64)
+    b = np.concatenate([g[0] for g in groups.values()])
+    return _naive(mul, add, b, [g[1] for g in groups.values()], width)
+
+
+def _bases(curve, g2, n, n_distinct=None, with_inf=True):
+    msm, mul, add, e, width = _ops(curve, g2)
+    G = e(curve.pe.G2 if g2 else curve.pe.G1)
+    nd = n if n_distinct is None else n_distinct
+    ks = enc_many([rng.randrange(1, curve.r) for _ in range(max(nd, 1))], 4)
+    distinct = mul(G, ks).reshape(-1, width)
+    b = distinct[[rng.randrange(len(distinct)) for _ in range(n)]] if n_distinct else distinct[:n].copy()
+    if with_inf and n >= 3:
+        b[1] = 0
+        b[n - 1] = 0
+    return b.reshape(-1)
+
+
+def _scalars(curve, n, kind):
+    r = curve.r
+    if kind == "random":
+        s = [rng.randrange(r) for _ in range(n)]
+        for i, v in zip(range(0, n, 7), [0, 1, r - 1, 2, r - 2]):
+            s[i] = v
+        return s
+    if kind == "equal":
+        v = rng.randrange(r)
+        return [v] * n
+    if kind == "small":
+        return [rng.randrange(4) for _ in range(n)]
+    if kind == "edge":
+        return [[0, 1, r - 1][i % 3] for i in range(n)]
+    raise ValueError(kind)
+
+
+G1_CASES = [(0, "random"), (1, "random"), (1, "edge"), (2, "edge"), (3, "edge"), (37, "random"),
+            (100, "equal"), (100, "small"), (1000, "random")]
+G2_CASES = [(0, "random"), (1, "edge"), (2, "random"), (3, "edge"), (37, "random"), (100, "equal"), (300, "random")]
+
+
+@pytest.mark.parametrize("g2,n,kind", [(False, *c) for c in G1_CASES] + [(True, *c) for c in G2_CASES])
+def test_msm_vs_naive(curve, g2, n, kind):
+    msm, mul, add, e, width = _ops(curve, g2)
+    bases = _bases(curve, g2, n)
+    sc = _scalars(curve, n, kind)
+    want = _naive(mul, add, bases, sc, width)
+    sbytes = enc_many(sc, 4) if n else np.zeros((0, 4), dtype=np.uint64)
+    for t in (1, 2, 7):
+        got = msm(bases, sbytes, threads=t)
+        assert got.shape == (width,) and got.dtype == np.uint64
+        assert np.array_equal(got, want), (n, kind, t)
+
+
+@pytest.mark.parametrize("g2", [False, True], ids=["g1", "g2"])
+def test_msm_repeated_bases_and_reduction(curve, g2):
+    msm, mul, add, e, width = _ops(curve, g2)
+    n = 200
+    bases = _bases(curve, g2, n, n_distinct=5)
+    sc = [rng.randrange(curve.r) for _ in range(n)]
+    want = _naive(mul, add, bases, sc, width)
+    assert np.array_equal(_naive_grouped(curve, mul, add, bases, sc, width), want)
+    assert np.array_equal(msm(bases, enc_many(sc, 4), threads=2), want)
+    # scalars >= r are reduced mod r (documented behaviour)
+    big = [s + curve.r if s + curve.r < (1 << 256) else s for s in sc]
+    assert np.array_equal(msm(bases, enc_many(big, 4), threads=2), want)
+    # extra bases beyond n are ignored; bytes input works
+    extra = np.concatenate([bases, bases[: 3 * width]])
+    assert np.array_equal(msm(extra.tobytes(), enc_many(sc, 4).tobytes(), threads=1), want)
+
+
+@pytest.mark.parametrize("g2", [False, True], ids=["g1", "g2"])
+def test_msm_vs_py_ecc(curve, g2):
+    pe = curve.pe
+    msm, mul, add, e, width = _ops(curve, g2)
+    G = pe.G2 if g2 else pe.G1
+    pts = [pe.multiply(G, k) for k in (3, 11, 1 << 70)] + [pe.Z2 if g2 else pe.Z1]
+    sc = [5, curve.r - 1, rng.randrange(curve.r), 17]
+    want = pe.Z2 if g2 else pe.Z1
+    for p, s in zip(pts, sc):
+        want = pe.add(want, pe.multiply(p, s))
+    got = msm(np.concatenate([e(p) for p in pts]), enc_many(sc, 4))
+    assert np.array_equal(got, e(want))
+
+
+def test_msm_larger_all_zero_and_errors(curve):
+    msm, mul, add, e, width = _ops(curve, False)
+    n = 5000
+    bases = _bases(curve, False, n, n_distinct=50)
+    sc = [rng.randrange(curve.r) for _ in range(n)]
+    want = _naive_grouped(curve, mul, add, bases, sc, width)
+    for t in (1, 2, 16):
+        assert np.array_equal(msm(bases, enc_many(sc, 4), threads=t), want)
+    assert not msm(bases, np.zeros((n, 4), dtype=np.uint64)).any()
+    assert not msm(np.zeros(n * width, dtype=np.uint64), enc_many(sc, 4)).any()
+    with pytest.raises(ValueError, match="bases"):
+        msm(bases[: width * 10], enc_many(sc[:11], 4))
+    with pytest.raises(ValueError, match="scalars"):
+        msm(bases, b"\0" * 33)

@@ -1,0 +1,128 @@
+"""`snarkd witness` and `snarkd fullprove` as users run them: files, exit codes, messages."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import subprocess
+import sys
+
+import pytest
+
+import oracle
+from wfixtures import ARRAYS_INPUT, arrays, wasm_cache  # noqa: F401
+
+
+def snarkd(*args):
+    return subprocess.run([sys.executable, "-m", "snarkd", *map(str, args)], capture_output=True, text=True)
+
+
+def write_json(path, obj):
+    path.write_text(json.dumps(obj))
+    return path
+
+
+def test_witness_cli_matches_snarkjs(arrays, tmp_path):
+    inp = write_json(tmp_path / "input.json", ARRAYS_INPUT)
+    out = tmp_path / "out.wtns"
+    res = snarkd("witness", arrays.wasm, inp, out, "--timings")
+    assert res.returncode == 0, res.stderr
+    assert res.stdout == "c is 53\n"  # the circuit's log(), as snarkjs prints it
+    assert "witness" in res.stderr and "total" in res.stderr
+    assert out.read_bytes() == arrays.snarkjs_witness(ARRAYS_INPUT).read_bytes()
+    res = snarkd("witness", arrays.wasm, inp, out, "--quiet")
+    assert res.returncode == 0 and res.stdout == ""
+
+
+@pytest.mark.parametrize(
+    "inputs, needle",
+    [
+        (dict(ARRAYS_INPUT, a=7), "Error in template Arrays_0 line: 16"),
+        ({"a": 3}, "missing input signal 'b'"),
+        (dict(ARRAYS_INPUT, nope=1), "input 'nope' is not an input signal"),
+        ({"a": 3, "b": [1, 2, 3]}, "input 'b': not enough values: 3 given, the signal has 6"),
+        ({"a": "0x" + "f" * 64, "b": ARRAYS_INPUT["b"]}, "input 'a': value"),
+        ({"a": "three", "b": ARRAYS_INPUT["b"]}, "input 'a': value 'three'"),
+    ],
+)
+def test_witness_cli_input_errors_exit_3(arrays, tmp_path, inputs, needle):
+    inp = write_json(tmp_path / "input.json", inputs)
+    out = tmp_path / "out.wtns"
+    res = snarkd("witness", arrays.wasm, inp, out)
+    assert res.returncode == 3, res.stderr
+    assert needle in res.stderr
+    assert res.stderr.startswith("snarkd: error: ") and "Traceback" not in res.stderr
+    assert not out.exists()
+
+
+def test_witness_cli_file_errors(arrays, tmp_path):
+    out = tmp_path / "out.wtns"
+    res = snarkd("witness", arrays.wasm, tmp_path / "none.json", out)
+    assert res.returncode == 3 and "none.json" in res.stderr
+    (tmp_path / "bad.json").write_text("{nope")
+    res = snarkd("witness", arrays.wasm, tmp_path / "bad.json", out)
+    assert res.returncode == 3 and "bad.json" in res.stderr and "JSON" in res.stderr
+    write_json(tmp_path / "list.json", [1, 2])
+    res = snarkd("witness", arrays.wasm, tmp_path / "list.json", out)
+    assert res.returncode == 3 and "list.json" in res.stderr
+    inp = write_json(tmp_path / "input.json", ARRAYS_INPUT)
+    res = snarkd("witness", tmp_path / "none.wasm", inp, out)
+    assert res.returncode == 3 and "none.wasm" in res.stderr
+    (tmp_path / "junk.wasm").write_bytes(b"junk")
+    res = snarkd("witness", tmp_path / "junk.wasm", inp, out)
+    assert res.returncode == 3 and "junk.wasm" in res.stderr
+    assert not out.exists()
+
+
+def test_cli_usage_errors():
+    assert snarkd("witness", "only-one-arg").returncode == 2
+    assert snarkd("fullprove", "a", "b", "c").returncode == 2
+
+
+def _have_native() -> bool:
+    try:
+        return importlib.util.find_spec("snarkd.native._core") is not None
+    except ModuleNotFoundError:
+        return False
+
+
+needs_native = pytest.mark.skipif(not _have_native(), reason="snarkd.native._core is not built")
+
+
+@needs_native
+def test_fullprove_verifies_with_snarkjs(chain_circuit, tmp_path):
+    inp = write_json(tmp_path / "input.json", chain_circuit.inputs)
+    proof, public, wtns = tmp_path / "proof.json", tmp_path / "public.json", tmp_path / "w.wtns"
+    res = snarkd("fullprove", inp, chain_circuit.circuit.wasm, chain_circuit.zkey, proof, public, "--wtns", wtns, "--timings")
+    assert res.returncode == 0, res.stderr
+    assert "witness" in res.stderr and "msm_a" in res.stderr
+    assert wtns.read_bytes() == chain_circuit.wtns.read_bytes()
+    assert oracle.snarkjs_verify(chain_circuit.vk, public, proof)
+    ref_proof, ref_public = chain_circuit.circuit.snarkjs_prove(chain_circuit.wtns, tmp_path)
+    assert json.loads(public.read_text()) == json.loads(ref_public.read_text())
+
+
+@needs_native
+def test_fullprove_circomlib(circomlib_circuit, tmp_path):
+    inp = write_json(tmp_path / "input.json", circomlib_circuit.inputs)
+    proof, public = tmp_path / "proof.json", tmp_path / "public.json"
+    res = snarkd("fullprove", inp, circomlib_circuit.circuit.wasm, circomlib_circuit.zkey, proof, public)
+    assert res.returncode == 0, res.stderr
+    assert oracle.snarkjs_verify(circomlib_circuit.vk, public, proof)
+
+
+@needs_native
+def test_fullprove_errors_exit_3(chain_circuit, tmp_path):
+    proof, public = tmp_path / "proof.json", tmp_path / "public.json"
+    inp = write_json(tmp_path / "input.json", {"k": 3})
+    res = snarkd("fullprove", inp, chain_circuit.circuit.wasm, chain_circuit.zkey, proof, public)
+    assert res.returncode == 3 and "'x'" in res.stderr
+    assert not proof.exists() and not public.exists()
+    # a wasm of another circuit: its witness does not fit the key
+    from conftest import build_case
+
+    other = build_case("many_public", chain_circuit.curve)
+    inp = write_json(tmp_path / "input2.json", other.inputs)
+    res = snarkd("fullprove", inp, other.circuit.wasm, chain_circuit.zkey, proof, public)
+    assert res.returncode == 3, res.stderr
+    assert not proof.exists() and not public.exists()

@@ -1,0 +1,104 @@
+"""Witness-calculation fixtures (imported by the test modules; not a conftest, so it
+cannot shadow tests/conftest.py): circuits compiled with circom2 (cached by oracle),
+and witnesses from `snarkjs wtns calculate` as the reference."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+import oracle
+
+HERE = Path(__file__).resolve().parent
+SOURCES = HERE / "circuits"
+
+
+@dataclass(frozen=True)
+class Compiled:
+    name: str
+    curve: str
+    dir: Path
+
+    @property
+    def wasm(self) -> Path:
+        return self.dir / "circuit_js" / "circuit.wasm"
+
+    @property
+    def sym(self) -> Path:
+        return self.dir / "circuit.sym"
+
+    def snarkjs_witness(self, inputs: dict) -> Path:
+        """`snarkjs wtns calculate` (circom_runtime), cached."""
+        return oracle.Circuit(self.name, self.curve, self.dir).witness(inputs)
+
+    def circom_witness(self, inputs: dict, out_dir: Path) -> Path:
+        """circom's own generated generate_witness.js (knows bus inputs)."""
+        inp, out = out_dir / "circom_input.json", out_dir / "circom_witness.wtns"
+        inp.write_text(json.dumps(inputs))
+        js = self.dir / "circuit_js" / "generate_witness.js"
+        proc = subprocess.run(["node", str(js), str(self.wasm), str(inp), str(out)], capture_output=True, text=True)
+        if proc.returncode != 0:
+            raise RuntimeError(f"generate_witness.js failed: {proc.stdout}\n{proc.stderr}")
+        return out
+
+
+def compiled(filename: str, curve: str, include_circomlib: bool = False, **params) -> Compiled:
+    source = (SOURCES / filename).read_text()
+    for k, v in params.items():
+        source = source.replace("{{" + k + "}}", str(v))
+    name = "w_" + filename.removesuffix(".circom")
+    return Compiled(name, curve, oracle.compile_circuit(source, name, curve, include_circomlib))
+
+
+@pytest.fixture(autouse=True)
+def wasm_cache(tmp_path_factory, monkeypatch):
+    """Compiled-module cache in a per-session temp folder, not the user's ~/.cache
+    (subprocesses inherit it through the environment)."""
+    global _CACHE_DIR
+    if _CACHE_DIR is None:
+        _CACHE_DIR = tmp_path_factory.mktemp("wasm-cache")
+    monkeypatch.setenv("SNARKD_WASM_CACHE", str(_CACHE_DIR))
+    return _CACHE_DIR
+
+
+_CACHE_DIR = None
+
+ARRAYS_N = 3
+POSEIDON_N = 3
+
+
+@pytest.fixture(scope="session")
+def arrays(curve) -> Compiled:
+    return compiled("arrays.circom", curve, N=ARRAYS_N)
+
+
+@pytest.fixture(scope="session")
+def poseidon(curve) -> Compiled:
+    return compiled("poseidon.circom", curve, include_circomlib=True, N=POSEIDON_N)
+
+
+@pytest.fixture(scope="session")
+def constraint_circuit(curve) -> Compiled:
+    return compiled("constraint.circom", curve)
+
+
+@pytest.fixture(scope="session")
+def noinput(curve) -> Compiled:
+    return compiled("noinput.circom", curve)
+
+
+@pytest.fixture(scope="session")
+def bus(curve) -> Compiled:
+    return compiled("bus.circom", curve)
+
+
+ARRAYS_INPUT = {"a": "3", "b": [[1, 2], [3, 4], [5, 6]]}
+POSEIDON_INPUT = {
+    "preimage": [["1", "2"], ["123456789012345678901234567890", "0x1f"], [0, 5]],
+    "x": 1000,
+    "bound": "18446744073709551615",
+}
