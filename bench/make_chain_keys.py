@@ -2,7 +2,7 @@
 """Benchmark keys for the chain circuit (tests/circuits/chain.circom) without circom or a ptau.
 
 For each curve writes bench/work/chain<P>-<curve>/:
-  circuit.r1cs   Chain(N), N = 2^P constraints, emitted byte-identical to circom2's output
+  circuit.r1cs   Chain(N), N = 2^P - 3 constraints (rows N + nPublic + 1 fill the 2^P domain exactly), emitted byte-identical to circom2's output
                  (public k, private x, output out; wires ONE, out, k, x, s[1..N-1])
   witness.wtns   for k = 3, x = 2 (computed directly; checked with `snarkjs wtns check`)
   input.json     {"k": 3, "x": 2}
@@ -42,7 +42,7 @@ def snarkjs(*args) -> subprocess.CompletedProcess:
 
 def make(power: int, curve_name: str, seed: bytes | None, check: bool, prove: bool, out_root: Path) -> Path:
     curve = curve_by_name(curve_name)
-    n = 1 << power
+    n = (1 << power) - 3  # + nPublic (2) + 1 rows = 2^power: the largest circuit of domain 2^power
     d = out_root / f"chain{power}-{curve.name}"
     d.mkdir(parents=True, exist_ok=True)
     t0 = time.perf_counter()
@@ -68,7 +68,7 @@ def make(power: int, curve_name: str, seed: bytes | None, check: bool, prove: bo
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--power", type=int, default=16, help="log2 of the number of constraints (default 16)")
+    ap.add_argument("--power", type=int, default=16, help="log2 of the domain size (default 16)")
     ap.add_argument("--curves", default="bn128,bls12381")
     ap.add_argument("--seed", default="5eed", help="hex seed for reproducible keys (default 5eed); 'random' for the OS CSPRNG")
     ap.add_argument("--no-check", action="store_true", help="skip `snarkjs wtns check`")

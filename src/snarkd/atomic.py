@@ -15,6 +15,10 @@ def atomic_open(path: str | os.PathLike, mode: str = "wb"):
     path = Path(path)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent or ".")
     try:
+        # mkstemp creates 0600; give the file the mode a plain open() would.
+        umask = os.umask(0)
+        os.umask(umask)
+        os.fchmod(fd, 0o666 & ~umask)
         with os.fdopen(fd, mode) as fh:
             yield fh
             fh.flush()

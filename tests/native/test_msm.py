@@ -136,3 +136,21 @@ def test_msm_larger_all_zero_and_errors(curve):
         msm(bases[: width * 10], enc_many(sc[:11], 4))
     with pytest.raises(ValueError, match="scalars"):
         msm(bases, b"\0" * 33)
+
+
+@pytest.mark.parametrize("g2", [False, True], ids=["g1", "g2"])
+def test_msm_batch_affine_degenerate(curve, g2):
+    """n >= 2048 takes the batch-affine path: equal points (doubling), P + (-P), infinity."""
+    msm, mul, add, e, width = _ops(curve, g2)
+    neg = getattr(curve.mod, "g2_neg" if g2 else "g1_neg")
+    P = _bases(curve, g2, 3, with_inf=False).reshape(3, width)
+    trio = np.stack([P[0], neg(P[0]), P[1], np.zeros(width, dtype=np.uint64)])
+    n = 2400
+    bases = np.tile(trio, (n // 4, 1)).reshape(-1)
+    same = [12345] * n
+    want = _naive_grouped(curve, mul, add, bases, same, width)
+    assert np.array_equal(want, mul(P[1], enc_many([12345 * (n // 4)], 4)))
+    assert np.array_equal(msm(bases, enc_many(same, 4), threads=2), want)
+    sc = [rng.randrange(curve.r) if i % 5 else 7 for i in range(n)]
+    want = _naive_grouped(curve, mul, add, bases, sc, width)
+    assert np.array_equal(msm(bases, enc_many(sc, 4), threads=1), want)
