@@ -11,10 +11,9 @@ import os
 import sys
 from pathlib import Path
 
-from pybind11.setup_helpers import ParallelCompile, Pybind11Extension, build_ext
+from pybind11.setup_helpers import Pybind11Extension, build_ext
 from setuptools import setup
 
-ParallelCompile("SNARKD_BUILD_JOBS", default=0).install()
 
 NATIVE = Path("src/snarkd/native")
 extra = ["-O3", "-fno-strict-aliasing"]
@@ -41,4 +40,14 @@ ext_modules = [extension("_core", NATIVE / "bindings.cpp")]
 for src in sorted(NATIVE.glob("*_module.cpp")):
     ext_modules.append(extension("_" + src.name[: -len("_module.cpp")], src))
 
-setup(ext_modules=ext_modules, cmdclass={"build_ext": build_ext})
+
+class parallel_build_ext(build_ext):
+    """Build the extensions side by side: each is one large translation unit."""
+
+    def finalize_options(self):
+        super().finalize_options()
+        if not self.parallel:
+            self.parallel = int(os.environ.get("SNARKD_BUILD_JOBS") or os.cpu_count() or 1)
+
+
+setup(ext_modules=ext_modules, cmdclass={"build_ext": parallel_build_ext})

@@ -79,7 +79,9 @@ def summarize(run: dict) -> dict:
     dbusy = {}
     for name, s in (d1.get("device_busy_s") or {}).items():
         dbusy[name] = (s - (d0.get("device_busy_s") or {}).get(name, 0.0)) / max(1e-9, wall)
+    cpu0, cpu1 = d0.get("engine", {}).get("cpu_s"), d1.get("engine", {}).get("cpu_s")
     run["summary"] = {
+        "daemon_cpu_cores": (cpu1 - cpu0) / max(1e-9, wall) if cpu0 is not None and cpu1 is not None else None,
         "completed": len(ok),
         "failed": len(jobs) - len(ok),
         "verified": run.get("verified"),
@@ -138,6 +140,8 @@ def format_report(run: dict) -> str:
         lines.append("device busy: " + ", ".join(f"{k} {v:.0%}" for k, v in busy.items())
                      + " of wall time (timeline); daemon counters: "
                      + ", ".join(f"{k} {v:.0%}" for k, v in s["device_busy_fraction_daemon"].items()))
+    if s.get("daemon_cpu_cores") is not None:
+        lines.append(f"daemon CPU:  {s['daemon_cpu_cores']:.2f} cores on average over the run")
     lines.append(f"daemon RSS:  peak {_mib(s['daemon_peak_rss_bytes'])}; memory budget {_mib(s['memory_budget_bytes'])}"
                  f" (peak reserved {_mib(s['memory_budget_peak_bytes'])}); resident keys {_mib(s['key_bytes'])}")
     med = s["phase_median_ms"]

@@ -10,6 +10,7 @@ and device busy seconds.
 from __future__ import annotations
 
 import json
+import os
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -30,8 +31,9 @@ def _status(client) -> dict:
 
 def run_bench(addr: str, key: str, *, witness: bytes | None = None, inputs: dict | None = None, count: int = 1,
               inflight: int = 1, partitions: int = 1, priority: int = 0, timeout: float = 3600,
-              vk: dict | None = None, progress: bool = True) -> dict:
-    """Run the bench; returns the run dict (with "summary"). vk: verify every proof client-side too."""
+              vk: dict | None = None, progress: bool = True, proofs_dir: str | None = None) -> dict:
+    """Run the bench; returns the run dict (with "summary"). vk: verify every proof client-side too;
+    proofs_dir: write every proof as proof-<job>-<partition>.json / public-<job>-<partition>.json."""
     from snarkd.daemon.client import Client
 
     if (witness is None) == (inputs is None):
@@ -66,6 +68,12 @@ def run_bench(addr: str, key: str, *, witness: bytes | None = None, inputs: dict
                 rec["timings"] = r.timings
                 rec["partitions"] = [{"index": p.index, "timings": p.timings, "spans": p.spans}
                                      for p in r.partitions]
+                if proofs_dir:
+                    from snarkd.atomic import atomic_write_json
+
+                    for p in r.partitions:
+                        atomic_write_json(os.path.join(proofs_dir, f"proof-{i}-{p.index}.json"), p.proof)
+                        atomic_write_json(os.path.join(proofs_dir, f"public-{i}-{p.index}.json"), p.public)
                 if vk is not None:
                     from snarkd.verifier import verify
 

@@ -28,7 +28,12 @@ def _row_key(worker: str):
 
 
 def draw(run: dict, path: str, title: str | None = None) -> str:
-    import matplotlib
+    try:
+        import matplotlib
+    except ImportError:
+        from snarkd.errors import InputError
+
+        raise InputError("--timeline needs matplotlib: pip install matplotlib") from None
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt

@@ -27,6 +27,7 @@ def register(sub) -> None:
     p.add_argument("--partitions", type=int, default=1, help="partitions per job (default 1)")
     p.add_argument("--priority", type=int, default=0, help="job priority (default 0)")
     p.add_argument("--vk", metavar="VK.json", help="also verify every returned proof in the client")
+    p.add_argument("--proofs-dir", metavar="DIR", help="write every proof and public file there (for snarkjs verify)")
     p.add_argument("--json", metavar="OUT.json", help="write the full run (jobs, timings, spans, summary) as JSON")
     p.add_argument("--timeline", metavar="OUT.png", help="draw each partition's phases per worker over time")
     p.add_argument("--timeout", type=float, default=3600, help="seconds to wait for one job (default 3600)")
@@ -63,9 +64,13 @@ def run(args) -> int:
             vk = json.loads(_read(args.vk, "verification key", False))
         except ValueError as exc:
             raise InputError(f"{args.vk}: not valid JSON: {exc}") from None
+    if args.proofs_dir:
+        import os
+
+        os.makedirs(args.proofs_dir, exist_ok=True)
     result = run_bench(args.addr, args.key, witness=witness, inputs=inputs, count=args.count, inflight=args.inflight,
                        partitions=args.partitions, priority=args.priority, timeout=args.timeout, vk=vk,
-                       progress=not args.no_progress and sys.stderr.isatty())
+                       progress=not args.no_progress and sys.stderr.isatty(), proofs_dir=args.proofs_dir)
     result["witness"] = args.witness or ""
     result["input"] = args.input or ""
     print(format_report(result))

@@ -4,7 +4,9 @@ Each device worker is pinned to one device index for its whole life (cuzk's
 multi-GPU runs produced corrupt proofs until workers were pinned). The CUDA
 backend (snarkd.gpu, being built) is reached through one hook, `_gpu_backend`:
 it must offer `device_count() -> int` and `backend(index)` returning the object
-passed to `device_stage(..., backend=...)`. Without it, one CPU "device" runs the
+passed to `device_stage(..., backend=...)`; when that object has `pin()`, each
+device worker thread calls it once before its first job (e.g. to make its
+device current in CuPy, which is per thread). Without it, one CPU "device" runs the
 native core, and `[gpus] devices` must stay empty.
 """
 
@@ -50,6 +52,13 @@ def resolve_devices(devices: tuple | list = ()) -> list[Device]:
     if bad:
         raise DaemonError(f"[gpus] devices lists {bad}, but only {count} CUDA device(s) exist")
     return [Device(f"cuda:{i}", i, gpu.backend(i)) for i in idx]
+
+
+def pin_thread(device: Device) -> None:
+    """Make `device` current for the calling worker thread (GPU backends only)."""
+    pin = getattr(device.backend, "pin", None)
+    if pin is not None:
+        pin()
 
 
 def device_stage_kwargs(device: Device) -> dict:

@@ -39,7 +39,9 @@ import uuid
 from collections import OrderedDict
 from dataclasses import asdict, dataclass, field
 
-from snarkd.engine.devices import Device, device_stage_kwargs, resolve_devices
+import psutil
+
+from snarkd.engine.devices import Device, device_stage_kwargs, pin_thread, resolve_devices
 from snarkd.engine.errors import AlreadyExists, NotFound, TooLarge, Unavailable
 from snarkd.engine.jobs import CANCELLED, COMPLETED, ENDED, FAILED, QUEUED, RUNNING, Job, Partition, SpanTimer
 from snarkd.engine.keys import KeyStore
@@ -110,6 +112,7 @@ class Engine:
     def __init__(self, config: EngineConfig | None = None, keys: KeyStore | None = None):
         self.config = c = config or EngineConfig()
         self.keys = keys or KeyStore()
+        self.keys.max_instances = c.synthesis_workers
         self.devices: list[Device] = resolve_devices(c.devices)
         self.budget = MemoryBudget(c.memory_budget)
         n_dev_workers = len(self.devices) * c.workers_per_device
@@ -338,12 +341,14 @@ class Engine:
             pending = len(self._pending)
             in_flight = self.in_flight
         up = max(1e-9, now - self.t_start)
+        cpu = psutil.Process().cpu_times()
         return {
             "accepting": self.accepting, "started": self._started, "uptime_s": up,
             "jobs": jobs,
             "queues": {"pending": pending, "device": len(self._device_q), "finalize": len(self._final_q),
                        "capacity": self._device_q.q.maxsize},
             "partitions_in_flight": in_flight,
+            "cpu_s": cpu.user + cpu.system,  # the whole process's CPU time (the bench: cores used = d cpu_s / wall)
             "memory": {**mem, "rss": rss(), "keys": self.keys.resident_bytes()},
             "devices": [{"name": d.name, "index": d.index, "busy_s": b, "busy_fraction": b / up,
                          "workers": self.config.workers_per_device} for d, b in zip(self.devices, busy)],
@@ -505,6 +510,7 @@ class Engine:
     def _device_worker(self, name: str, d: int, kwargs: dict) -> None:
         threads, with_g2 = self.config.threads, self.config.g2_on_device
         lock = self._device_locks[d]
+        pin_thread(self.devices[d])  # every worker stays on its device index for its whole life
         while True:
             part = self._device_q.get(self._stopping)
             if part is None:

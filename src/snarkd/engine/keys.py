@@ -59,6 +59,7 @@ class LoadedKey:
     proofs: int = 0
     users: int = 0
     unloaded: bool = False
+    max_instances: int = 0  # witness-calculator instances (the engine's synthesis workers)
     _vk: dict | None = field(default=None, repr=False)
     _calc: object = field(default=None, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
@@ -92,7 +93,8 @@ class LoadedKey:
                                      "load it with a wasm path to prove from inputs")
                 from snarkd.witness import WitnessCalculator
 
-                self._calc = WitnessCalculator(self.wasm)
+                # one wasm instance per synthesis worker at most: their memory is bounded, not per job
+                self._calc = WitnessCalculator(self.wasm, max_instances=self.max_instances or None)
             return self._calc
 
 
@@ -101,6 +103,7 @@ class KeyStore:
 
     def __init__(self, param_cache: str = "."):
         self.param_cache = Path(param_cache)
+        self.max_instances = 0  # per key's witness calculator; set by the engine
         self._keys: dict[str, LoadedKey] = {}
         self._lock = threading.Lock()
 
@@ -129,7 +132,7 @@ class KeyStore:
         t0 = time.perf_counter()
         key = ProvingKey.load(p)
         ms = (time.perf_counter() - t0) * 1000
-        lk = LoadedKey(key_id, str(p), key, ms, preloaded, wasm=str(wp) if wp else "")
+        lk = LoadedKey(key_id, str(p), key, ms, preloaded, wasm=str(wp) if wp else "", max_instances=self.max_instances)
         with self._lock:
             if key_id in self._keys:  # lost a race with a concurrent load
                 key.close()

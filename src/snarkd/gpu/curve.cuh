@@ -4,6 +4,11 @@
 #pragma once
 #include "field.cuh"
 
+// Point operations are real calls (not inlined): each is thousands of
+// instructions, so the call costs nothing and the kernels stay small enough to
+// compile in seconds.
+#define SNARKD_PT __device__ __noinline__
+
 template <class F>
 struct Affine {
   F x, y;
@@ -27,7 +32,7 @@ struct XYZZ {
   }
 
   // dbl-2008-s-1
-  SNARKD_DI void dbl() {
+  SNARKD_PT void dbl() {
     if (is_inf()) return;
     F U = Y.dbl();
     F V = U.sqr();
@@ -42,7 +47,7 @@ struct XYZZ {
   }
 
   // mdbl-2008-s-1: this = 2a
-  SNARKD_DI void set_dbl_affine(const Affine<F>& a) {
+  SNARKD_PT void set_dbl_affine(const Affine<F>& a) {
     F U = a.y.dbl();
     F V = U.sqr();
     F W = U * V;
@@ -56,7 +61,7 @@ struct XYZZ {
   }
 
   // madd-2008-s: this += a (a not infinity)
-  SNARKD_DI void add_affine(const Affine<F>& a) {
+  SNARKD_PT void add_affine(const Affine<F>& a) {
     if (is_inf()) {
       X = a.x; Y = a.y; ZZ = F::one(); ZZZ = F::one();
       return;
@@ -80,7 +85,7 @@ struct XYZZ {
   }
 
   // add-2008-s: this += o
-  SNARKD_DI void add(const XYZZ& o) {
+  SNARKD_PT void add(const XYZZ& o) {
     if (o.is_inf()) return;
     if (is_inf()) { *this = o; return; }
     F U1 = X * o.ZZ;

@@ -352,6 +352,12 @@ struct BLS {
 PYBIND11_MODULE(_core, m) {
   m.doc() = "snarkd native CPU core (Montgomery fields, G1/G2, Pippenger MSM, NTT, Groth16 pieces)";
   m.def("hardware_threads", &hardware_threads);
+  m.def("cpu_has_adx", &detect_adx, "True if the CPU has BMI2+ADX (4-limb mul then uses the mulx/adcx/adox path)");
+  m.def("_set_adx", [](bool on) {
+    bool prev = g_use_adx;
+    g_use_adx = on && detect_adx();
+    return prev;
+  }, py::arg("on"), "Testing aid: enable/disable the BMI2/ADX multiplication path; returns the previous setting");
   auto bn = m.def_submodule("bn254", "BN254 (bn128)");
   bind_curve<BN>(bn);
   auto bls = m.def_submodule("bls12_381", "BLS12-381");

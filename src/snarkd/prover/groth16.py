@@ -65,8 +65,19 @@ def synthesize(key: ProvingKey, witness: Witness, timer: PhaseTimer, threads: in
     return Synthesized(witness=witness.values, a=a, b=b)
 
 
-def device_stage(key: ProvingKey, synth: Synthesized, timer: PhaseTimer, threads: int = 0, with_g2: bool = False) -> G1Sums:
-    """NTTs, H and the G1 MSMs. Frees synth.a and synth.b (the big buffers)."""
+def device_stage(key: ProvingKey, synth: Synthesized, timer: PhaseTimer, threads: int = 0, with_g2: bool = False,
+                 backend=None) -> G1Sums:
+    """NTTs, H and the G1 MSMs. Frees synth.a and synth.b (the big buffers).
+
+    backend: None or "cpu" (the native core, below), "cuda"/"auto", or a backend
+    object from snarkd.prover.backend; all give identical sums."""
+    if backend is not None:
+        if isinstance(backend, str):
+            from snarkd.prover.backend import get_backend
+
+            backend = get_backend(backend)
+        if backend.name != "cpu":
+            return backend.device_stage(key, synth, timer, threads, with_g2)
     zk, native, w = key.zkey, key.native, synth.witness
     a, b = synth.a, synth.b
     synth.a = synth.b = None

@@ -1,3 +1,12 @@
+"""Generates curves/bn254.hpp and curves/bls12_381.hpp (field parameters, Montgomery
+constants, snarkjs roots of unity, curve b). Run with py_ecc installed:
+    python3 gen_constants.py
+"""
+import os
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
 def limbs(x, n): return [(x >> (64*i)) & (2**64-1) for i in range(n)]
 def arr(x, n): return "{" + ", ".join("0x%016xULL" % l for l in limbs(x, n)) + "}"
 def field(name, p, n):
@@ -15,7 +24,6 @@ def field(name, p, n):
 def mont(x, p, n): return arr(x * 2**(64*n) % p, n)
 out = {}
 # BN254
-q = 21888242871839275222246405745257275088696311157297823662689037025139908932583 if False else 21888242871839275222246405745257275088696311157297823662689037025139908932583
 q = 0x30644e72e131a029b85045b68181585d97816a916871ca8d3c208c16d87cfd47
 r = 0x30644e72e131a029b85045b68181585d2833e84879b9709143e1f593f0000001
 def fr_extra(r, n=4):
@@ -47,9 +55,7 @@ static constexpr u64 G2_B0[{nq}] = {mont(b2[0], q, nq)};
 static constexpr u64 G2_B1[{nq}] = {mont(b2[1], q, nq)};
 }} }}
 """
-    open(f"/work/main/src/snarkd/native/curves/{curve}.hpp", "w").write(txt)
-import os
-os.makedirs("/work/main/src/snarkd/native/curves", exist_ok=True)
+    open(os.path.join(HERE, f"{curve}.hpp"), "w").write(txt)
 # BN254 b2 = 3/(9+u) = 3(9-u)/82
 inv82 = pow(82, -1, q)
 write("bn254", q, r, 4, 3, (27*inv82 % q, (-3*inv82) % q), 19103219067921713944291392827692070036145651957329286315305642004821462161904)

@@ -9,12 +9,28 @@
 #include <cstddef>
 #include <cstring>
 #if defined(__x86_64__)
+#include <cpuid.h>
 #include <immintrin.h>
+#include "ff/mont_adx.hpp"
 #endif
 
 namespace snarkd {
 using u64 = uint64_t;
 using u128 = unsigned __int128;
+
+#if defined(__x86_64__)
+// Runtime dispatch (portable build): 4-limb multiplication uses mulx/adcx/adox
+// asm when the CPU has BMI2 + ADX. Not const so tests can force the C path.
+inline bool detect_adx() {
+  unsigned a, b, c, d;
+  if (!__get_cpuid_count(7, 0, &a, &b, &c, &d)) return false;
+  return (b & (1u << 8)) && (b & (1u << 19));  // BMI2, ADX
+}
+inline bool g_use_adx = detect_adx();
+#else
+inline bool g_use_adx = false;
+inline bool detect_adx() { return false; }
+#endif
 
 template <class P>
 struct Mont {
@@ -85,7 +101,18 @@ struct Mont {
   static inline Mont mul(const Mont& a, const Mont& b) {
     u64 t[N];
 #if defined(__x86_64__)
-    mul_x86(t, a.v, b.v);
+    if constexpr (N == 4) {
+      if (__builtin_expect(g_use_adx, 1)) adx::mont_mul4<P::MOD, &P::INV>(t, a.v, b.v);
+      else mul_x86(t, a.v, b.v);
+    } else if constexpr (N == 6) {
+#if defined(__OPTIMIZE__)  // at -O0 the frame pointer leaves too few registers
+      if (__builtin_expect(g_use_adx, 1)) adx::mont_mul6<P::MOD, &P::INV>(t, a.v, b.v);
+      else
+#endif
+      mul_x86(t, a.v, b.v);
+    } else {
+      mul_x86(t, a.v, b.v);
+    }
 #else
     mul_generic(t, a.v, b.v);
 #endif

@@ -52,33 +52,30 @@ struct Ntt {
   }
 
   static inline size_t bitrev(size_t x, unsigned bits) {
-    size_t r = 0;
-    for (unsigned i = 0; i < bits; i++) { r = (r << 1) | (x & 1); x >>= 1; }
-    return r;
+    uint64_t v = x;
+    v = ((v >> 1) & 0x5555555555555555ULL) | ((v & 0x5555555555555555ULL) << 1);
+    v = ((v >> 2) & 0x3333333333333333ULL) | ((v & 0x3333333333333333ULL) << 2);
+    v = ((v >> 4) & 0x0F0F0F0F0F0F0F0FULL) | ((v & 0x0F0F0F0F0F0F0F0FULL) << 4);
+    return bits ? (size_t)(__builtin_bswap64(v) >> (64 - bits)) : 0;
   }
 
-  static inline void butterfly(Fr& x, Fr& y, const Fr& w) {
-    Fr t = y * w;
-    y = x - t;
-    x = x + t;
-  }
-
-  // Forward or inverse transform in place. scale: multiply by 1/n when inverse.
-  static void transform(Fr* a, unsigned log_n, bool inverse, unsigned T, bool scale = true) {
+  static void bitrev_permute(Fr* a, unsigned log_n, unsigned T) {
     size_t n = (size_t)1 << log_n;
-    if (n == 1) return;
-    auto twp = twiddles(log_n, inverse);
-    const Fr* tw = twp->data();
-
     parallel_for(n, T, [&](size_t b, size_t e, unsigned) {
       for (size_t i = b; i < e; i++) {
         size_t j = bitrev(i, log_n);
         if (i < j) std::swap(a[i], a[j]);
       }
     }, 4096);
+  }
 
-    const unsigned LB = std::min<unsigned>(log_n, 11);  // 2^11 * 32 B = 64 KiB blocks
-    const size_t B = (size_t)1 << LB;
+  static constexpr unsigned LOG_BLOCK = 11;  // 2^11 * 32 B = 64 KiB blocks stay in L2
+
+  // Cooley-Tukey, bit-reversed input -> natural output.
+  static void dit(Fr* a, unsigned log_n, const Fr* tw, unsigned T) {
+    size_t n = (size_t)1 << log_n;
+    if (n == 1) return;
+    const size_t B = (size_t)1 << std::min(log_n, LOG_BLOCK);
     parallel_for(n / B, T, [&](size_t b, size_t e, unsigned) {
       for (size_t blk = b; blk < e; blk++) {
         Fr* x = a + blk * B;
@@ -89,7 +86,11 @@ struct Ntt {
         }
         for (size_t m = 2; m < B; m *= 2)
           for (size_t s = 0; s < B; s += 2 * m)
-            for (size_t j = 0; j < m; j++) butterfly(x[s + j], x[s + j + m], tw[m + j]);
+            for (size_t j = 0; j < m; j++) {
+              Fr t = x[s + j + m] * tw[m + j];
+              x[s + j + m] = x[s + j] - t;
+              x[s + j] = x[s + j] + t;
+            }
       }
     });
     for (size_t m = B; m < n; m *= 2) {
@@ -97,38 +98,102 @@ struct Ntt {
         for (size_t k = b; k < e; k++) {
           size_t j = k & (m - 1);
           size_t i = ((k - j) << 1) + j;
-          butterfly(a[i], a[i + m], tw[m + j]);
+          Fr t = a[i + m] * tw[m + j];
+          a[i + m] = a[i] - t;
+          a[i] = a[i] + t;
         }
       }, 1024);
     }
-    if (inverse && scale) {
-      Fr ninv = Fr::one();
-      {
-        Fr nn = Fr::zero();
-        nn.v[0] = n;
-        ninv = nn.to_mont().inv();
+  }
+
+  // Gentleman-Sande, natural input -> bit-reversed output.
+  static void dif(Fr* a, unsigned log_n, const Fr* tw, unsigned T) {
+    size_t n = (size_t)1 << log_n;
+    if (n == 1) return;
+    const size_t B = (size_t)1 << std::min(log_n, LOG_BLOCK);
+    for (size_t m = n / 2; m >= B; m /= 2) {
+      parallel_for(n / 2, T, [&](size_t b, size_t e, unsigned) {
+        for (size_t k = b; k < e; k++) {
+          size_t j = k & (m - 1);
+          size_t i = ((k - j) << 1) + j;
+          Fr u = a[i], v = a[i + m];
+          a[i] = u + v;
+          a[i + m] = (u - v) * tw[m + j];
+        }
+      }, 1024);
+    }
+    parallel_for(n / B, T, [&](size_t b, size_t e, unsigned) {
+      for (size_t blk = b; blk < e; blk++) {
+        Fr* x = a + blk * B;
+        for (size_t m = B / 2; m >= 2; m /= 2)
+          for (size_t s = 0; s < B; s += 2 * m)
+            for (size_t j = 0; j < m; j++) {
+              Fr u = x[s + j], v = x[s + j + m];
+              x[s + j] = u + v;
+              x[s + j + m] = (u - v) * tw[m + j];
+            }
+        for (size_t i = 0; i < B; i += 2) {
+          Fr u = x[i], v = x[i + 1];
+          x[i] = u + v;
+          x[i + 1] = u - v;
+        }
       }
+    });
+  }
+
+  static Fr inv_n(size_t n) {
+    Fr nn = Fr::zero();
+    nn.v[0] = n;
+    return nn.to_mont().inv();
+  }
+
+  // Forward or inverse transform in place, natural order in and out.
+  // scale: multiply by 1/n when inverse.
+  static void transform(Fr* a, unsigned log_n, bool inverse, unsigned T, bool scale = true) {
+    size_t n = (size_t)1 << log_n;
+    if (n == 1) return;
+    auto twp = twiddles(log_n, inverse);
+    bitrev_permute(a, log_n, T);
+    dit(a, log_n, twp->data(), T);
+    if (inverse && scale) {
+      Fr ninv = inv_n(n);
       parallel_for(n, T, [&](size_t b, size_t e, unsigned) {
         for (size_t i = b; i < e; i++) a[i] = a[i] * ninv;
       }, 4096);
     }
   }
 
-  // Evaluations on the domain -> evaluations on the odd coset g*<w_n>, where
-  // g = w_{2n} (snarkjs uses Fr.shift when n = 2^s).
+  // Evaluations on <w_n> -> evaluations on the odd coset g*<w_n>, g = w_{2n}
+  // (snarkjs uses Fr.shift when n = 2^s). No permutation pass: inverse DIF
+  // (natural -> bit-reversed coefficients), scale coefficient rev(i) by
+  // g^rev(i)/n in bit-reversed order, forward DIT (bit-reversed -> natural).
   static void coset_shift(Fr* a, unsigned log_n, unsigned T) {
     size_t n = (size_t)1 << log_n;
-    transform(a, log_n, true, T, false);
     Fr g = log_n == Tr::S ? Tr::shift() : root_of_unity(log_n + 1);
-    Fr nn = Fr::zero();
-    nn.v[0] = n;
-    Fr ninv = nn.to_mont().inv();
+    Fr ninv = inv_n(n);
+    if (n == 1) return;  // a constant: same value everywhere
+    auto itw = twiddles(log_n, true);
+    auto ftw = twiddles(log_n, false);
+    dif(a, log_n, itw->data(), T);
+    // V[i] = g^rev(i) / n built by doubling: V_{2m}[i + m] = V_{2m}[i] * g^(n/2m)
+    std::vector<Fr> V(n);
+    V[0] = ninv;
+    std::vector<Fr> hp(log_n);  // hp[l] = g^(n / 2^(l+1))
+    {
+      Fr h = g;
+      for (unsigned l = log_n; l-- > 0;) { hp[l] = h; h = h.sqr(); }
+    }
+    for (unsigned l = 0; l < log_n; l++) {
+      size_t m = (size_t)1 << l;
+      const Fr h = hp[l];
+      parallel_for(m, T, [&](size_t b, size_t e, unsigned) {
+        for (size_t i = b; i < e; i++) V[i + m] = V[i] * h;
+      }, 8192);
+    }
     parallel_for(n, T, [&](size_t b, size_t e, unsigned) {
-      u64 eb = b;
-      Fr x = g.pow_limbs(&eb, 1) * ninv;  // 1/n folded into the shift
-      for (size_t i = b; i < e; i++) { a[i] = a[i] * x; x = x * g; }
+      for (size_t i = b; i < e; i++) a[i] = a[i] * V[i];
     }, 4096);
-    transform(a, log_n, false, T);
+    dit(a, log_n, ftw->data(), T);
   }
 };
 

@@ -1,0 +1,197 @@
+#!/usr/bin/env python3
+"""GPU benchmarks (CUDA events, medians after warm-up), results in bench/results/gpu-<tag>.json.
+
+    python bench/gpu.py [--curves bn254,bls12_381] [--min 16] [--max 24] [--what ntt,h,g1,g2,prove]
+                        [--reps 5] [--c 0] [--tag h200] [--out DIR] [--zkey PATH --wtns PATH]
+
+ntt    natural-order NTT of 2^k Fr (bit reversal + DIT passes)
+h      the whole H computation on a 2^k domain (c = a*b, 3 x (iNTT, shift, NTT), a*b - c)
+g1/g2  MSM of 2^k points with random scalars; bases are random field elements
+       (the cost of an add does not depend on the point being on the curve;
+       results are not checked here -- tests/gpu checks correctness)
+prove  the device stage of a proof at domain 2^k with n_vars = 2^k (synthetic
+       key, resident): upload w, a, b; H; MSMs A, B1, C, H; G2 MSM B2
+--zkey/--wtns: a real proof with the key resident: cpu vs cuda, checked equal.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import random
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO / "src"))
+
+import cupy  # noqa: E402
+
+from snarkd.curves.params import BLS12_381, BN254  # noqa: E402
+from snarkd.gpu import msm as gmsm  # noqa: E402
+from snarkd.gpu import ntt as gntt  # noqa: E402
+
+CURVES = {"bn254": BN254, "bls12_381": BLS12_381}
+
+
+def timed(fn, reps: int, warm: int = 1) -> dict:
+    for _ in range(warm):
+        fn()
+    cupy.cuda.Device().synchronize()
+    ts = []
+    for _ in range(reps):
+        s, e = cupy.cuda.Event(), cupy.cuda.Event()
+        s.record()
+        fn()
+        e.record()
+        e.synchronize()
+        ts.append(cupy.cuda.get_elapsed_time(s, e))
+    return {"median_ms": statistics.median(ts), "min_ms": min(ts), "max_ms": max(ts), "reps": reps}
+
+
+def rand_words(rng, n_elems: int, words: int, modulus: int) -> "cupy.ndarray":
+    """n random values < modulus, each `words` u32 words (numpy, vectorised by top-word clipping)."""
+    a = rng.integers(0, 1 << 32, size=(n_elems, words), dtype=np.uint64).astype(np.uint32)
+    top = (modulus >> (32 * (words - 1))) & 0xFFFFFFFF
+    a[:, -1] %= max(top, 1)  # < modulus's top word -> value < modulus
+    return cupy.asarray(a.reshape(-1))
+
+
+def rand_coords(rng, n, curve, coords):
+    nq = curve.n8q // 4
+    x = rand_words(rng, n * coords, nq, curve.q)
+    return x
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--curves", default="bn254,bls12_381")
+    ap.add_argument("--min", type=int, default=16)
+    ap.add_argument("--max", type=int, default=24)
+    ap.add_argument("--step", type=int, default=2)
+    ap.add_argument("--what", default="ntt,h,g1,g2,prove")
+    ap.add_argument("--reps", type=int, default=5)
+    ap.add_argument("--c", type=int, default=0, help="MSM window bits (0 = default rule)")
+    ap.add_argument("--g2-max", type=int, default=22)
+    ap.add_argument("--tag", default="h200")
+    ap.add_argument("--out", default=str(REPO / "bench" / "results"))
+    ap.add_argument("--zkey")
+    ap.add_argument("--wtns")
+    args = ap.parse_args()
+    what = set(args.what.split(","))
+    rng = np.random.default_rng(1)
+    dev = cupy.cuda.Device()
+    props = cupy.cuda.runtime.getDeviceProperties(dev.id)
+    res = {"device": props["name"].decode() if isinstance(props["name"], bytes) else props["name"],
+           "sms": props["multiProcessorCount"], "host": platform.node(), "time": time.strftime("%Y-%m-%d %H:%M:%S"),
+           "c": args.c or "auto", "rows": []}
+    from snarkd.native import _core
+
+    rows = res["rows"]
+
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / f"gpu-{args.tag}.json"
+
+    def add(row):
+        rows.append(row)
+        print(json.dumps(row), flush=True)
+        path.write_text(json.dumps(res, indent=1))
+
+    sizes = list(range(args.min, args.max + 1, args.step))
+    if args.max not in sizes:
+        sizes.append(args.max)
+    for cname in args.curves.split(","):
+        curve = CURVES[cname]
+        native = getattr(_core, cname)
+        for k in sizes:
+            n = 1 << k
+            if "ntt" in what:
+                dom = gntt.domain(cname, k)
+                x = rand_words(rng, n, 8, curve.r)
+                out = cupy.empty_like(x)
+                add({"curve": cname, "op": "ntt", "log_n": k, **timed(lambda: dom.ntt(x, False, out), args.reps)})
+                add({"curve": cname, "op": "coset_shift", "log_n": k, **timed(lambda: dom.coset_shift_evals(x), args.reps)})
+                del x, out
+            if "h" in what:
+                dom = gntt.domain(cname, k)
+                a = rand_words(rng, n, 8, curve.r)
+                b = rand_words(rng, n, 8, curve.r)
+                add({"curve": cname, "op": "h", "log_n": k, **timed(lambda: dom.h_values(a.copy(), b.copy()), args.reps)})
+                del a, b
+            for g, g2 in (("g1", False), ("g2", True)):
+                if g not in what or (g2 and k > args.g2_max):
+                    continue
+                bases = rand_coords(rng, n, curve, 4 if g2 else 2)
+                sc = rand_words(rng, n, 8, curve.r)
+                st = {}
+                t = timed(lambda: gmsm.msm_window_sums(cname, g2, bases, sc, n, args.c or None, st), args.reps)
+                add({"curve": cname, "op": f"msm_{g}", "log_n": k, **t, **st})
+                del bases, sc
+            if "prove" in what and k <= args.g2_max:
+                g1b = [rand_coords(rng, n, curve, 2) for _ in range(4)]
+                g2b = rand_coords(rng, n, curve, 4)
+                w = np.asarray(rand_words(rng, n, 8, curve.r).get())
+                a_h = np.asarray(rand_words(rng, n, 8, curve.r).get())
+                b_h = np.asarray(rand_words(rng, n, 8, curve.r).get())
+                dom = gntt.domain(cname, k)
+                from snarkd.gpu.memory import for_device
+
+                dm = for_device(dev.id)
+
+                def stage():
+                    wd = dm.upload(w)
+                    a, b = dm.upload(a_h), dm.upload(b_h)
+                    h = dom.h_values(a, b)
+                    for bases, sc in ((g1b[0], h), (g1b[1], wd), (g1b[2], wd), (g1b[3], wd)):
+                        gmsm.msm_window_sums(cname, False, bases, sc, n)
+                    gmsm.msm_window_sums(cname, True, g2b, wd, n)
+
+                add({"curve": cname, "op": "prove_device_stage", "log_n": k, **timed(stage, max(3, args.reps // 2))})
+                del g1b, g2b
+            cupy.get_default_memory_pool().free_all_blocks()
+    if args.zkey:
+        from snarkd.formats.wtns import read_wtns
+        from snarkd.prover import groth16
+        from snarkd.prover.backend import get_backend
+        from snarkd.prover.proving_key import ProvingKey
+        from snarkd.prover.timing import PhaseTimer
+
+        key = ProvingKey.load(args.zkey)
+        wt = read_wtns(args.wtns)
+        be = get_backend("cuda")
+        be.resident(key)
+        rs = (12345, 67890)
+        for name, backend, spmv_dev in (("cpu", "cpu", False), ("cuda", be, False), ("cuda_spmv", be, True)):
+            times = []
+            for _ in range(3):
+                timer = PhaseTimer()
+                t0 = time.perf_counter()
+                synth = groth16.synthesize(key, wt, timer)
+                if spmv_dev:
+                    synth.a = synth.b = None
+                sums = groth16.device_stage(key, synth, timer, 0, with_g2=backend != "cpu", backend=backend)
+                proof = groth16.finalize(key, synth.witness, sums, timer, 0, *rs)
+                times.append((time.perf_counter() - t0) * 1e3)
+            if name == "cpu":
+                ref = proof.proof
+            else:
+                assert proof.proof == ref, f"{name} proof differs from cpu"
+            add({"curve": key.curve.native, "op": f"prove_{name}", "zkey": os.path.basename(args.zkey), "domain": key.domain_size,
+                 "median_ms": statistics.median(times), "phases_ms": {k2: round(v, 2) for k2, v in timer.ms.items()}, "equal_to_cpu": True})
+            if name == "cuda":
+                Path(os.environ.get("OUT", "/tmp")).joinpath(f"proof-{key.curve.name}.json").write_text(json.dumps(proof.proof, indent=1))
+    path.write_text(json.dumps(res, indent=1))
+    print("wrote", path)
+    print(f"{'curve':10} {'op':20} {'log_n':>5} {'median ms':>10}")
+    for r in rows:
+        print(f"{r['curve']:10} {r['op']:20} {str(r.get('log_n', r.get('domain'))):>5} {r['median_ms']:10.3f}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,149 @@
+"""The CUDA backend: the prover's device stage on one GPU, keys resident.
+
+`ResidentKey` uploads a key's bases (A, B1, C, H in G1; B2 in G2) and the CSR
+form of its coefs section once per (key, device); every worker on that device
+shares it. `CudaBackend.device_stage` then streams in one witness (and a, b
+when synthesis computed them on the CPU), runs spmv (when a, b are absent),
+the H computation and the MSMs on the device, and returns the same G1Sums as
+the CPU path: identical points, so identical proofs for the same r and s.
+"""
+
+from __future__ import annotations
+
+import threading
+import weakref
+
+import numpy as np
+
+from snarkd.gpu import memory as gmem
+from snarkd.gpu.module import get_module
+
+
+def _csr(zkey, matrix: int):
+    e = zkey.coef_entries
+    sel = e[e["matrix"] == matrix]
+    bad = e[(e["matrix"] > 1)]
+    if len(bad):
+        raise ValueError(f"coefs_section: matrix {int(bad['matrix'][0])} is not 0 (A) or 1 (B)")
+    rows = sel["constraint"]
+    if len(rows) and int(rows.max()) >= zkey.domain_size:
+        raise ValueError(f"coefs_section: constraint {int(rows.max())} >= domain_size {zkey.domain_size}")
+    if len(sel) and int(sel["signal"].max()) >= zkey.n_vars:
+        raise ValueError(f"coefs_section: signal {int(sel['signal'].max())} >= witness length {zkey.n_vars}")
+    order = np.argsort(rows, kind="stable")
+    row_ptr = np.zeros(zkey.domain_size + 1, dtype=np.uint32)
+    np.cumsum(np.bincount(rows, minlength=zkey.domain_size), out=row_ptr[1:])
+    cols = np.ascontiguousarray(sel["signal"][order], dtype=np.uint32)
+    vals = np.ascontiguousarray(sel["value"][order], dtype=np.uint64)
+    return row_ptr, cols, vals
+
+
+class ResidentKey:
+    """A proving key's device-side arrays (uint32 words, zkey layout)."""
+
+    def __init__(self, key, dm: gmem.DeviceMemory):
+        zk = key.zkey
+        self.curve = key.curve.native
+        self.device_id = dm.device_id
+        with dm.guard("uploading the proving key"):
+            up = dm.upload
+            self.a, self.b1, self.c, self.h, self.b2 = (up(x) for x in (zk.a, zk.b1, zk.c, zk.h, zk.b2))
+            self.csr = []
+            for m in (0, 1):
+                rp, cols, vals = _csr(zk, m)
+                self.csr.append((up(rp), up(cols), up(vals)))
+        self.nbytes = sum(int(x.nbytes) for x in (self.a, self.b1, self.c, self.h, self.b2))
+        self.nbytes += sum(int(x.nbytes) for t in self.csr for x in t)
+
+
+class CudaBackend:
+    name = "cuda"
+
+    def __init__(self, device_id: int = 0, budget: int | None = None):
+        ok, why = gmem.available()
+        if not ok:
+            raise gmem.GpuUnavailable(why)
+        self.device_id = device_id
+        self.dm = gmem.for_device(device_id, budget)
+        self._keys: dict[int, ResidentKey] = {}  # id(key) -> resident arrays (dropped with the key)
+        self._lock = threading.Lock()
+
+    def __repr__(self) -> str:
+        return f"CudaBackend(device={self.device_id})"
+
+    def resident(self, key) -> ResidentKey:
+        with self._lock:
+            rk = self._keys.get(id(key))
+            if rk is None:
+                rk = ResidentKey(key, self.dm)
+                self._keys[id(key)] = rk
+                weakref.finalize(key, self._keys.pop, id(key), None)
+            return rk
+
+    def release(self, key) -> None:
+        with self._lock:
+            self._keys.pop(id(key), None)
+        self.dm.pool.free_all_blocks()
+
+    def work_bytes(self, key) -> int:
+        """Device memory one proof needs beyond the resident key (an upper estimate)."""
+        from snarkd.gpu.msm import FR_BITS, window_bits
+
+        zk = key.zkey
+        n, d = zk.n_vars, zk.domain_size
+        big = max(n, d)
+        nw = FR_BITS[key.curve.native] // window_bits(big) + 1
+        msm = 2 * nw * big * 4 + (1 << 18) * 4 * 4 * key.curve.n8q * 2 + nw * (1 << 16) * 4 * 4
+        return 32 * n + 6 * 32 * d + msm + (64 << 20)
+
+    def device_stage(self, key, synth, timer, threads: int = 0, with_g2: bool = False):
+        import cupy
+
+        from snarkd.gpu import msm as gmsm
+        from snarkd.gpu import ntt as gntt
+        from snarkd.prover.groth16 import G1Sums
+
+        zk, native = key.zkey, key.native
+        curve = key.curve.native
+        dm = self.dm
+        a_host, b_host = synth.a, synth.b
+        synth.a = synth.b = None
+        with dm.guard("a proof"), dm.reserve(self.work_bytes(key), what="proof"):
+            rk = self.resident(key)
+            sync = cupy.cuda.Device().synchronize
+            with timer.phase("upload"):
+                w = dm.upload(synth.witness)
+                if a_host is not None:
+                    a, b = dm.upload(a_host), dm.upload(b_host)
+                else:
+                    a = b = None
+            del a_host, b_host
+            d = zk.domain_size
+            if a is None:
+                with timer.phase("spmv"):
+                    mod = get_module(curve)
+                    a = cupy.empty(d * 8, dtype=cupy.uint32)
+                    b = cupy.empty(d * 8, dtype=cupy.uint32)
+                    for (rp, cols, vals), out in zip(rk.csr, (a, b)):
+                        mod.get_function("spmv_csr")(((d + 127) // 128,), (128,), (rp, cols, vals, w, out, np.uint32(d)))
+                    sync()
+            with timer.phase("ntt"):
+                dom = gntt.domain(curve, zk.domain_power)
+                h = dom.h_values(a, b)
+                del a, b
+                sync()
+            with timer.phase("msm_h"):
+                res_h = gmsm.msm(curve, False, rk.h, h, d, native)
+            del h
+            with timer.phase("msm_a"):
+                sum_a = gmsm.msm(curve, False, rk.a, w, zk.n_vars, native)
+            with timer.phase("msm_b1"):
+                sum_b1 = gmsm.msm(curve, False, rk.b1, w, zk.n_vars, native)
+            with timer.phase("msm_c"):
+                off = (zk.n_public + 1) * 8
+                sum_c = gmsm.msm(curve, False, rk.c, w[off:], zk.n_vars - zk.n_public - 1, native)
+            sums = G1Sums(h=res_h, a=sum_a, b1=sum_b1, c=sum_c)
+            if with_g2:
+                with timer.phase("msm_b2"):
+                    sums.b2 = gmsm.msm(curve, True, rk.b2, w, zk.n_vars, native)
+        return sums

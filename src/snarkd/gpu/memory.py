@@ -1,0 +1,178 @@
+"""Device memory under a budget.
+
+Every device allocation of the CUDA backend goes through CuPy's memory pool,
+capped at a budget: the configured one, or the device's free memory at start
+minus a safety margin (max(1 GiB, 5 %)). A request that would pass the budget
+raises GpuMemoryError (a SnarkdError with a message naming the request and the
+budget) instead of a raw CUDA out-of-memory, after the pool has dropped its
+cached blocks and retried once; the daemon turns it into a failed proof, never
+a crash. `reserve()` lets a caller wait for room (several workers on one
+device) or fail fast.
+
+Host buffers that feed the device are pinned and copied asynchronously on the
+device's own copy stream (`upload`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+
+import numpy as np
+
+from snarkd.errors import EXIT_INTERNAL, SnarkdError
+
+GiB = 1 << 30
+
+
+class GpuError(SnarkdError):
+    exit_code = EXIT_INTERNAL
+
+
+class GpuUnavailable(GpuError):
+    """No CuPy or no CUDA device: the cuda backend cannot run here."""
+
+
+class GpuMemoryError(GpuError):
+    """The work does not fit the device-memory budget (the daemon stays up)."""
+
+
+def _cupy():
+    try:
+        import cupy
+    except Exception as e:  # ImportError, or a broken CUDA install
+        raise GpuUnavailable(f"the cuda backend needs CuPy: {e}") from e
+    return cupy
+
+
+def device_count() -> int:
+    try:
+        cupy = _cupy()
+        return cupy.cuda.runtime.getDeviceCount()
+    except Exception:
+        return 0
+
+
+def available() -> tuple[bool, str]:
+    """(True, "") when CuPy imports and sees a CUDA device, else (False, why)."""
+    try:
+        cupy = _cupy()
+    except GpuUnavailable as e:
+        return False, str(e)
+    try:
+        n = cupy.cuda.runtime.getDeviceCount()
+    except Exception as e:
+        return False, f"CuPy sees no CUDA device ({type(e).__name__}: {e})"
+    if n < 1:
+        return False, "CuPy sees no CUDA device"
+    return True, ""
+
+
+class DeviceMemory:
+    """One device's pool, budget and copy stream. Get it with `for_device(id)`."""
+
+    def __init__(self, device_id: int, budget: int | None = None, margin: int | None = None):
+        cupy = _cupy()
+        self.cupy = cupy
+        self.device_id = device_id
+        self._lock = threading.Condition()
+        with cupy.cuda.Device(device_id):
+            self.pool = cupy.get_default_memory_pool()
+            self.pinned_pool = cupy.get_default_pinned_memory_pool()
+            free, total = cupy.cuda.runtime.memGetInfo()
+            self.total = total
+            if budget is None:
+                margin = margin if margin is not None else max(GiB, total // 20)
+                budget = max(0, free + self.pool.total_bytes() - margin)
+            self.budget = int(budget)
+            self.pool.set_limit(size=self.budget)
+            self.copy_stream = cupy.cuda.Stream(non_blocking=True)
+        self.reserved = 0
+
+    # -- budget ---------------------------------------------------------------
+
+    def set_budget(self, budget: int) -> None:
+        with self.cupy.cuda.Device(self.device_id):
+            self.budget = int(budget)
+            self.pool.set_limit(size=self.budget)
+
+    @property
+    def used(self) -> int:
+        return self.pool.used_bytes()
+
+    @contextlib.contextmanager
+    def reserve(self, nbytes: int, wait: bool = True, timeout: float | None = None, what: str = "proof"):
+        """Hold `nbytes` of the budget for a piece of work. Waits while others
+        hold it (wait=True), fails at once if it could never fit."""
+        nbytes = int(nbytes)
+        if nbytes > self.budget:
+            raise GpuMemoryError(
+                f"device {self.device_id}: the {what} needs about {nbytes / GiB:.2f} GiB of device memory "
+                f"but the budget is {self.budget / GiB:.2f} GiB ([memory] budget, or free memory minus a margin)"
+            )
+        with self._lock:
+            if not wait and self.reserved + nbytes > self.budget:
+                raise GpuMemoryError(f"device {self.device_id}: busy ({self.reserved / GiB:.2f} GiB reserved), {what} not started")
+            ok = self._lock.wait_for(lambda: self.reserved + nbytes <= self.budget, timeout=timeout)
+            if not ok:
+                raise GpuMemoryError(f"device {self.device_id}: timed out waiting for {nbytes / GiB:.2f} GiB of device memory")
+            self.reserved += nbytes
+        try:
+            yield
+        finally:
+            with self._lock:
+                self.reserved -= nbytes
+                self._lock.notify_all()
+
+    @contextlib.contextmanager
+    def guard(self, what: str = "work"):
+        """Run device work; an out-of-memory becomes GpuMemoryError."""
+        cupy = self.cupy
+        try:
+            with cupy.cuda.Device(self.device_id):
+                yield
+        except cupy.cuda.memory.OutOfMemoryError as e:
+            self.pool.free_all_blocks()
+            raise GpuMemoryError(
+                f"device {self.device_id}: out of device memory during {what} "
+                f"(budget {self.budget / GiB:.2f} GiB, in use {self.used / GiB:.2f} GiB): {e}"
+            ) from None
+        except cupy.cuda.runtime.CUDARuntimeError as e:
+            if "memory" in str(e).lower():
+                self.pool.free_all_blocks()
+                raise GpuMemoryError(f"device {self.device_id}: {e} during {what}") from None
+            raise
+
+    # -- transfers --------------------------------------------------------------
+
+    def upload(self, host: np.ndarray, dtype=np.uint32):
+        """Host array -> device array (as `dtype` words) through a pinned
+        staging buffer, copied asynchronously on the copy stream (the call
+        returns once the copy is done)."""
+        cupy = self.cupy
+        src = np.ascontiguousarray(host).view(np.uint8).reshape(-1)
+        nbytes = src.nbytes
+        dst = cupy.empty(nbytes // np.dtype(dtype).itemsize, dtype=dtype)
+        if nbytes == 0:
+            return dst
+        mem = cupy.cuda.alloc_pinned_memory(nbytes)
+        staging = np.frombuffer(mem, dtype=np.uint8, count=nbytes)
+        staging[:] = src
+        dst.data.copy_from_host_async(staging.ctypes.data, nbytes, stream=self.copy_stream)
+        self.copy_stream.synchronize()
+        return dst
+
+
+_lock = threading.Lock()
+_devices: dict[int, DeviceMemory] = {}
+
+
+def for_device(device_id: int = 0, budget: int | None = None) -> DeviceMemory:
+    with _lock:
+        dm = _devices.get(device_id)
+        if dm is None:
+            dm = DeviceMemory(device_id, budget)
+            _devices[device_id] = dm
+        elif budget is not None:
+            dm.set_budget(budget)
+        return dm

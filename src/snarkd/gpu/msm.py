@@ -1,0 +1,178 @@
+"""Pippenger MSM on the device, G1 and G2, bases resident.
+
+1. msm_digits: each scalar (reduced mod r) -> nw signed c-bit digits; a
+   histogram of bucket keys (w * 2^(c-1) + |d| - 1), warp-aggregated atomics.
+2. exclusive scan of the counts (CuPy), msm_scatter: a counting sort of
+   (point index | sign) by bucket key.
+3. Segmented accumulation: every bucket is cut into items of at most L points;
+   one thread sums an item (mixed XYZZ adds from the affine bases), and further
+   rounds sum the partial sums of buckets that had several items. A skewed
+   scalar set (many equal digits) so costs log_L(bucket) rounds instead of one
+   thread walking millions of points.
+4. Window reduction in parallel: thread t takes L2 buckets of a window and
+   returns their running-sum contribution plus lo * (their sum); fan-in sums
+   then leave one XYZZ point per window.
+5. The nw window sums come back to the host (a few KB) and are combined by the
+   CPU core as an MSM of nw points with scalars 2^(c w).
+"""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+
+from snarkd.curves.params import BLS12_381, BN254, Curve
+from snarkd.gpu.module import get_module
+
+CURVES = {"bn254": BN254, "bls12_381": BLS12_381}
+FR_BITS = {"bn254": 254, "bls12_381": 255}
+TARGET_ITEMS = 1 << 18
+ROUND2_L = 16
+SEG_L2 = 16
+FAN = 16
+
+
+def window_bits(n: int) -> int:
+    env = os.environ.get("SNARKD_GPU_MSM_C")
+    if env:
+        return int(env)
+    lg = max(1, int(n).bit_length() - 1)
+    return max(4, min(16, lg - 4))
+
+
+def _words(curve: Curve, g2: bool) -> int:
+    """u32 words per Fq (or Fq2) coordinate."""
+    return (curve.n8q // 4) * (2 if g2 else 1)
+
+
+class MsmStats(dict):
+    pass
+
+
+def msm_window_sums(curve_name: str, g2: bool, bases, scalars, n: int, c: int | None = None, stats: dict | None = None):
+    """Device part: returns (host uint32 array of nw XYZZ points, c)."""
+    import cupy
+
+    curve = CURVES[curve_name]
+    mod = get_module(curve_name)
+    grp = "g2" if g2 else "g1"
+    F = _words(curve, g2)
+    XW = 4 * F
+    c = c or window_bits(n)
+    nw = FR_BITS[curve_name] // c + 1
+    nb = 1 << (c - 1)
+    nseg = nw * nb
+    block = 256
+
+    def launch(name, count, args, blk=block):
+        if count > 0:
+            mod.get_function(name)(((count + blk - 1) // blk,), (blk,), args)
+
+    counts = cupy.zeros(nseg, dtype=cupy.uint32)
+    digits = cupy.empty(nw * n, dtype=cupy.uint32)
+    launch("msm_digits", n, (scalars, np.uint32(n), np.int32(c), np.int32(nw), digits, counts))
+    seg_start = cupy.zeros(nseg + 1, dtype=cupy.uint32)
+    cupy.cumsum(counts, dtype=cupy.uint32, out=seg_start[1:])
+    cursor = seg_start[:-1].copy()
+    srt = cupy.empty(nw * n, dtype=cupy.uint32)
+    launch("msm_scatter", nw * n, (digits, np.uint32(n), np.uint64(nw * n), cursor, srt))
+    del digits, cursor
+
+    L = max(8, -(-(n * nw) // TARGET_ITEMS))
+    points = None
+    rounds = 0
+    while True:
+        items_per = (counts + (L - 1)) // L
+        item_start = cupy.zeros(nseg + 1, dtype=cupy.uint32)
+        cupy.cumsum(items_per, dtype=cupy.uint32, out=item_start[1:])
+        nitems, maxi = (int(x) for x in cupy.stack([item_start[-1], items_per.max()]).get())
+        item_seg = cupy.empty(max(nitems, 1), dtype=cupy.uint32)
+        launch("items_fill", nitems, (item_start, np.uint32(nseg), item_seg, np.uint32(nitems)))
+        out = cupy.empty(max(nitems, 1) * XW, dtype=cupy.uint32)
+        if points is None:
+            launch(f"{grp}_accum_affine", nitems, (bases, srt, seg_start, item_start, item_seg, np.uint32(L), np.uint32(nitems), out), 128)
+        else:
+            launch(f"{grp}_accum_xyzz", nitems, (points, seg_start, item_start, item_seg, np.uint32(L), np.uint32(nitems), out), 128)
+        rounds += 1
+        points = out
+        if maxi <= 1:
+            break
+        counts, seg_start, L = items_per, item_start, ROUND2_L
+    del srt
+    fin = item_start
+
+    L2 = min(SEG_L2, nb)
+    per = nb // L2
+    segs = cupy.empty(nw * per * XW, dtype=cupy.uint32)
+    launch(f"{grp}_bucket_segments", nw * per, (points, fin, np.uint32(nb), np.uint32(L2), np.uint32(nw * per), segs), 64)
+    cnt = per
+    while cnt > 1:
+        nxt = -(-cnt // FAN)
+        out = cupy.empty(nw * nxt * XW, dtype=cupy.uint32)
+        launch(f"{grp}_sum_groups", nw * nxt, (segs, np.uint32(cnt), np.uint32(FAN), np.uint32(nw), out), 64)
+        segs, cnt = out, nxt
+    if stats is not None:
+        stats.update(c=c, nw=nw, rounds=rounds, L=L)
+    return segs.get(), c
+
+
+# -- host side: the window sums -> one affine point (CPU core) -------------------
+
+
+def _f2mul(a, b, q):
+    return ((a[0] * b[0] - a[1] * b[1]) % q, (a[0] * b[1] + a[1] * b[0]) % q)
+
+
+def _f2inv(a, q):
+    t = pow((a[0] * a[0] + a[1] * a[1]) % q, -1, q)
+    return (a[0] * t % q, (-a[1] * t) % q)
+
+
+def xyzz_to_affine_words(curve: Curve, g2: bool, words: np.ndarray) -> np.ndarray:
+    """XYZZ points (Montgomery, u32 words) -> affine Montgomery u64 limbs (zeros = infinity)."""
+    q = curve.q
+    R = curve.rq
+    nq = curve.n8q // 4  # u32 words per Fq
+    F = nq * (2 if g2 else 1)
+    pts = words.reshape(-1, 4 * F)
+    out = []
+    for p in pts:
+        vals = [int.from_bytes(p[i * nq : (i + 1) * nq].tobytes(), "little") for i in range(4 * F // nq)]
+        if g2:
+            X, Y, ZZ, ZZZ = (tuple(vals[2 * i : 2 * i + 2]) for i in range(4))
+            if ZZ == (0, 0):
+                out.append(bytes(2 * F * 4))
+                continue
+            x = _f2mul(X, _f2inv(ZZ, q), q)
+            y = _f2mul(Y, _f2inv(ZZZ, q), q)
+            coords = [x[0] * R % q, x[1] * R % q, y[0] * R % q, y[1] * R % q]
+        else:
+            X, Y, ZZ, ZZZ = vals
+            if ZZ == 0:
+                out.append(bytes(2 * F * 4))
+                continue
+            coords = [X * pow(ZZ, -1, q) * R % q, Y * pow(ZZZ, -1, q) * R % q]
+        out.append(b"".join(v.to_bytes(curve.n8q, "little") for v in coords))
+    return np.frombuffer(b"".join(out), dtype="<u8").reshape(len(out), -1).copy()
+
+
+def combine_windows(curve_name: str, g2: bool, sums: np.ndarray, c: int, native) -> np.ndarray:
+    curve = CURVES[curve_name]
+    pts = xyzz_to_affine_words(curve, g2, sums)
+    nw = pts.shape[0]
+    sc = b"".join((pow(2, c * w, curve.r)).to_bytes(32, "little") for w in range(nw))
+    scal = np.frombuffer(sc, dtype="<u8").reshape(nw, 4).copy()
+    fn = native.msm_g2 if g2 else native.msm_g1
+    return fn(pts, scal, 1)
+
+
+def msm(curve_name: str, g2: bool, bases, scalars, n: int, native, c: int | None = None, stats: dict | None = None) -> np.ndarray:
+    """Σ scalars[i] * bases[i] for i < n: bases and scalars device uint32
+    arrays (zkey layout; scalars plain Fr). Returns the affine Montgomery
+    point as the CPU core's msm_g1/msm_g2 does."""
+    curve = CURVES[curve_name]
+    if n == 0:
+        return np.zeros((4 if g2 else 2) * curve.n8q // 8, dtype=np.uint64)
+    sums, c = msm_window_sums(curve_name, g2, bases, scalars, n, c, stats)
+    return combine_windows(curve_name, g2, sums, c, native)

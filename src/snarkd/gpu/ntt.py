@@ -1,0 +1,158 @@
+"""NTTs over Fr and the whole H computation on the device.
+
+Roots are snarkjs's: w_{2^s} = 5^t (r - 1 = 2^s t), smaller domains by
+squaring; the coset shift is w_{2n} (25 = 5^2 when n = 2^s), as the CPU core.
+
+Transforms are radix-2 stages grouped into shared-memory passes of up to 10
+stages (ntt_pass in kernels.cu): Gentleman-Sande (DIF, natural -> bit-reversed)
+for the inverse transforms of the H computation, Cooley-Tukey (DIT,
+bit-reversed -> natural) for the forward ones, so that no bit-reversal pass is
+needed there; the coset shift and 1/n ride on the DIT's first pass.
+"""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+
+from snarkd.curves.params import BLS12_381, BN254
+from snarkd.gpu.module import get_module
+
+CURVES = {"bn254": BN254, "bls12_381": BLS12_381}
+TILE_LOG = 10  # elements per shared-memory tile: 2^10 x 32 B = 32 KiB
+UPPER_K = 8  # stages per pass above the first
+
+
+def mont_words(x: int, r: int) -> np.ndarray:
+    return np.frombuffer((x * (1 << 256) % r).to_bytes(32, "little"), dtype=np.uint32).copy()
+
+
+def plan_passes(log_n: int) -> list[tuple[int, int, int]]:
+    """(s0, k, g) per pass, bottom bits first."""
+    if log_n == 0:
+        return []
+    k0 = min(TILE_LOG, log_n)
+    passes = [(0, k0, 0)]
+    rest = log_n - k0
+    if rest:
+        p = -(-rest // UPPER_K)
+        k = -(-rest // p)
+        s0 = k0
+        while s0 < log_n:
+            kk = min(k, log_n - s0)
+            passes.append((s0, kk, min(TILE_LOG - kk, s0)))
+            s0 += kk
+    return passes
+
+
+class NttDomain:
+    """Twiddles for one (curve, log_n) on the current device: forward and
+    inverse stage tables (n elements each) and the coset-shift table
+    g^j / n (n elements). Built on the device once, then kept."""
+
+    def __init__(self, curve: str, log_n: int):
+        import cupy
+
+        self.curve = CURVES[curve]
+        self.name = curve
+        self.log_n = log_n
+        self.n = 1 << log_n
+        s = self.curve.two_adicity
+        if log_n > s:
+            raise ValueError(f"domain 2^{log_n} exceeds the field's two-adicity 2^{s}")
+        r = self.curve.r
+        root_s = pow(self.curve.nqr, (r - 1) >> s, r)
+        w = pow(root_s, 1 << (s - log_n), r)
+        winv = pow(w, -1, r)
+        g = self.curve.nqr**2 % r if log_n == s else pow(root_s, 1 << (s - log_n - 1), r)
+        ninv = pow(self.n, -1, r)
+        self.mod = get_module(curve)
+        self.consts = cupy.asarray(np.stack([mont_words(x, r) for x in (w, winv, g, ninv)]))
+        n = self.n
+        self.tw = {}
+        tmp = cupy.empty(max(n // 2, 1) * 8, dtype=cupy.uint32)
+        for inverse, base in ((False, self.consts[0]), (True, self.consts[1])):
+            if n >= 2:
+                self._launch("fr_powers", n // 2, (tmp, base, np.intp(0), np.uint64(n // 2)))
+            t = cupy.empty(n * 8, dtype=cupy.uint32)
+            self._launch("fr_twiddles", n, (t, tmp, np.int32(log_n)))
+            self.tw[inverse] = t
+        del tmp
+        self.shift = cupy.empty(n * 8, dtype=cupy.uint32)
+        self._launch("fr_powers", n, (self.shift, self.consts[2], self.consts[3], np.uint64(n)))
+        self.passes = plan_passes(log_n)
+
+    def _launch(self, name: str, count: int, args, block: int = 256) -> None:
+        if count <= 0:
+            return
+        self.mod.get_function(name)(((count + block - 1) // block,), (block,), args)
+
+    # -- transforms (in place on a flat uint32 device array of n*8 words) --------
+
+    def _pass(self, data, inverse: bool, dif: bool, s0: int, k: int, g: int, shift=None) -> None:
+        tile = 1 << (k + g)
+        threads = min(512, tile // 2)
+        blocks = self.n >> (k + g)
+        fn = self.mod.get_function("ntt_pass")
+        fn((blocks,), (threads,), (data, self.tw[inverse], shift if shift is not None else np.intp(0),
+                                   np.int32(self.log_n), np.int32(s0), np.int32(k), np.int32(g), np.int32(1 if dif else 0)),
+           shared_mem=tile * 32)
+
+    def dif(self, data, inverse: bool) -> None:
+        """natural -> bit-reversed order (unscaled)."""
+        for s0, k, g in reversed(self.passes):
+            self._pass(data, inverse, True, s0, k, g)
+
+    def dit(self, data, inverse: bool, shift: bool = False) -> None:
+        """bit-reversed -> natural order (unscaled); shift: first multiply
+        element p by g^bitrev(p) / n."""
+        for i, (s0, k, g) in enumerate(self.passes):
+            self._pass(data, inverse, False, s0, k, g, self.shift if (shift and i == 0) else None)
+
+    def ntt(self, data, inverse: bool = False, out=None):
+        """Natural-order NTT (inverse includes 1/n), like the CPU core's ntt.
+        Returns out (a new array unless given)."""
+        import cupy
+
+        out = cupy.empty_like(data) if out is None else out
+        scale = self.consts[3] if inverse else np.intp(0)
+        self._launch("fr_bitrev", self.n, (data, out, scale, np.int32(self.log_n)))
+        self.dit(out, inverse)
+        return out
+
+    def coset_shift_evals(self, data) -> None:
+        """In place: evaluations on <w_n> -> evaluations on w_2n <w_n>."""
+        self.dif(data, True)
+        self.dit(data, False, shift=True)
+
+    def h_values(self, a, b):
+        """a, b (Montgomery, n*8 words, consumed) -> plain scalars of a*b - c on the odd coset."""
+        import cupy
+
+        n = self.n
+        c = cupy.empty_like(a)
+        self._launch("fr_mul", n, (a, b, c, np.uint64(n)))
+        for v in (a, b, c):
+            self.coset_shift_evals(v)
+        h = cupy.empty_like(a)
+        self._launch("h_final", n, (a, b, c, h, np.uint64(n)))
+        return h
+
+
+_lock = threading.Lock()
+_domains: dict[tuple[int, str, int], NttDomain] = {}
+
+
+def domain(curve: str, log_n: int) -> NttDomain:
+    import cupy
+
+    key = (cupy.cuda.Device().id, curve, log_n)
+    d = _domains.get(key)
+    if d is None:
+        with _lock:
+            d = _domains.get(key)
+            if d is None:
+                d = NttDomain(curve, log_n)
+                _domains[key] = d
+    return d

@@ -1,0 +1,77 @@
+"""Whole proofs with the cuda backend == the CPU backend (same r, s), and the
+device-memory budget: a proof that does not fit fails with GpuMemoryError and
+the backend keeps working afterwards."""
+import random
+
+import pytest
+
+from gpu_helpers import EXAMPLES, load_key, require_gpu
+
+require_gpu()
+
+from snarkd.formats.wtns import read_wtns  # noqa: E402
+from snarkd.gpu.memory import GpuMemoryError  # noqa: E402
+from snarkd.prover import groth16  # noqa: E402
+from snarkd.prover.backend import get_backend  # noqa: E402
+from snarkd.prover.timing import PhaseTimer  # noqa: E402
+
+
+def prove_with(key, wtns, backend, r, s, device_spmv=False):
+    timer = PhaseTimer()
+    synth = groth16.synthesize(key, wtns, timer)
+    if device_spmv:
+        synth.a = synth.b = None
+    sums = groth16.device_stage(key, synth, timer, 0, with_g2=backend != "cpu", backend=backend)
+    return groth16.finalize(key, synth.witness, sums, timer, 0, r, s)
+
+
+@pytest.mark.parametrize("curve", ["bn128", "bls12381"])
+@pytest.mark.parametrize("device_spmv", [False, True])
+def test_cuda_proof_equals_cpu(curve, device_spmv):
+    key = load_key(curve)
+    wtns = read_wtns(EXAMPLES[curve] / "chain.wtns")
+    rng = random.Random(5)
+    for _ in range(2):
+        r, s = rng.randrange(key.curve.r), rng.randrange(key.curve.r)
+        cpu = prove_with(key, wtns, "cpu", r, s)
+        gpu = prove_with(key, wtns, "cuda", r, s, device_spmv)
+        assert gpu.proof == cpu.proof
+        assert gpu.public == cpu.public
+
+
+def test_prove_default_is_cpu():
+    assert get_backend(None).name in ("cpu",) or get_backend(None).name == "cuda"
+    assert get_backend("cpu").name == "cpu"
+
+
+def test_tiny_budget_fails_cleanly_then_recovers():
+    key = load_key("bn128")
+    wtns = read_wtns(EXAMPLES["bn128"] / "chain.wtns")
+    be = get_backend("cuda")
+    old = be.dm.budget
+    try:
+        be.release(key)
+        be.dm.set_budget(4096)
+        with pytest.raises(GpuMemoryError):
+            prove_with(key, wtns, be, 1, 2)
+    finally:
+        be.dm.set_budget(old)
+    cpu = prove_with(key, wtns, "cpu", 3, 4)
+    gpu = prove_with(key, wtns, be, 3, 4)
+    assert gpu.proof == cpu.proof
+
+
+def test_pool_oom_becomes_gpu_memory_error():
+    import cupy
+
+    be = get_backend("cuda")
+    old = be.dm.budget
+    try:
+        be.dm.set_budget(1 << 20)
+        with pytest.raises(GpuMemoryError):
+            with be.dm.guard("a test allocation"):
+                cupy.empty(64 << 20, dtype=cupy.uint8)
+    finally:
+        be.dm.set_budget(old)
+    with be.dm.guard("after"):
+        assert int(cupy.ones(10).sum()) == 10
