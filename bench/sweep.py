@@ -230,6 +230,10 @@ def table(rows: list[dict], title: str) -> str:
     return "\n".join(out)
 
 
+def ints(s: str) -> list[int]:
+    return [int(x) for x in s.split(",")]
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--n", type=int, default=2048, help="Hints(N): N inverse hints, 2N constraints")
@@ -240,16 +244,21 @@ def main() -> int:
     ap.add_argument("--threads", default="1", help="native threads per stage call (0 = all cores)")
     ap.add_argument("--out", default=str(RESULTS / "engine-sweep"))
     ap.add_argument("--compare-only", action="store_true", help="only the interleaved j=1 vs j=2 comparison")
+    ap.add_argument("--figures", metavar="S,W,J", help="only the README figures for this setting "
+                    "(engine-bench.json + engine-timeline.png at j=J, engine-timeline-j1.png at j=1)")
     ap.add_argument("--no-compare", action="store_true", help="skip the j=1 vs j=2 comparison and the RSS check")
     ap.add_argument("--compare-count", type=int, default=8, help="jobs per arm per round of the comparison")
     ap.add_argument("--rounds", type=int, default=3, help="rounds of the j=1 vs j=2 comparison")
     args = ap.parse_args()
-    ints = lambda s: [int(x) for x in s.split(",")]  # noqa: E731
     d = prepare(args.n)
     tmp = WORK / "sweep-tmp"
     tmp.mkdir(parents=True, exist_ok=True)
     host = lambda: f"{platform.node()} {os.cpu_count()} cores, load avg {os.getloadavg()[0]:.1f}"  # noqa: E731
     t_cmp = time.time()
+    if args.figures:
+        synth, wpd, j = ints(args.figures)
+        figures(d, synth, wpd, j, int(args.threads.split(",")[0]), args.count, tmp)
+        return 0
     if args.no_compare:
         return sweep(args, d, tmp, host)
     cmp_md = compare(d, args.rounds, args.compare_count, tmp)
@@ -265,8 +274,26 @@ def main() -> int:
     return sweep(args, d, tmp, host)
 
 
+def figures(d: Path, synth: int, wpd: int, j: int, threads: int, count: int, tmp: Path) -> None:
+    """One setting, in full, with its timeline; and the same daemon at j=1 for contrast (back to back)."""
+    from snarkd.bench import format_report
+    from snarkd.bench.timeline import draw
+
+    dm = Daemon(d, synth, wpd, threads, tmp)
+    try:
+        run1 = dm.bench(count, 1)
+        run = dm.bench(count, j)
+    finally:
+        dm.stop()
+    draw(run, str(RESULTS / "engine-timeline.png"))
+    draw(run1, str(RESULTS / "engine-timeline-j1.png"))
+    (RESULTS / "engine-bench.json").write_text(json.dumps(run, indent=1))
+    (RESULTS / "engine-bench-j1.json").write_text(json.dumps(run1, indent=1))
+    for r in (run1, run):
+        print(format_report(r), "\n", flush=True)
+
+
 def sweep(args, d: Path, tmp: Path, host) -> int:
-    ints = lambda s: [int(x) for x in s.split(",")]  # noqa: E731
     rows, runs = [], []
     for threads, synth, wpd, j in itertools.product(ints(args.threads), ints(args.synthesis), ints(args.wpd),
                                                     ints(args.inflight)):
@@ -286,12 +313,8 @@ def sweep(args, d: Path, tmp: Path, host) -> int:
     Path(args.out + ".md").write_text("\n".join(md) + "\n")
     Path(args.out + ".json").write_text(json.dumps({"n": args.n, "count": args.count, "host": host(), "rows": rows,
                                                    "runs": runs}, indent=1))
-    # the best setting, in full, with its timeline; and the same at j=1 for contrast
-    run = run_one(d, best["synthesis_workers"], best["workers_per_device"], best["inflight"], best["threads"],
-                  args.count, tmp, RESULTS / "engine-timeline.png")
-    (RESULTS / "engine-bench.json").write_text(json.dumps(run, indent=1))
-    run_one(d, best["synthesis_workers"], best["workers_per_device"], 1, best["threads"], args.count, tmp,
-            RESULTS / "engine-timeline-j1.png")
+    figures(d, best["synthesis_workers"], best["workers_per_device"], best["inflight"], best["threads"], args.count,
+            tmp)
     print("\n".join(md))
     return 0
 

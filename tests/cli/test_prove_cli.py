@@ -46,7 +46,7 @@ def test_missing_key_is_bad_input(chain_circuit, tmp_path):
 
 
 def test_witness_of_another_curve_is_rejected(curve, tmp_path):
-    from conftest import build_case
+    from cases import build_case
 
     other = "bls12381" if curve == "bn128" else "bn128"
     key = build_case("chain", curve)
@@ -58,7 +58,7 @@ def test_witness_of_another_curve_is_rejected(curve, tmp_path):
 
 
 def test_witness_of_another_circuit_is_rejected(curve, tmp_path):
-    from conftest import build_case
+    from cases import build_case
 
     key = build_case("chain", curve)
     other = build_case("many_public", curve)

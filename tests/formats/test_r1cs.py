@@ -36,7 +36,7 @@ def test_header_matches_snarkjs_info(chain_circuit):
 def test_constraint_counts(all_circuits):
     """circom --O1 keeps N quadratic constraints of the chain (signal = signal ones go)."""
     by = {c.name: read_r1cs_header(c.r1cs) for c in all_circuits}
-    from conftest import CHAIN_N, EXACT_CHAIN_N, MANY_PUBLIC_N
+    from cases import CHAIN_N, EXACT_CHAIN_N, MANY_PUBLIC_N
 
     assert by["chain"].n_constraints == CHAIN_N
     assert (by["chain"].n_pub_out, by["chain"].n_pub_in, by["chain"].n_prv_in) == (1, 1, 1)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 
-import pytest
 
 import oracle
 from snarkd.formats.wtns import read_wtns

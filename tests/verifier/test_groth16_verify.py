@@ -29,13 +29,13 @@ REPO = Path(__file__).resolve().parents[2]
 @pytest.fixture(scope="module")
 def proved(tmp_path_factory):
     """(vk, public, proof) JSON objects per (circuit, curve), proved by snarkjs."""
-    import conftest
+    import cases
 
     cache = {}
 
     def get(name: str, curve: str):
         if (name, curve) not in cache:
-            case = conftest.build_case(name, curve)
+            case = cases.build_case(name, curve)
             d = tmp_path_factory.mktemp(f"{name}-{curve}")
             proof, public = case.circuit.snarkjs_prove(case.wtns, d)
             cache[(name, curve)] = (json.loads(case.vk.read_text()), json.loads(public.read_text()), json.loads(proof.read_text()))

@@ -119,7 +119,7 @@ def test_fullprove_errors_exit_3(chain_circuit, tmp_path):
     assert res.returncode == 3 and "'x'" in res.stderr
     assert not proof.exists() and not public.exists()
     # a wasm of another circuit: its witness does not fit the key
-    from conftest import build_case
+    from cases import build_case
 
     other = build_case("many_public", chain_circuit.curve)
     inp = write_json(tmp_path / "input2.json", other.inputs)

@@ -15,6 +15,7 @@
 
 #include "curves/groups.hpp"
 #include "parallel.hpp"
+#include "py_buffer.hpp"
 #include "setup/fixed_base.hpp"
 #include "setup/qap_eval.hpp"
 
@@ -23,32 +24,6 @@ using namespace snarkd;
 
 namespace {
 
-struct Buf {
-  Py_buffer view{};
-  bool ok = false;
-  std::string name;
-  Buf(py::handle obj, const char* nm, bool writable = false) : name(nm) {
-    int flags = PyBUF_C_CONTIGUOUS | (writable ? PyBUF_WRITABLE : 0);
-    if (PyObject_GetBuffer(obj.ptr(), &view, flags) != 0) {
-      PyErr_Clear();
-      throw py::value_error(name + ": expected a C-contiguous " + (writable ? "writable " : "") +
-                            "buffer (bytes, memoryview or numpy array)");
-    }
-    ok = true;
-  }
-  ~Buf() { if (ok) PyBuffer_Release(&view); }
-  Buf(const Buf&) = delete;
-  Buf& operator=(const Buf&) = delete;
-  const uint8_t* data() const { return (const uint8_t*)view.buf; }
-  uint8_t* wdata() const { return (uint8_t*)view.buf; }
-  size_t len() const { return (size_t)view.len; }
-  size_t count(size_t esize, const char* what) const {
-    if (len() % esize != 0)
-      throw py::value_error(name + ": byte length " + std::to_string(len()) + " is not a multiple of " +
-                            std::to_string(esize) + " (" + what + ")");
-    return len() / esize;
-  }
-};
 
 template <class Fr>
 py::array_t<uint64_t> to_array(const std::vector<Fr>& v) {

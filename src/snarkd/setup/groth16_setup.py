@@ -27,11 +27,10 @@ import struct
 import sys
 import time
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import numpy as np
 
-from snarkd.curves.params import BLS12_381, BN254, Curve
+from snarkd.curves.params import BN254, Curve
 from snarkd.errors import InputError, SnarkdError
 from snarkd.formats import zkey_writer as zw
 

@@ -15,8 +15,6 @@ checked as one product of four Miller loops with one final exponentiation.
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
 
 from snarkd.curves.params import Curve, curve_by_name
 from snarkd.errors import InputError

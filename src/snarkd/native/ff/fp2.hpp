@@ -36,16 +36,22 @@ struct Fp2 {
   friend inline Fp2 operator+(const Fp2& a, const Fp2& b) { return {a.c0 + b.c0, a.c1 + b.c1}; }
   friend inline Fp2 operator-(const Fp2& a, const Fp2& b) { return {a.c0 - b.c0, a.c1 - b.c1}; }
   friend inline Fp2 operator*(const Fp2& a, const Fp2& b) {
-    // Karatsuba: 3 base multiplications
+    // Karatsuba: 3 base multiplications; the sums feeding the third product
+    // stay unreduced (< 2p, see Mont::add_nr).
+    if constexpr (NONRES == -1) {
+      Fp2 r;
+      if (F::fp2_mul_lazy(r.c0, r.c1, a.c0, a.c1, b.c0, b.c1)) return r;
+    }
     F t0 = a.c0 * b.c0, t1 = a.c1 * b.c1;
-    F s = (a.c0 + a.c1) * (b.c0 + b.c1);
-    return {t0 + mul_nr(t1), s - t0 - t1};
+    F s = F::add_nr(a.c0, a.c1) * F::add_nr(b.c0, b.c1);
+    if constexpr (NONRES == -1) return {t0 - t1, s - t0 - t1};
+    else return {t0 + mul_nr(t1), s - t0 - t1};
   }
   inline Fp2 sqr() const {
     if constexpr (NONRES == -1) {
       // (c0 + c1)(c0 - c1) + 2 c0 c1 u : 2 base multiplications
       F t = c0 * c1;
-      return {(c0 + c1) * (c0 - c1), t + t};
+      return {F::add_nr(c0, c1) * (c0 - c1), t + t};
     } else {
       return *this * *this;
     }

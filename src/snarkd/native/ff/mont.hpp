@@ -86,6 +86,15 @@ struct Mont {
   // t -= p if t >= p (branch-free select)
   static inline void final_sub(u64* t) {
     u64 s[N];
+#if defined(__x86_64__)
+    using ull = unsigned long long;
+    unsigned char b = 0;
+#pragma GCC unroll 8
+    for (size_t i = 0; i < N; i++) b = _subborrow_u64(b, t[i], P::MOD[i], (ull*)&s[i]);
+    // b == 1: t < p, keep t
+#pragma GCC unroll 8
+    for (size_t i = 0; i < N; i++) t[i] = b ? t[i] : s[i];
+#else
     u64 borrow = 0;
 #pragma GCC unroll 8
     for (size_t i = 0; i < N; i++) {
@@ -96,6 +105,7 @@ struct Mont {
     u64 mask = (u64)0 - borrow;  // all ones if t < p (keep t)
 #pragma GCC unroll 8
     for (size_t i = 0; i < N; i++) t[i] = (t[i] & mask) | (s[i] & ~mask);
+#endif
   }
 
   static inline Mont mul(const Mont& a, const Mont& b) {
@@ -183,6 +193,12 @@ struct Mont {
 
   static inline Mont add(const Mont& a, const Mont& b) {
     u64 t[N];
+#if defined(__x86_64__)
+    using ull = unsigned long long;
+    unsigned char c = 0;
+#pragma GCC unroll 8
+    for (size_t i = 0; i < N; i++) c = _addcarry_u64(c, a.v[i], b.v[i], (ull*)&t[i]);
+#else
     u64 c = 0;
 #pragma GCC unroll 8
     for (size_t i = 0; i < N; i++) {
@@ -190,14 +206,91 @@ struct Mont {
       t[i] = (u64)s;
       c = (u64)(s >> 64);
     }
+#endif
     final_sub(t);
     Mont r;
     for (size_t i = 0; i < N; i++) r.v[i] = t[i];
     return r;
   }
 
+  // a + b without the final subtraction: result < 2p, only valid as an input to
+  // mul (CIOS no-carry output (ab + mp)/R < 2p needs 4p < R: LAZY_OK).
+  static constexpr bool LAZY_OK = P::MOD[N - 1] < (1ULL << 62);
+  static inline Mont add_nr(const Mont& a, const Mont& b) {
+    if constexpr (!LAZY_OK) {
+      return add(a, b);
+    } else {
+      Mont r;
+#if defined(__x86_64__)
+      using ull = unsigned long long;
+      unsigned char c = 0;
+#pragma GCC unroll 8
+      for (size_t i = 0; i < N; i++) c = _addcarry_u64(c, a.v[i], b.v[i], (ull*)&r.v[i]);
+#else
+      u64 c = 0;
+#pragma GCC unroll 8
+      for (size_t i = 0; i < N; i++) {
+        u128 s = (u128)a.v[i] + b.v[i] + c;
+        r.v[i] = (u64)s;
+        c = (u64)(s >> 64);
+      }
+#endif
+      return r;
+    }
+  }
+
+  // (a0 + a1 u)(b0 + b1 u) with u^2 = -1, lazy reduction: three plain 512-bit
+  // products (Karatsuba) and one Montgomery reduction per output component.
+  // Returns false (nothing written) where no such path exists (N != 4, no ADX).
+  static inline bool fp2_mul_lazy(Mont& c0, Mont& c1, const Mont& a0, const Mont& a1, const Mont& b0,
+                                  const Mont& b1) {
+#if defined(__x86_64__) && defined(__OPTIMIZE__)
+    if constexpr (N == 4 && LAZY_OK) {
+      if (!__builtin_expect(g_use_adx, 1)) return false;
+      using ull = unsigned long long;
+      u64 t0[8], t1[8], t2[8];
+      adx::mul_wide4(t0, a0.v, b0.v);
+      adx::mul_wide4(t1, a1.v, b1.v);
+      Mont sa = add_nr(a0, a1), sb = add_nr(b0, b1);
+      adx::mul_wide4(t2, sa.v, sb.v);  // < 4p^2
+      // t2 - t0 - t1 = a0 b1 + a1 b0 < 2p^2 < pR
+      unsigned char bw = 0;
+#pragma GCC unroll 8
+      for (size_t i = 0; i < 8; i++) bw = _subborrow_u64(bw, t2[i], t0[i], (ull*)&t2[i]);
+      bw = 0;
+#pragma GCC unroll 8
+      for (size_t i = 0; i < 8; i++) bw = _subborrow_u64(bw, t2[i], t1[i], (ull*)&t2[i]);
+      // t0 - t1 in (-p^2, p^2); add p*R when negative -> [0, pR)
+      bw = 0;
+#pragma GCC unroll 8
+      for (size_t i = 0; i < 8; i++) bw = _subborrow_u64(bw, t0[i], t1[i], (ull*)&t0[i]);
+      u64 mask = (u64)0 - (u64)bw;
+      unsigned char c = 0;
+#pragma GCC unroll 4
+      for (size_t i = 0; i < 4; i++) c = _addcarry_u64(c, t0[4 + i], P::MOD[i] & mask, (ull*)&t0[4 + i]);
+      adx::redc4<P::MOD, &P::INV>(c0.v, t0);
+      final_sub(c0.v);
+      adx::redc4<P::MOD, &P::INV>(c1.v, t2);
+      final_sub(c1.v);
+      return true;
+    }
+#endif
+    (void)c0; (void)c1; (void)a0; (void)a1; (void)b0; (void)b1;
+    return false;
+  }
+
   static inline Mont sub(const Mont& a, const Mont& b) {
     Mont r;
+#if defined(__x86_64__)
+    using ull = unsigned long long;
+    unsigned char bw = 0;
+#pragma GCC unroll 8
+    for (size_t i = 0; i < N; i++) bw = _subborrow_u64(bw, a.v[i], b.v[i], (ull*)&r.v[i]);
+    u64 mask = (u64)0 - (u64)bw;
+    unsigned char c = 0;
+#pragma GCC unroll 8
+    for (size_t i = 0; i < N; i++) c = _addcarry_u64(c, r.v[i], P::MOD[i] & mask, (ull*)&r.v[i]);
+#else
     u64 borrow = 0;
 #pragma GCC unroll 8
     for (size_t i = 0; i < N; i++) {
@@ -213,6 +306,7 @@ struct Mont {
       r.v[i] = (u64)s;
       c = (u64)(s >> 64);
     }
+#endif
     return r;
   }
 

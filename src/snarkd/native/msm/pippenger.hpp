@@ -7,6 +7,7 @@
 // Work split: (window x point-chunk) tasks scheduled dynamically over threads;
 // each task owns its bucket array and reduces it with a running sum.
 #pragma once
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -17,6 +18,83 @@
 namespace snarkd {
 
 struct MsmPlan { unsigned c, nw, k; };
+
+// Knobs (tests/benchmarks may flip them): batch-affine bucket accumulation.
+inline bool& msm_batch_affine_flag() { static bool f = true; return f; }
+inline bool msm_batch_affine_enabled() { return msm_batch_affine_flag(); }
+inline size_t& msm_batch_size_ref() { static size_t b = 512; return b; }
+inline unsigned& msm_force_c() { static unsigned c = 0; return c; }  // benchmarking only
+inline size_t msm_batch_size() { return std::max<size_t>(1, msm_batch_size_ref()); }
+
+template <class Cfg>
+struct BatchAffineBuckets {
+  using F = typename Cfg::F;
+  using Aff = Affine<Cfg>;
+  using Pt = XYZZ<Cfg>;
+  std::vector<Aff> ab;        // affine bucket values
+  std::vector<uint8_t> st;    // 0 empty, 1 set, 2 set + pending in the batch
+  std::vector<uint8_t> xu;    // fallback XYZZ bucket in use
+  std::vector<Pt> xb;         // fallback XYZZ buckets (initialised on first use)
+  std::vector<uint32_t> bidx; // batch: bucket index
+  std::vector<Aff> bp;        // batch: point to add
+  std::vector<F> den, scr;    // batch: x differences, scratch for the inversion
+  size_t nb = 0, B = 1, m = 0;
+
+  void reset(size_t nb_, size_t B_) {
+    nb = nb_; B = std::max<size_t>(1, B_); m = 0;
+    if (ab.size() < nb) { ab.resize(nb); xb.resize(nb); }
+    st.assign(nb, 0);
+    xu.assign(nb, 0);
+    if (bidx.size() < B) { bidx.resize(B); bp.resize(B); den.resize(B); scr.resize(B); }
+  }
+  inline void prefetch(size_t j) const {
+    __builtin_prefetch(&ab[j], 1);
+    __builtin_prefetch(&st[j], 1);
+  }
+  inline void fallback(size_t j, const Aff& p) {
+    if (!xu[j]) { xb[j] = Pt::inf(); xu[j] = 1; }
+    xb[j].add_affine(p);
+  }
+  inline void add(size_t j, const Aff& p) {
+    uint8_t s = st[j];
+    if (s == 0) { ab[j] = p; st[j] = 1; return; }
+    if (s == 2) { fallback(j, p); return; }
+    F dx = p.x - ab[j].x;
+    if (dx.is_zero()) { fallback(j, p); return; }
+    st[j] = 2;
+    bidx[m] = (uint32_t)j;
+    bp[m] = p;
+    den[m] = dx;
+    if (++m == B) flush();
+  }
+  void flush() {
+    if (m == 0) return;
+    batch_inverse(den.data(), m, scr.data());
+    for (size_t i = 0; i < m; i++) {
+      size_t j = bidx[i];
+      Aff& a = ab[j];
+      const Aff& q = bp[i];
+      F lam = (q.y - a.y) * den[i];
+      F x3 = lam.sqr() - a.x - q.x;
+      a.y = lam * (a.x - x3) - a.y;
+      a.x = x3;
+      st[j] = 1;
+    }
+    m = 0;
+  }
+  // sum_j (j+1) * bucket_j
+  Pt reduce() {
+    flush();
+    Pt run = Pt::inf(), sum = Pt::inf();
+    for (size_t j = nb; j-- > 0;) {
+      if (st[j]) run.add_affine(ab[j]);
+      if (xu[j]) run.add(xb[j]);
+      sum.add(run);
+    }
+    return sum;
+  }
+};
+
 constexpr uint32_t NEG = 0x80000000u;  // digit sign bit; low bits = |digit|
 inline MsmPlan msm_plan(size_t n, unsigned T, unsigned bits) {
   MsmPlan best{1, bits + 1, 1};
@@ -42,6 +120,7 @@ Affine<Cfg> msm(const uint8_t* bases, const uint8_t* scalars, size_t n, unsigned
   if (n == 0) return Aff::inf();
   const unsigned sbits = (unsigned)Fr::BITS;
   MsmPlan plan = msm_plan(n, T, sbits);
+  if (msm_force_c() >= 2) plan = {msm_force_c(), sbits / msm_force_c() + 1, 1};
   const unsigned c = plan.c, nw = plan.nw, k = plan.k;
   const size_t nb = (size_t)1 << (c - 1);
   std::vector<uint32_t> digits((size_t)nw * n);
@@ -86,7 +165,33 @@ Affine<Cfg> msm(const uint8_t* bases, const uint8_t* scalars, size_t n, unsigned
   const size_t ntasks = (size_t)nw * k;
   unsigned TT = (unsigned)std::min<size_t>(T, ntasks);
   std::vector<Pt> partial(ntasks, Pt::inf());
-  {
+  if (msm_batch_affine_enabled() && nb >= 64) {
+    // Batch-affine buckets: pending affine additions are collected in a batch and
+    // share one inversion (Montgomery's trick): ~5M+1S per point instead of the
+    // 8M+2S XYZZ mixed add. A bucket already pending in the batch, or an addition
+    // with equal x (doubling / P + (-P)), goes to a per-bucket XYZZ fallback.
+    const size_t B = std::min<size_t>(nb / 8, msm_batch_size());
+    std::vector<BatchAffineBuckets<Cfg>> acc(TT);
+    parallel_tasks(ntasks, TT, [&](size_t task, unsigned tid) {
+      unsigned w = (unsigned)(task / k), ch = (unsigned)(task % k);
+      size_t b = n * ch / k, e = n * (ch + 1) / k;
+      BatchAffineBuckets<Cfg>& bk = acc[tid];
+      bk.reset(nb, B);
+      const uint32_t* dg = digits.data() + (size_t)w * n;
+      for (size_t i = b; i < e; i++) {
+        uint32_t d = dg[i];
+        if (i + 8 < e) {
+          uint32_t dn = dg[i + 8] & ~NEG;
+          if (dn) bk.prefetch(dn - 1);
+        }
+        if (!d) continue;
+        Aff p = Aff::load(bases + i * sizeof(Aff));
+        if (d & NEG) { p.y = p.y.neg(); d &= ~NEG; }
+        bk.add(d - 1, p);
+      }
+      partial[task] = bk.reduce();
+    });
+  } else {
     std::vector<std::vector<Pt>> buckets(TT, std::vector<Pt>(nb));
     parallel_tasks(ntasks, TT, [&](size_t task, unsigned tid) {
       unsigned w = (unsigned)(task / k), ch = (unsigned)(task % k);
