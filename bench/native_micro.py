@@ -1,8 +1,9 @@
 """Micro-benchmark of the native core: MSM G1/G2 and NTT, 1 and 2 threads.
 
 Usage: python bench/native_micro.py [--curves bn254,bls12_381] [--msm-logs 12,14,16]
-       [--ntt-logs 12,14,16,18] [--threads 1,2] [--runs 5]
-Prints the median wall time (ms) of --runs runs per cell.
+       [--ntt-logs 12,14,16,18] [--threads 1,2] [--runs 5] [--cpu]
+Prints the median wall time (ms) of --runs runs per cell; --cpu prints process
+CPU time instead (all threads summed: steadier on a shared, noisy machine).
 """
 import argparse
 import statistics
@@ -39,13 +40,13 @@ def random_scalars(mod, n, rng):
     return s
 
 
-def timeit(fn, runs):
+def timeit(fn, runs, clock=time.perf_counter):
     fn()  # warm-up (twiddle caches, page faults)
     ts = []
     for _ in range(runs):
-        t0 = time.perf_counter()
+        t0 = clock()
         fn()
-        ts.append(time.perf_counter() - t0)
+        ts.append(clock() - t0)
     return statistics.median(ts) * 1e3
 
 
@@ -56,10 +57,13 @@ def main():
     ap.add_argument("--ntt-logs", default="12,14,16,18")
     ap.add_argument("--threads", default="1,2")
     ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--cpu", action="store_true", help="report process CPU time, not wall time")
     args = ap.parse_args()
+    clock = time.process_time if args.cpu else time.perf_counter
     threads = [int(t) for t in args.threads.split(",")]
     rng = np.random.default_rng(1)
-    print(f"hardware_threads={native.hardware_threads()}  median of {args.runs} runs, ms")
+    print(f"hardware_threads={native.hardware_threads()}  median of {args.runs} runs, "
+          f"{'CPU' if args.cpu else 'wall'} ms")
     hdr = f"{'curve':10} {'op':8} {'log n':>5} " + " ".join(f"{'T=' + str(t):>9}" for t in threads)
     print(hdr)
     print("-" * len(hdr))
@@ -72,16 +76,16 @@ def main():
                 pts = random_points(mod, g2, n, rng)
                 sc = random_scalars(mod, n, rng)
                 f = getattr(mod, op)
-                cells = [timeit(lambda: f(pts, sc, threads=t), args.runs) for t in threads]
+                cells = [timeit(lambda: f(pts, sc, threads=t), args.runs, clock) for t in threads]
                 print(f"{cname:10} {op:8} {lg:5d} " + " ".join(f"{c:9.1f}" for c in cells), flush=True)
         for lg in [int(x) for x in args.ntt_logs.split(",")]:
             n = 1 << lg
             v = random_scalars(mod, n, rng)
-            cells = [timeit(lambda: mod.ntt(v, threads=t), args.runs) for t in threads]
+            cells = [timeit(lambda: mod.ntt(v, threads=t), args.runs, clock) for t in threads]
             print(f"{cname:10} {'ntt':8} {lg:5d} " + " ".join(f"{c:9.1f}" for c in cells), flush=True)
         lg = 16
         v = random_scalars(mod, 1 << lg, rng)
-        cells = [timeit(lambda: mod.coset_shift_evals(v, threads=t), args.runs) for t in threads]
+        cells = [timeit(lambda: mod.coset_shift_evals(v, threads=t), args.runs, clock) for t in threads]
         print(f"{cname:10} {'coset':8} {lg:5d} " + " ".join(f"{c:9.1f}" for c in cells), flush=True)
 
 

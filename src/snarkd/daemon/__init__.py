@@ -3,7 +3,8 @@
     config.py     the TOML config, validated up front; its fingerprint
     server.py     the daemon process: startup, main loop, drain on SIGTERM
     service.py    the gRPC servicer (snarkd.v1.Prover) and its error mapping
-    engine.py     resident keys, job table, worker threads
+    engine.py     adapter: the pipelined engine lives in snarkd.engine
+    metrics.py    Prometheus /metrics and /status JSON over HTTP ([daemon] status_listen)
     lifecycle.py  start / stop / restart / status as the CLI runs them
     pidfile.py    the locked pid file;  netcheck.py  who holds an address
     client.py     the Python client

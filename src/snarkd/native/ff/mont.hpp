@@ -245,32 +245,44 @@ struct Mont {
   static inline bool fp2_mul_lazy(Mont& c0, Mont& c1, const Mont& a0, const Mont& a1, const Mont& b0,
                                   const Mont& b1) {
 #if defined(__x86_64__) && defined(__OPTIMIZE__)
-    if constexpr (N == 4 && LAZY_OK) {
+    if constexpr ((N == 4 || N == 6) && LAZY_OK) {
       if (!__builtin_expect(g_use_adx, 1)) return false;
       using ull = unsigned long long;
-      u64 t0[8], t1[8], t2[8];
-      adx::mul_wide4(t0, a0.v, b0.v);
-      adx::mul_wide4(t1, a1.v, b1.v);
+      constexpr size_t W = 2 * N;
+      u64 t0[W], t1[W], t2[W];
       Mont sa = add_nr(a0, a1), sb = add_nr(b0, b1);
-      adx::mul_wide4(t2, sa.v, sb.v);  // < 4p^2
+      if constexpr (N == 4) {
+        adx::mul_wide4(t0, a0.v, b0.v);
+        adx::mul_wide4(t1, a1.v, b1.v);
+        adx::mul_wide4(t2, sa.v, sb.v);  // < 4p^2
+      } else {
+        adx::mul_wide6(t0, a0.v, b0.v);
+        adx::mul_wide6(t1, a1.v, b1.v);
+        adx::mul_wide6(t2, sa.v, sb.v);
+      }
       // t2 - t0 - t1 = a0 b1 + a1 b0 < 2p^2 < pR
       unsigned char bw = 0;
-#pragma GCC unroll 8
-      for (size_t i = 0; i < 8; i++) bw = _subborrow_u64(bw, t2[i], t0[i], (ull*)&t2[i]);
+#pragma GCC unroll 12
+      for (size_t i = 0; i < W; i++) bw = _subborrow_u64(bw, t2[i], t0[i], (ull*)&t2[i]);
       bw = 0;
-#pragma GCC unroll 8
-      for (size_t i = 0; i < 8; i++) bw = _subborrow_u64(bw, t2[i], t1[i], (ull*)&t2[i]);
+#pragma GCC unroll 12
+      for (size_t i = 0; i < W; i++) bw = _subborrow_u64(bw, t2[i], t1[i], (ull*)&t2[i]);
       // t0 - t1 in (-p^2, p^2); add p*R when negative -> [0, pR)
       bw = 0;
-#pragma GCC unroll 8
-      for (size_t i = 0; i < 8; i++) bw = _subborrow_u64(bw, t0[i], t1[i], (ull*)&t0[i]);
+#pragma GCC unroll 12
+      for (size_t i = 0; i < W; i++) bw = _subborrow_u64(bw, t0[i], t1[i], (ull*)&t0[i]);
       u64 mask = (u64)0 - (u64)bw;
       unsigned char c = 0;
-#pragma GCC unroll 4
-      for (size_t i = 0; i < 4; i++) c = _addcarry_u64(c, t0[4 + i], P::MOD[i] & mask, (ull*)&t0[4 + i]);
-      adx::redc4<P::MOD, &P::INV>(c0.v, t0);
+#pragma GCC unroll 6
+      for (size_t i = 0; i < N; i++) c = _addcarry_u64(c, t0[N + i], P::MOD[i] & mask, (ull*)&t0[N + i]);
+      if constexpr (N == 4) {
+        adx::redc4<P::MOD, &P::INV>(c0.v, t0);
+        adx::redc4<P::MOD, &P::INV>(c1.v, t2);
+      } else {
+        adx::redc6<P::MOD, &P::INV>(c0.v, t0);
+        adx::redc6<P::MOD, &P::INV>(c1.v, t2);
+      }
       final_sub(c0.v);
-      adx::redc4<P::MOD, &P::INV>(c1.v, t2);
       final_sub(c1.v);
       return true;
     }

@@ -71,6 +71,7 @@ struct BatchAffineBuckets {
     if (m == 0) return;
     batch_inverse(den.data(), m, scr.data());
     for (size_t i = 0; i < m; i++) {
+      if (i + 4 < m) __builtin_prefetch(&ab[bidx[i + 4]], 1);
       size_t j = bidx[i];
       Aff& a = ab[j];
       const Aff& q = bp[i];
