@@ -80,10 +80,23 @@ class CudaBackend:
                 weakref.finalize(key, self._keys.pop, id(key), None)
             return rk
 
+    def pin(self) -> None:
+        """Make this backend's GPU the current CuPy device of the calling thread.
+
+        The engine's device workers call it once, before their first job; every
+        device call below also enters `cupy.cuda.Device(self.device_id)` itself,
+        so work never lands on another GPU even from an unpinned thread."""
+        import cupy
+
+        cupy.cuda.Device(self.device_id).use()
+
     def release(self, key) -> None:
+        import cupy
+
         with self._lock:
             self._keys.pop(id(key), None)
-        self.dm.pool.free_all_blocks()
+        with cupy.cuda.Device(self.device_id):  # the default pool frees the current device's blocks
+            self.dm.pool.free_all_blocks()
 
     def work_bytes(self, key) -> int:
         """Device memory one proof needs beyond the resident key (an upper estimate)."""
@@ -109,8 +122,11 @@ class CudaBackend:
         a_host, b_host = synth.a, synth.b
         synth.a = synth.b = None
         with dm.guard("a proof"), dm.reserve(self.work_bytes(key), what="proof"):
+            # dm.guard made self.device_id current for this thread; everything below
+            # (allocations, the module and NTT-domain caches, launches) keys on it
+            assert cupy.cuda.Device().id == self.device_id, (cupy.cuda.Device().id, self.device_id)
             rk = self.resident(key)
-            sync = cupy.cuda.Device().synchronize
+            sync = cupy.cuda.Device(self.device_id).synchronize
             with timer.phase("upload"):
                 w = dm.upload(synth.witness)
                 if a_host is not None:
@@ -147,3 +163,35 @@ class CudaBackend:
                 with timer.phase("msm_b2"):
                     sums.b2 = gmsm.msm(curve, True, rk.b2, w, zk.n_vars, native)
         return sums
+
+
+# -- the engine's hook (snarkd.engine.devices): device_count(), backend(index) --------------
+
+_backends_lock = threading.Lock()
+_backends: dict[int, CudaBackend] = {}
+
+
+def device_count() -> int:
+    """CUDA devices CuPy sees (0 without CuPy or a driver)."""
+    return gmem.device_count()
+
+
+def backend(index: int) -> CudaBackend:
+    """The one CudaBackend of device `index` (shared with snarkd.prover.backend's
+    cache, so a key is resident once per device). $SNARKD_GPU_BUDGET (bytes)
+    caps its device memory; default: free memory minus a margin."""
+    import os
+
+    index = int(index)
+    with _backends_lock:
+        be = _backends.get(index)
+        if be is None:
+            n = device_count()
+            if not 0 <= index < n:
+                raise gmem.GpuUnavailable(f"CUDA device {index} does not exist ({n} visible)")
+            from snarkd.prover.backend import cuda_backend
+
+            env = os.environ.get("SNARKD_GPU_BUDGET")
+            be = cuda_backend(index, int(env) if env else None)
+            _backends[index] = be
+        return be
