@@ -167,7 +167,10 @@ def _load_cached(data: bytes) -> tuple[wasmtime.Module | None, Path | None]:
     path = d / f"{key}.cwasm"
     if path.exists():
         try:
-            return wasmtime.Module.deserialize_file(engine(), str(path)), path
+            # Read, don't map: deserialize_file mmaps the entry and registers its unwind
+            # tables, so a cache file truncated or rewritten in place by anyone later
+            # would make the next C++ exception in the process die with SIGBUS.
+            return wasmtime.Module.deserialize(engine(), path.read_bytes()), path
         except Exception:  # stale or corrupt entry: recompile and overwrite
             pass
     return None, path
