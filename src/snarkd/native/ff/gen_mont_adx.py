@@ -6,31 +6,51 @@ function-local copy, so it is addressed rip-relative even with -fPIC),
 so the asm needs only N+1 accumulators + 2 temporaries + 2 pointers (fits -O0)."""
 
 
-def gen(N):
+def row_regs(N, i):
+    """Accumulator registers for row i: t[0..N-1] rotate through N+1 registers, A is the carry-out limb."""
     R = [f"%[r{k}]" for k in range(N + 1)]
+    return [R[(i + j) % (N + 1)] for j in range(N)], R[(i + N) % (N + 1)]
+
+
+def product_row(N, i, t, A):
+    """t += a * b[i]: low words on the OF chain (adox), high words on the CF chain (adcx)."""
+    L = ["xorl %%eax, %%eax", f"movq {8*i}(%[b]), %%rdx"]
+    for j in range(N):
+        L.append(f"mulxq {8*j}(%[a]), %[lo], %[hi]")
+        L.append(f"adoxq %[lo], {t[j]}")
+        L.append(f"adcxq %[hi], {t[j+1] if j < N - 1 else A}")
+    L.append(f"adoxq %%rax, {A}")
+    return L
+
+
+def reduce_row(N, t, A):
+    """t += m * p with m = t[0] * (-1/p) mod 2^64, so that t[0] becomes 0."""
+    L = [f"movq {t[0]}, %%rdx", "imulq %[inv], %%rdx", "xorl %%eax, %%eax"]
+    for j in range(N):
+        L.append(f"mulxq {8*j}+%[p], %[lo], %[hi]")
+        L.append(f"adcxq %[lo], {t[j]}")
+        L.append(f"adoxq %[hi], {t[j+1] if j < N - 1 else A}")
+    L.append(f"adcxq %%rax, {A}")
+    return L
+
+
+def asm_body(L):
+    return "\n".join(f'      "{l}\\n\\t"' for l in L)
+
+
+def acc_outputs(N):
+    return ", ".join(f'[r{k}] "+&r"(r{k})' for k in range(N + 1))
+
+
+def gen(N):
     L = []
     for i in range(N):
-        t = [R[(i + j) % (N + 1)] for j in range(N)]
-        A = R[(i + N) % (N + 1)]
-        L.append("xorl %%eax, %%eax")
-        L.append(f"movq {8*i}(%[b]), %%rdx")
-        for j in range(N):
-            L.append(f"mulxq {8*j}(%[a]), %[lo], %[hi]")
-            L.append(f"adoxq %[lo], {t[j]}")
-            L.append(f"adcxq %[hi], {t[j+1] if j < N - 1 else A}")
-        L.append(f"adoxq %%rax, {A}")
-        L.append(f"movq {t[0]}, %%rdx")
-        L.append("imulq %[inv], %%rdx")
-        L.append("xorl %%eax, %%eax")
-        for j in range(N):
-            L.append(f"mulxq {8*j}+%[p], %[lo], %[hi]")
-            L.append(f"adcxq %[lo], {t[j]}")
-            L.append(f"adoxq %[hi], {t[j+1] if j < N - 1 else A}")
-        L.append(f"adcxq %%rax, {A}")
+        t, A = row_regs(N, i)
+        L += product_row(N, i, t, A) + reduce_row(N, t, A)
     fin = [(N + j) % (N + 1) for j in range(N)]
-    body = "\n".join(f'      "{l}\\n\\t"' for l in L)
+    body = asm_body(L)
     regs = ", ".join(f"r{k} = 0" for k in range(N + 1))
-    outs = ", ".join(f'[r{k}] "+&r"(r{k})' for k in range(N + 1))
+    outs = acc_outputs(N)
     stores = " ".join(f"out[{j}] = r{fin[j]};" for j in range(N))
     return f"""
 // out = a*b/R mod p in [0, 2p) (the caller does the final subtraction).
@@ -52,26 +72,18 @@ static inline __attribute__((always_inline)) void mont_mul{N}(uint64_t* out, con
 
 def gen_wide(N):
     """out[0..2N-1] = a*b (schoolbook, no reduction)."""
-    R = [f"%[r{k}]" for k in range(N + 1)]
     L = []
     for i in range(N):
-        t = [R[(i + j) % (N + 1)] for j in range(N)]
-        A = R[(i + N) % (N + 1)]
-        L.append("xorl %%eax, %%eax")
-        L.append(f"movq {8*i}(%[b]), %%rdx")
-        for j in range(N):
-            L.append(f"mulxq {8*j}(%[a]), %[lo], %[hi]")
-            L.append(f"adoxq %[lo], {t[j]}")
-            L.append(f"adcxq %[hi], {t[j+1] if j < N - 1 else A}")
-        L.append(f"adoxq %%rax, {A}")
+        t, A = row_regs(N, i)
+        L += product_row(N, i, t, A)
         L.append(f"movq {t[0]}, {8*i}(%[o])")
         if i < N - 1:
             L.append(f"xorq {t[0]}, {t[0]}")
     for j in range(N):
-        L.append(f"movq {R[(N + j) % (N + 1)]}, {8*(N + j)}(%[o])")
-    body = "\n".join(f'      "{l}\\n\\t"' for l in L)
+        L.append(f"movq %[r{(N + j) % (N + 1)}], {8*(N + j)}(%[o])")
+    body = asm_body(L)
     regs = ", ".join(f"r{k} = 0" for k in range(N + 1))
-    outs = ", ".join(f'[r{k}] "+&r"(r{k})' for k in range(N + 1))
+    outs = acc_outputs(N)
     return f"""
 // out[0..{2*N-1}] = a*b as a plain {128*N}-bit product (no reduction).
 static inline __attribute__((always_inline)) void mul_wide{N}(uint64_t* out, const uint64_t* a, const uint64_t* b) {{
@@ -88,27 +100,18 @@ static inline __attribute__((always_inline)) void mul_wide{N}(uint64_t* out, con
 
 def gen_redc(N):
     """out = t/R mod p in [0, 2p) for t < p*R (t: 2N limbs)."""
-    R = [f"%[r{k}]" for k in range(N + 1)]
     L = []
     for i in range(N):
-        t = [R[(i + j) % (N + 1)] for j in range(N)]
-        A = R[(i + N) % (N + 1)]
-        L.append(f"movq {t[0]}, %%rdx")
-        L.append("imulq %[inv], %%rdx")
-        L.append("xorl %%eax, %%eax")
-        for j in range(N):
-            L.append(f"mulxq {8*j}+%[p], %[lo], %[hi]")
-            L.append(f"adcxq %[lo], {t[j]}")
-            L.append(f"adoxq %[hi], {t[j+1] if j < N - 1 else A}")
-        L.append(f"adcxq %%rax, {A}")
+        t, A = row_regs(N, i)
+        L += reduce_row(N, t, A)
         L.append(f"addq %[c], {A}")
         L.append("xorl %k[c], %k[c]")
         L.append(f"addq {8*(i + N)}(%[t]), {A}")
         L.append("adcq $0, %[c]")
-    body = "\n".join(f'      "{l}\\n\\t"' for l in L)
+    body = asm_body(L)
     fin = [(N + j) % (N + 1) for j in range(N)]
     stores = " ".join(f"out[{j}] = r{fin[j]};" for j in range(N))
-    outs = ", ".join(f'[r{k}] "+&r"(r{k})' for k in range(N + 1))
+    outs = acc_outputs(N)
     return f"""
 // out = t/R mod p in [0, 2p) for a {128*N}-bit t < p*R (the caller does the final subtraction).
 template <const uint64_t* P, const uint64_t* INV>
