@@ -78,20 +78,21 @@ def main() -> None:
     ap.add_argument("--reps", type=int, default=5)
     ap.add_argument("--c", type=int, default=0, help="MSM window bits (0 = default rule)")
     ap.add_argument("--g2-max", type=int, default=22)
+    ap.add_argument("--table-c", default="", help="also time MSMs over precomputed window tables with these c (comma list; 0 = default c)")
+    ap.add_argument("--table-max-gib", type=float, default=40.0)
     ap.add_argument("--tag", default="h200")
     ap.add_argument("--out", default=str(REPO / "bench" / "results"))
     ap.add_argument("--zkey")
     ap.add_argument("--wtns")
     args = ap.parse_args()
     what = set(args.what.split(","))
+    table_cs = [int(x) or None for x in args.table_c.split(",") if x.strip()]
     rng = np.random.default_rng(1)
     dev = cupy.cuda.Device()
     props = cupy.cuda.runtime.getDeviceProperties(dev.id)
     res = {"device": props["name"].decode() if isinstance(props["name"], bytes) else props["name"],
            "sms": props["multiProcessorCount"], "host": platform.node(), "time": time.strftime("%Y-%m-%d %H:%M:%S"),
            "c": args.c or "auto", "rows": []}
-    from snarkd.native import _core
-
     rows = res["rows"]
 
     out = Path(args.out)
@@ -108,7 +109,6 @@ def main() -> None:
         sizes.append(args.max)
     for cname in args.curves.split(","):
         curve = CURVES[cname]
-        native = getattr(_core, cname)
         for k in sizes:
             n = 1 << k
             if "ntt" in what:
@@ -132,6 +132,18 @@ def main() -> None:
                 st = {}
                 t = timed(lambda: gmsm.msm_window_sums(cname, g2, bases, sc, n, args.c or None, st), args.reps)
                 add({"curve": cname, "op": f"msm_{g}", "log_n": k, **t, **st})
+                for tc in table_cs:
+                    if gmsm.WindowTable.bytes_for(cname, g2, n, tc) > args.table_max_gib * (1 << 30):
+                        continue
+                    t0 = time.perf_counter()
+                    tab = gmsm.WindowTable(cname, g2, bases, n, tc)
+                    cupy.cuda.Device().synchronize()
+                    build_ms = (time.perf_counter() - t0) * 1e3
+                    st = {}
+                    t = timed(lambda: gmsm.msm_window_sums(cname, g2, bases, sc, n, None, st, tab), args.reps)
+                    add({"curve": cname, "op": f"msm_{g}_table", "log_n": k, **t, **st, "table_build_ms": round(build_ms, 1),
+                         "table_gib": round(tab.nbytes / (1 << 30), 2)})
+                    del tab
                 del bases, sc
             if "prove" in what and k <= args.g2_max:
                 g1b = [rand_coords(rng, n, curve, 2) for _ in range(4)]

@@ -36,15 +36,19 @@ def scalars(rng, kind, n, r):
     raise ValueError(kind)
 
 
-def run_case(curve, g2, n, kind, c=None, distinct=None, seed=0):
+def run_case(curve, g2, n, kind, c=None, distinct=None, seed=0, table_extra=None):
+    """table_extra: build a window table over n + table_extra bases (an MSM over
+    the first n of them then strides over the table's rows)."""
     rng = random.Random(hash((curve, g2, n, kind, c, seed)) & 0xFFFFFFF)
     nat = native(curve)
-    bases = rand_points(rng, CURVE_OF[curve], g2, max(n, 1), distinct=distinct)
+    nb = max(n, 1) + (table_extra or 0)
+    bases = rand_points(rng, CURVE_OF[curve], g2, nb, distinct=distinct)
     sc = ints_to_fr(scalars(rng, kind, n, R[curve])) if n else np.zeros((0, 4), dtype=np.uint64)
-    ref = (nat.msm_g2 if g2 else nat.msm_g1)(bases, sc, 0)
-    got = gmsm.msm(curve, g2, cupy.asarray(bases.view(np.uint32).reshape(-1)),
-                   cupy.asarray(sc.view(np.uint32).reshape(-1)), n, nat, c=c)
-    assert np.array_equal(np.asarray(got).reshape(-1), np.asarray(ref).reshape(-1)), (curve, g2, n, kind, c)
+    ref = (nat.msm_g2 if g2 else nat.msm_g1)(bases[:n] if n else bases[:1], sc, 0)
+    dev_bases = cupy.asarray(bases.view(np.uint32).reshape(-1))
+    table = gmsm.WindowTable(curve, g2, dev_bases, nb, c) if table_extra is not None else None
+    got = gmsm.msm(curve, g2, dev_bases, cupy.asarray(sc.view(np.uint32).reshape(-1)), n, nat, c=c, table=table)
+    assert np.array_equal(np.asarray(got).reshape(-1), np.asarray(ref).reshape(-1)), (curve, g2, n, kind, c, table_extra)
 
 
 CASES = [(0, "random"), (1, "random"), (1, "rminus1"), (2, "random"), (3, "zero"), (5, "rminus1"), (37, "random"),
@@ -80,3 +84,33 @@ def test_msm_g1_large_skewed(curve, kind):
 @pytest.mark.parametrize("curve", ["bn254", "bls12_381"])
 def test_msm_g2_large(curve):
     run_case(curve, True, 1 << 15, "bits", distinct=256)
+
+
+@pytest.mark.parametrize("curve", ["bn254", "bls12_381"])
+@pytest.mark.parametrize("g2", [False, True], ids=["g1", "g2"])
+@pytest.mark.parametrize("n,kind,c,extra", [(0, "random", None, 0), (1, "rminus1", None, 0), (3, "random", 4, 0),
+                                            (37, "random", 5, 3), (100, "equal", None, 0), (1000, "random", 8, 24),
+                                            (1000, "bits", 13, 0), (3001, "zero", None, 0)])
+def test_msm_window_table(curve, g2, n, kind, c, extra):
+    # shared buckets over a precomputed 2^(c w) P table == the CPU MSM
+    run_case(curve, g2, n, kind, c=c, table_extra=extra)
+
+
+@pytest.mark.parametrize("curve", ["bn254", "bls12_381"])
+def test_msm_window_table_large_skewed(curve):
+    run_case(curve, False, 1 << 17, "equal", distinct=1024, table_extra=0)
+
+
+def test_window_table_rows_are_multiples():
+    # row w of the table is 2^(c w) times the base (the CPU core's scalar multiplication)
+    curve, c = "bn254", 7
+    nat = native(curve)
+    rng = random.Random(5)
+    bases = rand_points(rng, CURVE_OF[curve], False, 9)
+    t = gmsm.WindowTable(curve, False, cupy.asarray(bases.view(np.uint32).reshape(-1)), 9, c)
+    rows = cupy.asnumpy(t.table).view(np.uint64).reshape(t.nw, 9, -1)
+    for w in (1, 2, t.nw - 1):
+        k = ints_to_fr([pow(2, c * w, R[curve])] * 9)
+        for i in range(9):
+            want = nat.msm_g1(bases[i : i + 1], k[i : i + 1], 0)
+            assert np.array_equal(rows[w, i], np.asarray(want).reshape(-1)), (w, i)

@@ -2,7 +2,12 @@
 
 `ResidentKey` uploads a key's bases (A, B1, C, H in G1; B2 in G2) and the CSR
 form of its coefs section once per (key, device); every worker on that device
-shares it. `CudaBackend.device_stage` then streams in one witness (and a, b
+shares it. It also builds each base set's MSM window table (2^(c w) P for
+every window w, see snarkd.gpu.msm.WindowTable) when they fit: tables cost
+about 16x the bases' memory and make every MSM of the key cheaper (one set of
+buckets for all windows). $SNARKD_GPU_MSM_TABLES: "auto" (default: build
+them when they take at most half the device budget left after the key),
+"on", or "off". `CudaBackend.device_stage` then streams in one witness (and a, b
 when synthesis computed them on the CPU), runs spmv (when a, b are absent),
 the H computation and the MSMs on the device, and returns the same G1Sums as
 the CPU path: identical points, so identical proofs for the same r and s.
@@ -10,6 +15,8 @@ the CPU path: identical points, so identical proofs for the same r and s.
 
 from __future__ import annotations
 
+import logging
+import os
 import threading
 import weakref
 
@@ -17,6 +24,10 @@ import numpy as np
 
 from snarkd.gpu import memory as gmem
 from snarkd.gpu.module import get_module
+from snarkd.gpu.msm import CURVES, coord_words
+
+log = logging.getLogger("snarkd.gpu")
+TABLE_MODES = ("auto", "on", "off")
 
 
 def _csr(zkey, matrix: int):
@@ -41,7 +52,7 @@ def _csr(zkey, matrix: int):
 class ResidentKey:
     """A proving key's device-side arrays (uint32 words, zkey layout)."""
 
-    def __init__(self, key, dm: gmem.DeviceMemory):
+    def __init__(self, key, dm: gmem.DeviceMemory, tables: str = "auto"):
         zk = key.zkey
         self.curve = key.curve.native
         self.device_id = dm.device_id
@@ -54,15 +65,57 @@ class ResidentKey:
                 self.csr.append((up(rp), up(cols), up(vals)))
         self.nbytes = sum(int(x.nbytes) for x in (self.a, self.b1, self.c, self.h, self.b2))
         self.nbytes += sum(int(x.nbytes) for t in self.csr for x in t)
+        self.tables: dict[str, object] = {}
+        self._build_tables(dm, tables)
+
+    def _sets(self):
+        """(name, g2, device bases, point count) of each base set."""
+        aw1 = 2 * coord_words(CURVES[self.curve], False)
+        aw2 = 2 * coord_words(CURVES[self.curve], True)
+        return [("a", False, self.a, self.a.size // aw1), ("b1", False, self.b1, self.b1.size // aw1),
+                ("c", False, self.c, self.c.size // aw1), ("h", False, self.h, self.h.size // aw1),
+                ("b2", True, self.b2, self.b2.size // aw2)]
+
+    def _build_tables(self, dm: gmem.DeviceMemory, mode: str) -> None:
+        from snarkd.gpu.msm import WindowTable
+
+        if mode not in TABLE_MODES:
+            raise ValueError(f"SNARKD_GPU_MSM_TABLES: {mode!r} is not one of {', '.join(TABLE_MODES)}")
+        sets = [s for s in self._sets() if s[3] > 0]
+        need = sum(WindowTable.bytes_for(self.curve, g2, n) for _, g2, _, n in sets)
+        room = dm.budget - dm.used
+        if mode == "off" or (mode == "auto" and need > room // 2):
+            if mode == "auto":
+                log.info("device %d: MSM window tables need %.2f GiB, more than half of the %.2f GiB left: not built",
+                         self.device_id, need / gmem.GiB, room / gmem.GiB)
+            return
+        try:
+            with dm.guard("building MSM window tables"):
+                for name, g2, bases, n in sets:
+                    self.tables[name] = WindowTable(self.curve, g2, bases, n)
+                import cupy
+
+                cupy.cuda.Device(self.device_id).synchronize()
+        except gmem.GpuMemoryError as e:
+            if mode == "on":
+                raise
+            log.warning("device %d: MSM window tables dropped: %s", self.device_id, e)
+            self.tables.clear()
+            dm.pool.free_all_blocks()
+            return
+        self.nbytes += sum(t.nbytes for t in self.tables.values())
 
 
 class CudaBackend:
     name = "cuda"
 
-    def __init__(self, device_id: int = 0, budget: int | None = None):
+    def __init__(self, device_id: int = 0, budget: int | None = None, tables: str | None = None):
         ok, why = gmem.available()
         if not ok:
             raise gmem.GpuUnavailable(why)
+        self.tables = (tables or os.environ.get("SNARKD_GPU_MSM_TABLES") or "auto").lower()
+        if self.tables not in TABLE_MODES:
+            raise ValueError(f"MSM window tables: {self.tables!r} is not one of {', '.join(TABLE_MODES)}")
         self.device_id = device_id
         self.dm = gmem.for_device(device_id, budget)
         self._keys: dict[int, ResidentKey] = {}  # id(key) -> resident arrays (dropped with the key)
@@ -75,7 +128,7 @@ class CudaBackend:
         with self._lock:
             rk = self._keys.get(id(key))
             if rk is None:
-                rk = ResidentKey(key, self.dm)
+                rk = ResidentKey(key, self.dm, self.tables)
                 self._keys[id(key)] = rk
                 weakref.finalize(key, self._keys.pop, id(key), None)
             return rk
@@ -148,20 +201,21 @@ class CudaBackend:
                 h = dom.h_values(a, b)
                 del a, b
                 sync()
+            tab = rk.tables.get
             with timer.phase("msm_h"):
-                res_h = gmsm.msm(curve, False, rk.h, h, d, native)
+                res_h = gmsm.msm(curve, False, rk.h, h, d, native, table=tab("h"))
             del h
             with timer.phase("msm_a"):
-                sum_a = gmsm.msm(curve, False, rk.a, w, zk.n_vars, native)
+                sum_a = gmsm.msm(curve, False, rk.a, w, zk.n_vars, native, table=tab("a"))
             with timer.phase("msm_b1"):
-                sum_b1 = gmsm.msm(curve, False, rk.b1, w, zk.n_vars, native)
+                sum_b1 = gmsm.msm(curve, False, rk.b1, w, zk.n_vars, native, table=tab("b1"))
             with timer.phase("msm_c"):
                 off = (zk.n_public + 1) * 8
-                sum_c = gmsm.msm(curve, False, rk.c, w[off:], zk.n_vars - zk.n_public - 1, native)
+                sum_c = gmsm.msm(curve, False, rk.c, w[off:], zk.n_vars - zk.n_public - 1, native, table=tab("c"))
             sums = G1Sums(h=res_h, a=sum_a, b1=sum_b1, c=sum_c)
             if with_g2:
                 with timer.phase("msm_b2"):
-                    sums.b2 = gmsm.msm(curve, True, rk.b2, w, zk.n_vars, native)
+                    sums.b2 = gmsm.msm(curve, True, rk.b2, w, zk.n_vars, native, table=tab("b2"))
         return sums
 
 

@@ -166,7 +166,9 @@ extern "C" __global__ void spmv_csr(const uint32_t* row_ptr, const uint32_t* col
 
 // Signed c-bit digits of each reduced scalar; digits[w*n + i] = key | sign<<31
 // with key = w*2^(c-1) + |d| - 1, or EMPTY for a zero digit. counts[key]++.
-extern "C" __global__ void msm_digits(const uint32_t* scalars, uint32_t n, int c, int nw,
+// shared = 1 (window tables): every window uses the same 2^(c-1) buckets,
+// key = |d| - 1, since the table already holds 2^(c w) P for window w.
+extern "C" __global__ void msm_digits(const uint32_t* scalars, uint32_t n, int c, int nw, int shared,
                                       uint32_t* digits, uint32_t* counts) {
   uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= n) return;
@@ -188,7 +190,7 @@ extern "C" __global__ void msm_digits(const uint32_t* scalars, uint32_t n, int c
     uint32_t mag, sign;
     if (v > half) { mag = (1u << c) - v; sign = 1; carry = 1; }
     else { mag = v; sign = 0; carry = 0; }
-    uint32_t key = mag ? (uint32_t)w * half + mag - 1 : EMPTY;
+    uint32_t key = mag ? (shared ? 0u : (uint32_t)w * half) + mag - 1 : EMPTY;
     digits[(u64)w * n + i] = mag ? (key | (sign << 31)) : EMPTY;
     const uint32_t act = __activemask();
     const uint32_t grp = __match_any_sync(act, key);
@@ -196,8 +198,9 @@ extern "C" __global__ void msm_digits(const uint32_t* scalars, uint32_t n, int c
   }
 }
 
-// Counting-sort scatter: sorted[cursor[key]++] = i | sign<<31.
-extern "C" __global__ void msm_scatter(const uint32_t* digits, uint32_t n, u64 total, uint32_t* cursor,
+// Counting-sort scatter: sorted[cursor[key]++] = point | sign<<31, where the
+// point is i (bases) or w * stride + i (window table with stride points per window).
+extern "C" __global__ void msm_scatter(const uint32_t* digits, uint32_t n, u64 total, uint32_t stride, uint32_t* cursor,
                                        uint32_t* sorted) {
   u64 t = (u64)blockIdx.x * blockDim.x + threadIdx.x;
   if (t >= total) return;
@@ -212,7 +215,9 @@ extern "C" __global__ void msm_scatter(const uint32_t* digits, uint32_t n, u64 t
   base = __shfl_sync(grp, base, leader);
   if (key == EMPTY) return;
   const uint32_t rank = __popc(grp & ((1u << lane) - 1));
-  sorted[base + rank] = (uint32_t)(t % n) | (d & 0x80000000u);
+  const uint32_t i = (uint32_t)(t % n);
+  const uint32_t point = stride ? (uint32_t)(t / n) * stride + i : i;
+  sorted[base + rank] = point | (d & 0x80000000u);
 }
 
 // item -> segment (upper_bound over item_start[0..nseg]) - 1
@@ -302,6 +307,28 @@ static __device__ void sum_groups(const uint32_t* in, uint32_t cnt, uint32_t fan
   acc.store(out + (u64)t * XYZZ<F>::WORDS);
 }
 
+// Window table step: out[i] = 2^c * in[i], affine in and out (zeros =
+// infinity). One inversion per point: the table is built once per key.
+template <class F>
+static __device__ void window_table(const uint32_t* in, uint32_t* out, uint32_t n, int c) {
+  uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  const Affine<F> p = Affine<F>::load(in + (u64)i * Affine<F>::WORDS);
+  F x = F::zero(), y = F::zero();
+  if (!p.is_inf()) {
+    XYZZ<F> acc;
+    acc.set_dbl_affine(p);
+    for (int k = 1; k < c; k++) acc.dbl();
+    if (!acc.is_inf()) {
+      const F t = (acc.ZZ * acc.ZZZ).inv();
+      x = acc.X * (acc.ZZZ * t);
+      y = acc.Y * (acc.ZZ * t);
+    }
+  }
+  x.store(out + (u64)i * Affine<F>::WORDS);
+  y.store(out + (u64)i * Affine<F>::WORDS + F::N);
+}
+
 #define SNARKD_GROUP_KERNELS(G, F)                                                                               \
   extern "C" __global__ void G##_accum_affine(const uint32_t* bases, const uint32_t* sorted,                   \
                                               const uint32_t* seg_start, const uint32_t* item_start,             \
@@ -321,6 +348,9 @@ static __device__ void sum_groups(const uint32_t* in, uint32_t cnt, uint32_t fan
   extern "C" __global__ void G##_sum_groups(const uint32_t* in, uint32_t cnt, uint32_t fan, uint32_t ngroups,  \
                                             uint32_t* out) {                                                     \
     sum_groups<F>(in, cnt, fan, ngroups, out);                                                                   \
+  }                                                                                                              \
+  extern "C" __global__ void G##_window_table(const uint32_t* in, uint32_t* out, uint32_t n, int c) {            \
+    window_table<F>(in, out, n, c);                                                                              \
   }
 
 SNARKD_GROUP_KERNELS(g1, Fq)

@@ -41,43 +41,93 @@ def window_bits(n: int) -> int:
     return max(4, min(16, lg - 4))
 
 
-def _words(curve: Curve, g2: bool) -> int:
+def coord_words(curve: Curve, g2: bool) -> int:
     """u32 words per Fq (or Fq2) coordinate."""
     return (curve.n8q // 4) * (2 if g2 else 1)
 
 
-class MsmStats(dict):
-    pass
+class WindowTable:
+    """2^(c w) * P_i for every window w and base i, affine on the device
+    (table[w * n + i]): with it all windows share one set of 2^(c-1) buckets,
+    so the window reduction runs once instead of nw times and no host-side
+    combine of window sums is needed. Costs nw times the bases' memory."""
+
+    def __init__(self, curve_name: str, g2: bool, bases, n: int, c: int | None = None):
+        import cupy
+
+        curve = CURVES[curve_name]
+        self.curve_name, self.g2, self.n = curve_name, g2, int(n)
+        self.c = c or window_bits(n)
+        self.nw = FR_BITS[curve_name] // self.c + 1
+        if self.nw * self.n >= 1 << 31:
+            raise ValueError(f"window table of {self.nw} x {n} points is too large (indices are 31-bit)")
+        aw = 2 * coord_words(curve, g2)
+        self.table = cupy.empty(self.nw * self.n * aw, dtype=cupy.uint32)
+        self.table[: self.n * aw] = bases[: self.n * aw]
+        fn = get_module(curve_name).get_function(("g2" if g2 else "g1") + "_window_table")
+        blk = 128
+        for w in range(1, self.nw):
+            prev = self.table[(w - 1) * self.n * aw : w * self.n * aw]
+            fn(((self.n + blk - 1) // blk,), (blk,), (prev, self.table[w * self.n * aw :], np.uint32(self.n), np.int32(self.c)))
+
+    @property
+    def nbytes(self) -> int:
+        return int(self.table.nbytes)
+
+    @staticmethod
+    def bytes_for(curve_name: str, g2: bool, n: int, c: int | None = None) -> int:
+        c = c or window_bits(n)
+        return (FR_BITS[curve_name] // c + 1) * int(n) * 2 * coord_words(CURVES[curve_name], g2) * 4
 
 
-def msm_window_sums(curve_name: str, g2: bool, bases, scalars, n: int, c: int | None = None, stats: dict | None = None):
-    """Device part: returns (host uint32 array of nw XYZZ points, c)."""
+def msm_window_sums(curve_name: str, g2: bool, bases, scalars, n: int, c: int | None = None, stats: dict | None = None,
+                    table: WindowTable | None = None):
+    """Device part: returns (host uint32 array of nw XYZZ points, c); with a
+    window table, one point (the whole sum) and c."""
     import cupy
 
     curve = CURVES[curve_name]
     mod = get_module(curve_name)
     grp = "g2" if g2 else "g1"
-    F = _words(curve, g2)
+    F = coord_words(curve, g2)
     XW = 4 * F
+    if table is not None:
+        if table.n < n or table.g2 != g2 or table.curve_name != curve_name:
+            raise ValueError("window table does not match the MSM (curve, group or size)")
+        c, bases = table.c, table.table
     c = c or window_bits(n)
     nw = FR_BITS[curve_name] // c + 1
     nb = 1 << (c - 1)
-    nseg = nw * nb
+    shared = table is not None
+    nwin = 1 if shared else nw  # windows that own buckets
+    nseg = nwin * nb
     block = 256
 
     def launch(name, count, args, blk=block):
         if count > 0:
             mod.get_function(name)(((count + blk - 1) // blk,), (blk,), args)
 
+    marks = []
+
+    def mark(name):
+        # CUDA events between phases, read only when stats are asked for
+        if stats is not None:
+            ev = cupy.cuda.Event()
+            ev.record()
+            marks.append((name, ev))
+
+    mark("start")
+
     counts = cupy.zeros(nseg, dtype=cupy.uint32)
     digits = cupy.empty(nw * n, dtype=cupy.uint32)
-    launch("msm_digits", n, (scalars, np.uint32(n), np.int32(c), np.int32(nw), digits, counts))
+    launch("msm_digits", n, (scalars, np.uint32(n), np.int32(c), np.int32(nw), np.int32(shared), digits, counts))
     seg_start = cupy.zeros(nseg + 1, dtype=cupy.uint32)
     cupy.cumsum(counts, dtype=cupy.uint32, out=seg_start[1:])
     cursor = seg_start[:-1].copy()
     srt = cupy.empty(nw * n, dtype=cupy.uint32)
-    launch("msm_scatter", nw * n, (digits, np.uint32(n), np.uint64(nw * n), cursor, srt))
+    launch("msm_scatter", nw * n, (digits, np.uint32(n), np.uint64(nw * n), np.uint32(table.n if shared else 0), cursor, srt))
     del digits, cursor
+    mark("sort")
 
     L = max(8, -(-(n * nw) // TARGET_ITEMS))
     points = None
@@ -101,20 +151,25 @@ def msm_window_sums(curve_name: str, g2: bool, bases, scalars, n: int, c: int | 
         counts, seg_start, L = items_per, item_start, ROUND2_L
     del srt
     fin = item_start
+    mark("accumulate")
 
     L2 = min(SEG_L2, nb)
     per = nb // L2
-    segs = cupy.empty(nw * per * XW, dtype=cupy.uint32)
-    launch(f"{grp}_bucket_segments", nw * per, (points, fin, np.uint32(nb), np.uint32(L2), np.uint32(nw * per), segs), 64)
+    segs = cupy.empty(nwin * per * XW, dtype=cupy.uint32)
+    launch(f"{grp}_bucket_segments", nwin * per, (points, fin, np.uint32(nb), np.uint32(L2), np.uint32(nwin * per), segs), 64)
     cnt = per
     while cnt > 1:
         nxt = -(-cnt // FAN)
-        out = cupy.empty(nw * nxt * XW, dtype=cupy.uint32)
-        launch(f"{grp}_sum_groups", nw * nxt, (segs, np.uint32(cnt), np.uint32(FAN), np.uint32(nw), out), 64)
+        out = cupy.empty(nwin * nxt * XW, dtype=cupy.uint32)
+        launch(f"{grp}_sum_groups", nwin * nxt, (segs, np.uint32(cnt), np.uint32(FAN), np.uint32(nwin), out), 64)
         segs, cnt = out, nxt
+    sums = segs.get()
+    mark("reduce")
     if stats is not None:
-        stats.update(c=c, nw=nw, rounds=rounds, L=L)
-    return segs.get(), c
+        marks[-1][1].synchronize()
+        phases = {name: round(cupy.cuda.get_elapsed_time(marks[i][1], ev), 3) for i, (name, ev) in enumerate(marks[1:])}
+        stats.update(c=c, nw=nw, rounds=rounds, L=L, table=shared, phases_ms=phases)
+    return sums, c
 
 
 # -- host side: the window sums -> one affine point (CPU core) -------------------
@@ -167,12 +222,16 @@ def combine_windows(curve_name: str, g2: bool, sums: np.ndarray, c: int, native)
     return fn(pts, scal, 1)
 
 
-def msm(curve_name: str, g2: bool, bases, scalars, n: int, native, c: int | None = None, stats: dict | None = None) -> np.ndarray:
+def msm(curve_name: str, g2: bool, bases, scalars, n: int, native, c: int | None = None, stats: dict | None = None,
+        table: WindowTable | None = None) -> np.ndarray:
     """Σ scalars[i] * bases[i] for i < n: bases and scalars device uint32
     arrays (zkey layout; scalars plain Fr). Returns the affine Montgomery
-    point as the CPU core's msm_g1/msm_g2 does."""
+    point as the CPU core's msm_g1/msm_g2 does. With a window table for these
+    bases, the table's windows are used (bases is then not read)."""
     curve = CURVES[curve_name]
     if n == 0:
         return np.zeros((4 if g2 else 2) * curve.n8q // 8, dtype=np.uint64)
-    sums, c = msm_window_sums(curve_name, g2, bases, scalars, n, c, stats)
+    sums, c = msm_window_sums(curve_name, g2, bases, scalars, n, c, stats, table)
+    if table is not None:
+        return xyzz_to_affine_words(curve, g2, sums)[0]
     return combine_windows(curve_name, g2, sums, c, native)
