@@ -31,6 +31,7 @@ def load(text: str, tmp_path, environ=None) -> Config:
         ('[keys]\nparam_cache = "/nonexistent/dir"\n', 2, "[keys] param_cache = \"/nonexistent/dir\": not an existing directory"),
         ("[gpu]\ndevices = []\n", 1, "[gpu]: unknown section (did you mean [gpus]?)"),
         ('[gpus]\ndevices = [0, "x"]\n', 2, "[gpus] devices"),
+        ('[gpus]\nmsm_tables = "maybe"\n', 2, '[gpus] msm_tables = "maybe": expected "auto", "on" or "off"'),
         ('[memory]\nbudget = "lots"\n', 2, '[memory] budget = "lots": expected "auto" or a size'),
         ('[daemon]\nlog_level = "loud"\n', 2, "[daemon] log_level"),
         ('[daemon]\npid_file = "/dev/null/x.pid"\n', 2, "[daemon] pid_file"),
@@ -56,6 +57,7 @@ def test_defaults_paths_and_env_override(tmp_path):
     assert cfg.daemon.pid_file == str(tmp_path / "run" / "s.pid")
     assert cfg.keys.preload == {"k": str(tmp_path / "cache" / "k.zkey")}
     assert cfg.daemon.drain_timeout == 60.0 and cfg.synthesis.workers == 2 and cfg.gpus.workers_per_device == 2
+    assert cfg.gpus.msm_tables == "auto" and load('[gpus]\nmsm_tables = "OFF"\n', tmp_path).gpus.msm_tables == "off"
     over = load(text, tmp_path, {"SNARKD_PARAM_CACHE": str(tmp_path / "other")})
     assert over.keys.preload == {"k": str(tmp_path / "other" / "k.zkey")}
     assert over.fingerprint != cfg.fingerprint

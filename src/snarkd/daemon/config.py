@@ -162,6 +162,7 @@ class SynthesisSection:
 class GpusSection:
     devices: tuple = ()  # empty = auto
     workers_per_device: int = 2
+    msm_tables: str = "auto"  # MSM window tables per resident key: auto (when they fit) | on | off
 
 
 @dataclass(frozen=True)
@@ -245,7 +246,8 @@ class Config:
                        **({"status_listen": self.daemon.status_listen.grpc} if self.daemon.status_listen else {})},
             "keys": {"param_cache": self.keys.param_cache, "preload": dict(self.keys.preload)},
             "synthesis": asdict(self.synthesis),
-            "gpus": {"devices": list(self.gpus.devices), "workers_per_device": self.gpus.workers_per_device},
+            "gpus": {"devices": list(self.gpus.devices), "workers_per_device": self.gpus.workers_per_device,
+                     "msm_tables": self.gpus.msm_tables},
             "memory": asdict(self.memory),
             "pipeline": asdict(self.pipeline),
         }
@@ -315,7 +317,7 @@ SCHEMA = {
     "daemon": {"listen", "pid_file", "log_file", "drain_timeout", "log_level", "status_listen"},
     "keys": {"param_cache", "preload"},
     "synthesis": {"workers", "threads"},
-    "gpus": {"devices", "workers_per_device"},
+    "gpus": {"devices", "workers_per_device", "msm_tables"},
     "memory": {"budget"},
     "pipeline": {"queue_depth", "finalize_workers", "g2_on_device", "self_verify"},
 }
@@ -486,6 +488,11 @@ class _Validator:
             threads=self.get(data, ("synthesis", "threads"), int, 0, nonneg),
         )
 
+        def table_mode(v):
+            if v.lower() not in ("auto", "on", "off"):
+                raise ValueError('expected "auto", "on" or "off"')
+            return v.lower()
+
         def devices(v):
             if not isinstance(v, list) or any(isinstance(x, bool) or not isinstance(x, int) or x < 0 for x in v):
                 raise ValueError("expected a list of device indices, e.g. [0, 1] (empty = auto)")
@@ -496,6 +503,7 @@ class _Validator:
         gpus = GpusSection(
             devices=self.get(data, ("gpus", "devices"), None, (), devices),
             workers_per_device=self.get(data, ("gpus", "workers_per_device"), int, 2, positive),
+            msm_tables=self.get(data, ("gpus", "msm_tables"), str, "auto", table_mode),
         )
         memory = MemorySection(budget=self.get(data, ("memory", "budget"), None, "auto", parse_size))
         pipeline = PipelineSection(

@@ -38,8 +38,9 @@ def _gpu_backend():
         return None
 
 
-def resolve_devices(devices: tuple | list = ()) -> list[Device]:
-    """[gpus] devices -> the device list. Empty: every GPU, or the CPU when there is none."""
+def resolve_devices(devices: tuple | list = (), msm_tables: str | None = None) -> list[Device]:
+    """[gpus] devices -> the device list. Empty: every GPU, or the CPU when there is none.
+    msm_tables ([gpus] msm_tables) goes to each GPU backend."""
     gpu = _gpu_backend()
     if gpu is None:
         if devices:
@@ -51,7 +52,7 @@ def resolve_devices(devices: tuple | list = ()) -> list[Device]:
     bad = [i for i in idx if i >= count]
     if bad:
         raise DaemonError(f"[gpus] devices lists {bad}, but only {count} CUDA device(s) exist")
-    return [Device(f"cuda:{i}", i, gpu.backend(i)) for i in idx]
+    return [Device(f"cuda:{i}", i, gpu.backend(i, msm_tables) if msm_tables else gpu.backend(i)) for i in idx]
 
 
 def pin_thread(device: Device) -> None:

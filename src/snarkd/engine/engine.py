@@ -61,6 +61,7 @@ class EngineConfig:
     threads: int = 0  # native threads per stage call (0 = all cores)
     devices: tuple = ()  # [gpus] devices (empty = auto: all GPUs, else the CPU)
     workers_per_device: int = 2
+    msm_tables: str = "auto"  # [gpus] msm_tables: window tables for resident keys (auto | on | off)
     finalize_workers: int = 1
     queue_depth: int = 0  # capacity of the device and finalize queues (0 = device workers)
     memory_budget: int | str = "auto"
@@ -74,7 +75,7 @@ class EngineConfig:
         p = cfg.pipeline
         return cls(synthesis_workers=cfg.synthesis.workers, threads=cfg.synthesis.threads,
                    devices=tuple(cfg.gpus.devices), workers_per_device=cfg.gpus.workers_per_device,
-                   finalize_workers=p.finalize_workers, queue_depth=p.queue_depth, memory_budget=cfg.memory.budget,
+                   msm_tables=cfg.gpus.msm_tables, finalize_workers=p.finalize_workers, queue_depth=p.queue_depth, memory_budget=cfg.memory.budget,
                    g2_on_device=p.g2_on_device, self_verify=p.self_verify,
                    debug_delay_s=float(os.environ.get("SNARKD_DEBUG_PROVE_DELAY_MS", "0") or 0) / 1000)
 
@@ -113,7 +114,7 @@ class Engine:
         self.config = c = config or EngineConfig()
         self.keys = keys or KeyStore()
         self.keys.max_instances = c.synthesis_workers
-        self.devices: list[Device] = resolve_devices(c.devices)
+        self.devices: list[Device] = resolve_devices(c.devices, c.msm_tables)
         self.budget = MemoryBudget(c.memory_budget)
         n_dev_workers = len(self.devices) * c.workers_per_device
         depth = c.queue_depth or max(1, n_dev_workers)

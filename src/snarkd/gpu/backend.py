@@ -5,9 +5,11 @@ form of its coefs section once per (key, device); every worker on that device
 shares it. It also builds each base set's MSM window table (2^(c w) P for
 every window w, see snarkd.gpu.msm.WindowTable) when they fit: tables cost
 about 16x the bases' memory and make every MSM of the key cheaper (one set of
-buckets for all windows). $SNARKD_GPU_MSM_TABLES: "auto" (default: build
-them when they take at most half the device budget left after the key),
-"on", or "off". `CudaBackend.device_stage` then streams in one witness (and a, b
+buckets for all windows). [gpus] msm_tables (or $SNARKD_GPU_MSM_TABLES for
+the one-shot CLI): "auto" (default: build them when they take at most half
+the device budget left after the key), "on", or "off".
+
+`CudaBackend.device_stage` then streams in one witness (and a, b
 when synthesis computed them on the CPU), runs spmv (when a, b are absent),
 the H computation and the MSMs on the device, and returns the same G1Sums as
 the CPU path: identical points, so identical proofs for the same r and s.
@@ -113,13 +115,18 @@ class CudaBackend:
         ok, why = gmem.available()
         if not ok:
             raise gmem.GpuUnavailable(why)
-        self.tables = (tables or os.environ.get("SNARKD_GPU_MSM_TABLES") or "auto").lower()
-        if self.tables not in TABLE_MODES:
-            raise ValueError(f"MSM window tables: {self.tables!r} is not one of {', '.join(TABLE_MODES)}")
+        self.set_tables(tables or os.environ.get("SNARKD_GPU_MSM_TABLES") or "auto")
         self.device_id = device_id
         self.dm = gmem.for_device(device_id, budget)
         self._keys: dict[int, ResidentKey] = {}  # id(key) -> resident arrays (dropped with the key)
         self._lock = threading.Lock()
+
+    def set_tables(self, mode: str) -> None:
+        """Window tables for keys made resident from now on: auto | on | off."""
+        mode = str(mode).lower()
+        if mode not in TABLE_MODES:
+            raise ValueError(f"MSM window tables: {mode!r} is not one of {', '.join(TABLE_MODES)}")
+        self.tables = mode
 
     def __repr__(self) -> str:
         return f"CudaBackend(device={self.device_id})"
@@ -230,10 +237,12 @@ def device_count() -> int:
     return gmem.device_count()
 
 
-def backend(index: int) -> CudaBackend:
+def backend(index: int, msm_tables: str | None = None) -> CudaBackend:
     """The one CudaBackend of device `index` (shared with snarkd.prover.backend's
     cache, so a key is resident once per device). $SNARKD_GPU_BUDGET (bytes)
-    caps its device memory; default: free memory minus a margin."""
+    caps its device memory; default: free memory minus a margin. msm_tables
+    ("auto", "on", "off"; [gpus] msm_tables) applies to keys made resident
+    from then on."""
     import os
 
     index = int(index)
@@ -248,4 +257,6 @@ def backend(index: int) -> CudaBackend:
             env = os.environ.get("SNARKD_GPU_BUDGET")
             be = cuda_backend(index, int(env) if env else None)
             _backends[index] = be
+        if msm_tables is not None:
+            be.set_tables(msm_tables)
         return be
