@@ -90,7 +90,8 @@ def test_msm_g2_large(curve):
 @pytest.mark.parametrize("g2", [False, True], ids=["g1", "g2"])
 @pytest.mark.parametrize("n,kind,c,extra", [(0, "random", None, 0), (1, "rminus1", None, 0), (3, "random", 4, 0),
                                             (37, "random", 5, 3), (100, "equal", None, 0), (1000, "random", 8, 24),
-                                            (1000, "bits", 13, 0), (3001, "zero", None, 0)])
+                                            (1000, "bits", 13, 0), (3001, "zero", None, 0),
+                                            (3001, "random", 20, 7)])
 def test_msm_window_table(curve, g2, n, kind, c, extra):
     # shared buckets over a precomputed 2^(c w) P table == the CPU MSM
     run_case(curve, g2, n, kind, c=c, table_extra=extra)
