@@ -6,7 +6,7 @@ shares it. It also builds each base set's MSM window table (2^(c w) P for
 every window w, see snarkd.gpu.msm.WindowTable) when they fit: tables cost
 about 16x the bases' memory and make every MSM of the key cheaper (one set of
 buckets for all windows). [gpus] msm_tables (or $SNARKD_GPU_MSM_TABLES for
-the one-shot CLI): "auto" (default: build them when they take at most half
+backends made outside the engine): "auto" (default: build them when they take at most half
 the device budget left after the key), "on", or "off".
 
 `CudaBackend.device_stage` then streams in one witness (and a, b
