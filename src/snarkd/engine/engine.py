@@ -115,6 +115,9 @@ class Engine:
         self.keys = keys or KeyStore()
         self.keys.max_instances = c.synthesis_workers
         self.devices: list[Device] = resolve_devices(c.devices, c.msm_tables)
+        # GPU backends compute A·w and B·w on the device (resident CSR): synthesis
+        # then only checks the witness, which keeps the CPU side ahead of the GPUs
+        self._sparse_on_host = any(d.backend is None for d in self.devices)
         self.budget = MemoryBudget(c.memory_budget)
         n_dev_workers = len(self.devices) * c.workers_per_device
         depth = c.queue_depth or max(1, n_dev_workers)
@@ -488,7 +491,8 @@ class Engine:
                         witness = lk.calculator.calculate(part.inputs)
                 part.witness = part.inputs = None
                 synth = synthesize(lk.key, witness, timer, threads,
-                                   witness_name=f"witness of job {job.id} partition {part.index}")
+                                   witness_name=f"witness of job {job.id} partition {part.index}",
+                                   sparse=self._sparse_on_host)
                 del witness
             except InputError as exc:
                 self._fail(part, str(exc), "input")

@@ -58,9 +58,15 @@ class G1Sums:
     b2: np.ndarray | None = None  # set when the G2 MSM also ran on the device
 
 
-def synthesize(key: ProvingKey, witness: Witness, timer: PhaseTimer, threads: int = 0, witness_name: str = "witness") -> Synthesized:
+def synthesize(key: ProvingKey, witness: Witness, timer: PhaseTimer, threads: int = 0, witness_name: str = "witness",
+               sparse: bool = True) -> Synthesized:
+    """Check the witness and (sparse=True) compute a = A·w, b = B·w. With
+    sparse=False a and b stay None: a GPU device stage computes them on the
+    device from the key's resident CSR, and the CPU path computes them there."""
     with timer.phase("check"):
         check_witness(witness, key.zkey, witness_name)
+    if not sparse:
+        return Synthesized(witness=witness.values, a=None, b=None)
     a, b = sparse_products(key, witness.values, timer, threads)
     return Synthesized(witness=witness.values, a=a, b=b)
 
@@ -79,6 +85,8 @@ def device_stage(key: ProvingKey, synth: Synthesized, timer: PhaseTimer, threads
         if backend.name != "cpu":
             return backend.device_stage(key, synth, timer, threads, with_g2)
     zk, native, w = key.zkey, key.native, synth.witness
+    if synth.a is None:
+        synth.a, synth.b = sparse_products(key, w, timer, threads)
     a, b = synth.a, synth.b
     synth.a = synth.b = None
     h = h_coset_values(key, a, b, timer, threads)
