@@ -97,3 +97,27 @@ def test_help_documents_exit_codes():
     assert "exit codes" in res.stdout and "bad input" in res.stdout
     res = snarkd("prove", "--help")
     assert "exit codes" in res.stdout
+
+
+def test_backend_cpu_and_unavailable_cuda(chain_circuit, tmp_path):
+    proof, public = tmp_path / "proof.json", tmp_path / "public.json"
+    res = snarkd("prove", "--backend", "cpu", chain_circuit.zkey, chain_circuit.wtns, proof, public)
+    assert res.returncode == 0, res.stderr
+    assert oracle.snarkjs_verify(chain_circuit.vk, public, proof)
+    from snarkd.prover.backend import cuda_available
+
+    if not cuda_available()[0]:
+        # asking for a GPU this machine lacks: a usage error that says why, nothing written
+        res = snarkd("prove", "--backend", "cuda", chain_circuit.zkey, chain_circuit.wtns, tmp_path / "p2.json", tmp_path / "q2.json")
+        assert res.returncode == 2, res.stderr
+        assert "cuda backend" in res.stderr
+        assert not (tmp_path / "p2.json").exists()
+        # auto falls back to the CPU
+        res = snarkd("prove", "--backend", "auto", chain_circuit.zkey, chain_circuit.wtns, tmp_path / "p3.json", tmp_path / "q3.json")
+        assert res.returncode == 0, res.stderr
+        assert oracle.snarkjs_verify(chain_circuit.vk, tmp_path / "q3.json", tmp_path / "p3.json")
+
+
+def test_backend_is_local_only(chain_circuit, tmp_path):
+    res = snarkd("prove", "--backend", "cpu", "--addr", "127.0.0.1:1", "--key", "k", chain_circuit.wtns, tmp_path / "p", tmp_path / "q")
+    assert res.returncode == 3 and "--backend is for local proving" in res.stderr

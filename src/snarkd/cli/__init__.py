@@ -20,7 +20,7 @@ EPILOG = """\
 exit codes:
   0  success (verify: the proof is valid)
   1  verify: the proof is invalid
-  2  usage error
+  2  usage error (also: --backend cuda on a machine without a usable GPU)
   3  bad input: a file is missing, malformed, or does not match another input
   4  internal error or failed self-check
   5  daemon error: cannot reach, start or stop the daemon

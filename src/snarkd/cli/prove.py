@@ -17,6 +17,9 @@ def register(sub) -> None:
     p.add_argument("--threads", type=int, default=0, help="native threads (default: all cores)")
     p.add_argument("--timings", action="store_true", help="print per-phase milliseconds to stderr")
     p.add_argument("--check-points", action="store_true", help="check every key point is on its curve (slow on big keys)")
+    p.add_argument("--backend", choices=("cpu", "cuda", "auto"), default=None,
+                   help="where the sparse products, H and the MSMs run (default: $SNARKD_BACKEND, else cpu); "
+                        "cuda: the first GPU, auto: cuda when CuPy sees a GPU")
     p.add_argument("--addr", help="prove through the daemon at HOST:PORT or unix:PATH")
     p.add_argument("--key", help="key id loaded in the daemon (with --addr)")
     p.set_defaults(func=run)
@@ -29,11 +32,27 @@ def _print_timings(timings: dict[str, float], total_ms: float) -> None:
     print(f"{'total':<{width}} {total_ms:10.1f} ms", file=sys.stderr)
 
 
+def _backend(name: str | None):
+    """The backend object for a one-shot proof (None = the CPU core)."""
+    import os
+
+    from snarkd.prover.backend import get_backend
+
+    be = get_backend(name)  # name None: $SNARKD_BACKEND, else cpu; cuda without a GPU raises GpuUnavailable
+    if be.name == "cpu":
+        return None
+    if not os.environ.get("SNARKD_GPU_MSM_TABLES"):
+        be.set_tables("off")  # one proof: building window tables would cost more than they save
+    return be
+
+
 def run(args) -> int:
     from snarkd.prover.output import write_proof
 
     start = time.perf_counter()
     if args.addr or args.key:
+        if args.backend:
+            raise InputError("--backend is for local proving; the daemon's backend comes from its [gpus] config")
         if not (args.addr and args.key):
             raise InputError("--addr and --key go together: --addr HOST:PORT --key ID WITNESS.wtns PROOF.json PUBLIC.json")
         if len(args.args) != 3:
@@ -60,12 +79,13 @@ def run(args) -> int:
     from snarkd.prover.timing import PhaseTimer
 
     zkey_path, witness_path, proof_path, public_path = args.args
+    backend = _backend(args.backend)
     timer = PhaseTimer()
     with timer.phase("load"):
         key = ProvingKey.load(zkey_path, check_points=args.check_points)
         witness = read_wtns(witness_path)
     with key:
-        result = prove(key, witness, threads=args.threads, witness_name=witness_path, timer=timer)
+        result = prove(key, witness, threads=args.threads, witness_name=witness_path, timer=timer, backend=backend)
     with timer.phase("write"):
         write_proof(result, proof_path, public_path)
     if args.timings:

@@ -20,7 +20,7 @@ import threading
 
 import numpy as np
 
-from snarkd.errors import EXIT_INTERNAL, SnarkdError
+from snarkd.errors import EXIT_INTERNAL, EXIT_USAGE, SnarkdError
 
 GiB = 1 << 30
 
@@ -30,7 +30,10 @@ class GpuError(SnarkdError):
 
 
 class GpuUnavailable(GpuError):
-    """No CuPy or no CUDA device: the cuda backend cannot run here."""
+    """No CuPy or no CUDA device: the cuda backend cannot run here (asked for
+    on a machine without one: a usage error, exit code 2)."""
+
+    exit_code = EXIT_USAGE
 
 
 class GpuMemoryError(GpuError):

@@ -157,9 +157,14 @@ def prove(
     s: int | None = None,
     witness_name: str = "witness",
     timer: PhaseTimer | None = None,
+    backend=None,
 ) -> Proof:
-    """Prove with fresh blinding from the OS CSPRNG (r, s only for reproducible tests)."""
+    """Prove with fresh blinding from the OS CSPRNG (r, s only for reproducible tests).
+
+    backend: None/"cpu" (the native core) or a GPU backend (snarkd.prover.backend):
+    then A·w, B·w, H and every MSM, G2 included, run on the device."""
     timer = timer or PhaseTimer()
-    synth = synthesize(key, witness, timer, threads, witness_name)
-    sums = device_stage(key, synth, timer, threads)
+    gpu = backend is not None and not isinstance(backend, str) and backend.name != "cpu"
+    synth = synthesize(key, witness, timer, threads, witness_name, sparse=not gpu)
+    sums = device_stage(key, synth, timer, threads, with_g2=gpu, backend=backend if gpu else None)
     return finalize(key, synth.witness, sums, timer, threads, r, s)
