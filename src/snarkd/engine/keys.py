@@ -76,8 +76,7 @@ class LoadedKey:
     def vk(self) -> dict:
         """The verification key (snarkjs JSON) for self-verification.
 
-        vk_json(zkey) less vk_alphabeta_12, which verification does not read and
-        which costs a py_ecc pairing (~2 s) to compute."""
+        vk_json(zkey) less vk_alphabeta_12, which verification does not read."""
         with self._lock:
             if self._vk is None:
                 self._vk = verifying_key(self.key.zkey)

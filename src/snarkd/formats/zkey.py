@@ -373,48 +373,32 @@ def _g2_json(xy) -> list:
     return [[str(x0), str(x1)], [str(y0), str(y1)], ["1", "0"]]
 
 
+# ffjavascript's final exponentiation yields a fixed power of the reduced
+# pairing that snarkd's native core computes: e^(2x(6x²+3x+1)) on BN254 (x the
+# BN parameter), e itself on BLS12-381 (pinned against `snarkjs zkey export
+# verificationkey` by the export-vk tests).
+_ALPHABETA_POWER = {"bn254": 2 * 4965661367192848881 * (6 * 4965661367192848881**2 + 3 * 4965661367192848881 + 1)}
+
+
 def _alphabeta(z: ZKey) -> list:
-    """e(α1, β2) as snarkjs computes it, in ffjavascript's tower layout: Fq12 = Fq6[w]/(w² − v),
-    Fq6 = Fq2[v]/(v³ − ξ), Fq2 = Fq[u]/(u² + 1); as [c0, c1] × [v⁰, v¹, v²] × [re, im].
+    """e(α1, β2) as snarkjs computes it, in ffjavascript's tower layout (the
+    native core's too): Fq12 = Fq6[w]/(w² − v), Fq6 = Fq2[v]/(v³ − ξ),
+    Fq2 = Fq[u]/(u² + 1); as [c0, c1] × [v⁰, v¹, v²] × [re, im] decimal strings."""
+    from snarkd.native import _pairing
 
-    py_ecc represents Fq12 as Fq[w]/(w¹² − 2·ξ₀·w⁶ + (ξ₀² + 1)) with u = w⁶ − ξ₀
-    (ξ = ξ₀ + u: 9 + u for BN254, 1 + u for BLS12-381), so the tower coefficient
-    (c0 + c1·u)·w^e, e = j + 2k, is py_ecc's a_e = c0 − ξ₀·c1, a_{e+6} = c1.
-    """
-    if z.curve.name == BN254.name:
-        from py_ecc import optimized_bn128 as ec
-
-        xi0 = 9
-        x = 4965661367192848881  # BN parameter
-        k = 2 * x * (6 * x * x + 3 * x + 1)
+    q, n8 = z.q, z.n8q
+    alpha1, beta2 = bytes(z.alpha1), bytes(z.beta2)
+    if not any(alpha1) or not any(beta2):
+        vals = [1] + [0] * 11
     else:
-        from py_ecc import optimized_bls12_381 as ec
-
-        xi0 = 1
-        k = -3
-    a1 = _g1_xy(z.alpha1, z)
-    b2 = _g2_xy(z.beta2, z)
-    q = z.q
-    if a1 is None or b2 is None:
-        coeffs = [1] + [0] * 11
-    else:
-        P = (ec.FQ(a1[0]), ec.FQ(a1[1]), ec.FQ.one())
-        Q = (ec.FQ2(list(b2[0])), ec.FQ2(list(b2[1])), ec.FQ2.one())
-        # ffjavascript's final exponentiation yields a fixed power of py_ecc's
-        # pairing value (pinned against `snarkjs zkey export verificationkey`):
-        # f^(2x(6x²+3x+1)) on BN254, f^(−3) on BLS12-381.
-        f = ec.pairing(Q, P) ** (k % z.r)
-        coeffs = [int(c) % q for c in f.coeffs]
-    out = []
-    for j in range(2):
-        row = []
-        for k in range(3):
-            e = j + 2 * k
-            c1 = coeffs[e + 6]
-            c0 = (coeffs[e] + xi0 * c1) % q
-            row.append([str(c0), str(c1)])
-        out.append(row)
-    return out
+        m = getattr(_pairing, z.curve.native)
+        f = m.pairing(alpha1, beta2)
+        k = _ALPHABETA_POWER.get(z.curve.native)
+        if k is not None:
+            f = m.fp12_pow(f, (k % z.r).to_bytes(32, "little"))
+        r_inv = pow(1 << (8 * n8), -1, q)
+        vals = [int.from_bytes(f[i * n8 : (i + 1) * n8], "little") * r_inv % q for i in range(12)]
+    return [[[str(vals[6 * j + 2 * k]), str(vals[6 * j + 2 * k + 1])] for k in range(3)] for j in range(2)]
 
 
 def vk_json(z: ZKey) -> dict:
