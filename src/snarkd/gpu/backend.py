@@ -98,7 +98,7 @@ class ResidentKey:
                 import cupy
 
                 cupy.cuda.Device(self.device_id).synchronize()
-        except gmem.GpuMemoryError as e:
+        except (gmem.GpuMemoryError, ValueError) as e:  # ValueError: a table too large to index
             if mode == "on":
                 raise
             log.warning("device %d: MSM window tables dropped: %s", self.device_id, e)
