@@ -16,12 +16,16 @@ def load(text: str, tmp_path) -> Config:
 
 def test_defaults_and_from_config(tmp_path):
     cfg = load('[synthesis]\nworkers = 3\nthreads = 1\n[memory]\nbudget = "64MiB"\n', tmp_path)
-    assert cfg.pipeline.self_verify is True and cfg.pipeline.g2_on_device is False
+    assert cfg.pipeline.self_verify is True and cfg.pipeline.g2_on_device == "auto"
     assert cfg.daemon.status_listen is None and "status_listen" not in cfg.to_toml()
     ec = EngineConfig.from_config(cfg)
     assert (ec.synthesis_workers, ec.threads, ec.memory_budget, ec.self_verify) == (3, 1, 64 << 20, True)
     eng = Engine(ec)
     assert eng.budget.budget == 64 << 20 and [d.name for d in eng.devices] == ["cpu"]
+    assert eng.g2_on_device is False  # auto: a CPU device leaves G2 to finalize
+    assert load("[pipeline]\ng2_on_device = true\n", tmp_path).pipeline.g2_on_device is True
+    with pytest.raises(ConfigError, match='g2_on_device = "yes": expected true, false or "auto"'):
+        load('[pipeline]\ng2_on_device = "yes"\n', tmp_path)
     assert eng.expected_workers() == {"synthesis": 3, "device": 2, "finalize": 1}
 
 

@@ -1,6 +1,7 @@
 """Whole proofs with the cuda backend == the CPU backend (same r, s), and the
 device-memory budget: a proof that does not fit fails with GpuMemoryError and
 the backend keeps working afterwards."""
+import json
 import random
 
 import pytest
@@ -129,3 +130,27 @@ def test_cli_backend_cuda(tmp_path):
     res = subprocess.run([sys.executable, "-m", "snarkd", "verify", d / "vk.json", public, proof], capture_output=True, text=True,
                          env=env)
     assert res.returncode == 0, res.stdout + res.stderr
+
+
+def test_engine_defaults_put_the_whole_device_stage_on_the_gpu():
+    # default config on a GPU: synthesis only checks the witness; A·w, B·w and the G2 MSM run on the device
+    from snarkd.engine.engine import Engine, EngineConfig
+    from snarkd.verifier import verify
+
+    curve = "bn128"
+    eng = Engine(EngineConfig(synthesis_workers=2, devices=(0,), memory_budget=4 << 30))
+    assert eng.g2_on_device is True and eng._sparse_on_host is False
+    eng.keys.load("chain", str(EXAMPLES[curve] / "chain.zkey"))
+    wtns = read_wtns(EXAMPLES[curve] / "chain.wtns")
+    vk = json.loads((EXAMPLES[curve] / "vk.json").read_text())
+    eng.start()
+    try:
+        jobs = [eng.submit("chain", witnesses=[wtns]) for _ in range(4)]
+        for job in jobs:
+            eng.await_(job.id, timeout=120)
+            assert job.state == "COMPLETED", (job.state, job.error)
+            assert verify(vk, job.result.public, job.result.proof)
+        assert eng.counters["self_verify_failed"] == 0
+    finally:
+        eng.stop(5)
+        eng.join_workers(10)

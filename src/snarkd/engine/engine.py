@@ -65,7 +65,7 @@ class EngineConfig:
     finalize_workers: int = 1
     queue_depth: int = 0  # capacity of the device and finalize queues (0 = device workers)
     memory_budget: int | str = "auto"
-    g2_on_device: bool = False  # G2 MSM in the device stage (else on CPU in finalize)
+    g2_on_device: bool | str = "auto"  # G2 MSM in the device stage (else on CPU in finalize); auto: when all devices are GPUs
     self_verify: bool = True
     debug_delay_s: float = 0.0  # testing: stall each partition's synthesis this long
 
@@ -118,6 +118,7 @@ class Engine:
         # GPU backends compute A·w and B·w on the device (resident CSR): synthesis
         # then only checks the witness, which keeps the CPU side ahead of the GPUs
         self._sparse_on_host = any(d.backend is None for d in self.devices)
+        self.g2_on_device = c.g2_on_device is True or (c.g2_on_device == "auto" and not self._sparse_on_host)
         self.budget = MemoryBudget(c.memory_budget)
         n_dev_workers = len(self.devices) * c.workers_per_device
         depth = c.queue_depth or max(1, n_dev_workers)
@@ -160,7 +161,7 @@ class Engine:
         log.info("engine started synthesis_workers=%d devices=%s workers_per_device=%d finalize_workers=%d "
                  "queue_depth=%d memory_budget=%d g2_on_device=%s self_verify=%s",
                  c.synthesis_workers, ",".join(d.name for d in self.devices), c.workers_per_device,
-                 c.finalize_workers, self._device_q.q.maxsize, self.budget.budget, c.g2_on_device, c.self_verify)
+                 c.finalize_workers, self._device_q.q.maxsize, self.budget.budget, self.g2_on_device, c.self_verify)
         return self
 
     def _spawn(self, kind: str, name: str, target, *args) -> None:
@@ -357,7 +358,8 @@ class Engine:
             "devices": [{"name": d.name, "index": d.index, "busy_s": b, "busy_fraction": b / up,
                          "workers": self.config.workers_per_device} for d, b in zip(self.devices, busy)],
             "workers": {k: {"expected": n, "alive": self.alive(k)} for k, n in self.expected_workers().items()},
-            "config": {k: v for k, v in asdict(self.config).items() if k != "debug_delay_s"},
+            "config": {**{k: v for k, v in asdict(self.config).items() if k != "debug_delay_s"},
+                       "g2_on_device": self.g2_on_device},  # as resolved ("auto" -> where it runs)
             "phase_ms": dict(self.phase_ms),
         }
 
@@ -513,7 +515,7 @@ class Engine:
                 continue
 
     def _device_worker(self, name: str, d: int, kwargs: dict) -> None:
-        threads, with_g2 = self.config.threads, self.config.g2_on_device
+        threads, with_g2 = self.config.threads, self.g2_on_device
         lock = self._device_locks[d]
         pin_thread(self.devices[d])  # every worker stays on its device index for its whole life
         while True:
