@@ -14,6 +14,10 @@
    then leave one XYZZ point per window.
 5. The nw window sums come back to the host (a few KB) and are combined by the
    CPU core as an MSM of nw points with scalars 2^(c w).
+
+With a WindowTable (2^(c w) P_i precomputed for every window, resident with
+the key) digits index table rows instead, all windows share one set of
+2^(c-1) buckets, step 4 runs once and step 5 is a single point.
 """
 
 from __future__ import annotations
