@@ -2,8 +2,8 @@
 
 Each device worker is pinned to one device index for its whole life (cuzk's
 multi-GPU runs produced corrupt proofs until workers were pinned). The CUDA
-backend (snarkd.gpu, being built) is reached through one hook, `_gpu_backend`:
-it must offer `device_count() -> int` and `backend(index)` returning the object
+backend (snarkd.gpu) is reached through one hook, `_gpu_backend`: it must
+offer `device_count() -> int` and `backend(index, msm_tables)` returning the object
 passed to `device_stage(..., backend=...)`; when that object has `pin()`, each
 device worker thread calls it once before its first job (e.g. to make its
 device current in CuPy, which is per thread). Without it, one CPU "device" runs the
@@ -52,7 +52,7 @@ def resolve_devices(devices: tuple | list = (), msm_tables: str | None = None) -
     bad = [i for i in idx if i >= count]
     if bad:
         raise DaemonError(f"[gpus] devices lists {bad}, but only {count} CUDA device(s) exist")
-    return [Device(f"cuda:{i}", i, gpu.backend(i, msm_tables) if msm_tables else gpu.backend(i)) for i in idx]
+    return [Device(f"cuda:{i}", i, gpu.backend(i, msm_tables)) for i in idx]
 
 
 def pin_thread(device: Device) -> None:

@@ -377,7 +377,8 @@ def _g2_json(xy) -> list:
 # pairing that snarkd's native core computes: e^(2x(6x²+3x+1)) on BN254 (x the
 # BN parameter), e itself on BLS12-381 (pinned against `snarkjs zkey export
 # verificationkey` by the export-vk tests).
-_ALPHABETA_POWER = {"bn254": 2 * 4965661367192848881 * (6 * 4965661367192848881**2 + 3 * 4965661367192848881 + 1)}
+_BN254_X = 4965661367192848881
+_ALPHABETA_POWER = {"bn254": 2 * _BN254_X * (6 * _BN254_X**2 + 3 * _BN254_X + 1)}
 
 
 def _alphabeta(z: ZKey) -> list:

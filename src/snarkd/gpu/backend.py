@@ -81,8 +81,6 @@ class ResidentKey:
     def _build_tables(self, dm: gmem.DeviceMemory, mode: str) -> None:
         from snarkd.gpu.msm import WindowTable
 
-        if mode not in TABLE_MODES:
-            raise ValueError(f"SNARKD_GPU_MSM_TABLES: {mode!r} is not one of {', '.join(TABLE_MODES)}")
         sets = [s for s in self._sets() if s[3] > 0]
         need = sum(WindowTable.bytes_for(self.curve, g2, n) for _, g2, _, n in sets)
         room = dm.budget - dm.used
@@ -160,12 +158,12 @@ class CudaBackend:
 
     def work_bytes(self, key) -> int:
         """Device memory one proof needs beyond the resident key (an upper estimate)."""
-        from snarkd.gpu.msm import FR_BITS, window_bits
+        from snarkd.gpu.msm import n_windows, window_bits
 
         zk = key.zkey
         n, d = zk.n_vars, zk.domain_size
         big = max(n, d)
-        nw = FR_BITS[key.curve.native] // window_bits(big) + 1
+        nw = n_windows(key.curve.native, window_bits(big))
         msm = 2 * nw * big * 4 + (1 << 18) * 4 * 4 * key.curve.n8q * 2 + nw * (1 << 16) * 4 * 4
         return 32 * n + 6 * 32 * d + msm + (64 << 20)
 

@@ -45,6 +45,11 @@ def window_bits(n: int) -> int:
     return max(4, min(16, lg - 4))
 
 
+def n_windows(curve_name: str, c: int) -> int:
+    """Signed c-bit windows of a scalar (one more than the bits need, for the last carry)."""
+    return FR_BITS[curve_name] // c + 1
+
+
 def table_window_bits(n: int) -> int:
     """c for a window table: as window_bits, but 20 from 2^22 points up, where
     a table's buckets are shared by all windows (their reduction runs once),
@@ -72,7 +77,7 @@ class WindowTable:
         curve = CURVES[curve_name]
         self.curve_name, self.g2, self.n = curve_name, g2, int(n)
         self.c = c or table_window_bits(n)
-        self.nw = FR_BITS[curve_name] // self.c + 1
+        self.nw = n_windows(curve_name, self.c)
         if self.nw * self.n >= 1 << 31:
             raise ValueError(f"window table of {self.nw} x {n} points is too large (indices are 31-bit)")
         aw = 2 * coord_words(curve, g2)
@@ -91,7 +96,7 @@ class WindowTable:
     @staticmethod
     def bytes_for(curve_name: str, g2: bool, n: int, c: int | None = None) -> int:
         c = c or table_window_bits(n)
-        return (FR_BITS[curve_name] // c + 1) * int(n) * 2 * coord_words(CURVES[curve_name], g2) * 4
+        return n_windows(curve_name, c) * int(n) * 2 * coord_words(CURVES[curve_name], g2) * 4
 
 
 def msm_window_sums(curve_name: str, g2: bool, bases, scalars, n: int, c: int | None = None, stats: dict | None = None,
@@ -110,7 +115,7 @@ def msm_window_sums(curve_name: str, g2: bool, bases, scalars, n: int, c: int | 
             raise ValueError("window table does not match the MSM (curve, group or size)")
         c, bases = table.c, table.table
     c = c or window_bits(n)
-    nw = FR_BITS[curve_name] // c + 1
+    nw = n_windows(curve_name, c)
     nb = 1 << (c - 1)
     shared = table is not None
     nwin = 1 if shared else nw  # windows that own buckets

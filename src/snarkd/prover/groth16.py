@@ -85,10 +85,10 @@ def device_stage(key: ProvingKey, synth: Synthesized, timer: PhaseTimer, threads
         if backend.name != "cpu":
             return backend.device_stage(key, synth, timer, threads, with_g2)
     zk, native, w = key.zkey, key.native, synth.witness
-    if synth.a is None:
-        synth.a, synth.b = sparse_products(key, w, timer, threads)
     a, b = synth.a, synth.b
     synth.a = synth.b = None
+    if a is None:  # synthesized with sparse=False
+        a, b = sparse_products(key, w, timer, threads)
     h = h_coset_values(key, a, b, timer, threads)
     del a, b
     with timer.phase("msm_h"):
