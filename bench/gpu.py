@@ -33,8 +33,8 @@ sys.path.insert(0, str(REPO / "src"))
 import cupy  # noqa: E402
 
 from snarkd.curves.params import BLS12_381, BN254  # noqa: E402
+from snarkd.gpu import device as gdevice  # noqa: E402
 from snarkd.gpu import msm as gmsm  # noqa: E402
-from snarkd.gpu import ntt as gntt  # noqa: E402
 
 CURVES = {"bn254": BN254, "bls12_381": BLS12_381}
 
@@ -86,8 +86,10 @@ def main() -> None:
     ap.add_argument("--wtns")
     args = ap.parse_args()
     what = set(args.what.split(","))
-    table_cs = [int(x) or None for x in args.table_c.split(",") if x.strip()]
+    table_cs = [int(x) for x in args.table_c.split(",") if x.strip()]
     rng = np.random.default_rng(1)
+    gpu = gdevice.get(0)
+    gpu.use()
     dev = cupy.cuda.Device()
     props = cupy.cuda.runtime.getDeviceProperties(dev.id)
     res = {"device": props["name"].decode() if isinstance(props["name"], bytes) else props["name"],
@@ -112,14 +114,14 @@ def main() -> None:
         for k in sizes:
             n = 1 << k
             if "ntt" in what:
-                dom = gntt.domain(cname, k)
+                dom = gpu.ntt_domain(cname, k)
                 x = rand_words(rng, n, 8, curve.r)
                 out = cupy.empty_like(x)
                 add({"curve": cname, "op": "ntt", "log_n": k, **timed(lambda: dom.ntt(x, False, out), args.reps)})
                 add({"curve": cname, "op": "coset_shift", "log_n": k, **timed(lambda: dom.coset_shift_evals(x), args.reps)})
                 del x, out
             if "h" in what:
-                dom = gntt.domain(cname, k)
+                dom = gpu.ntt_domain(cname, k)
                 a = rand_words(rng, n, 8, curve.r)
                 b = rand_words(rng, n, 8, curve.r)
                 add({"curve": cname, "op": "h", "log_n": k, **timed(lambda: dom.h_values(a.copy(), b.copy()), args.reps)})
@@ -130,17 +132,18 @@ def main() -> None:
                 bases = rand_coords(rng, n, curve, 4 if g2 else 2)
                 sc = rand_words(rng, n, 8, curve.r)
                 st = {}
-                t = timed(lambda: gmsm.msm_window_sums(cname, g2, bases, sc, n, args.c or None, st), args.reps)
+                mod = gpu.module(cname)
+                t = timed(lambda: gmsm.msm_window_sums(mod, cname, g2, bases, sc, n, args.c, st), args.reps)
                 add({"curve": cname, "op": f"msm_{g}", "log_n": k, **t, **st})
                 for tc in table_cs:
                     if gmsm.WindowTable.bytes_for(cname, g2, n, tc) > args.table_max_gib * (1 << 30):
                         continue
                     t0 = time.perf_counter()
-                    tab = gmsm.WindowTable(cname, g2, bases, n, tc)
+                    tab = gpu.window_table(cname, g2, bases, n, tc)
                     cupy.cuda.Device().synchronize()
                     build_ms = (time.perf_counter() - t0) * 1e3
                     st = {}
-                    t = timed(lambda: gmsm.msm_window_sums(cname, g2, bases, sc, n, None, st, tab), args.reps)
+                    t = timed(lambda: gmsm.msm_window_sums(mod, cname, g2, bases, sc, n, 0, st, tab), args.reps)
                     add({"curve": cname, "op": f"msm_{g}_table", "log_n": k, **t, **st, "table_build_ms": round(build_ms, 1),
                          "table_gib": round(tab.nbytes / (1 << 30), 2)})
                     del tab
@@ -151,18 +154,16 @@ def main() -> None:
                 w = np.asarray(rand_words(rng, n, 8, curve.r).get())
                 a_h = np.asarray(rand_words(rng, n, 8, curve.r).get())
                 b_h = np.asarray(rand_words(rng, n, 8, curve.r).get())
-                dom = gntt.domain(cname, k)
-                from snarkd.gpu.memory import for_device
-
-                dm = for_device(dev.id)
+                dom = gpu.ntt_domain(cname, k)
+                dm, mod = gpu.memory, gpu.module(cname)
 
                 def stage():
                     wd = dm.upload(w)
                     a, b = dm.upload(a_h), dm.upload(b_h)
                     h = dom.h_values(a, b)
                     for bases, sc in ((g1b[0], h), (g1b[1], wd), (g1b[2], wd), (g1b[3], wd)):
-                        gmsm.msm_window_sums(cname, False, bases, sc, n)
-                    gmsm.msm_window_sums(cname, True, g2b, wd, n)
+                        gmsm.msm_window_sums(mod, cname, False, bases, sc, n)
+                    gmsm.msm_window_sums(mod, cname, True, g2b, wd, n)
 
                 add({"curve": cname, "op": "prove_device_stage", "log_n": k, **timed(stage, max(3, args.reps // 2))})
                 del g1b, g2b
@@ -177,7 +178,7 @@ def main() -> None:
         key = ProvingKey.load(args.zkey)
         wt = read_wtns(args.wtns)
         be = get_backend("cuda")
-        be.resident(key)
+        be.dev.resident(key.zkey, be.msm_tables)
         rs = (12345, 67890)
         for name, backend, spmv_dev in (("cpu", "cpu", False), ("cuda", be, False), ("cuda_spmv", be, True)):
             times = []

@@ -6,7 +6,7 @@
 
 `run` (on the GPU machine): checks the build (native core imports, prebuilt
 cubins match the current kernel sources), makes a chain key of 2^power when
-asked (snarkd setup, no py_ecc needed), builds W distinct valid witnesses
+asked (snarkd setup), builds W distinct valid witnesses
 (k = 3, 4, ...; public = [out, k]), then for each device set runs the in-process
 engine (g2_on_device, self_verify) with c jobs kept in flight: warm-up, then N
 timed proofs. Per run: s/proof, proofs/s, per-device busy fraction (device-lock
@@ -36,14 +36,6 @@ sys.path.insert(0, str(REPO / "src"))
 
 K0, X0 = 3, 2  # witness i: k = K0 + i, x = X0 + i
 
-# BN254 generators (py_ecc's bn128.G1 / G2), so that `snarkd setup` runs where py_ecc is absent
-BN254_G1 = (1, 2)
-BN254_G2 = ((10857046999023057135944570762232829481370756359578518086990519993285655852781,
-             11559732032986387107991004021392285783925812861821192530917403151452391805634),
-            (8495653923123431417604973247489272438418190587263600148770280649306958101930,
-             4082367875863433681332203403145435568316851327593401208105741076214120093531))
-
-
 def log(msg: str) -> None:
     print(f"[{time.strftime('%H:%M:%S')}] {msg}", flush=True)
 
@@ -56,11 +48,12 @@ def build_check() -> dict:
     from snarkd.native import _core  # noqa: F401
 
     out["native_core"] = _core.__file__
-    from snarkd.gpu import backend as gb
+    from snarkd.config import default
     from snarkd.gpu import module as gm
+    from snarkd.gpu.device import device_count
 
-    out["device_count"] = gb.device_count()
-    pre = os.environ.get("SNARKD_GPU_CUBIN_DIR")
+    out["device_count"] = device_count()
+    pre = default("gpus.cubin_dir")
     out["kernel_source_hash"] = gm.source_hash()
     out["cubins"] = {c: (Path(pre) / gm.cubin_name(c, "90")).is_file() if pre else False for c in gm.MACROS}
     try:
@@ -79,10 +72,6 @@ def make_key(power: int, out_root: Path) -> Path:
     from snarkd.setup import groth16_setup as gs
     from snarkd.setup.chain_circuit import chain_r1cs_bytes
 
-    try:
-        import py_ecc  # noqa: F401
-    except ImportError:
-        gs._generators = lambda curve: (BN254_G1, BN254_G2)  # bn128 only below
     curve = curve_by_name("bn128")
     d = out_root / f"chain{power}-bn128"
     d.mkdir(parents=True, exist_ok=True)
@@ -109,12 +98,11 @@ def witnesses(zkey_path: Path, count: int) -> list:
 
 
 def write_vk(zkey_path: Path, dest: Path) -> None:
-    from snarkd.engine.keys import verifying_key
-    from snarkd.formats.zkey import read_zkey
+    from snarkd.formats.zkey import read_zkey, vk_json
 
     z = read_zkey(zkey_path)
     try:
-        vk = verifying_key(z)
+        vk = vk_json(z, alphabeta=False)
     finally:
         z.close()
     dest.write_text(json.dumps(vk, indent=1))
@@ -164,7 +152,7 @@ def run_engine(zkey: Path, ws: list, devices: tuple, *, j: int, wpd: int, fin: i
                warm: int) -> tuple[dict, list]:
     from snarkd.engine.engine import Engine, EngineConfig
 
-    cfg = EngineConfig(synthesis_workers=j, threads=threads, devices=devices, workers_per_device=wpd,
+    cfg = EngineConfig(synthesis_workers=j, threads=threads, devices=tuple(devices), workers_per_device=wpd,
                        finalize_workers=fin, memory_budget=96 << 30, g2_on_device=True, self_verify=True)
     eng = Engine(cfg)
     eng.keys.load("k", str(zkey))

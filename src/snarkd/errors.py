@@ -49,3 +49,10 @@ class MismatchError(InputError):
 
 class DaemonError(SnarkdError):
     exit_code = EXIT_DAEMON
+
+
+class BackendUnavailable(SnarkdError):
+    """A backend asked for by name cannot run here (no CuPy, no such GPU): a usage error.
+    Never a silent fallback to another backend."""
+
+    exit_code = EXIT_USAGE

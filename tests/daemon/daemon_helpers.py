@@ -24,22 +24,7 @@ for p in (str(TESTS), str(SRC)):
         sys.path.insert(0, p)
 
 import oracle  # noqa: E402
-
-
-def env(**extra) -> dict:
-    e = dict(os.environ)
-    e["PYTHONPATH"] = os.pathsep.join([str(SRC), *[p for p in e.get("PYTHONPATH", "").split(os.pathsep) if p]])
-    e.pop("NOTIFY_SOCKET", None)
-    e.pop("SNARKD_PARAM_CACHE", None)
-    e.pop("SNARKD_DEBUG_PROVE_DELAY_MS", None)
-    e.update({k: str(v) for k, v in extra.items()})
-    return e
-
-
-def snarkd(*args, input: str | None = None, timeout: float = 120, extra_env: dict | None = None,
-           cwd=None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "snarkd", *map(str, args)], input=input, capture_output=True,
-                          text=True, timeout=timeout, env=env(**(extra_env or {})), cwd=cwd)
+from clirun import env, snarkd  # noqa: E402,F401 - re-exported for the daemon tests
 
 
 def free_port() -> int:

@@ -129,18 +129,18 @@ def test_cancel_queued_and_running(chain_bn128, stop_after):
 
 
 def test_cancel_during_device_stage_drops_result(chain_bn128, stop_after, monkeypatch):
-    import snarkd.engine.engine as E
+    from snarkd.prover.cpu import CpuBackend
 
     circ, wtns = chain_bn128
     entered, release = threading.Event(), threading.Event()
-    real = E.device_stage
+    real = CpuBackend.device_stage
 
     def slow_device(*a, **k):
         entered.set()
         release.wait(10)
         return real(*a, **k)
 
-    monkeypatch.setattr(E, "device_stage", slow_device)
+    monkeypatch.setattr(CpuBackend, "device_stage", slow_device)
     eng = make(circ)
     stop_after(eng)
     eng.start()

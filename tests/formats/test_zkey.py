@@ -14,7 +14,8 @@ from snarkd.curves.params import curve_by_name
 from snarkd.errors import FormatError
 from snarkd.formats import read_r1cs, read_zkey, vk_json
 from snarkd.formats.binfile import limbs_to_int
-from snarkd.formats.zkey import HEADER_POINTS, PointCheckUnavailable, _g1_json, _g1_xy, _g2_json, _g2_xy
+from snarkd.curves.encoding import g1_to_json, g2_to_json
+from snarkd.formats.zkey import HEADER_POINTS, PointCheckUnavailable
 
 
 def _native_available() -> bool:
@@ -27,11 +28,11 @@ def _native_available() -> bool:
 
 
 def _g1s(z, arr):
-    return [_g1_json(_g1_xy(p, z)) for p in arr]
+    return [g1_to_json(z.curve, p) for p in arr]
 
 
 def _g2s(z, arr):
-    return [_g2_json(_g2_xy(p, z)) for p in arr]
+    return [g2_to_json(z.curve, p) for p in arr]
 
 
 def test_matches_snarkjs_export_json(all_circuits):
@@ -46,7 +47,7 @@ def test_matches_snarkjs_export_json(all_circuits):
                 pt = getattr(z, name)
                 assert pt.shape == (2 * g * L,)
                 want = js[f"vk_{name[:-1]}_{name[-1]}"]
-                got = _g1_json(_g1_xy(pt, z)) if g == 1 else _g2_json(_g2_xy(pt, z))
+                got = g1_to_json(z.curve, pt) if g == 1 else g2_to_json(z.curve, pt)
                 assert got == want, (case.name, name)
             assert z.ic.shape == (z.n_public + 1, 2 * L) and _g1s(z, z.ic) == js["IC"]
             assert z.a.shape == (z.n_vars, 2 * L) and _g1s(z, z.a) == js["A"]

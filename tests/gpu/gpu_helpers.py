@@ -16,7 +16,7 @@ EXAMPLES = {"bn128": REPO / "examples" / "chain-bn128", "bls12381": REPO / "exam
 def require_gpu():
     """Call at module level: skips the module with a stated reason in CI."""
     pytest.importorskip("cupy", reason="GPU tests need CuPy (cupy-cuda13x) and a CUDA device; CuPy is not installed")
-    from snarkd.gpu.memory import available
+    from snarkd.gpu.device import available
 
     ok, why = available()
     if not ok:

@@ -9,7 +9,9 @@ from gpu_helpers import ints_to_fr, native, rand_points, require_gpu
 require_gpu()
 import cupy  # noqa: E402
 
-from snarkd.gpu import msm as gmsm  # noqa: E402
+from snarkd.gpu import device as gdevice  # noqa: E402
+
+DEV = gdevice.get(0)
 
 R = {"bn254": 21888242871839275222246405745257275088548364400416034343698204186575808495617,
      "bls12_381": 0x73EDA753299D7D483339D80809A1D80553BDA402FFFE5BFEFFFFFFFF00000001}
@@ -46,8 +48,8 @@ def run_case(curve, g2, n, kind, c=None, distinct=None, seed=0, table_extra=None
     sc = ints_to_fr(scalars(rng, kind, n, R[curve])) if n else np.zeros((0, 4), dtype=np.uint64)
     ref = (nat.msm_g2 if g2 else nat.msm_g1)(bases[:n] if n else bases[:1], sc, 0)
     dev_bases = cupy.asarray(bases.view(np.uint32).reshape(-1))
-    table = gmsm.WindowTable(curve, g2, dev_bases, nb, c) if table_extra is not None else None
-    got = gmsm.msm(curve, g2, dev_bases, cupy.asarray(sc.view(np.uint32).reshape(-1)), n, nat, c=c, table=table)
+    table = DEV.window_table(curve, g2, dev_bases, nb, c or 0) if table_extra is not None else None
+    got = DEV.msm(curve, g2, dev_bases, cupy.asarray(sc.view(np.uint32).reshape(-1)), n, nat, c=c or 0, table=table)
     assert np.array_equal(np.asarray(got).reshape(-1), np.asarray(ref).reshape(-1)), (curve, g2, n, kind, c, table_extra)
 
 
@@ -108,7 +110,7 @@ def test_window_table_rows_are_multiples():
     nat = native(curve)
     rng = random.Random(5)
     bases = rand_points(rng, CURVE_OF[curve], False, 9)
-    t = gmsm.WindowTable(curve, False, cupy.asarray(bases.view(np.uint32).reshape(-1)), 9, c)
+    t = DEV.window_table(curve, False, cupy.asarray(bases.view(np.uint32).reshape(-1)), 9, c)
     rows = cupy.asnumpy(t.table).view(np.uint64).reshape(t.nw, 9, -1)
     for w in (1, 2, t.nw - 1):
         k = ints_to_fr([pow(2, c * w, R[curve])] * 9)

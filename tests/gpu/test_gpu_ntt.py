@@ -9,7 +9,9 @@ from gpu_helpers import native, rand_fr, require_gpu
 require_gpu()
 import cupy  # noqa: E402
 
-from snarkd.gpu import ntt as gntt  # noqa: E402
+from snarkd.gpu import device as gdevice  # noqa: E402
+
+GPU = gdevice.get(0)
 
 CURVES = ["bn254", "bls12_381"]
 R = {"bn254": 21888242871839275222246405745257275088548364400416034343698204186575808495617,
@@ -32,7 +34,7 @@ def test_ntt_matches_cpu(curve, log_n):
     nat = native(curve)
     n = 1 << log_n
     x = rand_fr(rng, R[curve], n)
-    dom = gntt.domain(curve, log_n)
+    dom = GPU.ntt_domain(curve, log_n)
     for inverse in (False, True):
         ref = x.copy()
         nat.ntt(ref, inverse)
@@ -51,7 +53,7 @@ def test_coset_and_h_match_cpu(curve, log_n):
     ref = a.copy()
     nat.coset_shift_evals(ref)
     d = dev(a)
-    dom = gntt.domain(curve, log_n)
+    dom = GPU.ntt_domain(curve, log_n)
     dom.coset_shift_evals(d)
     assert np.array_equal(host(d), ref)
     # whole H: c = a*b, three coset shifts, a*b - c, out of Montgomery
@@ -72,7 +74,7 @@ def test_ntt_zero_and_edge_values():
     vals[3] = r - 1
     vals[7] = 1
     x = np.frombuffer(b"".join(v.to_bytes(32, "little") for v in vals), dtype="<u8").reshape(n, 4).copy()
-    dom = gntt.domain("bn254", 8)
+    dom = GPU.ntt_domain("bn254", 8)
     ref = x.copy()
     nat.ntt(ref, False)
     assert np.array_equal(host(dom.ntt(dev(x))), ref)

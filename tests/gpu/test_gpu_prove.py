@@ -40,23 +40,24 @@ def test_cuda_proof_equals_cpu(curve, device_spmv):
         assert gpu.public == cpu.public
 
 
-def test_prove_default_is_cpu():
-    assert get_backend(None).name in ("cpu",) or get_backend(None).name == "cuda"
-    assert get_backend("cpu").name == "cpu"
+def test_backend_names():
+    assert get_backend().name == "cpu" and get_backend("cpu").name == "cpu"
+    assert get_backend("auto").name == "cuda:0" and get_backend("cuda") is get_backend("cuda", 0)
 
 
 def test_tiny_budget_fails_cleanly_then_recovers():
     key = load_key("bn128")
     wtns = read_wtns(EXAMPLES["bn128"] / "chain.wtns")
     be = get_backend("cuda")
-    old = be.dm.budget
+    mem = be.dev.memory
+    old = mem.budget
     try:
         be.release(key)
-        be.dm.set_budget(4096)
+        mem.set_budget(4096)
         with pytest.raises(GpuMemoryError):
             prove_with(key, wtns, be, 1, 2)
     finally:
-        be.dm.set_budget(old)
+        mem.set_budget(old)
     cpu = prove_with(key, wtns, "cpu", 3, 4)
     gpu = prove_with(key, wtns, be, 3, 4)
     assert gpu.proof == cpu.proof
@@ -65,18 +66,18 @@ def test_tiny_budget_fails_cleanly_then_recovers():
 def test_pool_oom_becomes_gpu_memory_error():
     import cupy
 
-    be = get_backend("cuda")
-    old = be.dm.budget
+    mem = get_backend("cuda").dev.memory
+    old = mem.budget
     # larger than everything the pool holds, so no cached (split) block can serve it
-    size = be.dm.pool.total_bytes() + (64 << 20)
+    size = mem.pool.total_bytes() + (64 << 20)
     try:
-        be.dm.set_budget(1 << 20)
+        mem.set_budget(1 << 20)
         with pytest.raises(GpuMemoryError):
-            with be.dm.guard("a test allocation"):
+            with mem.guard("a test allocation"):
                 cupy.empty(size, dtype=cupy.uint8)
     finally:
-        be.dm.set_budget(old)
-    with be.dm.guard("after"):
+        mem.set_budget(old)
+    with mem.guard("after"):
         assert int(cupy.ones(10).sum()) == 10
 
 
@@ -84,22 +85,18 @@ def test_pool_oom_becomes_gpu_memory_error():
 @pytest.mark.parametrize("tables", ["on", "off"])
 def test_window_tables_on_and_off(curve, tables):
     # MSMs over the precomputed window tables give the CPU's proof, as do plain bases
-    from snarkd.gpu.backend import CudaBackend
-
     key = load_key(curve)
     wtns = read_wtns(EXAMPLES[curve] / "chain.wtns")
-    be = CudaBackend(0, tables=tables)
+    be = get_backend("cuda", msm_tables=tables)
     cpu = prove_with(key, wtns, "cpu", 7, 8)
     gpu = prove_with(key, wtns, be, 7, 8, device_spmv=True)
     assert gpu.proof == cpu.proof
-    assert sorted(be.resident(key).tables) == (["a", "b1", "b2", "c", "h"] if tables == "on" else [])
+    assert sorted(be.dev.resident(key.zkey).tables) == (["a", "b1", "b2", "c", "h"] if tables == "on" else [])
 
 
 def test_window_tables_mode_is_checked():
-    from snarkd.gpu.backend import CudaBackend
-
     with pytest.raises(ValueError, match="not one of"):
-        CudaBackend(0, tables="sometimes")
+        get_backend("cuda", msm_tables="sometimes")
 
 
 @pytest.mark.parametrize("curve", ["bn128", "bls12381"])
@@ -110,8 +107,9 @@ def test_one_shot_prove_on_the_gpu(curve, tmp_path):
     key = load_key(curve)
     wtns = read_wtns(EXAMPLES[curve] / "chain.wtns")
     cpu = prove(key, wtns, r=5, s=6)
-    gpu = prove(key, wtns, r=5, s=6, backend=get_backend("cuda"))
+    gpu = prove(key, wtns, r=5, s=6, backend="cuda")  # by name: the GPU, never a silent CPU
     assert gpu.proof == cpu.proof and gpu.public == cpu.public
+    assert "upload" in gpu.timings and "upload" not in cpu.timings
 
 
 def test_cli_backend_cuda(tmp_path):
@@ -139,7 +137,7 @@ def test_engine_defaults_put_the_whole_device_stage_on_the_gpu():
 
     curve = "bn128"
     eng = Engine(EngineConfig(synthesis_workers=2, devices=(0,), memory_budget=4 << 30))
-    assert eng.g2_on_device is True and eng._sparse_on_host is False
+    assert eng.g2_on_device is True and eng.sparse_on_host is False
     eng.keys.load("chain", str(EXAMPLES[curve] / "chain.zkey"))
     wtns = read_wtns(EXAMPLES[curve] / "chain.wtns")
     vk = json.loads((EXAMPLES[curve] / "vk.json").read_text())
@@ -150,7 +148,7 @@ def test_engine_defaults_put_the_whole_device_stage_on_the_gpu():
             eng.await_(job.id, timeout=120)
             assert job.state == "COMPLETED", (job.state, job.error)
             assert verify(vk, job.result.public, job.result.proof)
-        assert eng.counters["self_verify_failed"] == 0
+        assert eng.status()["jobs"]["self_verify_failed"] == 0
     finally:
         eng.stop(5)
         eng.join_workers(10)

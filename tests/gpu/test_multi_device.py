@@ -1,6 +1,6 @@
 """Several GPUs (needs >= 2 CUDA devices; skipped otherwise, with the reason).
 
-The engine's hook (snarkd.gpu.backend.device_count / backend / CudaBackend.pin),
+The backend registry (get_backend("cuda", d), one GpuDevice per device, CudaBackend.pin),
 proofs from every device == the CPU proof for fixed r, s (also when the calling
 thread is pinned to ANOTHER device), and no cross-device mix-ups under
 concurrency: distinct witnesses proved at once on both devices, each result
@@ -15,10 +15,12 @@ from gpu_helpers import EXAMPLES, load_key, require_gpu
 
 require_gpu()
 
-from snarkd.gpu import backend as gb  # noqa: E402
+from snarkd.gpu.device import device_count  # noqa: E402
+from snarkd.gpu.memory import GpuUnavailable  # noqa: E402
+from snarkd.prover.backend import get_backend  # noqa: E402
 
-if gb.device_count() < 2:
-    pytest.skip(f"multi-GPU tests need >= 2 CUDA devices; this machine has {gb.device_count()}",
+if device_count() < 2:
+    pytest.skip(f"multi-GPU tests need >= 2 CUDA devices; this machine has {device_count()}",
                 allow_module_level=True)
 
 import cupy  # noqa: E402
@@ -61,14 +63,16 @@ def on_thread(fn, *args):
     return out["v"]
 
 
-def test_hook_and_pin():
-    assert gb.device_count() >= 2
-    b0, b1 = gb.backend(0), gb.backend(1)
-    assert gb.backend(0) is b0 and gb.backend(1) is b1 and b0 is not b1
-    assert (b0.device_id, b1.device_id) == (0, 1)
-    from snarkd.prover.backend import cuda_backend
+def cuda(d):
+    return get_backend("cuda", d)
 
-    assert cuda_backend(1) is b1  # one backend (one resident key) per device
+
+def test_registry_and_pin():
+    assert device_count() >= 2
+    b0, b1 = cuda(0), cuda(1)
+    assert cuda(0) is b0 and cuda(1) is b1 and b0 is not b1
+    assert (b0.dev.index, b1.dev.index) == (0, 1) and (b0.name, b1.name) == ("cuda:0", "cuda:1")
+    assert get_backend("cuda", 1, msm_tables="off").dev is b1.dev  # one GpuDevice (one resident key) per device
 
     def pinned(b):
         b.pin()
@@ -76,8 +80,8 @@ def test_hook_and_pin():
 
     assert on_thread(pinned, b1) == 1
     assert on_thread(pinned, b0) == 0
-    with pytest.raises(Exception):
-        gb.backend(gb.device_count())
+    with pytest.raises(GpuUnavailable, match="does not exist"):
+        cuda(device_count())
 
 
 @pytest.mark.parametrize("curve", ["bn128", "bls12381"])
@@ -87,16 +91,16 @@ def test_every_device_equals_cpu(curve):
     rng = random.Random(11)
     r, s = rng.randrange(key.curve.r), rng.randrange(key.curve.r)
     cpu = prove_with(key, wtns, "cpu", r, s)
-    n = gb.device_count()
+    n = device_count()
     for d in range(n):
         def job(d=d):
-            gb.backend((d + 1) % n).pin()  # this thread's current device is another one
-            return prove_with(key, wtns, gb.backend(d), r, s)
+            cuda((d + 1) % n).pin()  # this thread's current device is another one
+            return prove_with(key, wtns, cuda(d), r, s)
 
         got = on_thread(job)
         assert got.proof == cpu.proof, f"device {d}"
         assert got.public == cpu.public
-        rk = gb.backend(d).resident(key)
+        rk = cuda(d).dev.resident(key.zkey)
         assert rk.device_id == d and rk.a.device.id == d and rk.h.device.id == d
 
 
@@ -108,16 +112,16 @@ def test_concurrent_devices_no_mixup():
     rs = [(rng.randrange(key.curve.r), rng.randrange(key.curve.r)) for _ in ws]
     ref = [prove_with(key, w, "cpu", r, s) for w, (r, s) in zip(ws, rs)]
     assert len({str(p.public) for p in ref}) == len(ws)
-    n = gb.device_count()
+    n = device_count()
     errors, results = [], []
     lock = threading.Lock()
 
     def worker(d, wid):
         try:
-            gb.backend(d).pin()
+            cuda(d).pin()
             for rep in range(3):
                 i = (wid + rep) % len(ws)
-                p = prove_with(key, ws[i], gb.backend(d), *rs[i])
+                p = prove_with(key, ws[i], cuda(d), *rs[i])
                 with lock:
                     results.append((d, i, p))
         except BaseException as e:  # noqa: BLE001
@@ -161,7 +165,7 @@ def test_engine_two_devices():
             dev = [s["worker"] for p in job.partitions for s in p.spans if s["stage"] == "device"]
             used.update(w.split("/")[0] for w in dev)
         assert used == {"cuda:0", "cuda:1"}
-        assert eng.counters["self_verify_failed"] == 0
+        assert eng.status()["jobs"]["self_verify_failed"] == 0
     finally:
         eng.stop(5)
         eng.join_workers(10)

@@ -53,3 +53,14 @@ def test_g1_g2_fixed_base(curve, window):
                 assert coords == [int(want[0]), int(want[1])], k
             else:
                 assert coords == [int(want[0].coeffs[0]), int(want[0].coeffs[1]), int(want[1].coeffs[0]), int(want[1].coeffs[1])], k
+
+
+def test_curve_generators_are_py_ecc_s():
+    from py_ecc import bls12_381, bn128
+
+    from snarkd.curves.params import BLS12_381, BN254
+
+    for ec, c in ((bn128, BN254), (bls12_381, BLS12_381)):
+        assert c.g1 == (int(ec.G1[0]), int(ec.G1[1]))
+        assert c.g2 == ((int(ec.G2[0].coeffs[0]), int(ec.G2[0].coeffs[1])),
+                        (int(ec.G2[1].coeffs[0]), int(ec.G2[1].coeffs[1])))

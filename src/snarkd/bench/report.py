@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import statistics
 
-STAGES = ("synthesis", "device", "finalize")
+from snarkd.prover.timing import PHASES
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -102,11 +102,6 @@ def summarize(run: dict) -> dict:
     return run
 
 
-PHASE_ORDER = ("queue_wait", "witness", "check", "spmv", "synthesis", "device_queue", "device_wait", "ntt", "h",
-               "msm_h", "msm_a", "msm_b1", "msm_c", "msm_b2", "device", "finalize_queue", "assemble", "verify",
-               "finalize", "total")
-
-
 def _mib(n) -> str:
     return "?" if n is None else f"{n / 2**20:.1f} MiB"
 
@@ -147,7 +142,7 @@ def format_report(run: dict) -> str:
     med = s["phase_median_ms"]
     if med:
         lines.append("phase medians per partition (ms):")
-        keys = [k for k in PHASE_ORDER if k in med] + sorted(k for k in med if k not in PHASE_ORDER)
+        keys = [k for k in PHASES if k in med] + sorted(k for k in med if k not in PHASES)
         row = []
         for k in keys:
             row.append(f"{k} {med[k]:.1f}")

@@ -16,8 +16,13 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timezone
 
+from tqdm import tqdm
+
+from snarkd.atomic import atomic_write_json
 from snarkd.bench.report import summarize
+from snarkd.daemon.client import Client
 from snarkd.errors import SnarkdError
+from snarkd.verifier import verify
 
 
 def _status(client) -> dict:
@@ -34,8 +39,6 @@ def run_bench(addr: str, key: str, *, witness: bytes | None = None, inputs: dict
               vk: dict | None = None, progress: bool = True, proofs_dir: str | None = None) -> dict:
     """Run the bench; returns the run dict (with "summary"). vk: verify every proof client-side too;
     proofs_dir: write every proof as proof-<job>-<partition>.json / public-<job>-<partition>.json."""
-    from snarkd.daemon.client import Client
-
     if (witness is None) == (inputs is None):
         raise ValueError("give a witness or inputs")
     if count < 1 or inflight < 1 or partitions < 1:
@@ -49,8 +52,6 @@ def run_bench(addr: str, key: str, *, witness: bytes | None = None, inputs: dict
            "started_at": datetime.now(timezone.utc).isoformat(timespec="seconds"), "jobs": []}
     bar = None
     if progress:
-        from tqdm import tqdm
-
         bar = tqdm(total=count, unit="proof", desc=f"bench c={count} j={inflight}", leave=False, dynamic_ncols=True)
     lock = threading.Lock()
     verified = [0]
@@ -69,14 +70,10 @@ def run_bench(addr: str, key: str, *, witness: bytes | None = None, inputs: dict
                 rec["partitions"] = [{"index": p.index, "timings": p.timings, "spans": p.spans}
                                      for p in r.partitions]
                 if proofs_dir:
-                    from snarkd.atomic import atomic_write_json
-
                     for p in r.partitions:
                         atomic_write_json(os.path.join(proofs_dir, f"proof-{i}-{p.index}.json"), p.proof)
                         atomic_write_json(os.path.join(proofs_dir, f"public-{i}-{p.index}.json"), p.public)
                 if vk is not None:
-                    from snarkd.verifier import verify
-
                     ok = all(verify(vk, p.public, p.proof) for p in r.partitions)
                     if not ok:
                         rec["state"], rec["error"] = "INVALID", "a returned proof does not verify"

@@ -10,13 +10,15 @@ from __future__ import annotations
 import re
 
 from snarkd.bench.report import device_of, union_seconds
+from snarkd.prover.timing import PHASES, STAGES
 
-PHASE_COLORS = {
-    "witness": "#8c564b", "check": "#c49c94", "spmv": "#e377c2",
-    "ntt": "#1f77b4", "h": "#aec7e8", "msm_h": "#2ca02c", "msm_a": "#98df8a", "msm_b1": "#17becf",
-    "msm_c": "#9edae5", "msm_b2": "#ff7f0e", "assemble": "#ffbb78", "verify": "#d62728",
-}
-STAGE_COLORS = {"synthesis": "#f2e6f0", "device": "#dde8f5", "finalize": "#fdebd8"}
+# the work phases inside a stage (not waits, totals or one-shot steps), coloured in pipeline order
+PALETTE = ("#8c564b", "#c49c94", "#e377c2", "#7f7f7f", "#1f77b4", "#aec7e8", "#2ca02c", "#98df8a", "#17becf",
+           "#9edae5", "#ff7f0e", "#ffbb78", "#d62728", "#bcbd22", "#9467bd")
+WORK_PHASES = [p for p in PHASES if p not in (*STAGES, "load", "write", "total", "queue_wait")
+               and not p.endswith(("_queue", "_wait"))]
+PHASE_COLORS = dict(zip(WORK_PHASES, PALETTE))
+STAGE_COLORS = dict(zip(STAGES, ("#f2e6f0", "#dde8f5", "#fdebd8")))
 STAGE_RANK = {"synth": 0, "final": 2}
 
 
@@ -28,12 +30,7 @@ def _row_key(worker: str):
 
 
 def draw(run: dict, path: str, title: str | None = None) -> str:
-    try:
-        import matplotlib
-    except ImportError:
-        from snarkd.errors import InputError
-
-        raise InputError("--timeline needs matplotlib: pip install matplotlib") from None
+    import matplotlib  # lazy: heavy, and only the --timeline option draws
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt

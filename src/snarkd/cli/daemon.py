@@ -12,25 +12,25 @@ import os
 import sys
 
 from snarkd.cli import add_epilog
+from snarkd.config import Config, config_path
+from snarkd.config.settings import BY_NAME
 from snarkd.errors import EXIT_DAEMON, EXIT_OK, SnarkdError
 
 ORDER = 50
 
-CONFIG_HELP = "TOML config file ('-' reads stdin; process substitution works). Default: built-in defaults"
+CONFIG_HELP = ("TOML config file ('-' reads stdin; process substitution works). Default: $SNARKD_CONFIG, "
+               "else built-in defaults")
 
 
 def _config_arg(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--config", "-c", metavar="FILE", default=os.environ.get("SNARKD_CONFIG"), help=CONFIG_HELP)
+    p.add_argument("--config", "-c", metavar="FILE", default=None, help=CONFIG_HELP)
 
 
-def _load(args):
-    from snarkd.daemon.config import Config
-
-    return Config.load(args.config)
+def _load(args) -> Config:
+    return Config.load(config_path(args.config))
 
 
 def cmd_serve(args) -> int:
-    from snarkd.daemon.config import Config
     from snarkd.daemon.server import serve
 
     if args.config_fd is not None:  # spawned by `snarkd start`: the config comes through a descriptor
@@ -103,7 +103,8 @@ def cmd_status(args) -> int:
 def cmd_config_show(args) -> int:
     cfg = _load(args)
     if args.json:
-        print(json.dumps({"source": cfg.source, "fingerprint": cfg.fingerprint, "config": cfg.effective()}, indent=1))
+        print(json.dumps({"source": cfg.source, "fingerprint": cfg.fingerprint, "config": cfg.effective(),
+                          "environment": {n: BY_NAME[n].env for n in cfg.overrides}}, indent=1))
     else:
         sys.stdout.write(cfg.to_toml())
     return EXIT_OK

@@ -18,32 +18,34 @@ def register(sub) -> None:
     p.add_argument("--timings", action="store_true", help="print per-phase milliseconds to stderr")
     p.add_argument("--check-points", action="store_true", help="check every key point is on its curve (slow on big keys)")
     p.add_argument("--backend", choices=("cpu", "cuda", "auto"), default=None,
-                   help="where the sparse products, H and the MSMs run (default: $SNARKD_BACKEND, else cpu); "
-                        "cuda: the first GPU, auto: cuda when CuPy sees a GPU")
+                   help="where the sparse products, H and the MSMs run (default: [prove] backend, i.e. "
+                        "$SNARKD_BACKEND, else cpu); cuda: the first GPU, auto: cuda when CuPy sees a GPU")
     p.add_argument("--addr", help="prove through the daemon at HOST:PORT or unix:PATH")
     p.add_argument("--key", help="key id loaded in the daemon (with --addr)")
     p.set_defaults(func=run)
 
 
 def _print_timings(timings: dict[str, float], total_ms: float) -> None:
+    from snarkd.prover.timing import ordered
+
     width = max(len(k) for k in [*timings, "total"])
-    for name, ms in timings.items():
+    for name, ms in ordered({k: v for k, v in timings.items() if k != "total"}):
         print(f"{name:<{width}} {ms:10.1f} ms", file=sys.stderr)
     print(f"{'total':<{width}} {total_ms:10.1f} ms", file=sys.stderr)
 
 
 def _backend(name: str | None):
-    """The backend object for a one-shot proof (None = the CPU core)."""
-    import os
-
+    """The backend of a one-shot proof: --backend, else [prove] backend; the [gpus] settings apply.
+    Without an explicit msm_tables (environment), no window tables: for one proof they cost more
+    than they save. A cuda backend that cannot run here raises BackendUnavailable (exit 2)."""
+    from snarkd.config import Config
     from snarkd.prover.backend import get_backend
 
-    be = get_backend(name)  # name None: $SNARKD_BACKEND, else cpu; cuda without a GPU raises GpuUnavailable
-    if be.name == "cpu":
-        return None
-    if not os.environ.get("SNARKD_GPU_MSM_TABLES"):
-        be.set_tables("off")  # one proof: building window tables would cost more than they save
-    return be
+    cfg = Config.defaults()
+    g = cfg.gpus
+    tables = g.msm_tables if "gpus.msm_tables" in cfg.overrides else "off"
+    return get_backend(name or cfg.prove.backend, 0, memory_budget=g.memory_budget, msm_tables=tables,
+                       msm_window_bits=g.msm_window_bits, cubin_dir=g.cubin_dir)
 
 
 def run(args) -> int:

@@ -27,7 +27,8 @@ from pathlib import Path
 import psutil
 
 import snarkd
-from snarkd.daemon.config import Config, Listen, parse_listen
+from snarkd.config import Config, Listen, parse_listen
+from snarkd.daemon.client import Client
 from snarkd.daemon.logsetup import tail
 from snarkd.daemon.netcheck import check_free, is_free
 from snarkd.daemon.pidfile import describe_pid, is_same_process, lock_is_held, read_pid_file
@@ -166,8 +167,6 @@ def start(cfg: Config, timeout: float = 600.0) -> Started:
 
 
 def _verify_serving(cfg: Config, pid: int, listen: str, fingerprint: str, proc, failure) -> None:
-    from snarkd.daemon.client import Client
-
     problem = None
     with Client(listen) as c:
         try:
@@ -296,8 +295,6 @@ def _state(pid: int) -> str:
 
 def status(cfg: Config) -> dict:
     """The running daemon's Status, plus what the pid file says. DaemonError when none runs."""
-    from snarkd.daemon.client import Client
-
     pf = cfg.daemon.pid_file
     info = read_pid_file(pf)
     with Client(str(cfg.daemon.listen)) as c:

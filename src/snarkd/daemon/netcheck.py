@@ -9,7 +9,7 @@ import stat
 
 import psutil
 
-from snarkd.daemon.config import Listen
+from snarkd.config import Listen
 
 
 def _holders_tcp(port: int) -> list[str]:

@@ -29,13 +29,14 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 
 from snarkd import __version__
 from snarkd.daemon import sdnotify
-from snarkd.daemon.config import Config
-from snarkd.daemon.engine import KeyStore, engine_from_config
+from snarkd.config import Config, EngineConfig
 from snarkd.daemon.logsetup import flush_logs, setup_logging
+from snarkd.daemon.metrics import StatusServer
 from snarkd.daemon.netcheck import check_free, unix_in_use
 from snarkd.daemon.pidfile import PidFile
 from snarkd.daemon.proto import snarkd_pb2_grpc as pb_grpc
 from snarkd.daemon.service import ProverService
+from snarkd.engine import Engine, KeyStore
 from snarkd.errors import EXIT_DAEMON, EXIT_INTERNAL, DaemonError, InputError, SnarkdError
 
 MAX_MESSAGE = 512 * 1024 * 1024  # witnesses of real circuits run to hundreds of MiB
@@ -62,7 +63,7 @@ class Server:
         self.should_exit = threading.Event()
         self.signals = 0
         self.pidfile = PidFile(config.daemon.pid_file)
-        self.keys = KeyStore(config.keys.param_cache)
+        self.keys = KeyStore(config.keys.param_cache, config.keys.wasm_cache)
         self.engine = None  # made in startup (after logging: a bad [gpus] must reach the log)
         self.status_http = None  # snarkd.daemon.metrics.StatusServer
         self.grpc_server: grpc.Server | None = None
@@ -131,7 +132,7 @@ class Server:
             os.unlink(listen.path)
         self._check_abort()
 
-        self.engine = engine_from_config(cfg, self.keys)
+        self.engine = Engine(EngineConfig.from_config(cfg), self.keys)
         log.info("memory budget %d bytes (%s) devices=%s", self.engine.budget.budget, cfg.memory.budget,
                  ",".join(d.name for d in self.engine.devices))
 
@@ -155,13 +156,10 @@ class Server:
                  cfg.pipeline.self_verify)
 
         info = {"started": self.started, "config_path": cfg.source, "fingerprint": cfg.fingerprint,
-                "listen": str(listen), "devices": [d.name for d in self.engine.devices],
-                "status_listen": str(cfg.daemon.status_listen or "")}
+                "listen": str(listen), "status_listen": str(cfg.daemon.status_listen or "")}
         self.service = ProverService(self.engine, self.keys, info)
         if cfg.daemon.status_listen is not None:
-            from snarkd.daemon.metrics import StatusServer
-
-            self.status_http = StatusServer(self.service, cfg.daemon.status_listen)
+            self.status_http = StatusServer(self.service.snapshot, self.service.metrics, cfg.daemon.status_listen)
             try:
                 self.status_http.start()
             except OSError as exc:
@@ -251,7 +249,7 @@ class Server:
     def shutdown(self) -> int:
         log, drain = self.log, self.config.daemon.drain_timeout
         sdnotify.notify("STOPPING=1\nSTATUS=draining")
-        st = self.engine.stats()
+        st = self.engine.status()["jobs"]
         log.info("draining: refusing new requests; %d running, %d queued; drain_timeout=%gs",
                  st["running"], st["queued"], drain)
         self.health.enter_graceful_shutdown()
@@ -260,7 +258,7 @@ class Server:
         # New proofs and keys are refused from here on; Await, Status and health still
         # answer during the drain, so clients collect the results of in-flight jobs.
         self.engine.accepting = False
-        result = self.engine.shutdown(drain)
+        result = self.engine.stop(drain)
         if result["cancelled"]:
             log.warning("drain_timeout (%gs) passed: cancelled %d unfinished job(s)", drain, result["cancelled"])
         else:

@@ -9,19 +9,17 @@ from __future__ import annotations
 
 import json
 import logging
-import os
-import resource
 import time
 from functools import wraps
 
 import grpc
-import psutil
 
-from snarkd import __version__
-from snarkd.daemon.engine import (CANCELLED, COMPLETED, FAILED, QUEUED, RUNNING, AlreadyExists, Engine, KeyStore,
-                                  NotFound, TooLarge, Unavailable)
+from snarkd.daemon.metrics import DaemonMetrics
 from snarkd.daemon.proto import snarkd_pb2 as pb
 from snarkd.daemon.proto import snarkd_pb2_grpc as pb_grpc
+from snarkd.daemon.status import snapshot, status_reply
+from snarkd.engine import (CANCELLED, COMPLETED, FAILED, QUEUED, RUNNING, AlreadyExists, Engine, KeyStore, NotFound,
+                           TooLarge, Unavailable)
 from snarkd.errors import InputError
 
 log = logging.getLogger("snarkd")
@@ -89,8 +87,13 @@ class ProverService(pb_grpc.ProverServicer):
     def __init__(self, engine: Engine, keys: KeyStore, info: dict):
         self.engine = engine
         self.keys = keys
-        self.info = info  # pid, config path, fingerprint, listen, devices, started
+        self.info = info  # config path, fingerprint, listen, status_listen, started
         self.state = "starting"
+        self.metrics = DaemonMetrics(engine, self.snapshot)
+
+    def snapshot(self) -> dict:
+        """The daemon's status now (status.py): what Status, /status and /metrics all show."""
+        return snapshot(self)
 
     def _serving(self) -> None:
         if self.state == "starting":
@@ -165,60 +168,8 @@ class ProverService(pb_grpc.ProverServicer):
 
     @rpc
     def Status(self, request, context):
-        st = self.engine.stats()
-        es = self.engine.status()
-        rss = psutil.Process().memory_info().rss
-        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
-        return pb.StatusReply(
-            pid=os.getpid(),
-            uptime_s=time.monotonic() - self.info["started"],
-            version=__version__,
-            config_path=self.info["config_path"],
-            config_fingerprint=self.info["fingerprint"],
-            listen=self.info["listen"],
-            keys=[key_info(lk) for lk in self.keys.list()],
-            queued=st["queued"], in_flight=st["running"],
-            completed=st["completed"], failed=st["failed"], cancelled=st["cancelled"],
-            rss_bytes=rss, peak_rss_bytes=max(peak, rss),
-            devices=self.info["devices"],
-            workers=self.engine.workers_alive,
-            state=self.state,
-            engine_json=json.dumps(es),
-            memory_budget_bytes=es["memory"]["budget"],
-            memory_used_bytes=es["memory"]["used"],
-            memory_peak_bytes=es["memory"]["peak"],
-            device_busy_s={d["name"]: d["busy_s"] for d in es["devices"]},
-            status_listen=self.info.get("status_listen", ""),
-        )
+        return status_reply(self.snapshot())
 
     @rpc
     def Metrics(self, request, context):
-        st = self.engine.stats()
-        es = self.engine.status()
-        keys = self.keys.list()
-        values = {
-            "snarkd_uptime_seconds": time.monotonic() - self.info["started"],
-            "snarkd_proofs_submitted_total": st["submitted"],
-            "snarkd_proofs_completed_total": st["completed"],
-            "snarkd_proofs_failed_total": st["failed"],
-            "snarkd_proofs_cancelled_total": st["cancelled"],
-            "snarkd_requests_rejected_total": st["rejected"],
-            "snarkd_queue_depth": st["queued"],
-            "snarkd_in_flight": st["running"],
-            "snarkd_keys_loaded": len(keys),
-            "snarkd_key_bytes": sum(lk.info()["bytes"] for lk in keys),
-            "snarkd_rss_bytes": psutil.Process().memory_info().rss,
-            "snarkd_peak_rss_bytes": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
-            "snarkd_partitions_completed_total": st["partitions_completed"],
-            "snarkd_partitions_in_flight": es["partitions_in_flight"],
-            "snarkd_memory_budget_bytes": es["memory"]["budget"],
-            "snarkd_memory_budget_used_bytes": es["memory"]["used"],
-        }
-        for q in ("pending", "device", "finalize"):
-            values[f'snarkd_stage_queue_depth{{queue="{q}"}}'] = es["queues"][q]
-        for d in es["devices"]:
-            values[f'snarkd_device_busy_seconds_total{{device="{d["name"]}"}}'] = d["busy_s"]
-        for phase, ms in sorted(st["phase_ms"].items()):
-            values[f'snarkd_phase_ms_sum{{phase="{phase}"}}'] = ms
-        text = "".join(f"{k} {v:g}\n" for k, v in values.items())
-        return pb.MetricsReply(values=values, text=text)
+        return pb.MetricsReply(values=self.metrics.values(), text=self.metrics.text().decode())

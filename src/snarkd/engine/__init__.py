@@ -1,22 +1,28 @@
 """The proving engine, as a plain embeddable object.
 
-    engine.py   Engine / EngineConfig: the pipeline (admission -> synthesis -> device -> finalize)
-    jobs.py     Job, Partition, states, SpanTimer (per-phase ms and wall-clock spans)
-    keys.py     KeyStore / LoadedKey: resident keys, their vk and witness calculator
-    memory.py   the memory budget and per-partition estimates
-    devices.py  the device list (GPUs through the CUDA backend hook, else the CPU)
+    engine.py      Engine: the pipeline (admission -> synthesis -> device -> finalize), what each stage does
+    stages.py      Stage, StageQueue and the one worker loop (timing, spans, cancellation, failures)
+    scheduler.py   the job table, the pending heap, admission under the memory budget, how jobs end
+    accounting.py  counters, phase sums, device-held time
+    status.py      the status snapshot
+    requests.py    a submitted job's partitions, parsed (witnesses or inputs JSON)
+    jobs.py        Job, Partition, states, SpanTimer (per-phase ms and wall-clock spans)
+    keys.py        KeyStore / LoadedKey: resident keys, their vk and witness calculator
+    memory.py      the memory budget and per-partition estimates
+    devices.py     the device list: a Backend per GPU, else the CPU
 
 The gRPC service (snarkd.daemon) wraps one Engine; a cluster host can run one per
-GPU inside its own process (e.g. a Ray actor) with the same five calls:
+GPU inside its own process (e.g. a Ray actor) with the same calls:
 start, submit, await_, cancel, status, stop.
 """
 
-from snarkd.engine.engine import Engine, EngineConfig
+from snarkd.config import EngineConfig
+from snarkd.engine.engine import KEEP_FINISHED, Engine
 from snarkd.engine.errors import AlreadyExists, NotFound, TooLarge, Unavailable
-from snarkd.engine.jobs import CANCELLED, COMPLETED, ENDED, FAILED, PHASES, QUEUED, RUNNING, Job, Partition
+from snarkd.engine.jobs import CANCELLED, COMPLETED, ENDED, FAILED, QUEUED, RUNNING, Job, Partition
 from snarkd.engine.keys import KeyStore, LoadedKey
 from snarkd.engine.memory import Estimate, MemoryBudget, estimate
 
 __all__ = ["Engine", "EngineConfig", "KeyStore", "LoadedKey", "Job", "Partition", "MemoryBudget", "Estimate",
            "estimate", "NotFound", "AlreadyExists", "Unavailable", "TooLarge", "QUEUED", "RUNNING", "COMPLETED",
-           "FAILED", "CANCELLED", "ENDED", "PHASES"]
+           "FAILED", "CANCELLED", "ENDED", "KEEP_FINISHED"]

@@ -12,11 +12,6 @@ from snarkd.prover.timing import PhaseTimer
 QUEUED, RUNNING, COMPLETED, FAILED, CANCELLED = "QUEUED", "RUNNING", "COMPLETED", "FAILED", "CANCELLED"
 ENDED = (COMPLETED, FAILED, CANCELLED)
 
-# Per-partition timing names, in pipeline order (ms). Stage totals: synthesis, device, finalize.
-PHASES = ("queue_wait", "witness", "check", "spmv", "synthesis", "device_queue", "device_wait", "ntt", "h",
-          "msm_h", "msm_a", "msm_b1", "msm_c", "msm_b2", "device", "finalize_queue", "assemble", "verify",
-          "finalize", "total")
-
 
 class SpanTimer(PhaseTimer):
     """A PhaseTimer that also keeps each phase's wall-clock span, for the timeline."""
@@ -45,7 +40,7 @@ class Partition:
     est: object = None  # snarkd.engine.memory.Estimate
     state: str = QUEUED
     reserved: int = 0  # bytes of the memory budget held now
-    timings: dict = field(default_factory=dict)
+    timings: dict = field(default_factory=dict)  # phase -> ms (names from snarkd.prover.timing.PHASES)
     spans: list = field(default_factory=list)  # {"stage","worker","start","end"} wall-clock seconds
     result: object = None  # snarkd.prover.Proof
     synth: object = None
@@ -54,8 +49,12 @@ class Partition:
     exited: bool = False  # left the pipeline (finished or dropped)
     t_ready: float = 0.0  # monotonic: when it entered its current queue
 
-    def span(self, stage: str, worker: str, start: float, end: float) -> None:
-        self.spans.append({"stage": stage, "worker": worker, "start": start, "end": end})
+    def record(self, stage: str, timer: SpanTimer, start: float, end: float) -> None:
+        """A stage's phases, its total (ms) and its span (wall-clock seconds)."""
+        self.timings.update(timer.ms)
+        self.spans.extend(timer.spans)
+        self.timings[stage] = (end - start) * 1000
+        self.spans.append({"stage": stage, "worker": timer.worker, "start": start, "end": end})
 
     def drop_buffers(self) -> None:
         self.witness = self.inputs = self.synth = self.sums = self.w = None

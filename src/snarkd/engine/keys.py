@@ -15,6 +15,8 @@ from pathlib import Path
 
 from snarkd.engine.errors import AlreadyExists, NotFound
 from snarkd.errors import InputError
+from snarkd.formats.zkey import vk_json
+from snarkd.prover import ProvingKey
 
 log = logging.getLogger("snarkd")
 
@@ -31,23 +33,6 @@ def find_wasm(zkey_path: str | os.PathLike) -> Path | None:
     return found[0] if len(found) == 1 else None
 
 
-def verifying_key(z) -> dict:
-    try:
-        from snarkd.formats.zkey import _g1_json, _g1_xy, _g2_json, _g2_xy
-    except ImportError:  # the helpers moved: take the whole vk_json (slower)
-        from snarkd.formats.zkey import vk_json
-
-        return vk_json(z)
-    return {
-        "protocol": "groth16", "curve": z.curve.name, "nPublic": z.n_public,
-        "vk_alpha_1": _g1_json(_g1_xy(z.alpha1, z)),
-        "vk_beta_2": _g2_json(_g2_xy(z.beta2, z)),
-        "vk_gamma_2": _g2_json(_g2_xy(z.gamma2, z)),
-        "vk_delta_2": _g2_json(_g2_xy(z.delta2, z)),
-        "IC": [_g1_json(_g1_xy(z.ic[i], z)) for i in range(z.ic.shape[0])],
-    }
-
-
 @dataclass
 class LoadedKey:
     id: str
@@ -60,6 +45,7 @@ class LoadedKey:
     users: int = 0
     unloaded: bool = False
     max_instances: int = 0  # witness-calculator instances (the engine's synthesis workers)
+    wasm_cache: object = True  # [keys] wasm_cache: a directory, "off", or True (the default)
     _vk: dict | None = field(default=None, repr=False)
     _calc: object = field(default=None, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
@@ -74,34 +60,36 @@ class LoadedKey:
 
     @property
     def vk(self) -> dict:
-        """The verification key (snarkjs JSON) for self-verification.
-
-        vk_json(zkey) less vk_alphabeta_12, which verification does not read."""
+        """The verification key (snarkjs JSON) for self-verification, without
+        vk_alphabeta_12 (a pairing that verification does not read)."""
         with self._lock:
             if self._vk is None:
-                self._vk = verifying_key(self.key.zkey)
+                self._vk = vk_json(self.key.zkey, alphabeta=False)
             return self._vk
 
-    @property
-    def calculator(self):
-        """The key's WitnessCalculator (compiled once, thread-safe), for jobs given inputs."""
+    def require_wasm(self):
+        """The key's WitnessCalculator (compiled once, thread-safe), for jobs given inputs;
+        InputError when the key has no circuit .wasm."""
         with self._lock:
             if self._calc is None:
                 if not self.wasm:
                     raise InputError(f"key {self.id!r} has no circuit .wasm (none found beside {self.path}); "
                                      "load it with a wasm path to prove from inputs")
-                from snarkd.witness import WitnessCalculator
+                from snarkd.witness import WitnessCalculator  # lazy: wasmtime is heavy, needed by inputs jobs only
 
                 # one wasm instance per synthesis worker at most: their memory is bounded, not per job
-                self._calc = WitnessCalculator(self.wasm, max_instances=self.max_instances or None)
+                self._calc = WitnessCalculator(self.wasm, max_instances=self.max_instances or None,
+                                               cache=self.wasm_cache)
             return self._calc
+
 
 
 class KeyStore:
     """Keys by id. Thread-safe."""
 
-    def __init__(self, param_cache: str = "."):
+    def __init__(self, param_cache: str = ".", wasm_cache: object = True):
         self.param_cache = Path(param_cache)
+        self.wasm_cache = wasm_cache
         self.max_instances = 0  # per key's witness calculator; set by the engine
         self._keys: dict[str, LoadedKey] = {}
         self._lock = threading.Lock()
@@ -111,8 +99,6 @@ class KeyStore:
         return p if p.is_absolute() else self.param_cache / p
 
     def load(self, key_id: str, path: str, preloaded: bool = False, wasm: str = "") -> LoadedKey:
-        from snarkd.prover import ProvingKey
-
         if not key_id:
             raise InputError("key id is empty")
         with self._lock:
@@ -131,7 +117,8 @@ class KeyStore:
         t0 = time.perf_counter()
         key = ProvingKey.load(p)
         ms = (time.perf_counter() - t0) * 1000
-        lk = LoadedKey(key_id, str(p), key, ms, preloaded, wasm=str(wp) if wp else "", max_instances=self.max_instances)
+        lk = LoadedKey(key_id, str(p), key, ms, preloaded, wasm=str(wp) if wp else "", max_instances=self.max_instances,
+                       wasm_cache=self.wasm_cache)
         with self._lock:
             if key_id in self._keys:  # lost a race with a concurrent load
                 key.close()

@@ -20,6 +20,8 @@ from dataclasses import dataclass
 
 import psutil
 
+from snarkd.units import parse_size
+
 SLACK = 1 << 20  # Python objects, MSM scratch, per partition
 
 
@@ -48,11 +50,8 @@ class MemoryBudget:
     """Byte counters; not thread-safe on its own (the engine guards it with its lock)."""
 
     def __init__(self, budget: int | str | None):
-        if isinstance(budget, str) and budget.strip().lower() != "auto":
-            from snarkd.daemon.config import parse_size
-
-            budget = parse_size(budget)
-        if budget is None or budget == "auto" or (isinstance(budget, str) and budget.strip().lower() == "auto"):
+        budget = "auto" if budget is None else parse_size(budget)
+        if budget == "auto":
             budget = auto_budget()
         self.budget = int(budget)
         self.used = 0

@@ -118,9 +118,8 @@ def _field_name(p: int) -> str:
     return f"{p} ({c.name} scalar field)" if c else f"{p} (unknown field)"
 
 
-def check_witness(witness: Witness, zkey: "ZKey", name: str | None = None) -> None:
-    """MismatchError unless `witness` fits `zkey`: same field, nVars values,
-    w[0] == 1, every value canonical (< r)."""
+def check_witness_header(witness: Witness, zkey: "ZKey", name: str | None = None) -> None:
+    """The O(1) part of check_witness: same field, nVars values, w[0] == 1."""
     name = name or witness.path
     if witness.prime != zkey.r:
         raise MismatchError(
@@ -132,6 +131,13 @@ def check_witness(witness: Witness, zkey: "ZKey", name: str | None = None) -> No
     if n == 0 or witness.value(0) != 1:
         got = witness.value(0) if n else None
         raise MismatchError(f"{name}: witness value w[0] must be 1 (the constant ONE signal), got {got}")
+
+
+def check_witness(witness: Witness, zkey: "ZKey", name: str | None = None) -> None:
+    """MismatchError unless `witness` fits `zkey`: same field, nVars values,
+    w[0] == 1, every value canonical (< r)."""
+    name = name or witness.path
+    check_witness_header(witness, zkey, name)
     bad = first_not_below(witness.values, zkey.r)
     if bad >= 0:
         raise MismatchError(f"{name}: witness value w[{bad}] = {witness.value(bad)} is not canonical (not below the field prime r = {zkey.r})")

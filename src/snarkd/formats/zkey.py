@@ -14,10 +14,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from snarkd.curves.encoding import g1_affine_ints, g1_to_json, g2_affine_ints, g2_to_json
 from snarkd.curves.params import BLS12_381, BN254, Curve, curve_by_q
 from snarkd.errors import EXIT_INTERNAL, FormatError, SnarkdError
 
-from .binfile import BinFile, first_not_below, limbs_to_int, u32, uint
+from .binfile import BinFile, first_not_below, u32, uint
 
 MAGIC = b"zkey"
 VERSIONS = (1,)
@@ -104,27 +105,6 @@ class ZKey:
 # -- field / curve helpers (plain Python ints; only for the few header points) --
 
 
-def from_mont(limbs, q: int, n8q: int) -> int:
-    """A Montgomery-form coordinate (u64 limbs) as a plain int: x·R⁻¹ mod q."""
-    return limbs_to_int(limbs) * pow(1 << (8 * n8q), -1, q) % q
-
-
-def _g1_xy(pt, z: ZKey) -> tuple[int, int] | None:
-    """Plain affine (x, y) of a G1 point, or None for infinity."""
-    L = z.limbs
-    if not np.any(pt):
-        return None
-    return from_mont(pt[:L], z.q, z.n8q), from_mont(pt[L : 2 * L], z.q, z.n8q)
-
-
-def _g2_xy(pt, z: ZKey):
-    L = z.limbs
-    if not np.any(pt):
-        return None
-    c = [from_mont(pt[i * L : (i + 1) * L], z.q, z.n8q) for i in range(4)]
-    return (c[0], c[1]), (c[2], c[3])
-
-
 def _f2mul(a, b, q):
     return ((a[0] * b[0] - a[1] * b[1]) % q, (a[0] * b[1] + a[1] * b[0]) % q)
 
@@ -201,11 +181,11 @@ def _check_canonical(bf: BinFile, z: ZKey) -> None:
 def _check_points_python(bf: BinFile, z: ZKey) -> None:
     for name, g in HEADER_POINTS:
         pt = getattr(z, name)
-        ok = g1_on_curve(_g1_xy(pt, z), z.curve) if g == 1 else g2_on_curve(_g2_xy(pt, z), z.curve)
+        ok = g1_on_curve(g1_affine_ints(z.curve, pt), z.curve) if g == 1 else g2_on_curve(g2_affine_ints(z.curve, pt), z.curve)
         if not ok:
             raise FormatError(bf.path, f"point {name} is not on the {z.curve.name} {'G1' if g == 1 else 'G2'} curve", section=bf.label(2))
     for i in range(z.ic.shape[0]):
-        if not g1_on_curve(_g1_xy(z.ic[i], z), z.curve):
+        if not g1_on_curve(g1_affine_ints(z.curve, z.ic[i]), z.curve):
             raise FormatError(bf.path, f"point {i} is not on the {z.curve.name} G1 curve", section=bf.label(3))
 
 
@@ -360,19 +340,6 @@ def _read(bf: BinFile) -> ZKey:
 # -- verification_key.json -----------------------------------------------------
 
 
-def _g1_json(xy) -> list[str]:
-    if xy is None:
-        return ["0", "1", "0"]
-    return [str(xy[0]), str(xy[1]), "1"]
-
-
-def _g2_json(xy) -> list:
-    if xy is None:
-        return [["0", "0"], ["1", "0"], ["0", "0"]]
-    (x0, x1), (y0, y1) = xy
-    return [[str(x0), str(x1)], [str(y0), str(y1)], ["1", "0"]]
-
-
 # ffjavascript's final exponentiation yields a fixed power of the reduced
 # pairing that snarkd's native core computes: e^(2x(6x²+3x+1)) on BN254 (x the
 # BN parameter), e itself on BLS12-381 (pinned against `snarkjs zkey export
@@ -402,16 +369,21 @@ def _alphabeta(z: ZKey) -> list:
     return [[[str(vals[6 * j + 2 * k]), str(vals[6 * j + 2 * k + 1])] for k in range(3)] for j in range(2)]
 
 
-def vk_json(z: ZKey) -> dict:
-    """snarkjs's verification_key.json for this key (`snarkjs zkey export verificationkey`)."""
-    return {
+def vk_json(z: ZKey, alphabeta: bool = True) -> dict:
+    """snarkjs's verification_key.json for this key (`snarkjs zkey export verificationkey`).
+    alphabeta=False leaves out vk_alphabeta_12 (a pairing; verification does not read it)."""
+    c = z.curve
+    vk = {
         "protocol": "groth16",
-        "curve": z.curve.name,
+        "curve": c.name,
         "nPublic": z.n_public,
-        "vk_alpha_1": _g1_json(_g1_xy(z.alpha1, z)),
-        "vk_beta_2": _g2_json(_g2_xy(z.beta2, z)),
-        "vk_gamma_2": _g2_json(_g2_xy(z.gamma2, z)),
-        "vk_delta_2": _g2_json(_g2_xy(z.delta2, z)),
-        "vk_alphabeta_12": _alphabeta(z),
-        "IC": [_g1_json(_g1_xy(z.ic[i], z)) for i in range(z.ic.shape[0])],
+        "vk_alpha_1": g1_to_json(c, z.alpha1),
+        "vk_beta_2": g2_to_json(c, z.beta2),
+        "vk_gamma_2": g2_to_json(c, z.gamma2),
+        "vk_delta_2": g2_to_json(c, z.delta2),
+        "vk_alphabeta_12": _alphabeta(z) if alphabeta else None,
+        "IC": [g1_to_json(c, z.ic[i]) for i in range(z.ic.shape[0])],
     }
+    if not alphabeta:
+        del vk["vk_alphabeta_12"]
+    return vk

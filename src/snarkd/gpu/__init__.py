@@ -1,5 +1,12 @@
-"""CUDA backend (CuPy + NVRTC): NTT, H, spmv and MSM G1/G2 on the device, keys resident.
+"""GPU kernels and their runtime (CuPy + NVRTC): NTT, H, sparse products, MSM G1/G2, keys resident.
 
-Entry points: snarkd.prover.backend.get_backend("cuda"), snarkd.gpu.backend.CudaBackend.
+    device.py    GpuDevice: one per GPU, owning its memory, modules, NTT domains, resident keys
+    memory.py    the device-memory budget, pinned uploads
+    module.py    kernels.cu compiled per curve (NVRTC, or prebuilt cubins)
+    msm.py       Pippenger on the device (digit sort, bucket accumulation, reduction), window tables
+    ntt.py       NTT domains and the whole H computation
+    resident.py  a key's bases, CSR and window tables on one device
+
+It knows arrays and curves, not Groth16: snarkd.prover.cuda drives it as a Backend.
 Nothing here imports CuPy at import time, so the CPU-only install is unaffected.
 """

@@ -20,7 +20,7 @@ import threading
 
 import numpy as np
 
-from snarkd.errors import EXIT_INTERNAL, EXIT_USAGE, SnarkdError
+from snarkd.errors import EXIT_INTERNAL, EXIT_USAGE, BackendUnavailable, SnarkdError
 
 GiB = 1 << 30
 
@@ -29,7 +29,7 @@ class GpuError(SnarkdError):
     exit_code = EXIT_INTERNAL
 
 
-class GpuUnavailable(GpuError):
+class GpuUnavailable(GpuError, BackendUnavailable):
     """No CuPy or no CUDA device: the cuda backend cannot run here (asked for
     on a machine without one: a usage error, exit code 2)."""
 
@@ -40,42 +40,20 @@ class GpuMemoryError(GpuError):
     """The work does not fit the device-memory budget (the daemon stays up)."""
 
 
-def _cupy():
+def cupy_module():
+    """CuPy, or GpuUnavailable naming why it cannot be imported."""
     try:
         import cupy
     except Exception as e:  # ImportError, or a broken CUDA install
-        raise GpuUnavailable(f"the cuda backend needs CuPy: {e}") from e
+        raise GpuUnavailable(f"the cuda backend needs CuPy (pip install 'snarkd[gpu]'): {e}") from e
     return cupy
 
 
-def device_count() -> int:
-    try:
-        cupy = _cupy()
-        return cupy.cuda.runtime.getDeviceCount()
-    except Exception:
-        return 0
-
-
-def available() -> tuple[bool, str]:
-    """(True, "") when CuPy imports and sees a CUDA device, else (False, why)."""
-    try:
-        cupy = _cupy()
-    except GpuUnavailable as e:
-        return False, str(e)
-    try:
-        n = cupy.cuda.runtime.getDeviceCount()
-    except Exception as e:
-        return False, f"CuPy sees no CUDA device ({type(e).__name__}: {e})"
-    if n < 1:
-        return False, "CuPy sees no CUDA device"
-    return True, ""
-
-
 class DeviceMemory:
-    """One device's pool, budget and copy stream. Get it with `for_device(id)`."""
+    """One device's pool, budget and copy stream (owned by its snarkd.gpu.device.GpuDevice)."""
 
     def __init__(self, device_id: int, budget: int | None = None, margin: int | None = None):
-        cupy = _cupy()
+        cupy = cupy_module()
         self.cupy = cupy
         self.device_id = device_id
         self._lock = threading.Condition()
@@ -164,18 +142,3 @@ class DeviceMemory:
         dst.data.copy_from_host_async(staging.ctypes.data, nbytes, stream=self.copy_stream)
         self.copy_stream.synchronize()
         return dst
-
-
-_lock = threading.Lock()
-_devices: dict[int, DeviceMemory] = {}
-
-
-def for_device(device_id: int = 0, budget: int | None = None) -> DeviceMemory:
-    with _lock:
-        dm = _devices.get(device_id)
-        if dm is None:
-            dm = DeviceMemory(device_id, budget)
-            _devices[device_id] = dm
-        elif budget is not None:
-            dm.set_budget(budget)
-        return dm

@@ -1,5 +1,5 @@
-"""The CUDA module for one curve on one device: compiled at run time with NVRTC
-(through CuPy's RawModule), cached per (device, curve).
+"""The CUDA module for one curve: compiled at run time with NVRTC (through CuPy's
+RawModule). Each GpuDevice (device.py) loads it once per curve and keeps it.
 
 kernels.cu includes curve.cuh -> field.cuh -> params.cuh; -DSNARKD_BN254 or
 -DSNARKD_BLS12_381 picks the constants. CuPy also keeps the compiled cubin in
@@ -7,7 +7,7 @@ its on-disk kernel cache (~/.cupy/kernel_cache), so a daemon restart does not
 recompile.
 
 A prebuilt cubin can stand in for NVRTC (useful on machines that are started
-fresh for every run): set SNARKD_GPU_CUBIN_DIR to a folder holding
+fresh for every run): set [gpus] cubin_dir (or $SNARKD_GPU_CUBIN_DIR) to a folder holding
 `kernels-<curve>-sm<cc>-<hash>.cubin`, built with
 
     nvcc -cubin -arch=sm_90 -std=c++17 -D<MACRO> -o <that name> kernels.cu
@@ -19,19 +19,13 @@ where <hash> is `source_hash()` (so a stale cubin is never loaded).
 from __future__ import annotations
 
 import hashlib
-import os
 import subprocess
 import sys
-import threading
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 SOURCES = ("kernels.cu", "curve.cuh", "field.cuh", "params.cuh")
 MACROS = {"bn254": "SNARKD_BN254", "bls12_381": "SNARKD_BLS12_381"}
-
-_lock = threading.Lock()
-_modules: dict[tuple[int, str], object] = {}
-
 
 def source_hash() -> str:
     h = hashlib.sha256()
@@ -52,30 +46,14 @@ def _macro(curve: str) -> str:
         raise ValueError(f"no CUDA kernels for curve {curve!r} (have {sorted(MACROS)})") from None
 
 
-def get_module(curve: str):
-    """The RawModule for `curve` ("bn254" or "bls12_381") on the current device."""
-    import cupy
-
-    dev = cupy.cuda.Device()
-    key = (dev.id, curve)
-    mod = _modules.get(key)
-    if mod is not None:
-        return mod
-    with _lock:
-        mod = _modules.get(key)
-        if mod is None:
-            mod = _load(curve, dev.compute_capability)
-            _modules[key] = mod
-    return mod
-
-
-def _load(curve: str, cc: str):
+def load(curve: str, cc: str, cubin_dir: str = ""):
+    """The RawModule for `curve` ("bn254" or "bls12_381") for compute capability `cc`,
+    from cubin_dir when it holds a matching cubin, else compiled with NVRTC."""
     import cupy
 
     macro = _macro(curve)
-    pre = os.environ.get("SNARKD_GPU_CUBIN_DIR")
-    if pre:
-        path = Path(pre) / cubin_name(curve, cc)
+    if cubin_dir:
+        path = Path(cubin_dir) / cubin_name(curve, cc)
         if path.is_file():
             return cupy.RawModule(path=str(path))
     code = (HERE / "kernels.cu").read_text()

@@ -22,12 +22,10 @@ the key) digits index table rows instead, all windows share one set of
 
 from __future__ import annotations
 
-import os
-
 import numpy as np
 
+from snarkd.curves.encoding import fq_from_mont, g1_from_ints, g2_from_ints
 from snarkd.curves.params import BLS12_381, BN254, Curve
-from snarkd.gpu.module import get_module
 
 CURVES = {"bn254": BN254, "bls12_381": BLS12_381}
 FR_BITS = {"bn254": 254, "bls12_381": 255}
@@ -37,10 +35,10 @@ SEG_L2 = 16
 FAN = 16
 
 
-def window_bits(n: int) -> int:
-    env = os.environ.get("SNARKD_GPU_MSM_C")
-    if env:
-        return int(env)
+def window_bits(n: int, c: int = 0) -> int:
+    """The window width for n points; c > 0 forces it ([gpus] msm_window_bits)."""
+    if c:
+        return int(c)
     lg = max(1, int(n).bit_length() - 1)
     return max(4, min(16, lg - 4))
 
@@ -50,13 +48,13 @@ def n_windows(curve_name: str, c: int) -> int:
     return FR_BITS[curve_name] // c + 1
 
 
-def table_window_bits(n: int) -> int:
+def table_window_bits(n: int, c: int = 0) -> int:
     """c for a window table: as window_bits, but 20 from 2^22 points up, where
     a table's buckets are shared by all windows (their reduction runs once),
     so fewer, larger windows pay: BN254 G1 2^24 67 ms at c = 20 vs 76 ms at
     c = 16 on the H200, and 13 windows of memory instead of 16."""
-    if os.environ.get("SNARKD_GPU_MSM_C") or n < (1 << 22):
-        return window_bits(n)
+    if c or n < (1 << 22):
+        return window_bits(n, c)
     return 20
 
 
@@ -71,19 +69,19 @@ class WindowTable:
     so the window reduction runs once instead of nw times and no host-side
     combine of window sums is needed. Costs nw times the bases' memory."""
 
-    def __init__(self, curve_name: str, g2: bool, bases, n: int, c: int | None = None):
+    def __init__(self, mod, curve_name: str, g2: bool, bases, n: int, c: int = 0):
         import cupy
 
         curve = CURVES[curve_name]
         self.curve_name, self.g2, self.n = curve_name, g2, int(n)
-        self.c = c or table_window_bits(n)
+        self.c = table_window_bits(n, c)
         self.nw = n_windows(curve_name, self.c)
         if self.nw * self.n >= 1 << 31:
             raise ValueError(f"window table of {self.nw} x {n} points is too large (indices are 31-bit)")
         aw = 2 * coord_words(curve, g2)
         self.table = cupy.empty(self.nw * self.n * aw, dtype=cupy.uint32)
         self.table[: self.n * aw] = bases[: self.n * aw]
-        fn = get_module(curve_name).get_function(("g2" if g2 else "g1") + "_window_table")
+        fn = mod.get_function(("g2" if g2 else "g1") + "_window_table")
         blk = 128
         for w in range(1, self.nw):
             prev = self.table[(w - 1) * self.n * aw : w * self.n * aw]
@@ -94,19 +92,30 @@ class WindowTable:
         return int(self.table.nbytes)
 
     @staticmethod
-    def bytes_for(curve_name: str, g2: bool, n: int, c: int | None = None) -> int:
-        c = c or table_window_bits(n)
+    def bytes_for(curve_name: str, g2: bool, n: int, c: int = 0) -> int:
+        c = table_window_bits(n, c)
         return n_windows(curve_name, c) * int(n) * 2 * coord_words(CURVES[curve_name], g2) * 4
 
 
-def msm_window_sums(curve_name: str, g2: bool, bases, scalars, n: int, c: int | None = None, stats: dict | None = None,
+def scratch_bytes(curve_name: str, g2: bool, n: int, c: int = 0, table: bool = False) -> int:
+    """Device memory msm_window_sums allocates for n points, an upper estimate from the
+    same sizes it uses: the digit sort (digits and sorted indices, nw words per point;
+    four bucket-sized arrays) and two accumulation rounds of partial sums alive at once."""
+    c = table_window_bits(n, c) if table else window_bits(n, c)
+    nw = n_windows(curve_name, c)
+    nseg = (1 if table else nw) << (c - 1)
+    point_bytes = 4 * coord_words(CURVES[curve_name], g2) * 4
+    items = TARGET_ITEMS + nseg
+    return 2 * nw * n * 4 + 4 * (nseg + 1) * 4 + 2 * items * (point_bytes + 4)
+
+
+def msm_window_sums(mod, curve_name: str, g2: bool, bases, scalars, n: int, c: int = 0, stats: dict | None = None,
                     table: WindowTable | None = None):
     """Device part: returns (host uint32 array of nw XYZZ points, c); with a
     window table, one point (the whole sum) and c."""
     import cupy
 
     curve = CURVES[curve_name]
-    mod = get_module(curve_name)
     grp = "g2" if g2 else "g1"
     F = coord_words(curve, g2)
     XW = 4 * F
@@ -204,31 +213,26 @@ def _f2inv(a, q):
 
 
 def xyzz_to_affine_words(curve: Curve, g2: bool, words: np.ndarray) -> np.ndarray:
-    """XYZZ points (Montgomery, u32 words) -> affine Montgomery u64 limbs (zeros = infinity)."""
-    q = curve.q
-    R = curve.rq
-    nq = curve.n8q // 4  # u32 words per Fq
+    """XYZZ points (Montgomery, u32 words) -> affine Montgomery u64 limbs (zeros = infinity).
+    A few points per MSM (the window sums), so plain Python ints."""
+    q, nq = curve.q, curve.n8q // 4  # u32 words per Fq
     F = nq * (2 if g2 else 1)
     pts = words.reshape(-1, 4 * F)
-    out = []
-    for p in pts:
-        vals = [int.from_bytes(p[i * nq : (i + 1) * nq].tobytes(), "little") for i in range(4 * F // nq)]
+    out = np.zeros((len(pts), 2 * F // 2), dtype="<u8")
+    for row, p in zip(out, pts):
+        vals = [fq_from_mont(curve, p[i * nq : (i + 1) * nq].view("<u8")) for i in range(4 * F // nq)]
         if g2:
             X, Y, ZZ, ZZZ = (tuple(vals[2 * i : 2 * i + 2]) for i in range(4))
             if ZZ == (0, 0):
-                out.append(bytes(2 * F * 4))
-                continue
-            x = _f2mul(X, _f2inv(ZZ, q), q)
-            y = _f2mul(Y, _f2inv(ZZZ, q), q)
-            coords = [x[0] * R % q, x[1] * R % q, y[0] * R % q, y[1] * R % q]
+                continue  # infinity: all zeros
+            x, y = _f2mul(X, _f2inv(ZZ, q), q), _f2mul(Y, _f2inv(ZZZ, q), q)
+            row[:] = g2_from_ints(curve, x, y)
         else:
             X, Y, ZZ, ZZZ = vals
             if ZZ == 0:
-                out.append(bytes(2 * F * 4))
                 continue
-            coords = [X * pow(ZZ, -1, q) * R % q, Y * pow(ZZZ, -1, q) * R % q]
-        out.append(b"".join(v.to_bytes(curve.n8q, "little") for v in coords))
-    return np.frombuffer(b"".join(out), dtype="<u8").reshape(len(out), -1).copy()
+            row[:] = g1_from_ints(curve, X * pow(ZZ, -1, q) % q, Y * pow(ZZZ, -1, q) % q)
+    return out
 
 
 def combine_windows(curve_name: str, g2: bool, sums: np.ndarray, c: int, native) -> np.ndarray:
@@ -241,7 +245,7 @@ def combine_windows(curve_name: str, g2: bool, sums: np.ndarray, c: int, native)
     return fn(pts, scal, 1)
 
 
-def msm(curve_name: str, g2: bool, bases, scalars, n: int, native, c: int | None = None, stats: dict | None = None,
+def msm(mod, curve_name: str, g2: bool, bases, scalars, n: int, native, c: int = 0, stats: dict | None = None,
         table: WindowTable | None = None) -> np.ndarray:
     """Σ scalars[i] * bases[i] for i < n: bases and scalars device uint32
     arrays (zkey layout; scalars plain Fr). Returns the affine Montgomery
@@ -250,7 +254,7 @@ def msm(curve_name: str, g2: bool, bases, scalars, n: int, native, c: int | None
     curve = CURVES[curve_name]
     if n == 0:
         return np.zeros((4 if g2 else 2) * curve.n8q // 8, dtype=np.uint64)
-    sums, c = msm_window_sums(curve_name, g2, bases, scalars, n, c, stats, table)
+    sums, c = msm_window_sums(mod, curve_name, g2, bases, scalars, n, c, stats, table)
     if table is not None:
         return xyzz_to_affine_words(curve, g2, sums)[0]
     return combine_windows(curve_name, g2, sums, c, native)

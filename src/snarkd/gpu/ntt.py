@@ -12,12 +12,9 @@ needed there; the coset shift and 1/n ride on the DIT's first pass.
 
 from __future__ import annotations
 
-import threading
-
 import numpy as np
 
 from snarkd.curves.params import BLS12_381, BN254
-from snarkd.gpu.module import get_module
 
 CURVES = {"bn254": BN254, "bls12_381": BLS12_381}
 TILE_LOG = 10  # elements per shared-memory tile: 2^10 x 32 B = 32 KiB
@@ -47,11 +44,11 @@ def plan_passes(log_n: int) -> list[tuple[int, int, int]]:
 
 
 class NttDomain:
-    """Twiddles for one (curve, log_n) on the current device: forward and
-    inverse stage tables (n elements each) and the coset-shift table
-    g^j / n (n elements). Built on the device once, then kept."""
+    """Twiddles for one (curve, log_n) on one device: forward and inverse stage
+    tables (n elements each) and the coset-shift table g^j / n (n elements).
+    Built on the device once, then kept by its GpuDevice (device.py)."""
 
-    def __init__(self, curve: str, log_n: int):
+    def __init__(self, mod, curve: str, log_n: int):
         import cupy
 
         self.curve = CURVES[curve]
@@ -67,7 +64,7 @@ class NttDomain:
         winv = pow(w, -1, r)
         g = self.curve.nqr**2 % r if log_n == s else pow(root_s, 1 << (s - log_n - 1), r)
         ninv = pow(self.n, -1, r)
-        self.mod = get_module(curve)
+        self.mod = mod
         self.consts = cupy.asarray(np.stack([mont_words(x, r) for x in (w, winv, g, ninv)]))
         n = self.n
         self.tw = {}
@@ -138,21 +135,3 @@ class NttDomain:
         h = cupy.empty_like(a)
         self._launch("h_final", n, (a, b, c, h, np.uint64(n)))
         return h
-
-
-_lock = threading.Lock()
-_domains: dict[tuple[int, str, int], NttDomain] = {}
-
-
-def domain(curve: str, log_n: int) -> NttDomain:
-    import cupy
-
-    key = (cupy.cuda.Device().id, curve, log_n)
-    d = _domains.get(key)
-    if d is None:
-        with _lock:
-            d = _domains.get(key)
-            if d is None:
-                d = NttDomain(curve, log_n)
-                _domains[key] = d
-    return d

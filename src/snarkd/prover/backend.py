@@ -1,81 +1,91 @@
-"""The backend seam: where the prover's device stage (H and the MSMs) runs.
+"""The device seam: one protocol for where the prover's device stage runs, one registry of backends.
 
-    get_backend("cpu")             the native CPU core (the default everywhere)
-    get_backend("cuda", device=0)  snarkd.gpu on one CUDA device (CuPy)
-    get_backend("auto")            cuda when CuPy and a device are present, else cpu
-    from_config(cfg)               [gpus] devices: [] = auto, [i, ...] = cuda on those
+    get_backend("cpu")                 the native CPU core (prover/cpu.py)
+    get_backend("cuda", device=1)      one GPU through snarkd.gpu (prover/cuda.py)
+    get_backend("auto")                cuda where CuPy sees a GPU, else cpu
 
-Both backends return the same G1Sums for the same inputs, so proofs are
-identical for the same r and s. `device_stage(..., backend=b)` in
-snarkd.prover.groth16 dispatches here; backend=None keeps the CPU path.
+Every backend returns the same G1Sums for the same inputs, so proofs are
+identical for the same r and s. A backend asked for by name that cannot run
+raises BackendUnavailable naming why; nothing falls back silently. To add a
+backend: implement `Backend` in a module of its own and add its name to
+`get_backend`.
 """
 
 from __future__ import annotations
 
-import os
 import threading
+from typing import Protocol, runtime_checkable
+
+from snarkd.errors import BackendUnavailable
+from snarkd.prover.cpu import CPU
+from snarkd.prover.types import G1Sums, Synthesized
+
+NAMES = ("cpu", "cuda", "auto")
 
 
-class CpuBackend:
-    name = "cpu"
+@runtime_checkable
+class Backend(Protocol):
+    name: str  # "cpu", "cuda:0", ...
+    spmv_on_device: bool  # computes A·w and B·w itself (synthesis then only checks the witness)
+    g2_on_device: bool  # the G2 MSM belongs in its device stage (fast there), not in finalize on the CPU
 
-    def __repr__(self) -> str:
-        return "CpuBackend()"
+    def pin(self) -> None:
+        """Bind the calling thread to this backend's device (each device worker calls it once)."""
 
-    def device_stage(self, key, synth, timer, threads: int = 0, with_g2: bool = False):
-        from snarkd.prover.groth16 import device_stage
+    def release(self, key) -> None:
+        """Drop what this backend keeps for `key` (resident bases, tables)."""
 
-        return device_stage(key, synth, timer, threads, with_g2)
+    def work_bytes(self, key) -> int:
+        """Device memory one proof of `key` needs beyond what stays resident (an upper estimate)."""
+
+    def device_stage(self, key, synth: Synthesized, timer, threads: int = 0, with_g2: bool = False) -> G1Sums:
+        """NTTs, H and the MSMs (G2 too when with_g2). Consumes synth.a and synth.b."""
 
 
-_CPU = CpuBackend()
 _lock = threading.Lock()
-_cuda: dict[int, object] = {}
+_cuda: dict[tuple, Backend] = {}
 
 
-def cuda_available() -> tuple[bool, str]:
+def cuda_device_count() -> int:
+    """CUDA devices usable here (0 without CuPy or a driver)."""
     try:
-        from snarkd.gpu.memory import available
-    except Exception as e:  # pragma: no cover
-        return False, str(e)
-    return available()
+        from snarkd.gpu.device import device_count  # lazy: CuPy is optional
+    except ImportError:
+        return 0
+    return device_count()
 
 
-def cuda_backend(device: int = 0, budget: int | None = None):
+def get_backend(name: str = "cpu", device: int = 0, *, memory_budget: int | str = "auto", msm_tables: str = "auto",
+                msm_window_bits: int = 0, cubin_dir: str = "") -> Backend:
+    """The backend `name` ("cpu", "cuda" or "auto") on `device`. The cuda options are
+    [gpus] settings (snarkd.config); one CudaBackend per (device, options)."""
+    name = str(name).lower()
+    if name == "cpu":
+        return CPU
+    if name == "auto":
+        name = "cuda" if cuda_device_count() > 0 else "cpu"
+        if name == "cpu":
+            return CPU
+    if name != "cuda":
+        raise BackendUnavailable(f"unknown backend {name!r} (one of {', '.join(NAMES)})")
+    opts = (int(device), memory_budget, msm_tables, int(msm_window_bits), cubin_dir)
     with _lock:
-        be = _cuda.get(device)
+        be = _cuda.get(opts)
         if be is None:
-            from snarkd.gpu.backend import CudaBackend
+            from snarkd.prover.cuda import CudaBackend  # lazy: imports CuPy
 
-            be = CudaBackend(device, budget)
-            _cuda[device] = be
+            be = CudaBackend(int(device), memory_budget=memory_budget, msm_tables=msm_tables,
+                             msm_window_bits=msm_window_bits, cubin_dir=cubin_dir)
+            _cuda[opts] = be
         return be
 
 
-def get_backend(name: str | None = None, device: int = 0, budget: int | None = None):
-    """name: "cpu", "cuda" or "auto" (None reads $SNARKD_BACKEND, default cpu)."""
-    name = (name or os.environ.get("SNARKD_BACKEND") or "cpu").lower()
-    if name == "cpu":
-        return _CPU
-    if name == "cuda":
-        return cuda_backend(device, budget)
-    if name == "auto":
-        ok, _ = cuda_available()
-        return cuda_backend(device, budget) if ok else _CPU
-    raise ValueError(f"unknown backend {name!r} (cpu, cuda or auto)")
-
-
-def from_config(cfg) -> list:
-    """One backend per configured device ([gpus] devices; empty = auto: every
-    visible device when CuPy sees one, else the CPU)."""
-    env = os.environ.get("SNARKD_GPU_BUDGET")  # bytes; default: free memory minus a margin
-    budget = int(env) if env else None
-    devices = tuple(getattr(getattr(cfg, "gpus", None), "devices", ()) or ())
-    if devices:
-        return [cuda_backend(d, budget) for d in devices]
-    ok, _ = cuda_available()
-    if not ok:
-        return [_CPU]
-    from snarkd.gpu.memory import device_count
-
-    return [cuda_backend(d, budget) for d in range(device_count())] or [_CPU]
+def resolve(backend) -> Backend:
+    """A Backend from a name or a Backend (None: the CPU)."""
+    if backend is None:
+        return CPU
+    if isinstance(backend, str):
+        return get_backend(backend)
+    if not isinstance(backend, Backend):
+        raise TypeError(f"backend must be a name ({', '.join(NAMES)}) or a Backend, not {type(backend).__name__}")
+    return backend

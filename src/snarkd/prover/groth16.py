@@ -6,63 +6,31 @@
 
 The work is split in three stages, as a proving service schedules it
 (cuzk's "split API"): `synthesize` (CPU: witness check, sparse products),
-`device_stage` (NTTs and the G1 MSMs, the part a GPU worker runs) and
-`finalize` (the G2 MSM, blinding and assembly, on CPU after the device is
-released). `prove` runs all three. Each phase is timed under the name users
+`device_stage` (NTTs and the MSMs, on a Backend: the CPU core or a GPU) and
+`finalize` (the G2 MSM unless the backend did it, blinding and assembly, on
+the CPU). `prove` runs all three. Each phase is timed under the name users
 see in `--timings`; big buffers are dropped as soon as they are dead.
 """
 
 from __future__ import annotations
 
 import secrets
-from dataclasses import dataclass, field
 
 import numpy as np
 
 from snarkd.curves.encoding import fr_array_from_ints, g1_to_json, g2_to_json, limbs_to_int
 from snarkd.formats.wtns import Witness, check_witness
+from snarkd.prover.backend import resolve
 from snarkd.prover.proving_key import ProvingKey
-from snarkd.prover.qap import h_coset_values, sparse_products
+from snarkd.prover.qap import sparse_products
 from snarkd.prover.timing import PhaseTimer
-
-
-@dataclass
-class Proof:
-    proof: dict
-    public: list[str]
-    timings: dict[str, float] = field(default_factory=dict)
-    curve: str = ""
-
-
-@dataclass
-class Synthesized:
-    """A witness checked against its key, with a = A·w and b = B·w on the domain."""
-
-    witness: np.ndarray
-    a: np.ndarray | None
-    b: np.ndarray | None
-
-    @property
-    def nbytes(self) -> int:
-        return sum(x.nbytes for x in (self.a, self.b) if x is not None)
-
-
-@dataclass
-class G1Sums:
-    """The device stage's output: the G1 MSM results (affine, Montgomery limbs)."""
-
-    h: np.ndarray
-    a: np.ndarray
-    b1: np.ndarray
-    c: np.ndarray
-    b2: np.ndarray | None = None  # set when the G2 MSM also ran on the device
+from snarkd.prover.types import G1Sums, Proof, Synthesized
 
 
 def synthesize(key: ProvingKey, witness: Witness, timer: PhaseTimer, threads: int = 0, witness_name: str = "witness",
                sparse: bool = True) -> Synthesized:
     """Check the witness and (sparse=True) compute a = A·w, b = B·w. With
-    sparse=False a and b stay None: a GPU device stage computes them on the
-    device from the key's resident CSR, and the CPU path computes them there."""
+    sparse=False a and b stay None, for a backend that computes them itself."""
     with timer.phase("check"):
         check_witness(witness, key.zkey, witness_name)
     if not sparse:
@@ -73,38 +41,9 @@ def synthesize(key: ProvingKey, witness: Witness, timer: PhaseTimer, threads: in
 
 def device_stage(key: ProvingKey, synth: Synthesized, timer: PhaseTimer, threads: int = 0, with_g2: bool = False,
                  backend=None) -> G1Sums:
-    """NTTs, H and the G1 MSMs. Frees synth.a and synth.b (the big buffers).
-
-    backend: None or "cpu" (the native core, below), "cuda"/"auto", or a backend
-    object from snarkd.prover.backend; all give identical sums."""
-    if backend is not None:
-        if isinstance(backend, str):
-            from snarkd.prover.backend import get_backend
-
-            backend = get_backend(backend)
-        if backend.name != "cpu":
-            return backend.device_stage(key, synth, timer, threads, with_g2)
-    zk, native, w = key.zkey, key.native, synth.witness
-    a, b = synth.a, synth.b
-    synth.a = synth.b = None
-    if a is None:  # synthesized with sparse=False
-        a, b = sparse_products(key, w, timer, threads)
-    h = h_coset_values(key, a, b, timer, threads)
-    del a, b
-    with timer.phase("msm_h"):
-        res_h = native.msm_g1(zk.h, h, threads)
-    del h
-    with timer.phase("msm_a"):
-        sum_a = native.msm_g1(zk.a, w, threads)
-    with timer.phase("msm_b1"):
-        sum_b1 = native.msm_g1(zk.b1, w, threads)
-    with timer.phase("msm_c"):
-        sum_c = native.msm_g1(zk.c, w[zk.n_public + 1 :], threads)
-    sums = G1Sums(h=res_h, a=sum_a, b1=sum_b1, c=sum_c)
-    if with_g2:
-        with timer.phase("msm_b2"):
-            sums.b2 = native.msm_g2(zk.b2, w, threads)
-    return sums
+    """NTTs, H and the G1 MSMs (G2 too when with_g2) on `backend` (a name or a
+    Backend; None: the CPU). Frees synth.a and synth.b (the big buffers)."""
+    return resolve(backend).device_stage(key, synth, timer, threads, with_g2)
 
 
 def _combine_g1(native, points: list[np.ndarray], scalars: list[int], threads: int) -> np.ndarray:
@@ -161,10 +100,12 @@ def prove(
 ) -> Proof:
     """Prove with fresh blinding from the OS CSPRNG (r, s only for reproducible tests).
 
-    backend: None/"cpu" (the native core) or a GPU backend (snarkd.prover.backend):
-    then A·w, B·w, H and every MSM, G2 included, run on the device."""
+    backend: a name ("cpu", "cuda", "auto") or a Backend (None: the CPU). A backend
+    that computes the sparse products itself gets the witness unprocessed, and one
+    that runs G2 well runs every MSM. A backend that cannot run raises
+    BackendUnavailable: nothing falls back silently."""
+    be = resolve(backend)
     timer = timer or PhaseTimer()
-    gpu = backend is not None and not isinstance(backend, str) and backend.name != "cpu"
-    synth = synthesize(key, witness, timer, threads, witness_name, sparse=not gpu)
-    sums = device_stage(key, synth, timer, threads, with_g2=gpu, backend=backend if gpu else None)
+    synth = synthesize(key, witness, timer, threads, witness_name, sparse=not be.spmv_on_device)
+    sums = be.device_stage(key, synth, timer, threads, with_g2=be.g2_on_device)
     return finalize(key, synth.witness, sums, timer, threads, r, s)

@@ -7,12 +7,11 @@ from dataclasses import dataclass, field
 
 from snarkd.curves.params import Curve
 from snarkd.formats.zkey import ZKey, read_zkey
+from snarkd.native import _core
 
 
 def native_for(curve: Curve):
     """The native core's submodule for this curve (bn254 or bls12_381)."""
-    from snarkd.native import _core
-
     return getattr(_core, curve.native)
 
 

@@ -1,9 +1,44 @@
-"""Named, timed phases. The phase names are the timing names users see."""
+"""Named, timed phases. The phase names, declared once here, are the names users see:
+`--timings`, the engine's log line and per-partition timings, the Prometheus
+histogram's `phase` label, the bench report and the timeline."""
 
 from __future__ import annotations
 
 import time
 from contextlib import contextmanager
+
+# name -> what it times, in pipeline order. Stage totals: synthesis, device, finalize.
+PHASES: dict[str, str] = {
+    "load": "reading the key and the witness (one-shot prove)",
+    "queue_wait": "waiting for admission: priority and the memory budget",
+    "witness": "witness calculation from inputs (circuit .wasm)",
+    "check": "witness checked against the key (field, length, canonical values)",
+    "spmv": "sparse products a = A·w, b = B·w",
+    "synthesis": "synthesis stage total",
+    "device_queue": "waiting in the device queue",
+    "device_wait": "waiting for the device lock",
+    "upload": "host-to-device copies of the witness (and a, b)",
+    "ntt": "NTTs: a, b, c to the odd coset",
+    "h": "H values from the coset evaluations",
+    "msm_h": "MSM over the H bases",
+    "msm_a": "MSM over the A bases",
+    "msm_b1": "MSM over the B1 bases (G1)",
+    "msm_c": "MSM over the C bases",
+    "msm_b2": "MSM over the B2 bases (G2)",
+    "device": "device stage total (under the device lock)",
+    "finalize_queue": "waiting in the finalize queue",
+    "assemble": "blinding with r, s and proof assembly",
+    "verify": "self-verification of the proof (pairing)",
+    "finalize": "finalize stage total",
+    "write": "writing proof.json and public.json (one-shot prove)",
+    "total": "submit to result",
+}
+STAGES = ("synthesis", "device", "finalize")
+
+
+def ordered(timings: dict) -> list[tuple[str, float]]:
+    """(phase, ms) in pipeline order."""
+    return [(k, timings[k]) for k in PHASES if k in timings]
 
 
 class PhaseTimer:
@@ -12,6 +47,8 @@ class PhaseTimer:
 
     @contextmanager
     def phase(self, name: str):
+        if name not in PHASES:
+            raise ValueError(f"undeclared phase {name!r}: declare it in snarkd.prover.timing.PHASES")
         start = time.perf_counter()
         try:
             yield

@@ -29,10 +29,15 @@ import time
 from dataclasses import dataclass, field
 
 import numpy as np
+from tqdm import tqdm
 
-from snarkd.curves.params import BN254, Curve
-from snarkd.errors import InputError, SnarkdError
+from snarkd.atomic import atomic_write_json
+from snarkd.curves.params import Curve
+from snarkd.errors import InputError
 from snarkd.formats import zkey_writer as zw
+from snarkd.formats.r1cs import read_r1cs, read_r1cs_header
+from snarkd.formats.zkey import read_zkey, vk_json
+from snarkd.native import _setup
 
 WARNING = (
     "WARNING: `snarkd setup` is a single-party setup for development and testing only. "
@@ -63,35 +68,21 @@ class SetupResult:
 # -- curve constants -------------------------------------------------------------
 
 
-def _generators(curve: Curve):
-    if curve.name == BN254.name:
-        from py_ecc import bn128 as ec
-    else:
-        from py_ecc import bls12_381 as ec
-    g1 = (int(ec.G1[0]), int(ec.G1[1]))
-    g2 = ((int(ec.G2[0].coeffs[0]), int(ec.G2[0].coeffs[1])), (int(ec.G2[1].coeffs[0]), int(ec.G2[1].coeffs[1])))
-    return g1, g2
-
-
 def _mont_bytes(x: int, curve: Curve) -> bytes:
     return (x * curve.rq % curve.q).to_bytes(curve.n8q, "little")
 
 
 def g1_generator_bytes(curve: Curve) -> bytes:
-    (x, y), _ = _generators(curve)
+    x, y = curve.g1
     return _mont_bytes(x, curve) + _mont_bytes(y, curve)
 
 
 def g2_generator_bytes(curve: Curve) -> bytes:
-    _, ((x0, x1), (y0, y1)) = _generators(curve)
+    (x0, x1), (y0, y1) = curve.g2
     return b"".join(_mont_bytes(v, curve) for v in (x0, x1, y0, y1))
 
 
 def native(curve: Curve):
-    try:
-        from snarkd.native import _setup
-    except ImportError as e:  # pragma: no cover - build problem
-        raise SnarkdError(f"the native setup module snarkd.native._setup is not built ({e}); run `pip install -e .` or `python setup.py build_ext --inplace`") from None
     return getattr(_setup, curve.native)
 
 
@@ -171,11 +162,7 @@ def _pick_window(count: int, bits: int) -> int:
 def _progress(total: int, enabled: bool | None):
     if enabled is None:
         enabled = sys.stderr.isatty()
-    try:
-        from tqdm import tqdm
-    except ImportError:  # progress is cosmetic
-        tqdm = None
-    if not enabled or tqdm is None:
+    if not enabled:
         class _Null:
             def update(self, n=1): pass
             def set_description(self, s): pass
@@ -241,8 +228,6 @@ def check_r1cs_size(path, hdr) -> int:
 
 def setup(r1cs_path, zkey_path, vk_path=None, seed: bytes | None = None, threads: int = 0, progress: bool | None = None, window: int | None = None, log=None) -> SetupResult:
     """Write a Groth16 zkey (snarkjs layout) for `r1cs_path`; optionally its vk.json."""
-    from snarkd.formats.r1cs import read_r1cs, read_r1cs_header
-
     t_all = time.perf_counter()
     secs: dict[str, float] = {}
     hdr = read_r1cs_header(r1cs_path)
@@ -353,9 +338,6 @@ def setup(r1cs_path, zkey_path, vk_path=None, seed: bytes | None = None, threads
 
 
 def write_vk(zkey_path, vk_path) -> None:
-    from snarkd.atomic import atomic_write_json
-    from snarkd.formats.zkey import read_zkey, vk_json
-
     z = read_zkey(zkey_path)
     try:
         vk = vk_json(z)

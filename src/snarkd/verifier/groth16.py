@@ -32,6 +32,7 @@ from pathlib import Path
 
 from snarkd.curves.params import Curve, curve_by_name
 from snarkd.errors import InputError
+from snarkd.native import _pairing
 
 # status codes of snarkd.native._pairing.<curve>.groth16_verify
 VERIFY_OK = 0
@@ -47,8 +48,6 @@ class _NotCanonical(Exception):
 
 
 def native_for(curve: Curve):
-    from snarkd.native import _pairing
-
     return getattr(_pairing, curve.native)
 
 

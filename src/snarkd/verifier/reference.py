@@ -15,17 +15,15 @@ checked as one product of four Miller loops with one final exponentiation.
 
 from __future__ import annotations
 
+import py_ecc.optimized_bls12_381
+import py_ecc.optimized_bn128
 
 from snarkd.curves.params import Curve, curve_by_name
 from snarkd.errors import InputError
 
 
 def _backend(curve: Curve):
-    if curve.name == "bn128":
-        from py_ecc import optimized_bn128 as ecc
-    else:
-        from py_ecc import optimized_bls12_381 as ecc
-    return ecc
+    return py_ecc.optimized_bn128 if curve.name == "bn128" else py_ecc.optimized_bls12_381
 
 
 def _int(value, where: str) -> int:

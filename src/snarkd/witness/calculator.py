@@ -22,6 +22,7 @@ from typing import Any, Callable
 import numpy as np
 
 from snarkd.errors import InputError
+from snarkd.formats.wtns import Witness, write_wtns
 from snarkd.witness import inputs as inp
 from snarkd.witness.errors import (
     CircuitAssertError,
@@ -53,7 +54,8 @@ class WitnessCalculator:
     `<dir>/<stem>.sym` when one exists. sanity_check: circom's init(1) (extra
     checks; snarkjs uses 0). max_instances: cap on concurrent instances (None =
     one per concurrent caller). cache: keep/load the compiled module in the on-disk
-    cache (`snarkd.witness.wasm_runtime.cache_dir`, $SNARKD_WASM_CACHE).
+    cache: True = [keys] wasm_cache (`snarkd.witness.wasm_runtime.cache_dir`), a
+    directory, or False / "off".
     """
 
     def __init__(
@@ -64,7 +66,7 @@ class WitnessCalculator:
         sanity_check: bool = False,
         max_instances: int | None = None,
         name: str | None = None,
-        cache: bool = True,
+        cache: bool | str | os.PathLike = True,
     ):
         if isinstance(wasm, (bytes, bytearray, memoryview)):
             data = bytes(wasm)
@@ -241,14 +243,10 @@ class WitnessCalculator:
 
         log: called with each line the circuit's `log()` prints.
         """
-        from snarkd.formats.wtns import Witness
-
         return Witness(self.prime, words_to_u64(self.calculate_words(inputs, log=log)))
 
     def calculate_to_file(self, inputs: dict, out: str | os.PathLike, *, log: Callable[[str], None] | None = None):
         """Calculate and write a .wtns file (byte-identical to `snarkjs wtns calculate`)."""
-        from snarkd.formats.wtns import write_wtns
-
         witness = self.calculate(inputs, log=log)
         write_wtns(out, self.prime, witness.values)
         return witness

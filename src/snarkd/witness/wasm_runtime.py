@@ -18,6 +18,7 @@ import ctypes
 import hashlib
 import os
 import threading
+from importlib.metadata import version
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
@@ -26,6 +27,7 @@ import numpy as np
 import wasmtime
 
 from snarkd.atomic import atomic_write_bytes
+from snarkd.config import default
 from snarkd.witness.errors import CircuitFormatError
 
 # circom's generated witness_calculator.js (circom 2.2.x), exceptionHandler.
@@ -140,27 +142,19 @@ def _i32(x: int) -> int:
 
 def _wasmtime_version() -> str:
     try:
-        from importlib.metadata import version
-
         return version("wasmtime")
     except Exception:  # pragma: no cover - not installed as a distribution
         return getattr(wasmtime, "__version__", "unknown")
 
 
 def cache_dir() -> Path | None:
-    """Where compiled modules are kept: $SNARKD_WASM_CACHE, else
-    $XDG_CACHE_HOME/snarkd/wasm (~/.cache/snarkd/wasm). "0"/"off"/"" disables."""
-    env = os.environ.get("SNARKD_WASM_CACHE")
-    if env is not None:
-        if env.strip().lower() in ("", "0", "off", "no", "false"):
-            return None
-        return Path(env)
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "snarkd" / "wasm"
+    """Where compiled modules are kept: [keys] wasm_cache ($SNARKD_WASM_CACHE, default
+    $XDG_CACHE_HOME/snarkd/wasm); None when it is "off"."""
+    d = default("keys.wasm_cache")
+    return None if d == "off" else Path(d)
 
 
-def _load_cached(data: bytes) -> tuple[wasmtime.Module | None, Path | None]:
-    d = cache_dir()
+def _load_cached(data: bytes, d: Path | None) -> tuple[wasmtime.Module | None, Path | None]:
     if d is None:
         return None, None
     key = hashlib.sha256(data + b"\0wasmtime-" + _wasmtime_version().encode() + b"\0" + _ENGINE_TAG).hexdigest()[:40]
@@ -186,12 +180,13 @@ def _store_cached(module: wasmtime.Module, path: Path | None) -> None:
         pass
 
 
-def compile_module(wasm: bytes, name: str, cache: bool = True) -> wasmtime.Module:
+def compile_module(wasm: bytes, name: str, cache: bool | str | os.PathLike = True) -> wasmtime.Module:
     """Compile (or load from the on-disk cache, see `cache_dir`) and check a circom 2
     witness generator. Cranelift takes seconds on big circuits; a cached module
     loads in milliseconds. Entries are keyed by the wasm's SHA-256 and the
     wasmtime version, and wasmtime refuses entries from another engine setup."""
-    module, path = _load_cached(wasm) if cache else (None, None)
+    d = cache_dir() if cache is True else None if cache in (False, "off", "") else Path(cache)
+    module, path = _load_cached(wasm, d)
     if module is None:
         try:
             module = wasmtime.Module(engine(), wasm)

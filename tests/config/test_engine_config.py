@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from snarkd.daemon.config import Config, ConfigError
+from snarkd.config import Config, ConfigError
 from snarkd.engine import Engine, EngineConfig
 from snarkd.engine.devices import resolve_devices
 from snarkd.errors import DaemonError
@@ -17,7 +17,7 @@ def load(text: str, tmp_path) -> Config:
 def test_defaults_and_from_config(tmp_path):
     cfg = load('[synthesis]\nworkers = 3\nthreads = 1\n[memory]\nbudget = "64MiB"\n', tmp_path)
     assert cfg.pipeline.self_verify is True and cfg.pipeline.g2_on_device == "auto"
-    assert cfg.daemon.status_listen is None and "status_listen" not in cfg.to_toml()
+    assert cfg.daemon.status_listen is None and 'status_listen = ""' in cfg.to_toml()
     ec = EngineConfig.from_config(cfg)
     assert (ec.synthesis_workers, ec.threads, ec.memory_budget, ec.self_verify) == (3, 1, 64 << 20, True)
     eng = Engine(ec)
@@ -54,9 +54,9 @@ def test_bad_values_name_key_and_line(tmp_path, text, needle):
 
 
 def test_gpu_devices_without_a_cuda_backend_fail_loudly():
-    from snarkd.engine.devices import _gpu_backend
+    from snarkd.prover.backend import cuda_device_count
 
-    if _gpu_backend() is not None:
+    if cuda_device_count() > 0:
         pytest.skip("a CUDA backend is present here")
     with pytest.raises(DaemonError, match="no CUDA device or backend"):
-        resolve_devices((0, 1))
+        resolve_devices(EngineConfig(devices=(0, 1)))

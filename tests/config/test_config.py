@@ -8,9 +8,10 @@ import subprocess
 import sys
 
 import pytest
-from daemon_helpers import env, snarkd
+from clirun import env, snarkd
 
-from snarkd.daemon.config import Config, ConfigError, parse_duration, parse_listen, parse_size
+from snarkd.config import Config, ConfigError, parse_listen
+from snarkd.units import parse_duration, parse_size
 
 
 def load(text: str, tmp_path, environ=None) -> Config:
@@ -109,8 +110,9 @@ def test_cli_config_error_exit_code(tmp_path):
 
 
 def test_example_config_is_valid(tmp_path):
-    from daemon_helpers import REPO
+    from clirun import SRC
 
+    REPO = SRC.parent
     cfg = Config.load(str(REPO / "examples" / "snarkd.toml"), env={"SNARKD_PARAM_CACHE": str(tmp_path)})
     assert str(cfg.daemon.listen) == "127.0.0.1:9820" and cfg.daemon.drain_timeout == 60.0
     assert cfg.keys.param_cache == str(tmp_path)

@@ -1,0 +1,129 @@
+"""Every setting of snarkd, declared once: section, key, kind, default, environment override, doc.
+
+The validator, the section dataclasses, `EngineConfig`, `snarkd config show`, the
+commented example (examples/snarkd.toml) and the README's settings table are all
+derived from SETTINGS; tests/config checks that they agree. To add a setting, add
+one line here (and read it where it is used).
+
+`engine` names the EngineConfig field a setting feeds (the embeddable engine takes
+those without a config file). `derive` computes a default from settings declared
+before it (and the environment); `example` is what the example config shows.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from snarkd.config.kinds import (Address, Bool, BoolOrAuto, CachePath, Choice, Context, DirPath, Devices, Duration,
+                                 FilePath, Int, Kind, KeyTable, Size, Text)
+
+LOG_LEVELS = ("debug", "info", "warning", "error")
+
+
+@dataclass(frozen=True)
+class Setting:
+    section: str
+    key: str
+    kind: Kind
+    default: object
+    doc: str
+    env: str = ""  # environment variable that overrides the file
+    engine: str = ""  # EngineConfig field
+    derive: object = None  # (Context) -> default, when the default depends on other settings
+    default_doc: str = ""  # how a derived default reads in the docs
+    example: object = None  # the example config's value (None: the default; "#": shown commented out)
+
+    @property
+    def name(self) -> str:
+        return f"{self.section}.{self.key}"
+
+    def default_for(self, ctx: Context):
+        return self.derive(ctx) if self.derive is not None else self.default
+
+
+def runtime_dir(env) -> Path:
+    """Where pid and log files go by default: $XDG_RUNTIME_DIR/snarkd, else /tmp/snarkd-UID."""
+    xdg = env.get("XDG_RUNTIME_DIR")
+    if xdg and os.path.isdir(xdg):
+        return Path(xdg) / "snarkd"
+    return Path(f"/tmp/snarkd-{os.getuid()}")
+
+
+def _listen_slug(ctx: Context) -> str:
+    listen = ctx.values[("daemon", "listen")]
+    if listen.kind == "unix":
+        return "unix-" + hashlib.sha256(listen.path.encode()).hexdigest()[:8]
+    return re.sub(r"[^A-Za-z0-9.]+", "_", f"{listen.host}_{listen.port}").strip("_")
+
+
+def _wasm_cache(ctx: Context) -> str:
+    base = ctx.env.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return str(Path(base) / "snarkd" / "wasm")
+
+
+S = Setting
+SETTINGS: tuple[Setting, ...] = (
+    # -- the daemon process --------------------------------------------------------------------
+    S("daemon", "listen", Address(), "127.0.0.1:9820", "gRPC address: HOST:PORT, [IPv6]:PORT or unix:PATH"),
+    S("daemon", "pid_file", FilePath(), None, "pid file, locked while the daemon runs",
+      derive=lambda c: str(runtime_dir(c.env) / f"snarkd-{_listen_slug(c)}.pid"),
+      default_doc="$XDG_RUNTIME_DIR/snarkd/snarkd-ADDRESS.pid (else /tmp/snarkd-UID/…)",
+      example="/run/snarkd/snarkd.pid"),
+    S("daemon", "log_file", FilePath(), None, "log file, opened before anything else",
+      derive=lambda c: str(runtime_dir(c.env) / f"snarkd-{_listen_slug(c)}.log"),
+      default_doc="beside the pid file, .log", example="/var/log/snarkd/snarkd.log"),
+    S("daemon", "drain_timeout", Duration(), 60.0, "on SIGTERM: finish in-flight proofs this long, then cancel"),
+    S("daemon", "log_level", Choice(*LOG_LEVELS), "info", "debug | info | warning | error"),
+    S("daemon", "status_listen", Address(tcp_only=True, optional=True), "",
+      "HTTP address of GET /metrics (Prometheus) and GET /status (JSON); empty = off",
+      example="#127.0.0.1:9821"),
+    # -- keys ----------------------------------------------------------------------------------
+    S("keys", "param_cache", DirPath(), None, "directory that relative key paths resolve against",
+      env="SNARKD_PARAM_CACHE", derive=lambda c: str(c.base), default_doc="the config file's directory",
+      example="/var/lib/snarkd"),
+    S("keys", "wasm_cache", CachePath(), None, "compiled circuit .wasm modules are kept here (\"off\": never)",
+      env="SNARKD_WASM_CACHE", derive=_wasm_cache, default_doc="$XDG_CACHE_HOME/snarkd/wasm"),
+    S("keys", "preload", KeyTable(relative_to=("keys", "param_cache")), {},
+      "key id = \"path.zkey\": loaded before the daemon reports ready"),
+    # -- the engine ----------------------------------------------------------------------------
+    S("synthesis", "workers", Int(1), 2, "proofs in synthesis at once (witness calculation and checks)",
+      engine="synthesis_workers"),
+    S("synthesis", "threads", Int(0, zero="all cores"), 0, "native threads per stage call", engine="threads"),
+    S("gpus", "devices", Devices(), [], "GPUs to prove on; [] = every GPU CuPy sees, else the CPU",
+      engine="devices"),
+    S("gpus", "workers_per_device", Int(1), 2, "device workers per device (they share its lock)",
+      engine="workers_per_device"),
+    S("gpus", "msm_tables", Choice("auto", "on", "off"), "auto",
+      "MSM window tables per resident key (~16x the bases): auto = when they fit", env="SNARKD_GPU_MSM_TABLES",
+      engine="msm_tables"),
+    S("gpus", "memory_budget", Size(), "auto", "device memory per GPU; auto = free memory minus max(1 GiB, 5%)",
+      env="SNARKD_GPU_BUDGET", engine="gpu_memory_budget"),
+    S("gpus", "msm_window_bits", Int(0, 24, zero="chosen by size"), 0, "MSM window width c (benchmarking)",
+      env="SNARKD_GPU_MSM_C", engine="msm_window_bits"),
+    S("gpus", "cubin_dir", Text(), "", "folder of prebuilt kernels-CURVE-smCC-HASH.cubin (\"\" = compile with NVRTC)",
+      env="SNARKD_GPU_CUBIN_DIR", engine="cubin_dir"),
+    S("memory", "budget", Size(), "auto", "host memory for proofs in flight; auto = 75% of available at start",
+      engine="memory_budget"),
+    S("pipeline", "queue_depth", Int(0, zero="one slot per device worker"), 0,
+      "capacity of the device and finalize queues", engine="queue_depth"),
+    S("pipeline", "finalize_workers", Int(1), 1, "G2 MSM (when on the CPU), blinding, assembly, self-verification",
+      engine="finalize_workers"),
+    S("pipeline", "g2_on_device", BoolOrAuto(), "auto",
+      "G2 MSM in the device stage (true) or on the CPU in finalize (false); auto = on the device when every "
+      "device is a GPU", engine="g2_on_device"),
+    S("pipeline", "self_verify", Bool(), True, "verify every proof before returning it (~ms)", engine="self_verify"),
+    # -- one-shot proving and tests --------------------------------------------------------------
+    S("prove", "backend", Choice("cpu", "cuda", "auto"), "cpu",
+      "default --backend of one-shot `snarkd prove` (the daemon uses [gpus])", env="SNARKD_BACKEND"),
+    S("debug", "synthesis_delay", Duration(env_unit=0.001), 0.0,
+      "testing only: stall each partition's synthesis this long (environment: milliseconds)",
+      env="SNARKD_DEBUG_PROVE_DELAY_MS", engine="debug_delay_s", example="#"),
+)
+
+SECTIONS: tuple[str, ...] = tuple(dict.fromkeys(s.section for s in SETTINGS))
+BY_NAME: dict[str, Setting] = {s.name: s for s in SETTINGS}
+ENGINE_SETTINGS: tuple[Setting, ...] = tuple(s for s in SETTINGS if s.engine)

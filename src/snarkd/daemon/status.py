@@ -1,0 +1,51 @@
+"""The daemon's status snapshot: the engine's snapshot plus what only the daemon knows.
+
+Rendered four ways, all from one `snapshot()`: the Status RPC (`status_reply`),
+GET /status (its JSON), the Prometheus collector (metrics.py) and `snarkd status`
+(lifecycle.format_status, over the Status RPC).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import time
+
+from snarkd import __version__
+from snarkd.daemon.proto import snarkd_pb2 as pb
+
+
+def peak_rss() -> int:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+
+
+def snapshot(service) -> dict:
+    es = service.engine.status()
+    rss = es["memory"]["rss"]
+    info = service.info
+    return {
+        "pid": os.getpid(), "version": __version__, "state": service.state,
+        "uptime_s": time.monotonic() - info["started"],
+        "config_path": info["config_path"], "config_fingerprint": info["fingerprint"],
+        "listen": info["listen"], "status_listen": info.get("status_listen", ""),
+        "rss_bytes": rss, "peak_rss_bytes": max(rss, peak_rss()),
+        "keys": [lk.info() for lk in service.keys.list()],
+        "devices": [d["name"] for d in es["devices"]],
+        "engine": es,
+    }
+
+
+def status_reply(s: dict) -> pb.StatusReply:
+    es = s["engine"]
+    jobs, mem = es["jobs"], es["memory"]
+    return pb.StatusReply(
+        pid=s["pid"], uptime_s=s["uptime_s"], version=s["version"], config_path=s["config_path"],
+        config_fingerprint=s["config_fingerprint"], listen=s["listen"], status_listen=s["status_listen"],
+        keys=[pb.KeyInfo(**k) for k in s["keys"]],
+        queued=jobs["queued"], in_flight=jobs["running"], completed=jobs["completed"], failed=jobs["failed"],
+        cancelled=jobs["cancelled"], rss_bytes=s["rss_bytes"], peak_rss_bytes=s["peak_rss_bytes"],
+        devices=s["devices"], workers=es["workers"]["synthesis"]["alive"], state=s["state"],
+        engine_json=json.dumps(es), memory_budget_bytes=mem["budget"], memory_used_bytes=mem["used"],
+        memory_peak_bytes=mem["peak"], device_busy_s={d["name"]: d["busy_s"] for d in es["devices"]},
+    )

@@ -1,0 +1,41 @@
+"""What the engine counts: jobs by outcome, phase time, device-held time, the memory budget.
+
+Not thread-safe on its own: the engine calls it under its lock.
+"""
+
+from __future__ import annotations
+
+import time
+
+from snarkd.engine.memory import MemoryBudget
+
+COUNTERS = ("submitted", "rejected", "completed", "failed", "cancelled", "partitions_completed", "self_verify_failed")
+
+
+class Accounting:
+    def __init__(self, budget: MemoryBudget, devices: list):
+        self.budget = budget
+        self.counters = dict.fromkeys(COUNTERS, 0)
+        self.phase_ms: dict[str, float] = {}  # summed over completed partitions
+        self.in_flight = 0  # partitions admitted and not yet out of the pipeline
+        self._names = [d.name for d in devices]
+        self._busy = [0.0] * len(devices)  # seconds each device was held for device work
+        self._since: list[float | None] = [None] * len(devices)
+
+    def count(self, name: str, n: int = 1) -> None:
+        self.counters[name] += n
+
+    def add_phases(self, timings: dict) -> None:
+        for k, v in timings.items():
+            self.phase_ms[k] = self.phase_ms.get(k, 0.0) + float(v)
+
+    def device_held(self, d: int) -> None:
+        self._since[d] = time.monotonic()
+
+    def device_freed(self, d: int) -> None:
+        self._busy[d] += time.monotonic() - self._since[d]
+        self._since[d] = None
+
+    def busy_seconds(self) -> dict[str, float]:
+        now = time.monotonic()
+        return {n: b + (now - s if s is not None else 0.0) for n, b, s in zip(self._names, self._busy, self._since)}

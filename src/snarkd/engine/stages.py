@@ -1,0 +1,100 @@
+"""The pipeline's stages: one bounded priority queue between two stages, and one worker loop for all.
+
+A Stage names what it does (`work`), where its partitions come from (`take`) and
+where they go next (`hand_on`). `run` is the only worker loop: it times the
+stage and its phases, records spans, drops partitions of ended jobs at every
+boundary, and turns failures into failed jobs (a bad input is the job's fault;
+anything else is logged with its traceback as an internal error).
+"""
+
+from __future__ import annotations
+
+import logging
+import queue
+import threading
+import time
+from dataclasses import dataclass
+from typing import Callable
+
+from snarkd.engine.jobs import Partition, SpanTimer
+from snarkd.errors import InputError, SnarkdError
+
+log = logging.getLogger("snarkd")
+POLL = 0.2
+
+
+class StageQueue:
+    """A bounded priority queue between two stages (higher priority first, then submission order)."""
+
+    def __init__(self, maxsize: int):
+        self.q: queue.PriorityQueue = queue.PriorityQueue(maxsize)
+
+    @property
+    def capacity(self) -> int:
+        return self.q.maxsize
+
+    def put(self, part: Partition, stopping: threading.Event) -> bool:
+        item = (-part.job.priority, part.job.seq, part.index, part)
+        while not stopping.is_set():
+            try:
+                self.q.put(item, timeout=POLL)
+                return True
+            except queue.Full:
+                continue
+        return False
+
+    def get(self, stopping: threading.Event) -> Partition | None:
+        while not stopping.is_set():
+            try:
+                return self.q.get(timeout=POLL)[3]
+            except queue.Empty:
+                continue
+        return None
+
+    def __len__(self) -> int:
+        return self.q.qsize()
+
+
+class StageFailed(SnarkdError):
+    """A stage's own verdict on a partition (e.g. a proof that fails self-verification):
+    the job fails as an internal error, without a traceback in the log."""
+
+
+@dataclass
+class Stage:
+    name: str  # "synthesis" | "device" | "finalize": also the phase its total is timed under
+    take: Callable[[], Partition | None]  # blocks; None when the engine stops
+    work: Callable[[Partition, SpanTimer], None]
+    hand_on: Callable[[Partition], None]
+    queue_phase: str = ""  # the phase that times the wait in this stage's input queue
+    wait_phase: str = ""  # a phase inside `work` that waits (not counted in the stage's total)
+
+
+def run(stage: Stage, worker: str, engine) -> None:
+    """One worker of `stage` until the engine stops. `engine` provides dropped(part) and fail(part, msg, kind)."""
+    while True:
+        part = stage.take()
+        if part is None:
+            return
+        if stage.queue_phase:
+            part.timings[stage.queue_phase] = (time.monotonic() - part.t_ready) * 1000
+        if engine.dropped(part):
+            continue
+        timer = SpanTimer(worker)
+        start = time.time()
+        try:
+            stage.work(part, timer)
+        except InputError as exc:
+            engine.fail(part, str(exc), "input")
+            continue
+        except StageFailed as exc:
+            engine.fail(part, str(exc), "internal")
+            continue
+        except Exception as exc:  # noqa: BLE001 - a bug: the job fails, the worker lives on
+            log.exception("job %s partition %d: %s stage failed", part.job.id, part.index, stage.name)
+            engine.fail(part, f"internal error in the {stage.name} stage: {exc!r}", "internal")
+            continue
+        waited = timer.ms.get(stage.wait_phase, 0.0) / 1000 if stage.wait_phase else 0.0
+        part.record(stage.name, timer, start + waited, time.time())
+        part.t_ready = time.monotonic()
+        stage.hand_on(part)

@@ -1,0 +1,133 @@
+"""One object per GPU (sppark's gpu_t): it owns the device's memory pool and budget, its
+copy stream, the compiled kernel modules, the NTT domains and the resident keys.
+
+    dev = snarkd.gpu.device.get(0)       # the one GpuDevice of CUDA device 0
+    with dev.memory.guard("a proof"):    # current device + out-of-memory -> GpuMemoryError
+        dev.msm("bn254", False, bases, scalars, n, native)
+
+This module is the only registry of device state: everything cached per device
+lives on its GpuDevice, under its lock. Nothing here imports CuPy at import time.
+"""
+
+from __future__ import annotations
+
+import threading
+import weakref
+
+from snarkd.gpu import module as gmodule
+from snarkd.gpu import msm as gmsm
+from snarkd.gpu.memory import DeviceMemory, GpuUnavailable, cupy_module
+from snarkd.gpu.ntt import NttDomain
+from snarkd.gpu.resident import ResidentKey
+
+
+def device_count() -> int:
+    """CUDA devices CuPy sees (0 without CuPy or a driver)."""
+    try:
+        return cupy_module().cuda.runtime.getDeviceCount()
+    except Exception:  # noqa: BLE001 - no CuPy, no driver: no devices
+        return 0
+
+
+def available() -> tuple[bool, str]:
+    """(True, "") when CuPy imports and sees a CUDA device, else (False, why)."""
+    try:
+        cupy = cupy_module()
+    except GpuUnavailable as e:
+        return False, str(e)
+    try:
+        n = cupy.cuda.runtime.getDeviceCount()
+    except Exception as e:  # noqa: BLE001
+        return False, f"CuPy sees no CUDA device ({type(e).__name__}: {e})"
+    return (True, "") if n > 0 else (False, "CuPy sees no CUDA device")
+
+
+class GpuDevice:
+    def __init__(self, index: int, budget: int | None = None, cubin_dir: str = ""):
+        self.index = index
+        self.cubin_dir = cubin_dir
+        self.cupy = cupy_module()
+        self.memory = DeviceMemory(index, budget)
+        with self.cupy.cuda.Device(index) as d:
+            self.compute_capability = d.compute_capability
+        self._lock = threading.RLock()  # resident() builds tables, which load the module under it
+        self._modules: dict[str, object] = {}
+        self._domains: dict[tuple[str, int], NttDomain] = {}
+        self._keys: dict[int, ResidentKey] = {}  # id(zkey) -> its arrays here (dropped with the key)
+
+    def __repr__(self) -> str:
+        return f"GpuDevice({self.index})"
+
+    def use(self) -> None:
+        """Make this device current for the calling thread (CuPy's current device is per thread)."""
+        self.cupy.cuda.Device(self.index).use()
+
+    def synchronize(self) -> None:
+        self.cupy.cuda.Device(self.index).synchronize()
+
+    def module(self, curve: str):
+        """The compiled kernels for `curve` on this device (loaded once)."""
+        with self._lock:
+            mod = self._modules.get(curve)
+            if mod is None:
+                with self.cupy.cuda.Device(self.index):
+                    mod = gmodule.load(curve, self.compute_capability, self.cubin_dir)
+                self._modules[curve] = mod
+            return mod
+
+    def ntt_domain(self, curve: str, log_n: int) -> NttDomain:
+        """Twiddles of the 2^log_n domain of `curve` on this device (built once)."""
+        mod = self.module(curve)
+        with self._lock:
+            dom = self._domains.get((curve, log_n))
+            if dom is None:
+                with self.cupy.cuda.Device(self.index):
+                    dom = NttDomain(mod, curve, log_n)
+                self._domains[(curve, log_n)] = dom
+            return dom
+
+    def resident(self, zkey, tables: str = "auto", msm_window_bits: int = 0) -> ResidentKey:
+        """The key's arrays on this device, uploaded (and its window tables built) on first use."""
+        with self._lock:
+            rk = self._keys.get(id(zkey))
+            if rk is None:
+                rk = ResidentKey(self, zkey, tables, msm_window_bits)
+                self._keys[id(zkey)] = rk
+                weakref.finalize(zkey, self._keys.pop, id(zkey), None)
+            return rk
+
+    def release(self, zkey) -> None:
+        """Drop the key's arrays and give the pool's cached blocks back to the driver."""
+        with self._lock:
+            self._keys.pop(id(zkey), None)
+        with self.cupy.cuda.Device(self.index):  # the default pool frees the current device's blocks
+            self.memory.pool.free_all_blocks()
+
+    def msm(self, curve: str, g2: bool, bases, scalars, n: int, native, c: int = 0, stats: dict | None = None,
+            table=None):
+        return gmsm.msm(self.module(curve), curve, g2, bases, scalars, n, native, c, stats, table)
+
+    def window_table(self, curve: str, g2: bool, bases, n: int, c: int = 0) -> gmsm.WindowTable:
+        return gmsm.WindowTable(self.module(curve), curve, g2, bases, n, c)
+
+
+_lock = threading.Lock()
+_devices: dict[int, GpuDevice] = {}
+
+
+def get(index: int = 0, budget: int | None = None, cubin_dir: str = "") -> GpuDevice:
+    """The one GpuDevice of CUDA device `index` (made on first call; budget and cubin_dir
+    apply then, and a later budget resets it)."""
+    index = int(index)
+    with _lock:
+        dev = _devices.get(index)
+        if dev is None:
+            n = device_count()
+            if not 0 <= index < n:
+                why = available()[1] if n == 0 else f"{n} visible"
+                raise GpuUnavailable(f"CUDA device {index} does not exist ({why})")
+            dev = GpuDevice(index, budget, cubin_dir)
+            _devices[index] = dev
+        elif budget is not None:
+            dev.memory.set_budget(budget)
+        return dev

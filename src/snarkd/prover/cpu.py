@@ -1,0 +1,50 @@
+"""The CPU backend: the device stage on the native core (snarkd.native), all cores by default."""
+
+from __future__ import annotations
+
+from snarkd.prover.qap import h_coset_values, sparse_products
+from snarkd.prover.types import G1Sums, Synthesized
+
+
+class CpuBackend:
+    name = "cpu"
+    spmv_on_device = False  # synthesis computes A·w, B·w on the CPU (the device stage does them if it did not)
+    g2_on_device = False  # on the CPU the G2 MSM is left to finalize, off the device worker
+
+    def __repr__(self) -> str:
+        return "CpuBackend()"
+
+    def pin(self) -> None:
+        pass
+
+    def release(self, key) -> None:
+        pass
+
+    def work_bytes(self, key) -> int:
+        return 0  # host memory: counted by the engine's budget
+
+    def device_stage(self, key, synth: Synthesized, timer, threads: int = 0, with_g2: bool = False) -> G1Sums:
+        zk, native, w = key.zkey, key.native, synth.witness
+        a, b = synth.a, synth.b
+        synth.a = synth.b = None
+        if a is None:  # synthesized without the sparse products
+            a, b = sparse_products(key, w, timer, threads)
+        h = h_coset_values(key, a, b, timer, threads)
+        del a, b
+        with timer.phase("msm_h"):
+            res_h = native.msm_g1(zk.h, h, threads)
+        del h
+        with timer.phase("msm_a"):
+            sum_a = native.msm_g1(zk.a, w, threads)
+        with timer.phase("msm_b1"):
+            sum_b1 = native.msm_g1(zk.b1, w, threads)
+        with timer.phase("msm_c"):
+            sum_c = native.msm_g1(zk.c, w[zk.n_public + 1 :], threads)
+        sums = G1Sums(h=res_h, a=sum_a, b1=sum_b1, c=sum_c)
+        if with_g2:
+            with timer.phase("msm_b2"):
+                sums.b2 = native.msm_g2(zk.b2, w, threads)
+        return sums
+
+
+CPU = CpuBackend()

@@ -1,0 +1,40 @@
+"""What flows between the prover's stages (a leaf module: the backends and the engine import it)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+
+@dataclass
+class Proof:
+    proof: dict
+    public: list[str]
+    timings: dict[str, float] = field(default_factory=dict)
+    curve: str = ""
+
+
+@dataclass
+class Synthesized:
+    """A witness checked against its key, with a = A·w and b = B·w on the domain
+    (None when the backend computes them itself: `Backend.spmv_on_device`)."""
+
+    witness: np.ndarray
+    a: np.ndarray | None
+    b: np.ndarray | None
+
+    @property
+    def nbytes(self) -> int:
+        return sum(x.nbytes for x in (self.a, self.b) if x is not None)
+
+
+@dataclass
+class G1Sums:
+    """The device stage's output: the MSM results (affine, Montgomery limbs)."""
+
+    h: np.ndarray
+    a: np.ndarray
+    b1: np.ndarray
+    c: np.ndarray
+    b2: np.ndarray | None = None  # set when the G2 MSM also ran in the device stage

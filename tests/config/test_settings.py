@@ -1,0 +1,63 @@
+"""Every setting is declared once (snarkd.config.settings): the example config, `config show`, the README
+table and EngineConfig are derived from the declarations, and only the config layer reads the environment."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from snarkd.config import SETTINGS, Config, EngineConfig
+from snarkd.config.render import example_toml, readme_table
+from snarkd.config.settings import ENGINE_SETTINGS, SECTIONS
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def test_example_config_is_the_rendered_declarations():
+    assert (REPO / "examples" / "snarkd.toml").read_text() == example_toml(), \
+        "regenerate: python -m snarkd.config example > examples/snarkd.toml"
+
+
+def test_readme_table_is_the_rendered_declarations():
+    assert readme_table() in (REPO / "README.md").read_text(), \
+        "regenerate: python -m snarkd.config readme"
+
+
+def test_config_show_lists_every_setting_and_reads_back(tmp_path):
+    cfg = Config.from_text("", str(tmp_path / "c.toml"), tmp_path, env={})
+    text = cfg.to_toml()
+    tables = re.findall(r"^\[([a-z_.]+)\]$", text, re.M)
+    assert [t for t in tables if "." not in t] == list(SECTIONS)
+    for s in SETTINGS:
+        assert re.search(rf"^\[{s.section}(\.{s.key})?\]$", text, re.M)
+        assert re.search(rf"^{s.key} = ", text, re.M) or f"[{s.section}.{s.key}]" in text, s.name
+    assert Config.from_text(text, str(tmp_path / "c.toml"), tmp_path, env={}).fingerprint == cfg.fingerprint
+
+
+def test_environment_overrides_are_listed(tmp_path):
+    env = {"SNARKD_GPU_MSM_TABLES": "off", "SNARKD_DEBUG_PROVE_DELAY_MS": "250", "SNARKD_GPU_BUDGET": "8GiB"}
+    cfg = Config.from_text('[gpus]\nmsm_tables = "on"\n', str(tmp_path / "c.toml"), tmp_path, env=env)
+    assert cfg.gpus.msm_tables == "off" and cfg.debug.synthesis_delay == 0.25 and cfg.gpus.memory_budget == 8 << 30
+    assert set(cfg.overrides) == {"gpus.msm_tables", "debug.synthesis_delay", "gpus.memory_budget"}
+    assert "msm_tables = \"off\"  # from SNARKD_GPU_MSM_TABLES" in cfg.to_toml()
+
+
+def test_engine_config_is_derived():
+    fields = list(EngineConfig.__dataclass_fields__)
+    assert fields == [s.engine for s in ENGINE_SETTINGS]
+    ec = EngineConfig()
+    assert (ec.synthesis_workers, ec.workers_per_device, ec.msm_tables, ec.devices) == (2, 2, "auto", ())
+
+
+def test_only_the_config_layer_reads_the_environment():
+    allowed = {
+        "config/loader.py", "config/settings.py", "config/kinds.py",
+        "daemon/sdnotify.py",  # NOTIFY_SOCKET: systemd's protocol, not a setting
+        "daemon/lifecycle.py",  # copies the environment for the daemon it spawns
+    }
+    readers = set()
+    for path in (REPO / "src" / "snarkd").rglob("*.py"):
+        rel = path.relative_to(REPO / "src" / "snarkd").as_posix()
+        if re.search(r"os\.environ|getenv\(", path.read_text()) and rel not in allowed:
+            readers.add(rel)
+    assert readers == set()

@@ -1,0 +1,52 @@
+"""The device seam: backends by name, one protocol, and no silent fallback (runs without a GPU)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from snarkd.errors import EXIT_USAGE, BackendUnavailable
+from snarkd.formats.wtns import read_wtns
+from snarkd.prover import Backend, ProvingKey, get_backend, prove
+from snarkd.prover.backend import cuda_device_count
+from snarkd.prover.cpu import CPU
+
+REPO = Path(__file__).resolve().parents[2]
+EXAMPLES = {"bn128": REPO / "examples" / "chain-bn128"}
+
+
+def test_cpu_backend_is_the_default_and_a_backend():
+    assert get_backend() is CPU and get_backend("CPU") is CPU
+    assert isinstance(CPU, Backend)
+    assert CPU.spmv_on_device is False and CPU.g2_on_device is False
+
+
+def test_unknown_backend_is_refused():
+    with pytest.raises(BackendUnavailable, match="unknown backend 'tpu'"):
+        get_backend("tpu")
+
+
+def test_prove_by_name_on_cpu_and_refuses_a_missing_gpu():
+    case = EXAMPLES["bn128"]
+    with ProvingKey.load(case / "chain.zkey") as key:
+        wtns = read_wtns(case / "chain.wtns")
+        by_name = prove(key, wtns, r=3, s=4, backend="cpu")
+        by_object = prove(key, wtns, r=3, s=4, backend=CPU)
+        assert by_name.proof == by_object.proof
+        if cuda_device_count() > 0:
+            pytest.skip("this machine has a GPU: tests/gpu covers backend='cuda'")
+        # asked for by name, the GPU backend must prove on a GPU or say why not: never a CPU proof
+        with pytest.raises(BackendUnavailable) as e:
+            prove(key, wtns, r=3, s=4, backend="cuda")
+        assert e.value.exit_code == EXIT_USAGE and "cuda backend cannot run here" in str(e.value)
+        assert "CuPy" in str(e.value) or "CUDA device" in str(e.value)
+        # auto picks the CPU here, and says so by name
+        assert get_backend("auto") is CPU
+
+
+def test_a_non_backend_object_is_a_type_error():
+    case = EXAMPLES["bn128"]
+    with ProvingKey.load(case / "chain.zkey") as key:
+        with pytest.raises(TypeError, match="backend must be a name"):
+            prove(key, read_wtns(case / "chain.wtns"), backend=42)
