@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# One call on the GPU machine: build, check and time, step by step; results under $OUT (or ./out).
+#
+#   bash bench/h200.sh build tests gpu first_use engine
+#
+# build      wheels from .whl/ (if any) into the machine's Python, the native core in place
+# tests      the GPU test suite (tests/gpu), with prebuilt cubins from .cubins/ when present
+# gpu        bench/gpu.py: NTT, G1/G2 MSM (plain and window table) at 2^20 and 2^24
+# first_use  bench/gpu_first_use.py on a 2^17 chain key, and one-shot `snarkd prove` cpu vs cuda
+# engine     bench/multi_gpu.py on a 2^20 chain key, devices [0] (and the tree in .old/ when present)
+set -uo pipefail
+cd "$(dirname "$0")/.."
+OUT=${OUT:-$PWD/out}
+mkdir -p "$OUT"
+export PYTHONUNBUFFERED=1 PYTHONPATH=$PWD/src${PYTHONPATH:+:$PYTHONPATH}
+[ -d .cubins ] && export SNARKD_GPU_CUBIN_DIR=$PWD/.cubins
+KEYS=/tmp/keys
+step() { echo "=== $1 $(date +%T)"; }
+
+for s in "$@"; do
+  case $s in
+  build)
+    step build
+    if ls .whl/*.whl >/dev/null 2>&1; then python3 -m pip install -q --no-index --no-deps --upgrade .whl/*.whl; fi
+    SNARKD_BUILD_JOBS=16 python3 setup.py -q build_ext --inplace 2>&1 | tail -3
+    if [ -d .old/src ]; then cp src/snarkd/native/*.so .old/src/snarkd/native/; fi
+    ;;
+  tests)
+    step tests
+    python3 -m pytest tests/gpu -q -x -p no:cacheprovider 2>&1 | tee "$OUT/gpu-tests.log" | tail -15
+    ;;
+  gpu)
+    step gpu
+    python3 bench/gpu.py --curves bn254,bls12_381 --min 20 --max 24 --step 4 --what ntt,g1,g2 --g2-max 20 \
+      --table-c 0 --reps 5 --tag h200-now --out "$OUT" 2>&1 | tail -14
+    ;;
+  first_use)
+    step first_use
+    python3 bench/make_chain_keys.py --power 17 --curves bn128 --no-check --out $KEYS 2>&1 | tail -2
+    python3 bench/gpu_first_use.py --zkey $KEYS/chain17-bn128/circuit.zkey --wtns $KEYS/chain17-bn128/witness.wtns \
+      --json "$OUT/first-use.json"
+    for b in cpu cuda cpu cuda; do
+      /usr/bin/time -f "$b wall %e s, peak RSS %M KiB" python3 -m snarkd prove --backend $b --timings \
+        $KEYS/chain17-bn128/circuit.zkey $KEYS/chain17-bn128/witness.wtns /tmp/p-$b.json /tmp/q-$b.json 2>&1 | \
+        grep -E "wall|msm_h|total" | tr '\n' ' '; echo
+    done
+    ;;
+  engine)
+    step engine
+    [ -f $KEYS/chain20-bn128/circuit.zkey ] || python3 bench/make_chain_keys.py --power 20 --curves bn128 --no-check --out $KEYS 2>&1 | tail -1
+    args=(run --key-dir $KEYS/chain20-bn128 --device-sets 0 --j 16 --threads 4 --fin 4 --wpd 2 --n-per-device 96)
+    engine() {  # $1: label, $2: tree; keeps only the summary JSON (the machine returns 8 files at most)
+      (cd "$2" && PYTHONPATH=$PWD/src python3 bench/multi_gpu.py "${args[@]}" --out /tmp/engine-$1 2>&1 | grep -E "s_per_proof" | tail -1)
+      cp /tmp/engine-$1/multi_gpu.json "$OUT/engine-$1.json"
+    }
+    if [ -d .old/src ]; then engine old .old; fi
+    engine new .
+    if [ -d .old/src ]; then engine old2 .old; fi
+    ;;
+  *) echo "unknown step $s"; exit 2 ;;
+  esac
+done
+step done
