@@ -47,8 +47,29 @@ def one_process(zkey: str, wtns: str) -> dict:
     key = ProvingKey.load(zkey)
     w = read_wtns(wtns)
     lap("load_ms")
-    be.dev.module(key.curve.native)
-    lap("module_load_ms")
+    mod = be.dev.module(key.curve.native)
+    lap("module_object_ms")
+    with be.dev.memory.guard("probe"):
+        mod.get_function("msm_digits")
+        lap("module_load_ms")  # the cubin (or NVRTC output) loaded into the context
+        x = cupy.zeros(1 << 16, dtype=cupy.uint32)
+        lap("first_alloc_ms")
+        y = cupy.empty(1 << 16, dtype=cupy.uint32)
+        cupy.cumsum(x, dtype=cupy.uint32, out=y)
+        cupy.cuda.Device(0).synchronize()
+        lap("cupy_cumsum_ms")  # CuPy's own kernels: compiled with NVRTC on first use (or read from its cache)
+        z = (x + 3) // 4
+        cupy.cuda.Device(0).synchronize()
+        lap("cupy_elementwise_ms")
+        int(z.max())
+        lap("cupy_max_ms")
+        cupy.stack([x[:1], y[:1]]).get()
+        lap("cupy_stack_get_ms")
+        cupy.cuda.alloc_pinned_memory(32 << 20)
+        lap("pinned_32MiB_ms")
+        big = cupy.empty(1 << 30, dtype=cupy.uint8)
+        del big
+        lap("pool_1GiB_ms")
     with be.dev.memory.guard("upload"):
         be.dev.resident(key.zkey, "off")
     be.dev.synchronize()

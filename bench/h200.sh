@@ -8,6 +8,7 @@
 # gpu        bench/gpu.py: NTT, G1/G2 MSM (plain and window table) at 2^20 and 2^24
 # first_use  bench/gpu_first_use.py on a 2^17 chain key, and one-shot `snarkd prove` cpu vs cuda
 # engine     bench/multi_gpu.py on a 2^20 chain key, devices [0] (and the tree in .old/ when present)
+# daemon     bench/daemon_gpu.py on a 2^20 chain key: the daemon over gRPC vs the in-process engine, j = 1..32
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-$PWD/out}
@@ -39,7 +40,7 @@ for s in "$@"; do
     python3 bench/make_chain_keys.py --power 17 --curves bn128 --no-check --out $KEYS 2>&1 | tail -2
     python3 bench/gpu_first_use.py --zkey $KEYS/chain17-bn128/circuit.zkey --wtns $KEYS/chain17-bn128/witness.wtns \
       --json "$OUT/first-use.json"
-    for b in cpu cuda cpu cuda; do
+    for b in cpu cuda auto cpu cuda auto; do
       /usr/bin/time -f "$b wall %e s, peak RSS %M KiB" python3 -m snarkd prove --backend $b --timings \
         $KEYS/chain17-bn128/circuit.zkey $KEYS/chain17-bn128/witness.wtns /tmp/p-$b.json /tmp/q-$b.json 2>&1 | \
         grep -E "wall|msm_h|total" | tr '\n' ' '; echo
@@ -56,6 +57,12 @@ for s in "$@"; do
     if [ -d .old/src ]; then engine old .old; fi
     engine new .
     if [ -d .old/src ]; then engine old2 .old; fi
+    ;;
+  daemon)
+    step daemon
+    [ -f $KEYS/chain20-bn128/circuit.zkey ] || python3 bench/make_chain_keys.py --power 20 --curves bn128 --no-check --out $KEYS 2>&1 | tail -1
+    python3 bench/daemon_gpu.py --key-dir $KEYS/chain20-bn128 --devices ${DEVICES:-0} --j ${JS:-1,4,16,32} \
+      --out "$OUT/daemon" 2>&1 | tail -12
     ;;
   *) echo "unknown step $s"; exit 2 ;;
   esac

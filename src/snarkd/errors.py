@@ -56,3 +56,8 @@ class BackendUnavailable(SnarkdError):
     Never a silent fallback to another backend."""
 
     exit_code = EXIT_USAGE
+
+
+class PermissionDenied(InputError):
+    """A request names something outside what the daemon's rules allow (a path outside the allowed
+    directories): the message names the rule, never the file's contents or whether it exists."""

@@ -82,12 +82,14 @@ class Setup:
         self.pid_file = tmp / "run" / "snarkd.pid"
         self.log_file = tmp / "snarkd.log"
         self.config = tmp / "snarkd.toml"
+        self.spool = tmp / "spool"
 
     def write(self, drain="10s", workers=1, preload: dict | None = None, extra: str = "", listen=None,
-              name="snarkd.toml") -> Path:
+              name="snarkd.toml", witness_dirs: list | None = None) -> Path:
         lines = ["[daemon]", f'listen = "{listen or self.addr}"', f'pid_file = "{self.pid_file}"',
-                 f'log_file = "{self.log_file}"', f'drain_timeout = "{drain}"', "[synthesis]",
-                 f"workers = {workers}", "threads = 1"]
+                 f'log_file = "{self.log_file}"', f'drain_timeout = "{drain}"',
+                 "[transport]", f'witness_spool = "{self.spool}"', f"witness_dirs = {json.dumps(witness_dirs or [])}",
+                 "[synthesis]", f"workers = {workers}", "threads = 1"]
         if preload:
             lines.append("[keys.preload]")
             lines += [f'{k} = "{v}"' for k, v in preload.items()]

@@ -79,6 +79,11 @@ def summarize(run: dict) -> dict:
     dbusy = {}
     for name, s in (d1.get("device_busy_s") or {}).items():
         dbusy[name] = (s - (d0.get("device_busy_s") or {}).get(name, 0.0)) / max(1e-9, wall)
+    kbusy = {}
+    k0 = {x["name"]: x.get("kernel_busy_s") for x in d0.get("engine", {}).get("devices", [])}
+    for x in d1.get("engine", {}).get("devices", []):
+        if x.get("kernel_busy_s") is not None and k0.get(x["name"]) is not None:
+            kbusy[x["name"]] = (x["kernel_busy_s"] - k0[x["name"]]) / max(1e-9, wall)
     cpu0, cpu1 = d0.get("engine", {}).get("cpu_s"), d1.get("engine", {}).get("cpu_s")
     run["summary"] = {
         "daemon_cpu_cores": (cpu1 - cpu0) / max(1e-9, wall) if cpu0 is not None and cpu1 is not None else None,
@@ -93,7 +98,9 @@ def summarize(run: dict) -> dict:
                        "p95": percentile(lat, 95), "max": max(lat)} if lat else {}),
         "phase_median_ms": {k: statistics.median(v) for k, v in phases.items()},
         "device_busy_fraction": busy,  # from the partitions' device spans (the timeline)
-        "device_busy_fraction_daemon": dbusy,  # from the daemon's busy-seconds counters
+        "device_busy_fraction_daemon": dbusy,  # from the daemon's busy-seconds counters (a stage running)
+        "device_kernel_busy_fraction": kbusy,  # the GPU's kernels themselves (CUDA events)
+        "transport": run.get("transport", ""),
         "daemon_peak_rss_bytes": d1.get("peak_rss_bytes"),
         "memory_budget_bytes": d1.get("memory_budget_bytes"),
         "memory_budget_peak_bytes": d1.get("memory_peak_bytes"),
@@ -135,6 +142,11 @@ def format_report(run: dict) -> str:
         lines.append("device busy: " + ", ".join(f"{k} {v:.0%}" for k, v in busy.items())
                      + " of wall time (timeline); daemon counters: "
                      + ", ".join(f"{k} {v:.0%}" for k, v in s["device_busy_fraction_daemon"].items()))
+    if s.get("device_kernel_busy_fraction"):
+        lines.append("kernel busy: " + ", ".join(f"{k} {v:.0%}" for k, v in s["device_kernel_busy_fraction"].items())
+                     + " of wall time (the GPU's kernels, CUDA events)")
+    if s.get("transport"):
+        lines.append(f"transport:   witnesses sent by {s['transport']}")
     if s.get("daemon_cpu_cores") is not None:
         lines.append(f"daemon CPU:  {s['daemon_cpu_cores']:.2f} cores on average over the run")
     lines.append(f"daemon RSS:  peak {_mib(s['daemon_peak_rss_bytes'])}; memory budget {_mib(s['memory_budget_bytes'])}"

@@ -34,19 +34,24 @@ def _status(client) -> dict:
     return st
 
 
-def run_bench(addr: str, key: str, *, witness: bytes | None = None, inputs: dict | None = None, count: int = 1,
+def run_bench(addr: str, key: str, *, witness: bytes | str | None = None, inputs: dict | None = None, count: int = 1,
               inflight: int = 1, partitions: int = 1, priority: int = 0, timeout: float = 3600,
-              vk: dict | None = None, progress: bool = True, proofs_dir: str | None = None) -> dict:
-    """Run the bench; returns the run dict (with "summary"). vk: verify every proof client-side too;
-    proofs_dir: write every proof as proof-<job>-<partition>.json / public-<job>-<partition>.json."""
+              vk: dict | None = None, progress: bool = True, proofs_dir: str | None = None,
+              transport: str = "auto") -> dict:
+    """Run the bench; returns the run dict (with "summary"). witness: .wtns bytes, or a .wtns file's
+    path (the client can then hand the daemon the file itself); vk: verify every proof client-side too;
+    proofs_dir: write every proof as proof-<job>-<partition>.json / public-<job>-<partition>.json;
+    transport: how witnesses travel (snarkd.daemon.client.TRANSPORTS; auto = the fastest available)."""
     if (witness is None) == (inputs is None):
         raise ValueError("give a witness or inputs")
     if count < 1 or inflight < 1 or partitions < 1:
         raise ValueError("count, inflight and partitions must be at least 1")
-    kwargs = {"witnesses": [witness] * partitions} if witness is not None else \
-        {"inputs": [json.dumps(inputs)] * partitions}
-    if witness is not None and partitions == 1:
-        kwargs = {"witness_bytes": witness}
+    if isinstance(witness, str):
+        kwargs = {"witness_paths": [witness] * partitions}
+    elif witness is not None:
+        kwargs = {"witnesses": [witness] * partitions}
+    else:
+        kwargs = {"inputs": [json.dumps(inputs)] * partitions}
     run = {"format": "snarkd-bench/1", "addr": addr, "key": key, "source": "witness" if witness is not None else "inputs",
            "count": count, "inflight": inflight, "partitions": partitions, "priority": priority,
            "started_at": datetime.now(timezone.utc).isoformat(timespec="seconds"), "jobs": []}
@@ -55,7 +60,7 @@ def run_bench(addr: str, key: str, *, witness: bytes | None = None, inputs: dict
         bar = tqdm(total=count, unit="proof", desc=f"bench c={count} j={inflight}", leave=False, dynamic_ncols=True)
     lock = threading.Lock()
     verified = [0]
-    with Client(addr, timeout=timeout) as client:
+    with Client(addr, timeout=timeout, transport=transport) as client:
         run["daemon_before"] = _status(client)
         if key not in {k["id"] for k in run["daemon_before"].get("keys", [])}:
             raise SnarkdError(f"the daemon at {addr} has no key {key!r} loaded "
@@ -92,6 +97,7 @@ def run_bench(addr: str, key: str, *, witness: bytes | None = None, inputs: dict
         with ThreadPoolExecutor(max_workers=inflight, thread_name_prefix="bench") as pool:
             run["jobs"] = list(pool.map(one, range(count)))
         run["t_end"] = time.time()
+        run["transport"] = client.last_transport
         run["daemon_after"] = _status(client)
     if bar is not None:
         bar.close()

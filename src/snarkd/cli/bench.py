@@ -7,6 +7,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 
 from snarkd.cli import add_epilog
@@ -32,6 +33,8 @@ def register(sub) -> None:
     p.add_argument("--timeline", metavar="OUT.png", help="draw each partition's phases per worker over time")
     p.add_argument("--timeout", type=float, default=3600, help="seconds to wait for one job (default 3600)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("--transport", choices=("auto", "path", "spool", "stream", "inline"), default="auto",
+                   help="how witnesses travel (default auto: by reference on the daemon's host, else streamed)")
     p.set_defaults(func=run)
 
 
@@ -51,7 +54,9 @@ def run(args) -> int:
             raise InputError(f"--{name} must be at least 1")
     witness = inputs = vk = None
     if args.witness:
-        witness = _read(args.witness, "witness", True)
+        if not os.path.isfile(args.witness):
+            raise InputError(f"{args.witness}: no such witness file")
+        witness = args.witness  # the client sends the file the fastest way it can (by reference on this host)
     else:
         try:
             inputs = json.loads(_read(args.input, "inputs", False))
@@ -65,12 +70,11 @@ def run(args) -> int:
         except ValueError as exc:
             raise InputError(f"{args.vk}: not valid JSON: {exc}") from None
     if args.proofs_dir:
-        import os
-
         os.makedirs(args.proofs_dir, exist_ok=True)
     result = run_bench(args.addr, args.key, witness=witness, inputs=inputs, count=args.count, inflight=args.inflight,
                        partitions=args.partitions, priority=args.priority, timeout=args.timeout, vk=vk,
-                       progress=not args.no_progress and sys.stderr.isatty(), proofs_dir=args.proofs_dir)
+                       progress=not args.no_progress and sys.stderr.isatty(), proofs_dir=args.proofs_dir,
+                       transport=args.transport)
     result["witness"] = args.witness or ""
     result["input"] = args.input or ""
     print(format_report(result))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 import time
 
@@ -34,18 +35,28 @@ def _print_timings(timings: dict[str, float], total_ms: float) -> None:
     print(f"{'total':<{width}} {total_ms:10.1f} ms", file=sys.stderr)
 
 
-def _backend(name: str | None):
+def _backend(name: str | None, domain_size: int):
     """The backend of a one-shot proof: --backend, else [prove] backend; the [gpus] settings apply.
-    Without an explicit msm_tables (environment), no window tables: for one proof they cost more
-    than they save. A cuda backend that cannot run here raises BackendUnavailable (exit 2)."""
+    auto takes the GPU only where it wins for one proof ([prove] auto_cuda_min_domain). Without an
+    explicit msm_tables (environment), no window tables: for one proof they cost more than they save.
+    A cuda backend that cannot run here raises BackendUnavailable (exit 2). Returns (backend, why)."""
     from snarkd.config import Config
-    from snarkd.prover.backend import get_backend
+    from snarkd.prover.backend import cuda_device_count, get_backend
 
     cfg = Config.defaults()
-    g = cfg.gpus
+    g, name = cfg.gpus, name or cfg.prove.backend
+    why = name
+    if name == "auto":
+        floor = cfg.prove.auto_cuda_min_domain
+        if cuda_device_count() == 0:
+            name, why = "cpu", "auto: no GPU"
+        elif domain_size < floor:
+            name, why = "cpu", f"auto: domain {domain_size} < {floor} ([prove] auto_cuda_min_domain)"
+        else:
+            name, why = "cuda", f"auto: domain {domain_size} >= {floor}"
     tables = g.msm_tables if "gpus.msm_tables" in cfg.overrides else "off"
-    return get_backend(name or cfg.prove.backend, 0, memory_budget=g.memory_budget, msm_tables=tables,
-                       msm_window_bits=g.msm_window_bits, cubin_dir=g.cubin_dir)
+    return get_backend(name, 0, memory_budget=g.memory_budget, msm_tables=tables, msm_window_bits=g.msm_window_bits,
+                       cubin_dir=g.cubin_dir), why
 
 
 def run(args) -> int:
@@ -62,16 +73,14 @@ def run(args) -> int:
         from snarkd.daemon.client import Client
 
         witness_path, proof_path, public_path = args.args
-        try:
-            with open(witness_path, "rb") as fh:
-                data = fh.read()
-        except OSError as exc:
-            raise InputError(f"{witness_path}: cannot read witness: {exc.strerror}") from None
-        with Client(args.addr) as client:
-            result = client.prove(args.key, data)
+        if not os.path.isfile(witness_path):
+            raise InputError(f"{witness_path}: no such witness file")
+        with Client(args.addr) as client:  # sends the file the fastest way: by reference on the daemon's host
+            result = client.prove(args.key, witness_paths=[witness_path])
         write_proof(result, proof_path, public_path)
         if args.timings:
             _print_timings(dict(result.timings), (time.perf_counter() - start) * 1e3)
+            print(f"witness transport: {client.last_transport}", file=sys.stderr)
         return 0
 
     if len(args.args) != 4:
@@ -81,15 +90,16 @@ def run(args) -> int:
     from snarkd.prover.timing import PhaseTimer
 
     zkey_path, witness_path, proof_path, public_path = args.args
-    backend = _backend(args.backend)
     timer = PhaseTimer()
     with timer.phase("load"):
         key = ProvingKey.load(zkey_path, check_points=args.check_points)
         witness = read_wtns(witness_path)
+    backend, why = _backend(args.backend, key.domain_size)
     with key:
         result = prove(key, witness, threads=args.threads, witness_name=witness_path, timer=timer, backend=backend)
     with timer.phase("write"):
         write_proof(result, proof_path, public_path)
     if args.timings:
         _print_timings(timer.ms, (time.perf_counter() - start) * 1e3)
+        print(f"backend: {backend.name} ({why})", file=sys.stderr)
     return 0

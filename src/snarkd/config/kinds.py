@@ -273,6 +273,30 @@ class DirPath(Kind):
         return self.parse(text, Context(Path.cwd(), ctx.env, ctx.values))
 
 
+class DirList(Kind):
+    """A list of existing directories."""
+
+    doc = "list of directories"
+
+    def parse(self, value, ctx):
+        if not isinstance(value, list) or not all(isinstance(x, str) for x in value):
+            raise ValueError('expected a list of directory paths, e.g. ["/srv/witness"]')
+        return tuple(DirPath().parse(x, ctx) for x in value)
+
+    def plain(self, value):
+        return list(value)
+
+
+class OptionalDir(Kind):
+    """A directory the daemon creates, or "" for none."""
+
+    doc = 'directory, or "" (off)'
+
+    def parse(self, value, ctx):
+        v = _typed(value, str, "a string")
+        return str(resolve_path(v, ctx.base)) if v else ""
+
+
 class CachePath(Kind):
     """A cache directory (created on first use), or "off"."""
 

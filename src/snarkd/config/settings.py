@@ -18,8 +18,8 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from snarkd.config.kinds import (Address, Bool, BoolOrAuto, CachePath, Choice, Context, DirPath, Devices, Duration,
-                                 FilePath, Int, Kind, KeyTable, Size, Text)
+from snarkd.config.kinds import (Address, Bool, BoolOrAuto, CachePath, Choice, Context, DirList, DirPath, Devices,
+                                 Duration, FilePath, Int, Kind, KeyTable, OptionalDir, Size, Text)
 
 LOG_LEVELS = ("debug", "info", "warning", "error")
 
@@ -81,6 +81,13 @@ SETTINGS: tuple[Setting, ...] = (
     S("daemon", "status_listen", Address(tcp_only=True, optional=True), "",
       "HTTP address of GET /metrics (Prometheus) and GET /status (JSON); empty = off",
       example="#127.0.0.1:9821"),
+    S("transport", "witness_spool", OptionalDir(), None,
+      "by-reference witnesses: the daemon's own 0700 directory where same-host clients put .wtns files "
+      "(consumed once mapped); \"\" = off",
+      derive=lambda c: str(runtime_dir(c.env) / f"witness-{_listen_slug(c)}"),
+      default_doc="beside the pid file: witness-ADDRESS/"),
+    S("transport", "witness_dirs", DirList(), [],
+      "directories whose .wtns files clients may name by path (read in place, never removed)"),
     # -- keys ----------------------------------------------------------------------------------
     S("keys", "param_cache", DirPath(), None, "directory that relative key paths resolve against",
       env="SNARKD_PARAM_CACHE", derive=lambda c: str(c.base), default_doc="the config file's directory",
@@ -119,6 +126,9 @@ SETTINGS: tuple[Setting, ...] = (
     # -- one-shot proving and tests --------------------------------------------------------------
     S("prove", "backend", Choice("cpu", "cuda", "auto"), "cpu",
       "default --backend of one-shot `snarkd prove` (the daemon uses [gpus])", env="SNARKD_BACKEND"),
+    S("prove", "auto_cuda_min_domain", Int(1), 1 << 19,
+      "--backend auto takes the GPU from this domain size up; below, one proof is faster on the CPU (the GPU "
+      "path pays ~1 s of CUDA start-up per process; measured on an H200 host with 16 cores)"),
     S("debug", "synthesis_delay", Duration(env_unit=0.001), 0.0,
       "testing only: stall each partition's synthesis this long (environment: milliseconds)",
       env="SNARKD_DEBUG_PROVE_DELAY_MS", engine="debug_delay_s", example="#"),

@@ -5,6 +5,12 @@
         reply = c.prove("my_circuit", open("witness.wtns", "rb").read())
         reply.proof, reply.public, reply.timings   # proof.json dict, public.json list, ms per phase
 
+Witnesses travel the fastest way the daemon offers (`transport="auto"`), and `client.last_transport`
+says which: "path" (a file the daemon may read in place: [transport] witness_dirs), "spool" (same host:
+the file goes into the daemon's witness spool, hard-linked when it can be, and is mapped there, never
+copied through gRPC), "stream" (chunks of 1 MiB, for big witnesses from another host) or "inline"
+(small witnesses in the request itself). Force one with Client(addr, transport=...).
+
 Failures raise SnarkdError subclasses carrying the gRPC code (`.code`):
 bad requests (INVALID_ARGUMENT, NOT_FOUND, ALREADY_EXISTS) are InputError
 (exit 3); an unreachable or shutting-down daemon is DaemonError (exit 5).
@@ -13,8 +19,12 @@ bad requests (INVALID_ARGUMENT, NOT_FOUND, ALREADY_EXISTS) are InputError
 from __future__ import annotations
 
 import json
+import os
+import shutil
 import time
+import uuid
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
@@ -24,6 +34,9 @@ from snarkd.daemon.proto import snarkd_pb2_grpc as pb_grpc
 from snarkd.errors import DaemonError, InputError, SnarkdError
 
 MAX_MESSAGE = 512 * 1024 * 1024
+TRANSPORTS = ("auto", "path", "spool", "stream", "inline")
+INLINE_MAX = 1 << 20  # auto: witnesses larger than this (in all) stream when the spool is out of reach
+CHUNK = 1 << 20
 
 
 class RemoteInputError(InputError):
@@ -82,10 +95,21 @@ def _reply(m: pb.ProveReply) -> ProveReply:
                       json.loads(m.public_json) if m.public_json else [], dict(m.timings_ms), parts)
 
 
-def _request(key_id, witness_bytes, job_id, priority, witnesses, inputs) -> pb.ProveRequest:
-    return pb.ProveRequest(key_id=key_id, witness=bytes(witness_bytes or b""), job_id=job_id, priority=int(priority),
-                           witnesses=[bytes(w) for w in (witnesses or [])],
-                           inputs_json=[x if isinstance(x, str) else json.dumps(x) for x in (inputs or [])])
+def _read(path: str) -> bytes:
+    try:
+        with open(path, "rb") as fh:
+            return fh.read()
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read witness: {exc.strerror}") from None
+
+
+def _chunks(request: pb.ProveRequest, data: list[bytes]):
+    """The ProveChunk messages of a stream: the request and partition sizes, then the bytes."""
+    yield pb.ProveChunk(request=request, partition_bytes=[len(d) for d in data])
+    for d in data:
+        view = memoryview(d)
+        for i in range(0, len(view), CHUNK):
+            yield pb.ProveChunk(data=view[i : i + CHUNK].tobytes())
 
 
 def to_dict(msg) -> dict:
@@ -121,9 +145,14 @@ def normalize_addr(addr: str) -> str:
 
 
 class Client:
-    def __init__(self, addr: str, timeout: float | None = None):
+    def __init__(self, addr: str, timeout: float | None = None, transport: str = "auto"):
+        if transport not in TRANSPORTS:
+            raise InputError(f"witness transport {transport!r}: expected one of {', '.join(TRANSPORTS)}")
         self.addr = normalize_addr(addr)
         self.timeout = timeout
+        self.transport = transport
+        self.last_transport = ""  # how the last prove/submit sent its witnesses
+        self._paths: tuple | None = None  # (spool or None, [witness_dirs]) as the daemon reports them
         self.channel = grpc.insecure_channel(self.addr, options=[
             ("grpc.max_receive_message_length", MAX_MESSAGE),
             ("grpc.max_send_message_length", MAX_MESSAGE),
@@ -151,8 +180,8 @@ class Client:
 
     def _convert(self, exc: grpc.RpcError, timeout) -> SnarkdError:
         code, details = exc.code(), exc.details() or ""
-        if code in (grpc.StatusCode.INVALID_ARGUMENT, grpc.StatusCode.NOT_FOUND,
-                    grpc.StatusCode.ALREADY_EXISTS, grpc.StatusCode.FAILED_PRECONDITION):
+        if code in (grpc.StatusCode.INVALID_ARGUMENT, grpc.StatusCode.NOT_FOUND, grpc.StatusCode.ALREADY_EXISTS,
+                    grpc.StatusCode.FAILED_PRECONDITION, grpc.StatusCode.PERMISSION_DENIED):
             return RemoteInputError(details, code)
         if code == grpc.StatusCode.UNAVAILABLE:
             return RemoteDaemonError(f"cannot reach snarkd at {self.addr}: {details}", code)
@@ -178,15 +207,96 @@ class Client:
     # -- proofs -------------------------------------------------------------------------
 
     def prove(self, key_id: str, witness_bytes: bytes | None = None, job_id: str = "", timeout: float | None = None,
-              *, priority: int = 0, witnesses: list | None = None, inputs: list | None = None) -> ProveReply:
-        """One job: a witness, or several (witnesses=, one partition each), or inputs (dicts or JSON texts)."""
-        r = self._call(self.stub.Prove, _request(key_id, witness_bytes, job_id, priority, witnesses, inputs), timeout)
+              *, priority: int = 0, witnesses: list | None = None, inputs: list | None = None,
+              witness_paths: list | None = None) -> ProveReply:
+        """One job: a witness (bytes), or several (witnesses=: bytes each; witness_paths=: .wtns files),
+        one partition each; or inputs (dicts or JSON texts) for the daemon to compute witnesses from."""
+        r = self._job(self.stub.Prove, self.stub.ProveStream, key_id, job_id, priority, timeout, witness_bytes,
+                      witnesses, witness_paths, inputs)
         return _reply(r)
 
     def submit(self, key_id: str, witness_bytes: bytes | None = None, job_id: str = "", timeout: float | None = None,
-               *, priority: int = 0, witnesses: list | None = None, inputs: list | None = None) -> str:
-        r = self._call(self.stub.Submit, _request(key_id, witness_bytes, job_id, priority, witnesses, inputs), timeout)
+               *, priority: int = 0, witnesses: list | None = None, inputs: list | None = None,
+               witness_paths: list | None = None) -> str:
+        r = self._job(self.stub.Submit, self.stub.SubmitStream, key_id, job_id, priority, timeout, witness_bytes,
+                      witnesses, witness_paths, inputs)
         return r.job_id
+
+    # -- the witness transport -------------------------------------------------------------
+
+    def _job(self, unary, stream, key_id, job_id, priority, timeout, witness_bytes, witnesses, paths, inputs):
+        head = dict(key_id=key_id, job_id=job_id, priority=int(priority))
+        if inputs:
+            self.last_transport = "inputs"
+            return self._call(unary, pb.ProveRequest(**head, inputs_json=[x if isinstance(x, str) else json.dumps(x)
+                                                                          for x in inputs]), timeout)
+        data = [bytes(witness_bytes)] if witness_bytes is not None else [bytes(w) for w in (witnesses or [])]
+        paths = [str(p) for p in (paths or [])]
+        if data and paths:
+            raise InputError("give witnesses as bytes or as paths, not both")
+        way = self._choose(data, paths)
+        self.last_transport = way
+        if way == "path":
+            return self._call(unary, pb.ProveRequest(**head, witness_paths=[os.path.realpath(p) for p in paths]), timeout)
+        if way == "spool":
+            spooled = [self._spool_one(x) for x in (paths or data)]
+            try:
+                return self._call(unary, pb.ProveRequest(**head, witness_paths=[str(p) for p in spooled]), timeout)
+            finally:  # the daemon removes what it mapped; this is for a request refused before that
+                for p in spooled:
+                    p.unlink(missing_ok=True)
+        data = data or [_read(p) for p in paths]
+        if way == "stream":
+            return self._call(stream, _chunks(pb.ProveRequest(**head), data), timeout)
+        return self._call(unary, pb.ProveRequest(**head, witnesses=data), timeout)
+
+    def _daemon_paths(self) -> tuple:
+        """(the spool, if this client shares the daemon's file system and may write there; witness_dirs)."""
+        if self._paths is None:
+            st = self._call(self.stub.Status, pb.StatusRequest(), 10)
+            spool = Path(st.witness_spool) if st.witness_spool else None
+            if spool is not None and not ((spool / f".token-{st.spool_token}").exists()
+                                          and os.access(spool, os.W_OK | os.X_OK)):
+                spool = None  # another host, another container, or another user's daemon
+            self._paths = (spool, [Path(d) for d in st.witness_dirs] if spool is not None else [])
+        return self._paths
+
+    def _choose(self, data: list[bytes], paths: list[str]) -> str:
+        if not data and not paths:
+            raise InputError("the request has no witness (give witness bytes, witness_paths or inputs)")
+        if self.transport != "auto":
+            if self.transport in ("path", "spool") and self._daemon_paths()[0] is None:
+                raise InputError(f"transport {self.transport!r}: the daemon at {self.addr} shares no witness spool "
+                                 "with this client (another host, or its spool is not writable here)")
+            if self.transport == "path" and not paths:
+                raise InputError("transport 'path' needs witness_paths")
+            return self.transport
+        spool, dirs = self._daemon_paths()
+        if paths and dirs and all(any(Path(os.path.realpath(p)).is_relative_to(d) for d in dirs) for p in paths):
+            return "path"
+        if spool is not None:
+            return "spool"
+        size = sum(map(len, data)) if data else sum(os.path.getsize(p) for p in paths)
+        return "stream" if size > INLINE_MAX else "inline"
+
+    def _spool_one(self, src) -> Path:
+        """Put one witness (bytes, or a file: hard-linked when on the same file system) into the spool."""
+        dst = self._daemon_paths()[0] / f"{uuid.uuid4().hex}.wtns"
+        if isinstance(src, str):
+            try:
+                os.link(src, dst)
+                return dst
+            except OSError:
+                shutil.copyfile(src, dst)
+                return dst
+        fd = os.open(dst, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        try:
+            view = memoryview(src)
+            while view:
+                view = view[os.write(fd, view):]
+        finally:
+            os.close(fd)
+        return dst
 
     def await_(self, job_id: str, wait_s: float = 0.0, timeout: float | None = None) -> AwaitResult:
         """Wait for a job up to wait_s (0 = until it ends). state TIMEOUT: still going."""

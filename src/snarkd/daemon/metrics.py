@@ -94,11 +94,17 @@ class _Collector:
         yield GaugeMetricFamily("snarkd_peak_rss_bytes", "Peak resident set size", value=s["peak_rss_bytes"])
         yield GaugeMetricFamily("snarkd_key_bytes", "Bytes of resident (mapped) keys", value=mem["keys"])
         yield GaugeMetricFamily("snarkd_keys_loaded", "Keys loaded", value=len(s["keys"]))
-        c = CounterMetricFamily("snarkd_device_busy_seconds", "Seconds each device was held for device work",
+        c = CounterMetricFamily("snarkd_device_busy_seconds",
+                                "Seconds each device had a device stage running (lock-busy: host work included)",
                                 labels=["device"])
+        k = CounterMetricFamily("snarkd_device_kernel_busy_seconds",
+                                "Seconds each GPU ran the device stages' kernels (CUDA events)", labels=["device"])
         for d in st["devices"]:
             c.add_metric([d["name"]], d["busy_s"])
+            if d.get("kernel_busy_s") is not None:
+                k.add_metric([d["name"]], d["kernel_busy_s"])
         yield c
+        yield k
         w = GaugeMetricFamily("snarkd_workers_alive", "Worker threads alive, per stage", labels=["stage"])
         for k, v in st["workers"].items():
             w.add_metric([k], v["alive"])

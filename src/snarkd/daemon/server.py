@@ -36,6 +36,7 @@ from snarkd.daemon.netcheck import check_free, unix_in_use
 from snarkd.daemon.pidfile import PidFile
 from snarkd.daemon.proto import snarkd_pb2_grpc as pb_grpc
 from snarkd.daemon.service import ProverService
+from snarkd.daemon.transport import Spool, Transport
 from snarkd.engine import Engine, KeyStore
 from snarkd.errors import EXIT_DAEMON, EXIT_INTERNAL, DaemonError, InputError, SnarkdError
 
@@ -66,6 +67,7 @@ class Server:
         self.keys = KeyStore(config.keys.param_cache, config.keys.wasm_cache)
         self.engine = None  # made in startup (after logging: a bad [gpus] must reach the log)
         self.status_http = None  # snarkd.daemon.metrics.StatusServer
+        self.spool = None  # snarkd.daemon.transport.Spool
         self.grpc_server: grpc.Server | None = None
         self.health = health.HealthServicer()
         self.service: ProverService | None = None
@@ -155,9 +157,18 @@ class Server:
                  cfg.gpus.workers_per_device, cfg.pipeline.finalize_workers, self.engine.budget.budget,
                  cfg.pipeline.self_verify)
 
+        t = cfg.transport
+        if t.witness_spool:
+            try:
+                self.spool = Spool(t.witness_spool)
+            except OSError as exc:
+                raise DaemonError(f"cannot make [transport] witness_spool {t.witness_spool}: {exc.strerror or exc}") from None
+            log.info("witness spool %s (by-reference witnesses from this host)", t.witness_spool)
         info = {"started": self.started, "config_path": cfg.source, "fingerprint": cfg.fingerprint,
-                "listen": str(listen), "status_listen": str(cfg.daemon.status_listen or "")}
-        self.service = ProverService(self.engine, self.keys, info)
+                "listen": str(listen), "status_listen": str(cfg.daemon.status_listen or ""),
+                "witness_spool": str(self.spool.path) if self.spool else "",
+                "spool_token": self.spool.token if self.spool else "", "witness_dirs": list(t.witness_dirs)}
+        self.service = ProverService(self.engine, self.keys, info, Transport(self.spool, list(t.witness_dirs)))
         if cfg.daemon.status_listen is not None:
             self.status_http = StatusServer(self.service.snapshot, self.service.metrics, cfg.daemon.status_listen)
             try:
@@ -289,6 +300,9 @@ class Server:
                 pass
         if self.engine is not None:
             self.engine.accepting = False
+        if self.spool is not None:
+            self.spool.close()
+            self.spool = None
         self.keys.close_all()
         self.pidfile.release()
 

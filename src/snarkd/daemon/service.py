@@ -18,9 +18,10 @@ from snarkd.daemon.metrics import DaemonMetrics
 from snarkd.daemon.proto import snarkd_pb2 as pb
 from snarkd.daemon.proto import snarkd_pb2_grpc as pb_grpc
 from snarkd.daemon.status import snapshot, status_reply
+from snarkd.daemon.transport import Transport
 from snarkd.engine import (CANCELLED, COMPLETED, FAILED, QUEUED, RUNNING, AlreadyExists, Engine, KeyStore, NotFound,
                            TooLarge, Unavailable)
-from snarkd.errors import InputError
+from snarkd.errors import InputError, PermissionDenied
 
 log = logging.getLogger("snarkd")
 
@@ -50,6 +51,8 @@ def rpc(method):
             code, msg = grpc.StatusCode.UNAVAILABLE, str(exc)
         except TooLarge as exc:
             code, msg = grpc.StatusCode.RESOURCE_EXHAUSTED, str(exc)
+        except PermissionDenied as exc:
+            code, msg = grpc.StatusCode.PERMISSION_DENIED, str(exc)
         except InputError as exc:
             code, msg = grpc.StatusCode.INVALID_ARGUMENT, str(exc)
         except Exception as exc:
@@ -84,10 +87,11 @@ def prove_reply(job) -> pb.ProveReply:
 
 
 class ProverService(pb_grpc.ProverServicer):
-    def __init__(self, engine: Engine, keys: KeyStore, info: dict):
+    def __init__(self, engine: Engine, keys: KeyStore, info: dict, transport: Transport | None = None):
         self.engine = engine
         self.keys = keys
         self.info = info  # config path, fingerprint, listen, status_listen, started
+        self.transport = transport or Transport(None, [])
         self.state = "starting"
         self.metrics = DaemonMetrics(engine, self.snapshot)
 
@@ -118,17 +122,30 @@ class ProverService(pb_grpc.ProverServicer):
 
     # -- proofs -------------------------------------------------------------------------
 
-    def _submit(self, request):
+    def _submit(self, request, witnesses=None):
+        """Queue the request's job; `witnesses` when they came another way than the request (a stream)."""
         self._serving()
         if not request.key_id:
             raise InputError("the request names no key id")
+        if request.witness_paths:
+            if witnesses is not None or request.witness or request.witnesses:
+                raise InputError("give witnesses inline, by path or streamed, not several ways at once")
+            witnesses = self.transport.map(list(request.witness_paths))
         return self.engine.submit(request.key_id, request.witness or None, request.job_id,
-                                  witnesses=list(request.witnesses), inputs=list(request.inputs_json),
+                                  witnesses=witnesses or list(request.witnesses), inputs=list(request.inputs_json),
                                   priority=request.priority)
 
-    @rpc
-    def Prove(self, request, context):
-        job = self._submit(request)
+    def _streamed(self, chunks):
+        def n_vars(key_id):
+            return self.keys.get(key_id).key.n_vars
+
+        request, witnesses = self.transport.assemble(chunks, n_vars)
+        if request.witness or request.witnesses or request.witness_paths or request.inputs_json:
+            raise InputError("a witness stream carries its witnesses as chunks only")
+        return self._submit(request, witnesses)
+
+    def _result(self, job, context) -> pb.ProveReply:
+        """Wait for the job; its reply, or the error its failure maps to."""
         while not job.done.wait(0.25):
             if not context.is_active():  # the client went away or cancelled
                 self.engine.cancel(job.id, "cancelled: the client of Prove went away")
@@ -142,8 +159,20 @@ class ProverService(pb_grpc.ProverServicer):
         raise Abort(grpc.StatusCode.INTERNAL, f"job {job.id}: {job.error}")
 
     @rpc
+    def Prove(self, request, context):
+        return self._result(self._submit(request), context)
+
+    @rpc
     def Submit(self, request, context):
         return pb.SubmitReply(job_id=self._submit(request).id)
+
+    @rpc
+    def ProveStream(self, request_iterator, context):
+        return self._result(self._streamed(request_iterator), context)
+
+    @rpc
+    def SubmitStream(self, request_iterator, context):
+        return pb.SubmitReply(job_id=self._streamed(request_iterator).id)
 
     @rpc
     def Await(self, request, context):

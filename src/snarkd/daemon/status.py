@@ -29,6 +29,8 @@ def snapshot(service) -> dict:
         "uptime_s": time.monotonic() - info["started"],
         "config_path": info["config_path"], "config_fingerprint": info["fingerprint"],
         "listen": info["listen"], "status_listen": info.get("status_listen", ""),
+        "witness_spool": info.get("witness_spool", ""), "spool_token": info.get("spool_token", ""),
+        "witness_dirs": info.get("witness_dirs", []),
         "rss_bytes": rss, "peak_rss_bytes": max(rss, peak_rss()),
         "keys": [lk.info() for lk in service.keys.list()],
         "devices": [d["name"] for d in es["devices"]],
@@ -42,6 +44,7 @@ def status_reply(s: dict) -> pb.StatusReply:
     return pb.StatusReply(
         pid=s["pid"], uptime_s=s["uptime_s"], version=s["version"], config_path=s["config_path"],
         config_fingerprint=s["config_fingerprint"], listen=s["listen"], status_listen=s["status_listen"],
+        witness_spool=s["witness_spool"], spool_token=s["spool_token"], witness_dirs=s["witness_dirs"],
         keys=[pb.KeyInfo(**k) for k in s["keys"]],
         queued=jobs["queued"], in_flight=jobs["running"], completed=jobs["completed"], failed=jobs["failed"],
         cancelled=jobs["cancelled"], rss_bytes=s["rss_bytes"], peak_rss_bytes=s["peak_rss_bytes"],

@@ -19,8 +19,9 @@ class Accounting:
         self.phase_ms: dict[str, float] = {}  # summed over completed partitions
         self.in_flight = 0  # partitions admitted and not yet out of the pipeline
         self._names = [d.name for d in devices]
-        self._busy = [0.0] * len(devices)  # seconds each device was held for device work
+        self._busy = [0.0] * len(devices)  # seconds each device had at least one device stage running
         self._since: list[float | None] = [None] * len(devices)
+        self._holders = [0] * len(devices)
 
     def count(self, name: str, n: int = 1) -> None:
         self.counters[name] += n
@@ -30,11 +31,15 @@ class Accounting:
             self.phase_ms[k] = self.phase_ms.get(k, 0.0) + float(v)
 
     def device_held(self, d: int) -> None:
-        self._since[d] = time.monotonic()
+        self._holders[d] += 1
+        if self._holders[d] == 1:
+            self._since[d] = time.monotonic()
 
     def device_freed(self, d: int) -> None:
-        self._busy[d] += time.monotonic() - self._since[d]
-        self._since[d] = None
+        self._holders[d] -= 1
+        if self._holders[d] == 0:
+            self._busy[d] += time.monotonic() - self._since[d]
+            self._since[d] = None
 
     def busy_seconds(self) -> dict[str, float]:
         now = time.monotonic()

@@ -3,8 +3,9 @@
     submit ──► pending (priority heap) ──admit when the memory budget fits──►
       synthesis workers (CPU: witness calculation from inputs, check, A·w, B·w)
         ──► device queue (bounded, by priority) ──►
-      device workers, workers_per_device per device, pinned; the device lock is
-      held for the device work only; a/b/c are freed and their budget released after
+      device workers, workers_per_device per device, pinned; a device slot (the backend's limit:
+      one at a time on the CPU, every worker on a GPU, each on its own stream) is held for the
+      device work only; a/b/c are freed and their budget released after
         ──► finalize queue (bounded) ──►
       finalize workers (CPU: G2 MSM unless on the device, blinding, assembly, self-verification)
         ──► the job completes when all its partitions have
@@ -65,7 +66,8 @@ class Engine:
         self._lock = self.book.cv  # accounting is kept under the book's lock
         depth = c.queue_depth or max(1, len(self.devices) * c.workers_per_device)
         self._device_q, self._final_q = stages.StageQueue(depth), stages.StageQueue(depth)
-        self._device_locks = [threading.Lock() for _ in self.devices]
+        # device stages at once per device: the backend's limit, else one per device worker
+        self._device_slots = [threading.Semaphore(b.max_concurrent or c.workers_per_device) for b in self.devices]
         self._threads: dict[str, list[threading.Thread]] = {"synthesis": [], "device": [], "finalize": []}
         self._stopping, self._force = threading.Event(), threading.Event()
         self._accepting, self._started = True, False
@@ -224,12 +226,12 @@ class Engine:
                                 sparse=self.sparse_on_host)
 
     def _device_work(self, d: int):
-        backend, lock = self.devices[d], self._device_locks[d]
+        backend, slots = self.devices[d], self._device_slots[d]
 
         def work(part: Partition, timer) -> None:
             synth, part.synth = part.synth, None
             with timer.phase("device_wait"):
-                lock.acquire()
+                slots.acquire()
             try:
                 with self._lock:
                     self.acct.device_held(d)
@@ -240,7 +242,7 @@ class Engine:
                     with self._lock:
                         self.acct.device_freed(d)
             finally:
-                lock.release()
+                slots.release()
             part.w = synth.witness
             with self.book.cv:  # a, b, c and H are gone: give their bytes back
                 self.book.release_locked(part, part.est.buffers)

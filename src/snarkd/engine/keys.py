@@ -128,6 +128,14 @@ class KeyStore:
                  key_id, key.curve.name, key.nbytes, key.n_vars, key.domain_size, lk.wasm or "-", ms)
         return lk
 
+    def get(self, key_id: str) -> LoadedKey:
+        """The loaded key `key_id` (without taking a reference: for looking at it only)."""
+        with self._lock:
+            lk = self._keys.get(key_id)
+        if lk is None:
+            raise NotFound(f"no key with id {key_id!r} is loaded (loaded: {', '.join(sorted(self._keys)) or 'none'})")
+        return lk
+
     def acquire(self, key_id: str) -> LoadedKey:
         with self._lock:
             lk = self._keys.get(key_id)

@@ -32,7 +32,7 @@ def parse_partitions(lk, witness=None, witnesses=None, inputs=None) -> list[tupl
             if not data:
                 raise InputError(f"{name}: empty witness")
             try:
-                w = parse_wtns(data, name)
+                w = parse_wtns(data, name, copy=False)  # a view of the request's bytes
             except InputError:
                 raise
             except Exception as exc:  # a parser that trips on garbage is still the request's fault

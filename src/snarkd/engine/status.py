@@ -28,7 +28,8 @@ def engine_status(engine) -> dict:
         "cpu_s": cpu.user + cpu.system,  # the whole process's CPU time (the bench: cores used = d cpu_s / wall)
         "memory": {**mem, "rss": rss(), "keys": engine.keys.resident_bytes()},
         "devices": [{"name": b.name, "busy_s": busy[b.name], "busy_fraction": busy[b.name] / up,
-                     "workers": engine.config.workers_per_device} for b in engine.devices],
+                     "kernel_busy_s": b.kernel_seconds(), "workers": engine.config.workers_per_device}
+                    for b in engine.devices],
         "workers": {k: {"expected": n, "alive": engine.alive(k)} for k, n in engine.expected_workers().items()},
         "config": {**{k: v for k, v in asdict(engine.config).items() if k != "debug_delay_s"},
                    "g2_on_device": engine.g2_on_device},  # as resolved ("auto" -> where it runs)

@@ -17,6 +17,7 @@ from typing import Iterable, Mapping
 import numpy as _np
 
 from snarkd.errors import FormatError
+from snarkd.native import _scan
 
 _HDR = struct.Struct("<4sII")  # magic, version, n_sections
 _SEC = struct.Struct("<IQ")  # id, size
@@ -211,26 +212,13 @@ def limbs_to_int(limbs) -> int:
     return int.from_bytes(_np.ascontiguousarray(limbs, dtype="<u8").tobytes(), "little")
 
 
-def first_not_below(limbs, modulus: int, chunk: int = 1 << 20) -> int:
+def first_not_below(limbs, modulus: int) -> int:
     """Index of the first row of `limbs` (shape (N, L), little-endian u64 limbs)
-    whose value is >= modulus, or -1. Vectorised: one pass per limb, in chunks."""
-    limbs = _np.asarray(limbs)
+    whose value is >= modulus, or -1. One native pass, the GIL released."""
+    limbs = _np.ascontiguousarray(limbs)
     if limbs.ndim != 2:
         raise ValueError("limbs must be (N, L)")
-    n, nl = limbs.shape
-    m = [(modulus >> (64 * j)) & 0xFFFFFFFFFFFFFFFF for j in range(nl)]
+    nl = limbs.shape[1]
     if modulus >> (64 * nl):
         return -1  # every L-limb value is below the modulus
-    for start in range(0, n, chunk):
-        blk = limbs[start : start + chunk]
-        lt = _np.zeros(len(blk), dtype=bool)
-        eq = _np.ones(len(blk), dtype=bool)
-        for j in range(nl - 1, -1, -1):
-            col = blk[:, j]
-            mj = _np.uint64(m[j])
-            lt |= eq & (col < mj)
-            eq &= col == mj
-        bad = _np.flatnonzero(~lt)
-        if bad.size:
-            return start + int(bad[0])
-    return -1
+    return _scan.first_not_below(limbs, modulus.to_bytes(8 * nl, "little"), nl)

@@ -76,10 +76,22 @@ def read_wtns(path: str | os.PathLike) -> Witness:
         bf.close()
 
 
-def parse_wtns(data, name: str = "<witness bytes>") -> Witness:
-    """Parse .wtns bytes (e.g. received over the network); same checks as read_wtns."""
+def map_wtns(path: str | os.PathLike) -> Witness:
+    """A .wtns file as a zero-copy view of its memory map (the daemon's by-reference witnesses):
+    the mapping lives as long as the values do, also after the file is unlinked."""
+    return _parse(BinFile.open(path, MAGIC, VERSIONS), copy=False)
+
+
+def parse_wtns(data, name: str = "<witness bytes>", copy: bool = True) -> Witness:
+    """Parse .wtns bytes (e.g. received over the network); same checks as read_wtns.
+    copy=False: the values are a view of `data` (which must then stay unchanged)."""
     bf = BinFile.from_bytes(data, name, MAGIC, VERSIONS)
-    return _parse(bf, copy=True)
+    return _parse(bf, copy=copy)
+
+
+def wtns_size(n_values: int) -> int:
+    """The size of a .wtns file of n values as snarkjs writes it (header, 2 sections)."""
+    return 12 + (12 + 4 + N8 + 4) + 12 + N8 * n_values
 
 
 def wtns_bytes(prime: int, values) -> bytes:

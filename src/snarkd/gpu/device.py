@@ -16,6 +16,7 @@ import weakref
 
 from snarkd.gpu import module as gmodule
 from snarkd.gpu import msm as gmsm
+from snarkd.gpu.busy import KernelClock
 from snarkd.gpu.memory import DeviceMemory, GpuUnavailable, cupy_module
 from snarkd.gpu.ntt import NttDomain
 from snarkd.gpu.resident import ResidentKey
@@ -50,7 +51,9 @@ class GpuDevice:
         self.memory = DeviceMemory(index, budget)
         with self.cupy.cuda.Device(index) as d:
             self.compute_capability = d.compute_capability
+        self.clock = KernelClock(self.cupy, index)  # kernel-busy seconds (busy.py)
         self._lock = threading.RLock()  # resident() builds tables, which load the module under it
+        self._local = threading.local()
         self._modules: dict[str, object] = {}
         self._domains: dict[tuple[str, int], NttDomain] = {}
         self._keys: dict[int, ResidentKey] = {}  # id(zkey) -> its arrays here (dropped with the key)
@@ -58,9 +61,18 @@ class GpuDevice:
     def __repr__(self) -> str:
         return f"GpuDevice({self.index})"
 
-    def use(self) -> None:
-        """Make this device current for the calling thread (CuPy's current device is per thread)."""
+    def use(self, own_stream: bool = False) -> None:
+        """Make this device current for the calling thread (CuPy's current device is per thread);
+        own_stream: and give the thread a stream of its own, so that several workers' proofs overlap
+        on the GPU (each waits only on its own work)."""
         self.cupy.cuda.Device(self.index).use()
+        if own_stream:
+            self._local.stream = self.cupy.cuda.Stream(non_blocking=True)  # kept alive with its thread
+            self._local.stream.use()
+
+    def sync_stream(self) -> None:
+        """Wait for the work this thread queued (its current stream)."""
+        self.cupy.cuda.get_current_stream().synchronize()
 
     def synchronize(self) -> None:
         self.cupy.cuda.Device(self.index).synchronize()
@@ -83,6 +95,7 @@ class GpuDevice:
             if dom is None:
                 with self.cupy.cuda.Device(self.index):
                     dom = NttDomain(mod, curve, log_n)
+                    self.synchronize()  # built on this thread's stream; others use it on theirs
                 self._domains[(curve, log_n)] = dom
             return dom
 

@@ -28,6 +28,7 @@ class Backend(Protocol):
     name: str  # "cpu", "cuda:0", ...
     spmv_on_device: bool  # computes A·w and B·w itself (synthesis then only checks the witness)
     g2_on_device: bool  # the G2 MSM belongs in its device stage (fast there), not in finalize on the CPU
+    max_concurrent: int  # device stages at once on this device (0: one per device worker)
 
     def pin(self) -> None:
         """Bind the calling thread to this backend's device (each device worker calls it once)."""
@@ -37,6 +38,9 @@ class Backend(Protocol):
 
     def work_bytes(self, key) -> int:
         """Device memory one proof of `key` needs beyond what stays resident (an upper estimate)."""
+
+    def kernel_seconds(self) -> float | None:
+        """Seconds the device itself computed so far (None where that is not measured apart)."""
 
     def device_stage(self, key, synth: Synthesized, timer, threads: int = 0, with_g2: bool = False) -> G1Sums:
         """NTTs, H and the MSMs (G2 too when with_g2). Consumes synth.a and synth.b."""

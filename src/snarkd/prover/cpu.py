@@ -10,6 +10,7 @@ class CpuBackend:
     name = "cpu"
     spmv_on_device = False  # synthesis computes A·w, B·w on the CPU (the device stage does them if it did not)
     g2_on_device = False  # on the CPU the G2 MSM is left to finalize, off the device worker
+    max_concurrent = 1  # one device stage at a time: each uses every core
 
     def __repr__(self) -> str:
         return "CpuBackend()"
@@ -22,6 +23,9 @@ class CpuBackend:
 
     def work_bytes(self, key) -> int:
         return 0  # host memory: counted by the engine's budget
+
+    def kernel_seconds(self) -> None:
+        return None  # no separate device clock: its device stage is all native CPU work
 
     def device_stage(self, key, synth: Synthesized, timer, threads: int = 0, with_g2: bool = False) -> G1Sums:
         zk, native, w = key.zkey, key.native, synth.witness

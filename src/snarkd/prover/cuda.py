@@ -10,6 +10,8 @@ G1Sums as the CPU backend: identical points, so identical proofs for the same r,
 
 from __future__ import annotations
 
+from contextlib import contextmanager
+
 import numpy as np
 
 from snarkd.gpu import device as gdevice
@@ -25,6 +27,7 @@ SLACK = 64 << 20  # per proof: CuPy's rounding, small arrays, NTT scratch
 class CudaBackend:
     spmv_on_device = True  # A·w, B·w from the resident CSR: synthesis only checks the witness
     g2_on_device = True  # the G2 MSM takes ~15 ms here at 2^20, ~1 s on a CPU
+    max_concurrent = 0  # every device worker at once, each on its own stream (memory reservations bound them)
 
     def __init__(self, device: int = 0, *, memory_budget: int | str = "auto", msm_tables: str = "auto",
                  msm_window_bits: int = 0, cubin_dir: str = ""):
@@ -43,9 +46,14 @@ class CudaBackend:
         return f"CudaBackend(device={self.dev.index}, msm_tables={self.msm_tables!r})"
 
     def pin(self) -> None:
-        """Make this GPU the calling thread's current device. Every call below also
-        enters the device itself, so work never lands on another GPU."""
-        self.dev.use()
+        """Make this GPU the calling thread's current device, with a stream of its own (a device
+        worker's proofs then overlap with its siblings' on the GPU). Every call below also enters the
+        device itself, so work never lands on another GPU."""
+        self.dev.use(own_stream=True)
+
+    def kernel_seconds(self) -> float:
+        """Seconds the GPU ran this device's kernels so far (gpu/busy.py)."""
+        return self.dev.clock.seconds()
 
     def release(self, key) -> None:
         self.dev.release(key.zkey)
@@ -68,9 +76,11 @@ class CudaBackend:
         synth.a = synth.b = None
         mem = dev.memory
         with mem.guard("a proof"), mem.reserve(self.work_bytes(key), what="proof"):
-            # guard made this device current for the thread: allocations and launches below land on it
+            # guard made this device current for the thread: allocations and launches below land on it,
+            # on the thread's own stream; only this proof's work is waited for
             rk = dev.resident(zk, self.msm_tables, c)
             mod = dev.module(curve)
+            kernels = _Brackets(dev, cupy)
             with timer.phase("upload"):
                 w = mem.upload(synth.witness)
                 a = b = None
@@ -79,29 +89,51 @@ class CudaBackend:
             del a_host, b_host
             d = zk.domain_size
             if a is None:
-                with timer.phase("spmv"):
+                with timer.phase("spmv"), kernels():
                     a = cupy.empty(d * 8, dtype=cupy.uint32)
                     b = cupy.empty(d * 8, dtype=cupy.uint32)
                     for (rp, cols, vals), out in zip(rk.csr, (a, b)):
                         mod.get_function("spmv_csr")(((d + 127) // 128,), (128,), (rp, cols, vals, w, out, np.uint32(d)))
-                    dev.synchronize()
-            with timer.phase("ntt"):
+            with timer.phase("ntt"), kernels():
                 h = dev.ntt_domain(curve, zk.domain_power).h_values(a, b)
                 del a, b
-                dev.synchronize()
             tab = rk.tables.get
-            with timer.phase("msm_h"):
+            with timer.phase("msm_h"), kernels():
                 res_h = gmsm.msm(mod, curve, False, rk.h, h, d, native, c, table=tab("h"))
             del h
-            with timer.phase("msm_a"):
+            with timer.phase("msm_a"), kernels():
                 sum_a = gmsm.msm(mod, curve, False, rk.a, w, zk.n_vars, native, c, table=tab("a"))
-            with timer.phase("msm_b1"):
+            with timer.phase("msm_b1"), kernels():
                 sum_b1 = gmsm.msm(mod, curve, False, rk.b1, w, zk.n_vars, native, c, table=tab("b1"))
-            with timer.phase("msm_c"):
+            with timer.phase("msm_c"), kernels():
                 off = (zk.n_public + 1) * 8
                 sum_c = gmsm.msm(mod, curve, False, rk.c, w[off:], zk.n_vars - zk.n_public - 1, native, c, table=tab("c"))
             sums = G1Sums(h=res_h, a=sum_a, b1=sum_b1, c=sum_c)
             if with_g2:
-                with timer.phase("msm_b2"):
+                with timer.phase("msm_b2"), kernels():
                     sums.b2 = gmsm.msm(mod, curve, True, rk.b2, w, zk.n_vars, native, c, table=tab("b2"))
+            dev.sync_stream()
+            timer.record("kernels", kernels.count() * 1e3)
         return sums
+
+
+class _Brackets:
+    """CUDA events around each group of kernels of one device stage, for the device's kernel-busy clock."""
+
+    def __init__(self, dev, cupy):
+        self.dev, self.cupy = dev, cupy
+        self.ref = dev.clock.reference()
+        self.pairs: list = []
+
+    @contextmanager
+    def __call__(self):
+        start = self.cupy.cuda.Event()
+        start.record()
+        yield
+        end = self.cupy.cuda.Event()
+        end.record()
+        self.pairs.append((start, end))
+
+    def count(self) -> float:
+        """Add the (complete) intervals to the device's clock; their GPU seconds."""
+        return self.dev.clock.add(self.ref, self.pairs)

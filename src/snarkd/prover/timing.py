@@ -25,7 +25,8 @@ PHASES: dict[str, str] = {
     "msm_b1": "MSM over the B1 bases (G1)",
     "msm_c": "MSM over the C bases",
     "msm_b2": "MSM over the B2 bases (G2)",
-    "device": "device stage total (under the device lock)",
+    "kernels": "GPU time of the device stage's kernels (CUDA events; part of device)",
+    "device": "device stage total (holding a device slot)",
     "finalize_queue": "waiting in the finalize queue",
     "assemble": "blinding with r, s and proof assembly",
     "verify": "self-verification of the proof (pairing)",
@@ -54,6 +55,12 @@ class PhaseTimer:
             yield
         finally:
             self.ms[name] = self.ms.get(name, 0.0) + (time.perf_counter() - start) * 1e3
+
+    def record(self, name: str, ms: float) -> None:
+        """A phase measured some other way (e.g. on the GPU's clock)."""
+        if name not in PHASES:
+            raise ValueError(f"undeclared phase {name!r}: declare it in snarkd.prover.timing.PHASES")
+        self.ms[name] = self.ms.get(name, 0.0) + ms
 
     def total(self) -> float:
         return sum(self.ms.values())

@@ -24,7 +24,7 @@ _sym_db = _symbol_database.Default()
 
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x16snarkd/v1/snarkd.proto\x12\tsnarkd.v1\"\xac\x01\n\x07KeyInfo\x12\n\n\x02id\x18\x01 \x01(\t\x12\x0c\n\x04path\x18\x02 \x01(\t\x12\r\n\x05\x63urve\x18\x03 \x01(\t\x12\r\n\x05\x62ytes\x18\x04 \x01(\x04\x12\x0e\n\x06n_vars\x18\x05 \x01(\x04\x12\x10\n\x08n_public\x18\x06 \x01(\x04\x12\x13\n\x0b\x64omain_size\x18\x07 \x01(\x04\x12\x11\n\tpreloaded\x18\x08 \x01(\x08\x12\x0f\n\x07load_ms\x18\t \x01(\x01\x12\x0e\n\x06proofs\x18\n \x01(\x04\"A\n\x0eLoadKeyRequest\x12\x0e\n\x06key_id\x18\x01 \x01(\t\x12\x0c\n\x04path\x18\x02 \x01(\t\x12\x11\n\twasm_path\x18\x03 \x01(\t\"/\n\x0cLoadKeyReply\x12\x1f\n\x03key\x18\x01 \x01(\x0b\x32\x12.snarkd.v1.KeyInfo\"\"\n\x10UnloadKeyRequest\x12\x0e\n\x06key_id\x18\x01 \x01(\t\"1\n\x0eUnloadKeyReply\x12\x1f\n\x03key\x18\x01 \x01(\x0b\x32\x12.snarkd.v1.KeyInfo\"y\n\x0cProveRequest\x12\x0e\n\x06key_id\x18\x01 \x01(\t\x12\x0f\n\x07witness\x18\x02 \x01(\x0c\x12\x0e\n\x06job_id\x18\x03 \x01(\t\x12\x10\n\x08priority\x18\x04 \x01(\x05\x12\x11\n\twitnesses\x18\x05 \x03(\x0c\x12\x13\n\x0binputs_json\x18\x06 \x03(\t\"A\n\x04Span\x12\r\n\x05stage\x18\x01 \x01(\t\x12\x0e\n\x06worker\x18\x02 \x01(\t\x12\r\n\x05start\x18\x03 \x01(\x01\x12\x0b\n\x03\x65nd\x18\x04 \x01(\x01\"\xda\x01\n\x0fPartitionResult\x12\r\n\x05index\x18\x01 \x01(\r\x12\x12\n\nproof_json\x18\x02 \x01(\t\x12\x13\n\x0bpublic_json\x18\x03 \x01(\t\x12=\n\ntimings_ms\x18\x04 \x03(\x0b\x32).snarkd.v1.PartitionResult.TimingsMsEntry\x12\x1e\n\x05spans\x18\x05 \x03(\x0b\x32\x0f.snarkd.v1.Span\x1a\x30\n\x0eTimingsMsEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\x01:\x02\x38\x01\"\xe1\x01\n\nProveReply\x12\x0e\n\x06job_id\x18\x01 \x01(\t\x12\x12\n\nproof_json\x18\x02 \x01(\t\x12\x13\n\x0bpublic_json\x18\x03 \x01(\t\x12\x38\n\ntimings_ms\x18\x04 \x03(\x0b\x32$.snarkd.v1.ProveReply.TimingsMsEntry\x12.\n\npartitions\x18\x05 \x03(\x0b\x32\x1a.snarkd.v1.PartitionResult\x1a\x30\n\x0eTimingsMsEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\x01:\x02\x38\x01\"\x1d\n\x0bSubmitReply\x12\x0e\n\x06job_id\x18\x01 \x01(\t\"1\n\x0c\x41waitRequest\x12\x0e\n\x06job_id\x18\x01 \x01(\t\x12\x11\n\ttimeout_s\x18\x02 \x01(\x01\"f\n\nAwaitReply\x12\"\n\x05state\x18\x01 \x01(\x0e\x32\x13.snarkd.v1.JobState\x12\r\n\x05\x65rror\x18\x02 \x01(\t\x12%\n\x06result\x18\x03 \x01(\x0b\x32\x15.snarkd.v1.ProveReply\"\x1f\n\rCancelRequest\x12\x0e\n\x06job_id\x18\x01 \x01(\t\"D\n\x0b\x43\x61ncelReply\x12\"\n\x05state\x18\x01 \x01(\x0e\x32\x13.snarkd.v1.JobState\x12\x11\n\tcancelled\x18\x02 \x01(\x08\"\x0f\n\rStatusRequest\"\xc8\x04\n\x0bStatusReply\x12\x0b\n\x03pid\x18\x01 \x01(\x03\x12\x10\n\x08uptime_s\x18\x02 \x01(\x01\x12\x0f\n\x07version\x18\x03 \x01(\t\x12\x13\n\x0b\x63onfig_path\x18\x04 \x01(\t\x12\x1a\n\x12\x63onfig_fingerprint\x18\x05 \x01(\t\x12\x0e\n\x06listen\x18\x06 \x01(\t\x12 \n\x04keys\x18\x07 \x03(\x0b\x32\x12.snarkd.v1.KeyInfo\x12\x0e\n\x06queued\x18\x08 \x01(\r\x12\x11\n\tin_flight\x18\t \x01(\r\x12\x11\n\tcompleted\x18\n \x01(\x04\x12\x0e\n\x06\x66\x61iled\x18\x0b \x01(\x04\x12\x11\n\tcancelled\x18\x0c \x01(\x04\x12\x11\n\trss_bytes\x18\r \x01(\x04\x12\x16\n\x0epeak_rss_bytes\x18\x0e \x01(\x04\x12\x0f\n\x07\x64\x65vices\x18\x0f \x03(\t\x12\x0f\n\x07workers\x18\x10 \x01(\r\x12\r\n\x05state\x18\x11 \x01(\t\x12\x13\n\x0b\x65ngine_json\x18\x12 \x01(\t\x12\x1b\n\x13memory_budget_bytes\x18\x13 \x01(\x04\x12\x19\n\x11memory_used_bytes\x18\x14 \x01(\x04\x12\x19\n\x11memory_peak_bytes\x18\x15 \x01(\x04\x12>\n\rdevice_busy_s\x18\x16 \x03(\x0b\x32\'.snarkd.v1.StatusReply.DeviceBusySEntry\x12\x15\n\rstatus_listen\x18\x17 \x01(\t\x1a\x32\n\x10\x44\x65viceBusySEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\x01:\x02\x38\x01\"\x10\n\x0eMetricsRequest\"\x80\x01\n\x0cMetricsReply\x12\x33\n\x06values\x18\x01 \x03(\x0b\x32#.snarkd.v1.MetricsReply.ValuesEntry\x12\x0c\n\x04text\x18\x02 \x01(\t\x1a-\n\x0bValuesEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\x01:\x02\x38\x01*u\n\x08JobState\x12\x19\n\x15JOB_STATE_UNSPECIFIED\x10\x00\x12\n\n\x06QUEUED\x10\x01\x12\x0b\n\x07RUNNING\x10\x02\x12\r\n\tCOMPLETED\x10\x03\x12\n\n\x06\x46\x41ILED\x10\x04\x12\r\n\tCANCELLED\x10\x05\x12\x0b\n\x07TIMEOUT\x10\x06\x32\xf0\x03\n\x06Prover\x12=\n\x07LoadKey\x12\x19.snarkd.v1.LoadKeyRequest\x1a\x17.snarkd.v1.LoadKeyReply\x12\x43\n\tUnloadKey\x12\x1b.snarkd.v1.UnloadKeyRequest\x1a\x19.snarkd.v1.UnloadKeyReply\x12\x37\n\x05Prove\x12\x17.snarkd.v1.ProveRequest\x1a\x15.snarkd.v1.ProveReply\x12\x39\n\x06Submit\x12\x17.snarkd.v1.ProveRequest\x1a\x16.snarkd.v1.SubmitReply\x12\x37\n\x05\x41wait\x12\x17.snarkd.v1.AwaitRequest\x1a\x15.snarkd.v1.AwaitReply\x12:\n\x06\x43\x61ncel\x12\x18.snarkd.v1.CancelRequest\x1a\x16.snarkd.v1.CancelReply\x12:\n\x06Status\x12\x18.snarkd.v1.StatusRequest\x1a\x16.snarkd.v1.StatusReply\x12=\n\x07Metrics\x12\x19.snarkd.v1.MetricsRequest\x1a\x17.snarkd.v1.MetricsReplyb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x16snarkd/v1/snarkd.proto\x12\tsnarkd.v1\"\xac\x01\n\x07KeyInfo\x12\n\n\x02id\x18\x01 \x01(\t\x12\x0c\n\x04path\x18\x02 \x01(\t\x12\r\n\x05\x63urve\x18\x03 \x01(\t\x12\r\n\x05\x62ytes\x18\x04 \x01(\x04\x12\x0e\n\x06n_vars\x18\x05 \x01(\x04\x12\x10\n\x08n_public\x18\x06 \x01(\x04\x12\x13\n\x0b\x64omain_size\x18\x07 \x01(\x04\x12\x11\n\tpreloaded\x18\x08 \x01(\x08\x12\x0f\n\x07load_ms\x18\t \x01(\x01\x12\x0e\n\x06proofs\x18\n \x01(\x04\"A\n\x0eLoadKeyRequest\x12\x0e\n\x06key_id\x18\x01 \x01(\t\x12\x0c\n\x04path\x18\x02 \x01(\t\x12\x11\n\twasm_path\x18\x03 \x01(\t\"/\n\x0cLoadKeyReply\x12\x1f\n\x03key\x18\x01 \x01(\x0b\x32\x12.snarkd.v1.KeyInfo\"\"\n\x10UnloadKeyRequest\x12\x0e\n\x06key_id\x18\x01 \x01(\t\"1\n\x0eUnloadKeyReply\x12\x1f\n\x03key\x18\x01 \x01(\x0b\x32\x12.snarkd.v1.KeyInfo\"\x90\x01\n\x0cProveRequest\x12\x0e\n\x06key_id\x18\x01 \x01(\t\x12\x0f\n\x07witness\x18\x02 \x01(\x0c\x12\x0e\n\x06job_id\x18\x03 \x01(\t\x12\x10\n\x08priority\x18\x04 \x01(\x05\x12\x11\n\twitnesses\x18\x05 \x03(\x0c\x12\x13\n\x0binputs_json\x18\x06 \x03(\t\x12\x15\n\rwitness_paths\x18\x07 \x03(\t\"]\n\nProveChunk\x12(\n\x07request\x18\x01 \x01(\x0b\x32\x17.snarkd.v1.ProveRequest\x12\x17\n\x0fpartition_bytes\x18\x02 \x03(\x04\x12\x0c\n\x04\x64\x61ta\x18\x03 \x01(\x0c\"A\n\x04Span\x12\r\n\x05stage\x18\x01 \x01(\t\x12\x0e\n\x06worker\x18\x02 \x01(\t\x12\r\n\x05start\x18\x03 \x01(\x01\x12\x0b\n\x03\x65nd\x18\x04 \x01(\x01\"\xda\x01\n\x0fPartitionResult\x12\r\n\x05index\x18\x01 \x01(\r\x12\x12\n\nproof_json\x18\x02 \x01(\t\x12\x13\n\x0bpublic_json\x18\x03 \x01(\t\x12=\n\ntimings_ms\x18\x04 \x03(\x0b\x32).snarkd.v1.PartitionResult.TimingsMsEntry\x12\x1e\n\x05spans\x18\x05 \x03(\x0b\x32\x0f.snarkd.v1.Span\x1a\x30\n\x0eTimingsMsEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\x01:\x02\x38\x01\"\xe1\x01\n\nProveReply\x12\x0e\n\x06job_id\x18\x01 \x01(\t\x12\x12\n\nproof_json\x18\x02 \x01(\t\x12\x13\n\x0bpublic_json\x18\x03 \x01(\t\x12\x38\n\ntimings_ms\x18\x04 \x03(\x0b\x32$.snarkd.v1.ProveReply.TimingsMsEntry\x12.\n\npartitions\x18\x05 \x03(\x0b\x32\x1a.snarkd.v1.PartitionResult\x1a\x30\n\x0eTimingsMsEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\x01:\x02\x38\x01\"\x1d\n\x0bSubmitReply\x12\x0e\n\x06job_id\x18\x01 \x01(\t\"1\n\x0c\x41waitRequest\x12\x0e\n\x06job_id\x18\x01 \x01(\t\x12\x11\n\ttimeout_s\x18\x02 \x01(\x01\"f\n\nAwaitReply\x12\"\n\x05state\x18\x01 \x01(\x0e\x32\x13.snarkd.v1.JobState\x12\r\n\x05\x65rror\x18\x02 \x01(\t\x12%\n\x06result\x18\x03 \x01(\x0b\x32\x15.snarkd.v1.ProveReply\"\x1f\n\rCancelRequest\x12\x0e\n\x06job_id\x18\x01 \x01(\t\"D\n\x0b\x43\x61ncelReply\x12\"\n\x05state\x18\x01 \x01(\x0e\x32\x13.snarkd.v1.JobState\x12\x11\n\tcancelled\x18\x02 \x01(\x08\"\x0f\n\rStatusRequest\"\x8a\x05\n\x0bStatusReply\x12\x0b\n\x03pid\x18\x01 \x01(\x03\x12\x10\n\x08uptime_s\x18\x02 \x01(\x01\x12\x0f\n\x07version\x18\x03 \x01(\t\x12\x13\n\x0b\x63onfig_path\x18\x04 \x01(\t\x12\x1a\n\x12\x63onfig_fingerprint\x18\x05 \x01(\t\x12\x0e\n\x06listen\x18\x06 \x01(\t\x12 \n\x04keys\x18\x07 \x03(\x0b\x32\x12.snarkd.v1.KeyInfo\x12\x0e\n\x06queued\x18\x08 \x01(\r\x12\x11\n\tin_flight\x18\t \x01(\r\x12\x11\n\tcompleted\x18\n \x01(\x04\x12\x0e\n\x06\x66\x61iled\x18\x0b \x01(\x04\x12\x11\n\tcancelled\x18\x0c \x01(\x04\x12\x11\n\trss_bytes\x18\r \x01(\x04\x12\x16\n\x0epeak_rss_bytes\x18\x0e \x01(\x04\x12\x0f\n\x07\x64\x65vices\x18\x0f \x03(\t\x12\x0f\n\x07workers\x18\x10 \x01(\r\x12\r\n\x05state\x18\x11 \x01(\t\x12\x13\n\x0b\x65ngine_json\x18\x12 \x01(\t\x12\x1b\n\x13memory_budget_bytes\x18\x13 \x01(\x04\x12\x19\n\x11memory_used_bytes\x18\x14 \x01(\x04\x12\x19\n\x11memory_peak_bytes\x18\x15 \x01(\x04\x12>\n\rdevice_busy_s\x18\x16 \x03(\x0b\x32\'.snarkd.v1.StatusReply.DeviceBusySEntry\x12\x15\n\rstatus_listen\x18\x17 \x01(\t\x12\x15\n\rwitness_spool\x18\x18 \x01(\t\x12\x13\n\x0bspool_token\x18\x19 \x01(\t\x12\x14\n\x0cwitness_dirs\x18\x1a \x03(\t\x1a\x32\n\x10\x44\x65viceBusySEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\x01:\x02\x38\x01\"\x10\n\x0eMetricsRequest\"\x80\x01\n\x0cMetricsReply\x12\x33\n\x06values\x18\x01 \x03(\x0b\x32#.snarkd.v1.MetricsReply.ValuesEntry\x12\x0c\n\x04text\x18\x02 \x01(\t\x1a-\n\x0bValuesEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\x01:\x02\x38\x01*u\n\x08JobState\x12\x19\n\x15JOB_STATE_UNSPECIFIED\x10\x00\x12\n\n\x06QUEUED\x10\x01\x12\x0b\n\x07RUNNING\x10\x02\x12\r\n\tCOMPLETED\x10\x03\x12\n\n\x06\x46\x41ILED\x10\x04\x12\r\n\tCANCELLED\x10\x05\x12\x0b\n\x07TIMEOUT\x10\x06\x32\xf0\x04\n\x06Prover\x12=\n\x07LoadKey\x12\x19.snarkd.v1.LoadKeyRequest\x1a\x17.snarkd.v1.LoadKeyReply\x12\x43\n\tUnloadKey\x12\x1b.snarkd.v1.UnloadKeyRequest\x1a\x19.snarkd.v1.UnloadKeyReply\x12\x37\n\x05Prove\x12\x17.snarkd.v1.ProveRequest\x1a\x15.snarkd.v1.ProveReply\x12\x39\n\x06Submit\x12\x17.snarkd.v1.ProveRequest\x1a\x16.snarkd.v1.SubmitReply\x12=\n\x0bProveStream\x12\x15.snarkd.v1.ProveChunk\x1a\x15.snarkd.v1.ProveReply(\x01\x12?\n\x0cSubmitStream\x12\x15.snarkd.v1.ProveChunk\x1a\x16.snarkd.v1.SubmitReply(\x01\x12\x37\n\x05\x41wait\x12\x17.snarkd.v1.AwaitRequest\x1a\x15.snarkd.v1.AwaitReply\x12:\n\x06\x43\x61ncel\x12\x18.snarkd.v1.CancelRequest\x1a\x16.snarkd.v1.CancelReply\x12:\n\x06Status\x12\x18.snarkd.v1.StatusRequest\x1a\x16.snarkd.v1.StatusReply\x12=\n\x07Metrics\x12\x19.snarkd.v1.MetricsRequest\x1a\x17.snarkd.v1.MetricsReplyb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -39,8 +39,8 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_STATUSREPLY_DEVICEBUSYSENTRY']._serialized_options = b'8\001'
   _globals['_METRICSREPLY_VALUESENTRY']._loaded_options = None
   _globals['_METRICSREPLY_VALUESENTRY']._serialized_options = b'8\001'
-  _globals['_JOBSTATE']._serialized_start=2096
-  _globals['_JOBSTATE']._serialized_end=2213
+  _globals['_JOBSTATE']._serialized_start=2281
+  _globals['_JOBSTATE']._serialized_end=2398
   _globals['_KEYINFO']._serialized_start=38
   _globals['_KEYINFO']._serialized_end=210
   _globals['_LOADKEYREQUEST']._serialized_start=212
@@ -51,40 +51,42 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_UNLOADKEYREQUEST']._serialized_end=362
   _globals['_UNLOADKEYREPLY']._serialized_start=364
   _globals['_UNLOADKEYREPLY']._serialized_end=413
-  _globals['_PROVEREQUEST']._serialized_start=415
-  _globals['_PROVEREQUEST']._serialized_end=536
-  _globals['_SPAN']._serialized_start=538
-  _globals['_SPAN']._serialized_end=603
-  _globals['_PARTITIONRESULT']._serialized_start=606
-  _globals['_PARTITIONRESULT']._serialized_end=824
-  _globals['_PARTITIONRESULT_TIMINGSMSENTRY']._serialized_start=776
-  _globals['_PARTITIONRESULT_TIMINGSMSENTRY']._serialized_end=824
-  _globals['_PROVEREPLY']._serialized_start=827
-  _globals['_PROVEREPLY']._serialized_end=1052
-  _globals['_PROVEREPLY_TIMINGSMSENTRY']._serialized_start=776
-  _globals['_PROVEREPLY_TIMINGSMSENTRY']._serialized_end=824
-  _globals['_SUBMITREPLY']._serialized_start=1054
-  _globals['_SUBMITREPLY']._serialized_end=1083
-  _globals['_AWAITREQUEST']._serialized_start=1085
-  _globals['_AWAITREQUEST']._serialized_end=1134
-  _globals['_AWAITREPLY']._serialized_start=1136
-  _globals['_AWAITREPLY']._serialized_end=1238
-  _globals['_CANCELREQUEST']._serialized_start=1240
-  _globals['_CANCELREQUEST']._serialized_end=1271
-  _globals['_CANCELREPLY']._serialized_start=1273
-  _globals['_CANCELREPLY']._serialized_end=1341
-  _globals['_STATUSREQUEST']._serialized_start=1343
-  _globals['_STATUSREQUEST']._serialized_end=1358
-  _globals['_STATUSREPLY']._serialized_start=1361
-  _globals['_STATUSREPLY']._serialized_end=1945
-  _globals['_STATUSREPLY_DEVICEBUSYSENTRY']._serialized_start=1895
-  _globals['_STATUSREPLY_DEVICEBUSYSENTRY']._serialized_end=1945
-  _globals['_METRICSREQUEST']._serialized_start=1947
-  _globals['_METRICSREQUEST']._serialized_end=1963
-  _globals['_METRICSREPLY']._serialized_start=1966
-  _globals['_METRICSREPLY']._serialized_end=2094
-  _globals['_METRICSREPLY_VALUESENTRY']._serialized_start=2049
-  _globals['_METRICSREPLY_VALUESENTRY']._serialized_end=2094
-  _globals['_PROVER']._serialized_start=2216
-  _globals['_PROVER']._serialized_end=2712
+  _globals['_PROVEREQUEST']._serialized_start=416
+  _globals['_PROVEREQUEST']._serialized_end=560
+  _globals['_PROVECHUNK']._serialized_start=562
+  _globals['_PROVECHUNK']._serialized_end=655
+  _globals['_SPAN']._serialized_start=657
+  _globals['_SPAN']._serialized_end=722
+  _globals['_PARTITIONRESULT']._serialized_start=725
+  _globals['_PARTITIONRESULT']._serialized_end=943
+  _globals['_PARTITIONRESULT_TIMINGSMSENTRY']._serialized_start=895
+  _globals['_PARTITIONRESULT_TIMINGSMSENTRY']._serialized_end=943
+  _globals['_PROVEREPLY']._serialized_start=946
+  _globals['_PROVEREPLY']._serialized_end=1171
+  _globals['_PROVEREPLY_TIMINGSMSENTRY']._serialized_start=895
+  _globals['_PROVEREPLY_TIMINGSMSENTRY']._serialized_end=943
+  _globals['_SUBMITREPLY']._serialized_start=1173
+  _globals['_SUBMITREPLY']._serialized_end=1202
+  _globals['_AWAITREQUEST']._serialized_start=1204
+  _globals['_AWAITREQUEST']._serialized_end=1253
+  _globals['_AWAITREPLY']._serialized_start=1255
+  _globals['_AWAITREPLY']._serialized_end=1357
+  _globals['_CANCELREQUEST']._serialized_start=1359
+  _globals['_CANCELREQUEST']._serialized_end=1390
+  _globals['_CANCELREPLY']._serialized_start=1392
+  _globals['_CANCELREPLY']._serialized_end=1460
+  _globals['_STATUSREQUEST']._serialized_start=1462
+  _globals['_STATUSREQUEST']._serialized_end=1477
+  _globals['_STATUSREPLY']._serialized_start=1480
+  _globals['_STATUSREPLY']._serialized_end=2130
+  _globals['_STATUSREPLY_DEVICEBUSYSENTRY']._serialized_start=2080
+  _globals['_STATUSREPLY_DEVICEBUSYSENTRY']._serialized_end=2130
+  _globals['_METRICSREQUEST']._serialized_start=2132
+  _globals['_METRICSREQUEST']._serialized_end=2148
+  _globals['_METRICSREPLY']._serialized_start=2151
+  _globals['_METRICSREPLY']._serialized_end=2279
+  _globals['_METRICSREPLY_VALUESENTRY']._serialized_start=2234
+  _globals['_METRICSREPLY_VALUESENTRY']._serialized_end=2279
+  _globals['_PROVER']._serialized_start=2401
+  _globals['_PROVER']._serialized_end=3025
 # @@protoc_insertion_point(module_scope)

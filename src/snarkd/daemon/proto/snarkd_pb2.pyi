@@ -77,20 +77,32 @@ class UnloadKeyReply(_message.Message):
     def __init__(self, key: _Optional[_Union[KeyInfo, _Mapping]] = ...) -> None: ...
 
 class ProveRequest(_message.Message):
-    __slots__ = ("key_id", "witness", "job_id", "priority", "witnesses", "inputs_json")
+    __slots__ = ("key_id", "witness", "job_id", "priority", "witnesses", "inputs_json", "witness_paths")
     KEY_ID_FIELD_NUMBER: _ClassVar[int]
     WITNESS_FIELD_NUMBER: _ClassVar[int]
     JOB_ID_FIELD_NUMBER: _ClassVar[int]
     PRIORITY_FIELD_NUMBER: _ClassVar[int]
     WITNESSES_FIELD_NUMBER: _ClassVar[int]
     INPUTS_JSON_FIELD_NUMBER: _ClassVar[int]
+    WITNESS_PATHS_FIELD_NUMBER: _ClassVar[int]
     key_id: str
     witness: bytes
     job_id: str
     priority: int
     witnesses: _containers.RepeatedScalarFieldContainer[bytes]
     inputs_json: _containers.RepeatedScalarFieldContainer[str]
-    def __init__(self, key_id: _Optional[str] = ..., witness: _Optional[bytes] = ..., job_id: _Optional[str] = ..., priority: _Optional[int] = ..., witnesses: _Optional[_Iterable[bytes]] = ..., inputs_json: _Optional[_Iterable[str]] = ...) -> None: ...
+    witness_paths: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, key_id: _Optional[str] = ..., witness: _Optional[bytes] = ..., job_id: _Optional[str] = ..., priority: _Optional[int] = ..., witnesses: _Optional[_Iterable[bytes]] = ..., inputs_json: _Optional[_Iterable[str]] = ..., witness_paths: _Optional[_Iterable[str]] = ...) -> None: ...
+
+class ProveChunk(_message.Message):
+    __slots__ = ("request", "partition_bytes", "data")
+    REQUEST_FIELD_NUMBER: _ClassVar[int]
+    PARTITION_BYTES_FIELD_NUMBER: _ClassVar[int]
+    DATA_FIELD_NUMBER: _ClassVar[int]
+    request: ProveRequest
+    partition_bytes: _containers.RepeatedScalarFieldContainer[int]
+    data: bytes
+    def __init__(self, request: _Optional[_Union[ProveRequest, _Mapping]] = ..., partition_bytes: _Optional[_Iterable[int]] = ..., data: _Optional[bytes] = ...) -> None: ...
 
 class Span(_message.Message):
     __slots__ = ("stage", "worker", "start", "end")
@@ -189,7 +201,7 @@ class StatusRequest(_message.Message):
     def __init__(self) -> None: ...
 
 class StatusReply(_message.Message):
-    __slots__ = ("pid", "uptime_s", "version", "config_path", "config_fingerprint", "listen", "keys", "queued", "in_flight", "completed", "failed", "cancelled", "rss_bytes", "peak_rss_bytes", "devices", "workers", "state", "engine_json", "memory_budget_bytes", "memory_used_bytes", "memory_peak_bytes", "device_busy_s", "status_listen")
+    __slots__ = ("pid", "uptime_s", "version", "config_path", "config_fingerprint", "listen", "keys", "queued", "in_flight", "completed", "failed", "cancelled", "rss_bytes", "peak_rss_bytes", "devices", "workers", "state", "engine_json", "memory_budget_bytes", "memory_used_bytes", "memory_peak_bytes", "device_busy_s", "status_listen", "witness_spool", "spool_token", "witness_dirs")
     class DeviceBusySEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -220,6 +232,9 @@ class StatusReply(_message.Message):
     MEMORY_PEAK_BYTES_FIELD_NUMBER: _ClassVar[int]
     DEVICE_BUSY_S_FIELD_NUMBER: _ClassVar[int]
     STATUS_LISTEN_FIELD_NUMBER: _ClassVar[int]
+    WITNESS_SPOOL_FIELD_NUMBER: _ClassVar[int]
+    SPOOL_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    WITNESS_DIRS_FIELD_NUMBER: _ClassVar[int]
     pid: int
     uptime_s: float
     version: str
@@ -243,7 +258,10 @@ class StatusReply(_message.Message):
     memory_peak_bytes: int
     device_busy_s: _containers.ScalarMap[str, float]
     status_listen: str
-    def __init__(self, pid: _Optional[int] = ..., uptime_s: _Optional[float] = ..., version: _Optional[str] = ..., config_path: _Optional[str] = ..., config_fingerprint: _Optional[str] = ..., listen: _Optional[str] = ..., keys: _Optional[_Iterable[_Union[KeyInfo, _Mapping]]] = ..., queued: _Optional[int] = ..., in_flight: _Optional[int] = ..., completed: _Optional[int] = ..., failed: _Optional[int] = ..., cancelled: _Optional[int] = ..., rss_bytes: _Optional[int] = ..., peak_rss_bytes: _Optional[int] = ..., devices: _Optional[_Iterable[str]] = ..., workers: _Optional[int] = ..., state: _Optional[str] = ..., engine_json: _Optional[str] = ..., memory_budget_bytes: _Optional[int] = ..., memory_used_bytes: _Optional[int] = ..., memory_peak_bytes: _Optional[int] = ..., device_busy_s: _Optional[_Mapping[str, float]] = ..., status_listen: _Optional[str] = ...) -> None: ...
+    witness_spool: str
+    spool_token: str
+    witness_dirs: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, pid: _Optional[int] = ..., uptime_s: _Optional[float] = ..., version: _Optional[str] = ..., config_path: _Optional[str] = ..., config_fingerprint: _Optional[str] = ..., listen: _Optional[str] = ..., keys: _Optional[_Iterable[_Union[KeyInfo, _Mapping]]] = ..., queued: _Optional[int] = ..., in_flight: _Optional[int] = ..., completed: _Optional[int] = ..., failed: _Optional[int] = ..., cancelled: _Optional[int] = ..., rss_bytes: _Optional[int] = ..., peak_rss_bytes: _Optional[int] = ..., devices: _Optional[_Iterable[str]] = ..., workers: _Optional[int] = ..., state: _Optional[str] = ..., engine_json: _Optional[str] = ..., memory_budget_bytes: _Optional[int] = ..., memory_used_bytes: _Optional[int] = ..., memory_peak_bytes: _Optional[int] = ..., device_busy_s: _Optional[_Mapping[str, float]] = ..., status_listen: _Optional[str] = ..., witness_spool: _Optional[str] = ..., spool_token: _Optional[str] = ..., witness_dirs: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class MetricsRequest(_message.Message):
     __slots__ = ()

@@ -55,6 +55,16 @@ class ProverStub:
                 request_serializer=snarkd_dot_v1_dot_snarkd__pb2.ProveRequest.SerializeToString,
                 response_deserializer=snarkd_dot_v1_dot_snarkd__pb2.SubmitReply.FromString,
                 _registered_method=True)
+        self.ProveStream = channel.stream_unary(
+                '/snarkd.v1.Prover/ProveStream',
+                request_serializer=snarkd_dot_v1_dot_snarkd__pb2.ProveChunk.SerializeToString,
+                response_deserializer=snarkd_dot_v1_dot_snarkd__pb2.ProveReply.FromString,
+                _registered_method=True)
+        self.SubmitStream = channel.stream_unary(
+                '/snarkd.v1.Prover/SubmitStream',
+                request_serializer=snarkd_dot_v1_dot_snarkd__pb2.ProveChunk.SerializeToString,
+                response_deserializer=snarkd_dot_v1_dot_snarkd__pb2.SubmitReply.FromString,
+                _registered_method=True)
         self.Await = channel.unary_unary(
                 '/snarkd.v1.Prover/Await',
                 request_serializer=snarkd_dot_v1_dot_snarkd__pb2.AwaitRequest.SerializeToString,
@@ -109,6 +119,19 @@ class ProverServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def ProveStream(self, request_iterator, context):
+        """Prove / Submit with the witnesses streamed in chunks (for big witnesses from another host).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def SubmitStream(self, request_iterator, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
     def Await(self, request, context):
         """Wait for a job (up to timeout_s; 0 = until it ends).
         """
@@ -155,6 +178,16 @@ def add_ProverServicer_to_server(servicer, server):
             'Submit': grpc.unary_unary_rpc_method_handler(
                     servicer.Submit,
                     request_deserializer=snarkd_dot_v1_dot_snarkd__pb2.ProveRequest.FromString,
+                    response_serializer=snarkd_dot_v1_dot_snarkd__pb2.SubmitReply.SerializeToString,
+            ),
+            'ProveStream': grpc.stream_unary_rpc_method_handler(
+                    servicer.ProveStream,
+                    request_deserializer=snarkd_dot_v1_dot_snarkd__pb2.ProveChunk.FromString,
+                    response_serializer=snarkd_dot_v1_dot_snarkd__pb2.ProveReply.SerializeToString,
+            ),
+            'SubmitStream': grpc.stream_unary_rpc_method_handler(
+                    servicer.SubmitStream,
+                    request_deserializer=snarkd_dot_v1_dot_snarkd__pb2.ProveChunk.FromString,
                     response_serializer=snarkd_dot_v1_dot_snarkd__pb2.SubmitReply.SerializeToString,
             ),
             'Await': grpc.unary_unary_rpc_method_handler(
@@ -286,6 +319,60 @@ class Prover:
             target,
             '/snarkd.v1.Prover/Submit',
             snarkd_dot_v1_dot_snarkd__pb2.ProveRequest.SerializeToString,
+            snarkd_dot_v1_dot_snarkd__pb2.SubmitReply.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ProveStream(request_iterator,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.stream_unary(
+            request_iterator,
+            target,
+            '/snarkd.v1.Prover/ProveStream',
+            snarkd_dot_v1_dot_snarkd__pb2.ProveChunk.SerializeToString,
+            snarkd_dot_v1_dot_snarkd__pb2.ProveReply.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def SubmitStream(request_iterator,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.stream_unary(
+            request_iterator,
+            target,
+            '/snarkd.v1.Prover/SubmitStream',
+            snarkd_dot_v1_dot_snarkd__pb2.ProveChunk.SerializeToString,
             snarkd_dot_v1_dot_snarkd__pb2.SubmitReply.FromString,
             options,
             channel_credentials,

@@ -1,0 +1,202 @@
+#!/usr/bin/env python3
+"""A GPU proof through the real daemon against the in-process engine, side by side, in one run.
+
+    python bench/daemon_gpu.py --key-dir DIR [--devices 0] [--j 1,4,16,32] [--count 96] [--out DIR]
+
+DIR holds circuit.zkey and witness.wtns (bench/make_chain_keys.py --power 20 --curves bn128 makes them).
+For each j (jobs kept in flight): the in-process engine (the yardstick: no gRPC, no transport), then the
+daemon started with `snarkd start` and driven by `snarkd bench`'s runner over gRPC (the witness sent the way
+the client picks: by reference on this host). Both use the same engine settings. Every proof is
+self-verified by the engine; one per run is kept for `snarkjs groth16 verify`.
+Per run: s/proof, latency (p50, p95), the engine's phases, lock-busy and kernel-busy per device.
+Writes OUT/daemon-gpu.json and OUT/sample-proof.json, OUT/sample-public.json, OUT/vk.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO / "src"))
+
+from snarkd.bench.runner import run_bench  # noqa: E402
+from snarkd.config import EngineConfig  # noqa: E402
+from snarkd.engine import Engine  # noqa: E402
+from snarkd.formats.wtns import read_wtns  # noqa: E402
+from snarkd.formats.zkey import read_zkey, vk_json  # noqa: E402
+
+
+def log(msg: str) -> None:
+    print(f"[{time.strftime('%H:%M:%S')}] {msg}", flush=True)
+
+
+def engine_settings(a) -> dict:
+    return dict(synthesis_workers=a.synthesis, threads=a.threads, devices=tuple(a.devices), workers_per_device=a.wpd,
+                finalize_workers=a.fin, memory_budget="96GiB", self_verify=True)
+
+
+def kernel_busy(devs: list) -> dict:
+    return {d["name"]: d.get("kernel_busy_s") for d in devs}
+
+
+def run_in_process(a, zkey: Path, wtns: Path) -> list[dict]:
+    eng = Engine(EngineConfig(**engine_settings(a)))
+    eng.keys.load("k", str(zkey))
+    eng.start()
+    w = read_wtns(wtns)
+    out = []
+    try:
+        def drive(count: int, j: int) -> list:
+            done, inflight, i = [], [], 0
+            while i < count or inflight:
+                while i < count and len(inflight) < j:
+                    inflight.append((time.monotonic(), eng.submit("k", witnesses=[w])))
+                    i += 1
+                inflight[0][1].done.wait(600)
+                now = time.monotonic()
+                for t0, job in [x for x in inflight if x[1].done.is_set()]:
+                    done.append((now - t0, job))
+                inflight = [x for x in inflight if not x[1].done.is_set()]
+            return done
+
+        drive(a.warm, max(a.j))  # key upload, tables, modules, domains, pools
+        for j in a.j:
+            st0, t0 = eng.status(), time.monotonic()
+            done = drive(a.count if j > 1 else a.count_j1, j)
+            wall = time.monotonic() - t0
+            st1 = eng.status()
+            bad = [job.error for _, job in done if job.state != "COMPLETED"]
+            out.append(summary("engine", j, wall, [lat for lat, _ in done], [job.partitions[0].timings for _, job in done],
+                               st0["devices"], st1["devices"], bad))
+            log(json.dumps(out[-1]))
+    finally:
+        eng.stop(10)
+        eng.join_workers(20)
+    return out
+
+
+def summary(kind: str, j: int, wall: float, lat: list, timings: list, d0: list, d1: list, failed: list,
+            transport: str = "") -> dict:
+    n = len(lat)
+    k0, k1 = kernel_busy(d0), kernel_busy(d1)
+    b0 = {d["name"]: d["busy_s"] for d in d0}
+    phases = {}
+    for t in timings:
+        for k, v in t.items():
+            phases.setdefault(k, []).append(v)
+    return {
+        "kind": kind, "j": j, "proofs": n, "failed": failed, "wall_s": round(wall, 4),
+        "s_per_proof": round(wall / n, 5) if n else None,
+        "latency_ms": {"p50": round(statistics.median(lat) * 1e3, 1), "p95": round(sorted(lat)[int(0.95 * (n - 1))] * 1e3, 1)}
+        if n else {},
+        "lock_busy": {d["name"]: round((d["busy_s"] - b0[d["name"]]) / wall, 4) for d in d1},
+        "kernel_busy": {k: round((v - (k0.get(k) or 0)) / wall, 4) for k, v in k1.items() if v is not None},
+        "phase_median_ms": {k: round(statistics.median(v), 2) for k, v in phases.items()},
+        "transport": transport,
+    }
+
+
+def free_port() -> int:
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+def run_daemon(a, zkey: Path, wtns: Path, work: Path, out_dir: Path) -> list[dict]:
+    e = engine_settings(a)
+    port = free_port()
+    cfg = work / "snarkd.toml"
+    cfg.write_text("\n".join([
+        "[daemon]", f'listen = "127.0.0.1:{port}"', f'pid_file = "{work}/snarkd.pid"', f'log_file = "{work}/snarkd.log"',
+        "[transport]", f'witness_spool = "{work}/spool"',
+        "[synthesis]", f"workers = {e['synthesis_workers']}", f"threads = {e['threads']}",
+        "[gpus]", f"devices = {list(e['devices'])}", f"workers_per_device = {e['workers_per_device']}",
+        "[memory]", f'budget = "{e["memory_budget"]}"',
+        "[pipeline]", f"finalize_workers = {e['finalize_workers']}",
+        "[keys.preload]", f'k = "{zkey}"']) + "\n")
+    env = {**os.environ, "PYTHONPATH": str(REPO / "src")}
+    snarkd = [sys.executable, "-m", "snarkd"]
+    r = subprocess.run([*snarkd, "start", "--config", str(cfg)], env=env, capture_output=True, text=True, timeout=600)
+    if r.returncode:
+        raise SystemExit(f"snarkd start failed: {r.stdout}{r.stderr}")
+    log(r.stdout.strip().splitlines()[0])
+    addr = f"127.0.0.1:{port}"
+    vk = json.loads((out_dir / "vk.json").read_text())
+    out = []
+    try:
+        run_bench(addr, "k", witness=str(wtns), count=a.warm, inflight=max(a.j), progress=False)
+        for j in a.j:
+            with tempfile.TemporaryDirectory() as proofs:
+                run = run_bench(addr, "k", witness=str(wtns), count=a.count if j > 1 else a.count_j1, inflight=j,
+                                progress=False, vk=vk, proofs_dir=proofs)
+                if j == a.j[0]:
+                    for f in ("proof", "public"):
+                        (out_dir / f"sample-{f}.json").write_text(Path(proofs, f"{f}-0-0.json").read_text())
+            ok = [jb for jb in run["jobs"] if jb["state"] == "COMPLETED"]
+            s = summary("daemon", j, run["t_end"] - run["t_start"], [jb["end"] - jb["start"] for jb in ok],
+                        [jb["partitions"][0]["timings"] for jb in ok], run["daemon_before"]["engine"]["devices"],
+                        run["daemon_after"]["engine"]["devices"],
+                        [jb["error"] for jb in run["jobs"] if jb["state"] != "COMPLETED"], run.get("transport", ""))
+            s["verified_by_client"] = run.get("verified")
+            s["daemon_cpu_cores"] = run["summary"].get("daemon_cpu_cores")
+            out.append(s)
+            log(json.dumps(s))
+    finally:
+        r = subprocess.run([*snarkd, "stop", "--config", str(cfg)], env=env, capture_output=True, text=True, timeout=120)
+        log(r.stdout.strip() or r.stderr.strip())
+    return out
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--key-dir", required=True)
+    ap.add_argument("--devices", default="0")
+    ap.add_argument("--j", default="1,4,16,32")
+    ap.add_argument("--count", type=int, default=96, help="proofs per run (j > 1)")
+    ap.add_argument("--count-j1", type=int, default=24, help="proofs of the j = 1 run")
+    ap.add_argument("--warm", type=int, default=16)
+    ap.add_argument("--synthesis", type=int, default=16)
+    ap.add_argument("--threads", type=int, default=4)
+    ap.add_argument("--wpd", type=int, default=2)
+    ap.add_argument("--fin", type=int, default=4)
+    ap.add_argument("--only", choices=("both", "engine", "daemon"), default="both")
+    ap.add_argument("--out", default=os.environ.get("OUT", "bench/results"))
+    a = ap.parse_args()
+    a.devices = [int(x) for x in a.devices.split(",") if x.strip()]
+    a.j = [int(x) for x in a.j.split(",")]
+    kd, out_dir = Path(a.key_dir), Path(a.out)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    zkey, wtns = kd / "circuit.zkey", kd / "witness.wtns"
+    z = read_zkey(zkey)
+    (out_dir / "vk.json").write_text(json.dumps(vk_json(z, alphabeta=False)))
+    res = {"benchmark": "GPU proofs through the daemon (gRPC) vs the in-process engine (bench/daemon_gpu.py)",
+           "date": time.strftime("%Y-%m-%dT%H:%M:%S"), "cpus": os.cpu_count(),
+           "key": {"path": str(zkey), "domain_size": z.domain_size, "n_vars": z.n_vars, "curve": z.curve.name},
+           "settings": {k: list(v) if isinstance(v, tuple) else v for k, v in engine_settings(a).items()}, "runs": []}
+    z.close()
+    if a.only in ("both", "engine"):
+        res["runs"] += run_in_process(a, zkey, wtns)
+    if a.only in ("both", "daemon"):
+        with tempfile.TemporaryDirectory() as work:
+            res["runs"] += run_daemon(a, zkey, wtns, Path(work), out_dir)
+    (out_dir / "daemon-gpu.json").write_text(json.dumps(res, indent=1))
+    print(f"{'kind':7} {'j':>3} {'s/proof':>8} {'p50 ms':>7} {'p95 ms':>7}  lock-busy  kernel-busy  transport")
+    for r in res["runs"]:
+        print(f"{r['kind']:7} {r['j']:3d} {r['s_per_proof'] or 0:8.4f} {r['latency_ms'].get('p50', 0):7.1f} "
+              f"{r['latency_ms'].get('p95', 0):7.1f}  {r['lock_busy']}  {r['kernel_busy']}  {r['transport']}")
+    return 0 if all(not r["failed"] for r in res["runs"]) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,49 @@
+// snarkd.native._scan: whole-array checks over field elements, one call per array, the GIL released.
+// (The service path checks every witness of every job: as numpy passes these held and re-took the
+// interpreter lock for each limb of each 1 MiB chunk, competing with every other thread.)
+#include <pybind11/pybind11.h>
+
+#include <cstdint>
+#include <cstring>
+#include <string>
+
+#include "py_buffer.hpp"
+
+namespace py = pybind11;
+using namespace snarkd;
+
+namespace {
+
+// Index of the first of the n little-endian `limbs`-word integers in `values` that is >= m, or -1.
+long long first_not_below(const uint64_t* values, size_t n, const uint64_t* m, size_t limbs) {
+  for (size_t i = 0; i < n; ++i) {
+    const uint64_t* v = values + i * limbs;
+    size_t j = limbs;
+    while (j > 0 && v[j - 1] == m[j - 1]) --j;
+    if (j == 0 || v[j - 1] > m[j - 1]) return (long long)i;  // equal to m, or above it
+  }
+  return -1;
+}
+
+}  // namespace
+
+PYBIND11_MODULE(_scan, mod) {
+  mod.doc() = "Whole-array checks over field elements (GIL released)";
+  mod.def(
+      "first_not_below",
+      [](py::object values, py::bytes modulus, size_t limbs) -> long long {
+        Buf V(values, "values");
+        std::string ms = modulus;
+        if (limbs == 0 || limbs > 8 || ms.size() != 8 * limbs)
+          throw py::value_error("modulus: expected " + std::to_string(8 * limbs) + " little-endian bytes for " +
+                                std::to_string(limbs) + " limbs");
+        uint64_t m[8];
+        std::memcpy(m, ms.data(), ms.size());
+        size_t n = V.count(8 * limbs, "whole field elements");
+        const uint64_t* p = (const uint64_t*)V.data();
+        py::gil_scoped_release nogil;
+        return first_not_below(p, n, m, limbs);
+      },
+      py::arg("values"), py::arg("modulus"), py::arg("limbs"),
+      "Index of the first value (little-endian u64 limbs) that is >= modulus, or -1.");
+}

@@ -1,0 +1,147 @@
+"""The witness transport through a real daemon: inline, streamed, spooled and by path all give proofs snarkjs
+accepts; paths are confined; streams are bounded by the key; the daemon keeps serving after every refusal."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+
+import grpc
+import pytest
+from daemon_helpers import Reaper, Setup, free_port, serve_foreground, wait_serving
+
+import oracle
+from snarkd.daemon.client import Client
+from snarkd.daemon.proto import snarkd_pb2 as pb
+from snarkd.daemon.proto import snarkd_pb2_grpc as pb_grpc
+from snarkd.errors import InputError
+
+
+@pytest.fixture(scope="module")
+def daemon(tmp_path_factory, chain_bn128):
+    circ, wtns = chain_bn128
+    reaper = Reaper()
+    tmp = tmp_path_factory.mktemp("transport")
+    allowed = tmp / "witnesses"
+    allowed.mkdir()
+    s = Setup(tmp, free_port())
+    cfg = s.write(workers=2, preload={"chain": circ.zkey}, witness_dirs=[str(allowed)])
+    proc = serve_foreground(cfg, reaper)
+    try:
+        wait_serving(s.addr, proc)
+        yield s, proc, circ, wtns, allowed
+    finally:
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGTERM)
+            try:
+                assert proc.wait(30) == 0
+            finally:
+                reaper.collect()
+        assert not any(s.spool.glob(".token-*")), "the spool token outlived the daemon"
+
+
+def snarkjs_ok(circ, tmp, reply) -> bool:
+    ok = True
+    for i, p in enumerate(reply.partitions):
+        (tmp / f"proof{i}.json").write_text(json.dumps(p.proof))
+        (tmp / f"public{i}.json").write_text(json.dumps(p.public))
+        ok &= oracle.snarkjs_verify(circ.vk, tmp / f"public{i}.json", tmp / f"proof{i}.json")
+    return ok
+
+
+@pytest.mark.parametrize("transport", ["inline", "stream", "spool", "path", "auto"])
+def test_every_transport_gives_proofs_snarkjs_accepts(daemon, tmp_path, transport):
+    s, proc, circ, wtns, allowed = daemon
+    local = allowed / "w.wtns"
+    local.write_bytes(wtns.read_bytes())
+    with Client(s.addr, timeout=120, transport=transport) as c:
+        if transport == "path":
+            reply = c.prove("chain", witness_paths=[str(local)] * 2)
+        else:
+            reply = c.prove("chain", witnesses=[wtns.read_bytes()] * 3)
+        # same host, spool writable: auto takes the spool
+        assert c.last_transport == ("spool" if transport == "auto" else transport)
+    assert snarkjs_ok(circ, tmp_path, reply)
+    assert local.exists(), "a witness named in witness_dirs is read in place, never removed"
+    assert [f.name for f in s.spool.iterdir() if not f.name.startswith(".token-")] == [], "spooled files consumed"
+
+
+def test_auto_sends_a_file_in_witness_dirs_by_path(daemon, tmp_path):
+    s, proc, circ, wtns, allowed = daemon
+    local = allowed / "auto.wtns"
+    local.write_bytes(wtns.read_bytes())
+    with Client(s.addr, timeout=120) as c:
+        reply = c.prove("chain", witness_paths=[str(local)])
+        assert c.last_transport == "path"
+        other = tmp_path / "elsewhere.wtns"  # outside witness_dirs: hard-linked (or copied) into the spool
+        other.write_bytes(wtns.read_bytes())
+        reply2 = c.prove("chain", witness_paths=[str(other)])
+        assert c.last_transport == "spool" and other.exists()
+    assert reply.public == reply2.public and snarkjs_ok(circ, tmp_path, reply2)
+
+
+def test_paths_outside_the_rule_are_denied_without_saying_more(daemon, tmp_path):
+    s, proc, circ, wtns, allowed = daemon
+    (allowed / "escape.wtns").symlink_to(wtns)  # inside by name, outside after symlinks
+    (tmp_path / "secret.wtns").write_bytes(wtns.read_bytes())
+    stub = pb_grpc.ProverStub(grpc.insecure_channel(s.addr))
+    messages = []
+    for path in ("/etc/passwd", "/no/such/file.wtns", str(tmp_path / "secret.wtns"), str(allowed / "escape.wtns"),
+                 str(allowed / ".." / "spool" / ".." / ".." / "x.wtns"), "relative.wtns"):
+        with pytest.raises(grpc.RpcError) as e:
+            stub.Prove(pb.ProveRequest(key_id="chain", witness_paths=[path]), timeout=30)
+        assert e.value.code() == grpc.StatusCode.PERMISSION_DENIED, (path, e.value.details())
+        msg = e.value.details()
+        assert "witness_dirs" in msg and "no such" not in msg and "magic" not in msg
+        messages.append(msg.replace(path, "P"))
+    assert len(set(messages)) == 1, "the answer must not depend on whether the file exists"
+    with pytest.raises(grpc.RpcError) as e:  # inside the rule, a file that is not a witness: a clear input error
+        (allowed / "junk.wtns").write_bytes(b"junk")
+        stub.Prove(pb.ProveRequest(key_id="chain", witness_paths=[str(allowed / "junk.wtns")]), timeout=30)
+    assert e.value.code() == grpc.StatusCode.INVALID_ARGUMENT and "junk.wtns" in e.value.details()
+    with Client(s.addr, timeout=120) as c:
+        assert c.health() == "SERVING" and c.prove("chain", wtns.read_bytes()).public[1] == "3"
+
+
+def _stream(stub, chunks, timeout=30):
+    return stub.ProveStream(iter(chunks), timeout=timeout)
+
+
+def test_streams_are_bounded_and_checked(daemon):
+    s, proc, circ, wtns, allowed = daemon
+    data = wtns.read_bytes()
+    stub = pb_grpc.ProverStub(grpc.insecure_channel(s.addr))
+    req = pb.ProveRequest(key_id="chain")
+    cases = [
+        ([pb.ProveChunk(data=data)], "must start with a message that carries the request"),
+        ([pb.ProveChunk(request=req)], "partition_bytes"),
+        ([pb.ProveChunk(request=req, partition_bytes=[1 << 40])], "larger than a .wtns of key 'chain'"),
+        ([pb.ProveChunk(request=req, partition_bytes=[len(data)], data=data + b"x")], "more bytes than"),
+        ([pb.ProveChunk(request=req, partition_bytes=[len(data)], data=data[:100])], "ended early"),
+        ([pb.ProveChunk(request=req, partition_bytes=[len(data)]), pb.ProveChunk(request=req)], "request twice"),
+        ([pb.ProveChunk(request=pb.ProveRequest(key_id="chain", witness=data), partition_bytes=[len(data)],
+                        data=data)], "chunks only"),
+        ([pb.ProveChunk(request=pb.ProveRequest(key_id="nope"), partition_bytes=[10])], "no key with id 'nope'"),
+    ]
+    for chunks, needle in cases:
+        with pytest.raises(grpc.RpcError) as e:
+            _stream(stub, chunks)
+        assert e.value.code() in (grpc.StatusCode.INVALID_ARGUMENT, grpc.StatusCode.NOT_FOUND), needle
+        assert needle in e.value.details(), (needle, e.value.details())
+    # one good stream in many small chunks: a proof
+    chunks = [pb.ProveChunk(request=req, partition_bytes=[len(data)])]
+    chunks += [pb.ProveChunk(data=data[i : i + 1000]) for i in range(0, len(data), 1000)]
+    reply = _stream(stub, chunks, 120)
+    assert json.loads(reply.public_json)[1] == "3"
+
+
+def test_client_refuses_a_spool_it_does_not_share(daemon):
+    s, proc, circ, wtns, allowed = daemon
+    with Client(s.addr, timeout=60, transport="spool") as c:
+        c._paths = (None, [])  # as seen from another host
+        with pytest.raises(Exception, match="shares no witness spool"):
+            c.prove("chain", wtns.read_bytes())
+    with pytest.raises(InputError, match="expected one of"):
+        Client(s.addr, transport="carrier pigeon")
+    assert os.path.isdir(s.spool)
