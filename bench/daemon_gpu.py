@@ -17,7 +17,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import socket
 import statistics
 import subprocess
 import sys
@@ -30,6 +29,7 @@ sys.path.insert(0, str(REPO / "src"))
 
 from snarkd.bench.runner import run_bench  # noqa: E402
 from snarkd.config import EngineConfig  # noqa: E402
+from snarkd.daemon.netcheck import free_tcp_port as free_port  # noqa: E402
 from snarkd.engine import Engine  # noqa: E402
 from snarkd.formats.wtns import read_wtns  # noqa: E402
 from snarkd.formats.zkey import read_zkey, vk_json  # noqa: E402
@@ -103,14 +103,6 @@ def summary(kind: str, j: int, wall: float, lat: list, timings: list, d0: list, 
         "phase_median_ms": {k: round(statistics.median(v), 2) for k, v in phases.items()},
         "transport": transport,
     }
-
-
-def free_port() -> int:
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
 
 
 def run_daemon(a, zkey: Path, wtns: Path, work: Path, out_dir: Path) -> list[dict]:

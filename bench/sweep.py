@@ -29,7 +29,6 @@ import json
 import os
 import platform
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -37,6 +36,8 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "src"))
+
+from snarkd.daemon.netcheck import free_tcp_port as free_port  # noqa: E402
 
 WORK = REPO / "bench" / "work"
 RESULTS = REPO / "bench" / "results"
@@ -85,14 +86,6 @@ def prepare(n: int, curve: str = "bn128") -> Path:
     setup(d / "circuit.r1cs", d / "circuit.zkey", d / "vk.json", progress=False)
     (d / "input.json").write_text(json.dumps({"x": 3, "k": 7}) + "\n")
     return d
-
-
-def free_port() -> int:
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
 
 
 class Daemon:

@@ -12,6 +12,7 @@ import socket
 import subprocess
 import sys
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
 import psutil
@@ -26,13 +27,11 @@ for p in (str(TESTS), str(SRC)):
 import oracle  # noqa: E402
 from clirun import env, snarkd  # noqa: E402,F401 - re-exported for the daemon tests
 
+from snarkd.daemon.netcheck import free_tcp_port  # noqa: E402
+
 
 def free_port() -> int:
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
+    return free_tcp_port()
 
 
 def port_free(port: int) -> bool:
@@ -141,6 +140,24 @@ def serve_foreground(cfg: Path, reaper: Reaper, extra_env: dict | None = None) -
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env(**(extra_env or {})))
     reaper.procs.append(proc)
     return proc
+
+
+@contextmanager
+def foreground_daemon(s: Setup, cfg: Path):
+    """A `snarkd serve` child, serving, for a module's tests; stopped with SIGTERM after them (exit 0, pid file gone)."""
+    reaper = Reaper()
+    proc = serve_foreground(cfg, reaper)
+    try:
+        wait_serving(s.addr, proc)
+        yield proc
+    finally:
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGTERM)
+            try:
+                assert proc.wait(30) == 0
+            finally:
+                reaper.collect()
+        assert not s.pid_file.exists()
 
 
 def wait_serving(addr: str, proc: subprocess.Popen | None = None, timeout: float = 60):

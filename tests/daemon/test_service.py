@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import errno
 import json
-import os
 import signal
 import socket
 import threading
@@ -12,7 +11,7 @@ import time
 
 import grpc
 import pytest
-from daemon_helpers import Reaper, Setup, free_port, port_free, serve_foreground, snarkd, wait_serving
+from daemon_helpers import Setup, foreground_daemon, free_port, port_free, serve_foreground, snarkd, wait_serving
 
 import oracle
 from snarkd.daemon.client import Client, RemoteDaemonError, RemoteInputError
@@ -23,21 +22,9 @@ from snarkd.errors import InputError
 def daemon(tmp_path_factory, chain_bn128):
     """One foreground daemon with the chain key preloaded, shared by the request tests."""
     circ, wtns = chain_bn128
-    reaper = Reaper()
     s = Setup(tmp_path_factory.mktemp("daemon"), free_port())
-    cfg = s.write(workers=2, preload={"chain": circ.zkey})
-    proc = serve_foreground(cfg, reaper)
-    try:
-        wait_serving(s.addr, proc)
+    with foreground_daemon(s, s.write(workers=2, preload={"chain": circ.zkey})) as proc:
         yield s, proc, circ, wtns
-    finally:
-        if proc.poll() is None:
-            proc.send_signal(signal.SIGTERM)
-            try:
-                assert proc.wait(30) == 0
-            finally:
-                reaper.collect()
-        assert not s.pid_file.exists()
 
 
 def verify(circ, tmp, proof: dict, public: list) -> bool:

@@ -5,11 +5,10 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 
 import grpc
 import pytest
-from daemon_helpers import Reaper, Setup, free_port, serve_foreground, wait_serving
+from daemon_helpers import Setup, foreground_daemon, free_port
 
 import oracle
 from snarkd.daemon.client import Client
@@ -21,24 +20,13 @@ from snarkd.errors import InputError
 @pytest.fixture(scope="module")
 def daemon(tmp_path_factory, chain_bn128):
     circ, wtns = chain_bn128
-    reaper = Reaper()
     tmp = tmp_path_factory.mktemp("transport")
     allowed = tmp / "witnesses"
     allowed.mkdir()
     s = Setup(tmp, free_port())
-    cfg = s.write(workers=2, preload={"chain": circ.zkey}, witness_dirs=[str(allowed)])
-    proc = serve_foreground(cfg, reaper)
-    try:
-        wait_serving(s.addr, proc)
+    with foreground_daemon(s, s.write(workers=2, preload={"chain": circ.zkey}, witness_dirs=[str(allowed)])) as proc:
         yield s, proc, circ, wtns, allowed
-    finally:
-        if proc.poll() is None:
-            proc.send_signal(signal.SIGTERM)
-            try:
-                assert proc.wait(30) == 0
-            finally:
-                reaper.collect()
-        assert not any(s.spool.glob(".token-*")), "the spool token outlived the daemon"
+    assert not any(s.spool.glob(".token-*")), "the spool token outlived the daemon"
 
 
 def snarkjs_ok(circ, tmp, reply) -> bool:

@@ -12,6 +12,13 @@ import psutil
 from snarkd.config import Listen
 
 
+def free_tcp_port(host: str = "127.0.0.1") -> int:
+    """A TCP port free on `host` now (for tests and benchmarks that start daemons)."""
+    with socket.socket() as s:
+        s.bind((host, 0))
+        return s.getsockname()[1]
+
+
 def _holders_tcp(port: int) -> list[str]:
     found = []
     try:
