@@ -84,6 +84,10 @@ def test_paths_outside_the_rule_are_denied_without_saying_more(daemon, tmp_path)
         assert "witness_dirs" in msg and "no such" not in msg and "magic" not in msg
         messages.append(msg.replace(path, "P"))
     assert len(set(messages)) == 1, "the answer must not depend on whether the file exists"
+    os.mkfifo(allowed / "fifo.wtns")  # inside the rule but not a regular file: refused without blocking
+    with pytest.raises(grpc.RpcError) as e:
+        stub.Prove(pb.ProveRequest(key_id="chain", witness_paths=[str(allowed / "fifo.wtns")]), timeout=30)
+    assert e.value.code() == grpc.StatusCode.INVALID_ARGUMENT and "regular file" in e.value.details()
     with pytest.raises(grpc.RpcError) as e:  # inside the rule, a file that is not a witness: a clear input error
         (allowed / "junk.wtns").write_bytes(b"junk")
         stub.Prove(pb.ProveRequest(key_id="chain", witness_paths=[str(allowed / "junk.wtns")]), timeout=30)

@@ -71,7 +71,9 @@ class Transport:
             real, consumed = self.resolve(p)
             name = f"witness{f' (partition {i})' if len(paths) > 1 else ''} {p}"
             try:
-                if real.is_file() and real.stat().st_size == 0:
+                if not real.is_file():  # a FIFO or device would block or stream forever: regular files only
+                    raise InputError(f"{name}: no such regular file")
+                if real.stat().st_size == 0:
                     raise InputError(f"{name}: empty witness")
                 w = map_wtns(real)
             except FormatError as exc:
