@@ -97,6 +97,11 @@ class WindowTable:
         return int(self.table.nbytes)
 
     @staticmethod
+    def indexable(curve_name: str, n: int, c: int = 0) -> bool:
+        """Whether every row of the table has a 31-bit index (sorted entries keep bit 31 for the sign)."""
+        return n_windows(curve_name, table_window_bits(n, c)) * int(n) < 1 << 31
+
+    @staticmethod
     def bytes_for(curve_name: str, g2: bool, n: int, c: int = 0) -> int:
         c = table_window_bits(n, c)
         return n_windows(curve_name, c) * int(n) * 2 * coord_words(CURVES[curve_name], g2) * 4
