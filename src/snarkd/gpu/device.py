@@ -83,7 +83,7 @@ class GpuDevice:
             mod = self._modules.get(curve)
             if mod is None:
                 with self.cupy.cuda.Device(self.index):
-                    mod = gmodule.load(curve, self.compute_capability, self.cubin_dir)
+                    mod = gmodule.load(curve, self.compute_capability, self.cubin_dir, gmodule.DEFINES)
                 self._modules[curve] = mod
             return mod
 

@@ -40,15 +40,6 @@ extern "C" __global__ void fr_scale(uint32_t* a, const uint32_t* scale, u64 n) {
   st_fr(a + 8 * i, ld_fr(a + 8 * i) * ld_fr(scale));
 }
 
-// out[bitrev(i)] = in[i] (* scale, when given)
-extern "C" __global__ void fr_bitrev(const uint32_t* in, uint32_t* out, const uint32_t* scale, int log_n) {
-  u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x;
-  if (i >= (1ull << log_n)) return;
-  Fr x = ld_fr(in + 8 * i);
-  if (scale) x = x * ld_fr(scale);
-  st_fr(out + 8 * bitrev64(i, log_n), x);
-}
-
 // out[j] = scale * base^j for j < count (scale may be null)
 extern "C" __global__ void fr_powers(uint32_t* out, const uint32_t* base, const uint32_t* scale, u64 count) {
   u64 j = (u64)blockIdx.x * blockDim.x + threadIdx.x;
@@ -80,8 +71,12 @@ extern "C" __global__ void fr_twiddles(uint32_t* T, const uint32_t* W, int log_n
 // bit down, natural in -> bit-reversed out; dif = 0: Cooley-Tukey stages from
 // the bottom bit up, bit-reversed in -> natural out. tw: T[m + j] = w_{2m}^j.
 // shift (DIT first pass only): x[p] *= shift[bitrev(p)] on load.
+// src (DIT first pass only): load x[p] = src[bitrev(p)] (* scale when given)
+// instead of data[p]: the bit reversal of a natural-order NTT rides on the
+// first pass instead of a pass of its own (one read and write of the vector less).
 extern "C" __global__ void __launch_bounds__(512) ntt_pass(uint32_t* data, const uint32_t* tw, const uint32_t* shift,
-                                                          int log_n, int s0, int k, int g, int dif) {
+                                                          int log_n, int s0, int k, int g, int dif,
+                                                          const uint32_t* src, const uint32_t* scale) {
   extern __shared__ uint32_t sm[];
   const int tile = 1 << (k + g);
   const int mid_bits = s0 - g;
@@ -92,7 +87,8 @@ extern "C" __global__ void __launch_bounds__(512) ntt_pass(uint32_t* data, const
   for (int e = threadIdx.x; e < tile; e += blockDim.x) {
     u64 row = (u64)(e >> g), col = (u64)e & gmask;
     u64 idx = (hi << (s0 + k)) | (row << s0) | (mid << g) | col;
-    Fr x = ld_fr(data + 8 * idx);
+    Fr x = src ? ld_fr(src + 8 * bitrev64(idx, log_n)) : ld_fr(data + 8 * idx);
+    if (scale) x = x * ld_fr(scale);
     if (shift) x = x * ld_fr(shift + 8 * bitrev64(idx, log_n));
 #pragma unroll
     for (int w = 0; w < 8; w++) sm[w * tile + e] = x.v[w];
@@ -496,8 +492,17 @@ static __device__ void window_table(const uint32_t* in, uint32_t* out, uint32_t 
   y.store(out + (u64)i * Affine<F>::WORDS + F::N);
 }
 
-#define SNARKD_GROUP_KERNELS(G, F)                                                                               \
-  extern "C" __global__ void G##_accum_affine(const uint32_t* bases, const uint32_t* sorted,                   \
+// Blocks per SM asked of ptxas for the G1 accumulation kernel (128 threads):
+// -DSNARKD_G1_ACCUM_MINB=N caps its registers at 65536 / (128 N) (a timing
+// variant: 8 gives 64 registers, 16 bytes of spills, 50 % occupancy instead of 37 %).
+#if defined(SNARKD_G1_ACCUM_MINB)
+#define SNARKD_G1_ACCUM_BOUNDS __launch_bounds__(128, SNARKD_G1_ACCUM_MINB)
+#else
+#define SNARKD_G1_ACCUM_BOUNDS
+#endif
+
+#define SNARKD_GROUP_KERNELS(G, F, B)                                                                             \
+  extern "C" __global__ void B G##_accum_affine(const uint32_t* bases, const uint32_t* sorted,                   \
                                               const uint32_t* seg_start, const uint32_t* item_start,             \
                                               const uint32_t* item_seg, uint32_t L, uint32_t nitems,             \
                                               uint32_t* out, uint32_t n_sort, uint32_t stride, uint32_t off) {   \
@@ -520,5 +525,5 @@ static __device__ void window_table(const uint32_t* in, uint32_t* out, uint32_t 
     window_table<F>(in, out, n, c);                                                                              \
   }
 
-SNARKD_GROUP_KERNELS(g1, Fq)
-SNARKD_GROUP_KERNELS(g2, Fq2)
+SNARKD_GROUP_KERNELS(g1, Fq, SNARKD_G1_ACCUM_BOUNDS)
+SNARKD_GROUP_KERNELS(g2, Fq2, )

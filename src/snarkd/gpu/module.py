@@ -19,12 +19,16 @@ where <hash> is `source_hash()` (so a stale cubin is never loaded).
 from __future__ import annotations
 
 import hashlib
+import re
 import subprocess
 import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 SOURCES = ("kernels.cu", "curve.cuh", "field.cuh", "params.cuh")
+# Extra macros for every module GpuDevice loads: empty in production; benchmarks set
+# it before the first GpuDevice to time a variant (e.g. ("SNARKD_PLAIN_FIELD",)).
+DEFINES: tuple[str, ...] = ()
 MACROS = {"bn254": "SNARKD_BN254", "bls12_381": "SNARKD_BLS12_381"}
 
 def source_hash() -> str:
@@ -37,7 +41,7 @@ def source_hash() -> str:
 
 def variant_tag(defines: tuple[str, ...] = ()) -> str:
     """'' for the default build; otherwise a tag naming the extra macros (timing variants)."""
-    return "".join("-" + d.lower() for d in sorted(defines))
+    return "".join("-" + re.sub(r"[^a-z0-9]+", "_", d.lower()) for d in sorted(defines))
 
 
 def cubin_name(curve: str, cc: str, defines: tuple[str, ...] = ()) -> str:

@@ -36,6 +36,7 @@ ROUND2_L = 16
 PART_BITS = 9  # the digit sort's first pass: at most 2^9 partitions of the key space
 PART_LOW_MAX = 12  # ... each at most 2^12 keys (msm_part_sort's shared counters)
 PART_PER_BLOCK = 2048  # scalars per block in the partition passes
+PARTITION_SORT = True  # False: always the one-pass sort (msm_digits + msm_scatter; benchmarks compare the two)
 SEG_L2 = 16
 FAN = 16
 
@@ -154,7 +155,7 @@ class DigitSort:
         self.counts = cupy.empty(nseg, dtype=cupy.uint32)
         self.seg_start = cupy.empty(nseg + 1, dtype=cupy.uint32)
         self.srt = cupy.empty(max(nw * n, 1), dtype=cupy.uint32)
-        if low > PART_LOW_MAX:  # a key space too large for the partition passes: one global scatter
+        if low > PART_LOW_MAX or not PARTITION_SORT:  # a key space too large for the partition passes: one global scatter
             self.counts.fill(0)
             digits = cupy.empty(nw * n, dtype=cupy.uint32)
             _launch(mod, "msm_digits", n, (*args, digits, self.counts))
