@@ -12,11 +12,11 @@ g1/g2  MSM of 2^k points with random scalars; bases are random field elements
 prove  the device stage of a proof at domain 2^k with n_vars = 2^k (synthetic
        key, resident): upload w, a, b; H; MSMs A, B1, C, H; G2 MSM B2
 --zkey/--wtns: a real proof with the key resident: cpu vs cuda, checked equal.
---variants "name=MACRO,MACRO;name2=onepass": after each default MSM timing, the same
+--variants "name=MACRO,MACRO;name2=partition": after each default MSM timing, the same
        MSM (same inputs, same table) with a kernel variant (extra macros; prebuilt
-       cubins from module.py build DIR MACRO..., else NVRTC) or the one-pass digit sort
-       ("onepass"), then the default again: side by side in one process.
---define/--one-pass-sort: run everything with that variant instead of the default.
+       cubins from module.py build DIR MACRO..., else NVRTC) or the other digit sort
+       ("onepass", "partition"), then the default again: side by side in one process.
+--define/--partition-sort: run everything with that variant instead of the default.
 """
 from __future__ import annotations
 
@@ -80,17 +80,17 @@ def side_by_side(add, cname: str, k: int, op: str, variants, reps: int, run, mod
     """For each variant: the default, the variant, the default again (same inputs), one row each."""
     from snarkd.gpu import module as gmodule
 
-    for vname, defines, onepass in variants:
+    for vname, defines, sort_mode in variants:
         vmod = mod
         if defines:
             key = (cname, defines)
             if key not in _variant_mods:
                 _variant_mods[key] = gmodule.load(cname, gpu.compute_capability, gpu.cubin_dir, defines)
             vmod = _variant_mods[key]
-        for label, m, op1 in (("default", mod, False), (vname, vmod, onepass), ("default", mod, False)):
+        for label, m, mode in (("default", mod, None), (vname, vmod, sort_mode), ("default", mod, None)):
             st = {}
             prev = gmsm.PARTITION_SORT
-            gmsm.PARTITION_SORT = prev and not op1
+            gmsm.PARTITION_SORT = prev if mode is None else mode == "partition"
             try:
                 t = timed(lambda: run(m, st), reps)
             finally:
@@ -116,18 +116,20 @@ def main() -> None:
     ap.add_argument("--wtns")
     ap.add_argument("--variants", default="")
     ap.add_argument("--variant-max", type=int, default=24, help="largest log_n timed with the variants")
+    ap.add_argument("--variant-curves", default="bn254,bls12_381", help="curves timed with the variants")
     ap.add_argument("--define", action="append", default=[])
-    ap.add_argument("--one-pass-sort", action="store_true")
+    ap.add_argument("--partition-sort", action="store_true")
     args = ap.parse_args()
     from snarkd.gpu import module as gmodule
 
     gmodule.DEFINES = tuple(args.define)
-    gmsm.PARTITION_SORT = not args.one_pass_sort
+    gmsm.PARTITION_SORT = args.partition_sort
     variants = []
     for spec in filter(None, args.variants.split(";")):
         vname, _, macros = spec.partition("=")
         ms = tuple(m for m in macros.split(",") if m)
-        variants.append((vname, tuple(m for m in ms if m != "onepass"), "onepass" in ms))
+        mode = "onepass" if "onepass" in ms else "partition" if "partition" in ms else None
+        variants.append((vname, tuple(m for m in ms if m not in ("onepass", "partition")), mode))
     what = set(args.what.split(","))
     table_cs = [int(x) for x in args.table_c.split(",") if x.strip()]
     rng = np.random.default_rng(1)
@@ -139,7 +141,7 @@ def main() -> None:
     props = cupy.cuda.runtime.getDeviceProperties(dev.id)
     res = {"device": props["name"].decode() if isinstance(props["name"], bytes) else props["name"],
            "sms": props["multiProcessorCount"], "host": platform.node(), "time": time.strftime("%Y-%m-%d %H:%M:%S"),
-           "c": args.c or "auto", "defines": list(args.define), "one_pass_sort": args.one_pass_sort,
+           "c": args.c or "auto", "defines": list(args.define), "partition_sort": args.partition_sort,
            "variants": args.variants, "rows": []}
     rows = res["rows"]
 
@@ -181,7 +183,7 @@ def main() -> None:
                 mod = gpu.module(cname)
                 t = timed(lambda: gmsm.msm_window_sums(mod, cname, g2, bases, sc, n, args.c, st), args.reps)
                 add({"curve": cname, "op": f"msm_{g}", "log_n": k, **t, **st})
-                if k <= args.variant_max:
+                if k <= args.variant_max and cname in args.variant_curves:
                     side_by_side(add, cname, k, f"msm_{g}", variants, args.reps,
                                  lambda m, st: gmsm.msm_window_sums(m, cname, g2, bases, sc, n, args.c, st), mod, gpu)
                 for tc in table_cs:
@@ -195,7 +197,7 @@ def main() -> None:
                     t = timed(lambda: gmsm.msm_window_sums(mod, cname, g2, bases, sc, n, 0, st, tab), args.reps)
                     add({"curve": cname, "op": f"msm_{g}_table", "log_n": k, **t, **st, "table_build_ms": round(build_ms, 1),
                          "table_gib": round(tab.nbytes / (1 << 30), 2)})
-                    if k <= args.variant_max:
+                    if k <= args.variant_max and cname in args.variant_curves:
                         side_by_side(add, cname, k, f"msm_{g}_table", variants, args.reps,
                                      lambda m, st: gmsm.msm_window_sums(m, cname, g2, bases, sc, n, 0, st, tab), mod, gpu)
                     del tab

@@ -3,10 +3,10 @@
 (G1, G2; plain bases and window tables; one digit sort shared across MSMs and a suffix),
 an NTT and the H computation == the CPU core, both curves. Exit 0 when all agree.
 
-    python bench/gpu_gate.py [--one-pass-sort] [--define MACRO ...]
+    python bench/gpu_gate.py [--partition-sort] [--define MACRO ...]
 
 The flags select the fallbacks a benchmark can run with if the default path fails:
-the one-pass digit sort, or a kernel variant (e.g. SNARKD_PLAIN_FIELD).
+the partition digit sort, or a kernel variant (e.g. SNARKD_PLAIN_FIELD).
 """
 from __future__ import annotations
 
@@ -24,14 +24,14 @@ sys.path.insert(0, str(REPO / "tests" / "gpu"))
 
 def main() -> int:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--one-pass-sort", action="store_true")
+    ap.add_argument("--partition-sort", action="store_true")
     ap.add_argument("--define", action="append", default=[])
     a = ap.parse_args()
     from snarkd.gpu import module as gmodule
     from snarkd.gpu import msm as gmsm
 
     gmodule.DEFINES = tuple(a.define)
-    gmsm.PARTITION_SORT = not a.one_pass_sort
+    gmsm.PARTITION_SORT = a.partition_sort
     import cupy
     from gpu_helpers import ints_to_fr, native, rand_fr, rand_points
 

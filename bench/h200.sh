@@ -11,9 +11,9 @@
 # engine     bench/multi_gpu.py on a 2^20 chain key, devices [0] (and the tree in .old/ when present)
 # daemon     bench/daemon_gpu.py on a 2^20 chain key: the daemon over gRPC vs the in-process engine, j = 1..32
 # key24      in the background: the 2^24 chain key (r1cs + snarkd setup) and, beside it, its witness
-# gate       bench/gpu_gate.py; on a mismatch, retries with the fallbacks (one-pass sort, round-1 field
-#            code) and keeps the first that passes in $FLAGS for the steps after it
-# round2     bench/gpu.py at 2^20 and 2^24, both curves, with the kernel variants side by side
+# gate       bench/gpu_gate.py; on a mismatch, retries with the fallback (round-1 field code)
+#            and keeps the first that passes in $FLAGS for the steps after it
+# round2     bench/gpu.py at 2^20 and 2^24, both curves, with kernel variants side by side ($VARIANTS)
 # large      waits (until $KEY_WAIT s from the start) for key24, then bench/large_proof.py
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -83,7 +83,7 @@ for s in "$@"; do
   gate)
     step gate
     FLAGS=()
-    for f in "" "--one-pass-sort" "--define SNARKD_PLAIN_FIELD" "--one-pass-sort --define SNARKD_PLAIN_FIELD"; do
+    for f in "" "--define SNARKD_PLAIN_FIELD"; do
       if python3 bench/gpu_gate.py $f >> "$OUT/gate.log" 2>&1; then FLAGS=($f); echo "gate passed with flags: '$f'"; break; fi
       echo "gate FAILED with flags: '$f'"
     done
@@ -93,7 +93,8 @@ for s in "$@"; do
     step round2
     python3 bench/gpu.py "${FLAGS[@]}" --curves bn254,bls12_381 --min 20 --max 24 --step 4 --what ntt,h,g1,g2 --g2-max 20 \
       --table-c 0 --reps 5 --tag h200-r2 --out "$OUT" \
-      --variants "plain_field=SNARKD_PLAIN_FIELD;minb8=SNARKD_G1_ACCUM_MINB=8;onepass=onepass" 2>&1 | tail -70
+      --variants "${VARIANTS-partition=partition}" \
+      --variant-curves "${VARIANT_CURVES-bn254,bls12_381}" 2>&1 | tail -70
     ;;
   large)
     step large

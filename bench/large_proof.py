@@ -2,7 +2,7 @@
 """One large proof in the engine on one GPU, key resident: time per proof, device memory, largest circuit.
 
     python bench/large_proof.py --key-dir /tmp/keys/chain24-bn128 --out DIR [--n1 3] [--n2 4] [--threads 16]
-                                [--one-pass-sort] [--define MACRO]
+                                [--partition-sort] [--define MACRO]
 
 The key directory is make_chain_keys.py's (circuit.zkey, witness.wtns: k = 3, x = 2). The
 in-process engine (devices [0], synthesis j = 1, one device worker, g2 on the device,
@@ -69,7 +69,7 @@ def main() -> int:
     ap.add_argument("--n2", type=int, default=4)
     ap.add_argument("--threads", type=int, default=0)
     ap.add_argument("--tables", default="auto")
-    ap.add_argument("--one-pass-sort", action="store_true")
+    ap.add_argument("--partition-sort", action="store_true")
     ap.add_argument("--define", action="append", default=[])
     ap.add_argument("--cpu", action="store_true", help="a dry run of this script on the CPU backend (no GPU)")
     a = ap.parse_args()
@@ -77,7 +77,7 @@ def main() -> int:
     from snarkd.gpu import msm as gmsm
 
     gmodule.DEFINES = tuple(a.define)
-    gmsm.PARTITION_SORT = not a.one_pass_sort
+    gmsm.PARTITION_SORT = a.partition_sort
     from multi_gpu import build_check, write_vk
 
     from snarkd.config import default
@@ -90,7 +90,7 @@ def main() -> int:
     kd = Path(a.key_dir)
     zkey = kd / "circuit.zkey"
     res: dict = {"benchmark": "one large proof in the engine (bench/large_proof.py)", "date": time.strftime("%Y-%m-%dT%H:%M:%S"),
-                 "build": build_check(), "variant": {"defines": list(a.define), "one_pass_sort": a.one_pass_sort},
+                 "build": build_check(), "variant": {"defines": list(a.define), "partition_sort": a.partition_sort},
                  "zkey_bytes": zkey.stat().st_size}
 
     def save():

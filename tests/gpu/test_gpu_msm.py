@@ -79,7 +79,7 @@ def test_msm_window_sizes(curve, c):
 
 @pytest.mark.parametrize("curve", ["bn254", "bls12_381"])
 @pytest.mark.parametrize("kind", ["random", "bits", "equal"])
-def test_msm_g1_large_skewed(curve, kind):
+def test_msm_g1_large_skewed(curve, kind, sort_mode):
     # 2^17 points (1024 distinct, tiled): heavy buckets take several rounds
     run_case(curve, False, 1 << 17, kind, distinct=1024)
 
@@ -124,7 +124,7 @@ def test_window_table_rows_are_multiples():
 @pytest.mark.parametrize("curve", ["bn254", "bls12_381"])
 @pytest.mark.parametrize("tables", [False, True], ids=["plain", "table"])
 @pytest.mark.parametrize("kind", ["bits", "random"])
-def test_one_sort_serves_the_msms_over_w_and_its_suffix(curve, tables, kind):
+def test_one_sort_serves_the_msms_over_w_and_its_suffix(curve, tables, kind, sort_mode):
     # as in a proof: A (G1), B2 (G2) over w and C over w[off:], one digit sort of w
     rng = random.Random(hash((curve, tables, kind)) & 0xFFFFFF)
     nat = native(curve)
@@ -144,8 +144,14 @@ def test_one_sort_serves_the_msms_over_w_and_its_suffix(curve, tables, kind):
     assert len(sorts) == 1
 
 
-def test_sort_groups_every_digit_by_bucket():
-    # the three-pass sort against numpy: every nonzero digit once, in its bucket
+@pytest.fixture(params=[False, True], ids=["one_pass", "partition"])
+def sort_mode(request, monkeypatch):
+    monkeypatch.setattr(gmsm, "PARTITION_SORT", request.param)
+    return request.param
+
+
+def test_sort_groups_every_digit_by_bucket(sort_mode):
+    # both digit sorts against numpy: every nonzero digit once, in its bucket
     curve, n, c = "bn254", 5000, 9
     rng = random.Random(9)
     sc = ints_to_fr(scalars(rng, "bits", n, R[curve]))

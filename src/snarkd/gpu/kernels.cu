@@ -493,8 +493,13 @@ static __device__ void window_table(const uint32_t* in, uint32_t* out, uint32_t 
 }
 
 // Blocks per SM asked of ptxas for the G1 accumulation kernel (128 threads):
-// -DSNARKD_G1_ACCUM_MINB=N caps its registers at 65536 / (128 N) (a timing
-// variant: 8 gives 64 registers, 16 bytes of spills, 50 % occupancy instead of 37 %).
+// SNARKD_G1_ACCUM_MINB=N caps its registers at 65536 / (128 N). BN254: 8 (64
+// registers, 16 bytes of spills, 50 % occupancy instead of 37 %: accumulate
+// -2 % at 2^24 on the H200); BLS12-381 none (capped at 64 it spills and ran 3.5 %
+// slower). -DSNARKD_G1_ACCUM_MINB=N overrides (timing variants).
+#if defined(SNARKD_BN254) && !defined(SNARKD_G1_ACCUM_MINB)
+#define SNARKD_G1_ACCUM_MINB 8
+#endif
 #if defined(SNARKD_G1_ACCUM_MINB)
 #define SNARKD_G1_ACCUM_BOUNDS __launch_bounds__(128, SNARKD_G1_ACCUM_MINB)
 #else

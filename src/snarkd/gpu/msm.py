@@ -1,11 +1,12 @@
 """Pippenger MSM on the device, G1 and G2, bases resident.
 
 1-2. DigitSort: each scalar (reduced mod r) -> nw signed c-bit digits, sorted
-   by bucket key (w * 2^(c-1) + |d| - 1) in three passes (kernels.cu: a
-   partition histogram, a block-aggregated scatter into <= 512 partitions, a
-   shared-memory counting sort of each partition). A DigitSort depends only on
-   the scalars, n, c and the table mode, so one sort of the witness serves the
-   A, B1, B2 and C MSMs of a proof (C reads w[off:] by skipping i < off).
+   by bucket key (w * 2^(c-1) + |d| - 1): msm_digits (digits and a histogram,
+   warp-aggregated atomics), a scan, msm_scatter (a counting sort). A
+   DigitSort depends only on the scalars, n, c and the table mode, so one sort
+   of the witness serves the A, B1, B2 and C MSMs of a proof (C reads w[off:]
+   by skipping i < off). A three-pass partition sort (PARTITION_SORT) is
+   there too; it measured slower (see PARTITION_SORT).
 3. Segmented accumulation: every bucket is cut into items of at most L points;
    one thread sums an item (mixed XYZZ adds from the affine bases), and further
    rounds sum the partial sums of buckets that had several items. A skewed
@@ -36,7 +37,11 @@ ROUND2_L = 16
 PART_BITS = 9  # the digit sort's first pass: at most 2^9 partitions of the key space
 PART_LOW_MAX = 12  # ... each at most 2^12 keys (msm_part_sort's shared counters)
 PART_PER_BLOCK = 2048  # scalars per block in the partition passes
-PARTITION_SORT = True  # False: always the one-pass sort (msm_digits + msm_scatter; benchmarks compare the two)
+# The three-pass partition sort measured 2x slower than the one-pass sort on the H200
+# (BN254 G1 2^24: 22.6 vs 10.6 ms; bench/gpu-notes.md, round 2): its 8- and 4-byte
+# scattered writes into runs that many blocks interleave are not combined in L2.
+# It stays selectable (benchmarks, tests) for the tile-staged version that would fix that.
+PARTITION_SORT = False
 SEG_L2 = 16
 FAN = 16
 
@@ -141,8 +146,11 @@ class DigitSort:
     scalar vector and window mode; `rounds()` plans the segmented accumulation
     once too, so MSMs that reuse a sort launch without host round trips."""
 
-    def __init__(self, mod, curve_name: str, scalars, n: int, c: int, shared: bool):
+    def __init__(self, mod, curve_name: str, scalars, n: int, c: int, shared: bool, mark=None):
+        """mark(name): called after each pass (CUDA events for per-pass timings), when given."""
         import cupy
+
+        mark = mark or (lambda name: None)
 
         self.n, self.c, self.shared = int(n), int(c), bool(shared)
         self.nw = n_windows(curve_name, c)
@@ -162,7 +170,9 @@ class DigitSort:
             self.seg_start[0] = 0
             cupy.cumsum(self.counts, dtype=cupy.uint32, out=self.seg_start[1:])
             cursor = self.seg_start[:-1].copy()
+            mark("sort_digits")
             _launch(mod, "msm_scatter", nw * n, (digits, np.uint32(n), np.uint64(nw * n), np.int32(shared), cursor, self.srt))
+            mark("sort_scatter")
             return
         nparts = (nseg + (1 << low) - 1) >> low
         part_count = cupy.zeros(nparts, dtype=cupy.uint32)
@@ -173,10 +183,13 @@ class DigitSort:
         cupy.cumsum(part_count, dtype=cupy.uint32, out=part_start[1:])
         cursor = part_start[:-1].copy()
         part = cupy.empty(max(nw * n, 1), dtype=cupy.uint64)
+        mark("sort_count")
         mod.get_function("msm_part_scatter")((blocks,), (256,), (*args, *pargs, cursor, part))
+        mark("sort_partition")
         mod.get_function("msm_part_sort")((nparts,), (512,), (part, part_start, np.int32(low), np.uint32(nseg), self.srt,
                                                               self.counts, self.seg_start), shared_mem=8 << low)
         self.seg_start[nseg:] = part_start[nparts:]
+        mark("sort_buckets")
 
     def matches(self, n: int, c: int, shared: bool) -> bool:
         return (self.n, self.c, self.shared) == (int(n), int(c), bool(shared))
@@ -253,7 +266,7 @@ def msm_window_sums(mod, curve_name: str, g2: bool, bases, scalars, n: int, c: i
     sort = sorts.get(key) if sorts is not None else None
     reused = sort is not None
     if sort is None:
-        sort = DigitSort(mod, curve_name, scalars, n, c, shared)
+        sort = DigitSort(mod, curve_name, scalars, n, c, shared, mark if stats is not None else None)
         if sorts is not None:
             sorts[key] = sort
     mark("sort")
