@@ -12,6 +12,11 @@ g1/g2  MSM of 2^k points with random scalars; bases are random field elements
 prove  the device stage of a proof at domain 2^k with n_vars = 2^k (synthetic
        key, resident): upload w, a, b; H; MSMs A, B1, C, H; G2 MSM B2
 --zkey/--wtns: a real proof with the key resident: cpu vs cuda, checked equal.
+--variants "name=MACRO,MACRO;name2=partition": after each default MSM timing, the same
+       MSM (same inputs, same table) with a kernel variant (extra macros; prebuilt
+       cubins from module.py build DIR MACRO..., else NVRTC) or the other digit sort
+       ("onepass", "partition"), then the default again: side by side in one process.
+--define/--partition-sort: run everything with that variant instead of the default.
 """
 from __future__ import annotations
 
@@ -68,6 +73,31 @@ def rand_coords(rng, n, curve, coords):
     return x
 
 
+_variant_mods: dict = {}
+
+
+def side_by_side(add, cname: str, k: int, op: str, variants, reps: int, run, mod, gpu) -> None:
+    """For each variant: the default, the variant, the default again (same inputs), one row each."""
+    from snarkd.gpu import module as gmodule
+
+    for vname, defines, sort_mode in variants:
+        vmod = mod
+        if defines:
+            key = (cname, defines)
+            if key not in _variant_mods:
+                _variant_mods[key] = gmodule.load(cname, gpu.compute_capability, gpu.cubin_dir, defines)
+            vmod = _variant_mods[key]
+        for label, m, mode in (("default", mod, None), (vname, vmod, sort_mode), ("default", mod, None)):
+            st = {}
+            prev = gmsm.PARTITION_SORT
+            gmsm.PARTITION_SORT = prev if mode is None else mode == "partition"
+            try:
+                t = timed(lambda: run(m, st), reps)
+            finally:
+                gmsm.PARTITION_SORT = prev
+            add({"curve": cname, "op": op, "log_n": k, "variant": label, "vs": vname, **t, **st})
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--curves", default="bn254,bls12_381")
@@ -84,17 +114,35 @@ def main() -> None:
     ap.add_argument("--out", default=str(REPO / "bench" / "results"))
     ap.add_argument("--zkey")
     ap.add_argument("--wtns")
+    ap.add_argument("--variants", default="")
+    ap.add_argument("--variant-max", type=int, default=24, help="largest log_n timed with the variants")
+    ap.add_argument("--variant-curves", default="bn254,bls12_381", help="curves timed with the variants")
+    ap.add_argument("--define", action="append", default=[])
+    ap.add_argument("--partition-sort", action="store_true")
     args = ap.parse_args()
+    from snarkd.gpu import module as gmodule
+
+    gmodule.DEFINES = tuple(args.define)
+    gmsm.PARTITION_SORT = args.partition_sort
+    variants = []
+    for spec in filter(None, args.variants.split(";")):
+        vname, _, macros = spec.partition("=")
+        ms = tuple(m for m in macros.split(",") if m)
+        mode = "onepass" if "onepass" in ms else "partition" if "partition" in ms else None
+        variants.append((vname, tuple(m for m in ms if m not in ("onepass", "partition")), mode))
     what = set(args.what.split(","))
     table_cs = [int(x) for x in args.table_c.split(",") if x.strip()]
     rng = np.random.default_rng(1)
-    gpu = gdevice.get(0)
+    from snarkd.config import default
+
+    gpu = gdevice.get(0, cubin_dir=default("gpus.cubin_dir"))
     gpu.use()
     dev = cupy.cuda.Device()
     props = cupy.cuda.runtime.getDeviceProperties(dev.id)
     res = {"device": props["name"].decode() if isinstance(props["name"], bytes) else props["name"],
            "sms": props["multiProcessorCount"], "host": platform.node(), "time": time.strftime("%Y-%m-%d %H:%M:%S"),
-           "c": args.c or "auto", "rows": []}
+           "c": args.c or "auto", "defines": list(args.define), "partition_sort": args.partition_sort,
+           "variants": args.variants, "rows": []}
     rows = res["rows"]
 
     out = Path(args.out)
@@ -135,6 +183,9 @@ def main() -> None:
                 mod = gpu.module(cname)
                 t = timed(lambda: gmsm.msm_window_sums(mod, cname, g2, bases, sc, n, args.c, st), args.reps)
                 add({"curve": cname, "op": f"msm_{g}", "log_n": k, **t, **st})
+                if k <= args.variant_max and cname in args.variant_curves:
+                    side_by_side(add, cname, k, f"msm_{g}", variants, args.reps,
+                                 lambda m, st: gmsm.msm_window_sums(m, cname, g2, bases, sc, n, args.c, st), mod, gpu)
                 for tc in table_cs:
                     if gmsm.WindowTable.bytes_for(cname, g2, n, tc) > args.table_max_gib * (1 << 30):
                         continue
@@ -146,6 +197,9 @@ def main() -> None:
                     t = timed(lambda: gmsm.msm_window_sums(mod, cname, g2, bases, sc, n, 0, st, tab), args.reps)
                     add({"curve": cname, "op": f"msm_{g}_table", "log_n": k, **t, **st, "table_build_ms": round(build_ms, 1),
                          "table_gib": round(tab.nbytes / (1 << 30), 2)})
+                    if k <= args.variant_max and cname in args.variant_curves:
+                        side_by_side(add, cname, k, f"msm_{g}_table", variants, args.reps,
+                                     lambda m, st: gmsm.msm_window_sums(m, cname, g2, bases, sc, n, 0, st, tab), mod, gpu)
                     del tab
                 del bases, sc
             if "prove" in what and k <= args.g2_max:
@@ -201,9 +255,10 @@ def main() -> None:
                 Path(os.environ.get("OUT", "/tmp")).joinpath(f"proof-{key.curve.name}.json").write_text(json.dumps(proof.proof, indent=1))
     path.write_text(json.dumps(res, indent=1))
     print("wrote", path)
-    print(f"{'curve':10} {'op':20} {'log_n':>5} {'median ms':>10}")
+    print(f"{'curve':10} {'op':20} {'log_n':>5} {'variant':>14} {'median ms':>10}  phases")
     for r in rows:
-        print(f"{r['curve']:10} {r['op']:20} {str(r.get('log_n', r.get('domain'))):>5} {r['median_ms']:10.3f}")
+        print(f"{r['curve']:10} {r['op']:20} {str(r.get('log_n', r.get('domain'))):>5} {r.get('variant', ''):>14} "
+              f"{r['median_ms']:10.3f}  {r.get('phases_ms', '')}")
 
 
 if __name__ == "__main__":

@@ -2,6 +2,7 @@
 # One call on the GPU machine: build, check and time, step by step; results under $OUT (or ./out).
 #
 #   bash bench/h200.sh build tests gpu first_use engine
+#   bash bench/h200.sh build key24 gate tests round2 large      (issue 16: one call)
 #
 # build      wheels from .whl/ (if any) into the machine's Python, the native core in place
 # tests      the GPU test suite (tests/gpu), with prebuilt cubins from .cubins/ when present
@@ -9,6 +10,11 @@
 # first_use  bench/gpu_first_use.py on a 2^17 chain key, and one-shot `snarkd prove` cpu vs cuda
 # engine     bench/multi_gpu.py on a 2^20 chain key, devices [0] (and the tree in .old/ when present)
 # daemon     bench/daemon_gpu.py on a 2^20 chain key: the daemon over gRPC vs the in-process engine, j = 1..32
+# key24      in the background: the 2^24 chain key (r1cs + snarkd setup) and, beside it, its witness
+# gate       bench/gpu_gate.py; on a mismatch, retries with the fallback (round-1 field code)
+#            and keeps the first that passes in $FLAGS for the steps after it
+# round2     bench/gpu.py at 2^20 and 2^24, both curves, with kernel variants side by side ($VARIANTS)
+# large      waits (until $KEY_WAIT s from the start) for key24, then bench/large_proof.py
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-$PWD/out}
@@ -16,7 +22,10 @@ mkdir -p "$OUT"
 export PYTHONUNBUFFERED=1 PYTHONPATH=$PWD/src${PYTHONPATH:+:$PYTHONPATH}
 [ -d .cubins ] && export SNARKD_GPU_CUBIN_DIR=$PWD/.cubins
 KEYS=/tmp/keys
-step() { echo "=== $1 $(date +%T)"; }
+FLAGS=()
+T0=$(date +%s)
+KEY_WAIT=${KEY_WAIT:-330}
+step() { echo "=== $1 $(date +%T) (+$(( $(date +%s) - T0 )) s)"; }
 
 for s in "$@"; do
   case $s in
@@ -28,7 +37,7 @@ for s in "$@"; do
     ;;
   tests)
     step tests
-    python3 -m pytest tests/gpu -q -x -p no:cacheprovider 2>&1 | tee "$OUT/gpu-tests.log" | tail -15
+    python3 -m pytest tests/gpu -q -p no:cacheprovider 2>&1 | tee "$OUT/gpu-tests.log" | tail -15
     ;;
   gpu)
     step gpu
@@ -63,6 +72,43 @@ for s in "$@"; do
     [ -f $KEYS/chain20-bn128/circuit.zkey ] || python3 bench/make_chain_keys.py --power 20 --curves bn128 --no-check --out $KEYS 2>&1 | tail -1
     python3 bench/daemon_gpu.py --key-dir $KEYS/chain20-bn128 --devices ${DEVICES:-0} --j ${JS:-1,4,16,32} \
       --out "$OUT/daemon" 2>&1 | tail -12
+    ;;
+  key24)
+    step key24
+    python3 bench/make_chain_keys.py --power 24 --curves bn128 --only key --out $KEYS > /tmp/key24-setup.log 2>&1 &
+    KEY_PID=$!
+    python3 bench/make_chain_keys.py --power 24 --curves bn128 --only witness --out $KEYS > /tmp/key24-wtns.log 2>&1 &
+    WTNS_PID=$!
+    ;;
+  gate)
+    step gate
+    FLAGS=()
+    for f in "" "--define SNARKD_PLAIN_FIELD"; do
+      if python3 bench/gpu_gate.py $f >> "$OUT/gate.log" 2>&1; then FLAGS=($f); echo "gate passed with flags: '$f'"; break; fi
+      echo "gate FAILED with flags: '$f'"
+    done
+    tail -3 "$OUT/gate.log"
+    ;;
+  round2)
+    step round2
+    python3 bench/gpu.py "${FLAGS[@]}" --curves bn254,bls12_381 --min 20 --max 24 --step 4 --what ntt,h,g1,g2 --g2-max 20 \
+      --table-c 0 --reps 5 --tag h200-r2 --out "$OUT" \
+      --variants "${VARIANTS-partition=partition}" \
+      --variant-curves "${VARIANT_CURVES-bn254,bls12_381}" 2>&1 | tail -70
+    ;;
+  large)
+    step large
+    while kill -0 "${KEY_PID:-0}" 2>/dev/null || kill -0 "${WTNS_PID:-0}" 2>/dev/null; do
+      if [ $(( $(date +%s) - T0 )) -gt "$KEY_WAIT" ]; then
+        echo "key24 not ready after $KEY_WAIT s: stopping it"; kill "${KEY_PID:-0}" "${WTNS_PID:-0}" 2>/dev/null; break
+      fi
+      sleep 2
+    done
+    cat /tmp/key24-setup.log /tmp/key24-wtns.log | tee "$OUT/key24.log"
+    step large_proof
+    if [ -f $KEYS/chain24-bn128/circuit.zkey ] && [ -f $KEYS/chain24-bn128/witness.wtns ]; then
+      python3 bench/large_proof.py "${FLAGS[@]}" --key-dir $KEYS/chain24-bn128 --out "$OUT/large" --n1 3 --n2 4 2>&1 | tail -30
+    fi
     ;;
   *) echo "unknown step $s"; exit 2 ;;
   esac

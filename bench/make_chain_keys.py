@@ -40,16 +40,22 @@ def snarkjs(*args) -> subprocess.CompletedProcess:
     return proc
 
 
-def make(power: int, curve_name: str, seed: bytes | None, check: bool, prove: bool, out_root: Path) -> Path:
+def make(power: int, curve_name: str, seed: bytes | None, check: bool, prove: bool, out_root: Path, only: str = "") -> Path:
+    """only: "" (everything), "key" (r1cs + setup) or "witness" (witness + input): the two
+    halves can run as two processes at once for large powers (the witness is sequential Python)."""
     curve = curve_by_name(curve_name)
     n = (1 << power) - 3  # + nPublic (2) + 1 rows = 2^power: the largest circuit of domain 2^power
     d = out_root / f"chain{power}-{curve.name}"
     d.mkdir(parents=True, exist_ok=True)
     t0 = time.perf_counter()
-    (d / "circuit.r1cs").write_bytes(chain_r1cs_bytes(n, curve))
-    (d / "witness.wtns").write_bytes(wtns_bytes(chain_witness(n, curve, K, X), curve))
-    (d / "input.json").write_text(json.dumps({"k": K, "x": X}) + "\n")
-    print(f"[{curve.name}] r1cs + witness ({n} constraints): {time.perf_counter() - t0:.1f}s", flush=True)
+    if only != "witness":
+        (d / "circuit.r1cs").write_bytes(chain_r1cs_bytes(n, curve))
+    if only != "key":
+        (d / "witness.wtns").write_bytes(wtns_bytes(chain_witness(n, curve, K, X), curve))
+        (d / "input.json").write_text(json.dumps({"k": K, "x": X}) + "\n")
+    print(f"[{curve.name}] {only or 'r1cs + witness'} ({n} constraints): {time.perf_counter() - t0:.1f}s", flush=True)
+    if only == "witness":
+        return d
     if check:
         t0 = time.perf_counter()
         snarkjs("wtns", "check", d / "circuit.r1cs", d / "witness.wtns")
@@ -74,10 +80,11 @@ def main() -> int:
     ap.add_argument("--no-check", action="store_true", help="skip `snarkjs wtns check`")
     ap.add_argument("--snarkjs-prove", action="store_true", help="also prove and verify with snarkjs (slow for large circuits)")
     ap.add_argument("--out", default=str(REPO / "bench" / "work"))
+    ap.add_argument("--only", choices=("key", "witness"), default="", help="make only the key (r1cs + setup) or only the witness")
     a = ap.parse_args()
     seed = None if a.seed == "random" else parse_seed(a.seed)
     for c in a.curves.split(","):
-        d = make(a.power, c.strip(), seed, not a.no_check, a.snarkjs_prove, Path(a.out))
+        d = make(a.power, c.strip(), seed, not a.no_check and not a.only, a.snarkjs_prove, Path(a.out), a.only)
         print(f"-> {d}", flush=True)
     return 0
 

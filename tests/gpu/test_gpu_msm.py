@@ -10,6 +10,7 @@ require_gpu()
 import cupy  # noqa: E402
 
 from snarkd.gpu import device as gdevice  # noqa: E402
+from snarkd.gpu import msm as gmsm  # noqa: E402
 
 DEV = gdevice.get(0)
 
@@ -78,7 +79,7 @@ def test_msm_window_sizes(curve, c):
 
 @pytest.mark.parametrize("curve", ["bn254", "bls12_381"])
 @pytest.mark.parametrize("kind", ["random", "bits", "equal"])
-def test_msm_g1_large_skewed(curve, kind):
+def test_msm_g1_large_skewed(curve, kind, sort_mode):
     # 2^17 points (1024 distinct, tiled): heavy buckets take several rounds
     run_case(curve, False, 1 << 17, kind, distinct=1024)
 
@@ -93,9 +94,10 @@ def test_msm_g2_large(curve):
 @pytest.mark.parametrize("n,kind,c,extra", [(0, "random", None, 0), (1, "rminus1", None, 0), (3, "random", 4, 0),
                                             (37, "random", 5, 3), (100, "equal", None, 0), (1000, "random", 8, 24),
                                             (1000, "bits", 13, 0), (3001, "zero", None, 0),
-                                            (3001, "random", 20, 7)])
+                                            (3001, "random", 20, 7), (300, "bits", 23, 0)])
 def test_msm_window_table(curve, g2, n, kind, c, extra):
     # shared buckets over a precomputed 2^(c w) P table == the CPU MSM
+    # (c = 23: 2^22 buckets, too many for the partition passes: the one-pass sort)
     run_case(curve, g2, n, kind, c=c, table_extra=extra)
 
 
@@ -117,3 +119,55 @@ def test_window_table_rows_are_multiples():
         for i in range(9):
             want = nat.msm_g1(bases[i : i + 1], k[i : i + 1], 0)
             assert np.array_equal(rows[w, i], np.asarray(want).reshape(-1)), (w, i)
+
+
+@pytest.mark.parametrize("curve", ["bn254", "bls12_381"])
+@pytest.mark.parametrize("tables", [False, True], ids=["plain", "table"])
+@pytest.mark.parametrize("kind", ["bits", "random"])
+def test_one_sort_serves_the_msms_over_w_and_its_suffix(curve, tables, kind, sort_mode):
+    # as in a proof: A (G1), B2 (G2) over w and C over w[off:], one digit sort of w
+    rng = random.Random(hash((curve, tables, kind)) & 0xFFFFFF)
+    nat = native(curve)
+    n, off = 3001, 4
+    w = ints_to_fr(scalars(rng, kind, n, R[curve]))
+    wd = cupy.asarray(w.view(np.uint32).reshape(-1))
+    sorts = {}
+    for g2, lo, reused in ((False, 0, False), (True, 0, True), (False, off, True), (False, 0, True)):
+        bases = rand_points(rng, CURVE_OF[curve], g2, n - lo)
+        ref = (nat.msm_g2 if g2 else nat.msm_g1)(bases, np.ascontiguousarray(w[lo:]), 0)
+        db = cupy.asarray(bases.view(np.uint32).reshape(-1))
+        table = DEV.window_table(curve, g2, db, n - lo, 0) if tables else None
+        st = {}
+        got = DEV.msm(curve, g2, db, wd, n, nat, stats=st, table=table, offset=lo, sorts=sorts, tag="w")
+        assert np.array_equal(np.asarray(got).reshape(-1), np.asarray(ref).reshape(-1)), (g2, lo)
+        assert st["sort_reused"] is reused
+    assert len(sorts) == 1
+
+
+@pytest.fixture(params=[False, True], ids=["one_pass", "partition"])
+def sort_mode(request, monkeypatch):
+    monkeypatch.setattr(gmsm, "PARTITION_SORT", request.param)
+    return request.param
+
+
+def test_sort_groups_every_digit_by_bucket(sort_mode):
+    # both digit sorts against numpy: every nonzero digit once, in its bucket
+    curve, n, c = "bn254", 5000, 9
+    rng = random.Random(9)
+    sc = ints_to_fr(scalars(rng, "bits", n, R[curve]))
+    srt = gmsm.DigitSort(DEV.module(curve), curve, cupy.asarray(sc.view(np.uint32).reshape(-1)), n, c, False)
+    counts, starts, entries = (cupy.asnumpy(x) for x in (srt.counts, srt.seg_start, srt.srt))
+    nw, half = srt.nw, 1 << (c - 1)
+    want = [[] for _ in range(nw * half)]
+    for i, v in enumerate(int.from_bytes(sc[i].tobytes(), "little") % R[curve] for i in range(n)):
+        carry = 0
+        for w in range(nw):
+            d = ((v >> (w * c)) & ((1 << c) - 1)) + carry
+            carry = 1 if d > half else 0
+            mag, neg = ((1 << c) - d, 1) if d > half else (d, 0)
+            if mag:
+                want[w * half + mag - 1].append(i | (neg << 31))
+    assert list(counts) == [len(b) for b in want]
+    assert starts[0] == 0 and list(np.diff(starts)) == list(counts)
+    for k, b in enumerate(want):
+        assert sorted(entries[starts[k] : starts[k + 1]]) == sorted(b), k

@@ -1,5 +1,6 @@
 """The MSM's host-side plan (window sizes, table memory): runs without a GPU."""
 from snarkd.gpu import msm as gmsm
+from snarkd.gpu.resident import choose_tables
 
 
 def test_window_bits():
@@ -18,9 +19,28 @@ def test_table_bytes():
 
 
 def test_scratch_bytes_cover_the_sort_and_two_rounds():
-    # BN254 G1 2^20 at c = 16: 16 windows; digits and sorted indices are 2 x 16 x 2^20 words
+    # BN254 G1 2^20 at c = 16: 16 windows; the sort's 8-byte partition entries and
+    # 4-byte sorted entries are 16 x 2^20 each
     n, nw = 1 << 20, 16
     got = gmsm.scratch_bytes("bn254", False, n)
-    assert got >= 2 * nw * n * 4 + 2 * gmsm.TARGET_ITEMS * 128
+    assert got >= 12 * nw * n + 2 * gmsm.TARGET_ITEMS * 128
     # a window table shares one set of buckets: less bucket bookkeeping than per-window buckets
     assert gmsm.scratch_bytes("bn254", False, n, table=True) < got
+
+
+def test_kept_sort_bytes():
+    # the sorted entries of the larger window mode (plain c = 16: 16 windows) dominate
+    n = 1 << 20
+    assert 16 * 4 * n < gmsm.sort_bytes("bn254", n) < 17 * 4 * n + (1 << 24)
+
+
+def test_auto_tables_fill_the_allowance_g2_first():
+    n = 1 << 24
+    sets = [("a", False, n), ("b1", False, n), ("c", False, n - 3), ("h", False, n), ("b2", True, n)]
+    g1, g2 = (gmsm.WindowTable.bytes_for("bn254", x, n) for x in (False, True))  # 13 and 26 GiB
+    assert choose_tables("bn254", sets, 10**15, "on") == ["a", "b1", "c", "h", "b2"]
+    assert choose_tables("bn254", sets, 10**15, "off") == []
+    assert choose_tables("bn254", sets, g2 + 2 * g1 + 1, "auto") == ["b2", "a", "b1"]
+    assert choose_tables("bn254", sets, g1 + 1, "auto") == ["a"]  # G2 does not fit; one G1 table does
+    # a table whose rows cannot be indexed in 31 bits is never chosen in auto
+    assert choose_tables("bn254", [("a", False, 1 << 28)], 10**15, "auto") == []

@@ -105,7 +105,7 @@ SETTINGS: tuple[Setting, ...] = (
     S("gpus", "workers_per_device", Int(1), 2, "device workers per device (they share its lock)",
       engine="workers_per_device"),
     S("gpus", "msm_tables", Choice("auto", "on", "off"), "auto",
-      "MSM window tables per resident key (~16x the bases): auto = when they fit", env="SNARKD_GPU_MSM_TABLES",
+      "MSM window tables per resident key (~16x the bases): auto = set by set, G2 first, while they fit", env="SNARKD_GPU_MSM_TABLES",
       engine="msm_tables"),
     S("gpus", "memory_budget", Size(), "auto", "device memory per GPU; auto = free memory minus max(1 GiB, 5%)",
       env="SNARKD_GPU_BUDGET", engine="gpu_memory_budget"),

@@ -83,7 +83,7 @@ class GpuDevice:
             mod = self._modules.get(curve)
             if mod is None:
                 with self.cupy.cuda.Device(self.index):
-                    mod = gmodule.load(curve, self.compute_capability, self.cubin_dir)
+                    mod = gmodule.load(curve, self.compute_capability, self.cubin_dir, gmodule.DEFINES)
                 self._modules[curve] = mod
             return mod
 
@@ -117,8 +117,9 @@ class GpuDevice:
             self.memory.pool.free_all_blocks()
 
     def msm(self, curve: str, g2: bool, bases, scalars, n: int, native, c: int = 0, stats: dict | None = None,
-            table=None):
-        return gmsm.msm(self.module(curve), curve, g2, bases, scalars, n, native, c, stats, table)
+            table=None, **kw):
+        """gpu.msm.msm with this device's module (kw: offset, sorts, tag)."""
+        return gmsm.msm(self.module(curve), curve, g2, bases, scalars, n, native, c, stats, table, **kw)
 
     def window_table(self, curve: str, g2: bool, bases, n: int, c: int = 0) -> gmsm.WindowTable:
         return gmsm.WindowTable(self.module(curve), curve, g2, bases, n, c)

@@ -40,15 +40,6 @@ extern "C" __global__ void fr_scale(uint32_t* a, const uint32_t* scale, u64 n) {
   st_fr(a + 8 * i, ld_fr(a + 8 * i) * ld_fr(scale));
 }
 
-// out[bitrev(i)] = in[i] (* scale, when given)
-extern "C" __global__ void fr_bitrev(const uint32_t* in, uint32_t* out, const uint32_t* scale, int log_n) {
-  u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x;
-  if (i >= (1ull << log_n)) return;
-  Fr x = ld_fr(in + 8 * i);
-  if (scale) x = x * ld_fr(scale);
-  st_fr(out + 8 * bitrev64(i, log_n), x);
-}
-
 // out[j] = scale * base^j for j < count (scale may be null)
 extern "C" __global__ void fr_powers(uint32_t* out, const uint32_t* base, const uint32_t* scale, u64 count) {
   u64 j = (u64)blockIdx.x * blockDim.x + threadIdx.x;
@@ -80,8 +71,12 @@ extern "C" __global__ void fr_twiddles(uint32_t* T, const uint32_t* W, int log_n
 // bit down, natural in -> bit-reversed out; dif = 0: Cooley-Tukey stages from
 // the bottom bit up, bit-reversed in -> natural out. tw: T[m + j] = w_{2m}^j.
 // shift (DIT first pass only): x[p] *= shift[bitrev(p)] on load.
+// src (DIT first pass only): load x[p] = src[bitrev(p)] (* scale when given)
+// instead of data[p]: the bit reversal of a natural-order NTT rides on the
+// first pass instead of a pass of its own (one read and write of the vector less).
 extern "C" __global__ void __launch_bounds__(512) ntt_pass(uint32_t* data, const uint32_t* tw, const uint32_t* shift,
-                                                          int log_n, int s0, int k, int g, int dif) {
+                                                          int log_n, int s0, int k, int g, int dif,
+                                                          const uint32_t* src, const uint32_t* scale) {
   extern __shared__ uint32_t sm[];
   const int tile = 1 << (k + g);
   const int mid_bits = s0 - g;
@@ -92,7 +87,8 @@ extern "C" __global__ void __launch_bounds__(512) ntt_pass(uint32_t* data, const
   for (int e = threadIdx.x; e < tile; e += blockDim.x) {
     u64 row = (u64)(e >> g), col = (u64)e & gmask;
     u64 idx = (hi << (s0 + k)) | (row << s0) | (mid << g) | col;
-    Fr x = ld_fr(data + 8 * idx);
+    Fr x = src ? ld_fr(src + 8 * bitrev64(idx, log_n)) : ld_fr(data + 8 * idx);
+    if (scale) x = x * ld_fr(scale);
     if (shift) x = x * ld_fr(shift + 8 * bitrev64(idx, log_n));
 #pragma unroll
     for (int w = 0; w < 8; w++) sm[w * tile + e] = x.v[w];
@@ -164,60 +160,221 @@ extern "C" __global__ void spmv_csr(const uint32_t* row_ptr, const uint32_t* col
 
 #define EMPTY 0xffffffffu
 
-// Signed c-bit digits of each reduced scalar; digits[w*n + i] = key | sign<<31
-// with key = w*2^(c-1) + |d| - 1, or EMPTY for a zero digit. counts[key]++.
-// shared = 1 (window tables): every window uses the same 2^(c-1) buckets,
-// key = |d| - 1, since the table already holds 2^(c w) P for window w.
+// Signed c-bit digit w of a reduced scalar (carry in/out across windows): the
+// bucket key (w * 2^(c-1) + |d| - 1, or |d| - 1 when every window shares one set
+// of buckets: window tables) or EMPTY for a zero digit; sign set for d < 0.
+static SNARKD_DI uint32_t digit_key(const Fr& s, int w, int c, int shared, uint32_t& carry, uint32_t& sign) {
+  const uint32_t half = 1u << (c - 1);
+  const uint32_t mask = (c == 32) ? 0xffffffffu : ((1u << c) - 1);
+  const int pos = w * c, word = pos >> 5, sh = pos & 31;
+  uint32_t v = 0;
+  if (word < 8) {
+    u64 two = s.v[word];
+    if (word + 1 < 8) two |= (u64)s.v[word + 1] << 32;
+    v = (uint32_t)(two >> sh) & mask;
+  }
+  v += carry;
+  uint32_t mag;
+  if (v > half) { mag = (1u << c) - v; sign = 1; carry = 1; }
+  else { mag = v; sign = 0; carry = 0; }
+  return mag ? (shared ? 0u : (uint32_t)w * half) + mag - 1 : EMPTY;
+}
+
+// What the sorted array holds per digit: the digit's index t = w * n + i with
+// window tables (the accumulation finds row w of any table from it), else the
+// scalar index i (the bucket key already names the window); sign in bit 31.
+static SNARKD_DI uint32_t digit_entry(uint32_t i, int w, uint32_t n, int shared, uint32_t sign) {
+  return (shared ? (uint32_t)w * n + i : i) | (sign << 31);
+}
+
+// Rank of this lane among the active lanes holding the same value v, and the
+// group's leader; used for warp-aggregated atomics (one atomic per distinct v).
+static SNARKD_DI uint32_t group_of(uint32_t v, uint32_t& rank, uint32_t& leader) {
+  const uint32_t lane = threadIdx.x & 31;
+  const uint32_t grp = __match_any_sync(__activemask(), v);
+  leader = __ffs(grp) - 1;
+  rank = __popc(grp & ((1u << lane) - 1));
+  return grp;
+}
+
+// --- the digit sort: two partitioning passes instead of one global scatter ---
+// Keys are split as (partition = key >> low, low bits); at most 512 partitions.
+// 1. msm_part_count: per-block partition histogram in shared memory, one global
+//    atomic per (block, partition).
+// 2. msm_part_scatter: the block recounts, reserves one run per partition with
+//    one global atomic each, and writes (key, entry) pairs into its runs
+//    (contiguous writes instead of 4-byte scattered ones).
+// 3. msm_part_sort: one block per partition counts its 2^low keys in shared
+//    memory, scans them, writes counts/seg_start for its keys, and scatters the
+//    entries with shared-memory cursors; a partition's output range is its input
+//    range, a few MB, so the scattered writes combine in L2.
+// Digits are recomputed from the scalars in passes 1 and 2 (32 bytes per
+// scalar from L1) instead of being stored and read back (4 bytes per digit).
+
+#define PART_MAX 512
+
+extern "C" __global__ void __launch_bounds__(256) msm_part_count(const uint32_t* scalars, uint32_t n, int c, int nw, int shared,
+                                                                 int low, uint32_t nparts, uint32_t per_block,
+                                                                 uint32_t* part_count) {
+  __shared__ uint32_t cnt[PART_MAX];
+  for (uint32_t j = threadIdx.x; j < nparts; j += blockDim.x) cnt[j] = 0;
+  __syncthreads();
+  const uint32_t i0 = blockIdx.x * per_block, i1 = min(n, i0 + per_block);
+  for (uint32_t i = i0 + threadIdx.x; i < i1; i += blockDim.x) {
+    Fr s = Fr::load(scalars + 8 * (u64)i);
+    s.reduce_raw();
+    uint32_t carry = 0, sign;
+    for (int w = 0; w < nw; w++) {
+      const uint32_t key = digit_key(s, w, c, shared, carry, sign);
+      if (key != EMPTY) atomicAdd(&cnt[key >> low], 1u);
+    }
+  }
+  __syncthreads();
+  for (uint32_t j = threadIdx.x; j < nparts; j += blockDim.x)
+    if (cnt[j]) atomicAdd(&part_count[j], cnt[j]);
+}
+
+extern "C" __global__ void __launch_bounds__(256) msm_part_scatter(const uint32_t* scalars, uint32_t n, int c, int nw, int shared,
+                                                                   int low, uint32_t nparts, uint32_t per_block,
+                                                                   uint32_t* part_cursor, u64* part) {
+  __shared__ uint32_t cnt[PART_MAX], base[PART_MAX];
+  for (uint32_t j = threadIdx.x; j < nparts; j += blockDim.x) cnt[j] = 0;
+  __syncthreads();
+  const uint32_t i0 = blockIdx.x * per_block, i1 = min(n, i0 + per_block);
+  for (uint32_t i = i0 + threadIdx.x; i < i1; i += blockDim.x) {
+    Fr s = Fr::load(scalars + 8 * (u64)i);
+    s.reduce_raw();
+    uint32_t carry = 0, sign;
+    for (int w = 0; w < nw; w++) {
+      const uint32_t key = digit_key(s, w, c, shared, carry, sign);
+      if (key != EMPTY) atomicAdd(&cnt[key >> low], 1u);
+    }
+  }
+  __syncthreads();
+  for (uint32_t j = threadIdx.x; j < nparts; j += blockDim.x) {
+    base[j] = cnt[j] ? atomicAdd(&part_cursor[j], cnt[j]) : 0u;
+    cnt[j] = 0;
+  }
+  __syncthreads();
+  for (uint32_t i = i0 + threadIdx.x; i < i1; i += blockDim.x) {
+    Fr s = Fr::load(scalars + 8 * (u64)i);
+    s.reduce_raw();
+    uint32_t carry = 0, sign;
+    for (int w = 0; w < nw; w++) {
+      const uint32_t key = digit_key(s, w, c, shared, carry, sign);
+      const uint32_t pt = key == EMPTY ? EMPTY : key >> low;
+      uint32_t rank, leader;
+      const uint32_t grp = group_of(pt, rank, leader);
+      uint32_t r0 = 0;
+      if (pt != EMPTY && rank == 0) r0 = atomicAdd(&cnt[pt], __popc(grp));
+      r0 = __shfl_sync(grp, r0, leader);
+      if (pt != EMPTY) part[base[pt] + r0 + rank] = ((u64)key << 32) | digit_entry(i, w, n, shared, sign);
+    }
+  }
+}
+
+// Exclusive scan of in[0..m) into out (shared memory; m <= blockDim.x * 8).
+static __device__ void block_exclusive_scan(const uint32_t* in, uint32_t* out, uint32_t m) {
+  __shared__ uint32_t tot[1024];
+  const uint32_t per = (m + blockDim.x - 1) / blockDim.x;
+  const uint32_t j0 = min(m, threadIdx.x * per), j1 = min(m, j0 + per);
+  uint32_t sum = 0;
+  for (uint32_t j = j0; j < j1; j++) sum += in[j];
+  tot[threadIdx.x] = sum;
+  __syncthreads();
+  for (uint32_t off = 1; off < blockDim.x; off <<= 1) {
+    const uint32_t v = threadIdx.x >= off ? tot[threadIdx.x - off] : 0u;
+    __syncthreads();
+    tot[threadIdx.x] += v;
+    __syncthreads();
+  }
+  uint32_t run = threadIdx.x ? tot[threadIdx.x - 1] : 0u;
+  for (uint32_t j = j0; j < j1; j++) {
+    const uint32_t v = in[j];
+    out[j] = run;
+    run += v;
+  }
+  __syncthreads();
+}
+
+// One block per partition; dynamic shared memory 2 * 2^low words.
+extern "C" __global__ void __launch_bounds__(512) msm_part_sort(const u64* part, const uint32_t* part_start, int low,
+                                                                uint32_t nseg, uint32_t* sorted, uint32_t* counts,
+                                                                uint32_t* seg_start) {
+  extern __shared__ uint32_t sm[];
+  const uint32_t nb = 1u << low, lmask = nb - 1;
+  uint32_t* cnt = sm;
+  uint32_t* off = sm + nb;
+  const uint32_t p = blockIdx.x;
+  const uint32_t b = part_start[p], e = part_start[p + 1];
+  for (uint32_t j = threadIdx.x; j < nb; j += blockDim.x) cnt[j] = 0;
+  __syncthreads();
+  // both sweeps run whole warps (no early exit), so the warp-wide groups are well formed
+  const uint32_t span = (e - b + blockDim.x - 1) / blockDim.x * blockDim.x;
+  for (uint32_t k = threadIdx.x; k < span; k += blockDim.x) {
+    const uint32_t lk = b + k < e ? (uint32_t)(part[b + k] >> 32) & lmask : EMPTY;
+    uint32_t rank, leader;
+    const uint32_t grp = group_of(lk, rank, leader);
+    if (lk != EMPTY && rank == 0) atomicAdd(&cnt[lk], __popc(grp));
+  }
+  __syncthreads();
+  block_exclusive_scan(cnt, off, nb);
+  for (uint32_t j = threadIdx.x; j < nb; j += blockDim.x) {
+    const uint32_t key = p * nb + j;
+    if (key < nseg) {
+      counts[key] = cnt[j];
+      seg_start[key] = b + off[j];
+    }
+  }
+  __syncthreads();
+  for (uint32_t k = threadIdx.x; k < span; k += blockDim.x) {
+    u64 item = 0;
+    uint32_t lk = EMPTY;
+    if (b + k < e) {
+      item = part[b + k];
+      lk = (uint32_t)(item >> 32) & lmask;
+    }
+    uint32_t rank, leader;
+    const uint32_t grp = group_of(lk, rank, leader);
+    uint32_t r0 = 0;
+    if (lk != EMPTY && rank == 0) r0 = atomicAdd(&off[lk], __popc(grp));
+    r0 = __shfl_sync(grp, r0, leader);
+    if (lk != EMPTY) sorted[b + r0 + rank] = (uint32_t)item;
+  }
+}
+
+// The one-pass sort, for key spaces too large for msm_part_sort's shared
+// counters (window tables with c > 22): digits stored, then a global scatter.
 extern "C" __global__ void msm_digits(const uint32_t* scalars, uint32_t n, int c, int nw, int shared,
                                       uint32_t* digits, uint32_t* counts) {
   uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= n) return;
   Fr s = Fr::load(scalars + 8 * (u64)i);
   s.reduce_raw();
-  const uint32_t lane = threadIdx.x & 31;
-  const uint32_t half = 1u << (c - 1);
-  const uint32_t mask = (c == 32) ? 0xffffffffu : ((1u << c) - 1);
-  uint32_t carry = 0;
+  uint32_t carry = 0, sign;
   for (int w = 0; w < nw; w++) {
-    const int pos = w * c, word = pos >> 5, sh = pos & 31;
-    uint32_t v = 0;
-    if (word < 8) {
-      u64 two = s.v[word];
-      if (word + 1 < 8) two |= (u64)s.v[word + 1] << 32;
-      v = (uint32_t)(two >> sh) & mask;
-    }
-    v += carry;
-    uint32_t mag, sign;
-    if (v > half) { mag = (1u << c) - v; sign = 1; carry = 1; }
-    else { mag = v; sign = 0; carry = 0; }
-    uint32_t key = mag ? (shared ? 0u : (uint32_t)w * half) + mag - 1 : EMPTY;
-    digits[(u64)w * n + i] = mag ? (key | (sign << 31)) : EMPTY;
-    const uint32_t act = __activemask();
-    const uint32_t grp = __match_any_sync(act, key);
-    if (mag && lane == (uint32_t)(__ffs(grp) - 1)) atomicAdd(&counts[key], __popc(grp));
+    const uint32_t key = digit_key(s, w, c, shared, carry, sign);
+    digits[(u64)w * n + i] = key == EMPTY ? EMPTY : (key | (sign << 31));
+    uint32_t rank, leader;
+    const uint32_t grp = group_of(key, rank, leader);
+    if (key != EMPTY && rank == 0) atomicAdd(&counts[key], __popc(grp));
   }
 }
 
-// Counting-sort scatter: sorted[cursor[key]++] = point | sign<<31, where the
-// point is i (bases) or w * stride + i (window table with stride points per window).
-extern "C" __global__ void msm_scatter(const uint32_t* digits, uint32_t n, u64 total, uint32_t stride, uint32_t* cursor,
+// sorted[cursor[key]++] = digit_entry(...) for every digit t = w * n + i.
+extern "C" __global__ void msm_scatter(const uint32_t* digits, uint32_t n, u64 total, int shared, uint32_t* cursor,
                                        uint32_t* sorted) {
   u64 t = (u64)blockIdx.x * blockDim.x + threadIdx.x;
   if (t >= total) return;
   const uint32_t d = digits[t];
   const uint32_t key = d == EMPTY ? EMPTY : (d & 0x7fffffffu);
-  const uint32_t lane = threadIdx.x & 31;
-  const uint32_t act = __activemask();
-  const uint32_t grp = __match_any_sync(act, key);
-  const uint32_t leader = __ffs(grp) - 1;
+  uint32_t rank, leader;
+  const uint32_t grp = group_of(key, rank, leader);
   uint32_t base = 0;
-  if (key != EMPTY && lane == leader) base = atomicAdd(&cursor[key], __popc(grp));
+  if (key != EMPTY && rank == 0) base = atomicAdd(&cursor[key], __popc(grp));
   base = __shfl_sync(grp, base, leader);
   if (key == EMPTY) return;
-  const uint32_t rank = __popc(grp & ((1u << lane) - 1));
-  const uint32_t i = (uint32_t)(t % n);
-  const uint32_t point = stride ? (uint32_t)(t / n) * stride + i : i;
-  sorted[base + rank] = point | (d & 0x80000000u);
+  sorted[base + rank] = digit_entry((uint32_t)(t % n), (int)(t / n), n, shared, d >> 31);
 }
 
 // item -> segment (upper_bound over item_start[0..nseg]) - 1
@@ -232,10 +389,14 @@ extern "C" __global__ void items_fill(const uint32_t* item_start, uint32_t nseg,
   item_seg[i] = lo;
 }
 
+// Entries (digit_entry) are decoded against the sort's n: scalar i = t % n,
+// window w = t / n (0 without tables); the point is row w of the table (stride
+// points per row), index i - off, and scalars below off are skipped: one sort of
+// the witness serves the MSMs over w (A, B1, B2) and over w[off:] (C).
 template <class F>
 static __device__ void accum_affine(const uint32_t* bases, const uint32_t* sorted, const uint32_t* seg_start,
                                     const uint32_t* item_start, const uint32_t* item_seg, uint32_t L,
-                                    uint32_t nitems, uint32_t* out) {
+                                    uint32_t nitems, uint32_t* out, uint32_t n_sort, uint32_t stride, uint32_t off) {
   uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= nitems) return;
   const uint32_t s = item_seg[i];
@@ -244,7 +405,9 @@ static __device__ void accum_affine(const uint32_t* bases, const uint32_t* sorte
   XYZZ<F> acc = XYZZ<F>::inf();
   for (uint32_t k = b; k < e; k++) {
     const uint32_t v = sorted[k];
-    Affine<F> p = Affine<F>::load(bases + (u64)(v & 0x7fffffffu) * Affine<F>::WORDS);
+    const uint32_t t = v & 0x7fffffffu, w = t / n_sort, si = t - w * n_sort;
+    if (si < off) continue;
+    Affine<F> p = Affine<F>::load(bases + ((u64)w * stride + (si - off)) * Affine<F>::WORDS);
     if (p.is_inf()) continue;
     if (v >> 31) p.y = p.y.neg();
     acc.add_affine(p);
@@ -329,12 +492,26 @@ static __device__ void window_table(const uint32_t* in, uint32_t* out, uint32_t 
   y.store(out + (u64)i * Affine<F>::WORDS + F::N);
 }
 
-#define SNARKD_GROUP_KERNELS(G, F)                                                                               \
-  extern "C" __global__ void G##_accum_affine(const uint32_t* bases, const uint32_t* sorted,                   \
+// Blocks per SM asked of ptxas for the G1 accumulation kernel (128 threads):
+// SNARKD_G1_ACCUM_MINB=N caps its registers at 65536 / (128 N). BN254: 8 (64
+// registers, 16 bytes of spills, 50 % occupancy instead of 37 %: accumulate
+// -2 % at 2^24 on the H200); BLS12-381 none (capped at 64 it spills and ran 3.5 %
+// slower). -DSNARKD_G1_ACCUM_MINB=N overrides (timing variants).
+#if defined(SNARKD_BN254) && !defined(SNARKD_G1_ACCUM_MINB)
+#define SNARKD_G1_ACCUM_MINB 8
+#endif
+#if defined(SNARKD_G1_ACCUM_MINB)
+#define SNARKD_G1_ACCUM_BOUNDS __launch_bounds__(128, SNARKD_G1_ACCUM_MINB)
+#else
+#define SNARKD_G1_ACCUM_BOUNDS
+#endif
+
+#define SNARKD_GROUP_KERNELS(G, F, B)                                                                             \
+  extern "C" __global__ void B G##_accum_affine(const uint32_t* bases, const uint32_t* sorted,                   \
                                               const uint32_t* seg_start, const uint32_t* item_start,             \
                                               const uint32_t* item_seg, uint32_t L, uint32_t nitems,             \
-                                              uint32_t* out) {                                                   \
-    accum_affine<F>(bases, sorted, seg_start, item_start, item_seg, L, nitems, out);                            \
+                                              uint32_t* out, uint32_t n_sort, uint32_t stride, uint32_t off) {   \
+    accum_affine<F>(bases, sorted, seg_start, item_start, item_seg, L, nitems, out, n_sort, stride, off);       \
   }                                                                                                              \
   extern "C" __global__ void G##_accum_xyzz(const uint32_t* pts, const uint32_t* seg_start,                    \
                                             const uint32_t* item_start, const uint32_t* item_seg, uint32_t L,    \
@@ -353,5 +530,5 @@ static __device__ void window_table(const uint32_t* in, uint32_t* out, uint32_t 
     window_table<F>(in, out, n, c);                                                                              \
   }
 
-SNARKD_GROUP_KERNELS(g1, Fq)
-SNARKD_GROUP_KERNELS(g2, Fq2)
+SNARKD_GROUP_KERNELS(g1, Fq, SNARKD_G1_ACCUM_BOUNDS)
+SNARKD_GROUP_KERNELS(g2, Fq2, )

@@ -19,12 +19,16 @@ where <hash> is `source_hash()` (so a stale cubin is never loaded).
 from __future__ import annotations
 
 import hashlib
+import re
 import subprocess
 import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 SOURCES = ("kernels.cu", "curve.cuh", "field.cuh", "params.cuh")
+# Extra macros for every module GpuDevice loads: empty in production; benchmarks set
+# it before the first GpuDevice to time a variant (e.g. ("SNARKD_PLAIN_FIELD",)).
+DEFINES: tuple[str, ...] = ()
 MACROS = {"bn254": "SNARKD_BN254", "bls12_381": "SNARKD_BLS12_381"}
 
 def source_hash() -> str:
@@ -35,8 +39,13 @@ def source_hash() -> str:
     return h.hexdigest()[:16]
 
 
-def cubin_name(curve: str, cc: str) -> str:
-    return f"kernels-{curve}-sm{cc}-{source_hash()}.cubin"
+def variant_tag(defines: tuple[str, ...] = ()) -> str:
+    """'' for the default build; otherwise a tag naming the extra macros (timing variants)."""
+    return "".join("-" + re.sub(r"[^a-z0-9]+", "_", d.lower()) for d in sorted(defines))
+
+
+def cubin_name(curve: str, cc: str, defines: tuple[str, ...] = ()) -> str:
+    return f"kernels-{curve}-sm{cc}-{source_hash()}{variant_tag(defines)}.cubin"
 
 
 def _macro(curve: str) -> str:
@@ -46,36 +55,46 @@ def _macro(curve: str) -> str:
         raise ValueError(f"no CUDA kernels for curve {curve!r} (have {sorted(MACROS)})") from None
 
 
-def load(curve: str, cc: str, cubin_dir: str = ""):
+def load(curve: str, cc: str, cubin_dir: str = "", defines: tuple[str, ...] = ()):
     """The RawModule for `curve` ("bn254" or "bls12_381") for compute capability `cc`,
-    from cubin_dir when it holds a matching cubin, else compiled with NVRTC."""
+    from cubin_dir when it holds a matching cubin, else compiled with NVRTC.
+    defines: extra macros (timing variants such as SNARKD_PLAIN_FIELD; none in production)."""
     import cupy
 
     macro = _macro(curve)
     if cubin_dir:
-        path = Path(cubin_dir) / cubin_name(curve, cc)
+        path = Path(cubin_dir) / cubin_name(curve, cc, defines)
         if path.is_file():
             return cupy.RawModule(path=str(path))
     code = (HERE / "kernels.cu").read_text()
-    mod = cupy.RawModule(code=code, options=("-std=c++17", f"-I{HERE}", f"-D{macro}"), backend="nvrtc")
+    opts = ("-std=c++17", f"-I{HERE}", f"-D{macro}", *(f"-D{d}" for d in defines))
+    mod = cupy.RawModule(code=code, options=opts, backend="nvrtc")
     mod.compile()
     return mod
 
 
-def build_cubins(out_dir: str, cc: str = "90", nvcc: str = "nvcc") -> list[Path]:
+def build_cubins(out_dir: str, cc: str = "90", nvcc: str = "nvcc", defines: tuple[str, ...] = ()) -> list[Path]:
+    """One cubin per curve, compiled in parallel; ptxas's register/stack report in <cubin>.txt."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    made = []
+    procs = []
     for curve, macro in MACROS.items():
-        path = out / cubin_name(curve, cc)
-        subprocess.run([nvcc, "-cubin", f"-arch=sm_{cc}", "-std=c++17", f"-D{macro}", "-o", str(path), str(HERE / "kernels.cu")], check=True)
-        made.append(path)
-    return made
+        path = out / cubin_name(curve, cc, defines)
+        cmd = [nvcc, "-cubin", f"-arch=sm_{cc}", "-std=c++17", "-Xptxas", "-v", f"-D{macro}", *(f"-D{d}" for d in defines),
+               "-o", str(path), str(HERE / "kernels.cu")]
+        log = open(str(path) + ".txt", "w")
+        procs.append((path, subprocess.Popen(cmd, stderr=log), log))
+    for path, proc, log in procs:
+        proc.wait()
+        log.close()
+        if proc.returncode:
+            raise subprocess.CalledProcessError(proc.returncode, f"nvcc for {path.name}")
+    return [p for p, _, _ in procs]
 
 
 if __name__ == "__main__":
-    if len(sys.argv) >= 3 and sys.argv[1] == "build":
-        for p in build_cubins(sys.argv[2]):
+    if len(sys.argv) >= 3 and sys.argv[1] == "build":  # build DIR [MACRO ...]
+        for p in build_cubins(sys.argv[2], defines=tuple(sys.argv[3:])):
             print(p)
     elif len(sys.argv) >= 2 and sys.argv[1] == "hash":
         print(source_hash())

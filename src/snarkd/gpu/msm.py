@@ -1,9 +1,12 @@
 """Pippenger MSM on the device, G1 and G2, bases resident.
 
-1. msm_digits: each scalar (reduced mod r) -> nw signed c-bit digits; a
-   histogram of bucket keys (w * 2^(c-1) + |d| - 1), warp-aggregated atomics.
-2. exclusive scan of the counts (CuPy), msm_scatter: a counting sort of
-   (point index | sign) by bucket key.
+1-2. DigitSort: each scalar (reduced mod r) -> nw signed c-bit digits, sorted
+   by bucket key (w * 2^(c-1) + |d| - 1): msm_digits (digits and a histogram,
+   warp-aggregated atomics), a scan, msm_scatter (a counting sort). A
+   DigitSort depends only on the scalars, n, c and the table mode, so one sort
+   of the witness serves the A, B1, B2 and C MSMs of a proof (C reads w[off:]
+   by skipping i < off). A three-pass partition sort (PARTITION_SORT) is
+   there too; it measured slower (see PARTITION_SORT).
 3. Segmented accumulation: every bucket is cut into items of at most L points;
    one thread sums an item (mixed XYZZ adds from the affine bases), and further
    rounds sum the partial sums of buckets that had several items. A skewed
@@ -31,6 +34,14 @@ CURVES = {"bn254": BN254, "bls12_381": BLS12_381}
 FR_BITS = {"bn254": 254, "bls12_381": 255}
 TARGET_ITEMS = 1 << 18
 ROUND2_L = 16
+PART_BITS = 9  # the digit sort's first pass: at most 2^9 partitions of the key space
+PART_LOW_MAX = 12  # ... each at most 2^12 keys (msm_part_sort's shared counters)
+PART_PER_BLOCK = 2048  # scalars per block in the partition passes
+# The three-pass partition sort measured 2x slower than the one-pass sort on the H200
+# (BN254 G1 2^24: 22.6 vs 10.6 ms; bench/gpu-notes.md, round 2): its 8- and 4-byte
+# scattered writes into runs that many blocks interleave are not combined in L2.
+# It stays selectable (benchmarks, tests) for the tile-staged version that would fix that.
+PARTITION_SORT = False
 SEG_L2 = 16
 FAN = 16
 
@@ -92,6 +103,11 @@ class WindowTable:
         return int(self.table.nbytes)
 
     @staticmethod
+    def indexable(curve_name: str, n: int, c: int = 0) -> bool:
+        """Whether every row of the table has a 31-bit index (sorted entries keep bit 31 for the sign)."""
+        return n_windows(curve_name, table_window_bits(n, c)) * int(n) < 1 << 31
+
+    @staticmethod
     def bytes_for(curve_name: str, g2: bool, n: int, c: int = 0) -> int:
         c = table_window_bits(n, c)
         return n_windows(curve_name, c) * int(n) * 2 * coord_words(CURVES[curve_name], g2) * 4
@@ -99,41 +115,142 @@ class WindowTable:
 
 def scratch_bytes(curve_name: str, g2: bool, n: int, c: int = 0, table: bool = False) -> int:
     """Device memory msm_window_sums allocates for n points, an upper estimate from the
-    same sizes it uses: the digit sort (digits and sorted indices, nw words per point;
-    four bucket-sized arrays) and two accumulation rounds of partial sums alive at once."""
+    same sizes it uses: the digit sort (8-byte partition entries and 4-byte sorted
+    entries, nw per point; four bucket-sized arrays) and two accumulation rounds of
+    partial sums alive at once."""
     c = table_window_bits(n, c) if table else window_bits(n, c)
     nw = n_windows(curve_name, c)
     nseg = (1 if table else nw) << (c - 1)
     point_bytes = 4 * coord_words(CURVES[curve_name], g2) * 4
     items = TARGET_ITEMS + nseg
-    return 2 * nw * n * 4 + 4 * (nseg + 1) * 4 + 2 * items * (point_bytes + 4)
+    return 12 * nw * n + 4 * (nseg + 1) * 4 + 2 * items * (point_bytes + 4)
+
+
+def sort_bytes(curve_name: str, n: int, c: int = 0) -> int:
+    """Device memory a kept DigitSort of n scalars holds (sorted entries, counts,
+    starts), the larger of the plain and table window modes; its accumulation plan
+    (about TARGET_ITEMS words per round) is in scratch_bytes's allowance."""
+    out = 0
+    for c1, nwin1 in ((window_bits(n, c), None), (table_window_bits(n, c), 1)):
+        nw = n_windows(curve_name, c1)
+        nseg = (nwin1 or nw) << (c1 - 1)
+        out = max(out, 4 * nw * n + 4 * (4 * nseg + 2) + 8 * TARGET_ITEMS)
+    return out
+
+
+class DigitSort:
+    """The signed c-bit digits of n scalars, sorted by bucket: `srt` holds each
+    digit's entry (kernels.cu digit_entry: the scalar index, or with window
+    tables the digit index w * n + i; sign in bit 31), bucket s owning
+    srt[seg_start[s] : seg_start[s + 1]] (counts[s] entries). Built once per
+    scalar vector and window mode; `rounds()` plans the segmented accumulation
+    once too, so MSMs that reuse a sort launch without host round trips."""
+
+    def __init__(self, mod, curve_name: str, scalars, n: int, c: int, shared: bool, mark=None):
+        """mark(name): called after each pass (CUDA events for per-pass timings), when given."""
+        import cupy
+
+        mark = mark or (lambda name: None)
+
+        self.n, self.c, self.shared = int(n), int(c), bool(shared)
+        self.nw = n_windows(curve_name, c)
+        self.nseg = (1 if shared else self.nw) << (c - 1)
+        self._mod = mod
+        self._rounds = None
+        nseg, nw, n = self.nseg, self.nw, self.n
+        args = (scalars, np.uint32(n), np.int32(c), np.int32(nw), np.int32(shared))
+        low = max(0, (nseg - 1).bit_length() - PART_BITS)
+        self.counts = cupy.empty(nseg, dtype=cupy.uint32)
+        self.seg_start = cupy.empty(nseg + 1, dtype=cupy.uint32)
+        self.srt = cupy.empty(max(nw * n, 1), dtype=cupy.uint32)
+        if low > PART_LOW_MAX or not PARTITION_SORT:  # a key space too large for the partition passes: one global scatter
+            self.counts.fill(0)
+            digits = cupy.empty(nw * n, dtype=cupy.uint32)
+            _launch(mod, "msm_digits", n, (*args, digits, self.counts))
+            self.seg_start[0] = 0
+            cupy.cumsum(self.counts, dtype=cupy.uint32, out=self.seg_start[1:])
+            cursor = self.seg_start[:-1].copy()
+            mark("sort_digits")
+            _launch(mod, "msm_scatter", nw * n, (digits, np.uint32(n), np.uint64(nw * n), np.int32(shared), cursor, self.srt))
+            mark("sort_scatter")
+            return
+        nparts = (nseg + (1 << low) - 1) >> low
+        part_count = cupy.zeros(nparts, dtype=cupy.uint32)
+        blocks = max(1, -(-n // PART_PER_BLOCK))
+        pargs = (np.int32(low), np.uint32(nparts), np.uint32(PART_PER_BLOCK))
+        mod.get_function("msm_part_count")((blocks,), (256,), (*args, *pargs, part_count))
+        part_start = cupy.zeros(nparts + 1, dtype=cupy.uint32)
+        cupy.cumsum(part_count, dtype=cupy.uint32, out=part_start[1:])
+        cursor = part_start[:-1].copy()
+        part = cupy.empty(max(nw * n, 1), dtype=cupy.uint64)
+        mark("sort_count")
+        mod.get_function("msm_part_scatter")((blocks,), (256,), (*args, *pargs, cursor, part))
+        mark("sort_partition")
+        mod.get_function("msm_part_sort")((nparts,), (512,), (part, part_start, np.int32(low), np.uint32(nseg), self.srt,
+                                                              self.counts, self.seg_start), shared_mem=8 << low)
+        self.seg_start[nseg:] = part_start[nparts:]
+        mark("sort_buckets")
+
+    def matches(self, n: int, c: int, shared: bool) -> bool:
+        return (self.n, self.c, self.shared) == (int(n), int(c), bool(shared))
+
+    def rounds(self) -> list[tuple]:
+        """(L, seg_start, item_start, item_seg, nitems) per accumulation round: round 1
+        cuts every bucket into items of at most L entries; each later round sums the
+        partial sums of buckets that had several items (ROUND2_L per item)."""
+        import cupy
+
+        if self._rounds is not None:
+            return self._rounds
+        rounds = []
+        counts, seg_start = self.counts, self.seg_start
+        L = max(8, -(-(self.n * self.nw) // TARGET_ITEMS))
+        while True:
+            items_per = (counts + (L - 1)) // L
+            item_start = cupy.zeros(self.nseg + 1, dtype=cupy.uint32)
+            cupy.cumsum(items_per, dtype=cupy.uint32, out=item_start[1:])
+            nitems, maxi = (int(x) for x in cupy.stack([item_start[-1], items_per.max()]).get())
+            item_seg = cupy.empty(max(nitems, 1), dtype=cupy.uint32)
+            _launch(self._mod, "items_fill", nitems, (item_start, np.uint32(self.nseg), item_seg, np.uint32(nitems)))
+            rounds.append((L, seg_start, item_start, item_seg, nitems))
+            if maxi <= 1:
+                break
+            counts, seg_start, L = items_per, item_start, ROUND2_L
+        self._rounds = rounds
+        return rounds
+
+
+def _launch(mod, name: str, count: int, args, blk: int = 256) -> None:
+    if count > 0:
+        mod.get_function(name)(((count + blk - 1) // blk,), (blk,), args)
 
 
 def msm_window_sums(mod, curve_name: str, g2: bool, bases, scalars, n: int, c: int = 0, stats: dict | None = None,
-                    table: WindowTable | None = None):
-    """Device part: returns (host uint32 array of nw XYZZ points, c); with a
-    window table, one point (the whole sum) and c."""
+                    table: WindowTable | None = None, *, offset: int = 0, sorts: dict | None = None, tag: str = ""):
+    """Device part of sum_{offset <= i < n} scalars[i] * bases[i - offset]: returns (host
+    uint32 array of nw XYZZ points, c); with a window table, one point (the whole sum) and c.
+    sorts: a dict kept by the caller for one set of scalars (tag names them): the digit
+    sort is made once per (tag, n, c, table mode) and reused by later MSMs."""
     import cupy
 
     curve = CURVES[curve_name]
     grp = "g2" if g2 else "g1"
     F = coord_words(curve, g2)
     XW = 4 * F
+    npts = n - offset
     if table is not None:
-        if table.n < n or table.g2 != g2 or table.curve_name != curve_name:
+        if table.n < npts or table.g2 != g2 or table.curve_name != curve_name:
             raise ValueError("window table does not match the MSM (curve, group or size)")
         c, bases = table.c, table.table
-    c = c or window_bits(n)
+    c = c or window_bits(npts)
     nw = n_windows(curve_name, c)
     nb = 1 << (c - 1)
     shared = table is not None
     nwin = 1 if shared else nw  # windows that own buckets
-    nseg = nwin * nb
     block = 256
 
     def launch(name, count, args, blk=block):
-        if count > 0:
-            mod.get_function(name)(((count + blk - 1) // blk,), (blk,), args)
+        _launch(mod, name, count, args, blk)
 
     marks = []
 
@@ -145,40 +262,27 @@ def msm_window_sums(mod, curve_name: str, g2: bool, bases, scalars, n: int, c: i
             marks.append((name, ev))
 
     mark("start")
-
-    counts = cupy.zeros(nseg, dtype=cupy.uint32)
-    digits = cupy.empty(nw * n, dtype=cupy.uint32)
-    launch("msm_digits", n, (scalars, np.uint32(n), np.int32(c), np.int32(nw), np.int32(shared), digits, counts))
-    seg_start = cupy.zeros(nseg + 1, dtype=cupy.uint32)
-    cupy.cumsum(counts, dtype=cupy.uint32, out=seg_start[1:])
-    cursor = seg_start[:-1].copy()
-    srt = cupy.empty(nw * n, dtype=cupy.uint32)
-    launch("msm_scatter", nw * n, (digits, np.uint32(n), np.uint64(nw * n), np.uint32(table.n if shared else 0), cursor, srt))
-    del digits, cursor
+    key = (tag, n, c, shared)
+    sort = sorts.get(key) if sorts is not None else None
+    reused = sort is not None
+    if sort is None:
+        sort = DigitSort(mod, curve_name, scalars, n, c, shared, mark if stats is not None else None)
+        if sorts is not None:
+            sorts[key] = sort
     mark("sort")
 
-    L = max(8, -(-(n * nw) // TARGET_ITEMS))
     points = None
-    rounds = 0
-    while True:
-        items_per = (counts + (L - 1)) // L
-        item_start = cupy.zeros(nseg + 1, dtype=cupy.uint32)
-        cupy.cumsum(items_per, dtype=cupy.uint32, out=item_start[1:])
-        nitems, maxi = (int(x) for x in cupy.stack([item_start[-1], items_per.max()]).get())
-        item_seg = cupy.empty(max(nitems, 1), dtype=cupy.uint32)
-        launch("items_fill", nitems, (item_start, np.uint32(nseg), item_seg, np.uint32(nitems)))
+    plan = sort.rounds()
+    stride = np.uint32(table.n if shared else 0)
+    for L, seg_start, item_start, item_seg, nitems in plan:
         out = cupy.empty(max(nitems, 1) * XW, dtype=cupy.uint32)
         if points is None:
-            launch(f"{grp}_accum_affine", nitems, (bases, srt, seg_start, item_start, item_seg, np.uint32(L), np.uint32(nitems), out), 128)
+            launch(f"{grp}_accum_affine", nitems, (bases, sort.srt, seg_start, item_start, item_seg, np.uint32(L),
+                                                   np.uint32(nitems), out, np.uint32(n), stride, np.uint32(offset)), 128)
         else:
             launch(f"{grp}_accum_xyzz", nitems, (points, seg_start, item_start, item_seg, np.uint32(L), np.uint32(nitems), out), 128)
-        rounds += 1
         points = out
-        if maxi <= 1:
-            break
-        counts, seg_start, L = items_per, item_start, ROUND2_L
-    del srt
-    fin = item_start
+    fin = plan[-1][2]
     mark("accumulate")
 
     L2 = min(SEG_L2, nb)
@@ -196,7 +300,7 @@ def msm_window_sums(mod, curve_name: str, g2: bool, bases, scalars, n: int, c: i
     if stats is not None:
         marks[-1][1].synchronize()
         phases = {name: round(cupy.cuda.get_elapsed_time(marks[i][1], ev), 3) for i, (name, ev) in enumerate(marks[1:])}
-        stats.update(c=c, nw=nw, rounds=rounds, L=L, table=shared, phases_ms=phases)
+        stats.update(c=c, nw=nw, rounds=len(plan), L=plan[0][0], table=shared, sort_reused=reused, phases_ms=phases)
     return sums, c
 
 
@@ -246,15 +350,16 @@ def combine_windows(curve_name: str, g2: bool, sums: np.ndarray, c: int, native)
 
 
 def msm(mod, curve_name: str, g2: bool, bases, scalars, n: int, native, c: int = 0, stats: dict | None = None,
-        table: WindowTable | None = None) -> np.ndarray:
-    """Σ scalars[i] * bases[i] for i < n: bases and scalars device uint32
-    arrays (zkey layout; scalars plain Fr). Returns the affine Montgomery
+        table: WindowTable | None = None, *, offset: int = 0, sorts: dict | None = None, tag: str = "") -> np.ndarray:
+    """sum_{offset <= i < n} scalars[i] * bases[i - offset]: bases and scalars device
+    uint32 arrays (zkey layout; scalars plain Fr). Returns the affine Montgomery
     point as the CPU core's msm_g1/msm_g2 does. With a window table for these
-    bases, the table's windows are used (bases is then not read)."""
+    bases, the table's windows are used (bases is then not read). sorts/tag: see
+    msm_window_sums (one digit sort per scalar vector, shared by its MSMs)."""
     curve = CURVES[curve_name]
-    if n == 0:
+    if n - offset <= 0:
         return np.zeros((4 if g2 else 2) * curve.n8q // 8, dtype=np.uint64)
-    sums, c = msm_window_sums(mod, curve_name, g2, bases, scalars, n, c, stats, table)
+    sums, c = msm_window_sums(mod, curve_name, g2, bases, scalars, n, c, stats, table, offset=offset, sorts=sorts, tag=tag)
     if table is not None:
         return xyzz_to_affine_words(curve, g2, sums)[0]
     return combine_windows(curve_name, g2, sums, c, native)

@@ -7,7 +7,8 @@ Transforms are radix-2 stages grouped into shared-memory passes of up to 10
 stages (ntt_pass in kernels.cu): Gentleman-Sande (DIF, natural -> bit-reversed)
 for the inverse transforms of the H computation, Cooley-Tukey (DIT,
 bit-reversed -> natural) for the forward ones, so that no bit-reversal pass is
-needed there; the coset shift and 1/n ride on the DIT's first pass.
+needed there; the coset shift and 1/n ride on the DIT's first pass, and so
+does the bit reversal of a natural-order NTT (ntt()).
 """
 
 from __future__ import annotations
@@ -87,13 +88,15 @@ class NttDomain:
 
     # -- transforms (in place on a flat uint32 device array of n*8 words) --------
 
-    def _pass(self, data, inverse: bool, dif: bool, s0: int, k: int, g: int, shift=None) -> None:
+    def _pass(self, data, inverse: bool, dif: bool, s0: int, k: int, g: int, shift=None, src=None, scale=None) -> None:
         tile = 1 << (k + g)
         threads = min(512, tile // 2)
         blocks = self.n >> (k + g)
         fn = self.mod.get_function("ntt_pass")
-        fn((blocks,), (threads,), (data, self.tw[inverse], shift if shift is not None else np.intp(0),
-                                   np.int32(self.log_n), np.int32(s0), np.int32(k), np.int32(g), np.int32(1 if dif else 0)),
+        null = np.intp(0)
+        fn((blocks,), (threads,), (data, self.tw[inverse], shift if shift is not None else null,
+                                   np.int32(self.log_n), np.int32(s0), np.int32(k), np.int32(g), np.int32(1 if dif else 0),
+                                   src if src is not None else null, scale if scale is not None else null),
            shared_mem=tile * 32)
 
     def dif(self, data, inverse: bool) -> None:
@@ -113,9 +116,12 @@ class NttDomain:
         import cupy
 
         out = cupy.empty_like(data) if out is None else out
-        scale = self.consts[3] if inverse else np.intp(0)
-        self._launch("fr_bitrev", self.n, (data, out, scale, np.int32(self.log_n)))
-        self.dit(out, inverse)
+        if not self.passes:  # n = 1: the identity (1/n = 1)
+            out[...] = data
+            return out
+        scale = self.consts[3] if inverse else None
+        for i, (s0, k, g) in enumerate(self.passes):  # the first pass loads data in bit-reversed order
+            self._pass(out, inverse, False, s0, k, g, src=data if i == 0 else None, scale=scale if i == 0 else None)
         return out
 
     def coset_shift_evals(self, data) -> None:

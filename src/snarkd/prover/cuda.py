@@ -65,7 +65,8 @@ class CudaBackend:
         curve = key.curve.native
         big = max(zk.n_vars, zk.domain_size)
         msm = max(gmsm.scratch_bytes(curve, False, big, self.msm_c), gmsm.scratch_bytes(curve, True, zk.n_vars, self.msm_c))
-        return 32 * zk.n_vars + 4 * 32 * zk.domain_size + msm + SLACK
+        kept = 2 * gmsm.sort_bytes(curve, zk.n_vars, self.msm_c)  # w's digit sorts, kept for its MSMs (table and plain)
+        return 32 * zk.n_vars + 4 * 32 * zk.domain_size + msm + kept + SLACK
 
     def device_stage(self, key, synth: Synthesized, timer, threads: int = 0, with_g2: bool = False) -> G1Sums:
         import cupy
@@ -101,17 +102,20 @@ class CudaBackend:
             with timer.phase("msm_h"), kernels():
                 res_h = gmsm.msm(mod, curve, False, rk.h, h, d, native, c, table=tab("h"))
             del h
+            # one digit sort of w serves A, B1, C (w[n_public+1:]) and B2 when their window modes agree
+            sorts, nv = {}, zk.n_vars
             with timer.phase("msm_a"), kernels():
-                sum_a = gmsm.msm(mod, curve, False, rk.a, w, zk.n_vars, native, c, table=tab("a"))
+                sum_a = gmsm.msm(mod, curve, False, rk.a, w, nv, native, c, table=tab("a"), sorts=sorts, tag="w")
             with timer.phase("msm_b1"), kernels():
-                sum_b1 = gmsm.msm(mod, curve, False, rk.b1, w, zk.n_vars, native, c, table=tab("b1"))
+                sum_b1 = gmsm.msm(mod, curve, False, rk.b1, w, nv, native, c, table=tab("b1"), sorts=sorts, tag="w")
             with timer.phase("msm_c"), kernels():
-                off = (zk.n_public + 1) * 8
-                sum_c = gmsm.msm(mod, curve, False, rk.c, w[off:], zk.n_vars - zk.n_public - 1, native, c, table=tab("c"))
+                sum_c = gmsm.msm(mod, curve, False, rk.c, w, nv, native, c, table=tab("c"), offset=zk.n_public + 1,
+                                 sorts=sorts, tag="w")
             sums = G1Sums(h=res_h, a=sum_a, b1=sum_b1, c=sum_c)
             if with_g2:
                 with timer.phase("msm_b2"), kernels():
-                    sums.b2 = gmsm.msm(mod, curve, True, rk.b2, w, zk.n_vars, native, c, table=tab("b2"))
+                    sums.b2 = gmsm.msm(mod, curve, True, rk.b2, w, nv, native, c, table=tab("b2"), sorts=sorts, tag="w")
+            del sorts
             dev.sync_stream()
             timer.record("kernels", kernels.count() * 1e3)
         return sums
