@@ -27,3 +27,13 @@ def test_wide_values_and_a_modulus_beyond_the_limbs():
     vals = [q - 1, 5, q, 0]
     assert first_not_below(arr(vals, 6), q) == 2
     assert first_not_below(arr([(1 << 256) - 1], 4), q) == -1  # every 4-limb value is below a 381-bit modulus
+
+
+def test_threads_return_the_lowest_index():
+    m = BN254.r
+    big = np.zeros(((1 << 20) + 3, 4), dtype="<u8")
+    for i in (900_000, 700_001, 1 << 20):  # hits in several threads' ranges: the lowest wins
+        big[i] = [2**64 - 1] * 4
+    assert {first_not_below(big, m, t) for t in (1, 2, 3, 7, 0)} == {700_001}
+    big[:] = 0
+    assert {first_not_below(big, m, t) for t in (1, 4, 0)} == {-1}

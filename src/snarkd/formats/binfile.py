@@ -212,13 +212,14 @@ def limbs_to_int(limbs) -> int:
     return int.from_bytes(_np.ascontiguousarray(limbs, dtype="<u8").tobytes(), "little")
 
 
-def first_not_below(limbs, modulus: int) -> int:
+def first_not_below(limbs, modulus: int, threads: int = 0) -> int:
     """Index of the first row of `limbs` (shape (N, L), little-endian u64 limbs)
-    whose value is >= modulus, or -1. One native pass, the GIL released."""
+    whose value is >= modulus, or -1. One native pass, the GIL released, on up to
+    `threads` threads (0: all cores)."""
     limbs = _np.ascontiguousarray(limbs)
     if limbs.ndim != 2:
         raise ValueError("limbs must be (N, L)")
     nl = limbs.shape[1]
     if modulus >> (64 * nl):
         return -1  # every L-limb value is below the modulus
-    return _scan.first_not_below(limbs, modulus.to_bytes(8 * nl, "little"), nl)
+    return _scan.first_not_below(limbs, modulus.to_bytes(8 * nl, "little"), nl, threads)

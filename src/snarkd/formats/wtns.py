@@ -145,11 +145,11 @@ def check_witness_header(witness: Witness, zkey: "ZKey", name: str | None = None
         raise MismatchError(f"{name}: witness value w[0] must be 1 (the constant ONE signal), got {got}")
 
 
-def check_witness(witness: Witness, zkey: "ZKey", name: str | None = None) -> None:
+def check_witness(witness: Witness, zkey: "ZKey", name: str | None = None, threads: int = 0) -> None:
     """MismatchError unless `witness` fits `zkey`: same field, nVars values,
-    w[0] == 1, every value canonical (< r)."""
+    w[0] == 1, every value canonical (< r; checked on `threads` threads, 0: all)."""
     name = name or witness.path
     check_witness_header(witness, zkey, name)
-    bad = first_not_below(witness.values, zkey.r)
+    bad = first_not_below(witness.values, zkey.r, threads)
     if bad >= 0:
         raise MismatchError(f"{name}: witness value w[{bad}] = {witness.value(bad)} is not canonical (not below the field prime r = {zkey.r})")

@@ -389,6 +389,76 @@ extern "C" __global__ void items_fill(const uint32_t* item_start, uint32_t nseg,
   item_seg[i] = lo;
 }
 
+// Exclusive prefix sums of u32 counts, out[0] = 0 ... out[n] = total, in three launches: each
+// 1024-entry tile scanned in a block (warp shuffles), the tile totals scanned by one block, the
+// tile offsets added. Ours rather than CuPy's cumsum: CuPy compiles its scan and elementwise
+// kernels with NVRTC on first use, 0.3-0.9 s of every fresh process's first proof.
+#define SCAN_TILE 1024
+__device__ __forceinline__ uint32_t block_inclusive_scan(uint32_t v, uint32_t* warp_sums) {
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+#pragma unroll
+  for (int d = 1; d < 32; d <<= 1) {
+    uint32_t t = __shfl_up_sync(0xffffffffu, v, d);
+    if (lane >= d) v += t;
+  }
+  if (lane == 31) warp_sums[warp] = v;
+  __syncthreads();
+  if (warp == 0) {
+    uint32_t w = lane < (int)(blockDim.x >> 5) ? warp_sums[lane] : 0;
+#pragma unroll
+    for (int d = 1; d < 32; d <<= 1) {
+      uint32_t t = __shfl_up_sync(0xffffffffu, w, d);
+      if (lane >= d) w += t;
+    }
+    warp_sums[lane] = w;
+  }
+  __syncthreads();
+  return warp ? v + warp_sums[warp - 1] : v;
+}
+
+extern "C" __global__ void __launch_bounds__(SCAN_TILE) scan_tiles(const uint32_t* in, uint32_t* out, uint32_t n,
+                                                                   uint32_t* tile_sums) {
+  __shared__ uint32_t warp_sums[32];
+  uint32_t i = blockIdx.x * SCAN_TILE + threadIdx.x;
+  uint32_t v = block_inclusive_scan(i < n ? in[i] : 0, warp_sums);
+  if (i < n) out[i + 1] = v;
+  if (i == 0) out[0] = 0;
+  if (threadIdx.x == SCAN_TILE - 1) tile_sums[blockIdx.x] = v;
+}
+
+extern "C" __global__ void __launch_bounds__(SCAN_TILE) scan_tile_sums(uint32_t* tile_sums, uint32_t ntiles) {
+  __shared__ uint32_t warp_sums[32];
+  __shared__ uint32_t chunk_total;
+  uint32_t carry = 0;  // exclusive offsets, chunk by chunk (ntiles is small: one block suffices)
+  for (uint32_t base = 0; base < ntiles; base += SCAN_TILE) {
+    uint32_t i = base + threadIdx.x;
+    uint32_t v = i < ntiles ? tile_sums[i] : 0;
+    uint32_t inc = block_inclusive_scan(v, warp_sums);
+    if (i < ntiles) tile_sums[i] = carry + inc - v;
+    if (threadIdx.x == SCAN_TILE - 1) chunk_total = inc;
+    __syncthreads();
+    carry += chunk_total;
+    __syncthreads();  // warp_sums and chunk_total are rewritten by the next chunk
+  }
+}
+
+extern "C" __global__ void scan_add(uint32_t* out, uint32_t n, const uint32_t* tile_offsets) {
+  uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) out[i + 1] += tile_offsets[i / SCAN_TILE];
+}
+
+// items_per[s] = ceil(counts[s] / L) and info[1] = max over s (info zeroed by the caller):
+// the accumulation rounds' plan without CuPy's elementwise and reduction kernels.
+extern "C" __global__ void items_per_bucket(const uint32_t* counts, uint32_t nseg, uint32_t L, uint32_t* items_per,
+                                            uint32_t* info) {
+  uint32_t s = blockIdx.x * blockDim.x + threadIdx.x;
+  uint32_t v = s < nseg ? (counts[s] + L - 1) / L : 0;
+  if (s < nseg) items_per[s] = v;
+#pragma unroll
+  for (int d = 16; d > 0; d >>= 1) v = max(v, __shfl_xor_sync(0xffffffffu, v, d));
+  if ((threadIdx.x & 31) == 0 && v) atomicMax(info + 1, v);
+}
+
 // Entries (digit_entry) are decoded against the sort's n: scalar i = t % n,
 // window w = t / n (0 without tables); the point is row w of the table (stride
 // points per row), index i - off, and scalars below off are skipped: one sort of

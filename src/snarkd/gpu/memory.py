@@ -9,8 +9,8 @@ cached blocks and retried once; the daemon turns it into a failed proof, never
 a crash. `reserve()` lets a caller wait for room (several workers on one
 device) or fail fast.
 
-Host buffers that feed the device are pinned and copied asynchronously on the
-device's own copy stream (`upload`).
+Host buffers reach the device in chunks through two pinned staging buffers, on the
+calling thread's stream (`upload`).
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ import numpy as np
 from snarkd.errors import EXIT_INTERNAL, EXIT_USAGE, BackendUnavailable, SnarkdError
 
 GiB = 1 << 30
+UPLOAD_CHUNK = 8 << 20  # bytes per pinned staging buffer (two per upload)
 
 
 class GpuError(SnarkdError):
@@ -67,7 +68,6 @@ class DeviceMemory:
                 budget = max(0, free + self.pool.total_bytes() - margin)
             self.budget = int(budget)
             self.pool.set_limit(size=self.budget)
-            self.copy_stream = cupy.cuda.Stream(non_blocking=True)
         self.reserved = 0
 
     # -- budget ---------------------------------------------------------------
@@ -127,18 +127,29 @@ class DeviceMemory:
     # -- transfers --------------------------------------------------------------
 
     def upload(self, host: np.ndarray, dtype=np.uint32):
-        """Host array -> device array (as `dtype` words) through a pinned
-        staging buffer, copied asynchronously on the copy stream (the call
-        returns once the copy is done)."""
+        """Host array -> device array (as `dtype` words), on the calling thread's stream: chunks
+        through two pinned staging buffers, so the copy of one chunk into pinned memory overlaps the
+        transfer of the other, and a 6 GiB key upload pins 2 x UPLOAD_CHUNK, not 6 GiB. Returns once
+        the transfers are done (the staging buffers go back to the pool)."""
         cupy = self.cupy
         src = np.ascontiguousarray(host).view(np.uint8).reshape(-1)
         nbytes = src.nbytes
         dst = cupy.empty(nbytes // np.dtype(dtype).itemsize, dtype=dtype)
         if nbytes == 0:
             return dst
-        mem = cupy.cuda.alloc_pinned_memory(nbytes)
-        staging = np.frombuffer(mem, dtype=np.uint8, count=nbytes)
-        staging[:] = src
-        dst.data.copy_from_host_async(staging.ctypes.data, nbytes, stream=self.copy_stream)
-        self.copy_stream.synchronize()
+        stream = cupy.cuda.get_current_stream()
+        chunk = min(UPLOAD_CHUNK, nbytes)
+        stages = [np.frombuffer(cupy.cuda.alloc_pinned_memory(chunk), dtype=np.uint8, count=chunk)
+                  for _ in range(2 if nbytes > chunk else 1)]
+        sent = [None] * len(stages)  # per buffer: an event after its last transfer
+        for k, off in enumerate(range(0, nbytes, chunk)):
+            b, m = k % len(stages), min(chunk, nbytes - off)
+            if sent[b] is not None:
+                sent[b].synchronize()  # the buffer's previous chunk has left it
+            stages[b][:m] = src[off : off + m]
+            (dst.data + off).copy_from_host_async(stages[b].ctypes.data, m, stream=stream)
+            sent[b] = cupy.cuda.Event()
+            sent[b].record(stream)
+        for ev in sent:
+            ev.synchronize()
         return dst

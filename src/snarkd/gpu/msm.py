@@ -91,7 +91,7 @@ class WindowTable:
             raise ValueError(f"window table of {self.nw} x {n} points is too large (indices are 31-bit)")
         aw = 2 * coord_words(curve, g2)
         self.table = cupy.empty(self.nw * self.n * aw, dtype=cupy.uint32)
-        self.table[: self.n * aw] = bases[: self.n * aw]
+        device_copy(self.table, bases, self.n * aw)
         fn = mod.get_function(("g2" if g2 else "g1") + "_window_table")
         blk = 128
         for w in range(1, self.nw):
@@ -160,16 +160,15 @@ class DigitSort:
         nseg, nw, n = self.nseg, self.nw, self.n
         args = (scalars, np.uint32(n), np.int32(c), np.int32(nw), np.int32(shared))
         low = max(0, (nseg - 1).bit_length() - PART_BITS)
-        self.counts = cupy.empty(nseg, dtype=cupy.uint32)
         self.seg_start = cupy.empty(nseg + 1, dtype=cupy.uint32)
         self.srt = cupy.empty(max(nw * n, 1), dtype=cupy.uint32)
         if low > PART_LOW_MAX or not PARTITION_SORT:  # a key space too large for the partition passes: one global scatter
-            self.counts.fill(0)
+            self.counts = cupy.zeros(nseg, dtype=cupy.uint32)
             digits = cupy.empty(nw * n, dtype=cupy.uint32)
             _launch(mod, "msm_digits", n, (*args, digits, self.counts))
-            self.seg_start[0] = 0
-            cupy.cumsum(self.counts, dtype=cupy.uint32, out=self.seg_start[1:])
-            cursor = self.seg_start[:-1].copy()
+            exclusive_scan(mod, self.counts, self.seg_start)
+            cursor = cupy.empty(nseg, dtype=cupy.uint32)
+            device_copy(cursor, self.seg_start, nseg)
             mark("sort_digits")
             _launch(mod, "msm_scatter", nw * n, (digits, np.uint32(n), np.uint64(nw * n), np.int32(shared), cursor, self.srt))
             mark("sort_scatter")
@@ -179,16 +178,18 @@ class DigitSort:
         blocks = max(1, -(-n // PART_PER_BLOCK))
         pargs = (np.int32(low), np.uint32(nparts), np.uint32(PART_PER_BLOCK))
         mod.get_function("msm_part_count")((blocks,), (256,), (*args, *pargs, part_count))
-        part_start = cupy.zeros(nparts + 1, dtype=cupy.uint32)
-        cupy.cumsum(part_count, dtype=cupy.uint32, out=part_start[1:])
-        cursor = part_start[:-1].copy()
+        self.counts = cupy.empty(nseg, dtype=cupy.uint32)
+        part_start = cupy.empty(nparts + 1, dtype=cupy.uint32)
+        exclusive_scan(mod, part_count, part_start)
+        cursor = cupy.empty(nparts, dtype=cupy.uint32)
+        device_copy(cursor, part_start, nparts)
         part = cupy.empty(max(nw * n, 1), dtype=cupy.uint64)
         mark("sort_count")
         mod.get_function("msm_part_scatter")((blocks,), (256,), (*args, *pargs, cursor, part))
         mark("sort_partition")
         mod.get_function("msm_part_sort")((nparts,), (512,), (part, part_start, np.int32(low), np.uint32(nseg), self.srt,
                                                               self.counts, self.seg_start), shared_mem=8 << low)
-        self.seg_start[nseg:] = part_start[nparts:]
+        device_copy(self.seg_start[nseg:], part_start[nparts:], 1)
         mark("sort_buckets")
 
     def matches(self, n: int, c: int, shared: bool) -> bool:
@@ -206,10 +207,13 @@ class DigitSort:
         counts, seg_start = self.counts, self.seg_start
         L = max(8, -(-(self.n * self.nw) // TARGET_ITEMS))
         while True:
-            items_per = (counts + (L - 1)) // L
-            item_start = cupy.zeros(self.nseg + 1, dtype=cupy.uint32)
-            cupy.cumsum(items_per, dtype=cupy.uint32, out=item_start[1:])
-            nitems, maxi = (int(x) for x in cupy.stack([item_start[-1], items_per.max()]).get())
+            info = cupy.zeros(2, dtype=cupy.uint32)  # [items in all, most items of one bucket]
+            items_per = cupy.empty(self.nseg, dtype=cupy.uint32)
+            _launch(self._mod, "items_per_bucket", self.nseg, (counts, np.uint32(self.nseg), np.uint32(L), items_per, info))
+            item_start = cupy.empty(self.nseg + 1, dtype=cupy.uint32)
+            exclusive_scan(self._mod, items_per, item_start)
+            device_copy(info, item_start[self.nseg:], 1)
+            nitems, maxi = (int(x) for x in info.get())
             item_seg = cupy.empty(max(nitems, 1), dtype=cupy.uint32)
             _launch(self._mod, "items_fill", nitems, (item_start, np.uint32(self.nseg), item_seg, np.uint32(nitems)))
             rounds.append((L, seg_start, item_start, item_seg, nitems))
@@ -223,6 +227,29 @@ class DigitSort:
 def _launch(mod, name: str, count: int, args, blk: int = 256) -> None:
     if count > 0:
         mod.get_function(name)(((count + blk - 1) // blk,), (blk,), args)
+
+
+SCAN_TILE = 1024  # kernels.cu scan_tiles
+
+
+def exclusive_scan(mod, counts, out) -> None:
+    """out[0] = 0, out[i + 1] = counts[0] + ... + counts[i] (u32, on the current stream), with our kernels:
+    CuPy's cumsum and elementwise kernels are compiled on first use in every process (0.3-0.9 s)."""
+    import cupy
+
+    n = int(counts.size)
+    ntiles = max(1, -(-n // SCAN_TILE))
+    sums = cupy.empty(ntiles, dtype=cupy.uint32)
+    mod.get_function("scan_tiles")((ntiles,), (SCAN_TILE,), (counts, out, np.uint32(n), sums))
+    if ntiles > 1:
+        mod.get_function("scan_tile_sums")((1,), (SCAN_TILE,), (sums, np.uint32(ntiles)))
+        _launch(mod, "scan_add", n, (out, np.uint32(n), sums))
+
+
+def device_copy(dst, src, count: int) -> None:
+    """The first `count` elements of src into dst: a copy on the current stream, not a CuPy kernel."""
+    if count > 0:
+        dst.data.copy_from_device_async(src.data, count * src.itemsize)
 
 
 def msm_window_sums(mod, curve_name: str, g2: bool, bases, scalars, n: int, c: int = 0, stats: dict | None = None,

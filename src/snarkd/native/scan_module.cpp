@@ -6,7 +6,9 @@
 #include <cstdint>
 #include <cstring>
 #include <string>
+#include <vector>
 
+#include "parallel.hpp"
 #include "py_buffer.hpp"
 
 namespace py = pybind11;
@@ -31,7 +33,7 @@ PYBIND11_MODULE(_scan, mod) {
   mod.doc() = "Whole-array checks over field elements (GIL released)";
   mod.def(
       "first_not_below",
-      [](py::object values, py::bytes modulus, size_t limbs) -> long long {
+      [](py::object values, py::bytes modulus, size_t limbs, long threads) -> long long {
         Buf V(values, "values");
         std::string ms = modulus;
         if (limbs == 0 || limbs > 8 || ms.size() != 8 * limbs)
@@ -42,8 +44,16 @@ PYBIND11_MODULE(_scan, mod) {
         size_t n = V.count(8 * limbs, "whole field elements");
         const uint64_t* p = (const uint64_t*)V.data();
         py::gil_scoped_release nogil;
-        return first_not_below(p, n, m, limbs);
+        // contiguous ranges on up to `threads` threads (0: all cores), 2^18 values at least each
+        std::vector<long long> first(resolve_threads(threads), -1);
+        parallel_for(n, (unsigned)first.size(), [&](size_t b, size_t e, unsigned t) {
+          long long i = first_not_below(p + b * limbs, e - b, m, limbs);
+          if (i >= 0) first[t] = (long long)b + i;
+        }, size_t(1) << 18);
+        for (long long i : first)
+          if (i >= 0) return i;  // ranges are in thread order: the first hit is the lowest index
+        return -1;
       },
-      py::arg("values"), py::arg("modulus"), py::arg("limbs"),
+      py::arg("values"), py::arg("modulus"), py::arg("limbs"), py::arg("threads") = 0,
       "Index of the first value (little-endian u64 limbs) that is >= modulus, or -1.");
 }

@@ -32,7 +32,7 @@ def synthesize(key: ProvingKey, witness: Witness, timer: PhaseTimer, threads: in
     """Check the witness and (sparse=True) compute a = A·w, b = B·w. With
     sparse=False a and b stay None, for a backend that computes them itself."""
     with timer.phase("check"):
-        check_witness(witness, key.zkey, witness_name)
+        check_witness(witness, key.zkey, witness_name, threads)
     if not sparse:
         return Synthesized(witness=witness.values, a=None, b=None)
     a, b = sparse_products(key, witness.values, timer, threads)
