@@ -54,6 +54,7 @@ class LoadedKey:
     max_instances: int = 0  # witness-calculator instances (the engine's synthesis workers)
     wasm_cache: object = True  # [keys] wasm_cache: a directory, "off", or True (the default)
     last_used: float = 0.0  # Unix time a job last took or left it (0: never used)
+    loaded_at: float = field(default_factory=time.time)
     evictions: int = 0
     reloads: int = 0
     meta: dict = field(default_factory=dict)  # curve, bytes, n_vars, ...: kept while the key is evicted
@@ -72,6 +73,11 @@ class LoadedKey:
     def resident(self) -> bool:
         """Mapped on the host now (False once evicted, until its next job reloads it)."""
         return self.key is not None
+
+    @property
+    def lru_stamp(self) -> float:
+        """When the key was last loaded or used: the least recent goes first."""
+        return max(self.last_used, self.loaded_at)
 
     @property
     def nbytes(self) -> int:
@@ -225,7 +231,7 @@ class KeyStore:
                                  f"{exc.strerror or exc}") from None
             ms = (time.perf_counter() - t0) * 1000
             with self._lock:
-                lk.key, lk.load_ms = key, ms
+                lk.key, lk.load_ms, lk.loaded_at = key, ms, time.time()
                 lk.reloads += 1
                 self.reloads += 1
         log.info("key reloaded id=%s ms=%.1f", lk.id, ms)
@@ -248,7 +254,7 @@ class KeyStore:
                                 "none idle to evict", len(mapped), sum(k.nbytes for k in mapped),
                                 self.max_resident or "off", self.host_budget or "off")
                     break
-                victim = min(idle, key=lambda k: k.last_used)
+                victim = min(idle, key=lambda k: k.lru_stamp)
                 evicted.append((victim, victim.key))
                 victim.key = None
                 victim.evictions += 1

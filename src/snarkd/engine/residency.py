@@ -47,7 +47,7 @@ def make_device_room(backend, keys, lk, max_resident: int, budget: int) -> list:
             log.warning("key budget on %s exceeded: %d key(s), %d bytes resident and none idle; %s is uploaded "
                         "anyway", backend.name, len(there), sum(b for _, b in there), lk.id)
             break
-        victim, nbytes = min(idle, key=lambda kb: kb[0].last_used)
+        victim, nbytes = min(idle, key=lambda kb: kb[0].lru_stamp)
         key = victim.key
         there.remove((victim, nbytes))
         if key is not None:
