@@ -30,7 +30,7 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from snarkd import __version__
 from snarkd.daemon import sdnotify
 from snarkd.config import Config, EngineConfig
-from snarkd.daemon.logsetup import flush_logs, setup_logging
+from snarkd.daemon.logsetup import flush_logs, redirect_stdio, reopen_logs, setup_logging
 from snarkd.daemon.metrics import StatusServer
 from snarkd.daemon.netcheck import check_free, unix_in_use
 from snarkd.daemon.pidfile import PidFile
@@ -62,6 +62,8 @@ class Server:
         self.log_to_stderr = log_to_stderr
         self.log: logging.Logger | None = None
         self.should_exit = threading.Event()
+        self.reopen_requested = threading.Event()  # SIGHUP: reopen the log file in the main loop
+        self._wake = threading.Event()  # the main loop's: a signal arrived
         self.signals = 0
         self.pidfile = PidFile(config.daemon.pid_file)
         self.keys = KeyStore(config.keys.param_cache, config.keys.wasm_cache)
@@ -78,7 +80,8 @@ class Server:
 
     def run(self) -> int:
         try:
-            self.log = setup_logging(self.config.daemon.log_file, self.config.daemon.log_level, self.log_to_stderr)
+            d = self.config.daemon
+            self.log = setup_logging(d.log_file, d.log_level, self.log_to_stderr, d.log_format)
         except OSError as exc:
             msg = f"cannot open log file {self.config.daemon.log_file}: {exc.strerror}"
             print(f"snarkd: error: {msg}", file=sys.stderr)
@@ -243,17 +246,32 @@ class Server:
         if self.signals == 1:
             self.log.info("received %s: shutting down", name)
             self.should_exit.set()
+            self._wake.set()
         else:
             self.log.warning("received %s again: cancelling in-flight work now", name)
             if self.engine is not None:
                 self.engine.force()
 
     def handle_hup(self, sig, frame) -> None:
-        self.log.info("received SIGHUP: ignored (the config is fixed for a daemon's lifetime: use `snarkd restart`)")
+        # not here: the signal may have interrupted a log call; the main loop reopens
+        self.reopen_requested.set()
+        self._wake.set()
+
+    def reopen_log(self) -> None:
+        """logrotate's convention: after the log file was moved, SIGHUP makes the daemon write a new one."""
+        paths = reopen_logs()
+        if paths and not self.log_to_stderr:  # daemonized: stdout and stderr (tracebacks, warnings) go there too
+            redirect_stdio(paths[0])
+        self.log.info("received SIGHUP: reopened the log file %s (the config is fixed for a daemon's lifetime: "
+                      "`snarkd restart` applies a new one)", ", ".join(paths) or "(none: logging to stderr)")
 
     def main_loop(self) -> None:
-        while not self.should_exit.wait(0.5):
-            pass
+        while not self.should_exit.is_set():
+            if self.reopen_requested.is_set():
+                self.reopen_requested.clear()
+                self.reopen_log()
+            self._wake.wait(0.5)
+            self._wake.clear()
 
     # ------------------------------------------------------------------ shutdown
 
