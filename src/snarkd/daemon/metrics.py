@@ -107,9 +107,12 @@ class _Collector:
         yield c
         yield k
         w = GaugeMetricFamily("snarkd_workers_alive", "Worker threads alive, per stage", labels=["stage"])
+        x = GaugeMetricFamily("snarkd_workers_expected", "Worker threads configured, per stage", labels=["stage"])
         for k, v in st["workers"].items():
             w.add_metric([k], v["alive"])
+            x.add_metric([k], v["expected"])
         yield w
+        yield x
         yield GaugeMetricFamily("snarkd_uptime_seconds", "Seconds since the daemon started", value=s["uptime_s"])
 
 
