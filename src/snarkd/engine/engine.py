@@ -60,6 +60,7 @@ class Engine:
         self.devices = resolve_devices(c)
         self.keys.on_evict.append(self._drop_from_devices)
         self.device_evictions = {b.name: 0 for b in self.devices}  # keys dropped from each device by its budget
+        self._residency_locks = [threading.Lock() for _ in self.devices]  # one budget decision at a time per device
         # one synthesis feeds every device: it leaves A·w, B·w out only when every backend computes them itself
         self.sparse_on_host = not all(b.spmv_on_device for b in self.devices)
         self.g2_on_device = c.g2_on_device is True or (c.g2_on_device == "auto" and all(b.g2_on_device for b in self.devices))
@@ -259,11 +260,14 @@ class Engine:
     def _key_on_device(self, d: int, lk, timer) -> None:
         """The key budget on device d (LRU idle keys leave), then the key's upload there, timed."""
         backend, c = self.devices[d], self.config
-        dropped = make_device_room(backend, self.keys, lk, c.key_max_resident, c.key_device_budget)
-        if dropped:
-            with self._lock:
-                self.device_evictions[backend.name] += len(dropped)
-        backend.make_resident(lk.key, timer)  # timed as key_upload when it uploads
+        if backend.residency(lk.key) is not None:
+            return  # the common case: no lock
+        with self._residency_locks[d]:  # device workers run at once: decide and upload one key at a time
+            dropped = make_device_room(backend, self.keys, lk, c.key_max_resident, c.key_device_budget)
+            if dropped:
+                with self._lock:
+                    self.device_evictions[backend.name] += len(dropped)
+            backend.make_resident(lk.key, timer)  # timed as key_upload when it uploads
 
     def _drop_from_devices(self, lk, key) -> None:
         """A key evicted from the host leaves every device too."""
