@@ -75,22 +75,29 @@ def setup_logging(log_file: str | None, level: str = "info", to_stderr: bool = T
     return log
 
 
-def reopen_logs() -> list[str]:
-    """Close and reopen every log file (after logrotate moved it); returns their paths."""
-    paths = []
+def reopen_logs() -> tuple[list[str], list[str]]:
+    """Reopen every log file (after logrotate moved it): (paths reopened, errors). A file that
+    cannot be opened keeps the old stream, so no line is lost and the daemon lives on."""
+    paths, errors = [], []
     for h in logging.getLogger("snarkd").handlers:
-        if isinstance(h, logging.FileHandler):
-            h.acquire()
+        if not isinstance(h, logging.FileHandler):
+            continue
+        h.acquire()
+        try:
             try:
-                if h.stream is not None:
-                    h.stream.close()
-                h.stream = h._open()
-                if isinstance(h, logging.handlers.WatchedFileHandler):
-                    h._statstream()  # what it watches is the new file now
-            finally:
-                h.release()
-            paths.append(h.baseFilename)
-    return paths
+                new = h._open()
+            except OSError as exc:
+                errors.append(f"{h.baseFilename}: {exc.strerror or exc}")
+                continue
+            old, h.stream = h.stream, new
+            if old is not None:
+                old.close()
+            if isinstance(h, logging.handlers.WatchedFileHandler):
+                h._statstream()  # what it watches is the new file now
+        finally:
+            h.release()
+        paths.append(h.baseFilename)
+    return paths, errors
 
 
 def redirect_stdio(path: str) -> None:

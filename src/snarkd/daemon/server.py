@@ -62,8 +62,7 @@ class Server:
         self.log_to_stderr = log_to_stderr
         self.log: logging.Logger | None = None
         self.should_exit = threading.Event()
-        self.reopen_requested = threading.Event()  # SIGHUP: reopen the log file in the main loop
-        self._wake = threading.Event()  # the main loop's: a signal arrived
+        self.reopen_requested = False  # SIGHUP: the main loop reopens the log file
         self.signals = 0
         self.pidfile = PidFile(config.daemon.pid_file)
         self.keys = KeyStore(config.keys.param_cache, config.keys.wasm_cache)
@@ -246,32 +245,37 @@ class Server:
         if self.signals == 1:
             self.log.info("received %s: shutting down", name)
             self.should_exit.set()
-            self._wake.set()
         else:
             self.log.warning("received %s again: cancelling in-flight work now", name)
             if self.engine is not None:
                 self.engine.force()
 
     def handle_hup(self, sig, frame) -> None:
-        # not here: the signal may have interrupted a log call; the main loop reopens
-        self.reopen_requested.set()
-        self._wake.set()
+        # not here: the signal may have interrupted a log call (and a plain flag takes no lock)
+        self.reopen_requested = True
 
     def reopen_log(self) -> None:
         """logrotate's convention: after the log file was moved, SIGHUP makes the daemon write a new one."""
-        paths = reopen_logs()
+        paths, errors = reopen_logs()
+        for err in errors:
+            self.log.error("received SIGHUP: cannot reopen the log file %s; still writing to the old one", err)
         if paths and not self.log_to_stderr:  # daemonized: stdout and stderr (tracebacks, warnings) go there too
-            redirect_stdio(paths[0])
-        self.log.info("received SIGHUP: reopened the log file %s (the config is fixed for a daemon's lifetime: "
-                      "`snarkd restart` applies a new one)", ", ".join(paths) or "(none: logging to stderr)")
+            try:
+                redirect_stdio(paths[0])
+            except OSError as exc:
+                self.log.error("received SIGHUP: cannot point stdout/stderr at %s: %s", paths[0], exc.strerror)
+        if paths or not errors:
+            self.log.info("received SIGHUP: reopened the log file %s (the config is fixed for a daemon's lifetime: "
+                          "`snarkd restart` applies a new one)", ", ".join(paths) or "(none: logging to stderr)")
 
     def main_loop(self) -> None:
+        # sleep, not Event.wait: a signal handler that runs while the main thread holds an Event's
+        # lock and sets that Event would deadlock; sleeping holds nothing
         while not self.should_exit.is_set():
-            if self.reopen_requested.is_set():
-                self.reopen_requested.clear()
+            if self.reopen_requested:
+                self.reopen_requested = False
                 self.reopen_log()
-            self._wake.wait(0.5)
-            self._wake.clear()
+            time.sleep(0.1)
 
     # ------------------------------------------------------------------ shutdown
 

@@ -279,10 +279,11 @@ class KeyStore:
             if lk is None:
                 raise NotFound(f"no key with id {key_id!r} is loaded")
             lk.unloaded = True
-            close = lk.users == 0 and lk.key is not None
+            users = lk.users
+            close = users == 0 and lk.key is not None
         if close:
             lk.key.close()
-        log.info("key unloaded id=%s%s", key_id, "" if close else f" (closes after {lk.users} job(s))")
+        log.info("key unloaded id=%s%s", key_id, f" (closes after {users} job(s))" if users else "")
         return lk
 
     def list(self) -> list[LoadedKey]:
