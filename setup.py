@@ -30,6 +30,7 @@ def extension(name: str, source: Path) -> Pybind11Extension:
         f"snarkd.native.{name}",
         sources=[source.as_posix()],
         include_dirs=[NATIVE.as_posix()],
+        define_macros=[("SNARKD_BUILD_MARCH", f'"{march}"')],  # reported by `snarkd doctor`
         cxx_std=17,
         extra_compile_args=extra,
         extra_link_args=link,

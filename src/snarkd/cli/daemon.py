@@ -14,7 +14,7 @@ import sys
 from snarkd.cli import add_epilog
 from snarkd.config import Config, config_path
 from snarkd.config.settings import BY_NAME
-from snarkd.errors import EXIT_DAEMON, EXIT_OK, SnarkdError
+from snarkd.errors import EXIT_DAEMON, EXIT_OK, DaemonError, SnarkdError
 
 ORDER = 50
 
@@ -47,11 +47,23 @@ def cmd_serve(args) -> int:
     return serve(cfg, ready_fd=args.ready_fd, log_to_stderr=not args.daemonized)
 
 
-def cmd_start(args) -> int:
+def _start(cfg: Config, args):
+    """lifecycle.start; when the daemon does not start, the error ends by pointing at `snarkd doctor`."""
     from snarkd.daemon import lifecycle
 
+    try:
+        return lifecycle.start(cfg, timeout=args.timeout)
+    except SnarkdError as exc:
+        where = f" --config {args.config}" if args.config else ""
+        err = DaemonError(f"{exc}\nto check the machine, the config, the address, the paths and the keys: "
+                          f"snarkd doctor{where}")
+        err.exit_code = exc.exit_code
+        raise err from None
+
+
+def cmd_start(args) -> int:
     cfg = _load(args)
-    s = lifecycle.start(cfg, timeout=args.timeout)
+    s = _start(cfg, args)
     if args.json:
         print(json.dumps({"pid": s.pid, "listen": s.listen, "fingerprint": s.fingerprint, "log_file": s.log_file}))
     else:
@@ -75,7 +87,7 @@ def cmd_restart(args) -> int:
     cfg = _load(args)
     r = lifecycle.stop(cfg, timeout=args.stop_timeout)
     print(r.message)
-    s = lifecycle.start(cfg, timeout=args.timeout)
+    s = _start(cfg, args)
     print(f"snarkd started: pid {s.pid}, listening on {s.listen}, config fingerprint {s.fingerprint}")
     print(f"log: {s.log_file}")
     return EXIT_OK

@@ -10,6 +10,8 @@ from snarkd.cli import add_epilog
 from snarkd.errors import InputError
 
 ORDER = 10
+LARGE_DOMAIN = 1 << 16  # a one-shot proof of a key this large takes seconds: show its progress
+PROVE_PHASES = 9  # check, spmv or upload, ntt, msm_h, msm_a, msm_b1, msm_c, msm_b2, assemble (more extend the bar)
 
 
 def register(sub) -> None:
@@ -21,6 +23,10 @@ def register(sub) -> None:
     p.add_argument("--backend", choices=("cpu", "cuda", "auto"), default=None,
                    help="where the sparse products, H and the MSMs run (default: [prove] backend, i.e. "
                         "$SNARKD_BACKEND, else cpu); cuda: the first GPU, auto: cuda when CuPy sees a GPU")
+    p.add_argument("--progress", dest="progress", action="store_true", default=None,
+                   help="always show the progress bar (default: on a terminal, for keys of domain 2^16 and up)")
+    p.add_argument("--no-progress", dest="progress", action="store_false", help="never show the progress bar")
+    p.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
     p.add_argument("--addr", help="prove through the daemon at HOST:PORT or unix:PATH")
     p.add_argument("--key", help="key id loaded in the daemon (with --addr)")
     p.set_defaults(func=run)
@@ -87,18 +93,21 @@ def run(args) -> int:
         raise InputError("usage: snarkd prove KEY.zkey WITNESS.wtns PROOF.json PUBLIC.json")
     from snarkd.formats.wtns import read_wtns
     from snarkd.prover import ProvingKey, prove
+    from snarkd.prover.progress import PhaseBar, wanted
     from snarkd.prover.timing import PhaseTimer
 
     zkey_path, witness_path, proof_path, public_path = args.args
-    timer = PhaseTimer()
-    with timer.phase("load"):
+    loading = PhaseTimer()
+    with loading.phase("load"):
         key = ProvingKey.load(zkey_path, check_points=args.check_points)
         witness = read_wtns(witness_path)
     backend, why = _backend(args.backend, key.domain_size)
-    with key:
+    show = wanted(args.progress, args.quiet, key.domain_size >= LARGE_DOMAIN)
+    with key, PhaseBar(f"prove 2^{key.zkey.domain_power}", PROVE_PHASES + 1, show) as timer:
+        timer.ms.update(loading.ms)
         result = prove(key, witness, threads=args.threads, witness_name=witness_path, timer=timer, backend=backend)
-    with timer.phase("write"):
-        write_proof(result, proof_path, public_path)
+        with timer.phase("write"):
+            write_proof(result, proof_path, public_path)
     if args.timings:
         _print_timings(timer.ms, (time.perf_counter() - start) * 1e3)
         print(f"backend: {backend.name} ({why})", file=sys.stderr)

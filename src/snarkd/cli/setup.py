@@ -40,7 +40,8 @@ def register(sub) -> None:
     p.add_argument("--threads", type=int, default=0, help="worker threads (default: all cores)")
     p.add_argument("--progress", dest="progress", action="store_true", default=None, help="always show the progress bar")
     p.add_argument("--no-progress", dest="progress", action="store_false", help="never show the progress bar")
-    p.add_argument("--quiet", "-q", action="store_true", help="no summary line (the security warning is always printed)")
+    p.add_argument("--quiet", "-q", action="store_true",
+                   help="no progress bar and no summary line (the security warning is always printed)")
     p.set_defaults(func=run)
 
 
@@ -49,7 +50,8 @@ def run(args) -> int:
 
     print(WARNING, file=sys.stderr, flush=True)
     seed = parse_seed(args.seed) if args.seed is not None else None
-    res = setup(args.r1cs, args.zkey, args.vk, seed=seed, threads=args.threads, progress=args.progress)
+    progress = False if args.quiet and args.progress is None else args.progress  # None: on a terminal
+    res = setup(args.r1cs, args.zkey, args.vk, seed=seed, threads=args.threads, progress=progress)
     if not args.quiet:
         vk = f", vk {res.vk}" if res.vk else ""
         print(

@@ -9,12 +9,16 @@ import time
 from snarkd.cli import add_epilog
 
 ORDER = 30
+LARGE_WASM = 1 << 20  # a circuit .wasm this large takes seconds to compile and run: show its progress
 
 
 def _common(p) -> None:
     p.add_argument("--sym", help="the circuit's .sym file, to name missing inputs in errors (default: found beside the .wasm's folder)")
     p.add_argument("--sanity-check", action="store_true", help="run circom's extra runtime checks (init(1)); snarkjs runs without")
-    p.add_argument("--quiet", "-q", action="store_true", help="do not print the circuit's log() output")
+    p.add_argument("--quiet", "-q", action="store_true", help="do not print the circuit's log() output, no progress bar")
+    p.add_argument("--progress", dest="progress", action="store_true", default=None,
+                   help="always show the progress bar (default: on a terminal, for a .wasm of 1 MiB and up)")
+    p.add_argument("--no-progress", dest="progress", action="store_false", help="never show the progress bar")
     p.add_argument("--timings", action="store_true", help="print per-phase milliseconds to stderr")
 
 
@@ -65,15 +69,30 @@ def _print_timings(timings: dict[str, float], total_ms: float) -> None:
     print(f"{'total':<{width}} {total_ms:10.1f} ms", file=sys.stderr)
 
 
-def _calculate(args, timings: dict[str, float]):
+def _progress(args, steps: int):
+    """The step bar of a witness calculation: on a terminal, for a large circuit .wasm."""
+    import os
+
+    from snarkd.prover.progress import StepBar, wanted
+
+    try:
+        large = os.path.getsize(args.wasm) >= LARGE_WASM
+    except OSError:
+        large = False  # the calculator names the missing file
+    return StepBar("witness", steps, wanted(args.progress, args.quiet, large))
+
+
+def _calculate(args, timings: dict[str, float], bar):
     from snarkd.witness import WitnessCalculator, load_input_json
 
     t = time.perf_counter()
-    inputs = load_input_json(args.input)
-    calc = WitnessCalculator(args.wasm, sym=args.sym, sanity_check=args.sanity_check)
+    with bar.step("compile"):
+        inputs = load_input_json(args.input)
+        calc = WitnessCalculator(args.wasm, sym=args.sym, sanity_check=args.sanity_check)
     timings["compile"] = (time.perf_counter() - t) * 1e3
     t = time.perf_counter()
-    witness = calc.calculate(inputs, log=_log_sink(args))
+    with bar.step("calculate"):
+        witness = calc.calculate(inputs, log=_log_sink(args))
     timings["witness"] = (time.perf_counter() - t) * 1e3
     return calc, witness
 
@@ -83,9 +102,11 @@ def run_witness(args) -> int:
 
     start = time.perf_counter()
     timings: dict[str, float] = {}
-    calc, witness = _calculate(args, timings)
-    t = time.perf_counter()
-    write_wtns(args.out, calc.prime, witness.values)
+    with _progress(args, 3) as bar:
+        calc, witness = _calculate(args, timings, bar)
+        t = time.perf_counter()
+        with bar.step("write"):
+            write_wtns(args.out, calc.prime, witness.values)
     timings["write"] = (time.perf_counter() - t) * 1e3
     if args.timings:
         _print_timings(timings, (time.perf_counter() - start) * 1e3)
@@ -102,8 +123,8 @@ def run_fullprove(args) -> int:
     timer = PhaseTimer()
     with timer.phase("load"):
         key = ProvingKey.load(args.zkey, check_points=args.check_points)
-    with key:
-        calc, witness = _calculate(args, timings)
+    with key, _progress(args, 2) as bar:
+        calc, witness = _calculate(args, timings, bar)
         if args.wtns:
             write_wtns(args.wtns, calc.prime, witness.values)
         result = prove(key, witness, threads=args.threads, witness_name=f"witness from {args.input}", timer=timer)

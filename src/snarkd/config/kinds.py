@@ -145,6 +145,26 @@ class Size(Kind):
         return toml_value(format_size(value))
 
 
+class SizeOrOff(Kind):
+    """A size limit that may be switched off: "off" (no limit, the value 0) or a size."""
+
+    doc = '"off" or a size ("8GiB", "500MB", bytes)'
+
+    def parse(self, value, ctx):
+        if isinstance(value, str) and value.strip().lower() in ("off", "", "0"):
+            return 0
+        size = parse_size(value)
+        if size == "auto":
+            raise ValueError('expected "off" or a size like "8GiB", "500MB"')
+        return size
+
+    def parse_env(self, text, ctx):
+        return self.parse(int(text) if text.strip().isdigit() and int(text) > 0 else text, ctx)
+
+    def toml(self, value) -> str:
+        return toml_value(format_size(value) if value else "off")
+
+
 class Duration(Kind):
     doc = 'a duration ("60s", "500ms", "2m")'
 

@@ -19,9 +19,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from snarkd.config.kinds import (Address, Bool, BoolOrAuto, CachePath, Choice, Context, DirList, DirPath, Devices,
-                                 Duration, FilePath, Int, Kind, KeyTable, OptionalDir, Size, Text)
+                                 Duration, FilePath, Int, Kind, KeyTable, OptionalDir, Size, SizeOrOff, Text)
 
 LOG_LEVELS = ("debug", "info", "warning", "error")
+LOG_FORMATS = ("text", "json")
 
 
 @dataclass(frozen=True)
@@ -78,6 +79,8 @@ SETTINGS: tuple[Setting, ...] = (
       default_doc="beside the pid file, .log", example="/var/log/snarkd/snarkd.log"),
     S("daemon", "drain_timeout", Duration(), 60.0, "on SIGTERM: finish in-flight proofs this long, then cancel"),
     S("daemon", "log_level", Choice(*LOG_LEVELS), "info", "debug | info | warning | error"),
+    S("daemon", "log_format", Choice(*LOG_FORMATS), "text",
+      "text lines, or one JSON object per line with the same fields (time, level, pid, message)"),
     S("daemon", "status_listen", Address(tcp_only=True, optional=True), "",
       "HTTP address of GET /metrics (Prometheus) and GET /status (JSON); empty = off",
       example="#127.0.0.1:9821"),
@@ -94,6 +97,13 @@ SETTINGS: tuple[Setting, ...] = (
       example="/var/lib/snarkd"),
     S("keys", "wasm_cache", CachePath(), None, "compiled circuit .wasm modules are kept here (\"off\": never)",
       env="SNARKD_WASM_CACHE", derive=_wasm_cache, default_doc="$XDG_CACHE_HOME/snarkd/wasm"),
+    S("keys", "max_resident", Int(0, zero="no limit"), 0,
+      "keys resident at once, on the host and on each GPU: past it the least recently used idle key is evicted "
+      "(and reloaded from its path by its next job)", engine="key_max_resident"),
+    S("keys", "host_budget", SizeOrOff(), "off", "bytes of keys mapped on the host (an evicted key frees its share)",
+      engine="key_host_budget"),
+    S("keys", "device_budget", SizeOrOff(), "off",
+      "bytes of key arrays resident on each GPU (bases, CSR, window tables)", engine="key_device_budget"),
     S("keys", "preload", KeyTable(relative_to=("keys", "param_cache")), {},
       "key id = \"path.zkey\": loaded before the daemon reports ready"),
     # -- the engine ----------------------------------------------------------------------------

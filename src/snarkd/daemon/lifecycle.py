@@ -330,7 +330,8 @@ def format_status(st: dict) -> str:
         lines.append("keys:")
         for k in st["keys"]:
             lines.append(f"  {k['id']}: {k['curve']}, {_mib(k['bytes'])}, domain {k['domain_size']}, "
-                         f"{k['proofs']} proof(s){', preloaded' if k['preloaded'] else ''} ({k['path']})")
+                         f"{k['proofs']} proof(s){', preloaded' if k['preloaded'] else ''}"
+                         f"{'' if k.get('resident', True) else ', evicted'} ({k['path']})")
     else:
         lines.append("keys: none loaded")
     lines.append(f"jobs: {st['queued']} queued, {st['in_flight']} in flight, {st['completed']} completed, "

@@ -1,7 +1,20 @@
-"""Daemon logging: timestamped, levelled lines to the log file (and stderr in the foreground)."""
+"""Daemon logging: timestamped, levelled lines to the log file (and stderr in the foreground).
+
+[daemon] log_format = "text" writes
+
+    2025-01-31T12:00:00.123+0100 INFO snarkd[1234]: message
+
+and "json" one object per line with the same fields:
+
+    {"time": "2025-01-31T12:00:00.123+0100", "level": "INFO", "process": "snarkd", "pid": 1234, "message": "..."}
+
+(plus "exception" with the traceback, which the text form prints on the lines after).
+`reopen_logs` reopens the log file (logrotate's convention: SIGHUP after the file was moved).
+"""
 
 from __future__ import annotations
 
+import json
 import logging
 import logging.handlers
 import os
@@ -10,18 +23,37 @@ import time
 from pathlib import Path
 
 
+def _timestamp(record: logging.LogRecord) -> str:
+    lt = time.localtime(record.created)
+    return time.strftime("%Y-%m-%dT%H:%M:%S", lt) + f".{int(record.msecs):03d}" + time.strftime("%z", lt)
+
+
 class Formatter(logging.Formatter):
     """2025-01-31T12:00:00.123+0100 INFO snarkd[1234]: message"""
 
     def formatTime(self, record, datefmt=None):  # noqa: N802
-        lt = time.localtime(record.created)
-        return time.strftime("%Y-%m-%dT%H:%M:%S", lt) + f".{int(record.msecs):03d}" + time.strftime("%z", lt)
+        return _timestamp(record)
 
     def __init__(self):
         super().__init__("%(asctime)s %(levelname)s snarkd[%(process)d]: %(message)s")
 
 
-def setup_logging(log_file: str | None, level: str = "info", to_stderr: bool = True) -> logging.Logger:
+class JsonFormatter(logging.Formatter):
+    """One JSON object per line: time, level, process, pid, message (and exception)."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        out = {"time": _timestamp(record), "level": record.levelname, "process": "snarkd", "pid": record.process,
+               "message": record.getMessage()}
+        if record.exc_info:
+            out["exception"] = self.formatException(record.exc_info)
+        return json.dumps(out, ensure_ascii=False)
+
+
+FORMATTERS = {"text": Formatter, "json": JsonFormatter}
+
+
+def setup_logging(log_file: str | None, level: str = "info", to_stderr: bool = True,
+                  log_format: str = "text") -> logging.Logger:
     """Open the log file first of all; raises OSError with the path when it cannot."""
     log = logging.getLogger("snarkd")
     log.setLevel(getattr(logging, level.upper()))
@@ -29,7 +61,7 @@ def setup_logging(log_file: str | None, level: str = "info", to_stderr: bool = T
     for h in list(log.handlers):
         log.removeHandler(h)
         h.close()
-    fmt = Formatter()
+    fmt = FORMATTERS[log_format]()
     if log_file:
         Path(log_file).parent.mkdir(parents=True, exist_ok=True)
         # WatchedFileHandler reopens the file after logrotate moves it.
@@ -41,6 +73,46 @@ def setup_logging(log_file: str | None, level: str = "info", to_stderr: bool = T
         sh.setFormatter(fmt)
         log.addHandler(sh)
     return log
+
+
+def reopen_logs() -> tuple[list[str], list[str]]:
+    """Reopen every log file (after logrotate moved it): (paths reopened, errors). A file that
+    cannot be opened keeps the old stream, so no line is lost and the daemon lives on."""
+    paths, errors = [], []
+    for h in logging.getLogger("snarkd").handlers:
+        if not isinstance(h, logging.FileHandler):
+            continue
+        h.acquire()
+        try:
+            try:
+                new = h._open()
+            except OSError as exc:
+                errors.append(f"{h.baseFilename}: {exc.strerror or exc}")
+                continue
+            old, h.stream = h.stream, new
+            if old is not None:
+                old.close()
+            if isinstance(h, logging.handlers.WatchedFileHandler):
+                h._statstream()  # what it watches is the new file now
+        finally:
+            h.release()
+        paths.append(h.baseFilename)
+    return paths, errors
+
+
+def redirect_stdio(path: str) -> None:
+    """Point file descriptors 1 and 2 at `path` (a daemonized process's stdout and stderr are its log)."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        os.dup2(fd, 1)
+        os.dup2(fd, 2)
+    finally:
+        os.close(fd)
 
 
 def flush_logs() -> None:

@@ -3,7 +3,7 @@
     GET /metrics   Prometheus text (prometheus-client): proofs completed/failed/cancelled,
                    phase-duration histograms (per partition, label phase), queue depths,
                    jobs and partitions in flight, memory budget used/peak, device busy seconds,
-                   RSS, keys
+                   RSS, keys (residency per place, evictions, reloads, the key budget, per key)
     GET /status    the daemon's status snapshot (status.py) as JSON
 
 The Metrics RPC returns the same registry's text. Gauges and counters are read
@@ -93,7 +93,8 @@ class _Collector:
         yield GaugeMetricFamily("snarkd_rss_bytes", "Resident set size", value=s["rss_bytes"])
         yield GaugeMetricFamily("snarkd_peak_rss_bytes", "Peak resident set size", value=s["peak_rss_bytes"])
         yield GaugeMetricFamily("snarkd_key_bytes", "Bytes of resident (mapped) keys", value=mem["keys"])
-        yield GaugeMetricFamily("snarkd_keys_loaded", "Keys loaded", value=len(s["keys"]))
+        yield GaugeMetricFamily("snarkd_keys_loaded", "Keys loaded (resident or evicted)", value=len(s["keys"]))
+        yield from _key_metrics(s["keys"], st["keys"])
         c = CounterMetricFamily("snarkd_device_busy_seconds",
                                 "Seconds each device had a device stage running (lock-busy: host work included)",
                                 labels=["device"])
@@ -106,10 +107,48 @@ class _Collector:
         yield c
         yield k
         w = GaugeMetricFamily("snarkd_workers_alive", "Worker threads alive, per stage", labels=["stage"])
+        x = GaugeMetricFamily("snarkd_workers_expected", "Worker threads configured, per stage", labels=["stage"])
         for k, v in st["workers"].items():
             w.add_metric([k], v["alive"])
+            x.add_metric([k], v["expected"])
         yield w
+        yield x
         yield GaugeMetricFamily("snarkd_uptime_seconds", "Seconds since the daemon started", value=s["uptime_s"])
+
+
+def _key_metrics(keys: list[dict], kb: dict):
+    """The key budget and residency (place: "host" or a device), and one series per key."""
+    g = GaugeMetricFamily("snarkd_keys_resident", "Keys resident, per place (host map, each GPU)", labels=["place"])
+    b = GaugeMetricFamily("snarkd_key_resident_bytes", "Bytes of resident keys, per place", labels=["place"])
+    for place, n in kb["resident"].items():
+        g.add_metric([place], n)
+        b.add_metric([place], kb["resident_bytes"][place])
+    yield g
+    yield b
+    e = CounterMetricFamily("snarkd_key_evictions", "Keys evicted by the key budget, per place", labels=["place"])
+    for place, n in kb["evictions"].items():
+        e.add_metric([place], n)
+    yield e
+    yield CounterMetricFamily("snarkd_key_reloads", "Evicted keys reloaded by a job", value=kb["reloads"])
+    yield GaugeMetricFamily("snarkd_key_budget_max_resident", "[keys] max_resident (0 = no limit)",
+                            value=kb["max_resident"])
+    lim = GaugeMetricFamily("snarkd_key_budget_bytes", "[keys] host_budget / device_budget (0 = off)", labels=["place"])
+    lim.add_metric(["host"], kb["host_budget"])
+    lim.add_metric(["device"], kb["device_budget"])
+    yield lim
+    res = GaugeMetricFamily("snarkd_key_resident", "1 when the key is resident at the place", labels=["key", "place"])
+    proofs = CounterMetricFamily("snarkd_key_proofs", "Proofs completed with the key", labels=["key"])
+    used = GaugeMetricFamily("snarkd_key_last_used_timestamp_seconds", "Unix time the key was last used (0 = never)",
+                             labels=["key"])
+    jobs = GaugeMetricFamily("snarkd_key_jobs", "Jobs queued or running on the key", labels=["key"])
+    for k in keys:
+        res.add_metric([k["id"], "host"], 1 if k["resident"] else 0)
+        for d in k.get("devices", ()):
+            res.add_metric([k["id"], d["device"]], 1)
+        proofs.add_metric([k["id"]], k["proofs"])
+        used.add_metric([k["id"]], k["last_used"])
+        jobs.add_metric([k["id"]], k["jobs"])
+    yield from (res, proofs, used, jobs)
 
 
 class StatusServer:

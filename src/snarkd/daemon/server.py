@@ -30,7 +30,7 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from snarkd import __version__
 from snarkd.daemon import sdnotify
 from snarkd.config import Config, EngineConfig
-from snarkd.daemon.logsetup import flush_logs, setup_logging
+from snarkd.daemon.logsetup import flush_logs, redirect_stdio, reopen_logs, setup_logging
 from snarkd.daemon.metrics import StatusServer
 from snarkd.daemon.netcheck import check_free, unix_in_use
 from snarkd.daemon.pidfile import PidFile
@@ -62,6 +62,7 @@ class Server:
         self.log_to_stderr = log_to_stderr
         self.log: logging.Logger | None = None
         self.should_exit = threading.Event()
+        self.reopen_requested = False  # SIGHUP: the main loop reopens the log file
         self.signals = 0
         self.pidfile = PidFile(config.daemon.pid_file)
         self.keys = KeyStore(config.keys.param_cache, config.keys.wasm_cache)
@@ -78,7 +79,8 @@ class Server:
 
     def run(self) -> int:
         try:
-            self.log = setup_logging(self.config.daemon.log_file, self.config.daemon.log_level, self.log_to_stderr)
+            d = self.config.daemon
+            self.log = setup_logging(d.log_file, d.log_level, self.log_to_stderr, d.log_format)
         except OSError as exc:
             msg = f"cannot open log file {self.config.daemon.log_file}: {exc.strerror}"
             print(f"snarkd: error: {msg}", file=sys.stderr)
@@ -249,11 +251,31 @@ class Server:
                 self.engine.force()
 
     def handle_hup(self, sig, frame) -> None:
-        self.log.info("received SIGHUP: ignored (the config is fixed for a daemon's lifetime: use `snarkd restart`)")
+        # not here: the signal may have interrupted a log call (and a plain flag takes no lock)
+        self.reopen_requested = True
+
+    def reopen_log(self) -> None:
+        """logrotate's convention: after the log file was moved, SIGHUP makes the daemon write a new one."""
+        paths, errors = reopen_logs()
+        for err in errors:
+            self.log.error("received SIGHUP: cannot reopen the log file %s; still writing to the old one", err)
+        if paths and not self.log_to_stderr:  # daemonized: stdout and stderr (tracebacks, warnings) go there too
+            try:
+                redirect_stdio(paths[0])
+            except OSError as exc:
+                self.log.error("received SIGHUP: cannot point stdout/stderr at %s: %s", paths[0], exc.strerror)
+        if paths or not errors:
+            self.log.info("received SIGHUP: reopened the log file %s (the config is fixed for a daemon's lifetime: "
+                          "`snarkd restart` applies a new one)", ", ".join(paths) or "(none: logging to stderr)")
 
     def main_loop(self) -> None:
-        while not self.should_exit.wait(0.5):
-            pass
+        # sleep, not Event.wait: a signal handler that runs while the main thread holds an Event's
+        # lock and sets that Event would deadlock; sleeping holds nothing
+        while not self.should_exit.is_set():
+            if self.reopen_requested:
+                self.reopen_requested = False
+                self.reopen_log()
+            time.sleep(0.1)
 
     # ------------------------------------------------------------------ shutdown
 

@@ -17,7 +17,7 @@ import grpc
 from snarkd.daemon.metrics import DaemonMetrics
 from snarkd.daemon.proto import snarkd_pb2 as pb
 from snarkd.daemon.proto import snarkd_pb2_grpc as pb_grpc
-from snarkd.daemon.status import snapshot, status_reply
+from snarkd.daemon.status import key_message, snapshot, status_reply
 from snarkd.daemon.transport import Transport
 from snarkd.engine import (CANCELLED, COMPLETED, FAILED, QUEUED, RUNNING, AlreadyExists, Engine, KeyStore, NotFound,
                            TooLarge, Unavailable)
@@ -66,7 +66,7 @@ def rpc(method):
 
 
 def key_info(lk) -> pb.KeyInfo:
-    return pb.KeyInfo(**lk.info())
+    return key_message(lk.info())
 
 
 def prove_reply(job) -> pb.ProveReply:

@@ -14,6 +14,7 @@ import time
 
 from snarkd import __version__
 from snarkd.daemon.proto import snarkd_pb2 as pb
+from snarkd.engine.residency import key_infos
 
 
 def peak_rss() -> int:
@@ -32,10 +33,16 @@ def snapshot(service) -> dict:
         "witness_spool": info.get("witness_spool", ""), "spool_token": info.get("spool_token", ""),
         "witness_dirs": info.get("witness_dirs", []),
         "rss_bytes": rss, "peak_rss_bytes": max(rss, peak_rss()),
-        "keys": [lk.info() for lk in service.keys.list()],
+        "keys": key_infos(service.keys, service.engine.devices),
         "devices": [d["name"] for d in es["devices"]],
         "engine": es,
     }
+
+
+def key_message(info: dict) -> pb.KeyInfo:
+    """A key's info (LoadedKey.info, with "devices" when known) as a KeyInfo."""
+    devices = [pb.KeyDevice(**d) for d in info.get("devices", ())]
+    return pb.KeyInfo(**{k: v for k, v in info.items() if k != "devices"}, devices=devices)
 
 
 def status_reply(s: dict) -> pb.StatusReply:
@@ -45,7 +52,7 @@ def status_reply(s: dict) -> pb.StatusReply:
         pid=s["pid"], uptime_s=s["uptime_s"], version=s["version"], config_path=s["config_path"],
         config_fingerprint=s["config_fingerprint"], listen=s["listen"], status_listen=s["status_listen"],
         witness_spool=s["witness_spool"], spool_token=s["spool_token"], witness_dirs=s["witness_dirs"],
-        keys=[pb.KeyInfo(**k) for k in s["keys"]],
+        keys=[key_message(k) for k in s["keys"]],
         queued=jobs["queued"], in_flight=jobs["running"], completed=jobs["completed"], failed=jobs["failed"],
         cancelled=jobs["cancelled"], rss_bytes=s["rss_bytes"], peak_rss_bytes=s["peak_rss_bytes"],
         devices=s["devices"], workers=es["workers"]["synthesis"]["alive"], state=s["state"],

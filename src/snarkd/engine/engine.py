@@ -40,6 +40,7 @@ from snarkd.engine.jobs import CANCELLED, ENDED, Job, Partition
 from snarkd.engine.keys import KeyStore
 from snarkd.engine.memory import MemoryBudget, estimate
 from snarkd.engine.requests import parse_partitions
+from snarkd.engine.residency import make_device_room
 from snarkd.engine.scheduler import KEEP_FINISHED, Scheduler
 from snarkd.engine.status import engine_status
 from snarkd.prover import finalize, synthesize
@@ -55,7 +56,11 @@ class Engine:
         self.config = c = config or EngineConfig()
         self.keys = keys or KeyStore()
         self.keys.max_instances = c.synthesis_workers
+        self.keys.configure(c.key_max_resident, c.key_host_budget)
         self.devices = resolve_devices(c)
+        self.keys.on_evict.append(self._drop_from_devices)
+        self.device_evictions = {b.name: 0 for b in self.devices}  # keys dropped from each device by its budget
+        self._residency_locks = [threading.Lock() for _ in self.devices]  # one budget decision at a time per device
         # one synthesis feeds every device: it leaves A·w, B·w out only when every backend computes them itself
         self.sparse_on_host = not all(b.spmv_on_device for b in self.devices)
         self.g2_on_device = c.g2_on_device is True or (c.g2_on_device == "auto" and all(b.g2_on_device for b in self.devices))
@@ -167,7 +172,7 @@ class Engine:
         inputs: input.json dicts or JSON texts (one per partition; needs the key's .wasm)."""
         if not self.accepting:
             raise Unavailable("the engine is not accepting new proofs (it is shutting down)")
-        lk = self.keys.acquire(key_id)
+        lk, reload_ms = self.keys.checkout(key_id)  # reloads a key the key budget evicted
         try:
             parts = parse_partitions(lk, witness, witnesses, inputs)
             job = Job(job_id or f"{next(self._seq)}-{uuid.uuid4().hex[:12]}", lk, priority=int(priority))
@@ -176,6 +181,8 @@ class Engine:
                 raise TooLarge(f"a partition of key {key_id!r} needs about {est.total / 2**20:.1f} MiB, more than "
                                f"the whole memory budget ({self.budget.budget / 2**20:.1f} MiB): it could never run")
             job.partitions = [Partition(job, i, witness=w, inputs=inp, est=est) for i, (w, inp) in enumerate(parts)]
+            if reload_ms:
+                job.partitions[0].timings["key_load"] = reload_ms
             job.seq = next(self._seq)
             self.book.add(job)
         except BaseException:
@@ -236,6 +243,7 @@ class Engine:
                 with self._lock:
                     self.acct.device_held(d)
                 try:
+                    self._key_on_device(d, part.job.key, timer)
                     part.sums = backend.device_stage(part.job.key.key, synth, timer, self.config.threads,
                                                      with_g2=self.g2_on_device)
                 finally:
@@ -248,6 +256,24 @@ class Engine:
                 self.book.release_locked(part, part.est.buffers)
 
         return work
+
+    def _key_on_device(self, d: int, lk, timer) -> None:
+        """The key budget on device d (LRU idle keys leave), then the key's upload there, timed."""
+        backend, c = self.devices[d], self.config
+        if backend.residency(lk.key) is not None:
+            return  # the common case: no lock
+        with self._residency_locks[d]:  # device workers run at once: decide and upload one key at a time
+            dropped = make_device_room(backend, self.keys, lk, c.key_max_resident, c.key_device_budget)
+            if dropped:
+                with self._lock:
+                    self.device_evictions[backend.name] += len(dropped)
+            backend.make_resident(lk.key, timer)  # timed as key_upload when it uploads
+
+    def _drop_from_devices(self, lk, key) -> None:
+        """A key evicted from the host leaves every device too."""
+        for backend in self.devices:
+            if backend.residency(key) is not None:
+                backend.release(key)
 
     def _finalize(self, part: Partition, timer) -> None:
         lk = part.job.key

@@ -2,6 +2,13 @@
 
 A key unloaded while jobs still use it is closed when the last of them leaves the
 pipeline (the memory map must outlive every worker that reads it).
+
+The key budget ([keys] max_resident, host_budget): once more keys are mapped than
+it allows, the least recently used *idle* key (no job queued or running on it) is
+evicted: its map is closed, its device arrays dropped (the `on_evict` hooks), and
+its entry stays, with its path, so the next job for it reloads it (`checkout`,
+which reports the reload's milliseconds for the job's `key_load` phase). A key in
+use is never evicted: with every key busy the store runs over budget and says so.
 """
 
 from __future__ import annotations
@@ -46,16 +53,42 @@ class LoadedKey:
     unloaded: bool = False
     max_instances: int = 0  # witness-calculator instances (the engine's synthesis workers)
     wasm_cache: object = True  # [keys] wasm_cache: a directory, "off", or True (the default)
+    last_used: float = 0.0  # Unix time a job last took or left it (0: never used)
+    loaded_at: float = field(default_factory=time.time)
+    evictions: int = 0
+    reloads: int = 0
+    meta: dict = field(default_factory=dict)  # curve, bytes, n_vars, ...: kept while the key is evicted
     _vk: dict | None = field(default=None, repr=False)
     _calc: object = field(default=None, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    _reload_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def __post_init__(self):
+        if self.key is not None and not self.meta:
+            k = self.key
+            self.meta = {"curve": k.curve.name, "bytes": int(k.nbytes), "n_vars": int(k.n_vars),
+                         "n_public": int(k.n_public), "domain_size": int(k.domain_size)}
+
+    @property
+    def resident(self) -> bool:
+        """Mapped on the host now (False once evicted, until its next job reloads it)."""
+        return self.key is not None
+
+    @property
+    def lru_stamp(self) -> float:
+        """When the key was last loaded or used: the least recent goes first."""
+        return max(self.last_used, self.loaded_at)
+
+    @property
+    def nbytes(self) -> int:
+        return self.meta.get("bytes", 0)
 
     def info(self) -> dict:
-        k = self.key
         return {
-            "id": self.id, "path": self.path, "curve": k.curve.name, "bytes": int(k.nbytes),
-            "n_vars": int(k.n_vars), "n_public": int(k.n_public), "domain_size": int(k.domain_size),
+            "id": self.id, "path": self.path, **self.meta,
             "preloaded": self.preloaded, "load_ms": self.load_ms, "proofs": self.proofs,
+            "resident": self.resident, "last_used": self.last_used, "jobs": self.users,
+            "evictions": self.evictions, "reloads": self.reloads,
         }
 
     @property
@@ -93,6 +126,11 @@ class KeyStore:
         self.max_instances = 0  # per key's witness calculator; set by the engine
         self._keys: dict[str, LoadedKey] = {}
         self._lock = threading.Lock()
+        self.max_resident = 0  # keys mapped at once (0: no limit); set by the engine ([keys] max_resident)
+        self.host_budget = 0  # bytes of mapped keys (0: no limit) ([keys] host_budget)
+        self.evictions = 0
+        self.reloads = 0
+        self.on_evict: list = []  # callables (LoadedKey, ProvingKey) run after a key is evicted
 
     def resolve(self, path: str) -> Path:
         p = Path(os.path.expanduser(str(path)))
@@ -126,6 +164,7 @@ class KeyStore:
             self._keys[key_id] = lk
         log.info("key loaded id=%s curve=%s bytes=%d n_vars=%d domain=%d wasm=%s ms=%.1f",
                  key_id, key.curve.name, key.nbytes, key.n_vars, key.domain_size, lk.wasm or "-", ms)
+        self.enforce_budget(keep=lk)
         return lk
 
     def get(self, key_id: str) -> LoadedKey:
@@ -137,21 +176,102 @@ class KeyStore:
         return lk
 
     def acquire(self, key_id: str) -> LoadedKey:
-        with self._lock:
-            lk = self._keys.get(key_id)
-            if lk is None:
-                known = ", ".join(sorted(self._keys)) or "none"
-                raise NotFound(f"no key with id {key_id!r} is loaded (loaded: {known})")
-            lk.users += 1
-            return lk
+        return self.checkout(key_id)[0]
 
     def release(self, lk: LoadedKey, proved: int = 0) -> None:
         with self._lock:
             lk.users -= 1
             lk.proofs += int(proved)
-            close = lk.unloaded and lk.users == 0
+            lk.last_used = time.time()
+            idle = lk.users == 0
+            close = lk.unloaded and idle and lk.key is not None
         if close:
             lk.key.close()
+        elif idle and not lk.unloaded:
+            self.enforce_budget()  # an over-budget store waits for keys to go idle
+
+    # -- the key budget: LRU eviction of idle keys, reload on demand -----------------------
+
+    def configure(self, max_resident: int = 0, host_budget: int = 0) -> None:
+        self.max_resident, self.host_budget = int(max_resident or 0), int(host_budget or 0)
+
+    def checkout(self, key_id: str) -> tuple[LoadedKey, float]:
+        """The key for a new job (counted as in use until `release`), reloaded from its
+        path if it was evicted; returns (key, milliseconds spent reloading it, 0 if none)."""
+        with self._lock:
+            lk = self._keys.get(key_id)
+            if lk is None:
+                known = ", ".join(sorted(self._keys)) or "none"
+                raise NotFound(f"no key with id {key_id!r} is loaded (loaded: {known})")
+            lk.users += 1  # in use from here on: never evicted while we reload it
+            lk.last_used = time.time()
+            if lk.key is not None:
+                return lk, 0.0
+        try:
+            ms = self._reload(lk)
+        except BaseException:
+            self.release(lk)
+            raise
+        if ms:
+            self.enforce_budget(keep=lk)
+        return lk, ms
+
+    def _reload(self, lk: LoadedKey) -> float:
+        with lk._reload_lock:  # concurrent jobs for one evicted key: one reload
+            if lk.key is not None:
+                return 0.0
+            log.info("key reloading id=%s path=%s (evicted earlier)", lk.id, lk.path)
+            t0 = time.perf_counter()
+            try:
+                key = ProvingKey.load(lk.path)
+            except InputError as exc:
+                raise InputError(f"key {lk.id!r} was evicted and cannot be reloaded: {exc}") from None
+            except OSError as exc:
+                raise InputError(f"key {lk.id!r} was evicted and cannot be reloaded from {lk.path}: "
+                                 f"{exc.strerror or exc}") from None
+            ms = (time.perf_counter() - t0) * 1000
+            with self._lock:
+                lk.key, lk.load_ms, lk.loaded_at = key, ms, time.time()
+                lk.reloads += 1
+                self.reloads += 1
+        log.info("key reloaded id=%s ms=%.1f", lk.id, ms)
+        return ms
+
+    def over_budget_locked(self) -> bool:
+        mapped = [k for k in self._keys.values() if k.key is not None]
+        return bool((self.max_resident and len(mapped) > self.max_resident)
+                    or (self.host_budget and sum(k.nbytes for k in mapped) > self.host_budget))
+
+    def enforce_budget(self, keep: LoadedKey | None = None) -> list[LoadedKey]:
+        """Evict least recently used idle keys until the store fits its budget; returns them."""
+        evicted: list[tuple[LoadedKey, object]] = []
+        with self._lock:
+            while self.over_budget_locked():
+                idle = [k for k in self._keys.values() if k.key is not None and k.users == 0 and k is not keep]
+                if not idle:
+                    mapped = [k for k in self._keys.values() if k.key is not None]
+                    log.warning("key budget exceeded: %d key(s), %d bytes mapped (max_resident %s, host_budget %s), "
+                                "none idle to evict", len(mapped), sum(k.nbytes for k in mapped),
+                                self.max_resident or "off", self.host_budget or "off")
+                    break
+                victim = min(idle, key=lambda k: k.lru_stamp)
+                evicted.append((victim, victim.key))
+                victim.key = None
+                victim.evictions += 1
+                self.evictions += 1
+            mapped = [k for k in self._keys.values() if k.key is not None]
+        for lk, key in evicted:
+            for hook in self.on_evict:
+                try:
+                    hook(lk, key)
+                except Exception:  # noqa: BLE001 - a device that cannot drop arrays must not keep the key mapped
+                    log.exception("key %s: evict hook failed", lk.id)
+            key.close()
+            idle_s = time.time() - lk.last_used if lk.last_used else 0.0
+            log.info("key evicted id=%s bytes=%d idle_s=%.1f (least recently used; %d key(s), %d bytes stay mapped; "
+                     "its next job reloads it from %s)", lk.id, lk.nbytes, idle_s, len(mapped),
+                     sum(k.nbytes for k in mapped), lk.path)
+        return [lk for lk, _ in evicted]
 
     def unload(self, key_id: str) -> LoadedKey:
         with self._lock:
@@ -159,10 +279,11 @@ class KeyStore:
             if lk is None:
                 raise NotFound(f"no key with id {key_id!r} is loaded")
             lk.unloaded = True
-            close = lk.users == 0
+            users = lk.users
+            close = users == 0 and lk.key is not None
         if close:
             lk.key.close()
-        log.info("key unloaded id=%s%s", key_id, "" if close else f" (closes after {lk.users} job(s))")
+        log.info("key unloaded id=%s%s", key_id, f" (closes after {users} job(s))" if users else "")
         return lk
 
     def list(self) -> list[LoadedKey]:
@@ -170,12 +291,12 @@ class KeyStore:
             return list(self._keys.values())
 
     def resident_bytes(self) -> int:
-        return sum(int(lk.key.nbytes) for lk in self.list())
+        return sum(lk.nbytes for lk in self.list() if lk.resident)
 
     def close_all(self) -> None:
         with self._lock:
             keys, self._keys = list(self._keys.values()), {}
         for lk in keys:
             lk.unloaded = True
-            if lk.users == 0:
+            if lk.users == 0 and lk.key is not None:
                 lk.key.close()

@@ -9,6 +9,7 @@ from dataclasses import asdict
 import psutil
 
 from snarkd.engine.memory import rss
+from snarkd.engine.residency import resident_on
 
 
 def engine_status(engine) -> dict:
@@ -19,6 +20,7 @@ def engine_status(engine) -> dict:
         jobs = {"queued": counts["queued"], "running": counts["running"], **acct.counters}
         busy, mem = acct.busy_seconds(), engine.budget.snapshot()
         in_flight, phase_ms = acct.in_flight, dict(acct.phase_ms)
+        device_evictions = dict(engine.device_evictions)
     up = max(1e-9, now - engine.t_start)
     cpu = psutil.Process().cpu_times()
     return {
@@ -34,4 +36,19 @@ def engine_status(engine) -> dict:
         "config": {**{k: v for k, v in asdict(engine.config).items() if k != "debug_delay_s"},
                    "g2_on_device": engine.g2_on_device},  # as resolved ("auto" -> where it runs)
         "phase_ms": phase_ms,
+        "keys": key_budget(engine, device_evictions),
     }
+
+
+def key_budget(engine, device_evictions: dict) -> dict:
+    """The key budget and where keys are resident: the host, and each device."""
+    c, keys = engine.config, engine.keys
+    mapped = [lk for lk in keys.list() if lk.resident]
+    resident, nbytes = {"host": len(mapped)}, {"host": sum(lk.nbytes for lk in mapped)}
+    for b in engine.devices:
+        if b.name != "cpu":  # the CPU device works from the host's map
+            there = resident_on(b, keys)
+            resident[b.name], nbytes[b.name] = len(there), sum(n for _, n in there)
+    return {"max_resident": c.key_max_resident, "host_budget": c.key_host_budget,
+            "device_budget": c.key_device_budget, "resident": resident, "resident_bytes": nbytes,
+            "evictions": {"host": keys.evictions, **device_evictions}, "reloads": keys.reloads}

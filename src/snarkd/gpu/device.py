@@ -109,6 +109,12 @@ class GpuDevice:
                 weakref.finalize(zkey, self._keys.pop, id(zkey), None)
             return rk
 
+    def residency(self, zkey) -> dict | None:
+        """{"bytes", "tables"} of the key's arrays here, or None when it is not resident."""
+        with self._lock:
+            rk = self._keys.get(id(zkey))
+            return None if rk is None else {"bytes": int(rk.nbytes), "tables": bool(rk.tables)}
+
     def release(self, zkey) -> None:
         """Drop the key's arrays and give the pool's cached blocks back to the driver."""
         with self._lock:

@@ -330,6 +330,12 @@ PYBIND11_MODULE(_core, m) {
     g_use_adx = on && detect_adx();
     return prev;
   }, py::arg("on"), "Testing aid: enable/disable the BMI2/ADX multiplication path; returns the previous setting");
+  m.def("uses_adx", [] { return g_use_adx; }, "True while the BMI2/ADX multiplication path is in use");
+  // How this core was built (snarkd doctor): setup.py passes SNARKD_NATIVE_MARCH ("" = portable flags).
+#ifndef SNARKD_BUILD_MARCH
+#define SNARKD_BUILD_MARCH ""
+#endif
+  m.attr("build_march") = SNARKD_BUILD_MARCH;
   auto bn = m.def_submodule("bn254", "BN254 (bn128)");
   bind_curve<BN>(bn);
   auto bls = m.def_submodule("bls12_381", "BLS12-381");

@@ -36,6 +36,13 @@ class Backend(Protocol):
     def release(self, key) -> None:
         """Drop what this backend keeps for `key` (resident bases, tables)."""
 
+    def residency(self, key) -> dict | None:
+        """What of `key` is resident on this device: {"bytes", "tables"}, or None."""
+
+    def make_resident(self, key, timer=None) -> bool:
+        """Put `key` on this device now, before a device stage, timed as the phase "key_upload" on
+        `timer`; True when it was uploaded (False: it was there, or nothing is kept per device)."""
+
     def work_bytes(self, key) -> int:
         """Device memory one proof of `key` needs beyond what stays resident (an upper estimate)."""
 

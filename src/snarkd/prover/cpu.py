@@ -21,6 +21,12 @@ class CpuBackend:
     def release(self, key) -> None:
         pass
 
+    def residency(self, key) -> dict | None:
+        return None  # nothing of a key lives here beyond the host's map
+
+    def make_resident(self, key, timer=None) -> bool:
+        return False
+
     def work_bytes(self, key) -> int:
         return 0  # host memory: counted by the engine's budget
 

@@ -10,7 +10,7 @@ G1Sums as the CPU backend: identical points, so identical proofs for the same r,
 
 from __future__ import annotations
 
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 
 import numpy as np
 
@@ -57,6 +57,24 @@ class CudaBackend:
 
     def release(self, key) -> None:
         self.dev.release(key.zkey)
+
+    def residency(self, key) -> dict | None:
+        return self.dev.residency(key.zkey)
+
+    def make_resident(self, key, timer=None) -> bool:
+        """Upload the key (and build its tables) as device_stage would, under a proof's reservation,
+        so that the tables' "auto" decision leaves the same room for the proof's own work."""
+        if self.dev.residency(key.zkey) is not None:
+            return False
+        mem = self.dev.memory
+        with ExitStack() as stack:
+            if timer is not None:
+                stack.enter_context(timer.phase("key_upload"))
+            stack.enter_context(mem.guard("uploading the proving key"))
+            stack.enter_context(mem.reserve(self.work_bytes(key), what="proof"))
+            self.dev.resident(key.zkey, self.msm_tables, self.msm_c)
+            self.dev.synchronize()
+        return True
 
     def work_bytes(self, key) -> int:
         """Device memory one proof needs beyond the resident key (an upper estimate):

@@ -10,6 +10,7 @@ from contextlib import contextmanager
 # name -> what it times, in pipeline order. Stage totals: synthesis, device, finalize.
 PHASES: dict[str, str] = {
     "load": "reading the key and the witness (one-shot prove)",
+    "key_load": "reloading a key evicted by the key budget ([keys] max_resident, host_budget)",
     "queue_wait": "waiting for admission: priority and the memory budget",
     "witness": "witness calculation from inputs (circuit .wasm)",
     "check": "witness checked against the key (field, length, canonical values)",
@@ -17,6 +18,7 @@ PHASES: dict[str, str] = {
     "synthesis": "synthesis stage total",
     "device_queue": "waiting in the device queue",
     "device_wait": "waiting for the device lock",
+    "key_upload": "uploading the key to the device (first use there, or after an eviction)",
     "upload": "host-to-device copies of the witness (and a, b)",
     "ntt": "NTTs: a, b, c to the odd coset",
     "h": "H values from the coset evaluations",

@@ -25,7 +25,7 @@ CANCELLED: JobState
 TIMEOUT: JobState
 
 class KeyInfo(_message.Message):
-    __slots__ = ("id", "path", "curve", "bytes", "n_vars", "n_public", "domain_size", "preloaded", "load_ms", "proofs")
+    __slots__ = ("id", "path", "curve", "bytes", "n_vars", "n_public", "domain_size", "preloaded", "load_ms", "proofs", "resident", "devices", "last_used", "jobs", "evictions", "reloads")
     ID_FIELD_NUMBER: _ClassVar[int]
     PATH_FIELD_NUMBER: _ClassVar[int]
     CURVE_FIELD_NUMBER: _ClassVar[int]
@@ -36,6 +36,12 @@ class KeyInfo(_message.Message):
     PRELOADED_FIELD_NUMBER: _ClassVar[int]
     LOAD_MS_FIELD_NUMBER: _ClassVar[int]
     PROOFS_FIELD_NUMBER: _ClassVar[int]
+    RESIDENT_FIELD_NUMBER: _ClassVar[int]
+    DEVICES_FIELD_NUMBER: _ClassVar[int]
+    LAST_USED_FIELD_NUMBER: _ClassVar[int]
+    JOBS_FIELD_NUMBER: _ClassVar[int]
+    EVICTIONS_FIELD_NUMBER: _ClassVar[int]
+    RELOADS_FIELD_NUMBER: _ClassVar[int]
     id: str
     path: str
     curve: str
@@ -46,7 +52,23 @@ class KeyInfo(_message.Message):
     preloaded: bool
     load_ms: float
     proofs: int
-    def __init__(self, id: _Optional[str] = ..., path: _Optional[str] = ..., curve: _Optional[str] = ..., bytes: _Optional[int] = ..., n_vars: _Optional[int] = ..., n_public: _Optional[int] = ..., domain_size: _Optional[int] = ..., preloaded: _Optional[bool] = ..., load_ms: _Optional[float] = ..., proofs: _Optional[int] = ...) -> None: ...
+    resident: bool
+    devices: _containers.RepeatedCompositeFieldContainer[KeyDevice]
+    last_used: float
+    jobs: int
+    evictions: int
+    reloads: int
+    def __init__(self, id: _Optional[str] = ..., path: _Optional[str] = ..., curve: _Optional[str] = ..., bytes: _Optional[int] = ..., n_vars: _Optional[int] = ..., n_public: _Optional[int] = ..., domain_size: _Optional[int] = ..., preloaded: _Optional[bool] = ..., load_ms: _Optional[float] = ..., proofs: _Optional[int] = ..., resident: _Optional[bool] = ..., devices: _Optional[_Iterable[_Union[KeyDevice, _Mapping]]] = ..., last_used: _Optional[float] = ..., jobs: _Optional[int] = ..., evictions: _Optional[int] = ..., reloads: _Optional[int] = ...) -> None: ...
+
+class KeyDevice(_message.Message):
+    __slots__ = ("device", "bytes", "tables")
+    DEVICE_FIELD_NUMBER: _ClassVar[int]
+    BYTES_FIELD_NUMBER: _ClassVar[int]
+    TABLES_FIELD_NUMBER: _ClassVar[int]
+    device: str
+    bytes: int
+    tables: bool
+    def __init__(self, device: _Optional[str] = ..., bytes: _Optional[int] = ..., tables: _Optional[bool] = ...) -> None: ...
 
 class LoadKeyRequest(_message.Message):
     __slots__ = ("key_id", "path", "wasm_path")
