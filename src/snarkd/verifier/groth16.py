@@ -16,21 +16,37 @@ Semantics (those of `snarkjs groth16 verify`, except where noted):
   pairing check then fails anyway (barring a crafted proof), so the answers
   agree, but snarkd rejects it before pairing (G1 of BLS12-381 and G2 of both
   curves have cofactors; BN254's G1 has none);
-- a proof coordinate ≥ q → False. snarkjs instead reduces it mod q (so x + q
-  is read as x): snarkd treats such non-canonical encodings as invalid;
+- a proof coordinate ≥ q or < 0 → False. snarkjs instead reduces it mod q (so
+  x + q is read as x): snarkd treats such non-canonical encodings as invalid;
 - input that is not a verification key, public list or proof at all (missing
   field, bad number, wrong public count, unknown curve, a key point off its
-  curve) → `snarkd.errors.InputError`.
+  curve) → `snarkd.errors.InputError`. Numbers are read as snarkjs reads them
+  (ffjavascript's unstringifyBigInts): decimal-digit strings, `0x` hex strings
+  and JSON integers; a JSON integer beyond 2^53 (which JavaScript would round)
+  and any other string (signs, spaces, `_`) are bad input;
+- a proof whose "protocol" is not "groth16", or whose "curve" is not the key's,
+  is bad input (snarkjs ignores both fields and may accept it); so is a key
+  whose "nPublic" disagrees with its IC, and a public list whose length is not
+  nPublic (snarkjs uses the first len(public) IC points and may accept a short
+  list whose missing values would be 0);
+- curve names are matched as snarkjs matches them (case and punctuation
+  ignored: bn128, bn254, alt_bn128; bls12381, bls12-381).
+
+The differential fuzz test (tests/fuzz) runs snarkjs and this verifier on the
+same mutated proofs and keys and holds every difference to this list.
 """
 
 from __future__ import annotations
 
 import json
+import os
+import re
+import stat
 import threading
 from collections import OrderedDict
 from pathlib import Path
 
-from snarkd.curves.params import Curve, curve_by_name
+from snarkd.curves.params import BLS12_381, BN254, Curve
 from snarkd.errors import InputError
 from snarkd.native import _pairing
 
@@ -43,6 +59,9 @@ PUBLIC_OUT_OF_RANGE = 4
 VK_NOT_ON_CURVE = 5
 
 
+_CURVE_NAMES = {"bn128": BN254, "bn254": BN254, "altbn128": BN254, "bls12381": BLS12_381}
+
+
 class _NotCanonical(Exception):
     """A coordinate outside [0, q): the point is not a valid encoding."""
 
@@ -51,15 +70,40 @@ def native_for(curve: Curve):
     return getattr(_pairing, curve.native)
 
 
+# JavaScript numbers are exact only below 2^53; snarkjs would read a larger JSON
+# number as a rounded float, so such numbers are refused rather than guessed at.
+_JS_SAFE = 1 << 53
+_DECIMAL = re.compile(r"[0-9]+\Z")
+_HEX = re.compile(r"0[xX][0-9a-fA-F]+\Z")
+# A coordinate or public value has at most 116 decimal digits; far longer
+# strings are not numbers of this verifier's fields (and would cost time to parse).
+_MAX_DIGITS = 1000
+
+
 def _int(value, where: str) -> int:
+    """A number as snarkjs reads it: a JSON integer, a decimal-digit string or a 0x-hex string."""
     if isinstance(value, int) and not isinstance(value, bool):
-        return value
-    if isinstance(value, str):
-        try:
-            return int(value, 0) if value.startswith(("0x", "0X")) else int(value)
-        except ValueError:
-            pass
-    raise InputError(f"{where}: expected a decimal string, got {value!r}")
+        if -_JS_SAFE < value < _JS_SAFE:
+            return value
+        raise InputError(f"{where}: the JSON number {value} is too large to be exact in JavaScript; write it as a decimal string")
+    if isinstance(value, str) and len(value) <= _MAX_DIGITS:
+        if _DECIMAL.match(value):
+            return int(value)
+        if _HEX.match(value):
+            return int(value, 16)
+    shown = repr(value) if len(repr(value)) <= 80 else repr(value)[:77] + "..."
+    raise InputError(f"{where}: expected a decimal string, got {shown}")
+
+
+def _curve(name, where: str) -> Curve:
+    """snarkjs's getCurveFromName: case and punctuation do not count."""
+    if not isinstance(name, str):
+        raise InputError(f"{where}: curve must be a string, got {name!r}")
+    norm = "".join(ch for ch in name.lower() if ch.isascii() and ch.isalnum())
+    curve = _CURVE_NAMES.get(norm)
+    if curve is None:
+        raise InputError(f"{where}: unknown curve {name!r} (expected bn128 or bls12381)")
+    return curve
 
 
 def _mont(curve: Curve, v: int) -> bytes:
@@ -172,31 +216,54 @@ def verify_points(curve: Curve, alpha1, beta2, gamma2, delta2, ic, public: list[
     return pvk.verify(pubs, a, b, c) == VERIFY_OK
 
 
+def proof_points(curve: Curve, proof: dict, proof_name: str = "proof"):
+    """(a, b, c) in the zkey layout from a snarkjs proof object; (None, None, None)
+    when a point has a coordinate outside [0, q) or is the affine (0, 0) (invalid
+    proofs). A proof that is not one at all (missing field, bad number) is InputError."""
+    if not isinstance(proof, dict):
+        raise InputError(f"{proof_name}: expected a JSON object")
+    raw = []
+    for name, fn in (("pi_a", _g1_bytes), ("pi_b", _g2_bytes), ("pi_c", _g1_bytes)):
+        obj = _field(proof, name, proof_name)
+        try:
+            raw.append(fn(curve, obj, f"{proof_name}.{name}"))
+        except _NotCanonical:
+            raw.append(None)
+    if any(v is None for v in raw):
+        return None, None, None
+    return tuple(raw)
+
+
+def _check_proof_labels(curve: Curve, proof, proof_name: str) -> None:
+    """A proof that says it is of another protocol or curve is not this key's Groth16 proof.
+    (snarkjs ignores both fields; snarkd refuses them: see the module docstring.)"""
+    if not isinstance(proof, dict):
+        raise InputError(f"{proof_name}: expected a JSON object")
+    if "protocol" in proof and proof["protocol"] != "groth16":
+        raise InputError(f"{proof_name}: protocol {proof['protocol']!r} is not groth16")
+    if "curve" in proof and _curve(proof["curve"], f"{proof_name}.curve") is not curve:
+        raise InputError(f"{proof_name}: curve {proof['curve']!r} does not match the key's {curve.name!r}")
+
+
 def verify(vk: dict, public: list, proof: dict, names: tuple[str, str, str] = ("vk", "public", "proof")) -> bool:
     """True iff `proof` is a valid Groth16 proof of `public` under `vk` (snarkjs JSON objects)."""
     vk_name, pub_name, proof_name = names
     protocol = _field(vk, "protocol", vk_name)
     if protocol != "groth16":
         raise InputError(f"{vk_name}: protocol {protocol!r} is not supported (only groth16)")
-    try:
-        curve = curve_by_name(str(_field(vk, "curve", vk_name)))
-    except ValueError as exc:
-        raise InputError(f"{vk_name}: {exc}") from None
-    if not isinstance(proof, dict):
-        raise InputError(f"{proof_name}: expected a JSON object")
-    if "curve" in proof and proof.get("curve") is not None:
-        try:
-            pcurve = curve_by_name(str(proof["curve"]))
-        except ValueError:
-            pcurve = None
-        if pcurve is not curve:
-            raise InputError(f"{proof_name}: curve {proof.get('curve')!r} does not match the key's {curve.name!r}")
+    curve = _curve(_field(vk, "curve", vk_name), f"{vk_name}.curve")
+    _check_proof_labels(curve, proof, proof_name)
     if not isinstance(public, list):
         raise InputError(f"{pub_name}: expected a JSON array of decimal strings")
     ic = _field(vk, "IC", vk_name)
-    if not isinstance(ic, list) or len(ic) != len(public) + 1:
-        n = len(ic) - 1 if isinstance(ic, list) else "?"
-        raise InputError(f"{pub_name}: {len(public)} public values, but the key expects {n}")
+    if not isinstance(ic, list) or not ic:
+        raise InputError(f"{vk_name}.IC: expected a non-empty list of G1 points")
+    if "nPublic" in vk:
+        n_public = vk["nPublic"]
+        if isinstance(n_public, bool) or not isinstance(n_public, int) or n_public != len(ic) - 1:
+            raise InputError(f"{vk_name}: nPublic {n_public!r} does not match its {len(ic)} IC points (nPublic + 1 expected)")
+    if len(ic) != len(public) + 1:
+        raise InputError(f"{pub_name}: {len(public)} public values, but the key expects {len(ic) - 1}")
     pubs = [_int(v, f"{pub_name}[{i}]") for i, v in enumerate(public)]
     if any(v < 0 or v >= curve.r for v in pubs):
         return False
@@ -208,28 +275,42 @@ def verify(vk: dict, public: list, proof: dict, names: tuple[str, str, str] = ("
     )
     ic_bytes = b"".join(_key_point(_g1_bytes, curve, p, f"{vk_name}.IC[{i}]") for i, p in enumerate(ic))
 
-    raw = {}
-    for name, fn in (("pi_a", _g1_bytes), ("pi_b", _g2_bytes), ("pi_c", _g1_bytes)):
-        obj = _field(proof, name, proof_name)
-        try:
-            raw[name] = fn(curve, obj, f"{proof_name}.{name}")
-        except _NotCanonical:
-            raw[name] = None
-    if any(v is None for v in raw.values()):
+    a, b, c = proof_points(curve, proof, proof_name)
+    if a is None:
         return False
-    return verify_points(curve, alpha, beta, gamma, delta, ic_bytes, pubs, raw["pi_a"], raw["pi_b"], raw["pi_c"])
+    return verify_points(curve, alpha, beta, gamma, delta, ic_bytes, pubs, a, b, c)
+
+
+# A verification key for a million public inputs is ~300 MB of JSON; beyond
+# this a file is refused before it is read into memory.
+MAX_JSON_BYTES = 1 << 30
 
 
 def load_json(path: str | Path, what: str):
+    """A JSON file, or InputError naming the file (missing, not a file, too big, not JSON)."""
     try:
-        with open(path) as fh:
-            return json.load(fh)
+        # O_NONBLOCK: a FIFO named as a JSON file must not hang the open
+        with os.fdopen(os.open(path, os.O_RDONLY | os.O_NONBLOCK), "rb") as fh:
+            st = os.fstat(fh.fileno())
+            if not stat.S_ISREG(st.st_mode):
+                raise InputError(f"{path}: {what} is not a regular file")
+            if st.st_size > MAX_JSON_BYTES:
+                raise InputError(f"{path}: {what} is {st.st_size} bytes, more than the {MAX_JSON_BYTES} a JSON input may have")
+            data = fh.read()
     except FileNotFoundError:
         raise InputError(f"{path}: {what} file not found") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(f"{path}: cannot read {what}: {exc}") from None
+    except IsADirectoryError:
+        raise InputError(f"{path}: {what} is a directory, not a file") from None
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read {what}: {exc.strerror or exc}") from None
+    try:
+        return json.loads(data)
+    except UnicodeDecodeError as exc:
+        raise InputError(f"{path}: {what} is not UTF-8 text: {exc}") from None
     except json.JSONDecodeError as exc:
         raise InputError(f"{path}: {what} is not valid JSON: {exc}") from None
+    except RecursionError:
+        raise InputError(f"{path}: {what} nests arrays or objects too deeply to be a {what}") from None
 
 
 def verify_files(vk_path, public_path, proof_path) -> bool:
