@@ -22,13 +22,16 @@ Semantics (those of `snarkjs groth16 verify`, except where noted):
   field, bad number, wrong public count, unknown curve, a key point off its
   curve) → `snarkd.errors.InputError`. Numbers are read as snarkjs reads them
   (ffjavascript's unstringifyBigInts): decimal-digit strings, `0x` hex strings
-  and JSON integers; a JSON integer beyond 2^53 (which JavaScript would round)
+  and JSON integers ("0X.." is not one: snarkjs would misread it); a JSON integer beyond 2^53 (which JavaScript would round)
   and any other string (signs, spaces, `_`) are bad input;
 - a proof whose "protocol" is not "groth16", or whose "curve" is not the key's,
   is bad input (snarkjs ignores both fields and may accept it); so is a key
   whose "nPublic" disagrees with its IC, and a public list whose length is not
   nPublic (snarkjs uses the first len(public) IC points and may accept a short
   list whose missing values would be 0);
+- verification-key points must be affine (z = 1, or 0 for infinity), as
+  snarkjs exports them (its verifier misreads projective IC points); proof
+  points may be Jacobian;
 - curve names are matched as snarkjs matches them (case and punctuation
   ignored: bn128, bn254, alt_bn128; bls12381, bls12-381).
 
@@ -74,7 +77,7 @@ def native_for(curve: Curve):
 # number as a rounded float, so such numbers are refused rather than guessed at.
 _JS_SAFE = 1 << 53
 _DECIMAL = re.compile(r"[0-9]+\Z")
-_HEX = re.compile(r"0[xX][0-9a-fA-F]+\Z")
+_HEX = re.compile(r"0x[0-9a-fA-F]+\Z")  # lower-case x only, as unstringifyBigInts
 # A coordinate or public value has at most 116 decimal digits; far longer
 # strings are not numbers of this verifier's fields (and would cost time to parse).
 _MAX_DIGITS = 1000
@@ -110,8 +113,13 @@ def _mont(curve: Curve, v: int) -> bytes:
     return (v * curve.rq % curve.q).to_bytes(curve.n8q, "little")
 
 
-def _g1_bytes(curve: Curve, obj, where: str) -> bytes:
-    """Affine Montgomery bytes (zkey layout) of a snarkjs JSON G1 point [X, Y, Z]."""
+class _NotAffine(Exception):
+    """A key point given with Z other than 0 or 1."""
+
+
+def _g1_bytes(curve: Curve, obj, where: str, affine: bool = False) -> bytes:
+    """Affine Montgomery bytes (zkey layout) of a snarkjs JSON G1 point [X, Y, Z].
+    affine=True (key points): Z must be 1 or 0, as snarkjs exports keys."""
     if not isinstance(obj, list) or len(obj) not in (2, 3):
         raise InputError(f"{where}: expected [x, y, z]")
     x, y, *z = (_int(v, where) for v in obj)
@@ -122,6 +130,8 @@ def _g1_bytes(curve: Curve, obj, where: str) -> bytes:
     if z == 0:
         return bytes(2 * curve.n8q)
     if z != 1:
+        if affine:
+            raise _NotAffine(where)
         zi = pow(z, -1, q)
         zi2 = zi * zi % q
         x, y = x * zi2 % q, y * zi2 * zi % q
@@ -131,7 +141,7 @@ def _g1_bytes(curve: Curve, obj, where: str) -> bytes:
     return _mont(curve, x) + _mont(curve, y)
 
 
-def _g2_bytes(curve: Curve, obj, where: str) -> bytes:
+def _g2_bytes(curve: Curve, obj, where: str, affine: bool = False) -> bytes:
     if not isinstance(obj, list) or len(obj) not in (2, 3) or not all(isinstance(c, list) and len(c) == 2 for c in obj):
         raise InputError(f"{where}: expected [[x0, x1], [y0, y1], [z0, z1]]")
     coords = [[_int(v, where) for v in c] for c in obj]
@@ -145,6 +155,8 @@ def _g2_bytes(curve: Curve, obj, where: str) -> bytes:
     if z0 == 0 and z1 == 0:
         return bytes(4 * curve.n8q)
     if (z0, z1) != (1, 0):
+        if affine:
+            raise _NotAffine(where)
         # Fq2 = Fq[u]/(u^2 + 1): 1/z = conj(z) / (z0^2 + z1^2)
         n = pow(z0 * z0 + z1 * z1, -1, q)
         zi = (z0 * n % q, -z1 * n % q)
@@ -167,8 +179,13 @@ def _field(obj: dict, key: str, where: str):
 
 
 def _key_point(fn, curve, obj, where):
+    """A verification-key point; InputError unless it is one. Key points must be
+    affine (Z = 1, or 0 for infinity): snarkjs exports them so, and its verifier
+    misreads projective IC points (it copies them into an affine buffer)."""
     try:
-        b = fn(curve, obj, where)
+        b = fn(curve, obj, where, affine=True)
+    except _NotAffine:
+        raise InputError(f"{where}: a verification-key point must be affine (z = 1), as snarkjs exports it") from None
     except _NotCanonical:
         b = None
     if b is None:
@@ -181,9 +198,24 @@ _PREPARED_MAX = 32
 _PREPARED_LOCK = threading.Lock()
 
 
-def prepared_vk(curve: Curve, alpha1, beta2, gamma2, delta2, ic):
+def _first_off_curve(curve: Curve, alpha1, beta2, gamma2, delta2, ic) -> str:
+    """The name of the first key point off its curve (for the error message)."""
+    m = native_for(curve)
+    for name, pt, fn in (("vk_alpha_1", alpha1, m.g1_on_curve), ("vk_beta_2", beta2, m.g2_on_curve),
+                         ("vk_gamma_2", gamma2, m.g2_on_curve), ("vk_delta_2", delta2, m.g2_on_curve)):
+        if not fn(pt):
+            return name
+    n = m.G1_BYTES
+    for i in range(len(ic) // n):
+        if not m.g1_on_curve(ic[i * n : (i + 1) * n]):
+            return f"IC[{i}]"
+    return "?"
+
+
+def prepared_vk(curve: Curve, alpha1, beta2, gamma2, delta2, ic, name: str = "verification key"):
     """The native PreparedVK for these key points (LRU-cached: a daemon verifies
-    many proofs under one key; preparing costs ~3 G2 line precomputations)."""
+    many proofs under one key; preparing costs ~3 G2 line precomputations).
+    A key point off its curve is InputError naming `name` and the point."""
     key = (curve.name, *(bytes(memoryview(x).cast("B")) for x in (alpha1, beta2, gamma2, delta2, ic)))
     with _PREPARED_LOCK:
         pvk = _PREPARED.get(key)
@@ -192,7 +224,7 @@ def prepared_vk(curve: Curve, alpha1, beta2, gamma2, delta2, ic):
             return pvk
     pvk = native_for(curve).PreparedVK(*key[1:])
     if not pvk.valid:
-        raise InputError(f"verification key: a key point is not on the curve {curve.name}")
+        raise InputError(f"{name}.{_first_off_curve(curve, *key[1:])}: not a point of the curve {curve.name}")
     with _PREPARED_LOCK:
         _PREPARED[key] = pvk
         while len(_PREPARED) > _PREPARED_MAX:
@@ -200,7 +232,8 @@ def prepared_vk(curve: Curve, alpha1, beta2, gamma2, delta2, ic):
     return pvk
 
 
-def verify_points(curve: Curve, alpha1, beta2, gamma2, delta2, ic, public: list[int], a, b, c) -> bool:
+def verify_points(curve: Curve, alpha1, beta2, gamma2, delta2, ic, public: list[int], a, b, c,
+                  vk_name: str = "verification key") -> bool:
     """Groth16 check on points already in the zkey layout (affine, LE Montgomery).
 
     alpha1/beta2/gamma2/delta2/a/b/c: bytes-like (or numpy arrays) of one point;
@@ -209,7 +242,7 @@ def verify_points(curve: Curve, alpha1, beta2, gamma2, delta2, ic, public: list[
     """
     if any(v < 0 or v >= curve.r for v in public):
         return False
-    pvk = prepared_vk(curve, alpha1, beta2, gamma2, delta2, ic)
+    pvk = prepared_vk(curve, alpha1, beta2, gamma2, delta2, ic, vk_name)
     if pvk.n_public != len(public):
         raise InputError(f"public: {len(public)} public values, but the key expects {pvk.n_public}")
     pubs = b"".join(v.to_bytes(curve.n8r, "little") for v in public)
@@ -278,7 +311,7 @@ def verify(vk: dict, public: list, proof: dict, names: tuple[str, str, str] = ("
     a, b, c = proof_points(curve, proof, proof_name)
     if a is None:
         return False
-    return verify_points(curve, alpha, beta, gamma, delta, ic_bytes, pubs, a, b, c)
+    return verify_points(curve, alpha, beta, gamma, delta, ic_bytes, pubs, a, b, c, vk_name=vk_name)
 
 
 # A verification key for a million public inputs is ~300 MB of JSON; beyond
@@ -303,14 +336,26 @@ def load_json(path: str | Path, what: str):
         raise InputError(f"{path}: {what} is a directory, not a file") from None
     except OSError as exc:
         raise InputError(f"{path}: cannot read {what}: {exc.strerror or exc}") from None
+    return parse_json(data, str(path), what)
+
+
+def _no_constant(name: str):
+    raise ValueError(f"{name} is not JSON")
+
+
+def parse_json(data: bytes, name: str, what: str):
+    """JSON text as JavaScript's JSON.parse reads it (strict UTF-8, no BOM, no
+    NaN/Infinity), or InputError naming `name`."""
     try:
-        return json.loads(data)
+        return json.loads(data.decode("utf-8"), parse_constant=_no_constant)
     except UnicodeDecodeError as exc:
-        raise InputError(f"{path}: {what} is not UTF-8 text: {exc}") from None
+        raise InputError(f"{name}: {what} is not UTF-8 text: {exc}") from None
     except json.JSONDecodeError as exc:
-        raise InputError(f"{path}: {what} is not valid JSON: {exc}") from None
+        raise InputError(f"{name}: {what} is not valid JSON: {exc}") from None
+    except ValueError as exc:  # NaN, Infinity
+        raise InputError(f"{name}: {what} is not valid JSON: {exc}") from None
     except RecursionError:
-        raise InputError(f"{path}: {what} nests arrays or objects too deeply to be a {what}") from None
+        raise InputError(f"{name}: {what} nests arrays or objects too deeply") from None
 
 
 def verify_files(vk_path, public_path, proof_path) -> bool:
