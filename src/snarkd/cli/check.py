@@ -7,14 +7,16 @@ fits the key, and every constraint (A·w)(B·w) = C·w holds, as `snarkjs wtns
 check` checks; the first failing constraint is named. This is what tells the
 two causes of a failed `snarkd prove` self-check apart.
 
-Exit 0: all checks pass; 1: a check fails; 3: an input is missing, malformed or
-does not belong with the others.
+Exit 0: all checks pass; 1: a check fails; 2: usage; 3: an input is missing,
+malformed or does not belong with the others.
 """
 
 from __future__ import annotations
 
+import sys
+
 from snarkd.cli import add_epilog
-from snarkd.errors import EXIT_INVALID, EXIT_OK, InputError
+from snarkd.errors import EXIT_INVALID, EXIT_OK, EXIT_USAGE
 
 ORDER = 25
 
@@ -24,7 +26,7 @@ def register(sub) -> None:
         "check",
         help="check: KEY.zkey [CIRCUIT.r1cs WITNESS.wtns] (key points on curve and in subgroup; witness satisfies the circuit)",
         description="Check a proving key's points (on the curve, in the subgroup) and, given the circuit's .r1cs "
-                    "and a witness, that the witness satisfies every constraint. Exit 0 ok, 1 a check fails, 3 bad input.",
+                    "and a witness, that the witness satisfies every constraint. Exit 0 ok, 1 a check fails, 2 usage, 3 bad input.",
     ))
     p.add_argument("files", nargs="+", metavar="FILE", help="KEY.zkey [CIRCUIT.r1cs WITNESS.wtns]")
     p.add_argument("--threads", type=int, default=0, help="native threads (default: all cores)")
@@ -75,7 +77,8 @@ def run(args) -> int:
     from snarkd.formats.zkey import read_zkey
 
     if len(args.files) not in (1, 3):
-        raise InputError("usage: snarkd check KEY.zkey [CIRCUIT.r1cs WITNESS.wtns]")
+        print("snarkd: error: usage: snarkd check KEY.zkey [CIRCUIT.r1cs WITNESS.wtns]", file=sys.stderr)
+        return EXIT_USAGE
     with read_zkey(args.files[0]) as zkey:
         ok = _check_key(args, zkey)
         if len(args.files) == 3:
