@@ -18,6 +18,8 @@ import subprocess
 import tempfile
 from pathlib import Path
 
+from snarkd.formats.json_text import MAX_JSON_DEPTH, bracket_depth
+
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent.parent
 
@@ -111,13 +113,8 @@ def classify(texts: dict[str, bytes], q: int) -> str:
             texts[name].decode("utf-8")
         except UnicodeDecodeError:
             return "not_utf8"  # snarkjs reads bad bytes as U+FFFD
-    for name in ("vk", "public", "proof"):
-        try:
-            json.loads(texts[name].decode("utf-8"))
-        except RecursionError:
-            return "json_too_deep"  # V8's JSON.parse nests deeper than Python's parser
-        except ValueError:
-            pass
+    if any(bracket_depth(texts[n], MAX_JSON_DEPTH) > MAX_JSON_DEPTH for n in ("vk", "public", "proof")):
+        return "json_too_deep"  # snarkd reads at most MAX_JSON_DEPTH levels; JSON.parse goes deeper
     vk, public, proof = (_load(texts[n]) for n in ("vk", "public", "proof"))
     if not isinstance(vk, dict) or not isinstance(proof, dict):
         return "unexplained"
@@ -130,8 +127,9 @@ def classify(texts: dict[str, bytes], q: int) -> str:
     if not isinstance(public, list):
         return "public_not_list"  # snarkjs reads a non-array public.json as no public values
     ic = vk.get("IC")
-    if isinstance(ic, list) and "nPublic" in vk and vk["nPublic"] != len(ic) - 1:
-        return "vk_npublic"
+    n_public = vk.get("nPublic")
+    if isinstance(ic, list) and "nPublic" in vk and (type(n_public) is not int or n_public != len(ic) - 1):
+        return "vk_npublic"  # snarkjs ignores nPublic; snarkd wants the integer len(IC) - 1
     if isinstance(ic, list) and len(public) < len(ic) - 1:
         return "public_short"  # snarkjs uses the first len(public) IC points
     fields = [proof.get("pi_a"), proof.get("pi_b"), proof.get("pi_c")]

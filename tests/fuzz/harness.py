@@ -64,6 +64,7 @@ class Run:
         self.kinds: Counter = Counter()
         self.extra: dict = {}
         self.cases_for_snarkjs: list[tuple[T.Case, dict]] = []
+        self.unchecked: list[dict] = []  # prove: proofs the self-check stopped, as --no-verify writes them
 
     def finding(self, case: T.Case, text: str) -> None:
         self.outcomes["finding"] += 1
@@ -97,12 +98,14 @@ class Run:
             self.cases_for_snarkjs.append((case, {"ours": outcome}))
         elif self.name == "prove" and outcome == "exit0":
             self.cases_for_snarkjs.append((case, {"ours": "valid"}))
+        elif self.name == "prove" and "unchecked" in case.meta:
+            self.unchecked.append((case.mutation, case.meta.pop("unchecked")))
 
     def differential(self) -> None:
         import differential as D
         from snarkd.curves.params import curve_by_name
 
-        if not self.cases_for_snarkjs:
+        if not self.cases_for_snarkjs and not self.unchecked:
             return
         if shutil.which("node") is None:
             self.extra["snarkjs"] = "skipped: node not found"
@@ -133,6 +136,15 @@ class Run:
                     self.finding(case, f"snarkjs accepts, snarkd says {info['ours']}, and no documented difference explains it")
         self.extra["snarkjs"] = {"cases": len(theirs), **dict(stats), "classified_differences": dict(classes),
                                  "seconds": round(time.perf_counter() - t0, 1)}
+        if self.unchecked:
+            import base64
+
+            verdicts = D.snarkjs_verify([{k: base64.b64decode(v) for k, v in u.items()} for _, u in self.unchecked])
+            # each 'invalid' here was an exit-0 silent wrong proof before the self-check; a 'valid'
+            # one is a refusal the undamaged key would not have needed (damage the prover never reads)
+            valid_by = Counter(m for (m, _), v in zip(self.unchecked, verdicts) if v == "valid")
+            self.extra["stopped_by_self_check"] = {"proofs": len(self.unchecked), "snarkjs": dict(Counter(verdicts)),
+                                                   "valid_anyway_by_mutation": dict(valid_by)}
 
 
 def run_seeded(name: str, n: int, seed: int, start: int, timeout: float, save: Path | None) -> dict:
@@ -217,6 +229,9 @@ def main(argv=None) -> int:
     ap.add_argument("--json", type=Path, help="also write the result here")
     args = ap.parse_args(argv)
     faulthandler.enable()
+    # Fuzz under the worst recursion limit a dependency sets (py_ecc: 100,000), where
+    # any recursive parse of deep input overflows the C stack instead of raising.
+    import py_ecc  # noqa: F401
     if args.mem_mib:
         cap = args.mem_mib << 20
         resource.setrlimit(resource.RLIMIT_DATA, (cap, cap))

@@ -61,7 +61,7 @@ def _cases(triple):
         "vk nPublic off by one": (edit(lambda v: v.update(nPublic=v["nPublic"] + 1), "vk"), "error", "valid"),
         "coordinate + q": (edit(lambda p: p["pi_a"].__setitem__(0, str(x + q))), "invalid", "valid"),
         "0x hex coordinate": (edit(lambda p: p["pi_a"].__setitem__(0, hex(x))), "valid", "valid"),
-        "0X hex coordinate": (edit(lambda p: p["pi_a"].__setitem__(0, "0X" + format(x, "X"))), "error", "valid"),
+        "0X hex coordinate": (edit(lambda p: p["pi_a"].__setitem__(0, "0X" + format(x, "X"))), "error", None),  # snarkjs: depends on the value
         "Jacobian proof point": (edit(lambda p: p.__setitem__("pi_a", jac)), "valid", "valid"),
         "negated proof point": (edit(lambda p: p["pi_a"].__setitem__(1, str(q - int(p["pi_a"][1])))), "invalid", "invalid"),
         "public + r": (edit(lambda s: s.__setitem__(0, str(int(s[0]) + curve_by_name("bn128").r)), "public"), "invalid", "invalid"),
@@ -78,8 +78,8 @@ def test_rules_against_snarkjs(triple):
     theirs = differential.snarkjs_verify(texts)
     for (name, (t, want_ours, want_theirs)), th in zip(cases.items(), theirs):
         assert ours(*t) == want_ours, name
-        assert th == want_theirs, name
-        if want_theirs == "valid" and want_ours != "valid":
+        assert th == want_theirs or want_theirs is None, name
+        if th == "valid" and want_ours != "valid":
             # every place snarkd is stricter is one the fuzz harness names
             assert differential.classify(texts[list(cases).index(name)], curve_by_name("bn128").q) != "unexplained", name
 
@@ -99,3 +99,17 @@ def test_json_files_that_are_not_files(tmp_path):
         load_json(fifo, "proof")  # and does not wait for a writer
     with pytest.raises(InputError, match="directory"):
         load_json(tmp_path, "proof")
+
+
+def test_deep_json_does_not_crash_with_a_raised_recursion_limit(tmp_path):
+    """py_ecc raises the recursion limit to 100,000 on import; Python's json parser
+    then overflows the C stack on deep text. The depth is bounded before parsing."""
+    import subprocess
+
+    deep = tmp_path / "proof.json"
+    deep.write_text("[" * 200000 + "]" * 200000)
+    code = ("import py_ecc, sys\nfrom snarkd.cli import main\n"
+            f"sys.exit(main(['verify', {str(deep)!r}, {str(deep)!r}, {str(deep)!r}]))")
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert res.returncode == 3, res.stderr[-2000:]
+    assert "nests arrays or objects 200000 deep" in res.stderr

@@ -41,7 +41,6 @@ same mutated proofs and keys and holds every difference to this list.
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import stat
@@ -51,6 +50,7 @@ from pathlib import Path
 
 from snarkd.curves.params import BLS12_381, BN254, Curve
 from snarkd.errors import InputError
+from snarkd.formats import json_text
 from snarkd.native import _pairing
 
 # status codes of snarkd.native._pairing.<curve>.groth16_verify
@@ -339,23 +339,10 @@ def load_json(path: str | Path, what: str):
     return parse_json(data, str(path), what)
 
 
-def _no_constant(name: str):
-    raise ValueError(f"{name} is not JSON")
-
-
 def parse_json(data: bytes, name: str, what: str):
     """JSON text as JavaScript's JSON.parse reads it (strict UTF-8, no BOM, no
-    NaN/Infinity), or InputError naming `name`."""
-    try:
-        return json.loads(data.decode("utf-8"), parse_constant=_no_constant)
-    except UnicodeDecodeError as exc:
-        raise InputError(f"{name}: {what} is not UTF-8 text: {exc}") from None
-    except json.JSONDecodeError as exc:
-        raise InputError(f"{name}: {what} is not valid JSON: {exc}") from None
-    except ValueError as exc:  # NaN, Infinity
-        raise InputError(f"{name}: {what} is not valid JSON: {exc}") from None
-    except RecursionError:
-        raise InputError(f"{name}: {what} nests arrays or objects too deeply") from None
+    NaN/Infinity), nesting bounded before parsing; InputError naming `name`."""
+    return json_text.loads(data, name, what)
 
 
 def verify_files(vk_path, public_path, proof_path) -> bool:

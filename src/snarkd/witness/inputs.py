@@ -15,7 +15,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from dataclasses import dataclass
@@ -24,6 +23,7 @@ from typing import Any, Iterable
 
 import numpy as np
 
+from snarkd.formats import json_text
 from snarkd.witness.errors import InputValueError
 
 _FNV_OFFSET = 0xCBF29CE484222325
@@ -79,17 +79,12 @@ def load_input_json(path: str | os.PathLike) -> dict:
 
     p = Path(path)
     try:
-        text = p.read_text(encoding="utf-8")
+        data = p.read_bytes()
     except FileNotFoundError:
         raise InputError(f"{p}: input file not found") from None
-    except (OSError, UnicodeDecodeError) as exc:
+    except OSError as exc:
         raise InputError(f"{p}: cannot read input file: {exc}") from None
-    try:
-        obj = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InputError(f"{p}: not valid JSON: {exc}") from None
-    except RecursionError:
-        raise InputError(f"{p}: arrays or objects nest too deeply (more than {MAX_INPUT_DEPTH} levels)") from None
+    obj = json_text.loads(data, str(p), "input file", max_depth=MAX_INPUT_DEPTH)
     check_depth(obj, name=str(p))
     if not isinstance(obj, dict):
         raise InputError(f"{p}: the inputs must be a JSON object mapping signal names to values, not {type(obj).__name__}")
