@@ -192,7 +192,7 @@ def run_atheris(name: str, n: int, seed: int, timeout: float) -> None:
         import snarkd.formats.binfile  # noqa: F401
         import snarkd.formats.r1cs  # noqa: F401
         import snarkd.formats.wtns  # noqa: F401
-        import snarkd.formats.zkey  # noqa: F401
+        import snarkd.formats.zkey  # noqa: F401  (imported here to be instrumented)
     workdir = Path(tempfile.mkdtemp(prefix=f"snarkd-atheris-{name}-"))
     target = T.TARGETS[name](workdir)
     if not isinstance(target, T.BinaryTarget):

@@ -3,7 +3,6 @@ with NAME.meta saying what each found and what it must give now)."""
 
 from __future__ import annotations
 
-import base64
 import json
 import sys
 from pathlib import Path

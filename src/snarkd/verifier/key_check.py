@@ -73,7 +73,7 @@ def _describe(status: int, curve: str, g: int) -> str:
 
 def check_header_points(zkey: ZKey, subgroup: bool = True, threads: int = 0) -> SectionResult:
     mod = _natives(zkey, subgroup)
-    label = f"2 (header)"
+    label = "2 (header)"
     for name, g in HEADER_POINTS:
         pt = getattr(zkey, name)
         if not np.any(pt):
