@@ -1,6 +1,8 @@
 """snarkd verify against snarkjs groth16.verify on the same texts, and the known differences.
 
-`snarkjs_verify(cases)` runs snarkjs_verify.mjs once over a batch. `compare`
+`snarkjs_verify(cases)` runs snarkjs_verify.mjs once over a batch (the harness
+asks every disagreement again in a process of its own: snarkjs's answer can
+depend on the malformed cases before it in one process). `compare`
 pairs the answers: they agree when both accept, or both reject (snarkjs's
 false or exception; snarkd's exit 1 or bad input). A case snarkd accepts and
 snarkjs rejects is always a finding. A case snarkjs accepts and snarkd rejects
