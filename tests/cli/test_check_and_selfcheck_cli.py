@@ -57,7 +57,7 @@ def test_check_sound_key_and_witness(chain_circuit):
     res = snarkd("check", chain_circuit.zkey, chain_circuit.r1cs, chain_circuit.wtns)
     assert res.returncode == 0, res.stdout + res.stderr
     assert "satisfies all 10 constraints" in res.stdout
-    assert res.stdout.count("  ok    section") == 7
+    assert res.stdout.count("  ok    section") == 8  # 7 of points, 1 of coefficients against the circuit
 
 
 def test_check_names_the_damaged_point(chain_circuit, tmp_path):
@@ -127,3 +127,18 @@ def test_prove_self_check_is_timed_and_proofs_verify(chain_circuit, tmp_path):
     assert res.returncode == 0, res.stderr
     assert "verify" in res.stderr
     assert oracle.snarkjs_verify(chain_circuit.vk, public, proof)
+
+
+def test_check_names_a_key_not_made_from_the_circuit(chain_circuit, tmp_path):
+    data = bytearray(chain_circuit.zkey.read_bytes())
+    e = section_offset(data, 4) + 4 + 44 * 3  # coefficient entry 3: its value
+    data[e + 12 : e + 44] = (5).to_bytes(32, "little")
+    key = tmp_path / "coef.zkey"
+    key.write_bytes(bytes(data))
+    res = snarkd("check", key, chain_circuit.r1cs, chain_circuit.wtns)
+    assert res.returncode == 1, res.stdout + res.stderr
+    assert "FAIL  section 4 (coefs)" in res.stdout and "the key's coefficient is not the circuit's" in res.stdout
+    assert "satisfies all 10 constraints" in res.stdout  # the witness is fine: the key is not
+    # and prove's self-check refuses the proof this key gives
+    res = snarkd("prove", key, chain_circuit.wtns, tmp_path / "p.json", tmp_path / "q.json")
+    assert res.returncode == 4 and "self-check failed" in res.stderr

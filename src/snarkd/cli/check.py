@@ -2,9 +2,10 @@
 
 The key: every point of every section on its curve and in the order-r subgroup
 (the header's alpha, beta, gamma, delta also not at infinity). With the circuit
-and a witness: the witness fits the circuit (field, length, w[0] = 1), the circuit
-fits the key, and every constraint (A·w)(B·w) = C·w holds, as `snarkjs wtns
-check` checks; the first failing constraint is named. This is what tells the
+and a witness: the circuit fits the key (sizes, and the key's coefficient
+section holds exactly the circuit's A and B), the witness fits the circuit
+(field, length, w[0] = 1), and every constraint (A·w)(B·w) = C·w holds, as
+`snarkjs wtns check` checks; the first failing constraint is named. This is what tells the
 two causes of a failed `snarkd prove` self-check apart.
 
 Exit 0: all checks pass; 1: a check fails; 2: usage; 3: an input is missing,
@@ -59,16 +60,25 @@ def _check_witness(args, zkey, r1cs_path: str, wtns_path: str) -> bool:
     from snarkd.formats.r1cs import read_r1cs
     from snarkd.formats.wtns import read_wtns
     from snarkd.verifier.constraints import check_r1cs_fits_key, check_witness_fits_r1cs, first_unsatisfied
+    from snarkd.verifier.key_circuit import first_coef_mismatch
 
     r1cs = read_r1cs(r1cs_path)
     witness = read_wtns(wtns_path)
     check_r1cs_fits_key(r1cs, zkey)
     check_witness_fits_r1cs(r1cs, witness, wtns_path)
+    ok = True
+    mismatch = first_coef_mismatch(zkey, r1cs)
+    what = f"section 4 (coefs): {zkey.n_coefs} entries"
+    if mismatch is None:
+        _say(args, f"  ok    {what}: the A and B matrices of {r1cs_path}")
+    else:
+        ok = False
+        print(f"  FAIL  {what}: not made from {r1cs_path} (a key for another circuit, or damaged coefficients): {mismatch}")
     m = r1cs.header.n_constraints
     bad = first_unsatisfied(r1cs, witness, threads=args.threads)
     if bad is None:
         _say(args, f"{wtns_path}: satisfies all {m} constraints of {r1cs_path}")
-        return True
+        return ok
     print(f"{wtns_path}: FAIL: does not satisfy {r1cs_path}: {bad}")
     return False
 
