@@ -6,13 +6,16 @@
 //     its curve, has a coordinate >= q, or lies outside the order-r subgroup.
 //   r1cs_first_unsatisfied: the first constraint (A·w)(B·w) != C·w of an R1CS in
 //     CSR form (snarkd.formats.r1cs) for a witness (plain, as in .wtns).
+//   r1cs_lc_offsets: the walk over an .r1cs section's term counts, for the reader.
 //
 // Inputs are never trusted: lengths, row pointers, wire indices and field
 // elements are checked here too (a ValueError names the argument), so a bad
 // array cannot make the core read out of bounds. Work is split over threads;
 // each thread stops at its first failure and the smallest index wins.
+#include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 
+#include <algorithm>
 #include <atomic>
 #include <climits>
 #include <memory>
@@ -158,9 +161,40 @@ void define(py::module_& m) {
      "Index of the first constraint with (A·w)(B·w) != C·w, or -1. Each matrix is (row_ptr, wires, coefs).");
 }
 
+// The chain of linear-combination counts of an .r1cs constraints section (each
+// position depends on the count before it: inherently sequential, so done here
+// rather than in a Python loop). Returns (starts int64[k], k, end): the word
+// offset of each of the first k counts read, k = n_lcs unless the section ends
+// first, and the word offset after the last combination read (end > n_words
+// when the last combination's terms run past the section).
+py::tuple r1cs_lc_offsets(py::object words, size_t n_lcs, size_t term_words) {
+  Buf W(words, "words");
+  size_t total = W.count(4, "u32 words");
+  const uint8_t* w = W.data();
+  // each combination needs at least its count word: never allocate past that
+  size_t cap = std::min(n_lcs, total);
+  py::array_t<int64_t> starts((py::ssize_t)cap);
+  int64_t* st = starts.mutable_data();
+  size_t i = 0;
+  uint64_t pos = 0;
+  {
+    py::gil_scoped_release rel;
+    for (; i < n_lcs; i++) {
+      if (pos >= total) break;
+      st[i] = (int64_t)pos;
+      uint32_t count;
+      std::memcpy(&count, w + 4 * pos, 4);
+      pos += 1 + (uint64_t)count * term_words;
+    }
+  }
+  return py::make_tuple(starts, (long)i, (unsigned long long)pos);
+}
+
 }  // namespace
 
 PYBIND11_MODULE(_check, m) {
+  m.def("r1cs_lc_offsets", &r1cs_lc_offsets, py::arg("words"), py::arg("n_lcs"), py::arg("term_words"),
+        "(starts, k, end) of the linear-combination counts of an .r1cs constraints section (for snarkd.formats.r1cs)");
   m.doc() = "snarkd native checks: key points on curve and in subgroup, R1CS satisfaction (BN254, BLS12-381)";
   m.attr("POINT_OK") = (int)POINT_OK;
   m.attr("POINT_NOT_ON_CURVE") = (int)POINT_NOT_ON_CURVE;
