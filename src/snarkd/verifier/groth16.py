@@ -22,8 +22,10 @@ Semantics (those of `snarkjs groth16 verify`, except where noted):
   field, bad number, wrong public count, unknown curve, a key point off its
   curve) → `snarkd.errors.InputError`. Numbers are read as snarkjs reads them
   (ffjavascript's unstringifyBigInts): decimal-digit strings, `0x` hex strings
-  and JSON integers ("0X.." is not one: snarkjs would misread it); a JSON integer beyond 2^53 (which JavaScript would round)
-  and any other string (signs, spaces, `_`) are bad input;
+  and JSON integers. "0X.." (which snarkjs reads inconsistently), a JSON integer
+  beyond 2^53 (which JavaScript would round) and any other string (signs,
+  spaces, `_`) are bad input; so is JSON nested over 200 deep
+  (snarkd.formats.json_text);
 - a proof whose "protocol" is not "groth16", or whose "curve" is not the key's,
   is bad input (snarkjs ignores both fields and may accept it); so is a key
   whose "nPublic" disagrees with its IC, and a public list whose length is not
