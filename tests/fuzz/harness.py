@@ -4,6 +4,7 @@ resource checks a single case cannot make.
     python tests/fuzz/harness.py --target zkey --n 10000 [--seed 1] [--json out.json]
     python tests/fuzz/harness.py --target all --n 10000          # the documented long run
     python tests/fuzz/harness.py --target zkey --engine atheris --n 10000   # coverage-guided
+    SNARKD_FUZZ_PROVE_SUBPROCESS=1 python tests/fuzz/harness.py --target prove --n 300  # `python -m snarkd prove` per input
 
 Per case: a deadline (faulthandler kills the process and prints where it hung);
 a memory cap on the whole run (RLIMIT_DATA, --mem-mib): an unbounded allocation

@@ -16,6 +16,7 @@ import io
 import json
 import os
 import random
+import subprocess
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -298,6 +299,7 @@ class ProveTarget:
         for c in _seed_cases(("chain", "many_public")):
             other = c.circuit.witness({**c.inputs, **({"k": 7} if "k" in c.inputs else {"secret": 11})})
             self.seeds.append((c, c.zkey.read_bytes(), c.wtns.read_bytes(), other.read_bytes(), curve_by_name(c.curve)))
+        self.subprocess = bool(os.environ.get("SNARKD_FUZZ_PROVE_SUBPROCESS"))
         self.key, self.wtns = workdir / "key.zkey", workdir / "w.wtns"
         self.proof, self.public = workdir / "proof.json", workdir / "public.json"
 
@@ -318,10 +320,15 @@ class ProveTarget:
         self.wtns.write_bytes(case.data if case.meta["part"] == "wtns" else wt)
         for p in (self.proof, self.public):
             p.unlink(missing_ok=True)
-        err = io.StringIO()
-        with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
-            rc = main(["prove", str(self.key), str(self.wtns), str(self.proof), str(self.public), "--threads", "1"])
-        msg = err.getvalue()
+        argv = ["prove", str(self.key), str(self.wtns), str(self.proof), str(self.public), "--threads", "1"]
+        if self.subprocess:  # the installed command line, one process per input
+            proc = subprocess.run([sys.executable, "-m", "snarkd", *argv], capture_output=True, text=True, timeout=120)
+            rc, msg = proc.returncode, proc.stderr
+        else:
+            err = io.StringIO()
+            with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+                rc = main(argv)
+            msg = err.getvalue()
         written = self.proof.exists() or self.public.exists()
         if rc == 0:
             case.meta["result"] = {"vk": _b64(c.vk.read_bytes()), "public": _b64(self.public.read_bytes()),
