@@ -113,3 +113,22 @@ def test_deep_json_does_not_crash_with_a_raised_recursion_limit(tmp_path):
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert res.returncode == 3, res.stderr[-2000:]
     assert "nests arrays or objects 200000 deep" in res.stderr
+
+
+def test_json_readers_close_every_descriptor(tmp_path):
+    """Directories, FIFOs, devices and missing paths: an error naming the path, and no fd left open."""
+    import psutil
+
+    from snarkd.witness.inputs import load_input_json
+
+    fifo = tmp_path / "fifo.json"
+    os.mkfifo(fifo)
+    proc = psutil.Process()
+    before = proc.num_fds()
+    for path in (tmp_path, fifo, "/dev/null", tmp_path / "missing.json"):
+        for _ in range(3):
+            with pytest.raises(InputError, match=str(path)):
+                load_json(path, "proof")
+            with pytest.raises(InputError, match=str(path)):
+                load_input_json(path)
+    assert proc.num_fds() == before

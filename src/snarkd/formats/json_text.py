@@ -15,6 +15,8 @@ not JSON.
 from __future__ import annotations
 
 import json
+import os
+import stat
 
 import numpy as np
 
@@ -22,6 +24,9 @@ from snarkd.errors import InputError
 
 # Proofs, keys and public lists nest at most 4 deep; inputs a few levels more.
 MAX_JSON_DEPTH = 200
+# A verification key for a million public inputs is ~300 MB of JSON; beyond
+# this a file is refused before it is read into memory.
+MAX_JSON_BYTES = 1 << 30
 _CHUNK = 1 << 24
 
 
@@ -74,3 +79,39 @@ def loads(data: bytes | str, name: str, what: str, max_depth: int = MAX_JSON_DEP
         raise InputError(f"{name}: {what} is not valid JSON: {exc}") from None
     except RecursionError:  # only with a recursion limit far below the default
         raise InputError(f"{name}: {what} nests arrays or objects too deeply") from None
+
+
+def read_file(path, what: str, max_bytes: int = MAX_JSON_BYTES) -> bytes:
+    """The bytes of a regular file, or InputError naming it (missing, a directory,
+    a FIFO or device, larger than max_bytes). Opened non-blocking so that a FIFO
+    cannot hang the open; the descriptor is closed on every path."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    except FileNotFoundError:
+        raise InputError(f"{path}: no such file (the {what})") from None
+    except OSError as exc:
+        raise InputError(f"{path}: cannot open {what}: {exc.strerror or exc}") from None
+    try:
+        st = os.fstat(fd)
+        if stat.S_ISDIR(st.st_mode):
+            raise InputError(f"{path}: {what} is a directory, not a file")
+        if not stat.S_ISREG(st.st_mode):
+            raise InputError(f"{path}: {what} is not a regular file")
+        if st.st_size > max_bytes:
+            raise InputError(f"{path}: {what} is {st.st_size} bytes, more than the {max_bytes} a JSON input may have")
+        chunks = []
+        while True:
+            chunk = os.read(fd, 1 << 20)
+            if not chunk:
+                break
+            chunks.append(chunk)
+        return b"".join(chunks)
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read {what}: {exc.strerror or exc}") from None
+    finally:
+        os.close(fd)
+
+
+def load(path, what: str, max_depth: int = MAX_JSON_DEPTH, max_bytes: int = MAX_JSON_BYTES):
+    """read_file then loads: a JSON file, every failure an InputError naming it."""
+    return loads(read_file(path, what, max_bytes), str(path), what, max_depth)

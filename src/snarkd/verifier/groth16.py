@@ -43,9 +43,7 @@ same mutated proofs and keys and holds every difference to this list.
 
 from __future__ import annotations
 
-import os
 import re
-import stat
 import threading
 from collections import OrderedDict
 from pathlib import Path
@@ -316,29 +314,9 @@ def verify(vk: dict, public: list, proof: dict, names: tuple[str, str, str] = ("
     return verify_points(curve, alpha, beta, gamma, delta, ic_bytes, pubs, a, b, c, vk_name=vk_name)
 
 
-# A verification key for a million public inputs is ~300 MB of JSON; beyond
-# this a file is refused before it is read into memory.
-MAX_JSON_BYTES = 1 << 30
-
-
 def load_json(path: str | Path, what: str):
     """A JSON file, or InputError naming the file (missing, not a file, too big, not JSON)."""
-    try:
-        # O_NONBLOCK: a FIFO named as a JSON file must not hang the open
-        with os.fdopen(os.open(path, os.O_RDONLY | os.O_NONBLOCK), "rb") as fh:
-            st = os.fstat(fh.fileno())
-            if not stat.S_ISREG(st.st_mode):
-                raise InputError(f"{path}: {what} is not a regular file")
-            if st.st_size > MAX_JSON_BYTES:
-                raise InputError(f"{path}: {what} is {st.st_size} bytes, more than the {MAX_JSON_BYTES} a JSON input may have")
-            data = fh.read()
-    except FileNotFoundError:
-        raise InputError(f"{path}: {what} file not found") from None
-    except IsADirectoryError:
-        raise InputError(f"{path}: {what} is a directory, not a file") from None
-    except OSError as exc:
-        raise InputError(f"{path}: cannot read {what}: {exc.strerror or exc}") from None
-    return parse_json(data, str(path), what)
+    return json_text.load(path, what)
 
 
 def parse_json(data: bytes, name: str, what: str):

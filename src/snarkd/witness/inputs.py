@@ -78,13 +78,7 @@ def load_input_json(path: str | os.PathLike) -> dict:
     from snarkd.errors import InputError
 
     p = Path(path)
-    try:
-        data = p.read_bytes()
-    except FileNotFoundError:
-        raise InputError(f"{p}: input file not found") from None
-    except OSError as exc:
-        raise InputError(f"{p}: cannot read input file: {exc}") from None
-    obj = json_text.loads(data, str(p), "input file", max_depth=MAX_INPUT_DEPTH)
+    obj = json_text.load(p, "inputs", max_depth=MAX_INPUT_DEPTH)
     check_depth(obj, name=str(p))
     if not isinstance(obj, dict):
         raise InputError(f"{p}: the inputs must be a JSON object mapping signal names to values, not {type(obj).__name__}")
