@@ -103,9 +103,15 @@ class Run:
         elif self.name == "prove" and "unchecked" in case.meta:
             self.unchecked.append((case.mutation, case.meta.pop("unchecked")))
 
+    def _q(self, case: T.Case) -> int:
+        """The base field of the case's seed curve (the classifier's 'coordinate >= q')."""
+        from snarkd.curves.params import curve_by_name
+
+        seed = self.target.seeds[case.meta["seed"]]
+        return curve_by_name(seed[0] if isinstance(seed, tuple) and isinstance(seed[0], str) else seed[0].curve).q
+
     def differential(self) -> None:
         import differential as D
-        from snarkd.curves.params import curve_by_name
 
         if not self.cases_for_snarkjs and not self.unchecked:
             return
@@ -122,10 +128,12 @@ class Run:
         theirs = D.snarkjs_verify(texts)
         # snarkjs's answer can depend on the cases before it in one node process (its
         # wasm curve state); `snarkjs groth16 verify` runs one case per process, so a
-        # disagreement is asked again alone, and that answer counts.
+        # disagreement that would be a finding is asked again alone, and that answer counts.
         stats: Counter = Counter()
         for j, ((case, info), th) in enumerate(zip(self.cases_for_snarkjs, theirs)):
-            if D.compare(info["ours"], th) != "agree":
+            verdict = D.compare(info["ours"], th)
+            if verdict == "snarkd_only_accepts" or (
+                    verdict == "snarkjs_only_accepts" and D.classify(texts[j], self._q(case)) == "unexplained"):
                 [alone] = D.snarkjs_verify([texts[j]])
                 stats["rechecked_alone"] += 1
                 if alone != th:
@@ -141,8 +149,7 @@ class Run:
                     else "snarkd accepts what snarkjs rejects"
                 self.finding(case, f"{what} (snarkjs: {th})")
             elif verdict == "snarkjs_only_accepts":
-                seed_curve = self.target.seeds[case.meta["seed"]][0] if self.name == "verify" else None
-                cls = D.classify(txt, curve_by_name(seed_curve).q)
+                cls = D.classify(txt, self._q(case))
                 classes[cls] += 1
                 if cls == "unexplained":
                     self.finding(case, f"snarkjs accepts, snarkd says {info['ours']}, and no documented difference explains it")
