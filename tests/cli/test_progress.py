@@ -52,7 +52,9 @@ def test_prove_bar(tmp_path):
     code, err = on_terminal(*args)  # a small key: no bar even on a terminal
     assert code == 0 and "prove 2^" not in err, err
     code, err = on_terminal(*args, "--progress")
-    assert code == 0 and "prove 2^7 (msm_h)" in err and "10/10" in err, err
+    assert code == 0 and "prove 2^7 (msm_h)" in err and "prove 2^7 (verify)" in err and "11/11" in err, err
+    code, err = on_terminal(*args, "--progress", "--no-verify")  # no self-check: one phase less
+    assert code == 0 and "(verify)" not in err and "10/10" in err, err
     code, err = on_terminal(*args, "--progress", "--quiet")  # --progress wins over --quiet when both are given
     assert "prove 2^7" in err
     code, err = on_terminal(*args, "--quiet")

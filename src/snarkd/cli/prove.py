@@ -12,6 +12,7 @@ from snarkd.errors import InputError
 ORDER = 10
 LARGE_DOMAIN = 1 << 16  # a one-shot proof of a key this large takes seconds: show its progress
 PROVE_PHASES = 9  # check, spmv or upload, ntt, msm_h, msm_a, msm_b1, msm_c, msm_b2, assemble (more extend the bar)
+# then the self-check ("verify", unless --no-verify) and "write"
 
 
 def register(sub) -> None:
@@ -27,6 +28,9 @@ def register(sub) -> None:
                    help="always show the progress bar (default: on a terminal, for keys of domain 2^16 and up)")
     p.add_argument("--no-progress", dest="progress", action="store_false", help="never show the progress bar")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
+    p.add_argument("--no-verify", dest="verify", action="store_false",
+                   help="skip the self-check: by default each proof is verified against the key's own verification "
+                        "data before anything is written (a few ms), and a proof that fails exits 4 and writes nothing")
     p.add_argument("--addr", help="prove through the daemon at HOST:PORT or unix:PATH")
     p.add_argument("--key", help="key id loaded in the daemon (with --addr)")
     p.set_defaults(func=run)
@@ -103,9 +107,14 @@ def run(args) -> int:
         witness = read_wtns(witness_path)
     backend, why = _backend(args.backend, key.domain_size)
     show = wanted(args.progress, args.quiet, key.domain_size >= LARGE_DOMAIN)
-    with key, PhaseBar(f"prove 2^{key.zkey.domain_power}", PROVE_PHASES + 1, show) as timer:
+    with key, PhaseBar(f"prove 2^{key.zkey.domain_power}", PROVE_PHASES + 1 + args.verify, show) as timer:
         timer.ms.update(loading.ms)
         result = prove(key, witness, threads=args.threads, witness_name=witness_path, timer=timer, backend=backend)
+        if args.verify:
+            from snarkd.verifier.self_check import verify_against_key
+
+            with timer.phase("verify"):
+                verify_against_key(key.zkey, result.proof, result.public, witness_name=witness_path, threads=args.threads)
         with timer.phase("write"):
             write_proof(result, proof_path, public_path)
     if args.timings:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import mmap
 import os
+import stat
 import struct
 from typing import Iterable, Mapping
 
@@ -54,7 +55,8 @@ class BinFile:
     def open(cls, path: str | os.PathLike, magic: bytes, versions: Iterable[int] | int) -> "BinFile":
         path_s = str(path)
         try:
-            fd = os.open(path_s, os.O_RDONLY)
+            # O_NONBLOCK: opening a FIFO must not wait for a writer (it is refused below)
+            fd = os.open(path_s, os.O_RDONLY | os.O_NONBLOCK)
         except FileNotFoundError:
             raise FormatError(path_s, "file not found") from None
         except IsADirectoryError:
@@ -62,7 +64,10 @@ class BinFile:
         except OSError as e:
             raise FormatError(path_s, f"cannot open: {e.strerror or e}") from None
         try:
-            size = os.fstat(fd).st_size
+            st = os.fstat(fd)
+            if not stat.S_ISREG(st.st_mode):
+                raise FormatError(path_s, f"not a regular file (a {magic.decode()} file must be one)")
+            size = st.st_size
             if size < _HDR.size:
                 raise FormatError(path_s, f"file is too short ({size} bytes) to be a {magic.decode()} file (needs at least {_HDR.size} header bytes)")
             try:

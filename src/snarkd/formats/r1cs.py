@@ -108,24 +108,18 @@ def read_r1cs_header(path: str | os.PathLike) -> R1csHeader:
         bf.close()
 
 
-def _lc_offsets(words: memoryview, n_lcs: int, term_words: int, path: str, label: str) -> tuple[np.ndarray, np.ndarray]:
+def _lc_offsets(words: np.ndarray, n_lcs: int, term_words: int, path: str, label: str) -> tuple[np.ndarray, np.ndarray]:
     """Walk the chain of linear-combination counts (inherently sequential: each
-    position depends on the previous count). Only the u32 counts are touched;
-    terms are gathered afterwards with numpy. Returns (word offset of each count, counts)."""
+    position depends on the previous count), in the native core. Only the u32
+    counts are touched; terms are gathered afterwards with numpy. Returns (word
+    offset of each count, counts)."""
+    from snarkd.native import _check
+
     total = len(words)
-    st: list[int] = []
-    app = st.append
-    pos = 0
-    i = 0
-    try:
-        for i in range(n_lcs):
-            app(pos)
-            pos += 1 + words[pos] * term_words
-    except IndexError:
-        raise FormatError(path, f"truncated: linear combination {i} (constraint {i // 3}, matrix {'ABC'[i % 3]}) starts past the end of the section", section=label) from None
-    starts = np.array(st, dtype=np.int64)
-    del st
-    counts = (np.frombuffer(words, dtype="<u4")[starts] if n_lcs else np.zeros(0, dtype=np.uint32)).astype(np.int64)
+    starts, k, pos = _check.r1cs_lc_offsets(words, n_lcs, term_words)
+    if k < n_lcs:
+        raise FormatError(path, f"truncated: linear combination {k} (constraint {k // 3}, matrix {'ABC'[k % 3]}) starts past the end of the section", section=label)
+    counts = words[starts].astype(np.int64) if n_lcs else np.zeros(0, dtype=np.int64)
     if pos != total:
         if pos > total:
             i = int(np.searchsorted(starts + 1 + counts * term_words, total, side="right"))
@@ -152,7 +146,7 @@ def read_r1cs(path: str | os.PathLike) -> R1cs:
             words_np = np.frombuffer(sec, dtype="<u4").copy()  # one memcpy to align
         term_words = 1 + fs // 4
         n_limbs = fs // 8
-        starts, counts = _lc_offsets(memoryview(words_np).cast("B").cast("I"), 3 * m, term_words, path_s, label)
+        starts, counts = _lc_offsets(words_np, 3 * m, term_words, path_s, label)
         # A sliding window of term_words words over the section (a view, no copy):
         # indexing it at the term offsets gathers all terms of a matrix at once.
         window = np.lib.stride_tricks.sliding_window_view(words_np, term_words) if len(words_np) >= term_words else None

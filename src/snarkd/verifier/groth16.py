@@ -16,22 +16,41 @@ Semantics (those of `snarkjs groth16 verify`, except where noted):
   pairing check then fails anyway (barring a crafted proof), so the answers
   agree, but snarkd rejects it before pairing (G1 of BLS12-381 and G2 of both
   curves have cofactors; BN254's G1 has none);
-- a proof coordinate ≥ q → False. snarkjs instead reduces it mod q (so x + q
-  is read as x): snarkd treats such non-canonical encodings as invalid;
+- a proof coordinate ≥ q or < 0 → False. snarkjs instead reduces it mod q (so
+  x + q is read as x): snarkd treats such non-canonical encodings as invalid;
 - input that is not a verification key, public list or proof at all (missing
   field, bad number, wrong public count, unknown curve, a key point off its
-  curve) → `snarkd.errors.InputError`.
+  curve) → `snarkd.errors.InputError`. Numbers are read as snarkjs reads them
+  (ffjavascript's unstringifyBigInts): decimal-digit strings, `0x` hex strings
+  and JSON integers. "0X.." (which snarkjs reads inconsistently), a JSON integer
+  beyond 2^53 (which JavaScript would round) and any other string (signs,
+  spaces, `_`) are bad input; so is JSON nested over 200 deep
+  (snarkd.formats.json_text);
+- a proof whose "protocol" is not "groth16", or whose "curve" is not the key's,
+  is bad input (snarkjs ignores both fields and may accept it); so is a key
+  whose "nPublic" disagrees with its IC, and a public list whose length is not
+  nPublic (snarkjs uses the first len(public) IC points and may accept a short
+  list whose missing values would be 0);
+- verification-key points must be affine (z = 1, or 0 for infinity), as
+  snarkjs exports them (its verifier misreads projective IC points); proof
+  points may be Jacobian;
+- curve names are matched as snarkjs matches them (case and punctuation
+  ignored: bn128, bn254, alt_bn128; bls12381, bls12-381).
+
+The differential fuzz test (tests/fuzz) runs snarkjs and this verifier on the
+same mutated proofs and keys and holds every difference to this list.
 """
 
 from __future__ import annotations
 
-import json
+import re
 import threading
 from collections import OrderedDict
 from pathlib import Path
 
-from snarkd.curves.params import Curve, curve_by_name
+from snarkd.curves.params import BLS12_381, BN254, Curve
 from snarkd.errors import InputError
+from snarkd.formats import json_text
 from snarkd.native import _pairing
 
 # status codes of snarkd.native._pairing.<curve>.groth16_verify
@@ -43,6 +62,9 @@ PUBLIC_OUT_OF_RANGE = 4
 VK_NOT_ON_CURVE = 5
 
 
+_CURVE_NAMES = {"bn128": BN254, "bn254": BN254, "altbn128": BN254, "bls12381": BLS12_381}
+
+
 class _NotCanonical(Exception):
     """A coordinate outside [0, q): the point is not a valid encoding."""
 
@@ -51,23 +73,53 @@ def native_for(curve: Curve):
     return getattr(_pairing, curve.native)
 
 
+# JavaScript numbers are exact only below 2^53; snarkjs would read a larger JSON
+# number as a rounded float, so such numbers are refused rather than guessed at.
+_JS_SAFE = 1 << 53
+_DECIMAL = re.compile(r"[0-9]+\Z")
+_HEX = re.compile(r"0x[0-9a-fA-F]+\Z")  # lower-case x only, as unstringifyBigInts
+# A coordinate or public value has at most 116 decimal digits; far longer
+# strings are not numbers of this verifier's fields (and would cost time to parse).
+_MAX_DIGITS = 1000
+
+
 def _int(value, where: str) -> int:
+    """A number as snarkjs reads it: a JSON integer, a decimal-digit string or a 0x-hex string."""
     if isinstance(value, int) and not isinstance(value, bool):
-        return value
-    if isinstance(value, str):
-        try:
-            return int(value, 0) if value.startswith(("0x", "0X")) else int(value)
-        except ValueError:
-            pass
-    raise InputError(f"{where}: expected a decimal string, got {value!r}")
+        if -_JS_SAFE < value < _JS_SAFE:
+            return value
+        raise InputError(f"{where}: the JSON number {value} is too large to be exact in JavaScript; write it as a decimal string")
+    if isinstance(value, str) and len(value) <= _MAX_DIGITS:
+        if _DECIMAL.match(value):
+            return int(value)
+        if _HEX.match(value):
+            return int(value, 16)
+    shown = repr(value) if len(repr(value)) <= 80 else repr(value)[:77] + "..."
+    raise InputError(f"{where}: expected a decimal string, got {shown}")
+
+
+def _curve(name, where: str) -> Curve:
+    """snarkjs's getCurveFromName: case and punctuation do not count."""
+    if not isinstance(name, str):
+        raise InputError(f"{where}: curve must be a string, got {name!r}")
+    norm = "".join(ch for ch in name.lower() if ch.isascii() and ch.isalnum())
+    curve = _CURVE_NAMES.get(norm)
+    if curve is None:
+        raise InputError(f"{where}: unknown curve {name!r} (expected bn128 or bls12381)")
+    return curve
 
 
 def _mont(curve: Curve, v: int) -> bytes:
     return (v * curve.rq % curve.q).to_bytes(curve.n8q, "little")
 
 
-def _g1_bytes(curve: Curve, obj, where: str) -> bytes:
-    """Affine Montgomery bytes (zkey layout) of a snarkjs JSON G1 point [X, Y, Z]."""
+class _NotAffine(Exception):
+    """A key point given with Z other than 0 or 1."""
+
+
+def _g1_bytes(curve: Curve, obj, where: str, affine: bool = False) -> bytes:
+    """Affine Montgomery bytes (zkey layout) of a snarkjs JSON G1 point [X, Y, Z].
+    affine=True (key points): Z must be 1 or 0, as snarkjs exports keys."""
     if not isinstance(obj, list) or len(obj) not in (2, 3):
         raise InputError(f"{where}: expected [x, y, z]")
     x, y, *z = (_int(v, where) for v in obj)
@@ -78,6 +130,8 @@ def _g1_bytes(curve: Curve, obj, where: str) -> bytes:
     if z == 0:
         return bytes(2 * curve.n8q)
     if z != 1:
+        if affine:
+            raise _NotAffine(where)
         zi = pow(z, -1, q)
         zi2 = zi * zi % q
         x, y = x * zi2 % q, y * zi2 * zi % q
@@ -87,7 +141,7 @@ def _g1_bytes(curve: Curve, obj, where: str) -> bytes:
     return _mont(curve, x) + _mont(curve, y)
 
 
-def _g2_bytes(curve: Curve, obj, where: str) -> bytes:
+def _g2_bytes(curve: Curve, obj, where: str, affine: bool = False) -> bytes:
     if not isinstance(obj, list) or len(obj) not in (2, 3) or not all(isinstance(c, list) and len(c) == 2 for c in obj):
         raise InputError(f"{where}: expected [[x0, x1], [y0, y1], [z0, z1]]")
     coords = [[_int(v, where) for v in c] for c in obj]
@@ -101,6 +155,8 @@ def _g2_bytes(curve: Curve, obj, where: str) -> bytes:
     if z0 == 0 and z1 == 0:
         return bytes(4 * curve.n8q)
     if (z0, z1) != (1, 0):
+        if affine:
+            raise _NotAffine(where)
         # Fq2 = Fq[u]/(u^2 + 1): 1/z = conj(z) / (z0^2 + z1^2)
         n = pow(z0 * z0 + z1 * z1, -1, q)
         zi = (z0 * n % q, -z1 * n % q)
@@ -123,8 +179,13 @@ def _field(obj: dict, key: str, where: str):
 
 
 def _key_point(fn, curve, obj, where):
+    """A verification-key point; InputError unless it is one. Key points must be
+    affine (Z = 1, or 0 for infinity): snarkjs exports them so, and its verifier
+    misreads projective IC points (it copies them into an affine buffer)."""
     try:
-        b = fn(curve, obj, where)
+        b = fn(curve, obj, where, affine=True)
+    except _NotAffine:
+        raise InputError(f"{where}: a verification-key point must be affine (z = 1), as snarkjs exports it") from None
     except _NotCanonical:
         b = None
     if b is None:
@@ -137,9 +198,24 @@ _PREPARED_MAX = 32
 _PREPARED_LOCK = threading.Lock()
 
 
-def prepared_vk(curve: Curve, alpha1, beta2, gamma2, delta2, ic):
+def _first_off_curve(curve: Curve, alpha1, beta2, gamma2, delta2, ic) -> str:
+    """The name of the first key point off its curve (for the error message)."""
+    m = native_for(curve)
+    for name, pt, fn in (("vk_alpha_1", alpha1, m.g1_on_curve), ("vk_beta_2", beta2, m.g2_on_curve),
+                         ("vk_gamma_2", gamma2, m.g2_on_curve), ("vk_delta_2", delta2, m.g2_on_curve)):
+        if not fn(pt):
+            return name
+    n = m.G1_BYTES
+    for i in range(len(ic) // n):
+        if not m.g1_on_curve(ic[i * n : (i + 1) * n]):
+            return f"IC[{i}]"
+    return "?"
+
+
+def prepared_vk(curve: Curve, alpha1, beta2, gamma2, delta2, ic, name: str = "verification key"):
     """The native PreparedVK for these key points (LRU-cached: a daemon verifies
-    many proofs under one key; preparing costs ~3 G2 line precomputations)."""
+    many proofs under one key; preparing costs ~3 G2 line precomputations).
+    A key point off its curve is InputError naming `name` and the point."""
     key = (curve.name, *(bytes(memoryview(x).cast("B")) for x in (alpha1, beta2, gamma2, delta2, ic)))
     with _PREPARED_LOCK:
         pvk = _PREPARED.get(key)
@@ -148,7 +224,7 @@ def prepared_vk(curve: Curve, alpha1, beta2, gamma2, delta2, ic):
             return pvk
     pvk = native_for(curve).PreparedVK(*key[1:])
     if not pvk.valid:
-        raise InputError(f"verification key: a key point is not on the curve {curve.name}")
+        raise InputError(f"{name}.{_first_off_curve(curve, *key[1:])}: not a point of the curve {curve.name}")
     with _PREPARED_LOCK:
         _PREPARED[key] = pvk
         while len(_PREPARED) > _PREPARED_MAX:
@@ -156,7 +232,8 @@ def prepared_vk(curve: Curve, alpha1, beta2, gamma2, delta2, ic):
     return pvk
 
 
-def verify_points(curve: Curve, alpha1, beta2, gamma2, delta2, ic, public: list[int], a, b, c) -> bool:
+def verify_points(curve: Curve, alpha1, beta2, gamma2, delta2, ic, public: list[int], a, b, c,
+                  vk_name: str = "verification key") -> bool:
     """Groth16 check on points already in the zkey layout (affine, LE Montgomery).
 
     alpha1/beta2/gamma2/delta2/a/b/c: bytes-like (or numpy arrays) of one point;
@@ -165,11 +242,40 @@ def verify_points(curve: Curve, alpha1, beta2, gamma2, delta2, ic, public: list[
     """
     if any(v < 0 or v >= curve.r for v in public):
         return False
-    pvk = prepared_vk(curve, alpha1, beta2, gamma2, delta2, ic)
+    pvk = prepared_vk(curve, alpha1, beta2, gamma2, delta2, ic, vk_name)
     if pvk.n_public != len(public):
         raise InputError(f"public: {len(public)} public values, but the key expects {pvk.n_public}")
     pubs = b"".join(v.to_bytes(curve.n8r, "little") for v in public)
     return pvk.verify(pubs, a, b, c) == VERIFY_OK
+
+
+def proof_points(curve: Curve, proof: dict, proof_name: str = "proof"):
+    """(a, b, c) in the zkey layout from a snarkjs proof object; (None, None, None)
+    when a point has a coordinate outside [0, q) or is the affine (0, 0) (invalid
+    proofs). A proof that is not one at all (missing field, bad number) is InputError."""
+    if not isinstance(proof, dict):
+        raise InputError(f"{proof_name}: expected a JSON object")
+    raw = []
+    for name, fn in (("pi_a", _g1_bytes), ("pi_b", _g2_bytes), ("pi_c", _g1_bytes)):
+        obj = _field(proof, name, proof_name)
+        try:
+            raw.append(fn(curve, obj, f"{proof_name}.{name}"))
+        except _NotCanonical:
+            raw.append(None)
+    if any(v is None for v in raw):
+        return None, None, None
+    return tuple(raw)
+
+
+def _check_proof_labels(curve: Curve, proof, proof_name: str) -> None:
+    """A proof that says it is of another protocol or curve is not this key's Groth16 proof.
+    (snarkjs ignores both fields; snarkd refuses them: see the module docstring.)"""
+    if not isinstance(proof, dict):
+        raise InputError(f"{proof_name}: expected a JSON object")
+    if "protocol" in proof and proof["protocol"] != "groth16":
+        raise InputError(f"{proof_name}: protocol {proof['protocol']!r} is not groth16")
+    if "curve" in proof and _curve(proof["curve"], f"{proof_name}.curve") is not curve:
+        raise InputError(f"{proof_name}: curve {proof['curve']!r} does not match the key's {curve.name!r}")
 
 
 def verify(vk: dict, public: list, proof: dict, names: tuple[str, str, str] = ("vk", "public", "proof")) -> bool:
@@ -178,25 +284,19 @@ def verify(vk: dict, public: list, proof: dict, names: tuple[str, str, str] = ("
     protocol = _field(vk, "protocol", vk_name)
     if protocol != "groth16":
         raise InputError(f"{vk_name}: protocol {protocol!r} is not supported (only groth16)")
-    try:
-        curve = curve_by_name(str(_field(vk, "curve", vk_name)))
-    except ValueError as exc:
-        raise InputError(f"{vk_name}: {exc}") from None
-    if not isinstance(proof, dict):
-        raise InputError(f"{proof_name}: expected a JSON object")
-    if "curve" in proof and proof.get("curve") is not None:
-        try:
-            pcurve = curve_by_name(str(proof["curve"]))
-        except ValueError:
-            pcurve = None
-        if pcurve is not curve:
-            raise InputError(f"{proof_name}: curve {proof.get('curve')!r} does not match the key's {curve.name!r}")
+    curve = _curve(_field(vk, "curve", vk_name), f"{vk_name}.curve")
+    _check_proof_labels(curve, proof, proof_name)
     if not isinstance(public, list):
         raise InputError(f"{pub_name}: expected a JSON array of decimal strings")
     ic = _field(vk, "IC", vk_name)
-    if not isinstance(ic, list) or len(ic) != len(public) + 1:
-        n = len(ic) - 1 if isinstance(ic, list) else "?"
-        raise InputError(f"{pub_name}: {len(public)} public values, but the key expects {n}")
+    if not isinstance(ic, list) or not ic:
+        raise InputError(f"{vk_name}.IC: expected a non-empty list of G1 points")
+    if "nPublic" in vk:
+        n_public = vk["nPublic"]
+        if isinstance(n_public, bool) or not isinstance(n_public, int) or n_public != len(ic) - 1:
+            raise InputError(f"{vk_name}: nPublic {n_public!r} does not match its {len(ic)} IC points (nPublic + 1 expected)")
+    if len(ic) != len(public) + 1:
+        raise InputError(f"{pub_name}: {len(public)} public values, but the key expects {len(ic) - 1}")
     pubs = [_int(v, f"{pub_name}[{i}]") for i, v in enumerate(public)]
     if any(v < 0 or v >= curve.r for v in pubs):
         return False
@@ -208,28 +308,21 @@ def verify(vk: dict, public: list, proof: dict, names: tuple[str, str, str] = ("
     )
     ic_bytes = b"".join(_key_point(_g1_bytes, curve, p, f"{vk_name}.IC[{i}]") for i, p in enumerate(ic))
 
-    raw = {}
-    for name, fn in (("pi_a", _g1_bytes), ("pi_b", _g2_bytes), ("pi_c", _g1_bytes)):
-        obj = _field(proof, name, proof_name)
-        try:
-            raw[name] = fn(curve, obj, f"{proof_name}.{name}")
-        except _NotCanonical:
-            raw[name] = None
-    if any(v is None for v in raw.values()):
+    a, b, c = proof_points(curve, proof, proof_name)
+    if a is None:
         return False
-    return verify_points(curve, alpha, beta, gamma, delta, ic_bytes, pubs, raw["pi_a"], raw["pi_b"], raw["pi_c"])
+    return verify_points(curve, alpha, beta, gamma, delta, ic_bytes, pubs, a, b, c, vk_name=vk_name)
 
 
 def load_json(path: str | Path, what: str):
-    try:
-        with open(path) as fh:
-            return json.load(fh)
-    except FileNotFoundError:
-        raise InputError(f"{path}: {what} file not found") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(f"{path}: cannot read {what}: {exc}") from None
-    except json.JSONDecodeError as exc:
-        raise InputError(f"{path}: {what} is not valid JSON: {exc}") from None
+    """A JSON file, or InputError naming the file (missing, not a file, too big, not JSON)."""
+    return json_text.load(path, what)
+
+
+def parse_json(data: bytes, name: str, what: str):
+    """JSON text as JavaScript's JSON.parse reads it (strict UTF-8, no BOM, no
+    NaN/Infinity), nesting bounded before parsing; InputError naming `name`."""
+    return json_text.loads(data, name, what)
 
 
 def verify_files(vk_path, public_path, proof_path) -> bool:

@@ -15,7 +15,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from dataclasses import dataclass
@@ -24,6 +23,7 @@ from typing import Any, Iterable
 
 import numpy as np
 
+from snarkd.formats import json_text
 from snarkd.witness.errors import InputValueError
 
 _FNV_OFFSET = 0xCBF29CE484222325
@@ -49,21 +49,37 @@ def split_hash(h: int) -> tuple[int, int]:
     return h >> 32, h & 0xFFFFFFFF
 
 
+# Nesting deeper than this is refused before any recursive walk: a circuit's
+# signal arrays have a handful of dimensions, and Python's recursion limit (~1000)
+# must never be what stops a hostile input. (A configurable bound may replace it.)
+MAX_INPUT_DEPTH = 64
+
+
+def check_depth(obj: Any, limit: int = MAX_INPUT_DEPTH, name: str = "the inputs") -> None:
+    """InputError if arrays/objects nest deeper than `limit` (iterative: no recursion)."""
+    from snarkd.errors import InputError
+
+    stack = [(obj, 1)]
+    while stack:
+        v, depth = stack.pop()
+        if isinstance(v, dict):
+            children = v.values()
+        elif isinstance(v, (list, tuple)):
+            children = v
+        else:
+            continue
+        if depth > limit:
+            raise InputError(f"{name}: arrays or objects nest more than {limit} deep")
+        stack.extend((c, depth + 1) for c in children)
+
+
 def load_input_json(path: str | os.PathLike) -> dict:
     """Read input.json; errors name the file."""
     from snarkd.errors import InputError
 
     p = Path(path)
-    try:
-        text = p.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise InputError(f"{p}: input file not found") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(f"{p}: cannot read input file: {exc}") from None
-    try:
-        obj = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InputError(f"{p}: not valid JSON: {exc}") from None
+    obj = json_text.load(p, "inputs", max_depth=MAX_INPUT_DEPTH)
+    check_depth(obj, name=str(p))
     if not isinstance(obj, dict):
         raise InputError(f"{p}: the inputs must be a JSON object mapping signal names to values, not {type(obj).__name__}")
     return obj
@@ -96,6 +112,7 @@ def qualify(inputs: dict) -> dict[str, Any]:
 
     if not isinstance(inputs, dict):
         raise InputError(f"the inputs must be an object mapping signal names to values, not {type(inputs).__name__}")
+    check_depth(inputs)
     out: dict[str, Any] = {}
 
     def q(prefix: str, value: Any) -> None:

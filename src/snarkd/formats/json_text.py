@@ -1,0 +1,117 @@
+"""JSON text read as JavaScript's JSON.parse reads it, with its nesting bounded first.
+
+Python's json parser recurses in C once per nesting level and relies on the
+interpreter's recursion limit to stop; a library that raises the limit (py_ecc
+sets it to 100,000 on import) turns a file of 100,000 `[` into a segmentation
+fault. So the depth is measured before parsing, without recursion: the running
+count of brackets ([ and { up, ] and } down) over the bytes, vectorised with
+numpy. Brackets inside strings count too, so the bound is conservative; no
+snarkjs or circom file has unbalanced brackets in its strings.
+
+Also as JSON.parse: the text must be UTF-8 without a BOM, and NaN/Infinity are
+not JSON.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+
+import numpy as np
+
+from snarkd.errors import InputError
+
+# Proofs, keys and public lists nest at most 4 deep; inputs a few levels more.
+MAX_JSON_DEPTH = 200
+# A verification key for a million public inputs is ~300 MB of JSON; beyond
+# this a file is refused before it is read into memory.
+MAX_JSON_BYTES = 1 << 30
+_CHUNK = 1 << 24
+
+
+_STEP = np.zeros(256, dtype=np.int8)
+_STEP[[0x5B, 0x7B]] = 1  # [ {
+_STEP[[0x5D, 0x7D]] = -1  # ] }
+
+
+def bracket_depth(data: bytes, limit: int | None = None) -> int:
+    """The deepest running count of open brackets in `data` (strings not excluded).
+    With `limit`, a text with no more than `limit` opening brackets returns at once
+    (its depth cannot exceed them)."""
+    opens = data.count(b"[") + data.count(b"{")
+    if limit is not None and opens <= limit:
+        return opens
+    buf = np.frombuffer(data, dtype=np.uint8)
+    depth, deepest = 0, 0
+    for start in range(0, len(buf), _CHUNK):
+        run = np.cumsum(_STEP[buf[start : start + _CHUNK]], dtype=np.int32)
+        if run.size:
+            deepest = max(deepest, depth + int(run.max()))
+            depth += int(run[-1])
+    return deepest
+
+
+def _no_constant(name: str):
+    raise ValueError(f"{name} is not JSON")
+
+
+def loads(data: bytes | str, name: str, what: str, max_depth: int = MAX_JSON_DEPTH):
+    """Parse JSON text; InputError naming `name` (the file or field) if it is not
+    UTF-8, not JSON, or nests deeper than max_depth."""
+    if isinstance(data, str):
+        text = data
+        raw = data.encode("utf-8", errors="surrogatepass")
+    else:
+        raw = data
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise InputError(f"{name}: {what} is not UTF-8 text: {exc}") from None
+    depth = bracket_depth(raw, max_depth)
+    if depth > max_depth:
+        raise InputError(f"{name}: {what} nests arrays or objects {depth} deep (at most {max_depth} levels are read)")
+    try:
+        return json.loads(text, parse_constant=_no_constant)
+    except json.JSONDecodeError as exc:
+        raise InputError(f"{name}: {what} is not valid JSON: {exc}") from None
+    except ValueError as exc:  # NaN, Infinity
+        raise InputError(f"{name}: {what} is not valid JSON: {exc}") from None
+    except RecursionError:  # only with a recursion limit far below the default
+        raise InputError(f"{name}: {what} nests arrays or objects too deeply") from None
+
+
+def read_file(path, what: str, max_bytes: int = MAX_JSON_BYTES) -> bytes:
+    """The bytes of a regular file, or InputError naming it (missing, a directory,
+    a FIFO or device, larger than max_bytes). Opened non-blocking so that a FIFO
+    cannot hang the open; the descriptor is closed on every path."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    except FileNotFoundError:
+        raise InputError(f"{path}: no such file (the {what})") from None
+    except OSError as exc:
+        raise InputError(f"{path}: cannot open {what}: {exc.strerror or exc}") from None
+    try:
+        st = os.fstat(fd)
+        if stat.S_ISDIR(st.st_mode):
+            raise InputError(f"{path}: {what} is a directory, not a file")
+        if not stat.S_ISREG(st.st_mode):
+            raise InputError(f"{path}: {what} is not a regular file")
+        if st.st_size > max_bytes:
+            raise InputError(f"{path}: {what} is {st.st_size} bytes, more than the {max_bytes} a JSON input may have")
+        chunks = []
+        while True:
+            chunk = os.read(fd, 1 << 20)
+            if not chunk:
+                break
+            chunks.append(chunk)
+        return b"".join(chunks)
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read {what}: {exc.strerror or exc}") from None
+    finally:
+        os.close(fd)
+
+
+def load(path, what: str, max_depth: int = MAX_JSON_DEPTH, max_bytes: int = MAX_JSON_BYTES):
+    """read_file then loads: a JSON file, every failure an InputError naming it."""
+    return loads(read_file(path, what, max_bytes), str(path), what, max_depth)

@@ -1,0 +1,54 @@
+"""The prover's self-check: verify a fresh proof against the key's own verification data.
+
+A damaged key (a truncated download, bit rot) or a witness that does not satisfy
+the circuit (made for another circuit of the same size, edited values) still
+yields a well-formed proof.json; only a verifier can tell it is worthless. The
+check costs one native pairing product (milliseconds), so `snarkd prove` runs it
+before writing anything. When it fails, `SelfCheckError` (exit 4) names the
+likely cause: a key point off its curve is looked for in every section (cheap,
+no subgroup test); if none is found, the witness is the likelier culprit, and
+`snarkd check KEY CIRCUIT.r1cs WITNESS.wtns` tells the two apart for sure.
+"""
+
+from __future__ import annotations
+
+from snarkd.errors import EXIT_INTERNAL, InputError, SnarkdError
+from snarkd.formats.zkey import ZKey
+from snarkd.verifier.groth16 import proof_points, verify_points
+from snarkd.verifier.key_check import check_key_points
+
+
+class SelfCheckError(SnarkdError):
+    """A proof that did not verify against its own key: nothing was written."""
+
+    exit_code = EXIT_INTERNAL
+
+
+def _damage(zkey: ZKey, threads: int) -> str | None:
+    """The first key point found off its curve, as 'section X: point i ...', or None."""
+    for res in check_key_points(zkey, subgroup=False, threads=threads):
+        if not res.ok:
+            return f"{zkey.path}, section {res.section}: {res.problem}"
+    return None
+
+
+def verify_against_key(zkey: ZKey, proof: dict, public: list[str], witness_name: str = "the witness", threads: int = 0) -> None:
+    """Return if `proof` verifies under the key's vk (alpha1, beta2, gamma2, delta2, IC); else SelfCheckError."""
+    curve = zkey.curve
+    try:
+        a, b, c = proof_points(curve, proof)
+        ok = a is not None and verify_points(curve, zkey.alpha1, zkey.beta2, zkey.gamma2, zkey.delta2, zkey.ic,
+                                             [int(v) for v in public], a, b, c)
+    except InputError:  # a key point off its curve: the verification key itself is damaged
+        ok = False
+    if ok:
+        return
+    damage = _damage(zkey, threads)
+    head = f"self-check failed: the proof does not verify against the verification key inside {zkey.path}; nothing was written. "
+    if damage:
+        raise SelfCheckError(head + f"Cause: the key is damaged ({damage}); get a fresh copy of the key.")
+    raise SelfCheckError(
+        head + f"Likely cause: {witness_name} does not satisfy the circuit (a witness made for another circuit "
+        f"of the same size, or edited values), or the key is damaged in a way that leaves its points on the curve "
+        f"(a truncated download, bit rot). `snarkd check {zkey.path} CIRCUIT.r1cs WITNESS.wtns` tells which."
+    )
