@@ -261,3 +261,14 @@ def test_stop_cancels_queued_and_takes_no_more(chain_bn128):
 
     with pytest.raises(Unavailable):
         eng.submit("k", wtns.read_bytes())
+
+
+def test_deep_inputs_json_is_refused_at_submit(chain_circuit, stop_after):
+    """Inputs JSON nested deeper than the bound: a clear InputError, never a RecursionError or a crash."""
+    eng = make(chain_circuit.circuit)
+    stop_after(eng)
+    eng.start()
+    deep = "[" * 100_000 + "]" * 100_000
+    with pytest.raises(InputError, match="nests arrays or objects"):
+        eng.submit("k", inputs=['{"k": ' + deep + "}"])
+    assert eng.status()["jobs"]["rejected"] == 1

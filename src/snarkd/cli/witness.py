@@ -53,6 +53,8 @@ def register(sub) -> None:
     p.add_argument("--check-points", action="store_true", help="check every key point is on its curve (slow on big keys)")
     p.add_argument("--wtns", metavar="OUT.wtns", help="also write the witness here")
     _common(p)
+    p.add_argument("--no-verify", dest="verify", action="store_false",
+                   help="skip the self-check of the proof against the key (as in snarkd prove)")
     p.set_defaults(func=run_fullprove)
 
 
@@ -128,6 +130,12 @@ def run_fullprove(args) -> int:
         if args.wtns:
             write_wtns(args.wtns, calc.prime, witness.values)
         result = prove(key, witness, threads=args.threads, witness_name=f"witness from {args.input}", timer=timer)
+        if args.verify:  # no proof that fails its own key is ever written (exit 4)
+            from snarkd.verifier.self_check import verify_against_key
+
+            with timer.phase("verify"):
+                verify_against_key(key.zkey, result.proof, result.public, witness_name=f"witness from {args.input}",
+                                   threads=args.threads)
     with timer.phase("write"):
         write_proof(result, args.proof, args.public)
     if args.timings:

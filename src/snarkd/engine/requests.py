@@ -7,9 +7,9 @@ the synthesis stage's `check` phase.
 
 from __future__ import annotations
 
-import json
-
 from snarkd.errors import InputError
+from snarkd.formats import json_text
+from snarkd.formats.json_text import MAX_INPUT_DEPTH
 from snarkd.formats.wtns import Witness, check_witness_header, parse_wtns
 
 
@@ -45,11 +45,8 @@ def parse_partitions(lk, witness=None, witnesses=None, inputs=None) -> list[tupl
 def _inputs(lk, inputs) -> list[tuple]:
     out = []
     for i, obj in enumerate(inputs):
-        if isinstance(obj, (str, bytes)):
-            try:
-                obj = json.loads(obj)
-            except (ValueError, UnicodeDecodeError) as exc:
-                raise InputError(f"inputs of partition {i} for key {lk.id!r}: not valid JSON: {exc}") from None
+        if isinstance(obj, (str, bytes)):  # nesting bounded before parsing: deep JSON must not crash the daemon
+            obj = json_text.loads(obj, f"inputs of partition {i} for key {lk.id!r}", "input JSON", MAX_INPUT_DEPTH)
         if not isinstance(obj, dict):
             raise InputError(f"inputs of partition {i} for key {lk.id!r}: expected a JSON object")
         out.append((None, obj))

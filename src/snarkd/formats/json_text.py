@@ -24,6 +24,7 @@ from snarkd.errors import InputError
 
 # Proofs, keys and public lists nest at most 4 deep; inputs a few levels more.
 MAX_JSON_DEPTH = 200
+MAX_INPUT_DEPTH = 64  # circuit inputs: multi-dimensional signal arrays and bus fields
 # A verification key for a million public inputs is ~300 MB of JSON; beyond
 # this a file is refused before it is read into memory.
 MAX_JSON_BYTES = 1 << 30

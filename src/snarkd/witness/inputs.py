@@ -24,6 +24,7 @@ from typing import Any, Iterable
 import numpy as np
 
 from snarkd.formats import json_text
+from snarkd.formats.json_text import MAX_INPUT_DEPTH
 from snarkd.witness.errors import InputValueError
 
 _FNV_OFFSET = 0xCBF29CE484222325
@@ -49,10 +50,9 @@ def split_hash(h: int) -> tuple[int, int]:
     return h >> 32, h & 0xFFFFFFFF
 
 
-# Nesting deeper than this is refused before any recursive walk: a circuit's
+# Nesting deeper than MAX_INPUT_DEPTH is refused before any recursive walk: a circuit's
 # signal arrays have a handful of dimensions, and Python's recursion limit (~1000)
-# must never be what stops a hostile input. (A configurable bound may replace it.)
-MAX_INPUT_DEPTH = 64
+# must never be what stops a hostile input.
 
 
 def check_depth(obj: Any, limit: int = MAX_INPUT_DEPTH, name: str = "the inputs") -> None:
