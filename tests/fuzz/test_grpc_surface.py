@@ -236,7 +236,9 @@ def fuzz(zkey: Path, wtns: Path, vk: dict, tmp: Path, n: int, seed: int = 1, sta
         daemon = psutil.Process(proc.pid)
         witness = wtns.read_bytes()
         f = Fuzzer(s.addr, witness, seed, zkey)
-        f.run(0, 16)  # warm-up: every RPC once, so lazily made threads and caches exist
+        f.run(0, 20)  # warm-up: every RPC twice, so lazily made threads and caches exist
+        f.per_method.clear()
+        f.outcomes.clear()
         fds0, rss0 = daemon.num_fds(), daemon.memory_info().rss
         t0 = time.monotonic()
         f.run(start, n)
