@@ -172,8 +172,9 @@ SETTINGS: tuple[Setting, ...] = (
     S("limits", "max_inputs_depth", Int(1), 32, "nesting depth of an inputs JSON value", engine="max_inputs_depth"),
     S("limits", "wasm_memory", Size(auto=False), "4GiB", "linear memory of one witness calculation",
       engine="wasm_memory"),
-    S("limits", "wasm_fuel", Int(0, zero="unlimited"), 10**12, "wasm instructions (fuel) one witness calculation "
-      "may spend (10^12: minutes of wasm)", engine="wasm_fuel"),
+    S("limits", "wasm_fuel", Int(0, zero="unlimited"), 0, "wasm instructions (fuel) one witness calculation may "
+      "spend (10^12: minutes); counting instruments the circuit's code, and circuits come from the key "
+      "directories, so off by default", engine="wasm_fuel"),
     # -- one-shot proving and tests --------------------------------------------------------------
     S("prove", "backend", Choice("cpu", "cuda", "auto"), "cpu",
       "default --backend of one-shot `snarkd prove` (the daemon uses [gpus])", env="SNARKD_BACKEND"),
