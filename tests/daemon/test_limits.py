@@ -11,6 +11,7 @@ import pytest
 from daemon_helpers import Reaper, Setup, free_port, serve_foreground, wait_serving
 
 from snarkd.daemon.client import Client, RemoteInputError
+from snarkd.daemon.proto import snarkd_pb2 as pb
 from snarkd.verifier import verify
 
 LIMITS = """[limits]
@@ -61,6 +62,10 @@ def test_paths_outside_the_rule_are_refused(small):
             assert "root" not in msg.replace(str(s.dir.parent), "") and "magic" not in msg and "no such" not in msg
         refused(lambda: c.load_key("k", "chain.zkey", wasm=str(outside / "secret")),
                 grpc.StatusCode.PERMISSION_DENIED, "wasm path", rule)
+        # by-reference witnesses: a NUL byte or an endless name is refused, not an internal error (fuzz finding)
+        for bad in ("a\0b", "x" * 5000):
+            request = pb.ProveRequest(key_id="chain", witness_paths=[bad])  # as sent (the client would not)
+            refused(lambda: c._call(c.stub.Prove, request), grpc.StatusCode.PERMISSION_DENIED, "not a usable path")
         # inside the rule, a missing file is reported as such
         refused(lambda: c.load_key("k", "absent.zkey"), grpc.StatusCode.INVALID_ARGUMENT, "no such file")
         assert c.health() == "SERVING"
