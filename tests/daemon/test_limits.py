@@ -79,7 +79,7 @@ def test_bounds_name_their_limit_and_the_daemon_keeps_serving(small, tmp_path):
         refused(lambda: c.submit("chain", witnesses=[data] * 3), ex, "3 partitions", "[limits] max_partitions (2)")
         refused(lambda: c.submit("chain", inputs=[{"k": "1" * 2000}]), ex, "[limits] max_inputs_bytes (1024)")
         deep = {"k": [[[[["1"]]]]]}
-        refused(lambda: c.submit("chain", inputs=[deep]), ex, "nested 6 deep", "[limits] max_inputs_depth (4)")
+        refused(lambda: c.submit("chain", inputs=[deep]), ex, "nests arrays or objects 6 deep", "[limits] max_inputs_depth (4)")
         with Client(s.addr, timeout=60, transport="inline") as inline:  # in the message, not by reference
             refused(lambda: inline.submit("chain", data + b"\0" * (300 << 10)), ex, "larger than max")
         # per client: two unfinished jobs at most (each synthesis stalls 1.5 s here)

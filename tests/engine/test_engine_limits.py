@@ -17,9 +17,11 @@ json_values = st.recursive(st.none() | st.booleans() | st.integers() | st.text(a
                                st.text(alphabet='k[]{}"\\', max_size=3), inner, max_size=3), max_leaves=25)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=500, deadline=None)
 @given(json_values)
 def test_json_depth_matches_the_parsed_value(value):
+    """Counted before parsing, brackets inside strings (and escaped quotes) left out: the real depth.
+    (The count once took a "]" inside a string for a closing bracket: {"]": []} counted 1, not 2.)"""
     text = json.dumps(value)
     assert json_depth(text.encode()) == object_depth(json.loads(text))
 
@@ -28,7 +30,7 @@ def test_depth_of_a_text_too_deep_to_parse():
     deep = b"[" * 100_000 + b"]" * 100_000
     assert json_depth(deep) == 100_000
     cfg = EngineConfig(max_inputs_depth=32)
-    with pytest.raises(TooLarge, match=r"nested 100000 deep, more than \[limits\] max_inputs_depth \(32\)"):
+    with pytest.raises(TooLarge, match=r"nests arrays or objects \d+ deep, more than \[limits\] max_inputs_depth \(32\)"):
         check_request(cfg, inputs=[deep.decode()])
 
 

@@ -169,7 +169,8 @@ SETTINGS: tuple[Setting, ...] = (
       "else its address)"),
     S("limits", "max_inputs_bytes", Size(auto=False), "16MiB", "one partition's inputs JSON text",
       engine="max_inputs_bytes"),
-    S("limits", "max_inputs_depth", Int(1), 32, "nesting depth of an inputs JSON value", engine="max_inputs_depth"),
+    S("limits", "max_inputs_depth", Int(1), 64, "nesting depth of an inputs JSON value (brackets counted before "
+      "parsing)", engine="max_inputs_depth"),
     S("limits", "wasm_memory", Size(auto=False), "4GiB", "linear memory of one witness calculation",
       engine="wasm_memory"),
     S("limits", "wasm_fuel", Int(0, zero="unlimited"), 0, "wasm instructions (fuel) one witness calculation may "

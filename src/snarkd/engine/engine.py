@@ -175,9 +175,9 @@ class Engine:
         inputs: input.json dicts or JSON texts (one per partition; needs the key's .wasm)."""
         if not self.accepting:
             raise Unavailable("the engine is not accepting new proofs (it is shutting down)")
-        check_request(self.config, witness, witnesses, inputs)
         lk, reload_ms = self.keys.checkout(key_id)  # reloads a key the key budget evicted
         try:
+            check_request(self.config, witness, witnesses, inputs)  # [limits], before anything is parsed
             parts = parse_partitions(lk, witness, witnesses, inputs)
             job = Job(job_id or f"{next(self._seq)}-{uuid.uuid4().hex[:12]}", lk, priority=int(priority))
             est = estimate(lk.key, from_inputs=parts[0][1] is not None)

@@ -6,25 +6,15 @@ client knows what to change and an operator what to raise.
 
 from __future__ import annotations
 
-import re
-
-import numpy as np
-
 from snarkd.engine.errors import TooLarge
-
-_JSON_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"', re.DOTALL)
-_NOT_BRACKET = re.compile(rb"[^\[\]{}]")
+from snarkd.formats.json_text import bracket_depth
 
 
-def json_depth(text: bytes) -> int:
-    """Nesting depth of a JSON text's arrays and objects, without parsing it (so a deep one
-    cannot exhaust the parser's recursion): strings out, brackets kept, a running sum."""
-    brackets = _NOT_BRACKET.sub(b"", _JSON_STRING.sub(b'""', text))
-    if not brackets:
-        return 0
-    b = np.frombuffer(brackets, dtype=np.uint8)
-    steps = np.where((b == ord("[")) | (b == ord("{")), 1, -1).astype(np.int64)
-    return int(np.cumsum(steps).max())
+
+def json_depth(text: bytes, limit: int | None = None) -> int:
+    """Nesting depth of a JSON text's arrays and objects, without parsing it (formats.json_text's
+    bracket count, string literals left out)."""
+    return bracket_depth(text, limit)
 
 
 def object_depth(obj) -> int:
@@ -52,9 +42,9 @@ def check_request(config, witness=None, witnesses=None, inputs=None) -> None:
             if len(raw) > config.max_inputs_bytes:
                 raise TooLarge(f"inputs of partition {i}: {len(raw)} bytes of JSON, more than [limits] "
                                f"max_inputs_bytes ({config.max_inputs_bytes})")
-            depth = json_depth(raw)
+            depth = json_depth(raw, config.max_inputs_depth)
         else:
             depth = object_depth(x)
         if depth > config.max_inputs_depth:
-            raise TooLarge(f"inputs of partition {i}: JSON nested {depth} deep, more than [limits] max_inputs_depth "
-                           f"({config.max_inputs_depth})")
+            raise TooLarge(f"inputs of partition {i}: JSON nests arrays or objects {depth} deep, more than [limits] "
+                           f"max_inputs_depth ({config.max_inputs_depth})")
