@@ -24,7 +24,7 @@ def metric(text: str, name: str) -> float:
 def test_keys_cli_with_a_budget_of_one(setup, reaper, chain_bn128, tmp_path):
     circ, wtns = chain_bn128
     status_port = free_port()
-    cfg = setup.write(preload={"small": circ.zkey, "example": EXAMPLE / "chain.zkey"}, extra="[keys]\nmax_resident = 1\n")
+    cfg = setup.write(preload={"small": circ.zkey, "example": EXAMPLE / "chain.zkey"}, extra=f'[keys]\nmax_resident = 1\nallowed_dirs = ["{EXAMPLE}"]\n')  # LoadKey may name it
     cfg.write_text(cfg.read_text().replace("[daemon]\n", f'[daemon]\nstatus_listen = "127.0.0.1:{status_port}"\n'))
     r = snarkd("start", "--config", cfg)
     assert r.returncode == 0, r.stdout + r.stderr

@@ -36,7 +36,7 @@ def start(setup, reaper, cfg) -> int:
 
 def test_json_log_lines_have_the_text_lines_fields(setup, reaper, chain_bn128):
     circ, _ = chain_bn128
-    cfg = setup.write()
+    cfg = setup.write(extra=f'[keys]\nallowed_dirs = ["{circ.zkey.parent}"]\n')  # LoadKey may name it
     cfg.write_text(cfg.read_text().replace("[daemon]\n", '[daemon]\nlog_format = "json"\n'))
     pid = start(setup, reaper, cfg)
     with Client(setup.addr, timeout=30) as c:
@@ -63,7 +63,7 @@ def test_sighup_after_a_move_writes_a_new_log_file(setup, reaper, chain_bn128):
     the next lines land in a new file at the configured path, the old one keeps what came before,
     and the daemon's stdout and stderr follow."""
     circ, _ = chain_bn128
-    cfg = setup.write()
+    cfg = setup.write(extra=f'[keys]\nallowed_dirs = ["{circ.zkey.parent}"]\n')  # LoadKey may name it
     pid = start(setup, reaper, cfg)
     log, rotated = setup.log_file, setup.log_file.with_name("snarkd.log.1")
     os.rename(log, rotated)

@@ -37,11 +37,12 @@ def _status(client) -> dict:
 def run_bench(addr: str, key: str, *, witness: bytes | str | None = None, inputs: dict | None = None, count: int = 1,
               inflight: int = 1, partitions: int = 1, priority: int = 0, timeout: float = 3600,
               vk: dict | None = None, progress: bool = True, proofs_dir: str | None = None,
-              transport: str = "auto") -> dict:
+              transport: str = "auto", connect: dict | None = None) -> dict:
     """Run the bench; returns the run dict (with "summary"). witness: .wtns bytes, or a .wtns file's
     path (the client can then hand the daemon the file itself); vk: verify every proof client-side too;
     proofs_dir: write every proof as proof-<job>-<partition>.json / public-<job>-<partition>.json;
-    transport: how witnesses travel (snarkd.daemon.client.TRANSPORTS; auto = the fastest available)."""
+    transport: how witnesses travel (snarkd.daemon.client.TRANSPORTS; auto = the fastest available);
+    connect: Client keyword arguments (tls_ca, token_file, ...)."""
     if (witness is None) == (inputs is None):
         raise ValueError("give a witness or inputs")
     if count < 1 or inflight < 1 or partitions < 1:
@@ -60,7 +61,7 @@ def run_bench(addr: str, key: str, *, witness: bytes | str | None = None, inputs
         bar = tqdm(total=count, unit="proof", desc=f"bench c={count} j={inflight}", leave=False, dynamic_ncols=True)
     lock = threading.Lock()
     verified = [0]
-    with Client(addr, timeout=timeout, transport=transport) as client:
+    with Client(addr, timeout=timeout, transport=transport, **(connect or {})) as client:
         run["daemon_before"] = _status(client)
         if key not in {k["id"] for k in run["daemon_before"].get("keys", [])}:
             raise SnarkdError(f"the daemon at {addr} has no key {key!r} loaded "

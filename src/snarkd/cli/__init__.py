@@ -68,6 +68,21 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_INTERNAL
 
 
+def add_remote_args(p: argparse.ArgumentParser) -> None:
+    """How a client reaches a daemon on the network (README "Security")."""
+    g = p.add_argument_group("connecting to a daemon with TLS or tokens")
+    g.add_argument("--tls-ca", metavar="CA.pem", help="use TLS; trust this CA for the daemon's certificate")
+    g.add_argument("--tls-cert", metavar="CERT.pem", help="client certificate (mutual TLS; with --tls-key)")
+    g.add_argument("--tls-key", metavar="KEY.pem", help="the client certificate's private key")
+    g.add_argument("--tls-server-name", metavar="NAME", help="check the daemon's certificate for NAME, not the host")
+    g.add_argument("--token-file", metavar="FILE", help="send the bearer token in FILE (its first line)")
+
+
+def client_kwargs(args) -> dict:
+    return {"tls_ca": args.tls_ca, "tls_cert": args.tls_cert, "tls_key": args.tls_key,
+            "server_name": args.tls_server_name, "token_file": args.token_file}
+
+
 def add_epilog(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     parser.epilog = EPILOG
     parser.formatter_class = argparse.RawDescriptionHelpFormatter

@@ -10,7 +10,7 @@ import json
 import os
 import sys
 
-from snarkd.cli import add_epilog
+from snarkd.cli import add_epilog, add_remote_args, client_kwargs
 from snarkd.errors import InputError
 
 ORDER = 60
@@ -35,6 +35,7 @@ def register(sub) -> None:
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument("--transport", choices=("auto", "path", "spool", "stream", "inline"), default="auto",
                    help="how witnesses travel (default auto: by reference on the daemon's host, else streamed)")
+    add_remote_args(p)
     p.set_defaults(func=run)
 
 
@@ -74,7 +75,7 @@ def run(args) -> int:
     result = run_bench(args.addr, args.key, witness=witness, inputs=inputs, count=args.count, inflight=args.inflight,
                        partitions=args.partitions, priority=args.priority, timeout=args.timeout, vk=vk,
                        progress=not args.no_progress and sys.stderr.isatty(), proofs_dir=args.proofs_dir,
-                       transport=args.transport)
+                       transport=args.transport, connect=client_kwargs(args))
     result["witness"] = args.witness or ""
     result["input"] = args.input or ""
     print(format_report(result))

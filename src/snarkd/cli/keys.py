@@ -4,8 +4,9 @@
     snarkd keys load ID PATH.zkey [--wasm CIRCUIT.wasm]
     snarkd keys unload ID
 
-The daemon is found by --addr, else by the config's [daemon] listen (--config,
-$SNARKD_CONFIG, else the defaults).
+The daemon is found by --addr (with --tls-ca, --token-file, ... on a network), else by the
+config (--config, $SNARKD_CONFIG, else the defaults): its [daemon] listen, or its control socket
+when the listener uses TLS or tokens (README "Security").
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import json
 import sys
 import time
 
-from snarkd.cli import add_epilog
+from snarkd.cli import add_epilog, add_remote_args, client_kwargs
 from snarkd.errors import EXIT_OK
 
 ORDER = 55
@@ -26,14 +27,19 @@ def _where(p) -> None:
                    help="config file whose [daemon] listen names the daemon (default: $SNARKD_CONFIG)")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.add_argument("--timeout", type=float, default=600.0, metavar="S", help="seconds to wait for the daemon (600)")
+    add_remote_args(p)  # with --addr; through the config, the daemon's own control socket or admin token
 
 
 def _client(args):
     from snarkd.config import Config, config_path
     from snarkd.daemon.client import Client
 
-    addr = args.addr or str(Config.load(config_path(args.config)).daemon.listen)
-    return Client(addr, timeout=args.timeout)
+    from snarkd.daemon.security import local_target
+
+    if args.addr:
+        return Client(args.addr, timeout=args.timeout, **client_kwargs(args))
+    addr, token = local_target(Config.load(config_path(args.config)))  # as snarkd status does
+    return Client(addr, timeout=args.timeout, token=token)
 
 
 def _size(n: int) -> str:

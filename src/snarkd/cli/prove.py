@@ -6,7 +6,7 @@ import os
 import sys
 import time
 
-from snarkd.cli import add_epilog
+from snarkd.cli import add_epilog, add_remote_args, client_kwargs
 from snarkd.errors import InputError
 
 ORDER = 10
@@ -33,6 +33,7 @@ def register(sub) -> None:
                         "data before anything is written (a few ms), and a proof that fails exits 4 and writes nothing")
     p.add_argument("--addr", help="prove through the daemon at HOST:PORT or unix:PATH")
     p.add_argument("--key", help="key id loaded in the daemon (with --addr)")
+    add_remote_args(p)
     p.set_defaults(func=run)
 
 
@@ -85,7 +86,7 @@ def run(args) -> int:
         witness_path, proof_path, public_path = args.args
         if not os.path.isfile(witness_path):
             raise InputError(f"{witness_path}: no such witness file")
-        with Client(args.addr) as client:  # sends the file the fastest way: by reference on the daemon's host
+        with Client(args.addr, **client_kwargs(args)) as client:  # the fastest way: by reference on the daemon's host
             result = client.prove(args.key, witness_paths=[witness_path])
         write_proof(result, proof_path, public_path)
         if args.timings:

@@ -8,6 +8,7 @@ parsing it again gives the same value (so `snarkd config show` prints a config).
 
 from __future__ import annotations
 
+import ipaddress
 import json
 import os
 import re
@@ -135,11 +136,19 @@ class BoolOrAuto(Kind):
 class Size(Kind):
     doc = '"auto" or a size ("64GiB", "500MB", bytes)'
 
+    def __init__(self, auto: bool = True):
+        self.auto = auto
+        if not auto:
+            self.doc = 'a size ("64GiB", "500MB", bytes)'
+
     def parse(self, value, ctx):
-        return parse_size(value)
+        v = parse_size(value)
+        if v == "auto" and not self.auto:
+            raise ValueError('expected a size like "64GiB", "500MB" ("auto" has no meaning here)')
+        return v
 
     def parse_env(self, text, ctx):
-        return parse_size(int(text) if text.strip().isdigit() else text)
+        return self.parse(int(text) if text.strip().isdigit() else text, ctx)
 
     def toml(self, value) -> str:
         return toml_value(format_size(value))
@@ -211,6 +220,16 @@ class Listen:
     def __str__(self) -> str:
         return self.grpc
 
+    @property
+    def local(self) -> bool:
+        """A unix socket or a loopback address: only this host can connect (README "Security")."""
+        if self.kind == "unix" or self.host == "localhost":
+            return True
+        try:
+            return ipaddress.ip_address(self.host).is_loopback
+        except ValueError:  # a host name: it may resolve to anything
+            return False
+
 
 def parse_listen(text: str, base: Path) -> Listen:
     if not isinstance(text, str) or not text:
@@ -259,12 +278,21 @@ class Address(Kind):
 
 
 class FilePath(Kind):
-    """A file the daemon writes: its directory must exist (or be creatable) and be writable."""
+    """A file the daemon writes: its directory must exist (or be creatable) and be writable.
+    With `off`, "off" (or "") turns the feature off and parses to "off"."""
 
     doc = "path (relative to the config file)"
 
+    def __init__(self, off: bool = False):
+        self.off = off
+        if off:
+            self.doc = 'path (relative to the config file), or "off"'
+
     def parse(self, value, ctx):
-        p = resolve_path(_typed(value, str, "a string"), ctx.base)
+        v = _typed(value, str, "a string")
+        if self.off and v.strip().lower() in ("", "off"):
+            return "off"
+        p = resolve_path(v, ctx.base)
         d = p.parent
         while not d.exists() and d.parent != d:
             d = d.parent
@@ -275,6 +303,29 @@ class FilePath(Kind):
         if p.is_dir():
             raise ValueError(f"{p} is a directory")
         return str(p)
+
+
+class ReadFile(Kind):
+    """A file the daemon reads (a certificate, a key, a token file): it must exist and be
+    readable. "" = not set (None)."""
+
+    doc = 'readable file (relative to the config file); "" = none'
+
+    def parse(self, value, ctx):
+        v = _typed(value, str, "a string")
+        if v == "":
+            return None
+        p = resolve_path(v, ctx.base)
+        if not p.exists():
+            raise ValueError(f"no such file {p}")
+        if not p.is_file():
+            raise ValueError(f"{p} is not a file")
+        if not os.access(p, os.R_OK):
+            raise ValueError(f"{p} is not readable")
+        return str(p)
+
+    def toml(self, value) -> str:
+        return toml_value("" if value is None else value)
 
 
 class DirPath(Kind):

@@ -180,8 +180,23 @@ def locate_keys(text: str) -> dict[tuple, int]:
     return lines
 
 
+def _v(name: str):
+    section, key = name.split(".")
+    return lambda v: v[(section, key)]
+
+
+_listen, _status, _cert, _key, _ca = (_v("daemon.listen"), _v("daemon.status_listen"), _v("daemon.tls_cert"),
+                                      _v("daemon.tls_key"), _v("daemon.tls_client_ca"))
+NEEDS_TLS = ('is not a loopback address or a unix socket, so it needs TLS: set [daemon] tls_cert and tls_key '
+             '(and tls_client_ca to require client certificates; token_file to require tokens); see README "Security"')
+
 # Checks across settings: (the setting blamed, predicate on the values, message)
 CROSS_CHECKS = (
+    ("daemon.listen", lambda v: not _listen(v).local and _cert(v) is None, NEEDS_TLS),
+    ("daemon.status_listen", lambda v: _status(v) is not None and not _status(v).local and _cert(v) is None,
+     NEEDS_TLS.replace("needs TLS", "needs TLS (the endpoint then serves HTTPS)")),
+    ("daemon.tls_key", lambda v: (_cert(v) is None) != (_key(v) is None), "tls_cert and tls_key go together"),
+    ("daemon.tls_client_ca", lambda v: _ca(v) is not None and _cert(v) is None, "needs tls_cert and tls_key"),
     ("daemon.log_file", lambda v: v[("daemon", "log_file")] == v[("daemon", "pid_file")], "must differ from pid_file"),
     ("daemon.status_listen", lambda v: v[("daemon", "status_listen")] is not None
      and v[("daemon", "status_listen")] == v[("daemon", "listen")], "must differ from listen"),

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from snarkd.config.kinds import (Address, Bool, BoolOrAuto, CachePath, Choice, Context, DirList, DirPath, Devices,
-                                 Duration, FilePath, Int, Kind, KeyTable, OptionalDir, Size, SizeOrOff, Text)
+                                 Duration, FilePath, Int, Kind, KeyTable, OptionalDir, ReadFile, Size, SizeOrOff, Text)
 
 LOG_LEVELS = ("debug", "info", "warning", "error")
 LOG_FORMATS = ("text", "json")
@@ -61,6 +61,10 @@ def _listen_slug(ctx: Context) -> str:
     return re.sub(r"[^A-Za-z0-9.]+", "_", f"{listen.host}_{listen.port}").strip("_")
 
 
+def _beside_pid_file(suffix: str):
+    return lambda c: str(Path(c.values[("daemon", "pid_file")]).with_suffix(suffix))
+
+
 def _wasm_cache(ctx: Context) -> str:
     base = ctx.env.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     return str(Path(base) / "snarkd" / "wasm")
@@ -84,6 +88,26 @@ SETTINGS: tuple[Setting, ...] = (
     S("daemon", "status_listen", Address(tcp_only=True, optional=True), "",
       "HTTP address of GET /metrics (Prometheus) and GET /status (JSON); empty = off",
       example="#127.0.0.1:9821"),
+    # -- who may talk to the daemon (README "Security") -------------------------------------------
+    S("daemon", "tls_cert", ReadFile(), "", "PEM certificate (chain) served on listen and status_listen; required "
+      "for any address but loopback or a unix socket", example="#/etc/snarkd/tls/server.crt"),
+    S("daemon", "tls_key", ReadFile(), "", "PEM private key of tls_cert (readable by the daemon's user only)",
+      example="#/etc/snarkd/tls/server.key"),
+    S("daemon", "tls_client_ca", ReadFile(), "", "PEM CA certificates: clients must show a certificate they signed "
+      "(mutual TLS); \"\" = no client certificates", example="#/etc/snarkd/tls/clients-ca.crt"),
+    S("daemon", "token_file", ReadFile(), "", "bearer tokens, one \"NAME ROLE TOKEN\" a line, ROLE prove or admin "
+      "(readable by the daemon's user only); \"\" = none: every caller may do everything",
+      example="#/etc/snarkd/tokens"),
+    S("daemon", "control_socket", FilePath(), None, "unix socket (mode 0600) for snarkd start/status on this host "
+      "when listen uses TLS or tokens", derive=_beside_pid_file(".ctl"), default_doc="beside the pid file, .ctl",
+      example="#/run/snarkd/snarkd.ctl"),
+    # -- jobs that survive a crash ---------------------------------------------------------------
+    S("daemon", "journal", FilePath(off=True), None, "SQLite journal of accepted jobs: re-run after a crash, "
+      "results kept for result_retention; \"off\" = in memory only", derive=_beside_pid_file(".jobs.db"),
+      default_doc="beside the pid file, .jobs.db", example="/var/lib/snarkd/jobs.db"),
+    S("daemon", "spool_max", Size(auto=False), "4GiB", "bytes of inline witnesses and inputs kept beside the "
+      "journal for unfinished jobs (a job that would pass it is refused)"),
+    S("daemon", "result_retention", Duration(), 3600.0, "finished jobs stay fetchable with Await this long"),
     S("transport", "witness_spool", OptionalDir(), None,
       "by-reference witnesses: the daemon's own 0700 directory where same-host clients put .wtns files "
       "(consumed once mapped); \"\" = off",
@@ -97,6 +121,8 @@ SETTINGS: tuple[Setting, ...] = (
       example="/var/lib/snarkd"),
     S("keys", "wasm_cache", CachePath(), None, "compiled circuit .wasm modules are kept here (\"off\": never)",
       env="SNARKD_WASM_CACHE", derive=_wasm_cache, default_doc="$XDG_CACHE_HOME/snarkd/wasm"),
+    S("keys", "allowed_dirs", DirList(), [], "more directories that LoadKey and wasm paths may name, besides "
+      "param_cache (checked after resolving symlinks)"),
     S("keys", "max_resident", Int(0, zero="no limit"), 0,
       "keys resident at once, on the host and on each GPU: past it the least recently used idle key is evicted "
       "(and reloaded from its path by its next job)", engine="key_max_resident"),
@@ -133,6 +159,23 @@ SETTINGS: tuple[Setting, ...] = (
       "G2 MSM in the device stage (true) or on the CPU in finalize (false); auto = on the device when every "
       "device is a GPU", engine="g2_on_device"),
     S("pipeline", "self_verify", Bool(), True, "verify every proof before returning it (~ms)", engine="self_verify"),
+    # -- bounds on what one request or client may ask for ----------------------------------------
+    S("limits", "max_message", Size(auto=False), "512MiB", "largest gRPC message received or sent"),
+    S("limits", "max_partitions", Int(1), 256, "partitions (witnesses or inputs) in one job",
+      engine="max_partitions"),
+    S("limits", "max_queued_jobs", Int(1), 1024, "jobs accepted and not yet finished, in all",
+      engine="max_queued_jobs"),
+    S("limits", "max_queued_per_client", Int(1), 256, "of those, per client (its token's name when tokens are on, "
+      "else its address)"),
+    S("limits", "max_inputs_bytes", Size(auto=False), "16MiB", "one partition's inputs JSON text",
+      engine="max_inputs_bytes"),
+    S("limits", "max_inputs_depth", Int(1), 64, "nesting depth of an inputs JSON value (brackets counted before "
+      "parsing)", engine="max_inputs_depth"),
+    S("limits", "wasm_memory", Size(auto=False), "4GiB", "linear memory of one witness calculation",
+      engine="wasm_memory"),
+    S("limits", "wasm_fuel", Int(0, zero="unlimited"), 0, "wasm instructions (fuel) one witness calculation may "
+      "spend (10^12: minutes); counting instruments the circuit's code, and circuits come from the key "
+      "directories, so off by default", engine="wasm_fuel"),
     # -- one-shot proving and tests --------------------------------------------------------------
     S("prove", "backend", Choice("cpu", "cuda", "auto"), "cpu",
       "default --backend of one-shot `snarkd prove` (the daemon uses [gpus])", env="SNARKD_BACKEND"),

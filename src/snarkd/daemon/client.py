@@ -12,8 +12,17 @@ copied through gRPC), "stream" (chunks of 1 MiB, for big witnesses from another 
 (small witnesses in the request itself). Force one with Client(addr, transport=...).
 
 Failures raise SnarkdError subclasses carrying the gRPC code (`.code`):
-bad requests (INVALID_ARGUMENT, NOT_FOUND, ALREADY_EXISTS) are InputError
-(exit 3); an unreachable or shutting-down daemon is DaemonError (exit 5).
+bad requests (INVALID_ARGUMENT, NOT_FOUND, ALREADY_EXISTS, PERMISSION_DENIED,
+RESOURCE_EXHAUSTED) are InputError (exit 3); an unreachable or shutting-down
+daemon, or a refused token, is DaemonError (exit 5).
+
+A daemon on the network (README "Security"):
+
+    Client("prover.example:9820", tls_ca="ca.crt", token_file="token",
+           tls_cert="client.crt", tls_key="client.key")   # the last two for mutual TLS
+
+`prove` names its job (a random id unless given), so a caller whose connection broke
+can fetch the result later with `await_(err.job_id)`.
 """
 
 from __future__ import annotations
@@ -31,6 +40,7 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from snarkd.daemon.proto import snarkd_pb2 as pb
 from snarkd.daemon.proto import snarkd_pb2_grpc as pb_grpc
+from snarkd.daemon.security import AUTH_HEADER, channel_credentials, read_token_file
 from snarkd.errors import DaemonError, InputError, SnarkdError
 
 MAX_MESSAGE = 512 * 1024 * 1024
@@ -53,6 +63,7 @@ class RemoteDaemonError(DaemonError):
     def __init__(self, message: str, code: grpc.StatusCode):
         super().__init__(message)
         self.code = code
+        self.job_id = ""  # set by prove(): the job may go on in the daemon; Await fetches it
 
 
 class RemoteInternalError(SnarkdError):
@@ -145,7 +156,16 @@ def normalize_addr(addr: str) -> str:
 
 
 class Client:
-    def __init__(self, addr: str, timeout: float | None = None, transport: str = "auto"):
+    """transport: how witnesses travel ("auto", see above); tls_ca: trust this CA for the daemon's
+    certificate (TLS; the system's roots when only tls_cert/tls_key are given); tls_cert/tls_key:
+    the client's certificate (mutual TLS); token / token_file: the bearer token sent with every
+    call; server_name: the name to check the daemon's certificate against, when it differs from
+    the address's host."""
+
+    def __init__(self, addr: str, timeout: float | None = None, transport: str = "auto", *,
+                 tls_ca: str | None = None, tls_cert: str | None = None, tls_key: str | None = None,
+                 token: str | None = None, token_file: str | None = None, server_name: str | None = None,
+                 max_message: int = MAX_MESSAGE):
         if transport not in TRANSPORTS:
             raise InputError(f"witness transport {transport!r}: expected one of {', '.join(TRANSPORTS)}")
         self.addr = normalize_addr(addr)
@@ -153,10 +173,16 @@ class Client:
         self.transport = transport
         self.last_transport = ""  # how the last prove/submit sent its witnesses
         self._paths: tuple | None = None  # (spool or None, [witness_dirs]) as the daemon reports them
-        self.channel = grpc.insecure_channel(self.addr, options=[
-            ("grpc.max_receive_message_length", MAX_MESSAGE),
-            ("grpc.max_send_message_length", MAX_MESSAGE),
-        ])
+        if token_file:
+            token = read_token_file(token_file)
+        self.metadata = ((AUTH_HEADER, f"Bearer {token}"),) if token else None
+        options = [("grpc.max_receive_message_length", max_message), ("grpc.max_send_message_length", max_message)]
+        if tls_ca or tls_cert or tls_key:
+            if server_name:
+                options.append(("grpc.ssl_target_name_override", server_name))
+            self.channel = grpc.secure_channel(self.addr, channel_credentials(tls_ca, tls_cert, tls_key), options)
+        else:
+            self.channel = grpc.insecure_channel(self.addr, options=options)
         self.stub = pb_grpc.ProverStub(self.channel)
         self.health_stub = health_pb2_grpc.HealthStub(self.channel)
 
@@ -174,7 +200,7 @@ class Client:
     def _call(self, method, request, timeout: float | None = None):
         t = timeout if timeout is not None else self.timeout
         try:
-            return method(request, timeout=t)
+            return method(request, timeout=t, metadata=self.metadata)
         except grpc.RpcError as exc:
             raise self._convert(exc, t) from None
 
@@ -183,6 +209,8 @@ class Client:
         if code in (grpc.StatusCode.INVALID_ARGUMENT, grpc.StatusCode.NOT_FOUND, grpc.StatusCode.ALREADY_EXISTS,
                     grpc.StatusCode.FAILED_PRECONDITION, grpc.StatusCode.PERMISSION_DENIED):
             return RemoteInputError(details, code)
+        if code == grpc.StatusCode.UNAUTHENTICATED:
+            return RemoteDaemonError(f"snarkd at {self.addr} refused the call: {details}", code)
         if code == grpc.StatusCode.UNAVAILABLE:
             return RemoteDaemonError(f"cannot reach snarkd at {self.addr}: {details}", code)
         if code == grpc.StatusCode.DEADLINE_EXCEEDED:
@@ -210,9 +238,16 @@ class Client:
               *, priority: int = 0, witnesses: list | None = None, inputs: list | None = None,
               witness_paths: list | None = None) -> ProveReply:
         """One job: a witness (bytes), or several (witnesses=: bytes each; witness_paths=: .wtns files),
-        one partition each; or inputs (dicts or JSON texts) for the daemon to compute witnesses from."""
-        r = self._job(self.stub.Prove, self.stub.ProveStream, key_id, job_id, priority, timeout, witness_bytes,
-                      witnesses, witness_paths, inputs)
+        one partition each; or inputs (dicts or JSON texts) for the daemon to compute witnesses from.
+        The job gets an id here when none is given: a RemoteDaemonError carries it (.job_id), and the
+        daemon keeps the result of a named job whose caller went away, for Await."""
+        job_id = job_id or uuid.uuid4().hex[:24]
+        try:
+            r = self._job(self.stub.Prove, self.stub.ProveStream, key_id, job_id, priority, timeout, witness_bytes,
+                          witnesses, witness_paths, inputs)
+        except RemoteDaemonError as exc:
+            exc.job_id = job_id
+            raise
         return _reply(r)
 
     def submit(self, key_id: str, witness_bytes: bytes | None = None, job_id: str = "", timeout: float | None = None,

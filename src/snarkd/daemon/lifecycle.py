@@ -32,6 +32,7 @@ from snarkd.daemon.client import Client
 from snarkd.daemon.logsetup import tail
 from snarkd.daemon.netcheck import check_free, is_free
 from snarkd.daemon.pidfile import describe_pid, is_same_process, lock_is_held, read_pid_file
+from snarkd.daemon.security import local_target
 from snarkd.errors import DaemonError, SnarkdError
 
 LOG_TAIL = 20
@@ -168,7 +169,8 @@ def start(cfg: Config, timeout: float = 600.0) -> Started:
 
 def _verify_serving(cfg: Config, pid: int, listen: str, fingerprint: str, proc, failure) -> None:
     problem = None
-    with Client(listen) as c:
+    addr, token = local_target(cfg)
+    with Client(addr, token=token) as c:
         try:
             health = c.health(timeout=10)
             st = c.status(timeout=10)
@@ -297,7 +299,8 @@ def status(cfg: Config) -> dict:
     """The running daemon's Status, plus what the pid file says. DaemonError when none runs."""
     pf = cfg.daemon.pid_file
     info = read_pid_file(pf)
-    with Client(str(cfg.daemon.listen)) as c:
+    addr, token = local_target(cfg)
+    with Client(addr, token=token) as c:
         try:
             st = c.status(timeout=5)
             st["health"] = c.health(timeout=5)

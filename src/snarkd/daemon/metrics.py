@@ -152,10 +152,13 @@ def _key_metrics(keys: list[dict], kb: dict):
 
 
 class StatusServer:
-    """HTTP on [daemon] status_listen: /metrics and /status, in a thread of its own."""
+    """HTTP on [daemon] status_listen: /metrics and /status, in a thread of its own.
+    ssl_context: serve HTTPS (the daemon's tls_cert; client certificates when tls_client_ca);
+    tokens: a security.TokenTable, and then every GET needs "Authorization: Bearer TOKEN"."""
 
-    def __init__(self, snapshot, metrics: DaemonMetrics, listen):
+    def __init__(self, snapshot, metrics: DaemonMetrics, listen, ssl_context=None, tokens=None):
         self.snapshot, self.metrics, self.listen = snapshot, metrics, listen
+        self.ssl_context, self.tokens = ssl_context, tokens
         self.httpd: ThreadingHTTPServer | None = None
         self.thread: threading.Thread | None = None
 
@@ -163,10 +166,14 @@ class StatusServer:
         outer = self
 
         class Handler(BaseHTTPRequestHandler):
+            timeout = 30  # seconds a client may take to send its request (and its TLS handshake)
+
             def do_GET(self):  # noqa: N802
                 path = self.path.split("?", 1)[0]
                 try:
-                    if path == "/metrics":
+                    if outer.tokens is not None and not outer._authorized(self.headers.get("Authorization", "")):
+                        body, ctype, code = b"a bearer token is required ([daemon] token_file)\n", "text/plain", 401
+                    elif path == "/metrics":
                         body, ctype, code = outer.metrics.text(), CONTENT_TYPE_LATEST, 200
                     elif path == "/status":
                         body = (json.dumps(outer.snapshot(), indent=1) + "\n").encode()
@@ -189,9 +196,17 @@ class StatusServer:
 
         self.httpd = ThreadingHTTPServer((self.listen.host, self.listen.port), Handler)
         self.httpd.daemon_threads = True
+        if self.ssl_context is not None:
+            # the handshake in each request's thread, not in the accepting one (a silent client stalls only itself)
+            self.httpd.socket = self.ssl_context.wrap_socket(self.httpd.socket, server_side=True,
+                                                             do_handshake_on_connect=False)
         self.thread = threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.2},
                                        name="status-http", daemon=True)
         self.thread.start()
+
+    def _authorized(self, header: str) -> bool:
+        scheme, _, token = header.strip().partition(" ")
+        return scheme.lower() == "bearer" and self.tokens.lookup(token.strip()) is not None
 
     @property
     def port(self) -> int:

@@ -30,25 +30,29 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from snarkd import __version__
 from snarkd.daemon import sdnotify
 from snarkd.config import Config, EngineConfig
+from snarkd.daemon.journal import Journal
 from snarkd.daemon.logsetup import flush_logs, redirect_stdio, reopen_logs, setup_logging
 from snarkd.daemon.metrics import StatusServer
 from snarkd.daemon.netcheck import check_free, unix_in_use
 from snarkd.daemon.pidfile import PidFile
-from snarkd.daemon.proto import snarkd_pb2_grpc as pb_grpc
-from snarkd.daemon.service import ProverService
+from snarkd.daemon.security import (Gate, TokenTable, server_credentials, server_ssl_context,
+                                    uses_control_socket)
+from snarkd.daemon.service import ProverService, add_prover_service
 from snarkd.daemon.transport import Spool, Transport
 from snarkd.engine import Engine, KeyStore
 from snarkd.errors import EXIT_DAEMON, EXIT_INTERNAL, DaemonError, InputError, SnarkdError
 
-MAX_MESSAGE = 512 * 1024 * 1024  # witnesses of real circuits run to hundreds of MiB
 SERVICE_NAME = "snarkd.v1.Prover"
 
-GRPC_OPTIONS = [
-    # grpc turns SO_REUSEPORT on by default: two daemons could then share a port silently.
-    ("grpc.so_reuseport", 0),
-    ("grpc.max_receive_message_length", MAX_MESSAGE),
-    ("grpc.max_send_message_length", MAX_MESSAGE),
-]
+
+def grpc_options(max_message: int) -> list:
+    return [
+        # grpc turns SO_REUSEPORT on by default: two daemons could then share a port silently.
+        ("grpc.so_reuseport", 0),
+        # [limits] max_message: witnesses of real circuits run to hundreds of MiB
+        ("grpc.max_receive_message_length", max_message),
+        ("grpc.max_send_message_length", max_message),
+    ]
 
 
 class StartupAborted(Exception):
@@ -65,7 +69,8 @@ class Server:
         self.reopen_requested = False  # SIGHUP: the main loop reopens the log file
         self.signals = 0
         self.pidfile = PidFile(config.daemon.pid_file)
-        self.keys = KeyStore(config.keys.param_cache, config.keys.wasm_cache)
+        self.keys = KeyStore(config.keys.param_cache, config.keys.wasm_cache, allowed_dirs=config.keys.allowed_dirs)
+        self.journal: Journal | None = None
         self.engine = None  # made in startup (after logging: a bad [gpus] must reach the log)
         self.status_http = None  # snarkd.daemon.metrics.StatusServer
         self.spool = None  # snarkd.daemon.transport.Spool
@@ -74,6 +79,7 @@ class Server:
         self.service: ProverService | None = None
         self.started = time.monotonic()
         self._bound_unix = False
+        self._control: str | None = None  # the control socket's path while bound
 
     # ------------------------------------------------------------------ entry point
 
@@ -134,6 +140,25 @@ class Server:
         if listen.kind == "unix" and unix_in_use(listen.path) is False:
             log.warning("removing stale unix socket %s (nothing accepts connections on it)", listen.path)
             os.unlink(listen.path)
+        d = cfg.daemon
+        control = d.control_socket if uses_control_socket(cfg) else None
+        if control is not None:
+            if len(os.fsencode(control)) > 107:
+                raise DaemonError(f"[daemon] control_socket {control} is longer than the 107 bytes a unix socket "
+                                  f"path may have: set a shorter one")
+            if unix_in_use(control):
+                raise DaemonError(f"[daemon] control_socket {control} is in use by another process")
+            if os.path.lexists(control):
+                os.unlink(control)
+        tokens = TokenTable.load(d.token_file) if d.token_file is not None else None
+        creds = server_credentials(d.tls_cert, d.tls_key, d.tls_client_ca) \
+            if d.tls_cert is not None and listen.kind == "tcp" else None
+        if tokens is not None:
+            log.info("bearer tokens required: %d token(s) from %s", len(tokens.entries), d.token_file)
+        if d.journal != "off":
+            self.journal = Journal(d.journal, d.spool_max, d.result_retention)
+            log.info("job journal %s (spool %s, result_retention %gs)", d.journal, self.journal.spool_dir,
+                     d.result_retention)
         self._check_abort()
 
         self.engine = Engine(EngineConfig.from_config(cfg), self.keys)
@@ -170,25 +195,36 @@ class Server:
                 "listen": str(listen), "status_listen": str(cfg.daemon.status_listen or ""),
                 "witness_spool": str(self.spool.path) if self.spool else "",
                 "spool_token": self.spool.token if self.spool else "", "witness_dirs": list(t.witness_dirs)}
-        self.service = ProverService(self.engine, self.keys, info, Transport(self.spool, list(t.witness_dirs)))
+        gate = Gate(tokens, trusted_peer=(lambda peer: peer.startswith("unix:")) if control else None)
+        self.service = ProverService(self.engine, self.keys, info, Transport(self.spool, list(t.witness_dirs)),
+                                     gate=gate, journal=self.journal, max_per_client=cfg.limits.max_queued_per_client)
+        if self.journal is not None:
+            rec = self.service.recover()
+            self.journal.start()
+            if rec["rerun"] or rec["failed"] or rec["orphans"]:
+                log.info("journal: %d unfinished job(s) submitted again, %d could not be (failed), %d orphan "
+                         "spool file(s) removed", rec["rerun"], rec["failed"], rec["orphans"])
         if cfg.daemon.status_listen is not None:
-            self.status_http = StatusServer(self.service.snapshot, self.service.metrics, cfg.daemon.status_listen)
+            tls = server_ssl_context(d.tls_cert, d.tls_key, d.tls_client_ca) if d.tls_cert is not None else None
+            self.status_http = StatusServer(self.service.snapshot, self.service.metrics, cfg.daemon.status_listen,
+                                            ssl_context=tls, tokens=tokens)
             try:
                 self.status_http.start()
             except OSError as exc:
                 self.status_http = None
                 raise DaemonError(f"cannot serve [daemon] status_listen {cfg.daemon.status_listen}: "
                                   f"{exc.strerror or exc}") from None
-            log.info("status endpoint on http://%s (GET /metrics, /status)", cfg.daemon.status_listen)
+            log.info("status endpoint on %s://%s (GET /metrics, /status)%s", "https" if tls else "http",
+                     cfg.daemon.status_listen, "; bearer token required" if tokens is not None else "")
         pool = futures.ThreadPoolExecutor(max_workers=max(16, 4 * cfg.synthesis.workers + 8),
                                           thread_name_prefix="grpc")
-        server = grpc.server(pool, options=GRPC_OPTIONS)
-        pb_grpc.add_ProverServicer_to_server(self.service, server)
+        server = grpc.server(pool, options=grpc_options(cfg.limits.max_message))
+        add_prover_service(self.service, server)
         health_pb2_grpc.add_HealthServicer_to_server(self.health, server)
         for name in ("", SERVICE_NAME):
             self.health.set(name, health_pb2.HealthCheckResponse.NOT_SERVING)
         try:
-            port = server.add_insecure_port(listen.grpc)
+            port = server.add_secure_port(listen.grpc, creds) if creds else server.add_insecure_port(listen.grpc)
         except RuntimeError as exc:
             port, why = 0, str(exc)
         else:
@@ -197,9 +233,13 @@ class Server:
             busy = check_free(listen)
             raise DaemonError(busy or f"cannot listen on {listen}: {why or 'bind failed'}")
         self._bound_unix = listen.kind == "unix"
+        if control is not None:
+            self._bind_control(server, control)
         self.grpc_server = server
         server.start()
-        log.info("listening on %s (SO_REUSEADDR, no SO_REUSEPORT; max message %d MiB)", listen, MAX_MESSAGE >> 20)
+        log.info("listening on %s (%s; SO_REUSEADDR, no SO_REUSEPORT; max message %d MiB)%s", listen,
+                 ("TLS, client certificates required" if d.tls_client_ca else "TLS") if creds else "plaintext",
+                 cfg.limits.max_message >> 20, f"; control socket {control}" if control else "")
         self._check_abort()
 
         if not self.engine.all_alive():
@@ -212,6 +252,20 @@ class Server:
         log.info("ready, serving on %s pid=%d fingerprint=%s keys=%s", listen, os.getpid(), cfg.fingerprint,
                  ",".join(cfg.keys.preload) or "-")
         flush_logs()
+
+    def _bind_control(self, server, path: str) -> None:
+        """The control socket: created under umask 077, so only the daemon's user can connect."""
+        old = os.umask(0o077)
+        try:
+            ok = server.add_insecure_port(f"unix:{path}")
+        except RuntimeError:
+            ok = 0
+        finally:
+            os.umask(old)
+        if not ok:
+            raise DaemonError(f"cannot listen on [daemon] control_socket {path}")
+        self._control = path
+        os.chmod(path, 0o600)
 
     def _check_abort(self) -> None:
         if self.should_exit.is_set():
@@ -291,9 +345,12 @@ class Server:
         # New proofs and keys are refused from here on; Await, Status and health still
         # answer during the drain, so clients collect the results of in-flight jobs.
         self.engine.accepting = False
+        if self.journal is not None:
+            self.journal.stopping = True  # what the drain cancels stays journaled: it runs after a restart
         result = self.engine.stop(drain)
         if result["cancelled"]:
-            log.warning("drain_timeout (%gs) passed: cancelled %d unfinished job(s)", drain, result["cancelled"])
+            log.warning("drain_timeout (%gs) passed: cancelled %d unfinished job(s)%s", drain, result["cancelled"],
+                        " (journaled: they run again after the next start)" if self.journal is not None else "")
         else:
             log.info("drained: all in-flight work finished")
         if self.grpc_server is not None:
@@ -320,6 +377,15 @@ class Server:
                 os.unlink(self.config.daemon.listen.path)
             except OSError:
                 pass
+        if self._control is not None:
+            try:
+                os.unlink(self._control)
+            except OSError:
+                pass
+            self._control = None
+        if self.journal is not None:
+            self.journal.close()
+            self.journal = None
         if self.engine is not None:
             self.engine.accepting = False
         if self.spool is not None:

@@ -1,31 +1,48 @@
 """The gRPC servicer: request checking and error mapping around the Engine.
 
 Every failure a client can cause becomes a gRPC status with a message that
-names what was wrong (INVALID_ARGUMENT, NOT_FOUND, ALREADY_EXISTS, UNAVAILABLE);
-only bugs become INTERNAL. A bad request never takes the daemon down.
+names what was wrong (INVALID_ARGUMENT, NOT_FOUND, ALREADY_EXISTS, UNAVAILABLE,
+RESOURCE_EXHAUSTED naming the limit, UNAUTHENTICATED, PERMISSION_DENIED naming
+the rule); only bugs become INTERNAL. A bad request never takes the daemon down.
+
+Each method declares the role it needs (`@rpc` = prove, `@rpc(role=ADMIN)`); the
+Gate (security.py) names the caller. With tokens on, a job belongs to the token
+that submitted it: another prove token cannot await or cancel it (admin can).
+Accepted jobs are journaled (journal.py) before the client hears their id.
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import threading
 import time
+import uuid
 from functools import wraps
 
 import grpc
+from google.protobuf.message import DecodeError
 
+from snarkd.config.kinds import KEY_ID
+from snarkd.daemon.journal import Journal, Row
 from snarkd.daemon.metrics import DaemonMetrics
 from snarkd.daemon.proto import snarkd_pb2 as pb
 from snarkd.daemon.proto import snarkd_pb2_grpc as pb_grpc
+from snarkd.daemon.security import ADMIN, PROVE, Gate, Principal, Unauthenticated
 from snarkd.daemon.status import key_message, snapshot, status_reply
 from snarkd.daemon.transport import Transport
-from snarkd.engine import (CANCELLED, COMPLETED, FAILED, QUEUED, RUNNING, AlreadyExists, Engine, KeyStore, NotFound,
-                           TooLarge, Unavailable)
-from snarkd.errors import InputError, PermissionDenied
+from snarkd.formats.wtns import wtns_bytes
+from snarkd.engine import (CANCELLED, COMPLETED, FAILED, QUEUED, RUNNING, AlreadyExists, Busy, Engine, KeyStore,
+                           NotFound, PermissionDenied, TooLarge, Unavailable)
+from snarkd.errors import InputError, SnarkdError
 
 log = logging.getLogger("snarkd")
 
 STATE = {QUEUED: pb.QUEUED, RUNNING: pb.RUNNING, COMPLETED: pb.COMPLETED, FAILED: pb.FAILED, CANCELLED: pb.CANCELLED}
+MAX_ID = 256  # characters of a job id or key id
+MAX_DETAILS = 2000  # characters of a status message: it travels in an HTTP/2 trailer (limit ~8 KiB)
+RESUMES = ("the daemon is shutting down before job {id} finished; the job is journaled and runs again when the "
+           "daemon restarts: Await it then")
 
 
 class Abort(Exception):
@@ -34,12 +51,20 @@ class Abort(Exception):
         self.code = code
 
 
-def rpc(method):
-    """Map our exceptions to gRPC statuses; log bugs with their traceback."""
+def rpc(method=None, *, role: str = PROVE):
+    """Check the caller's role, then map our exceptions to gRPC statuses; log bugs with their traceback.
+    `@rpc` needs the prove role, `@rpc(role=ADMIN)` admin. The caller is `self.caller()` inside."""
+    if method is None:
+        return lambda m: rpc(m, role=role)
 
     @wraps(method)
     def wrapper(self, request, context):
         try:
+            self._calls.who = self.gate.principal(context, role)
+            if isinstance(request, Malformed):
+                raise InputError(request.message)
+            if not hasattr(request, "DESCRIPTOR"):  # a client stream: an iterator of messages
+                request = _checked(request)
             return method(self, request, context)
         except Abort as exc:
             code, msg = exc.code, str(exc)
@@ -47,22 +72,105 @@ def rpc(method):
             code, msg = grpc.StatusCode.NOT_FOUND, str(exc)
         except AlreadyExists as exc:
             code, msg = grpc.StatusCode.ALREADY_EXISTS, str(exc)
-        except Unavailable as exc:
-            code, msg = grpc.StatusCode.UNAVAILABLE, str(exc)
-        except TooLarge as exc:
-            code, msg = grpc.StatusCode.RESOURCE_EXHAUSTED, str(exc)
+        except Unauthenticated as exc:
+            code, msg = grpc.StatusCode.UNAUTHENTICATED, str(exc)
         except PermissionDenied as exc:
             code, msg = grpc.StatusCode.PERMISSION_DENIED, str(exc)
+        except Unavailable as exc:
+            code, msg = grpc.StatusCode.UNAVAILABLE, str(exc)
+        except (TooLarge, Busy) as exc:
+            code, msg = grpc.StatusCode.RESOURCE_EXHAUSTED, str(exc)
         except InputError as exc:
             code, msg = grpc.StatusCode.INVALID_ARGUMENT, str(exc)
         except Exception as exc:
             log.exception("%s failed", method.__name__)
             code, msg = grpc.StatusCode.INTERNAL, f"internal error in {method.__name__}: {exc!r}"
+        finally:
+            self._calls.who = None
+        if len(msg) > MAX_DETAILS:  # a message echoing a huge field would not fit the trailer: the call would hang
+            msg = msg[: MAX_DETAILS - 40] + f"... ({len(msg)} characters, cut)"
         if code != grpc.StatusCode.INTERNAL:
             log.info("%s rejected: %s: %s", method.__name__, code.name, msg)
         context.abort(code, msg)
 
     return wrapper
+
+
+class Malformed:
+    """A request whose bytes are not the message the method takes (decoded by `lenient`)."""
+
+    def __init__(self, cls, exc: Exception):
+        self.message = f"the request is not a valid {cls.DESCRIPTOR.full_name} message: {exc}"
+
+
+def lenient(cls):
+    def decode(data: bytes):
+        try:
+            return cls.FromString(data)
+        except Exception as exc:  # noqa: BLE001 - DecodeError, RuntimeWarning-as-error, ...: the client's bytes
+            return Malformed(cls, exc)
+    return decode
+
+
+def add_prover_service(servicer, server) -> None:
+    """pb_grpc.add_ProverServicer_to_server, but undecodable requests reach @rpc (INVALID_ARGUMENT)
+    instead of failing in grpc's deserializer as INTERNAL "Exception deserializing request!"."""
+
+    class Capture:
+        def add_generic_rpc_handlers(self, handlers):
+            pass
+
+        def add_registered_method_handlers(self, name, handlers):
+            self.name, self.handlers = name, handlers
+
+    cap = Capture()
+    pb_grpc.add_ProverServicer_to_server(servicer, cap)
+    handlers = {}
+    for method, h in cap.handlers.items():
+        cls = METHOD_REQUESTS.get(method)
+        handlers[method] = h._replace(request_deserializer=lenient(cls)) if cls is not None else h
+    server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(cap.name, handlers),))
+    server.add_registered_method_handlers(cap.name, handlers)
+
+
+METHOD_REQUESTS = {m.name: getattr(pb, m.input_type.name) for m in pb.DESCRIPTOR.services_by_name["Prover"].methods}
+
+
+def _checked(messages):
+    """A client stream's messages, each decoded (or InputError naming the bad one)."""
+    for i, m in enumerate(messages):
+        if isinstance(m, Malformed):
+            raise InputError(f"message {i} of the stream: {m.message}")
+        yield m
+
+
+class ClientQuota:
+    """Unfinished jobs per client ([limits] max_queued_per_client)."""
+
+    def __init__(self, limit: int):
+        self.limit = limit
+        self._lock = threading.Lock()
+        self._count: dict[str, int] = {}
+        self._owner: dict[str, str] = {}  # job id -> client
+
+    def take(self, client: str, job_id: str, force: bool = False) -> None:
+        with self._lock:
+            n = self._count.get(client, 0)
+            if n >= self.limit and not force:
+                raise Busy(f"client {client!r} has {n} unfinished job(s), the most [limits] max_queued_per_client "
+                           f"({self.limit}) allows; retry when some finish")
+            self._count[client] = n + 1
+            self._owner[job_id] = client
+
+    def release(self, job_id: str) -> None:
+        with self._lock:
+            client = self._owner.pop(job_id, None)
+            if client is not None:
+                n = self._count.get(client, 1) - 1
+                if n > 0:
+                    self._count[client] = n
+                else:
+                    self._count.pop(client, None)
 
 
 def key_info(lk) -> pb.KeyInfo:
@@ -87,17 +195,28 @@ def prove_reply(job) -> pb.ProveReply:
 
 
 class ProverService(pb_grpc.ProverServicer):
-    def __init__(self, engine: Engine, keys: KeyStore, info: dict, transport: Transport | None = None):
+    def __init__(self, engine: Engine, keys: KeyStore, info: dict, transport: Transport | None = None, *,
+                 gate: Gate | None = None, journal: Journal | None = None, max_per_client: int = 1 << 30):
         self.engine = engine
         self.keys = keys
         self.info = info  # config path, fingerprint, listen, status_listen, started
         self.transport = transport or Transport(None, [])
         self.state = "starting"
+        self.gate = gate or Gate()
+        self.journal = journal
+        self.quota = ClientQuota(max_per_client)
+        self._calls = threading.local()
+        self._user_cancelled: set[str] = set()  # ended by Cancel or a departed Prove client, not by a shutdown
         self.metrics = DaemonMetrics(engine, self.snapshot)
+        engine.observers.append(self)
 
     def snapshot(self) -> dict:
         """The daemon's status now (status.py): what Status, /status and /metrics all show."""
         return snapshot(self)
+
+    def caller(self) -> Principal:
+        """Who made the call being served (set by @rpc on this thread)."""
+        return self._calls.who
 
     def _serving(self) -> None:
         if self.state == "starting":
@@ -105,35 +224,145 @@ class ProverService(pb_grpc.ProverServicer):
         if self.state == "draining":
             raise Unavailable("the daemon is shutting down: it finishes in-flight proofs but takes no new work")
 
+    # -- engine observer (called under the engine's lock: nothing slow here) ------------------
+
+    def on_partition(self, part) -> None:
+        pass
+
+    def on_job(self, job) -> None:
+        self.quota.release(job.id)
+        resumes = self._resumes(job)
+        self._user_cancelled.discard(job.id)
+        if self.journal is None or resumes:
+            return  # resumes: stays QUEUED in the journal, re-run after the next start
+        result = (lambda: prove_reply(job).SerializeToString()) if job.state == COMPLETED else None
+        self.journal.finish(job.id, job.state, job.error, job.error_kind, result)
+
+    def _resumes(self, job) -> bool:
+        """A job the shutdown cancelled (drain_timeout): journaled, so it runs again after a restart."""
+        return (self.journal is not None and self.journal.stopping and job.state == CANCELLED
+                and job.id not in self._user_cancelled)
+
     # -- keys ---------------------------------------------------------------------------
 
-    @rpc
+    @rpc(role=ADMIN)
     def LoadKey(self, request, context):
         self._serving()
         if not request.path:
             raise InputError("LoadKey needs a path to a .zkey")
+        if not KEY_ID.fullmatch(request.key_id) or len(request.key_id) > MAX_ID:
+            raise InputError(f"key ids may use letters, digits and _ . : - only, {MAX_ID} at most")
         lk = self.keys.load(request.key_id, request.path, wasm=request.wasm_path)
         return pb.LoadKeyReply(key=key_info(lk))
 
-    @rpc
+    @rpc(role=ADMIN)
     def UnloadKey(self, request, context):
         lk = self.keys.unload(request.key_id)
         return pb.UnloadKeyReply(key=key_info(lk))
 
     # -- proofs -------------------------------------------------------------------------
 
+    def _engine_submit(self, request, job_id: str, witnesses=None):
+        """The one place a ProveRequest becomes an engine job (also for jobs re-run from the journal);
+        `witnesses` when they came another way than the request (a stream, or paths mapped already)."""
+        if not request.key_id:
+            raise InputError("the request names no key id")
+        if witnesses is None and request.witness_paths:
+            if request.witness or request.witnesses:
+                raise InputError("give witnesses inline, by path or streamed, not several ways at once")
+            witnesses = self.transport.map(list(request.witness_paths))
+        return self.engine.submit(request.key_id, request.witness or None, job_id,
+                                  witnesses=witnesses or list(request.witnesses), inputs=list(request.inputs_json),
+                                  priority=request.priority)
+
+    def _journal_copy(self, request, job_id: str, witnesses):
+        """What the journal keeps to run the job again: the request itself, except that witnesses it
+        cannot find again (streamed, or consumed from the witness spool) are written out inline."""
+        keep = pb.ProveRequest()
+        keep.CopyFrom(request)
+        keep.job_id = job_id
+        if witnesses is not None:
+            del keep.witness_paths[:]
+            keep.witnesses.extend(wtns_bytes(w.prime, w.values) for w in witnesses)
+        return keep.SerializeToString()
+
     def _submit(self, request, witnesses=None):
-        """Queue the request's job; `witnesses` when they came another way than the request (a stream)."""
+        """Queue the request's job, journaled first; `witnesses` when they came in a stream."""
         self._serving()
         if not request.key_id:
             raise InputError("the request names no key id")
+        if len(request.job_id) > MAX_ID:
+            raise InputError(f"the job id is {len(request.job_id)} characters long; {MAX_ID} at most")
         if request.witness_paths:
             if witnesses is not None or request.witness or request.witnesses:
                 raise InputError("give witnesses inline, by path or streamed, not several ways at once")
+            consumed = any(self.transport.resolve(p)[1] for p in request.witness_paths)
             witnesses = self.transport.map(list(request.witness_paths))
-        return self.engine.submit(request.key_id, request.witness or None, request.job_id,
-                                  witnesses=witnesses or list(request.witnesses), inputs=list(request.inputs_json),
-                                  priority=request.priority)
+            inline = witnesses if consumed else None  # witness_dirs files are named again at a re-run
+        else:
+            inline = witnesses
+        client = self.caller().name
+        job_id = request.job_id or uuid.uuid4().hex[:24]
+        self.quota.take(client, job_id)
+        try:
+            if self.journal is not None:
+                self.journal.accept(job_id, request.key_id, client, request.priority,
+                                    self._journal_copy(request, job_id, inline))
+            try:
+                job = self._engine_submit(request, job_id, witnesses)
+            except BaseException:
+                if self.journal is not None:
+                    self.journal.forget(job_id)
+                raise
+        except BaseException:
+            self.quota.release(job_id)
+            raise
+        job.client, job.named = client, bool(request.job_id)
+        return job
+
+    def recover(self) -> dict:
+        """Submit again every journaled job that had not finished (at start, before serving)."""
+        out = {"rerun": 0, "failed": 0, "orphans": 0}
+        if self.journal is None:
+            return out
+        out["orphans"] = self.journal.orphans()
+        self.journal.purge()
+        for row in self.journal.unfinished():
+            try:
+                req = pb.ProveRequest.FromString(self.journal.request_bytes(row))
+                job = self._engine_submit(req, row.id)
+            except (OSError, DecodeError, SnarkdError) as exc:
+                why = f"not re-run after the restart: {exc}"
+                if isinstance(exc, NotFound):
+                    why += " (keys loaded with LoadKey are not restored: list it in [keys.preload])"
+                self.journal.fail_now(row.id, why)
+                log.warning("journal: job %s %s", row.id, why)
+                out["failed"] += 1
+                continue
+            job.client = row.client
+            self.quota.take(row.client, row.id, force=True)
+            self.journal.rerun(row.id)
+            out["rerun"] += 1
+        return out
+
+    def _owned(self, client: str, job_id: str) -> None:
+        who = self.caller()
+        if self.gate.tokens is not None and client and client != who.name and not who.may(ADMIN):
+            raise PermissionDenied(f"job {job_id!r} was submitted by another token; only it (or an admin) may "
+                                   f"await or cancel it")
+
+    def _find(self, job_id: str):
+        """The engine's job, or else the journal's row (a job finished before a restart, or long ago)."""
+        try:
+            job = self.engine.get(job_id)
+        except NotFound:
+            row = self.journal.lookup(job_id) if self.journal is not None and job_id else None
+            if row is None:
+                raise
+            self._owned(row.client, job_id)
+            return row
+        self._owned(getattr(job, "client", ""), job_id)
+        return job
 
     def _streamed(self, chunks):
         def n_vars(key_id):
@@ -148,12 +377,19 @@ class ProverService(pb_grpc.ProverServicer):
         """Wait for the job; its reply, or the error its failure maps to."""
         while not job.done.wait(0.25):
             if not context.is_active():  # the client went away or cancelled
+                if job.named:  # the client named the job, so it can fetch the result with Await: keep going
+                    log.info("the client of Prove went away; job %s goes on (Await fetches it)", job.id)
+                    return pb.ProveReply(job_id=job.id)
+                self._user_cancelled.add(job.id)
                 self.engine.cancel(job.id, "cancelled: the client of Prove went away")
                 return pb.ProveReply(job_id=job.id)
         if job.state == COMPLETED:
+            self._durable(job)
             return prove_reply(job)
         if job.state == FAILED and job.error_kind == "input":
             raise Abort(grpc.StatusCode.INVALID_ARGUMENT, job.error)
+        if self._resumes(job):
+            raise Abort(grpc.StatusCode.UNAVAILABLE, RESUMES.format(id=job.id))
         if job.state == CANCELLED:
             raise Abort(grpc.StatusCode.CANCELLED, f"job {job.id}: {job.error}")
         raise Abort(grpc.StatusCode.INTERNAL, f"job {job.id}: {job.error}")
@@ -176,21 +412,45 @@ class ProverService(pb_grpc.ProverServicer):
 
     @rpc
     def Await(self, request, context):
-        job = self.engine.get(request.job_id)
+        job = self._find(request.job_id)
+        if isinstance(job, Row):
+            return self._row_reply(job)
         deadline = time.monotonic() + request.timeout_s if request.timeout_s > 0 else None
         while not job.done.is_set():
             left = 0.25 if deadline is None else min(0.25, deadline - time.monotonic())
             if left <= 0 or not context.is_active():
                 return pb.AwaitReply(state=pb.TIMEOUT, error=f"job {job.id} is {job.state.lower()}")
             job.done.wait(left)
+        if self._resumes(job):
+            raise Abort(grpc.StatusCode.UNAVAILABLE, RESUMES.format(id=job.id))
         reply = pb.AwaitReply(state=STATE[job.state], error=job.error)
         if job.state == COMPLETED:
+            self._durable(job)
             reply.result.CopyFrom(prove_reply(job))
+        return reply
+
+    def _durable(self, job) -> None:
+        """A result leaves only once the journal holds it (one result per job, whatever crashes next)."""
+        if self.journal is not None and not self.journal.wait_recorded(job.id):
+            log.warning("journal: the result of job %s is not recorded after 30s; returned anyway", job.id)
+
+    def _row_reply(self, row: Row) -> pb.AwaitReply:
+        if row.state not in STATE:  # journaled but not running: only between a restart and its recovery
+            return pb.AwaitReply(state=pb.TIMEOUT, error=f"job {row.id} is {row.state.lower()}")
+        reply = pb.AwaitReply(state=STATE[row.state], error=row.error)
+        if row.state == COMPLETED and row.result:
+            reply.result.ParseFromString(row.result)
         return reply
 
     @rpc
     def Cancel(self, request, context):
-        state, cancelled = self.engine.cancel(request.job_id)
+        job = self._find(request.job_id)
+        if isinstance(job, Row):
+            return pb.CancelReply(state=STATE.get(job.state, pb.JOB_STATE_UNSPECIFIED), cancelled=False)
+        self._user_cancelled.add(job.id)
+        state, cancelled = self.engine.cancel(job.id)
+        if not cancelled:
+            self._user_cancelled.discard(job.id)
         return pb.CancelReply(state=STATE[state], cancelled=cancelled)
 
     # -- introspection ------------------------------------------------------------------

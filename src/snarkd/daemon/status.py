@@ -18,6 +18,16 @@ from snarkd.engine.residency import key_infos
 
 
 def peak_rss() -> int:
+    """This process's peak RSS: VmHWM of /proc/self/status (Linux), which starts afresh at exec.
+    (ru_maxrss does not: Linux carries it across fork and exec, so a daemon started by a big
+    parent -- a test runner with wasmtime loaded -- reported the parent's peak as its own.)"""
+    try:
+        with open("/proc/self/status", "rb") as fh:
+            for line in fh:
+                if line.startswith(b"VmHWM:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 
 

@@ -22,6 +22,7 @@ import secrets
 import stat
 from pathlib import Path
 
+from snarkd.engine.paths import MAX_PATH
 from snarkd.errors import FormatError, InputError, PermissionDenied
 from snarkd.formats.wtns import Witness, map_wtns, parse_wtns, wtns_size
 
@@ -55,6 +56,9 @@ class Transport:
 
     def resolve(self, path: str) -> tuple[Path, bool]:
         """(the real path, whether it is consumed) of a by-reference witness, or PermissionDenied."""
+        if not path or "\0" in path or len(path.encode("utf-8", "surrogateescape")) > MAX_PATH:  # realpath would raise
+            raise PermissionDenied(f"witness path: not a usable path (empty, a NUL byte, or longer than {MAX_PATH} "
+                                   f"bytes)")
         real = Path(os.path.realpath(path))
         if self.spool is not None and real.parent == self.spool.path.resolve():
             return real, True

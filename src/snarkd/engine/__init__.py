@@ -18,11 +18,11 @@ start, submit, await_, cancel, status, stop.
 
 from snarkd.config import EngineConfig
 from snarkd.engine.engine import KEEP_FINISHED, Engine
-from snarkd.engine.errors import AlreadyExists, NotFound, TooLarge, Unavailable
+from snarkd.engine.errors import AlreadyExists, Busy, NotFound, PermissionDenied, TooLarge, Unavailable
 from snarkd.engine.jobs import CANCELLED, COMPLETED, ENDED, FAILED, QUEUED, RUNNING, Job, Partition
 from snarkd.engine.keys import KeyStore, LoadedKey
 from snarkd.engine.memory import Estimate, MemoryBudget, estimate
 
 __all__ = ["Engine", "EngineConfig", "KeyStore", "LoadedKey", "Job", "Partition", "MemoryBudget", "Estimate",
-           "estimate", "NotFound", "AlreadyExists", "Unavailable", "TooLarge", "QUEUED", "RUNNING", "COMPLETED",
+           "estimate", "Busy", "PermissionDenied", "NotFound", "AlreadyExists", "Unavailable", "TooLarge", "QUEUED", "RUNNING", "COMPLETED",
            "FAILED", "CANCELLED", "ENDED", "KEEP_FINISHED"]

@@ -38,11 +38,13 @@ from snarkd.engine.devices import resolve_devices
 from snarkd.engine.errors import TooLarge, Unavailable
 from snarkd.engine.jobs import CANCELLED, ENDED, Job, Partition
 from snarkd.engine.keys import KeyStore
+from snarkd.engine.limits import check_request
 from snarkd.engine.memory import MemoryBudget, estimate
 from snarkd.engine.requests import parse_partitions
 from snarkd.engine.residency import make_device_room
 from snarkd.engine.scheduler import KEEP_FINISHED, Scheduler
 from snarkd.engine.status import engine_status
+from snarkd.errors import InputError
 from snarkd.prover import finalize, synthesize
 from snarkd.prover.timing import ordered
 from snarkd.verifier import verify
@@ -57,6 +59,7 @@ class Engine:
         self.keys = keys or KeyStore()
         self.keys.max_instances = c.synthesis_workers
         self.keys.configure(c.key_max_resident, c.key_host_budget)
+        self.keys.wasm_limits = (c.wasm_memory, c.wasm_fuel)
         self.devices = resolve_devices(c)
         self.keys.on_evict.append(self._drop_from_devices)
         self.device_evictions = {b.name: 0 for b in self.devices}  # keys dropped from each device by its budget
@@ -67,7 +70,7 @@ class Engine:
         self.budget = MemoryBudget(c.memory_budget)
         self.acct = Accounting(self.budget, self.devices)
         self.observers: list = []  # objects with on_partition(part) / on_job(job)
-        self.book = Scheduler(self.keys, self.acct, self._notify)
+        self.book = Scheduler(self.keys, self.acct, self._notify, max_active=c.max_queued_jobs)
         self._lock = self.book.cv  # accounting is kept under the book's lock
         depth = c.queue_depth or max(1, len(self.devices) * c.workers_per_device)
         self._device_q, self._final_q = stages.StageQueue(depth), stages.StageQueue(depth)
@@ -174,6 +177,7 @@ class Engine:
             raise Unavailable("the engine is not accepting new proofs (it is shutting down)")
         lk, reload_ms = self.keys.checkout(key_id)  # reloads a key the key budget evicted
         try:
+            check_request(self.config, witness, witnesses, inputs)  # [limits], before anything is parsed
             parts = parse_partitions(lk, witness, witnesses, inputs)
             job = Job(job_id or f"{next(self._seq)}-{uuid.uuid4().hex[:12]}", lk, priority=int(priority))
             est = estimate(lk.key, from_inputs=parts[0][1] is not None)
@@ -284,10 +288,14 @@ class Engine:
             if not ok:
                 with self._lock:
                     self.acct.count("self_verify_failed")
-                log.error("job %s partition %d: self-verification FAILED: the proof does not verify against the "
-                          "key's vk; it is not returned", part.job.id, part.index)
-                raise stages.StageFailed("self-verification failed: the proof did not verify against the key's "
-                                         "verification key (not returned)")
+                # the witness passed the cheap checks but does not satisfy the constraints (a witness for
+                # another circuit of the same size, a changed value), or the key is damaged: the request's fault
+                # first of all, so INVALID_ARGUMENT for the client, not an internal error
+                log.warning("job %s partition %d: self-verification failed: the proof does not verify against the "
+                            "key's vk; not returned", part.job.id, part.index)
+                raise InputError("self-verification failed: the proof did not verify against the key's verification "
+                                 "key, so the witness does not satisfy the circuit's constraints (or the key is "
+                                 "damaged); not returned")
         part.result = proof
 
     def _hand_on(self, q: stages.StageQueue):

@@ -1,6 +1,6 @@
 """Errors the engine raises to its callers (the gRPC service maps each to a status code)."""
 
-from snarkd.errors import DaemonError, InputError, SnarkdError
+from snarkd.errors import DaemonError, InputError, PermissionDenied, SnarkdError  # noqa: F401 - re-exported
 
 
 class NotFound(SnarkdError):
@@ -17,3 +17,8 @@ class Unavailable(DaemonError):
 
 class TooLarge(InputError):
     """A partition that could never fit the memory budget, even alone."""
+
+
+class Busy(DaemonError):
+    """A queue bound ([limits] max_queued_jobs, max_queued_per_client, [daemon] spool_max) is
+    reached: retry later."""

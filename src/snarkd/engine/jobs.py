@@ -76,6 +76,8 @@ class Job:
     error_kind: str = ""  # "input" | "internal" | "cancelled"
     done: threading.Event = field(default_factory=threading.Event)
     released: bool = False  # key released (all partitions left the pipeline)
+    client: str = ""  # who submitted it (the daemon's token name or peer address)
+    named: bool = False  # its id came from the client (who can then Await it after losing a Prove call)
     n_done: int = 0
 
     @property

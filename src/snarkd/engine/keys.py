@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from snarkd.engine.errors import AlreadyExists, NotFound
+from snarkd.engine.paths import PathRule
 from snarkd.errors import InputError
 from snarkd.formats.zkey import vk_json
 from snarkd.prover import ProvingKey
@@ -38,6 +39,13 @@ def find_wasm(zkey_path: str | os.PathLike) -> Path | None:
             return cand
     found = sorted(d.glob("*_js/*.wasm")) + sorted(d.glob("*.wasm"))
     return found[0] if len(found) == 1 else None
+
+
+def _is_file(p: Path, key_id: str) -> bool:
+    try:
+        return p.is_file()
+    except OSError as exc:  # a name too long, a loop of symlinks, ...
+        raise InputError(f"key {key_id!r}: cannot use {str(p)[:300]}: {exc.strerror}") from None
 
 
 @dataclass
@@ -58,6 +66,7 @@ class LoadedKey:
     evictions: int = 0
     reloads: int = 0
     meta: dict = field(default_factory=dict)  # curve, bytes, n_vars, ...: kept while the key is evicted
+    wasm_limits: tuple = (None, 0)  # ([limits] wasm_memory bytes, wasm_fuel)
     _vk: dict | None = field(default=None, repr=False)
     _calc: object = field(default=None, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
@@ -112,7 +121,8 @@ class LoadedKey:
 
                 # one wasm instance per synthesis worker at most: their memory is bounded, not per job
                 self._calc = WitnessCalculator(self.wasm, max_instances=self.max_instances or None,
-                                               cache=self.wasm_cache)
+                                               cache=self.wasm_cache, max_memory=self.wasm_limits[0],
+                                               fuel=self.wasm_limits[1])
             return self._calc
 
 
@@ -120,10 +130,15 @@ class LoadedKey:
 class KeyStore:
     """Keys by id. Thread-safe."""
 
-    def __init__(self, param_cache: str = ".", wasm_cache: object = True):
+    def __init__(self, param_cache: str = ".", wasm_cache: object = True, allowed_dirs=None):
         self.param_cache = Path(param_cache)
+        # allowed_dirs given (the daemon): paths of load(), except preloaded keys from the config, must
+        # resolve inside param_cache or one of them (engine/paths.py); None (embedded use): any path
+        self.rule = None if allowed_dirs is None else PathRule(
+            [self.param_cache, *allowed_dirs], "[keys] param_cache or [keys] allowed_dirs")
         self.wasm_cache = wasm_cache
         self.max_instances = 0  # per key's witness calculator; set by the engine
+        self.wasm_limits = (None, 0)  # (memory bytes, fuel) per witness calculation; set by the engine
         self._keys: dict[str, LoadedKey] = {}
         self._lock = threading.Lock()
         self.max_resident = 0  # keys mapped at once (0: no limit); set by the engine ([keys] max_resident)
@@ -142,21 +157,25 @@ class KeyStore:
         with self._lock:
             if key_id in self._keys:
                 raise AlreadyExists(f"key {key_id!r} is already loaded (from {self._keys[key_id].path}); unload it first")
-        p = self.resolve(path)
-        if not p.is_file():
+        confined = self.rule is not None and not preloaded
+        p = self.rule.resolve(path, f"key {key_id!r} path") if confined else self.resolve(path)
+        if wasm:  # both paths pass the rule before either is looked at
+            wp = self.rule.resolve(wasm, f"key {key_id!r} wasm path") if confined else self.resolve(wasm)
+        if not _is_file(p, key_id):
             raise InputError(f"key {key_id!r}: no such file {p}")
         if wasm:
-            wp = self.resolve(wasm)
-            if not wp.is_file():
+            if not _is_file(wp, key_id):
                 raise InputError(f"key {key_id!r}: no such circuit .wasm {wp}")
         else:
             wp = find_wasm(p)
+            if wp is not None and confined:  # beside the key, but maybe a symlink out
+                wp = self.rule.resolve(wp, f"key {key_id!r} circuit .wasm found beside it")
         log.info("key loading id=%s path=%s", key_id, p)
         t0 = time.perf_counter()
         key = ProvingKey.load(p)
         ms = (time.perf_counter() - t0) * 1000
         lk = LoadedKey(key_id, str(p), key, ms, preloaded, wasm=str(wp) if wp else "", max_instances=self.max_instances,
-                       wasm_cache=self.wasm_cache)
+                       wasm_cache=self.wasm_cache, wasm_limits=self.wasm_limits)
         with self._lock:
             if key_id in self._keys:  # lost a race with a concurrent load
                 key.close()

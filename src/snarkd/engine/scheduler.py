@@ -17,7 +17,7 @@ import time
 from collections import OrderedDict
 
 from snarkd.engine.accounting import Accounting
-from snarkd.engine.errors import AlreadyExists, NotFound
+from snarkd.engine.errors import AlreadyExists, Busy, NotFound
 from snarkd.engine.jobs import CANCELLED, COMPLETED, ENDED, FAILED, QUEUED, RUNNING, Job, Partition
 
 log = logging.getLogger("snarkd")
@@ -26,8 +26,9 @@ POLL = 0.2
 
 
 class Scheduler:
-    def __init__(self, keys, acct: Accounting, notify):
+    def __init__(self, keys, acct: Accounting, notify, max_active: int = 1 << 30):
         self.keys, self.acct, self.budget, self.notify = keys, acct, acct.budget, notify
+        self.max_active, self.active = max_active, 0  # jobs accepted and not ended ([limits] max_queued_jobs)
         self.cv = threading.Condition(threading.Lock())
         self.pending: list = []  # heap of (-priority, seq, index, Partition)
         self.jobs: OrderedDict[str, Job] = OrderedDict()
@@ -36,6 +37,10 @@ class Scheduler:
         with self.cv:
             if job.id in self.jobs:
                 raise AlreadyExists(f"job id {job.id!r} is already in use")
+            if self.active >= self.max_active:
+                raise Busy(f"{self.active} jobs are unfinished, the most [limits] max_queued_jobs ({self.max_active}) "
+                           f"allows; retry when some finish")
+            self.active += 1
             self.jobs[job.id] = job
             self.acct.count("submitted")
             now = time.monotonic()
@@ -127,6 +132,7 @@ class Scheduler:
             return
         job.state, job.error, job.error_kind = state, error, kind
         job.finished = time.monotonic()
+        self.active -= 1
         self.acct.count(state.lower())
         if state != COMPLETED:  # drop its queued partitions now; running ones leave at their next stage boundary
             mine = [e for e in self.pending if e[3].job is job]

@@ -5,8 +5,8 @@ interpreter's recursion limit to stop; a library that raises the limit (py_ecc
 sets it to 100,000 on import) turns a file of 100,000 `[` into a segmentation
 fault. So the depth is measured before parsing, without recursion: the running
 count of brackets ([ and { up, ] and } down) over the bytes, vectorised with
-numpy. Brackets inside strings count too, so the bound is conservative; no
-snarkjs or circom file has unbalanced brackets in its strings.
+numpy, after string literals are blanked (a "]" inside a string would otherwise
+lower the count, and text nested past the bound could then reach the parser).
 
 Also as JSON.parse: the text must be UTF-8 without a BOM, and NaN/Infinity are
 not JSON.
@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import stat
 
 import numpy as np
@@ -31,18 +32,21 @@ MAX_JSON_BYTES = 1 << 30
 _CHUNK = 1 << 24
 
 
+_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"', re.DOTALL)  # a JSON string literal (escapes included)
 _STEP = np.zeros(256, dtype=np.int8)
 _STEP[[0x5B, 0x7B]] = 1  # [ {
 _STEP[[0x5D, 0x7D]] = -1  # ] }
 
 
 def bracket_depth(data: bytes, limit: int | None = None) -> int:
-    """The deepest running count of open brackets in `data` (strings not excluded).
+    """The deepest running count of open brackets in `data`, outside string literals.
     With `limit`, a text with no more than `limit` opening brackets returns at once
     (its depth cannot exceed them)."""
     opens = data.count(b"[") + data.count(b"{")
     if limit is not None and opens <= limit:
         return opens
+    if b'"' in data:
+        data = _STRING.sub(b'""', data)
     buf = np.frombuffer(data, dtype=np.uint8)
     depth, deepest = 0, 0
     for start in range(0, len(buf), _CHUNK):

@@ -67,6 +67,8 @@ class WitnessCalculator:
         max_instances: int | None = None,
         name: str | None = None,
         cache: bool | str | os.PathLike = True,
+        max_memory: int | None = None,
+        fuel: int = 0,
     ):
         if isinstance(wasm, (bytes, bytearray, memoryview)):
             data = bytes(wasm)
@@ -89,7 +91,8 @@ class WitnessCalculator:
                         break
         self.sym = Path(sym) if sym is not None else None
         self.sanity_check = sanity_check
-        self.module = compile_module(data, self.name, cache=cache)
+        self.max_memory, self.fuel = max_memory, int(fuel or 0)
+        self.module = compile_module(data, self.name, cache=cache, fuel=self.fuel > 0)
         self._lock = threading.Lock()
         self._idle: list[CircuitInstance] = []
         self._sem = threading.BoundedSemaphore(max_instances) if max_instances else None
@@ -109,10 +112,13 @@ class WitnessCalculator:
 
     def _new_instance(self) -> CircuitInstance:
         try:
-            return CircuitInstance(self.module)
+            return CircuitInstance(self.module, self.max_memory, self.fuel)
         except WasmCircuitError as exc:
             raise CircuitFormatError(self.name, f"cannot instantiate: {exc.message.strip()}") from None
         except Exception as exc:  # wasmtime errors (link/instantiation traps)
+            if self.max_memory and "exceeds memory limits" in str(exc):
+                raise InputError(f"{self.name}: the circuit's initial memory is larger than its limit "
+                                 f"({self.max_memory} bytes, [limits] wasm_memory)") from None
             raise CircuitFormatError(self.name, f"cannot instantiate: {str(exc).strip().splitlines()[0] if str(exc).strip() else exc!r}") from None
 
     @contextmanager
@@ -233,10 +239,21 @@ class WitnessCalculator:
                 words = inst.read_witness()
             except WasmCircuitError as exc:
                 inst.poisoned = True
+                self._check_limits(exc.message, inst)
                 raise CircuitAssertError(self.name, exc.code, exc.message) from None
             finally:
                 inst.finish()
         return words
+
+    def _check_limits(self, message: str, inst: CircuitInstance) -> None:
+        """A trap that is one of our limits, not the circuit's fault: say which."""
+        low = message.lower()
+        if self.fuel and inst.store.get_fuel() == 0:
+            raise InputError(f"{self.name}: the witness calculation spent all its fuel ({self.fuel} units, "
+                             f"[limits] wasm_fuel)")
+        if self.max_memory and ("memory" in low or "out of bounds" in low):
+            raise InputError(f"{self.name}: the witness calculation failed near its memory limit "
+                             f"({self.max_memory} bytes, [limits] wasm_memory): {message.strip()}")
 
     def calculate(self, inputs: dict, *, log: Callable[[str], None] | None = None):
         """The witness as a `snarkd.formats.wtns.Witness` (values: (n, 4) uint64, plain form).

@@ -111,27 +111,27 @@ CHUNK = 1 << 16
 _ENGINE_TAG = b"cranelift-speed-v1"  # change with the engine Config below
 
 _engine_lock = threading.Lock()
-_engine: wasmtime.Engine | None = None
-_helper_module: wasmtime.Module | None = None
+# Two engines: plain, and one that counts fuel ([limits] wasm_fuel), whose compiled code
+# carries the counting (so a module compiled for one cannot run in the other).
+_engines: dict[bool, tuple[wasmtime.Engine, wasmtime.Module]] = {}
 
 
-def engine() -> wasmtime.Engine:
+def engine(fuel: bool = False) -> wasmtime.Engine:
     """The process-wide wasmtime Engine (thread-safe; shared by all modules)."""
-    global _engine, _helper_module
     with _engine_lock:
-        if _engine is None:
+        if fuel not in _engines:
             cfg = wasmtime.Config()
             cfg.cranelift_opt_level = "speed"
             cfg.parallel_compilation = True
-            _engine = wasmtime.Engine(cfg)
-            _helper_module = wasmtime.Module(_engine, wasmtime.wat2wasm(_HELPER_WAT))
-        return _engine
+            cfg.consume_fuel = fuel
+            eng = wasmtime.Engine(cfg)
+            _engines[fuel] = (eng, wasmtime.Module(eng, wasmtime.wat2wasm(_HELPER_WAT)))
+        return _engines[fuel][0]
 
 
-def helper_module() -> wasmtime.Module:
-    engine()
-    assert _helper_module is not None
-    return _helper_module
+def helper_module(fuel: bool = False) -> wasmtime.Module:
+    engine(fuel)
+    return _engines[fuel][1]
 
 
 def _i32(x: int) -> int:
@@ -154,17 +154,18 @@ def cache_dir() -> Path | None:
     return None if d == "off" else Path(d)
 
 
-def _load_cached(data: bytes, d: Path | None) -> tuple[wasmtime.Module | None, Path | None]:
+def _load_cached(data: bytes, d: Path | None, fuel: bool = False) -> tuple[wasmtime.Module | None, Path | None]:
     if d is None:
         return None, None
-    key = hashlib.sha256(data + b"\0wasmtime-" + _wasmtime_version().encode() + b"\0" + _ENGINE_TAG).hexdigest()[:40]
+    tag = _ENGINE_TAG + (b"-fuel" if fuel else b"")
+    key = hashlib.sha256(data + b"\0wasmtime-" + _wasmtime_version().encode() + b"\0" + tag).hexdigest()[:40]
     path = d / f"{key}.cwasm"
     if path.exists():
         try:
             # Read, don't map: deserialize_file mmaps the entry and registers its unwind
             # tables, so a cache file truncated or rewritten in place by anyone later
             # would make the next C++ exception in the process die with SIGBUS.
-            return wasmtime.Module.deserialize(engine(), path.read_bytes()), path
+            return wasmtime.Module.deserialize(engine(fuel), path.read_bytes()), path
         except Exception:  # stale or corrupt entry: recompile and overwrite
             pass
     return None, path
@@ -180,16 +181,16 @@ def _store_cached(module: wasmtime.Module, path: Path | None) -> None:
         pass
 
 
-def compile_module(wasm: bytes, name: str, cache: bool | str | os.PathLike = True) -> wasmtime.Module:
+def compile_module(wasm: bytes, name: str, cache: bool | str | os.PathLike = True, fuel: bool = False) -> wasmtime.Module:
     """Compile (or load from the on-disk cache, see `cache_dir`) and check a circom 2
     witness generator. Cranelift takes seconds on big circuits; a cached module
     loads in milliseconds. Entries are keyed by the wasm's SHA-256 and the
     wasmtime version, and wasmtime refuses entries from another engine setup."""
     d = cache_dir() if cache is True else None if cache in (False, "off", "") else Path(cache)
-    module, path = _load_cached(wasm, d)
+    module, path = _load_cached(wasm, d, fuel)
     if module is None:
         try:
-            module = wasmtime.Module(engine(), wasm)
+            module = wasmtime.Module(engine(fuel), wasm)
         except wasmtime.WasmtimeError as exc:
             first = str(exc).strip().splitlines()[0] if str(exc).strip() else "invalid module"
             raise CircuitFormatError(name, f"not a valid WebAssembly module: {first}") from None
@@ -250,8 +251,15 @@ class _RunState:
 class CircuitInstance:
     """A circuit instance in its own Store. Not thread-safe: one thread at a time."""
 
-    def __init__(self, module: wasmtime.Module):
-        self.store = wasmtime.Store(engine())
+    def __init__(self, module: wasmtime.Module, memory_limit: int | None = None, fuel: int = 0):
+        """memory_limit: bytes each linear memory may grow to; fuel: wasm instructions per run
+        (0 = uncounted; the module must come from compile_module(..., fuel=True))."""
+        self.store = wasmtime.Store(engine(fuel > 0))
+        self.fuel = fuel
+        if fuel:
+            self.store.set_fuel(fuel)
+        if memory_limit:
+            self.store.set_limits(memory_size=int(memory_limit))
         self.state = _RunState()
         self.poisoned = False
         store = self.store
@@ -277,7 +285,7 @@ class CircuitInstance:
         self.input_size = ex["getInputSize"](store)
         self.helper = wasmtime.Instance(
             store,
-            helper_module(),
+            helper_module(fuel > 0),
             [ex["getWitness"], ex["readSharedRWMemory"], ex["writeSharedRWMemory"], ex["setInputSignal"]],
         )
         hex_ = self.helper.exports(store)
@@ -408,6 +416,8 @@ class CircuitInstance:
         st.error = None
         st.log = log
         st.logs = []
+        if self.fuel:
+            self.store.set_fuel(self.fuel)
         self._call(self._init, 1 if sanity_check else 0)
 
     def set_input(self, msb: int, lsb: int, words: np.ndarray) -> None:

@@ -1,0 +1,277 @@
+"""Jobs that survive a crash: an SQLite journal (WAL) of accepted jobs and a spool of their requests.
+
+    accept   before the engine sees a job: its request (the ProveRequest's bytes: inline
+             witnesses or inputs, or a by-reference path) is written to the spool directory
+             beside the journal (fsync'd), and a row (id, key, client, priority, state QUEUED)
+             is committed. Only then does the client get its job id.
+    finish   when the job ends: state, error and (COMPLETED) the ProveReply's bytes are
+             committed and the spool file is removed. Done by a writer thread: the engine
+             reports endings under its own lock, which must not wait for a disk.
+    recover  at start: every row still QUEUED or RUNNING is submitted again from its spool
+             file, under its own id (the daemon was killed, or stopped before it finished).
+    lookup   Await / Cancel of a job the engine no longer holds read its row; finished rows
+             are deleted after [daemon] result_retention.
+
+Jobs cancelled by a shutdown's drain timeout are not recorded as cancelled: they stay
+QUEUED and run after the next start. The spool is bounded by [daemon] spool_max (a job
+that would pass it is refused with RESOURCE_EXHAUSTED). Durable against a killed
+process (kill -9) and, with synchronous=FULL and fsync'd spool files, against power loss.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import queue
+import sqlite3
+import threading
+import time
+from collections import OrderedDict
+from dataclasses import dataclass
+from pathlib import Path
+
+from snarkd.atomic import atomic_write_bytes
+from snarkd.engine import AlreadyExists, Busy
+from snarkd.errors import DaemonError
+
+log = logging.getLogger("snarkd")
+
+PENDING = ("QUEUED", "RUNNING")
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS jobs (
+    id TEXT PRIMARY KEY,
+    key_id TEXT NOT NULL,
+    client TEXT NOT NULL,
+    priority INTEGER NOT NULL,
+    state TEXT NOT NULL,            -- QUEUED (accepted, not finished), COMPLETED, FAILED, CANCELLED
+    submitted REAL NOT NULL,        -- Unix time
+    finished REAL,
+    spool TEXT,                     -- the request's file in the spool directory (while unfinished)
+    spool_bytes INTEGER NOT NULL DEFAULT 0,
+    runs INTEGER NOT NULL DEFAULT 1,  -- 1 + times re-run after a restart
+    error TEXT NOT NULL DEFAULT '',
+    error_kind TEXT NOT NULL DEFAULT '',
+    result BLOB                     -- snarkd.v1.ProveReply bytes (COMPLETED)
+);
+CREATE INDEX IF NOT EXISTS jobs_finished ON jobs(finished);
+"""
+
+
+@dataclass
+class Row:
+    id: str
+    key_id: str
+    client: str
+    priority: int
+    state: str
+    submitted: float
+    finished: float | None
+    spool: str | None
+    runs: int
+    error: str
+    error_kind: str
+    result: bytes | None
+
+
+class Journal:
+    def __init__(self, path: str, spool_max: int, retention: float):
+        self.path = Path(path)
+        self.spool_dir = self.path.with_name(self.path.name + ".spool")
+        self.spool_max, self.retention = int(spool_max), float(retention)
+        self.stopping = False  # set by the server before the drain: shutdown cancellations are not endings
+        self._lock = threading.Lock()
+        self._q: queue.Queue = queue.Queue()
+        self._writer: threading.Thread | None = None
+        self._last_purge = 0.0
+        self._cv = threading.Condition()
+        self._recorded: OrderedDict[str, None] = OrderedDict()  # job ids whose ending is committed (recent ones)
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self.spool_dir.mkdir(mode=0o700, exist_ok=True)
+            self.db = sqlite3.connect(str(self.path), check_same_thread=False, isolation_level=None, timeout=30)
+            self.db.execute("PRAGMA journal_mode=WAL")
+            self.db.execute("PRAGMA synchronous=FULL")
+            self.db.executescript(SCHEMA)
+            os.chmod(self.path, 0o600)
+        except (OSError, sqlite3.Error) as exc:
+            raise DaemonError(f"cannot open [daemon] journal {self.path}: {exc}") from None
+        self.spool_used = self._one("SELECT COALESCE(SUM(spool_bytes), 0) FROM jobs WHERE state IN (?, ?)", PENDING)
+
+    # ------------------------------------------------------------------ plumbing
+
+    def _one(self, sql: str, args=()):
+        with self._lock:
+            return self.db.execute(sql, args).fetchone()[0]
+
+    def start(self) -> None:
+        self._writer = threading.Thread(target=self._write_loop, name="journal", daemon=True)
+        self._writer.start()
+
+    def close(self) -> None:
+        """Write what is queued, then close."""
+        if self._writer is not None:
+            self._q.put(None)
+            self._writer.join(30)
+            self._writer = None
+        with self._lock:
+            self.db.close()
+
+    def flush(self, timeout: float = 10.0) -> None:
+        """Wait until every finish() queued so far is committed (tests, shutdown)."""
+        done = threading.Event()
+        self._q.put(done)
+        done.wait(timeout)
+
+    def _spool_path(self, job_id: str) -> Path:
+        return self.spool_dir / (hashlib.sha256(job_id.encode("utf-8", "surrogateescape")).hexdigest()[:32] + ".req")
+
+    # ------------------------------------------------------------------ accept
+
+    def accept(self, job_id: str, key_id: str, client: str, priority: int, request: bytes) -> None:
+        """Spool the request and record the job as QUEUED (committed when this returns)."""
+        n = len(request)
+        with self._lock:
+            if self.spool_used + n > self.spool_max:
+                raise Busy(f"the journal's spool is full: {self.spool_used + n} bytes would pass [daemon] spool_max "
+                           f"({self.spool_max} bytes); retry when jobs finish")
+            if self.db.execute("SELECT 1 FROM jobs WHERE id = ?", (job_id,)).fetchone():
+                raise AlreadyExists(f"job id {job_id!r} is already in use (a job with it is running or its result "
+                                    f"is kept for [daemon] result_retention)")
+            self.spool_used += n
+        spool = self._spool_path(job_id)
+        try:
+            atomic_write_bytes(spool, request)
+            with self._lock:
+                self.db.execute("INSERT INTO jobs (id, key_id, client, priority, state, submitted, spool, spool_bytes)"
+                                " VALUES (?, ?, ?, ?, 'QUEUED', ?, ?, ?)",
+                                (job_id, key_id, client, int(priority), time.time(), spool.name, n))
+        except sqlite3.IntegrityError:
+            self._unspool(spool, n)
+            raise AlreadyExists(f"job id {job_id!r} is already in use") from None
+        except (OSError, sqlite3.Error) as exc:
+            self._unspool(spool, n)
+            raise DaemonError(f"cannot journal job {job_id!r} in {self.path}: {exc}") from None
+
+    def forget(self, job_id: str) -> None:
+        """The engine refused a job accept() recorded: no trace of it."""
+        with self._lock:
+            row = self.db.execute("SELECT spool, spool_bytes FROM jobs WHERE id = ?", (job_id,)).fetchone()
+            self.db.execute("DELETE FROM jobs WHERE id = ?", (job_id,))
+        if row and row[0]:
+            self._unspool(self.spool_dir / row[0], row[1])
+
+    def _unspool(self, spool: Path, n: int) -> None:
+        try:
+            spool.unlink()
+        except FileNotFoundError:
+            pass
+        with self._lock:
+            self.spool_used = max(0, self.spool_used - n)
+
+    # ------------------------------------------------------------------ finish (writer thread)
+
+    def finish(self, job_id: str, state: str, error: str, error_kind: str, result) -> None:
+        """Queue a job's ending; result: a callable giving the ProveReply bytes (run in the writer)."""
+        self._q.put((job_id, state, error, error_kind, result))
+
+    def _write_loop(self) -> None:
+        while True:
+            item = self._q.get()
+            if item is None:
+                return
+            if isinstance(item, threading.Event):
+                item.set()
+                continue
+            try:
+                self._finish(*item)
+            except Exception:  # noqa: BLE001 - the journal must never take the daemon down
+                log.exception("journal: cannot record the end of job %s", item[0])
+            with self._cv:
+                self._recorded[item[0]] = None
+                while len(self._recorded) > 8192:
+                    self._recorded.popitem(last=False)
+                self._cv.notify_all()
+            if time.monotonic() - self._last_purge > 60:
+                self.purge()
+
+    def wait_recorded(self, job_id: str, timeout: float = 30.0) -> bool:
+        """Wait until the job's ending is committed: a result goes to a client only once it is durable
+        (else a crash right after could run the job again and give it a second, different proof)."""
+        with self._cv:
+            return self._cv.wait_for(lambda: job_id in self._recorded, timeout)
+
+    def _finish(self, job_id, state, error, error_kind, result) -> None:
+        blob = result() if result is not None else None
+        with self._lock:
+            row = self.db.execute("SELECT spool, spool_bytes FROM jobs WHERE id = ? AND state IN (?, ?)",
+                                  (job_id, *PENDING)).fetchone()
+            if row is None:
+                return  # not journaled (the journal was off for it), or already ended
+            self.db.execute("UPDATE jobs SET state = ?, finished = ?, error = ?, error_kind = ?, result = ?, "
+                            "spool = NULL, spool_bytes = 0 WHERE id = ?",
+                            (state, time.time(), error, error_kind, blob, job_id))
+        if row[0]:
+            self._unspool(self.spool_dir / row[0], row[1])
+
+    def purge(self, now: float | None = None) -> int:
+        """Delete finished rows older than result_retention."""
+        self._last_purge = time.monotonic()
+        cutoff = (time.time() if now is None else now) - self.retention
+        with self._lock:
+            n = self.db.execute("DELETE FROM jobs WHERE finished IS NOT NULL AND finished < ?", (cutoff,)).rowcount
+        if n:
+            log.info("journal: %d finished job(s) older than result_retention (%gs) deleted", n, self.retention)
+        return n
+
+    # ------------------------------------------------------------------ lookup and recovery
+
+    def _row(self, r) -> Row:
+        return Row(*r)
+
+    def lookup(self, job_id: str) -> Row | None:
+        with self._lock:
+            r = self.db.execute("SELECT id, key_id, client, priority, state, submitted, finished, spool, runs, error, "
+                                "error_kind, result FROM jobs WHERE id = ?", (job_id,)).fetchone()
+        return self._row(r) if r else None
+
+    def unfinished(self) -> list[Row]:
+        with self._lock:
+            rs = self.db.execute("SELECT id, key_id, client, priority, state, submitted, finished, spool, runs, error, "
+                                 "error_kind, result FROM jobs WHERE state IN (?, ?) ORDER BY submitted",
+                                 PENDING).fetchall()
+        return [self._row(r) for r in rs]
+
+    def request_bytes(self, row: Row) -> bytes:
+        """The spooled request of an unfinished job (OSError when it is gone)."""
+        if not row.spool:
+            raise FileNotFoundError(f"job {row.id} has no spool file")
+        return (self.spool_dir / row.spool).read_bytes()
+
+    def rerun(self, job_id: str) -> None:
+        with self._lock:
+            self.db.execute("UPDATE jobs SET runs = runs + 1 WHERE id = ?", (job_id,))
+
+    def fail_now(self, job_id: str, error: str) -> None:
+        """A job that cannot be re-run after a restart (its key is gone, its spool unreadable)."""
+        self._finish(job_id, "FAILED", error, "input", None)
+
+    def counts(self) -> dict:
+        with self._lock:
+            rows = self.db.execute("SELECT state, COUNT(*) FROM jobs GROUP BY state").fetchall()
+        return {"path": str(self.path), "spool_bytes": self.spool_used, "spool_max": self.spool_max,
+                "jobs": dict(rows)}
+
+    def orphans(self) -> int:
+        """Spool files no unfinished row names (a crash between write and commit): removed."""
+        with self._lock:
+            named = {r[0] for r in self.db.execute("SELECT spool FROM jobs WHERE spool IS NOT NULL")}
+        n = 0
+        for f in self.spool_dir.iterdir():
+            if f.name not in named:
+                try:
+                    f.unlink()
+                    n += 1
+                except OSError:
+                    pass
+        return n

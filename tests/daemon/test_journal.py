@@ -1,0 +1,138 @@
+"""Durable jobs: the journal (unit), and kill -9 / restart with a real daemon: accepted jobs run again,
+finished results stay fetchable, a Prove caller whose connection broke fetches its result by id."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import threading
+import time
+
+import pytest
+from daemon_helpers import parse_started, snarkd, wait_gone
+
+from snarkd.daemon.client import Client, RemoteDaemonError
+from snarkd.daemon.journal import Journal
+from snarkd.engine import AlreadyExists, Busy
+from snarkd.verifier import verify
+
+
+def test_journal_rows_spool_and_retention(tmp_path):
+    j = Journal(str(tmp_path / "jobs.db"), spool_max=100, retention=60)
+    j.start()
+    j.accept("a", "key", "alice", 3, b"x" * 40)
+    j.accept("b", "key", "bob", 0, b"y" * 40)
+    with pytest.raises(Busy, match=r"\[daemon\] spool_max \(100 bytes\)"):
+        j.accept("c", "key", "alice", 0, b"z" * 40)
+    with pytest.raises(AlreadyExists):
+        j.accept("a", "key", "alice", 0, b"")
+    assert j.request_bytes(j.lookup("a")) == b"x" * 40 and j.lookup("a").state == "QUEUED"
+    assert [r.id for r in j.unfinished()] == ["a", "b"]
+    j.finish("a", "COMPLETED", "", "", lambda: b"reply-bytes")
+    j.flush()
+    row = j.lookup("a")
+    assert (row.state, row.result, row.spool, row.client, row.priority) == ("COMPLETED", b"reply-bytes", None, "alice", 3)
+    assert [r.id for r in j.unfinished()] == ["b"] and j.spool_used == 40
+    assert len(list(j.spool_dir.iterdir())) == 1  # a's spool file is gone with its job
+    j.accept("c", "key", "alice", 0, b"z" * 40)  # room again
+    with pytest.raises(AlreadyExists):  # a finished job's id stays taken while its result is kept
+        j.accept("a", "key", "alice", 0, b"")
+    assert j.purge(now=time.time() + 30) == 0 and j.purge(now=time.time() + 61) == 1
+    assert j.lookup("a") is None
+    (j.spool_dir / "left-by-a-crash.tmp").write_bytes(b"")
+    j.close()
+    again = Journal(str(tmp_path / "jobs.db"), spool_max=100, retention=60)  # reopened: same rows, same spool
+    assert again.spool_used == 80 and [r.id for r in again.unfinished()] == ["b", "c"]
+    assert again.orphans() == 1
+    again.close()
+
+
+def _config(setup, circ, journal_extra=""):
+    return setup.write(drain="2s", workers=1, preload={"chain": circ.zkey},
+                       extra=journal_extra)
+
+
+def _start(cfg, reaper, **env):
+    r = snarkd("start", "--config", cfg, extra_env=env, timeout=180)
+    assert r.returncode == 0, r.stdout + r.stderr
+    pid = parse_started(r.stdout)["pid"]
+    reaper.pids.append(pid)
+    return pid
+
+
+def test_kill_9_then_start_reruns_accepted_jobs(setup, reaper, chain_bn128):
+    circ, _ = chain_bn128
+    vk = json.loads(circ.vk.read_text())
+    witnesses = {k: circ.witness({"k": k, "x": 2}).read_bytes() for k in (11, 12, 13, 14)}
+    cfg = _config(setup, circ)
+    pid = _start(cfg, reaper, SNARKD_DEBUG_PROVE_DELAY_MS=700)
+    broken = {}
+    with Client(setup.addr, timeout=60) as c:
+        ids = {k: c.submit("chain", w, job_id=f"job-k{k}") for k, w in witnesses.items()}
+        first = c.await_(ids[11])
+        assert first.state == "COMPLETED"
+
+        def prove_then_lose_the_daemon():
+            try:
+                with Client(setup.addr, timeout=60) as c2:
+                    broken["reply"] = c2.prove("chain", witnesses[12], job_id="prove-k12")
+            except RemoteDaemonError as exc:
+                broken["error"] = exc
+
+        t = threading.Thread(target=prove_then_lose_the_daemon)
+        t.start()
+        time.sleep(0.3)
+        assert c.status()["completed"] == 1  # the rest are queued or running
+    os.kill(pid, signal.SIGKILL)
+    assert wait_gone(pid, 10)
+    t.join(30)
+    assert "error" in broken and broken["error"].job_id == "prove-k12", broken
+    assert any(p.suffix == ".req" for p in setup.pid_file.with_suffix(".jobs.db.spool").iterdir())
+
+    pid2 = _start(cfg, reaper)
+    assert "journal: 4 unfinished job(s) submitted again" in setup.log()
+    with Client(setup.addr, timeout=60) as c:
+        again = c.await_(ids[11])  # finished before the kill: from the journal, the same proof
+        assert again.state == "COMPLETED" and again.reply.proof == first.reply.proof
+        for k in witnesses:
+            r = c.await_(ids[k])
+            assert r.state == "COMPLETED", (k, r)
+            assert verify(vk, r.reply.public, r.reply.proof) and r.reply.public[1] == str(k)
+        r = c.await_("prove-k12")  # the Prove caller fetches its result by the id its client gave
+        assert r.state == "COMPLETED" and r.reply.public[1] == "12" and verify(vk, r.reply.public, r.reply.proof)
+        assert c.status()["completed"] == 4  # each unfinished job ran once after the restart
+    r = snarkd("stop", "--config", cfg)
+    assert r.returncode == 0 and wait_gone(pid2), r.stderr
+    spool = setup.pid_file.with_suffix(".jobs.db.spool")
+    assert not list(spool.iterdir()), "spool files outlived their jobs"
+
+
+def test_retention_and_journal_off(setup, reaper, chain_bn128):
+    import grpc
+
+    from snarkd.daemon.client import RemoteInputError
+
+    circ, wtns = chain_bn128
+    cfg = _config(setup, circ)
+    cfg.write_text(cfg.read_text().replace("[transport]", 'result_retention = "1s"\n[transport]'))
+    pid = _start(cfg, reaper)
+    with Client(setup.addr, timeout=60) as c:
+        job = c.submit("chain", wtns.read_bytes(), job_id="short-lived")
+        assert c.await_(job).state == "COMPLETED"
+    assert snarkd("stop", "--config", cfg).returncode == 0 and wait_gone(pid)
+    time.sleep(1.2)
+    pid = _start(cfg, reaper)  # the journal drops results older than result_retention at start (and every minute)
+    with Client(setup.addr, timeout=60) as c:
+        with pytest.raises(RemoteInputError) as e:
+            c.await_(job)
+        assert e.value.code == grpc.StatusCode.NOT_FOUND
+    assert snarkd("stop", "--config", cfg).returncode == 0 and wait_gone(pid)
+    # journal = "off": no journal file, jobs in memory only
+    cfg.write_text(cfg.read_text().replace('result_retention = "1s"', 'journal = "off"'))
+    setup.pid_file.with_suffix(".jobs.db").unlink()
+    pid = _start(cfg, reaper)
+    with Client(setup.addr, timeout=60) as c:
+        assert c.await_(c.submit("chain", wtns.read_bytes())).state == "COMPLETED"
+    assert not setup.pid_file.with_suffix(".jobs.db").exists()
+    assert snarkd("stop", "--config", cfg).returncode == 0 and wait_gone(pid)
