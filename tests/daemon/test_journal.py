@@ -48,6 +48,34 @@ def test_journal_rows_spool_and_retention(tmp_path):
     again.close()
 
 
+def test_spooled_witnesses_are_adopted_not_copied(tmp_path):
+    """A witness from the daemon's spool is renamed into the journal's spool (same inode: no copy), counted
+    against spool_max, and leaves with its job; a retry of the same id never touches the first one's files."""
+    j = Journal(str(tmp_path / "jobs.db"), spool_max=1000, retention=60)
+    j.start()
+    w = tmp_path / "w.wtns"
+    w.write_bytes(b"w" * 300)
+    inode = w.stat().st_ino
+    adopted = j.adopt("job", [w])
+    assert not w.exists() and os.stat(adopted[0]).st_ino == inode and j.adopted(adopted[0])
+    j.accept("job", "key", "alice", 0, b"r" * 10)
+    assert j.spool_used == 310
+    retry = tmp_path / "again.wtns"
+    retry.write_bytes(b"v" * 300)
+    second = j.adopt("job", [retry])
+    with pytest.raises(AlreadyExists):
+        j.accept("job", "key", "alice", 0, b"r" * 10)
+    j.discard(second)
+    assert os.path.exists(adopted[0]) and not os.path.exists(second[0]) and j.spool_used == 310
+    with pytest.raises(Busy):  # all or nothing: nothing adopted when the spool would overflow
+        j.adopt("big", [tmp_path / "w.wtns" if (tmp_path / "w.wtns").write_bytes(b"x" * 800) else None])
+    assert (tmp_path / "w.wtns").exists() and j.spool_used == 310
+    j.finish("job", "COMPLETED", "", "", lambda: b"reply")
+    j.flush()
+    assert not os.path.exists(adopted[0]) and j.spool_used == 0 and list(j.spool_dir.iterdir()) == []
+    j.close()
+
+
 def _config(setup, circ, journal_extra=""):
     return setup.write(drain="2s", workers=1, preload={"chain": circ.zkey},
                        extra=journal_extra)

@@ -3,7 +3,9 @@
     accept   before the engine sees a job: its request (the ProveRequest's bytes: inline
              witnesses or inputs, or a by-reference path) is written to the spool directory
              beside the journal (fsync'd), and a row (id, key, client, priority, state QUEUED)
-             is committed. Only then does the client get its job id.
+             is committed. Only then does the client get its job id. A witness the client put
+             in the daemon's witness spool is adopted: renamed into the journal's spool (no copy;
+             the daemon's mapping of it stays valid) and named in the spooled request.
     finish   when the job ends: state, error and (COMPLETED) the ProveReply's bytes are
              committed and the spool file is removed. Done by a writer thread: the engine
              reports endings under its own lock, which must not wait for a disk.
@@ -24,6 +26,8 @@ import hashlib
 import logging
 import os
 import queue
+import secrets
+import shutil
 import sqlite3
 import threading
 import time
@@ -126,6 +130,47 @@ class Journal:
     def _spool_path(self, job_id: str) -> Path:
         return self.spool_dir / (hashlib.sha256(job_id.encode("utf-8", "surrogateescape")).hexdigest()[:32] + ".req")
 
+    def adopt(self, job_id: str, files: list[Path]) -> list[str]:
+        """Rename witness files into the spool, beside the job's request (same file system: no copy);
+        returns their new paths. They count toward spool_max and leave with the request."""
+        stem, attempt = self._spool_path(job_id).stem, secrets.token_hex(4)  # a retry of the id never clashes
+        out: list[str] = []
+        try:
+            for i, f in enumerate(files):
+                dst = self.spool_dir / f"{stem}.{attempt}.w{i}"
+                n = f.stat().st_size
+                with self._lock:
+                    if self.spool_used + n > self.spool_max:
+                        raise Busy(f"the journal's spool is full: {self.spool_used + n} bytes would pass [daemon] "
+                                   f"spool_max ({self.spool_max} bytes); retry when jobs finish")
+                    self.spool_used += n
+                try:
+                    os.rename(f, dst)
+                except OSError:  # another file system: copy it once
+                    shutil.copyfile(f, dst)
+                    f.unlink(missing_ok=True)
+                out.append(str(dst))
+        except BaseException:
+            self.discard(out)  # all or nothing
+            raise
+        return out
+
+    def discard(self, adopted: list[str]) -> None:
+        """Adopted witnesses of a job that accept() refused (its id in use, the spool full)."""
+        n = 0
+        for f in map(Path, adopted):
+            try:
+                n += f.stat().st_size
+                f.unlink()
+            except FileNotFoundError:
+                pass
+        with self._lock:
+            self.spool_used = max(0, self.spool_used - n)
+
+    def adopted(self, path: str) -> bool:
+        """Whether a witness path names a file this journal adopted (read back at a re-run, not confined)."""
+        return Path(path).parent == self.spool_dir
+
     # ------------------------------------------------------------------ accept
 
     def accept(self, job_id: str, key_id: str, client: str, priority: int, request: bytes) -> None:
@@ -162,10 +207,12 @@ class Journal:
             self._unspool(self.spool_dir / row[0], row[1])
 
     def _unspool(self, spool: Path, n: int) -> None:
-        try:
-            spool.unlink()
-        except FileNotFoundError:
-            pass
+        for f in [spool, *spool.parent.glob(spool.stem + ".*.w*")]:  # the request, and witnesses adopted with it
+            try:
+                n += f.stat().st_size if f != spool else 0
+                f.unlink()
+            except FileNotFoundError:
+                pass
         with self._lock:
             self.spool_used = max(0, self.spool_used - n)
 
@@ -265,10 +312,10 @@ class Journal:
     def orphans(self) -> int:
         """Spool files no unfinished row names (a crash between write and commit): removed."""
         with self._lock:
-            named = {r[0] for r in self.db.execute("SELECT spool FROM jobs WHERE spool IS NOT NULL")}
+            named = {Path(r[0]).stem for r in self.db.execute("SELECT spool FROM jobs WHERE spool IS NOT NULL")}
         n = 0
         for f in self.spool_dir.iterdir():
-            if f.name not in named:
+            if f.name.split(".")[0] not in named:
                 try:
                     f.unlink()
                     n += 1

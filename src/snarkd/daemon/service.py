@@ -31,7 +31,7 @@ from snarkd.daemon.proto import snarkd_pb2_grpc as pb_grpc
 from snarkd.daemon.security import ADMIN, PROVE, Gate, Principal, Unauthenticated
 from snarkd.daemon.status import key_message, snapshot, status_reply
 from snarkd.daemon.transport import Transport
-from snarkd.formats.wtns import wtns_bytes
+from snarkd.formats.wtns import map_wtns, wtns_bytes
 from snarkd.engine import (CANCELLED, COMPLETED, FAILED, QUEUED, RUNNING, AlreadyExists, Busy, Engine, KeyStore,
                            NotFound, PermissionDenied, TooLarge, Unavailable)
 from snarkd.errors import InputError, SnarkdError
@@ -275,14 +275,16 @@ class ProverService(pb_grpc.ProverServicer):
                                   witnesses=witnesses or list(request.witnesses), inputs=list(request.inputs_json),
                                   priority=request.priority)
 
-    def _journal_copy(self, request, job_id: str, witnesses):
-        """What the journal keeps to run the job again: the request itself, except that witnesses it
-        cannot find again (streamed, or consumed from the witness spool) are written out inline."""
+    def _journal_copy(self, request, job_id: str, witnesses, adopted: list[str]):
+        """What the journal keeps to run the job again: the request itself, naming the witnesses it
+        adopted from the witness spool instead of the consumed paths; streamed witnesses inline."""
         keep = pb.ProveRequest()
         keep.CopyFrom(request)
         keep.job_id = job_id
-        if witnesses is not None:
+        if adopted:
             del keep.witness_paths[:]
+            keep.witness_paths.extend(adopted)
+        elif witnesses is not None:
             keep.witnesses.extend(wtns_bytes(w.prime, w.values) for w in witnesses)
         return keep.SerializeToString()
 
@@ -293,30 +295,40 @@ class ProverService(pb_grpc.ProverServicer):
             raise InputError("the request names no key id")
         if len(request.job_id) > MAX_ID:
             raise InputError(f"the job id is {len(request.job_id)} characters long; {MAX_ID} at most")
+        spooled: list = []  # witness-spool files kept for the journal (else consumed at once)
         if request.witness_paths:
             if witnesses is not None or request.witness or request.witnesses:
                 raise InputError("give witnesses inline, by path or streamed, not several ways at once")
-            consumed = any(self.transport.resolve(p)[1] for p in request.witness_paths)
-            witnesses = self.transport.map(list(request.witness_paths))
-            inline = witnesses if consumed else None  # witness_dirs files are named again at a re-run
+            witnesses = self.transport.map(list(request.witness_paths), spooled if self.journal is not None else None)
+            inline = None  # by path: named again at a re-run (witness_dirs), or adopted by the journal (spool)
         else:
             inline = witnesses
         client = self.caller().name
         job_id = request.job_id or uuid.uuid4().hex[:24]
-        self.quota.take(client, job_id)
         try:
-            if self.journal is not None:
-                self.journal.accept(job_id, request.key_id, client, request.priority,
-                                    self._journal_copy(request, job_id, inline))
+            self.quota.take(client, job_id)
             try:
-                job = self._engine_submit(request, job_id, witnesses)
-            except BaseException:
                 if self.journal is not None:
-                    self.journal.forget(job_id)
+                    adopted = self.journal.adopt(job_id, spooled) if spooled else []
+                    spooled = []
+                    try:
+                        self.journal.accept(job_id, request.key_id, client, request.priority,
+                                            self._journal_copy(request, job_id, inline, adopted))
+                    except BaseException:
+                        self.journal.discard(adopted)  # the id in use (a retry) or the spool full
+                        raise
+                try:
+                    job = self._engine_submit(request, job_id, witnesses)
+                except BaseException:
+                    if self.journal is not None:
+                        self.journal.forget(job_id)
+                    raise
+            except BaseException:
+                self.quota.release(job_id)
                 raise
-        except BaseException:
-            self.quota.release(job_id)
-            raise
+        finally:
+            for f in spooled:  # refused before the journal adopted them
+                f.unlink(missing_ok=True)
         job.client, job.named = client, bool(request.job_id)
         return job
 
@@ -330,7 +342,9 @@ class ProverService(pb_grpc.ProverServicer):
         for row in self.journal.unfinished():
             try:
                 req = pb.ProveRequest.FromString(self.journal.request_bytes(row))
-                job = self._engine_submit(req, row.id)
+                mapped = [map_wtns(p) if self.journal.adopted(p) else self.transport.map([p])[0]
+                          for p in req.witness_paths]  # adopted files are the journal's own: not confined
+                job = self._engine_submit(req, row.id, mapped or None)
             except (OSError, DecodeError, SnarkdError) as exc:
                 why = f"not re-run after the restart: {exc}"
                 if isinstance(exc, NotFound):

@@ -69,11 +69,14 @@ class Transport:
                                f"{' or '.join(allowed) or 'an allowed directory'} ([transport] witness_spool, "
                                f"witness_dirs)")
 
-    def map(self, paths: list[str]) -> list[Witness]:
+    def map(self, paths: list[str], keep: list | None = None) -> list[Witness]:
+        """The witnesses at these paths, memory-mapped. Files from the spool are consumed: removed once
+        mapped, or, given `keep`, left in place with their real paths appended to it (for the journal)."""
         out = []
         for i, p in enumerate(paths):
             real, consumed = self.resolve(p)
             name = f"witness{f' (partition {i})' if len(paths) > 1 else ''} {p}"
+            w = None
             try:
                 if not real.is_file():  # a FIFO or device would block or stream forever: regular files only
                     raise InputError(f"{name}: no such regular file")
@@ -83,8 +86,10 @@ class Transport:
             except FormatError as exc:
                 raise InputError(f"{name}: {exc}") from None
             finally:
-                if consumed:
+                if consumed and (keep is None or w is None):  # mapped (the mapping outlives the name), or refused
                     real.unlink(missing_ok=True)
+            if consumed and keep is not None:
+                keep.append(real)
             w.path = name
             out.append(w)
         return out
