@@ -41,7 +41,7 @@ from snarkd.engine.keys import KeyStore
 from snarkd.engine.limits import check_request
 from snarkd.engine.memory import MemoryBudget, estimate
 from snarkd.engine.requests import parse_partitions
-from snarkd.engine.residency import make_device_room
+from snarkd.engine.residency import DeviceResidency
 from snarkd.engine.scheduler import KEEP_FINISHED, Scheduler
 from snarkd.engine.status import engine_status
 from snarkd.errors import InputError
@@ -61,9 +61,6 @@ class Engine:
         self.keys.configure(c.key_max_resident, c.key_host_budget)
         self.keys.wasm_limits = (c.wasm_memory, c.wasm_fuel)
         self.devices = resolve_devices(c)
-        self.keys.on_evict.append(self._drop_from_devices)
-        self.device_evictions = {b.name: 0 for b in self.devices}  # keys dropped from each device by its budget
-        self._residency_locks = [threading.Lock() for _ in self.devices]  # one budget decision at a time per device
         # one synthesis feeds every device: it leaves A·w, B·w out only when every backend computes them itself
         self.sparse_on_host = not all(b.spmv_on_device for b in self.devices)
         self.g2_on_device = c.g2_on_device is True or (c.g2_on_device == "auto" and all(b.g2_on_device for b in self.devices))
@@ -72,11 +69,13 @@ class Engine:
         self.observers: list = []  # objects with on_partition(part) / on_job(job)
         self.book = Scheduler(self.keys, self.acct, self._notify, max_active=c.max_queued_jobs)
         self._lock = self.book.cv  # accounting is kept under the book's lock
+        self.residency = DeviceResidency(self.devices, self.keys, c.key_max_resident, c.key_device_budget, self._lock)
         depth = c.queue_depth or max(1, len(self.devices) * c.workers_per_device)
         self._device_q, self._final_q = stages.StageQueue(depth), stages.StageQueue(depth)
         # device stages at once per device: the backend's limit, else one per device worker
         self._device_slots = [threading.Semaphore(b.max_concurrent or c.workers_per_device) for b in self.devices]
-        self._threads: dict[str, list[threading.Thread]] = {"synthesis": [], "device": [], "finalize": []}
+        self.workers = stages.Workers({"synthesis": c.synthesis_workers, "device": len(self.devices) * c.workers_per_device,
+                                       "finalize": c.finalize_workers})
         self._stopping, self._force = threading.Event(), threading.Event()
         self._accepting, self._started = True, False
         self._seq = itertools.count(1)
@@ -91,30 +90,20 @@ class Engine:
         final = stages.Stage("finalize", lambda: self._final_q.get(self._stopping), self._finalize, self._complete,
                              queue_phase="finalize_queue")
         for i in range(c.synthesis_workers):
-            self._spawn(synth, f"synth-{i}")
+            self.workers.spawn(synth, f"synth-{i}", self)
         for d, backend in enumerate(self.devices):
             dev = stages.Stage("device", lambda: self._device_q.get(self._stopping), self._device_work(d),
                                self._hand_on(self._final_q), queue_phase="device_queue", wait_phase="device_wait")
             for k in range(c.workers_per_device):
-                self._spawn(dev, f"{backend.name}/w{k}", backend.pin)
+                self.workers.spawn(dev, f"{backend.name}/w{k}", self, backend.pin)
         for i in range(c.finalize_workers):
-            self._spawn(final, f"final-{i}")
+            self.workers.spawn(final, f"final-{i}", self)
         self._started, self.t_start = True, time.monotonic()
         log.info("engine started synthesis_workers=%d devices=%s workers_per_device=%d finalize_workers=%d "
                  "queue_depth=%d memory_budget=%d g2_on_device=%s self_verify=%s", c.synthesis_workers,
                  ",".join(b.name for b in self.devices), c.workers_per_device, c.finalize_workers,
                  self._device_q.capacity, self.budget.budget, self.g2_on_device, c.self_verify)
         return self
-
-    def _spawn(self, stage: stages.Stage, name: str, setup=None) -> None:
-        def main():
-            if setup is not None:
-                setup()  # e.g. pin the thread to its GPU for its whole life
-            stages.run(stage, name, self)
-
-        t = threading.Thread(target=main, name=name, daemon=True)
-        t.start()
-        self._threads[stage.name].append(t)
 
     @property
     def accepting(self) -> bool:
@@ -132,28 +121,20 @@ class Engine:
         return {"device": len(self._device_q), "finalize": len(self._final_q), "capacity": self._device_q.capacity}
 
     def alive(self, kind: str | None = None) -> int:
-        return sum(t.is_alive() for k in ([kind] if kind else list(self._threads)) for t in self._threads[k])
-
-    @property
-    def workers_alive(self) -> int:
-        """Synthesis workers alive (the daemon's `workers`)."""
-        return self.alive("synthesis")
+        return self.workers.alive(kind)
 
     def expected_workers(self) -> dict:
-        c = self.config
-        return {"synthesis": c.synthesis_workers, "device": len(self.devices) * c.workers_per_device,
-                "finalize": c.finalize_workers}
+        return dict(self.workers.expected)
 
     def all_alive(self) -> bool:
-        return all(self.alive(k) == n for k, n in self.expected_workers().items())
+        return self.workers.all_alive()
 
     def stop(self, drain_timeout: float = 0.0) -> dict:
         """Take no new work; let running jobs finish up to drain_timeout; cancel the rest; stop the workers."""
         self._accepting = False
         left = self.book.drain(time.monotonic() + drain_timeout, self._force, self._stopping,
                                f"cancelled: the daemon shut down before the job finished (drain_timeout {drain_timeout:g}s)")
-        return {"cancelled": left, "running_threads": [t.name for ts in self._threads.values() for t in ts
-                                                      if t.is_alive()]}
+        return {"cancelled": left, "running_threads": self.workers.running()}
 
     def force(self) -> None:
         """End a drain now (a second SIGTERM)."""
@@ -162,10 +143,7 @@ class Engine:
             self.book.cv.notify_all()
 
     def join_workers(self, timeout: float) -> bool:
-        deadline = time.monotonic() + timeout
-        for t in (t for ts in self._threads.values() for t in ts):
-            t.join(max(0.0, deadline - time.monotonic()))
-        return self.alive() == 0
+        return self.workers.join(timeout)
 
     # ------------------------------------------------------------------ API
 
@@ -247,7 +225,7 @@ class Engine:
                 with self._lock:
                     self.acct.device_held(d)
                 try:
-                    self._key_on_device(d, part.job.key, timer)
+                    self.residency.ensure(d, part.job.key, timer)
                     part.sums = backend.device_stage(part.job.key.key, synth, timer, self.config.threads,
                                                      with_g2=self.g2_on_device)
                 finally:
@@ -260,24 +238,6 @@ class Engine:
                 self.book.release_locked(part, part.est.buffers)
 
         return work
-
-    def _key_on_device(self, d: int, lk, timer) -> None:
-        """The key budget on device d (LRU idle keys leave), then the key's upload there, timed."""
-        backend, c = self.devices[d], self.config
-        if backend.residency(lk.key) is not None:
-            return  # the common case: no lock
-        with self._residency_locks[d]:  # device workers run at once: decide and upload one key at a time
-            dropped = make_device_room(backend, self.keys, lk, c.key_max_resident, c.key_device_budget)
-            if dropped:
-                with self._lock:
-                    self.device_evictions[backend.name] += len(dropped)
-            backend.make_resident(lk.key, timer)  # timed as key_upload when it uploads
-
-    def _drop_from_devices(self, lk, key) -> None:
-        """A key evicted from the host leaves every device too."""
-        for backend in self.devices:
-            if backend.residency(key) is not None:
-                backend.release(key)
 
     def _finalize(self, part: Partition, timer) -> None:
         lk = part.job.key

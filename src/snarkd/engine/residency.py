@@ -12,8 +12,39 @@ says so in the log); a dropped key is uploaded again by its next device stage.
 from __future__ import annotations
 
 import logging
+import threading
 
 log = logging.getLogger("snarkd")
+
+
+class DeviceResidency:
+    """The key budget on each of the engine's devices: decided (and the key uploaded) before a device stage,
+    one key at a time per device; a key evicted from the host leaves every device too."""
+
+    def __init__(self, devices: list, keys, max_resident: int, budget: int, lock):
+        self.devices, self.keys, self.max_resident, self.budget = devices, keys, max_resident, budget
+        self.lock = lock  # the engine's accounting lock, for the eviction counts
+        self.evictions = {b.name: 0 for b in devices}  # keys dropped from each device by its budget
+        self._locks = [threading.Lock() for _ in devices]
+        keys.on_evict.append(self.drop)
+
+    def ensure(self, d: int, lk, timer) -> None:
+        """Room for lk on device d (LRU idle keys leave), then its upload there, timed as key_upload."""
+        backend = self.devices[d]
+        if backend.residency(lk.key) is not None:
+            return  # the common case: no lock
+        with self._locks[d]:  # device workers run at once: decide and upload one key at a time
+            dropped = make_device_room(backend, self.keys, lk, self.max_resident, self.budget)
+            if dropped:
+                with self.lock:
+                    self.evictions[backend.name] += len(dropped)
+            backend.make_resident(lk.key, timer)
+
+    def drop(self, lk, key) -> None:
+        """A key evicted from the host leaves every device too."""
+        for backend in self.devices:
+            if backend.residency(key) is not None:
+                backend.release(key)
 
 
 def resident_on(backend, keys) -> list[tuple[object, int]]:

@@ -98,3 +98,36 @@ def run(stage: Stage, worker: str, engine) -> None:
         part.record(stage.name, timer, start + waited, time.time())
         part.t_ready = time.monotonic()
         stage.hand_on(part)
+
+
+class Workers:
+    """The engine's worker threads, by stage: each runs one Stage until the engine stops."""
+
+    def __init__(self, expected: dict[str, int]):
+        self.expected = expected  # stage name -> how many workers it should have
+        self._threads: dict[str, list[threading.Thread]] = {k: [] for k in expected}
+
+    def spawn(self, stage: Stage, name: str, engine, setup=None) -> None:
+        def main():
+            if setup is not None:
+                setup()  # e.g. pin the thread to its GPU for its whole life
+            run(stage, name, engine)
+
+        t = threading.Thread(target=main, name=name, daemon=True)
+        t.start()
+        self._threads[stage.name].append(t)
+
+    def alive(self, kind: str | None = None) -> int:
+        return sum(t.is_alive() for k in ([kind] if kind else list(self._threads)) for t in self._threads[k])
+
+    def all_alive(self) -> bool:
+        return all(self.alive(k) == n for k, n in self.expected.items())
+
+    def running(self) -> list[str]:
+        return [t.name for ts in self._threads.values() for t in ts if t.is_alive()]
+
+    def join(self, timeout: float) -> bool:
+        deadline = time.monotonic() + timeout
+        for t in (t for ts in self._threads.values() for t in ts):
+            t.join(max(0.0, deadline - time.monotonic()))
+        return self.alive() == 0

@@ -20,7 +20,7 @@ def engine_status(engine) -> dict:
         jobs = {"queued": counts["queued"], "running": counts["running"], **acct.counters}
         busy, mem = acct.busy_seconds(), engine.budget.snapshot()
         in_flight, phase_ms = acct.in_flight, dict(acct.phase_ms)
-        device_evictions = dict(engine.device_evictions)
+        device_evictions = dict(engine.residency.evictions)
     up = max(1e-9, now - engine.t_start)
     cpu = psutil.Process().cpu_times()
     return {
