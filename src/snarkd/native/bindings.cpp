@@ -336,6 +336,13 @@ PYBIND11_MODULE(_core, m) {
 #define SNARKD_BUILD_MARCH ""
 #endif
   m.attr("build_march") = SNARKD_BUILD_MARCH;
+  m.def("cpu_has_simd52", &detect_simd52, "True if the CPU has AVX-512 IFMA (8-lane field arithmetic in the MSM and NTT)");
+  m.def("_set_simd52", [](bool on) {
+    bool prev = g_use_simd52;
+    g_use_simd52 = on && detect_simd52();
+    return prev;
+  }, py::arg("on"), "Testing aid: enable/disable the AVX-512 IFMA kernels; returns the previous setting");
+  m.def("uses_simd52", [] { return g_use_simd52; }, "True while the AVX-512 IFMA kernels are in use");
   auto bn = m.def_submodule("bn254", "BN254 (bn128)");
   bind_curve<BN>(bn);
   auto bls = m.def_submodule("bls12_381", "BLS12-381");

@@ -13,6 +13,7 @@
 #include <cstring>
 #include <vector>
 #include "ec/point.hpp"
+#include "msm/bucket_simd.hpp"
 #include "parallel.hpp"
 
 namespace snarkd {
@@ -166,6 +167,29 @@ Affine<Cfg> msm(const uint8_t* bases, const uint8_t* scalars, size_t n, unsigned
   const size_t ntasks = (size_t)nw * k;
   unsigned TT = (unsigned)std::min<size_t>(T, ntasks);
   std::vector<Pt> partial(ntasks, Pt::inf());
+#if defined(SNARKD_SIMD52)
+  if (g_use_simd52 && msm_batch_affine_enabled() && nb >= 64) {
+    const size_t B = std::min<size_t>(nb / 4, msm_batch_size());
+    std::vector<SimdBuckets<Cfg>> acc(TT);
+    parallel_tasks(ntasks, TT, [&](size_t task, unsigned tid) {
+      unsigned w = (unsigned)(task / k), ch = (unsigned)(task % k);
+      size_t b = n * ch / k, e = n * (ch + 1) / k;
+      SimdBuckets<Cfg>& bk = acc[tid];
+      bk.reset(nb, B, bases);
+      const uint32_t* dg = digits.data() + (size_t)w * n;
+      for (size_t i = b; i < e; i++) {
+        uint32_t d = dg[i];
+        if (i + 8 < e) {
+          uint32_t dn = dg[i + 8] & ~NEG;
+          if (dn) bk.prefetch(dn - 1);
+        }
+        if (!d) continue;
+        bk.add((d & ~NEG) - 1, (uint32_t)i | (d & NEG));
+      }
+      partial[task] = bk.reduce();
+    });
+  } else
+#endif
   if (msm_batch_affine_enabled() && nb >= 64) {
     // Batch-affine buckets: pending affine additions are collected in a batch and
     // share one inversion (Montgomery's trick): ~5M+1S per point instead of the
