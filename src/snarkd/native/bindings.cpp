@@ -4,13 +4,16 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/numpy.h>
 
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "curves/groups.hpp"
 #include "groth16/prover.hpp"
 #include "msm/pippenger.hpp"
+#include "msm/witness_msm.hpp"
 #include "ntt/ntt.hpp"
+#include "ntt/ntt_simd.hpp"
 #include "parallel.hpp"
 #include "py_buffer.hpp"
 
@@ -185,6 +188,70 @@ py::array_t<uint64_t> do_msm(py::object bases, py::object scalars, long threads)
   return out;
 }
 
+// msm_witness: [(bases, start), ...] on G1 and on G2 over one scalar vector.
+template <class NS>
+py::tuple do_msm_witness(py::object scalars, py::list g1, py::list g2, long threads) {
+  using A1 = Affine<typename NS::G1Cfg>;
+  using A2 = Affine<typename NS::G2Cfg>;
+  Buf Sc(scalars, "scalars");
+  size_t ns = Sc.count(32, "32-byte plain scalars");
+  std::vector<std::unique_ptr<Buf>> keep;
+  auto jobs = [&](py::list lst, size_t ps, const char* what) {
+    std::vector<MsmJob> out;
+    for (size_t k = 0; k < lst.size(); k++) {
+      py::tuple t = lst[k].cast<py::tuple>();
+      if (t.size() != 2) throw py::value_error(std::string(what) + ": each job is (bases, start)");
+      keep.push_back(std::make_unique<Buf>(t[0], what));
+      size_t start = t[1].cast<size_t>();
+      size_t n = keep.back()->count(ps, "points");
+      if (start > ns) throw py::value_error(std::string(what) + ": start " + std::to_string(start) + " is past the " + std::to_string(ns) + " scalars");
+      if (n > ns - start)
+        throw py::value_error(std::string(what) + ": " + std::to_string(n) + " points from scalar " + std::to_string(start) +
+                              " but only " + std::to_string(ns) + " scalars");
+      out.push_back({keep.back()->data(), start, n});
+    }
+    return out;
+  };
+  std::vector<MsmJob> j1 = jobs(g1, sizeof(A1), "g1 bases"), j2 = jobs(g2, sizeof(A2), "g2 bases");
+  std::vector<A1> o1;
+  std::vector<A2> o2;
+  unsigned T = resolve_threads(threads);
+  {
+    py::gil_scoped_release rel;
+    WitnessMsm<typename NS::G1Cfg, typename NS::G2Cfg, typename NS::Fr>::run(Sc.data(), ns, j1, j2, T, o1, o2);
+  }
+  py::list r1, r2;
+  for (auto& p : o1) { auto a = new_u64_1d(sizeof(A1) / 8); p.store(a.mutable_data()); r1.append(a); }
+  for (auto& p : o2) { auto a = new_u64_1d(sizeof(A2) / 8); p.store(a.mutable_data()); r2.append(a); }
+  return py::make_tuple(r1, r2);
+}
+
+// (a b - c) on the odd coset for c = a o b: the 8-lane path when available, else
+// the scalar transforms on copies of a and b.
+template <class Tr, class Fr>
+void qap_h(const Fr*, const uint8_t* a, const uint8_t* b, Fr* h, unsigned log_n, unsigned T) {
+  const size_t n = (size_t)1 << log_n;
+#if defined(SNARKD_SIMD52)
+  if (g_use_simd52 && log_n >= 4) {
+    std::vector<Fr> al, bl;  // aligned copies only if the buffers are not 8-byte aligned
+    const Fr* pa = (const Fr*)a;
+    const Fr* pb = (const Fr*)b;
+    NttSimd<Tr>::h_coset(pa, pb, h, log_n, T);
+    return;
+  }
+#endif
+  std::vector<Fr> A(n), B(n), C(n);
+  std::memcpy(A.data(), a, n * sizeof(Fr));
+  std::memcpy(B.data(), b, n * sizeof(Fr));
+  parallel_for(n, T, [&](size_t s, size_t e, unsigned) {
+    for (size_t i = s; i < e; i++) C[i] = A[i] * B[i];
+  }, 4096);
+  for (auto* v : {&A, &B, &C}) Ntt<Tr>::coset_shift(v->data(), log_n, T);
+  parallel_for(n, T, [&](size_t s, size_t e, unsigned) {
+    for (size_t i = s; i < e; i++) h[i] = (A[i] * B[i] - C[i]).from_mont();
+  }, 4096);
+}
+
 unsigned log2_exact(size_t n, const char* name, unsigned maxlog) {
   if (n == 0 || (n & (n - 1)))
     throw py::value_error(std::string(name) + ": length " + std::to_string(n) + " is not a power of two");
@@ -231,6 +298,10 @@ void bind_curve(py::module_& m) {
   m.def("msm_g1", &do_msm<G1, Fr>, py::arg("bases"), py::arg("scalars"), T,
         "G1 MSM: bases affine Montgomery (>= n points), scalars n x 32-byte plain Fr (>= r reduced mod r)");
   m.def("msm_g2", &do_msm<G2, Fr>, py::arg("bases"), py::arg("scalars"), T);
+  m.def("msm_witness", &do_msm_witness<NS>, py::arg("scalars"), py::arg("g1"), py::arg("g2"), T,
+        "Several MSMs over one scalar vector: g1, g2 lists of (bases, start); job k is "
+        "sum_i scalars[start + i] * bases[i]. Scalars classified once (zeros skipped, ones summed, "
+        "signed digits shared). Returns (list of G1 points, list of G2 points)");
 
   m.def("root_of_unity", [](unsigned log_n) {
     if (log_n > S) throw py::value_error("log_n: must be <= " + std::to_string(S));
@@ -292,6 +363,22 @@ void bind_curve(py::module_& m) {
     }
     return out;
   }, py::arg("a"), py::arg("b"), py::arg("c"), T, "(a*b - c) pointwise, Montgomery in, plain out");
+
+  m.def("qap_h", [](py::object a, py::object b, long threads) {
+    Buf A(a, "a"), B(b, "b");
+    size_t n = A.count(32, "Fr elements");
+    if (B.count(32, "Fr elements") != n) throw py::value_error("b: length differs from a");
+    unsigned l = log2_exact(n, "a", S);
+    auto out = new_u64(n, 4);
+    Fr* h = (Fr*)out.mutable_data();
+    unsigned TT = resolve_threads(threads);
+    {
+      py::gil_scoped_release rel;
+      qap_h<typename NS::FrTr>((const Fr*)nullptr, A.data(), B.data(), h, l, TT);
+    }
+    return out;
+  }, py::arg("a"), py::arg("b"), T,
+     "H values of the QAP step: (a b - c) on the odd coset, c = a o b, plain out (a, b: A.w, B.w on the domain, Montgomery)");
 
   m.def("fr_mul_pointwise", [](py::object a, py::object b, long t) {
     return elementwise2<Fr>(a, b, t, [](const Fr& x, const Fr& y) { return x * y; });

@@ -21,14 +21,9 @@ def sparse_products(key: ProvingKey, witness_values: np.ndarray, timer: PhaseTim
 
 
 def h_coset_values(key: ProvingKey, a: np.ndarray, b: np.ndarray, timer: PhaseTimer, threads: int = 0) -> np.ndarray:
-    """Plain (non-Montgomery) scalars for the H MSM, one per domain point. Consumes a and b in place."""
-    native = key.native
+    """Plain (non-Montgomery) scalars for the H MSM, one per domain point.
+
+    snarkjs never stores C: on the domain, c = a∘b for a satisfying witness. The
+    native qap_h does the six transforms and the pointwise steps in one call."""
     with timer.phase("ntt"):
-        # snarkjs never stores C: on the domain, c = a∘b for a satisfying witness.
-        c = native.fr_mul_pointwise(a, b, threads)
-        for values in (a, b, c):
-            native.coset_shift_evals(values, threads)
-    with timer.phase("h"):
-        h = native.h_from_coset(a, b, c, threads)
-    del c
-    return h
+        return key.native.qap_h(a, b, threads)

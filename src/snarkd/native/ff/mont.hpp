@@ -35,6 +35,7 @@ inline bool detect_adx() { return false; }
 
 template <class P>
 struct Mont {
+  using Params = P;
   static constexpr size_t N = P::N;
   static constexpr size_t BITS = P::BITS;
   static_assert(P::MOD[N - 1] < 0x7fffffffffffffffULL, "no-carry CIOS needs a spare top bit");

@@ -210,7 +210,7 @@ struct SimdBuckets {
   }
   inline void fallback(size_t j, const Aff& p) {
     if (!xu[j]) { xb[j] = Pt::inf(); xu[j] = 1; }
-    xb[j].add_affine(p);
+    xb[j].add_affine_checked(p);  // bases may be infinity (all zero)
   }
   // bucket j += point pi (pi: index into bases, NEGF for the negation)
   inline void add(size_t j, uint32_t pi) {
@@ -310,6 +310,41 @@ struct SimdBuckets {
     return a;
   }
 };
+
+// Sum of points (all with coefficient 1: the witness's ones), A accumulators
+// advanced together so each batch of A additions shares one inversion, then
+// folded pairwise. idx[k] - start indexes bases.
+template <class Cfg>
+XYZZ<Cfg> sum_points_simd(BatchAdd<Cfg>& ba, const uint8_t* bases, const uint32_t* idx, size_t count, size_t start) {
+  using Aff = Affine<Cfg>;
+  using Pt = XYZZ<Cfg>;
+  if (count == 0) return Pt::inf();
+  const size_t A = std::min<size_t>(ba.B, std::max<size_t>(8, count / 2 & ~(size_t)7));
+  std::vector<Aff> acc(A, Aff::inf());
+  auto settle = [&]() {
+    for (auto& e : ba.equal) {
+      Pt r = Pt::from_affine(e.p);
+      r.add_affine(e.q);
+      r.to_affine().store(e.dst);
+    }
+    ba.equal.clear();
+  };
+  for (size_t k = 0; k < count; k++) {  // one flush per A pushes: each accumulator once per batch
+    ba.push((uint8_t*)&acc[k % A], bases + (size_t)(idx[k] - start) * sizeof(Aff), false);
+    if ((k + 1) % A == 0) { ba.flush(); settle(); }
+  }
+  ba.flush();
+  settle();
+  for (size_t s = 1; s < A; s *= 2) {
+    for (size_t k = 0; k + s < A; k += 2 * s) {
+      ba.push((uint8_t*)&acc[k], (const uint8_t*)&acc[k + s], false);
+      if (ba.full()) { ba.flush(); settle(); }
+    }
+    ba.flush();
+    settle();
+  }
+  return Pt::from_affine(acc[0]);
+}
 
 }  // namespace snarkd
 #endif
