@@ -46,6 +46,21 @@ def _print_timings(timings: dict[str, float], total_ms: float) -> None:
     print(f"{'total':<{width}} {total_ms:10.1f} ms", file=sys.stderr)
 
 
+BACKEND_ENV = "SNARKD_BACKEND"  # the env of the [prove] backend setting (snarkd.config.settings; a test pins it)
+
+
+def _lean(name: str | None, check_points: bool) -> bool:
+    """True for the CPU one-shot path: --backend cpu, or no --backend and the [prove]
+    backend setting is cpu. The setting comes from the environment only, so it is
+    read here without the config layer; any other value goes through the config
+    (validated there) on the staged path."""
+    if check_points:
+        return False
+    if name:
+        return name.lower() == "cpu"
+    return os.environ.get(BACKEND_ENV, "cpu").strip().lower() == "cpu"
+
+
 def _backend(name: str | None, domain_size: int):
     """The backend of a one-shot proof: --backend, else [prove] backend; the [gpus] settings apply.
     auto takes the GPU only where it wins for one proof ([prove] auto_cuda_min_domain). Without an
@@ -96,29 +111,42 @@ def run(args) -> int:
 
     if len(args.args) != 4:
         raise InputError("usage: snarkd prove KEY.zkey WITNESS.wtns PROOF.json PUBLIC.json")
-    from snarkd.formats.wtns import read_wtns
-    from snarkd.prover import ProvingKey, prove
-    from snarkd.prover.progress import PhaseBar, wanted
     from snarkd.prover.timing import PhaseTimer
 
     zkey_path, witness_path, proof_path, public_path = args.args
-    loading = PhaseTimer()
-    with loading.phase("load"):
-        key = ProvingKey.load(zkey_path, check_points=args.check_points)
-        witness = read_wtns(witness_path)
-    backend, why = _backend(args.backend, key.domain_size)
-    show = wanted(args.progress, args.quiet, key.domain_size >= LARGE_DOMAIN)
-    with key, PhaseBar(f"prove 2^{key.zkey.domain_power}", PROVE_PHASES + 1 + args.verify, show) as timer:
-        timer.ms.update(loading.ms)
-        result = prove(key, witness, threads=args.threads, witness_name=witness_path, timer=timer, backend=backend)
-        if args.verify:
-            from snarkd.verifier.self_check import verify_against_key
+    if _lean(args.backend, args.check_points):
+        # the lean path: one native call, no numpy (prover/oneshot.py)
+        from snarkd.prover.oneshot import prove_files
 
-            with timer.phase("verify"):
-                verify_against_key(key.zkey, result.proof, result.public, witness_name=witness_path, threads=args.threads)
+        timer = PhaseTimer()
+        result = prove_files(zkey_path, witness_path, threads=args.threads, timer=timer, witness_name=witness_path)
         with timer.phase("write"):
             write_proof(result, proof_path, public_path)
+        backend_name, why = "cpu", "one-shot native path"
+    else:
+        from snarkd.formats.wtns import read_wtns
+        from snarkd.prover import ProvingKey, prove
+        from snarkd.prover.progress import PhaseBar, wanted
+
+        loading = PhaseTimer()
+        with loading.phase("load"):
+            key = ProvingKey.load(zkey_path, check_points=args.check_points)
+            witness = read_wtns(witness_path)
+        backend, why = _backend(args.backend, key.domain_size)
+        backend_name = backend.name
+        show = wanted(args.progress, args.quiet, key.domain_size >= LARGE_DOMAIN)
+        with key, PhaseBar(f"prove 2^{key.zkey.domain_power}", PROVE_PHASES + 1 + args.verify, show) as timer:
+            timer.ms.update(loading.ms)
+            result = prove(key, witness, threads=args.threads, witness_name=witness_path, timer=timer, backend=backend)
+            if args.verify:
+                from snarkd.verifier.self_check import verify_against_key
+
+                with timer.phase("verify"):
+                    verify_against_key(key.zkey, result.proof, result.public, witness_name=witness_path,
+                                       threads=args.threads)
+            with timer.phase("write"):
+                write_proof(result, proof_path, public_path)
     if args.timings:
         _print_timings(timer.ms, (time.perf_counter() - start) * 1e3)
-        print(f"backend: {backend.name} ({why})", file=sys.stderr)
+        print(f"backend: {backend_name} ({why})", file=sys.stderr)
     return 0

@@ -44,13 +44,19 @@ class CpuBackend:
         with timer.phase("msm_h"):
             res_h = native.msm_g1(zk.h, h, threads)
         del h
-        # A, B1, C (and B2) share the witness as scalars: one native call classifies
-        # them once (zeros skipped, ones summed), shares the signed digits and keeps
-        # every core busy across the MSMs.
-        with timer.phase("msm_w"):
-            g1, g2 = native.msm_witness(w, [(zk.a, 0), (zk.b1, 0), (zk.c, zk.n_public + 1)],
-                                        [(zk.b2, 0)] if with_g2 else [], threads)
-        sums = G1Sums(h=res_h, a=g1[0], b1=g1[1], c=g1[2], b2=g2[0] if with_g2 else None)
+        # msm_witness: the witness's zeros skipped and ones summed directly (real
+        # circuits are full of both), the rest through 8-lane batch-affine Pippenger
+        l = zk.n_public + 1
+        with timer.phase("msm_a"):
+            sum_a = native.msm_witness(w, [(zk.a, 0)], [], threads)[0][0]
+        with timer.phase("msm_b1"):
+            sum_b1 = native.msm_witness(w, [(zk.b1, 0)], [], threads)[0][0]
+        with timer.phase("msm_c"):
+            sum_c = native.msm_witness(w, [(zk.c, l)], [], threads)[0][0]
+        sums = G1Sums(h=res_h, a=sum_a, b1=sum_b1, c=sum_c)
+        if with_g2:
+            with timer.phase("msm_b2"):
+                sums.b2 = native.msm_witness(w, [], [(zk.b2, 0)], threads)[1][0]
         return sums
 
 

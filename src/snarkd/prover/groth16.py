@@ -68,7 +68,7 @@ def finalize(
     w = witness_values
     if sums.b2 is None:
         with timer.phase("msm_b2"):
-            sums.b2 = native.msm_g2(zk.b2, w, threads)
+            sums.b2 = native.msm_witness(w, [], [(zk.b2, 0)], threads)[1][0]
     with timer.phase("assemble"):
         order = curve.r
         r = secrets.randbelow(order) if r is None else r % order
@@ -107,7 +107,5 @@ def prove(
     be = resolve(backend)
     timer = timer or PhaseTimer()
     synth = synthesize(key, witness, timer, threads, witness_name, sparse=not be.spmv_on_device)
-    # One proof, no pipeline to overlap with: the G2 MSM goes with the others
-    # (on the CPU one native call then shares the witness scalars and the cores).
-    sums = be.device_stage(key, synth, timer, threads, with_g2=True)
+    sums = be.device_stage(key, synth, timer, threads, with_g2=be.g2_on_device)
     return finalize(key, synth.witness, sums, timer, threads, r, s)

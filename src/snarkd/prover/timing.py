@@ -27,7 +27,6 @@ PHASES: dict[str, str] = {
     "msm_b1": "MSM over the B1 bases (G1)",
     "msm_c": "MSM over the C bases",
     "msm_b2": "MSM over the B2 bases (G2)",
-    "msm_w": "MSMs over the witness in one native call: A, B1, C (and B2 with the G2 MSM in the device stage)",
     "kernels": "GPU time of the device stage's kernels (CUDA events; part of device)",
     "device": "device stage total (holding a device slot)",
     "finalize_queue": "waiting in the finalize queue",

@@ -11,6 +11,7 @@
 // (bit-reversed -> natural) so no permutation pass is needed.
 #pragma once
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <map>
 #include <memory>
@@ -116,10 +117,19 @@ struct NttSimd {
     }
   }
 
+  static std::mutex& cache_mu() { static std::mutex mu; return mu; }
+  static std::map<unsigned, std::shared_ptr<const Tables>>& cache() {
+    static std::map<unsigned, std::shared_ptr<const Tables>> c;
+    return c;
+  }
+  // Forget the cached tables (a one-shot proof frees their memory once done).
+  static void clear_tables() {
+    std::lock_guard<std::mutex> g(cache_mu());
+    cache().clear();
+  }
   static std::shared_ptr<const Tables> tables(unsigned log_n) {
-    static std::mutex mu;
-    static std::map<unsigned, std::shared_ptr<const Tables>> cache;
-    std::lock_guard<std::mutex> g(mu);
+    std::lock_guard<std::mutex> g(cache_mu());
+    auto& cache = NttSimd::cache();
     auto it = cache.find(log_n);
     if (it != cache.end()) return it->second;
     auto t = std::make_shared<Tables>();
@@ -324,7 +334,8 @@ struct NttSimd {
   // ---- the QAP step ----
   // h[i] = (a b - c)(g w^i) for i < n, c = a o b on the domain; a, b: Montgomery
   // (R) on the domain; h: plain. n = 2^log_n >= 16.
-  SNARKD_SIMD52_TARGET static void h_coset(const Fr* a, const Fr* b, Fr* h, unsigned log_n, unsigned T) {
+  SNARKD_SIMD52_TARGET static void h_coset(const Fr* a, const Fr* b, Fr* h, unsigned log_n, unsigned T,
+                                           double* h_ms = nullptr) {
     const size_t n = (size_t)1 << log_n;
     auto tb = tables(log_n);
     Soa A(n), Bv(n), C(n);
@@ -335,7 +346,9 @@ struct NttSimd {
       parallel_for(n / 8, T, [&](size_t kb, size_t ke, unsigned) { scale(*x, *tb->scale, kb, ke); }, 256);
       dit(*x, log_n, *tb->fwd, T);
     }
+    auto t0 = std::chrono::steady_clock::now();
     parallel_for(n / 8, T, [&](size_t kb, size_t ke, unsigned) { convert_out(A, Bv, C, h, kb, ke); }, 256);
+    if (h_ms) *h_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   }
   SNARKD_SIMD52_TARGET static void convert_in(const Fr* a, const Fr* b, Soa& A, Soa& Bv, Soa& C, const E& kw,
                                               size_t kb, size_t ke) {
