@@ -174,9 +174,61 @@ SNARKD_SIMD52_INLINE Fe<Pr> mul(const Fe<Pr>& a, const Fe<Pr>& b) {
   return r;
 }
 
+// a^2 / R mod p: the product first, the cross products a_i a_j (i < j) once and
+// doubled (L(L-1)/2 + L pairs instead of L^2: 85 instead of 105 IFMA for L = 5),
+// then the L reduction rounds. Same bounds as mul.
 template <class Pr>
 SNARKD_SIMD52_INLINE Fe<Pr> sqr(const Fe<Pr>& a) {
-  return mul(a, a);
+  constexpr unsigned L = Pr::L;
+  const V zero = _mm512_setzero_si512();
+  V t[2 * L + 1];
+#pragma GCC unroll 16
+  for (unsigned i = 0; i <= 2 * L; i++) t[i] = zero;
+#pragma GCC unroll 8
+  for (unsigned i = 0; i < L; i++)
+#pragma GCC unroll 8
+    for (unsigned j = i + 1; j < L; j++) {
+      t[i + j] = _mm512_madd52lo_epu64(t[i + j], a.l[i], a.l[j]);
+      t[i + j + 1] = _mm512_madd52hi_epu64(t[i + j + 1], a.l[i], a.l[j]);
+    }
+#pragma GCC unroll 16
+  for (unsigned i = 0; i < 2 * L; i++) t[i] = _mm512_slli_epi64(t[i], 1);  // < 2^60: no overflow
+#pragma GCC unroll 8
+  for (unsigned i = 0; i < L; i++) {
+    t[2 * i] = _mm512_madd52lo_epu64(t[2 * i], a.l[i], a.l[i]);
+    t[2 * i + 1] = _mm512_madd52hi_epu64(t[2 * i + 1], a.l[i], a.l[i]);
+  }
+  // reduction rounds, as in mul (round i clears limb i)
+#pragma GCC unroll 8
+  for (unsigned i = 0; i < L; i++) {
+    V m = _mm512_madd52lo_epu64(zero, t[i], bc(Pr::PINV));
+    if (i + 1 == L && Pr::LAST < 52) m = _mm512_and_si512(m, bc((1ULL << Pr::LAST) - 1));
+#pragma GCC unroll 8
+    for (unsigned j = 0; j < L; j++) {
+      t[i + j] = _mm512_madd52lo_epu64(t[i + j], m, bc(Pr::P1.v[j]));
+      t[i + j + 1] = _mm512_madd52hi_epu64(t[i + j + 1], m, bc(Pr::P1.v[j]));
+    }
+    if (i + 1 < L || Pr::LAST == 52) t[i + 1] = _mm512_add_epi64(t[i + 1], _mm512_srli_epi64(t[i], 52));
+  }
+  Fe<Pr> r;
+  if constexpr (Pr::LAST == 52) {
+#pragma GCC unroll 8
+    for (unsigned j = 0; j < L; j++) r.l[j] = t[L + j];
+    normalize(r);
+  } else {
+    // t[L - 1 .. 2L] is 0 mod 2^LAST at t[L - 1]: normalize, then shift right by LAST bits
+    const V m = bc(M52);
+#pragma GCC unroll 8
+    for (unsigned j = L - 1; j < 2 * L; j++) {
+      t[j + 1] = _mm512_add_epi64(t[j + 1], _mm512_srli_epi64(t[j], 52));
+      t[j] = _mm512_and_si512(t[j], m);
+    }
+#pragma GCC unroll 8
+    for (unsigned j = 0; j < L; j++)
+      r.l[j] = _mm512_and_si512(
+          _mm512_or_si512(_mm512_srli_epi64(t[L - 1 + j], Pr::LAST), _mm512_slli_epi64(t[L + j], 52 - Pr::LAST)), m);
+  }
+  return r;
 }
 
 // a + b, normalized (no reduction: the caller keeps track of the bound).

@@ -169,6 +169,11 @@ struct BatchAdd {
 };
 
 template <class Cfg>
+inline void settle_equal(BatchAdd<Cfg>& b);
+template <class Cfg>
+XYZZ<Cfg> reduce_buckets(BatchAdd<Cfg>& ba, const Affine<Cfg>* ab, size_t nb);
+
+template <class Cfg>
 struct SimdBuckets {
   using F = typename Cfg::F;
   using Aff = Affine<Cfg>;
@@ -247,16 +252,6 @@ struct SimdBuckets {
     for (size_t k = 0; k < rj.size(); k++) insert(rj[k], rp[k]);
   }
 
-  // dst = dst + src for the additions BatchAdd left over (equal x), exact
-  static void settle(BatchAdd<Cfg>& b) {
-    for (auto& e : b.equal) {
-      Pt r = Pt::from_affine(e.p);
-      r.add_affine(e.q);
-      r.to_affine().store(e.dst);
-    }
-    b.equal.clear();
-  }
-
   // sum_j (j+1) * bucket_j
   Pt reduce() {
     do flush(); while (ba.m || !dj.empty());
@@ -276,38 +271,142 @@ struct SimdBuckets {
         F zi = p.ZZ * z[k];  // Z^-1
         fa[k] = {p.X * zi.sqr(), p.Y * z[k]};
         ba.push((uint8_t*)&ab[fj[k]], (const uint8_t*)&fa[k], false);
-        if (ba.full()) { ba.flush(); settle(ba); }
+        if (ba.full()) { ba.flush(); settle_equal(ba); }
       }
       ba.flush();
-      settle(ba);
+      settle_equal(ba);
     }
-    // C chains over blocks of L buckets: acc_c = sum_s s B_{cL+s}, run_c = sum_s B_{cL+s}
-    size_t C = std::min<size_t>(64, std::max<size_t>(1, ba.B / 2));
-    while (C > 1 && nb % C) C /= 2;
-    const size_t L = nb / C;
-    std::vector<Aff> run(C, Aff::inf()), acc(C, Aff::inf());
-    for (size_t s = L; s-- > 0;) {
-      for (size_t c = 0; c < C; c++) {
-        ba.push((uint8_t*)&acc[c], (const uint8_t*)&run[c], false);  // acc += run (before this step)
-        ba.push((uint8_t*)&run[c], (const uint8_t*)&ab[c * L + s], false);
-        if (ba.full()) { ba.flush(); settle(ba); }
+    return reduce_buckets<Cfg>(ba, ab.data(), nb);
+  }
+};
+
+// dst = dst + src for the additions BatchAdd left over (equal x), exact
+template <class Cfg>
+inline void settle_equal(BatchAdd<Cfg>& b) {
+  for (auto& e : b.equal) {
+    XYZZ<Cfg> r = XYZZ<Cfg>::from_affine(e.p);
+    r.add_affine(e.q);
+    r.to_affine().store(e.dst);
+  }
+  b.equal.clear();
+}
+
+// sum_j (j+1) B_j over affine buckets (all-zero = empty): C chains over blocks of L
+// buckets advanced together, acc_c = sum_s s B_{cL+s}, run_c = sum_s B_{cL+s}; two
+// queued additions per chain and step share the batch's inversion.
+template <class Cfg>
+XYZZ<Cfg> reduce_buckets(BatchAdd<Cfg>& ba, const Affine<Cfg>* ab, size_t nb) {
+  using Aff = Affine<Cfg>;
+  using Pt = XYZZ<Cfg>;
+  size_t C = std::min<size_t>(64, std::max<size_t>(1, ba.B / 2));
+  while (C > 1 && nb % C) C /= 2;
+  const size_t L = nb / C;
+  std::vector<Aff> run(C, Aff::inf()), acc(C, Aff::inf());
+  for (size_t s = L; s-- > 0;) {
+    for (size_t c = 0; c < C; c++) {
+      ba.push((uint8_t*)&acc[c], (const uint8_t*)&run[c], false);  // acc += run (before this step)
+      ba.push((uint8_t*)&run[c], (const uint8_t*)&ab[c * L + s], false);
+      if (ba.full()) { ba.flush(); settle_equal(ba); }
+    }
+    ba.flush();
+    settle_equal(ba);
+  }
+  // sum_j (j+1) B_j = sum_c acc_c + sum_c run_c + L sum_c c run_c
+  Pt a = Pt::inf(), wrun = Pt::inf(), wsum = Pt::inf();
+  for (size_t c = C; c-- > 0;) {
+    a.add_affine_checked(acc[c]);
+    a.add_affine_checked(run[c]);
+    if (c > 0) {
+      wrun.add_affine_checked(run[c]);
+      wsum.add(wrun);
+    }
+  }
+  for (size_t l = L; l > 1; l /= 2) wsum.dbl();
+  a.add(wsum);
+  return a;
+}
+
+// One window's buckets from its points grouped by bucket: a counting sort of
+// (bucket, point) pairs, then each bucket's points summed pairwise in rounds
+// (round r adds element k + 2^r of every run into element k). No two additions
+// of a round share a destination, so batches are as large as the round: no
+// queue, no conflicts, no fallback, whatever the digits (crowded top window,
+// small scalars). Sum of run lengths minus the number of runs = additions.
+template <class Cfg>
+struct SortedBuckets {
+  using F = typename Cfg::F;
+  using Aff = Affine<Cfg>;
+  using Pt = XYZZ<Cfg>;
+  static constexpr size_t PS = sizeof(Aff);
+  static constexpr uint32_t NEGF = 0x80000000u;
+
+  std::vector<uint32_t> cnt, dg, order;  // bucket offsets, digits, point indices | NEGF sorted by bucket
+  std::vector<Aff> ab, scr;             // bucket sums; partial sums (one per pair of round 0)
+  BatchAdd<Cfg> ba;
+
+  // digit(k): |d| | NEGF (0: none) for k < n; index(k): the point of entry k
+  template <class Digit, class Index>
+  Pt run(size_t nb, size_t n, const uint8_t* bases, size_t B, Digit digit, Index index) {
+    ba.reserve(B);
+    cnt.assign(nb + 1, 0);
+    dg.resize(n);
+    for (size_t k = 0; k < n; k++) {
+      uint32_t d = digit(k);
+      dg[k] = d;
+      if (d) cnt[d & ~NEGF]++;  // bucket |d| - 1 counted at |d|
+    }
+    for (size_t j = 0; j < nb; j++) cnt[j + 1] += cnt[j];
+    order.resize(cnt[nb]);
+    {
+      std::vector<uint32_t> pos(cnt.begin(), cnt.end() - 1);
+      for (size_t k = 0; k < n; k++) {
+        uint32_t d = dg[k];
+        if (d) order[pos[(d & ~NEGF) - 1]++] = (uint32_t)index(k) | (d & NEGF);
+      }
+    }
+    // round 0: runs of points -> scr (pairs added; a lone last point copied)
+    ab.assign(nb, Aff::inf());
+    std::vector<uint32_t> sbase(nb + 1);
+    size_t m = 0;
+    for (size_t j = 0; j < nb; j++) {
+      sbase[j] = (uint32_t)m;
+      m += (cnt[j + 1] - cnt[j] + 1) / 2;
+    }
+    sbase[nb] = (uint32_t)m;
+    scr.resize(m);
+    auto point = [&](uint32_t pi) {
+      Aff p = Aff::load(bases + (size_t)(pi & ~NEGF) * PS);
+      if (pi & NEGF) p.y = p.y.neg();
+      return p;
+    };
+    for (size_t j = 0; j < nb; j++) {
+      size_t s = cnt[j], e = cnt[j + 1], t = sbase[j];
+      for (; s + 1 < e; s += 2, t++) {
+        scr[t] = point(order[s]);
+        ba.push((uint8_t*)&scr[t], bases + (size_t)(order[s + 1] & ~NEGF) * PS, (order[s + 1] & NEGF) != 0);
+        if (ba.full()) { ba.flush(); settle_equal(ba); }
+      }
+      if (s < e) scr[t] = point(order[s]);
+    }
+    ba.flush();
+    settle_equal(ba);
+    // rounds 1, 2, ...: within each run of scr, element k += element k + stride
+    size_t longest = 0;
+    for (size_t j = 0; j < nb; j++) longest = std::max<size_t>(longest, sbase[j + 1] - sbase[j]);
+    for (size_t stride = 1; stride < longest; stride *= 2) {
+      for (size_t j = 0; j < nb; j++) {
+        size_t b = sbase[j], len = sbase[j + 1] - b;
+        for (size_t k = 0; k + stride < len; k += 2 * stride) {
+          ba.push((uint8_t*)&scr[b + k], (const uint8_t*)&scr[b + k + stride], false);
+          if (ba.full()) { ba.flush(); settle_equal(ba); }
+        }
       }
       ba.flush();
-      settle(ba);
+      settle_equal(ba);
     }
-    // sum_j (j+1) B_j = sum_c acc_c + sum_c run_c + L sum_c c run_c
-    Pt a = Pt::inf(), wrun = Pt::inf(), wsum = Pt::inf();
-    for (size_t c = C; c-- > 0;) {
-      a.add_affine_checked(acc[c]);
-      a.add_affine_checked(run[c]);
-      if (c > 0) {
-        wrun.add_affine_checked(run[c]);
-        wsum.add(wrun);
-      }
-    }
-    for (size_t l = L; l > 1; l /= 2) wsum.dbl();
-    a.add(wsum);
-    return a;
+    for (size_t j = 0; j < nb; j++)
+      if (sbase[j + 1] > sbase[j]) ab[j] = scr[sbase[j]];
+    return reduce_buckets<Cfg>(ba, ab.data(), nb);
   }
 };
 

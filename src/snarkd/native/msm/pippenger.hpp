@@ -190,6 +190,16 @@ struct Recoder {
   }
 };
 
+// Buckets window w can reach: the top window of a scalar of `bits` bits holds
+// only the few bits left over (7 for 254-bit scalars and c = 13), so its points
+// crowd into a few buckets (see SortedBuckets).
+inline size_t window_buckets(unsigned w, unsigned c, unsigned nw, unsigned bits) {
+  size_t nb = (size_t)1 << (c - 1);
+  if (w + 1 < nw) return nb;
+  unsigned top = bits > w * c ? bits - w * c : 0;
+  return top + 1 < c ? std::min(nb, (size_t)1 << top) : nb;
+}
+
 inline MsmPlan msm_plan(size_t n, unsigned T, unsigned bits) {
   MsmPlan best{1, bits + 1, 1};
   double best_cost = 1e300;
@@ -228,9 +238,16 @@ Affine<Cfg> msm(const uint8_t* bases, const uint8_t* scalars, size_t n, unsigned
     unsigned TT = (unsigned)std::min<size_t>(T, ntasks);
     std::vector<Pt> partial(ntasks, Pt::inf());
     std::vector<SimdBuckets<Cfg>> acc(TT);
+    std::vector<SortedBuckets<Cfg>> sorted(TT);
     parallel_tasks(ntasks, TT, [&](size_t task, unsigned tid) {
       unsigned w = (unsigned)(task / k), ch = (unsigned)(task % k);
       size_t b = n * ch / k, e = n * (ch + 1) / k;
+      const size_t nbw = window_buckets(w, c, nw, sbits);
+      if (nbw < nb / 8) {  // crowded top window: sort by bucket instead of queueing
+        partial[task] = sorted[tid].run(nbw, e - b, bases, 1024, [&](size_t q) { return rec.digit(b + q, w); },
+                                        [&](size_t q) { return b + q; });
+        return;
+      }
       SimdBuckets<Cfg>& bk = acc[tid];
       bk.reset(nb, B, bases);
       uint32_t dn = b < e ? rec.digit(b, w) : 0;

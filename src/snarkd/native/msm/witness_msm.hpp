@@ -108,11 +108,13 @@ struct WitnessMsm {
     const unsigned TT = (unsigned)std::max<size_t>(1, std::min<size_t>(T, tasks.size()));
     std::vector<SimdBuckets<G1>> bk1(TT);
     std::vector<SimdBuckets<G2>> bk2(TT);
+    std::vector<SortedBuckets<G1>> sb1(TT);
+    std::vector<SortedBuckets<G2>> sb2(TT);
     const size_t B = std::min<size_t>(std::max<size_t>(nb / 4, 64), msm_batch_size());
     parallel_tasks(tasks.size(), TT, [&](size_t ti, unsigned tid) {
       const Task& t = tasks[ti];
-      if (t.g == 1) part1[ti] = run_task<G1>(t.kind, t.a, t.b, j1[t.job], bk1[tid], ones, full, rec, nf, nb, B);
-      else part2[ti] = run_task<G2>(t.kind, t.a, t.b, j2[t.job], bk2[tid], ones, full, rec, nf, nb, B);
+      if (t.g == 1) part1[ti] = run_task<G1>(t.kind, t.a, t.b, j1[t.job], bk1[tid], sb1[tid], ones, full, rec, nf, nb, B);
+      else part2[ti] = run_task<G2>(t.kind, t.a, t.b, j2[t.job], bk2[tid], sb2[tid], ones, full, rec, nf, nb, B);
     });
 
     // 4) combine: windows by Horner from the top, plus the ones' sums
@@ -134,18 +136,22 @@ struct WitnessMsm {
 
   template <class Cfg>
   static XYZZ<Cfg> run_task(unsigned kind, size_t a, size_t b, const MsmJob& job, SimdBuckets<Cfg>& bk,
-                            const std::vector<uint32_t>& ones, const std::vector<uint32_t>& full,
+                            SortedBuckets<Cfg>& sb, const std::vector<uint32_t>& ones, const std::vector<uint32_t>& full,
                             const Recoder<Fr>& rec, size_t nf, size_t nb, size_t B) {
     if (kind == 1) {
       bk.ba.reserve(B < 256 ? 256 : B);
       return sum_points_simd<Cfg>(bk.ba, job.bases, ones.data() + a, b - a, job.start);
     }
-    bk.reset(nb, B, job.bases);
     const unsigned w = (unsigned)a;
     const uint32_t lo = (uint32_t)job.start, hi = (uint32_t)(job.start + job.n);
     // C starts after the public inputs: skip the full scalars before it
     size_t k0 = (size_t)(std::lower_bound(full.begin(), full.end(), lo) - full.begin());
     size_t k1 = (size_t)(std::lower_bound(full.begin(), full.end(), hi) - full.begin());
+    const size_t nbw = window_buckets(w, rec.c, rec.nw, (unsigned)Fr::BITS);
+    if (nbw < nb / 8)  // crowded top window: sort by bucket instead of queueing
+      return sb.run(nbw, k1 - k0, job.bases, 1024, [&](size_t q) { return rec.digit(k0 + q, w); },
+                    [&](size_t q) { return full[k0 + q] - lo; });
+    bk.reset(nb, B, job.bases);
     uint32_t dn = k0 < k1 ? rec.digit(k0, w) : 0;
     for (size_t k = k0; k < k1; k++) {
       uint32_t d = dn;
