@@ -15,7 +15,6 @@ prover's business (snarkd.prover.prepared); this module knows only the box.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import mmap
 import os
@@ -43,6 +42,8 @@ def _crc32c(data) -> int:
 def zkey_identity(zkey_path: str | os.PathLike, header_bytes: bytes) -> dict:
     """What a sidecar is bound to: the zkey's size and mtime, and a hash of its header
     sections (`header_bytes`: §1 and §2 as stored)."""
+    import hashlib  # only when there is a sidecar to check
+
     st = os.stat(zkey_path)
     return {"size": st.st_size, "mtime_ns": st.st_mtime_ns, "header_sha256": hashlib.sha256(header_bytes).hexdigest()}
 

@@ -21,7 +21,6 @@ a wrong one.
 from __future__ import annotations
 
 import importlib
-import logging
 import os
 
 from snarkd.errors import FormatError
@@ -29,7 +28,13 @@ from snarkd.formats.binfile import BinFile
 from snarkd.formats.prepared import SUFFIX, PreparedError, PreparedFile, write, zkey_identity
 from snarkd.formats.zkey_layout import read_layout
 
-log = logging.getLogger("snarkd.prepared")
+LOGGER = "snarkd.prepared"
+
+
+def _warn(msg: str, *args) -> None:
+    import logging  # only when there is something to say: the one-shot path stays lean
+
+    logging.getLogger(LOGGER).warning(msg, *args)
 
 LAYOUT = "csr-1"  # what the blocks mean; a reader of another layout ignores (and rebuilds) the file
 BLOCKS = tuple(f"{kind}_{m}" for m in "ab" for kind in ("rows", "vrows", "ent", "val"))
@@ -97,15 +102,15 @@ def load(zkey_path: str | os.PathLike, bf: BinFile, curve: str, n_vars: int, dom
     except PreparedError as exc:
         missing = str(exc) == "not found"
         if not (rebuild or mode == "build"):
-            log.warning("%s: %s; ignored (run `snarkd prepare %s` to rebuild it)", path, exc, os.fspath(zkey_path))
+            _warn("%s: %s; ignored (run `snarkd prepare %s` to rebuild it)", path, exc, os.fspath(zkey_path))
             return None
         if not missing:
-            log.warning("%s: %s; ignored, rebuilding it", path, exc)
+            _warn("%s: %s; ignored, rebuilding it", path, exc)
     try:
         build(zkey_path, path)
         return _open_checked(path, identity, curve, n_vars, domain_size)
     except (OSError, PreparedError) as exc:
-        log.warning("%s: cannot (re)build the prepared sidecar (%s); proving without it", path, exc)
+        _warn("%s: cannot (re)build the prepared sidecar (%s); proving without it", path, exc)
         return None
 
 
@@ -114,7 +119,7 @@ def discard(pf: PreparedFile | None, zkey_path: str | os.PathLike, why: str) -> 
     passed the checksums): warn and remove it, so the next prepare rebuilds it."""
     if pf is None:
         return
-    log.warning("%s: %s; ignored and removed (run `snarkd prepare %s`)", pf.path, why, os.fspath(zkey_path))
+    _warn("%s: %s; ignored and removed (run `snarkd prepare %s`)", pf.path, why, os.fspath(zkey_path))
     path = pf.path
     pf.close()
     try:
