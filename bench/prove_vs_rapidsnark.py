@@ -3,7 +3,8 @@ same key and witness, one run per circuit folder.
 
 Tools run in rounds; each round runs every tool once, in an order rotated from
 round to round (A B C, B C A, ...), so machine noise hits all of them alike.
-Reported per tool: median wall time, peak RSS (wait4 on the child), and for
+Reported per tool: median wall time, median CPU time (user + system: steadier
+than wall time on a shared machine), peak RSS (wait4 on the child), and for
 snarkd its per-phase medians (--timings); per pair: the ratio of medians and the
 median of the per-round ratios. Every tool's proof is checked once with
 `snarkjs groth16 verify`. rapidsnark runs when RAPIDSNARK=/path/to/prover is set
@@ -34,8 +35,8 @@ REPO = Path(__file__).resolve().parent.parent
 SNARKJS = REPO / "node_modules" / ".bin" / "snarkjs"
 
 
-def timed(cmd: list[str]) -> tuple[float, int, str]:
-    """(wall seconds, peak RSS bytes, stderr) of one child process."""
+def timed(cmd: list[str]) -> tuple[float, int, str, float]:
+    """(wall seconds, peak RSS bytes, stderr, CPU seconds user + system) of one child process."""
     start = time.perf_counter()
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     err = proc.stderr.read()
@@ -44,7 +45,7 @@ def timed(cmd: list[str]) -> tuple[float, int, str]:
     code = os.waitstatus_to_exitcode(status)
     if code != 0:
         raise RuntimeError(f"{' '.join(cmd[:3])} failed ({code}): {err[-2000:]}")
-    return wall, usage.ru_maxrss * 1024, err
+    return wall, usage.ru_maxrss * 1024, err, usage.ru_utime + usage.ru_stime
 
 
 def parse_timings(stderr: str) -> dict[str, float]:
@@ -86,14 +87,16 @@ def bench_dir(d: Path, runs: int, threads: int, with_snarkjs: bool, rapidsnark: 
         pre = {"snarkd": "sd", "rapidsnark": "rs", "snarkjs": "sj"}[name]
         verified[name] = verify(vk, tmp / f"{pre}_q.json", tmp / f"{pre}_p.json")
     wall = {n: [] for n in names}
+    cpu = {n: [] for n in names}
     rss = {n: [] for n in names}
     phases = []
     load = [os.getloadavg()[0]]
     for i in range(runs):
         order = names[i % len(names):] + names[: i % len(names)]
         for name in order:
-            w, r, err = timed(tools[name])
+            w, r, err, c = timed(tools[name])
             wall[name].append(w)
+            cpu[name].append(c)
             rss[name].append(r)
             if name == "snarkd":
                 phases.append(parse_timings(err))
@@ -112,13 +115,16 @@ def bench_dir(d: Path, runs: int, threads: int, with_snarkjs: bool, rapidsnark: 
         "verified_by_snarkjs": verified,
         "wall_s": wall,
         "median_s": med,
+        "cpu_s": cpu,  # user + system of the process: less sensitive to a loaded machine than wall time
+        "median_cpu_s": {n: statistics.median(cpu[n]) for n in names},
         "peak_rss_mib": {n: max(rss[n]) / 2**20 for n in names},
         "snarkd_phase_median_ms": {k: statistics.median(p.get(k, 0.0) for p in phases) for k in phases[0]} if phases else {},
     }
     ratios = {}
     for other in names[1:]:
         per_round = [a / b for a, b in zip(wall["snarkd"], wall[other])]
-        ratios[f"snarkd/{other}"] = {"ratio_of_medians": med["snarkd"] / med[other], "median_of_round_ratios": statistics.median(per_round)}
+        ratios[f"snarkd/{other}"] = {"ratio_of_medians": med["snarkd"] / med[other], "median_of_round_ratios": statistics.median(per_round),
+                                     "cpu_ratio_of_medians": statistics.median(cpu["snarkd"]) / statistics.median(cpu[other])}
     out["ratios"] = ratios
     return out
 

@@ -46,19 +46,16 @@ def _print_timings(timings: dict[str, float], total_ms: float) -> None:
     print(f"{'total':<{width}} {total_ms:10.1f} ms", file=sys.stderr)
 
 
-BACKEND_ENV = "SNARKD_BACKEND"  # the env of the [prove] backend setting (snarkd.config.settings; a test pins it)
-
-
 def _lean(name: str | None, check_points: bool) -> bool:
-    """True for the CPU one-shot path: --backend cpu, or no --backend and the [prove]
-    backend setting is cpu. The setting comes from the environment only, so it is
-    read here without the config layer; any other value goes through the config
-    (validated there) on the staged path."""
+    """True for the CPU one-shot path (prover/oneshot.py): --backend cpu, or no --backend
+    and the [prove] backend setting is cpu (read through the config layer)."""
     if check_points:
         return False
     if name:
         return name.lower() == "cpu"
-    return os.environ.get(BACKEND_ENV, "cpu").strip().lower() == "cpu"
+    from snarkd.config import Config
+
+    return str(Config.defaults().prove.backend).lower() == "cpu"
 
 
 def _backend(name: str | None, domain_size: int):

@@ -156,7 +156,12 @@ struct Groth16Prover {
     }
     lap("spmv");
 
-    qap_h<Tr>(a.data(), b.data(), hv.data(), log_n, T);
+    struct Inputs { std::vector<Fr>* a; std::vector<Fr>* b; } in{&a, &b};
+    qap_h<Tr>(a.data(), b.data(), hv.data(), log_n, T, nullptr, [](void* c) {
+      auto* p = (Inputs*)c;  // read once: freed before the transforms
+      std::vector<Fr>().swap(*p->a);
+      std::vector<Fr>().swap(*p->b);
+    }, &in);
 #if defined(SNARKD_SIMD52)
     NttSimd<Tr>::clear_tables();  // one proof: give their memory back before the MSMs
 #endif

@@ -15,16 +15,20 @@ namespace snarkd {
 // The 8-lane path when the CPU has it, else the scalar transforms on copies.
 // h_ms (optional): milliseconds of the last step, the H values from the coset
 // evaluations (the "h" phase of --timings; the rest is "ntt").
+// inputs_done(ctx) (optional) is called once a and b have been read: the caller
+// may free them then (a one-shot proof keeps its peak memory down).
 template <class Tr, class Fr>
-void qap_h(const Fr* a, const Fr* b, Fr* h, unsigned log_n, unsigned T, double* h_ms = nullptr) {
+void qap_h(const Fr* a, const Fr* b, Fr* h, unsigned log_n, unsigned T, double* h_ms = nullptr,
+           void (*inputs_done)(void*) = nullptr, void* ctx = nullptr) {
   const size_t n = (size_t)1 << log_n;
 #if defined(SNARKD_SIMD52)
   if (g_use_simd52 && log_n >= 4) {
-    NttSimd<Tr>::h_coset(a, b, h, log_n, T, h_ms);
+    NttSimd<Tr>::h_coset(a, b, h, log_n, T, h_ms, inputs_done, ctx);
     return;
   }
 #endif
   std::vector<Fr> A(a, a + n), B(b, b + n), C(n);
+  if (inputs_done) inputs_done(ctx);
   parallel_for(n, T, [&](size_t s, size_t e, unsigned) {
     for (size_t i = s; i < e; i++) C[i] = A[i] * B[i];
   }, 4096);

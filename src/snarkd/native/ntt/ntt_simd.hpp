@@ -70,8 +70,12 @@ struct NttSimd {
     return simd52::mul(simd52::from_words<Pr>(w), kw);
   }
 
+  // Twiddles of the in-block stages (m < 2^11): tw[m + j] = w_2m^(+-j), both directions;
+  // of the large stages: one table big[j] = w_n^j, j <= n/2, read with stride n/2m (the
+  // inverse via w^-j = -w^(n/2 - j)); coset factors V[i] = g^rev(i) / n. About 0.75 n
+  // entries where per-stage tables of both directions would take 2n.
   struct Tables {
-    std::unique_ptr<Soa> fwd, inv, scale;  // twiddles tw[m + j] = w_2m^(+-j); V[i] = g^rev(i) / n
+    std::unique_ptr<Soa> small_fwd, small_inv, big, scale;
   };
 
   SNARKD_SIMD52_TARGET static void fill_twiddles(Soa& t, unsigned log_n, bool inverse) {
@@ -95,6 +99,21 @@ struct NttSimd {
         for (size_t j = 0; j < mm; j++) a[mm + j] = a[2 * mm + 2 * j];
       }
     for (unsigned l = 0; l < L; l++) t.p[l * t.n] = 0;  // index 0 unused
+  }
+
+  SNARKD_SIMD52_TARGET static void fill_big(Soa& t, unsigned log_n) {
+    const size_t half = (size_t)1 << (log_n - 1);
+    Fr w = Ntt<Tr>::root_of_unity(log_n);
+    Fr first[8];
+    first[0] = Fr::one();
+    for (int k = 1; k < 8; k++) first[k] = first[k - 1] * w;
+    Fr w8 = first[7] * w;
+    const E kw = simd52::broadcast<Pr>(k_to_wide().v);
+    E x = load_aos(first, kw), step = simd52::mul(simd52::broadcast<Pr>(w8.v), kw);
+    for (size_t j = 0; j <= half; j += 8) {  // one vector past n/2: big[n/2] = -1 is read
+      t.st(j, simd52::csub<1>(x));
+      x = simd52::mul(x, step);
+    }
   }
 
   SNARKD_SIMD52_TARGET static void fill_scale(Soa& v, unsigned log_n) {
@@ -134,11 +153,16 @@ struct NttSimd {
     if (it != cache.end()) return it->second;
     auto t = std::make_shared<Tables>();
     const size_t n = (size_t)1 << log_n;
-    t->fwd = std::make_unique<Soa>(n);
-    t->inv = std::make_unique<Soa>(n);
+    const unsigned lb = std::min(log_n, LOG_BLOCK);
+    t->small_fwd = std::make_unique<Soa>((size_t)1 << lb);
+    t->small_inv = std::make_unique<Soa>((size_t)1 << lb);
+    fill_twiddles(*t->small_fwd, lb, false);
+    fill_twiddles(*t->small_inv, lb, true);
+    if (log_n > LOG_BLOCK) {
+      t->big = std::make_unique<Soa>(n / 2 + 8);
+      fill_big(*t->big, log_n);
+    }
     t->scale = std::make_unique<Soa>(n);
-    fill_twiddles(*t->fwd, log_n, false);
-    fill_twiddles(*t->inv, log_n, true);
     fill_scale(*t->scale, log_n);
     cache[log_n] = t;
     return t;
@@ -159,6 +183,12 @@ struct NttSimd {
     E u = a;
     a = simd52::csub<4>(simd52::add(u, b));
     b = simd52::mul(simd52::sub<4>(u, b), w);
+  }
+  // DIF with the twiddle given as its negation: (u - v)(-t) = (v - u) t
+  SNARKD_SIMD52_INLINE static void bf_dif_neg(E& a, E& b, const E& t) {
+    E u = a;
+    a = simd52::csub<4>(simd52::add(u, b));
+    b = simd52::mul(simd52::sub<4>(b, u), t);
   }
   SNARKD_SIMD52_INLINE static void bf_dif1(E& a, E& b) {
     E u = a;
@@ -267,39 +297,70 @@ struct NttSimd {
       }
   }
 
-  SNARKD_SIMD52_TARGET static void dif(Soa& x, unsigned log_n, const Soa& tw, unsigned T) {
+  SNARKD_SIMD52_TARGET static void dif(Soa& x, unsigned log_n, const Tables& tb, unsigned T) {
     const size_t n = (size_t)1 << log_n;
     const size_t B = (size_t)1 << std::min(log_n, LOG_BLOCK);
-    for (size_t m = n / 2; m >= B; m /= 2) {
+    for (size_t m = n / 2; m >= B && n > B; m /= 2) {
+      std::unique_ptr<Soa> tw = stage_twiddles(*tb.big, m, n, false);
       // one pass: vector butterflies k in [0, n / 16)
       parallel_for(n / 16, T, [&](size_t kb, size_t ke, unsigned) {
-        run_large(x, tw, m, kb, ke, false);
+        run_large(x, *tb.big, tw.get(), m, n, kb, ke, false);
       }, 64);
     }
     parallel_for(n / B, T, [&](size_t b, size_t e, unsigned) {
-      block_dif(x, tw, B, b, e);
+      block_dif(x, *tb.small_inv, B, b, e);
     });
   }
-  SNARKD_SIMD52_TARGET static void dit(Soa& x, unsigned log_n, const Soa& tw, unsigned T) {
+  SNARKD_SIMD52_TARGET static void dit(Soa& x, unsigned log_n, const Tables& tb, unsigned T) {
     const size_t n = (size_t)1 << log_n;
     const size_t B = (size_t)1 << std::min(log_n, LOG_BLOCK);
     parallel_for(n / B, T, [&](size_t b, size_t e, unsigned) {
-      block_dit(x, tw, B, b, e);
+      block_dit(x, *tb.small_fwd, B, b, e);
     });
     for (size_t m = B; m < n; m *= 2) {
+      std::unique_ptr<Soa> tw = stage_twiddles(*tb.big, m, n, true);
       parallel_for(n / 16, T, [&](size_t kb, size_t ke, unsigned) {
-        run_large(x, tw, m, kb, ke, true);
+        run_large(x, *tb.big, tw.get(), m, n, kb, ke, true);
       }, 64);
     }
   }
-  SNARKD_SIMD52_TARGET static void run_large(Soa& x, const Soa& tw, size_t m, size_t kb, size_t ke, bool dit) {
+  // A large stage (m >= 2^11) needs w_2m^j = big[j s], s = n / 2m, or for the
+  // inverse w_2m^-j = -big[n/2 - j s] (the sign goes into the butterfly). For
+  // s > 1 the stage's m values are gathered once into a contiguous table (every
+  // block of the stage reuses them); s = 1 reads big directly (null returned).
+  SNARKD_SIMD52_TARGET static std::unique_ptr<Soa> stage_twiddles(const Soa& big, size_t m, size_t n, bool dit) {
+    const long long s = (long long)(n / (2 * m)), half = (long long)(n / 2);
+    if (s == 1) return nullptr;
+    auto tw = std::make_unique<Soa>(m);
+    const V lanes = _mm512_set_epi64(7, 6, 5, 4, 3, 2, 1, 0);
+    for (size_t j = 0; j < m; j += 8) {
+      V idx = _mm512_mullo_epi64(_mm512_add_epi64(_mm512_set1_epi64((long long)j), lanes), _mm512_set1_epi64(s));
+      if (!dit) idx = _mm512_sub_epi64(_mm512_set1_epi64(half), idx);
+      E w;
+      for (unsigned l = 0; l < L; l++) w.l[l] = _mm512_i64gather_epi64(idx, (const long long*)(big.p + l * big.n), 8);
+      tw->st(j, w);
+    }
+    return tw;
+  }
+  SNARKD_SIMD52_TARGET static void run_large(Soa& x, const Soa& big, const Soa* tw, size_t m, size_t n, size_t kb,
+                                             size_t ke, bool dit) {
     const size_t per = m / 8;  // vector butterflies per block of 2m
+    const size_t half = n / 2;
+    const V rev = _mm512_set_epi64(0, 1, 2, 3, 4, 5, 6, 7);
     for (size_t k = kb; k < ke; k++) {
-      size_t blk = k / per, j = (k % per) * 8, s = blk * 2 * m;
-      E a = x.ld(s + j), b = x.ld(s + j + m), w = tw.ld(m + j);
-      if (dit) bf_dit(a, b, w); else bf_dif(a, b, w);
-      x.st(s + j, a);
-      x.st(s + j + m, b);
+      size_t blk = k / per, j = (k % per) * 8, base = blk * 2 * m;
+      E a = x.ld(base + j), b = x.ld(base + j + m), w;
+      if (tw) {
+        w = tw->ld(j);
+      } else if (dit) {
+        w = big.ld(j);
+      } else {  // big[n/2 - j - t], t = 0..7: eight contiguous values, lanes reversed
+        for (unsigned l = 0; l < L; l++)
+          w.l[l] = _mm512_permutexvar_epi64(rev, _mm512_loadu_si512(big.p + l * big.n + half - j - 7));
+      }
+      if (dit) bf_dit(a, b, w); else bf_dif_neg(a, b, w);
+      x.st(base + j, a);
+      x.st(base + j + m, b);
     }
   }
   SNARKD_SIMD52_TARGET static void block_dit(Soa& x, const Soa& tw, size_t B, size_t b, size_t e) {
@@ -334,17 +395,20 @@ struct NttSimd {
   // ---- the QAP step ----
   // h[i] = (a b - c)(g w^i) for i < n, c = a o b on the domain; a, b: Montgomery
   // (R) on the domain; h: plain. n = 2^log_n >= 16.
+  // inputs_done (optional): called once a and b are read (the caller may free them)
   SNARKD_SIMD52_TARGET static void h_coset(const Fr* a, const Fr* b, Fr* h, unsigned log_n, unsigned T,
-                                           double* h_ms = nullptr) {
+                                           double* h_ms = nullptr, void (*inputs_done)(void*) = nullptr,
+                                           void* ctx = nullptr) {
     const size_t n = (size_t)1 << log_n;
     auto tb = tables(log_n);
     Soa A(n), Bv(n), C(n);
     const E kw = simd52::broadcast<Pr>(k_to_wide().v);
     parallel_for(n / 8, T, [&](size_t kb, size_t ke, unsigned) { convert_in(a, b, A, Bv, C, kw, kb, ke); }, 256);
+    if (inputs_done) inputs_done(ctx);
     for (Soa* x : {&A, &Bv, &C}) {
-      dif(*x, log_n, *tb->inv, T);
+      dif(*x, log_n, *tb, T);
       parallel_for(n / 8, T, [&](size_t kb, size_t ke, unsigned) { scale(*x, *tb->scale, kb, ke); }, 256);
-      dit(*x, log_n, *tb->fwd, T);
+      dit(*x, log_n, *tb, T);
     }
     auto t0 = std::chrono::steady_clock::now();
     parallel_for(n / 8, T, [&](size_t kb, size_t ke, unsigned) { convert_out(A, Bv, C, h, kb, ke); }, 256);
