@@ -143,6 +143,13 @@ struct Groth16Prover {
     {
       if (k.rows[0]) {
         spmv_csr<Fr>(k.rows, k.vrows, k.ent, k.val, witness, n, dom, a.data(), b.data(), T);
+        if (drop_pages)  // the sidecar is a read-only file mapping too
+          for (int q = 0; q < 2; q++) {
+            drop((const uint8_t*)k.ent[q], 4 * (size_t)k.rows[q][dom]);
+            drop((const uint8_t*)k.val[q], sizeof(Fr) * (size_t)k.vrows[q][dom]);
+            drop((const uint8_t*)k.rows[q], 4 * (dom + 1));
+            drop((const uint8_t*)k.vrows[q], 4 * (dom + 1));
+          }
       } else {
         long bad = -1;
         std::string e = coefs_error<Fr>(k.coefs, dom, n, &bad);
