@@ -370,7 +370,7 @@ SNARKD_SIMD52_INLINE void load_rows(const uint8_t* const* ptr, V* out) {
   }
   if (w < W) {
     V r[8];
-    for (int k = 0; k < 8; k++) r[k] = _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i*)(ptr[k] + 8 * w)));
+    for (int k = 0; k < 8; k++) r[k] = _mm512_maskz_loadu_epi64(0x0f, ptr[k] + 8 * w);  // 4 words, zeros above
     transpose8(r);
     for (int k = 0; k < 4; k++) out[w + k] = r[k];
   }

@@ -12,8 +12,11 @@
 // the key is never resident all at once: peak memory is the largest phase,
 // not the whole file.
 #pragma once
+#if defined(__unix__) || defined(__APPLE__)
 #include <sys/mman.h>
 #include <unistd.h>
+#define SNARKD_HAVE_MADVISE 1
+#endif
 
 #include <chrono>
 #include <cstdint>
@@ -91,10 +94,15 @@ struct Groth16Prover {
 
   // release a read-only file mapping's pages (they are read again from the page cache if touched)
   static void drop(const uint8_t* p, size_t len) {
+#if defined(SNARKD_HAVE_MADVISE)
     static const size_t page = (size_t)sysconf(_SC_PAGESIZE);
     uintptr_t b = ((uintptr_t)p + page - 1) & ~(uintptr_t)(page - 1);
     uintptr_t e = ((uintptr_t)p + len) & ~(uintptr_t)(page - 1);
     if (e > b) madvise((void*)b, e - b, MADV_DONTNEED);
+#else
+    (void)p;
+    (void)len;
+#endif
   }
 
   // r, s, rs: plain scalars < r. witness: n_vars plain 32-byte values.
