@@ -66,8 +66,21 @@ def verify(vk: Path, public: Path, proof: Path) -> bool:
     return res.returncode == 0 and "OK" in res.stdout
 
 
+def key_info(zkey: Path) -> dict:
+    """Header values, read without numpy or mapping the bulk sections: the children's peak
+    RSS (ru_maxrss) starts from this process's size when they are forked, so it stays small."""
+    from snarkd.formats.binfile import BinFile
+    from snarkd.formats.zkey_layout import read_layout
+
+    with BinFile.open(zkey, b"zkey", (1,)) as bf:
+        lay = read_layout(bf)
+        return {"curve": lay.curve.name, "n_vars": lay.n_vars, "n_public": lay.n_public,
+                "domain_size": lay.domain_size, "zkey_mib": bf.nbytes / 2**20}
+
+
 def bench_dir(d: Path, runs: int, threads: int, with_snarkjs: bool, rapidsnark: str | None, prepare: bool) -> dict:
     zkey, wtns, vk = d / "circuit.zkey", d / "witness.wtns", d / "vk.json"
+    info = key_info(zkey)
     tmp = Path(tempfile.mkdtemp(prefix="snarkd-vs-"))
     if prepare:
         subprocess.run([sys.executable, "-m", "snarkd", "prepare", str(zkey)], check=True, capture_output=True)
@@ -102,12 +115,6 @@ def bench_dir(d: Path, runs: int, threads: int, with_snarkjs: bool, rapidsnark: 
                 phases.append(parse_timings(err))
         print(f"{d.name} round {i + 1}/{runs}: " + "  ".join(f"{n} {wall[n][-1]:.3f}s" for n in names), file=sys.stderr)
     load.append(os.getloadavg()[0])
-    from snarkd.formats.zkey import read_zkey
-
-    zk = read_zkey(zkey)
-    info = {"curve": zk.curve.name, "n_vars": zk.n_vars, "n_public": zk.n_public, "domain_size": zk.domain_size,
-            "zkey_mib": zk.nbytes / 2**20}
-    zk.close()
     med = {n: statistics.median(wall[n]) for n in names}
     out = {
         "dir": str(d), **info, "runs": runs, "threads": threads or os.cpu_count(), "prepared_sidecar": prepare,
