@@ -113,12 +113,24 @@ def run(args) -> int:
     zkey_path, witness_path, proof_path, public_path = args.args
     if _lean(args.backend, args.check_points):
         # the lean path: one native call, no numpy (prover/oneshot.py)
-        from snarkd.prover.oneshot import prove_files
+        from snarkd.prover.oneshot import domain_power, prove_files
 
-        timer = PhaseTimer()
-        result = prove_files(zkey_path, witness_path, threads=args.threads, timer=timer, witness_name=witness_path)
-        with timer.phase("write"):
-            write_proof(result, proof_path, public_path)
+        timer, bar = PhaseTimer(), None
+        # a progress bar as snarkd.prover.progress.wanted decides, tqdm imported only to show one
+        if args.progress or (args.progress is None and not args.quiet and sys.stderr.isatty()):
+            power = domain_power(zkey_path)
+            if args.progress or (1 << power) >= LARGE_DOMAIN:
+                from snarkd.prover.progress import PhaseBar
+
+                timer = bar = PhaseBar(f"prove 2^{power}", PROVE_PHASES + 1 + args.verify, True)
+        try:
+            result = prove_files(zkey_path, witness_path, threads=args.threads, timer=timer, witness_name=witness_path,
+                                 verify=args.verify)
+            with timer.phase("write"):
+                write_proof(result, proof_path, public_path)
+        finally:
+            if bar is not None:
+                bar.close()
         backend_name, why = "cpu", "one-shot native path"
     else:
         from snarkd.formats.wtns import read_wtns

@@ -5,6 +5,7 @@
 #include <pybind11/numpy.h>
 
 #include <array>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -400,7 +401,8 @@ void bind_curve(py::module_& m) {
      "the domain, Montgomery); h_ms: milliseconds of the last step (H from the coset values)");
 
   m.def("groth16_prove", [](py::dict sec, py::object witness, size_t n_vars, size_t n_public, size_t domain,
-                            py::bytes r, py::bytes s, py::bytes rs, long threads, bool drop_pages, py::object prepared) {
+                            py::bytes r, py::bytes s, py::bytes rs, long threads, bool drop_pages, py::object prepared,
+                            py::object on_phase) {
     using GP = Groth16Prover<G1, G2, Fr, typename NS::FrTr>;
     constexpr size_t P1 = sizeof(Affine<G1>), P2 = sizeof(Affine<G2>);
     std::vector<std::unique_ptr<Buf>> keep;
@@ -446,10 +448,23 @@ void bind_curve(py::module_& m) {
     };
     auto rr = scalar(r, "r"), ss = scalar(s, "s"), rss = scalar(rs, "rs");
     typename GP::Result res;
+    std::function<void(const char*, double)> report;
+    std::unique_ptr<py::error_already_set> raised;  // an exception of the callback, re-raised after the proof
+    if (!on_phase.is_none())
+      report = [&](const char* name, double ms) {
+        py::gil_scoped_acquire g;
+        if (raised) return;
+        try {
+          on_phase(name, ms);
+        } catch (py::error_already_set& e) {
+          raised = std::make_unique<py::error_already_set>(std::move(e));
+        }
+      };
     {
       py::gil_scoped_release rel;
-      res = GP::prove(k, W.data(), rr.data(), ss.data(), rss.data(), resolve_threads(threads), drop_pages);
+      res = GP::prove(k, W.data(), rr.data(), ss.data(), rss.data(), resolve_threads(threads), drop_pages, report);
     }
+    if (raised) throw std::move(*raised);
     py::dict out;
     py::list ms;
     for (auto& p : res.ms) ms.append(py::make_tuple(p.first, p.second));
@@ -465,11 +480,13 @@ void bind_curve(py::module_& m) {
     return out;
   }, py::arg("sections"), py::arg("witness"), py::arg("n_vars"), py::arg("n_public"), py::arg("domain_size"),
      py::arg("r"), py::arg("s"), py::arg("rs"), T, py::arg("drop_pages") = false, py::arg("prepared") = py::none(),
+     py::arg("on_phase") = py::none(),
      "A whole proof over the key's raw sections (dict: coefs, a, b1, b2, c, h, alpha1, beta1, delta1, beta2, delta2) "
      "and the witness (plain values). r, s, rs = r*s mod r: 32-byte LE. Returns {'pi_a', 'pi_b', 'pi_c': affine "
      "Montgomery bytes, 'ms': [(phase, ms)], 'error': None or (section, index, message)}. drop_pages: the sections "
      "are a read-only file mapping whose pages may be released after use; prepared: the sidecar's CSR blocks "
-     "(then section 4 is not read). No numpy involved.");
+     "(then section 4 is not read); on_phase(name, ms): called as each phase ends (the GIL taken for it). "
+     "No numpy involved.");
 
   m.def("prepare_csr", [](py::object coefs, size_t domain, size_t n_vars) {
     Buf C(coefs, "coefs");

@@ -18,7 +18,7 @@ import os
 import secrets
 
 from snarkd.curves.encoding import g1_bytes_to_json, g2_bytes_to_json
-from snarkd.errors import FormatError, MismatchError, SnarkdError
+from snarkd.errors import FormatError, MismatchError
 from snarkd.formats.binfile import BinFile
 from snarkd.formats.wtns import MAGIC as WTNS_MAGIC, VERSIONS as WTNS_VERSIONS, read_header as read_wtns_header
 from snarkd.formats.zkey_layout import read_layout
@@ -29,11 +29,29 @@ from snarkd.prover.types import Proof
 ZKEY_MAGIC, ZKEY_VERSIONS = b"zkey", (1,)
 
 
+def domain_power(zkey_path: str | os.PathLike) -> int:
+    """log2 of the key's domain size, from its header alone."""
+    with BinFile.open(zkey_path, ZKEY_MAGIC, ZKEY_VERSIONS) as bf:
+        return read_layout(bf).domain_size.bit_length() - 1
+
+
+def _replay(timer: PhaseTimer):
+    """on_phase for the native call: each phase goes through the timer as it ends, so a
+    PhaseBar (snarkd.prover.progress) moves during the one long call."""
+    def on_phase(name: str, ms: float) -> None:
+        with timer.phase(name):
+            pass
+        timer.ms[name] = timer.ms.get(name, 0.0) + ms
+    return on_phase
+
+
 def prove_files(zkey_path: str | os.PathLike, witness_path: str | os.PathLike, threads: int = 0,
                 timer: PhaseTimer | None = None, r: int | None = None, s: int | None = None,
                 witness_name: str | None = None, verify: bool = True) -> Proof:
     """Prove with fresh blinding from the OS CSPRNG (r, s only for reproducible tests).
-    verify: check the proof with the native pairing before returning it (~2 ms)."""
+    verify: check the proof against the key's own verification data before returning it
+    (native pairing, ~2 ms); a proof that does not verify raises SelfCheckError (exit 4)
+    naming the likely cause (snarkd.verifier.self_check)."""
     timer = timer or PhaseTimer()
     witness_name = witness_name or os.fspath(witness_path)
     views: list[memoryview] = []
@@ -72,16 +90,14 @@ def prove_files(zkey_path: str | os.PathLike, witness_path: str | os.PathLike, t
         scalars = (r.to_bytes(32, "little"), s.to_bytes(32, "little"), (r * s % order).to_bytes(32, "little"))
         try:
             out = native.groth16_prove(sections, witness, lay.n_vars, lay.n_public, lay.domain_size, *scalars, threads,
-                                       drop_pages=True, prepared=prep.blocks if prep else None)
+                                       drop_pages=True, prepared=prep.blocks if prep else None, on_phase=_replay(timer))
         except ValueError as exc:
             if prep is None or not str(exc).startswith("prepared:"):
                 raise
             _prepared.discard(prep, zkey_path, str(exc))  # the sidecar's arrays are inconsistent: without it
             prep = None
             out = native.groth16_prove(sections, witness, lay.n_vars, lay.n_public, lay.domain_size, *scalars, threads,
-                                       drop_pages=True)
-        for name, ms in out["ms"]:
-            timer.ms[name] = timer.ms.get(name, 0.0) + ms
+                                       drop_pages=True, on_phase=_replay(timer))
         if out["error"] is not None:
             section, index, message = out["error"]
             if section == 0:
@@ -89,18 +105,6 @@ def prove_files(zkey_path: str | os.PathLike, witness_path: str | os.PathLike, t
                 raise MismatchError(f"{witness_name}: witness value w[{index}] = {value} is not canonical (not below the field prime r = {lay.r})")
             raise FormatError(zf.path, message, section=zf.label(section))
         public_ints = [int.from_bytes(witness[32 * i : 32 * i + 32], "little") for i in range(1, lay.n_public + 1)]
-        if verify:
-            # the proof checked against the key's own verification data before anything is
-            # written: a bug (or a key rewritten under its sidecar) ends in exit 4, never in
-            # a proof that does not verify
-            with timer.phase("verify"):
-                from snarkd.verifier.groth16 import verify_points
-
-                hp = {name: zbuf[off : off + nbytes] for name, (off, nbytes) in lay.header_points.items()}
-                views.extend(hp.values())
-                if not verify_points(curve, hp["alpha1"], hp["beta2"], hp["gamma2"], hp["delta2"], sections["ic"],
-                                     public_ints, out["pi_a"], out["pi_b"], out["pi_c"]):
-                    raise SnarkdError(f"{zf.path}: the proof failed its self-verification (a bug: please report it)")
         with timer.phase("assemble"):
             proof = {
                 "pi_a": g1_bytes_to_json(curve, out["pi_a"]),
@@ -110,6 +114,17 @@ def prove_files(zkey_path: str | os.PathLike, witness_path: str | os.PathLike, t
                 "curve": curve.name,
             }
             public = [str(v) for v in public_ints]
+        if verify:
+            # the proof checked against the key's own verification data before it is returned:
+            # a damaged key, a witness that does not satisfy the circuit, a bug -- exit 4, and
+            # nothing is written
+            with timer.phase("verify"):
+                from snarkd.verifier.groth16 import verify_points
+
+                ok = verify_points(curve, sections["alpha1"], sections["beta2"], sections["gamma2"], sections["delta2"],
+                                   sections["ic"], public_ints, out["pi_a"], out["pi_b"], out["pi_c"])
+            if not ok:
+                _self_check_failed(zkey_path, proof, public, witness_name, threads)
         return Proof(proof=proof, public=public, timings=dict(timer.ms), curve=curve.name)
     finally:
         for v in views:
@@ -117,3 +132,14 @@ def prove_files(zkey_path: str | os.PathLike, witness_path: str | os.PathLike, t
         for f in (prep, zf, wf):
             if f is not None:
                 f.close()
+
+
+def _self_check_failed(zkey_path, proof: dict, public: list[str], witness_name: str, threads: int) -> None:
+    """The self-check's verdict with its diagnosis (which needs the numpy reader: only here)."""
+    from snarkd.formats.zkey import read_zkey
+    from snarkd.verifier.self_check import SelfCheckError, verify_against_key
+
+    with read_zkey(zkey_path) as zk:
+        verify_against_key(zk, proof, public, witness_name=witness_name, threads=threads)
+    raise SelfCheckError(f"self-check failed: the proof does not verify against the verification key inside "
+                         f"{os.fspath(zkey_path)}; nothing was written.")

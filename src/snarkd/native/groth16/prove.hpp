@@ -21,6 +21,7 @@
 #include <chrono>
 #include <cstdint>
 #include <cstring>
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -106,14 +107,17 @@ struct Groth16Prover {
   }
 
   // r, s, rs: plain scalars < r. witness: n_vars plain 32-byte values.
+  // on_phase (optional): told each phase as it ends, with its milliseconds (a progress bar)
   static Result prove(const Key& k, const uint8_t* witness, const u64* r, const u64* s, const u64* rs, unsigned T,
-                      bool drop_pages) {
+                      bool drop_pages, const std::function<void(const char*, double)>& on_phase = nullptr) {
     Result res;
     auto t0 = std::chrono::steady_clock::now();
     auto lap = [&](const char* name) {
       auto t1 = std::chrono::steady_clock::now();
-      res.ms.push_back({name, std::chrono::duration<double, std::milli>(t1 - t0).count()});
-      t0 = t1;
+      double ms = std::chrono::duration<double, std::milli>(t1 - t0).count();
+      res.ms.push_back({name, ms});
+      if (on_phase) on_phase(name, ms);
+      t0 = std::chrono::steady_clock::now();
     };
     const size_t n = k.n_vars, dom = k.domain, l = k.n_public;
     unsigned log_n = 0;
