@@ -18,7 +18,7 @@ import os
 import secrets
 
 from snarkd.curves.encoding import g1_bytes_to_json, g2_bytes_to_json
-from snarkd.errors import FormatError, MismatchError
+from snarkd.errors import FormatError, InputError, MismatchError
 from snarkd.formats.binfile import BinFile
 from snarkd.formats.wtns import MAGIC as WTNS_MAGIC, VERSIONS as WTNS_VERSIONS, read_header as read_wtns_header
 from snarkd.formats.zkey_layout import read_layout
@@ -121,8 +121,11 @@ def prove_files(zkey_path: str | os.PathLike, witness_path: str | os.PathLike, t
             with timer.phase("verify"):
                 from snarkd.verifier.groth16 import verify_points
 
-                ok = verify_points(curve, sections["alpha1"], sections["beta2"], sections["gamma2"], sections["delta2"],
-                                   sections["ic"], public_ints, out["pi_a"], out["pi_b"], out["pi_c"])
+                try:
+                    ok = verify_points(curve, sections["alpha1"], sections["beta2"], sections["gamma2"],
+                                       sections["delta2"], sections["ic"], public_ints, out["pi_a"], out["pi_b"], out["pi_c"])
+                except InputError:  # a verification-key point off its curve: the key is damaged
+                    ok = False
             if not ok:
                 _self_check_failed(zkey_path, proof, public, witness_name, threads)
         return Proof(proof=proof, public=public, timings=dict(timer.ms), curve=curve.name)
