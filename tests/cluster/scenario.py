@@ -1,6 +1,7 @@
 """The cluster scenario, run inside a private network namespace (netns.py) by test_cluster.py.
 
-    python scenario.py SPEC.json
+    python scenario.py SPEC.json            the cluster scenario below
+    python scenario.py --local SPEC.json    [cluster] address = "local": the front starts a private Ray
 
 A Ray cluster of a head (no CPUs: it runs no engine) and two worker nodes of one CPU each
 (ray.cluster_utils.Cluster), a real front (`snarkd start` with [cluster] address = the head), and
@@ -17,6 +18,9 @@ Steps, each recorded in OUT/report.json (proofs written under OUT/proofs/ for sn
     node_loss   16 jobs in flight, a worker node removed, a new node added: every job completes once,
                 and the new node's actor takes work once its keys are resident
     stop        `snarkd stop` drains and ends the front
+
+The local run: a front that starts its own Ray instance (one node, one actor on this machine's CPUs),
+proofs on both curves, and `snarkd stop` leaving none of Ray's processes behind.
 """
 
 from __future__ import annotations
@@ -247,5 +251,57 @@ def main(spec_path: str) -> int:
     return 0
 
 
+def main_local(spec_path: str) -> int:
+    import psutil
+
+    spec = json.loads(Path(spec_path).read_text())
+    out = Path(spec["out"])
+    proofs = out / "proofs"
+    proofs.mkdir(parents=True, exist_ok=True)
+    loopback_up()
+    os.environ["RAY_USAGE_STATS_ENABLED"] = "0"
+    from snarkd.daemon.client import Client
+
+    keys = spec["keys"]
+    addr = f"127.0.0.1:{free_port()}"
+    cfg = out / "front.toml"
+    cfg.write_text("\n".join([
+        "[daemon]", f'listen = "{addr}"', f'pid_file = "{out}/front.pid"', f'log_file = "{out}/front.log"',
+        "[transport]", f'witness_spool = "{out}/spool"', "[synthesis]", "workers = 1", "threads = 1",
+        "[cluster]", 'address = "local"', 'ready_timeout = "180s"',
+        "[keys.preload]", *[f'{c} = "{k["zkey"]}"' for c, k in keys.items()]]) + "\n")
+    report: dict = {}
+    t0 = time.monotonic()
+    r = snarkd("start", "--config", cfg)
+    report["start"] = {"rc": r.returncode, "stdout": r.stdout, "stderr": r.stderr[-3000:], "seconds": time.monotonic() - t0}
+    ray_procs = []
+    if r.returncode == 0:
+        try:
+            front = psutil.Process(int(r.stdout.split("pid ", 1)[1].split(",", 1)[0]))
+            ray_procs = [p for p in front.children(recursive=True)]
+            report["ray_processes"] = sorted({p.name() for p in ray_procs})
+            with Client(addr, timeout=180) as c:
+                report["proofs"] = []
+                for curve, k in keys.items():
+                    rep = c.prove(curve, Path(k["wtns"]).read_bytes())
+                    report["proofs"].append({"curve": curve, **save(proofs, f"local-{curve}", rep.proof, rep.public),
+                                             "actors": actors_of(rep)})
+                report["cluster"] = engine_status(c)["cluster"]
+        finally:
+            r = snarkd("stop", "--config", cfg, timeout=120)
+            report["stop"] = {"rc": r.returncode, "stdout": r.stdout, "stderr": r.stderr}
+            gone, alive = psutil.wait_procs(ray_procs, timeout=30)
+            report["left_running"] = [p.name() for p in alive]
+            for p in alive:
+                p.kill()
+    report["front_log"] = (out / "front.log").read_text()[-20000:] if (out / "front.log").exists() else ""
+    report["total_s"] = time.monotonic() - t0
+    (out / "report.json").write_text(json.dumps(report, indent=1, default=str))
+    log(f"local run done in {report['total_s']:.1f}s")
+    return 0
+
+
 if __name__ == "__main__":
+    if sys.argv[1] == "--local":
+        sys.exit(main_local(sys.argv[2]))
     sys.exit(main(sys.argv[1]))

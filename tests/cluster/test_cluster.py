@@ -32,8 +32,8 @@ def _shared_dir(tmp_path_factory, worker_id: str) -> Path:
     return base.parent if worker_id != "master" else base
 
 
-@pytest.fixture(scope="session")
-def report(tmp_path_factory, worker_id) -> dict:
+def _scenario(tmp_path_factory, worker_id, name: str, args: list[str]) -> dict:
+    """Run scenario.py once per test run (whichever xdist worker comes first) in a network namespace."""
     why = netns.why_unavailable()
     if why:
         if os.environ.get("CI"):
@@ -42,16 +42,16 @@ def report(tmp_path_factory, worker_id) -> dict:
     keys = {c: build_case("chain", c) for c in CURVES}
     late = build_case("many_public", "bn128")
     shared = _shared_dir(tmp_path_factory, worker_id)
-    with open(shared / "cluster-scenario.lock", "w") as lock:
+    with open(shared / f"{name}.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        out = shared / "cluster-scenario"
+        out = shared / name
         if not (out / "report.json").exists():
             out.mkdir(exist_ok=True)
             spec = {"out": str(out), "keys": {c: {"zkey": str(k.zkey), "wtns": str(k.wtns), "vk": str(k.vk)}
                                               for c, k in keys.items()},
                     "late": {"zkey": str(late.zkey), "wtns": str(late.wtns), "vk": str(late.vk)}}
             (out / "spec.json").write_text(json.dumps(spec))
-            netns.run([sys.executable, str(HERE / "scenario.py"), str(out / "spec.json")], timeout=900,
+            netns.run([sys.executable, str(HERE / "scenario.py"), *args, str(out / "spec.json")], timeout=900,
                       log_path=out / "scenario.log")
         if not (out / "report.json").exists():
             pytest.fail("the cluster scenario wrote no report:\n" + (out / "scenario.log").read_text()[-6000:])
@@ -60,6 +60,16 @@ def report(tmp_path_factory, worker_id) -> dict:
     rep["vk"]["late"] = late.vk
     rep["log"] = (out / "scenario.log").read_text()
     return rep
+
+
+@pytest.fixture(scope="session")
+def report(tmp_path_factory, worker_id) -> dict:
+    return _scenario(tmp_path_factory, worker_id, "cluster-scenario", [])
+
+
+@pytest.fixture(scope="session")
+def local_report(tmp_path_factory, worker_id) -> dict:
+    return _scenario(tmp_path_factory, worker_id, "cluster-local", ["--local"])
 
 
 def _step(report, name: str) -> dict:
@@ -162,3 +172,15 @@ def test_stop_drains_and_ends_the_front(report):
     assert report["stop"]["rc"] == 0, report["stop"]
     assert "snarkd stopped" in report["stop"]["stdout"]
     assert "cluster front started" in report["front_log"] and "stopped (exit 0)" in report["front_log"]
+
+
+def test_local_address_starts_a_private_ray_and_stop_ends_it(local_report):
+    rep = local_report
+    assert rep["start"]["rc"] == 0, rep["start"]
+    assert {"gcs_server", "raylet"} <= set(rep["ray_processes"]), rep["ray_processes"]
+    for p in rep["proofs"]:
+        assert _snarkjs(rep, p["curve"], p)
+    cl = rep["cluster"]
+    assert cl["address"] == "local" and cl["nodes_alive"] == 1 and cl["actors_ready"] == 1
+    assert rep["stop"]["rc"] == 0 and rep["left_running"] == [], rep["stop"]
+    assert "stopped (exit 0)" in rep["front_log"]

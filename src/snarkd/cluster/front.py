@@ -154,6 +154,8 @@ class ClusterEngine:
                                f"cancelled: the front shut down before the job finished (drain_timeout "
                                f"{drain_timeout:g}s)")
         self._stopping.set()
+        # no thread of ours may touch Ray once it is shut down (its core worker then ends the process)
+        self.join_workers(5.0)
         if self.members is not None:
             self.members.stop()
         rayconn.disconnect()
