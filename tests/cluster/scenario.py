@@ -92,7 +92,8 @@ def main(spec_path: str) -> int:
     proofs = out / "proofs"
     proofs.mkdir(parents=True, exist_ok=True)
     loopback_up()
-    os.environ["RAY_USAGE_STATS_ENABLED"] = "0"
+    # inside the namespace nothing else can reach Ray: no token file in $HOME, no usage stats
+    os.environ.update(RAY_USAGE_STATS_ENABLED="0", RAY_AUTH_MODE="disabled")
     import ray  # noqa: F401 - after the namespace's loopback is up
     from ray.cluster_utils import Cluster
 
@@ -259,7 +260,8 @@ def main_local(spec_path: str) -> int:
     proofs = out / "proofs"
     proofs.mkdir(parents=True, exist_ok=True)
     loopback_up()
-    os.environ["RAY_USAGE_STATS_ENABLED"] = "0"
+    # inside the namespace nothing else can reach Ray: no token file in $HOME, no usage stats
+    os.environ.update(RAY_USAGE_STATS_ENABLED="0", RAY_AUTH_MODE="disabled")
     from snarkd.daemon.client import Client
 
     keys = spec["keys"]

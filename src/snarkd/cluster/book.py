@@ -124,10 +124,11 @@ class Book:
             for t in tasks:
                 t.t_queued = now
                 heapq.heappush(self.pending, (-job.priority, job.seq, t.part.index, t))
-            finished = [k for k, j in self.jobs.items() if j.state in ENDED]
-            for k in finished[: max(0, len(finished) - KEEP_FINISHED)]:
-                del self.jobs[k]
-                self.tasks.pop(k, None)
+            if len(self.jobs) > 2 * KEEP_FINISHED:  # forget the oldest finished jobs, now and then
+                finished = [k for k, j in self.jobs.items() if j.state in ENDED]
+                for k in finished[: max(0, len(finished) - KEEP_FINISHED)]:
+                    del self.jobs[k]
+                    self.tasks.pop(k, None)
             self.cv.notify_all()
 
     def get(self, job_id: str) -> Job:
@@ -139,20 +140,22 @@ class Book:
 
     # -- dispatch ---------------------------------------------------------------------------
 
-    def take(self, choose) -> list[tuple[Task, object]]:
+    def take(self, choose, room=lambda: True) -> list[tuple[Task, object]]:
         """Tasks to send now, each with its actor: in priority order, every task for which choose(task)
         names an actor (choose books the actor's capacity); a task whose key has no free actor waits
-        without holding up the tasks of other keys behind it."""
+        without holding up the tasks of other keys behind it. room(): whether any actor has room at all
+        (no: nothing to look at)."""
         out = []
         with self.cv:
-            keep = []
-            while self.pending:
+            keep, full = [], set()  # keys with no free actor in this round
+            while self.pending and room():
                 entry = heapq.heappop(self.pending)
                 task = entry[3]
                 if task.left:  # proved meanwhile by an earlier attempt that was given up for lost
                     continue
-                actor = choose(task)
+                actor = None if task.key_id in full else choose(task)
                 if actor is None:
+                    full.add(task.key_id)
                     keep.append(entry)
                     continue
                 task.attempts += 1

@@ -239,9 +239,12 @@ class ClusterEngine:
     def _choose(self, task: Task):
         return choose(self.members.actors.values(), task.key_id, task.units)
 
+    def _room(self) -> bool:
+        return any(a.state == READY and a.outstanding < a.capacity for a in self.members.actors.values())
+
     def _dispatch(self) -> None:
         while not self._stopping.is_set():
-            batch = self.book.take(self._choose)
+            batch = self.book.take(self._choose, self._room)
             for task, actor in batch:
                 self._send(task, actor)
             if not batch:
