@@ -61,6 +61,8 @@ def ray_env(gpu: str) -> dict:
     # actors import this tree's snarkd: Ray's workers inherit the environment of `ray start`
     env = {**os.environ, "PYTHONPATH": f"{REPO / 'src'}{os.pathsep}{os.environ.get('PYTHONPATH', '')}",
            "CUDA_VISIBLE_DEVICES": gpu, "RAY_USAGE_STATS_ENABLED": "0",
+           # that machine's MemTotal starts small and grows with use: Ray's OOM monitor would misread it
+           "RAY_memory_monitor_refresh_ms": "0",
            # an isolated machine: no token to copy between the nodes of one host
            "RAY_AUTH_MODE": os.environ.get("RAY_AUTH_MODE", "disabled")}
     return env
