@@ -8,11 +8,12 @@ A Ray cluster of a head (no CPUs: it runs no engine) and two worker nodes of one
 clients (the Python client, `snarkd prove --addr`, the bench runner, `snarkd status`, GET /metrics).
 Steps, each recorded in OUT/report.json (proofs written under OUT/proofs/ for snarkjs):
 
-    proofs      both curves through the front; the bench runner, client-side verified
+    proofs      both curves through the front; a witness computed on an actor from inputs; the bench
+                runner (client-side verified) and `snarkd bench`
     partitions  one job of 4 partitions: they spread over the actors
     bad         a bad witness, a witness of the other curve, an unknown key id, a garbage key file, each
                 failing alone while a good job completes
-    load_key    a key loaded at run time reaches the running actors (every key is shipped through the
+    load_key    a key loaded (and unloaded) at run time reaches the running actors (every key is shipped through the
                 object store here: key_placement = "ship"; the path mode is tested in test_actor.py)
     status      nodes, actors, keys, per-actor throughput; /metrics per-actor series; `snarkd status`
     node_loss   16 jobs in flight, a worker node removed, a new node added: every job completes once,
@@ -151,9 +152,17 @@ def main(spec_path: str) -> int:
                         "public": str(proofs / "cli-public.json"), "cli_rc": r.returncode, "cli_err": r.stderr})
             vk = json.loads(Path(keys["bn128"]["vk"]).read_text())
             run = run_bench(addr, "bn128", witness=keys["bn128"]["wtns"], count=6, inflight=4, vk=vk, progress=False)
+            # the witness computed on the actor from inputs (its circuit .wasm travelled with the key)
+            rep = c.prove("bn128", inputs=[{"k": 3, "x": 2}])
+            got.append({"curve": "bn128", **save(proofs, "inputs", rep.proof, rep.public), "inputs": True,
+                        "timings": rep.timings})
+            r = snarkd("bench", "--addr", addr, "--key", "bls12381", "--witness", keys["bls12381"]["wtns"], "-c", 4,
+                       "-j", 2, "--vk", keys["bls12381"]["vk"], "--no-progress")
+            cli_bench = {"rc": r.returncode, "stdout": r.stdout, "stderr": r.stderr[-2000:]}
             steps["proofs"] = {"proofs": got, "bench": {"verified": run.get("verified"), "count": run["count"],
                                                         "states": [j["state"] for j in run["jobs"]],
-                                                        "summary_keys": sorted(run["summary"])}}
+                                                        "summary_keys": sorted(run["summary"])},
+                               "cli_bench": cli_bench}
             log("proofs done")
             # -- one job, 4 partitions --------------------------------------------------------
             w = Path(keys["bn128"]["wtns"]).read_bytes()
@@ -198,8 +207,18 @@ def main(spec_path: str) -> int:
             info = c.load_key("late", shipped["zkey"])
             rep = c.prove("late", Path(shipped["wtns"]).read_bytes())
             st = engine_status(c)
+            c.unload_key("late")
+            try:
+                c.prove("late", Path(shipped["wtns"]).read_bytes())
+                after_unload = "proved"
+            except RemoteInputError as exc:
+                after_unload = exc.code.name
+            st2 = engine_status(c)
             steps["load_key"] = {"info": info, "holders": st["cluster"]["keys"].get("late"),
-                                 "file": {"curve": "late", **save(proofs, "late", rep.proof, rep.public)}}
+                                 "file": {"curve": "late", **save(proofs, "late", rep.proof, rep.public)},
+                                 "after_unload": after_unload, "keys_after_unload": sorted(st2["cluster"]["keys"]),
+                                 "actor_keys_after_unload": [a["keys"] for a in st2["cluster"]["actors"]]}
+            c.load_key("late", shipped["zkey"])  # back, for the status step
             # -- status, metrics, `snarkd status` ----------------------------------------------------
             metrics = urllib.request.urlopen(f"http://127.0.0.1:{http}/metrics", timeout=10).read().decode()
             status_http = json.loads(urllib.request.urlopen(f"http://127.0.0.1:{http}/status", timeout=10).read())

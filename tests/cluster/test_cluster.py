@@ -94,6 +94,10 @@ def test_proofs_on_both_curves_verify_with_snarkjs(report):
     assert timings["actor_call"] > 0 and "front_queue" in timings and timings["total"] >= timings["actor_call"]
     bench = step["bench"]
     assert bench["states"] == ["COMPLETED"] * bench["count"] and bench["verified"] == bench["count"]
+    cli = step["cli_bench"]
+    assert cli["rc"] == 0 and "4 completed, 0 failed, 4 verified by the client" in cli["stdout"], cli
+    from_inputs = [p for p in step["proofs"] if p.get("inputs")]
+    assert from_inputs and from_inputs[0]["timings"]["witness"] > 0  # calculated on the actor
 
 
 def test_partitions_of_one_job_spread_over_actors(report):
@@ -119,6 +123,8 @@ def test_key_loaded_at_run_time_reaches_every_actor(report):
     step = _step(report, "load_key")
     assert len(step["holders"]) == 2
     assert _snarkjs(report, "late", step["file"])
+    assert step["after_unload"] == "NOT_FOUND" and "late" not in step["keys_after_unload"]
+    assert all("late" not in keys for keys in step["actor_keys_after_unload"])
 
 
 def test_status_lists_nodes_actors_keys_and_metrics_per_actor(report):
