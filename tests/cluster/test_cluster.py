@@ -141,6 +141,7 @@ def test_status_lists_nodes_actors_keys_and_metrics_per_actor(report):
     for a in cl["actors"]:
         assert f'snarkd_cluster_actor_partitions_completed_total{{actor="{a["name"]}"' in step["metrics"]
         assert f'snarkd_cluster_actor_throughput{{actor="{a["name"]}"' in step["metrics"]
+        assert f'snarkd_keys_resident{{place="{a["name"]}/host"}}' in step["metrics"]  # each actor's key maps
     assert "snarkd_cluster_nodes_alive 3.0" in step["metrics"]
     assert step["cli_rc"] == 0 and "cluster:" in step["cli"] and "2 of 2 actors ready" in step["cli"]
 

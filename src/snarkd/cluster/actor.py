@@ -32,6 +32,7 @@ import ray
 from snarkd.atomic import atomic_write_bytes
 from snarkd.config import EngineConfig
 from snarkd.engine import COMPLETED, Engine, KeyStore, NotFound
+from snarkd.engine.residency import key_infos
 from snarkd.errors import InputError, SnarkdError
 
 log = logging.getLogger("snarkd")
@@ -144,7 +145,7 @@ class EngineActor:
     @ray.method(concurrency_group=CONTROL)
     def status(self) -> dict:
         return {"name": self.name, "pid": os.getpid(), "uptime_s": time.time() - self.started,
-                "keys": [lk.info() for lk in self.keys.list()], "engine": self.engine.status()}
+                "keys": key_infos(self.keys, self.engine.devices), "engine": self.engine.status()}
 
     @ray.method(concurrency_group=CONTROL)
     def stop(self, drain_timeout: float = 0.0) -> dict:

@@ -23,7 +23,6 @@ import time
 import uuid
 from dataclasses import asdict, replace
 from functools import partial
-from types import SimpleNamespace
 
 import psutil
 import ray
@@ -45,6 +44,16 @@ from snarkd.errors import DaemonError
 log = logging.getLogger("snarkd")
 ADMIT_WAIT = 300.0  # seconds submit waits for room in the witness budget before UNAVAILABLE
 LOST = (ActorDiedError, ActorUnavailableError, RayActorError)
+
+
+class ActorDevice:
+    """A device of an engine actor, seen from the front: a name; no key of the front's lives on it."""
+
+    def __init__(self, name: str):
+        self.name = name
+
+    def residency(self, key) -> None:
+        return None
 
 
 def witness_budget(value) -> int:
@@ -133,10 +142,11 @@ class ClusterEngine:
 
     @property
     def devices(self) -> list:
-        """The devices of the ready actors (objects with .name), as the Engine lists its own."""
+        """The ready actors' devices, as the Engine lists its own (each actor reports its keys' residency on
+        them in its status: the cluster section)."""
         if self.members is None:
             return []
-        return [SimpleNamespace(name=f"{a.name}/{d}") for a in self.members.ready() for d in a.info.get("devices", [])]
+        return [ActorDevice(f"{a.name}/{d}") for a in self.members.ready() for d in a.info.get("devices", [])]
 
     def expected_workers(self) -> dict:
         return {"front": 3}

@@ -45,6 +45,24 @@ def _node(n: dict, actors: list) -> dict:
             "actors": [a["name"] for a in actors if a["node_id"] == nid and a["state"] != DEAD]}
 
 
+def _key_budget(front, statuses) -> dict:
+    """The front's own key maps (place "host"), and each ready actor's places (ACTOR/host, ACTOR/cuda:0):
+    the Engine's key-budget section, so the key metrics show residency per actor too."""
+    keys = front.keys
+    mapped = [lk for lk in keys.list() if lk.resident]
+    out = {"max_resident": front.config.key_max_resident, "host_budget": front.config.key_host_budget,
+           "device_budget": front.config.key_device_budget, "resident": {"host": len(mapped)},
+           "resident_bytes": {"host": sum(lk.nbytes for lk in mapped)}, "evictions": {"host": keys.evictions},
+           "reloads": keys.reloads}
+    for a, es in statuses:
+        kb = es.get("keys") or {}
+        for field in ("resident", "resident_bytes", "evictions"):
+            for place, n in (kb.get(field) or {}).items():
+                out[field][f"{a.name}/{place}"] = n
+        out["reloads"] += kb.get("reloads", 0)
+    return out
+
+
 def front_status(front) -> dict:
     now = time.monotonic()
     counts = front.book.counts()
@@ -84,6 +102,7 @@ def front_status(front) -> dict:
         "config": {**{k: v for k, v in asdict(front.config).items() if k != "debug_delay_s"},
                    "cluster": {k: getattr(front.settings, k) for k in front.settings.__dataclass_fields__}},
         "phase_ms": phase_ms,
+        "keys": _key_budget(front, statuses),
         "cluster": {
             "address": front.settings.address, "gcs": front.ray_info.get("gcs", ""),
             "nodes": nodes, "actors": actors, "keys": key_holders,
