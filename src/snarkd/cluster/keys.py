@@ -47,12 +47,15 @@ def spec_of(lk: LoadedKey) -> KeySpec:
 class ClusterKeyStore(KeyStore):
     """The front's KeyStore: a key loaded here (preload or LoadKey) is also made resident on the actors
     (`on_load`, set by the front: it waits for them and raises when none could load it, and then the
-    key is unloaded here too); an unloaded key is dropped from the actors (`on_unload`)."""
+    key is unloaded here too). An unloaded key is dropped from the actors (`on_unload`) once the last job
+    that holds it has ended, as a single daemon closes it: those jobs' partitions still need the actors'
+    copies."""
 
     def __init__(self, param_cache: str = ".", wasm_cache: object = True):
         super().__init__(param_cache, wasm_cache)
         self.on_load = None
         self.on_unload = None
+        self._unloading: dict[str, LoadedKey] = {}  # unloaded here, still held by jobs
 
     def load(self, key_id: str, path: str, preloaded: bool = False, wasm: str = "") -> LoadedKey:
         lk = super().load(key_id, path, preloaded=preloaded, wasm=wasm)
@@ -66,9 +69,29 @@ class ClusterKeyStore(KeyStore):
 
     def unload(self, key_id: str) -> LoadedKey:
         lk = super().unload(key_id)
+        with self._lock:
+            busy = lk.users > 0
+            if busy:
+                self._unloading[key_id] = lk  # dropped from the actors when its last job ends
+        if not busy:
+            self._drop(key_id)
+        return lk
+
+    def release(self, lk: LoadedKey, proved: int = 0) -> None:
+        super().release(lk, proved)
+        with self._lock:
+            last = lk.users == 0 and self._unloading.get(lk.id) is lk
+            if last:
+                del self._unloading[lk.id]
+        if last:
+            self._drop(lk.id)
+
+    def _drop(self, key_id: str) -> None:
+        with self._lock:
+            if key_id in self._keys:  # loaded again under its id meanwhile: the actors have the new one
+                return
         if self.on_unload is not None:
             self.on_unload(key_id)
-        return lk
 
 
 class Shipper:
