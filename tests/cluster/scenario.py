@@ -108,7 +108,9 @@ def main(spec_path: str) -> int:
         "num_cpus": 0, "include_dashboard": False,
         # node loss noticed in ~1.5 s (Ray's defaults take longer; the actor's own death is seen at once)
         "_system_config": {"health_check_period_ms": 500, "health_check_failure_threshold": 3}})
-    workers = [cluster.add_node(num_cpus=1) for _ in range(2)]
+    # Ray's own wait for a node is 30 s: too short on a loaded 2-core machine; wait longer here
+    workers = [cluster.add_node(num_cpus=1, wait=False) for _ in range(2)]
+    cluster.wait_for_nodes(timeout=180)
     report["cluster_s"] = time.monotonic() - t0
     log(f"cluster up at {cluster.address} in {report['cluster_s']:.1f}s")
 
@@ -235,7 +237,7 @@ def main(spec_path: str) -> int:
             cluster.remove_node(victim)
             lost_at = time.monotonic()
             log("removed a worker node")
-            fresh = cluster.add_node(num_cpus=1)
+            fresh = cluster.add_node(num_cpus=1, wait=False)  # the front finds it (waited for below)
             ends = []
             for jid in ids:
                 a = c.await_(jid, wait_s=180)
