@@ -87,6 +87,7 @@ def main() -> int:
     cfg = work / "front.toml"
     cfg.write_text("\n".join([
         "[daemon]", f'listen = "{addr}"', f'pid_file = "{work}/front.pid"', f'log_file = "{work}/front.log"',
+        'journal = "off"',
         "[transport]", f'witness_spool = "{work}/spool"', "[synthesis]", "workers = 1", "threads = 1",
         "[gpus]", "workers_per_device = 1", "[pipeline]", "self_verify = true",
         "[cluster]", 'address = "local"', "[keys.preload]", f'k = "{kd / "circuit.zkey"}"']) + "\n")

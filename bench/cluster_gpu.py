@@ -20,7 +20,9 @@ before and after with the background status settled), the front's CPU per proof 
 witness bytes that crossed to actors. Writes OUT/cluster-gpu.json, a sample proof of each setup
 (OUT/sample-{1,2}node-{proof,public}.json, one of them proved on the second node) and OUT/vk.json for
 `snarkjs groth16 verify`, and the tail of the front's log (OUT/front.log).
-Runs are sequential (a node cannot leave and come back within one front), not alternated.
+Runs are sequential (a node cannot leave and come back within one front), not alternated. The front runs
+without its job journal ([daemon] journal = "off"): the journal copies each spooled witness into SQLite, a
+per-job cost of the daemon (one front or one single daemon alike) that this run does not measure.
 """
 
 from __future__ import annotations
@@ -188,6 +190,7 @@ def main() -> int:
     cfg = work / "front.toml"
     cfg.write_text("\n".join([
         "[daemon]", f'listen = "{addr}"', f'pid_file = "{work}/front.pid"', f'log_file = "{work}/front.log"',
+        'journal = "off"',
         "[transport]", f'witness_spool = "{work}/spool"',
         "[synthesis]", f"workers = {a.synthesis}", f"threads = {a.threads}",
         "[gpus]", f"workers_per_device = {a.wpd}",

@@ -190,7 +190,8 @@ def main(spec_path: str) -> int:
 
             threads = [threading.Thread(target=attempt, args=a) for a in (
                 ("good", "bn128", good), ("non_canonical", "bn128", non_canonical),
-                ("other_curve", "bn128", other_curve), ("unknown_key", "nope", good), ("good2", "bls12381", other_curve))]
+                ("other_curve", "bn128", other_curve), ("unknown_key", "nope", good),
+                ("good2", "bls12381", other_curve))]
             for t in threads:
                 t.start()
             garbage = out / "garbage.zkey"
@@ -296,7 +297,8 @@ def main_local(spec_path: str) -> int:
     report: dict = {}
     t0 = time.monotonic()
     r = snarkd("start", "--config", cfg)
-    report["start"] = {"rc": r.returncode, "stdout": r.stdout, "stderr": r.stderr[-3000:], "seconds": time.monotonic() - t0}
+    report["start"] = {"rc": r.returncode, "stdout": r.stdout, "stderr": r.stderr[-3000:],
+                       "seconds": time.monotonic() - t0}
     ray_procs = []
     if r.returncode == 0:
         try:

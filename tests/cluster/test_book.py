@@ -159,3 +159,17 @@ def test_budget_backpressure_and_a_job_that_could_never_fit(book):
     book.unreserve(9_000)
     waiter.join(5)
     assert got == [None] and book.budget.used == 2_000 and book.budget.peak == 9_000 and book.budget.waits == 2
+
+
+def test_max_queued_jobs_bounds_unfinished_jobs():
+    from snarkd.engine import Busy
+
+    book = Book(budget=10_000, max_attempts=3, keys=Keys(), notify=Observer(), max_active=2)
+    a, (ta,) = make_job(book)
+    make_job(book)
+    with pytest.raises(Busy, match="max_queued_jobs"):
+        make_job(book)
+    book.take(lambda t: choose(actors("a1", cap=5), t.key_id))
+    book.proved(ta, 1, reply())
+    assert a.state == COMPLETED
+    make_job(book)  # room again once one ended

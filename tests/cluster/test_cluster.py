@@ -12,6 +12,7 @@ import fcntl
 import json
 import os
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -28,8 +29,14 @@ CURVES = ("bn128", "bls12381")
 
 
 def _shared_dir(tmp_path_factory, worker_id: str) -> Path:
-    base = tmp_path_factory.getbasetemp()
-    return base.parent if worker_id != "master" else base
+    """A directory the xdist workers of this run share. Not under pytest's numbered temp directories:
+    another pytest session on the machine may remove those (it keeps the 3 newest) while the scenario runs."""
+    run = os.environ.get("PYTEST_XDIST_TESTRUNUID")
+    if worker_id == "master" or not run:
+        return tmp_path_factory.getbasetemp()
+    d = Path(tempfile.gettempdir()) / f"snarkd-cluster-tests-{run}"
+    d.mkdir(exist_ok=True)
+    return d
 
 
 def _scenario(tmp_path_factory, worker_id, name: str, args: list[str]) -> dict:

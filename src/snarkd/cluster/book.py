@@ -23,8 +23,8 @@ import time
 from collections import OrderedDict
 from dataclasses import dataclass, field
 
-from snarkd.engine import CANCELLED, COMPLETED, ENDED, FAILED, KEEP_FINISHED, QUEUED, RUNNING, AlreadyExists, Job, \
-    NotFound, Partition, TooLarge, Unavailable
+from snarkd.engine import CANCELLED, COMPLETED, ENDED, FAILED, KEEP_FINISHED, QUEUED, RUNNING, AlreadyExists, Busy, \
+    Job, NotFound, Partition, TooLarge, Unavailable
 from snarkd.prover import Proof
 
 log = logging.getLogger("snarkd")
@@ -72,8 +72,9 @@ class WitnessBudget:
 
 
 class Book:
-    def __init__(self, budget: int, max_attempts: int, keys, notify):
+    def __init__(self, budget: int, max_attempts: int, keys, notify, max_active: int = 1 << 30):
         self.cv = threading.Condition(threading.Lock())
+        self.max_active, self.active = max_active, 0  # jobs accepted and not ended ([limits] max_queued_jobs)
         self.budget = WitnessBudget(budget)
         self.max_attempts = max_attempts
         self.keys, self.notify = keys, notify
@@ -117,6 +118,10 @@ class Book:
         with self.cv:
             if job.id in self.jobs:
                 raise AlreadyExists(f"job id {job.id!r} is already in use")
+            if self.active >= self.max_active:
+                raise Busy(f"{self.active} jobs are unfinished, the most [limits] max_queued_jobs ({self.max_active}) "
+                           f"allows; retry when some finish")
+            self.active += 1
             self.jobs[job.id] = job
             self.tasks[job.id] = tasks
             self.counters["submitted"] += 1
@@ -262,6 +267,7 @@ class Book:
         if job.state in ENDED:
             return
         job.state, job.error, job.error_kind, job.finished = state, error, kind, time.monotonic()
+        self.active -= 1
         self.counters[state.lower()] += 1
         if state != COMPLETED:
             mine = [e for e in self.pending if e[3].job is job]

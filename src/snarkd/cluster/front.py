@@ -38,6 +38,7 @@ from snarkd.cluster.router import READY, choose, returned
 from snarkd.cluster.status import front_status
 from snarkd.config import Config, EngineConfig
 from snarkd.engine import Job, Partition, Unavailable
+from snarkd.engine.limits import check_request
 from snarkd.engine.requests import parse_partitions
 from snarkd.errors import DaemonError
 
@@ -69,7 +70,7 @@ class ClusterEngine:
         self.config = replace(EngineConfig.from_config(config), devices=())
         self.actor_settings = {**asdict(self.config), "wasm_cache": config.keys.wasm_cache}
         self.book = Book(witness_budget(self.settings.witness_budget), self.settings.max_attempts, keys,
-                         self._notify)
+                         self._notify, max_active=self.config.max_queued_jobs)
         self.budget = self.book.budget
         self.observers: list = []  # objects with on_partition(part) / on_job(job), as on the Engine
         self.members: Members | None = None
@@ -202,6 +203,7 @@ class ClusterEngine:
         lk = self.keys.acquire(key_id)
         held = 0
         try:
+            check_request(self.config, witness, witnesses, inputs)  # [limits], as the Engine checks them
             parts = parse_partitions(lk, witness, witnesses, inputs)
             job = Job(job_id or f"{next(self._seq)}-{uuid.uuid4().hex[:12]}", lk, priority=int(priority))
             job.seq = next(self._seq)

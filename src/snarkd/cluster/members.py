@@ -176,7 +176,8 @@ class Members:
                 rec.key_errors[spec.key_id] = str(exc)
             self.lock.notify_all()
         if info is not None:
-            log.info("key resident id=%s actor=%s%s", spec.key_id, rec.name, " (shipped)" if info.get("shipped") else "")
+            log.info("key resident id=%s actor=%s%s", spec.key_id, rec.name,
+                     " (shipped)" if info.get("shipped") else "")
         elif exc is not None:
             log.warning("key %s could not be loaded on %s: %s", spec.key_id, rec.name, exc)
         if on_done is not None:
