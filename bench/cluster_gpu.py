@@ -21,8 +21,8 @@ witness bytes that crossed to actors. Writes OUT/cluster-gpu.json, a sample proo
 (OUT/sample-{1,2}node-{proof,public}.json, one of them proved on the second node) and OUT/vk.json for
 `snarkjs groth16 verify`, and the tail of the front's log (OUT/front.log).
 Runs are sequential (a node cannot leave and come back within one front), not alternated. The front runs
-without its job journal ([daemon] journal = "off"): the journal copies each spooled witness into SQLite, a
-per-job cost of the daemon (one front or one single daemon alike) that this run does not measure.
+without its job journal ([daemon] journal = "off"): a synced SQLite row per job is a cost of any daemon
+(one front or one single daemon alike) that this run does not measure.
 """
 
 from __future__ import annotations
