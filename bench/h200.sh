@@ -15,6 +15,8 @@
 #            and keeps the first that passes in $FLAGS for the steps after it
 # round2     bench/gpu.py at 2^20 and 2^24, both curves, with kernel variants side by side ($VARIANTS)
 # large      waits (until $KEY_WAIT s from the start) for key24, then bench/large_proof.py
+# cluster    bench/cluster_gpu.py on a 2^20 chain key (x2 machine; Ray and its missing dependencies as wheels in
+#            .whl/): two Ray nodes on this host, one GPU each, the front in front of them: 1 node vs 2, j = 32
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-$PWD/out}
@@ -109,6 +111,13 @@ for s in "$@"; do
     if [ -f $KEYS/chain24-bn128/circuit.zkey ] && [ -f $KEYS/chain24-bn128/witness.wtns ]; then
       python3 bench/large_proof.py "${FLAGS[@]}" --key-dir $KEYS/chain24-bn128 --out "$OUT/large" --n1 3 --n2 4 2>&1 | tail -30
     fi
+    ;;
+  cluster)
+    step cluster
+    [ -f $KEYS/chain20-bn128/circuit.zkey ] || python3 bench/make_chain_keys.py --power 20 --curves bn128 --no-check --out $KEYS 2>&1 | tail -1
+    python3 -c "import ray; print('ray', ray.__version__)" || { echo "ray is not installed: carry its wheels in .whl/"; exit 3; }
+    python3 bench/cluster_gpu.py --key-dir $KEYS/chain20-bn128 --j ${JS:-32} --count ${COUNT:-384} --out "$OUT" 2>&1 | \
+      grep -v network_util | tail -16
     ;;
   *) echo "unknown step $s"; exit 2 ;;
   esac
