@@ -10,6 +10,9 @@
 # first_use  bench/gpu_first_use.py on a 2^17 chain key, and one-shot `snarkd prove` cpu vs cuda
 # engine     bench/multi_gpu.py on a 2^20 chain key, devices [0] (and the tree in .old/ when present)
 # daemon     bench/daemon_gpu.py on a 2^20 chain key: the daemon over gRPC vs the in-process engine, j = 1..32
+# daemon2    the same on GPUs [0, 1] at j = 32 (an x2 machine)
+# doctor     snarkd doctor on the GPU machine
+# pack       $OUT as one results.tgz
 # key24      in the background: the 2^24 chain key (r1cs + snarkd setup) and, beside it, its witness
 # gate       bench/gpu_gate.py; on a mismatch, retries with the fallback (round-1 field code)
 #            and keeps the first that passes in $FLAGS for the steps after it
@@ -51,11 +54,12 @@ for s in "$@"; do
     python3 bench/make_chain_keys.py --power 17 --curves bn128 --no-check --out $KEYS 2>&1 | tail -2
     python3 bench/gpu_first_use.py --zkey $KEYS/chain17-bn128/circuit.zkey --wtns $KEYS/chain17-bn128/witness.wtns \
       --json "$OUT/first-use.json"
-    for b in cpu cuda auto cpu cuda auto; do
-      /usr/bin/time -f "$b wall %e s, peak RSS %M KiB" python3 -m snarkd prove --backend $b --timings \
-        $KEYS/chain17-bn128/circuit.zkey $KEYS/chain17-bn128/witness.wtns /tmp/p-$b.json /tmp/q-$b.json 2>&1 | \
-        grep -E "wall|msm_h|total" | tr '\n' ' '; echo
-    done
+    python3 bench/make_chain_keys.py --power 19 --curves bn128 --no-check --out $KEYS 2>&1 | tail -1
+    for p in 17 19; do for b in cpu cuda auto cpu cuda auto; do
+      /usr/bin/time -f "2^$p $b wall %e s, peak RSS %M KiB" python3 -m snarkd prove --backend $b --timings \
+        $KEYS/chain$p-bn128/circuit.zkey $KEYS/chain$p-bn128/witness.wtns /tmp/p-$b.json /tmp/q-$b.json 2>&1 | \
+        grep -E "wall|msm_h|total|backend" | tr '\n' ' '; echo
+    done; done
     ;;
   engine)
     step engine
@@ -74,6 +78,20 @@ for s in "$@"; do
     [ -f $KEYS/chain20-bn128/circuit.zkey ] || python3 bench/make_chain_keys.py --power 20 --curves bn128 --no-check --out $KEYS 2>&1 | tail -1
     python3 bench/daemon_gpu.py --key-dir $KEYS/chain20-bn128 --devices ${DEVICES:-0} --j ${JS:-1,4,16,32} \
       --out "$OUT/daemon" 2>&1 | tail -12
+    ;;
+  daemon2)
+    step daemon2
+    [ -f $KEYS/chain20-bn128/circuit.zkey ] || python3 bench/make_chain_keys.py --power 20 --curves bn128 --no-check --out $KEYS 2>&1 | tail -1
+    python3 bench/daemon_gpu.py --key-dir $KEYS/chain20-bn128 --devices 0,1 --j ${JS2:-32} --synthesis 24 --count 192 \
+      --out "$OUT/daemon2" 2>&1 | tail -6
+    ;;
+  doctor)
+    step doctor
+    python3 -m snarkd doctor 2>&1 | tee "$OUT/doctor.txt" | tail -20
+    ;;
+  pack)  # everything under $OUT as one file (the machine returns 8 files at most)
+    step pack
+    (cd "$OUT" && tar czf /tmp/results.tgz . && find . -mindepth 1 -delete && mv /tmp/results.tgz .)
     ;;
   key24)
     step key24
