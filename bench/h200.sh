@@ -10,11 +10,16 @@
 # first_use  bench/gpu_first_use.py on a 2^17 chain key, and one-shot `snarkd prove` cpu vs cuda
 # engine     bench/multi_gpu.py on a 2^20 chain key, devices [0] (and the tree in .old/ when present)
 # daemon     bench/daemon_gpu.py on a 2^20 chain key: the daemon over gRPC vs the in-process engine, j = 1..32
+# daemon2    the same on GPUs [0, 1] at j = 32 (an x2 machine)
+# doctor     snarkd doctor on the GPU machine
+# pack       $OUT as one results.tgz
 # key24      in the background: the 2^24 chain key (r1cs + snarkd setup) and, beside it, its witness
 # gate       bench/gpu_gate.py; on a mismatch, retries with the fallback (round-1 field code)
 #            and keeps the first that passes in $FLAGS for the steps after it
 # round2     bench/gpu.py at 2^20 and 2^24, both curves, with kernel variants side by side ($VARIANTS)
 # large      waits (until $KEY_WAIT s from the start) for key24, then bench/large_proof.py
+# cluster    bench/cluster_gpu.py on a 2^20 chain key (x2 machine; Ray and its missing dependencies as wheels in
+#            .whl/): two Ray nodes on this host, one GPU each, the front in front of them: 1 node vs 2, j = 32
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-$PWD/out}
@@ -49,11 +54,12 @@ for s in "$@"; do
     python3 bench/make_chain_keys.py --power 17 --curves bn128 --no-check --out $KEYS 2>&1 | tail -2
     python3 bench/gpu_first_use.py --zkey $KEYS/chain17-bn128/circuit.zkey --wtns $KEYS/chain17-bn128/witness.wtns \
       --json "$OUT/first-use.json"
-    for b in cpu cuda auto cpu cuda auto; do
-      /usr/bin/time -f "$b wall %e s, peak RSS %M KiB" python3 -m snarkd prove --backend $b --timings \
-        $KEYS/chain17-bn128/circuit.zkey $KEYS/chain17-bn128/witness.wtns /tmp/p-$b.json /tmp/q-$b.json 2>&1 | \
-        grep -E "wall|msm_h|total" | tr '\n' ' '; echo
-    done
+    python3 bench/make_chain_keys.py --power 19 --curves bn128 --no-check --out $KEYS 2>&1 | tail -1
+    for p in 17 19; do for b in cpu cuda auto cpu cuda auto; do
+      /usr/bin/time -f "2^$p $b wall %e s, peak RSS %M KiB" python3 -m snarkd prove --backend $b --timings \
+        $KEYS/chain$p-bn128/circuit.zkey $KEYS/chain$p-bn128/witness.wtns /tmp/p-$b.json /tmp/q-$b.json 2>&1 | \
+        grep -E "wall|msm_h|total|backend" | tr '\n' ' '; echo
+    done; done
     ;;
   engine)
     step engine
@@ -72,6 +78,20 @@ for s in "$@"; do
     [ -f $KEYS/chain20-bn128/circuit.zkey ] || python3 bench/make_chain_keys.py --power 20 --curves bn128 --no-check --out $KEYS 2>&1 | tail -1
     python3 bench/daemon_gpu.py --key-dir $KEYS/chain20-bn128 --devices ${DEVICES:-0} --j ${JS:-1,4,16,32} \
       --out "$OUT/daemon" 2>&1 | tail -12
+    ;;
+  daemon2)
+    step daemon2
+    [ -f $KEYS/chain20-bn128/circuit.zkey ] || python3 bench/make_chain_keys.py --power 20 --curves bn128 --no-check --out $KEYS 2>&1 | tail -1
+    python3 bench/daemon_gpu.py --key-dir $KEYS/chain20-bn128 --devices 0,1 --j ${JS2:-32} --synthesis 24 --count 192 \
+      --out "$OUT/daemon2" 2>&1 | tail -6
+    ;;
+  doctor)
+    step doctor
+    python3 -m snarkd doctor 2>&1 | tee "$OUT/doctor.txt" | tail -20
+    ;;
+  pack)  # everything under $OUT as one file (the machine returns 8 files at most)
+    step pack
+    (cd "$OUT" && tar czf /tmp/results.tgz . && find . -mindepth 1 -delete && mv /tmp/results.tgz .)
     ;;
   key24)
     step key24
@@ -109,6 +129,13 @@ for s in "$@"; do
     if [ -f $KEYS/chain24-bn128/circuit.zkey ] && [ -f $KEYS/chain24-bn128/witness.wtns ]; then
       python3 bench/large_proof.py "${FLAGS[@]}" --key-dir $KEYS/chain24-bn128 --out "$OUT/large" --n1 3 --n2 4 2>&1 | tail -30
     fi
+    ;;
+  cluster)
+    step cluster
+    [ -f $KEYS/chain20-bn128/circuit.zkey ] || python3 bench/make_chain_keys.py --power 20 --curves bn128 --no-check --out $KEYS 2>&1 | tail -1
+    python3 -c "import ray; print('ray', ray.__version__)" || { echo "ray is not installed: carry its wheels in .whl/"; exit 3; }
+    python3 bench/cluster_gpu.py --key-dir $KEYS/chain20-bn128 --j ${JS:-32} --count ${COUNT:-384} --out "$OUT" 2>&1 | \
+      grep -v network_util | tail -16
     ;;
   *) echo "unknown step $s"; exit 2 ;;
   esac

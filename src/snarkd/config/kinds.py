@@ -277,6 +277,23 @@ class Address(Kind):
         return None if value is None else value.grpc
 
 
+class RayAddress(Kind):
+    """Where the cluster front finds Ray: "" (off), "local", "auto", "HOST:PORT" or "ray://HOST:PORT"."""
+
+    doc = '"" (off) | "local" | "auto" | "HOST:PORT" | "ray://HOST:PORT"'
+
+    def parse(self, value, ctx):
+        v = _typed(value, str, "a string").strip()
+        if v.lower() in ("", "local", "auto"):
+            return v.lower()
+        host_port = v[len("ray://"):] if v.startswith("ray://") else v
+        if not re.fullmatch(r"(\[[0-9A-Fa-f:.]+\]|[^:/\[\]\s]+):(\d{1,5})", host_port) or \
+                not 1 <= int(host_port.rsplit(":", 1)[1]) <= 65535:
+            raise ValueError('expected "" (off), "local", "auto", "HOST:PORT" (the head\'s GCS) or "ray://HOST:PORT" '
+                             "(Ray Client)")
+        return v
+
+
 class FilePath(Kind):
     """A file the daemon writes: its directory must exist (or be creatable) and be writable.
     With `off`, "off" (or "") turns the feature off and parses to "off"."""

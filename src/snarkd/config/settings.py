@@ -19,7 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from snarkd.config.kinds import (Address, Bool, BoolOrAuto, CachePath, Choice, Context, DirList, DirPath, Devices,
-                                 Duration, FilePath, Int, Kind, KeyTable, OptionalDir, ReadFile, Size, SizeOrOff, Text)
+                                 Duration, FilePath, Int, Kind, KeyTable, OptionalDir, RayAddress, ReadFile,
+                                 Size, SizeOrOff, Text)
 
 LOG_LEVELS = ("debug", "info", "warning", "error")
 LOG_FORMATS = ("text", "json")
@@ -176,6 +177,28 @@ SETTINGS: tuple[Setting, ...] = (
     S("limits", "wasm_fuel", Int(0, zero="unlimited"), 0, "wasm instructions (fuel) one witness calculation may "
       "spend (10^12: minutes); counting instruments the circuit's code, and circuits come from the key "
       "directories, so off by default", engine="wasm_fuel"),
+    # -- the cluster front (snarkd.cluster): engines as Ray actors on many machines -------------
+    S("cluster", "address", RayAddress(), "",
+      "Ray cluster to prove on (the daemon becomes its front): \"\" = off, one daemon; \"local\" = a private Ray "
+      "on this machine; \"auto\" = the cluster `ray start` joined this machine to; \"HOST:PORT\" = its head; "
+      "\"ray://HOST:PORT\" = Ray Client", env="SNARKD_CLUSTER_ADDRESS"),
+    S("cluster", "actors_per_node", Int(0, zero="one per GPU, one on a node without GPUs"), 0,
+      "engine actors on each node (each runs an engine on one GPU, or on the node's CPUs)"),
+    S("cluster", "actor_cpus", Int(0), 1, "CPUs each engine actor reserves from Ray (a node with fewer gets none)"),
+    S("cluster", "actor_inflight", Int(0, zero="2 per synthesis and device worker"), 0,
+      "partitions the front sends one actor at once (the rest wait at the front, by priority)"),
+    S("cluster", "key_placement", Choice("auto", "path", "ship"), "auto",
+      "how keys reach actors, once: path = the same file path on every node; ship = through Ray's object store; "
+      "auto = the path where that node has the same key, else ship"),
+    S("cluster", "key_cache", Text(), "",
+      "directory on each node where shipped keys are written (\"\" = the node's temp dir/snarkd-keys-UID)"),
+    S("cluster", "witness_budget", Size(), "auto",
+      "witness bytes the front holds (queued and in the object store); auto = a quarter of available memory"),
+    S("cluster", "max_attempts", Int(1), 3,
+      "tries of a partition on actors that die under it before its job fails"),
+    S("cluster", "min_actors", Int(0), 1, "engine actors with every preloaded key resident before the front is ready"),
+    S("cluster", "ready_timeout", Duration(), 600.0,
+      "how long start waits for min_actors, and LoadKey for the actors to load a key"),
     # -- one-shot proving and tests --------------------------------------------------------------
     S("prove", "backend", Choice("cpu", "cuda", "auto"), "cpu",
       "default --backend of one-shot `snarkd prove` (the daemon uses [gpus])", env="SNARKD_BACKEND"),

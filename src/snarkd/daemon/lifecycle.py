@@ -341,7 +341,27 @@ def format_status(st: dict) -> str:
                  f"{st['failed']} failed, {st['cancelled']} cancelled")
     lines.append(f"memory: RSS {_mib(st['rss_bytes'])}, peak {_mib(st['peak_rss_bytes'])}")
     lines.append(f"workers: {st['workers']}, devices: {', '.join(st['devices']) or 'auto'}")
+    lines += _cluster_lines(st.get("engine_json", ""))
     return "\n".join(lines)
+
+
+def _cluster_lines(engine_json: str) -> list[str]:
+    """A cluster front's nodes and actors (from the engine snapshot in the Status reply)."""
+    try:
+        cl = json.loads(engine_json or "{}").get("cluster")
+    except ValueError:
+        return []
+    if not cl:
+        return []
+    live = [a for a in cl["actors"] if a["state"] != "dead"]
+    out = [f"cluster: {cl['address']}, {cl['nodes_alive']} node(s) alive, {cl['actors_ready']} of {len(live)} actors "
+           f"ready, {cl['front']['pending']} partition(s) queued at the front, {cl['front']['retried']} retried"]
+    for a in cl["actors"]:
+        why = f" ({a['error']})" if a["error"] else ""
+        out.append(f"  {a['name']}: {a['state']}{why}, devices {','.join(a['devices']) or '-'}, keys "
+                   f"{','.join(a['keys']) or '-'}, {a['outstanding']}/{a['capacity']} in flight, {a['completed']} "
+                   f"proved, {a['throughput']:.2f} proofs/s")
+    return out
 
 
 def status_json(st: dict) -> str:

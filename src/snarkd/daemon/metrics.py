@@ -3,7 +3,8 @@
     GET /metrics   Prometheus text (prometheus-client): proofs completed/failed/cancelled,
                    phase-duration histograms (per partition, label phase), queue depths,
                    jobs and partitions in flight, memory budget used/peak, device busy seconds,
-                   RSS, keys (residency per place, evictions, reloads, the key budget, per key)
+                   RSS, keys (residency per place, evictions, reloads, the key budget, per key);
+                   on a cluster front also nodes, actors and per-actor series
     GET /status    the daemon's status snapshot (status.py) as JSON
 
 The Metrics RPC returns the same registry's text. Gauges and counters are read
@@ -114,6 +115,36 @@ class _Collector:
         yield w
         yield x
         yield GaugeMetricFamily("snarkd_uptime_seconds", "Seconds since the daemon started", value=s["uptime_s"])
+        if "cluster" in st:
+            yield from _cluster_metrics(st["cluster"])
+
+
+def _cluster_metrics(cl: dict):
+    """A cluster front's series: nodes, actors by state, and per actor (labels actor, node)."""
+    yield GaugeMetricFamily("snarkd_cluster_nodes_alive", "Ray nodes alive", value=cl["nodes_alive"])
+    states = GaugeMetricFamily("snarkd_cluster_actors", "Engine actors, per state", labels=["state"])
+    for state in ("starting", "loading", "ready", "dead"):
+        states.add_metric([state], sum(a["state"] == state for a in cl["actors"]))
+    yield states
+    yield CounterMetricFamily("snarkd_cluster_partitions_retried", "Partitions run again after their actor died",
+                              value=cl["front"]["retried"])
+    yield CounterMetricFamily("snarkd_cluster_duplicates_dropped", "Second proofs of a partition, dropped",
+                              value=cl["front"]["duplicates_dropped"])
+    per_actor = (
+        (CounterMetricFamily, "snarkd_cluster_actor_partitions_completed", "Partitions proved, per actor", "completed"),
+        (CounterMetricFamily, "snarkd_cluster_actor_partitions_failed", "Partitions failed on a live actor", "failed"),
+        (CounterMetricFamily, "snarkd_cluster_actor_partitions_lost", "Partitions on an actor when it died", "lost"),
+        (GaugeMetricFamily, "snarkd_cluster_actor_outstanding", "Partitions sent to an actor, not back yet",
+         "outstanding"),
+        (GaugeMetricFamily, "snarkd_cluster_actor_throughput", "Proofs per second over the last minute",
+         "throughput"),
+        (GaugeMetricFamily, "snarkd_cluster_actor_ready", "1 when the actor takes work", None),
+    )
+    for kind, name, doc, field in per_actor:
+        fam = kind(name, doc, labels=["actor", "node"])
+        for a in cl["actors"]:
+            fam.add_metric([a["name"], a["node_id"][:12]], float(a["state"] == "ready") if field is None else a[field])
+        yield fam
 
 
 def _key_metrics(keys: list[dict], kb: dict):

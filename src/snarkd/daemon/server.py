@@ -161,7 +161,12 @@ class Server:
                      d.result_retention)
         self._check_abort()
 
-        self.engine = Engine(EngineConfig.from_config(cfg), self.keys)
+        if cfg.cluster.address:  # a cluster front: engines are Ray actors (Ray is imported only here)
+            from snarkd.cluster import make
+
+            self.engine, self.keys = make(cfg)
+        else:
+            self.engine = Engine(EngineConfig.from_config(cfg), self.keys)
         log.info("memory budget %d bytes (%s) devices=%s", self.engine.budget.budget, cfg.memory.budget,
                  ",".join(d.name for d in self.engine.devices))
 

@@ -11,6 +11,8 @@ from contextlib import contextmanager
 PHASES: dict[str, str] = {
     "load": "reading the key and the witness (one-shot prove)",
     "key_load": "reloading a key evicted by the key budget ([keys] max_resident, host_budget)",
+    "front_queue": "cluster front: waiting for an engine actor that holds the key and has room",
+    "actor_call": "cluster front: from sending a partition to an actor until its proof is back (transfer included)",
     "queue_wait": "waiting for admission: priority and the memory budget",
     "witness": "witness calculation from inputs (circuit .wasm)",
     "check": "witness checked against the key (field, length, canonical values)",

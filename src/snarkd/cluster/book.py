@@ -1,0 +1,327 @@
+"""The front's book: jobs, the one admission queue, the witness budget, and how partitions end.
+
+Everything runs under one condition variable (`cv`). A job's partitions become tasks; a task waits in the
+admission queue (highest priority first, then submission order) until the dispatcher sends it to an actor;
+it comes back with a proof, a failure of its own, or the news that its actor died. Then:
+
+    proof        the first proof of a task is kept; any later one (a task that ran twice because its
+                 actor was wrongly given up for dead) is counted and dropped: one proof per partition
+    own failure  the job fails (a bad witness fails its own job only)
+    actor died   the task goes back into the queue, up to max_attempts, to run on another actor
+
+A job ends exactly once (completed, failed or cancelled); its `done` event is set then and never again.
+The witness bytes of a task count against the budget from submit until the task leaves (done, failed,
+dropped); submit waits while the budget is full, so the front never holds more than it.
+"""
+
+from __future__ import annotations
+
+import heapq
+import logging
+import threading
+import time
+from collections import OrderedDict
+from dataclasses import dataclass, field
+
+from snarkd.engine import CANCELLED, COMPLETED, ENDED, FAILED, KEEP_FINISHED, QUEUED, RUNNING, AlreadyExists, Busy, \
+    Job, NotFound, Partition, TooLarge, Unavailable
+from snarkd.prover import Proof
+
+log = logging.getLogger("snarkd")
+COUNTERS = ("submitted", "rejected", "completed", "failed", "cancelled", "partitions_completed",
+            "self_verify_failed", "retried", "duplicates_dropped")
+
+
+@dataclass(eq=False)
+class Task:
+    """One partition at the front."""
+
+    part: Partition
+    witness_ref: object = None  # ObjectRef of its Witness in the object store (None: inputs)
+    inputs: dict | None = None
+    nbytes: int = 0  # witness bytes it holds against the budget
+    units: int = 1  # its work, for routing (the key's domain size)
+    attempts: int = 0
+    actor: str = ""  # the actor it runs on now ("" = queued)
+    lost_on: list = field(default_factory=list)  # actors that died under it
+    t_queued: float = 0.0
+    t_sent: float = 0.0
+    left: bool = False  # done, failed or dropped: its bytes are back
+
+    @property
+    def job(self) -> Job:
+        return self.part.job
+
+    @property
+    def key_id(self) -> str:
+        return self.part.job.key.id
+
+    @property
+    def name(self) -> str:
+        return f"{self.job.id}/{self.part.index}/{self.attempts}"
+
+
+class WitnessBudget:
+    """Bytes of witnesses the front holds; not thread-safe (the book's lock guards it)."""
+
+    def __init__(self, budget: int):
+        self.budget, self.used, self.peak, self.waits = int(budget), 0, 0, 0
+
+    def snapshot(self) -> dict:
+        return {"budget": self.budget, "used": self.used, "peak": self.peak, "waits": self.waits}
+
+
+class Book:
+    def __init__(self, budget: int, max_attempts: int, keys, notify, max_active: int = 1 << 30):
+        self.cv = threading.Condition(threading.Lock())
+        self.max_active, self.active = max_active, 0  # jobs accepted and not ended ([limits] max_queued_jobs)
+        self.budget = WitnessBudget(budget)
+        self.max_attempts = max_attempts
+        self.keys, self.notify = keys, notify
+        self.jobs: OrderedDict[str, Job] = OrderedDict()
+        self.tasks: dict[str, list[Task]] = {}  # job id -> its tasks
+        self.pending: list = []  # heap of (-priority, seq, index, Task)
+        self.counters = dict.fromkeys(COUNTERS, 0)
+        self.phase_ms: dict[str, float] = {}
+
+    # -- admission --------------------------------------------------------------------------
+
+    def reserve(self, nbytes: int, deadline: float, stopping: threading.Event) -> None:
+        """Wait until `nbytes` of witnesses fit the budget, then hold them (the caller puts them next)."""
+        with self.cv:
+            if nbytes > self.budget.budget:
+                raise TooLarge(f"the job's witnesses ({nbytes / 2**20:.1f} MiB) exceed the front's whole witness "
+                               f"budget ([cluster] witness_budget, {self.budget.budget / 2**20:.1f} MiB)")
+            waited = False
+            while self.budget.used + nbytes > self.budget.budget:
+                if not waited:
+                    self.budget.waits += 1
+                    waited = True
+                left = deadline - time.monotonic()
+                if left <= 0 or stopping.is_set():
+                    raise Unavailable(f"the front's witness budget is full ({self.budget.used} of "
+                                      f"{self.budget.budget} bytes held): try again later")
+                self.cv.wait(min(0.2, left))
+            self.budget.used += nbytes
+            self.budget.peak = max(self.budget.peak, self.budget.used)
+
+    def unreserve(self, nbytes: int) -> None:
+        with self.cv:
+            self._give_back(nbytes)
+
+    def _give_back(self, nbytes: int) -> None:
+        self.budget.used -= nbytes
+        assert self.budget.used >= 0, "witness budget released more than reserved"
+        self.cv.notify_all()
+
+    def add(self, job: Job, tasks: list[Task]) -> None:
+        with self.cv:
+            if job.id in self.jobs:
+                raise AlreadyExists(f"job id {job.id!r} is already in use")
+            if self.active >= self.max_active:
+                raise Busy(f"{self.active} jobs are unfinished, the most [limits] max_queued_jobs ({self.max_active}) "
+                           f"allows; retry when some finish")
+            self.active += 1
+            self.jobs[job.id] = job
+            self.tasks[job.id] = tasks
+            self.counters["submitted"] += 1
+            now = time.monotonic()
+            for t in tasks:
+                t.t_queued = now
+                heapq.heappush(self.pending, (-job.priority, job.seq, t.part.index, t))
+            if len(self.jobs) > 2 * KEEP_FINISHED:  # forget the oldest finished jobs, now and then
+                finished = [k for k, j in self.jobs.items() if j.state in ENDED]
+                for k in finished[: max(0, len(finished) - KEEP_FINISHED)]:
+                    del self.jobs[k]
+                    self.tasks.pop(k, None)
+            self.cv.notify_all()
+
+    def get(self, job_id: str) -> Job:
+        with self.cv:
+            job = self.jobs.get(job_id)
+        if job is None:
+            raise NotFound(f"no job with id {job_id!r} (finished jobs are kept for the last {KEEP_FINISHED})")
+        return job
+
+    # -- dispatch ---------------------------------------------------------------------------
+
+    def take(self, choose, room=lambda: True) -> list[tuple[Task, object]]:
+        """Tasks to send now, each with its actor: in priority order, every task for which choose(task)
+        names an actor (choose books the actor's capacity); a task whose key has no free actor waits
+        without holding up the tasks of other keys behind it. room(): whether any actor has room at all
+        (no: nothing to look at)."""
+        out = []
+        with self.cv:
+            keep, full = [], set()  # keys with no free actor in this round
+            while self.pending and room():
+                entry = heapq.heappop(self.pending)
+                task = entry[3]
+                if task.left:  # proved meanwhile by an earlier attempt that was given up for lost
+                    continue
+                actor = None if task.key_id in full else choose(task)
+                if actor is None:
+                    full.add(task.key_id)
+                    keep.append(entry)
+                    continue
+                task.attempts += 1
+                task.actor, task.t_sent = actor.name, time.monotonic()
+                task.part.timings["front_queue"] = (task.t_sent - task.t_queued) * 1000
+                job = task.job
+                if job.state == QUEUED:
+                    job.state, job.started = RUNNING, task.t_sent
+                out.append((task, actor))
+            for entry in keep:
+                heapq.heappush(self.pending, entry)
+        return out
+
+    def current(self, task: Task, attempt: int) -> bool:
+        """Whether a reply about `attempt` still concerns the task (not already answered or re-sent)."""
+        return not task.left and task.attempts == attempt and task.actor != ""
+
+    # -- endings ----------------------------------------------------------------------------
+
+    def proved(self, task: Task, attempt: int, reply: dict) -> bool:
+        """The task's proof came back. True when it is the task's (first) proof; False for a duplicate
+        or a proof of a job that ended meanwhile (dropped)."""
+        with self.cv:
+            if task.part.result is not None:
+                self.counters["duplicates_dropped"] += 1
+                log.warning("dropped a second proof of %s/%d (attempt %d): one proof per partition",
+                            task.job.id, task.part.index, attempt)
+                return False
+            self._leave(task)
+            job = task.job
+            if job.state in ENDED:
+                self._maybe_release_key(job)
+                return False
+            part = task.part
+            t = dict(reply["timings"])
+            t.pop("total", None)
+            t["front_queue"] = part.timings.get("front_queue", 0.0)
+            t["actor_call"] = (time.monotonic() - task.t_sent) * 1000
+            t["total"] = (time.monotonic() - job.submitted) * 1000
+            part.timings, part.spans = t, list(reply["spans"])
+            part.result = Proof(reply["proof"], reply["public"], dict(t))
+            part.state, part.exited = COMPLETED, True
+            job.n_done += 1
+            self.counters["partitions_completed"] += 1
+            for k, v in t.items():
+                self.phase_ms[k] = self.phase_ms.get(k, 0.0) + float(v)
+            self.notify("on_partition", part)
+            if job.n_done == len(job.partitions):
+                self.end(job, COMPLETED)
+            self._maybe_release_key(job)
+            return True
+
+    def failed(self, task: Task, attempt: int, kind: str, error: str) -> None:
+        """The task failed on a live actor for a reason of its own: its job fails."""
+        with self.cv:
+            if not self.current(task, attempt):
+                return
+            self._leave(task)
+            if "self-verification failed" in error:
+                self.counters["self_verify_failed"] += 1
+            many = len(task.job.partitions) > 1
+            self.end(task.job, FAILED, f"partition {task.part.index}: {error}" if many else error,
+                     "input" if kind == "input" else "internal")
+            self._maybe_release_key(task.job)
+
+    def lost(self, task: Task, attempt: int, actor: str, why: str) -> bool:
+        """The task's actor died (or could not take it): back into the queue, or the job fails after
+        max_attempts. True when it was re-queued."""
+        with self.cv:
+            if not self.current(task, attempt):
+                return False
+            task.actor = ""
+            task.lost_on.append(actor)
+            job = task.job
+            if job.state in ENDED:
+                self._leave(task)
+                self._maybe_release_key(job)
+                return False
+            if task.attempts >= self.max_attempts:
+                self._leave(task)
+                self.end(job, FAILED, f"partition {task.part.index} was lost {task.attempts} time(s), on "
+                                      f"{', '.join(task.lost_on)} (last: {why}); [cluster] max_attempts = "
+                                      f"{self.max_attempts}", "internal")
+                self._maybe_release_key(job)
+                return False
+            self.counters["retried"] += 1
+            task.t_queued = time.monotonic()
+            heapq.heappush(self.pending, (-job.priority, job.seq, task.part.index, task))
+            self.cv.notify_all()
+            log.warning("partition %s/%d re-queued: %s (attempt %d of %d)", job.id, task.part.index, why,
+                        task.attempts, self.max_attempts)
+            return True
+
+    def _leave(self, task: Task) -> None:
+        if task.left:
+            return
+        task.left = True
+        task.actor = ""
+        task.witness_ref = task.inputs = None  # the object store frees the witness with its last reference
+        self._give_back(task.nbytes)
+
+    def end(self, job: Job, state: str, error: str = "", kind: str = "") -> None:
+        """End a job (once): its queued tasks leave now; tasks on actors leave when they come back."""
+        if job.state in ENDED:
+            return
+        job.state, job.error, job.error_kind, job.finished = state, error, kind, time.monotonic()
+        self.active -= 1
+        self.counters[state.lower()] += 1
+        if state != COMPLETED:
+            mine = [e for e in self.pending if e[3].job is job]
+            if mine:
+                self.pending = [e for e in self.pending if e[3].job is not job]
+                heapq.heapify(self.pending)
+                for e in mine:
+                    self._leave(e[3])
+        job.done.set()
+        log.info("job %s id=%s key=%s partitions=%d priority=%d ms=%.1f%s", state.lower(), job.id, job.key.id,
+                 len(job.partitions), job.priority, (job.finished - job.submitted) * 1000,
+                 f" error={error}" if error else "")
+        self.notify("on_job", job)
+        self.cv.notify_all()
+
+    def cancel(self, job_id: str, why: str) -> tuple[str, bool, list[Task]]:
+        """(state, cancelled now, the tasks on actors to cancel there)."""
+        job = self.get(job_id)
+        with self.cv:
+            if job.state in ENDED:
+                return job.state, False, []
+            on_actors = [t for t in self.tasks.get(job.id, []) if t.actor and not t.left]
+            self.end(job, CANCELLED, why, "cancelled")
+            self._maybe_release_key(job)
+            return job.state, True, on_actors
+
+    def _maybe_release_key(self, job: Job) -> None:
+        if job.released or job.state not in ENDED or not all(t.left for t in self.tasks.get(job.id, [])):
+            return
+        job.released = True
+        self.keys.release(job.key, proved=job.n_done if job.state == COMPLETED else 0)
+
+    # -- views ------------------------------------------------------------------------------
+
+    def active(self) -> bool:
+        with self.cv:
+            return any(j.state not in ENDED for j in self.jobs.values())
+
+    def counts(self) -> dict:
+        with self.cv:
+            return {"queued": sum(j.state == QUEUED for j in self.jobs.values()),
+                    "running": sum(j.state == RUNNING for j in self.jobs.values()),
+                    "pending": len(self.pending)}
+
+    def drain(self, deadline: float, force: threading.Event, why: str) -> int:
+        """Wait until no job is active (or the deadline, or force); cancel the rest; how many were cancelled."""
+        with self.cv:
+            while any(j.state not in ENDED for j in self.jobs.values()) and time.monotonic() < deadline \
+                    and not force.is_set():
+                self.cv.wait(min(0.2, max(0.0, deadline - time.monotonic())))
+            left = [j for j in self.jobs.values() if j.state not in ENDED]
+            for j in left:
+                self.end(j, CANCELLED, why, "cancelled")
+                for t in self.tasks.get(j.id, []):
+                    self._leave(t)
+                self._maybe_release_key(j)
+        return len(left)
