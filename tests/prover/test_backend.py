@@ -50,3 +50,17 @@ def test_a_non_backend_object_is_a_type_error():
     with ProvingKey.load(case / "chain.zkey") as key:
         with pytest.raises(TypeError, match="backend must be a name"):
             prove(key, read_wtns(case / "chain.wtns"), backend=42)
+
+
+def test_a_backend_by_name_takes_the_gpus_settings_from_the_environment(monkeypatch, tmp_path):
+    """prove(key, w, backend="cuda") from a library caller gets [gpus] settings as the CLI does:
+    their environment overrides included (a prebuilt cubin_dir, not an NVRTC compile)."""
+    import snarkd.prover.backend as backend
+
+    seen = {}
+    monkeypatch.setattr(backend, "get_backend", lambda name, device=0, **opts: seen.update(name=name, **opts) or CPU)
+    monkeypatch.setenv("SNARKD_GPU_CUBIN_DIR", str(tmp_path))
+    assert backend.resolve("cuda") is CPU
+    assert seen == {"name": "cuda", "memory_budget": "auto", "msm_tables": "auto", "msm_window_bits": 0,
+                    "cubin_dir": str(tmp_path)}
+    assert backend.resolve("cpu") is CPU and backend.resolve(None) is CPU

@@ -91,12 +91,23 @@ def get_backend(name: str = "cpu", device: int = 0, *, memory_budget: int | str 
         return be
 
 
+def from_settings(name: str, device: int = 0) -> Backend:
+    """The backend `name` with the [gpus] settings a library caller has without a config file
+    (their defaults and environment overrides, e.g. SNARKD_GPU_CUBIN_DIR), as the CLI does."""
+    if str(name).lower() == "cpu":
+        return CPU
+    from snarkd.config import default  # lazy: the CPU path needs no config
+
+    return get_backend(name, device, memory_budget=default("gpus.memory_budget"), msm_tables=default("gpus.msm_tables"),
+                       msm_window_bits=default("gpus.msm_window_bits"), cubin_dir=default("gpus.cubin_dir"))
+
+
 def resolve(backend) -> Backend:
     """A Backend from a name or a Backend (None: the CPU)."""
     if backend is None:
         return CPU
     if isinstance(backend, str):
-        return get_backend(backend)
+        return from_settings(backend)
     if not isinstance(backend, Backend):
         raise TypeError(f"backend must be a name ({', '.join(NAMES)}) or a Backend, not {type(backend).__name__}")
     return backend
