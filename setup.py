@@ -25,10 +25,16 @@ if os.environ.get("SNARKD_NATIVE_DEBUG"):
 link = ["-pthread"] if sys.platform != "win32" else []
 
 
+# Every header: a changed header rebuilds the extensions (setuptools only compares
+# sources and `depends` with the built module).
+HEADERS = sorted(p.as_posix() for p in NATIVE.rglob("*.hpp"))
+
+
 def extension(name: str, source: Path) -> Pybind11Extension:
     return Pybind11Extension(
         f"snarkd.native.{name}",
         sources=[source.as_posix()],
+        depends=HEADERS,
         include_dirs=[NATIVE.as_posix()],
         define_macros=[("SNARKD_BUILD_MARCH", f'"{march}"')],  # reported by `snarkd doctor`
         cxx_std=17,

@@ -46,6 +46,18 @@ def _print_timings(timings: dict[str, float], total_ms: float) -> None:
     print(f"{'total':<{width}} {total_ms:10.1f} ms", file=sys.stderr)
 
 
+def _lean(name: str | None, check_points: bool) -> bool:
+    """True for the CPU one-shot path (prover/oneshot.py): --backend cpu, or no --backend
+    and the [prove] backend setting is cpu (read through the config layer)."""
+    if check_points:
+        return False
+    if name:
+        return name.lower() == "cpu"
+    from snarkd.config import Config
+
+    return str(Config.defaults().prove.backend).lower() == "cpu"
+
+
 def _backend(name: str | None, domain_size: int):
     """The backend of a one-shot proof: --backend, else [prove] backend; the [gpus] settings apply.
     auto takes the GPU only where it wins for one proof ([prove] auto_cuda_min_domain). Without an
@@ -96,29 +108,54 @@ def run(args) -> int:
 
     if len(args.args) != 4:
         raise InputError("usage: snarkd prove KEY.zkey WITNESS.wtns PROOF.json PUBLIC.json")
-    from snarkd.formats.wtns import read_wtns
-    from snarkd.prover import ProvingKey, prove
-    from snarkd.prover.progress import PhaseBar, wanted
     from snarkd.prover.timing import PhaseTimer
 
     zkey_path, witness_path, proof_path, public_path = args.args
-    loading = PhaseTimer()
-    with loading.phase("load"):
-        key = ProvingKey.load(zkey_path, check_points=args.check_points)
-        witness = read_wtns(witness_path)
-    backend, why = _backend(args.backend, key.domain_size)
-    show = wanted(args.progress, args.quiet, key.domain_size >= LARGE_DOMAIN)
-    with key, PhaseBar(f"prove 2^{key.zkey.domain_power}", PROVE_PHASES + 1 + args.verify, show) as timer:
-        timer.ms.update(loading.ms)
-        result = prove(key, witness, threads=args.threads, witness_name=witness_path, timer=timer, backend=backend)
-        if args.verify:
-            from snarkd.verifier.self_check import verify_against_key
+    if _lean(args.backend, args.check_points):
+        # the lean path: one native call, no numpy (prover/oneshot.py)
+        from snarkd.prover.oneshot import domain_power, prove_files
 
-            with timer.phase("verify"):
-                verify_against_key(key.zkey, result.proof, result.public, witness_name=witness_path, threads=args.threads)
-        with timer.phase("write"):
-            write_proof(result, proof_path, public_path)
+        timer, bar = PhaseTimer(), None
+        # a progress bar as snarkd.prover.progress.wanted decides, tqdm imported only to show one
+        if args.progress or (args.progress is None and not args.quiet and sys.stderr.isatty()):
+            power = domain_power(zkey_path)
+            if args.progress or (1 << power) >= LARGE_DOMAIN:
+                from snarkd.prover.progress import PhaseBar
+
+                timer = bar = PhaseBar(f"prove 2^{power}", PROVE_PHASES + 1 + args.verify, True)
+        try:
+            result = prove_files(zkey_path, witness_path, threads=args.threads, timer=timer, witness_name=witness_path,
+                                 verify=args.verify)
+            with timer.phase("write"):
+                write_proof(result, proof_path, public_path)
+        finally:
+            if bar is not None:
+                bar.close()
+        backend_name, why = "cpu", "one-shot native path"
+    else:
+        from snarkd.formats.wtns import read_wtns
+        from snarkd.prover import ProvingKey, prove
+        from snarkd.prover.progress import PhaseBar, wanted
+
+        loading = PhaseTimer()
+        with loading.phase("load"):
+            key = ProvingKey.load(zkey_path, check_points=args.check_points)
+            witness = read_wtns(witness_path)
+        backend, why = _backend(args.backend, key.domain_size)
+        backend_name = backend.name
+        show = wanted(args.progress, args.quiet, key.domain_size >= LARGE_DOMAIN)
+        with key, PhaseBar(f"prove 2^{key.zkey.domain_power}", PROVE_PHASES + 1 + args.verify, show) as timer:
+            timer.ms.update(loading.ms)
+            result = prove(key, witness, threads=args.threads, witness_name=witness_path, timer=timer, backend=backend)
+            if args.verify:
+                from snarkd.verifier.self_check import verify_against_key
+
+                with timer.phase("verify"):
+                    verify_against_key(key.zkey, result.proof, result.public, witness_name=witness_path,
+                                       threads=args.threads)
+            with timer.phase("write"):
+                write_proof(result, proof_path, public_path)
     if args.timings:
         _print_timings(timer.ms, (time.perf_counter() - start) * 1e3)
-        print(f"backend: {backend.name} ({why})", file=sys.stderr)
+        print(f"backend: {backend_name} ({why})", file=sys.stderr)
     return 0

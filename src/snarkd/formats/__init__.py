@@ -1,23 +1,33 @@
-"""Readers and writers for snarkjs/circom binary files (.zkey, .wtns, .r1cs)."""
+"""Readers and writers for snarkjs/circom binary files (.zkey, .wtns, .r1cs).
 
-from .binfile import BinFile
-from .r1cs import R1cs, R1csHeader, SparseMatrix, read_r1cs, read_r1cs_header
-from .wtns import Witness, check_witness, parse_wtns, read_wtns, write_wtns
-from .zkey import ZKey, read_zkey, vk_json
+Names are resolved on first use (PEP 562): importing one reader (e.g. the
+numpy-free zkey_layout of the one-shot prover) does not import the others.
+"""
 
-__all__ = [
-    "BinFile",
-    "R1cs",
-    "R1csHeader",
-    "SparseMatrix",
-    "read_r1cs",
-    "read_r1cs_header",
-    "Witness",
-    "check_witness",
-    "parse_wtns",
-    "read_wtns",
-    "write_wtns",
-    "ZKey",
-    "read_zkey",
-    "vk_json",
-]
+import importlib
+
+_EXPORTS = {
+    "BinFile": "binfile",
+    "R1cs": "r1cs",
+    "R1csHeader": "r1cs",
+    "SparseMatrix": "r1cs",
+    "read_r1cs": "r1cs",
+    "read_r1cs_header": "r1cs",
+    "Witness": "wtns",
+    "check_witness": "wtns",
+    "parse_wtns": "wtns",
+    "read_wtns": "wtns",
+    "write_wtns": "wtns",
+    "ZKey": "zkey",
+    "read_zkey": "zkey",
+    "vk_json": "zkey",
+}
+
+__all__ = list(_EXPORTS)
+
+
+def __getattr__(name: str):
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f"{__name__}.{module}"), name)

@@ -15,8 +15,6 @@ import stat
 import struct
 from typing import Iterable, Mapping
 
-import numpy as _np
-
 from snarkd.errors import FormatError
 from snarkd.native import _scan
 
@@ -209,11 +207,18 @@ def section_names(magic: bytes) -> Mapping[int, str]:
 # -- little-endian multi-limb integers as numpy uint64 arrays ----------------
 
 
-def int_to_limbs(x: int, n_limbs: int) -> "_np.ndarray":
+# numpy is imported where it is used: the one-shot prover reads containers without it.
+
+
+def int_to_limbs(x: int, n_limbs: int):
+    import numpy as _np
+
     return _np.frombuffer(x.to_bytes(8 * n_limbs, "little"), dtype="<u8").copy()
 
 
 def limbs_to_int(limbs) -> int:
+    import numpy as _np
+
     return int.from_bytes(_np.ascontiguousarray(limbs, dtype="<u8").tobytes(), "little")
 
 
@@ -221,6 +226,8 @@ def first_not_below(limbs, modulus: int, threads: int = 0) -> int:
     """Index of the first row of `limbs` (shape (N, L), little-endian u64 limbs)
     whose value is >= modulus, or -1. One native pass, the GIL released, on up to
     `threads` threads (0: all cores)."""
+    import numpy as _np
+
     limbs = _np.ascontiguousarray(limbs)
     if limbs.ndim != 2:
         raise ValueError("limbs must be (N, L)")

@@ -11,8 +11,6 @@ import struct
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-import numpy as np
-
 from snarkd.atomic import atomic_write_bytes
 from snarkd.curves.params import curve_by_r
 from snarkd.errors import FormatError, MismatchError
@@ -20,6 +18,8 @@ from snarkd.errors import FormatError, MismatchError
 from .binfile import BinFile, first_not_below, limbs_to_int, u32, uint
 
 if TYPE_CHECKING:
+    import numpy as np
+
     from .zkey import ZKey
 
 MAGIC = b"wtns"
@@ -44,7 +44,9 @@ class Witness:
         return [limbs_to_int(v) for v in self.values]
 
 
-def _parse(bf: BinFile, copy: bool) -> Witness:
+def read_header(bf: BinFile) -> tuple[int, int, int]:
+    """(prime, nWitness, file offset of the values) of an opened .wtns, checked
+    (field size, section sizes); no numpy."""
     sec1 = bf.section(1, "header")
     label1 = bf.label(1)
     if len(sec1) < 4:
@@ -60,6 +62,13 @@ def _parse(bf: BinFile, copy: bool) -> Witness:
     size2 = bf.size(2)
     if size2 != n * n8:
         raise FormatError(bf.path, f"size is {size2} bytes, expected {n * n8} for nWitness {n} × {n8} bytes", section=bf.label(2))
+    return prime, n, off2
+
+
+def _parse(bf: BinFile, copy: bool) -> Witness:
+    import numpy as np
+
+    prime, n, off2 = read_header(bf)
     values = np.frombuffer(bf.buffer, dtype="<u8", count=n * LIMBS, offset=off2).reshape(n, LIMBS)
     if copy:
         values = values.copy()
@@ -96,6 +105,8 @@ def wtns_size(n_values: int) -> int:
 
 def wtns_bytes(prime: int, values) -> bytes:
     """The exact bytes snarkjs writes for this witness."""
+    import numpy as np
+
     if isinstance(values, np.ndarray):
         arr = np.ascontiguousarray(values, dtype="<u8")
         if arr.ndim != 2 or arr.shape[1] != LIMBS:

@@ -15,15 +15,14 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from snarkd.curves.encoding import g1_affine_ints, g1_to_json, g2_affine_ints, g2_to_json
-from snarkd.curves.params import BLS12_381, BN254, Curve, curve_by_q
+from snarkd.curves.params import BLS12_381, BN254, Curve
 from snarkd.errors import EXIT_INTERNAL, FormatError, SnarkdError
 
-from .binfile import BinFile, first_not_below, u32, uint
+from .binfile import BinFile, first_not_below
+from .zkey_layout import HEADER_POINTS, read_layout
 
 MAGIC = b"zkey"
 VERSIONS = (1,)
-PROTOCOLS = {1: "Groth16", 2: "PLONK", 10: "FFLONK"}
-HEADER_POINTS = (("alpha1", 1), ("beta1", 1), ("beta2", 2), ("gamma2", 2), ("delta1", 1), ("delta2", 2))
 
 
 _ARRAY_FIELDS = ("alpha1", "beta1", "beta2", "gamma2", "delta1", "delta2", "ic", "coefs", "a", "b1", "b2", "c", "h")
@@ -146,17 +145,6 @@ def g2_on_curve(xy, curve: Curve) -> bool:
 # -- reading -------------------------------------------------------------------
 
 
-def _points(bf: BinFile, sid: int, count: int, width: int, what: str) -> np.ndarray:
-    """Zero-copy (count, width) u64 view of section sid, whose size must be exact."""
-    size = bf.size(sid) if bf.has(sid) else None
-    if size is None:
-        bf.section(sid)  # raises "section is missing"
-    expected = count * width * 8
-    if size != expected:
-        raise FormatError(bf.path, f"size is {size} bytes, expected {expected} ({what})", section=bf.label(sid))
-    return np.frombuffer(bf.mmap, dtype="<u8", count=count * width, offset=bf.offset(sid)).reshape(count, width)
-
-
 def _check_canonical(bf: BinFile, z: ZKey) -> None:
     L = z.limbs
     q = z.q
@@ -228,74 +216,27 @@ def read_zkey(path: str | os.PathLike, check_points: bool = False) -> ZKey:
 
 
 def _read(bf: BinFile) -> ZKey:
+    lay = read_layout(bf)  # header and section sizes (formats/zkey_layout.py)
     p = bf.path
-    # §1 protocol
-    s1 = bf.section(1, "protocol")
-    if len(s1) != 4:
-        raise FormatError(p, f"size is {len(s1)} bytes, expected 4", section=bf.label(1))
-    proto = u32(s1, 0)
-    if proto != 1:
-        pname = PROTOCOLS.get(proto, "unknown")
-        raise FormatError(p, f"protocol {proto} ({pname}) is not supported: snarkd proves Groth16 (protocol 1) only", section=bf.label(1))
+    L = lay.limbs
+    hp = {name: np.frombuffer(bf.mmap, dtype="<u8", count=nbytes // 8, offset=off) for name, (off, nbytes) in lay.header_points.items()}
 
-    # §2 header
-    s2 = bf.section(2, "header")
-    l2 = bf.label(2)
-    if len(s2) < 4:
-        raise FormatError(p, f"size is {len(s2)} bytes, too short", section=l2)
-    n8q = u32(s2, 0)
-    if len(s2) < 4 + n8q + 4:
-        raise FormatError(p, f"size is {len(s2)} bytes, too short for n8q = {n8q}", section=l2)
-    q = uint(s2, 4, n8q)
-    curve = curve_by_q(q)
-    if curve is None or curve.n8q != n8q:
-        raise FormatError(p, f"base field (n8q = {n8q}, q = {q}) is not bn128's or bls12381's", section=l2)
-    o = 4 + n8q
-    n8r = u32(s2, o)
-    if n8r != curve.n8r:
-        raise FormatError(p, f"n8r = {n8r}, expected {curve.n8r} for {curve.name}", section=l2)
-    r = uint(s2, o + 4, n8r)
-    if r != curve.r:
-        raise FormatError(p, f"scalar field r = {r} does not match {curve.name}'s group order {curve.r}", section=l2)
-    o += 4 + n8r
-    L = n8q // 8
-    expected = o + 12 + 3 * 2 * n8q + 3 * 4 * n8q
-    if len(s2) != expected:
-        raise FormatError(p, f"size is {len(s2)} bytes, expected {expected} for {curve.name}", section=l2)
-    n_vars, n_public, domain_size = u32(s2, o), u32(s2, o + 4), u32(s2, o + 8)
-    o += 12
-    if n_vars < n_public + 1:
-        raise FormatError(p, f"nVars = {n_vars} is smaller than nPublic + 1 = {n_public + 1}", section=l2)
-    if domain_size == 0 or domain_size & (domain_size - 1):
-        raise FormatError(p, f"domainSize = {domain_size} is not a power of two", section=l2)
-    if domain_size.bit_length() - 1 > curve.two_adicity:
-        raise FormatError(p, f"domainSize = 2^{domain_size.bit_length() - 1} exceeds the {curve.name} two-adicity 2^{curve.two_adicity}", section=l2)
-    if domain_size < n_public + 1:
-        raise FormatError(p, f"domainSize = {domain_size} is smaller than the nPublic + 1 = {n_public + 1} public rows", section=l2)
-    base = bf.offset(2)
-    hp = {}
-    for name, g in HEADER_POINTS:
-        w = 2 * g * L
-        hp[name] = np.frombuffer(bf.mmap, dtype="<u8", count=w, offset=base + o)
-        o += w * 8
+    def points(name: str, width: int) -> np.ndarray:
+        off, nbytes = lay.sections[name]
+        return np.frombuffer(bf.mmap, dtype="<u8", count=nbytes // 8, offset=off).reshape(-1, width)
 
-    ic = _points(bf, 3, n_public + 1, 2 * L, f"nPublic + 1 = {n_public + 1} G1 points")
-    a = _points(bf, 5, n_vars, 2 * L, f"nVars = {n_vars} G1 points")
-    b1 = _points(bf, 6, n_vars, 2 * L, f"nVars = {n_vars} G1 points")
-    b2 = _points(bf, 7, n_vars, 4 * L, f"nVars = {n_vars} G2 points")
-    c = _points(bf, 8, n_vars - n_public - 1, 2 * L, f"nVars - nPublic - 1 = {n_vars - n_public - 1} G1 points")
-    h = _points(bf, 9, domain_size, 2 * L, f"domainSize = {domain_size} G1 points")
+    ic = points("ic", 2 * L)
+    a = points("a", 2 * L)
+    b1 = points("b1", 2 * L)
+    b2 = points("b2", 4 * L)
+    c = points("c", 2 * L)
+    h = points("h", 2 * L)
 
-    # §4 coefs
+    # §4 coefs entries
     s4 = bf.section(4, "coefs")
     l4 = bf.label(4)
-    if len(s4) < 4:
-        raise FormatError(p, f"size is {len(s4)} bytes, too short for the entry count", section=l4)
-    n_coefs = u32(s4, 0)
-    dt = coef_dtype(n8r)
-    if len(s4) != 4 + n_coefs * dt.itemsize:
-        raise FormatError(p, f"size is {len(s4)} bytes, expected {4 + n_coefs * dt.itemsize} for {n_coefs} entries of {dt.itemsize} bytes", section=l4)
-    ent = np.frombuffer(bf.mmap, dtype=dt, count=n_coefs, offset=bf.offset(4) + 4)
+    n_coefs, domain_size, n_vars = lay.n_coefs, lay.domain_size, lay.n_vars
+    ent = np.frombuffer(bf.mmap, dtype=coef_dtype(lay.n8r), count=n_coefs, offset=bf.offset(4) + 4)
     if n_coefs:
         bad = np.flatnonzero(ent["matrix"] > 1)
         if bad.size:
@@ -309,19 +250,19 @@ def _read(bf: BinFile) -> ZKey:
         if bad.size:
             i = int(bad[0])
             raise FormatError(p, f"entry {i}: signal {int(ent['signal'][i])} is out of range (nVars = {n_vars})", section=l4)
-        i = first_not_below(ent["value"], r)
+        i = first_not_below(ent["value"], lay.r)
         if i >= 0:
             raise FormatError(p, f"entry {i}: value is not canonical (not below r)", section=l4)
 
     return ZKey(
         path=p,
-        curve=curve,
-        n8q=n8q,
-        q=q,
-        n8r=n8r,
-        r=r,
+        curve=lay.curve,
+        n8q=lay.n8q,
+        q=lay.q,
+        n8r=lay.n8r,
+        r=lay.r,
         n_vars=n_vars,
-        n_public=n_public,
+        n_public=lay.n_public,
         domain_size=domain_size,
         ic=ic,
         coefs=s4,

@@ -4,13 +4,21 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/numpy.h>
 
+#include <array>
+#include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "curves/groups.hpp"
 #include "groth16/prover.hpp"
 #include "msm/pippenger.hpp"
+#include "msm/witness_msm.hpp"
 #include "ntt/ntt.hpp"
+#include "crc32c.hpp"
+#include "groth16/csr.hpp"
+#include "groth16/prove.hpp"
+#include "groth16/qap.hpp"
 #include "parallel.hpp"
 #include "py_buffer.hpp"
 
@@ -185,6 +193,83 @@ py::array_t<uint64_t> do_msm(py::object bases, py::object scalars, long threads)
   return out;
 }
 
+// msm_witness: [(bases, start), ...] on G1 and on G2 over one scalar vector.
+template <class NS>
+py::tuple do_msm_witness(py::object scalars, py::list g1, py::list g2, long threads) {
+  using A1 = Affine<typename NS::G1Cfg>;
+  using A2 = Affine<typename NS::G2Cfg>;
+  Buf Sc(scalars, "scalars");
+  size_t ns = Sc.count(32, "32-byte plain scalars");
+  std::vector<std::unique_ptr<Buf>> keep;
+  auto jobs = [&](py::list lst, size_t ps, const char* what) {
+    std::vector<MsmJob> out;
+    for (size_t k = 0; k < lst.size(); k++) {
+      py::tuple t = lst[k].cast<py::tuple>();
+      if (t.size() != 2) throw py::value_error(std::string(what) + ": each job is (bases, start)");
+      keep.push_back(std::make_unique<Buf>(t[0], what));
+      size_t start = t[1].cast<size_t>();
+      size_t n = keep.back()->count(ps, "points");
+      if (start > ns) throw py::value_error(std::string(what) + ": start " + std::to_string(start) + " is past the " + std::to_string(ns) + " scalars");
+      if (n > ns - start)
+        throw py::value_error(std::string(what) + ": " + std::to_string(n) + " points from scalar " + std::to_string(start) +
+                              " but only " + std::to_string(ns) + " scalars");
+      out.push_back({keep.back()->data(), start, n});
+    }
+    return out;
+  };
+  std::vector<MsmJob> j1 = jobs(g1, sizeof(A1), "g1 bases"), j2 = jobs(g2, sizeof(A2), "g2 bases");
+  std::vector<A1> o1;
+  std::vector<A2> o2;
+  unsigned T = resolve_threads(threads);
+  {
+    py::gil_scoped_release rel;
+    WitnessMsm<typename NS::G1Cfg, typename NS::G2Cfg, typename NS::Fr>::run(Sc.data(), ns, j1, j2, T, o1, o2);
+  }
+  py::list r1, r2;
+  for (auto& p : o1) { auto a = new_u64_1d(sizeof(A1) / 8); p.store(a.mutable_data()); r1.append(a); }
+  for (auto& p : o2) { auto a = new_u64_1d(sizeof(A2) / 8); p.store(a.mutable_data()); r2.append(a); }
+  return py::make_tuple(r1, r2);
+}
+
+// The prepared sidecar's CSR blocks (dict of buffers rows_a, vrows_a, ent_a, val_a and _b),
+// checked for consistency; views stay alive in `keep`.
+template <class Fr>
+struct CsrViews {
+  const uint32_t* rows[2];
+  const uint32_t* vrows[2];
+  const uint32_t* ent[2];
+  const Fr* val[2];
+};
+template <class Fr>
+CsrViews<Fr> csr_views(py::dict d, size_t domain, size_t n_vars, std::vector<std::unique_ptr<Buf>>& keep) {
+  CsrViews<Fr> v{};
+  const char* sfx[2] = {"_a", "_b"};
+  for (int k = 0; k < 2; k++) {
+    auto get = [&](const char* base, size_t unit) {
+      std::string name = std::string(base) + sfx[k];
+      if (!d.contains(name.c_str())) throw py::value_error("prepared: block " + name + " is missing");
+      keep.push_back(std::make_unique<Buf>(d[name.c_str()], "prepared block"));
+      if (keep.back()->len() % unit) throw py::value_error("prepared: block " + name + " has a partial element");
+      return keep.back().get();
+    };
+    Buf* rows = get("rows", 4);
+    Buf* vrows = get("vrows", 4);
+    Buf* ent = get("ent", 4);
+    Buf* val = get("val", sizeof(Fr));
+    if (rows->len() != 4 * (domain + 1) || vrows->len() != 4 * (domain + 1))
+      throw py::value_error(std::string("prepared: row offsets of matrix ") + (k ? "B" : "A") + " do not match the domain");
+    if (((uintptr_t)rows->data() | (uintptr_t)vrows->data() | (uintptr_t)ent->data() | (uintptr_t)val->data()) & 7)
+      throw py::value_error("prepared: blocks must be 8-byte aligned");
+    v.rows[k] = (const uint32_t*)rows->data();
+    v.vrows[k] = (const uint32_t*)vrows->data();
+    v.ent[k] = (const uint32_t*)ent->data();
+    v.val[k] = (const Fr*)val->data();
+    std::string e = csr_error(v.rows[k], v.vrows[k], v.ent[k], ent->len() / 4, val->len() / sizeof(Fr), domain, n_vars);
+    if (!e.empty()) throw py::value_error(std::string("prepared: matrix ") + (k ? "B" : "A") + ": " + e);
+  }
+  return v;
+}
+
 unsigned log2_exact(size_t n, const char* name, unsigned maxlog) {
   if (n == 0 || (n & (n - 1)))
     throw py::value_error(std::string(name) + ": length " + std::to_string(n) + " is not a power of two");
@@ -231,6 +316,10 @@ void bind_curve(py::module_& m) {
   m.def("msm_g1", &do_msm<G1, Fr>, py::arg("bases"), py::arg("scalars"), T,
         "G1 MSM: bases affine Montgomery (>= n points), scalars n x 32-byte plain Fr (>= r reduced mod r)");
   m.def("msm_g2", &do_msm<G2, Fr>, py::arg("bases"), py::arg("scalars"), T);
+  m.def("msm_witness", &do_msm_witness<NS>, py::arg("scalars"), py::arg("g1"), py::arg("g2"), T,
+        "Several MSMs over one scalar vector: g1, g2 lists of (bases, start); job k is "
+        "sum_i scalars[start + i] * bases[i]. Scalars classified once (zeros skipped, ones summed, "
+        "signed digits shared). Returns (list of G1 points, list of G2 points)");
 
   m.def("root_of_unity", [](unsigned log_n) {
     if (log_n > S) throw py::value_error("log_n: must be <= " + std::to_string(S));
@@ -293,6 +382,162 @@ void bind_curve(py::module_& m) {
     return out;
   }, py::arg("a"), py::arg("b"), py::arg("c"), T, "(a*b - c) pointwise, Montgomery in, plain out");
 
+  m.def("qap_h", [](py::object a, py::object b, long threads) {
+    Buf A(a, "a"), B(b, "b");
+    size_t n = A.count(32, "Fr elements");
+    if (B.count(32, "Fr elements") != n) throw py::value_error("b: length differs from a");
+    unsigned l = log2_exact(n, "a", S);
+    auto out = new_u64(n, 4);
+    Fr* h = (Fr*)out.mutable_data();
+    unsigned TT = resolve_threads(threads);
+    double h_ms = 0;
+    {
+      py::gil_scoped_release rel;
+      qap_h<typename NS::FrTr>((const Fr*)A.data(), (const Fr*)B.data(), h, l, TT, &h_ms);
+    }
+    return py::make_tuple(out, h_ms);
+  }, py::arg("a"), py::arg("b"), T,
+     "(h, h_ms): H values of the QAP step, (a b - c) on the odd coset with c = a o b, plain out (a, b: A.w, B.w on "
+     "the domain, Montgomery); h_ms: milliseconds of the last step (H from the coset values)");
+
+  m.def("groth16_prove", [](py::dict sec, py::object witness, size_t n_vars, size_t n_public, size_t domain,
+                            py::bytes r, py::bytes s, py::bytes rs, long threads, bool drop_pages, py::object prepared,
+                            py::object on_phase) {
+    using GP = Groth16Prover<G1, G2, Fr, typename NS::FrTr>;
+    constexpr size_t P1 = sizeof(Affine<G1>), P2 = sizeof(Affine<G2>);
+    std::vector<std::unique_ptr<Buf>> keep;
+    auto view = [&](const char* name, size_t need) -> const uint8_t* {
+      keep.push_back(std::make_unique<Buf>(sec[name], name));
+      if (need != (size_t)-1 && keep.back()->len() != need)
+        throw py::value_error(std::string(name) + ": " + std::to_string(keep.back()->len()) + " bytes, expected " +
+                              std::to_string(need));
+      return keep.back()->data();
+    };
+    if (n_vars < n_public + 1) throw py::value_error("n_vars < n_public + 1");
+    if (domain == 0 || (domain & (domain - 1)) || domain > ((size_t)1 << S)) throw py::value_error("domain: not a power of two in range");
+    typename GP::Key k;
+    k.coefs = view("coefs", (size_t)-1);
+    k.coefs_len = keep.back()->len();
+    if (k.coefs_len < 4) throw py::value_error("coefs: too short");
+    k.a = view("a", n_vars * P1);
+    k.b1 = view("b1", n_vars * P1);
+    k.b2 = view("b2", n_vars * P2);
+    k.c = view("c", (n_vars - n_public - 1) * P1);
+    k.h = view("h", domain * P1);
+    k.alpha1 = view("alpha1", P1);
+    k.beta1 = view("beta1", P1);
+    k.delta1 = view("delta1", P1);
+    k.beta2 = view("beta2", P2);
+    k.delta2 = view("delta2", P2);
+    k.n_vars = n_vars;
+    k.n_public = n_public;
+    k.domain = domain;
+    if (!prepared.is_none()) {
+      auto v = csr_views<Fr>(prepared.cast<py::dict>(), domain, n_vars, keep);
+      for (int q = 0; q < 2; q++) { k.rows[q] = v.rows[q]; k.vrows[q] = v.vrows[q]; k.ent[q] = v.ent[q]; k.val[q] = v.val[q]; }
+    }
+    Buf W(witness, "witness");
+    if (W.len() != 32 * n_vars) throw py::value_error("witness: " + std::to_string(W.len()) + " bytes, expected 32 * n_vars");
+    auto scalar = [](py::bytes b, const char* name) {
+      std::string v = b;
+      if (v.size() != 32) throw py::value_error(std::string(name) + ": 32 bytes expected");
+      std::array<u64, 4> x;
+      std::memcpy(x.data(), v.data(), 32);
+      if (!Fr::lt_mod(x.data())) throw py::value_error(std::string(name) + ": not below r");
+      return x;
+    };
+    auto rr = scalar(r, "r"), ss = scalar(s, "s"), rss = scalar(rs, "rs");
+    typename GP::Result res;
+    std::function<void(const char*, double)> report;
+    std::unique_ptr<py::error_already_set> raised;  // an exception of the callback, re-raised after the proof
+    if (!on_phase.is_none())
+      report = [&](const char* name, double ms) {
+        py::gil_scoped_acquire g;
+        if (raised) return;
+        try {
+          on_phase(name, ms);
+        } catch (py::error_already_set& e) {
+          raised = std::make_unique<py::error_already_set>(std::move(e));
+        }
+      };
+    {
+      py::gil_scoped_release rel;
+      res = GP::prove(k, W.data(), rr.data(), ss.data(), rss.data(), resolve_threads(threads), drop_pages, report);
+    }
+    if (raised) throw std::move(*raised);
+    py::dict out;
+    py::list ms;
+    for (auto& p : res.ms) ms.append(py::make_tuple(p.first, p.second));
+    out["ms"] = ms;
+    if (!res.err.message.empty()) {
+      out["error"] = py::make_tuple(res.err.section, res.err.index, res.err.message);
+      return out;
+    }
+    out["error"] = py::none();
+    out["pi_a"] = py::bytes((const char*)&res.pi_a, sizeof(res.pi_a));
+    out["pi_b"] = py::bytes((const char*)&res.pi_b, sizeof(res.pi_b));
+    out["pi_c"] = py::bytes((const char*)&res.pi_c, sizeof(res.pi_c));
+    return out;
+  }, py::arg("sections"), py::arg("witness"), py::arg("n_vars"), py::arg("n_public"), py::arg("domain_size"),
+     py::arg("r"), py::arg("s"), py::arg("rs"), T, py::arg("drop_pages") = false, py::arg("prepared") = py::none(),
+     py::arg("on_phase") = py::none(),
+     "A whole proof over the key's raw sections (dict: coefs, a, b1, b2, c, h, alpha1, beta1, delta1, beta2, delta2) "
+     "and the witness (plain values). r, s, rs = r*s mod r: 32-byte LE. Returns {'pi_a', 'pi_b', 'pi_c': affine "
+     "Montgomery bytes, 'ms': [(phase, ms)], 'error': None or (section, index, message)}. drop_pages: the sections "
+     "are a read-only file mapping whose pages may be released after use; prepared: the sidecar's CSR blocks "
+     "(then section 4 is not read); on_phase(name, ms): called as each phase ends (the GIL taken for it). "
+     "No numpy involved.");
+
+  m.def("prepare_csr", [](py::object coefs, size_t domain, size_t n_vars) {
+    Buf C(coefs, "coefs");
+    if (C.len() < 4) throw py::value_error("coefs: too short");
+    uint32_t count;
+    std::memcpy(&count, C.data(), 4);
+    if ((C.len() - 4) / 44 != count || (C.len() - 4) % 44) throw py::value_error("coefs: size does not match the entry count");
+    if (n_vars >= CSR_SIGNAL) throw py::value_error("n_vars: too many signals for the prepared layout");
+    CsrMatrix<Fr> m[2];
+    std::string err;
+    long bad = -1;
+    {
+      py::gil_scoped_release rel;
+      err = coefs_error<Fr>(C.data(), domain, n_vars, &bad);
+      if (err.empty()) build_csr<Fr>(C.data(), domain, m);
+    }
+    py::dict out;
+    if (!err.empty()) {
+      out["error"] = py::make_tuple(bad, err);
+      return out;
+    }
+    out["error"] = py::none();
+    const char* sfx[2] = {"_a", "_b"};
+    for (int q = 0; q < 2; q++) {
+      auto bytes = [](const void* p, size_t n) { return py::bytes((const char*)p, n); };
+      out[(std::string("rows") + sfx[q]).c_str()] = bytes(m[q].rows.data(), 4 * m[q].rows.size());
+      out[(std::string("vrows") + sfx[q]).c_str()] = bytes(m[q].vrows.data(), 4 * m[q].vrows.size());
+      out[(std::string("ent") + sfx[q]).c_str()] = bytes(m[q].ent.data(), 4 * m[q].ent.size());
+      out[(std::string("val") + sfx[q]).c_str()] = bytes(m[q].val.data(), sizeof(Fr) * m[q].val.size());
+    }
+    return out;
+  }, py::arg("coefs"), py::arg("domain_size"), py::arg("n_vars"),
+     "The prepared sidecar's CSR blocks from zkey section 4 (checked like read_zkey): {'error': None or "
+     "(entry, message), 'rows_a', 'vrows_a', 'ent_a', 'val_a', 'rows_b', ...: bytes}");
+
+  m.def("spmv_prepared", [](py::dict prepared, py::object witness, size_t domain, long threads) {
+    Buf W(witness, "witness");
+    size_t nw = W.count(32, "32-byte plain Fr witness values");
+    std::vector<std::unique_ptr<Buf>> keep;
+    auto v = csr_views<Fr>(prepared, domain, nw, keep);
+    auto a = new_u64(domain, 4), b = new_u64(domain, 4);
+    Fr* pa = (Fr*)a.mutable_data();
+    Fr* pb = (Fr*)b.mutable_data();
+    {
+      py::gil_scoped_release rel;
+      spmv_csr<Fr>(v.rows, v.vrows, v.ent, v.val, W.data(), nw, domain, pa, pb, resolve_threads(threads));
+    }
+    return py::make_tuple(a, b);
+  }, py::arg("prepared"), py::arg("witness"), py::arg("domain_size"), T,
+     "(a, b) = (A.w, B.w) from the prepared sidecar's CSR blocks (witness values canonical)");
+
   m.def("fr_mul_pointwise", [](py::object a, py::object b, long t) {
     return elementwise2<Fr>(a, b, t, [](const Fr& x, const Fr& y) { return x * y; });
   }, py::arg("a"), py::arg("b"), T);
@@ -336,6 +581,22 @@ PYBIND11_MODULE(_core, m) {
 #define SNARKD_BUILD_MARCH ""
 #endif
   m.attr("build_march") = SNARKD_BUILD_MARCH;
+  m.def("crc32c", [](py::object data) {
+    Buf B(data, "data");
+    uint32_t c;
+    {
+      py::gil_scoped_release rel;
+      c = crc32c(B.data(), B.len());
+    }
+    return c;
+  }, py::arg("data"), "CRC-32C of a buffer (SSE4.2 crc32 where available)");
+  m.def("cpu_has_simd52", &detect_simd52, "True if the CPU has AVX-512 IFMA (8-lane field arithmetic in the MSM and NTT)");
+  m.def("_set_simd52", [](bool on) {
+    bool prev = g_use_simd52;
+    g_use_simd52 = on && detect_simd52();
+    return prev;
+  }, py::arg("on"), "Testing aid: enable/disable the AVX-512 IFMA kernels; returns the previous setting");
+  m.def("uses_simd52", [] { return g_use_simd52; }, "True while the AVX-512 IFMA kernels are in use");
   auto bn = m.def_submodule("bn254", "BN254 (bn128)");
   bind_curve<BN>(bn);
   auto bls = m.def_submodule("bls12_381", "BLS12-381");

@@ -68,7 +68,7 @@ def finalize(
     w = witness_values
     if sums.b2 is None:
         with timer.phase("msm_b2"):
-            sums.b2 = native.msm_g2(zk.b2, w, threads)
+            sums.b2 = native.msm_witness(w, [], [(zk.b2, 0)], threads)[1][0]
     with timer.phase("assemble"):
         order = curve.r
         r = secrets.randbelow(order) if r is None else r % order

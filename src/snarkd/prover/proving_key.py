@@ -1,4 +1,5 @@
-"""A proving key kept resident: the .zkey memory-mapped, sections as zero-copy arrays."""
+"""A proving key kept resident: the .zkey memory-mapped, sections as zero-copy arrays,
+and its prepared sidecar (snarkd.prover.prepared) when there is a valid one."""
 
 from __future__ import annotations
 
@@ -6,8 +7,10 @@ import os
 from dataclasses import dataclass, field
 
 from snarkd.curves.params import Curve
+from snarkd.formats.prepared import PreparedFile
 from snarkd.formats.zkey import ZKey, read_zkey
 from snarkd.native import _core
+from snarkd.prover import prepared as _prepared
 
 
 def native_for(curve: Curve):
@@ -20,11 +23,25 @@ class ProvingKey:
     zkey: ZKey
     path: str = ""
     native: object = field(default=None, repr=False)
+    prepared: PreparedFile | None = field(default=None, repr=False)
 
     @classmethod
-    def load(cls, path: str | os.PathLike, check_points: bool = False) -> "ProvingKey":
+    def load(cls, path: str | os.PathLike, check_points: bool = False, prepared: str = "use") -> "ProvingKey":
+        """prepared: "use" the sidecar KEY.zkey.prep when there is a valid one (a stale or
+        corrupt one is rebuilt, with a warning), "build" it as well when it is missing
+        (a daemon loading a key for many proofs), or "off"."""
         zkey = read_zkey(path, check_points=check_points)
-        return cls(zkey=zkey, path=os.fspath(path), native=native_for(zkey.curve))
+        try:
+            prep = _prepared.load(path, zkey._bf, zkey.curve.name, zkey.n_vars, zkey.domain_size, prepared)
+        except BaseException:
+            zkey.close()
+            raise
+        return cls(zkey=zkey, path=os.fspath(path), native=native_for(zkey.curve), prepared=prep)
+
+    def drop_prepared(self, why: str) -> None:
+        """Stop using the sidecar (the native core refused its arrays) and remove it."""
+        _prepared.discard(self.prepared, self.path, why)
+        self.prepared = None
 
     @property
     def curve(self) -> Curve:
@@ -47,6 +64,9 @@ class ProvingKey:
         return self.zkey.nbytes
 
     def close(self) -> None:
+        if self.prepared is not None:
+            self.prepared.close()
+            self.prepared = None
         self.zkey.close()
 
     def __enter__(self):

@@ -8,6 +8,8 @@ No division by Z is needed: a·b − c vanishes on the even points.
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 
 from snarkd.prover.proving_key import ProvingKey
@@ -15,20 +17,26 @@ from snarkd.prover.timing import PhaseTimer
 
 
 def sparse_products(key: ProvingKey, witness_values: np.ndarray, timer: PhaseTimer, threads: int = 0):
-    """a = A·w and b = B·w on the domain (Montgomery form), from the key's coefs section."""
+    """a = A·w and b = B·w on the domain (Montgomery form), from the key's prepared
+    sidecar when it has one (snarkd.prover.prepared), else from its coefs section."""
     with timer.phase("spmv"):
+        if key.prepared is not None:
+            try:
+                return key.native.spmv_prepared(key.prepared.blocks, witness_values, key.domain_size, threads)
+            except ValueError as exc:  # arrays inconsistent: never use them
+                key.drop_prepared(str(exc))
         return key.native.spmv_ab(key.zkey.coefs, witness_values, key.domain_size, threads)
 
 
 def h_coset_values(key: ProvingKey, a: np.ndarray, b: np.ndarray, timer: PhaseTimer, threads: int = 0) -> np.ndarray:
-    """Plain (non-Montgomery) scalars for the H MSM, one per domain point. Consumes a and b in place."""
-    native = key.native
-    with timer.phase("ntt"):
-        # snarkjs never stores C: on the domain, c = a∘b for a satisfying witness.
-        c = native.fr_mul_pointwise(a, b, threads)
-        for values in (a, b, c):
-            native.coset_shift_evals(values, threads)
-    with timer.phase("h"):
-        h = native.h_from_coset(a, b, c, threads)
-    del c
+    """Plain (non-Montgomery) scalars for the H MSM, one per domain point.
+
+    snarkjs never stores C: on the domain, c = a∘b for a satisfying witness. The
+    native qap_h does the six transforms and the pointwise steps in one call and
+    says how long its last step (the H values) took."""
+    start = time.perf_counter()
+    h, h_ms = key.native.qap_h(a, b, threads)
+    total = (time.perf_counter() - start) * 1e3
+    timer.ms["ntt"] = timer.ms.get("ntt", 0.0) + max(total - h_ms, 0.0)
+    timer.ms["h"] = timer.ms.get("h", 0.0) + h_ms
     return h

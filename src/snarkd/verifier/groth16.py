@@ -50,7 +50,6 @@ from pathlib import Path
 
 from snarkd.curves.params import BLS12_381, BN254, Curve
 from snarkd.errors import InputError
-from snarkd.formats import json_text
 from snarkd.native import _pairing
 
 # status codes of snarkd.native._pairing.<curve>.groth16_verify
@@ -316,12 +315,16 @@ def verify(vk: dict, public: list, proof: dict, names: tuple[str, str, str] = ("
 
 def load_json(path: str | Path, what: str):
     """A JSON file, or InputError naming the file (missing, not a file, too big, not JSON)."""
+    from snarkd.formats import json_text  # here: it imports numpy, which the prover's self-check does without
+
     return json_text.load(path, what)
 
 
 def parse_json(data: bytes, name: str, what: str):
     """JSON text as JavaScript's JSON.parse reads it (strict UTF-8, no BOM, no
     NaN/Infinity), nesting bounded before parsing; InputError naming `name`."""
+    from snarkd.formats import json_text
+
     return json_text.loads(data, name, what)
 
 

@@ -8,9 +8,21 @@
 #include <cstdint>
 #include <cstddef>
 #include <cstring>
+#include "ff/inverse.hpp"
 #if defined(__x86_64__)
 #include <cpuid.h>
+// GCC 12's AVX-512 shift intrinsics pass _mm512_undefined_epi32() through, which
+// -Wmaybe-uninitialized reports at every use (GCC bug 105593, fixed in 13): the
+// header is included with those warnings off (they refer to its own lines).
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#endif
 #include <immintrin.h>
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
 #include "ff/mont_adx.hpp"
 #endif
 
@@ -34,6 +46,7 @@ inline bool detect_adx() { return false; }
 
 template <class P>
 struct Mont {
+  using Params = P;
   static constexpr size_t N = P::N;
   static constexpr size_t BITS = P::BITS;
   static_assert(P::MOD[N - 1] < 0x7fffffffffffffffULL, "no-carry CIOS needs a spare top bit");
@@ -83,18 +96,13 @@ struct Mont {
     }
   }
 
-  // t -= p if t >= p (branch-free select)
-  static inline void final_sub(u64* t) {
-    u64 s[N];
+  // t -= p if t >= p (branch-free: a data-dependent branch here mispredicts half the time)
+  static inline __attribute__((always_inline)) void final_sub(u64* t) {
 #if defined(__x86_64__)
-    using ull = unsigned long long;
-    unsigned char b = 0;
-#pragma GCC unroll 8
-    for (size_t i = 0; i < N; i++) b = _subborrow_u64(b, t[i], P::MOD[i], (ull*)&s[i]);
-    // b == 1: t < p, keep t
-#pragma GCC unroll 8
-    for (size_t i = 0; i < N; i++) t[i] = b ? t[i] : s[i];
-#else
+    if constexpr (N == 4) { adx::final_sub4<P::MOD>(t); return; }
+    if constexpr (N == 6) { adx::final_sub6<P::MOD>(t); return; }
+#endif
+    u64 s[N];
     u64 borrow = 0;
 #pragma GCC unroll 8
     for (size_t i = 0; i < N; i++) {
@@ -105,30 +113,44 @@ struct Mont {
     u64 mask = (u64)0 - borrow;  // all ones if t < p (keep t)
 #pragma GCC unroll 8
     for (size_t i = 0; i < N; i++) t[i] = (t[i] & mask) | (s[i] & ~mask);
-#endif
   }
 
-  static inline Mont mul(const Mont& a, const Mont& b) {
-    u64 t[N];
+  // Inlined where it is used: the asm path is short, and a call costs a register
+  // save/restore and a round trip through memory per multiplication.
+  static inline __attribute__((always_inline)) Mont mul(const Mont& a, const Mont& b) {
 #if defined(__x86_64__)
     if constexpr (N == 4) {
-      if (__builtin_expect(g_use_adx, 1)) adx::mont_mul4<P::MOD, &P::INV>(t, a.v, b.v);
-      else mul_x86(t, a.v, b.v);
-    } else if constexpr (N == 6) {
-#if defined(__OPTIMIZE__)  // at -O0 the frame pointer leaves too few registers
-      if (__builtin_expect(g_use_adx, 1)) adx::mont_mul6<P::MOD, &P::INV>(t, a.v, b.v);
-      else
-#endif
-      mul_x86(t, a.v, b.v);
-    } else {
-      mul_x86(t, a.v, b.v);
+      if (__builtin_expect(g_use_adx, 1)) {
+        Mont r;
+        adx::mont_mul4<P::MOD, &P::INV>(r.v, a.v, b.v);
+        final_sub(r.v);
+        return r;
+      }
     }
-#else
-    mul_generic(t, a.v, b.v);
+#if defined(__OPTIMIZE__)  // at -O0 the frame pointer leaves too few registers
+    if constexpr (N == 6) {
+      if (__builtin_expect(g_use_adx, 1)) {
+        Mont r;
+        adx::mont_mul6<P::MOD, &P::INV>(r.v, a.v, b.v);
+        final_sub(r.v);
+        return r;
+      }
+    }
 #endif
-    final_sub(t);
+#endif
+    return mul_portable(a, b);
+  }
+
+  // CPUs without BMI2/ADX (and other architectures): kept out of line so the
+  // inlined fast path stays small.
+  static __attribute__((noinline)) Mont mul_portable(const Mont& a, const Mont& b) {
     Mont r;
-    for (size_t i = 0; i < N; i++) r.v[i] = t[i];
+#if defined(__x86_64__)
+    mul_x86(r.v, a.v, b.v);
+#else
+    mul_generic(r.v, a.v, b.v);
+#endif
+    final_sub(r.v);
     return r;
   }
 
@@ -191,25 +213,20 @@ struct Mont {
   }
 #endif
 
-  static inline Mont add(const Mont& a, const Mont& b) {
-    u64 t[N];
+  static inline __attribute__((always_inline)) Mont add(const Mont& a, const Mont& b) {
+    Mont r = a;
 #if defined(__x86_64__)
-    using ull = unsigned long long;
-    unsigned char c = 0;
-#pragma GCC unroll 8
-    for (size_t i = 0; i < N; i++) c = _addcarry_u64(c, a.v[i], b.v[i], (ull*)&t[i]);
-#else
+    if constexpr (N == 4) { adx::add4<P::MOD>(r.v, b.v); return r; }
+    if constexpr (N == 6) { adx::add6<P::MOD>(r.v, b.v); return r; }
+#endif
     u64 c = 0;
 #pragma GCC unroll 8
     for (size_t i = 0; i < N; i++) {
       u128 s = (u128)a.v[i] + b.v[i] + c;
-      t[i] = (u64)s;
+      r.v[i] = (u64)s;
       c = (u64)(s >> 64);
     }
-#endif
-    final_sub(t);
-    Mont r;
-    for (size_t i = 0; i < N; i++) r.v[i] = t[i];
+    final_sub(r.v);
     return r;
   }
 
@@ -291,18 +308,12 @@ struct Mont {
     return false;
   }
 
-  static inline Mont sub(const Mont& a, const Mont& b) {
-    Mont r;
+  static inline __attribute__((always_inline)) Mont sub(const Mont& a, const Mont& b) {
+    Mont r = a;
 #if defined(__x86_64__)
-    using ull = unsigned long long;
-    unsigned char bw = 0;
-#pragma GCC unroll 8
-    for (size_t i = 0; i < N; i++) bw = _subborrow_u64(bw, a.v[i], b.v[i], (ull*)&r.v[i]);
-    u64 mask = (u64)0 - (u64)bw;
-    unsigned char c = 0;
-#pragma GCC unroll 8
-    for (size_t i = 0; i < N; i++) c = _addcarry_u64(c, r.v[i], P::MOD[i] & mask, (ull*)&r.v[i]);
-#else
+    if constexpr (N == 4) { adx::sub4<P::MOD>(r.v, b.v); return r; }
+    if constexpr (N == 6) { adx::sub6<P::MOD>(r.v, b.v); return r; }
+#endif
     u64 borrow = 0;
 #pragma GCC unroll 8
     for (size_t i = 0; i < N; i++) {
@@ -318,21 +329,20 @@ struct Mont {
       r.v[i] = (u64)s;
       c = (u64)(s >> 64);
     }
-#endif
     return r;
   }
 
-  inline Mont neg() const { return is_zero() ? *this : sub(modulus(), *this); }
-  inline Mont dbl() const { return add(*this, *this); }
-  inline Mont sqr() const { return mul(*this, *this); }
+  inline __attribute__((always_inline)) Mont neg() const { return sub(zero(), *this); }  // 0 - 0 borrows nothing: stays 0
+  inline __attribute__((always_inline)) Mont dbl() const { return add(*this, *this); }
+  inline __attribute__((always_inline)) Mont sqr() const { return mul(*this, *this); }
 
-  friend inline Mont operator*(const Mont& a, const Mont& b) { return mul(a, b); }
-  friend inline Mont operator+(const Mont& a, const Mont& b) { return add(a, b); }
-  friend inline Mont operator-(const Mont& a, const Mont& b) { return sub(a, b); }
-  inline Mont& operator*=(const Mont& b) { return *this = mul(*this, b); }
-  inline Mont& operator+=(const Mont& b) { return *this = add(*this, b); }
-  inline Mont& operator-=(const Mont& b) { return *this = sub(*this, b); }
-  inline Mont operator-() const { return neg(); }
+  friend inline __attribute__((always_inline)) Mont operator*(const Mont& a, const Mont& b) { return mul(a, b); }
+  friend inline __attribute__((always_inline)) Mont operator+(const Mont& a, const Mont& b) { return add(a, b); }
+  friend inline __attribute__((always_inline)) Mont operator-(const Mont& a, const Mont& b) { return sub(a, b); }
+  inline __attribute__((always_inline)) Mont& operator*=(const Mont& b) { return *this = mul(*this, b); }
+  inline __attribute__((always_inline)) Mont& operator+=(const Mont& b) { return *this = add(*this, b); }
+  inline __attribute__((always_inline)) Mont& operator-=(const Mont& b) { return *this = sub(*this, b); }
+  inline __attribute__((always_inline)) Mont operator-() const { return neg(); }
 
   inline Mont to_mont() const { return mul(*this, from_limbs(P::R2)); }
   inline Mont from_mont() const {
@@ -353,8 +363,17 @@ struct Mont {
   }
   inline Mont pow(u64 e) const { return pow_limbs(&e, 1); }
 
-  // Fermat inversion a^(p-2); inv(0) = 0.
+  // Inverse (Montgomery in and out); inv(0) = 0. Divsteps on the plain integer
+  // aR give (aR)^-1 = a^-1 R^-1; one product with R^3 makes it a^-1 R.
   inline Mont inv() const {
+    static const Mont r3 = from_limbs(P::R2) * from_limbs(P::R2);
+    Mont t;
+    DivstepInverse<P>::invert(v, t.v);
+    return t * r3;
+  }
+
+  // Fermat inversion a^(p-2) (the reference for tests).
+  inline Mont inv_fermat() const {
     u64 e[N];
     for (size_t i = 0; i < N; i++) e[i] = P::MOD[i];
     // p is odd and > 2, so subtracting 2 only touches limb 0 with possible borrow

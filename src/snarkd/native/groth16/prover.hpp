@@ -8,6 +8,32 @@
 
 namespace snarkd {
 
+// The checks snarkd.formats.zkey makes on section 4's entries, same messages
+// ("" if all are fine; *index: the first bad entry). The count and size are
+// checked already.
+template <class Fr>
+std::string coefs_error(const uint8_t* sec, size_t domain, size_t n_vars, long* index) {
+  constexpr size_t ES = 12 + 32;
+  uint32_t count;
+  std::memcpy(&count, sec, 4);
+  const uint8_t* ent = sec + 4;
+  for (size_t i = 0; i < count; i++) {
+    uint32_t hd[3];
+    std::memcpy(hd, ent + i * ES, 12);
+    *index = (long)i;
+    if (hd[0] > 1) return "entry " + std::to_string(i) + ": matrix " + std::to_string(hd[0]) + " is not 0 (A) or 1 (B)";
+    if (hd[1] >= domain)
+      return "entry " + std::to_string(i) + ": constraint " + std::to_string(hd[1]) + " is outside the domain (domainSize = " +
+             std::to_string(domain) + ")";
+    if (hd[2] >= n_vars)
+      return "entry " + std::to_string(i) + ": signal " + std::to_string(hd[2]) + " is out of range (nVars = " +
+             std::to_string(n_vars) + ")";
+    if (!Fr::lt_mod((const uint64_t*)(ent + i * ES + 12))) return "entry " + std::to_string(i) + ": value is not canonical (not below r)";
+  }
+  *index = -1;
+  return "";
+}
+
 // Returns "" on success or an error message. a, b: domain Fr each, zeroed.
 // Entry layout: u32 matrix, u32 constraint, u32 signal, 32-byte value (= coef*R^2 mod r).
 template <class Fr>

@@ -11,8 +11,10 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <atomic>
 #include <vector>
 #include "ec/point.hpp"
+#include "msm/bucket_simd.hpp"
 #include "parallel.hpp"
 
 namespace snarkd {
@@ -97,6 +99,107 @@ struct BatchAffineBuckets {
 };
 
 constexpr uint32_t NEG = 0x80000000u;  // digit sign bit; low bits = |digit|
+
+// Signed (Booth) recoding of a reduced scalar (nl limbs) into nw digits of c bits
+// in [-2^(c-1), 2^(c-1)]: out[w * stride] = |digit| | NEG if negative.
+inline void signed_digits(const u64* s, size_t nl, unsigned c, unsigned nw, uint32_t* out, size_t stride) {
+  u64 carry = 0;
+  const u64 mask = ((u64)1 << c) - 1;
+  for (unsigned w = 0; w < nw; w++) {
+    size_t pos = (size_t)w * c, limb = pos / 64, sh = pos % 64;
+    u64 v = 0;
+    if (limb < nl) {
+      v = s[limb] >> sh;
+      if (sh + c > 64 && limb + 1 < nl) v |= s[limb + 1] << (64 - sh);
+    }
+    v = (v & mask) + carry;
+    uint32_t d;
+    if (v > ((u64)1 << (c - 1))) {
+      uint32_t a = (uint32_t)(((u64)1 << c) - v);  // v == 2^c gives digit 0, carry 1
+      d = a ? (a | NEG) : 0;
+      carry = 1;
+    } else {
+      d = (uint32_t)v;
+      carry = 0;
+    }
+    out[(size_t)w * stride] = d;
+  }
+}
+// Signed window digits recomputed on the fly from the (reduced) scalars and one
+// word of carry bits per scalar (bit w: the carry into window w), instead of a
+// digit array of nw words per scalar (10 MB for 2^17 scalars). Scalar k is
+// sc + 32 * idx[k] (idx null: k). Needs nw <= 64 (c >= 4 for 256-bit scalars).
+template <class Fr>
+struct Recoder {
+  unsigned c = 0, nw = 0;
+  const uint8_t* sc = nullptr;
+  const uint32_t* idx = nullptr;
+  std::vector<uint8_t> own;  // reduced copy, only when some scalar was >= r
+  std::vector<u64> carries;
+
+  void build(const uint8_t* scalars, const uint32_t* index, size_t n, unsigned c_, unsigned nw_, unsigned T) {
+    c = c_; nw = nw_; sc = scalars; idx = index;
+    carries.assign(n, 0);
+    std::atomic<bool> noncanon{false};
+    parallel_for(n, T, [&](size_t b, size_t e, unsigned) {
+      for (size_t k = b; k < e; k++)
+        if (!Fr::lt_mod((const u64*)scalar(k))) { noncanon = true; return; }
+    }, 4096);
+    if (noncanon) {  // keep a reduced copy (scalars >= r are taken mod r)
+      own.resize(n * 32);
+      for (size_t k = 0; k < n; k++) {
+        u64 s[Fr::N];
+        std::memcpy(s, scalar(k), 32);
+        Fr::reduce_raw(s);
+        std::memcpy(own.data() + 32 * k, s, 32);
+      }
+      sc = own.data();
+      idx = nullptr;
+    }
+    parallel_for(n, T, [&](size_t b, size_t e, unsigned) {
+      for (size_t k = b; k < e; k++) {
+        u64 bits = 0, carry = 0;
+        const u64* s = (const u64*)scalar(k);
+        for (unsigned w = 0; w < nw; w++) {
+          if (carry) bits |= 1ULL << w;
+          u64 v = window(s, w) + carry;
+          carry = v > ((u64)1 << (c - 1));
+        }
+        carries[k] = bits;
+      }
+    }, 1024);
+  }
+  inline const uint8_t* scalar(size_t k) const { return sc + 32 * (size_t)(idx ? idx[k] : k); }
+  inline u64 window(const u64* s, unsigned w) const {
+    size_t pos = (size_t)w * c, limb = pos / 64, sh = pos % 64;
+    u64 v = 0;
+    if (limb < Fr::N) {
+      v = s[limb] >> sh;
+      if (sh + c > 64 && limb + 1 < Fr::N) v |= s[limb + 1] << (64 - sh);
+    }
+    return v & (((u64)1 << c) - 1);
+  }
+  // digit of scalar k in window w: |d| | NEG if negative (0: nothing to add)
+  inline uint32_t digit(size_t k, unsigned w) const {
+    u64 v = window((const u64*)scalar(k), w) + ((carries[k] >> w) & 1);
+    if (v > ((u64)1 << (c - 1))) {
+      uint32_t a = (uint32_t)(((u64)1 << c) - v);  // v == 2^c: digit 0, carried up
+      return a ? (a | NEG) : 0;
+    }
+    return (uint32_t)v;
+  }
+};
+
+// Buckets window w can reach: the top window of a scalar of `bits` bits holds
+// only the few bits left over (7 for 254-bit scalars and c = 13), so its points
+// crowd into a few buckets (see SortedBuckets).
+inline size_t window_buckets(unsigned w, unsigned c, unsigned nw, unsigned bits) {
+  size_t nb = (size_t)1 << (c - 1);
+  if (w + 1 < nw) return nb;
+  unsigned top = bits > w * c ? bits - w * c : 0;
+  return top + 1 < c ? std::min(nb, (size_t)1 << top) : nb;
+}
+
 inline MsmPlan msm_plan(size_t n, unsigned T, unsigned bits) {
   MsmPlan best{1, bits + 1, 1};
   double best_cost = 1e300;
@@ -122,6 +225,50 @@ Affine<Cfg> msm(const uint8_t* bases, const uint8_t* scalars, size_t n, unsigned
   const unsigned sbits = (unsigned)Fr::BITS;
   MsmPlan plan = msm_plan(n, T, sbits);
   if (msm_force_c() >= 2) plan = {msm_force_c(), sbits / msm_force_c() + 1, 1};
+  const size_t ntasks0 = (size_t)plan.nw * plan.k;
+#if defined(SNARKD_SIMD52)
+  if (g_use_simd52 && msm_batch_affine_enabled()) {
+    // 8-lane batch-affine buckets; digits from the scalars and their carry bits
+    if (plan.c < 4) plan = {4, sbits / 4 + 1, plan.k};
+    const unsigned c = plan.c, nw = plan.nw, k = plan.k;
+    const size_t nb = (size_t)1 << (c - 1), ntasks = (size_t)nw * k;
+    Recoder<Fr> rec;
+    rec.build(scalars, nullptr, n, c, nw, T);
+    const size_t B = std::min<size_t>(std::max<size_t>(nb / 4, 64), msm_batch_size());
+    unsigned TT = (unsigned)std::min<size_t>(T, ntasks);
+    std::vector<Pt> partial(ntasks, Pt::inf());
+    std::vector<SimdBuckets<Cfg>> acc(TT);
+    std::vector<SortedBuckets<Cfg>> sorted(TT);
+    parallel_tasks(ntasks, TT, [&](size_t task, unsigned tid) {
+      unsigned w = (unsigned)(task / k), ch = (unsigned)(task % k);
+      size_t b = n * ch / k, e = n * (ch + 1) / k;
+      const size_t nbw = window_buckets(w, c, nw, sbits);
+      if (nbw < nb / 8) {  // crowded top window: sort by bucket instead of queueing
+        partial[task] = sorted[tid].run(nbw, e - b, bases, 1024, [&](size_t q) { return rec.digit(b + q, w); },
+                                        [&](size_t q) { return b + q; });
+        return;
+      }
+      SimdBuckets<Cfg>& bk = acc[tid];
+      bk.reset(nb, B, bases);
+      uint32_t dn = b < e ? rec.digit(b, w) : 0;
+      for (size_t i = b; i < e; i++) {
+        uint32_t d = dn;
+        dn = i + 1 < e ? rec.digit(i + 1, w) : 0;
+        if (dn & ~NEG) bk.prefetch((dn & ~NEG) - 1);
+        if (!d) continue;
+        bk.add((d & ~NEG) - 1, (uint32_t)i | (d & NEG));
+      }
+      partial[task] = bk.reduce();
+    });
+    Pt sum = Pt::inf();
+    for (unsigned w = nw; w-- > 0;) {
+      for (unsigned i = 0; i < c; i++) sum.dbl();
+      for (unsigned ch = 0; ch < k; ch++) sum.add(partial[(size_t)w * k + ch]);
+    }
+    return sum.to_affine();
+  }
+#endif
+  (void)ntasks0;
   const unsigned c = plan.c, nw = plan.nw, k = plan.k;
   const size_t nb = (size_t)1 << (c - 1);
   std::vector<uint32_t> digits((size_t)nw * n);
@@ -138,27 +285,7 @@ Affine<Cfg> msm(const uint8_t* bases, const uint8_t* scalars, size_t n, unsigned
       u64 s[Fr::N];
       std::memcpy(s, scalars + i * 32, 32);
       Fr::reduce_raw(s);
-      u64 carry = 0;
-      const u64 mask = ((u64)1 << c) - 1;
-      for (unsigned w = 0; w < nw; w++) {
-        size_t pos = (size_t)w * c, limb = pos / 64, sh = pos % 64;
-        u64 v = 0;
-        if (limb < Fr::N) {
-          v = s[limb] >> sh;
-          if (sh + c > 64 && limb + 1 < Fr::N) v |= s[limb + 1] << (64 - sh);
-        }
-        v = (v & mask) + carry;
-        uint32_t d;
-        if (v > ((u64)1 << (c - 1))) {
-          uint32_t a = (uint32_t)(((u64)1 << c) - v);  // v == 2^c gives digit 0, carry 1
-          d = a ? (a | NEG) : 0;
-          carry = 1;
-        } else {
-          d = (uint32_t)v;
-          carry = 0;
-        }
-        digits[(size_t)w * n + i] = d;
-      }
+      signed_digits(s, Fr::N, c, nw, digits.data() + i, n);
     }
   }, 256);
 

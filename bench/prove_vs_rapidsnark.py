@@ -1,0 +1,173 @@
+"""Whole-process `snarkd prove` against rapidsnark's `prover` and `snarkjs groth16 prove`,
+same key and witness, one run per circuit folder.
+
+Tools run in rounds; each round runs every tool once, in an order rotated from
+round to round (A B C, B C A, ...), so machine noise hits all of them alike.
+Reported per tool: median wall time, median CPU time (user + system: steadier
+than wall time on a shared machine), peak RSS (wait4 on the child), and for
+snarkd its per-phase medians (--timings); per pair: the ratio of medians and the
+median of the per-round ratios. Every tool's proof is checked once with
+`snarkjs groth16 verify`. rapidsnark runs when RAPIDSNARK=/path/to/prover is set
+(build it yourself, outside this repository).
+
+    RAPIDSNARK=/work/ext/rapidsnark/build_prover/src/prover \\
+      python bench/prove_vs_rapidsnark.py --dir bench/work/chain16-bn128 --dir bench/work/sha256-bn128 \\
+        --runs 7 --json bench/results/prove-vs-rapidsnark.json
+
+A folder holds circuit.zkey, witness.wtns and vk.json (bench/make_chain_keys.py,
+bench/make_sha256_key.py). --prepare builds snarkd's sidecar first (snarkd prepare).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+SNARKJS = REPO / "node_modules" / ".bin" / "snarkjs"
+
+
+def timed(cmd: list[str]) -> tuple[float, int, str, float]:
+    """(wall seconds, peak RSS bytes, stderr, CPU seconds user + system) of one child process."""
+    start = time.perf_counter()
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    err = proc.stderr.read()
+    _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - start
+    code = os.waitstatus_to_exitcode(status)
+    if code != 0:
+        raise RuntimeError(f"{' '.join(cmd[:3])} failed ({code}): {err[-2000:]}")
+    return wall, usage.ru_maxrss * 1024, err, usage.ru_utime + usage.ru_stime
+
+
+def parse_timings(stderr: str) -> dict[str, float]:
+    out = {}
+    for line in stderr.splitlines():
+        parts = line.split()
+        if len(parts) == 3 and parts[2] == "ms":
+            try:
+                out[parts[0]] = float(parts[1])
+            except ValueError:
+                pass
+    return out
+
+
+def verify(vk: Path, public: Path, proof: Path) -> bool:
+    res = subprocess.run(["node", str(SNARKJS), "groth16", "verify", str(vk), str(public), str(proof)],
+                         capture_output=True, text=True)
+    return res.returncode == 0 and "OK" in res.stdout
+
+
+def key_info(zkey: Path) -> dict:
+    """Header values, read without numpy or mapping the bulk sections: the children's peak
+    RSS (ru_maxrss) starts from this process's size when they are forked, so it stays small."""
+    from snarkd.formats.binfile import BinFile
+    from snarkd.formats.zkey_layout import read_layout
+
+    with BinFile.open(zkey, b"zkey", (1,)) as bf:
+        lay = read_layout(bf)
+        return {"curve": lay.curve.name, "n_vars": lay.n_vars, "n_public": lay.n_public,
+                "domain_size": lay.domain_size, "zkey_mib": bf.nbytes / 2**20}
+
+
+def bench_dir(d: Path, runs: int, threads: int, with_snarkjs: bool, rapidsnark: str | None, prepare: bool) -> dict:
+    zkey, wtns, vk = d / "circuit.zkey", d / "witness.wtns", d / "vk.json"
+    info = key_info(zkey)
+    tmp = Path(tempfile.mkdtemp(prefix="snarkd-vs-"))
+    if prepare:
+        subprocess.run([sys.executable, "-m", "snarkd", "prepare", str(zkey)], check=True, capture_output=True)
+    tools: dict[str, list[str]] = {}
+    snarkd = [sys.executable, "-m", "snarkd", "prove", str(zkey), str(wtns), str(tmp / "sd_p.json"), str(tmp / "sd_q.json"), "--timings"]
+    if threads:
+        snarkd += ["--threads", str(threads)]
+    tools["snarkd"] = snarkd
+    if rapidsnark:
+        tools["rapidsnark"] = [rapidsnark, str(zkey), str(wtns), str(tmp / "rs_p.json"), str(tmp / "rs_q.json")]
+    if with_snarkjs:
+        tools["snarkjs"] = ["node", str(SNARKJS), "groth16", "prove", str(zkey), str(wtns), str(tmp / "sj_p.json"), str(tmp / "sj_q.json")]
+    names = list(tools)
+    verified = {}
+    for name in names:  # warm the page cache; check each tool's proof once
+        timed(tools[name])
+        pre = {"snarkd": "sd", "rapidsnark": "rs", "snarkjs": "sj"}[name]
+        verified[name] = verify(vk, tmp / f"{pre}_q.json", tmp / f"{pre}_p.json")
+    wall = {n: [] for n in names}
+    cpu = {n: [] for n in names}
+    rss = {n: [] for n in names}
+    phases = []
+    load = [os.getloadavg()[0]]
+    for i in range(runs):
+        order = names[i % len(names):] + names[: i % len(names)]
+        for name in order:
+            w, r, err, c = timed(tools[name])
+            wall[name].append(w)
+            cpu[name].append(c)
+            rss[name].append(r)
+            if name == "snarkd":
+                phases.append(parse_timings(err))
+        print(f"{d.name} round {i + 1}/{runs}: " + "  ".join(f"{n} {wall[n][-1]:.3f}s" for n in names), file=sys.stderr)
+    load.append(os.getloadavg()[0])
+    med = {n: statistics.median(wall[n]) for n in names}
+    out = {
+        "dir": str(d), **info, "runs": runs, "threads": threads or os.cpu_count(), "prepared_sidecar": prepare,
+        "load_average_start_end": load,
+        "verified_by_snarkjs": verified,
+        "wall_s": wall,
+        "median_s": med,
+        "cpu_s": cpu,  # user + system of the process: less sensitive to a loaded machine than wall time
+        "median_cpu_s": {n: statistics.median(cpu[n]) for n in names},
+        "peak_rss_mib": {n: max(rss[n]) / 2**20 for n in names},
+        "snarkd_phase_median_ms": {k: statistics.median(p.get(k, 0.0) for p in phases) for k in phases[0]} if phases else {},
+    }
+    ratios = {}
+    for other in names[1:]:
+        per_round = [a / b for a, b in zip(wall["snarkd"], wall[other])]
+        ratios[f"snarkd/{other}"] = {"ratio_of_medians": med["snarkd"] / med[other], "median_of_round_ratios": statistics.median(per_round),
+                                     "cpu_ratio_of_medians": statistics.median(cpu["snarkd"]) / statistics.median(cpu[other])}
+    out["ratios"] = ratios
+    return out
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--dir", type=Path, action="append", required=True, help="circuit folder (repeatable)")
+    ap.add_argument("--runs", type=int, default=7)
+    ap.add_argument("--threads", type=int, default=0)
+    ap.add_argument("--no-snarkjs", action="store_true", help="leave snarkjs out (slow on big circuits)")
+    ap.add_argument("--prepare", action="store_true", help="build snarkd's prepared sidecar first")
+    ap.add_argument("--json", type=Path)
+    args = ap.parse_args()
+    rapidsnark = os.environ.get("RAPIDSNARK") or None
+    if rapidsnark and not os.access(rapidsnark, os.X_OK):
+        print(f"RAPIDSNARK={rapidsnark}: not an executable", file=sys.stderr)
+        return 2
+    results = [bench_dir(d, args.runs, args.threads, not args.no_snarkjs, rapidsnark, args.prepare) for d in args.dir]
+    doc = {"machine": f"{platform.node()} {platform.machine()} {os.cpu_count()} cpus", "cpu": _cpu_name(),
+           "rapidsnark": rapidsnark, "results": results}
+    print(json.dumps(doc, indent=1))
+    if args.json:
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        args.json.write_text(json.dumps(doc, indent=1) + "\n")
+    return 0 if all(all(r["verified_by_snarkjs"].values()) for r in results) else 1
+
+
+def _cpu_name() -> str:
+    try:
+        for line in open("/proc/cpuinfo"):
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

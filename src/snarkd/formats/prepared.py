@@ -1,0 +1,151 @@
+"""The prepared-key sidecar (KEY.zkey.prep): per-key precomputation kept on disk.
+
+    magic "snarkdPK" | u32 version | u32 H | H bytes of JSON header | u32 CRC-32C of the header
+    then the blocks, each at a 64-byte aligned offset the header gives
+
+The JSON header names the zkey it was made from (size, modification time in
+ns, SHA-256 of its protocol and header sections) and every block as
+[offset, length, CRC-32C]. A reader checks all of it: a file that is not a
+sidecar, has another version, belongs to another or a changed zkey, or has a
+block whose checksum does not match raises PreparedError (the caller ignores
+the file with a warning and can rebuild it). Blocks are handed out as
+zero-copy memoryviews of a read-only mapping. What the blocks hold is the
+prover's business (snarkd.prover.prepared); this module knows only the box.
+"""
+
+from __future__ import annotations
+
+import json
+import mmap
+import os
+import struct
+
+from snarkd.atomic import atomic_open
+
+MAGIC = b"snarkdPK"
+VERSION = 1
+ALIGN = 64
+SUFFIX = ".prep"
+_PREFIX = struct.Struct("<8sII")  # magic, version, header length
+
+
+class PreparedError(Exception):
+    """The sidecar cannot be used: missing, stale (another or a changed zkey) or corrupt."""
+
+
+def _crc32c(data) -> int:
+    from snarkd.native import _core  # CRC-32C in hardware: checking the blocks costs < 1 ms
+
+    return int(_core.crc32c(data))
+
+
+def zkey_identity(zkey_path: str | os.PathLike, header_bytes: bytes) -> dict:
+    """What a sidecar is bound to: the zkey's size and mtime, and a hash of its header
+    sections (`header_bytes`: §1 and §2 as stored)."""
+    import hashlib  # only when there is a sidecar to check
+
+    st = os.stat(zkey_path)
+    return {"size": st.st_size, "mtime_ns": st.st_mtime_ns, "header_sha256": hashlib.sha256(header_bytes).hexdigest()}
+
+
+def write(path: str | os.PathLike, identity: dict, meta: dict, blocks: dict[str, bytes]) -> None:
+    """Write a sidecar atomically (a reader never sees half a file)."""
+    names = sorted(blocks)
+    crcs = {name: _crc32c(blocks[name]) for name in names}
+    start = 4 * ALIGN
+    while True:  # the blocks start after the header, whose length depends on their offsets
+        pos, table = start, {}
+        for name in names:
+            table[name] = [pos, len(blocks[name]), crcs[name]]
+            pos = _align(pos + len(blocks[name]))
+        header = json.dumps({"version": VERSION, "zkey": identity, "meta": meta, "blocks": table}, sort_keys=True).encode()
+        need = _align(_PREFIX.size + len(header) + 4)
+        if need <= start:
+            break
+        start = need
+    with atomic_open(path, "wb") as fh:
+        fh.write(_PREFIX.pack(MAGIC, VERSION, len(header)))
+        fh.write(header)
+        fh.write(struct.pack("<I", _crc32c(header)))
+        for name in names:
+            fh.write(b"\0" * (table[name][0] - fh.tell()))
+            fh.write(blocks[name])
+
+
+def _align(x: int) -> int:
+    return (x + ALIGN - 1) // ALIGN * ALIGN
+
+
+class PreparedFile:
+    """An opened, checked sidecar: .meta (dict), .blocks (name -> memoryview)."""
+
+    def __init__(self, path: str | os.PathLike, identity: dict | None = None):
+        self.path = os.fspath(path)
+        self._mm = None
+        self._buf = None
+        self.blocks: dict[str, memoryview] = {}
+        try:
+            fd = os.open(self.path, os.O_RDONLY)
+        except FileNotFoundError:
+            raise PreparedError("not found") from None
+        except OSError as e:
+            raise PreparedError(f"cannot open: {e.strerror or e}") from None
+        try:
+            size = os.fstat(fd).st_size
+            if size < _PREFIX.size + 4:
+                raise PreparedError(f"too short ({size} bytes) to be a sidecar")
+            self._mm = mmap.mmap(fd, 0, access=mmap.ACCESS_READ)
+        finally:
+            os.close(fd)
+        try:
+            self._open(identity)
+        except BaseException:
+            self.close()
+            raise
+
+    def _open(self, identity: dict | None) -> None:
+        buf = self._buf = memoryview(self._mm)
+        magic, version, hlen = _PREFIX.unpack_from(buf, 0)
+        if magic != MAGIC:
+            raise PreparedError(f"not a snarkd sidecar (magic {magic!r})")
+        if version != VERSION:
+            raise PreparedError(f"version {version}, this snarkd reads version {VERSION}")
+        end = _PREFIX.size + hlen
+        if end + 4 > len(buf):
+            raise PreparedError("truncated header")
+        header = bytes(buf[_PREFIX.size : end])
+        (crc,) = struct.unpack_from("<I", buf, end)
+        if _crc32c(header) != crc:
+            raise PreparedError("header checksum mismatch (corrupt)")
+        try:
+            obj = json.loads(header)
+        except ValueError:
+            raise PreparedError("header is not JSON (corrupt)") from None
+        if identity is not None and obj.get("zkey") != identity:
+            raise PreparedError("stale: made for another or an older version of the zkey")
+        self.meta = obj.get("meta", {})
+        for name, (off, length, bcrc) in obj.get("blocks", {}).items():
+            if off % ALIGN or off + length > len(buf):
+                raise PreparedError(f"block {name} lies outside the file (truncated or corrupt)")
+            view = buf[off : off + length]
+            if _crc32c(view) != bcrc:
+                view.release()
+                raise PreparedError(f"block {name}: checksum mismatch (corrupt)")
+            self.blocks[name] = view
+
+    def close(self) -> None:
+        for v in self.blocks.values():
+            v.release()
+        self.blocks = {}
+        if self._buf is not None:
+            self._buf.release()
+            self._buf = None
+        if self._mm is not None:
+            self._mm.close()
+            self._mm = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()

@@ -1,0 +1,168 @@
+// The Groth16 MSMs that share the witness as scalars (A, B1, C on G1; B2 on G2),
+// run as one job:
+//   - scalars are classified once: zeros are skipped, ones are summed directly
+//     (real circuits are full of both: bit decompositions, booleans, selectors),
+//     the rest are recoded into signed digits once for every MSM;
+//   - all (MSM x window) Pippenger tasks and the ones' sums go to one pool of
+//     threads, so short MSMs do not leave a core idle.
+// Job k computes sum_{i in [start, start + n)} w_i * bases_k[i - start] (C starts
+// after the public inputs). Without AVX-512 IFMA each MSM runs through msm().
+#pragma once
+#include <algorithm>
+#include <atomic>
+#include <cstdint>
+#include <cstring>
+#include <vector>
+
+#include "msm/pippenger.hpp"
+
+namespace snarkd {
+
+struct MsmJob {
+  const uint8_t* bases;
+  size_t start, n;
+};
+
+template <class G1, class G2, class Fr>
+struct WitnessMsm {
+  using A1 = Affine<G1>;
+  using A2 = Affine<G2>;
+
+  static void run(const uint8_t* scalars, size_t ns, const std::vector<MsmJob>& j1, const std::vector<MsmJob>& j2,
+                  unsigned T, std::vector<A1>& out1, std::vector<A2>& out2) {
+    out1.assign(j1.size(), A1::inf());
+    out2.assign(j2.size(), A2::inf());
+#if defined(SNARKD_SIMD52)
+    if (g_use_simd52 && msm_batch_affine_enabled()) {
+      run_simd(scalars, ns, j1, j2, T, out1, out2);
+      return;
+    }
+#endif
+    for (size_t k = 0; k < j1.size(); k++) {
+      size_t n = std::min(j1[k].n, ns > j1[k].start ? ns - j1[k].start : 0);
+      out1[k] = msm<G1, Fr>(j1[k].bases, scalars + j1[k].start * 32, n, T);
+    }
+    for (size_t k = 0; k < j2.size(); k++) {
+      size_t n = std::min(j2[k].n, ns > j2[k].start ? ns - j2[k].start : 0);
+      out2[k] = msm<G2, Fr>(j2[k].bases, scalars + j2[k].start * 32, n, T);
+    }
+  }
+
+#if defined(SNARKD_SIMD52)
+  // scalar class: 0 zero, 1 one, 2 other
+  static void run_simd(const uint8_t* scalars, size_t ns, const std::vector<MsmJob>& j1, const std::vector<MsmJob>& j2,
+                       unsigned T, std::vector<A1>& out1, std::vector<A2>& out2) {
+    // 1) classify (parallel, each thread a range; lists stay in index order)
+    const unsigned TC = (unsigned)std::max<size_t>(1, std::min<size_t>(T, ns / 4096));
+    std::vector<std::vector<uint32_t>> ones_t(TC), full_t(TC);
+    parallel_for(ns, TC, [&](size_t b, size_t e, unsigned t) {
+      for (size_t i = b; i < e; i++) {
+        u64 s[Fr::N];
+        std::memcpy(s, scalars + i * 32, 32);
+        Fr::reduce_raw(s);
+        u64 hi = 0;
+        for (size_t l = 1; l < Fr::N; l++) hi |= s[l];
+        if (!hi && s[0] <= 1) {
+          if (s[0] == 1) ones_t[t].push_back((uint32_t)i);
+        } else {
+          full_t[t].push_back((uint32_t)i);
+        }
+      }
+    });
+    std::vector<uint32_t> ones, full;
+    for (unsigned t = 0; t < TC; t++) {
+      ones.insert(ones.end(), ones_t[t].begin(), ones_t[t].end());
+      full.insert(full.end(), full_t[t].begin(), full_t[t].end());
+    }
+    const size_t nf = full.size();
+
+    // 2) signed digits of the full scalars: recomputed per window from the scalars
+    //    and one word of carries each (see Recoder)
+    const unsigned sbits = (unsigned)Fr::BITS;
+    MsmPlan plan = msm_plan(std::max<size_t>(nf, 1), T, sbits);
+    if (msm_force_c() >= 2) plan = {msm_force_c(), sbits / msm_force_c() + 1, 1};
+    if (plan.c < 4) plan = {4, sbits / 4 + 1, 1};
+    const unsigned c = plan.c, nw = plan.nw;
+    const size_t nb = (size_t)1 << (c - 1);
+    Recoder<Fr> rec;
+    rec.build(scalars, full.data(), nf, c, nw, T);
+
+    // 3) tasks: per job, nw windows + the ones' sum in chunks
+    const size_t OC = 1 << 14;  // ones per chunk task
+    struct Task { unsigned g, job, kind; size_t a, b; };  // kind 0: window a; 1: ones [a, b)
+    std::vector<Task> tasks;
+    auto add_tasks = [&](unsigned g, const std::vector<MsmJob>& jobs) {
+      for (unsigned j = 0; j < jobs.size(); j++) {
+        // ones first: they are the long tasks when the witness is mostly bits
+        auto lo = std::lower_bound(ones.begin(), ones.end(), (uint32_t)jobs[j].start) - ones.begin();
+        auto hi = std::lower_bound(ones.begin(), ones.end(), (uint32_t)std::min<size_t>(jobs[j].start + jobs[j].n, ns)) - ones.begin();
+        for (size_t a = (size_t)lo; a < (size_t)hi; a += OC) tasks.push_back({g, j, 1, a, std::min<size_t>(a + OC, (size_t)hi)});
+        if (nf)
+          for (unsigned w = 0; w < nw; w++) tasks.push_back({g, j, 0, w, 0});
+      }
+    };
+    add_tasks(2, j2);  // G2 tasks are the slowest: schedule them first
+    add_tasks(1, j1);
+    std::vector<XYZZ<G1>> part1(tasks.size(), XYZZ<G1>::inf());
+    std::vector<XYZZ<G2>> part2(tasks.size(), XYZZ<G2>::inf());
+    const unsigned TT = (unsigned)std::max<size_t>(1, std::min<size_t>(T, tasks.size()));
+    std::vector<SimdBuckets<G1>> bk1(TT);
+    std::vector<SimdBuckets<G2>> bk2(TT);
+    std::vector<SortedBuckets<G1>> sb1(TT);
+    std::vector<SortedBuckets<G2>> sb2(TT);
+    const size_t B = std::min<size_t>(std::max<size_t>(nb / 4, 64), msm_batch_size());
+    parallel_tasks(tasks.size(), TT, [&](size_t ti, unsigned tid) {
+      const Task& t = tasks[ti];
+      if (t.g == 1) part1[ti] = run_task<G1>(t.kind, t.a, t.b, j1[t.job], bk1[tid], sb1[tid], ones, full, rec, nf, nb, B);
+      else part2[ti] = run_task<G2>(t.kind, t.a, t.b, j2[t.job], bk2[tid], sb2[tid], ones, full, rec, nf, nb, B);
+    });
+
+    // 4) combine: windows by Horner from the top, plus the ones' sums
+    auto combine = [&](unsigned g, unsigned job, auto& part, auto zero) {
+      auto acc = zero, ones_sum = zero;
+      for (unsigned w = nw; w-- > 0;) {
+        for (unsigned i = 0; i < c; i++) acc.dbl();
+        for (size_t ti = 0; ti < tasks.size(); ti++)
+          if (tasks[ti].g == g && tasks[ti].job == job && tasks[ti].kind == 0 && tasks[ti].a == w) acc.add(part[ti]);
+      }
+      for (size_t ti = 0; ti < tasks.size(); ti++)
+        if (tasks[ti].g == g && tasks[ti].job == job && tasks[ti].kind == 1) ones_sum.add(part[ti]);
+      acc.add(ones_sum);
+      return acc.to_affine();
+    };
+    for (unsigned j = 0; j < j1.size(); j++) out1[j] = combine(1, j, part1, XYZZ<G1>::inf());
+    for (unsigned j = 0; j < j2.size(); j++) out2[j] = combine(2, j, part2, XYZZ<G2>::inf());
+  }
+
+  template <class Cfg>
+  static XYZZ<Cfg> run_task(unsigned kind, size_t a, size_t b, const MsmJob& job, SimdBuckets<Cfg>& bk,
+                            SortedBuckets<Cfg>& sb, const std::vector<uint32_t>& ones, const std::vector<uint32_t>& full,
+                            const Recoder<Fr>& rec, size_t nf, size_t nb, size_t B) {
+    if (kind == 1) {
+      bk.ba.reserve(B < 256 ? 256 : B);
+      return sum_points_simd<Cfg>(bk.ba, job.bases, ones.data() + a, b - a, job.start);
+    }
+    const unsigned w = (unsigned)a;
+    const uint32_t lo = (uint32_t)job.start, hi = (uint32_t)(job.start + job.n);
+    // C starts after the public inputs: skip the full scalars before it
+    size_t k0 = (size_t)(std::lower_bound(full.begin(), full.end(), lo) - full.begin());
+    size_t k1 = (size_t)(std::lower_bound(full.begin(), full.end(), hi) - full.begin());
+    const size_t nbw = window_buckets(w, rec.c, rec.nw, (unsigned)Fr::BITS);
+    if (nbw < nb / 8)  // crowded top window: sort by bucket instead of queueing
+      return sb.run(nbw, k1 - k0, job.bases, 1024, [&](size_t q) { return rec.digit(k0 + q, w); },
+                    [&](size_t q) { return full[k0 + q] - lo; });
+    bk.reset(nb, B, job.bases);
+    uint32_t dn = k0 < k1 ? rec.digit(k0, w) : 0;
+    for (size_t k = k0; k < k1; k++) {
+      uint32_t d = dn;
+      dn = k + 1 < k1 ? rec.digit(k + 1, w) : 0;
+      if (dn & ~NEG) bk.prefetch((dn & ~NEG) - 1);
+      if (!d) continue;
+      bk.add((d & ~NEG) - 1, (full[k] - lo) | (d & NEG));
+    }
+    return bk.reduce();
+  }
+#endif
+};
+
+}  // namespace snarkd

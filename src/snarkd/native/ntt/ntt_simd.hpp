@@ -1,0 +1,447 @@
+// The QAP step (H values on the odd coset) with 8-lane AVX-512 IFMA field arithmetic.
+//
+// Arrays are converted once from the key's layout (AoS, Montgomery R = 2^256) to
+// limb-major SoA (L arrays of n 52-bit limbs) in the wider Montgomery domain
+// R' = 2^260, whose slack lets every value stay below 4p without a canonical
+// reduction per butterfly (p / R' < 0.03 for both scalar fields). Butterflies
+// run eight at a time on contiguous vectors; the three smallest stages (half
+// sizes 1, 2, 4) are done inside pairs of vectors with lane permutations.
+// As in ntt.hpp: blocks of 2^11 elements take all their small stages while in L2,
+// the large stages are single passes, DIF (natural -> bit-reversed) then DIT
+// (bit-reversed -> natural) so no permutation pass is needed.
+#pragma once
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <new>
+#include <vector>
+
+#include "ff/simd52.hpp"
+#include "ntt/ntt.hpp"
+#include "parallel.hpp"
+
+#if defined(SNARKD_SIMD52)
+namespace snarkd {
+
+template <class Tr>
+struct NttSimd {
+  using Fr = typename Tr::Fr;
+  using P = typename Fr::Params;
+  static_assert(P::N == 4, "scalar fields of 4 limbs");
+  using Pr = simd52::Params<P, 260>;
+  using E = simd52::Fe<Pr>;
+  using V = simd52::V;
+  static constexpr unsigned L = Pr::L;
+  static constexpr unsigned LOG_BLOCK = 11;
+
+  // L limb arrays of n words each (n a multiple of 8), 64-byte aligned.
+  struct Soa {
+    u64* p = nullptr;
+    size_t n = 0;
+    explicit Soa(size_t n_) : n(n_) { p = static_cast<u64*>(::operator new(L * n * 8, std::align_val_t(64))); }
+    ~Soa() { ::operator delete(p, std::align_val_t(64)); }
+    Soa(const Soa&) = delete;
+    Soa& operator=(const Soa&) = delete;
+    SNARKD_SIMD52_INLINE E ld(size_t i) const {
+      E e;
+      for (unsigned l = 0; l < L; l++) e.l[l] = _mm512_load_si512(p + l * n + i);
+      return e;
+    }
+    SNARKD_SIMD52_INLINE void st(size_t i, const E& e) {
+      for (unsigned l = 0; l < L; l++) _mm512_store_si512(p + l * n + i, e.l[l]);
+    }
+  };
+
+  // plain 2^264 mod r: multiplying an R = 2^256 value by it gives the R' = 2^260 value
+  static const Fr& k_to_wide() {
+    static const Fr k = [] { Fr x = Fr::zero(); x.v[0] = 256; return x.to_mont(); }();
+    return k;
+  }
+
+  // AoS Montgomery(R) elements -> E (R'), eight from src
+  SNARKD_SIMD52_INLINE static E load_aos(const Fr* src, const E& kw) {
+    const uint8_t* ptr[8];
+    for (int k = 0; k < 8; k++) ptr[k] = (const uint8_t*)(src + k);
+    V w[4];
+    simd52::load_rows<4>(ptr, w);
+    return simd52::mul(simd52::from_words<Pr>(w), kw);
+  }
+
+  // Twiddles of the in-block stages (m < 2^11): tw[m + j] = w_2m^(+-j), both directions;
+  // of the large stages: one table big[j] = w_n^j, j <= n/2, read with stride n/2m (the
+  // inverse via w^-j = -w^(n/2 - j)); coset factors V[i] = g^rev(i) / n. About 0.75 n
+  // entries where per-stage tables of both directions would take 2n.
+  struct Tables {
+    std::unique_ptr<Soa> small_fwd, small_inv, big, scale;
+  };
+
+  SNARKD_SIMD52_TARGET static void fill_twiddles(Soa& t, unsigned log_n, bool inverse) {
+    const size_t n = (size_t)1 << log_n, m = n / 2;
+    Fr w = Ntt<Tr>::root_of_unity(log_n);
+    if (inverse) w = w.inv();
+    Fr first[8];
+    first[0] = Fr::one();
+    for (int k = 1; k < 8; k++) first[k] = first[k - 1] * w;
+    Fr w8 = first[7] * w;
+    const E kw = simd52::broadcast<Pr>(k_to_wide().v);
+    E x = load_aos(first, kw), step = simd52::mul(simd52::broadcast<Pr>(w8.v), kw);
+    for (size_t j = 0; j < m; j += 8) {  // largest stage, m >= 8
+      t.st(m + j, simd52::csub<1>(x));
+      x = simd52::mul(x, step);
+    }
+    // smaller stages: tw_mm[j] = tw_2mm[2j]
+    for (size_t mm = m / 2; mm >= 1; mm /= 2)
+      for (unsigned l = 0; l < L; l++) {
+        u64* a = t.p + l * t.n;
+        for (size_t j = 0; j < mm; j++) a[mm + j] = a[2 * mm + 2 * j];
+      }
+    for (unsigned l = 0; l < L; l++) t.p[l * t.n] = 0;  // index 0 unused
+  }
+
+  SNARKD_SIMD52_TARGET static void fill_big(Soa& t, unsigned log_n) {
+    const size_t half = (size_t)1 << (log_n - 1);
+    Fr w = Ntt<Tr>::root_of_unity(log_n);
+    Fr first[8];
+    first[0] = Fr::one();
+    for (int k = 1; k < 8; k++) first[k] = first[k - 1] * w;
+    Fr w8 = first[7] * w;
+    const E kw = simd52::broadcast<Pr>(k_to_wide().v);
+    E x = load_aos(first, kw), step = simd52::mul(simd52::broadcast<Pr>(w8.v), kw);
+    for (size_t j = 0; j <= half; j += 8) {  // one vector past n/2: big[n/2] = -1 is read
+      t.st(j, simd52::csub<1>(x));
+      x = simd52::mul(x, step);
+    }
+  }
+
+  SNARKD_SIMD52_TARGET static void fill_scale(Soa& v, unsigned log_n) {
+    // V[i] = g^rev(i) / n, built by doubling: V[i + m] = V[i] * g^(n / 2m)
+    const size_t n = (size_t)1 << log_n;
+    Fr g = log_n == Tr::S ? Tr::shift() : Ntt<Tr>::root_of_unity(log_n + 1);
+    std::vector<Fr> hp(log_n);
+    Fr h = g;
+    for (unsigned l = log_n; l-- > 0;) { hp[l] = h; h = h.sqr(); }
+    Fr first[8];
+    first[0] = Ntt<Tr>::inv_n(n);
+    for (unsigned l = 0; l < 3; l++)
+      for (size_t i = 0; i < ((size_t)1 << l); i++) first[i + ((size_t)1 << l)] = first[i] * hp[l];
+    const E kw = simd52::broadcast<Pr>(k_to_wide().v);
+    v.st(0, simd52::csub<1>(load_aos(first, kw)));
+    for (unsigned l = 3; l < log_n; l++) {
+      const size_t m = (size_t)1 << l;
+      const E hv = simd52::csub<1>(simd52::mul(simd52::broadcast<Pr>(hp[l].v), kw));
+      for (size_t i = 0; i < m; i += 8) v.st(i + m, simd52::csub<1>(simd52::mul(v.ld(i), hv)));
+    }
+  }
+
+  static std::mutex& cache_mu() { static std::mutex mu; return mu; }
+  static std::map<unsigned, std::shared_ptr<const Tables>>& cache() {
+    static std::map<unsigned, std::shared_ptr<const Tables>> c;
+    return c;
+  }
+  // Forget the cached tables (a one-shot proof frees their memory once done).
+  static void clear_tables() {
+    std::lock_guard<std::mutex> g(cache_mu());
+    cache().clear();
+  }
+  static std::shared_ptr<const Tables> tables(unsigned log_n) {
+    std::lock_guard<std::mutex> g(cache_mu());
+    auto& cache = NttSimd::cache();
+    auto it = cache.find(log_n);
+    if (it != cache.end()) return it->second;
+    auto t = std::make_shared<Tables>();
+    const size_t n = (size_t)1 << log_n;
+    const unsigned lb = std::min(log_n, LOG_BLOCK);
+    t->small_fwd = std::make_unique<Soa>((size_t)1 << lb);
+    t->small_inv = std::make_unique<Soa>((size_t)1 << lb);
+    fill_twiddles(*t->small_fwd, lb, false);
+    fill_twiddles(*t->small_inv, lb, true);
+    if (log_n > LOG_BLOCK) {
+      t->big = std::make_unique<Soa>(n / 2 + 8);
+      fill_big(*t->big, log_n);
+    }
+    t->scale = std::make_unique<Soa>(n);
+    fill_scale(*t->scale, log_n);
+    cache[log_n] = t;
+    return t;
+  }
+
+  // ---- butterflies (values < 4p in and out) ----
+  SNARKD_SIMD52_INLINE static void bf_dit(E& a, E& b, const E& w) {
+    E t = simd52::mul(b, w);
+    b = simd52::csub<4>(simd52::sub<2>(a, t));
+    a = simd52::csub<4>(simd52::add(a, t));
+  }
+  SNARKD_SIMD52_INLINE static void bf_dit1(E& a, E& b) {  // twiddle 1
+    E t = b;
+    b = simd52::csub<4>(simd52::sub<4>(a, t));
+    a = simd52::csub<4>(simd52::add(a, t));
+  }
+  SNARKD_SIMD52_INLINE static void bf_dif(E& a, E& b, const E& w) {
+    E u = a;
+    a = simd52::csub<4>(simd52::add(u, b));
+    b = simd52::mul(simd52::sub<4>(u, b), w);
+  }
+  // DIF with the twiddle given as its negation: (u - v)(-t) = (v - u) t
+  SNARKD_SIMD52_INLINE static void bf_dif_neg(E& a, E& b, const E& t) {
+    E u = a;
+    a = simd52::csub<4>(simd52::add(u, b));
+    b = simd52::mul(simd52::sub<4>(b, u), t);
+  }
+  SNARKD_SIMD52_INLINE static void bf_dif1(E& a, E& b) {
+    E u = a;
+    a = simd52::csub<4>(simd52::add(u, b));
+    b = simd52::csub<4>(simd52::sub<4>(u, b));
+  }
+
+  template <class Fn>
+  SNARKD_SIMD52_INLINE static void perm_all(E& x, E& y, Fn f) {
+    for (unsigned l = 0; l < L; l++) f(x.l[l], y.l[l]);
+  }
+
+  // the three small stages on 16 elements (two groups of 8), DIT order m = 1, 2, 4
+  SNARKD_SIMD52_INLINE static void small_dit(E& v0, E& v1, const E& w2, const E& w4) {
+    const V ev = _mm512_set_epi64(14, 12, 10, 8, 6, 4, 2, 0), od = _mm512_set_epi64(15, 13, 11, 9, 7, 5, 3, 1);
+    const V i1a = _mm512_set_epi64(11, 3, 10, 2, 9, 1, 8, 0), i1b = _mm512_set_epi64(15, 7, 14, 6, 13, 5, 12, 4);
+    const V s2a = _mm512_set_epi64(13, 12, 9, 8, 5, 4, 1, 0), s2b = _mm512_set_epi64(15, 14, 11, 10, 7, 6, 3, 2);
+    const V i2a = _mm512_set_epi64(11, 10, 3, 2, 9, 8, 1, 0), i2b = _mm512_set_epi64(15, 14, 7, 6, 13, 12, 5, 4);
+    E a, b;
+    // m = 1
+    for (unsigned l = 0; l < L; l++) {
+      a.l[l] = _mm512_permutex2var_epi64(v0.l[l], ev, v1.l[l]);
+      b.l[l] = _mm512_permutex2var_epi64(v0.l[l], od, v1.l[l]);
+    }
+    bf_dit1(a, b);
+    for (unsigned l = 0; l < L; l++) {
+      v0.l[l] = _mm512_permutex2var_epi64(a.l[l], i1a, b.l[l]);
+      v1.l[l] = _mm512_permutex2var_epi64(a.l[l], i1b, b.l[l]);
+    }
+    // m = 2
+    for (unsigned l = 0; l < L; l++) {
+      a.l[l] = _mm512_permutex2var_epi64(v0.l[l], s2a, v1.l[l]);
+      b.l[l] = _mm512_permutex2var_epi64(v0.l[l], s2b, v1.l[l]);
+    }
+    bf_dit(a, b, w2);
+    for (unsigned l = 0; l < L; l++) {
+      v0.l[l] = _mm512_permutex2var_epi64(a.l[l], i2a, b.l[l]);
+      v1.l[l] = _mm512_permutex2var_epi64(a.l[l], i2b, b.l[l]);
+    }
+    // m = 4
+    for (unsigned l = 0; l < L; l++) {
+      a.l[l] = _mm512_shuffle_i64x2(v0.l[l], v1.l[l], 0x44);
+      b.l[l] = _mm512_shuffle_i64x2(v0.l[l], v1.l[l], 0xEE);
+    }
+    bf_dit(a, b, w4);
+    for (unsigned l = 0; l < L; l++) {
+      v0.l[l] = _mm512_shuffle_i64x2(a.l[l], b.l[l], 0x44);
+      v1.l[l] = _mm512_shuffle_i64x2(a.l[l], b.l[l], 0xEE);
+    }
+  }
+
+  // DIF order m = 4, 2, 1
+  SNARKD_SIMD52_INLINE static void small_dif(E& v0, E& v1, const E& w2, const E& w4) {
+    const V ev = _mm512_set_epi64(14, 12, 10, 8, 6, 4, 2, 0), od = _mm512_set_epi64(15, 13, 11, 9, 7, 5, 3, 1);
+    const V i1a = _mm512_set_epi64(11, 3, 10, 2, 9, 1, 8, 0), i1b = _mm512_set_epi64(15, 7, 14, 6, 13, 5, 12, 4);
+    const V s2a = _mm512_set_epi64(13, 12, 9, 8, 5, 4, 1, 0), s2b = _mm512_set_epi64(15, 14, 11, 10, 7, 6, 3, 2);
+    const V i2a = _mm512_set_epi64(11, 10, 3, 2, 9, 8, 1, 0), i2b = _mm512_set_epi64(15, 14, 7, 6, 13, 12, 5, 4);
+    E a, b;
+    for (unsigned l = 0; l < L; l++) {
+      a.l[l] = _mm512_shuffle_i64x2(v0.l[l], v1.l[l], 0x44);
+      b.l[l] = _mm512_shuffle_i64x2(v0.l[l], v1.l[l], 0xEE);
+    }
+    bf_dif(a, b, w4);
+    for (unsigned l = 0; l < L; l++) {
+      v0.l[l] = _mm512_shuffle_i64x2(a.l[l], b.l[l], 0x44);
+      v1.l[l] = _mm512_shuffle_i64x2(a.l[l], b.l[l], 0xEE);
+    }
+    for (unsigned l = 0; l < L; l++) {
+      a.l[l] = _mm512_permutex2var_epi64(v0.l[l], s2a, v1.l[l]);
+      b.l[l] = _mm512_permutex2var_epi64(v0.l[l], s2b, v1.l[l]);
+    }
+    bf_dif(a, b, w2);
+    for (unsigned l = 0; l < L; l++) {
+      v0.l[l] = _mm512_permutex2var_epi64(a.l[l], i2a, b.l[l]);
+      v1.l[l] = _mm512_permutex2var_epi64(a.l[l], i2b, b.l[l]);
+    }
+    for (unsigned l = 0; l < L; l++) {
+      a.l[l] = _mm512_permutex2var_epi64(v0.l[l], ev, v1.l[l]);
+      b.l[l] = _mm512_permutex2var_epi64(v0.l[l], od, v1.l[l]);
+    }
+    bf_dif1(a, b);
+    for (unsigned l = 0; l < L; l++) {
+      v0.l[l] = _mm512_permutex2var_epi64(a.l[l], i1a, b.l[l]);
+      v1.l[l] = _mm512_permutex2var_epi64(a.l[l], i1b, b.l[l]);
+    }
+  }
+
+  // twiddle vectors for the small stages: m = 2: (t0 t1) x 4, m = 4: (t0..t3) x 2
+  SNARKD_SIMD52_INLINE static void small_twiddles(const Soa& tw, E& w2, E& w4) {
+    const V r2 = _mm512_set_epi64(3, 2, 3, 2, 3, 2, 3, 2), r4 = _mm512_set_epi64(7, 6, 5, 4, 7, 6, 5, 4);
+    for (unsigned l = 0; l < L; l++) {
+      V head = _mm512_load_si512(tw.p + l * tw.n);  // tw[0..8): [-, 1, t2_0, t2_1, t4_0..t4_3]
+      w2.l[l] = _mm512_permutexvar_epi64(r2, head);
+      w4.l[l] = _mm512_permutexvar_epi64(r4, head);
+    }
+  }
+
+  // stages m in [m_lo, m_hi) (powers of two, >= 8) on [base, base + len)
+  SNARKD_SIMD52_INLINE static void stage(Soa& x, const Soa& tw, size_t base, size_t len, size_t m, bool dit) {
+    for (size_t s = base; s < base + len; s += 2 * m)
+      for (size_t j = 0; j < m; j += 8) {
+        E a = x.ld(s + j), b = x.ld(s + j + m), w = tw.ld(m + j);
+        if (dit) bf_dit(a, b, w); else bf_dif(a, b, w);
+        x.st(s + j, a);
+        x.st(s + j + m, b);
+      }
+  }
+
+  SNARKD_SIMD52_TARGET static void dif(Soa& x, unsigned log_n, const Tables& tb, unsigned T) {
+    const size_t n = (size_t)1 << log_n;
+    const size_t B = (size_t)1 << std::min(log_n, LOG_BLOCK);
+    for (size_t m = n / 2; m >= B && n > B; m /= 2) {
+      std::unique_ptr<Soa> tw = stage_twiddles(*tb.big, m, n, false);
+      // one pass: vector butterflies k in [0, n / 16)
+      parallel_for(n / 16, T, [&](size_t kb, size_t ke, unsigned) {
+        run_large(x, *tb.big, tw.get(), m, n, kb, ke, false);
+      }, 64);
+    }
+    parallel_for(n / B, T, [&](size_t b, size_t e, unsigned) {
+      block_dif(x, *tb.small_inv, B, b, e);
+    });
+  }
+  SNARKD_SIMD52_TARGET static void dit(Soa& x, unsigned log_n, const Tables& tb, unsigned T) {
+    const size_t n = (size_t)1 << log_n;
+    const size_t B = (size_t)1 << std::min(log_n, LOG_BLOCK);
+    parallel_for(n / B, T, [&](size_t b, size_t e, unsigned) {
+      block_dit(x, *tb.small_fwd, B, b, e);
+    });
+    for (size_t m = B; m < n; m *= 2) {
+      std::unique_ptr<Soa> tw = stage_twiddles(*tb.big, m, n, true);
+      parallel_for(n / 16, T, [&](size_t kb, size_t ke, unsigned) {
+        run_large(x, *tb.big, tw.get(), m, n, kb, ke, true);
+      }, 64);
+    }
+  }
+  // A large stage (m >= 2^11) needs w_2m^j = big[j s], s = n / 2m, or for the
+  // inverse w_2m^-j = -big[n/2 - j s] (the sign goes into the butterfly). For
+  // s > 1 the stage's m values are gathered once into a contiguous table (every
+  // block of the stage reuses them); s = 1 reads big directly (null returned).
+  SNARKD_SIMD52_TARGET static std::unique_ptr<Soa> stage_twiddles(const Soa& big, size_t m, size_t n, bool dit) {
+    const long long s = (long long)(n / (2 * m)), half = (long long)(n / 2);
+    if (s == 1) return nullptr;
+    auto tw = std::make_unique<Soa>(m);
+    const V lanes = _mm512_set_epi64(7, 6, 5, 4, 3, 2, 1, 0);
+    for (size_t j = 0; j < m; j += 8) {
+      V idx = _mm512_mullo_epi64(_mm512_add_epi64(_mm512_set1_epi64((long long)j), lanes), _mm512_set1_epi64(s));
+      if (!dit) idx = _mm512_sub_epi64(_mm512_set1_epi64(half), idx);
+      E w;
+      for (unsigned l = 0; l < L; l++) w.l[l] = _mm512_i64gather_epi64(idx, (const long long*)(big.p + l * big.n), 8);
+      tw->st(j, w);
+    }
+    return tw;
+  }
+  SNARKD_SIMD52_TARGET static void run_large(Soa& x, const Soa& big, const Soa* tw, size_t m, size_t n, size_t kb,
+                                             size_t ke, bool dit) {
+    const size_t per = m / 8;  // vector butterflies per block of 2m
+    const size_t half = n / 2;
+    const V rev = _mm512_set_epi64(0, 1, 2, 3, 4, 5, 6, 7);
+    for (size_t k = kb; k < ke; k++) {
+      size_t blk = k / per, j = (k % per) * 8, base = blk * 2 * m;
+      E a = x.ld(base + j), b = x.ld(base + j + m), w;
+      if (tw) {
+        w = tw->ld(j);
+      } else if (dit) {
+        w = big.ld(j);
+      } else {  // big[n/2 - j - t], t = 0..7: eight contiguous values, lanes reversed
+        for (unsigned l = 0; l < L; l++)
+          w.l[l] = _mm512_permutexvar_epi64(rev, _mm512_loadu_si512(big.p + l * big.n + half - j - 7));
+      }
+      if (dit) bf_dit(a, b, w); else bf_dif_neg(a, b, w);
+      x.st(base + j, a);
+      x.st(base + j + m, b);
+    }
+  }
+  SNARKD_SIMD52_TARGET static void block_dit(Soa& x, const Soa& tw, size_t B, size_t b, size_t e) {
+    E w2, w4;
+    small_twiddles(tw, w2, w4);
+    for (size_t blk = b; blk < e; blk++) {
+      const size_t base = blk * B;
+      for (size_t i = base; i < base + B; i += 16) {
+        E v0 = x.ld(i), v1 = x.ld(i + 8);
+        small_dit(v0, v1, w2, w4);
+        x.st(i, v0);
+        x.st(i + 8, v1);
+      }
+      for (size_t m = 8; m < B; m *= 2) stage(x, tw, base, B, m, true);
+    }
+  }
+  SNARKD_SIMD52_TARGET static void block_dif(Soa& x, const Soa& tw, size_t B, size_t b, size_t e) {
+    E w2, w4;
+    small_twiddles(tw, w2, w4);
+    for (size_t blk = b; blk < e; blk++) {
+      const size_t base = blk * B;
+      for (size_t m = B / 2; m >= 8; m /= 2) stage(x, tw, base, B, m, false);
+      for (size_t i = base; i < base + B; i += 16) {
+        E v0 = x.ld(i), v1 = x.ld(i + 8);
+        small_dif(v0, v1, w2, w4);
+        x.st(i, v0);
+        x.st(i + 8, v1);
+      }
+    }
+  }
+
+  // ---- the QAP step ----
+  // h[i] = (a b - c)(g w^i) for i < n, c = a o b on the domain; a, b: Montgomery
+  // (R) on the domain; h: plain. n = 2^log_n >= 16.
+  // inputs_done (optional): called once a and b are read (the caller may free them)
+  SNARKD_SIMD52_TARGET static void h_coset(const Fr* a, const Fr* b, Fr* h, unsigned log_n, unsigned T,
+                                           double* h_ms = nullptr, void (*inputs_done)(void*) = nullptr,
+                                           void* ctx = nullptr) {
+    const size_t n = (size_t)1 << log_n;
+    auto tb = tables(log_n);
+    Soa A(n), Bv(n), C(n);
+    const E kw = simd52::broadcast<Pr>(k_to_wide().v);
+    parallel_for(n / 8, T, [&](size_t kb, size_t ke, unsigned) { convert_in(a, b, A, Bv, C, kw, kb, ke); }, 256);
+    if (inputs_done) inputs_done(ctx);
+    for (Soa* x : {&A, &Bv, &C}) {
+      dif(*x, log_n, *tb, T);
+      parallel_for(n / 8, T, [&](size_t kb, size_t ke, unsigned) { scale(*x, *tb->scale, kb, ke); }, 256);
+      dit(*x, log_n, *tb, T);
+    }
+    auto t0 = std::chrono::steady_clock::now();
+    parallel_for(n / 8, T, [&](size_t kb, size_t ke, unsigned) { convert_out(A, Bv, C, h, kb, ke); }, 256);
+    if (h_ms) *h_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  }
+  SNARKD_SIMD52_TARGET static void convert_in(const Fr* a, const Fr* b, Soa& A, Soa& Bv, Soa& C, const E& kw,
+                                              size_t kb, size_t ke) {
+    for (size_t k = kb; k < ke; k++) {
+      E x = load_aos(a + 8 * k, kw), y = load_aos(b + 8 * k, kw);
+      A.st(8 * k, x);
+      Bv.st(8 * k, y);
+      C.st(8 * k, simd52::mul(x, y));
+    }
+  }
+  SNARKD_SIMD52_TARGET static void scale(Soa& x, const Soa& v, size_t kb, size_t ke) {
+    for (size_t k = kb; k < ke; k++) x.st(8 * k, simd52::mul(x.ld(8 * k), v.ld(8 * k)));
+  }
+  SNARKD_SIMD52_TARGET static void convert_out(const Soa& A, const Soa& Bv, const Soa& C, Fr* h, size_t kb, size_t ke) {
+    u64 one_w[4] = {1, 0, 0, 0};
+    const E one = simd52::broadcast<Pr>(one_w);
+    for (size_t k = kb; k < ke; k++) {
+      E ab = simd52::mul(A.ld(8 * k), Bv.ld(8 * k));
+      E d = simd52::sub<4>(ab, C.ld(8 * k));
+      E plain = simd52::csub<1>(simd52::mul(d, one));  // x R' / R' = x, canonical
+      V w[8];
+      simd52::to_words<Pr>(plain, w);
+      for (int l = 4; l < 8; l++) w[l] = _mm512_setzero_si512();
+      uint8_t* ptr[8];
+      for (int q = 0; q < 8; q++) ptr[q] = (uint8_t*)(h + 8 * k + q);
+      simd52::store_rows<4>(ptr, w, 0xff);
+    }
+  }
+};
+
+}  // namespace snarkd
+#endif

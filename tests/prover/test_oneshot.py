@@ -1,0 +1,128 @@
+"""The one-shot CPU prover (prover/oneshot.py: one native call, no numpy): the same
+proof as the staged prover for the same r and s, accepted by snarkjs, and the same
+errors (file, section, message) for bad keys and witnesses."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import struct
+import subprocess
+import sys
+
+import pytest
+
+import oracle
+from snarkd.errors import FormatError, MismatchError
+from snarkd.formats.binfile import BinFile
+from snarkd.formats.wtns import read_wtns
+from snarkd.prover import ProvingKey, prove, write_proof
+from snarkd.prover.oneshot import prove_files
+
+R, S = 0x1234567890ABCDEF, 0xFEDCBA0987654321
+
+
+def _staged(zkey, wtns):
+    with ProvingKey.load(zkey, prepared="off") as key:
+        return prove(key, read_wtns(wtns), r=R, s=S, witness_name=str(wtns))
+
+
+def test_same_proof_as_the_staged_prover(all_circuits, tmp_path):
+    for case in all_circuits:
+        got = prove_files(case.zkey, case.wtns, r=R, s=S)
+        want = _staged(case.zkey, case.wtns)
+        assert got.proof == want.proof, case.name
+        assert got.public == want.public, case.name
+
+
+def test_snarkjs_accepts(chain_circuit, zero_witness, tmp_path):
+    for i, wtns in enumerate((chain_circuit.wtns, zero_witness)):
+        result = prove_files(chain_circuit.zkey, wtns)
+        proof, public = tmp_path / f"p{i}.json", tmp_path / f"q{i}.json"
+        write_proof(result, proof, public)
+        assert oracle.snarkjs_verify(chain_circuit.vk, public, proof)
+        for phase in ("load", "check", "spmv", "ntt", "msm_h", "msm_a", "msm_b1", "msm_c", "msm_b2", "assemble"):
+            assert result.timings[phase] >= 0.0
+
+
+def test_threads_do_not_change_the_proof(chain_circuit):
+    one = prove_files(chain_circuit.zkey, chain_circuit.wtns, threads=1, r=R, s=S)
+    two = prove_files(chain_circuit.zkey, chain_circuit.wtns, threads=3, r=R, s=S)
+    assert one.proof == two.proof
+
+
+def _section(path, sid):
+    with BinFile.open(path, b"zkey", (1,)) as bf:
+        return bf.offset(sid), bf.size(sid)
+
+
+def _patch(path, offset, data):
+    with open(path, "r+b") as fh:
+        fh.seek(offset)
+        fh.write(data)
+
+
+def _both_errors(zkey, wtns):
+    """(staged error, one-shot error) messages for a bad input."""
+    errs = []
+    for run in (lambda: _staged(zkey, wtns), lambda: prove_files(zkey, wtns, r=R, s=S)):
+        with pytest.raises((FormatError, MismatchError)) as info:
+            run()
+        errs.append(info.value)
+    return errs
+
+
+@pytest.mark.parametrize("sid,coord", [(5, 0), (6, 1), (7, 2), (8, 0), (9, 1)])
+def test_noncanonical_point_same_error(chain_circuit, tmp_path, sid, coord):
+    zkey = tmp_path / "k.zkey"
+    shutil.copy(chain_circuit.zkey, zkey)
+    off, size = _section(zkey, sid)
+    n8q = 32 if chain_circuit.curve == "bn128" else 48
+    per = (4 if sid == 7 else 2) * n8q
+    point = (size // per) - 1
+    _patch(zkey, off + point * per + coord * n8q, b"\xff" * n8q)  # >= q
+    staged, oneshot = _both_errors(zkey, chain_circuit.wtns)
+    assert type(staged) is type(oneshot) is FormatError
+    assert str(staged) == str(oneshot)
+    assert f"point {point}: coordinate" in str(oneshot) and "not canonical" in str(oneshot)
+
+
+@pytest.mark.parametrize("field,value,needle", [(0, 7, "matrix 7"), (1, 1 << 30, "outside the domain"),
+                                                (2, 1 << 29, "out of range")])
+def test_bad_coef_entry_same_error(chain_circuit, tmp_path, field, value, needle):
+    zkey = tmp_path / "k.zkey"
+    shutil.copy(chain_circuit.zkey, zkey)
+    off, _ = _section(zkey, 4)
+    entry = 3
+    _patch(zkey, off + 4 + entry * 44 + 4 * field, struct.pack("<I", value))
+    staged, oneshot = _both_errors(zkey, chain_circuit.wtns)
+    assert str(staged) == str(oneshot)
+    assert f"entry {entry}: " in str(oneshot) and needle in str(oneshot) and "section 4 (coefs)" in str(oneshot)
+
+
+def test_bad_witness_same_error(chain_circuit, tmp_path):
+    wtns = tmp_path / "w.wtns"
+    shutil.copy(chain_circuit.wtns, wtns)
+    with BinFile.open(wtns, b"wtns", (2,)) as bf:
+        off = bf.offset(2)
+    _patch(wtns, off + 32 * 5, b"\xff" * 32)
+    staged, oneshot = _both_errors(chain_circuit.zkey, wtns)
+    assert type(oneshot) is MismatchError
+    assert str(staged) == str(oneshot)
+    assert "w[5]" in str(oneshot)
+
+
+def test_witness_of_another_circuit(chain_circuit, many_public_circuit):
+    staged, oneshot = _both_errors(chain_circuit.zkey, many_public_circuit.wtns)
+    assert type(oneshot) is MismatchError and str(staged) == str(oneshot)
+
+
+def test_cli_prove_imports_no_numpy(chain_circuit, tmp_path):
+    code = ("import sys; from snarkd.cli import main; "
+            f"rc = main(['prove', {str(chain_circuit.zkey)!r}, {str(chain_circuit.wtns)!r}, "
+            f"{str(tmp_path / 'p.json')!r}, {str(tmp_path / 'q.json')!r}]); "
+            "assert rc == 0, rc; assert 'numpy' not in sys.modules, 'numpy imported'")
+    env = {k: v for k, v in __import__("os").environ.items() if k != "SNARKD_BACKEND"}
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
+    assert res.returncode == 0, res.stderr
+    assert json.loads((tmp_path / "p.json").read_text())["protocol"] == "groth16"
