@@ -32,12 +32,30 @@ def test_report_on_this_machine(setup):
     assert r.returncode == 0 and report["ok"], r.stdout
     assert checks["native"]["level"] == "ok" and "build" in checks["native"]["detail"]
     assert checks["native"]["data"]["cpu_has_adx"] in (True, False)
+    from snarkd.native import _core
+
+    ifma = checks["native"]["data"]
+    assert ifma["cpu_has_avx512_ifma"] == bool(_core.cpu_has_simd52()) and ifma["uses_avx512_ifma"] == ifma["cpu_has_avx512_ifma"]
+    assert ("IFMA 8-lane MSM/NTT in use" if ifma["uses_avx512_ifma"] else "no AVX-512 IFMA") in checks["native"]["detail"]
     assert checks["host"]["data"]["cores"] >= 1 and checks["host"]["data"]["memory_total"] > 0
     assert checks["config"]["data"]["fingerprint"] and checks["config"]["data"]["effective"]["daemon"]["listen"]
     for name in ("listen", "pid_file", "log_file", "param_cache", "wasm_cache"):
         assert checks[name]["level"] == "ok", checks[name]
     text = snarkd("doctor", "--config", cfg)
     assert text.returncode == 0 and text.stdout.rstrip().endswith("0 failure(s)"), text.stdout
+
+
+def test_ifma_switched_off_is_a_warning_with_its_fix(monkeypatch):
+    from snarkd.native import _core
+
+    if not _core.cpu_has_simd52():
+        pytest.skip("this CPU has no AVX-512 IFMA: the scalar path is the right one (the report's line is checked above)")
+    prev = _core._set_simd52(False)
+    try:
+        c = doctor.check_native()
+    finally:
+        _core._set_simd52(prev)
+    assert c.level == "warn" and "IFMA present but not in use" in c.detail and "rebuild" in c.fix
 
 
 @pytest.mark.skipif(HAVE_CUPY, reason="CuPy is installed here: the GPU checks run instead (tests/gpu)")
