@@ -126,3 +126,16 @@ def test_cli_prove_imports_no_numpy(chain_circuit, tmp_path):
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
     assert res.returncode == 0, res.stderr
     assert json.loads((tmp_path / "p.json").read_text())["protocol"] == "groth16"
+
+
+def test_cli_auto_below_the_gpu_threshold_takes_the_lean_path(chain_circuit, tmp_path):
+    """--backend auto that lands on the CPU (a domain under [prove] auto_cuda_min_domain) proves on the
+    one-shot native path, as --backend cpu does: no numpy, and snarkjs accepts the proof."""
+    code = ("import sys; from snarkd.cli import main; "
+            f"rc = main(['prove', '--backend', 'auto', '--timings', {str(chain_circuit.zkey)!r}, "
+            f"{str(chain_circuit.wtns)!r}, {str(tmp_path / 'p.json')!r}, {str(tmp_path / 'q.json')!r}]); "
+            "assert rc == 0, rc; assert 'numpy' not in sys.modules, 'numpy imported'")
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert res.returncode == 0, res.stderr
+    assert "backend: cpu (auto: domain" in res.stderr and "auto_cuda_min_domain" in res.stderr, res.stderr
+    assert oracle.snarkjs_verify(chain_circuit.vk, tmp_path / "q.json", tmp_path / "p.json")

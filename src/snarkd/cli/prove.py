@@ -46,40 +46,43 @@ def _print_timings(timings: dict[str, float], total_ms: float) -> None:
     print(f"{'total':<{width}} {total_ms:10.1f} ms", file=sys.stderr)
 
 
-def _lean(name: str | None, check_points: bool) -> bool:
-    """True for the CPU one-shot path (prover/oneshot.py): --backend cpu, or no --backend
-    and the [prove] backend setting is cpu (read through the config layer)."""
-    if check_points:
-        return False
-    if name:
-        return name.lower() == "cpu"
+def _plan(name: str | None, check_points: bool, zkey_path: str) -> tuple[str, str]:
+    """(backend name, why) of a one-shot proof: --backend, else [prove] backend. "cpu" is the lean
+    path (prover/oneshot.py: one native call, no numpy, no config import for an explicit --backend cpu).
+    auto takes the GPU only where it wins for one proof ([prove] auto_cuda_min_domain), deciding on the
+    key's header first: asking CUDA whether a GPU is there costs ~0.8 s of start-up."""
+    if name and name.lower() == "cpu" and not check_points:
+        return "cpu", "one-shot native path"
     from snarkd.config import Config
-
-    return str(Config.defaults().prove.backend).lower() == "cpu"
-
-
-def _backend(name: str | None, domain_size: int):
-    """The backend of a one-shot proof: --backend, else [prove] backend; the [gpus] settings apply.
-    auto takes the GPU only where it wins for one proof ([prove] auto_cuda_min_domain). Without an
-    explicit msm_tables (environment), no window tables: for one proof they cost more than they save.
-    A cuda backend that cannot run here raises BackendUnavailable (exit 2). Returns (backend, why)."""
-    from snarkd.config import Config
-    from snarkd.prover.backend import cuda_device_count, get_backend
 
     cfg = Config.defaults()
-    g, name = cfg.gpus, name or cfg.prove.backend
-    why = name
-    if name == "auto":  # the size first: asking CUDA whether a GPU is there costs ~0.8 s of start-up
-        floor = cfg.prove.auto_cuda_min_domain
-        if domain_size < floor:
-            name, why = "cpu", f"auto: domain {domain_size} < {floor} ([prove] auto_cuda_min_domain)"
-        elif cuda_device_count() == 0:
-            name, why = "cpu", "auto: no GPU"
-        else:
-            name, why = "cuda", f"auto: domain {domain_size} >= {floor}"
+    name = (name or str(cfg.prove.backend)).lower()
+    if name == "auto":
+        from snarkd.prover.oneshot import domain_power
+
+        size, floor = 1 << domain_power(zkey_path), cfg.prove.auto_cuda_min_domain
+        if size < floor:
+            return "cpu", f"auto: domain {size} < {floor} ([prove] auto_cuda_min_domain)"
+        from snarkd.prover.backend import cuda_device_count  # numpy, and CuPy if present: only when a GPU may win
+
+        if cuda_device_count() == 0:
+            return "cpu", "auto: no GPU"
+        return "cuda", f"auto: domain {size} >= {floor}"
+    return name, name if name != "cpu" else ("staged path (--check-points)" if check_points else "one-shot native path")
+
+
+def _backend(name: str):
+    """The backend `name` of a one-shot proof with the [gpus] settings. Without an explicit msm_tables
+    (environment), no window tables: for one proof they cost more than they save. A cuda backend that
+    cannot run here raises BackendUnavailable (exit 2)."""
+    from snarkd.config import Config
+    from snarkd.prover.backend import get_backend
+
+    cfg = Config.defaults()
+    g = cfg.gpus
     tables = g.msm_tables if "gpus.msm_tables" in cfg.overrides else "off"
     return get_backend(name, 0, memory_budget=g.memory_budget, msm_tables=tables, msm_window_bits=g.msm_window_bits,
-                       cubin_dir=g.cubin_dir), why
+                       cubin_dir=g.cubin_dir)
 
 
 def run(args) -> int:
@@ -111,7 +114,8 @@ def run(args) -> int:
     from snarkd.prover.timing import PhaseTimer
 
     zkey_path, witness_path, proof_path, public_path = args.args
-    if _lean(args.backend, args.check_points):
+    backend_name, why = _plan(args.backend, args.check_points, zkey_path)
+    if backend_name == "cpu" and not args.check_points:
         # the lean path: one native call, no numpy (prover/oneshot.py)
         from snarkd.prover.oneshot import domain_power, prove_files
 
@@ -131,7 +135,6 @@ def run(args) -> int:
         finally:
             if bar is not None:
                 bar.close()
-        backend_name, why = "cpu", "one-shot native path"
     else:
         from snarkd.formats.wtns import read_wtns
         from snarkd.prover import ProvingKey, prove
@@ -141,7 +144,7 @@ def run(args) -> int:
         with loading.phase("load"):
             key = ProvingKey.load(zkey_path, check_points=args.check_points)
             witness = read_wtns(witness_path)
-        backend, why = _backend(args.backend, key.domain_size)
+        backend = _backend(backend_name)
         backend_name = backend.name
         show = wanted(args.progress, args.quiet, key.domain_size >= LARGE_DOMAIN)
         with key, PhaseBar(f"prove 2^{key.zkey.domain_power}", PROVE_PHASES + 1 + args.verify, show) as timer:
