@@ -202,9 +202,10 @@ SETTINGS: tuple[Setting, ...] = (
     # -- one-shot proving and tests --------------------------------------------------------------
     S("prove", "backend", Choice("cpu", "cuda", "auto"), "cpu",
       "default --backend of one-shot `snarkd prove` (the daemon uses [gpus])", env="SNARKD_BACKEND"),
-    S("prove", "auto_cuda_min_domain", Int(1), 1 << 19,
+    S("prove", "auto_cuda_min_domain", Int(1), 1 << 21,
       "--backend auto takes the GPU from this domain size up; below, one proof is faster on the CPU (the GPU "
-      "path pays ~1 s of CUDA start-up per process; measured on an H200 host with 16 cores)"),
+      "path pays ~0.7 s of CuPy import and CUDA start-up per process; measured on an H200 host with 16 cores: "
+      "even at 2^20, GPU 1.5x faster at 2^21)"),
     S("debug", "synthesis_delay", Duration(env_unit=0.001), 0.0,
       "testing only: stall each partition's synthesis this long (environment: milliseconds)",
       env="SNARKD_DEBUG_PROVE_DELAY_MS", engine="debug_delay_s", example="#"),
