@@ -67,6 +67,8 @@ def main() -> int:
     ap.add_argument("--out", required=True)
     ap.add_argument("--n1", type=int, default=3)
     ap.add_argument("--n2", type=int, default=4)
+    ap.add_argument("--wpd", type=int, default=1, help="device workers (the daemon's default is 2: uploads overlap kernels)")
+    ap.add_argument("--inflight", type=int, default=2, help="proofs in flight for the throughput run")
     ap.add_argument("--threads", type=int, default=0)
     ap.add_argument("--tables", default="auto")
     ap.add_argument("--partition-sort", action="store_true")
@@ -105,7 +107,7 @@ def main() -> int:
 
         free0, total = cupy.cuda.runtime.memGetInfo()
     res["device_total_gib"] = round(total / GiB, 2)
-    cfg = EngineConfig(synthesis_workers=1, threads=a.threads, devices=() if a.cpu else (0,), workers_per_device=1, finalize_workers=2,
+    cfg = EngineConfig(synthesis_workers=1, threads=a.threads, devices=() if a.cpu else (0,), workers_per_device=a.wpd, finalize_workers=2,
                        memory_budget=100 * GiB, g2_on_device=True, self_verify=True, msm_tables=a.tables,
                        cubin_dir=default("gpus.cubin_dir"), queue_depth=2)
     eng = Engine(cfg)
@@ -158,9 +160,9 @@ def main() -> int:
                               "latencies_s": [round(x, 3) for x in lat], "rows": rows}
             save()
             log(f"latency: {res['latency']['s_per_proof']} s/proof; {rows[-1] if rows else ''}")
-            log(f"throughput: {a.n2} proofs, two in flight (j = 1)")
-            wall, rows, lat = run(a.n2, 2)
-            res["pipelined"] = {"proofs": a.n2, "wall_s": round(wall, 3), "s_per_proof": round(wall / max(a.n2, 1), 4),
+            log(f"throughput: {a.n2} proofs, {a.inflight} in flight, {a.wpd} device worker(s)")
+            wall, rows, lat = run(a.n2, a.inflight)
+            res["pipelined"] = {"proofs": a.n2, "inflight": a.inflight, "device_workers": a.wpd, "wall_s": round(wall, 3), "s_per_proof": round(wall / max(a.n2, 1), 4),
                                 "latencies_s": [round(x, 3) for x in lat], "rows": rows}
             log(f"pipelined: {res['pipelined']['s_per_proof']} s/proof")
         st = eng.status()
