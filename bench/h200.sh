@@ -127,7 +127,7 @@ for s in "$@"; do
     cat /tmp/key24-setup.log /tmp/key24-wtns.log | tee "$OUT/key24.log"
     step large_proof
     if [ -f $KEYS/chain24-bn128/circuit.zkey ] && [ -f $KEYS/chain24-bn128/witness.wtns ]; then
-      python3 bench/large_proof.py "${FLAGS[@]}" --key-dir $KEYS/chain24-bn128 --out "$OUT/large" --n1 ${N1:-3} --n2 ${N2:-4} 2>&1 | tail -30
+      python3 bench/large_proof.py "${FLAGS[@]}" --key-dir $KEYS/chain24-bn128 --out "$OUT/large" --n1 ${N1:-3} --n2 ${N2:-4} ${LARGE_ARGS:-} 2>&1 | tail -30
     fi
     ;;
   cluster)
