@@ -42,7 +42,7 @@ for s in "$@"; do
     ;;
   tests)
     step tests
-    python3 -m pytest tests/gpu -q -p no:cacheprovider 2>&1 | tee "$OUT/gpu-tests.log" | tail -15
+    python3 -m pytest ${GPU_TESTS:-tests/gpu} -q -p no:cacheprovider 2>&1 | tee "$OUT/gpu-tests.log" | tail -15
     ;;
   gpu)
     step gpu

@@ -10,6 +10,7 @@ require_gpu()
 import cupy  # noqa: E402
 
 from snarkd.gpu import device as gdevice  # noqa: E402
+from snarkd.gpu import memory as gmemory  # noqa: E402
 from snarkd.gpu import msm as gmsm  # noqa: E402
 
 DEV = gdevice.get(0)
@@ -71,7 +72,10 @@ def test_a_one_shot_proof_compiles_no_cupy_kernels(tmp_path):
     assert compiled == [], f"CuPy compiled kernels on a proof's path: {compiled}"
 
 
-@pytest.mark.parametrize("nbytes", [0, 4, 8 << 20, (8 << 20) + 4, (3 << 23) + 12, (5 << 22) + 8])
+CHUNK = gmemory.UPLOAD_CHUNK
+
+
+@pytest.mark.parametrize("nbytes", [0, 4, 8 << 20, (8 << 20) + 4, CHUNK, CHUNK + 4, 3 * CHUNK + 12, (5 * CHUNK) // 2 + 8])
 def test_chunked_upload_round_trips(nbytes):
     rng = np.random.default_rng(nbytes)
     host = rng.integers(0, 1 << 32, size=nbytes // 4, dtype=np.uint32)
