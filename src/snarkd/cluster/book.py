@@ -20,11 +20,21 @@ import heapq
 import logging
 import threading
 import time
-from collections import OrderedDict
 from dataclasses import dataclass, field
 
-from snarkd.engine import CANCELLED, COMPLETED, ENDED, FAILED, KEEP_FINISHED, QUEUED, RUNNING, AlreadyExists, Busy, \
-    Job, NotFound, Partition, TooLarge, Unavailable
+from snarkd.engine import (
+    CANCELLED,
+    COMPLETED,
+    ENDED,
+    FAILED,
+    QUEUED,
+    RUNNING,
+    Job,
+    Partition,
+    TooLarge,
+    Unavailable,
+)
+from snarkd.engine.jobtable import JobTable
 from snarkd.prover import Proof
 
 log = logging.getLogger("snarkd")
@@ -71,18 +81,24 @@ class WitnessBudget:
         return {"budget": self.budget, "used": self.used, "peak": self.peak, "waits": self.waits}
 
 
-class Book:
+class Book(JobTable):
     def __init__(self, budget: int, max_attempts: int, keys, notify, max_active: int = 1 << 30):
-        self.cv = threading.Condition(threading.Lock())
-        self.max_active, self.active = max_active, 0  # jobs accepted and not ended ([limits] max_queued_jobs)
+        super().__init__(keys, notify, max_active)
         self.budget = WitnessBudget(budget)
         self.max_attempts = max_attempts
-        self.keys, self.notify = keys, notify
-        self.jobs: OrderedDict[str, Job] = OrderedDict()
         self.tasks: dict[str, list[Task]] = {}  # job id -> its tasks
-        self.pending: list = []  # heap of (-priority, seq, index, Task)
         self.counters = dict.fromkeys(COUNTERS, 0)
         self.phase_ms: dict[str, float] = {}
+
+    def count(self, name: str) -> None:
+        self.counters[name] += 1
+
+    def drop_locked(self, task: Task) -> None:
+        self._leave(task)
+
+    def forget_locked(self, job_id: str) -> None:
+        super().forget_locked(job_id)
+        self.tasks.pop(job_id, None)
 
     # -- admission --------------------------------------------------------------------------
 
@@ -116,32 +132,11 @@ class Book:
 
     def add(self, job: Job, tasks: list[Task]) -> None:
         with self.cv:
-            if job.id in self.jobs:
-                raise AlreadyExists(f"job id {job.id!r} is already in use")
-            if self.active >= self.max_active:
-                raise Busy(f"{self.active} jobs are unfinished, the most [limits] max_queued_jobs ({self.max_active}) "
-                           f"allows; retry when some finish")
-            self.active += 1
-            self.jobs[job.id] = job
-            self.tasks[job.id] = tasks
-            self.counters["submitted"] += 1
             now = time.monotonic()
             for t in tasks:
                 t.t_queued = now
-                heapq.heappush(self.pending, (-job.priority, job.seq, t.part.index, t))
-            if len(self.jobs) > 2 * KEEP_FINISHED:  # forget the oldest finished jobs, now and then
-                finished = [k for k, j in self.jobs.items() if j.state in ENDED]
-                for k in finished[: max(0, len(finished) - KEEP_FINISHED)]:
-                    del self.jobs[k]
-                    self.tasks.pop(k, None)
-            self.cv.notify_all()
-
-    def get(self, job_id: str) -> Job:
-        with self.cv:
-            job = self.jobs.get(job_id)
-        if job is None:
-            raise NotFound(f"no job with id {job_id!r} (finished jobs are kept for the last {KEEP_FINISHED})")
-        return job
+            self.add_locked(job, [(t.part.index, t) for t in tasks])
+            self.tasks[job.id] = tasks
 
     # -- dispatch ---------------------------------------------------------------------------
 
@@ -192,7 +187,7 @@ class Book:
             self._leave(task)
             job = task.job
             if job.state in ENDED:
-                self._maybe_release_key(job)
+                self.release_key_if_done_locked(job)
                 return False
             part = task.part
             t = dict(reply["timings"])
@@ -209,8 +204,7 @@ class Book:
                 self.phase_ms[k] = self.phase_ms.get(k, 0.0) + float(v)
             self.notify("on_partition", part)
             if job.n_done == len(job.partitions):
-                self.end(job, COMPLETED)
-            self._maybe_release_key(job)
+                self.end_locked(job, COMPLETED)  # which releases the key once every task has left
             return True
 
     def failed(self, task: Task, attempt: int, kind: str, error: str) -> None:
@@ -222,9 +216,8 @@ class Book:
             if "self-verification failed" in error:
                 self.counters["self_verify_failed"] += 1
             many = len(task.job.partitions) > 1
-            self.end(task.job, FAILED, f"partition {task.part.index}: {error}" if many else error,
-                     "input" if kind == "input" else "internal")
-            self._maybe_release_key(task.job)
+            self.end_locked(task.job, FAILED, f"partition {task.part.index}: {error}" if many else error,
+                            "input" if kind == "input" else "internal")
 
     def lost(self, task: Task, attempt: int, actor: str, why: str) -> bool:
         """The task's actor died (or could not take it): back into the queue, or the job fails after
@@ -237,14 +230,13 @@ class Book:
             job = task.job
             if job.state in ENDED:
                 self._leave(task)
-                self._maybe_release_key(job)
+                self.release_key_if_done_locked(job)
                 return False
             if task.attempts >= self.max_attempts:
                 self._leave(task)
-                self.end(job, FAILED, f"partition {task.part.index} was lost {task.attempts} time(s), on "
-                                      f"{', '.join(task.lost_on)} (last: {why}); [cluster] max_attempts = "
-                                      f"{self.max_attempts}", "internal")
-                self._maybe_release_key(job)
+                self.end_locked(job, FAILED, f"partition {task.part.index} was lost {task.attempts} time(s), on "
+                                             f"{', '.join(task.lost_on)} (last: {why}); [cluster] max_attempts = "
+                                             f"{self.max_attempts}", "internal")
                 return False
             self.counters["retried"] += 1
             task.t_queued = time.monotonic()
@@ -262,27 +254,6 @@ class Book:
         task.witness_ref = task.inputs = None  # the object store frees the witness with its last reference
         self._give_back(task.nbytes)
 
-    def end(self, job: Job, state: str, error: str = "", kind: str = "") -> None:
-        """End a job (once): its queued tasks leave now; tasks on actors leave when they come back."""
-        if job.state in ENDED:
-            return
-        job.state, job.error, job.error_kind, job.finished = state, error, kind, time.monotonic()
-        self.active -= 1
-        self.counters[state.lower()] += 1
-        if state != COMPLETED:
-            mine = [e for e in self.pending if e[3].job is job]
-            if mine:
-                self.pending = [e for e in self.pending if e[3].job is not job]
-                heapq.heapify(self.pending)
-                for e in mine:
-                    self._leave(e[3])
-        job.done.set()
-        log.info("job %s id=%s key=%s partitions=%d priority=%d ms=%.1f%s", state.lower(), job.id, job.key.id,
-                 len(job.partitions), job.priority, (job.finished - job.submitted) * 1000,
-                 f" error={error}" if error else "")
-        self.notify("on_job", job)
-        self.cv.notify_all()
-
     def cancel(self, job_id: str, why: str) -> tuple[str, bool, list[Task]]:
         """(state, cancelled now, the tasks on actors to cancel there)."""
         job = self.get(job_id)
@@ -290,38 +261,21 @@ class Book:
             if job.state in ENDED:
                 return job.state, False, []
             on_actors = [t for t in self.tasks.get(job.id, []) if t.actor and not t.left]
-            self.end(job, CANCELLED, why, "cancelled")
-            self._maybe_release_key(job)
+            self.end_locked(job, CANCELLED, why, "cancelled")
             return job.state, True, on_actors
 
-    def _maybe_release_key(self, job: Job) -> None:
+    def release_key_if_done_locked(self, job: Job) -> None:
         if job.released or job.state not in ENDED or not all(t.left for t in self.tasks.get(job.id, [])):
             return
         job.released = True
         self.keys.release(job.key, proved=job.n_done if job.state == COMPLETED else 0)
 
-    # -- views ------------------------------------------------------------------------------
-
-    def active(self) -> bool:
-        with self.cv:
-            return any(j.state not in ENDED for j in self.jobs.values())
-
-    def counts(self) -> dict:
-        with self.cv:
-            return {"queued": sum(j.state == QUEUED for j in self.jobs.values()),
-                    "running": sum(j.state == RUNNING for j in self.jobs.values()),
-                    "pending": len(self.pending)}
-
     def drain(self, deadline: float, force: threading.Event, why: str) -> int:
         """Wait until no job is active (or the deadline, or force); cancel the rest; how many were cancelled."""
         with self.cv:
-            while any(j.state not in ENDED for j in self.jobs.values()) and time.monotonic() < deadline \
-                    and not force.is_set():
-                self.cv.wait(min(0.2, max(0.0, deadline - time.monotonic())))
-            left = [j for j in self.jobs.values() if j.state not in ENDED]
-            for j in left:
-                self.end(j, CANCELLED, why, "cancelled")
+            left = self.drain_locked(deadline, force, why)
+            for j in left:  # their tasks on actors are not coming back: the front is stopping
                 for t in self.tasks.get(j.id, []):
                     self._leave(t)
-                self._maybe_release_key(j)
+                self.release_key_if_done_locked(j)
         return len(left)

@@ -1,5 +1,6 @@
-"""The jobs' book: the job table, the pending heap, admission under the memory budget, and how a
-job or a partition ends. Everything here runs under one condition variable (`cv`).
+"""The engine's jobs: the job table (engine/jobtable.py, shared with the cluster front), admission
+under the memory budget, and how a partition ends. Everything here runs under one condition variable
+(`cv`).
 
 A partition is admitted (its estimated bytes reserved) when it is the highest-
 priority pending one and fits the budget; it gives bytes back as its buffers die
@@ -14,58 +15,32 @@ import heapq
 import logging
 import threading
 import time
-from collections import OrderedDict
 
 from snarkd.engine.accounting import Accounting
-from snarkd.engine.errors import AlreadyExists, Busy, NotFound
-from snarkd.engine.jobs import CANCELLED, COMPLETED, ENDED, FAILED, QUEUED, RUNNING, Job, Partition
+from snarkd.engine.jobs import COMPLETED, ENDED, FAILED, QUEUED, RUNNING, Job, Partition
+from snarkd.engine.jobtable import KEEP_FINISHED, POLL, JobTable
 
 log = logging.getLogger("snarkd")
-KEEP_FINISHED = 1024  # finished jobs remembered for await_
-POLL = 0.2
+__all__ = ["KEEP_FINISHED", "Scheduler"]
 
 
-class Scheduler:
+class Scheduler(JobTable):
     def __init__(self, keys, acct: Accounting, notify, max_active: int = 1 << 30):
-        self.keys, self.acct, self.budget, self.notify = keys, acct, acct.budget, notify
-        self.max_active, self.active = max_active, 0  # jobs accepted and not ended ([limits] max_queued_jobs)
-        self.cv = threading.Condition(threading.Lock())
-        self.pending: list = []  # heap of (-priority, seq, index, Partition)
-        self.jobs: OrderedDict[str, Job] = OrderedDict()
+        super().__init__(keys, notify, max_active)
+        self.acct, self.budget = acct, acct.budget
+
+    def count(self, name: str) -> None:
+        self.acct.count(name)
+
+    def drop_locked(self, part: Partition) -> None:
+        self.exit_locked(part)
 
     def add(self, job: Job) -> None:
         with self.cv:
-            if job.id in self.jobs:
-                raise AlreadyExists(f"job id {job.id!r} is already in use")
-            if self.active >= self.max_active:
-                raise Busy(f"{self.active} jobs are unfinished, the most [limits] max_queued_jobs ({self.max_active}) "
-                           f"allows; retry when some finish")
-            self.active += 1
-            self.jobs[job.id] = job
-            self.acct.count("submitted")
             now = time.monotonic()
             for p in job.partitions:
                 p.t_ready = now
-                heapq.heappush(self.pending, (-job.priority, job.seq, p.index, p))
-            finished = [k for k, j in self.jobs.items() if j.state in ENDED]
-            for k in finished[: max(0, len(finished) - KEEP_FINISHED)]:
-                del self.jobs[k]
-            self.cv.notify_all()
-
-    def get(self, job_id: str) -> Job:
-        with self.cv:
-            job = self.jobs.get(job_id)
-        if job is None:
-            raise NotFound(f"no job with id {job_id!r} (finished jobs are kept for the last {KEEP_FINISHED})")
-        return job
-
-    def counts(self) -> dict:
-        with self.cv:
-            return {"queued": sum(j.state == QUEUED for j in self.jobs.values()),
-                    "running": sum(j.state == RUNNING for j in self.jobs.values()), "pending": len(self.pending)}
-
-    def active_locked(self) -> bool:
-        return any(j.state not in ENDED for j in self.jobs.values())
+            self.add_locked(job, [(p.index, p) for p in job.partitions])
 
     def admit(self, stopping: threading.Event) -> Partition | None:
         """The highest-priority pending partition, once its bytes fit the budget (reserved here)."""
@@ -124,30 +99,7 @@ class Scheduler:
                 self.release_locked(part, part.reserved)
             part.sums = part.w = part.synth = None
             if job.n_done == len(job.partitions):
-                self.end_locked(job, COMPLETED)
-            self.maybe_release_key_locked(job)
-
-    def end_locked(self, job: Job, state: str, error: str = "", kind: str = "") -> None:
-        if job.state in ENDED:
-            return
-        job.state, job.error, job.error_kind = state, error, kind
-        job.finished = time.monotonic()
-        self.active -= 1
-        self.acct.count(state.lower())
-        if state != COMPLETED:  # drop its queued partitions now; running ones leave at their next stage boundary
-            mine = [e for e in self.pending if e[3].job is job]
-            if mine:
-                self.pending = [e for e in self.pending if e[3].job is not job]
-                heapq.heapify(self.pending)
-                for e in mine:
-                    self.exit_locked(e[3])
-        job.done.set()
-        log.info("job %s id=%s key=%s partitions=%d priority=%d ms=%.1f%s", state.lower(), job.id, job.key.id,
-                 len(job.partitions), job.priority, (job.finished - job.submitted) * 1000,
-                 f" error={error}" if error else "")
-        self.maybe_release_key_locked(job)
-        self.notify("on_job", job)
-        self.cv.notify_all()
+                self.end_locked(job, COMPLETED)  # which releases the key: every partition has left
 
     def exit_locked(self, part: Partition) -> None:
         """The partition leaves the pipeline: its memory goes back to the budget."""
@@ -160,10 +112,10 @@ class Scheduler:
         if part.state == RUNNING:
             self.acct.in_flight -= 1
         part.drop_buffers()
-        self.maybe_release_key_locked(part.job)
+        self.release_key_if_done_locked(part.job)
         self.cv.notify_all()
 
-    def maybe_release_key_locked(self, job: Job) -> None:
+    def release_key_if_done_locked(self, job: Job) -> None:
         if job.released or job.state not in ENDED or not all(p.exited for p in job.partitions):
             return
         job.released = True
@@ -181,11 +133,7 @@ class Scheduler:
         """Wait until no job is active (or the deadline passes, or force is set); cancel what is left
         and set `stopping`. Returns how many jobs were cancelled."""
         with self.cv:
-            while self.active_locked() and time.monotonic() < deadline and not force.is_set():
-                self.cv.wait(min(POLL, max(0.0, deadline - time.monotonic())))
-            left = [j for j in self.jobs.values() if j.state not in ENDED]
-            for j in left:
-                self.end_locked(j, CANCELLED, why, "cancelled")
+            left = self.drain_locked(deadline, force, why)
             stopping.set()
             self.cv.notify_all()
         return len(left)

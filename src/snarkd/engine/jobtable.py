@@ -1,0 +1,118 @@
+"""The job table that the engine's Scheduler and the cluster front's Book share: the jobs by id, the
+pending heap of their work items, the [limits] max_queued_jobs bound, and how a job ends. Everything
+runs under one condition variable (`cv`).
+
+A work item is what waits in the heap: a Partition in the engine, a Task (one partition on its way to
+an actor) at the front. Subclasses say how their items leave (`drop_locked`), when a job's key can be
+released (`release_key_if_done_locked`) and where counters go (`count`).
+"""
+
+from __future__ import annotations
+
+import heapq
+import logging
+import threading
+import time
+from collections import OrderedDict, deque
+
+from snarkd.engine.errors import AlreadyExists, Busy, NotFound
+from snarkd.engine.jobs import CANCELLED, COMPLETED, ENDED, QUEUED, RUNNING, Job
+
+log = logging.getLogger("snarkd")
+KEEP_FINISHED = 1024  # finished jobs remembered for await_
+POLL = 0.2
+
+
+class JobTable:
+    def __init__(self, keys, notify, max_active: int = 1 << 30):
+        self.keys, self.notify = keys, notify
+        self.max_active, self.active = max_active, 0  # jobs accepted and not ended ([limits] max_queued_jobs)
+        self.cv = threading.Condition(threading.Lock())
+        self.pending: list = []  # heap of (-priority, seq, index, item)
+        self.jobs: OrderedDict[str, Job] = OrderedDict()
+        self.ended_ids: deque[str] = deque()  # ids of ended jobs, oldest first
+
+    # -- what subclasses say ------------------------------------------------------------------
+
+    def count(self, name: str) -> None:
+        raise NotImplementedError
+
+    def drop_locked(self, item) -> None:
+        """A queued item of a job that ended leaves (its bytes go back)."""
+        raise NotImplementedError
+
+    def release_key_if_done_locked(self, job: Job) -> None:
+        """Release the job's key once it has ended and all its items have left."""
+        raise NotImplementedError
+
+    def forget_locked(self, job_id: str) -> None:
+        """A finished job drops out of the table (subclasses forget what they keep beside it)."""
+        del self.jobs[job_id]
+
+    # -- the table ----------------------------------------------------------------------------
+
+    def add_locked(self, job: Job, items: list) -> None:
+        """Accept `job` with its items [(index, item)] into the heap, or raise AlreadyExists / Busy."""
+        if job.id in self.jobs:
+            raise AlreadyExists(f"job id {job.id!r} is already in use")
+        if self.active >= self.max_active:
+            raise Busy(f"{self.active} jobs are unfinished, the most [limits] max_queued_jobs ({self.max_active}) "
+                       f"allows; retry when some finish")
+        self.active += 1
+        self.jobs[job.id] = job
+        self.count("submitted")
+        for index, item in items:
+            heapq.heappush(self.pending, (-job.priority, job.seq, index, item))
+        while len(self.ended_ids) > KEEP_FINISHED:
+            self.forget_locked(self.ended_ids.popleft())
+        self.cv.notify_all()
+
+    def get(self, job_id: str) -> Job:
+        with self.cv:
+            job = self.jobs.get(job_id)
+        if job is None:
+            raise NotFound(f"no job with id {job_id!r} (finished jobs are kept for the last {KEEP_FINISHED})")
+        return job
+
+    def counts(self) -> dict:
+        with self.cv:
+            return {"queued": sum(j.state == QUEUED for j in self.jobs.values()),
+                    "running": sum(j.state == RUNNING for j in self.jobs.values()), "pending": len(self.pending)}
+
+    def active_locked(self) -> bool:
+        return any(j.state not in ENDED for j in self.jobs.values())
+
+    def end_locked(self, job: Job, state: str, error: str = "", kind: str = "") -> None:
+        """End a job (once): completed, failed or cancelled. Its queued items leave now; running ones
+        leave when they next come back."""
+        if job.state in ENDED:
+            return
+        job.state, job.error, job.error_kind = state, error, kind
+        job.finished = time.monotonic()
+        self.active -= 1
+        self.ended_ids.append(job.id)
+        self.count(state.lower())
+        if state != COMPLETED:
+            mine = [e for e in self.pending if e[3].job is job]
+            if mine:
+                self.pending = [e for e in self.pending if e[3].job is not job]
+                heapq.heapify(self.pending)
+                for e in mine:
+                    self.drop_locked(e[3])
+        job.done.set()
+        log.info("job %s id=%s key=%s partitions=%d priority=%d ms=%.1f%s", state.lower(), job.id, job.key.id,
+                 len(job.partitions), job.priority, (job.finished - job.submitted) * 1000,
+                 f" error={error}" if error else "")
+        self.release_key_if_done_locked(job)
+        self.notify("on_job", job)
+        self.cv.notify_all()
+
+    def drain_locked(self, deadline: float, force: threading.Event, why: str) -> list[Job]:
+        """Wait until no job is active (or the deadline passes, or force is set); cancel what is left.
+        Returns the jobs cancelled."""
+        while self.active_locked() and time.monotonic() < deadline and not force.is_set():
+            self.cv.wait(min(POLL, max(0.0, deadline - time.monotonic())))
+        left = [j for j in self.jobs.values() if j.state not in ENDED]
+        for j in left:
+            self.end_locked(j, CANCELLED, why, "cancelled")
+        return left
