@@ -20,7 +20,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import socket
 import statistics
 import subprocess
 import sys
@@ -35,19 +34,12 @@ sys.path.insert(0, str(REPO / "src"))
 
 from snarkd.bench.runner import run_bench  # noqa: E402
 from snarkd.daemon.client import Client  # noqa: E402
+from snarkd.daemon.netcheck import free_tcp_port as free_port  # noqa: E402
 from snarkd.formats.wtns import Witness  # noqa: E402
 
 
 def log(msg: str) -> None:
     print(f"[{time.strftime('%H:%M:%S')}] {msg}", flush=True)
-
-
-def free_port() -> int:
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
 
 
 def engine(c: Client) -> dict:

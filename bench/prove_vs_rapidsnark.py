@@ -28,36 +28,12 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
+
+from prove_vs_snarkjs import parse_timings, timed  # the same child-process timing (bench/ is on sys.path)
 
 REPO = Path(__file__).resolve().parent.parent
 SNARKJS = REPO / "node_modules" / ".bin" / "snarkjs"
-
-
-def timed(cmd: list[str]) -> tuple[float, int, str, float]:
-    """(wall seconds, peak RSS bytes, stderr, CPU seconds user + system) of one child process."""
-    start = time.perf_counter()
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    err = proc.stderr.read()
-    _, status, usage = os.wait4(proc.pid, 0)
-    wall = time.perf_counter() - start
-    code = os.waitstatus_to_exitcode(status)
-    if code != 0:
-        raise RuntimeError(f"{' '.join(cmd[:3])} failed ({code}): {err[-2000:]}")
-    return wall, usage.ru_maxrss * 1024, err, usage.ru_utime + usage.ru_stime
-
-
-def parse_timings(stderr: str) -> dict[str, float]:
-    out = {}
-    for line in stderr.splitlines():
-        parts = line.split()
-        if len(parts) == 3 and parts[2] == "ms":
-            try:
-                out[parts[0]] = float(parts[1])
-            except ValueError:
-                pass
-    return out
 
 
 def verify(vk: Path, public: Path, proof: Path) -> bool:

@@ -24,17 +24,17 @@ REPO = Path(__file__).resolve().parent.parent
 SNARKJS = REPO / "node_modules" / ".bin" / "snarkjs"
 
 
-def timed(cmd: list[str]) -> tuple[float, int, str]:
-    """(wall seconds, peak RSS bytes, stderr) of one child process."""
+def timed(cmd: list[str]) -> tuple[float, int, str, float]:
+    """(wall seconds, peak RSS bytes, stderr, CPU seconds user + system) of one child process."""
     start = time.perf_counter()
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     err = proc.stderr.read()
     _, status, usage = os.wait4(proc.pid, 0)
     wall = time.perf_counter() - start
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    if proc.returncode != 0:
-        raise RuntimeError(f"{cmd[0:3]} failed ({proc.returncode}): {err[-2000:]}")
-    return wall, usage.ru_maxrss * 1024, err
+    code = os.waitstatus_to_exitcode(status)
+    if code != 0:
+        raise RuntimeError(f"{' '.join(cmd[:3])} failed ({code}): {err[-2000:]}")
+    return wall, usage.ru_maxrss * 1024, err, usage.ru_utime + usage.ru_stime
 
 
 def parse_timings(stderr: str) -> dict[str, float]:
@@ -69,9 +69,9 @@ def main() -> int:
     verified = ok.returncode == 0
     s_wall, j_wall, s_rss, j_rss, phases = [], [], [], [], []
     for i in range(args.runs):
-        w, rss, err = timed(ours)
+        w, rss, err, _ = timed(ours)
         s_wall.append(w), s_rss.append(rss), phases.append(parse_timings(err))
-        w, rss, _ = timed(theirs)
+        w, rss, _, _ = timed(theirs)
         j_wall.append(w), j_rss.append(rss)
         print(f"run {i + 1}/{args.runs}: snarkd {s_wall[-1]:.3f}s  snarkjs {j_wall[-1]:.3f}s", file=sys.stderr)
 

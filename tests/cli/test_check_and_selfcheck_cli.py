@@ -3,27 +3,16 @@ messages, nothing written. Proofs are judged by `snarkjs groth16 verify`."""
 
 from __future__ import annotations
 
-import struct
 import subprocess
 import sys
 
 import oracle
+from containers import section_offset
 from snarkd.formats.wtns import read_wtns, write_wtns
 
 
 def snarkd(*args):
     return subprocess.run([sys.executable, "-m", "snarkd", *map(str, args)], capture_output=True, text=True)
-
-
-def section_offset(data: bytes, sid: int) -> int:
-    n = struct.unpack_from("<I", data, 8)[0]
-    pos = 12
-    for _ in range(n):
-        s, size = struct.unpack_from("<IQ", data, pos)
-        if s == sid:
-            return pos + 12
-        pos += 12 + size
-    raise KeyError(sid)
 
 
 def n8q(case) -> int:

@@ -41,19 +41,11 @@ sys.path[:0] = [str(HERE), str(REPO / "src")]
 
 from netns import loopback_up  # noqa: E402
 
+from snarkd.daemon.netcheck import free_tcp_port as free_port  # noqa: E402
+
 
 def log(msg: str) -> None:
     print(f"[scenario {time.strftime('%H:%M:%S')}] {msg}", flush=True)
-
-
-def free_port() -> int:
-    import socket
-
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
 
 
 def snarkd(*args, timeout: float = 300) -> subprocess.CompletedProcess:
@@ -87,14 +79,20 @@ def wait_for(pred, timeout: float, what: str):
     raise AssertionError(f"timed out after {timeout}s waiting for {what}")
 
 
-def main(spec_path: str) -> int:
+def _enter(spec_path: str) -> tuple[dict, Path, Path]:
+    """(the spec, its output folder, the proofs folder in it), with the namespace's loopback up and Ray
+    told that nothing else can reach it: no token file in $HOME, no usage stats."""
     spec = json.loads(Path(spec_path).read_text())
     out = Path(spec["out"])
     proofs = out / "proofs"
     proofs.mkdir(parents=True, exist_ok=True)
     loopback_up()
-    # inside the namespace nothing else can reach Ray: no token file in $HOME, no usage stats
     os.environ.update(RAY_USAGE_STATS_ENABLED="0", RAY_AUTH_MODE="disabled")
+    return spec, out, proofs
+
+
+def main(spec_path: str) -> int:
+    spec, out, proofs = _enter(spec_path)
     import ray  # noqa: F401 - after the namespace's loopback is up
     from ray.cluster_utils import Cluster
 
@@ -277,13 +275,7 @@ def main(spec_path: str) -> int:
 def main_local(spec_path: str) -> int:
     import psutil
 
-    spec = json.loads(Path(spec_path).read_text())
-    out = Path(spec["out"])
-    proofs = out / "proofs"
-    proofs.mkdir(parents=True, exist_ok=True)
-    loopback_up()
-    # inside the namespace nothing else can reach Ray: no token file in $HOME, no usage stats
-    os.environ.update(RAY_USAGE_STATS_ENABLED="0", RAY_AUTH_MODE="disabled")
+    spec, out, proofs = _enter(spec_path)
     from snarkd.daemon.client import Client
 
     keys = spec["keys"]

@@ -10,16 +10,7 @@ import pytest
 from clirun import env
 
 from snarkd.config import Config, ConfigError
-
-
-def free_port() -> int:
-    import socket
-
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
+from snarkd.daemon.netcheck import free_tcp_port as free_port
 
 
 def test_single_daemon_start_leaves_ray_unimported(tmp_path, chain_circuit):

@@ -3,7 +3,6 @@ kill -9 with restarts; then a steady run. The long run is bench/soak.py (numbers
 
 from __future__ import annotations
 
-import socket
 import sys
 from pathlib import Path
 
@@ -11,20 +10,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from driver import soak  # noqa: E402
 
+from snarkd.daemon.netcheck import free_tcp_port  # noqa: E402
+
 JOBS, STEADY, WARMUP = 120, 200, 50
 RSS_GROWTH_MIB = 64  # bound on RSS growth over the steady run (the long run states the same over 1,000 proofs)
 
 
-def _port() -> int:
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
-
-
 def test_soak_with_faults(tmp_path):
-    out = soak(tmp_path, _port(), JOBS, STEADY, warmup=WARMUP, log=lambda m: None)
+    out = soak(tmp_path, free_tcp_port(), JOBS, STEADY, warmup=WARMUP, log=lambda m: None)
     assert out["faults"] == ["sigterm", "kill9"] and out["starts"] == 3, out
     assert out["rejected"] == JOBS // 10, out
     assert out["jobs"] == JOBS - JOBS // 10, out

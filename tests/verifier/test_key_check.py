@@ -4,10 +4,10 @@ the order-r subgroup, against py_ecc and Python integers."""
 from __future__ import annotations
 
 import random
-import struct
 
 import numpy as np
 import pytest
+from containers import section_offset
 
 from snarkd.curves.encoding import g1_from_ints, g2_from_ints
 from snarkd.curves.params import BLS12_381, BN254
@@ -123,18 +123,6 @@ def test_fixture_keys_are_sound(all_circuits):
             assert [r.problem for r in results] == [None] * 7, case.name
             assert [r.count for r in results][1:] == [z.n_public + 1, z.n_vars, z.n_vars, z.n_vars,
                                                      z.n_vars - z.n_public - 1, z.domain_size]
-
-
-def section_offset(data: bytes, sid: int) -> int:
-    """Payload offset of section sid in a binfileutils container."""
-    n = struct.unpack_from("<I", data, 8)[0]
-    pos = 12
-    for _ in range(n):
-        s, size = struct.unpack_from("<IQ", data, pos)
-        if s == sid:
-            return pos + 12
-        pos += 12 + size
-    raise KeyError(sid)
 
 
 def test_cheap_mode_checks_the_curve_only(chain_circuit, tmp_path):

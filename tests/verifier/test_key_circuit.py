@@ -6,22 +6,12 @@ from __future__ import annotations
 import struct
 
 import numpy as np
+from containers import section_offset
 
 from snarkd.formats.r1cs import read_r1cs
 from snarkd.formats.zkey import read_zkey
 from snarkd.setup.groth16_setup import setup
 from snarkd.verifier.key_circuit import first_coef_mismatch
-
-
-def _payload(data: bytes, sid: int) -> int:
-    n = struct.unpack_from("<I", data, 8)[0]
-    pos = 12
-    for _ in range(n):
-        s, size = struct.unpack_from("<IQ", data, pos)
-        if s == sid:
-            return pos + 12
-        pos += 12 + size
-    raise KeyError(sid)
 
 
 def test_snarkjs_keys_match_their_circuits(all_circuits):
@@ -38,7 +28,7 @@ def test_snarkd_setup_keys_match_their_circuit(chain_circuit, tmp_path):
 
 def test_entry_order_does_not_matter_but_values_do(chain_circuit, tmp_path):
     data = bytearray(chain_circuit.zkey.read_bytes())
-    off = _payload(data, 4)
+    off = section_offset(data, 4)
     n = struct.unpack_from("<I", data, off)[0]
     entries = np.frombuffer(bytes(data[off + 4 : off + 4 + 44 * n]), dtype=np.uint8).reshape(n, 44)
     shuffled = entries[np.random.default_rng(1).permutation(n)]
