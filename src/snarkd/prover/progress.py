@@ -22,7 +22,22 @@ def wanted(forced: bool | None, quiet: bool, large: bool) -> bool:
     return large and not quiet and sys.stderr.isatty()
 
 
-class StepBar:
+class _Bar:
+    """A tqdm bar (self.bar) closed on leaving a `with` block."""
+
+    bar: tqdm
+
+    def close(self) -> None:
+        self.bar.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+
+class StepBar(_Bar):
     """A bar over named steps (`with bar.step("compile"): ...`), for commands outside the prover's phases."""
 
     def __init__(self, desc: str, steps: int, enabled: bool = True):
@@ -36,17 +51,8 @@ class StepBar:
         yield
         self.bar.update(1)
 
-    def close(self) -> None:
-        self.bar.close()
 
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-
-
-class PhaseBar(PhaseTimer):
+class PhaseBar(_Bar, PhaseTimer):
     """Times phases like PhaseTimer and shows them on a bar of `phases` steps."""
 
     def __init__(self, desc: str, phases: int, enabled: bool = True):
@@ -66,12 +72,3 @@ class PhaseBar(PhaseTimer):
             if self.bar.n >= self.bar.total:
                 self.bar.total += 1
             self.bar.update(1)
-
-    def close(self) -> None:
-        self.bar.close()
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
