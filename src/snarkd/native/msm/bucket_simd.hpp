@@ -410,6 +410,26 @@ struct SortedBuckets {
   }
 };
 
+// One window of one chunk of n scalars: digit(q) = |d| | NEGF (0: nothing to add), index(q) = the
+// point of scalar q. A crowded window (fewer than nb / 8 buckets: the top one) is summed by bucket sort
+// instead of queueing; otherwise each digit goes to its bucket, the next one's bucket prefetched.
+template <class Cfg, class Digit, class Index>
+XYZZ<Cfg> window_sum(SimdBuckets<Cfg>& bk, SortedBuckets<Cfg>& sb, size_t nbw, size_t nb, size_t B,
+                     const uint8_t* bases, size_t n, Digit digit, Index index) {
+  constexpr uint32_t NEGF = SimdBuckets<Cfg>::NEGF;
+  if (nbw < nb / 8) return sb.run(nbw, n, bases, 1024, digit, index);
+  bk.reset(nb, B, bases);
+  uint32_t dn = n ? digit(0) : 0;
+  for (size_t q = 0; q < n; q++) {
+    const uint32_t d = dn;
+    dn = q + 1 < n ? digit(q + 1) : 0;
+    if (dn & ~NEGF) bk.prefetch((dn & ~NEGF) - 1);
+    if (!d) continue;
+    bk.add((d & ~NEGF) - 1, (uint32_t)index(q) | (d & NEGF));
+  }
+  return bk.reduce();
+}
+
 // Sum of points (all with coefficient 1: the witness's ones), A accumulators
 // advanced together so each batch of A additions shares one inversion, then
 // folded pairwise. idx[k] - start indexes bases.

@@ -242,23 +242,8 @@ Affine<Cfg> msm(const uint8_t* bases, const uint8_t* scalars, size_t n, unsigned
     parallel_tasks(ntasks, TT, [&](size_t task, unsigned tid) {
       unsigned w = (unsigned)(task / k), ch = (unsigned)(task % k);
       size_t b = n * ch / k, e = n * (ch + 1) / k;
-      const size_t nbw = window_buckets(w, c, nw, sbits);
-      if (nbw < nb / 8) {  // crowded top window: sort by bucket instead of queueing
-        partial[task] = sorted[tid].run(nbw, e - b, bases, 1024, [&](size_t q) { return rec.digit(b + q, w); },
-                                        [&](size_t q) { return b + q; });
-        return;
-      }
-      SimdBuckets<Cfg>& bk = acc[tid];
-      bk.reset(nb, B, bases);
-      uint32_t dn = b < e ? rec.digit(b, w) : 0;
-      for (size_t i = b; i < e; i++) {
-        uint32_t d = dn;
-        dn = i + 1 < e ? rec.digit(i + 1, w) : 0;
-        if (dn & ~NEG) bk.prefetch((dn & ~NEG) - 1);
-        if (!d) continue;
-        bk.add((d & ~NEG) - 1, (uint32_t)i | (d & NEG));
-      }
-      partial[task] = bk.reduce();
+      partial[task] = window_sum(acc[tid], sorted[tid], window_buckets(w, c, nw, sbits), nb, B, bases, e - b,
+                                 [&](size_t q) { return rec.digit(b + q, w); }, [&](size_t q) { return b + q; });
     });
     Pt sum = Pt::inf();
     for (unsigned w = nw; w-- > 0;) {

@@ -147,20 +147,8 @@ struct WitnessMsm {
     // C starts after the public inputs: skip the full scalars before it
     size_t k0 = (size_t)(std::lower_bound(full.begin(), full.end(), lo) - full.begin());
     size_t k1 = (size_t)(std::lower_bound(full.begin(), full.end(), hi) - full.begin());
-    const size_t nbw = window_buckets(w, rec.c, rec.nw, (unsigned)Fr::BITS);
-    if (nbw < nb / 8)  // crowded top window: sort by bucket instead of queueing
-      return sb.run(nbw, k1 - k0, job.bases, 1024, [&](size_t q) { return rec.digit(k0 + q, w); },
-                    [&](size_t q) { return full[k0 + q] - lo; });
-    bk.reset(nb, B, job.bases);
-    uint32_t dn = k0 < k1 ? rec.digit(k0, w) : 0;
-    for (size_t k = k0; k < k1; k++) {
-      uint32_t d = dn;
-      dn = k + 1 < k1 ? rec.digit(k + 1, w) : 0;
-      if (dn & ~NEG) bk.prefetch((dn & ~NEG) - 1);
-      if (!d) continue;
-      bk.add((d & ~NEG) - 1, (full[k] - lo) | (d & NEG));
-    }
-    return bk.reduce();
+    return window_sum(bk, sb, window_buckets(w, rec.c, rec.nw, (unsigned)Fr::BITS), nb, B, job.bases, k1 - k0,
+                      [&](size_t q) { return rec.digit(k0 + q, w); }, [&](size_t q) { return full[k0 + q] - lo; });
   }
 #endif
 };
