@@ -46,13 +46,14 @@ def _print_timings(timings: dict[str, float], total_ms: float) -> None:
     print(f"{'total':<{width}} {total_ms:10.1f} ms", file=sys.stderr)
 
 
-def _plan(name: str | None, check_points: bool, zkey_path: str) -> tuple[str, str]:
-    """(backend name, why) of a one-shot proof: --backend, else [prove] backend. "cpu" is the lean
-    path (prover/oneshot.py: one native call, no numpy, no config import for an explicit --backend cpu).
-    auto takes the GPU only where it wins for one proof ([prove] auto_cuda_min_domain), deciding on the
-    key's header first: asking CUDA whether a GPU is there costs ~0.8 s of start-up."""
+def _plan(name: str | None, check_points: bool, zkey_path: str):
+    """(backend name, why, the config or None) of a one-shot proof: --backend, else [prove] backend.
+    "cpu" is the lean path (prover/oneshot.py: one native call, no numpy, no config import for an
+    explicit --backend cpu). auto takes the GPU only where it wins for one proof ([prove]
+    auto_cuda_min_domain), deciding on the key's header first: asking CUDA whether a GPU is there
+    costs ~0.8 s of start-up."""
     if name and name.lower() == "cpu" and not check_points:
-        return "cpu", "one-shot native path"
+        return "cpu", "one-shot native path", None
     from snarkd.config import Config
 
     cfg = Config.defaults()
@@ -62,27 +63,23 @@ def _plan(name: str | None, check_points: bool, zkey_path: str) -> tuple[str, st
 
         size, floor = 1 << domain_power(zkey_path), cfg.prove.auto_cuda_min_domain
         if size < floor:
-            return "cpu", f"auto: domain {size} < {floor} ([prove] auto_cuda_min_domain)"
+            return "cpu", f"auto: domain {size} < {floor} ([prove] auto_cuda_min_domain)", cfg
         from snarkd.prover.backend import cuda_device_count  # numpy, and CuPy if present: only when a GPU may win
 
         if cuda_device_count() == 0:
-            return "cpu", "auto: no GPU"
-        return "cuda", f"auto: domain {size} >= {floor}"
-    return name, name if name != "cpu" else ("staged path (--check-points)" if check_points else "one-shot native path")
+            return "cpu", "auto: no GPU", cfg
+        return "cuda", f"auto: domain {size} >= {floor}", cfg
+    why = name if name != "cpu" else ("staged path (--check-points)" if check_points else "one-shot native path")
+    return name, why, cfg
 
 
-def _backend(name: str):
-    """The backend `name` of a one-shot proof with the [gpus] settings. Without an explicit msm_tables
-    (environment), no window tables: for one proof they cost more than they save. A cuda backend that
-    cannot run here raises BackendUnavailable (exit 2)."""
-    from snarkd.config import Config
-    from snarkd.prover.backend import get_backend
+def _backend(name: str, cfg):
+    """The backend `name` of a one-shot proof with cfg's [gpus] settings. Without an explicit
+    msm_tables (environment), no window tables: for one proof they cost more than they save. A cuda
+    backend that cannot run here raises BackendUnavailable (exit 2)."""
+    from snarkd.prover.backend import from_settings
 
-    cfg = Config.defaults()
-    g = cfg.gpus
-    tables = g.msm_tables if "gpus.msm_tables" in cfg.overrides else "off"
-    return get_backend(name, 0, memory_budget=g.memory_budget, msm_tables=tables, msm_window_bits=g.msm_window_bits,
-                       cubin_dir=g.cubin_dir)
+    return from_settings(name, cfg=cfg, msm_tables=None if "gpus.msm_tables" in cfg.overrides else "off")
 
 
 def run(args) -> int:
@@ -114,7 +111,7 @@ def run(args) -> int:
     from snarkd.prover.timing import PhaseTimer
 
     zkey_path, witness_path, proof_path, public_path = args.args
-    backend_name, why = _plan(args.backend, args.check_points, zkey_path)
+    backend_name, why, cfg = _plan(args.backend, args.check_points, zkey_path)
     if backend_name == "cpu" and not args.check_points:
         # the lean path: one native call, no numpy (prover/oneshot.py)
         from snarkd.prover.oneshot import domain_power, prove_files
@@ -144,7 +141,7 @@ def run(args) -> int:
         with loading.phase("load"):
             key = ProvingKey.load(zkey_path, check_points=args.check_points)
             witness = read_wtns(witness_path)
-        backend = _backend(backend_name)
+        backend = _backend(backend_name, cfg)
         backend_name = backend.name
         show = wanted(args.progress, args.quiet, key.domain_size >= LARGE_DOMAIN)
         with key, PhaseBar(f"prove 2^{key.zkey.domain_power}", PROVE_PHASES + 1 + args.verify, show) as timer:

@@ -91,15 +91,19 @@ def get_backend(name: str = "cpu", device: int = 0, *, memory_budget: int | str 
         return be
 
 
-def from_settings(name: str, device: int = 0) -> Backend:
-    """The backend `name` with the [gpus] settings a library caller has without a config file
-    (their defaults and environment overrides, e.g. SNARKD_GPU_CUBIN_DIR), as the CLI does."""
+def from_settings(name: str, device: int = 0, *, cfg=None, msm_tables: str | None = None) -> Backend:
+    """The backend `name` with the [gpus] settings of `cfg` (default: what a library caller has without a
+    config file: the defaults and environment overrides, e.g. SNARKD_GPU_CUBIN_DIR), as the CLI does.
+    msm_tables: instead of [gpus] msm_tables."""
     if str(name).lower() == "cpu":
         return CPU
-    from snarkd.config import default  # lazy: the CPU path needs no config
+    if cfg is None:
+        from snarkd.config import Config  # lazy: the CPU path needs no config
 
-    return get_backend(name, device, memory_budget=default("gpus.memory_budget"), msm_tables=default("gpus.msm_tables"),
-                       msm_window_bits=default("gpus.msm_window_bits"), cubin_dir=default("gpus.cubin_dir"))
+        cfg = Config.defaults()
+    g = cfg.gpus
+    return get_backend(name, device, memory_budget=g.memory_budget, msm_tables=msm_tables or g.msm_tables,
+                       msm_window_bits=g.msm_window_bits, cubin_dir=g.cubin_dir)
 
 
 def resolve(backend) -> Backend:
