@@ -58,16 +58,15 @@ def check_native() -> Check:
     has52, uses52 = bool(_core.cpu_has_simd52()), bool(_core.uses_simd52())
     data = {"build_march": march, "cpu_has_adx": has, "uses_adx": uses, "threads": int(_core.hardware_threads()),
             "cpu_has_avx512_ifma": has52, "uses_avx512_ifma": uses52}
-    lanes = ("; AVX-512 IFMA 8-lane MSM/NTT in use" if uses52 else
-             "; AVX-512 IFMA present but not in use" if has52 else "; no AVX-512 IFMA: scalar MSM/NTT (slower, same proofs)")
-    if has and uses:
-        return Check("native", OK if uses52 or not has52 else WARN, f"{build}; BMI2/ADX multiplication in use{lanes}",
-                     "" if uses52 or not has52 else "nothing in snarkd turns IFMA off outside tests: rebuild with pip install .",
-                     data=data)
-    if has:
-        return Check("native", WARN, f"{build}; the CPU has BMI2/ADX but the portable multiplication is in use{lanes}",
+    mul = ("BMI2/ADX multiplication in use" if uses else
+           "the CPU has BMI2/ADX but the portable multiplication is in use" if has else
+           "this CPU has no BMI2/ADX: the portable multiplication is used")
+    lanes = ("AVX-512 IFMA 8-lane MSM/NTT in use" if uses52 else
+             "AVX-512 IFMA present but not in use" if has52 else "no AVX-512 IFMA: scalar MSM/NTT (slower, same proofs)")
+    if (has and not uses) or (has52 and not uses52):  # only tests switch them off
+        return Check("native", WARN, f"{build}; {mul}; {lanes}",
                      "nothing in snarkd turns it off outside tests: rebuild with pip install .", data)
-    return Check("native", OK, f"{build}; this CPU has no BMI2/ADX: the portable multiplication is used{lanes}", data=data)
+    return Check("native", OK, f"{build}; {mul}; {lanes}", data=data)
 
 
 def check_host(cfg: Config | None) -> Check:
