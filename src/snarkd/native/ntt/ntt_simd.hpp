@@ -196,48 +196,39 @@ struct NttSimd {
     b = simd52::csub<4>(simd52::sub<4>(u, b));
   }
 
-  template <class Fn>
-  SNARKD_SIMD52_INLINE static void perm_all(E& x, E& y, Fn f) {
-    for (unsigned l = 0; l < L; l++) f(x.l[l], y.l[l]);
+  // lanes of a pair of vectors, limb by limb: a = x:y picked by ia, b = by ib (permutex2var)
+  SNARKD_SIMD52_INLINE static void pick(const E& x, const E& y, V ia, V ib, E& a, E& b) {
+    for (unsigned l = 0; l < L; l++) {
+      a.l[l] = _mm512_permutex2var_epi64(x.l[l], ia, y.l[l]);
+      b.l[l] = _mm512_permutex2var_epi64(x.l[l], ib, y.l[l]);
+    }
+  }
+  // a = the low 256-bit halves of x and y, b = the high ones (an involution on the pair)
+  SNARKD_SIMD52_INLINE static void halves(const E& x, const E& y, E& a, E& b) {
+    for (unsigned l = 0; l < L; l++) {
+      a.l[l] = _mm512_shuffle_i64x2(x.l[l], y.l[l], 0x44);
+      b.l[l] = _mm512_shuffle_i64x2(x.l[l], y.l[l], 0xEE);
+    }
   }
 
-  // the three small stages on 16 elements (two groups of 8), DIT order m = 1, 2, 4
+  // the three small stages on 16 elements (two groups of 8), DIT order m = 1, 2, 4; for each stage the
+  // pairs' lanes are gathered (ev/od, s2a/s2b, halves), the butterflies run, and the lanes go back
+  // (i1a/i1b, i2a/i2b, halves)
   SNARKD_SIMD52_INLINE static void small_dit(E& v0, E& v1, const E& w2, const E& w4) {
     const V ev = _mm512_set_epi64(14, 12, 10, 8, 6, 4, 2, 0), od = _mm512_set_epi64(15, 13, 11, 9, 7, 5, 3, 1);
     const V i1a = _mm512_set_epi64(11, 3, 10, 2, 9, 1, 8, 0), i1b = _mm512_set_epi64(15, 7, 14, 6, 13, 5, 12, 4);
     const V s2a = _mm512_set_epi64(13, 12, 9, 8, 5, 4, 1, 0), s2b = _mm512_set_epi64(15, 14, 11, 10, 7, 6, 3, 2);
     const V i2a = _mm512_set_epi64(11, 10, 3, 2, 9, 8, 1, 0), i2b = _mm512_set_epi64(15, 14, 7, 6, 13, 12, 5, 4);
     E a, b;
-    // m = 1
-    for (unsigned l = 0; l < L; l++) {
-      a.l[l] = _mm512_permutex2var_epi64(v0.l[l], ev, v1.l[l]);
-      b.l[l] = _mm512_permutex2var_epi64(v0.l[l], od, v1.l[l]);
-    }
+    pick(v0, v1, ev, od, a, b);  // m = 1
     bf_dit1(a, b);
-    for (unsigned l = 0; l < L; l++) {
-      v0.l[l] = _mm512_permutex2var_epi64(a.l[l], i1a, b.l[l]);
-      v1.l[l] = _mm512_permutex2var_epi64(a.l[l], i1b, b.l[l]);
-    }
-    // m = 2
-    for (unsigned l = 0; l < L; l++) {
-      a.l[l] = _mm512_permutex2var_epi64(v0.l[l], s2a, v1.l[l]);
-      b.l[l] = _mm512_permutex2var_epi64(v0.l[l], s2b, v1.l[l]);
-    }
+    pick(a, b, i1a, i1b, v0, v1);
+    pick(v0, v1, s2a, s2b, a, b);  // m = 2
     bf_dit(a, b, w2);
-    for (unsigned l = 0; l < L; l++) {
-      v0.l[l] = _mm512_permutex2var_epi64(a.l[l], i2a, b.l[l]);
-      v1.l[l] = _mm512_permutex2var_epi64(a.l[l], i2b, b.l[l]);
-    }
-    // m = 4
-    for (unsigned l = 0; l < L; l++) {
-      a.l[l] = _mm512_shuffle_i64x2(v0.l[l], v1.l[l], 0x44);
-      b.l[l] = _mm512_shuffle_i64x2(v0.l[l], v1.l[l], 0xEE);
-    }
+    pick(a, b, i2a, i2b, v0, v1);
+    halves(v0, v1, a, b);  // m = 4
     bf_dit(a, b, w4);
-    for (unsigned l = 0; l < L; l++) {
-      v0.l[l] = _mm512_shuffle_i64x2(a.l[l], b.l[l], 0x44);
-      v1.l[l] = _mm512_shuffle_i64x2(a.l[l], b.l[l], 0xEE);
-    }
+    halves(a, b, v0, v1);
   }
 
   // DIF order m = 4, 2, 1
@@ -247,33 +238,15 @@ struct NttSimd {
     const V s2a = _mm512_set_epi64(13, 12, 9, 8, 5, 4, 1, 0), s2b = _mm512_set_epi64(15, 14, 11, 10, 7, 6, 3, 2);
     const V i2a = _mm512_set_epi64(11, 10, 3, 2, 9, 8, 1, 0), i2b = _mm512_set_epi64(15, 14, 7, 6, 13, 12, 5, 4);
     E a, b;
-    for (unsigned l = 0; l < L; l++) {
-      a.l[l] = _mm512_shuffle_i64x2(v0.l[l], v1.l[l], 0x44);
-      b.l[l] = _mm512_shuffle_i64x2(v0.l[l], v1.l[l], 0xEE);
-    }
+    halves(v0, v1, a, b);  // m = 4
     bf_dif(a, b, w4);
-    for (unsigned l = 0; l < L; l++) {
-      v0.l[l] = _mm512_shuffle_i64x2(a.l[l], b.l[l], 0x44);
-      v1.l[l] = _mm512_shuffle_i64x2(a.l[l], b.l[l], 0xEE);
-    }
-    for (unsigned l = 0; l < L; l++) {
-      a.l[l] = _mm512_permutex2var_epi64(v0.l[l], s2a, v1.l[l]);
-      b.l[l] = _mm512_permutex2var_epi64(v0.l[l], s2b, v1.l[l]);
-    }
+    halves(a, b, v0, v1);
+    pick(v0, v1, s2a, s2b, a, b);  // m = 2
     bf_dif(a, b, w2);
-    for (unsigned l = 0; l < L; l++) {
-      v0.l[l] = _mm512_permutex2var_epi64(a.l[l], i2a, b.l[l]);
-      v1.l[l] = _mm512_permutex2var_epi64(a.l[l], i2b, b.l[l]);
-    }
-    for (unsigned l = 0; l < L; l++) {
-      a.l[l] = _mm512_permutex2var_epi64(v0.l[l], ev, v1.l[l]);
-      b.l[l] = _mm512_permutex2var_epi64(v0.l[l], od, v1.l[l]);
-    }
+    pick(a, b, i2a, i2b, v0, v1);
+    pick(v0, v1, ev, od, a, b);  // m = 1
     bf_dif1(a, b);
-    for (unsigned l = 0; l < L; l++) {
-      v0.l[l] = _mm512_permutex2var_epi64(a.l[l], i1a, b.l[l]);
-      v1.l[l] = _mm512_permutex2var_epi64(a.l[l], i1b, b.l[l]);
-    }
+    pick(a, b, i1a, i1b, v0, v1);
   }
 
   // twiddle vectors for the small stages: m = 2: (t0 t1) x 4, m = 4: (t0..t3) x 2
