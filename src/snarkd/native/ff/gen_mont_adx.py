@@ -129,26 +129,25 @@ static inline __attribute__((always_inline)) void redc{N}(uint64_t* out, const u
 """
 
 
-def gen_final_sub(N):
-    """t -= p when t >= p, branch-free: subtract into copies, keep them when nothing borrowed."""
+def _subtract_p_unless_borrow(N):
+    """t -= p when t >= p, branch-free: subtract into copies s, keep them when nothing borrowed."""
     L = []
     for j in range(N):
         L.append(f"movq %[t{j}], %[s{j}]")
         L.append(f"{'subq' if j == 0 else 'sbbq'} {8*j}+%[p], %[s{j}]")
     for j in range(N):
         L.append(f"cmovncq %[s{j}], %[t{j}]")
-    return _vector_op(N, "final_sub", "t in [0, 2p) -> t mod p", L, with_b=False)
+    return L
+
+
+def gen_final_sub(N):
+    return _vector_op(N, "final_sub", "t in [0, 2p) -> t mod p", _subtract_p_unless_borrow(N), with_b=False)
 
 
 def gen_add(N):
     """t = a + b mod p for a, b < p (no overflow: p < 2^(64N - 2))."""
     L = [f"{'addq' if j == 0 else 'adcq'} {8*j}(%[b]), %[t{j}]" for j in range(N)]
-    for j in range(N):
-        L.append(f"movq %[t{j}], %[s{j}]")
-        L.append(f"{'subq' if j == 0 else 'sbbq'} {8*j}+%[p], %[s{j}]")
-    for j in range(N):
-        L.append(f"cmovncq %[s{j}], %[t{j}]")
-    return _vector_op(N, "add", "t = t + b mod p (t, b < p)", L, with_b=True)
+    return _vector_op(N, "add", "t = t + b mod p (t, b < p)", L + _subtract_p_unless_borrow(N), with_b=True)
 
 
 def gen_sub(N):
