@@ -78,20 +78,25 @@ struct NttSimd {
     std::unique_ptr<Soa> small_fwd, small_inv, big, scale;
   };
 
+  // t[at + j] = w^j for j < count, in whole vectors of 8 (count rounded up)
+  SNARKD_SIMD52_TARGET static void powers(Soa& t, size_t at, size_t count, const Fr& w) {
+    Fr first[8];
+    first[0] = Fr::one();
+    for (int k = 1; k < 8; k++) first[k] = first[k - 1] * w;
+    const Fr w8 = first[7] * w;
+    const E kw = simd52::broadcast<Pr>(k_to_wide().v);
+    E x = load_aos(first, kw), step = simd52::mul(simd52::broadcast<Pr>(w8.v), kw);
+    for (size_t j = 0; j < count; j += 8) {
+      t.st(at + j, simd52::csub<1>(x));
+      x = simd52::mul(x, step);
+    }
+  }
+
   SNARKD_SIMD52_TARGET static void fill_twiddles(Soa& t, unsigned log_n, bool inverse) {
     const size_t n = (size_t)1 << log_n, m = n / 2;
     Fr w = Ntt<Tr>::root_of_unity(log_n);
     if (inverse) w = w.inv();
-    Fr first[8];
-    first[0] = Fr::one();
-    for (int k = 1; k < 8; k++) first[k] = first[k - 1] * w;
-    Fr w8 = first[7] * w;
-    const E kw = simd52::broadcast<Pr>(k_to_wide().v);
-    E x = load_aos(first, kw), step = simd52::mul(simd52::broadcast<Pr>(w8.v), kw);
-    for (size_t j = 0; j < m; j += 8) {  // largest stage, m >= 8
-      t.st(m + j, simd52::csub<1>(x));
-      x = simd52::mul(x, step);
-    }
+    powers(t, m, m, w);  // largest stage, m >= 8
     // smaller stages: tw_mm[j] = tw_2mm[2j]
     for (size_t mm = m / 2; mm >= 1; mm /= 2)
       for (unsigned l = 0; l < L; l++) {
@@ -103,17 +108,7 @@ struct NttSimd {
 
   SNARKD_SIMD52_TARGET static void fill_big(Soa& t, unsigned log_n) {
     const size_t half = (size_t)1 << (log_n - 1);
-    Fr w = Ntt<Tr>::root_of_unity(log_n);
-    Fr first[8];
-    first[0] = Fr::one();
-    for (int k = 1; k < 8; k++) first[k] = first[k - 1] * w;
-    Fr w8 = first[7] * w;
-    const E kw = simd52::broadcast<Pr>(k_to_wide().v);
-    E x = load_aos(first, kw), step = simd52::mul(simd52::broadcast<Pr>(w8.v), kw);
-    for (size_t j = 0; j <= half; j += 8) {  // one vector past n/2: big[n/2] = -1 is read
-      t.st(j, simd52::csub<1>(x));
-      x = simd52::mul(x, step);
-    }
+    powers(t, 0, half + 1, Ntt<Tr>::root_of_unity(log_n));  // one vector past n/2: big[n/2] = -1 is read
   }
 
   SNARKD_SIMD52_TARGET static void fill_scale(Soa& v, unsigned log_n) {
