@@ -3,16 +3,11 @@ messages, nothing written. Proofs are judged by `snarkjs groth16 verify`."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
-
 import oracle
+from clirun import snarkd
 from containers import section_offset
+
 from snarkd.formats.wtns import read_wtns, write_wtns
-
-
-def snarkd(*args):
-    return subprocess.run([sys.executable, "-m", "snarkd", *map(str, args)], capture_output=True, text=True)
 
 
 def n8q(case) -> int:

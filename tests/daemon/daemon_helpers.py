@@ -24,7 +24,7 @@ for p in (str(TESTS), str(SRC)):
     if p not in sys.path:
         sys.path.insert(0, p)
 
-import oracle  # noqa: E402
+import oracle  # noqa: E402,F401 - re-exported for the daemon tests
 from clirun import env, snarkd  # noqa: E402,F401 - re-exported for the daemon tests
 
 from snarkd.daemon.netcheck import free_tcp_port  # noqa: E402
@@ -132,6 +132,15 @@ class Reaper:
             except subprocess.TimeoutExpired:
                 pass
         return killed
+
+
+def start_daemon(cfg: Path, reaper: Reaper, extra_env: dict | None = None, timeout: float = 180) -> int:
+    """`snarkd start --config cfg` (asserted to succeed); the pid, left to the reaper."""
+    r = snarkd("start", "--config", cfg, extra_env=extra_env, timeout=timeout)
+    assert r.returncode == 0, r.stdout + r.stderr
+    pid = parse_started(r.stdout)["pid"]
+    reaper.pids.append(pid)
+    return pid
 
 
 def serve_foreground(cfg: Path, reaper: Reaper, extra_env: dict | None = None) -> subprocess.Popen:

@@ -12,7 +12,7 @@ import tempfile
 from pathlib import Path
 
 import pytest
-from daemon_helpers import parse_started, snarkd
+from daemon_helpers import snarkd, start_daemon
 
 from snarkd.daemon import doctor
 
@@ -87,10 +87,7 @@ def test_busy_port_names_the_holder_and_a_running_daemon_is_fine(setup, reaper):
     finally:
         holder.close()
     # the address held by the daemon of this very config: that is not a problem
-    r = snarkd("start", "--config", cfg)
-    assert r.returncode == 0, r.stderr
-    pid = parse_started(r.stdout)["pid"]
-    reaper.pids.append(pid)
+    pid = start_daemon(cfg, reaper)
     r, report, checks = run_doctor(cfg)
     assert r.returncode == 0 and checks["listen"]["detail"] == f"{setup.addr} is served by the running snarkd (pid {pid})"
     assert checks["pid_file"]["level"] == "ok"

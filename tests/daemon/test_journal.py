@@ -10,7 +10,7 @@ import threading
 import time
 
 import pytest
-from daemon_helpers import parse_started, snarkd, wait_gone
+from daemon_helpers import snarkd, start_daemon, wait_gone
 
 from snarkd.daemon.client import Client, RemoteDaemonError
 from snarkd.daemon.journal import Journal
@@ -82,11 +82,7 @@ def _config(setup, circ, journal_extra=""):
 
 
 def _start(cfg, reaper, **env):
-    r = snarkd("start", "--config", cfg, extra_env=env, timeout=180)
-    assert r.returncode == 0, r.stdout + r.stderr
-    pid = parse_started(r.stdout)["pid"]
-    reaper.pids.append(pid)
-    return pid
+    return start_daemon(cfg, reaper, extra_env=env)
 
 
 def test_kill_9_then_start_reruns_accepted_jobs(setup, reaper, chain_bn128):

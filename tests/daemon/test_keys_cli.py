@@ -7,7 +7,7 @@ import json
 import urllib.request
 from pathlib import Path
 
-from daemon_helpers import free_port, parse_started, snarkd
+from daemon_helpers import free_port, snarkd, start_daemon
 
 from snarkd.daemon.client import Client
 
@@ -26,9 +26,7 @@ def test_keys_cli_with_a_budget_of_one(setup, reaper, chain_bn128, tmp_path):
     status_port = free_port()
     cfg = setup.write(preload={"small": circ.zkey, "example": EXAMPLE / "chain.zkey"}, extra=f'[keys]\nmax_resident = 1\nallowed_dirs = ["{EXAMPLE}"]\n')  # LoadKey may name it
     cfg.write_text(cfg.read_text().replace("[daemon]\n", f'[daemon]\nstatus_listen = "127.0.0.1:{status_port}"\n'))
-    r = snarkd("start", "--config", cfg)
-    assert r.returncode == 0, r.stdout + r.stderr
-    reaper.pids.append(parse_started(r.stdout)["pid"])
+    start_daemon(cfg, reaper)
 
     listing = snarkd("keys", "list", "--config", cfg, "--json")
     assert listing.returncode == 0, listing.stderr

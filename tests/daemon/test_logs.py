@@ -10,7 +10,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from daemon_helpers import parse_started, snarkd
+from daemon_helpers import snarkd, start_daemon
 
 from snarkd.daemon.client import Client
 
@@ -27,11 +27,7 @@ def wait_for(predicate, timeout: float = 10.0) -> bool:
 
 
 def start(setup, reaper, cfg) -> int:
-    r = snarkd("start", "--config", cfg)
-    assert r.returncode == 0, r.stdout + r.stderr
-    pid = parse_started(r.stdout)["pid"]
-    reaper.pids.append(pid)
-    return pid
+    return start_daemon(cfg, reaper)
 
 
 def test_json_log_lines_have_the_text_lines_fields(setup, reaper, chain_bn128):

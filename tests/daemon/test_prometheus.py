@@ -15,7 +15,7 @@ import urllib.request
 from pathlib import Path
 
 import pytest
-from daemon_helpers import free_port, parse_started, snarkd
+from daemon_helpers import free_port, snarkd, start_daemon
 
 from snarkd.bench import run_bench
 
@@ -74,9 +74,7 @@ def test_every_dashboard_and_rule_expression_returns_series(setup, reaper, chain
     cfg = setup.write(workers=2, preload={"chain": circ.zkey},
                       extra='[keys]\nmax_resident = 4\nhost_budget = "64MiB"\ndevice_budget = "1GiB"\n')
     cfg.write_text(cfg.read_text().replace("[daemon]\n", f'[daemon]\nstatus_listen = "127.0.0.1:{status_port}"\n'))
-    r = snarkd("start", "--config", cfg)
-    assert r.returncode == 0, r.stdout + r.stderr
-    reaper.pids.append(parse_started(r.stdout)["pid"])
+    start_daemon(cfg, reaper)
 
     (tmp_path / "prometheus.yml").write_text(
         "global: {scrape_interval: 1s, evaluation_interval: 1s}\n"
