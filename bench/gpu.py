@@ -14,13 +14,16 @@ prove  the device stage of a proof at domain 2^k with n_vars = 2^k (synthetic
 --zkey/--wtns: a real proof with the key resident: cpu vs cuda, checked equal.
 --variants "name=MACRO,MACRO;name2=partition": after each default MSM timing, the same
        MSM (same inputs, same table) with a kernel variant (extra macros; prebuilt
-       cubins from module.py build DIR MACRO..., else NVRTC) or the other digit sort
-       ("onepass", "partition"), then the default again: side by side in one process.
+       cubins from module.py build DIR MACRO..., else NVRTC) or run-time switches (SWITCHES:
+       the digit sort "onepass"/"partition", the first round "items"/"ranges"), then the
+       default again: side by side in one process.
 --define/--partition-sort: run everything with that variant instead of the default.
+--ntt-radix 1: ntt and h also with ntt.RADIX_LOG = 1 (radix-2 passes), then the default again.
 """
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import platform
@@ -40,6 +43,7 @@ import cupy  # noqa: E402
 from snarkd.curves.params import BLS12_381, BN254  # noqa: E402
 from snarkd.gpu import device as gdevice  # noqa: E402
 from snarkd.gpu import msm as gmsm  # noqa: E402
+from snarkd.gpu import ntt as gntt  # noqa: E402
 
 CURVES = {"bn254": BN254, "bls12_381": BLS12_381}
 
@@ -74,27 +78,43 @@ def rand_coords(rng, n, curve, coords):
 
 
 _variant_mods: dict = {}
+# run-time switches a variant may name among its macros: word -> (gpu.msm setting, value)
+SWITCHES = {"onepass": ("PARTITION_SORT", False), "partition": ("PARTITION_SORT", True),
+            "items": ("ACCUM_RANGES", False), "ranges": ("ACCUM_RANGES", True)}
+
+
+@contextlib.contextmanager
+def ntt_radix(radix):
+    """ntt.RADIX_LOG = radix inside the block (None: the default)."""
+    prev = gntt.RADIX_LOG
+    gntt.RADIX_LOG = prev if radix is None else radix
+    try:
+        yield
+    finally:
+        gntt.RADIX_LOG = prev
 
 
 def side_by_side(add, cname: str, k: int, op: str, variants, reps: int, run, mod, gpu) -> None:
     """For each variant: the default, the variant, the default again (same inputs), one row each."""
     from snarkd.gpu import module as gmodule
 
-    for vname, defines, sort_mode in variants:
+    for vname, defines, switches in variants:
         vmod = mod
         if defines:
             key = (cname, defines)
             if key not in _variant_mods:
                 _variant_mods[key] = gmodule.load(cname, gpu.compute_capability, gpu.cubin_dir, defines)
             vmod = _variant_mods[key]
-        for label, m, mode in (("default", mod, None), (vname, vmod, sort_mode), ("default", mod, None)):
+        for label, m, sw in (("default", mod, {}), (vname, vmod, switches), ("default", mod, {})):
             st = {}
-            prev = gmsm.PARTITION_SORT
-            gmsm.PARTITION_SORT = prev if mode is None else mode == "partition"
+            prev = {name: getattr(gmsm, name) for name in sw}
+            for name, value in sw.items():
+                setattr(gmsm, name, value)
             try:
                 t = timed(lambda: run(m, st), reps)
             finally:
-                gmsm.PARTITION_SORT = prev
+                for name, value in prev.items():
+                    setattr(gmsm, name, value)
             add({"curve": cname, "op": op, "log_n": k, "variant": label, "vs": vname, **t, **st})
 
 
@@ -118,6 +138,8 @@ def main() -> None:
     ap.add_argument("--variant-max", type=int, default=24, help="largest log_n timed with the variants")
     ap.add_argument("--variant-curves", default="bn254,bls12_381", help="curves timed with the variants")
     ap.add_argument("--define", action="append", default=[])
+    ap.add_argument("--ntt-radix", default="", help="also time ntt and h with these ntt.RADIX_LOG values (comma list), "
+                    "each followed by the default again")
     ap.add_argument("--partition-sort", action="store_true")
     args = ap.parse_args()
     from snarkd.gpu import module as gmodule
@@ -128,9 +150,12 @@ def main() -> None:
     for spec in filter(None, args.variants.split(";")):
         vname, _, macros = spec.partition("=")
         ms = tuple(m for m in macros.split(",") if m)
-        mode = "onepass" if "onepass" in ms else "partition" if "partition" in ms else None
-        variants.append((vname, tuple(m for m in ms if m not in ("onepass", "partition")), mode))
+        switches = {gmsm_name: value for word, (gmsm_name, value) in SWITCHES.items() if word in ms}
+        variants.append((vname, tuple(m for m in ms if m not in SWITCHES), switches))
     what = set(args.what.split(","))
+    ntt_radixes = [None]
+    for r in filter(None, args.ntt_radix.split(",")):
+        ntt_radixes += [int(r), None]
     table_cs = [int(x) for x in args.table_c.split(",") if x.strip()]
     rng = np.random.default_rng(1)
     from snarkd.config import default
@@ -165,14 +190,20 @@ def main() -> None:
                 dom = gpu.ntt_domain(cname, k)
                 x = rand_words(rng, n, 8, curve.r)
                 out = cupy.empty_like(x)
-                add({"curve": cname, "op": "ntt", "log_n": k, **timed(lambda: dom.ntt(x, False, out), args.reps)})
+                for radix in ntt_radixes:  # each radix in turn, then the default again (side by side)
+                    with ntt_radix(radix):
+                        add({"curve": cname, "op": "ntt", "log_n": k, "ntt_radix_log": gntt.RADIX_LOG,
+                             **timed(lambda: dom.ntt(x, False, out), args.reps)})
                 add({"curve": cname, "op": "coset_shift", "log_n": k, **timed(lambda: dom.coset_shift_evals(x), args.reps)})
                 del x, out
             if "h" in what:
                 dom = gpu.ntt_domain(cname, k)
                 a = rand_words(rng, n, 8, curve.r)
                 b = rand_words(rng, n, 8, curve.r)
-                add({"curve": cname, "op": "h", "log_n": k, **timed(lambda: dom.h_values(a.copy(), b.copy()), args.reps)})
+                for radix in ntt_radixes:
+                    with ntt_radix(radix):
+                        add({"curve": cname, "op": "h", "log_n": k, "ntt_radix_log": gntt.RADIX_LOG,
+                             **timed(lambda: dom.h_values(a.copy(), b.copy()), args.reps)})
                 del a, b
             for g, g2 in (("g1", False), ("g2", True)):
                 if g not in what or (g2 and k > args.g2_max):

@@ -17,6 +17,9 @@
 # gate       bench/gpu_gate.py; on a mismatch, retries with the fallback (round-1 field code)
 #            and keeps the first that passes in $FLAGS for the steps after it
 # round2     bench/gpu.py at 2^20 and 2^24, both curves, with kernel variants side by side ($VARIANTS)
+# round3     bench/gpu.py like round2, with the NTT's radix-2 passes beside the default (--ntt-radix 1)
+# ceiling    bench/gpu_ceiling.py: field and point-add rates with no memory traffic (the compute ceilings)
+# ncu        Nsight Compute on the G1 accumulation kernel (BN254, 2^22, plain bases): pipes, stalls, occupancy
 # large      waits (until $KEY_WAIT s from the start) for key24, then bench/large_proof.py
 # cluster    bench/cluster_gpu.py on a 2^20 chain key (x2 machine; Ray and its missing dependencies as wheels in
 #            .whl/): two Ray nodes on this host, one GPU each, the front in front of them: 1 node vs 2, j = 32
@@ -115,6 +118,27 @@ for s in "$@"; do
       --table-c 0 --reps 5 --tag h200-r2 --out "$OUT" \
       --variants "${VARIANTS-partition=partition}" \
       --variant-curves "${VARIANT_CURVES-bn254,bls12_381}" 2>&1 | tail -70
+    ;;
+  round3)
+    step round3
+    python3 bench/gpu.py "${FLAGS[@]}" --curves bn254,bls12_381 --min 20 --max 24 --step 4 --what ntt,h,g1,g2 --g2-max 20 \
+      --table-c 0 --reps 5 --tag h200-r3 --out "$OUT" --ntt-radix 1 \
+      --variants "${VARIANTS-}" --variant-curves "${VARIANT_CURVES-bn254,bls12_381}" 2>&1 | tail -80
+    ;;
+  ceiling)
+    step ceiling
+    python3 bench/gpu_ceiling.py --json "$OUT/gpu-ceiling.json" 2>&1 | tail -12
+    ;;
+  ncu)
+    step ncu
+    NCU=$(command -v ncu || ls /usr/local/cuda*/bin/ncu 2>/dev/null | head -1)
+    if [ -z "$NCU" ]; then echo "no ncu on this machine"; else
+      "$NCU" --kernel-name g1_accum_affine --launch-count 1 --section SpeedOfLight --section ComputeWorkloadAnalysis \
+        --section WarpStateStats --section Occupancy --section LaunchStats --section InstructionStats --section MemoryWorkloadAnalysis \
+        python3 bench/gpu.py --curves bn254 --min 22 --max 22 --what g1 --g2-max 0 --reps 1 --tag ncu --out /tmp/ncu \
+        > "$OUT/ncu-g1-accum.txt" 2>&1
+      grep -E "Throughput|Pipe|Stall|Occupancy|Registers|Issue|Executed Ipc|Warp Cycles|L1|L2|DRAM" "$OUT/ncu-g1-accum.txt" | head -60
+    fi
     ;;
   large)
     step large

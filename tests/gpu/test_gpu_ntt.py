@@ -10,6 +10,7 @@ require_gpu()
 import cupy  # noqa: E402
 
 from snarkd.gpu import device as gdevice  # noqa: E402
+from snarkd.gpu import ntt as gntt  # noqa: E402
 
 GPU = gdevice.get(0)
 
@@ -17,6 +18,7 @@ CURVES = ["bn254", "bls12_381"]
 R = {"bn254": 21888242871839275222246405745257275088548364400416034343698204186575808495617,
      "bls12_381": 0x73EDA753299D7D483339D80809A1D80553BDA402FFFE5BFEFFFFFFFF00000001}
 SIZES = [0, 1, 2, 3, 5, 9, 10, 11, 12, 15, 17, 19]
+RADIXES = [1, 2]  # ntt.RADIX_LOG: ntt_pass_r1 (radix 2) and ntt_pass_r2 (two stages per barrier)
 
 
 def dev(x):
@@ -27,9 +29,11 @@ def host(x):
     return cupy.asnumpy(x).view("<u8").reshape(-1, 4)
 
 
+@pytest.mark.parametrize("radix", RADIXES)
 @pytest.mark.parametrize("curve", CURVES)
 @pytest.mark.parametrize("log_n", SIZES)
-def test_ntt_matches_cpu(curve, log_n):
+def test_ntt_matches_cpu(curve, log_n, radix, monkeypatch):
+    monkeypatch.setattr(gntt, "RADIX_LOG", radix)
     rng = random.Random(1000 * log_n + len(curve))
     nat = native(curve)
     n = 1 << log_n
@@ -42,9 +46,11 @@ def test_ntt_matches_cpu(curve, log_n):
         assert np.array_equal(got, ref), f"{curve} 2^{log_n} inverse={inverse}"
 
 
+@pytest.mark.parametrize("radix", RADIXES)
 @pytest.mark.parametrize("curve", CURVES)
 @pytest.mark.parametrize("log_n", SIZES)
-def test_coset_and_h_match_cpu(curve, log_n):
+def test_coset_and_h_match_cpu(curve, log_n, radix, monkeypatch):
+    monkeypatch.setattr(gntt, "RADIX_LOG", radix)
     rng = random.Random(7 + log_n)
     nat = native(curve)
     n = 1 << log_n

@@ -64,19 +64,75 @@ extern "C" __global__ void fr_twiddles(uint32_t* T, const uint32_t* W, int log_n
   st_fr(T + 8 * idx, ld_fr(W + 8 * (j << (log_n - 1 - lm))));
 }
 
+// One group of a pass: the 2^R rows whose row-index bits [b_lo, b_lo + R) vary
+// (the other bits and the column fixed by t), loaded into registers, taken
+// through R radix-2 stages there (bottom bit up for DIT, top bit down for DIF),
+// and written back: one shared-memory round trip and one barrier per R stages
+// instead of per stage. Twiddles as in a radix-2 stage: for the pair at row r
+// and stage bit b, T[2^(s0+b) + j] with j the global index bits below s0 + b;
+// j = 0 means w = 1 and the multiply is skipped.
+template <int R, bool DIF>
+static __device__ __forceinline__ void ntt_group(uint32_t* sm, const uint32_t* tw, int tile, int g, u64 mid, int s0,
+                                                 int b_lo, int t) {
+  constexpr int M = 1 << R;
+  const int gmask = (1 << g) - 1;
+  const int col = t & gmask;
+  const int rp = t >> g;
+  const int base = ((rp >> b_lo) << (b_lo + R)) | (rp & ((1 << b_lo) - 1));
+  Fr x[M];
+#pragma unroll
+  for (int u = 0; u < M; u++) {
+    const int e = ((base | (u << b_lo)) << g) | col;
+#pragma unroll
+    for (int q = 0; q < 8; q++) x[u].v[q] = sm[q * tile + e];
+  }
+#pragma unroll
+  for (int st = 0; st < R; st++) {
+    const int lb = DIF ? (R - 1 - st) : st;
+    const int b = b_lo + lb;
+#pragma unroll
+    for (int u = 0; u < M; u++) {
+      if (u & (1 << lb)) continue;
+      const int row = base | (u << b_lo);
+      const u64 j = ((u64)(row & ((1 << b) - 1)) << s0) | (mid << g) | (u64)col;
+      Fr& a = x[u];
+      Fr& c = x[u | (1 << lb)];
+      if (DIF) {
+        const Fr d = a - c;
+        a = a + c;
+        c = j ? d * ld_fr(tw + 8 * ((1ull << (s0 + b)) + j)) : d;
+      } else {
+        const Fr tc = j ? c * ld_fr(tw + 8 * ((1ull << (s0 + b)) + j)) : c;
+        c = a - tc;
+        a = a + tc;
+      }
+    }
+  }
+#pragma unroll
+  for (int u = 0; u < M; u++) {
+    const int e = ((base | (u << b_lo)) << g) | col;
+#pragma unroll
+    for (int q = 0; q < 8; q++) sm[q * tile + e] = x[u].v[q];
+  }
+}
+
 // One pass of radix-2 stages in shared memory, covering the index bits
 // [s0, s0 + k) of an n = 2^log_n transform. A block holds 2^k rows (those
 // bits) by 2^g columns (index bits [0, g), g <= s0) for coalescing; the other
 // bits come from the block index. dif = 1: Gentleman-Sande stages from the top
 // bit down, natural in -> bit-reversed out; dif = 0: Cooley-Tukey stages from
 // the bottom bit up, bit-reversed in -> natural out. tw: T[m + j] = w_{2m}^j.
+// The stages run R at a time in registers (ntt_group): ntt_pass_r1 is radix 2
+// (64 registers, 512 threads), ntt_pass_r2 takes two stages per barrier (90
+// registers, 256 threads); ntt.py RADIX_LOG picks one.
 // shift (DIT first pass only): x[p] *= shift[bitrev(p)] on load.
 // src (DIT first pass only): load x[p] = src[bitrev(p)] (* scale when given)
 // instead of data[p]: the bit reversal of a natural-order NTT rides on the
 // first pass instead of a pass of its own (one read and write of the vector less).
-extern "C" __global__ void __launch_bounds__(512) ntt_pass(uint32_t* data, const uint32_t* tw, const uint32_t* shift,
-                                                          int log_n, int s0, int k, int g, int dif,
-                                                          const uint32_t* src, const uint32_t* scale) {
+template <int R>
+static __device__ __forceinline__ void ntt_pass_body(uint32_t* data, const uint32_t* tw, const uint32_t* shift, int log_n,
+                                                     int s0, int k, int g, int dif, const uint32_t* src,
+                                                     const uint32_t* scale) {
   extern __shared__ uint32_t sm[];
   const int tile = 1 << (k + g);
   const int mid_bits = s0 - g;
@@ -94,32 +150,19 @@ extern "C" __global__ void __launch_bounds__(512) ntt_pass(uint32_t* data, const
     for (int w = 0; w < 8; w++) sm[w * tile + e] = x.v[w];
   }
   __syncthreads();
-  for (int st = 0; st < k; st++) {
-    const int b = dif ? (k - 1 - st) : st;
-    for (int t = threadIdx.x; t < tile / 2; t += blockDim.x) {
-      const int col = t & (int)gmask;
-      const int rp = t >> g;
-      const int lowmask = (1 << b) - 1;
-      const int row = ((rp >> b) << (b + 1)) | (rp & lowmask);
-      const int e0 = (row << g) | col, e1 = ((row + (1 << b)) << g) | col;
-      const u64 m = 1ull << (s0 + b);
-      const u64 j = ((u64)(row & lowmask) << s0) | (mid << g) | (u64)col;
-      Fr w = ld_fr(tw + 8 * (m + j));
-      Fr x, y;
-#pragma unroll
-      for (int q = 0; q < 8; q++) { x.v[q] = sm[q * tile + e0]; y.v[q] = sm[q * tile + e1]; }
-      Fr nx, ny;
-      if (dif) {
-        nx = x + y;
-        ny = (x - y) * w;
+  for (int done = 0; done < k;) {
+    const int r = min(R, k - done);
+    const int b_lo = dif ? (k - done - r) : done;  // the group's lowest row bit
+    for (int t = threadIdx.x; t < (tile >> r); t += blockDim.x) {
+      if (R >= 2 && r == 2) {
+        if (dif) ntt_group<2, true>(sm, tw, tile, g, mid, s0, b_lo, t);
+        else ntt_group<2, false>(sm, tw, tile, g, mid, s0, b_lo, t);
       } else {
-        Fr t2 = y * w;
-        nx = x + t2;
-        ny = x - t2;
+        if (dif) ntt_group<1, true>(sm, tw, tile, g, mid, s0, b_lo, t);
+        else ntt_group<1, false>(sm, tw, tile, g, mid, s0, b_lo, t);
       }
-#pragma unroll
-      for (int q = 0; q < 8; q++) { sm[q * tile + e0] = nx.v[q]; sm[q * tile + e1] = ny.v[q]; }
     }
+    done += r;
     __syncthreads();
   }
   for (int e = threadIdx.x; e < tile; e += blockDim.x) {
@@ -131,6 +174,15 @@ extern "C" __global__ void __launch_bounds__(512) ntt_pass(uint32_t* data, const
     st_fr(data + 8 * idx, x);
   }
 }
+
+#define SNARKD_NTT_PASS(R)                                                                                     \
+  extern "C" __global__ void __launch_bounds__(512) ntt_pass_r##R(                                             \
+      uint32_t* data, const uint32_t* tw, const uint32_t* shift, int log_n, int s0, int k, int g, int dif,     \
+      const uint32_t* src, const uint32_t* scale) {                                                            \
+    ntt_pass_body<R>(data, tw, shift, log_n, s0, k, g, dif, src, scale);                                       \
+  }
+SNARKD_NTT_PASS(1)
+SNARKD_NTT_PASS(2)
 
 // out[i] = from_mont(a[i] * b[i] - c[i]): the H MSM's plain scalars.
 extern "C" __global__ void h_final(const uint32_t* a, const uint32_t* b, const uint32_t* c, uint32_t* out, u64 n) {
@@ -459,6 +511,23 @@ extern "C" __global__ void items_per_bucket(const uint32_t* counts, uint32_t nse
   if ((threadIdx.x & 31) == 0 && v) atomicMax(info + 1, v);
 }
 
+// items_per[s] = the number of L-entry ranges [t L, (t + 1) L) that bucket s's
+// entries [seg_start[s], seg_start[s + 1]) meet (0 when empty), info[1] = the most:
+// the first accumulation round's plan when every thread takes L entries (accum_range).
+extern "C" __global__ void pieces_per_bucket(const uint32_t* seg_start, uint32_t nseg, uint32_t L, uint32_t* items_per,
+                                             uint32_t* info) {
+  uint32_t s = blockIdx.x * blockDim.x + threadIdx.x;
+  uint32_t v = 0;
+  if (s < nseg) {
+    const uint32_t b = seg_start[s], e = seg_start[s + 1];
+    v = e > b ? (e - 1) / L - b / L + 1 : 0;
+    items_per[s] = v;
+  }
+#pragma unroll
+  for (int d = 16; d > 0; d >>= 1) v = max(v, __shfl_xor_sync(0xffffffffu, v, d));
+  if ((threadIdx.x & 31) == 0 && v) atomicMax(info + 1, v);
+}
+
 // Entries (digit_entry) are decoded against the sort's n: scalar i = t % n,
 // window w = t / n (0 without tables); the point is row w of the table (stride
 // points per row), index i - off, and scalars below off are skipped: one sort of
@@ -483,6 +552,52 @@ static __device__ void accum_affine(const uint32_t* bases, const uint32_t* sorte
     acc.add_affine(p);
   }
   acc.store(out + (u64)i * XYZZ<F>::WORDS);
+}
+
+// The balanced first round: thread t sums exactly the sorted entries [t L, (t + 1) L)
+// (the last thread fewer), crossing bucket boundaries, and writes one partial sum
+// per bucket it meets, at item_start[s] + t - seg_start[s] / L (pieces_per_bucket's
+// plan); later rounds add a bucket's pieces. Against one item per bucket segment
+// (accum_affine), no lane waits for a longer item of its warp: ncu showed 26.3 of 32
+// lanes active there (bucket sizes vary), on a kernel bound by the multiplier.
+// Entries are decoded as in accum_affine.
+template <class F>
+static __device__ void accum_range(const uint32_t* bases, const uint32_t* sorted, const uint32_t* seg_start,
+                                   uint32_t nseg, const uint32_t* item_start, uint32_t L, uint32_t nthreads,
+                                   uint32_t* out, uint32_t n_sort, uint32_t stride, uint32_t off) {
+  const uint32_t t = blockIdx.x * blockDim.x + threadIdx.x;
+  if (t >= nthreads) return;
+  const uint32_t total = seg_start[nseg];
+  uint32_t pos = t * L;
+  if (pos >= total) return;
+  const uint32_t end = min(total, pos + L);
+  uint32_t lo = 0, hi = nseg;  // the last s with seg_start[s] <= pos: then pos < seg_start[s + 1]
+  while (hi - lo > 1) {
+    const uint32_t mid = (lo + hi) >> 1;
+    if (seg_start[mid] <= pos) lo = mid; else hi = mid;
+  }
+  uint32_t s = lo, s_begin = seg_start[s], s_end = seg_start[s + 1];
+  XYZZ<F> acc = XYZZ<F>::inf();
+  // one flat loop: the bucket change is a short branch and every lane reaches each
+  // iteration's add together (a loop per bucket would hold a warp's lanes at the end
+  // of each piece until its longest piece ends)
+  for (uint32_t k = pos; k < end; k++) {
+    if (k == s_end) {  // bucket s ends here: its piece out, on to the next bucket with entries
+      acc.store(out + (u64)(item_start[s] + t - s_begin / L) * XYZZ<F>::WORDS);
+      acc = XYZZ<F>::inf();
+      do s++; while (seg_start[s + 1] <= k);
+      s_begin = seg_start[s];
+      s_end = seg_start[s + 1];
+    }
+    const uint32_t v = sorted[k];
+    const uint32_t tt = v & 0x7fffffffu, w = tt / n_sort, si = tt - w * n_sort;
+    if (si < off) continue;
+    Affine<F> p = Affine<F>::load(bases + ((u64)w * stride + (si - off)) * Affine<F>::WORDS);
+    if (p.is_inf()) continue;
+    if (v >> 31) p.y = p.y.neg();
+    acc.add_affine(p);
+  }
+  acc.store(out + (u64)(item_start[s] + t - s_begin / L) * XYZZ<F>::WORDS);
 }
 
 template <class F>
@@ -576,12 +691,30 @@ static __device__ void window_table(const uint32_t* in, uint32_t* out, uint32_t 
 #define SNARKD_G1_ACCUM_BOUNDS
 #endif
 
+// The same for the G2 accumulation kernels: BN254 3 (170 registers: accum_range
+// would take 186 and drop to 2 blocks per SM); BLS12-381 none (its G2 kernels need
+// more than 200).
+#if defined(SNARKD_BN254) && !defined(SNARKD_G2_ACCUM_MINB)
+#define SNARKD_G2_ACCUM_MINB 3
+#endif
+#if defined(SNARKD_G2_ACCUM_MINB)
+#define SNARKD_G2_ACCUM_BOUNDS __launch_bounds__(128, SNARKD_G2_ACCUM_MINB)
+#else
+#define SNARKD_G2_ACCUM_BOUNDS
+#endif
+
 #define SNARKD_GROUP_KERNELS(G, F, B)                                                                             \
   extern "C" __global__ void B G##_accum_affine(const uint32_t* bases, const uint32_t* sorted,                   \
                                               const uint32_t* seg_start, const uint32_t* item_start,             \
                                               const uint32_t* item_seg, uint32_t L, uint32_t nitems,             \
                                               uint32_t* out, uint32_t n_sort, uint32_t stride, uint32_t off) {   \
     accum_affine<F>(bases, sorted, seg_start, item_start, item_seg, L, nitems, out, n_sort, stride, off);       \
+  }                                                                                                              \
+  extern "C" __global__ void B G##_accum_range(const uint32_t* bases, const uint32_t* sorted,                    \
+                                             const uint32_t* seg_start, uint32_t nseg, const uint32_t* item_start, \
+                                             uint32_t L, uint32_t nthreads, uint32_t* out, uint32_t n_sort,       \
+                                             uint32_t stride, uint32_t off) {                                     \
+    accum_range<F>(bases, sorted, seg_start, nseg, item_start, L, nthreads, out, n_sort, stride, off);           \
   }                                                                                                              \
   extern "C" __global__ void G##_accum_xyzz(const uint32_t* pts, const uint32_t* seg_start,                    \
                                             const uint32_t* item_start, const uint32_t* item_seg, uint32_t L,    \
@@ -601,4 +734,4 @@ static __device__ void window_table(const uint32_t* in, uint32_t* out, uint32_t 
   }
 
 SNARKD_GROUP_KERNELS(g1, Fq, SNARKD_G1_ACCUM_BOUNDS)
-SNARKD_GROUP_KERNELS(g2, Fq2, )
+SNARKD_GROUP_KERNELS(g2, Fq2, SNARKD_G2_ACCUM_BOUNDS)

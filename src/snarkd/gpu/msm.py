@@ -7,11 +7,12 @@
    of the witness serves the A, B1, B2 and C MSMs of a proof (C reads w[off:]
    by skipping i < off). A three-pass partition sort (PARTITION_SORT) is
    there too; it measured slower (see PARTITION_SORT).
-3. Segmented accumulation: every bucket is cut into items of at most L points;
-   one thread sums an item (mixed XYZZ adds from the affine bases), and further
-   rounds sum the partial sums of buckets that had several items. A skewed
-   scalar set (many equal digits) so costs log_L(bucket) rounds instead of one
-   thread walking millions of points.
+3. Segmented accumulation: every thread sums L consecutive sorted points (mixed
+   XYZZ adds from the affine bases), crossing bucket boundaries, one partial sum
+   per bucket piece (ACCUM_RANGES; or, switched off, every bucket cut into items
+   of at most L points, one thread each); further rounds sum the partial sums of
+   buckets that had several pieces. A skewed scalar set (many equal digits) so
+   costs log_L(bucket) rounds instead of one thread walking millions of points.
 4. Window reduction in parallel: thread t takes L2 buckets of a window and
    returns their running-sum contribution plus lo * (their sum); fan-in sums
    then leave one XYZZ point per window.
@@ -42,6 +43,10 @@ PART_PER_BLOCK = 2048  # scalars per block in the partition passes
 # scattered writes into runs that many blocks interleave are not combined in L2.
 # It stays selectable (benchmarks, tests) for the tile-staged version that would fix that.
 PARTITION_SORT = False
+# The first accumulation round: every thread sums the same number of sorted entries,
+# across bucket boundaries (kernels.cu accum_range), instead of one bucket item per
+# thread (accum_affine), whose lanes wait for the longest item of their warp.
+ACCUM_RANGES = True
 SEG_L2 = 16
 FAN = 16
 
@@ -196,9 +201,11 @@ class DigitSort:
         return (self.n, self.c, self.shared) == (int(n), int(c), bool(shared))
 
     def rounds(self) -> list[tuple]:
-        """(L, seg_start, item_start, item_seg, nitems) per accumulation round: round 1
-        cuts every bucket into items of at most L entries; each later round sums the
-        partial sums of buckets that had several items (ROUND2_L per item)."""
+        """(L, seg_start, item_start, item_seg, nitems, nthreads) per accumulation round.
+        Round 1 with ACCUM_RANGES: nthreads threads take L sorted entries each across
+        bucket boundaries, one partial sum per bucket piece (item_seg unused); without:
+        every bucket is cut into items of at most L entries, one thread each. Each
+        later round sums the partial sums of buckets that had several (ROUND2_L per item)."""
         import cupy
 
         if self._rounds is not None:
@@ -206,20 +213,28 @@ class DigitSort:
         rounds = []
         counts, seg_start = self.counts, self.seg_start
         L = max(8, -(-(self.n * self.nw) // TARGET_ITEMS))
+        ranges = ACCUM_RANGES
         while True:
             info = cupy.zeros(2, dtype=cupy.uint32)  # [items in all, most items of one bucket]
             items_per = cupy.empty(self.nseg, dtype=cupy.uint32)
-            _launch(self._mod, "items_per_bucket", self.nseg, (counts, np.uint32(self.nseg), np.uint32(L), items_per, info))
+            if ranges:
+                _launch(self._mod, "pieces_per_bucket", self.nseg, (seg_start, np.uint32(self.nseg), np.uint32(L), items_per, info))
+            else:
+                _launch(self._mod, "items_per_bucket", self.nseg, (counts, np.uint32(self.nseg), np.uint32(L), items_per, info))
             item_start = cupy.empty(self.nseg + 1, dtype=cupy.uint32)
             exclusive_scan(self._mod, items_per, item_start)
             device_copy(info, item_start[self.nseg:], 1)
             nitems, maxi = (int(x) for x in info.get())
-            item_seg = cupy.empty(max(nitems, 1), dtype=cupy.uint32)
-            _launch(self._mod, "items_fill", nitems, (item_start, np.uint32(self.nseg), item_seg, np.uint32(nitems)))
-            rounds.append((L, seg_start, item_start, item_seg, nitems))
+            item_seg, nthreads = None, 0
+            if ranges:
+                nthreads = -(-(self.n * self.nw) // L)  # entries <= n * nw; threads past the last one return
+            else:
+                item_seg = cupy.empty(max(nitems, 1), dtype=cupy.uint32)
+                _launch(self._mod, "items_fill", nitems, (item_start, np.uint32(self.nseg), item_seg, np.uint32(nitems)))
+            rounds.append((L, seg_start, item_start, item_seg, nitems, nthreads))
             if maxi <= 1:
                 break
-            counts, seg_start, L = items_per, item_start, ROUND2_L
+            counts, seg_start, L, ranges = items_per, item_start, ROUND2_L, False
         self._rounds = rounds
         return rounds
 
@@ -301,9 +316,12 @@ def msm_window_sums(mod, curve_name: str, g2: bool, bases, scalars, n: int, c: i
     points = None
     plan = sort.rounds()
     stride = np.uint32(table.n if shared else 0)
-    for L, seg_start, item_start, item_seg, nitems in plan:
+    for L, seg_start, item_start, item_seg, nitems, nthreads in plan:
         out = cupy.empty(max(nitems, 1) * XW, dtype=cupy.uint32)
-        if points is None:
+        if points is None and nthreads:
+            launch(f"{grp}_accum_range", nthreads, (bases, sort.srt, seg_start, np.uint32(sort.nseg), item_start, np.uint32(L),
+                                                    np.uint32(nthreads), out, np.uint32(n), stride, np.uint32(offset)), 128)
+        elif points is None:
             launch(f"{grp}_accum_affine", nitems, (bases, sort.srt, seg_start, item_start, item_seg, np.uint32(L),
                                                    np.uint32(nitems), out, np.uint32(n), stride, np.uint32(offset)), 128)
         else:

@@ -4,7 +4,7 @@ Roots are snarkjs's: w_{2^s} = 5^t (r - 1 = 2^s t), smaller domains by
 squaring; the coset shift is w_{2n} (25 = 5^2 when n = 2^s), as the CPU core.
 
 Transforms are radix-2 stages grouped into shared-memory passes of up to 10
-stages (ntt_pass in kernels.cu): Gentleman-Sande (DIF, natural -> bit-reversed)
+stages (ntt_pass_r* in kernels.cu), RADIX_LOG stages at a time in registers: Gentleman-Sande (DIF, natural -> bit-reversed)
 for the inverse transforms of the H computation, Cooley-Tukey (DIT,
 bit-reversed -> natural) for the forward ones, so that no bit-reversal pass is
 needed there; the coset shift and 1/n ride on the DIT's first pass, and so
@@ -20,6 +20,9 @@ from snarkd.curves.params import BLS12_381, BN254
 CURVES = {"bn254": BN254, "bls12_381": BLS12_381}
 TILE_LOG = 10  # elements per shared-memory tile: 2^10 x 32 B = 32 KiB
 UPPER_K = 8  # stages per pass above the first
+# Radix-2 stages taken together in registers between two barriers (kernels.cu
+# ntt_pass_r1 / ntt_pass_r2); bench/gpu.py --ntt-radix times both side by side.
+RADIX_LOG = 2
 
 
 def mont_words(x: int, r: int) -> np.ndarray:
@@ -90,9 +93,9 @@ class NttDomain:
 
     def _pass(self, data, inverse: bool, dif: bool, s0: int, k: int, g: int, shift=None, src=None, scale=None) -> None:
         tile = 1 << (k + g)
-        threads = min(512, tile // 2)
+        threads = min(512, max(32, tile >> RADIX_LOG))
         blocks = self.n >> (k + g)
-        fn = self.mod.get_function("ntt_pass")
+        fn = self.mod.get_function(f"ntt_pass_r{RADIX_LOG}")
         null = np.intp(0)
         fn((blocks,), (threads,), (data, self.tw[inverse], shift if shift is not None else null,
                                    np.int32(self.log_n), np.int32(s0), np.int32(k), np.int32(g), np.int32(1 if dif else 0),
