@@ -18,6 +18,7 @@
 #            and keeps the first that passes in $FLAGS for the steps after it
 # round2     bench/gpu.py at 2^20 and 2^24, both curves, with kernel variants side by side ($VARIANTS)
 # round3     bench/gpu.py like round2, with the NTT's radix-2 passes beside the default (--ntt-radix 1)
+# large_stream  like large, with [gpus] memory_budget 12GiB: the key's bases do not fit and are streamed
 # ceiling    bench/gpu_ceiling.py: field and point-add rates with no memory traffic (the compute ceilings)
 # ncu        Nsight Compute on the G1 accumulation kernel (BN254, 2^22, plain bases): pipes, stalls, occupancy
 # large      waits (until $KEY_WAIT s from the start) for key24, then bench/large_proof.py
@@ -34,6 +35,14 @@ FLAGS=()
 T0=$(date +%s)
 KEY_WAIT=${KEY_WAIT:-330}
 step() { echo "=== $1 $(date +%T) (+$(( $(date +%s) - T0 )) s)"; }
+wait_key24() {  # until key24's background jobs end, at most until $KEY_WAIT s from the start
+  while kill -0 "${KEY_PID:-0}" 2>/dev/null || kill -0 "${WTNS_PID:-0}" 2>/dev/null; do
+    if [ $(( $(date +%s) - T0 )) -gt "$KEY_WAIT" ]; then
+      echo "key24 not ready after $KEY_WAIT s: stopping it"; kill "${KEY_PID:-0}" "${WTNS_PID:-0}" 2>/dev/null; break
+    fi
+    sleep 2
+  done
+}
 
 for s in "$@"; do
   case $s in
@@ -119,6 +128,14 @@ for s in "$@"; do
       --variants "${VARIANTS-partition=partition}" \
       --variant-curves "${VARIANT_CURVES-bn254,bls12_381}" 2>&1 | tail -70
     ;;
+  large_stream)
+    step large_stream
+    wait_key24
+    if [ -f $KEYS/chain24-bn128/circuit.zkey ] && [ -f $KEYS/chain24-bn128/witness.wtns ]; then
+      python3 bench/large_proof.py --key-dir $KEYS/chain24-bn128 --out "$OUT/large-stream" --n1 2 --n2 2 \
+        --gpu-budget 12GiB 2>&1 | grep -v '^\[.*{"latency"' | tail -8
+    fi
+    ;;
   round3)
     step round3
     python3 bench/gpu.py "${FLAGS[@]}" --curves bn254,bls12_381 --min 20 --max 24 --step 4 --what ntt,h,g1,g2 --g2-max 20 \
@@ -142,12 +159,7 @@ for s in "$@"; do
     ;;
   large)
     step large
-    while kill -0 "${KEY_PID:-0}" 2>/dev/null || kill -0 "${WTNS_PID:-0}" 2>/dev/null; do
-      if [ $(( $(date +%s) - T0 )) -gt "$KEY_WAIT" ]; then
-        echo "key24 not ready after $KEY_WAIT s: stopping it"; kill "${KEY_PID:-0}" "${WTNS_PID:-0}" 2>/dev/null; break
-      fi
-      sleep 2
-    done
+    wait_key24
     cat /tmp/key24-setup.log /tmp/key24-wtns.log | tee "$OUT/key24.log"
     step large_proof
     if [ -f $KEYS/chain24-bn128/circuit.zkey ] && [ -f $KEYS/chain24-bn128/witness.wtns ]; then

@@ -71,6 +71,8 @@ def main() -> int:
     ap.add_argument("--inflight", type=int, default=2, help="proofs in flight for the throughput run")
     ap.add_argument("--threads", type=int, default=0)
     ap.add_argument("--tables", default="auto")
+    ap.add_argument("--gpu-budget", default="auto", help="[gpus] memory_budget (e.g. 12GiB: a key whose bases do not "
+                    "fit beside a proof is streamed from the host)")
     ap.add_argument("--partition-sort", action="store_true")
     ap.add_argument("--define", action="append", default=[])
     ap.add_argument("--cpu", action="store_true", help="a dry run of this script on the CPU backend (no GPU)")
@@ -109,6 +111,7 @@ def main() -> int:
     res["device_total_gib"] = round(total / GiB, 2)
     cfg = EngineConfig(synthesis_workers=1, threads=a.threads, devices=() if a.cpu else (0,), workers_per_device=a.wpd, finalize_workers=2,
                        memory_budget=100 * GiB, g2_on_device=True, self_verify=True, msm_tables=a.tables,
+                       gpu_memory_budget=a.gpu_budget,
                        cubin_dir=default("gpus.cubin_dir"), queue_depth=2)
     eng = Engine(cfg)
     t0 = time.monotonic()
@@ -151,7 +154,7 @@ def main() -> int:
             rk = list(dev._keys.values()) if dev else []
             res["resident"] = [{"key_and_tables_gib": round(k.nbytes / GiB, 2), "tables": sorted(k.tables),
                                 "table_gib": round(sum(t.nbytes for t in k.tables.values()) / GiB, 2),
-                                "table_c": sorted({t.c for t in k.tables.values()})} for k in rk]
+                                "table_c": sorted({t.c for t in k.tables.values()}), "streamed": k.streamed} for k in rk]
             res["pool_used_gib_after_warmup"] = round(dev.memory.used / GiB, 2) if dev else 0
             log(f"resident: {res['resident']}")
             log(f"latency: {a.n1} proofs, one at a time")
@@ -197,10 +200,16 @@ def largest(res: dict, budget: int, key) -> dict:
     key_bytes = r0["key_and_tables_gib"] * GiB - tables
     work = res.get("work_bytes_per_proof_gib", 0) * GiB
     out = {"budget_gib": round(budget / GiB, 2), "measured_domain_power": d}
+    zk = key.zkey
+    csr = 8 * (zk.domain_size + 1) + 36 * len(zk.coef_entries)
     for k in range(d, 29):
         f = 2 ** (k - d)
         if (key_bytes + work) * f <= budget:
             out["plain_bases_max_power"] = k
+        # bases streamed from the host: the CSR and the proof's vectors scale, the MSM scratch is one chunk's
+        streamed_work = (32 * zk.n_vars + 4 * 32 * zk.domain_size) * f + (1 << 30)
+        if csr * f + streamed_work <= budget:
+            out["streamed_bases_max_power"] = k
         all_tables = sum(WindowTable.bytes_for(key.curve.native, g2, 1 << k) for g2 in (False,) * 4 + (True,))
         if key_bytes * f + work * f + all_tables <= budget:
             out["all_tables_max_power"] = k

@@ -99,21 +99,27 @@ class GpuDevice:
                 self._domains[(curve, log_n)] = dom
             return dom
 
-    def resident(self, zkey, tables: str = "auto", msm_window_bits: int = 0) -> ResidentKey:
-        """The key's arrays on this device, uploaded (and its window tables built) on first use."""
+    def resident(self, zkey, tables: str = "auto", msm_window_bits: int = 0, stream: bool = False) -> ResidentKey:
+        """The key's arrays on this device, uploaded (and its window tables built) on first use;
+        stream: its bases stay on the host (resident.py)."""
         with self._lock:
             rk = self._keys.get(id(zkey))
             if rk is None:
-                rk = ResidentKey(self, zkey, tables, msm_window_bits)
+                rk = ResidentKey(self, zkey, tables, msm_window_bits, stream)
                 self._keys[id(zkey)] = rk
                 weakref.finalize(zkey, self._keys.pop, id(zkey), None)
             return rk
 
     def residency(self, zkey) -> dict | None:
-        """{"bytes", "tables"} of the key's arrays here, or None when it is not resident."""
+        """{"bytes", "tables", "streamed"} of the key's arrays here, or None when it is not resident."""
         with self._lock:
             rk = self._keys.get(id(zkey))
-            return None if rk is None else {"bytes": int(rk.nbytes), "tables": bool(rk.tables)}
+            return None if rk is None else {"bytes": int(rk.nbytes), "tables": bool(rk.tables), "streamed": rk.streamed}
+
+    def held_bytes(self) -> int:
+        """Device bytes held for good here: the resident keys and the NTT domains' tables."""
+        with self._lock:
+            return sum(int(rk.nbytes) for rk in self._keys.values()) + sum(d.nbytes for d in self._domains.values())
 
     def release(self, zkey) -> None:
         """Drop the key's arrays and give the pool's cached blocks back to the driver."""

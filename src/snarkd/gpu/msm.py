@@ -408,3 +408,23 @@ def msm(mod, curve_name: str, g2: bool, bases, scalars, n: int, native, c: int =
     if table is not None:
         return xyzz_to_affine_words(curve, g2, sums)[0]
     return combine_windows(curve_name, g2, sums, c, native)
+
+
+def msm_streamed(mod, curve_name: str, g2: bool, host_bases: np.ndarray, scalars, n: int, native, c: int = 0, *,
+                 offset: int = 0, chunk: int, upload) -> np.ndarray:
+    """msm() with the bases on the host (rows of the zkey's point section, point i - offset in
+    row i - offset): `chunk` points at a time go to the device (upload(host rows) -> device
+    words), each chunk's MSM runs there, and the CPU core adds the chunk sums. For keys whose
+    bases do not fit beside a proof's work; each chunk's upload is on the MSM's path."""
+    curve = CURVES[curve_name]
+    parts = []
+    for lo in range(offset, n, chunk):
+        hi = min(n, lo + chunk)
+        dev_bases = upload(host_bases[lo - offset : hi - offset])
+        parts.append(np.asarray(msm(mod, curve_name, g2, dev_bases, scalars[8 * lo : 8 * hi], hi - lo, native, c)).reshape(-1))
+        del dev_bases
+    if not parts:
+        return np.zeros((4 if g2 else 2) * curve.n8q // 8, dtype=np.uint64)
+    ones = np.zeros((len(parts), 4), dtype=np.uint64)
+    ones[:, 0] = 1
+    return (native.msm_g2 if g2 else native.msm_g1)(np.stack(parts), ones, 1)

@@ -84,6 +84,10 @@ class NttDomain:
         self._launch("fr_powers", n, (self.shift, self.consts[2], self.consts[3], np.uint64(n)))
         self.passes = plan_passes(log_n)
 
+    @property
+    def nbytes(self) -> int:
+        return int(self.consts.nbytes + self.shift.nbytes + sum(t.nbytes for t in self.tw.values()))
+
     def _launch(self, name: str, count: int, args, block: int = 256) -> None:
         if count <= 0:
             return

@@ -5,7 +5,9 @@ that device. Window tables (2^(c w) P for every window w, snarkd.gpu.msm.WindowT
 cost about 16x the bases' memory and make every MSM of the key cheaper; tables
 mode "auto" builds them set by set (G2 first) while they take at most
 TABLE_SHARE of the device budget left after the key, "on" builds all (failing
-loudly), "off" none.
+loudly), "off" none. A key whose bases do not fit is made with stream=True: only its CSR goes
+to the device, the bases stay in the (memory-mapped) key on the host and every MSM streams
+them through in chunks (snarkd.gpu.msm.msm_streamed); no window tables then.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from snarkd.gpu.msm import CURVES, WindowTable, coord_words
 log = logging.getLogger("snarkd.gpu")
 TABLE_MODES = ("auto", "on", "off")
 TABLE_SHARE = 0.75  # auto: tables may take this share of the device budget left after the key; the rest is for proofs
+BASE_SETS = ("a", "b1", "c", "h", "b2")  # the key's point sections (zkey order of the attributes)
 
 
 def csr(zkey, matrix: int):
@@ -56,23 +59,31 @@ def choose_tables(curve: str, sets: list[tuple[str, bool, int]], allowance: int,
 class ResidentKey:
     """A proving key's device-side arrays (uint32 words, zkey layout)."""
 
-    def __init__(self, dev, zkey, tables: str = "auto", msm_window_bits: int = 0):
+    def __init__(self, dev, zkey, tables: str = "auto", msm_window_bits: int = 0, stream: bool = False):
         if tables not in TABLE_MODES:
             raise ValueError(f"MSM window tables: {tables!r} is not one of {', '.join(TABLE_MODES)}")
         self.curve = zkey.curve.native
         self.device_id = dev.index
         mem = dev.memory
+        host = dict(zip(BASE_SETS, (zkey.a, zkey.b1, zkey.c, zkey.h, zkey.b2)))
+        # stream: the bases stay on the host (name -> host array), MSMs stream them in chunks
+        self.host = host if stream else {}
         with mem.guard("uploading the proving key"):
             up = mem.upload
-            self.a, self.b1, self.c, self.h, self.b2 = (up(x) for x in (zkey.a, zkey.b1, zkey.c, zkey.h, zkey.b2))
+            self.a, self.b1, self.c, self.h, self.b2 = (None if stream else up(host[name]) for name in BASE_SETS)
             self.csr = []
             for m in (0, 1):
                 rp, cols, vals = csr(zkey, m)
                 self.csr.append((up(rp), up(cols), up(vals)))
-        self.nbytes = sum(int(x.nbytes) for x in (self.a, self.b1, self.c, self.h, self.b2))
+        self.nbytes = sum(int(x.nbytes) for x in (self.a, self.b1, self.c, self.h, self.b2) if x is not None)
         self.nbytes += sum(int(x.nbytes) for t in self.csr for x in t)
         self.tables: dict[str, WindowTable] = {}
-        self._build_tables(dev, tables, msm_window_bits)
+        if not stream:
+            self._build_tables(dev, tables, msm_window_bits)
+
+    @property
+    def streamed(self) -> bool:
+        return bool(self.host)
 
     def _sets(self):
         """(name, g2, device bases, point count) of each base set."""

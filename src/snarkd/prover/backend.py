@@ -67,7 +67,7 @@ def cuda_device_count() -> int:
 
 
 def get_backend(name: str = "cpu", device: int = 0, *, memory_budget: int | str = "auto", msm_tables: str = "auto",
-                msm_window_bits: int = 0, cubin_dir: str = "") -> Backend:
+                msm_window_bits: int = 0, cubin_dir: str = "", stream_bases: str = "auto") -> Backend:
     """The backend `name` ("cpu", "cuda" or "auto") on `device`. The cuda options are
     [gpus] settings (snarkd.config); one CudaBackend per (device, options)."""
     name = str(name).lower()
@@ -79,14 +79,14 @@ def get_backend(name: str = "cpu", device: int = 0, *, memory_budget: int | str 
             return CPU
     if name != "cuda":
         raise BackendUnavailable(f"unknown backend {name!r} (one of {', '.join(NAMES)})")
-    opts = (int(device), memory_budget, msm_tables, int(msm_window_bits), cubin_dir)
+    opts = (int(device), memory_budget, msm_tables, int(msm_window_bits), cubin_dir, stream_bases)
     with _lock:
         be = _cuda.get(opts)
         if be is None:
             from snarkd.prover.cuda import CudaBackend  # lazy: imports CuPy
 
             be = CudaBackend(int(device), memory_budget=memory_budget, msm_tables=msm_tables,
-                             msm_window_bits=msm_window_bits, cubin_dir=cubin_dir)
+                             msm_window_bits=msm_window_bits, cubin_dir=cubin_dir, stream_bases=stream_bases)
             _cuda[opts] = be
         return be
 

@@ -6,6 +6,10 @@ that device (snarkd.gpu.device.GpuDevice.resident). `device_stage` then uploads
 one witness (and a, b when synthesis computed them on the CPU), runs the sparse
 products, the H computation and the MSMs on the device, and returns the same
 G1Sums as the CPU backend: identical points, so identical proofs for the same r, s.
+
+A key whose bases do not fit beside one proof's work (stream_bases "auto"), or any key with
+"on", keeps its bases on the host: only the CSR is uploaded and every MSM streams STREAM_CHUNK
+points at a time (snarkd.gpu.msm.msm_streamed), slower by the transfers but not failing.
 """
 
 from __future__ import annotations
@@ -22,6 +26,8 @@ from snarkd.prover.types import G1Sums, Synthesized
 from snarkd.units import parse_size
 
 SLACK = 64 << 20  # per proof: CuPy's rounding, small arrays, NTT scratch
+STREAM_CHUNK = 1 << 22  # points per chunk when a key's bases are streamed from the host
+STREAM_MODES = ("auto", "on", "off")
 
 
 class CudaBackend:
@@ -30,9 +36,11 @@ class CudaBackend:
     max_concurrent = 0  # every device worker at once, each on its own stream (memory reservations bound them)
 
     def __init__(self, device: int = 0, *, memory_budget: int | str = "auto", msm_tables: str = "auto",
-                 msm_window_bits: int = 0, cubin_dir: str = ""):
+                 msm_window_bits: int = 0, cubin_dir: str = "", stream_bases: str = "auto"):
         if msm_tables not in TABLE_MODES:
             raise ValueError(f"MSM window tables: {msm_tables!r} is not one of {', '.join(TABLE_MODES)}")
+        if stream_bases not in STREAM_MODES:
+            raise ValueError(f"stream_bases: {stream_bases!r} is not one of {', '.join(STREAM_MODES)}")
         ok, why = gdevice.available()
         if not ok:
             raise GpuUnavailable(f"the cuda backend cannot run here: {why}")
@@ -41,6 +49,7 @@ class CudaBackend:
         self.name = f"cuda:{self.dev.index}"
         self.msm_tables = msm_tables
         self.msm_c = int(msm_window_bits)
+        self.stream_bases = stream_bases
 
     def __repr__(self) -> str:
         return f"CudaBackend(device={self.dev.index}, msm_tables={self.msm_tables!r})"
@@ -72,18 +81,40 @@ class CudaBackend:
                 stack.enter_context(timer.phase("key_upload"))
             stack.enter_context(mem.guard("uploading the proving key"))
             stack.enter_context(mem.reserve(self.work_bytes(key), what="proof"))
-            self.dev.resident(key.zkey, self.msm_tables, self.msm_c)
+            self.dev.resident(key.zkey, self.msm_tables, self.msm_c, self.streams(key))
             self.dev.synchronize()
         return True
+
+    def streams(self, key) -> bool:
+        """Whether the key's bases stay on the host: mode "on"; "auto" when the bases and the
+        CSR would not fit in the device budget beside what the device holds (resident keys, NTT
+        tables) and one proof's work (or as the key is resident already)."""
+        r = self.dev.residency(key.zkey)
+        if r is not None:
+            return r["streamed"]
+        if self.stream_bases != "auto":
+            return self.stream_bases == "on"
+        zk = key.zkey
+        bases = sum(int(x.nbytes) for x in (zk.a, zk.b1, zk.c, zk.h, zk.b2))
+        csr = 8 * (zk.domain_size + 1) + 36 * len(zk.coef_entries)  # row pointers, columns, values
+        return bases + csr + self._work_bytes(key, streamed=False) > self.dev.memory.budget - self.dev.held_bytes()
 
     def work_bytes(self, key) -> int:
         """Device memory one proof needs beyond the resident key (an upper estimate):
         the witness, a, b, c and H on the domain, and the largest MSM's scratch."""
+        return self._work_bytes(key, self.streams(key))
+
+    def _work_bytes(self, key, streamed: bool) -> int:
         zk = key.zkey
         curve = key.curve.native
         big = max(zk.n_vars, zk.domain_size)
-        msm = max(gmsm.scratch_bytes(curve, False, big, self.msm_c), gmsm.scratch_bytes(curve, True, zk.n_vars, self.msm_c))
-        kept = 2 * gmsm.sort_bytes(curve, zk.n_vars, self.msm_c)  # w's digit sorts, kept for its MSMs (table and plain)
+        if streamed:  # one chunk's scratch and bases (G2's, the larger); no sorts kept across MSMs
+            n = min(big, STREAM_CHUNK)
+            msm = gmsm.scratch_bytes(curve, True, n, self.msm_c) + 4 * n * 2 * gmsm.coord_words(gmsm.CURVES[curve], True)
+            kept = 0
+        else:
+            msm = max(gmsm.scratch_bytes(curve, False, big, self.msm_c), gmsm.scratch_bytes(curve, True, zk.n_vars, self.msm_c))
+            kept = 2 * gmsm.sort_bytes(curve, zk.n_vars, self.msm_c)  # w's digit sorts, kept for its MSMs (table and plain)
         return 32 * zk.n_vars + 4 * 32 * zk.domain_size + msm + kept + SLACK
 
     def device_stage(self, key, synth: Synthesized, timer, threads: int = 0, with_g2: bool = False) -> G1Sums:
@@ -97,7 +128,7 @@ class CudaBackend:
         with mem.guard("a proof"), mem.reserve(self.work_bytes(key), what="proof"):
             # guard made this device current for the thread: allocations and launches below land on it,
             # on the thread's own stream; only this proof's work is waited for
-            rk = dev.resident(zk, self.msm_tables, c)
+            rk = dev.resident(zk, self.msm_tables, c, self.streams(key))
             mod = dev.module(curve)
             kernels = _Brackets(dev, cupy)
             with timer.phase("upload"):
@@ -116,23 +147,23 @@ class CudaBackend:
             with timer.phase("ntt"), kernels():
                 h = dev.ntt_domain(curve, zk.domain_power).h_values(a, b)
                 del a, b
-            tab = rk.tables.get
-            with timer.phase("msm_h"), kernels():
-                res_h = gmsm.msm(mod, curve, False, rk.h, h, d, native, c, table=tab("h"))
-            del h
             # one digit sort of w serves A, B1, C (w[n_public+1:]) and B2 when their window modes agree
             sorts, nv = {}, zk.n_vars
-            with timer.phase("msm_a"), kernels():
-                sum_a = gmsm.msm(mod, curve, False, rk.a, w, nv, native, c, table=tab("a"), sorts=sorts, tag="w")
-            with timer.phase("msm_b1"), kernels():
-                sum_b1 = gmsm.msm(mod, curve, False, rk.b1, w, nv, native, c, table=tab("b1"), sorts=sorts, tag="w")
-            with timer.phase("msm_c"), kernels():
-                sum_c = gmsm.msm(mod, curve, False, rk.c, w, nv, native, c, table=tab("c"), offset=zk.n_public + 1,
-                                 sorts=sorts, tag="w")
-            sums = G1Sums(h=res_h, a=sum_a, b1=sum_b1, c=sum_c)
+
+            def msm(name: str, g2: bool, scalars, n: int, offset: int = 0, tag: str = ""):
+                with timer.phase(f"msm_{name}"), kernels():
+                    if rk.streamed:
+                        return gmsm.msm_streamed(mod, curve, g2, rk.host[name], scalars, n, native, c, offset=offset,
+                                                 chunk=STREAM_CHUNK, upload=mem.upload)
+                    return gmsm.msm(mod, curve, g2, getattr(rk, name), scalars, n, native, c, table=rk.tables.get(name),
+                                    offset=offset, sorts=sorts if tag else None, tag=tag)
+
+            res_h = msm("h", False, h, d)
+            del h
+            sums = G1Sums(h=res_h, a=msm("a", False, w, nv, tag="w"), b1=msm("b1", False, w, nv, tag="w"),
+                          c=msm("c", False, w, nv, offset=zk.n_public + 1, tag="w"))
             if with_g2:
-                with timer.phase("msm_b2"), kernels():
-                    sums.b2 = gmsm.msm(mod, curve, True, rk.b2, w, nv, native, c, table=tab("b2"), sorts=sorts, tag="w")
+                sums.b2 = msm("b2", True, w, nv, tag="w")
             del sorts
             dev.sync_stream()
             timer.record("kernels", kernels.count() * 1e3)
