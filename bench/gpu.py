@@ -15,8 +15,8 @@ prove  the device stage of a proof at domain 2^k with n_vars = 2^k (synthetic
 --variants "name=MACRO,MACRO;name2=partition": after each default MSM timing, the same
        MSM (same inputs, same table) with a kernel variant (extra macros; prebuilt
        cubins from module.py build DIR MACRO..., else NVRTC) or run-time switches (SWITCHES:
-       the digit sort "onepass"/"partition", the first round "items"/"ranges"), then the
-       default again: side by side in one process.
+       the digit sort "onepass"/"partition", the first round "items"/"ranges"; NAME=int for
+       gpu.msm's planning constants, e.g. SEG_L2=8), then the default again: side by side.
 --define/--partition-sort: run everything with that variant instead of the default.
 --ntt-radix 1: ntt and h also with ntt.RADIX_LOG = 1 (radix-2 passes), then the default again.
 """
@@ -151,7 +151,11 @@ def main() -> None:
         vname, _, macros = spec.partition("=")
         ms = tuple(m for m in macros.split(",") if m)
         switches = {gmsm_name: value for word, (gmsm_name, value) in SWITCHES.items() if word in ms}
-        variants.append((vname, tuple(m for m in ms if m not in SWITCHES), switches))
+        # NAME=int with NAME a gpu.msm planning constant (TARGET_ITEMS, ROUND2_L, SEG_L2, FAN): set at run time
+        consts = {m.split("=")[0]: int(m.split("=")[1]) for m in ms if "=" in m and hasattr(gmsm, m.split("=")[0])}
+        switches.update(consts)
+        macros_only = tuple(m for m in ms if m not in SWITCHES and ("=" not in m or m.split("=")[0] not in consts))
+        variants.append((vname, macros_only, switches))
     what = set(args.what.split(","))
     ntt_radixes = [None]
     for r in filter(None, args.ntt_radix.split(",")):

@@ -138,8 +138,8 @@ for s in "$@"; do
     ;;
   round3)
     step round3
-    python3 bench/gpu.py "${FLAGS[@]}" --curves bn254,bls12_381 --min 20 --max 24 --step 4 --what ntt,h,g1,g2 --g2-max 20 \
-      --table-c 0 --reps 5 --tag h200-r3 --out "$OUT" --ntt-radix 1 \
+    python3 bench/gpu.py "${FLAGS[@]}" --curves bn254,bls12_381 --min 20 --max 24 --step 4 --what "${WHAT-ntt,h,g1,g2}" \
+      --g2-max 20 --table-c 0 --reps 5 --tag h200-r3 --out "$OUT" --ntt-radix "${NTT_RADIX-1}" \
       --variants "${VARIANTS-}" --variant-curves "${VARIANT_CURVES-bn254,bls12_381}" 2>&1 | tail -80
     ;;
   ceiling)

@@ -528,10 +528,22 @@ extern "C" __global__ void pieces_per_bucket(const uint32_t* seg_start, uint32_t
   if ((threadIdx.x & 31) == 0 && v) atomicMax(info + 1, v);
 }
 
-// Entries (digit_entry) are decoded against the sort's n: scalar i = t % n,
-// window w = t / n (0 without tables); the point is row w of the table (stride
-// points per row), index i - off, and scalars below off are skipped: one sort of
-// the witness serves the MSMs over w (A, B1, B2) and over w[off:] (C).
+// acc += the point of sorted entry v (digit_entry), decoded against the sort's n:
+// scalar i = t % n, window w = t / n (0 without tables); the point is row w of the
+// table (stride points per row), index i - off, negated for a negative digit.
+// Scalars below off are skipped (one sort of the witness serves the MSMs over w
+// (A, B1, B2) and over w[off:] (C)), as are points at infinity.
+template <class F>
+static __device__ __forceinline__ void add_entry(XYZZ<F>& acc, const uint32_t* bases, uint32_t v, uint32_t n_sort,
+                                                 uint32_t stride, uint32_t off) {
+  const uint32_t t = v & 0x7fffffffu, w = t / n_sort, si = t - w * n_sort;
+  if (si < off) return;
+  Affine<F> p = Affine<F>::load(bases + ((u64)w * stride + (si - off)) * Affine<F>::WORDS);
+  if (p.is_inf()) return;
+  if (v >> 31) p.y = p.y.neg();
+  acc.add_affine(p);
+}
+
 template <class F>
 static __device__ void accum_affine(const uint32_t* bases, const uint32_t* sorted, const uint32_t* seg_start,
                                     const uint32_t* item_start, const uint32_t* item_seg, uint32_t L,
@@ -542,15 +554,7 @@ static __device__ void accum_affine(const uint32_t* bases, const uint32_t* sorte
   const uint32_t b = seg_start[s] + (i - item_start[s]) * L;
   const uint32_t e = min(seg_start[s + 1], b + L);
   XYZZ<F> acc = XYZZ<F>::inf();
-  for (uint32_t k = b; k < e; k++) {
-    const uint32_t v = sorted[k];
-    const uint32_t t = v & 0x7fffffffu, w = t / n_sort, si = t - w * n_sort;
-    if (si < off) continue;
-    Affine<F> p = Affine<F>::load(bases + ((u64)w * stride + (si - off)) * Affine<F>::WORDS);
-    if (p.is_inf()) continue;
-    if (v >> 31) p.y = p.y.neg();
-    acc.add_affine(p);
-  }
+  for (uint32_t k = b; k < e; k++) add_entry(acc, bases, sorted[k], n_sort, stride, off);
   acc.store(out + (u64)i * XYZZ<F>::WORDS);
 }
 
@@ -560,7 +564,6 @@ static __device__ void accum_affine(const uint32_t* bases, const uint32_t* sorte
 // plan); later rounds add a bucket's pieces. Against one item per bucket segment
 // (accum_affine), no lane waits for a longer item of its warp: ncu showed 26.3 of 32
 // lanes active there (bucket sizes vary), on a kernel bound by the multiplier.
-// Entries are decoded as in accum_affine.
 template <class F>
 static __device__ void accum_range(const uint32_t* bases, const uint32_t* sorted, const uint32_t* seg_start,
                                    uint32_t nseg, const uint32_t* item_start, uint32_t L, uint32_t nthreads,
@@ -589,13 +592,7 @@ static __device__ void accum_range(const uint32_t* bases, const uint32_t* sorted
       s_begin = seg_start[s];
       s_end = seg_start[s + 1];
     }
-    const uint32_t v = sorted[k];
-    const uint32_t tt = v & 0x7fffffffu, w = tt / n_sort, si = tt - w * n_sort;
-    if (si < off) continue;
-    Affine<F> p = Affine<F>::load(bases + ((u64)w * stride + (si - off)) * Affine<F>::WORDS);
-    if (p.is_inf()) continue;
-    if (v >> 31) p.y = p.y.neg();
-    acc.add_affine(p);
+    add_entry(acc, bases, sorted[k], n_sort, stride, off);
   }
   acc.store(out + (u64)(item_start[s] + t - s_begin / L) * XYZZ<F>::WORDS);
 }

@@ -414,17 +414,28 @@ def msm_streamed(mod, curve_name: str, g2: bool, host_bases: np.ndarray, scalars
                  offset: int = 0, chunk: int, upload) -> np.ndarray:
     """msm() with the bases on the host (rows of the zkey's point section, point i - offset in
     row i - offset): `chunk` points at a time go to the device (upload(host rows) -> device
-    words), each chunk's MSM runs there, and the CPU core adds the chunk sums. For keys whose
-    bases do not fit beside a proof's work; each chunk's upload is on the MSM's path."""
+    words, called on a helper thread: the next chunk's transfer overlaps this chunk's MSM, so
+    two chunks are on the device at once), each chunk's MSM runs there, and the CPU core adds
+    the chunk sums. For keys whose bases do not fit beside a proof's work."""
+    from concurrent.futures import ThreadPoolExecutor
+
     curve = CURVES[curve_name]
-    parts = []
-    for lo in range(offset, n, chunk):
-        hi = min(n, lo + chunk)
-        dev_bases = upload(host_bases[lo - offset : hi - offset])
-        parts.append(np.asarray(msm(mod, curve_name, g2, dev_bases, scalars[8 * lo : 8 * hi], hi - lo, native, c)).reshape(-1))
-        del dev_bases
-    if not parts:
+    spans = [(lo, min(n, lo + chunk)) for lo in range(offset, n, chunk)]
+    if not spans:
         return np.zeros((4 if g2 else 2) * curve.n8q // 8, dtype=np.uint64)
+    parts = []
+    with ThreadPoolExecutor(1, thread_name_prefix="snarkd-bases") as pool:
+
+        def fetch(k):
+            lo, hi = spans[k]
+            return pool.submit(upload, host_bases[lo - offset : hi - offset])
+
+        nxt = fetch(0)
+        for k, (lo, hi) in enumerate(spans):
+            dev_bases = nxt.result()
+            nxt = fetch(k + 1) if k + 1 < len(spans) else None
+            parts.append(np.asarray(msm(mod, curve_name, g2, dev_bases, scalars[8 * lo : 8 * hi], hi - lo, native, c)).reshape(-1))
+            del dev_bases
     ones = np.zeros((len(parts), 4), dtype=np.uint64)
     ones[:, 0] = 1
     return (native.msm_g2 if g2 else native.msm_g1)(np.stack(parts), ones, 1)
