@@ -33,7 +33,9 @@ from snarkd.curves.params import BLS12_381, BN254, Curve
 
 CURVES = {"bn254": BN254, "bls12_381": BLS12_381}
 FR_BITS = {"bn254": 254, "bls12_381": 255}
-TARGET_ITEMS = 1 << 18
+TARGET_ITEMS = 1 << 18  # first-round threads (about)
+# ... twice as many from LARGE_DIGITS digits up (2^24 points): -2 % at 2^24, +2 to +5 % at 2^20 (round 3)
+LARGE_TARGET_ITEMS, LARGE_DIGITS = 1 << 19, 1 << 27
 ROUND2_L = 16
 PART_BITS = 9  # the digit sort's first pass: at most 2^9 partitions of the key space
 PART_LOW_MAX = 12  # ... each at most 2^12 keys (msm_part_sort's shared counters)
@@ -47,8 +49,17 @@ PARTITION_SORT = False
 # across bucket boundaries (kernels.cu accum_range), instead of one bucket item per
 # thread (accum_affine), whose lanes wait for the longest item of their warp.
 ACCUM_RANGES = True
-SEG_L2 = 16
-FAN = 16
+SEG_L2 = 16  # window reduction: buckets per thread
+FAN = 16  # ... and the fan-in of the sums after it
+# A reduction of at most SMALL_BUCKETS buckets in all (a window table at 2^20: one set of 2^15) has
+# too few threads for its latency-bound chains: 4 buckets per thread and fan-in 4 there (round 3:
+# reduction -40 %, BN254 G2 2^20 with tables 13.1 -> 12.4 ms; with more buckets 4 was slower).
+SMALL_BUCKETS, SMALL_SEG_L2, SMALL_FAN = 1 << 17, 4, 4
+
+
+def first_round_items(n: int, nw: int) -> int:
+    """About how many threads the first accumulation round uses for n scalars of nw windows."""
+    return LARGE_TARGET_ITEMS if n * nw >= LARGE_DIGITS else TARGET_ITEMS
 
 
 def window_bits(n: int, c: int = 0) -> int:
@@ -127,19 +138,19 @@ def scratch_bytes(curve_name: str, g2: bool, n: int, c: int = 0, table: bool = F
     nw = n_windows(curve_name, c)
     nseg = (1 if table else nw) << (c - 1)
     point_bytes = 4 * coord_words(CURVES[curve_name], g2) * 4
-    items = TARGET_ITEMS + nseg
+    items = first_round_items(n, nw) + nseg
     return 12 * nw * n + 4 * (nseg + 1) * 4 + 2 * items * (point_bytes + 4)
 
 
 def sort_bytes(curve_name: str, n: int, c: int = 0) -> int:
     """Device memory a kept DigitSort of n scalars holds (sorted entries, counts,
     starts), the larger of the plain and table window modes; its accumulation plan
-    (about TARGET_ITEMS words per round) is in scratch_bytes's allowance."""
+    (about first_round_items words per round) is in scratch_bytes's allowance."""
     out = 0
     for c1, nwin1 in ((window_bits(n, c), None), (table_window_bits(n, c), 1)):
         nw = n_windows(curve_name, c1)
         nseg = (nwin1 or nw) << (c1 - 1)
-        out = max(out, 4 * nw * n + 4 * (4 * nseg + 2) + 8 * TARGET_ITEMS)
+        out = max(out, 4 * nw * n + 4 * (4 * nseg + 2) + 8 * first_round_items(n, nw))
     return out
 
 
@@ -212,7 +223,7 @@ class DigitSort:
             return self._rounds
         rounds = []
         counts, seg_start = self.counts, self.seg_start
-        L = max(8, -(-(self.n * self.nw) // TARGET_ITEMS))
+        L = max(8, -(-(self.n * self.nw) // first_round_items(self.n, self.nw)))
         ranges = ACCUM_RANGES
         while True:
             info = cupy.zeros(2, dtype=cupy.uint32)  # [items in all, most items of one bucket]
@@ -330,15 +341,16 @@ def msm_window_sums(mod, curve_name: str, g2: bool, bases, scalars, n: int, c: i
     fin = plan[-1][2]
     mark("accumulate")
 
-    L2 = min(SEG_L2, nb)
+    seg_l2, fan = (SMALL_SEG_L2, SMALL_FAN) if nwin * nb <= SMALL_BUCKETS else (SEG_L2, FAN)
+    L2 = min(seg_l2, nb)
     per = nb // L2
     segs = cupy.empty(nwin * per * XW, dtype=cupy.uint32)
     launch(f"{grp}_bucket_segments", nwin * per, (points, fin, np.uint32(nb), np.uint32(L2), np.uint32(nwin * per), segs), 64)
     cnt = per
     while cnt > 1:
-        nxt = -(-cnt // FAN)
+        nxt = -(-cnt // fan)
         out = cupy.empty(nwin * nxt * XW, dtype=cupy.uint32)
-        launch(f"{grp}_sum_groups", nwin * nxt, (segs, np.uint32(cnt), np.uint32(FAN), np.uint32(nwin), out), 64)
+        launch(f"{grp}_sum_groups", nwin * nxt, (segs, np.uint32(cnt), np.uint32(fan), np.uint32(nwin), out), 64)
         segs, cnt = out, nxt
     sums = segs.get()
     mark("reduce")
@@ -414,28 +426,18 @@ def msm_streamed(mod, curve_name: str, g2: bool, host_bases: np.ndarray, scalars
                  offset: int = 0, chunk: int, upload) -> np.ndarray:
     """msm() with the bases on the host (rows of the zkey's point section, point i - offset in
     row i - offset): `chunk` points at a time go to the device (upload(host rows) -> device
-    words, called on a helper thread: the next chunk's transfer overlaps this chunk's MSM, so
-    two chunks are on the device at once), each chunk's MSM runs there, and the CPU core adds
-    the chunk sums. For keys whose bases do not fit beside a proof's work."""
-    from concurrent.futures import ThreadPoolExecutor
-
+    words), each chunk's MSM runs there, and the CPU core adds the chunk sums. For keys whose
+    bases do not fit beside a proof's work. Each chunk's upload is on the MSM's path: sending
+    the next chunk from a helper thread during this chunk's MSM measured slower (round 3)."""
     curve = CURVES[curve_name]
-    spans = [(lo, min(n, lo + chunk)) for lo in range(offset, n, chunk)]
-    if not spans:
-        return np.zeros((4 if g2 else 2) * curve.n8q // 8, dtype=np.uint64)
     parts = []
-    with ThreadPoolExecutor(1, thread_name_prefix="snarkd-bases") as pool:
-
-        def fetch(k):
-            lo, hi = spans[k]
-            return pool.submit(upload, host_bases[lo - offset : hi - offset])
-
-        nxt = fetch(0)
-        for k, (lo, hi) in enumerate(spans):
-            dev_bases = nxt.result()
-            nxt = fetch(k + 1) if k + 1 < len(spans) else None
-            parts.append(np.asarray(msm(mod, curve_name, g2, dev_bases, scalars[8 * lo : 8 * hi], hi - lo, native, c)).reshape(-1))
-            del dev_bases
+    for lo in range(offset, n, chunk):
+        hi = min(n, lo + chunk)
+        dev_bases = upload(host_bases[lo - offset : hi - offset])
+        parts.append(np.asarray(msm(mod, curve_name, g2, dev_bases, scalars[8 * lo : 8 * hi], hi - lo, native, c)).reshape(-1))
+        del dev_bases
+    if not parts:
+        return np.zeros((4 if g2 else 2) * curve.n8q // 8, dtype=np.uint64)
     ones = np.zeros((len(parts), 4), dtype=np.uint64)
     ones[:, 0] = 1
     return (native.msm_g2 if g2 else native.msm_g1)(np.stack(parts), ones, 1)

@@ -14,7 +14,6 @@ points at a time (snarkd.gpu.msm.msm_streamed), slower by the transfers but not 
 
 from __future__ import annotations
 
-import threading
 from contextlib import ExitStack, contextmanager
 
 import numpy as np
@@ -109,9 +108,9 @@ class CudaBackend:
         zk = key.zkey
         curve = key.curve.native
         big = max(zk.n_vars, zk.domain_size)
-        if streamed:  # one chunk's scratch and two chunks' bases (G2's, the larger); no sorts kept across MSMs
+        if streamed:  # one chunk's scratch and bases (G2's, the larger); no sorts kept across MSMs
             n = min(big, STREAM_CHUNK)
-            msm = gmsm.scratch_bytes(curve, True, n, self.msm_c) + 2 * 4 * n * 2 * gmsm.coord_words(gmsm.CURVES[curve], True)
+            msm = gmsm.scratch_bytes(curve, True, n, self.msm_c) + 4 * n * 2 * gmsm.coord_words(gmsm.CURVES[curve], True)
             kept = 0
         else:
             msm = max(gmsm.scratch_bytes(curve, False, big, self.msm_c), gmsm.scratch_bytes(curve, True, zk.n_vars, self.msm_c))
@@ -150,22 +149,12 @@ class CudaBackend:
                 del a, b
             # one digit sort of w serves A, B1, C (w[n_public+1:]) and B2 when their window modes agree
             sorts, nv = {}, zk.n_vars
-            streams: dict = {}
-
-            def upload_bases(host):
-                """A chunk of streamed bases, sent from msm_streamed's helper thread on a stream of its own."""
-                with mem.guard("streaming the key's bases"):
-                    st = streams.get(threading.get_ident())
-                    if st is None:
-                        st = streams[threading.get_ident()] = cupy.cuda.Stream(non_blocking=True)
-                    with st:
-                        return mem.upload(host)
 
             def msm(name: str, g2: bool, scalars, n: int, offset: int = 0, tag: str = ""):
                 with timer.phase(f"msm_{name}"), kernels():
                     if rk.streamed:
                         return gmsm.msm_streamed(mod, curve, g2, rk.host[name], scalars, n, native, c, offset=offset,
-                                                 chunk=STREAM_CHUNK, upload=upload_bases)
+                                                 chunk=STREAM_CHUNK, upload=mem.upload)
                     return gmsm.msm(mod, curve, g2, getattr(rk, name), scalars, n, native, c, table=rk.tables.get(name),
                                     offset=offset, sorts=sorts if tag else None, tag=tag)
 
