@@ -200,8 +200,10 @@ def largest(res: dict, budget: int, key) -> dict:
     key_bytes = r0["key_and_tables_gib"] * GiB - tables
     work = res.get("work_bytes_per_proof_gib", 0) * GiB
     out = {"budget_gib": round(budget / GiB, 2), "measured_domain_power": d}
+    from snarkd.gpu.resident import csr_bytes
+
     zk = key.zkey
-    csr = 8 * (zk.domain_size + 1) + 36 * len(zk.coef_entries)
+    csr = csr_bytes(zk)
     for k in range(d, 29):
         f = 2 ** (k - d)
         if (key_bytes + work) * f <= budget:

@@ -12,6 +12,7 @@ require_gpu()
 
 from snarkd.formats.wtns import read_wtns  # noqa: E402
 from snarkd.gpu.memory import GpuMemoryError  # noqa: E402
+from snarkd.gpu.resident import csr_bytes  # noqa: E402
 from snarkd.prover import groth16  # noqa: E402
 from snarkd.prover.backend import get_backend  # noqa: E402
 from snarkd.prover.timing import PhaseTimer  # noqa: E402
@@ -97,8 +98,7 @@ def test_a_key_whose_bases_do_not_fit_is_streamed(monkeypatch):
     try:
         assert not be.streams(key)
         # room for the CSR and one proof's work beside what the device holds, and half the bases
-        csr = 8 * (zk.domain_size + 1) + 36 * len(zk.coef_entries)
-        mem.set_budget(max(be.dev.held_bytes(), mem.used) + be._work_bytes(key, streamed=False) + csr + bases // 2)
+        mem.set_budget(max(be.dev.held_bytes(), mem.used) + be._work_bytes(key, streamed=False) + csr_bytes(zk) + bases // 2)
         assert be.streams(key)
         cpu = prove_with(key, wtns, "cpu", 3, 4)
         assert prove_with(key, wtns, be, 3, 4, device_spmv=True).proof == cpu.proof

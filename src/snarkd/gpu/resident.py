@@ -39,6 +39,11 @@ def csr(zkey, matrix: int):
     return row_ptr, cols, vals
 
 
+def csr_bytes(zkey) -> int:
+    """Device bytes of both matrices' CSR (csr()): row pointers, then a column and a value per entry."""
+    return 8 * (zkey.domain_size + 1) + 36 * len(zkey.coef_entries)
+
+
 def choose_tables(curve: str, sets: list[tuple[str, bool, int]], allowance: int, mode: str, c: int = 0) -> list[str]:
     """Names of the (name, g2, points) sets that get window tables: all in mode "on";
     in "auto", G2 first, then the G1 sets in order, each while the total stays within

@@ -21,7 +21,7 @@ import numpy as np
 from snarkd.gpu import device as gdevice
 from snarkd.gpu import msm as gmsm
 from snarkd.gpu.memory import GpuUnavailable
-from snarkd.gpu.resident import TABLE_MODES
+from snarkd.gpu.resident import TABLE_MODES, csr_bytes
 from snarkd.prover.types import G1Sums, Synthesized
 from snarkd.units import parse_size
 
@@ -96,8 +96,7 @@ class CudaBackend:
             return self.stream_bases == "on"
         zk = key.zkey
         bases = sum(int(x.nbytes) for x in (zk.a, zk.b1, zk.c, zk.h, zk.b2))
-        csr = 8 * (zk.domain_size + 1) + 36 * len(zk.coef_entries)  # row pointers, columns, values
-        return bases + csr + self._work_bytes(key, streamed=False) > self.dev.memory.budget - self.dev.held_bytes()
+        return bases + csr_bytes(zk) + self._work_bytes(key, streamed=False) > self.dev.memory.budget - self.dev.held_bytes()
 
     def work_bytes(self, key) -> int:
         """Device memory one proof needs beyond the resident key (an upper estimate):
