@@ -16,11 +16,9 @@ Partitions of one job are tasks of their own, so they spread over actors.
 
 from __future__ import annotations
 
-import itertools
 import logging
 import threading
 import time
-import uuid
 from dataclasses import asdict, replace
 from functools import partial
 
@@ -79,7 +77,6 @@ class ClusterEngine:
         self._stopping, self._force = threading.Event(), threading.Event()
         self._accepting, self._started = True, False
         self._threads: list[threading.Thread] = []
-        self._seq = itertools.count(1)
         self.t_start = time.monotonic()
         keys.on_load, keys.on_unload = self._key_loaded, self._key_unloaded
 
@@ -205,8 +202,7 @@ class ClusterEngine:
         try:
             check_request(self.config, witness, witnesses, inputs)  # [limits], as the Engine checks them
             parts = parse_partitions(lk, witness, witnesses, inputs)
-            job = Job(job_id or f"{next(self._seq)}-{uuid.uuid4().hex[:12]}", lk, priority=int(priority))
-            job.seq = next(self._seq)
+            job = self.book.new_job(lk, job_id, priority)
             job.partitions = [Partition(job, i) for i in range(len(parts))]
             sizes = [int(w.values.nbytes) if w is not None else len(str(inp)) for w, inp in parts]
             self.book.reserve(sum(sizes), time.monotonic() + ADMIT_WAIT, self._stopping)
@@ -230,9 +226,7 @@ class ClusterEngine:
         return self.book.get(job_id)
 
     def await_(self, job_id: str, timeout: float | None = None) -> Job:
-        job = self.get(job_id)
-        job.done.wait(timeout)
-        return job
+        return self.book.await_(job_id, timeout)
 
     def cancel(self, job_id: str, why: str = "cancelled by request") -> tuple[str, bool]:
         state, cancelled, on_actors = self.book.cancel(job_id, why)

@@ -25,11 +25,9 @@ inside another host process (a Ray actor).
 
 from __future__ import annotations
 
-import itertools
 import logging
 import threading
 import time
-import uuid
 
 from snarkd.config import EngineConfig
 from snarkd.engine import stages
@@ -78,7 +76,6 @@ class Engine:
                                        "finalize": c.finalize_workers})
         self._stopping, self._force = threading.Event(), threading.Event()
         self._accepting, self._started = True, False
-        self._seq = itertools.count(1)
         self.t_start = time.monotonic()
 
     # ------------------------------------------------------------------ lifecycle
@@ -157,7 +154,7 @@ class Engine:
         try:
             check_request(self.config, witness, witnesses, inputs)  # [limits], before anything is parsed
             parts = parse_partitions(lk, witness, witnesses, inputs)
-            job = Job(job_id or f"{next(self._seq)}-{uuid.uuid4().hex[:12]}", lk, priority=int(priority))
+            job = self.book.new_job(lk, job_id, priority)
             est = estimate(lk.key, from_inputs=parts[0][1] is not None)
             if est.total > self.budget.budget:
                 raise TooLarge(f"a partition of key {key_id!r} needs about {est.total / 2**20:.1f} MiB, more than "
@@ -165,7 +162,6 @@ class Engine:
             job.partitions = [Partition(job, i, witness=w, inputs=inp, est=est) for i, (w, inp) in enumerate(parts)]
             if reload_ms:
                 job.partitions[0].timings["key_load"] = reload_ms
-            job.seq = next(self._seq)
             self.book.add(job)
         except BaseException:
             with self._lock:
@@ -179,9 +175,7 @@ class Engine:
         return self.book.get(job_id)
 
     def await_(self, job_id: str, timeout: float | None = None) -> Job:
-        job = self.get(job_id)
-        job.done.wait(timeout)
-        return job
+        return self.book.await_(job_id, timeout)
 
     def cancel(self, job_id: str, why: str = "cancelled by request") -> tuple[str, bool]:
         job = self.get(job_id)

@@ -10,9 +10,11 @@ released (`release_key_if_done_locked`) and where counters go (`count`).
 from __future__ import annotations
 
 import heapq
+import itertools
 import logging
 import threading
 import time
+import uuid
 from collections import OrderedDict, deque
 
 from snarkd.engine.errors import AlreadyExists, Busy, NotFound
@@ -31,6 +33,7 @@ class JobTable:
         self.pending: list = []  # heap of (-priority, seq, index, item)
         self.jobs: OrderedDict[str, Job] = OrderedDict()
         self.ended_ids: deque[str] = deque()  # ids of ended jobs, oldest first
+        self._seq = itertools.count(1)
 
     # -- what subclasses say ------------------------------------------------------------------
 
@@ -67,11 +70,23 @@ class JobTable:
             self.forget_locked(self.ended_ids.popleft())
         self.cv.notify_all()
 
+    def new_job(self, lk, job_id: str = "", priority: int = 0) -> Job:
+        """A Job for key lk: the given id or a fresh one, and its place in submission order (seq)."""
+        job = Job(job_id or f"{next(self._seq)}-{uuid.uuid4().hex[:12]}", lk, priority=int(priority))
+        job.seq = next(self._seq)
+        return job
+
     def get(self, job_id: str) -> Job:
         with self.cv:
             job = self.jobs.get(job_id)
         if job is None:
             raise NotFound(f"no job with id {job_id!r} (finished jobs are kept for the last {KEEP_FINISHED})")
+        return job
+
+    def await_(self, job_id: str, timeout: float | None = None) -> Job:
+        """The job, once it has ended or after timeout seconds."""
+        job = self.get(job_id)
+        job.done.wait(timeout)
         return job
 
     def counts(self) -> dict:
