@@ -149,13 +149,16 @@ def main() -> None:
     variants = []
     for spec in filter(None, args.variants.split(";")):
         vname, _, macros = spec.partition("=")
-        ms = tuple(m for m in macros.split(",") if m)
-        switches = {gmsm_name: value for word, (gmsm_name, value) in SWITCHES.items() if word in ms}
-        # NAME=int with NAME a gpu.msm planning constant (TARGET_ITEMS, ROUND2_L, SEG_L2, FAN): set at run time
-        consts = {m.split("=")[0]: int(m.split("=")[1]) for m in ms if "=" in m and hasattr(gmsm, m.split("=")[0])}
-        switches.update(consts)
-        macros_only = tuple(m for m in ms if m not in SWITCHES and ("=" not in m or m.split("=")[0] not in consts))
-        variants.append((vname, macros_only, switches))
+        defines, switches = [], {}
+        for m in filter(None, macros.split(",")):
+            name, eq, value = m.partition("=")
+            if m in SWITCHES:
+                switches.update([SWITCHES[m]])
+            elif eq and hasattr(gmsm, name):  # NAME=int, a gpu.msm planning constant (SEG_L2, TARGET_ITEMS, ...)
+                switches[name] = int(value)
+            else:  # a macro for the kernels' compiler
+                defines.append(m)
+        variants.append((vname, tuple(defines), switches))
     what = set(args.what.split(","))
     ntt_radixes = [None]
     for r in filter(None, args.ntt_radix.split(",")):

@@ -429,15 +429,14 @@ def msm_streamed(mod, curve_name: str, g2: bool, host_bases: np.ndarray, scalars
     words), each chunk's MSM runs there, and the CPU core adds the chunk sums. For keys whose
     bases do not fit beside a proof's work. Each chunk's upload is on the MSM's path: sending
     the next chunk from a helper thread during this chunk's MSM measured slower (round 3)."""
-    curve = CURVES[curve_name]
+    if n - offset <= 0:
+        return msm(mod, curve_name, g2, None, scalars, n, native, c, offset=offset)  # infinity, as msm() says it
     parts = []
     for lo in range(offset, n, chunk):
         hi = min(n, lo + chunk)
         dev_bases = upload(host_bases[lo - offset : hi - offset])
         parts.append(np.asarray(msm(mod, curve_name, g2, dev_bases, scalars[8 * lo : 8 * hi], hi - lo, native, c)).reshape(-1))
         del dev_bases
-    if not parts:
-        return np.zeros((4 if g2 else 2) * curve.n8q // 8, dtype=np.uint64)
     ones = np.zeros((len(parts), 4), dtype=np.uint64)
     ones[:, 0] = 1
     return (native.msm_g2 if g2 else native.msm_g1)(np.stack(parts), ones, 1)
