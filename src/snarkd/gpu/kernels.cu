@@ -123,7 +123,7 @@ static __device__ __forceinline__ void ntt_group(uint32_t* sm, const uint32_t* t
 // bit down, natural in -> bit-reversed out; dif = 0: Cooley-Tukey stages from
 // the bottom bit up, bit-reversed in -> natural out. tw: T[m + j] = w_{2m}^j.
 // The stages run R at a time in registers (ntt_group): ntt_pass_r1 is radix 2
-// (64 registers, 512 threads), ntt_pass_r2 takes two stages per barrier (90
+// (62 registers, 512 threads), ntt_pass_r2 takes two stages per barrier (76
 // registers, 256 threads); ntt.py RADIX_LOG picks one.
 // shift (DIT first pass only): x[p] *= shift[bitrev(p)] on load.
 // src (DIT first pass only): load x[p] = src[bitrev(p)] (* scale when given)

@@ -4,11 +4,12 @@ Roots are snarkjs's: w_{2^s} = 5^t (r - 1 = 2^s t), smaller domains by
 squaring; the coset shift is w_{2n} (25 = 5^2 when n = 2^s), as the CPU core.
 
 Transforms are radix-2 stages grouped into shared-memory passes of up to 10
-stages (ntt_pass_r* in kernels.cu), RADIX_LOG stages at a time in registers: Gentleman-Sande (DIF, natural -> bit-reversed)
-for the inverse transforms of the H computation, Cooley-Tukey (DIT,
-bit-reversed -> natural) for the forward ones, so that no bit-reversal pass is
-needed there; the coset shift and 1/n ride on the DIT's first pass, and so
-does the bit reversal of a natural-order NTT (ntt()).
+stages (ntt_pass_r* in kernels.cu, RADIX_LOG stages at a time in registers):
+Gentleman-Sande (DIF, natural -> bit-reversed) for the inverse transforms of the
+H computation, Cooley-Tukey (DIT, bit-reversed -> natural) for the forward ones,
+so that no bit-reversal pass is needed there; the coset shift and 1/n ride on
+the DIT's first pass, and so does the bit reversal of a natural-order NTT
+(ntt()).
 """
 
 from __future__ import annotations
