@@ -121,12 +121,12 @@ for s in "$@"; do
     done
     tail -3 "$OUT/gate.log"
     ;;
-  round2)
-    step round2
-    python3 bench/gpu.py "${FLAGS[@]}" --curves bn254,bls12_381 --min 20 --max 24 --step 4 --what ntt,h,g1,g2 --g2-max 20 \
-      --table-c 0 --reps 5 --tag h200-r2 --out "$OUT" \
-      --variants "${VARIANTS-partition=partition}" \
-      --variant-curves "${VARIANT_CURVES-bn254,bls12_381}" 2>&1 | tail -70
+  round2|round3)  # the same timings; round 2's defaults: the partition sort beside the default, no NTT radix
+    step $s
+    if [ $s = round2 ]; then variants=${VARIANTS-partition=partition} radix=${NTT_RADIX-}; else variants=${VARIANTS-} radix=${NTT_RADIX-1}; fi
+    python3 bench/gpu.py "${FLAGS[@]}" --curves bn254,bls12_381 --min 20 --max 24 --step 4 --what "${WHAT-ntt,h,g1,g2}" \
+      --g2-max 20 --table-c 0 --reps 5 --tag h200-r${s#round} --out "$OUT" --ntt-radix "$radix" \
+      --variants "$variants" --variant-curves "${VARIANT_CURVES-bn254,bls12_381}" 2>&1 | tail -80
     ;;
   large_stream)
     step large_stream
@@ -135,12 +135,6 @@ for s in "$@"; do
       python3 bench/large_proof.py --key-dir $KEYS/chain24-bn128 --out "$OUT/large-stream" --n1 2 --n2 2 \
         --gpu-budget 12GiB 2>&1 | grep -v '^\[.*{"latency"' | tail -8
     fi
-    ;;
-  round3)
-    step round3
-    python3 bench/gpu.py "${FLAGS[@]}" --curves bn254,bls12_381 --min 20 --max 24 --step 4 --what "${WHAT-ntt,h,g1,g2}" \
-      --g2-max 20 --table-c 0 --reps 5 --tag h200-r3 --out "$OUT" --ntt-radix "${NTT_RADIX-1}" \
-      --variants "${VARIANTS-}" --variant-curves "${VARIANT_CURVES-bn254,bls12_381}" 2>&1 | tail -80
     ;;
   ceiling)
     step ceiling
