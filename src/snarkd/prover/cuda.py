@@ -80,8 +80,9 @@ class CudaBackend:
             if timer is not None:
                 stack.enter_context(timer.phase("key_upload"))
             stack.enter_context(mem.guard("uploading the proving key"))
-            stack.enter_context(mem.reserve(self.work_bytes(key), what="proof"))
-            self.dev.resident(key.zkey, self.msm_tables, self.msm_c, self.streams(key))
+            streamed = self.streams(key)
+            stack.enter_context(mem.reserve(self._work_bytes(key, streamed), what="proof"))
+            self.dev.resident(key.zkey, self.msm_tables, self.msm_c, streamed)
             self.dev.synchronize()
         return True
 
@@ -124,10 +125,11 @@ class CudaBackend:
         a_host, b_host = synth.a, synth.b
         synth.a = synth.b = None
         mem = dev.memory
-        with mem.guard("a proof"), mem.reserve(self.work_bytes(key), what="proof"):
+        streamed = self.streams(key)
+        with mem.guard("a proof"), mem.reserve(self._work_bytes(key, streamed), what="proof"):
             # guard made this device current for the thread: allocations and launches below land on it,
             # on the thread's own stream; only this proof's work is waited for
-            rk = dev.resident(zk, self.msm_tables, c, self.streams(key))
+            rk = dev.resident(zk, self.msm_tables, c, streamed)
             mod = dev.module(curve)
             kernels = _Brackets(dev, cupy)
             with timer.phase("upload"):
