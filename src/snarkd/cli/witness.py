@@ -1,5 +1,6 @@
-"""`snarkd witness` and `snarkd fullprove`: witness calculation from circom's .wasm
-in-process (wasmtime), with snarkjs's argument order."""
+"""`snarkd witness` and `snarkd fullprove`: witness calculation from circom's .wasm in-process, with
+snarkjs's argument order: natively (a program recorded from the .wasm, kept beside it as .wprog) or on
+wasmtime, by --engine / [witness] engine."""
 
 from __future__ import annotations
 
@@ -20,6 +21,10 @@ def _common(p) -> None:
                    help="always show the progress bar (default: on a terminal, for a .wasm of 1 MiB and up)")
     p.add_argument("--no-progress", dest="progress", action="store_false", help="never show the progress bar")
     p.add_argument("--timings", action="store_true", help="print per-phase milliseconds to stderr")
+    p.add_argument("--engine", choices=("auto", "native", "wasm"), default=None,
+                   help="native: replay a program recorded from the .wasm (built on first use, kept beside it as "
+                        ".wprog; exit 3 where none can be built; a request the wasm engine serves is said on "
+                        "stderr); wasm: wasmtime; auto: native where it can be built (default: [witness] engine)")
 
 
 def register(sub) -> None:
@@ -84,19 +89,39 @@ def _progress(args, steps: int):
     return StepBar("witness", steps, wanted(args.progress, args.quiet, large))
 
 
-def _calculate(args, timings: dict[str, float], bar):
-    from snarkd.witness import WitnessCalculator, load_input_json
+def _engine(args) -> str:
+    if args.engine is not None:
+        return args.engine
+    from snarkd.config import default
+
+    return default("witness.engine")
+
+
+def _fell_back(message: str) -> None:
+    print(f"snarkd: {message}", file=sys.stderr, flush=True)
+
+
+def _calculate(args, timings: dict[str, float], bar, values_only: bool = False):
+    """(calculator, witness, inputs); values_only: the witness's values as .wtns wants them (on the
+    native engine, bytes: no numpy in the process)."""
+    from snarkd.witness import load_input_json, make_calculator
 
     t = time.perf_counter()
     with bar.step("compile"):
         inputs = load_input_json(args.input)
-        calc = WitnessCalculator(args.wasm, sym=args.sym, sanity_check=args.sanity_check)
-    timings["compile"] = (time.perf_counter() - t) * 1e3
+        calc = make_calculator(args.wasm, _engine(args), sym=args.sym, sanity_check=args.sanity_check,
+                               on_fallback=_fell_back)
+    timings["load" if hasattr(calc, "program") else "compile"] = (time.perf_counter() - t) * 1e3
     t = time.perf_counter()
     with bar.step("calculate"):
-        witness = calc.calculate(inputs, log=_log_sink(args))
+        if values_only and hasattr(calc, "calculate_bytes"):
+            witness = calc.calculate_bytes(inputs, log=_log_sink(args))[0]
+        elif values_only:
+            witness = calc.calculate(inputs, log=_log_sink(args)).values
+        else:
+            witness = calc.calculate(inputs, log=_log_sink(args))
     timings["witness"] = (time.perf_counter() - t) * 1e3
-    return calc, witness
+    return calc, witness, inputs
 
 
 def run_witness(args) -> int:
@@ -105,14 +130,42 @@ def run_witness(args) -> int:
     start = time.perf_counter()
     timings: dict[str, float] = {}
     with _progress(args, 3) as bar:
-        calc, witness = _calculate(args, timings, bar)
+        calc, values, _ = _calculate(args, timings, bar, values_only=True)
         t = time.perf_counter()
         with bar.step("write"):
-            write_wtns(args.out, calc.prime, witness.values)
+            write_wtns(args.out, calc.prime, values)
     timings["write"] = (time.perf_counter() - t) * 1e3
     if args.timings:
         _print_timings(timings, (time.perf_counter() - start) * 1e3)
     return 0
+
+
+def _verified(args, key, calc, inputs, result, timer):
+    """The proof, self-verified. A native witness whose proof fails is recomputed on the wasm engine
+    and proved again (the native engine's safety net: never expected, said on stderr)."""
+    from snarkd.errors import SnarkdError
+    from snarkd.prover import prove
+    from snarkd.verifier.self_check import verify_against_key
+
+    name = f"witness from {args.input}"
+    try:
+        with timer.phase("verify"):
+            verify_against_key(key.zkey, result.proof, result.public, witness_name=name, threads=args.threads)
+        return result
+    except SnarkdError:
+        if not hasattr(calc, "calculate_on_wasm") or not hasattr(calc, "program"):
+            raise
+    print("snarkd: the proof of the native witness failed self-verification; recomputing the witness on the wasm "
+          "engine (please report this with the circuit)", file=sys.stderr, flush=True)
+    witness = calc.calculate_on_wasm(inputs)
+    result = prove(key, witness, threads=args.threads, witness_name=name, timer=timer)
+    with timer.phase("verify"):
+        verify_against_key(key.zkey, result.proof, result.public, witness_name=name, threads=args.threads)
+    if args.wtns:
+        from snarkd.formats.wtns import write_wtns
+
+        write_wtns(args.wtns, calc.prime, witness.values)
+    return result
 
 
 def run_fullprove(args) -> int:
@@ -126,16 +179,12 @@ def run_fullprove(args) -> int:
     with timer.phase("load"):
         key = ProvingKey.load(args.zkey, check_points=args.check_points)
     with key, _progress(args, 2) as bar:
-        calc, witness = _calculate(args, timings, bar)
+        calc, witness, inputs = _calculate(args, timings, bar)
         if args.wtns:
             write_wtns(args.wtns, calc.prime, witness.values)
         result = prove(key, witness, threads=args.threads, witness_name=f"witness from {args.input}", timer=timer)
         if args.verify:  # no proof that fails its own key is ever written (exit 4)
-            from snarkd.verifier.self_check import verify_against_key
-
-            with timer.phase("verify"):
-                verify_against_key(key.zkey, result.proof, result.public, witness_name=f"witness from {args.input}",
-                                   threads=args.threads)
+            result = _verified(args, key, calc, inputs, result, timer)
     with timer.phase("write"):
         write_proof(result, args.proof, args.public)
     if args.timings:

@@ -137,6 +137,11 @@ SETTINGS: tuple[Setting, ...] = (
     S("synthesis", "workers", Int(1), 2, "proofs in synthesis at once (witness calculation and checks)",
       engine="synthesis_workers"),
     S("synthesis", "threads", Int(0, zero="all cores"), 0, "native threads per stage call", engine="threads"),
+    S("witness", "engine", Choice("auto", "native", "wasm"), "auto",
+      "how witnesses are computed from inputs: native = a program recorded from the circuit's .wasm and replayed "
+      "(built at key load, kept beside the .wasm as .wprog; a key whose circuit cannot be native fails to load); "
+      "wasm = the .wasm on wasmtime; auto = native where it can be built, else wasm", env="SNARKD_WITNESS_ENGINE",
+      engine="witness_engine"),
     S("gpus", "devices", Devices(), [], "GPUs to prove on; [] = every GPU CuPy sees, else the CPU",
       engine="devices"),
     S("gpus", "workers_per_device", Int(1), 2, "device workers per device (they share its lock)",

@@ -43,9 +43,10 @@ from snarkd.engine.residency import DeviceResidency
 from snarkd.engine.scheduler import KEEP_FINISHED, Scheduler
 from snarkd.engine.status import engine_status
 from snarkd.errors import InputError
-from snarkd.prover import finalize, synthesize
+from snarkd.prover import finalize, prove, synthesize
 from snarkd.prover.timing import ordered
 from snarkd.verifier import verify
+from snarkd.witness import NATIVE_SOURCES, calculate_with_source
 
 log = logging.getLogger("snarkd")
 __all__ = ["Engine", "EngineConfig", "KEEP_FINISHED"]
@@ -58,6 +59,7 @@ class Engine:
         self.keys.max_instances = c.synthesis_workers
         self.keys.configure(c.key_max_resident, c.key_host_budget)
         self.keys.wasm_limits = (c.wasm_memory, c.wasm_fuel)
+        self.keys.witness_engine = c.witness_engine
         self.devices = resolve_devices(c)
         # one synthesis feeds every device: it leaves A·w, B·w out only when every backend computes them itself
         self.sparse_on_host = not all(b.spmv_on_device for b in self.devices)
@@ -202,8 +204,12 @@ class Engine:
         witness = part.witness
         if witness is None:
             with timer.phase("witness"):
-                witness = lk.require_wasm().calculate(part.inputs)
-        part.witness = part.inputs = None
+                witness, part.witness_source = calculate_with_source(lk.require_wasm(), part.inputs)
+            with self._lock:
+                self.acct.count(f"witness_{part.witness_source}")
+        part.witness = None
+        if part.witness_source not in NATIVE_SOURCES:
+            part.inputs = None  # kept for a native witness: its proof's self-check falls back on them
         part.synth = synthesize(lk.key, witness, timer, self.config.threads,
                                 witness_name=f"witness of job {job.id} partition {part.index}",
                                 sparse=self.sparse_on_host)
@@ -239,6 +245,8 @@ class Engine:
         if self.config.self_verify:
             with timer.phase("verify"):
                 ok = verify(lk.vk, proof.public, proof.proof)
+            if not ok and part.witness_source in NATIVE_SOURCES:
+                proof, ok = self._wasm_witness_proof(part, timer)
             if not ok:
                 with self._lock:
                     self.acct.count("self_verify_failed")
@@ -251,6 +259,22 @@ class Engine:
                                  "key, so the witness does not satisfy the circuit's constraints (or the key is "
                                  "damaged); not returned")
         part.result = proof
+
+    def _wasm_witness_proof(self, part: Partition, timer):
+        """The safety net of native witnesses: one whose proof failed self-verification is recomputed on
+        the wasm engine and proved again, on the CPU, outside the pipeline (it should never happen: it
+        is counted, and logged as the bug it would be)."""
+        lk = part.job.key
+        with self._lock:
+            self.acct.count("witness_failed")
+        log.error("job %s partition %d: the proof of a native witness failed self-verification; recomputing "
+                  "the witness on the wasm engine (please report this with the circuit)", part.job.id, part.index)
+        with timer.phase("witness_wasm"):
+            witness = lk.require_wasm().calculate_on_wasm(part.inputs)
+        part.inputs = None
+        proof = prove(lk.key, witness, threads=self.config.threads, timer=timer,
+                      witness_name=f"witness of job {part.job.id} partition {part.index}")
+        return proof, verify(lk.vk, proof.public, proof.proof)
 
     def _hand_on(self, q: stages.StageQueue):
         def put(part: Partition) -> None:

@@ -37,6 +37,7 @@ class Partition:
     index: int
     witness: object = None  # snarkd.formats.wtns.Witness (None when the job carries inputs)
     inputs: dict | None = None
+    witness_source: str = ""  # how a witness from inputs was made: native, recorded, wasm
     est: object = None  # snarkd.engine.memory.Estimate
     state: str = QUEUED
     reserved: int = 0  # bytes of the memory budget held now

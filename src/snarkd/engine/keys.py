@@ -67,6 +67,7 @@ class LoadedKey:
     reloads: int = 0
     meta: dict = field(default_factory=dict)  # curve, bytes, n_vars, ...: kept while the key is evicted
     wasm_limits: tuple = (None, 0)  # ([limits] wasm_memory bytes, wasm_fuel)
+    witness_engine: str = "auto"  # [witness] engine
     _vk: dict | None = field(default=None, repr=False)
     _calc: object = field(default=None, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
@@ -110,20 +111,31 @@ class LoadedKey:
             return self._vk
 
     def require_wasm(self):
-        """The key's WitnessCalculator (compiled once, thread-safe), for jobs given inputs;
-        InputError when the key has no circuit .wasm."""
+        """The key's witness calculator (built once, thread-safe) on the [witness] engine, for jobs
+        given inputs; InputError when the key has no circuit .wasm (or, engine "native", when no native
+        program can be built for it)."""
         with self._lock:
             if self._calc is None:
                 if not self.wasm:
                     raise InputError(f"key {self.id!r} has no circuit .wasm (none found beside {self.path}); "
                                      "load it with a wasm path to prove from inputs")
-                from snarkd.witness import WitnessCalculator  # lazy: wasmtime is heavy, needed by inputs jobs only
+                from snarkd.witness import make_calculator  # lazy: needed by inputs jobs only
 
+                key_id = self.id
                 # one wasm instance per synthesis worker at most: their memory is bounded, not per job
-                self._calc = WitnessCalculator(self.wasm, max_instances=self.max_instances or None,
-                                               cache=self.wasm_cache, max_memory=self.wasm_limits[0],
-                                               fuel=self.wasm_limits[1])
+                self._calc = make_calculator(
+                    self.wasm, self.witness_engine, max_instances=self.max_instances or None, cache=self.wasm_cache,
+                    max_memory=self.wasm_limits[0], fuel=self.wasm_limits[1],
+                    on_fallback=lambda msg: log.warning("key %s: %s", key_id, msg))
             return self._calc
+
+    def witness_info(self) -> dict:
+        """How this key's witnesses are made ({} before its first calculator exists)."""
+        calc = self._calc
+        if calc is None:
+            return {}
+        describe = getattr(calc, "describe", None)
+        return describe() if describe else {"engine": "wasm"}
 
 
 
@@ -139,6 +151,7 @@ class KeyStore:
         self.wasm_cache = wasm_cache
         self.max_instances = 0  # per key's witness calculator; set by the engine
         self.wasm_limits = (None, 0)  # (memory bytes, fuel) per witness calculation; set by the engine
+        self.witness_engine = "auto"  # [witness] engine; set by the engine
         self._keys: dict[str, LoadedKey] = {}
         self._lock = threading.Lock()
         self.max_resident = 0  # keys mapped at once (0: no limit); set by the engine ([keys] max_resident)
@@ -175,7 +188,13 @@ class KeyStore:
         key = ProvingKey.load(p)
         ms = (time.perf_counter() - t0) * 1000
         lk = LoadedKey(key_id, str(p), key, ms, preloaded, wasm=str(wp) if wp else "", max_instances=self.max_instances,
-                       wasm_cache=self.wasm_cache, wasm_limits=self.wasm_limits)
+                       wasm_cache=self.wasm_cache, wasm_limits=self.wasm_limits, witness_engine=self.witness_engine)
+        if lk.wasm and self.witness_engine != "wasm":
+            try:  # the native witness program, at load (its build time is logged): not on the first job
+                lk.require_wasm()
+            except BaseException:
+                key.close()
+                raise
         with self._lock:
             if key_id in self._keys:  # lost a race with a concurrent load
                 key.close()

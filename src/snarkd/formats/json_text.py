@@ -19,8 +19,6 @@ import os
 import re
 import stat
 
-import numpy as np
-
 from snarkd.errors import InputError
 
 # Proofs, keys and public lists nest at most 4 deep; inputs a few levels more.
@@ -33,9 +31,15 @@ _CHUNK = 1 << 24
 
 
 _STRING = re.compile(rb'"(?:[^"\\]|\\.)*"', re.DOTALL)  # a JSON string literal (escapes included)
-_STEP = np.zeros(256, dtype=np.int8)
-_STEP[[0x5B, 0x7B]] = 1  # [ {
-_STEP[[0x5D, 0x7D]] = -1  # ] }
+
+
+def _bracket_steps():
+    import numpy as np  # only for texts with many brackets: most inputs never load it
+
+    step = np.zeros(256, dtype=np.int8)
+    step[[0x5B, 0x7B]] = 1  # [ {
+    step[[0x5D, 0x7D]] = -1  # ] }
+    return np, step
 
 
 def bracket_depth(data: bytes, limit: int | None = None) -> int:
@@ -47,10 +51,11 @@ def bracket_depth(data: bytes, limit: int | None = None) -> int:
         return opens
     if b'"' in data:
         data = _STRING.sub(b'""', data)
+    np, step = _bracket_steps()
     buf = np.frombuffer(data, dtype=np.uint8)
     depth, deepest = 0, 0
     for start in range(0, len(buf), _CHUNK):
-        run = np.cumsum(_STEP[buf[start : start + _CHUNK]], dtype=np.int32)
+        run = np.cumsum(step[buf[start : start + _CHUNK]], dtype=np.int32)
         if run.size:
             deepest = max(deepest, depth + int(run.max()))
             depth += int(run[-1])

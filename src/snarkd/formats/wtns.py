@@ -104,10 +104,18 @@ def wtns_size(n_values: int) -> int:
 
 
 def wtns_bytes(prime: int, values) -> bytes:
-    """The exact bytes snarkjs writes for this witness."""
-    import numpy as np
+    """The exact bytes snarkjs writes for this witness. values: (n, 4) uint64 limbs (numpy), their
+    bytes (a bytes-like object of n * 32 bytes: the native witness path, which never imports numpy), or
+    a sequence of ints."""
+    import sys
 
-    if isinstance(values, np.ndarray):
+    np = sys.modules.get("numpy")  # an ndarray can only come from a process that imported numpy
+    if isinstance(values, (bytes, bytearray, memoryview)):
+        body = bytes(values)
+        if len(body) % N8:
+            raise ValueError(f"witness bytes must be a multiple of {N8}, got {len(body)}")
+        n = len(body) // N8
+    elif np is not None and isinstance(values, np.ndarray):
         arr = np.ascontiguousarray(values, dtype="<u8")
         if arr.ndim != 2 or arr.shape[1] != LIMBS:
             raise ValueError(f"witness values must have shape (n, {LIMBS}), got {arr.shape}")

@@ -10,8 +10,6 @@ from __future__ import annotations
 import sys
 from contextlib import contextmanager
 
-from tqdm import tqdm
-
 from snarkd.prover.timing import PhaseTimer
 
 
@@ -22,10 +20,33 @@ def wanted(forced: bool | None, quiet: bool, large: bool) -> bool:
     return large and not quiet and sys.stderr.isatty()
 
 
+class _NoBar:
+    """What a disabled bar does: nothing (and tqdm is not imported for it: whole-process commands
+    such as `snarkd witness` on a cached native program take ~0.2 s, a third of it was tqdm's import)."""
+
+    def __init__(self, total: int = 0, **_):
+        self.n, self.total = 0, total
+
+    def update(self, n: int = 1) -> None:
+        self.n += n
+
+    def set_description_str(self, desc: str) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
+def _bar(enabled: bool, **kwargs):
+    if not enabled:
+        return _NoBar(**kwargs)
+    from tqdm import tqdm
+
+    return tqdm(file=sys.stderr, leave=False, dynamic_ncols=True, **kwargs)
+
+
 class _Bar:
     """A tqdm bar (self.bar) closed on leaving a `with` block."""
-
-    bar: tqdm
 
     def close(self) -> None:
         self.bar.close()
@@ -42,8 +63,7 @@ class StepBar(_Bar):
 
     def __init__(self, desc: str, steps: int, enabled: bool = True):
         self.desc = desc
-        self.bar = tqdm(total=steps, desc=desc, unit="step", file=sys.stderr, leave=False, dynamic_ncols=True,
-                        disable=not enabled, bar_format="{desc}: {n}/{total} steps [{elapsed}]")
+        self.bar = _bar(enabled, total=steps, desc=desc, unit="step", bar_format="{desc}: {n}/{total} steps [{elapsed}]")
 
     @contextmanager
     def step(self, name: str):
@@ -58,8 +78,8 @@ class PhaseBar(_Bar, PhaseTimer):
     def __init__(self, desc: str, phases: int, enabled: bool = True):
         super().__init__()
         self.desc = desc
-        self.bar = tqdm(total=phases, desc=desc, unit="phase", file=sys.stderr, leave=False, dynamic_ncols=True,
-                        disable=not enabled, bar_format="{desc}: {percentage:3.0f}%|{bar}| {n}/{total} [{elapsed}]")
+        self.bar = _bar(enabled, total=phases, desc=desc, unit="phase",
+                        bar_format="{desc}: {percentage:3.0f}%|{bar}| {n}/{total} [{elapsed}]")
         self._done: set[str] = set()
 
     @contextmanager

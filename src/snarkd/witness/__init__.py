@@ -1,6 +1,12 @@
-"""Witness calculation from circom's .wasm, in-process (wasmtime)."""
+"""Witness calculation from circom's .wasm, in-process: natively (NativeCalculator, a program
+recorded from the wasm and replayed) or on wasmtime (WitnessCalculator). `make_calculator` picks
+by the `[witness] engine` setting. Both calculators load lazily: a process that only replays never
+imports wasmtime."""
 
-from snarkd.witness.calculator import WitnessCalculator, calculate_witness
+from __future__ import annotations
+
+import logging
+
 from snarkd.witness.errors import (
     CircuitAssertError,
     CircuitFormatError,
@@ -13,7 +19,16 @@ from snarkd.witness.errors import (
 )
 from snarkd.witness.inputs import fnv_hash, load_input_json
 
+ENGINES = ("auto", "native", "wasm")
+NATIVE_SOURCES = ("native", "recorded")  # witnesses the native engine made (replayed, or recorded on a miss)
+
 __all__ = [
+    "ENGINES",
+    "NATIVE_SOURCES",
+    "calculate_with_source",
+    "make_calculator",
+    "NativeCalculator",
+    "NativeUnavailable",
     "WitnessCalculator",
     "calculate_witness",
     "load_input_json",
@@ -27,3 +42,51 @@ __all__ = [
     "CircuitAssertError",
     "CircuitFormatError",
 ]
+
+
+def make_calculator(wasm, engine: str = "auto", *, on_fallback=None, **kwargs):
+    """A witness calculator for `wasm` on the named engine:
+
+    native  the native program (built or loaded now); NativeUnavailable (exit 3) where none can be
+            built; requests the wasm engine serves are reported through on_fallback(message)
+    wasm    wasmtime
+    auto    native where a program can be built, else wasm (said once in the log)
+
+    kwargs: WitnessCalculator's (sym, sanity_check, name, cache, max_instances, max_memory, fuel);
+    program= (a program file path) for the native engine.
+    """
+    if engine not in ENGINES:
+        raise ValueError(f"witness engine {engine!r}: expected one of {', '.join(ENGINES)}")
+    if engine != "wasm":
+        from snarkd.witness.native import NativeCalculator, NativeUnavailable
+
+        try:
+            return NativeCalculator(wasm, strict=engine == "native", on_fallback=on_fallback, **kwargs)
+        except NativeUnavailable as exc:
+            if engine == "native":
+                raise
+            logging.getLogger("snarkd.witness").info("%s; using the wasm engine", exc)
+    kwargs.pop("program", None)
+    from snarkd.witness.calculator import WitnessCalculator
+
+    return WitnessCalculator(wasm, **kwargs)
+
+
+def calculate_with_source(calc, inputs: dict, *, log=None):
+    """(Witness, how it was made: "native" | "recorded" | "wasm") from either calculator."""
+    fn = getattr(calc, "calculate_with_source", None)
+    if fn is not None:
+        return fn(inputs, log=log)
+    return calc.calculate(inputs, log=log), "wasm"
+
+
+def __getattr__(name: str):  # PEP 562: the calculators and their dependencies load on first use
+    if name in ("WitnessCalculator", "calculate_witness"):
+        from snarkd.witness import calculator
+
+        return getattr(calculator, name)
+    if name in ("NativeCalculator", "NativeUnavailable"):
+        from snarkd.witness import native
+
+        return getattr(native, name)
+    raise AttributeError(f"module 'snarkd.witness' has no attribute {name!r}")

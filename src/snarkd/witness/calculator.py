@@ -13,7 +13,6 @@ An instance whose run failed is dropped, never reused.
 from __future__ import annotations
 
 import os
-import re
 import threading
 from contextlib import contextmanager
 from pathlib import Path
@@ -24,19 +23,10 @@ import numpy as np
 from snarkd.errors import InputError
 from snarkd.formats.wtns import Witness, write_wtns
 from snarkd.witness import inputs as inp
-from snarkd.witness.errors import (
-    CircuitAssertError,
-    CircuitFormatError,
-    MissingInputError,
-    SignalSizeError,
-    UnknownSignalError,
-)
+from snarkd.witness.errors import CircuitAssertError, CircuitFormatError
 from snarkd.witness.wasm_runtime import CircuitInstance, WasmCircuitError, compile_module
 
 __all__ = ["WitnessCalculator", "calculate_witness"]
-
-_INDEX_SUFFIX = re.compile(r"(\[\d+\])+\Z")
-
 
 def words_to_u64(words: np.ndarray) -> np.ndarray:
     """(n, n32) little-endian uint32 words -> (n, ceil(n32/2)) uint64 limbs."""
@@ -70,26 +60,7 @@ class WitnessCalculator:
         max_memory: int | None = None,
         fuel: int = 0,
     ):
-        if isinstance(wasm, (bytes, bytearray, memoryview)):
-            data = bytes(wasm)
-            self.name = name or "circuit.wasm"
-            self.path = None
-        else:
-            self.path = Path(wasm)
-            self.name = name or str(self.path)
-            try:
-                data = self.path.read_bytes()
-            except FileNotFoundError:
-                raise InputError(f"{self.path}: circuit .wasm not found") from None
-            except OSError as exc:
-                raise InputError(f"{self.path}: cannot read circuit .wasm: {exc}") from None
-            if sym is None:
-                stem = self.path.stem
-                for cand in (self.path.parent.parent / f"{stem}.sym", self.path.parent / f"{stem}.sym"):
-                    if cand.exists():
-                        sym = cand
-                        break
-        self.sym = Path(sym) if sym is not None else None
+        data, self.path, self.name, self.sym = inp.read_wasm(wasm, name, sym)
         self.sanity_check = sanity_check
         self.max_memory, self.fuel = max_memory, int(fuel or 0)
         self.module = compile_module(data, self.name, cache=cache, fuel=self.fuel > 0)
@@ -152,43 +123,8 @@ class WitnessCalculator:
         if inst is None:
             with self._instance() as i:
                 return self.prepare(inputs, i)
-        prepared = []
-        total = 0
-        for name, value, flat in inp.iter_signals(inputs):
-            msb, lsb = inp.split_hash(inp.fnv_hash(name))
-            size = inst.input_signal_size(msb, lsb)
-            if size < 0:
-                raise UnknownSignalError(
-                    f"input '{name}' is not an input signal of the circuit {self.name} (circom: Signal {name} not found)",
-                    name,
-                )
-            if len(flat) != size:
-                which = "not enough" if len(flat) < size else "too many"
-                raise SignalSizeError(
-                    f"input '{name}': {which} values: {len(flat)} given, the signal has {size}",
-                    name,
-                    len(flat),
-                    size,
-                )
-            words = inp.values_to_words(name, value, flat, self.prime, self.n32)
-            prepared.append(inp.PreparedInput(name, msb, lsb, words))
-            total += size
-        if total < self.input_size:
-            given = {p.name for p in prepared}
-            missing = self.missing_inputs(given, inst)
-            if missing:
-                what = ", ".join(f"'{m}'" for m in missing)
-                msg = f"missing input signal{'s' if len(missing) > 1 else ''} {what}"
-            else:
-                msg = "missing input signal(s) (give the circuit's .sym file to name them)"
-            raise MissingInputError(
-                f"{msg}: {total} of the circuit's {self.input_size} input values given"
-                f" (circom: Not all inputs have been set. Only {total} out of {self.input_size})",
-                missing or None,
-                total,
-                self.input_size,
-            )
-        return prepared
+        return inp.prepare_inputs(inputs, inst.input_signal_size, self.prime, self.n32, self.input_size,
+                                  lambda given: self.missing_inputs(given, inst), self.name)
 
     def input_signals(self, inst: CircuitInstance | None = None) -> list[tuple[str, int]] | None:
         """(name, size) of the main component's input signals, from the .sym file; None without one."""
@@ -199,26 +135,8 @@ class WitnessCalculator:
         if inst is None:
             with self._instance() as i:
                 return self.input_signals(i)
-        seen: dict[str, None] = {}
-        main_component = None  # sym rows: signal, witness index, component, name
-        with open(self.sym, encoding="utf-8", errors="replace") as fh:
-            for line in fh:
-                parts = line.rstrip("\n").split(",", 3)
-                if len(parts) != 4 or not parts[3].startswith("main."):
-                    continue
-                if main_component is None:
-                    main_component = parts[2]  # the first row is one of main's own signals
-                if parts[2] != main_component:
-                    continue  # a subcomponent's signal
-                seen.setdefault(_INDEX_SUFFIX.sub("", parts[3][5:]), None)
-        names = []
-        for name in seen:
-            msb, lsb = inp.split_hash(inp.fnv_hash(name))
-            size = inst.input_signal_size(msb, lsb)
-            if size >= 0:
-                names.append((name, size))
-        self._input_names = names
-        return names
+        self._input_names = inp.sized_input_names(self.sym, inst.input_signal_size)
+        return self._input_names
 
     def missing_inputs(self, given: set[str], inst: CircuitInstance | None = None) -> list[str]:
         names = self.input_signals(inst)
@@ -261,6 +179,8 @@ class WitnessCalculator:
         log: called with each line the circuit's `log()` prints.
         """
         return Witness(self.prime, words_to_u64(self.calculate_words(inputs, log=log)))
+
+    calculate_on_wasm = calculate  # what NativeCalculator falls back on; here it is the calculation itself
 
     def calculate_to_file(self, inputs: dict, out: str | os.PathLike, *, log: Callable[[str], None] | None = None):
         """Calculate and write a .wtns file (byte-identical to `snarkjs wtns calculate`)."""

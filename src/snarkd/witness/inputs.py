@@ -19,13 +19,11 @@ import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable
-
-import numpy as np
+from typing import Any, Callable, Iterable
 
 from snarkd.formats import json_text
 from snarkd.formats.json_text import MAX_INPUT_DEPTH
-from snarkd.witness.errors import InputValueError
+from snarkd.witness.errors import InputValueError, MissingInputError, SignalSizeError, UnknownSignalError
 
 _FNV_OFFSET = 0xCBF29CE484222325
 _FNV_PRIME = 0x100000001B3
@@ -89,11 +87,20 @@ def _is_object(v: Any) -> bool:
     return isinstance(v, dict)
 
 
-def _flat(a: Any, out: list) -> None:
+def _ndarray_type():
+    """numpy's ndarray where numpy is already loaded (inputs given as arrays come from a process that
+    imported it), else None: the native witness path runs without numpy."""
+    import sys
+
+    np = sys.modules.get("numpy")
+    return np.ndarray if np is not None else None
+
+
+def _flat(a: Any, out: list, nd=None) -> None:
     if isinstance(a, (list, tuple)):
         for x in a:
-            _flat(x, out)
-    elif isinstance(a, np.ndarray):
+            _flat(x, out, nd)
+    elif nd is not None and isinstance(a, nd):
         out.extend(a.ravel().tolist())
     else:
         out.append(a)
@@ -102,7 +109,7 @@ def _flat(a: Any, out: list) -> None:
 def flatten(a: Any) -> list:
     """Row-major flattening of nested lists (JS flatArray)."""
     out: list = []
-    _flat(a, out)
+    _flat(a, out, _ndarray_type())
     return out
 
 
@@ -153,7 +160,10 @@ def _path(value: Any, flat_index: int) -> str:
                 if r is not None:
                     return r
             return None
-        if isinstance(v, np.ndarray):
+        nd = _ndarray_type()
+        if nd is not None and isinstance(v, nd):
+            import numpy as np
+
             n = v.size
             if counter[0] + n > flat_index:
                 return idx + "".join(f"[{i}]" for i in np.unravel_index(flat_index - counter[0], v.shape))
@@ -173,8 +183,8 @@ def to_int(v: Any) -> int:
         return int(v)
     if isinstance(v, int):
         return v
-    if isinstance(v, np.integer):
-        return int(v)
+    if type(v).__module__ == "numpy" and hasattr(v, "__index__"):  # numpy integers, without importing numpy
+        return int(v.__index__())
     if isinstance(v, float):
         if v != v or v in (float("inf"), float("-inf")) or not v.is_integer():
             raise ValueError("not an integer")
@@ -194,8 +204,15 @@ def _describe(v: Any) -> str:
     return r if len(r) <= 80 else r[:77] + "..."
 
 
-def values_to_words(name: str, value: Any, flat: list, prime: int, n32: int) -> np.ndarray:
-    """Field elements as little-endian 32-bit words, shape (len(flat), n32)."""
+def values_to_words(name: str, value: Any, flat: list, prime: int, n32: int):
+    """Field elements as little-endian 32-bit words, a numpy array of shape (len(flat), n32)."""
+    import numpy as np
+
+    return np.frombuffer(values_to_bytes(name, value, flat, prime, n32), dtype="<u4").reshape(len(flat), n32)
+
+
+def values_to_bytes(name: str, value: Any, flat: list, prime: int, n32: int) -> bytes:
+    """Field elements as little-endian integers of 4 * n32 bytes each (the values of one input signal)."""
     n8 = 4 * n32
     neg_limit = -prime
     try:
@@ -225,24 +242,121 @@ def values_to_words(name: str, value: Any, flat: list, prime: int, n32: int) -> 
                 ) from None
             fixed.append(x % prime)
         data = b"".join([x.to_bytes(n8, "little") for x in fixed])
-    return np.frombuffer(data, dtype="<u4").reshape(len(ints), n32)
+    return data
 
 
 @dataclass(frozen=True)
 class PreparedInput:
-    """One input signal, ready to set: its name, hash halves and words (k, n32)."""
+    """One input signal, ready to set: its name, hash halves, and its values as little-endian bytes
+    (count values of 4 * n32 bytes each)."""
 
     name: str
     hash_msb: int
     hash_lsb: int
-    words: np.ndarray
+    data: bytes
+    count: int
 
     @property
-    def count(self) -> int:
-        return int(self.words.shape[0])
+    def hash(self) -> int:
+        return (self.hash_msb << 32) | self.hash_lsb
+
+    @property
+    def words(self):
+        """The values as a numpy array of 32-bit words, (count, n32)."""
+        import numpy as np
+
+        return np.frombuffer(self.data, dtype="<u4").reshape(self.count, -1)
 
 
 def iter_signals(inputs: dict) -> Iterable[tuple[str, Any, list]]:
     """(qualified name, original value, flat values) for each input signal."""
     for name, value in qualify(inputs).items():
         yield name, value, flatten(value)
+
+
+def prepare_inputs(inputs: dict, signal_size: Callable[[int, int], int], prime: int, n32: int, input_size: int,
+                   missing_names: Callable[[set], list], circuit: str) -> list[PreparedInput]:
+    """Validate and encode inputs (names, sizes, values) against a circuit's input signals, as
+    circom's witness_calculator.js would, with our errors. signal_size(msb, lsb): the size of the
+    input signal with that name hash, -1 for none; missing_names(given): the input signals not
+    given, when a .sym file names them (else [])."""
+    prepared = []
+    total = 0
+    for name, value, flat in iter_signals(inputs):
+        msb, lsb = split_hash(fnv_hash(name))
+        size = signal_size(msb, lsb)
+        if size < 0:
+            raise UnknownSignalError(
+                f"input '{name}' is not an input signal of the circuit {circuit} (circom: Signal {name} not found)",
+                name,
+            )
+        if len(flat) != size:
+            which = "not enough" if len(flat) < size else "too many"
+            raise SignalSizeError(f"input '{name}': {which} values: {len(flat)} given, the signal has {size}",
+                                  name, len(flat), size)
+        prepared.append(PreparedInput(name, msb, lsb, values_to_bytes(name, value, flat, prime, n32), len(flat)))
+        total += size
+    if total < input_size:
+        missing = missing_names({p.name for p in prepared})
+        if missing:
+            what = ", ".join(f"'{m}'" for m in missing)
+            msg = f"missing input signal{'s' if len(missing) > 1 else ''} {what}"
+        else:
+            msg = "missing input signal(s) (give the circuit's .sym file to name them)"
+        raise MissingInputError(
+            f"{msg}: {total} of the circuit's {input_size} input values given"
+            f" (circom: Not all inputs have been set. Only {total} out of {input_size})",
+            missing or None,
+            total,
+            input_size,
+        )
+    return prepared
+
+
+_INDEX_SUFFIX = re.compile(r"(\[\d+\])+\Z")
+
+
+def sized_input_names(sym: Path, signal_size: Callable[[int, int], int]) -> list[tuple[str, int]]:
+    """(name, size) of the main component's input signals: the names from the circuit's .sym file
+    (rows: signal, witness index, component, name), the sizes from signal_size (-1: not an input)."""
+    seen: dict[str, None] = {}
+    main_component = None
+    with open(sym, encoding="utf-8", errors="replace") as fh:
+        for line in fh:
+            parts = line.rstrip("\n").split(",", 3)
+            if len(parts) != 4 or not parts[3].startswith("main."):
+                continue
+            if main_component is None:
+                main_component = parts[2]  # the first row is one of main's own signals
+            if parts[2] != main_component:
+                continue  # a subcomponent's signal
+            seen.setdefault(_INDEX_SUFFIX.sub("", parts[3][5:]), None)
+    names = []
+    for name in seen:
+        size = signal_size(*split_hash(fnv_hash(name)))
+        if size >= 0:
+            names.append((name, size))
+    return names
+
+
+def read_wasm(wasm, name: str | None, sym) -> tuple[bytes, Path | None, str, Path | None]:
+    """(bytes, path, display name, .sym path) of a circuit .wasm given as a path or bytes; the
+    .sym is found beside it (circom's layout: NAME_js/NAME.wasm and NAME.sym) unless given."""
+    from snarkd.errors import InputError
+
+    if isinstance(wasm, (bytes, bytearray, memoryview)):
+        return bytes(wasm), None, name or "circuit.wasm", Path(sym) if sym is not None else None
+    path = Path(wasm)
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        raise InputError(f"{path}: circuit .wasm not found") from None
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read circuit .wasm: {exc}") from None
+    if sym is None:
+        stem = path.stem
+        for cand in (path.parent.parent / f"{stem}.sym", path.parent / f"{stem}.sym"):
+            if cand.exists():
+                sym = cand
+                break
+    return data, path, name or str(path), Path(sym) if sym is not None else None

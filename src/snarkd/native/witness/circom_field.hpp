@@ -1,0 +1,271 @@
+// circom's field operators, exactly as its wasm runtime (ffwasm's Fr_*) computes them, on
+// Montgomery elements of the native core. The recorder (record.hpp) computes every concrete value
+// with these, and the replay (program.hpp) every value of every later witness: one definition, so
+// the two cannot disagree. tests/witness/test_circom_field.py checks each against the wasm's own
+// Fr_* functions.
+//
+// With x the integer in [0, p) (circom's docs, "Basic operators"; ffwasm):
+//   + - * / and unary -: the field; x / 0 = 0 (ffwasm's inverse of 0 is 0).
+//   \ and %: the integers; by 0 the wasm traps (here: Trap, and the wasm engine reports it).
+//   comparisons: on val(x) = x - p when x > (p - 1) / 2, else x ("negative" elements).
+//   && || !: on x != 0.
+//   & | ^ ~: on the integers, the result masked to bitlen(p) bits and reduced by p once.
+//   << >> by k: k is val(k); a negative k shifts the other way; |k| >= bitlen(p) gives 0;
+//     left shifts drop bits above 2^256, then mask and reduce as above.
+//   toInt (array indices, loop bounds): the low 32 bits of x, or minus those of p - x when x is
+//     negative, as a signed 32-bit integer.
+#pragma once
+#include <cstdint>
+#include <cstring>
+
+#include "ff/mont.hpp"
+
+namespace snarkd::witness {
+
+enum : int { TRAP_NONE = 0, TRAP_DIV_ZERO = 1 };
+
+template <class P>
+struct CircomField {
+  using F = Mont<P>;
+  static constexpr size_t N = P::N;
+  static_assert(N == 4, "circom's scalar fields here are 4 limbs");
+
+  struct Int {  // a plain little-endian integer of N limbs
+    u64 v[N];
+  };
+
+  static constexpr unsigned bitlen() {
+    unsigned b = 64 * N;
+    while (b > 0 && !((P::MOD[(b - 1) / 64] >> ((b - 1) % 64)) & 1)) b--;
+    return b;
+  }
+  static constexpr unsigned BITS = bitlen();
+
+  static F from_u64(u64 x) {  // Montgomery
+    F t = F::zero();
+    t.v[0] = x;
+    return t.to_mont();
+  }
+
+  // --- integers ---
+  static int cmp(const Int& a, const Int& b) {
+    for (size_t i = N; i-- > 0;) {
+      if (a.v[i] != b.v[i]) return a.v[i] < b.v[i] ? -1 : 1;
+    }
+    return 0;
+  }
+  static Int half() {  // (p - 1) / 2
+    Int h;
+    for (size_t i = 0; i < N; i++) h.v[i] = (P::MOD[i] >> 1) | (i + 1 < N ? P::MOD[i + 1] << 63 : 0);
+    return h;
+  }
+  static bool is_negative(const Int& a) {
+    static const Int h = half();
+    return cmp(a, h) > 0;
+  }
+  static Int sub_int(const Int& a, const Int& b) {
+    Int r;
+    u64 borrow = 0;
+    for (size_t i = 0; i < N; i++) {
+      u128 d = (u128)a.v[i] - b.v[i] - borrow;
+      r.v[i] = (u64)d;
+      borrow = (u64)(d >> 64) & 1;
+    }
+    return r;
+  }
+  static Int modulus() {
+    Int m;
+    std::memcpy(m.v, P::MOD, sizeof m.v);
+    return m;
+  }
+  // Mask to bitlen(p) bits, then subtract p once if >= p (ffwasm's adjustBinResult).
+  static Int adjust(Int a) {
+    const unsigned top = BITS - 64 * (N - 1);
+    if (top < 64) a.v[N - 1] &= (u64(1) << top) - 1;
+    if (cmp(a, modulus()) >= 0) a = sub_int(a, modulus());
+    return a;
+  }
+  static Int shl_raw(const Int& a, unsigned n) {  // n < bitlen(p) <= 256; bits past 2^256 dropped
+    Int r{};
+    unsigned w = n / 64, b = n % 64;
+    for (size_t i = N; i-- > 0;) {
+      if (i < w) continue;
+      u64 x = a.v[i - w] << b;
+      if (b && i - w >= 1) x |= a.v[i - w - 1] >> (64 - b);
+      r.v[i] = x;
+    }
+    return r;
+  }
+  static Int shr_raw(const Int& a, unsigned n) {
+    Int r{};
+    unsigned w = n / 64, b = n % 64;
+    for (size_t i = 0; i + w < N; i++) {
+      u64 x = a.v[i + w] >> b;
+      if (b && i + w + 1 < N) x |= a.v[i + w + 1] << (64 - b);
+      r.v[i] = x;
+    }
+    return r;
+  }
+  // Long division of plain integers (N limbs): quotient and remainder, b != 0.
+  static void divmod(const Int& a, const Int& b, Int& q, Int& rem) {
+    if (!(b.v[1] | b.v[2] | b.v[3])) {  // a one-limb divisor (circom's `i % 32`, `x \ 2`...)
+      const u64 d = b.v[0];
+      u128 r = 0;
+      q = Int{};
+      for (size_t i = N; i-- > 0;) {
+        u128 cur = (r << 64) | a.v[i];
+        q.v[i] = u64(cur / d);
+        r = cur % d;
+      }
+      rem = Int{};
+      rem.v[0] = u64(r);
+      return;
+    }
+    Int r{};
+    q = Int{};
+    for (int bit = int(64 * N) - 1; bit >= 0; bit--) {
+      // r = (r << 1) | bit; r < b <= 2^256 - 1 so r << 1 fits in N limbs plus one carry bit
+      u64 carry = r.v[N - 1] >> 63;
+      r = shl_raw(r, 1);
+      r.v[0] |= (a.v[bit / 64] >> (bit % 64)) & 1;
+      if (carry || cmp(r, b) >= 0) {
+        r = sub_int(r, b);
+        q.v[bit / 64] |= u64(1) << (bit % 64);
+      }
+    }
+    rem = r;
+  }
+
+  // --- the operators, on plain values ("N": an F holding plain limbs) ---------------------------
+  // The replay keeps integer-valued work in plain form (program.hpp); the recorder uses the
+  // Montgomery forms below, which convert around these: one definition of each operator.
+  static Int as_int(const F& n) {
+    Int r;
+    std::memcpy(r.v, n.v, sizeof r.v);
+    return r;
+  }
+  static F as_f(const Int& x) {
+    F r;
+    std::memcpy(r.v, x.v, sizeof r.v);
+    return r;
+  }
+  static F n_bool(bool b) {
+    F r = F::zero();
+    r.v[0] = b ? 1 : 0;
+    return r;
+  }
+  static bool n_less(const F& a, const F& b) {  // val(a) < val(b)
+    Int x = as_int(a), y = as_int(b);
+    bool nx = is_negative(x), ny = is_negative(y);
+    if (nx != ny) return nx;
+    return cmp(x, y) < 0;
+  }
+  static int n_idiv(const F& a, const F& b, F& out) {
+    Int x = as_int(a), y = as_int(b), q, r;
+    if (!(y.v[0] | y.v[1] | y.v[2] | y.v[3])) return TRAP_DIV_ZERO;
+    divmod(x, y, q, r);
+    out = as_f(q);
+    return TRAP_NONE;
+  }
+  static int n_mod(const F& a, const F& b, F& out) {
+    Int x = as_int(a), y = as_int(b), q, r;
+    if (!(y.v[0] | y.v[1] | y.v[2] | y.v[3])) return TRAP_DIV_ZERO;
+    divmod(x, y, q, r);
+    out = as_f(r);
+    return TRAP_NONE;
+  }
+  static F n_band(const F& a, const F& b) {
+    Int r;
+    for (size_t i = 0; i < N; i++) r.v[i] = a.v[i] & b.v[i];
+    return as_f(adjust(r));
+  }
+  static F n_bor(const F& a, const F& b) {
+    Int r;
+    for (size_t i = 0; i < N; i++) r.v[i] = a.v[i] | b.v[i];
+    return as_f(adjust(r));
+  }
+  static F n_bxor(const F& a, const F& b) {
+    Int r;
+    for (size_t i = 0; i < N; i++) r.v[i] = a.v[i] ^ b.v[i];
+    return as_f(adjust(r));
+  }
+  static F n_bnot(const F& a) {
+    Int r;
+    for (size_t i = 0; i < N; i++) r.v[i] = ~a.v[i];
+    return as_f(adjust(r));
+  }
+  // The shift amount as circom reads it: (left?, count), count >= BITS meaning "all out".
+  static void shift_amount(const F& k, bool left_if_positive, bool& left, unsigned& count) {
+    Int x = as_int(k);
+    bool negk = is_negative(x);
+    if (negk) x = sub_int(modulus(), x);
+    left = negk ? !left_if_positive : left_if_positive;
+    bool small = !(x.v[1] | x.v[2] | x.v[3]) && x.v[0] < BITS;
+    count = small ? unsigned(x.v[0]) : BITS;
+  }
+  static F n_shift(const F& a, const F& k, bool left_if_positive) {
+    bool left;
+    unsigned n;
+    shift_amount(k, left_if_positive, left, n);
+    if (n >= BITS) return F::zero();
+    Int x = as_int(a);
+    return as_f(left ? adjust(shl_raw(x, n)) : shr_raw(x, n));
+  }
+  static F n_shl(const F& a, const F& k) { return n_shift(a, k, true); }
+  static F n_shr(const F& a, const F& k) { return n_shift(a, k, false); }
+  // (a >> n) & 1 for 0 <= n < BITS: circom's bit extraction in one step
+  static F n_bit(const F& a, unsigned n) { return n_bool((a.v[n / 64] >> (n % 64)) & 1); }
+  static int32_t n_to_int32(const F& a) {
+    Int x = as_int(a);
+    if (is_negative(x)) {
+      Int m = sub_int(modulus(), x);
+      return int32_t(uint32_t(0) - uint32_t(m.v[0]));
+    }
+    return int32_t(uint32_t(x.v[0]));
+  }
+
+  // --- the operators on Montgomery values (the recorder's) -----------------------------------
+  static F to_n(const F& a) { return a.from_mont(); }
+  static F to_m(const F& n) { return n.to_mont(); }
+  static F add(const F& a, const F& b) { return a + b; }
+  static F sub(const F& a, const F& b) { return a - b; }
+  static F mul(const F& a, const F& b) { return a * b; }
+  static F neg(const F& a) { return a.neg(); }
+  static F inv(const F& a) { return a.inv(); }  // inv(0) = 0, as ffwasm's
+  static F div(const F& a, const F& b) { return a * b.inv(); }
+  static F pow_n(const F& a, const F& e_plain) { return a.pow_limbs(e_plain.v, N); }
+  static F pow(const F& a, const F& e) { return pow_n(a, to_n(e)); }
+  static int idiv(const F& a, const F& b, F& out) {
+    F q;
+    int t = n_idiv(to_n(a), to_n(b), q);
+    if (!t) out = to_m(q);
+    return t;
+  }
+  static int mod(const F& a, const F& b, F& out) {
+    F r;
+    int t = n_mod(to_n(a), to_n(b), r);
+    if (!t) out = to_m(r);
+    return t;
+  }
+  static F boolean(bool b) { return b ? F::one() : F::zero(); }
+  static bool is_true(const F& a) { return !a.is_zero(); }  // either form: 0 is 0
+  static F eq(const F& a, const F& b) { return boolean(a == b); }
+  static F neq(const F& a, const F& b) { return boolean(a != b); }
+  static bool less(const F& a, const F& b) { return n_less(to_n(a), to_n(b)); }
+  static F lt(const F& a, const F& b) { return boolean(less(a, b)); }
+  static F gt(const F& a, const F& b) { return boolean(less(b, a)); }
+  static F leq(const F& a, const F& b) { return boolean(!less(b, a)); }
+  static F geq(const F& a, const F& b) { return boolean(!less(a, b)); }
+  static F land(const F& a, const F& b) { return boolean(is_true(a) && is_true(b)); }
+  static F lor(const F& a, const F& b) { return boolean(is_true(a) || is_true(b)); }
+  static F lnot(const F& a) { return boolean(!is_true(a)); }
+  static F band(const F& a, const F& b) { return to_m(n_band(to_n(a), to_n(b))); }
+  static F bor(const F& a, const F& b) { return to_m(n_bor(to_n(a), to_n(b))); }
+  static F bxor(const F& a, const F& b) { return to_m(n_bxor(to_n(a), to_n(b))); }
+  static F bnot(const F& a) { return to_m(n_bnot(to_n(a))); }
+  static F shl(const F& a, const F& k) { return to_m(n_shl(to_n(a), to_n(k))); }
+  static F shr(const F& a, const F& k) { return to_m(n_shr(to_n(a), to_n(k))); }
+  static int32_t to_int32(const F& a) { return n_to_int32(to_n(a)); }
+};
+
+}  // namespace snarkd::witness

@@ -1,0 +1,598 @@
+// The native witness program: a recorded Trace compiled into a compact straight-line program, and
+// its replay.
+//
+// Compilation: dead values are dropped (only the witness, guards and logs keep values alive),
+// every witness element computes straight into its own slot, and every other value gets a
+// register by liveness (a register is reused as soon as its last reader has run), so a replay
+// touches the witness plus a small register file, not one slot per intermediate. Constants live
+// in a pool shared by all replays.
+//
+// A Program holds one or more Paths: each is the trace of one run of the wasm's control flow.
+// A replay tries them in turn; a guard that fails (an input took the wasm another way) moves to
+// the next, and when none fits the caller records the request anew and adds its path.
+#pragma once
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <mutex>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "witness/circom_field.hpp"
+#include "witness/record.hpp"
+#include "witness/trace.hpp"
+
+namespace snarkd::witness {
+
+// Replay opcodes. Values are held in one of two forms: Montgomery ("M", what field products want)
+// or plain ("N", what circom's integer operators, comparisons and the witness itself want). The
+// compiler (below) picks each value's form and inserts conversions only where a reader needs the
+// other one, once per value: a bit extracted from a word stays plain from the shift to the
+// witness, a product of a plain and a Montgomery value is plain without any conversion.
+enum ROp : uint16_t {
+  R_ADD, R_SUB, R_NEG,            // either form (both operands in it)
+  R_MUL,                          // M*M -> M, N*M -> N
+  R_DIV,                          // a * b^-1: b M, a either (result in a's form)
+  R_INV,                          // M -> M
+  R_POW,                          // a M, b (exponent) N -> M
+  R_EQ, R_NEQ,                    // same form -> N boolean
+  R_LT, R_GT, R_LEQ, R_GEQ,       // N -> N boolean
+  R_LAND, R_LOR, R_LNOT,          // either -> N boolean
+  R_BAND, R_BOR, R_BXOR, R_BNOT, R_SHL, R_SHR,  // N -> N
+  R_IDIV, R_MOD,                  // N -> N (trap on 0)
+  R_BIT,                          // N: (a >> b) & 1, b an immediate < bitlen(p)
+  R_SELECT,                       // isTrue(a) ? b : (next EXT's a); b and c in one form
+  R_GUARD_TRUE, R_GUARD_FALSE,    // either
+  R_GUARD_INT,                    // N: toInt(a) == (int32) b
+  R_GUARD_EQ, R_GUARD_NE,         // same form
+  R_LOG_STR, R_LOG_VAL,           // LOG_VAL: N
+  R_LOADIN,                       // d = input a (plain)
+  R_SETC, R_COPY,                 // d = const a / d = a
+  R_TONORM, R_TOMONT,             // form conversions
+  R_EXT,                          // third operand of the previous instruction
+  R_COUNT
+};
+
+// One replay instruction (16 bytes). k: bit 0 = a is a constant, bit 1 = b is a constant.
+// Constants index one pool: [0, n) in Montgomery form, [n, 2n) the same values plain.
+struct PIns {
+  uint16_t op, k;
+  uint32_t d, a, b;
+};
+static_assert(sizeof(PIns) == 16, "PIns is 16 bytes");
+
+enum ReplayStatus : int { REPLAY_OK = 0, REPLAY_MISS = 1, REPLAY_TRAP = 2 };
+
+struct LogEvent {
+  bool is_value;
+  uint32_t str;                   // index into the path's strings
+  std::array<uint64_t, 4> value;  // plain limbs
+};
+
+template <class F>
+struct Path {
+  std::vector<F> consts;  // 2n: Montgomery, then plain
+  std::vector<PIns> code;
+  std::vector<std::string> strings;
+  uint32_t n_regs = 0;
+  uint32_t n_guards = 0;
+  std::atomic<uint64_t> hits{0};  // replays that took this path (most used first)
+};
+
+template <class P>
+class Compiler {
+ public:
+  using F = Mont<P>;
+  using CF = CircomField<P>;
+  enum Form : uint8_t { M = 0, NF = 1 };
+
+  static std::shared_ptr<Path<F>> compile(const Trace<F>& t, uint32_t witness_size) {
+    Compiler c(t, witness_size);
+    c.lower();
+    return c.emit();
+  }
+
+ private:
+  // A value of the lowered program: an op on earlier values (or constants), in a form.
+  struct XNode {
+    uint16_t op;
+    Form form;
+    uint32_t a, b, c;  // XNode ids, or CONST_BIT | pool index (the pool holds both forms)
+    uint32_t imm;      // GUARD_INT's value, BIT's position, LOG_STR's string, LOADIN's input
+  };
+  const Trace<F>& t_;
+  const uint32_t W_;
+  const uint32_t nc_;  // constants per form
+  std::vector<XNode> x_{XNode{R_COUNT, M, 0, 0, 0, 0}};  // id 0 unused
+  std::vector<uint32_t> map_;     // trace id -> XNode id
+  std::vector<uint32_t> other_;   // XNode id -> its conversion to the other form (0: none yet)
+
+  Compiler(const Trace<F>& t, uint32_t w) : t_(t), W_(w), nc_(uint32_t(t.consts.size())) {}
+
+  static bool is_node(uint32_t id) { return id && !(id & CONST_BIT); }
+  static int trace_operands(uint8_t op) {
+    switch (op) {
+      case T_INPUT: case T_LOG_STR: case T_NONE: case T_CONST: return 0;
+      case T_GUARD_INT: return 1;
+      default: return top_arity(op);
+    }
+  }
+  Form form_of(uint32_t xid) const { return x_[xid].form; }
+  uint32_t add(uint16_t op, Form f, uint32_t a = 0, uint32_t b = 0, uint32_t c = 0, uint32_t imm = 0) {
+    x_.push_back(XNode{op, f, a, b, c, imm});
+    other_.resize(x_.size(), 0);
+    return uint32_t(x_.size() - 1);
+  }
+  // An operand in form f: constants come in both; values are converted once.
+  uint32_t in_form(uint32_t ref, Form f) {
+    if (ref & CONST_BIT) return CONST_BIT | ((ref & ~CONST_BIT) + (f == NF ? nc_ : 0));
+    if (form_of(ref) == f) return ref;
+    if (!other_[ref]) {
+      uint32_t c = add(f == NF ? R_TONORM : R_TOMONT, f, ref);
+      other_[ref] = c;
+      other_[c] = ref;
+    }
+    return other_[ref];
+  }
+  // A trace operand as an XNode ref (constants stay tagged, form unchosen).
+  uint32_t ref(uint32_t tid) const { return (tid & CONST_BIT) ? tid : map_[tid]; }
+  bool has(uint32_t r, Form f) const {  // available in form f without a new conversion
+    return (r & CONST_BIT) || form_of(r) == f || other_[r] != 0;
+  }
+  // The common form for two operands of a form-agnostic op (add, select, eq): the one both
+  // already have, else plain (the witness wants plain).
+  Form common(uint32_t a, uint32_t b) const {
+    bool ca = a & CONST_BIT, cb = b & CONST_BIT;
+    if (ca && cb) return NF;
+    if (ca) return form_of(b);
+    if (cb) return form_of(a);
+    if (form_of(a) == form_of(b)) return form_of(a);
+    if (has(a, NF) && has(b, NF)) return NF;
+    if (has(a, M) && has(b, M)) return M;
+    // convert the older value: it is the one likely read again (an input, a running sum), so
+    // its conversion is reused, where a fresh value's would be paid at every step of a chain
+    return form_of(a < b ? b : a);
+  }
+
+  void lower() {
+    const auto& nodes = t_.nodes;
+    const size_t n = nodes.size();
+    // liveness: the witness, guards and logs keep values alive
+    std::vector<uint8_t> live(n, 0);
+    for (uint32_t id : t_.witness)
+      if (is_node(id)) live[id] = 1;
+    for (size_t k = 1; k < n; k++)
+      if (top_is_effect(nodes[k].op)) live[k] = 1;
+    for (size_t k = n; k-- > 1;) {
+      if (!live[k]) continue;
+      const TNode& nd = nodes[k];
+      const uint32_t ops[3] = {nd.a, nd.b, nd.c};
+      for (int i = 0; i < trace_operands(nd.op); i++)
+        if (is_node(ops[i])) live[ops[i]] = 1;
+    }
+    map_.assign(n, 0);
+    for (size_t k = 1; k < n; k++) {
+      if (!live[k]) continue;
+      const TNode& nd = nodes[k];
+      uint32_t a = trace_operands(nd.op) >= 1 ? ref(nd.a) : 0;
+      uint32_t b = trace_operands(nd.op) >= 2 ? ref(nd.b) : 0;
+      uint32_t r = 0;
+      switch (nd.op) {
+        case T_INPUT: r = add(R_LOADIN, NF, 0, 0, 0, nd.a); break;
+        case T_ADD: case T_SUB: {
+          Form f = common(a, b);
+          r = add(nd.op == T_ADD ? R_ADD : R_SUB, f, in_form(a, f), in_form(b, f));
+          break;
+        }
+        case T_NEG: r = add(R_NEG, (a & CONST_BIT) ? NF : form_of(a), in_form(a, (a & CONST_BIT) ? NF : form_of(a))); break;
+        case T_MUL: r = lower_mul(a, b); break;
+        case T_DIV: {
+          Form f = (a & CONST_BIT) ? M : form_of(a);
+          r = add(R_DIV, f, in_form(a, f), in_form(b, M));
+          break;
+        }
+        case T_INV: r = add(R_INV, M, in_form(a, M)); break;
+        case T_POW: r = add(R_POW, M, in_form(a, M), in_form(b, NF)); break;
+        case T_EQ: case T_NEQ: {
+          Form f = common(a, b);
+          r = add(nd.op == T_EQ ? R_EQ : R_NEQ, NF, in_form(a, f), in_form(b, f));
+          break;
+        }
+        case T_LT: case T_GT: case T_LEQ: case T_GEQ: {
+          static const uint16_t ops[] = {R_LT, R_GT, R_LEQ, R_GEQ};
+          r = add(ops[nd.op - T_LT], NF, in_form(a, NF), in_form(b, NF));
+          break;
+        }
+        case T_LAND: case T_LOR: {
+          Form fa = (a & CONST_BIT) ? NF : form_of(a), fb = (b & CONST_BIT) ? NF : form_of(b);
+          r = add(nd.op == T_LAND ? R_LAND : R_LOR, NF, in_form(a, fa), in_form(b, fb));
+          break;
+        }
+        case T_LNOT: r = add(R_LNOT, NF, in_form(a, (a & CONST_BIT) ? NF : form_of(a))); break;
+        case T_BAND: {
+          // (x >> c) & 1, the shift read only here: one bit extraction
+          if (bit_extraction(nd, r)) break;
+          r = add(R_BAND, NF, in_form(a, NF), in_form(b, NF));
+          break;
+        }
+        case T_BOR: r = add(R_BOR, NF, in_form(a, NF), in_form(b, NF)); break;
+        case T_BXOR: r = add(R_BXOR, NF, in_form(a, NF), in_form(b, NF)); break;
+        case T_BNOT: r = add(R_BNOT, NF, in_form(a, NF)); break;
+        case T_SHL: r = add(R_SHL, NF, in_form(a, NF), in_form(b, NF)); break;
+        case T_SHR: r = add(R_SHR, NF, in_form(a, NF), in_form(b, NF)); break;
+        case T_IDIV: r = add(R_IDIV, NF, in_form(a, NF), in_form(b, NF)); break;
+        case T_MOD: r = add(R_MOD, NF, in_form(a, NF), in_form(b, NF)); break;
+        case T_SELECT: {
+          uint32_t c = ref(nd.c);
+          Form f = common(b, c);
+          Form fa = (a & CONST_BIT) ? NF : form_of(a);
+          r = add(R_SELECT, f, in_form(a, fa), in_form(b, f), in_form(c, f));
+          break;
+        }
+        case T_GUARD_TRUE: case T_GUARD_FALSE: {
+          // guard(eq(x, y)): compare in place
+          const TNode* e = is_node(nd.a) ? &nodes[nd.a] : nullptr;
+          if (e && (e->op == T_EQ || e->op == T_NEQ)) {
+            uint32_t ea = ref(e->a), eb = ref(e->b);
+            Form f = common(ea, eb);
+            bool want_equal = (e->op == T_EQ) == (nd.op == T_GUARD_TRUE);
+            add(want_equal ? R_GUARD_EQ : R_GUARD_NE, NF, in_form(ea, f), in_form(eb, f));
+            break;
+          }
+          add(nd.op == T_GUARD_TRUE ? R_GUARD_TRUE : R_GUARD_FALSE, NF,
+              in_form(a, (a & CONST_BIT) ? NF : form_of(a)));
+          break;
+        }
+        case T_GUARD_INT: add(R_GUARD_INT, NF, in_form(a, NF), 0, 0, nd.b); break;
+        case T_LOG_STR: add(R_LOG_STR, NF, 0, 0, 0, nd.a); break;
+        case T_LOG_VAL: add(R_LOG_VAL, NF, in_form(a, NF)); break;
+        default: throw Unsupported("internal: trace op " + std::to_string(nd.op));
+      }
+      map_[k] = r;
+    }
+    // Values folded into a later instruction (an eq a guard compares in place, a shift a bit
+    // extraction reads through) were lowered anyway: emit drops those nobody reads.
+  }
+
+  bool bit_extraction(const TNode& nd, uint32_t& r) {
+    // nd: band(a, b) with one side the constant 1 and the other shr(x, const c), c < bitlen
+    uint32_t s = nd.a, one = nd.b;
+    if (!(one & CONST_BIT)) std::swap(s, one);
+    if (!(one & CONST_BIT) || !is_node(s)) return false;
+    const F& k1 = t_.consts[one & ~CONST_BIT];
+    if (!(k1 == F::one())) return false;
+    const TNode& sh = t_.nodes[s];
+    if (sh.op != T_SHR || !(sh.b & CONST_BIT)) return false;
+    F amount = t_.consts[sh.b & ~CONST_BIT].from_mont();
+    bool left;
+    unsigned cnt;
+    CF::shift_amount(amount, false, left, cnt);
+    if (left || cnt >= CF::BITS) return false;
+    r = add(R_BIT, NF, in_form(ref(sh.a), NF), 0, 0, cnt);
+    return true;
+  }
+
+  uint32_t lower_mul(uint32_t a, uint32_t b) {
+    bool ca = a & CONST_BIT, cb = b & CONST_BIT;
+    if (ca && cb) return add(R_MUL, M, in_form(a, M), in_form(b, M));
+    if (ca || cb) {  // value * constant: keep the value's form (the constant's Montgomery form)
+      uint32_t v = ca ? b : a, k = ca ? a : b;
+      const F& kv = t_.consts[k & ~CONST_BIT];
+      if (kv == CF::from_u64(2)) return add(R_ADD, form_of(v), v, v);
+      return add(R_MUL, form_of(v), v, in_form(k, M));
+    }
+    Form fa = form_of(a), fb = form_of(b);
+    if (fa != fb) return add(R_MUL, NF, fa == NF ? a : b, fa == NF ? b : a);  // N * M -> N
+    if (fa == M) return add(R_MUL, M, a, b);
+    // x * x: square in Montgomery form (a chain of squares then converts nothing on its way)
+    if (a == b) {
+      uint32_t m = in_form(a, M);
+      return add(R_MUL, M, m, m);
+    }
+    // N * N: one operand to Montgomery (one that has it already, if any)
+    if (other_[b] && !other_[a]) std::swap(a, b);
+    return add(R_MUL, NF, b, in_form(a, M));
+  }
+
+  // Liveness on the lowered program, registers, instructions.
+  std::shared_ptr<Path<F>> emit() {
+    const size_t n = x_.size();
+    auto opnds = [&](const XNode& x, uint32_t out[3]) -> int {
+      int k = 0;
+      switch (x.op) {
+        case R_LOADIN: case R_LOG_STR: return 0;
+        case R_SELECT: out[k++] = x.a; out[k++] = x.b; out[k++] = x.c; return k;
+        case R_NEG: case R_INV: case R_LNOT: case R_BNOT: case R_BIT: case R_GUARD_TRUE: case R_GUARD_FALSE:
+        case R_GUARD_INT: case R_LOG_VAL: case R_TONORM: case R_TOMONT:
+          out[k++] = x.a; return k;
+        default: out[k++] = x.a; out[k++] = x.b; return k;
+      }
+    };
+    auto is_effect = [](uint16_t op) {
+      return op == R_GUARD_TRUE || op == R_GUARD_FALSE || op == R_GUARD_INT || op == R_GUARD_EQ ||
+             op == R_GUARD_NE || op == R_LOG_STR || op == R_LOG_VAL;
+    };
+    // homes: each witness element computes into its own slot
+    std::vector<uint32_t> home(n, ~0u);
+    for (uint32_t i = 0; i < t_.witness.size(); i++) {
+      uint32_t id = t_.witness[i];
+      if (is_node(id)) {
+        uint32_t xid = map_[id];
+        if (home[xid] == ~0u) home[xid] = i;
+      }
+    }
+    std::vector<uint8_t> live(n, 0);
+    std::vector<uint32_t> last(n, 0);
+    for (size_t k = 1; k < n; k++)
+      if (home[k] != ~0u || is_effect(x_[k].op)) live[k] = 1;
+    for (size_t k = n; k-- > 1;) {
+      if (!live[k]) continue;
+      uint32_t o[3];
+      int c = opnds(x_[k], o);
+      for (int i = 0; i < c; i++)
+        if (is_node(o[i])) {
+          live[o[i]] = 1;
+          if (!last[o[i]]) last[o[i]] = uint32_t(k);
+        }
+    }
+    auto path = std::make_shared<Path<F>>();
+    path->consts.resize(2 * size_t(nc_));
+    for (uint32_t i = 0; i < nc_; i++) {
+      path->consts[i] = t_.consts[i];
+      path->consts[nc_ + i] = t_.consts[i].from_mont();
+    }
+    path->strings = t_.strings;
+    auto& code = path->code;
+    for (uint32_t i = 0; i < t_.witness.size(); i++) {
+      uint32_t id = t_.witness[i];
+      if (!is_node(id)) code.push_back(PIns{R_SETC, 1, i, nc_ + (id & ~CONST_BIT), 0});
+    }
+    std::vector<uint32_t> slot(n, ~0u), free_regs;
+    uint32_t n_regs = 0;
+    auto operand = [&](uint32_t r, uint16_t& k, int bit) -> uint32_t {
+      if (r & CONST_BIT) {
+        k |= uint16_t(1 << bit);
+        return r & ~CONST_BIT;
+      }
+      return slot[r];
+    };
+    for (size_t k = 1; k < n; k++) {
+      if (!live[k]) continue;
+      const XNode& x = x_[k];
+      PIns in{x.op, 0, 0, 0, 0};
+      uint32_t o[3];
+      int c = opnds(x, o);
+      uint32_t ext = 0;
+      uint16_t ext_k = 0;
+      if (c >= 1) in.a = operand(o[0], in.k, 0);
+      if (c >= 2) in.b = operand(o[1], in.k, 1);
+      if (c >= 3) ext = operand(o[2], ext_k, 0);
+      switch (x.op) {
+        case R_LOADIN: case R_LOG_STR: in.a = x.imm; break;
+        case R_GUARD_INT: case R_BIT: in.b = x.imm; break;
+        default: break;
+      }
+      for (int i = 0; i < c; i++)  // last reads free registers (the result may take one)
+        if (is_node(o[i]) && last[o[i]] == k && home[o[i]] == ~0u && slot[o[i]] != ~0u) {
+          free_regs.push_back(slot[o[i]]);
+          slot[o[i]] = ~0u;
+        }
+      if (is_effect(x.op)) {
+        if (x.op != R_LOG_STR && x.op != R_LOG_VAL) path->n_guards++;
+      } else {
+        if (home[k] != ~0u) slot[k] = home[k];
+        else if (!free_regs.empty()) { slot[k] = free_regs.back(); free_regs.pop_back(); }
+        else slot[k] = W_ + n_regs++;
+        in.d = slot[k];
+      }
+      code.push_back(in);
+      if (c >= 3) code.push_back(PIns{R_EXT, ext_k, 0, ext, 0});
+    }
+    // the witness leaves plain: Montgomery homes convert in place, then the repeats copy
+    for (uint32_t i = 0; i < t_.witness.size(); i++) {
+      uint32_t id = t_.witness[i];
+      if (is_node(id) && home[map_[id]] == i && form_of(map_[id]) == M) code.push_back(PIns{R_TONORM, 0, i, i, 0});
+    }
+    for (uint32_t i = 0; i < t_.witness.size(); i++) {
+      uint32_t id = t_.witness[i];
+      if (is_node(id) && home[map_[id]] != i) code.push_back(PIns{R_COPY, 0, i, home[map_[id]], 0});
+    }
+    path->n_regs = n_regs;
+    return path;
+  }
+};
+
+template <class P>
+struct Replay {
+  using F = Mont<P>;
+  using CF = CircomField<P>;
+
+  // Run one path. frame: witness_size + n_regs elements; inputs: plain limbs. The witness ends
+  // plain in frame[0, witness_size). Returns REPLAY_OK, or REPLAY_MISS / REPLAY_TRAP with *at.
+  static int run(const Path<F>& p, F* frame, const uint64_t* inputs, size_t n_inputs, size_t* at,
+                 std::vector<LogEvent>* log) {
+    const F* C = p.consts.data();
+    const PIns* code = p.code.data();
+    const size_t n = p.code.size();
+    F one_plain = F::zero();
+    one_plain.v[0] = 1;
+    const F r2 = F::from_limbs(P::R2);
+    for (size_t i = 0; i < n; i++) {
+      const PIns& in = code[i];
+      const uint16_t k = in.k;
+#define OPA (k & 1 ? C[in.a] : frame[in.a])
+#define OPB (k & 2 ? C[in.b] : frame[in.b])
+      switch (in.op) {
+        case R_ADD: frame[in.d] = OPA + OPB; break;
+        case R_SUB: frame[in.d] = OPA - OPB; break;
+        case R_NEG: frame[in.d] = OPA.neg(); break;
+        case R_MUL: frame[in.d] = OPA * OPB; break;
+        case R_DIV: frame[in.d] = OPA * OPB.inv(); break;
+        case R_INV: frame[in.d] = OPA.inv(); break;
+        case R_POW: frame[in.d] = CF::pow_n(OPA, OPB); break;
+        case R_EQ: frame[in.d] = CF::n_bool(OPA == OPB); break;
+        case R_NEQ: frame[in.d] = CF::n_bool(OPA != OPB); break;
+        case R_LT: frame[in.d] = CF::n_bool(CF::n_less(OPA, OPB)); break;
+        case R_GT: frame[in.d] = CF::n_bool(CF::n_less(OPB, OPA)); break;
+        case R_LEQ: frame[in.d] = CF::n_bool(!CF::n_less(OPB, OPA)); break;
+        case R_GEQ: frame[in.d] = CF::n_bool(!CF::n_less(OPA, OPB)); break;
+        case R_LAND: frame[in.d] = CF::n_bool(CF::is_true(OPA) && CF::is_true(OPB)); break;
+        case R_LOR: frame[in.d] = CF::n_bool(CF::is_true(OPA) || CF::is_true(OPB)); break;
+        case R_LNOT: frame[in.d] = CF::n_bool(!CF::is_true(OPA)); break;
+        case R_BAND: frame[in.d] = CF::n_band(OPA, OPB); break;
+        case R_BOR: frame[in.d] = CF::n_bor(OPA, OPB); break;
+        case R_BXOR: frame[in.d] = CF::n_bxor(OPA, OPB); break;
+        case R_BNOT: frame[in.d] = CF::n_bnot(OPA); break;
+        case R_SHL: frame[in.d] = CF::n_shl(OPA, OPB); break;
+        case R_SHR: frame[in.d] = CF::n_shr(OPA, OPB); break;
+        case R_IDIV: case R_MOD: {
+          F r;
+          if ((in.op == R_IDIV ? CF::n_idiv(OPA, OPB, r) : CF::n_mod(OPA, OPB, r))) { *at = i; return REPLAY_TRAP; }
+          frame[in.d] = r;
+          break;
+        }
+        case R_BIT: frame[in.d] = CF::n_bit(OPA, in.b); break;
+        case R_SELECT: {
+          const PIns& e = code[++i];
+          const F& c = e.k & 1 ? C[e.a] : frame[e.a];
+          frame[in.d] = CF::is_true(OPA) ? OPB : c;
+          break;
+        }
+        case R_GUARD_TRUE: if (!CF::is_true(OPA)) { *at = i; return REPLAY_MISS; } break;
+        case R_GUARD_FALSE: if (CF::is_true(OPA)) { *at = i; return REPLAY_MISS; } break;
+        case R_GUARD_INT: if (CF::n_to_int32(OPA) != int32_t(in.b)) { *at = i; return REPLAY_MISS; } break;
+        case R_GUARD_EQ: if (OPA != OPB) { *at = i; return REPLAY_MISS; } break;
+        case R_GUARD_NE: if (OPA == OPB) { *at = i; return REPLAY_MISS; } break;
+        case R_LOG_STR: if (log) log->push_back(LogEvent{false, in.a, {}}); break;
+        case R_LOG_VAL:
+          if (log) {
+            const F& v = OPA;
+            log->push_back(LogEvent{true, 0, {v.v[0], v.v[1], v.v[2], v.v[3]}});
+          }
+          break;
+        case R_LOADIN: {
+          if (in.a >= n_inputs) { *at = i; return REPLAY_TRAP; }
+          std::memcpy(frame[in.d].v, inputs + 4 * size_t(in.a), sizeof(F));
+          break;
+        }
+        case R_SETC: frame[in.d] = C[in.a]; break;
+        case R_COPY: frame[in.d] = frame[in.a]; break;
+        case R_TONORM: frame[in.d] = F::mul(OPA, one_plain); break;
+        case R_TOMONT: frame[in.d] = F::mul(OPA, r2); break;
+        default: *at = i; return REPLAY_TRAP;
+      }
+#undef OPA
+#undef OPB
+    }
+    return REPLAY_OK;
+  }
+};
+
+// -- serialization ----------------------------------------------------------------------------------
+
+class ByteWriter {
+ public:
+  std::string out;
+  void u32(uint32_t v) { out.append((const char*)&v, 4); }
+  void u64(uint64_t v) { out.append((const char*)&v, 8); }
+  void raw(const void* p, size_t n) { out.append((const char*)p, n); }
+};
+class ByteReader {
+ public:
+  ByteReader(const uint8_t* p, size_t n) : p_(p), end_(p + n) {}
+  uint32_t u32() { uint32_t v; std::memcpy(&v, take(4), 4); return v; }
+  uint64_t u64() { uint64_t v; std::memcpy(&v, take(8), 8); return v; }
+  const uint8_t* take(size_t n) {
+    if (size_t(end_ - p_) < n) throw std::runtime_error("truncated native witness program");
+    const uint8_t* r = p_;
+    p_ += n;
+    return r;
+  }
+  bool done() const { return p_ == end_; }
+
+ private:
+  const uint8_t* p_;
+  const uint8_t* end_;
+};
+
+template <class F>
+void write_path(ByteWriter& w, const Path<F>& p) {
+  w.u32(uint32_t(p.consts.size()));
+  w.u32(uint32_t(p.code.size()));
+  w.u32(p.n_regs);
+  w.u32(p.n_guards);
+  w.u32(uint32_t(p.strings.size()));
+  w.u64(p.hits.load());
+  w.raw(p.consts.data(), p.consts.size() * sizeof(F));
+  w.raw(p.code.data(), p.code.size() * sizeof(PIns));
+  for (auto& s : p.strings) {
+    w.u32(uint32_t(s.size()));
+    w.raw(s.data(), s.size());
+  }
+}
+
+// Reads a path and checks every operand index against its pool/frame: a damaged file is refused
+// here, never replayed out of bounds.
+template <class F>
+std::shared_ptr<Path<F>> read_path(ByteReader& r, uint32_t witness_size, uint32_t n_inputs) {
+  auto p = std::make_shared<Path<F>>();
+  uint32_t nc = r.u32(), ni = r.u32();
+  p->n_regs = r.u32();
+  p->n_guards = r.u32();
+  uint32_t ns = r.u32();
+  p->hits.store(r.u64());
+  if (nc > (1u << 30) || ni > (1u << 31) / sizeof(PIns) || p->n_regs > (1u << 30) || ns > (1u << 24))
+    throw std::runtime_error("native witness program: implausible sizes");
+  p->consts.resize(nc);
+  std::memcpy(p->consts.data(), r.take(size_t(nc) * sizeof(F)), size_t(nc) * sizeof(F));
+  for (auto& c : p->consts)
+    if (!c.is_canonical()) throw std::runtime_error("native witness program: a constant is not reduced");
+  p->code.resize(ni);
+  std::memcpy(p->code.data(), r.take(size_t(ni) * sizeof(PIns)), size_t(ni) * sizeof(PIns));
+  for (uint32_t k = 0; k < ns; k++) {
+    uint32_t len = r.u32();
+    if (len > (1u << 24)) throw std::runtime_error("native witness program: implausible string");
+    const uint8_t* s = r.take(len);
+    p->strings.emplace_back((const char*)s, len);
+  }
+  if (nc % 2) throw std::runtime_error("native witness program: odd constant pool");
+  const uint64_t frame = uint64_t(witness_size) + p->n_regs;
+  auto in_frame = [&](uint32_t x) { return x < frame; };
+  auto operand = [&](uint32_t x, bool is_const) { return is_const ? x < nc : in_frame(x); };
+  for (size_t i = 0; i < p->code.size(); i++) {
+    const PIns& in = p->code[i];
+    bool ok = true;
+    const bool ca = in.k & 1, cb = in.k & 2;
+    switch (in.op) {
+      case R_LOADIN: ok = in_frame(in.d) && in.a < n_inputs; break;
+      case R_SETC: ok = in_frame(in.d) && in.a < nc; break;
+      case R_COPY: ok = in_frame(in.d) && in_frame(in.a); break;
+      case R_EXT: ok = false; break;  // only after a select
+      case R_LOG_STR: ok = in.a < ns; break;
+      case R_LOG_VAL: case R_GUARD_TRUE: case R_GUARD_FALSE: case R_GUARD_INT: ok = operand(in.a, ca); break;
+      case R_GUARD_EQ: case R_GUARD_NE: ok = operand(in.a, ca) && operand(in.b, cb); break;
+      case R_BIT: ok = in_frame(in.d) && operand(in.a, ca) && in.b < 64 * 4; break;
+      case R_NEG: case R_INV: case R_LNOT: case R_BNOT: case R_TONORM: case R_TOMONT:
+        ok = in_frame(in.d) && operand(in.a, ca);
+        break;
+      case R_SELECT: {
+        ok = in_frame(in.d) && operand(in.a, ca) && operand(in.b, cb) && i + 1 < p->code.size();
+        if (ok) {
+          const PIns& e = p->code[i + 1];
+          ok = e.op == R_EXT && operand(e.a, e.k & 1);
+          i++;
+        }
+        break;
+      }
+      default:
+        ok = in.op < R_SELECT && in_frame(in.d) && operand(in.a, ca) && operand(in.b, cb);
+    }
+    if (!ok) throw std::runtime_error("native witness program: instruction " + std::to_string(i) + " is malformed");
+  }
+  return p;
+}
+
+}  // namespace snarkd::witness

@@ -1,0 +1,1190 @@
+// The recorder: runs a circom witness generator's wasm in our own interpreter, with circom's field
+// functions (Fr_add, Fr_isTrue, ...) done natively, and writes down what the run computed from the
+// inputs as a Trace (trace.hpp).
+//
+// How values are tracked. Field elements live in the wasm's linear memory as circom lays them out
+// (40 bytes: a short int, a type word, 32 bytes); every element our Fr functions write is stored
+// in ffwasm's long Montgomery form, so any raw read still sees the right value. A shadow word per
+// 4 bytes of memory holds the id of the trace value an element holds (0: a value that does not
+// depend on the inputs). Ops on constants fold; ops on traced values become trace nodes.
+//
+// Where a value decides control flow or an address (Fr_isTrue, Fr_toInt) the trace gets a guard:
+// the replay checks it and, on a miss, the request is recorded anew (a new path). An `if` whose
+// condition is Fr_isTrue of a traced value (circom's ternaries: `in != 0 ? 1/in : 0`) is instead
+// run both ways: both arms are executed from the same state with every memory write journaled,
+// and where their results differ only in field elements the merged state holds select(cond, a, b)
+// (if-conversion): one path for every input. An `if` whose arm reports an error is circom's
+// `assert`/`===`: it becomes a guard that the check passes.
+//
+// Anything the recorder cannot follow exactly (raw reads of traced bytes, an unsupported
+// instruction) fails the recording with Unsupported, and the circuit stays on the wasm engine.
+#pragma once
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "witness/circom_field.hpp"
+#include "witness/trace.hpp"
+#include "witness/wasm_module.hpp"
+
+namespace snarkd::witness {
+
+inline constexpr uint32_t CONST_BIT = 0x80000000u;
+
+// The recording cannot follow this circuit natively (the wasm engine serves it).
+struct Unsupported : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+// The circuit's own failure: an assert, a trap, circom's exceptionHandler (the wasm engine
+// reports it with circom's message).
+struct CircuitFailure : std::runtime_error {
+  int code;
+  CircuitFailure(int c, const std::string& m) : std::runtime_error(m), code(c) {}
+};
+
+namespace detail {
+struct ArmAbort {
+  const char* why;
+};
+}  // namespace detail
+
+enum HostFn : uint8_t {
+  H_NONE = 0,
+  H_COPY, H_COPYN, H_ADD, H_SUB, H_MUL, H_SQUARE, H_NEG, H_DIV, H_INV, H_IDIV, H_MOD, H_POW,
+  H_EQ, H_NEQ, H_LT, H_GT, H_LEQ, H_GEQ, H_LAND, H_LOR, H_LNOT, H_BAND, H_BOR, H_BXOR, H_BNOT,
+  H_SHL, H_SHR, H_ISTRUE, H_TOINT, H_EQR, H_TO_REPR,
+  // imports
+  H_EXCEPTION, H_PRINT_ERROR, H_WRITE_BUFFER, H_SHOW_SHARED, H_IMPORT_NOP,
+};
+
+struct HostSpec {
+  const char* name;
+  HostFn fn;
+  int params, results;
+};
+inline const HostSpec* host_specs() {
+  static const HostSpec specs[] = {
+      {"Fr_copy", H_COPY, 2, 0},      {"Fr_copyn", H_COPYN, 3, 0},    {"Fr_add", H_ADD, 3, 0},
+      {"Fr_sub", H_SUB, 3, 0},        {"Fr_mul", H_MUL, 3, 0},        {"Fr_square", H_SQUARE, 2, 0},
+      {"Fr_neg", H_NEG, 2, 0},        {"Fr_div", H_DIV, 3, 0},        {"Fr_inv", H_INV, 2, 0},
+      {"Fr_idiv", H_IDIV, 3, 0},      {"Fr_mod", H_MOD, 3, 0},        {"Fr_pow", H_POW, 3, 0},
+      {"Fr_eq", H_EQ, 3, 0},          {"Fr_neq", H_NEQ, 3, 0},        {"Fr_lt", H_LT, 3, 0},
+      {"Fr_gt", H_GT, 3, 0},          {"Fr_leq", H_LEQ, 3, 0},        {"Fr_geq", H_GEQ, 3, 0},
+      {"Fr_land", H_LAND, 3, 0},      {"Fr_lor", H_LOR, 3, 0},        {"Fr_lnot", H_LNOT, 2, 0},
+      {"Fr_band", H_BAND, 3, 0},      {"Fr_bor", H_BOR, 3, 0},        {"Fr_bxor", H_BXOR, 3, 0},
+      {"Fr_bnot", H_BNOT, 2, 0},      {"Fr_shl", H_SHL, 3, 0},        {"Fr_shr", H_SHR, 3, 0},
+      {"Fr_isTrue", H_ISTRUE, 1, 1},  {"Fr_toInt", H_TOINT, 1, 1},    {"Fr_eqR", H_EQR, 2, 1},
+      {"Fr_toNormal", H_TO_REPR, 1, 0}, {"Fr_toMontgomery", H_TO_REPR, 1, 0},
+      {"Fr_toLongNormal", H_TO_REPR, 1, 0},
+      {nullptr, H_NONE, 0, 0}};
+  return specs;
+}
+
+// Limits of one recording (the daemon's [limits] apply to it as to the wasm engine's run).
+struct RecordLimits {
+  uint64_t max_memory = uint64_t(4) << 30;  // linear memory bytes
+  uint64_t max_steps = uint64_t(1) << 34;   // loop iterations and calls
+  uint64_t arm_steps = uint64_t(1) << 16;   // loop iterations and calls in one arm of an if-converted `if`
+};
+
+template <class P>
+class Recorder {
+ public:
+  using F = Mont<P>;
+  using CF = CircomField<P>;
+  static constexpr uint32_t ELEM = 8 + 8 * P::N;  // circom's element: short, type, long
+
+  struct Val {
+    uint32_t id;  // 0: concrete
+    F v;
+  };
+  struct InputSignal {
+    uint64_t hash;
+    uint32_t pos, size;
+  };
+
+  Recorder(const Module& m, RecordLimits lim, bool force_asserts)
+      : m_(m), lim_(lim), force_(force_asserts) {
+    for (uint32_t f = 0; f < m_.funcs.size(); f++) {
+      const Func& fn = m_.funcs[f];
+      HostFn h = H_NONE;
+      if (fn.imported) {
+        if (fn.import_module != "runtime") throw Unsupported("import " + fn.import_module + "." + fn.name);
+        if (fn.name == "exceptionHandler") h = H_EXCEPTION;
+        else if (fn.name == "printErrorMessage") h = H_PRINT_ERROR;
+        else if (fn.name == "writeBufferMessage") h = H_WRITE_BUFFER;
+        else if (fn.name == "showSharedRWMemory") h = H_SHOW_SHARED;
+        else h = H_IMPORT_NOP;  // circom 2.0.x debug hooks, no-ops as in the wasm engine
+      } else {
+        for (const HostSpec* s = host_specs(); s->name; s++) {
+          if (fn.name == s->name) {
+            const FuncType& t = m_.type_of(f);
+            if (int(t.params.size()) == s->params && int(t.results.size()) == s->results) h = s->fn;
+            break;
+          }
+        }
+      }
+      host_.push_back(h);
+    }
+    f_set_input_ = need("setInputSignal");
+    f_get_witness_ = need("getWitness");
+    f_init_ = need("init");
+    f_msg_char_ = need("getMessageChar");
+    f_shared_ = need("getSharedRWMemoryStart");
+    f_map_pos_ = m_.find_func("getInputSignalMapPosition");
+    if (m_.funcs[f_msg_char_].imported) throw Unsupported("getMessageChar is imported");
+    instantiate();
+  }
+
+  // --- module facts -------------------------------------------------------------------------------
+  uint32_t n32() { return uint32_t(call_export("getFieldNumLen32", {})); }
+  uint32_t witness_size() { return uint32_t(call_export("getWitnessSize", {})); }
+  uint32_t input_size() { return uint32_t(call_export("getInputSize", {})); }
+  uint32_t version() { return uint32_t(call_export("getVersion", {})); }
+  std::vector<uint32_t> raw_prime() {
+    call_export("getRawPrime", {});
+    std::vector<uint32_t> w(n32());
+    for (size_t j = 0; j < w.size(); j++) w[j] = load32(shared_ + 4 * uint32_t(j));
+    return w;
+  }
+  // The input signals: circom's hash map (256 entries of hash, signal position, size), found by
+  // watching the first load getInputSignalMapPosition makes for hash 0 (entry 0's address).
+  std::vector<InputSignal> input_signals() {
+    if (f_map_pos_ < 0) throw Unsupported("no getInputSignalMapPosition in the name section");
+    watch_load_ = true;
+    watched_ = ~0ull;
+    call((uint32_t)f_map_pos_, {0});
+    watch_load_ = false;
+    if (watched_ == ~0ull) throw Unsupported("cannot locate the input signal map");
+    std::vector<InputSignal> out;
+    for (uint32_t k = 0; k < 256; k++) {
+      uint32_t e = uint32_t(watched_) + 16 * k;
+      uint64_t h = load64(e);
+      if (h) out.push_back({h, load32(e + 8), load32(e + 12)});
+    }
+    return out;
+  }
+
+  // --- recording ----------------------------------------------------------------------------------
+  // inputs: for each input signal given, its hash and values (plain, < p); input_base: the first
+  // input signal position. Runs init, sets every value, reads the witness.
+  void record(bool sanity_check, const std::vector<std::pair<uint64_t, std::vector<F>>>& inputs,
+              const std::vector<InputSignal>& table, uint32_t input_base, uint32_t n_inputs) {
+    trace_.n_inputs = n_inputs;
+    call(uint32_t(f_init_), {sanity_check ? 1u : 0u});
+    for (auto& [hash, values] : inputs) {
+      const InputSignal* sig = nullptr;
+      for (auto& t : table)
+        if (t.hash == hash) sig = &t;
+      if (!sig) throw CircuitFailure(1, "Signal not found.\n");
+      for (uint32_t i = 0; i < values.size(); i++) {
+        uint32_t idx = sig->pos + i - input_base;
+        uint32_t id = (i < sig->size && idx < n_inputs) ? node(T_INPUT, idx, 0, 0) : 0;
+        write_elem(shared_elem_, Val{id, values[i]});
+        call(uint32_t(f_set_input_), {uint32_t(hash >> 32), uint32_t(hash), i});
+      }
+    }
+    uint32_t n = witness_size();
+    trace_.witness.resize(n);
+    concrete_.resize(n);
+    for (uint32_t i = 0; i < n; i++) {
+      call(uint32_t(f_get_witness_), {i});
+      Val v = read_elem(shared_elem_);
+      trace_.witness[i] = v.id ? v.id : const_id(v.v);
+      concrete_[i] = v.v;
+    }
+  }
+
+  Trace<F>& trace() { return trace_; }
+  const std::vector<F>& concrete_witness() const { return concrete_; }
+  uint64_t steps() const { return steps_; }
+  uint64_t converted_ifs() const { return converted_; }
+  uint64_t guards() const { return guards_; }
+
+ private:
+  const Module& m_;
+  RecordLimits lim_;
+  bool force_;
+  std::vector<HostFn> host_;
+  int f_set_input_, f_get_witness_, f_init_, f_msg_char_, f_shared_, f_map_pos_;
+  uint32_t shared_ = 0, shared_elem_ = 0;
+
+  std::vector<uint8_t> mem_;
+  std::vector<uint32_t> shadow_;  // per 4-byte word: the trace value of the element it is part of
+  std::vector<uint64_t> globals_;
+
+  struct Frame {
+    uint32_t func, pc, locals, base;
+  };
+  std::vector<uint64_t> stk_;
+  uint32_t sp_ = 0;
+  std::vector<uint64_t> loc_;
+  uint32_t lp_ = 0;
+  std::vector<Frame> frames_;
+  uint64_t steps_ = 0;
+
+  Trace<F> trace_;
+  std::unordered_map<std::string, uint32_t> const_ids_;
+  std::vector<F> concrete_;
+  uint64_t converted_ = 0, guards_ = 0;
+
+  // if-conversion state
+  struct JEntry {
+    uint32_t addr, word, shadow;
+  };
+  std::vector<JEntry> journal_;
+  std::vector<uint32_t> elem_log_;
+  int arm_depth_ = 0;
+  uint64_t arm_steps_left_ = 0;
+  struct Pending {
+    bool valid = false;
+    size_t depth;
+    uint32_t if_pc, id;
+    bool negate;
+    uint64_t step;  // the if must follow its isTrue within two instructions
+  } pending_;
+
+  // load watching (locating the input map)
+  bool watch_load_ = false;
+  uint64_t watched_ = ~0ull;
+
+  std::string err_text_;
+
+  int need(const char* name) {
+    int f = m_.find_func(name);
+    if (f < 0) throw Unsupported(std::string("no function ") + name + " (not a circom 2 witness generator?)");
+    return f;
+  }
+
+  // --- memory ---------------------------------------------------------------------------------------
+  void instantiate() {
+    uint64_t bytes = uint64_t(m_.mem_initial) << 16;
+    if (bytes > lim_.max_memory) throw CircuitFailure(5, "the circuit's initial memory is larger than its limit");
+    mem_.assign(bytes, 0);
+    shadow_.assign(bytes / 4, 0);
+    for (auto& d : m_.data) {
+      if (uint64_t(d.offset) + d.len > mem_.size()) throw Unsupported("data segment outside memory");
+      std::memcpy(mem_.data() + d.offset, d.bytes, d.len);
+    }
+    for (auto& g : m_.globals) globals_.push_back(g.init);
+    stk_.assign(1 << 14, 0);
+    loc_.assign(1 << 16, 0);
+    shared_ = uint32_t(call(uint32_t(f_shared_), {}));
+    // the shared memory is the 32-byte body of the element in front of it (8-byte header)
+    if (shared_ < 8) throw Unsupported("shared memory at an unexpected address");
+    shared_elem_ = shared_ - 8;
+  }
+  [[noreturn]] void trap(const std::string& what) {
+    if (arm_depth_) throw detail::ArmAbort{"trap"};
+    throw CircuitFailure(0, "wasm trap: " + what);
+  }
+  inline void bounds(uint64_t addr, uint64_t n) {
+    if (addr + n > mem_.size()) trap("out of bounds memory access");
+  }
+  inline uint32_t load32(uint32_t a) {
+    uint32_t v;
+    std::memcpy(&v, mem_.data() + a, 4);
+    return v;
+  }
+  inline uint64_t load64(uint32_t a) {
+    uint64_t v;
+    std::memcpy(&v, mem_.data() + a, 8);
+    return v;
+  }
+  // A raw (non-Fr) read: its bytes must not belong to a traced element.
+  inline void raw_read(uint64_t addr, uint32_t n) {
+    bounds(addr, n);
+    if (watch_load_ && watched_ == ~0ull && n == 8) watched_ = addr;
+    uint64_t w0 = addr >> 2, w1 = (addr + n - 1) >> 2;
+    for (uint64_t w = w0; w <= w1; w++)
+      if (shadow_[w]) unsupported_raw();
+  }
+  [[noreturn]] void unsupported_raw() {
+    const Func& fn = m_.funcs[frames_.back().func];
+    throw Unsupported("function " + fn.name + " reads the bytes of a field element computed from the inputs");
+  }
+  inline void journal_word(uint32_t w) {
+    if (arm_depth_) journal_.push_back({w, load32(w * 4), shadow_[w]});
+  }
+  // A raw store: the bytes it covers stop being a traced element.
+  inline void raw_write(uint64_t addr, uint32_t n) {
+    bounds(addr, n);
+    uint64_t w0 = addr >> 2, w1 = (addr + n - 1) >> 2;
+    for (uint64_t w = w0; w <= w1; w++) {
+      journal_word(uint32_t(w));
+      shadow_[w] = 0;
+    }
+  }
+
+  Val read_elem(uint32_t a) {
+    bounds(a, ELEM);
+    if (a & 3) throw Unsupported("unaligned field element");
+    const uint32_t w0 = a >> 2;
+    uint32_t id = shadow_[w0];
+    for (uint32_t k = 1; k < ELEM / 4; k++)
+      if (shadow_[w0 + k] != id)
+        throw Unsupported("function " + m_.funcs[frames_.back().func].name + ": the field element at " +
+                          std::to_string(a) + " was partly overwritten by raw stores");
+    const uint8_t* p = mem_.data() + a;
+    int32_t sv;
+    uint32_t type;
+    std::memcpy(&sv, p, 4);
+    std::memcpy(&type, p + 4, 4);
+    F v;
+    if (type & 0x80000000u) {
+      u64 l[P::N];
+      std::memcpy(l, p + 8, sizeof l);
+      F::reduce_raw(l);
+      v = F::from_limbs(l);
+      if (!(type & 0x40000000u)) v = v.to_mont();
+    } else {
+      v = CF::from_u64(uint64_t(sv < 0 ? -int64_t(sv) : int64_t(sv)));
+      if (sv < 0) v = v.neg();
+    }
+    return Val{id, v};
+  }
+  void write_elem(uint32_t a, const Val& x) {
+    bounds(a, ELEM);
+    if (a & 3) throw Unsupported("unaligned field element");
+    const uint32_t w0 = a >> 2;
+    if (arm_depth_) {
+      for (uint32_t k = 0; k < ELEM / 4; k++) journal_word(w0 + k);
+      elem_log_.push_back(a);
+    }
+    uint8_t* p = mem_.data() + a;
+    uint32_t sv = 0, type = 0xC0000000u;
+    std::memcpy(p, &sv, 4);
+    std::memcpy(p + 4, &type, 4);
+    std::memcpy(p + 8, x.v.v, sizeof x.v.v);
+    for (uint32_t k = 0; k < ELEM / 4; k++) shadow_[w0 + k] = x.id;
+  }
+  // ffwasm's representation changes (toNormal...): the value stays; a concrete element is
+  // rewritten in long normal form so a raw reader sees what the wasm would give it.
+  void to_long_normal(uint32_t a) {
+    Val x = read_elem(a);
+    if (x.id) return;
+    if (arm_depth_) for (uint32_t k = 0; k < ELEM / 4; k++) journal_word((a >> 2) + k);
+    uint8_t* p = mem_.data() + a;
+    uint32_t sv = 0, type = 0x80000000u;
+    F n = x.v.from_mont();
+    std::memcpy(p, &sv, 4);
+    std::memcpy(p + 4, &type, 4);
+    std::memcpy(p + 8, n.v, sizeof n.v);
+  }
+
+  // --- the trace ------------------------------------------------------------------------------------
+  uint32_t node(uint8_t op, uint32_t a, uint32_t b, uint32_t c) {
+    trace_.nodes.push_back(TNode{op, a, b, c});
+    if (trace_.nodes.size() >= CONST_BIT) throw Unsupported("more than 2^31 traced values");
+    return uint32_t(trace_.nodes.size() - 1);
+  }
+  // Constants are referenced as CONST_BIT | index (no node: the pool only grows).
+  uint32_t const_id(const F& v) {
+    std::string key((const char*)v.v, sizeof v.v);
+    auto it = const_ids_.find(key);
+    if (it != const_ids_.end()) return it->second;
+    uint32_t ci = uint32_t(trace_.consts.size());
+    if (ci >= CONST_BIT) throw Unsupported("more than 2^31 constants");
+    trace_.consts.push_back(v);
+    const_ids_.emplace(std::move(key), CONST_BIT | ci);
+    return CONST_BIT | ci;
+  }
+  uint32_t id_of(const Val& x) { return x.id ? x.id : const_id(x.v); }
+  bool is_const(const Val& x, uint64_t k) { return !x.id && x.v == CF::from_u64(k); }
+
+  void guard(uint8_t op, uint32_t id, uint32_t b = 0) {
+    if (arm_depth_) throw detail::ArmAbort{"guard"};
+    node(op, id, b, 0);
+    guards_++;
+  }
+
+  // --- circom's field functions -----------------------------------------------------------------
+  Val binary(HostFn h, const Val& a, const Val& b) {
+    F r;
+    uint8_t op;
+    switch (h) {
+      case H_ADD: r = CF::add(a.v, b.v); op = T_ADD; break;
+      case H_SUB: r = CF::sub(a.v, b.v); op = T_SUB; break;
+      case H_MUL: r = CF::mul(a.v, b.v); op = T_MUL; break;
+      case H_DIV: r = CF::div(a.v, b.v); op = T_DIV; break;
+      case H_IDIV:
+        // \ and % trap on 0: an arm that may not run must not contain them (its select
+        // would make the replay trap where the wasm does not)
+        if (arm_depth_ && (a.id || b.id)) throw detail::ArmAbort{"partial op"};
+        if (CF::idiv(a.v, b.v, r)) trap("integer divide by zero");
+        op = T_IDIV;
+        break;
+      case H_MOD:
+        if (arm_depth_ && (a.id || b.id)) throw detail::ArmAbort{"partial op"};
+        if (CF::mod(a.v, b.v, r)) trap("integer divide by zero");
+        op = T_MOD;
+        break;
+      case H_POW: r = CF::pow(a.v, b.v); op = T_POW; break;
+      case H_EQ: r = CF::eq(a.v, b.v); op = T_EQ; break;
+      case H_NEQ: r = CF::neq(a.v, b.v); op = T_NEQ; break;
+      case H_LT: r = CF::lt(a.v, b.v); op = T_LT; break;
+      case H_GT: r = CF::gt(a.v, b.v); op = T_GT; break;
+      case H_LEQ: r = CF::leq(a.v, b.v); op = T_LEQ; break;
+      case H_GEQ: r = CF::geq(a.v, b.v); op = T_GEQ; break;
+      case H_LAND: r = CF::land(a.v, b.v); op = T_LAND; break;
+      case H_LOR: r = CF::lor(a.v, b.v); op = T_LOR; break;
+      case H_BAND: r = CF::band(a.v, b.v); op = T_BAND; break;
+      case H_BOR: r = CF::bor(a.v, b.v); op = T_BOR; break;
+      case H_BXOR: r = CF::bxor(a.v, b.v); op = T_BXOR; break;
+      case H_SHL: r = CF::shl(a.v, b.v); op = T_SHL; break;
+      case H_SHR: r = CF::shr(a.v, b.v); op = T_SHR; break;
+      default: throw Unsupported("internal: binary op");
+    }
+    if (!a.id && !b.id) return Val{0, r};
+    // identities that keep the trace short (exact in the field)
+    if ((op == T_ADD || op == T_SUB) && is_const(b, 0)) return a;
+    if (op == T_ADD && is_const(a, 0)) return b;
+    if (op == T_MUL && is_const(b, 1)) return a;
+    if (op == T_MUL && is_const(a, 1)) return b;
+    if (op == T_MUL && (is_const(a, 0) || is_const(b, 0))) return Val{0, F::zero()};
+    return Val{node(op, id_of(a), id_of(b), 0), r};
+  }
+  Val unary(HostFn h, const Val& a) {
+    F r;
+    uint8_t op;
+    switch (h) {
+      case H_NEG: r = CF::neg(a.v); op = T_NEG; break;
+      case H_INV: r = CF::inv(a.v); op = T_INV; break;
+      case H_LNOT: r = CF::lnot(a.v); op = T_LNOT; break;
+      case H_BNOT: r = CF::bnot(a.v); op = T_BNOT; break;
+      case H_SQUARE: r = CF::mul(a.v, a.v); op = T_MUL; break;
+      default: throw Unsupported("internal: unary op");
+    }
+    if (!a.id) return Val{0, r};
+    if (op == T_MUL) return Val{node(T_MUL, a.id, a.id, 0), r};
+    return Val{node(op, a.id, 0, 0), r};
+  }
+
+  std::string message() {  // circom's message buffer, read through getMessageChar
+    std::string s;
+    for (int i = 0; i < 1 << 20; i++) {
+      uint32_t c = uint32_t(call(uint32_t(f_msg_char_), {}));
+      if (!c) break;
+      s.push_back(char(c & 0xFF));
+    }
+    return s;
+  }
+
+  // Run a host function; args are on the operand stack. Returns false when it pushed nothing.
+  void host_call(HostFn h, uint32_t pc) {
+    const Func& fn = m_.funcs[frames_.back().func];
+    auto arg = [&](int i, int n) { return uint32_t(stk_[sp_ - n + i]); };
+    switch (h) {
+      case H_COPY: {
+        uint32_t r = arg(0, 2), a = arg(1, 2);
+        sp_ -= 2;
+        write_elem(r, read_elem(a));
+        return;
+      }
+      case H_COPYN: {
+        uint32_t r = arg(0, 3), a = arg(1, 3), n = arg(2, 3);
+        sp_ -= 3;
+        if (uint64_t(n) * ELEM > mem_.size()) trap("out of bounds memory access");
+        if (r > a && r < a + n * ELEM) {  // overlapping: copy backwards, as memmove
+          for (uint32_t k = n; k-- > 0;) write_elem(r + k * ELEM, read_elem(a + k * ELEM));
+        } else {
+          for (uint32_t k = 0; k < n; k++) write_elem(r + k * ELEM, read_elem(a + k * ELEM));
+        }
+        return;
+      }
+      case H_NEG: case H_INV: case H_LNOT: case H_BNOT: case H_SQUARE: {
+        uint32_t r = arg(0, 2), a = arg(1, 2);
+        sp_ -= 2;
+        write_elem(r, unary(h, read_elem(a)));
+        return;
+      }
+      case H_ISTRUE: {
+        pending_.valid = false;
+        uint32_t a = arg(0, 1);
+        sp_ -= 1;
+        Val x = read_elem(a);
+        bool t = CF::is_true(x.v);
+        if (x.id) istrue_traced(x.id, t, pc);
+        stk_[sp_++] = t ? 1 : 0;
+        return;
+      }
+      case H_TOINT: {
+        uint32_t a = arg(0, 1);
+        sp_ -= 1;
+        Val x = read_elem(a);
+        int32_t v = CF::to_int32(x.v);
+        // setInputSignal converts the value it stores to decide its representation only
+        if (x.id && frames_.back().func != uint32_t(f_set_input_)) guard(T_GUARD_INT, x.id, uint32_t(v));
+        stk_[sp_++] = uint32_t(v);
+        return;
+      }
+      case H_EQR: {
+        uint32_t a = arg(0, 2), b = arg(1, 2);
+        sp_ -= 2;
+        Val x = read_elem(a), y = read_elem(b);
+        uint32_t r;
+        if (frames_.back().func == uint32_t(f_set_input_)) r = 0;  // take its general (long) copy
+        else if (x.id || y.id) throw Unsupported("Fr_eqR on a value computed from the inputs in " + fn.name);
+        else r = x.v == y.v;
+        stk_[sp_++] = r;
+        return;
+      }
+      case H_TO_REPR: {
+        uint32_t a = arg(0, 1);
+        sp_ -= 1;
+        to_long_normal(a);
+        return;
+      }
+      case H_EXCEPTION: {
+        uint32_t code = arg(0, 1);
+        sp_ -= 1;
+        if (arm_depth_) throw detail::ArmAbort{"exception"};
+        throw CircuitFailure(int(code), err_text_);
+      }
+      case H_PRINT_ERROR: {
+        if (arm_depth_) throw detail::ArmAbort{"error message"};
+        err_text_ += message() + "\n";
+        return;
+      }
+      case H_WRITE_BUFFER: {
+        if (arm_depth_) throw detail::ArmAbort{"log"};
+        std::string s = message();
+        trace_.strings.push_back(s);
+        node(T_LOG_STR, uint32_t(trace_.strings.size() - 1), 0, 0);
+        return;
+      }
+      case H_SHOW_SHARED: {
+        if (arm_depth_) throw detail::ArmAbort{"log"};
+        Val x = read_elem(shared_elem_);
+        node(T_LOG_VAL, id_of(x), 0, 0);
+        return;
+      }
+      default: {  // binary field ops (pR, pA, pB)
+        uint32_t r = arg(0, 3), a = arg(1, 3), b = arg(2, 3);
+        sp_ -= 3;
+        write_elem(r, binary(h, read_elem(a), read_elem(b)));
+        return;
+      }
+    }
+  }
+
+  // Fr_isTrue of a traced value: a guard, or (when an `if` consumes it) the if's own decision.
+  void istrue_traced(uint32_t id, bool t, uint32_t pc) {
+    (void)t;
+    const Func& fn = m_.funcs[frames_.back().func];
+    const auto& code = fn.code;
+    if (pc + 1 < code.size() && code[pc + 1].op == OP_IF) {
+      pending_ = Pending{true, frames_.size(), pc + 1, id, false, steps_};
+      return;
+    }
+    if (pc + 2 < code.size() && code[pc + 1].op == 0x45 && code[pc + 2].op == OP_IF) {
+      pending_ = Pending{true, frames_.size(), pc + 2, id, true, steps_};
+      return;
+    }
+    guard(t ? T_GUARD_TRUE : T_GUARD_FALSE, id);
+  }
+
+  // Does this arm (pcs [from, to)) report an error itself (circom's assert/=== failure path)?
+  bool arm_reports_error(const Func& fn, uint32_t from, uint32_t to) {
+    for (uint32_t k = from; k < to && k < fn.code.size(); k++) {
+      const Ins& in = fn.code[k];
+      if (in.op != OP_CALL) continue;
+      HostFn h = host_[in.a];
+      if (h == H_PRINT_ERROR || h == H_EXCEPTION) return true;
+    }
+    return false;
+  }
+
+  // --- calls --------------------------------------------------------------------------------------
+  uint64_t call_export(const char* name, std::vector<uint64_t> args) {
+    int f = m_.find_func(name);
+    if (f < 0) throw Unsupported(std::string("no export ") + name);
+    return call(uint32_t(f), args);
+  }
+
+ public:
+  // Call a function from outside (returns its first result, or 0).
+  uint64_t call(uint32_t f, const std::vector<uint64_t>& args) {
+    const FuncType& t = m_.type_of(f);
+    if (args.size() != t.params.size()) throw Unsupported("internal: argument count");
+    if (host_[f] != H_NONE) throw Unsupported("internal: host function called from outside");
+    const_cast<Module&>(m_).decode(f);
+    size_t depth = frames_.size();
+    for (auto a : args) stk_[sp_++] = a;
+    enter(f);
+    exec<false>(depth, 0, 0, ~0u);
+    uint64_t r = t.results.empty() ? 0 : stk_[sp_ - 1];
+    sp_ -= uint32_t(t.results.size());
+    return r;
+  }
+
+ private:
+  void enter(uint32_t f) {
+    Module& mm = const_cast<Module&>(m_);
+    mm.decode(f);
+    const Func& fn = m_.funcs[f];
+    const FuncType& t = m_.types[fn.type];
+    uint32_t np = uint32_t(t.params.size()), nl = uint32_t(fn.local_types.size());
+    if (frames_.size() > 20000) trap("call stack exhausted");
+    if (lp_ + np + nl > loc_.size()) loc_.resize(std::max<size_t>(2 * loc_.size(), lp_ + np + nl));
+    if (sp_ + fn.max_height + 16 > stk_.size()) stk_.resize(std::max<size_t>(2 * stk_.size(), sp_ + fn.max_height + 16));
+    uint32_t lbase = lp_;
+    for (uint32_t i = 0; i < np; i++) loc_[lbase + i] = stk_[sp_ - np + i];
+    for (uint32_t i = 0; i < nl; i++) loc_[lbase + np + i] = 0;
+    sp_ -= np;
+    lp_ += np + nl;
+    frames_.push_back(Frame{f, 0, lbase, sp_});
+  }
+
+  // Leave the current frame, carrying `nres` results to the caller's stack.
+  void leave() {
+    Frame fr = frames_.back();
+    const FuncType& t = m_.type_of(fr.func);
+    uint32_t nres = uint32_t(t.results.size());
+    for (uint32_t i = 0; i < nres; i++) stk_[fr.base + i] = stk_[sp_ - nres + i];
+    sp_ = fr.base + nres;
+    lp_ = fr.locals;
+    frames_.pop_back();
+  }
+
+  // The interpreter. Runs until the frame stack is back to `depth`, or (arm mode) until the frame
+  // at `arm_depth` reaches pc `arm_stop`.
+  // ARM: running one arm of an if-converted `if` (stops at its end; guards and effects abort).
+  // The budgets count loop iterations and calls (every endless run loops), not instructions.
+  template <bool ARM>
+  void exec(size_t depth, size_t arm_frames, uint32_t arm_start, uint32_t arm_stop) {
+    constexpr bool arm = ARM;
+    auto leaving_arm = [&](uint32_t target) {  // a branch out of the arm, or a return from it
+      if (arm && frames_.size() == arm_frames && (target < arm_start || target > arm_stop))
+        throw detail::ArmAbort{"leaves the arm"};
+    };
+    auto tick = [&]() {
+      if (++steps_ > lim_.max_steps) trap("step budget exhausted (loop iterations and calls)");
+      if (ARM && --arm_steps_left_ == 0) throw detail::ArmAbort{"long arm"};
+    };
+    for (;;) {
+      Frame& fr = frames_.back();
+      const Func& fn = m_.funcs[fr.func];
+      const Ins* code = fn.code.data();
+      uint32_t pc = fr.pc;
+      uint64_t* L = loc_.data() + fr.locals;
+      bool switch_frame = false;
+      while (!switch_frame) {
+        if (ARM && frames_.size() == arm_frames && pc == arm_stop) {
+          fr.pc = pc;
+          return;
+        }
+        const Ins& in = code[pc];
+        uint64_t* S = stk_.data();
+        switch (in.op) {
+          case OP_UNREACHABLE: trap("unreachable");
+          case OP_IF: {
+            uint32_t c = uint32_t(S[--sp_]);
+            if (pending_.valid && pending_.if_pc == pc && pending_.depth == frames_.size() &&
+                steps_ - pending_.step <= 3) {
+              Pending pd = pending_;
+              pending_.valid = false;
+              fr.pc = pc;
+              pc = symbolic_if(fn, in, pc, c != 0, pd);
+              // symbolic_if ran arms in this frame: re-read the frame (vectors may have moved)
+              switch_frame = true;
+              frames_.back().pc = pc;
+              break;
+            }
+            pc = c ? pc + 1 : in.a;
+            break;
+          }
+          case OP_JUMP: case OP_BR: {
+            leaving_arm(in.a);
+            if (in.a <= pc) tick();
+            branch(in);
+            pc = in.a;
+            break;
+          }
+          case OP_BR_IF: {
+            if (uint32_t(S[--sp_])) {
+              leaving_arm(in.a);
+              if (in.a <= pc) tick();
+              branch(in);
+              pc = in.a;
+            } else {
+              pc++;
+            }
+            break;
+          }
+          case OP_I32_ADDI: S[sp_ - 1] = uint32_t(S[sp_ - 1] + in.a); pc++; break;
+          case OP_LOCAL_ADDI: S[sp_++] = uint32_t(L[in.a] + in.b); pc++; break;
+          case OP_BR_TABLE: {
+            uint32_t i = uint32_t(S[--sp_]);
+            if (i >= in.b - 1) i = uint32_t(in.b - 1);
+            const BrTarget& t = fn.table[in.a + i];
+            Ins tmp{OP_BR, uint16_t(t.arity), t.pc, t.height};
+            leaving_arm(t.pc);
+            if (t.pc <= pc) tick();
+            branch(tmp);
+            pc = t.pc;
+            break;
+          }
+          case OP_RETURN: case OP_END: {
+            if (arm && frames_.size() == arm_frames) throw detail::ArmAbort{"returns from the arm"};
+            leave();
+            if (frames_.size() == depth) return;
+            switch_frame = true;
+            break;
+          }
+          case OP_CALL: case OP_CALL_INDIRECT: {
+            uint32_t callee;
+            if (in.op == OP_CALL) callee = in.a;
+            else {
+              uint32_t i = uint32_t(S[--sp_]);
+              if (i >= m_.table.size() || m_.table[i] == ~0u) trap("undefined table element");
+              callee = m_.table[i];
+              const FuncType& want = m_.types[in.a];
+              const FuncType& got = m_.type_of(callee);
+              if (want.params != got.params || want.results != got.results) trap("indirect call type mismatch");
+            }
+            HostFn h = host_[callee];
+            if (h != H_NONE) {
+              fr.pc = pc;
+              if (h == H_IMPORT_NOP) {
+                const FuncType& t = m_.type_of(callee);
+                sp_ -= uint32_t(t.params.size());
+                for (size_t k = 0; k < t.results.size(); k++) S[sp_++] = 0;
+              } else {
+                host_call(h, pc);
+              }
+              pc++;
+              break;
+            }
+            tick();
+            fr.pc = pc + 1;
+            enter(callee);
+            switch_frame = true;
+            break;
+          }
+          case OP_DROP: sp_--; pc++; break;
+          case OP_SELECT: {
+            uint32_t c = uint32_t(S[--sp_]);
+            uint64_t b = S[--sp_];
+            if (!c) S[sp_ - 1] = b;
+            pc++;
+            break;
+          }
+          case OP_LOCAL_GET: S[sp_++] = L[in.a]; pc++; break;
+          case OP_LOCAL_SET: L[in.a] = S[--sp_]; pc++; break;
+          case OP_LOCAL_TEE: L[in.a] = S[sp_ - 1]; pc++; break;
+          case OP_GLOBAL_GET: S[sp_++] = globals_[in.a]; pc++; break;
+          case OP_GLOBAL_SET:
+            if (arm_depth_) throw detail::ArmAbort{"global"};
+            globals_[in.a] = S[--sp_];
+            pc++;
+            break;
+#define LOAD(OPC, T, N, CONV)                                   \
+  case OPC: {                                                    \
+    uint64_t ea = uint64_t(uint32_t(S[sp_ - 1])) + in.a;         \
+    raw_read(ea, N);                                             \
+    T v;                                                         \
+    std::memcpy(&v, mem_.data() + ea, N);                        \
+    S[sp_ - 1] = CONV;                                           \
+    pc++;                                                        \
+    break;                                                       \
+  }
+          LOAD(0x28, uint32_t, 4, uint64_t(v))
+          LOAD(0x29, uint64_t, 8, v)
+          LOAD(0x2C, int8_t, 1, uint64_t(uint32_t(int32_t(v))))
+          LOAD(0x2D, uint8_t, 1, uint64_t(v))
+          LOAD(0x2E, int16_t, 2, uint64_t(uint32_t(int32_t(v))))
+          LOAD(0x2F, uint16_t, 2, uint64_t(v))
+          LOAD(0x30, int8_t, 1, uint64_t(int64_t(v)))
+          LOAD(0x31, uint8_t, 1, uint64_t(v))
+          LOAD(0x32, int16_t, 2, uint64_t(int64_t(v)))
+          LOAD(0x33, uint16_t, 2, uint64_t(v))
+          LOAD(0x34, int32_t, 4, uint64_t(int64_t(v)))
+          LOAD(0x35, uint32_t, 4, uint64_t(v))
+#undef LOAD
+#define STORE(OPC, T, N)                                         \
+  case OPC: {                                                    \
+    T v = T(S[sp_ - 1]);                                         \
+    uint64_t ea = uint64_t(uint32_t(S[sp_ - 2])) + in.a;         \
+    sp_ -= 2;                                                    \
+    raw_write(ea, N);                                            \
+    std::memcpy(mem_.data() + ea, &v, N);                        \
+    pc++;                                                        \
+    break;                                                       \
+  }
+          STORE(0x36, uint32_t, 4)
+          STORE(0x37, uint64_t, 8)
+          STORE(0x3A, uint8_t, 1)
+          STORE(0x3B, uint16_t, 2)
+          STORE(0x3C, uint8_t, 1)
+          STORE(0x3D, uint16_t, 2)
+          STORE(0x3E, uint32_t, 4)
+#undef STORE
+          case OP_MEMORY_SIZE: S[sp_++] = mem_.size() >> 16; pc++; break;
+          case OP_MEMORY_GROW: {
+            if (arm_depth_) throw detail::ArmAbort{"memory.grow"};
+            uint64_t n = uint32_t(S[sp_ - 1]);
+            uint64_t old = mem_.size() >> 16;
+            uint64_t want = (old + n) << 16;
+            if (want > lim_.max_memory || (m_.mem_has_max && old + n > m_.mem_max) || old + n > 65536) {
+              S[sp_ - 1] = uint32_t(-1);
+            } else {
+              mem_.resize(want, 0);
+              shadow_.resize(want / 4, 0);
+              S[sp_ - 1] = old;
+            }
+            pc++;
+            break;
+          }
+          case OP_MEMORY_COPY: {
+            uint64_t n = uint32_t(S[sp_ - 1]), s = uint32_t(S[sp_ - 2]), d = uint32_t(S[sp_ - 3]);
+            sp_ -= 3;
+            if (n) {
+              raw_read(s, uint32_t(n));
+              raw_write(d, uint32_t(n));
+              std::memmove(mem_.data() + d, mem_.data() + s, n);
+            } else if (s > mem_.size() || d > mem_.size()) {
+              trap("out of bounds memory access");
+            }
+            pc++;
+            break;
+          }
+          case OP_MEMORY_FILL: {
+            uint64_t n = uint32_t(S[sp_ - 1]), v = uint32_t(S[sp_ - 2]), d = uint32_t(S[sp_ - 3]);
+            sp_ -= 3;
+            if (n) {
+              raw_write(d, uint32_t(n));
+              std::memset(mem_.data() + d, int(v & 0xFF), n);
+            } else if (d > mem_.size()) {
+              trap("out of bounds memory access");
+            }
+            pc++;
+            break;
+          }
+          case OP_I32_CONST: case OP_I64_CONST: S[sp_++] = in.b; pc++; break;
+          default:
+            numeric(in.op, S);
+            pc++;
+            break;
+        }
+      }
+      if (!frames_.empty()) {
+        // switch_frame: the current frame changed (call/return) or an if-conversion ran
+      }
+    }
+  }
+
+  void branch(const Ins& in) {
+    uint32_t base = frames_.back().base + uint32_t(in.b);
+    uint32_t k = in.arity;
+    for (uint32_t i = 0; i < k; i++) stk_[base + i] = stk_[sp_ - k + i];
+    sp_ = base + k;
+  }
+
+  void numeric(uint16_t op, uint64_t* S) {
+#define I32(x) uint32_t(x)
+#define I64(x) uint64_t(x)
+    uint32_t& sp = sp_;
+    switch (op) {
+      case 0x45: S[sp - 1] = I32(S[sp - 1]) == 0; return;
+      case 0x50: S[sp - 1] = S[sp - 1] == 0; return;
+#define CMP32(OPC, EXPR) case OPC: { uint32_t b = I32(S[--sp]), a = I32(S[sp - 1]); (void)a; (void)b; S[sp - 1] = (EXPR) ? 1 : 0; return; }
+      CMP32(0x46, a == b) CMP32(0x47, a != b) CMP32(0x48, int32_t(a) < int32_t(b)) CMP32(0x49, a < b)
+      CMP32(0x4A, int32_t(a) > int32_t(b)) CMP32(0x4B, a > b) CMP32(0x4C, int32_t(a) <= int32_t(b))
+      CMP32(0x4D, a <= b) CMP32(0x4E, int32_t(a) >= int32_t(b)) CMP32(0x4F, a >= b)
+#undef CMP32
+#define CMP64(OPC, EXPR) case OPC: { uint64_t b = S[--sp], a = S[sp - 1]; S[sp - 1] = (EXPR) ? 1 : 0; return; }
+      CMP64(0x51, a == b) CMP64(0x52, a != b) CMP64(0x53, int64_t(a) < int64_t(b)) CMP64(0x54, a < b)
+      CMP64(0x55, int64_t(a) > int64_t(b)) CMP64(0x56, a > b) CMP64(0x57, int64_t(a) <= int64_t(b))
+      CMP64(0x58, a <= b) CMP64(0x59, int64_t(a) >= int64_t(b)) CMP64(0x5A, a >= b)
+#undef CMP64
+      case 0x67: { uint32_t a = I32(S[sp - 1]); S[sp - 1] = a ? __builtin_clz(a) : 32; return; }
+      case 0x68: { uint32_t a = I32(S[sp - 1]); S[sp - 1] = a ? __builtin_ctz(a) : 32; return; }
+      case 0x69: S[sp - 1] = __builtin_popcount(I32(S[sp - 1])); return;
+      case 0x79: { uint64_t a = S[sp - 1]; S[sp - 1] = a ? __builtin_clzll(a) : 64; return; }
+      case 0x7A: { uint64_t a = S[sp - 1]; S[sp - 1] = a ? __builtin_ctzll(a) : 64; return; }
+      case 0x7B: S[sp - 1] = __builtin_popcountll(S[sp - 1]); return;
+#define BIN32(OPC, EXPR) case OPC: { uint32_t b = I32(S[--sp]), a = I32(S[sp - 1]); S[sp - 1] = I32(EXPR); return; }
+      BIN32(0x6A, a + b) BIN32(0x6B, a - b) BIN32(0x6C, a * b)
+      case 0x6D: {
+        int32_t b = int32_t(S[--sp]), a = int32_t(S[sp - 1]);
+        if (b == 0) trap("integer divide by zero");
+        if (a == INT32_MIN && b == -1) trap("integer overflow");
+        S[sp - 1] = I32(a / b);
+        return;
+      }
+      case 0x6E: { uint32_t b = I32(S[--sp]), a = I32(S[sp - 1]); if (!b) trap("integer divide by zero"); S[sp - 1] = a / b; return; }
+      case 0x6F: {
+        int32_t b = int32_t(S[--sp]), a = int32_t(S[sp - 1]);
+        if (b == 0) trap("integer divide by zero");
+        S[sp - 1] = (b == -1) ? 0 : I32(a % b);
+        return;
+      }
+      case 0x70: { uint32_t b = I32(S[--sp]), a = I32(S[sp - 1]); if (!b) trap("integer divide by zero"); S[sp - 1] = a % b; return; }
+      BIN32(0x71, a & b) BIN32(0x72, a | b) BIN32(0x73, a ^ b) BIN32(0x74, a << (b & 31))
+      BIN32(0x75, uint32_t(int32_t(a) >> (b & 31))) BIN32(0x76, a >> (b & 31))
+      BIN32(0x77, (a << (b & 31)) | (a >> ((32 - (b & 31)) & 31)))
+      BIN32(0x78, (a >> (b & 31)) | (a << ((32 - (b & 31)) & 31)))
+#undef BIN32
+#define BIN64(OPC, EXPR) case OPC: { uint64_t b = S[--sp], a = S[sp - 1]; S[sp - 1] = I64(EXPR); return; }
+      BIN64(0x7C, a + b) BIN64(0x7D, a - b) BIN64(0x7E, a * b)
+      case 0x7F: {
+        int64_t b = int64_t(S[--sp]), a = int64_t(S[sp - 1]);
+        if (b == 0) trap("integer divide by zero");
+        if (a == INT64_MIN && b == -1) trap("integer overflow");
+        S[sp - 1] = I64(a / b);
+        return;
+      }
+      case 0x80: { uint64_t b = S[--sp], a = S[sp - 1]; if (!b) trap("integer divide by zero"); S[sp - 1] = a / b; return; }
+      case 0x81: {
+        int64_t b = int64_t(S[--sp]), a = int64_t(S[sp - 1]);
+        if (b == 0) trap("integer divide by zero");
+        S[sp - 1] = (b == -1) ? 0 : I64(a % b);
+        return;
+      }
+      case 0x82: { uint64_t b = S[--sp], a = S[sp - 1]; if (!b) trap("integer divide by zero"); S[sp - 1] = a % b; return; }
+      BIN64(0x83, a & b) BIN64(0x84, a | b) BIN64(0x85, a ^ b) BIN64(0x86, a << (b & 63))
+      BIN64(0x87, uint64_t(int64_t(a) >> (b & 63))) BIN64(0x88, a >> (b & 63))
+      BIN64(0x89, (a << (b & 63)) | (a >> ((64 - (b & 63)) & 63)))
+      BIN64(0x8A, (a >> (b & 63)) | (a << ((64 - (b & 63)) & 63)))
+#undef BIN64
+      case 0xA7: S[sp - 1] = I32(S[sp - 1]); return;                           // i32.wrap_i64
+      case 0xAC: S[sp - 1] = I64(int64_t(int32_t(I32(S[sp - 1])))); return;   // i64.extend_i32_s
+      case 0xAD: S[sp - 1] = I64(I32(S[sp - 1])); return;                     // i64.extend_i32_u
+      case 0xC0: S[sp - 1] = I32(int32_t(int8_t(S[sp - 1]))); return;
+      case 0xC1: S[sp - 1] = I32(int32_t(int16_t(S[sp - 1]))); return;
+      case 0xC2: S[sp - 1] = I64(int64_t(int8_t(S[sp - 1]))); return;
+      case 0xC3: S[sp - 1] = I64(int64_t(int16_t(S[sp - 1]))); return;
+      case 0xC4: S[sp - 1] = I64(int64_t(int32_t(S[sp - 1]))); return;
+      default: throw Unsupported("internal: opcode " + std::to_string(op));
+    }
+#undef I32
+#undef I64
+  }
+
+  // --- symbolic `if` ----------------------------------------------------------------------------
+  struct Snapshot {
+    size_t journal, elems, nodes, strings;
+    uint32_t sp, lp;
+    size_t frames;
+    std::vector<uint64_t> locals;
+  };
+  Snapshot snapshot() {
+    const Frame& fr = frames_.back();
+    Snapshot s{journal_.size(), elem_log_.size(), trace_.nodes.size(), trace_.strings.size(), sp_, lp_,
+               frames_.size(), {}};
+    s.locals.assign(loc_.begin() + fr.locals, loc_.begin() + lp_);
+    return s;
+  }
+  void rollback(const Snapshot& s, bool drop_nodes) {
+    for (size_t k = journal_.size(); k-- > s.journal;) {
+      const JEntry& e = journal_[k];
+      std::memcpy(mem_.data() + size_t(e.addr) * 4, &e.word, 4);
+      shadow_[e.addr] = e.shadow;
+    }
+    journal_.resize(s.journal);
+    elem_log_.resize(s.elems);
+    if (drop_nodes) {
+      trace_.nodes.resize(s.nodes);
+      trace_.strings.resize(s.strings);
+    }
+    frames_.resize(s.frames);
+    sp_ = s.sp;
+    lp_ = s.lp;
+    std::copy(s.locals.begin(), s.locals.end(), loc_.begin() + frames_.back().locals);
+  }
+
+  // Run one arm of an `if` (from `start` until the if's end `stop`) in the current frame, in arm mode.
+  void run_arm(uint32_t start, uint32_t stop) {
+    frames_.back().pc = start;
+    if (start == stop) return;
+    arm_depth_++;
+    uint64_t saved_budget = arm_steps_left_;
+    if (arm_depth_ == 1) arm_steps_left_ = lim_.arm_steps;
+    try {
+      exec<true>(0, frames_.size(), start, stop);
+    } catch (...) {
+      arm_depth_--;
+      arm_steps_left_ = saved_budget;
+      throw;
+    }
+    arm_depth_--;
+    if (arm_depth_ == 0) arm_steps_left_ = saved_budget;
+  }
+
+  // An `if` deciding on isTrue(traced value). Returns the pc to continue at (in this frame).
+  uint32_t symbolic_if(const Func& fn, const Ins& in, uint32_t pc, bool cond, const Pending& pd) {
+    const uint32_t then_start = pc + 1, else_start = in.a, end = uint32_t(in.b);
+    const uint32_t then_stop = (else_start == end) ? end : else_start - 1;  // the `else` jump
+    // (isTrue(v) == want) takes the then arm
+    const bool then_when_true = !pd.negate;
+    const bool then_err = arm_reports_error(fn, then_start, then_stop);
+    const bool else_err = else_start != end && arm_reports_error(fn, else_start, end);
+    if (then_err != else_err) {
+      // circom's assert / ===: the trace goes on along the arm that does not fail
+      const bool ok_cond = else_err;  // cond value that takes the non-failing arm
+      bool take = cond;
+      if (force_) take = ok_cond;
+      if (take == ok_cond) guard((ok_cond == then_when_true) ? T_GUARD_TRUE : T_GUARD_FALSE, pd.id);
+      return take ? then_start : else_start;
+    }
+    if (arm_depth_ >= 8) {
+      throw detail::ArmAbort{"nesting"};
+    }
+    const bool isTrue_v = then_when_true ? cond : !cond;
+    Snapshot s0 = snapshot();
+    // each arm runs until the if's end (the then arm gets there through the `else` jump)
+    const uint32_t t_start = cond ? then_start : else_start, t_stop = end;
+    const uint32_t n_start = cond ? else_start : then_start, n_stop = end;
+    auto fallback = [&](bool drop) -> uint32_t {
+      rollback(s0, drop);
+      guard(isTrue_v ? T_GUARD_TRUE : T_GUARD_FALSE, pd.id);
+      return t_start;
+    };
+    // 1. the arm not taken
+    std::unordered_map<uint32_t, std::pair<uint32_t, uint32_t>> nt_final;  // word -> (value, shadow)
+    std::vector<uint32_t> nt_elems;
+    std::vector<uint64_t> nt_locals, nt_stack;
+    try {
+      run_arm(n_start, n_stop);
+    } catch (const detail::ArmAbort&) {
+      if (arm_depth_) throw;
+      return fallback(true);
+    }
+    for (size_t k = s0.journal; k < journal_.size(); k++) {
+      uint32_t w = journal_[k].addr;
+      nt_final[w] = {load32(w * 4), shadow_[w]};
+    }
+    nt_elems.assign(elem_log_.begin() + s0.elems, elem_log_.end());
+    nt_locals.assign(loc_.begin() + frames_.back().locals, loc_.begin() + lp_);
+    nt_stack.assign(stk_.begin() + s0.sp, stk_.begin() + sp_);
+    {  // undo its memory, keep its trace nodes (the select reads them)
+      Snapshot keep = s0;
+      keep.nodes = trace_.nodes.size();
+      keep.strings = trace_.strings.size();
+      rollback(keep, false);
+    }
+    // 2. the arm taken
+    try {
+      run_arm(t_start, t_stop);
+    } catch (const detail::ArmAbort&) {
+      if (arm_depth_) throw;
+      return fallback(true);
+    }
+    // 3. compare and merge
+    std::vector<uint64_t> t_locals(loc_.begin() + frames_.back().locals, loc_.begin() + lp_);
+    std::vector<uint64_t> t_stack(stk_.begin() + s0.sp, stk_.begin() + sp_);
+    if (t_locals != nt_locals || t_stack != nt_stack) {
+      if (arm_depth_) throw detail::ArmAbort{"locals differ"};
+      return fallback(true);
+    }
+    std::unordered_map<uint32_t, uint32_t> orig;  // word -> value before the if (from T's journal)
+    std::unordered_map<uint32_t, uint32_t> orig_shadow;
+    for (size_t k = s0.journal; k < journal_.size(); k++) {
+      const JEntry& e = journal_[k];
+      if (!orig.count(e.addr)) {
+        orig[e.addr] = e.word;
+        orig_shadow[e.addr] = e.shadow;
+      }
+    }
+    auto nt_word = [&](uint32_t w) -> std::pair<uint32_t, uint32_t> {
+      auto it = nt_final.find(w);
+      if (it != nt_final.end()) return it->second;
+      auto o = orig.find(w);
+      if (o != orig.end()) return {o->second, orig_shadow[w]};
+      return {load32(w * 4), shadow_[w]};
+    };
+    // elements written by either arm
+    std::vector<uint32_t> elems(nt_elems);
+    elems.insert(elems.end(), elem_log_.begin() + s0.elems, elem_log_.end());
+    std::sort(elems.begin(), elems.end());
+    elems.erase(std::unique(elems.begin(), elems.end()), elems.end());
+    std::unordered_map<uint32_t, bool> covered;
+    struct Merge {
+      uint32_t addr;
+      Val t, n;
+    };
+    std::vector<Merge> merges;
+    for (uint32_t a : elems) {
+      uint32_t w0 = a >> 2;
+      for (uint32_t k = 0; k < ELEM / 4; k++) {
+        if (covered.count(w0 + k)) {  // overlapping element writes: not a plain field store
+          if (arm_depth_) throw detail::ArmAbort{"overlap"};
+          return fallback(true);
+        }
+      }
+      Val tv, nv;
+      try {
+        tv = read_elem(a);
+      } catch (const Unsupported&) {
+        if (arm_depth_) throw detail::ArmAbort{"mixed element"};
+        return fallback(true);
+      }
+      // the other arm's element, from its final words
+      uint32_t nid = nt_word(w0).second;
+      bool ok = true;
+      uint8_t buf[ELEM];
+      for (uint32_t k = 0; k < ELEM / 4; k++) {
+        auto [wv, ws] = nt_word(w0 + k);
+        if (ws != nid) ok = false;
+        std::memcpy(buf + 4 * k, &wv, 4);
+      }
+      if (!ok) {
+        if (arm_depth_) throw detail::ArmAbort{"mixed element"};
+        return fallback(true);
+      }
+      nv = Val{nid, decode(buf)};
+      for (uint32_t k = 0; k < ELEM / 4; k++) covered[w0 + k] = true;
+      merges.push_back({a, tv, nv});
+    }
+    // every other word either arm wrote must end the same in both
+    auto check_word = [&](uint32_t w) {
+      if (covered.count(w)) return true;
+      auto n = nt_word(w);
+      return n.first == load32(w * 4) && n.second == shadow_[w];
+    };
+    for (auto& [w, _] : nt_final)
+      if (!check_word(w)) {
+        if (arm_depth_) throw detail::ArmAbort{"memory differs"};
+        return fallback(true);
+      }
+    for (size_t k = s0.journal; k < journal_.size(); k++)
+      if (!check_word(journal_[k].addr)) {
+        if (arm_depth_) throw detail::ArmAbort{"memory differs"};
+        return fallback(true);
+      }
+    for (auto& mg : merges) {
+      bool same = mg.t.id == mg.n.id && (mg.t.id || mg.t.v == mg.n.v);
+      if (same) continue;
+      Val then_v = cond ? mg.t : mg.n, else_v = cond ? mg.n : mg.t;
+      // select(isTrue(v) ? x : y): the then arm runs when isTrue(v) == then_when_true
+      uint32_t on_true = then_when_true ? id_of(then_v) : id_of(else_v);
+      uint32_t on_false = then_when_true ? id_of(else_v) : id_of(then_v);
+      write_elem(mg.addr, Val{node(T_SELECT, pd.id, on_true, on_false), mg.t.v});
+    }
+    converted_++;
+    return end;
+  }
+
+  F decode(const uint8_t* p) {
+    int32_t sv;
+    uint32_t type;
+    std::memcpy(&sv, p, 4);
+    std::memcpy(&type, p + 4, 4);
+    if (type & 0x80000000u) {
+      u64 l[P::N];
+      std::memcpy(l, p + 8, sizeof l);
+      F::reduce_raw(l);
+      F v = F::from_limbs(l);
+      return (type & 0x40000000u) ? v : v.to_mont();
+    }
+    F v = CF::from_u64(uint64_t(sv < 0 ? -int64_t(sv) : int64_t(sv)));
+    return sv < 0 ? v.neg() : v;
+  }
+};
+
+}  // namespace snarkd::witness

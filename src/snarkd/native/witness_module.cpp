@@ -1,0 +1,460 @@
+// snarkd.native._witness: native witness generation from a circom circuit's .wasm.
+//
+//   inspect(wasm)                 the module's facts (field, sizes, input signals)
+//   record(wasm, inputs, ...)     run the wasm in our interpreter (witness/record.hpp), returning
+//                                 the witness and the compiled path of what it computed
+//   Program                       the paths of one circuit: evaluate (replay), add_path,
+//                                 serialize / load
+// Everything heavy runs with the GIL released. Python (snarkd/witness/native.py) owns files,
+// inputs and fallbacks.
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "curves/bls12_381.hpp"
+#include "curves/bn254.hpp"
+#include "py_buffer.hpp"
+#include "witness/program.hpp"
+#include "witness/record.hpp"
+#include "witness/wasm_module.hpp"
+
+namespace py = pybind11;
+using namespace snarkd;
+using namespace snarkd::witness;
+
+namespace {
+
+enum Curve : int { BN254 = 0, BLS12_381 = 1 };
+
+template <class P>
+bool prime_is(const std::vector<uint32_t>& w) {
+  if (w.size() != 2 * P::N) return false;
+  for (size_t i = 0; i < P::N; i++)
+    if ((uint64_t(w[2 * i]) | (uint64_t(w[2 * i + 1]) << 32)) != P::MOD[i]) return false;
+  return true;
+}
+
+py::int_ limbs_to_int(const uint32_t* w, size_t n) {
+  py::int_ r(0);
+  for (size_t i = n; i-- > 0;) r = py::int_(py::reinterpret_steal<py::object>(
+      PyNumber_Or(PyNumber_Lshift(r.ptr(), py::int_(32).ptr()), py::int_(w[i]).ptr())));
+  return r;
+}
+
+// The wasm bytes and their parsed module, kept together (the module points into the bytes).
+struct Wasm {
+  std::string bytes;
+  std::unique_ptr<Module> module;
+  explicit Wasm(std::string b) : bytes(std::move(b)) {
+    try {
+      module = std::make_unique<Module>((const uint8_t*)bytes.data(), bytes.size());
+    } catch (const WasmError& e) {
+      throw Unsupported(e.what());
+    }
+  }
+};
+
+// Facts every caller needs first: which field, the sizes, the input signal table.
+py::dict inspect(const Wasm& w) {
+  // The prime decides the field; a Recorder for BN254 reads it (any P would do for the facts).
+  Recorder<bn254::FrP> r(*w.module, RecordLimits{}, false);
+  std::vector<uint32_t> prime = r.raw_prime();
+  py::dict d;
+  d["version"] = r.version();
+  d["n32"] = r.n32();
+  d["prime"] = limbs_to_int(prime.data(), prime.size());
+  d["witness_size"] = r.witness_size();
+  d["input_size"] = r.input_size();
+  d["curve"] = prime_is<bn254::FrP>(prime) ? py::object(py::str("bn128"))
+               : prime_is<bls12_381::FrP>(prime) ? py::object(py::str("bls12381"))
+                                                  : py::object(py::none());
+  py::list sigs;
+  for (auto& s : r.input_signals()) sigs.append(py::make_tuple(s.hash, s.pos, s.size));
+  d["signals"] = sigs;
+  return d;
+}
+
+struct AnyPath {
+  int curve;
+  std::shared_ptr<void> path;
+  uint64_t nodes, live_ins, regs, guards, consts;
+};
+
+struct RecordResult {
+  bool ok = false;
+  std::string error_kind, message;
+  int code = 0;
+  py::object witness = py::none();  // bytes: (W, 4) uint64 plain limbs
+  py::list logs;
+  std::shared_ptr<AnyPath> path;
+  std::vector<std::pair<std::string, uint64_t>> stats;  // filled without the GIL
+};
+
+std::string decimal(const uint64_t* limbs) {
+  uint64_t v[4] = {limbs[0], limbs[1], limbs[2], limbs[3]};
+  std::string s;
+  for (;;) {
+    bool zero = !(v[0] | v[1] | v[2] | v[3]);
+    if (zero) break;
+    unsigned __int128 rem = 0;
+    for (int i = 3; i >= 0; i--) {
+      unsigned __int128 cur = (rem << 64) | v[i];
+      v[i] = uint64_t(cur / 10);
+      rem = cur % 10;
+    }
+    s.push_back(char('0' + int(rem)));
+  }
+  if (s.empty()) s = "0";
+  return std::string(s.rbegin(), s.rend());
+}
+
+template <class P>
+void record_as(const Wasm& w, const std::vector<std::pair<uint64_t, std::vector<Mont<P>>>>& inputs,
+               bool sanity, bool force, RecordLimits lim, uint32_t input_base, uint32_t n_inputs, int curve,
+               RecordResult& out, std::vector<uint64_t>& witness_plain, std::vector<std::pair<bool, std::string>>& logs) {
+  using F = Mont<P>;
+  Recorder<P> r(*w.module, lim, force);
+  auto table = r.input_signals();
+  try {
+    r.record(sanity, inputs, table, input_base, n_inputs);
+  } catch (const CircuitFailure& e) {
+    out.error_kind = "circuit";
+    out.code = e.code;
+    out.message = e.what();
+    return;
+  }
+  const auto& cw = r.concrete_witness();
+  witness_plain.resize(cw.size() * 4);
+  for (size_t i = 0; i < cw.size(); i++) {
+    F n = cw[i].from_mont();
+    std::memcpy(&witness_plain[4 * i], n.v, 32);
+  }
+  // the logs of this run, in order (values as the replay would print them)
+  Trace<F>& t = r.trace();
+  // evaluate log values concretely: replay the compiled path once (cheap, and the same code
+  // every later request runs)
+  auto path = Compiler<P>::compile(t, uint32_t(cw.size()));
+  std::vector<F> frame(cw.size() + path->n_regs);
+  std::vector<uint64_t> in_plain(size_t(n_inputs) * 4, 0);
+  for (auto& [hash, vals] : inputs) {
+    for (auto& s : table) {
+      if (s.hash != hash) continue;
+      for (uint32_t i = 0; i < vals.size() && i < s.size; i++) {
+        uint32_t idx = s.pos + i - input_base;
+        if (idx < n_inputs) {
+          F n = vals[i].from_mont();
+          std::memcpy(&in_plain[4 * size_t(idx)], n.v, 32);
+        }
+      }
+    }
+  }
+  std::vector<LogEvent> ev;
+  size_t at = 0;
+  int st = Replay<P>::run(*path, frame.data(), in_plain.data(), n_inputs, &at, &ev);
+  // force mode may have forced asserts the dummy inputs fail: the replay then misses, as it should
+  if (!force) {
+    if (st != REPLAY_OK) {
+      out.error_kind = "unsupported";
+      out.message = "internal: the recorded path does not replay its own inputs (instruction " + std::to_string(at) + ")";
+      return;
+    }
+    for (size_t i = 0; i < cw.size(); i++)
+      if (frame[i] != cw[i].from_mont()) {
+        out.error_kind = "unsupported";
+        out.message = "internal: the recorded path gives another witness element " + std::to_string(i);
+        return;
+      }
+    for (auto& e : ev) logs.emplace_back(e.is_value, e.is_value ? decimal(e.value.data()) : path->strings[e.str]);
+  }
+  auto ap = std::make_shared<AnyPath>();
+  ap->curve = curve;
+  ap->path = path;
+  ap->nodes = t.nodes.size();
+  ap->live_ins = path->code.size();
+  ap->regs = path->n_regs;
+  ap->guards = path->n_guards;
+  ap->consts = path->consts.size();
+  out.path = ap;
+  out.ok = true;
+  out.stats = {{"steps", r.steps()},
+               {"trace_nodes", t.nodes.size()},
+               {"instructions", path->code.size()},
+               {"registers", path->n_regs},
+               {"constants", path->consts.size()},
+               {"guards", path->n_guards},
+               {"converted_ifs", r.converted_ifs()}};
+}
+
+template <class P>
+std::vector<std::pair<uint64_t, std::vector<Mont<P>>>> inputs_from(py::list inputs) {
+  std::vector<std::pair<uint64_t, std::vector<Mont<P>>>> out;
+  for (auto item : inputs) {
+    auto tup = item.cast<py::tuple>();
+    uint64_t hash = tup[0].cast<uint64_t>();
+    Buf b(tup[1], "input values");
+    size_t n = b.count(32, "4 uint64 limbs per value");
+    std::vector<Mont<P>> vals(n);
+    for (size_t i = 0; i < n; i++) {
+      uint64_t l[4];
+      std::memcpy(l, b.data() + 32 * i, 32);
+      if (!Mont<P>::lt_mod(l)) throw py::value_error("input value not reduced modulo the prime");
+      vals[i] = Mont<P>::from_limbs(l).to_mont();
+    }
+    out.emplace_back(hash, std::move(vals));
+  }
+  return out;
+}
+
+RecordResult record(const Wasm& w, int curve, py::list inputs, bool sanity, bool force, uint64_t max_memory,
+                    uint64_t max_steps, uint32_t input_base, uint32_t n_inputs) {
+  RecordResult out;
+  RecordLimits lim;
+  if (max_memory) lim.max_memory = max_memory;
+  if (max_steps) lim.max_steps = max_steps;
+  std::vector<uint64_t> wit;
+  std::vector<std::pair<bool, std::string>> logs;
+  try {
+    if (curve == BN254) {
+      auto in = inputs_from<bn254::FrP>(inputs);
+      py::gil_scoped_release nogil;
+      record_as<bn254::FrP>(w, in, sanity, force, lim, input_base, n_inputs, curve, out, wit, logs);
+    } else if (curve == BLS12_381) {
+      auto in = inputs_from<bls12_381::FrP>(inputs);
+      py::gil_scoped_release nogil;
+      record_as<bls12_381::FrP>(w, in, sanity, force, lim, input_base, n_inputs, curve, out, wit, logs);
+    } else {
+      throw py::value_error("curve must be 0 (bn128) or 1 (bls12381)");
+    }
+  } catch (const Unsupported& e) {
+    out.ok = false;
+    out.error_kind = "unsupported";
+    out.message = e.what();
+  } catch (const WasmError& e) {
+    out.ok = false;
+    out.error_kind = "unsupported";
+    out.message = e.what();
+  }
+  if (out.ok && !force) {
+    out.witness = py::bytes((const char*)wit.data(), wit.size() * 8);  // (W, 4) plain limbs
+    for (auto& [is_val, text] : logs) out.logs.append(py::make_tuple(is_val, text));
+  }
+  return out;
+}
+
+// -- the program ------------------------------------------------------------------------------------
+
+struct ProgramBase {
+  virtual ~ProgramBase() = default;
+};
+
+template <class P>
+struct ProgramT : ProgramBase {
+  using F = Mont<P>;
+  uint32_t witness_size, n_inputs;
+  mutable std::mutex mu;
+  std::shared_ptr<const std::vector<std::shared_ptr<Path<F>>>> paths =
+      std::make_shared<std::vector<std::shared_ptr<Path<F>>>>();
+
+  ProgramT(uint32_t w, uint32_t n) : witness_size(w), n_inputs(n) {}
+
+  std::shared_ptr<const std::vector<std::shared_ptr<Path<F>>>> snapshot() const {
+    std::lock_guard<std::mutex> g(mu);
+    return paths;
+  }
+  void add(std::shared_ptr<Path<F>> p) {
+    std::lock_guard<std::mutex> g(mu);
+    auto next = std::make_shared<std::vector<std::shared_ptr<Path<F>>>>(*paths);
+    next->push_back(std::move(p));
+    paths = next;
+  }
+  uint32_t frame_rows() const {
+    uint32_t r = 0;
+    for (auto& p : *snapshot()) r = std::max(r, p->n_regs);
+    return witness_size + r;
+  }
+  // Returns (status, path index, instruction) and fills logs.
+  std::tuple<int, int, size_t> evaluate(const uint64_t* inputs, F* frame, size_t frame_rows,
+                                        std::vector<std::pair<bool, std::string>>* logs) const {
+    auto snap = snapshot();
+    // most used path first
+    std::vector<size_t> order(snap->size());
+    for (size_t i = 0; i < order.size(); i++) order[i] = i;
+    std::stable_sort(order.begin(), order.end(),
+                     [&](size_t a, size_t b) { return (*snap)[a]->hits.load() > (*snap)[b]->hits.load(); });
+    size_t at = 0;
+    int last = REPLAY_MISS;
+    for (size_t i : order) {
+      const Path<F>& p = *(*snap)[i];
+      if (witness_size + size_t(p.n_regs) > frame_rows) continue;
+      std::vector<LogEvent> ev;
+      int st = Replay<P>::run(p, frame, inputs, n_inputs, &at, logs ? &ev : nullptr);
+      if (st == REPLAY_OK) {
+        const_cast<Path<F>&>(p).hits.fetch_add(1);
+        if (logs)
+          for (auto& e : ev) logs->emplace_back(e.is_value, e.is_value ? decimal(e.value.data()) : p.strings[e.str]);
+        return {REPLAY_OK, int(i), 0};
+      }
+      last = st;
+      if (st == REPLAY_TRAP) return {REPLAY_TRAP, int(i), at};
+    }
+    return {last, -1, at};
+  }
+  py::bytes serialize() const {
+    auto snap = snapshot();
+    ByteWriter w;
+    w.u32(witness_size);
+    w.u32(n_inputs);
+    w.u32(uint32_t(snap->size()));
+    for (auto& p : *snap) write_path(w, *p);
+    return py::bytes(w.out);
+  }
+  static std::unique_ptr<ProgramT> load(const uint8_t* data, size_t len) {
+    ByteReader r(data, len);
+    uint32_t ws = r.u32(), ni = r.u32(), np = r.u32();
+    if (np > 4096) throw std::runtime_error("native witness program: implausible path count");
+    auto prog = std::make_unique<ProgramT>(ws, ni);
+    for (uint32_t i = 0; i < np; i++) prog->add(read_path<F>(r, ws, ni));
+    if (!r.done()) throw std::runtime_error("native witness program: trailing bytes");
+    return prog;
+  }
+};
+
+struct Program {
+  int curve;
+  std::unique_ptr<ProgramBase> impl;
+  template <class Fn>
+  auto with(Fn&& fn) {
+    if (curve == BN254) return fn(*static_cast<ProgramT<bn254::FrP>*>(impl.get()));
+    return fn(*static_cast<ProgramT<bls12_381::FrP>*>(impl.get()));
+  }
+};
+
+Program make_program(int curve, uint32_t witness_size, uint32_t n_inputs) {
+  Program p{curve, nullptr};
+  if (curve == BN254) p.impl = std::make_unique<ProgramT<bn254::FrP>>(witness_size, n_inputs);
+  else if (curve == BLS12_381) p.impl = std::make_unique<ProgramT<bls12_381::FrP>>(witness_size, n_inputs);
+  else throw py::value_error("curve must be 0 (bn128) or 1 (bls12381)");
+  return p;
+}
+
+}  // namespace
+
+PYBIND11_MODULE(_witness, mod) {
+  mod.doc() = "Native witness generation from circom's .wasm (record, compile, replay)";
+
+  py::register_exception<Unsupported>(mod, "Unsupported");
+
+  py::class_<Wasm>(mod, "Wasm")
+      .def(py::init([](py::bytes b) { return std::make_unique<Wasm>(std::string(b)); }), py::arg("wasm"),
+           "Parse a circom witness generator (.wasm bytes); raises Unsupported naming what is not supported.")
+      .def("inspect", [](const Wasm& w) {
+        try {
+          return inspect(w);
+        } catch (const CircuitFailure& e) {
+          throw Unsupported(std::string("instantiating the module: ") + e.what());
+        } catch (const WasmError& e) {
+          throw Unsupported(e.what());
+        }
+      }, "dict: version, n32, prime, witness_size, input_size, curve ('bn128'/'bls12381'/None), signals");
+
+  py::class_<AnyPath, std::shared_ptr<AnyPath>>(mod, "Path")
+      .def_readonly("curve", &AnyPath::curve)
+      .def_readonly("instructions", &AnyPath::live_ins)
+      .def_readonly("registers", &AnyPath::regs)
+      .def_readonly("guards", &AnyPath::guards)
+      .def_readonly("constants", &AnyPath::consts);
+
+  py::class_<RecordResult>(mod, "RecordResult")
+      .def_readonly("ok", &RecordResult::ok)
+      .def_readonly("error_kind", &RecordResult::error_kind)
+      .def_readonly("message", &RecordResult::message)
+      .def_readonly("code", &RecordResult::code)
+      .def_readonly("witness", &RecordResult::witness)
+      .def_readonly("logs", &RecordResult::logs)
+      .def_readonly("path", &RecordResult::path)
+      .def_property_readonly("stats", [](const RecordResult& r) {
+        py::dict d;
+        for (auto& [k, v] : r.stats) d[py::str(k)] = v;
+        return d;
+      });
+
+  mod.def("record", &record, py::arg("wasm"), py::arg("curve"), py::arg("inputs"), py::arg("sanity_check") = false,
+          py::arg("force_asserts") = false, py::arg("max_memory") = 0, py::arg("max_steps") = 0,
+          py::arg("input_base") = 0, py::arg("n_inputs") = 0,
+          "Run the wasm natively on these inputs [(hash, (k, 4) uint64 plain values)], recording a path.\n"
+          "force_asserts: take every assert's passing arm (a build from placeholder inputs: no witness).");
+
+  py::class_<Program>(mod, "Program")
+      .def(py::init(&make_program), py::arg("curve"), py::arg("witness_size"), py::arg("n_inputs"))
+      .def_readonly("curve", &Program::curve)
+      .def_property_readonly("frame_rows", [](Program& p) { return p.with([](auto& t) { return t.frame_rows(); }); })
+      .def_property_readonly("n_paths", [](Program& p) { return p.with([](auto& t) { return t.snapshot()->size(); }); })
+      .def_property_readonly("witness_size", [](Program& p) { return p.with([](auto& t) { return t.witness_size; }); })
+      .def_property_readonly("n_inputs", [](Program& p) { return p.with([](auto& t) { return t.n_inputs; }); })
+      .def("path_stats", [](Program& p) {
+        return p.with([](auto& t) {
+          py::list out;
+          for (auto& path : *t.snapshot()) {
+            py::dict d;
+            d["instructions"] = path->code.size();
+            d["registers"] = path->n_regs;
+            d["guards"] = path->n_guards;
+            d["constants"] = path->consts.size();
+            d["hits"] = path->hits.load();
+            out.append(d);
+          }
+          return out;
+        });
+      })
+      .def("add_path", [](Program& p, std::shared_ptr<AnyPath> path) {
+        if (!path || path->curve != p.curve) throw py::value_error("path of another field");
+        p.with([&](auto& t) {
+          using T = std::remove_reference_t<decltype(t)>;
+          t.add(std::static_pointer_cast<Path<typename T::F>>(path->path));
+          return 0;
+        });
+      })
+      .def("evaluate",
+           [](Program& p, py::object inputs, py::object frame, bool want_logs) {
+             Buf in(inputs, "inputs");
+             Buf fr(frame, "frame", true);
+             size_t ni = in.count(32, "4 uint64 limbs per input");
+             size_t rows = fr.count(32, "4 uint64 limbs per row");
+             return p.with([&](auto& t) {
+               using T = std::remove_reference_t<decltype(t)>;
+               using F = typename T::F;
+               if (ni != t.n_inputs) throw py::value_error("inputs: expected " + std::to_string(t.n_inputs) + " values");
+               std::vector<std::pair<bool, std::string>> logs;
+               std::tuple<int, int, size_t> r;
+               {
+                 py::gil_scoped_release nogil;
+                 r = t.evaluate((const uint64_t*)in.data(), (F*)fr.wdata(), rows, want_logs ? &logs : nullptr);
+               }
+               py::list lg;
+               for (auto& [v, s] : logs) lg.append(py::make_tuple(v, s));
+               return py::make_tuple(std::get<0>(r), std::get<1>(r), std::get<2>(r), lg);
+             });
+           },
+           py::arg("inputs"), py::arg("frame"), py::arg("want_logs") = false,
+           "Replay: inputs (n_inputs, 4) uint64 plain; frame (frame_rows, 4) uint64, its first witness_size rows\n"
+           "receive the witness (plain). Returns (status 0 ok / 1 miss / 2 trap, path, instruction, logs).")
+      .def("serialize", [](Program& p) { return p.with([](auto& t) { return t.serialize(); }); })
+      .def_static("load", [](int curve, py::object data) {
+        Buf b(data, "program");
+        Program p{curve, nullptr};
+        try {
+          if (curve == BN254) p.impl = ProgramT<bn254::FrP>::load(b.data(), b.len());
+          else if (curve == BLS12_381) p.impl = ProgramT<bls12_381::FrP>::load(b.data(), b.len());
+          else throw py::value_error("curve must be 0 (bn128) or 1 (bls12381)");
+        } catch (const std::runtime_error& e) {
+          throw py::value_error(e.what());
+        }
+        return p;
+      }, py::arg("curve"), py::arg("data"));
+}

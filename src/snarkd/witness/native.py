@@ -1,0 +1,337 @@
+"""`NativeCalculator`: circuit inputs -> witness at native speed, from the circuit's own .wasm.
+
+    calc = NativeCalculator("circuit_js/circuit.wasm")   # loads or builds circuit.wasm.wprog
+    witness = calc.calculate({"a": "3"})                  # snarkd.formats.wtns.Witness
+
+How. The .wasm is run once in the native core's own interpreter (native/witness/record.hpp), with
+circom's field functions done natively, and what it computed from the inputs is kept as a
+straight-line program (a "path"); later requests replay the path (native/witness/program.hpp),
+with no wasm at all. The replay is exact, not an approximation: every place where the wasm's
+control flow or an address depended on an input value is a guard in the path, checked on every
+replay; where an input takes the wasm another way the guard misses and the request is recorded
+anew (its witness comes from that recording) and the new path is kept. Ternaries on signals
+(`in != 0 ? 1/in : 0`) are not guards: both arms are recorded and the replay selects.
+
+The first path is built from placeholder inputs (zeros; an assert they fail is recorded as the
+check it is), so building needs no real input. Programs are kept beside the .wasm (or in the
+compiled-module cache), bound to its hash (program_file.py).
+
+Fallbacks, each counted in `stats`: a guard miss records the request natively ("recorded"); a
+circuit the recorder cannot follow, or a request that fails in the circuit (an assert, a division
+by zero), goes to the wasm engine ("wasm"), whose result or error is the answer. With
+`strict=True` (`--engine native`) the constructor refuses circuits it cannot build, and every
+request served by the wasm engine is reported through `on_fallback`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+from snarkd.errors import InputError
+from snarkd.formats.wtns import Witness, write_wtns
+from snarkd.witness import inputs as inp
+from snarkd.witness import program_file
+
+log = logging.getLogger("snarkd.witness")
+
+CURVES = {"bn128": 0, "bls12381": 1}
+MAX_PATHS = 64  # paths kept per circuit; beyond, misses are still recorded natively but not kept
+
+
+class NativeUnavailable(InputError):
+    """No native program can be built for this circuit (another field, a wasm feature the native
+    interpreter does not follow). `--engine native` exits 3 with this message; `auto` uses the wasm."""
+
+
+@dataclass
+class WitnessStats:
+    """Witnesses by how they were made (the engine's metrics and the bench report read these)."""
+
+    native: int = 0    # replayed
+    recorded: int = 0  # a guard missed: recorded natively (a new path)
+    wasm: int = 0      # the wasm engine served it (the circuit failed, or the recorder cannot follow it)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def add(self, kind: str) -> None:
+        with self._lock:
+            setattr(self, kind, getattr(self, kind) + 1)
+
+    def as_dict(self) -> dict:
+        return {"native": self.native, "recorded": self.recorded, "wasm": self.wasm}
+
+
+def render_log(events, sink: Callable[[str], None]) -> None:
+    """circom's log() output as its witness_calculator.js prints it: texts and values joined by
+    spaces, a line per "\\n" (the same assembly as snarkd.witness.wasm_runtime)."""
+    line = ""
+    for is_value, text in events:
+        if not is_value and text == "\n":
+            sink(line)
+            line = ""
+        else:
+            line = f"{line} {text}" if line else text
+    if line:
+        sink(line)
+
+
+class NativeCalculator:
+    """Native witness calculation for one circom 2 circuit .wasm (BN254 or BLS12-381 scalar field).
+
+    The interface of `WitnessCalculator` (calculate, calculate_words, calculate_to_file, prime, n8,
+    n32, witness_size, input_size, version, name). cache: where programs may be kept besides beside
+    the .wasm (True: [keys] wasm_cache; a directory; False/"off": nowhere else). program: an
+    explicit program file path (tried first, written first). strict: refuse what cannot be built
+    natively and report wasm fallbacks through on_fallback(message). max_memory, fuel: the wasm
+    engine's limits, applied to the native recording too (memory bytes; fuel bounds loop
+    iterations and calls there).
+    """
+
+    def __init__(self, wasm, *, sym=None, sanity_check: bool = False, name: str | None = None,
+                 cache: bool | str | os.PathLike = True, program: str | os.PathLike | None = None,
+                 strict: bool = False, on_fallback: Callable[[str], None] | None = None,
+                 max_instances: int | None = None, max_memory: int | None = None, fuel: int = 0):
+        from snarkd.native import _witness  # lazy: only native witness work loads it
+
+        self._native = _witness
+        self._bytes, self.path, self.name, self.sym = inp.read_wasm(wasm, name, sym)
+        self.sanity_check = bool(sanity_check)
+        self.strict = strict
+        self.on_fallback = on_fallback
+        self.max_memory, self.fuel = max_memory, int(fuel or 0)
+        self._wasm_kwargs = dict(sym=self.sym, sanity_check=sanity_check, name=self.name, cache=cache,
+                                 max_instances=max_instances, max_memory=max_memory, fuel=fuel)
+        self._wasm_calc = None
+        self._wasm_lock = threading.Lock()
+        self._save_lock = threading.Lock()
+        self._parsed = None
+        self.stats = WitnessStats()
+        self.build_ms = 0.0
+        self.loaded_from: Path | None = None
+        sha = hashlib.sha256(self._bytes).hexdigest()
+        self._ident = program_file.identity(sha, self.sanity_check)
+        self._paths = [Path(program)] if program is not None else []
+        self._paths += program_file.candidates(self.path, sha, None)
+        if not self._load(self._paths):  # beside the wasm first: the cache setting is read only when needed
+            more = program_file.candidates(None, sha, _cache_dir(cache))
+            self._paths += more
+            if not self._load(more):
+                self._build()
+        self._input_names = None
+
+    # -- facts (WitnessCalculator's interface) ----------------------------------------------------
+
+    def _set_facts(self, meta: dict) -> None:
+        self.meta = meta
+        self.curve = meta["curve"]
+        self.prime = int(meta["prime"])
+        self.n32 = int(meta["n32"])
+        self.n8 = 4 * self.n32
+        self.witness_size = int(meta["witness_size"])
+        self.input_size = int(meta["input_size"])
+        self.version = tuple(meta.get("version", (2, 0, 0)))
+        self.input_base = int(meta["input_base"])
+        self._signals = {int(h): (int(pos), int(size)) for h, pos, size in meta["signals"]}
+        # hash halves -> size, for the input checks
+        self._sizes = {(h >> 32, h & 0xFFFFFFFF): size for h, (pos, size) in self._signals.items()}
+
+    # -- the program: load, build, save -------------------------------------------------------
+
+    def _load(self, paths: list[Path]) -> bool:
+        for path in paths:
+            try:
+                meta, body = program_file.read(path, self._ident)
+                self._set_facts(meta)
+                self.program = self._native.Program.load(CURVES[self.curve], body)
+                if self.program.witness_size != self.witness_size or self.program.n_inputs != self.input_size:
+                    raise program_file.ProgramFileError("sizes disagree with its header (corrupt)")
+            except program_file.ProgramFileError as exc:
+                if str(exc) != "not found":
+                    log.warning("ignoring native witness program %s: %s; rebuilding it", path, exc)
+                continue
+            except (ValueError, KeyError, TypeError) as exc:  # the native checks of the body, a bad header
+                log.warning("ignoring native witness program %s: %s; rebuilding it", path, exc)
+                continue
+            self.loaded_from = path
+            return True
+        return False
+
+    def _module(self):
+        if self._parsed is None:
+            try:
+                self._parsed = self._native.Wasm(self._bytes)
+            except self._native.Unsupported as exc:
+                raise NativeUnavailable(f"{self.name}: no native witness program: {exc}") from None
+        return self._parsed
+
+    def _build(self) -> None:
+        t0 = time.perf_counter()
+        try:
+            facts = self._module().inspect()
+        except self._native.Unsupported as exc:
+            raise NativeUnavailable(f"{self.name}: no native witness program: {exc}") from None
+        if facts["version"] != 2:
+            raise NativeUnavailable(f"{self.name}: circom version {facts['version']} witness generator; "
+                                    "only circom 2 is supported")
+        if facts["curve"] is None:
+            raise NativeUnavailable(f"{self.name}: no native witness program for this field "
+                                    f"(prime {facts['prime']}; BN254 and BLS12-381 scalar fields are native)")
+        signals = facts["signals"]
+        positions = sorted((pos, size) for _, pos, size in signals if size > 0)
+        base = positions[0][0] if positions else 0
+        covered = sum(size for _, size in positions)
+        contiguous = all(a[0] + a[1] == b[0] for a, b in zip(positions, positions[1:]))
+        if covered != facts["input_size"] or not contiguous:
+            raise NativeUnavailable(f"{self.name}: its input signals do not form one block "
+                                    f"({covered} values for input size {facts['input_size']})")
+        self._set_facts({"curve": facts["curve"], "prime": str(facts["prime"]), "n32": facts["n32"],
+                         "witness_size": facts["witness_size"], "input_size": facts["input_size"],
+                         "version": [2, 0, 0], "input_base": base,
+                         "signals": [[int(h), int(p), int(s)] for h, p, s in signals]})
+        self.program = self._native.Program(CURVES[self.curve], self.witness_size, self.input_size)
+        # the first path, from placeholder inputs: zeros (an assert they fail stays a guard)
+        zeros = [(h, bytes(32 * size)) for h, (pos, size) in self._signals.items() if size > 0]
+        res = self._record(zeros, force=True)
+        self.build_ms = (time.perf_counter() - t0) * 1e3
+        if res.ok:
+            self.program.add_path(res.path)
+            stats = res.stats
+            log.info("native witness program for %s built in %.0f ms: %d instructions, %d registers, %d guards, "
+                     "%d ternaries on signals converted", self.name, self.build_ms, stats["instructions"],
+                     stats["registers"], stats["guards"], stats["converted_ifs"])
+            self._save()
+        elif res.error_kind == "unsupported":
+            raise NativeUnavailable(f"{self.name}: no native witness program: {res.message}")
+        else:  # placeholder inputs made the circuit itself fail: the first real request records the path
+            log.info("native witness program for %s: placeholder inputs do not run through (%s); the first request "
+                     "records it", self.name, res.message.strip().splitlines()[0] if res.message.strip() else res.code)
+
+    def _record(self, inputs: list, force: bool):
+        max_steps = self.fuel if self.fuel else 0
+        return self._native.record(self._module(), CURVES[self.curve], inputs, sanity_check=self.sanity_check,
+                                   force_asserts=force, max_memory=int(self.max_memory or 0), max_steps=max_steps,
+                                   input_base=self.input_base, n_inputs=self.input_size)
+
+    def _save(self) -> None:
+        with self._save_lock:
+            saved = program_file.save(self._paths, self._ident, self.meta, self.program.serialize())
+        if saved is None:
+            log.warning("native witness program for %s: no writable place to keep it (%s); it lives in this "
+                        "process only", self.name, ", ".join(map(str, self._paths)))
+        else:
+            self.loaded_from = saved
+
+    # -- inputs ---------------------------------------------------------------------------------
+
+    def _signal_size(self, msb: int, lsb: int) -> int:
+        return self._sizes.get((msb, lsb), -1)
+
+    def input_signals(self) -> list[tuple[str, int]] | None:
+        if self._input_names is None and self.sym is not None and self.sym.exists():
+            self._input_names = inp.sized_input_names(self.sym, self._signal_size)
+        return self._input_names
+
+    def missing_inputs(self, given: set) -> list[str]:
+        names = self.input_signals()
+        return [n for n, size in names if n not in given and size > 0] if names else []
+
+    def prepare(self, inputs: dict) -> list[inp.PreparedInput]:
+        return inp.prepare_inputs(inputs, self._signal_size, self.prime, self.n32, self.input_size,
+                                  self.missing_inputs, self.name)
+
+    # -- calculation ------------------------------------------------------------------------------
+
+    def calculate(self, inputs: dict, *, log: Callable[[str], None] | None = None) -> Witness:
+        """The witness as a `snarkd.formats.wtns.Witness` (values: (n, 4) uint64, plain form)."""
+        return self.calculate_with_source(inputs, log=log)[0]
+
+    def calculate_with_source(self, inputs: dict, *, log: Callable[[str], None] | None = None):
+        """(Witness, "native" | "recorded" | "wasm"): the witness and how it was made."""
+        import numpy as np
+
+        raw, source = self.calculate_bytes(inputs, log=log)
+        values = np.frombuffer(raw, dtype="<u8").reshape(self.witness_size, 4)
+        return Witness(self.prime, values), source
+
+    def calculate_bytes(self, inputs: dict, *, log: Callable[[str], None] | None = None):
+        """(the witness as witness_size * 32 bytes of plain little-endian values, how it was made).
+        No numpy on this path (the whole-process `snarkd witness` runs without it)."""
+        prepared = self.prepare(inputs)
+        values = bytearray(32 * self.input_size)
+        recorded_inputs = []
+        for p in prepared:
+            pos, size = self._signals[p.hash]
+            at = 32 * (pos - self.input_base)
+            values[at: at + len(p.data)] = p.data
+            recorded_inputs.append((p.hash, p.data))
+        frame = bytearray(32 * self.program.frame_rows)
+        status, _, _, events = self.program.evaluate(values, frame, log is not None)
+        if status == 0:
+            self.stats.add("native")
+            if log is not None:
+                render_log(events, log)
+            return memoryview(frame)[: 32 * self.witness_size], "native"
+        if status == 1:  # a guard missed: this input takes the wasm another way
+            res = self._record(recorded_inputs, force=False)
+            if res.ok:
+                self.stats.add("recorded")
+                if self.program.n_paths < MAX_PATHS:
+                    self.program.add_path(res.path)
+                    self._save()
+                if log is not None:
+                    render_log(res.logs, log)
+                return res.witness, "recorded"
+            why = res.message.strip().splitlines()[0] if res.message.strip() else f"code {res.code}"
+        else:
+            why = "the circuit divides by zero"
+        self.stats.add("wasm")
+        if self.strict and self.on_fallback is not None:
+            self.on_fallback(f"{self.name}: this request ran on the wasm engine ({why})")
+        return self.calculate_on_wasm(inputs, log=log).values.tobytes(), "wasm"
+
+    def calculate_on_wasm(self, inputs: dict, *, log: Callable[[str], None] | None = None) -> Witness:
+        """The witness from the wasm engine (wasmtime), whatever the native program says."""
+        with self._wasm_lock:
+            if self._wasm_calc is None:
+                from snarkd.witness.calculator import WitnessCalculator
+
+                self._wasm_calc = WitnessCalculator(self._bytes, **self._wasm_kwargs)
+        return self._wasm_calc.calculate(inputs, log=log)
+
+    def calculate_words(self, inputs: dict, *, log: Callable[[str], None] | None = None):
+        """The witness as (witness_size, n32) little-endian uint32 words (wtns layout)."""
+        import numpy as np
+
+        raw, _ = self.calculate_bytes(inputs, log=log)
+        return np.frombuffer(raw, dtype="<u4").reshape(self.witness_size, -1)[:, : self.n32]
+
+    def calculate_to_file(self, inputs: dict, out, *, log: Callable[[str], None] | None = None) -> None:
+        """Calculate and write a .wtns (byte-identical to `snarkjs wtns calculate`)."""
+        raw, _ = self.calculate_bytes(inputs, log=log)
+        write_wtns(out, self.prime, raw)
+
+    def close(self) -> None:
+        if self._wasm_calc is not None:
+            self._wasm_calc.close()
+
+    def describe(self) -> dict:
+        """The program's paths and where it lives (status, logs, the bench)."""
+        return {"engine": "native", "program": str(self.loaded_from) if self.loaded_from else None,
+                "build_ms": round(self.build_ms, 1), "paths": self.program.path_stats(), **self.stats.as_dict()}
+
+
+def _cache_dir(cache) -> Path | None:
+    if cache is True:
+        from snarkd.config import default
+
+        d = default("keys.wasm_cache")
+        return None if d == "off" else Path(d)
+    if cache in (False, None, "off", ""):
+        return None
+    return Path(cache)

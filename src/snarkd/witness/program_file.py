@@ -1,0 +1,113 @@
+"""The native witness program on disk (CIRCUIT.wasm.wprog): what `NativeCalculator` built from a
+circuit's .wasm, kept so that the next process replays at once instead of recording again.
+
+    magic "snarkdWP" | u32 version | u32 H | H bytes of JSON header | u32 CRC-32C of the header
+    | the program (the native core's serialization) | u32 CRC-32C of the program
+
+The header binds the file to one .wasm (its SHA-256), one `sanity_check` setting and this layout
+version, and carries what Python needs before the native core is involved (the field, the sizes,
+the input signal table). A file that is not ours, has another version, belongs to another wasm or
+setting, or fails a checksum raises ProgramFileError: the caller ignores it with a warning and
+rebuilds. The whole file is read into memory, never mapped: a program file truncated or rewritten
+by someone else can make a load fail, never a process crash.
+
+Where: beside the .wasm when that directory is writable, else in the compiled-module cache
+([keys] wasm_cache) under the wasm's hash.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import struct
+from pathlib import Path
+
+from snarkd.atomic import atomic_write_bytes
+
+MAGIC = b"snarkdWP"
+VERSION = 1
+SUFFIX = ".wprog"
+_PREFIX = struct.Struct("<8sII")  # magic, version, header length
+_CRC = struct.Struct("<I")
+
+
+class ProgramFileError(Exception):
+    """The program file cannot be used: missing, stale (another wasm or setting) or corrupt."""
+
+
+def _crc32c(data) -> int:
+    from snarkd.native import _core
+
+    return int(_core.crc32c(data))
+
+
+def identity(wasm_sha256: str, sanity_check: bool) -> dict:
+    """What a program is bound to: the wasm's bytes and circom's sanity-check flag (init(1) runs
+    other code), and the native layout."""
+    return {"wasm_sha256": wasm_sha256, "sanity_check": bool(sanity_check), "layout": VERSION}
+
+
+def candidates(wasm_path: str | os.PathLike | None, wasm_sha256: str, cache_dir: Path | None) -> list[Path]:
+    """Where a program for this wasm may be, in the order they are tried."""
+    out = []
+    if wasm_path is not None:
+        out.append(Path(f"{os.fspath(wasm_path)}{SUFFIX}"))
+    if cache_dir is not None:
+        out.append(cache_dir / f"{wasm_sha256[:40]}{SUFFIX}")
+    return out
+
+
+def write(path: Path, ident: dict, meta: dict, program: bytes) -> None:
+    header = json.dumps({"identity": ident, "meta": meta}, sort_keys=True).encode()
+    data = b"".join([_PREFIX.pack(MAGIC, VERSION, len(header)), header, _CRC.pack(_crc32c(header)),
+                     program, _CRC.pack(_crc32c(program))])
+    atomic_write_bytes(path, data)
+
+
+def save(paths: list[Path], ident: dict, meta: dict, program: bytes) -> Path | None:
+    """Write to the first place that takes it; None when none does (the program then lives in
+    this process only)."""
+    for path in paths:
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            write(path, ident, meta, program)
+            return path
+        except OSError:
+            continue
+    return None
+
+
+def read(path: Path, ident: dict) -> tuple[dict, bytes]:
+    """(meta, program bytes) of a checked file bound to `ident`; ProgramFileError otherwise."""
+    try:
+        data = Path(path).read_bytes()
+    except FileNotFoundError:
+        raise ProgramFileError("not found") from None
+    except OSError as exc:
+        raise ProgramFileError(f"cannot read: {exc.strerror or exc}") from None
+    if len(data) < _PREFIX.size + 2 * _CRC.size:
+        raise ProgramFileError(f"too short ({len(data)} bytes) to be a witness program")
+    magic, version, hlen = _PREFIX.unpack_from(data, 0)
+    if magic != MAGIC:
+        raise ProgramFileError(f"not a snarkd witness program (magic {magic!r})")
+    if version != VERSION:
+        raise ProgramFileError(f"version {version}, this snarkd reads version {VERSION}")
+    end = _PREFIX.size + hlen
+    if end + 2 * _CRC.size > len(data):
+        raise ProgramFileError("truncated header")
+    header = data[_PREFIX.size:end]
+    if _crc32c(header) != _CRC.unpack_from(data, end)[0]:
+        raise ProgramFileError("header checksum mismatch (corrupt)")
+    try:
+        obj = json.loads(header)
+    except ValueError:
+        raise ProgramFileError("header is not JSON (corrupt)") from None
+    if not isinstance(obj, dict) or obj.get("identity") != ident:
+        raise ProgramFileError("stale: made from another .wasm or with another sanity-check setting")
+    program = data[end + _CRC.size:-_CRC.size]
+    if _crc32c(program) != _CRC.unpack_from(data, len(data) - _CRC.size)[0]:
+        raise ProgramFileError("program checksum mismatch (truncated or corrupt)")
+    meta = obj.get("meta")
+    if not isinstance(meta, dict):
+        raise ProgramFileError("header without meta (corrupt)")
+    return meta, program
