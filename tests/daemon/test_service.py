@@ -52,6 +52,27 @@ def test_prove_through_daemon_verifies(daemon, tmp_path):
     assert oracle.snarkjs_verify(circ.vk, tmp_path / "pub.json", tmp_path / "p.json")
 
 
+def test_prove_from_inputs_on_the_native_engine_and_its_metrics(daemon, tmp_path):
+    """The daemon's default [witness] engine (auto) replays the program built when the key loaded; the
+    witnesses are counted by source in /metrics and the Status record."""
+    s, proc, circ, wtns = daemon
+    with Client(s.addr, timeout=120) as c:
+        before = c.metrics()["values"].get('snarkd_witnesses_total{source="native"}', 0.0)
+        reply = c.prove("chain", inputs=[{"k": 3, "x": 2}])
+        assert verify(circ, tmp_path, reply.proof, reply.public)
+        assert reply.public == [str(v) for v in _public_of(wtns, 2)]  # what snarkjs's witness says
+        m = c.metrics()["values"]
+        assert m['snarkd_witnesses_total{source="native"}'] == before + 1
+        assert m['snarkd_witnesses_total{source="wasm"}'] == 0 and m["snarkd_witness_failed_total"] == 0
+
+
+def _public_of(wtns, n: int) -> list[int]:
+    from snarkd.formats.wtns import read_wtns
+
+    w = read_wtns(wtns)
+    return [w.value(i) for i in range(1, 1 + n)]
+
+
 def test_malformed_requests_get_clear_status(daemon, tmp_path):
     from snarkd.formats.wtns import parse_wtns, wtns_bytes
 

@@ -85,6 +85,9 @@ def summarize(run: dict) -> dict:
         if x.get("kernel_busy_s") is not None and k0.get(x["name"]) is not None:
             kbusy[x["name"]] = (x["kernel_busy_s"] - k0[x["name"]]) / max(1e-9, wall)
     cpu0, cpu1 = d0.get("engine", {}).get("cpu_s"), d1.get("engine", {}).get("cpu_s")
+    j0, j1 = d0.get("engine", {}).get("jobs", {}), d1.get("engine", {}).get("jobs", {})
+    witnesses = {k: j1.get(f"witness_{k}", 0) - j0.get(f"witness_{k}", 0)
+                 for k in ("native", "recorded", "wasm", "failed")}
     run["summary"] = {
         "daemon_cpu_cores": (cpu1 - cpu0) / max(1e-9, wall) if cpu0 is not None and cpu1 is not None else None,
         "completed": len(ok),
@@ -101,6 +104,8 @@ def summarize(run: dict) -> dict:
         "device_busy_fraction_daemon": dbusy,  # from the daemon's busy-seconds counters (a stage running)
         "device_kernel_busy_fraction": kbusy,  # the GPU's kernels themselves (CUDA events)
         "transport": run.get("transport", ""),
+        # witnesses from inputs during the run, by how they were made (0s for a run from witnesses)
+        "witnesses": witnesses,
         "daemon_peak_rss_bytes": d1.get("peak_rss_bytes"),
         "memory_budget_bytes": d1.get("memory_budget_bytes"),
         "memory_budget_peak_bytes": d1.get("memory_peak_bytes"),
@@ -147,6 +152,10 @@ def format_report(run: dict) -> str:
                      + " of wall time (the GPU's kernels, CUDA events)")
     if s.get("transport"):
         lines.append(f"transport:   witnesses sent by {s['transport']}")
+    w = s.get("witnesses") or {}
+    if any(w.values()):
+        lines.append(f"witnesses:   {w['native']} native, {w['recorded']} recorded natively (a guard missed), "
+                     f"{w['wasm']} on the wasm engine, {w['failed']} native failed self-verification")
     if s.get("daemon_cpu_cores") is not None:
         lines.append(f"daemon CPU:  {s['daemon_cpu_cores']:.2f} cores on average over the run")
     lines.append(f"daemon RSS:  peak {_mib(s['daemon_peak_rss_bytes'])}; memory budget {_mib(s['memory_budget_bytes'])}"

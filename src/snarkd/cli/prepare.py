@@ -1,4 +1,5 @@
-"""`snarkd prepare KEY.zkey [--out PATH]`: build the key's prepared sidecar (KEY.zkey.prep)."""
+"""`snarkd prepare KEY.zkey [--out PATH] [--wasm CIRCUIT.wasm]`: build the key's prepared sidecar
+(KEY.zkey.prep) and the native witness program of its circuit (CIRCUIT.wasm.wprog)."""
 
 from __future__ import annotations
 
@@ -21,6 +22,11 @@ def register(sub) -> None:
     ))
     p.add_argument("zkey", metavar="KEY.zkey")
     p.add_argument("--out", metavar="PATH", help="write the sidecar here instead (provers look for KEY.zkey.prep)")
+    p.add_argument("--wasm", metavar="CIRCUIT.wasm",
+                   help="the circuit's .wasm, whose native witness program (CIRCUIT.wasm.wprog) is built too "
+                        "(default: the .wasm beside the key, as the daemon finds it)")
+    p.add_argument("--no-witness", dest="witness", action="store_false",
+                   help="do not build the native witness program")
     p.set_defaults(func=run)
 
 
@@ -31,4 +37,29 @@ def run(args) -> int:
     out = build(args.zkey, args.out)
     size = os.path.getsize(out)
     print(f"{out}: {size / 2**20:.1f} MiB in {time.perf_counter() - start:.2f} s", file=sys.stderr)
+    if args.witness:
+        _witness_program(args)
     return 0
+
+
+def _witness_program(args) -> None:
+    """The native witness program of the key's circuit, built now rather than at the first key load."""
+    from snarkd.engine.keys import find_wasm
+    from snarkd.witness import NativeCalculator, NativeUnavailable
+
+    wasm = args.wasm or find_wasm(args.zkey)
+    if wasm is None:
+        print(f"no circuit .wasm beside {args.zkey}: no native witness program (give --wasm)", file=sys.stderr)
+        return
+    start = time.perf_counter()
+    try:
+        calc = NativeCalculator(wasm)
+    except NativeUnavailable as exc:
+        print(f"{exc} (witnesses from inputs use the wasm engine)", file=sys.stderr)
+        return
+    where = calc.loaded_from or "this process only (no writable place)"
+    how = "built" if calc.build_ms else "already there"
+    paths = calc.program.path_stats()
+    instructions = paths[0]["instructions"] if paths else 0
+    print(f"{where}: native witness program {how} in {time.perf_counter() - start:.2f} s "
+          f"({instructions} instructions)", file=sys.stderr)

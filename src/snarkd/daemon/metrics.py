@@ -77,6 +77,13 @@ class _Collector:
         jobs = st["jobs"]
         for name, key, doc in JOB_COUNTERS:
             yield CounterMetricFamily(name, doc, value=jobs[key])
+        w = CounterMetricFamily("snarkd_witnesses", "Witnesses computed from inputs, by how: native (replayed), "
+                                "recorded (natively, after a guard missed), wasm (the wasm engine)", labels=["source"])
+        for source in ("native", "recorded", "wasm"):
+            w.add_metric([source], jobs.get(f"witness_{source}", 0))
+        yield w
+        yield CounterMetricFamily("snarkd_witness_failed", "Native witnesses whose proof failed self-verification "
+                                  "(recomputed on the wasm engine)", value=jobs.get("witness_failed", 0))
         g = GaugeMetricFamily("snarkd_queue_depth", "Partitions waiting, per queue", labels=["queue"])
         for q in ("pending", "device", "finalize"):
             g.add_metric([q], st["queues"][q])

@@ -117,7 +117,7 @@ def wtns_bytes(prime: int, values) -> bytes:
         n = len(body) // N8
     elif np is not None and isinstance(values, np.ndarray):
         arr = np.ascontiguousarray(values, dtype="<u8")
-        if arr.ndim != 2 or arr.shape[1] != LIMBS:
+        if arr.ndim != 2 or not 1 <= arr.shape[1] <= LIMBS:
             raise ValueError(f"witness values must have shape (n, {LIMBS}), got {arr.shape}")
         body = arr.tobytes()
         n = arr.shape[0]
@@ -125,7 +125,9 @@ def wtns_bytes(prime: int, values) -> bytes:
         vals = [int(v) for v in values]
         n = len(vals)
         body = b"".join(v.to_bytes(N8, "little") for v in vals)
-    hdr = struct.pack("<I", N8) + prime.to_bytes(N8, "little") + struct.pack("<I", n)
+    # snarkjs writes a field's own element size: 32 bytes for BN254 and BLS12-381, 8 for 64-bit fields
+    n8 = len(body) // n if n else N8
+    hdr = struct.pack("<I", n8) + prime.to_bytes(n8, "little") + struct.pack("<I", n)
     return b"".join(
         [
             MAGIC,

@@ -1,0 +1,148 @@
+"""The native witness engine computes exactly what the circuit's wasm computes: every circom operator on
+edge and random field values (hypothesis; the oracle is circom's own generated wasm, run by wasmtime),
+control flow that depends on inputs (a while, ternaries, \\ and %, indices, assert, log), and
+byte-identical .wtns against `snarkjs wtns calculate`, on both curves."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from snarkd.curves.params import BLS12_381, BN254
+from snarkd.witness import CircuitAssertError, NativeCalculator, WitnessCalculator
+from wfixtures import compiled, wasm_cache  # noqa: F401
+
+R = {"bn128": BN254.r, "bls12381": BLS12_381.r}
+
+
+@pytest.fixture(scope="session")
+def ops(curve):
+    c = compiled("ops.circom", curve)
+    return c, NativeCalculator(c.wasm, cache=False, strict=True), WitnessCalculator(c.wasm, cache=False)
+
+
+@pytest.fixture(scope="session")
+def control(curve):
+    c = compiled("control.circom", curve, include_circomlib=True)
+    return c, NativeCalculator(c.wasm, cache=False, strict=True), WitnessCalculator(c.wasm, cache=False)
+
+
+def field_values(p: int):
+    half = (p - 1) // 2
+    edges = [0, 1, 2, 3, 7, 8, 31, 32, 255, 256, 2**31 - 1, 2**31, 2**32 - 1, 2**32, 2**63, 2**64 - 1, 2**64,
+             2**128, 2**253, 2**254 % p, half - 1, half, half + 1, p - 1, p - 2, p - 2**32, p - 2**64]
+    return st.one_of(st.sampled_from(edges), st.integers(0, 2**70), st.integers(p - 2**40, p - 1),
+                     st.integers(0, p - 1))
+
+
+def shifts(p: int):
+    return st.one_of(st.integers(0, 300), st.integers(p - 300, p - 1), st.sampled_from([253, 254, 255, 256]),
+                     st.integers(0, p - 1))
+
+
+def same_witness(native, wasm, inputs, log=None):
+    lines_n, lines_w = [], []
+    try:
+        expect = wasm.calculate(inputs, log=lines_w.append).values
+    except CircuitAssertError as exc:
+        with pytest.raises(CircuitAssertError) as got:
+            native.calculate(inputs)
+        assert got.value.code == exc.code
+        return None
+    got = native.calculate(inputs, log=lines_n.append).values
+    assert np.array_equal(got, expect), f"native witness differs for {inputs}"
+    assert lines_n == lines_w
+    return lines_n
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_every_operator_matches_the_wasm(ops, data):
+    c, native, wasm = ops
+    p = R[c.curve]
+    a = data.draw(field_values(p), "a")
+    b = data.draw(field_values(p), "b")
+    k = data.draw(shifts(p), "k")
+    same_witness(native, wasm, {"a": str(a), "b": str(b), "k": str(k)})
+
+
+def test_operators_on_both_arms_and_the_guarded_division(ops):
+    """o[26]/o[27]/o[30] are ternaries on signals (one path for every input); o[31] has \\ in one
+    arm (a guard: each side of b == 2 is its own path, learnt when first met)."""
+    c, native, wasm = ops
+    before = native.stats.as_dict()
+    for a, b in [(5, 2), (5, 3), (0, 2), (9, 1), (12, 0)]:
+        same_witness(native, wasm, {"a": a, "b": b, "k": 3})
+    after = native.stats.as_dict()
+    assert after["wasm"] == before["wasm"]  # never the wasm engine: replays and recordings only
+    assert native.program.n_paths >= 2
+
+
+def test_a_division_by_zero_is_the_wasm_engines_error(ops):
+    c, native, wasm = ops
+    p = R[c.curve]
+    i = _sqrt_minus_one(p)  # b * b + 1 == 0: `\` and `%` by zero trap in the wasm
+    with pytest.raises(CircuitAssertError) as w:
+        wasm.calculate({"a": 5, "b": i, "k": 0})
+    fell_back = []
+    native.on_fallback = fell_back.append
+    with pytest.raises(CircuitAssertError) as n:
+        native.calculate({"a": 5, "b": i, "k": 0})
+    native.on_fallback = None
+    assert str(n.value) == str(w.value)
+    assert fell_back and "wasm engine" in fell_back[0]
+
+
+def _sqrt_minus_one(p: int) -> int:
+    for g in range(2, 100):
+        x = pow(g, (p - 1) // 4, p)
+        if x * x % p == p - 1:
+            return x
+    raise AssertionError("no square root of -1")
+
+
+CONTROL_INPUTS = [{"a": 27, "b": 4}, {"a": 27, "b": 9}, {"a": 6, "b": 0}, {"a": 7, "b": 7}, {"a": 1, "b": 0},
+                  {"a": 999_999, "b": 3}, {"a": 97, "b": 96}]
+
+
+def test_input_dependent_control_flow_matches_the_wasm(control):
+    """A while whose trip count depends on an input, `%`/`\\` on inputs, an index from an input, IsEqual's
+    ternary, assert and log: each input is replayed or recorded as a new path, never approximated."""
+    c, native, wasm = control
+    for inputs in CONTROL_INPUTS:
+        lines = same_witness(native, wasm, inputs)
+        assert lines == [f"a {inputs['a']} b {inputs['b']} steps {_collatz(inputs['a'])}"]
+    for inputs in CONTROL_INPUTS:  # every path is known now: all replays
+        before = native.stats.native
+        same_witness(native, wasm, inputs)
+        assert native.stats.native == before + 1
+    assert native.stats.wasm == 0
+
+
+def test_a_failed_assert_is_the_wasm_engines_error(control):
+    c, native, wasm = control
+    with pytest.raises(CircuitAssertError) as w:
+        wasm.calculate({"a": 1_000_001, "b": 0})
+    with pytest.raises(CircuitAssertError) as n:
+        native.calculate({"a": 1_000_001, "b": 0})
+    assert n.value.code == w.value.code == 4 and n.value.line == w.value.line
+
+
+@pytest.mark.parametrize("which", ["ops", "control"])
+def test_byte_identical_to_snarkjs(which, ops, control, tmp_path):
+    c, native, _ = ops if which == "ops" else control
+    for i, inputs in enumerate([{"a": 3, "b": 5, "k": 2}, {"a": str(R[c.curve] - 1), "b": 2, "k": 300}]
+                               if which == "ops" else CONTROL_INPUTS[:3]):
+        out = tmp_path / f"{i}.wtns"
+        native.calculate_to_file(inputs, out)
+        assert out.read_bytes() == c.snarkjs_witness(inputs).read_bytes()
+
+
+def _collatz(n: int) -> int:
+    steps, x = 0, n
+    while x != 1 and steps < 200:
+        x = x // 2 if x % 2 == 0 else 3 * x + 1
+        steps += 1
+    return steps

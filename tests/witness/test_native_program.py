@@ -1,0 +1,158 @@
+"""The native witness program on disk (CIRCUIT.wasm.wprog): built once, loaded after; a damaged,
+truncated, stale or foreign file is ignored with a warning and rebuilt; learnt paths persist; and
+`snarkd witness --engine` as users run it (exit 3 where no native program can be built, the fallback
+said on stderr)."""
+
+from __future__ import annotations
+
+import json
+import logging
+import shutil
+
+import pytest
+
+import clirun
+import oracle
+from snarkd.witness import NativeCalculator, NativeUnavailable, make_calculator, program_file
+from wfixtures import compiled, wasm_cache  # noqa: F401
+
+INPUTS = {"a": 27, "b": 4}
+
+
+@pytest.fixture
+def control(tmp_path):
+    """The control circuit's .wasm copied where its program can be written and damaged."""
+    c = compiled("control.circom", "bn128", include_circomlib=True)
+    wasm = tmp_path / "control.wasm"
+    shutil.copy(c.wasm, wasm)
+    return c, wasm
+
+
+def test_built_once_then_loaded(control):
+    c, wasm = control
+    first = NativeCalculator(wasm, cache=False)
+    path = wasm.with_name(wasm.name + ".wprog")
+    assert first.loaded_from == path and path.exists() and first.build_ms > 0
+    again = NativeCalculator(wasm, cache=False)
+    assert again.loaded_from == path and again.build_ms == 0
+    assert (again.calculate(INPUTS).values == first.calculate(INPUTS).values).all()
+
+
+@pytest.mark.parametrize("damage, reason", [
+    (lambda b: b[:-7], "checksum"),                                  # truncated
+    (lambda b: b[:200] + bytes([b[200] ^ 1]) + b[201:], "checksum"),  # one bit of the header
+    (lambda b: b[:-40] + bytes([b[-40] ^ 0x10]) + b[-39:], "checksum"),  # one bit of the program
+    (lambda b: b"snarkdPK" + b[8:], "not a snarkd witness program"),
+    (lambda b: b[:8] + (99).to_bytes(4, "little") + b[12:], "version 99"),
+    (lambda b: b"", "too short"),
+])
+def test_a_damaged_program_is_ignored_with_a_warning_and_rebuilt(control, caplog, damage, reason):
+    c, wasm = control
+    NativeCalculator(wasm, cache=False)
+    path = wasm.with_name(wasm.name + ".wprog")
+    path.write_bytes(damage(path.read_bytes()))
+    with caplog.at_level(logging.WARNING, logger="snarkd.witness"):
+        calc = NativeCalculator(wasm, cache=False)
+    assert any("ignoring native witness program" in r.message and reason in r.message for r in caplog.records)
+    assert calc.build_ms > 0 and calc.calculate(INPUTS).values.shape[0] == calc.witness_size
+    program_file.read(path, calc._ident)  # rewritten whole
+
+
+def test_a_well_formed_but_wrong_program_body_is_refused_by_the_native_checks(control, caplog):
+    c, wasm = control
+    calc = NativeCalculator(wasm, cache=False)
+    path = wasm.with_name(wasm.name + ".wprog")
+    meta, body = program_file.read(path, calc._ident)
+    # an instruction whose operand points past the frame, with every checksum right
+    bad = bytearray(body)
+    bad[-20:-16] = (2**31).to_bytes(4, "little")
+    program_file.write(path, calc._ident, meta, bytes(bad))
+    with caplog.at_level(logging.WARNING, logger="snarkd.witness"):
+        again = NativeCalculator(wasm, cache=False)
+    assert any("ignoring native witness program" in r.message for r in caplog.records)
+    assert again.build_ms > 0
+
+
+def test_a_program_of_another_wasm_or_setting_is_stale(control, caplog, tmp_path):
+    c, wasm = control
+    other = compiled("ops.circom", "bn128")
+    shutil.copy(other.wasm, tmp_path / "ops.wasm")
+    NativeCalculator(tmp_path / "ops.wasm", cache=False)
+    shutil.copy(tmp_path / "ops.wasm.wprog", wasm.with_name(wasm.name + ".wprog"))
+    with caplog.at_level(logging.WARNING, logger="snarkd.witness"):
+        calc = NativeCalculator(wasm, cache=False)
+    assert any("stale" in r.message for r in caplog.records)
+    caplog.clear()
+    with caplog.at_level(logging.WARNING, logger="snarkd.witness"):
+        sane = NativeCalculator(wasm, cache=False, sanity_check=True)  # init(1) runs other code
+    assert sane.build_ms > 0 and any("stale" in r.message for r in caplog.records)
+    assert calc.witness_size == sane.witness_size
+
+
+def test_learnt_paths_persist(control):
+    c, wasm = control
+    calc = NativeCalculator(wasm, cache=False)
+    for a in (27, 6, 7):
+        calc.calculate({"a": a, "b": 1})
+    assert calc.stats.recorded >= 2
+    again = NativeCalculator(wasm, cache=False)
+    assert again.program.n_paths == calc.program.n_paths
+    for a in (27, 6, 7):
+        again.calculate({"a": a, "b": 1})
+    assert again.stats.native == 3 and again.stats.recorded == 0
+
+
+def test_without_a_writable_place_beside_the_wasm_the_cache_dir_keeps_it(control, tmp_path):
+    c, wasm = control
+    cache = tmp_path / "cache"
+    calc = NativeCalculator(wasm.read_bytes(), cache=cache)  # bytes: nothing beside them
+    assert calc.loaded_from is not None and calc.loaded_from.parent == cache
+    assert NativeCalculator(wasm.read_bytes(), cache=cache).build_ms == 0
+
+
+@pytest.fixture(scope="module")
+def goldilocks(tmp_path_factory):
+    """A circuit over a field the native engine does not do (circom -p goldilocks)."""
+    d = tmp_path_factory.mktemp("goldilocks")
+    (d / "g.circom").write_text("pragma circom 2.0.0;\ntemplate G() { signal input a; signal output b; "
+                                "b <== a * a + 1; }\ncomponent main = G();\n")
+    oracle.run(["node", oracle.npm_bin("circom2"), "g.circom", "--wasm", "-p", "goldilocks", "-o", "."], cwd=d)
+    return d / "g_js" / "g.wasm"
+
+
+def test_another_field_is_native_unavailable_and_auto_uses_the_wasm(goldilocks):
+    with pytest.raises(NativeUnavailable, match="no native witness program for this field"):
+        make_calculator(goldilocks, "native", cache=False)
+    calc = make_calculator(goldilocks, "auto", cache=False)
+    assert not hasattr(calc, "program") and calc.calculate({"a": 3}).value(1) == 10
+
+
+def test_cli_engine_native_exit_3_where_none_can_be_built(goldilocks, tmp_path):
+    inp = tmp_path / "in.json"
+    inp.write_text(json.dumps({"a": 3}))
+    res = clirun.snarkd("witness", goldilocks, inp, tmp_path / "w.wtns", "--engine", "native")
+    assert res.returncode == 3 and "no native witness program for this field" in res.stderr
+    res = clirun.snarkd("witness", goldilocks, inp, tmp_path / "w.wtns", "--engine", "auto")
+    assert res.returncode == 0, res.stderr
+
+
+def test_cli_native_witness_is_snarkjs_byte_for_byte_and_cached(control, tmp_path):
+    c, wasm = control
+    inp = tmp_path / "in.json"
+    for a in (27, 5):
+        inp.write_text(json.dumps({"a": a, "b": 4}))
+        out = tmp_path / f"{a}.wtns"
+        res = clirun.snarkd("witness", wasm, inp, out, "--engine", "native", "--timings")
+        assert res.returncode == 0, res.stderr
+        assert res.stdout == f"a {a} b 4 steps {111 if a == 27 else 5}\n"
+        assert out.read_bytes() == c.snarkjs_witness({"a": a, "b": 4}).read_bytes()
+        assert "load" in res.stderr and "wasm engine" not in res.stderr
+
+
+def test_cli_says_on_stderr_when_the_wasm_engine_answered(control, tmp_path):
+    c, wasm = control
+    inp = tmp_path / "in.json"
+    inp.write_text(json.dumps({"a": 5, "b": -1}))  # a % (b + 1): by zero
+    res = clirun.snarkd("witness", wasm, inp, tmp_path / "w.wtns", "--engine", "native")
+    assert res.returncode == 3
+    assert "ran on the wasm engine" in res.stderr and "witness calculation failed" in res.stderr
