@@ -19,8 +19,10 @@
 #include <mutex>
 #include <stdexcept>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
+#include "ff/simd52.hpp"
 #include "witness/circom_field.hpp"
 #include "witness/record.hpp"
 #include "witness/trace.hpp"
@@ -45,6 +47,7 @@ enum ROp : uint16_t {
   R_IDIV, R_MOD,                  // N -> N (trap on 0)
   R_BIT,                          // N: (a >> b) & 1, b an immediate < bitlen(p)
   R_SELECT,                       // isTrue(a) ? b : (next EXT's a); b and c in one form
+  R_MADD,                         // a * b + (next EXT's a): a product read once, by a sum
   R_GUARD_TRUE, R_GUARD_FALSE,    // either
   R_GUARD_INT,                    // N: toInt(a) == (int32) b
   R_GUARD_EQ, R_GUARD_NE,         // same form
@@ -56,8 +59,8 @@ enum ROp : uint16_t {
   R_COUNT
 };
 
-// One replay instruction (16 bytes). k: bit 0 = a is a constant, bit 1 = b is a constant.
-// Constants index one pool: [0, n) in Montgomery form, [n, 2n) the same values plain.
+// One replay instruction (16 bytes). k: bit 0 = a is a constant, bit 1 = b is a constant (an index
+// into the path's pool, which holds each constant in the form its readers want).
 struct PIns {
   uint16_t op, k;
   uint32_t d, a, b;
@@ -74,9 +77,10 @@ struct LogEvent {
 
 template <class F>
 struct Path {
-  std::vector<F> consts;  // 2n: Montgomery, then plain
+  std::vector<F> consts;  // each in the form its readers want (Montgomery or plain)
   std::vector<PIns> code;
   std::vector<std::string> strings;
+  std::vector<uint32_t> to_plain;  // witness slots left in Montgomery form: converted at the end, 8 at a time
   uint32_t n_regs = 0;
   uint32_t n_guards = 0;
   std::atomic<uint64_t> hits{0};  // replays that took this path (most used first)
@@ -297,6 +301,38 @@ class Compiler {
     return add(R_MUL, NF, b, in_form(a, M));
   }
 
+  // x * y + z where the product has no other reader (a linear combination's terms, a square plus
+  // a constant): one instruction instead of two, and no register for the product.
+  template <class Opnds, class IsEffect>
+  void fuse_multiply_adds(const std::vector<uint32_t>& home, Opnds opnds, IsEffect is_effect) {
+    const size_t n = x_.size();
+    std::vector<uint8_t> live(n, 0);
+    std::vector<uint32_t> readers(n, 0);
+    for (size_t k = 1; k < n; k++)
+      if (home[k] != ~0u || is_effect(x_[k].op)) live[k] = 1;
+    for (size_t k = n; k-- > 1;) {
+      if (!live[k]) continue;
+      uint32_t o[3];
+      int c = opnds(x_[k], o);
+      for (int i = 0; i < c; i++)
+        if (is_node(o[i])) {
+          live[o[i]] = 1;
+          readers[o[i]]++;
+        }
+    }
+    auto fusable = [&](uint32_t r) {
+      return is_node(r) && x_[r].op == R_MUL && readers[r] == 1 && home[r] == ~0u;
+    };
+    for (size_t k = 1; k < n; k++) {
+      XNode& x = x_[k];
+      if (!live[k] || x.op != R_ADD) continue;
+      uint32_t prod = fusable(x.a) ? x.a : fusable(x.b) ? x.b : 0;
+      if (!prod) continue;
+      uint32_t other = prod == x.a ? x.b : x.a;
+      x = XNode{R_MADD, x.form, x_[prod].a, x_[prod].b, other, 0};  // the product node is now unread
+    }
+  }
+
   // Liveness on the lowered program, registers, instructions.
   std::shared_ptr<Path<F>> emit() {
     const size_t n = x_.size();
@@ -304,7 +340,7 @@ class Compiler {
       int k = 0;
       switch (x.op) {
         case R_LOADIN: case R_LOG_STR: return 0;
-        case R_SELECT: out[k++] = x.a; out[k++] = x.b; out[k++] = x.c; return k;
+        case R_SELECT: case R_MADD: out[k++] = x.a; out[k++] = x.b; out[k++] = x.c; return k;
         case R_NEG: case R_INV: case R_LNOT: case R_BNOT: case R_BIT: case R_GUARD_TRUE: case R_GUARD_FALSE:
         case R_GUARD_INT: case R_LOG_VAL: case R_TONORM: case R_TOMONT:
           out[k++] = x.a; return k;
@@ -324,6 +360,7 @@ class Compiler {
         if (home[xid] == ~0u) home[xid] = i;
       }
     }
+    fuse_multiply_adds(home, opnds, is_effect);
     std::vector<uint8_t> live(n, 0);
     std::vector<uint32_t> last(n, 0);
     for (size_t k = 1; k < n; k++)
@@ -339,23 +376,29 @@ class Compiler {
         }
     }
     auto path = std::make_shared<Path<F>>();
-    path->consts.resize(2 * size_t(nc_));
-    for (uint32_t i = 0; i < nc_; i++) {
-      path->consts[i] = t_.consts[i];
-      path->consts[nc_ + i] = t_.consts[i].from_mont();
-    }
+    // the pool holds the constants live instructions read, each in the form they read it
+    std::unordered_map<uint32_t, uint32_t> pool_index;  // trace pool index (+ nc_ for plain) -> path pool
+    auto pooled = [&](uint32_t tagged) -> uint32_t {
+      auto it = pool_index.find(tagged);
+      if (it != pool_index.end()) return it->second;
+      const F& v = t_.consts[tagged < nc_ ? tagged : tagged - nc_];
+      path->consts.push_back(tagged < nc_ ? v : v.from_mont());
+      uint32_t at = uint32_t(path->consts.size() - 1);
+      pool_index.emplace(tagged, at);
+      return at;
+    };
     path->strings = t_.strings;
     auto& code = path->code;
     for (uint32_t i = 0; i < t_.witness.size(); i++) {
       uint32_t id = t_.witness[i];
-      if (!is_node(id)) code.push_back(PIns{R_SETC, 1, i, nc_ + (id & ~CONST_BIT), 0});
+      if (!is_node(id)) code.push_back(PIns{R_SETC, 1, i, pooled(nc_ + (id & ~CONST_BIT)), 0});
     }
     std::vector<uint32_t> slot(n, ~0u), free_regs;
     uint32_t n_regs = 0;
     auto operand = [&](uint32_t r, uint16_t& k, int bit) -> uint32_t {
       if (r & CONST_BIT) {
         k |= uint16_t(1 << bit);
-        return r & ~CONST_BIT;
+        return pooled(r & ~CONST_BIT);
       }
       return slot[r];
     };
@@ -391,18 +434,52 @@ class Compiler {
       code.push_back(in);
       if (c >= 3) code.push_back(PIns{R_EXT, ext_k, 0, ext, 0});
     }
-    // the witness leaves plain: Montgomery homes convert in place, then the repeats copy
+    // the witness leaves plain: repeats copy their home, and every slot holding a Montgomery value
+    // is converted after the program (ToPlain: a batch, not one instruction each)
     for (uint32_t i = 0; i < t_.witness.size(); i++) {
       uint32_t id = t_.witness[i];
-      if (is_node(id) && home[map_[id]] == i && form_of(map_[id]) == M) code.push_back(PIns{R_TONORM, 0, i, i, 0});
-    }
-    for (uint32_t i = 0; i < t_.witness.size(); i++) {
-      uint32_t id = t_.witness[i];
-      if (is_node(id) && home[map_[id]] != i) code.push_back(PIns{R_COPY, 0, i, home[map_[id]], 0});
+      if (!is_node(id)) continue;
+      if (home[map_[id]] != i) code.push_back(PIns{R_COPY, 0, i, home[map_[id]], 0});
+      if (form_of(map_[id]) == M) path->to_plain.push_back(i);
     }
     path->n_regs = n_regs;
     return path;
   }
+};
+
+// Montgomery -> plain for a list of frame slots: eight at a time on AVX-512 IFMA where the CPU has
+// it (a product by 1 in the 8-lane field: a quarter of the scalar cost), the rest one by one. A
+// chain circuit's witness is all Montgomery values: this was a third of its replay.
+template <class P>
+struct ToPlain {
+  using F = Mont<P>;
+  static void run(F* frame, const uint32_t* slots, size_t n) {
+    size_t i = 0;
+#if defined(SNARKD_SIMD52)
+    if (g_use_simd52) i = eight_at_a_time(frame, slots, n);
+#endif
+    F one = F::zero();
+    one.v[0] = 1;
+    for (; i < n; i++) frame[slots[i]] = F::mul(frame[slots[i]], one);
+  }
+#if defined(SNARKD_SIMD52)
+  SNARKD_SIMD52_TARGET static size_t eight_at_a_time(F* frame, const uint32_t* slots, size_t n) {
+    using Pr = simd52::Params<P, 64 * P::N>;
+    static constexpr u64 ONE[P::N] = {1};
+    const simd52::Fe<Pr> one = simd52::broadcast<Pr>(ONE);
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+      uint8_t* at[8];
+      for (int k = 0; k < 8; k++) at[k] = reinterpret_cast<uint8_t*>(frame + slots[i + k]);
+      simd52::V w[P::N];
+      simd52::load_rows<P::N>(at, w);
+      // a < p, 1 < p: the product a / R is < 2p; one subtraction makes it canonical
+      simd52::to_words<Pr>(simd52::csub<1>(simd52::mul(simd52::from_words<Pr>(w), one)), w);
+      simd52::store_rows<P::N>(at, w, 0xff);
+    }
+    return i;
+  }
+#endif
 };
 
 template <class P>
@@ -461,6 +538,12 @@ struct Replay {
           frame[in.d] = CF::is_true(OPA) ? OPB : c;
           break;
         }
+        case R_MADD: {
+          const PIns& e = code[++i];
+          const F& c = e.k & 1 ? C[e.a] : frame[e.a];
+          frame[in.d] = OPA * OPB + c;
+          break;
+        }
         case R_GUARD_TRUE: if (!CF::is_true(OPA)) { *at = i; return REPLAY_MISS; } break;
         case R_GUARD_FALSE: if (CF::is_true(OPA)) { *at = i; return REPLAY_MISS; } break;
         case R_GUARD_INT: if (CF::n_to_int32(OPA) != int32_t(in.b)) { *at = i; return REPLAY_MISS; } break;
@@ -487,6 +570,7 @@ struct Replay {
 #undef OPA
 #undef OPB
     }
+    ToPlain<P>::run(frame, p.to_plain.data(), p.to_plain.size());
     return REPLAY_OK;
   }
 };
@@ -532,6 +616,8 @@ void write_path(ByteWriter& w, const Path<F>& p) {
     w.u32(uint32_t(s.size()));
     w.raw(s.data(), s.size());
   }
+  w.u32(uint32_t(p.to_plain.size()));
+  w.raw(p.to_plain.data(), p.to_plain.size() * sizeof(uint32_t));
 }
 
 // Reads a path and checks every operand index against its pool/frame: a damaged file is refused
@@ -558,7 +644,12 @@ std::shared_ptr<Path<F>> read_path(ByteReader& r, uint32_t witness_size, uint32_
     const uint8_t* s = r.take(len);
     p->strings.emplace_back((const char*)s, len);
   }
-  if (nc % 2) throw std::runtime_error("native witness program: odd constant pool");
+  uint32_t nt = r.u32();
+  if (nt > witness_size) throw std::runtime_error("native witness program: implausible conversion list");
+  p->to_plain.resize(nt);
+  std::memcpy(p->to_plain.data(), r.take(size_t(nt) * 4), size_t(nt) * 4);
+  for (uint32_t x : p->to_plain)
+    if (x >= witness_size) throw std::runtime_error("native witness program: a conversion outside the witness");
   const uint64_t frame = uint64_t(witness_size) + p->n_regs;
   auto in_frame = [&](uint32_t x) { return x < frame; };
   auto operand = [&](uint32_t x, bool is_const) { return is_const ? x < nc : in_frame(x); };
@@ -578,7 +669,7 @@ std::shared_ptr<Path<F>> read_path(ByteReader& r, uint32_t witness_size, uint32_
       case R_NEG: case R_INV: case R_LNOT: case R_BNOT: case R_TONORM: case R_TOMONT:
         ok = in_frame(in.d) && operand(in.a, ca);
         break;
-      case R_SELECT: {
+      case R_SELECT: case R_MADD: {
         ok = in_frame(in.d) && operand(in.a, ca) && operand(in.b, cb) && i + 1 < p->code.size();
         if (ok) {
           const PIns& e = p->code[i + 1];
