@@ -284,8 +284,8 @@ class Compiler {
     if (ca && cb) return add(R_MUL, M, in_form(a, M), in_form(b, M));
     if (ca || cb) {  // value * constant: keep the value's form (the constant's Montgomery form)
       uint32_t v = ca ? b : a, k = ca ? a : b;
-      const F& kv = t_.consts[k & ~CONST_BIT];
-      if (kv == CF::from_u64(2)) return add(R_ADD, form_of(v), v, v);
+      static const F two = CF::from_u64(2);
+      if (t_.consts[k & ~CONST_BIT] == two) return add(R_ADD, form_of(v), v, v);
       return add(R_MUL, form_of(v), v, in_form(k, M));
     }
     Form fa = form_of(a), fb = form_of(b);
@@ -377,15 +377,13 @@ class Compiler {
     }
     auto path = std::make_shared<Path<F>>();
     // the pool holds the constants live instructions read, each in the form they read it
-    std::unordered_map<uint32_t, uint32_t> pool_index;  // trace pool index (+ nc_ for plain) -> path pool
+    std::vector<uint32_t> pool_index(2 * size_t(nc_), ~0u);  // trace pool index (+ nc_: plain) -> path pool
     auto pooled = [&](uint32_t tagged) -> uint32_t {
-      auto it = pool_index.find(tagged);
-      if (it != pool_index.end()) return it->second;
+      uint32_t& at = pool_index[tagged];
+      if (at != ~0u) return at;
       const F& v = t_.consts[tagged < nc_ ? tagged : tagged - nc_];
       path->consts.push_back(tagged < nc_ ? v : v.from_mont());
-      uint32_t at = uint32_t(path->consts.size() - 1);
-      pool_index.emplace(tagged, at);
-      return at;
+      return at = uint32_t(path->consts.size() - 1);
     };
     path->strings = t_.strings;
     auto& code = path->code;

@@ -20,6 +20,7 @@
 // instruction) fails the recording with Unsupported, and the circuit stays on the wasm engine.
 #pragma once
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <cstring>
 #include <memory>
@@ -30,6 +31,7 @@
 #include "witness/circom_field.hpp"
 #include "witness/trace.hpp"
 #include "witness/wasm_module.hpp"
+#include "witness/wasm_numeric.hpp"
 
 namespace snarkd::witness {
 
@@ -136,6 +138,8 @@ class Recorder {
     f_msg_char_ = need("getMessageChar");
     f_shared_ = need("getSharedRWMemoryStart");
     f_map_pos_ = m_.find_func("getInputSignalMapPosition");
+    const_ids_.reserve(1 << 12);
+    trace_.nodes.reserve(1 << 16);
     if (m_.funcs[f_msg_char_].imported) throw Unsupported("getMessageChar is imported");
     instantiate();
   }
@@ -228,7 +232,14 @@ class Recorder {
   uint64_t steps_ = 0;
 
   Trace<F> trace_;
-  std::unordered_map<std::string, uint32_t> const_ids_;
+  struct LimbHash {
+    size_t operator()(const std::array<u64, P::N>& k) const {
+      u64 h = 0x9E3779B97F4A7C15ull;
+      for (u64 x : k) h = (h ^ x) * 0xBF58476D1CE4E5B9ull;
+      return size_t(h ^ (h >> 31));
+    }
+  };
+  std::unordered_map<std::array<u64, P::N>, uint32_t, LimbHash> const_ids_;
   std::vector<F> concrete_;
   uint64_t converted_ = 0, guards_ = 0;
 
@@ -384,17 +395,21 @@ class Recorder {
   }
   // Constants are referenced as CONST_BIT | index (no node: the pool only grows).
   uint32_t const_id(const F& v) {
-    std::string key((const char*)v.v, sizeof v.v);
+    std::array<u64, P::N> key;
+    std::memcpy(key.data(), v.v, sizeof v.v);
     auto it = const_ids_.find(key);
     if (it != const_ids_.end()) return it->second;
     uint32_t ci = uint32_t(trace_.consts.size());
     if (ci >= CONST_BIT) throw Unsupported("more than 2^31 constants");
     trace_.consts.push_back(v);
-    const_ids_.emplace(std::move(key), CONST_BIT | ci);
+    const_ids_.emplace(key, CONST_BIT | ci);
     return CONST_BIT | ci;
   }
   uint32_t id_of(const Val& x) { return x.id ? x.id : const_id(x.v); }
-  bool is_const(const Val& x, uint64_t k) { return !x.id && x.v == CF::from_u64(k); }
+  static bool is_const(const Val& x, uint64_t k) {  // 0 or 1
+    static const F zero = F::zero(), one = F::one();
+    return !x.id && x.v == (k ? one : zero);
+  }
 
   void guard(uint8_t op, uint32_t id, uint32_t b = 0) {
     if (arm_depth_) throw detail::ArmAbort{"guard"};
@@ -656,519 +671,22 @@ class Recorder {
   // ARM: running one arm of an if-converted `if` (stops at its end; guards and effects abort).
   // The budgets count loop iterations and calls (every endless run loops), not instructions.
   template <bool ARM>
-  void exec(size_t depth, size_t arm_frames, uint32_t arm_start, uint32_t arm_stop) {
-    constexpr bool arm = ARM;
-    auto leaving_arm = [&](uint32_t target) {  // a branch out of the arm, or a return from it
-      if (arm && frames_.size() == arm_frames && (target < arm_start || target > arm_stop))
-        throw detail::ArmAbort{"leaves the arm"};
-    };
-    auto tick = [&]() {
-      if (++steps_ > lim_.max_steps) trap("step budget exhausted (loop iterations and calls)");
-      if (ARM && --arm_steps_left_ == 0) throw detail::ArmAbort{"long arm"};
-    };
-    for (;;) {
-      Frame& fr = frames_.back();
-      const Func& fn = m_.funcs[fr.func];
-      const Ins* code = fn.code.data();
-      uint32_t pc = fr.pc;
-      uint64_t* L = loc_.data() + fr.locals;
-      bool switch_frame = false;
-      while (!switch_frame) {
-        if (ARM && frames_.size() == arm_frames && pc == arm_stop) {
-          fr.pc = pc;
-          return;
-        }
-        const Ins& in = code[pc];
-        uint64_t* S = stk_.data();
-        switch (in.op) {
-          case OP_UNREACHABLE: trap("unreachable");
-          case OP_IF: {
-            uint32_t c = uint32_t(S[--sp_]);
-            if (pending_.valid && pending_.if_pc == pc && pending_.depth == frames_.size() &&
-                steps_ - pending_.step <= 3) {
-              Pending pd = pending_;
-              pending_.valid = false;
-              fr.pc = pc;
-              pc = symbolic_if(fn, in, pc, c != 0, pd);
-              // symbolic_if ran arms in this frame: re-read the frame (vectors may have moved)
-              switch_frame = true;
-              frames_.back().pc = pc;
-              break;
-            }
-            pc = c ? pc + 1 : in.a;
-            break;
-          }
-          case OP_JUMP: case OP_BR: {
-            leaving_arm(in.a);
-            if (in.a <= pc) tick();
-            branch(in);
-            pc = in.a;
-            break;
-          }
-          case OP_BR_IF: {
-            if (uint32_t(S[--sp_])) {
-              leaving_arm(in.a);
-              if (in.a <= pc) tick();
-              branch(in);
-              pc = in.a;
-            } else {
-              pc++;
-            }
-            break;
-          }
-          case OP_I32_ADDI: S[sp_ - 1] = uint32_t(S[sp_ - 1] + in.a); pc++; break;
-          case OP_LOCAL_ADDI: S[sp_++] = uint32_t(L[in.a] + in.b); pc++; break;
-          case OP_BR_TABLE: {
-            uint32_t i = uint32_t(S[--sp_]);
-            if (i >= in.b - 1) i = uint32_t(in.b - 1);
-            const BrTarget& t = fn.table[in.a + i];
-            Ins tmp{OP_BR, uint16_t(t.arity), t.pc, t.height};
-            leaving_arm(t.pc);
-            if (t.pc <= pc) tick();
-            branch(tmp);
-            pc = t.pc;
-            break;
-          }
-          case OP_RETURN: case OP_END: {
-            if (arm && frames_.size() == arm_frames) throw detail::ArmAbort{"returns from the arm"};
-            leave();
-            if (frames_.size() == depth) return;
-            switch_frame = true;
-            break;
-          }
-          case OP_CALL: case OP_CALL_INDIRECT: {
-            uint32_t callee;
-            if (in.op == OP_CALL) callee = in.a;
-            else {
-              uint32_t i = uint32_t(S[--sp_]);
-              if (i >= m_.table.size() || m_.table[i] == ~0u) trap("undefined table element");
-              callee = m_.table[i];
-              const FuncType& want = m_.types[in.a];
-              const FuncType& got = m_.type_of(callee);
-              if (want.params != got.params || want.results != got.results) trap("indirect call type mismatch");
-            }
-            HostFn h = host_[callee];
-            if (h != H_NONE) {
-              fr.pc = pc;
-              if (h == H_IMPORT_NOP) {
-                const FuncType& t = m_.type_of(callee);
-                sp_ -= uint32_t(t.params.size());
-                for (size_t k = 0; k < t.results.size(); k++) S[sp_++] = 0;
-              } else {
-                host_call(h, pc);
-              }
-              pc++;
-              break;
-            }
-            tick();
-            fr.pc = pc + 1;
-            enter(callee);
-            switch_frame = true;
-            break;
-          }
-          case OP_DROP: sp_--; pc++; break;
-          case OP_SELECT: {
-            uint32_t c = uint32_t(S[--sp_]);
-            uint64_t b = S[--sp_];
-            if (!c) S[sp_ - 1] = b;
-            pc++;
-            break;
-          }
-          case OP_LOCAL_GET: S[sp_++] = L[in.a]; pc++; break;
-          case OP_LOCAL_SET: L[in.a] = S[--sp_]; pc++; break;
-          case OP_LOCAL_TEE: L[in.a] = S[sp_ - 1]; pc++; break;
-          case OP_GLOBAL_GET: S[sp_++] = globals_[in.a]; pc++; break;
-          case OP_GLOBAL_SET:
-            if (arm_depth_) throw detail::ArmAbort{"global"};
-            globals_[in.a] = S[--sp_];
-            pc++;
-            break;
-#define LOAD(OPC, T, N, CONV)                                   \
-  case OPC: {                                                    \
-    uint64_t ea = uint64_t(uint32_t(S[sp_ - 1])) + in.a;         \
-    raw_read(ea, N);                                             \
-    T v;                                                         \
-    std::memcpy(&v, mem_.data() + ea, N);                        \
-    S[sp_ - 1] = CONV;                                           \
-    pc++;                                                        \
-    break;                                                       \
-  }
-          LOAD(0x28, uint32_t, 4, uint64_t(v))
-          LOAD(0x29, uint64_t, 8, v)
-          LOAD(0x2C, int8_t, 1, uint64_t(uint32_t(int32_t(v))))
-          LOAD(0x2D, uint8_t, 1, uint64_t(v))
-          LOAD(0x2E, int16_t, 2, uint64_t(uint32_t(int32_t(v))))
-          LOAD(0x2F, uint16_t, 2, uint64_t(v))
-          LOAD(0x30, int8_t, 1, uint64_t(int64_t(v)))
-          LOAD(0x31, uint8_t, 1, uint64_t(v))
-          LOAD(0x32, int16_t, 2, uint64_t(int64_t(v)))
-          LOAD(0x33, uint16_t, 2, uint64_t(v))
-          LOAD(0x34, int32_t, 4, uint64_t(int64_t(v)))
-          LOAD(0x35, uint32_t, 4, uint64_t(v))
-#undef LOAD
-#define STORE(OPC, T, N)                                         \
-  case OPC: {                                                    \
-    T v = T(S[sp_ - 1]);                                         \
-    uint64_t ea = uint64_t(uint32_t(S[sp_ - 2])) + in.a;         \
-    sp_ -= 2;                                                    \
-    raw_write(ea, N);                                            \
-    std::memcpy(mem_.data() + ea, &v, N);                        \
-    pc++;                                                        \
-    break;                                                       \
-  }
-          STORE(0x36, uint32_t, 4)
-          STORE(0x37, uint64_t, 8)
-          STORE(0x3A, uint8_t, 1)
-          STORE(0x3B, uint16_t, 2)
-          STORE(0x3C, uint8_t, 1)
-          STORE(0x3D, uint16_t, 2)
-          STORE(0x3E, uint32_t, 4)
-#undef STORE
-          case OP_MEMORY_SIZE: S[sp_++] = mem_.size() >> 16; pc++; break;
-          case OP_MEMORY_GROW: {
-            if (arm_depth_) throw detail::ArmAbort{"memory.grow"};
-            uint64_t n = uint32_t(S[sp_ - 1]);
-            uint64_t old = mem_.size() >> 16;
-            uint64_t want = (old + n) << 16;
-            if (want > lim_.max_memory || (m_.mem_has_max && old + n > m_.mem_max) || old + n > 65536) {
-              S[sp_ - 1] = uint32_t(-1);
-            } else {
-              mem_.resize(want, 0);
-              shadow_.resize(want / 4, 0);
-              S[sp_ - 1] = old;
-            }
-            pc++;
-            break;
-          }
-          case OP_MEMORY_COPY: {
-            uint64_t n = uint32_t(S[sp_ - 1]), s = uint32_t(S[sp_ - 2]), d = uint32_t(S[sp_ - 3]);
-            sp_ -= 3;
-            if (n) {
-              raw_read(s, uint32_t(n));
-              raw_write(d, uint32_t(n));
-              std::memmove(mem_.data() + d, mem_.data() + s, n);
-            } else if (s > mem_.size() || d > mem_.size()) {
-              trap("out of bounds memory access");
-            }
-            pc++;
-            break;
-          }
-          case OP_MEMORY_FILL: {
-            uint64_t n = uint32_t(S[sp_ - 1]), v = uint32_t(S[sp_ - 2]), d = uint32_t(S[sp_ - 3]);
-            sp_ -= 3;
-            if (n) {
-              raw_write(d, uint32_t(n));
-              std::memset(mem_.data() + d, int(v & 0xFF), n);
-            } else if (d > mem_.size()) {
-              trap("out of bounds memory access");
-            }
-            pc++;
-            break;
-          }
-          case OP_I32_CONST: case OP_I64_CONST: S[sp_++] = in.b; pc++; break;
-          default:
-            numeric(in.op, S);
-            pc++;
-            break;
-        }
-      }
-      if (!frames_.empty()) {
-        // switch_frame: the current frame changed (call/return) or an if-conversion ran
-      }
-    }
-  }
+  void exec(size_t depth, size_t arm_frames, uint32_t arm_start, uint32_t arm_stop);  // interp.hpp
+  void branch(const Ins& in);
 
-  void branch(const Ins& in) {
-    uint32_t base = frames_.back().base + uint32_t(in.b);
-    uint32_t k = in.arity;
-    for (uint32_t i = 0; i < k; i++) stk_[base + i] = stk_[sp_ - k + i];
-    sp_ = base + k;
-  }
 
-  void numeric(uint16_t op, uint64_t* S) {
-#define I32(x) uint32_t(x)
-#define I64(x) uint64_t(x)
-    uint32_t& sp = sp_;
-    switch (op) {
-      case 0x45: S[sp - 1] = I32(S[sp - 1]) == 0; return;
-      case 0x50: S[sp - 1] = S[sp - 1] == 0; return;
-#define CMP32(OPC, EXPR) case OPC: { uint32_t b = I32(S[--sp]), a = I32(S[sp - 1]); (void)a; (void)b; S[sp - 1] = (EXPR) ? 1 : 0; return; }
-      CMP32(0x46, a == b) CMP32(0x47, a != b) CMP32(0x48, int32_t(a) < int32_t(b)) CMP32(0x49, a < b)
-      CMP32(0x4A, int32_t(a) > int32_t(b)) CMP32(0x4B, a > b) CMP32(0x4C, int32_t(a) <= int32_t(b))
-      CMP32(0x4D, a <= b) CMP32(0x4E, int32_t(a) >= int32_t(b)) CMP32(0x4F, a >= b)
-#undef CMP32
-#define CMP64(OPC, EXPR) case OPC: { uint64_t b = S[--sp], a = S[sp - 1]; S[sp - 1] = (EXPR) ? 1 : 0; return; }
-      CMP64(0x51, a == b) CMP64(0x52, a != b) CMP64(0x53, int64_t(a) < int64_t(b)) CMP64(0x54, a < b)
-      CMP64(0x55, int64_t(a) > int64_t(b)) CMP64(0x56, a > b) CMP64(0x57, int64_t(a) <= int64_t(b))
-      CMP64(0x58, a <= b) CMP64(0x59, int64_t(a) >= int64_t(b)) CMP64(0x5A, a >= b)
-#undef CMP64
-      case 0x67: { uint32_t a = I32(S[sp - 1]); S[sp - 1] = a ? __builtin_clz(a) : 32; return; }
-      case 0x68: { uint32_t a = I32(S[sp - 1]); S[sp - 1] = a ? __builtin_ctz(a) : 32; return; }
-      case 0x69: S[sp - 1] = __builtin_popcount(I32(S[sp - 1])); return;
-      case 0x79: { uint64_t a = S[sp - 1]; S[sp - 1] = a ? __builtin_clzll(a) : 64; return; }
-      case 0x7A: { uint64_t a = S[sp - 1]; S[sp - 1] = a ? __builtin_ctzll(a) : 64; return; }
-      case 0x7B: S[sp - 1] = __builtin_popcountll(S[sp - 1]); return;
-#define BIN32(OPC, EXPR) case OPC: { uint32_t b = I32(S[--sp]), a = I32(S[sp - 1]); S[sp - 1] = I32(EXPR); return; }
-      BIN32(0x6A, a + b) BIN32(0x6B, a - b) BIN32(0x6C, a * b)
-      case 0x6D: {
-        int32_t b = int32_t(S[--sp]), a = int32_t(S[sp - 1]);
-        if (b == 0) trap("integer divide by zero");
-        if (a == INT32_MIN && b == -1) trap("integer overflow");
-        S[sp - 1] = I32(a / b);
-        return;
-      }
-      case 0x6E: { uint32_t b = I32(S[--sp]), a = I32(S[sp - 1]); if (!b) trap("integer divide by zero"); S[sp - 1] = a / b; return; }
-      case 0x6F: {
-        int32_t b = int32_t(S[--sp]), a = int32_t(S[sp - 1]);
-        if (b == 0) trap("integer divide by zero");
-        S[sp - 1] = (b == -1) ? 0 : I32(a % b);
-        return;
-      }
-      case 0x70: { uint32_t b = I32(S[--sp]), a = I32(S[sp - 1]); if (!b) trap("integer divide by zero"); S[sp - 1] = a % b; return; }
-      BIN32(0x71, a & b) BIN32(0x72, a | b) BIN32(0x73, a ^ b) BIN32(0x74, a << (b & 31))
-      BIN32(0x75, uint32_t(int32_t(a) >> (b & 31))) BIN32(0x76, a >> (b & 31))
-      BIN32(0x77, (a << (b & 31)) | (a >> ((32 - (b & 31)) & 31)))
-      BIN32(0x78, (a >> (b & 31)) | (a << ((32 - (b & 31)) & 31)))
-#undef BIN32
-#define BIN64(OPC, EXPR) case OPC: { uint64_t b = S[--sp], a = S[sp - 1]; S[sp - 1] = I64(EXPR); return; }
-      BIN64(0x7C, a + b) BIN64(0x7D, a - b) BIN64(0x7E, a * b)
-      case 0x7F: {
-        int64_t b = int64_t(S[--sp]), a = int64_t(S[sp - 1]);
-        if (b == 0) trap("integer divide by zero");
-        if (a == INT64_MIN && b == -1) trap("integer overflow");
-        S[sp - 1] = I64(a / b);
-        return;
-      }
-      case 0x80: { uint64_t b = S[--sp], a = S[sp - 1]; if (!b) trap("integer divide by zero"); S[sp - 1] = a / b; return; }
-      case 0x81: {
-        int64_t b = int64_t(S[--sp]), a = int64_t(S[sp - 1]);
-        if (b == 0) trap("integer divide by zero");
-        S[sp - 1] = (b == -1) ? 0 : I64(a % b);
-        return;
-      }
-      case 0x82: { uint64_t b = S[--sp], a = S[sp - 1]; if (!b) trap("integer divide by zero"); S[sp - 1] = a % b; return; }
-      BIN64(0x83, a & b) BIN64(0x84, a | b) BIN64(0x85, a ^ b) BIN64(0x86, a << (b & 63))
-      BIN64(0x87, uint64_t(int64_t(a) >> (b & 63))) BIN64(0x88, a >> (b & 63))
-      BIN64(0x89, (a << (b & 63)) | (a >> ((64 - (b & 63)) & 63)))
-      BIN64(0x8A, (a >> (b & 63)) | (a << ((64 - (b & 63)) & 63)))
-#undef BIN64
-      case 0xA7: S[sp - 1] = I32(S[sp - 1]); return;                           // i32.wrap_i64
-      case 0xAC: S[sp - 1] = I64(int64_t(int32_t(I32(S[sp - 1])))); return;   // i64.extend_i32_s
-      case 0xAD: S[sp - 1] = I64(I32(S[sp - 1])); return;                     // i64.extend_i32_u
-      case 0xC0: S[sp - 1] = I32(int32_t(int8_t(S[sp - 1]))); return;
-      case 0xC1: S[sp - 1] = I32(int32_t(int16_t(S[sp - 1]))); return;
-      case 0xC2: S[sp - 1] = I64(int64_t(int8_t(S[sp - 1]))); return;
-      case 0xC3: S[sp - 1] = I64(int64_t(int16_t(S[sp - 1]))); return;
-      case 0xC4: S[sp - 1] = I64(int64_t(int32_t(S[sp - 1]))); return;
-      default: throw Unsupported("internal: opcode " + std::to_string(op));
-    }
-#undef I32
-#undef I64
-  }
-
-  // --- symbolic `if` ----------------------------------------------------------------------------
+  // --- symbolic `if` (ifconvert.hpp) -------------------------------------------------------------
   struct Snapshot {
     size_t journal, elems, nodes, strings;
     uint32_t sp, lp;
     size_t frames;
     std::vector<uint64_t> locals;
   };
-  Snapshot snapshot() {
-    const Frame& fr = frames_.back();
-    Snapshot s{journal_.size(), elem_log_.size(), trace_.nodes.size(), trace_.strings.size(), sp_, lp_,
-               frames_.size(), {}};
-    s.locals.assign(loc_.begin() + fr.locals, loc_.begin() + lp_);
-    return s;
-  }
-  void rollback(const Snapshot& s, bool drop_nodes) {
-    for (size_t k = journal_.size(); k-- > s.journal;) {
-      const JEntry& e = journal_[k];
-      std::memcpy(mem_.data() + size_t(e.addr) * 4, &e.word, 4);
-      shadow_[e.addr] = e.shadow;
-    }
-    journal_.resize(s.journal);
-    elem_log_.resize(s.elems);
-    if (drop_nodes) {
-      trace_.nodes.resize(s.nodes);
-      trace_.strings.resize(s.strings);
-    }
-    frames_.resize(s.frames);
-    sp_ = s.sp;
-    lp_ = s.lp;
-    std::copy(s.locals.begin(), s.locals.end(), loc_.begin() + frames_.back().locals);
-  }
+  Snapshot snapshot();
+  void rollback(const Snapshot& s, bool drop_nodes);
+  void run_arm(uint32_t start, uint32_t stop);
+  uint32_t symbolic_if(const Func& fn, const Ins& in, uint32_t pc, bool cond, const Pending& pd);
 
-  // Run one arm of an `if` (from `start` until the if's end `stop`) in the current frame, in arm mode.
-  void run_arm(uint32_t start, uint32_t stop) {
-    frames_.back().pc = start;
-    if (start == stop) return;
-    arm_depth_++;
-    uint64_t saved_budget = arm_steps_left_;
-    if (arm_depth_ == 1) arm_steps_left_ = lim_.arm_steps;
-    try {
-      exec<true>(0, frames_.size(), start, stop);
-    } catch (...) {
-      arm_depth_--;
-      arm_steps_left_ = saved_budget;
-      throw;
-    }
-    arm_depth_--;
-    if (arm_depth_ == 0) arm_steps_left_ = saved_budget;
-  }
-
-  // An `if` deciding on isTrue(traced value). Returns the pc to continue at (in this frame).
-  uint32_t symbolic_if(const Func& fn, const Ins& in, uint32_t pc, bool cond, const Pending& pd) {
-    const uint32_t then_start = pc + 1, else_start = in.a, end = uint32_t(in.b);
-    const uint32_t then_stop = (else_start == end) ? end : else_start - 1;  // the `else` jump
-    // (isTrue(v) == want) takes the then arm
-    const bool then_when_true = !pd.negate;
-    const bool then_err = arm_reports_error(fn, then_start, then_stop);
-    const bool else_err = else_start != end && arm_reports_error(fn, else_start, end);
-    if (then_err != else_err) {
-      // circom's assert / ===: the trace goes on along the arm that does not fail
-      const bool ok_cond = else_err;  // cond value that takes the non-failing arm
-      bool take = cond;
-      if (force_) take = ok_cond;
-      if (take == ok_cond) guard((ok_cond == then_when_true) ? T_GUARD_TRUE : T_GUARD_FALSE, pd.id);
-      return take ? then_start : else_start;
-    }
-    if (arm_depth_ >= 8) {
-      throw detail::ArmAbort{"nesting"};
-    }
-    const bool isTrue_v = then_when_true ? cond : !cond;
-    Snapshot s0 = snapshot();
-    // each arm runs until the if's end (the then arm gets there through the `else` jump)
-    const uint32_t t_start = cond ? then_start : else_start, t_stop = end;
-    const uint32_t n_start = cond ? else_start : then_start, n_stop = end;
-    auto fallback = [&](bool drop) -> uint32_t {
-      rollback(s0, drop);
-      guard(isTrue_v ? T_GUARD_TRUE : T_GUARD_FALSE, pd.id);
-      return t_start;
-    };
-    // 1. the arm not taken
-    std::unordered_map<uint32_t, std::pair<uint32_t, uint32_t>> nt_final;  // word -> (value, shadow)
-    std::vector<uint32_t> nt_elems;
-    std::vector<uint64_t> nt_locals, nt_stack;
-    try {
-      run_arm(n_start, n_stop);
-    } catch (const detail::ArmAbort&) {
-      if (arm_depth_) throw;
-      return fallback(true);
-    }
-    for (size_t k = s0.journal; k < journal_.size(); k++) {
-      uint32_t w = journal_[k].addr;
-      nt_final[w] = {load32(w * 4), shadow_[w]};
-    }
-    nt_elems.assign(elem_log_.begin() + s0.elems, elem_log_.end());
-    nt_locals.assign(loc_.begin() + frames_.back().locals, loc_.begin() + lp_);
-    nt_stack.assign(stk_.begin() + s0.sp, stk_.begin() + sp_);
-    {  // undo its memory, keep its trace nodes (the select reads them)
-      Snapshot keep = s0;
-      keep.nodes = trace_.nodes.size();
-      keep.strings = trace_.strings.size();
-      rollback(keep, false);
-    }
-    // 2. the arm taken
-    try {
-      run_arm(t_start, t_stop);
-    } catch (const detail::ArmAbort&) {
-      if (arm_depth_) throw;
-      return fallback(true);
-    }
-    // 3. compare and merge
-    std::vector<uint64_t> t_locals(loc_.begin() + frames_.back().locals, loc_.begin() + lp_);
-    std::vector<uint64_t> t_stack(stk_.begin() + s0.sp, stk_.begin() + sp_);
-    if (t_locals != nt_locals || t_stack != nt_stack) {
-      if (arm_depth_) throw detail::ArmAbort{"locals differ"};
-      return fallback(true);
-    }
-    std::unordered_map<uint32_t, uint32_t> orig;  // word -> value before the if (from T's journal)
-    std::unordered_map<uint32_t, uint32_t> orig_shadow;
-    for (size_t k = s0.journal; k < journal_.size(); k++) {
-      const JEntry& e = journal_[k];
-      if (!orig.count(e.addr)) {
-        orig[e.addr] = e.word;
-        orig_shadow[e.addr] = e.shadow;
-      }
-    }
-    auto nt_word = [&](uint32_t w) -> std::pair<uint32_t, uint32_t> {
-      auto it = nt_final.find(w);
-      if (it != nt_final.end()) return it->second;
-      auto o = orig.find(w);
-      if (o != orig.end()) return {o->second, orig_shadow[w]};
-      return {load32(w * 4), shadow_[w]};
-    };
-    // elements written by either arm
-    std::vector<uint32_t> elems(nt_elems);
-    elems.insert(elems.end(), elem_log_.begin() + s0.elems, elem_log_.end());
-    std::sort(elems.begin(), elems.end());
-    elems.erase(std::unique(elems.begin(), elems.end()), elems.end());
-    std::unordered_map<uint32_t, bool> covered;
-    struct Merge {
-      uint32_t addr;
-      Val t, n;
-    };
-    std::vector<Merge> merges;
-    for (uint32_t a : elems) {
-      uint32_t w0 = a >> 2;
-      for (uint32_t k = 0; k < ELEM / 4; k++) {
-        if (covered.count(w0 + k)) {  // overlapping element writes: not a plain field store
-          if (arm_depth_) throw detail::ArmAbort{"overlap"};
-          return fallback(true);
-        }
-      }
-      Val tv, nv;
-      try {
-        tv = read_elem(a);
-      } catch (const Unsupported&) {
-        if (arm_depth_) throw detail::ArmAbort{"mixed element"};
-        return fallback(true);
-      }
-      // the other arm's element, from its final words
-      uint32_t nid = nt_word(w0).second;
-      bool ok = true;
-      uint8_t buf[ELEM];
-      for (uint32_t k = 0; k < ELEM / 4; k++) {
-        auto [wv, ws] = nt_word(w0 + k);
-        if (ws != nid) ok = false;
-        std::memcpy(buf + 4 * k, &wv, 4);
-      }
-      if (!ok) {
-        if (arm_depth_) throw detail::ArmAbort{"mixed element"};
-        return fallback(true);
-      }
-      nv = Val{nid, decode(buf)};
-      for (uint32_t k = 0; k < ELEM / 4; k++) covered[w0 + k] = true;
-      merges.push_back({a, tv, nv});
-    }
-    // every other word either arm wrote must end the same in both
-    auto check_word = [&](uint32_t w) {
-      if (covered.count(w)) return true;
-      auto n = nt_word(w);
-      return n.first == load32(w * 4) && n.second == shadow_[w];
-    };
-    for (auto& [w, _] : nt_final)
-      if (!check_word(w)) {
-        if (arm_depth_) throw detail::ArmAbort{"memory differs"};
-        return fallback(true);
-      }
-    for (size_t k = s0.journal; k < journal_.size(); k++)
-      if (!check_word(journal_[k].addr)) {
-        if (arm_depth_) throw detail::ArmAbort{"memory differs"};
-        return fallback(true);
-      }
-    for (auto& mg : merges) {
-      bool same = mg.t.id == mg.n.id && (mg.t.id || mg.t.v == mg.n.v);
-      if (same) continue;
-      Val then_v = cond ? mg.t : mg.n, else_v = cond ? mg.n : mg.t;
-      // select(isTrue(v) ? x : y): the then arm runs when isTrue(v) == then_when_true
-      uint32_t on_true = then_when_true ? id_of(then_v) : id_of(else_v);
-      uint32_t on_false = then_when_true ? id_of(else_v) : id_of(then_v);
-      write_elem(mg.addr, Val{node(T_SELECT, pd.id, on_true, on_false), mg.t.v});
-    }
-    converted_++;
-    return end;
-  }
 
   F decode(const uint8_t* p) {
     int32_t sv;
@@ -1188,3 +706,6 @@ class Recorder {
 };
 
 }  // namespace snarkd::witness
+
+#include "witness/ifconvert.hpp"
+#include "witness/interp.hpp"
