@@ -627,7 +627,7 @@ class Recorder {
     const FuncType& t = m_.type_of(f);
     if (args.size() != t.params.size()) throw Unsupported("internal: argument count");
     if (host_[f] != H_NONE) throw Unsupported("internal: host function called from outside");
-    const_cast<Module&>(m_).decode(f);
+    if (!m_.funcs[f].imported && !m_.funcs[f].decoded) throw Unsupported(m_.funcs[f].error);
     size_t depth = frames_.size();
     for (auto a : args) stk_[sp_++] = a;
     enter(f);
@@ -639,9 +639,8 @@ class Recorder {
 
  private:
   void enter(uint32_t f) {
-    Module& mm = const_cast<Module&>(m_);
-    mm.decode(f);
     const Func& fn = m_.funcs[f];
+    if (!fn.decoded) throw Unsupported(fn.error);  // the Module decoded every body it could
     const FuncType& t = m_.types[fn.type];
     uint32_t np = uint32_t(t.params.size()), nl = uint32_t(fn.local_types.size());
     if (frames_.size() > 20000) trap("call stack exhausted");

@@ -70,6 +70,7 @@ struct Func {
   const uint8_t* body = nullptr;
   size_t body_len = 0;
   bool decoded = false;
+  std::string error;  // why the body could not be decoded (calling it is then Unsupported)
 };
 
 struct DataSegment {
@@ -150,8 +151,20 @@ class Module {
   std::unordered_map<std::string, uint32_t> exports;  // functions only
   std::vector<DataSegment> data;
 
-  // The module's bytes must outlive it (bodies and data point into them).
-  Module(const uint8_t* wasm, size_t len) { parse(wasm, len); apply_names(); }
+  // The module's bytes must outlive it (bodies and data point into them). Every body is decoded
+  // here, so a Module is read-only afterwards and recordings may share it across threads; a body
+  // with an instruction we do not run keeps its error, for the call that would need it.
+  Module(const uint8_t* wasm, size_t len) {
+    parse(wasm, len);
+    apply_names();
+    for (uint32_t f = 0; f < funcs.size(); f++) {
+      try {
+        decode(f);
+      } catch (const WasmError& e) {
+        funcs[f].error = e.what();
+      }
+    }
+  }
 
   int find_func(const std::string& name) const {
     auto e = exports.find(name);
