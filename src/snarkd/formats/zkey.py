@@ -94,6 +94,10 @@ class ZKey:
     def closed(self) -> bool:
         return self._bf is None
 
+    def changed(self) -> str:
+        """"" while the mapped file is as it was read; else what happened to it (BinFile.changed)."""
+        return self._bf.changed() if self._bf is not None else ""
+
     def __enter__(self):
         return self
 
