@@ -125,6 +125,7 @@ def main(spec_path: str) -> int:
         "[debug]", 'synthesis_delay = "300ms"',  # proofs slow enough to be in flight when a node goes
         "[cluster]", f'address = "{cluster.address}"', "min_actors = 2", 'ready_timeout = "180s"',
         "actor_inflight = 2", f'key_cache = "{out}/key-cache"', 'key_placement = "ship"',
+        "[keys]", f'allowed_dirs = ["{Path(spec["late"]["zkey"]).parent}"]',  # LoadKey of the late key
         "[keys.preload]", *[f'{c} = "{k["zkey"]}"' for c, k in keys.items()]]) + "\n")
     t1 = time.monotonic()
     r = snarkd("start", "--config", cfg)
