@@ -203,7 +203,7 @@ class Server:
                 "witness_spool": str(self.spool.path) if self.spool else "",
                 "spool_token": self.spool.token if self.spool else "", "witness_dirs": list(t.witness_dirs)}
         gate = Gate(tokens, trusted_peer=(lambda peer: peer.startswith("unix:")) if control else None)
-        self.service = ProverService(self.engine, self.keys, info, Transport(self.spool, list(t.witness_dirs)),
+        self.service = ProverService(self.engine, self.keys, info, Transport(self.spool, self.paths.witnesses),
                                      gate=gate, journal=self.journal, max_per_client=cfg.limits.max_queued_per_client)
         if self.journal is not None:
             rec = self.service.recover()
@@ -403,4 +403,5 @@ class Server:
 
 
 def serve(config: Config, ready_fd: int | None = None, log_to_stderr: bool = True) -> int:
+    os.umask(0o077)  # what the daemon creates is its own: the log, the journal (-wal, -shm), spools, sidecars
     return Server(config, ready_fd, log_to_stderr).run()
