@@ -18,8 +18,9 @@ spool is consumed: removed once read (or, with the journal on, kept by it). The 
 `.token-<hex>` that the Status reply names, so a client can tell that it shares the daemon's file system before
 it writes there.
 
-Reading 32 MiB (a 2^20 witness) from the page cache costs about 9 ms on the 2-core development machine (np.empty
-plus readv, the GIL released); the mapping it replaces paid its page faults in the synthesis stage instead.
+The copy is the price: a 2^20 witness (32 MiB) from the page cache into a fresh buffer takes 15 ms (median;
+9 ms into a buffer already faulted in) on the 2-core development machine, the GIL released, where mapping it
+cost under a millisecond; the journal's copy of a hard-linked file another 11-20 ms (bench/witness_copy.py).
 """
 
 from __future__ import annotations
