@@ -160,7 +160,8 @@ class BinFile:
     def changed(self) -> str:
         """"" while the mapped file is as it was opened; else what happened to it (truncated, rewritten in
         place, read past its end). In-memory data never changes."""
-        return self._mm.changed() if self._mm is not None else ""
+        mm = self._mm  # read once: another thread may close this file meanwhile
+        return mm.changed() if mm is not None else ""
 
     def close(self) -> None:
         """Unmap the file. If numpy views into it are still alive, the mapping is

@@ -147,7 +147,8 @@ class PreparedFile:
 
     def changed(self) -> str:
         """"" while the sidecar is as it was opened; else what happened to it (native._mapguard)."""
-        return self._mm.changed() if self._mm is not None else ""
+        mm = self._mm  # read once: another thread may close this file meanwhile
+        return mm.changed() if mm is not None else ""
 
     def __enter__(self):
         return self

@@ -96,7 +96,8 @@ class ZKey:
 
     def changed(self) -> str:
         """"" while the mapped file is as it was read; else what happened to it (BinFile.changed)."""
-        return self._bf.changed() if self._bf is not None else ""
+        bf = self._bf  # read once: the key may be closed (evicted) meanwhile
+        return bf.changed() if bf is not None else ""
 
     def __enter__(self):
         return self

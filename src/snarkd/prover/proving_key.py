@@ -69,8 +69,9 @@ class ProvingKey:
         why = self.zkey.changed()
         if why:
             return f"{self.path}: {why}"
-        why = self.prepared.changed() if self.prepared is not None else ""
-        return f"{self.prepared.path}: {why}" if why else ""
+        prep = self.prepared  # read once: the key may be closed meanwhile
+        why = prep.changed() if prep is not None else ""
+        return f"{prep.path}: {why}" if why else ""
 
     def close(self) -> None:
         if self.prepared is not None:
