@@ -125,6 +125,7 @@ def main(spec_path: str) -> int:
         "[debug]", 'synthesis_delay = "300ms"',  # proofs slow enough to be in flight when a node goes
         "[cluster]", f'address = "{cluster.address}"', "min_actors = 2", 'ready_timeout = "180s"',
         "actor_inflight = 2", f'key_cache = "{out}/key-cache"', 'key_placement = "ship"',
+        "[keys]", f'allowed_dirs = ["{Path(spec["late"]["zkey"]).parent}"]',  # LoadKey of the late key
         "[keys.preload]", *[f'{c} = "{k["zkey"]}"' for c, k in keys.items()]]) + "\n")
     t1 = time.monotonic()
     r = snarkd("start", "--config", cfg)
@@ -272,6 +273,32 @@ def main(spec_path: str) -> int:
     return 0
 
 
+def confinement(addr: str, out: Path) -> list[dict]:
+    """The front's answers to paths outside its rule (the single daemon's: engine.paths.ClientPaths): LoadKey of
+    a file outside [keys] param_cache (the config's directory here) and of a symlink out of it, by-reference
+    witnesses outside [transport] witness_spool/witness_dirs and a relative one."""
+    import grpc
+
+    from snarkd.daemon.proto import snarkd_pb2 as pb
+    from snarkd.daemon.proto import snarkd_pb2_grpc as pb_grpc
+
+    (out / "escape.zkey").symlink_to("/etc/hostname")
+    stub = pb_grpc.ProverStub(grpc.insecure_channel(addr))
+    calls = [("LoadKey", pb.LoadKeyRequest(key_id="escape", path="/etc/passwd")),
+             ("LoadKey", pb.LoadKeyRequest(key_id="escape", path=str(out / "escape.zkey"))),
+             ("LoadKey", pb.LoadKeyRequest(key_id="escape", path="escape.zkey")),
+             ("Prove", pb.ProveRequest(key_id="bn128", witness_paths=["/etc/passwd"])),
+             ("Prove", pb.ProveRequest(key_id="bn128", witness_paths=["relative.wtns"]))]
+    found = []
+    for method, req in calls:
+        try:
+            getattr(stub, method)(req, timeout=60)
+            found.append({"method": method, "code": "OK", "details": ""})
+        except grpc.RpcError as exc:
+            found.append({"method": method, "code": exc.code().name, "details": exc.details()})
+    return found
+
+
 def main_local(spec_path: str) -> int:
     import psutil
 
@@ -304,6 +331,7 @@ def main_local(spec_path: str) -> int:
                     report["proofs"].append({"curve": curve, **save(proofs, f"local-{curve}", rep.proof, rep.public),
                                              "actors": actors_of(rep)})
                 report["cluster"] = engine_status(c)["cluster"]
+            report["confine"] = confinement(addr, out)
         finally:
             r = snarkd("stop", "--config", cfg, timeout=120)
             report["stop"] = {"rc": r.returncode, "stdout": r.stdout, "stderr": r.stderr}

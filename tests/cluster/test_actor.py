@@ -49,7 +49,7 @@ def test_key_by_path_and_a_proof_snarkjs_accepts(actor, chain_circuit, tmp_path)
     spec = front_spec(chain_circuit.zkey)
     info = actor.load_key("k", spec.plain())
     assert info["vk_digest"] == spec.vk_digest and not info["shipped"] and info["curve"] == chain_circuit.curve
-    reply = actor.prove("k", "job/0/1", witness=readonly(read_wtns(chain_circuit.wtns)))
+    reply = actor.prove("k", "job.0.1", witness=readonly(read_wtns(chain_circuit.wtns)))
     assert check(chain_circuit, tmp_path, reply)
     assert reply["timings"]["total"] > 0 and all(s["worker"].startswith("a1@test/") for s in reply["spans"])
     assert actor.status()["engine"]["jobs"]["completed"] == 1
@@ -68,7 +68,7 @@ def test_a_shipped_key_is_written_once_to_the_node_cache(actor, tmp_path):
     mtime = cached.stat().st_mtime_ns
     actor.load_key("s", spec.plain(), (data, None))  # a second actor of the node (or a reload): no rewrite
     assert cached.stat().st_mtime_ns == mtime
-    assert check(case, tmp_path, actor.prove("s", "t/0/1", witness=readonly(read_wtns(case.wtns))))
+    assert check(case, tmp_path, actor.prove("s", "t.0.1", witness=readonly(read_wtns(case.wtns))))
 
 
 def test_a_key_missing_or_different_on_the_node_is_refused(actor, tmp_path):
@@ -96,9 +96,9 @@ def test_failures_come_back_with_their_kind(actor):
     from snarkd.formats.wtns import parse_wtns
 
     with pytest.raises(ProveError) as exc:
-        actor.prove("k", "bad/0/1", witness=parse_wtns(wtns_bytes(w.prime, vals)))
+        actor.prove("k", "bad.0.1", witness=parse_wtns(wtns_bytes(w.prime, vals)))
     assert exc.value.kind == "input" and "not canonical" in exc.value.message
     with pytest.raises(ProveError) as exc:
-        actor.prove("nope", "x/0/1", witness=w)
+        actor.prove("nope", "x.0.1", witness=w)
     assert exc.value.kind == "no_key"
     assert actor.unload_key("k") and not actor.unload_key("k")

@@ -196,5 +196,11 @@ def test_local_address_starts_a_private_ray_and_stop_ends_it(local_report):
         assert _snarkjs(rep, p["curve"], p)
     cl = rep["cluster"]
     assert cl["address"] == "local" and cl["nodes_alive"] == 1 and cl["actors_ready"] == 1
+    # the front confines client paths by the single daemon's rule (tests/engine/test_paths.py runs the rest)
+    for answer in rep["confine"]:
+        assert answer["code"] == "PERMISSION_DENIED", answer
+        rule = "[keys] param_cache or [keys] allowed_dirs" if answer["method"] == "LoadKey" else \
+            "[transport] witness_spool or witness_dirs"
+        assert rule in answer["details"] and "not opened" in answer["details"], answer
     assert rep["stop"]["rc"] == 0 and rep["left_running"] == [], rep["stop"]
     assert "stopped (exit 0)" in rep["front_log"]

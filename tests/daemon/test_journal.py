@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import stat
 import threading
 import time
 
@@ -48,31 +49,52 @@ def test_journal_rows_spool_and_retention(tmp_path):
     again.close()
 
 
-def test_spooled_witnesses_are_adopted_not_copied(tmp_path):
-    """A witness from the daemon's spool is renamed into the journal's spool (same inode: no copy), counted
-    against spool_max, and leaves with its job; a retry of the same id never touches the first one's files."""
+def test_by_reference_witnesses_are_kept_as_the_daemon_read_them(tmp_path):
+    """A spool file nobody else names is renamed into the journal's spool (same inode: no copy); any other
+    witness (a hard-linked spool file, a witness_dirs file) is written from the bytes the daemon read, so a
+    client rewriting its file cannot change what a re-run proves. Counted against spool_max, all or nothing,
+    and gone with the job; a retry of the same id never touches the first one's files."""
     j = Journal(str(tmp_path / "jobs.db"), spool_max=1000, retention=60)
     j.start()
     w = tmp_path / "w.wtns"
     w.write_bytes(b"w" * 300)
     inode = w.stat().st_ino
-    adopted = j.adopt("job", [w])
-    assert not w.exists() and os.stat(adopted[0]).st_ino == inode and j.adopted(adopted[0])
+    theirs = tmp_path / "theirs.wtns"  # the client's own file, which it may rewrite later
+    theirs.write_bytes(b"t" * 200)
+    kept = j.keep("job", [(w, w.read_bytes()), (None, theirs.read_bytes())])
+    theirs.write_bytes(b"T" * 200)
+    assert not w.exists() and os.stat(kept[0]).st_ino == inode and j.adopted(kept[0]) and j.adopted(kept[1])
+    assert open(kept[1], "rb").read() == b"t" * 200 and stat.S_IMODE(os.stat(kept[1]).st_mode) == 0o600
     j.accept("job", "key", "alice", 0, b"r" * 10)
-    assert j.spool_used == 310
+    assert j.spool_used == 510
     retry = tmp_path / "again.wtns"
     retry.write_bytes(b"v" * 300)
-    second = j.adopt("job", [retry])
+    second = j.keep("job", [(retry, retry.read_bytes())])
     with pytest.raises(AlreadyExists):
         j.accept("job", "key", "alice", 0, b"r" * 10)
     j.discard(second)
-    assert os.path.exists(adopted[0]) and not os.path.exists(second[0]) and j.spool_used == 310
-    with pytest.raises(Busy):  # all or nothing: nothing adopted when the spool would overflow
-        j.adopt("big", [tmp_path / "w.wtns" if (tmp_path / "w.wtns").write_bytes(b"x" * 800) else None])
-    assert (tmp_path / "w.wtns").exists() and j.spool_used == 310
+    assert os.path.exists(kept[0]) and not os.path.exists(second[0]) and j.spool_used == 510
+    big = tmp_path / "big.wtns"
+    big.write_bytes(b"x" * 800)
+    with pytest.raises(Busy):  # all or nothing: nothing kept when the spool would overflow
+        j.keep("big", [(None, b"y" * 100), (big, big.read_bytes())])
+    assert big.exists() and j.spool_used == 510 and len(list(j.spool_dir.iterdir())) == 3
     j.finish("job", "COMPLETED", "", "", lambda: b"reply")
     j.flush()
-    assert not os.path.exists(adopted[0]) and j.spool_used == 0 and list(j.spool_dir.iterdir()) == []
+    assert not os.path.exists(kept[0]) and j.spool_used == 0 and list(j.spool_dir.iterdir()) == []
+    j.close()
+
+
+def test_the_journal_files_are_private(tmp_path):
+    """jobs.db and its -wal and -shm hold client names, errors and results: 0600, even where they existed 0644."""
+    (tmp_path / "jobs.db-wal").write_bytes(b"")
+    os.chmod(tmp_path / "jobs.db-wal", 0o644)
+    j = Journal(str(tmp_path / "jobs.db"), spool_max=1000, retention=60)
+    j.start()
+    j.accept("a", "key", "alice", 0, b"x")
+    for name in ("jobs.db", "jobs.db-wal", "jobs.db-shm"):
+        assert stat.S_IMODE((tmp_path / name).stat().st_mode) == 0o600, name
+    assert stat.S_IMODE(j.spool_dir.stat().st_mode) == 0o700
     j.close()
 
 

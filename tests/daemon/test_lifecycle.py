@@ -245,3 +245,27 @@ def test_readiness_timeout_stops_the_child(setup, reaper):
             and p.status() != psutil.STATUS_ZOMBIE]
     assert not left, left
     assert not setup.pid_file.exists() and port_free(setup.port)
+
+
+def test_status_of_another_config_warns_and_daemon_files_are_private(setup, reaper):
+    """`snarkd status --config other.toml` reaching a daemon started from snarkd.toml says so; what the daemon
+    created (log, journal with -wal and -shm, pid file) is readable by its user only, whatever the caller's umask."""
+    import stat
+
+    cfg = setup.write(drain="5s", workers=1)
+    r = snarkd("start", "--config", cfg)
+    assert r.returncode == 0, r.stdout + r.stderr
+    pid = parse_started(r.stdout)["pid"]
+    reaper.pids.append(pid)
+    other = setup.write(drain="5s", workers=2, name="other.toml")  # the same address, another config
+    r = snarkd("status", "--config", other)
+    assert r.returncode == 0, r.stderr
+    assert f"started from {cfg}" in r.stderr and f"not from {other}" in r.stderr, r.stderr
+    assert "WARNING: the daemon answering" in r.stdout
+    assert "WARNING" not in snarkd("status", "--config", cfg).stdout
+    journal = setup.pid_file.with_suffix(".jobs.db")
+    for f in (setup.log_file, journal, journal.with_name(journal.name + "-wal"), journal.with_name(journal.name + "-shm"),
+              setup.pid_file):
+        assert stat.S_IMODE(f.stat().st_mode) == 0o600, (f, oct(f.stat().st_mode))
+    assert snarkd("stop", "--config", cfg).returncode == 0
+    assert_nothing_left(setup, pid)

@@ -54,6 +54,19 @@ def test_json_log_lines_have_the_text_lines_fields(setup, reaper, chain_bn128):
     assert messages[-1] == "stopped (exit 0)"
 
 
+def test_a_message_is_one_line_whatever_it_quotes():
+    """Control characters a client sent (a newline in an id or a path) are escaped in the text form: one log
+    call, one line, so no line can be forged; a traceback still follows on its own lines."""
+    import logging
+
+    from snarkd.daemon.logsetup import Formatter
+
+    rec = logging.LogRecord("snarkd", logging.INFO, __file__, 1, "rejected: %s", ("a\nFAKE ERROR\x00\r\tü",), None)
+    line = Formatter().format(rec)
+    assert "\n" not in line and "\x00" not in line and "\r" not in line
+    assert line.endswith("rejected: a\\nFAKE ERROR\\x00\\r\\tü")
+
+
 def test_sighup_after_a_move_writes_a_new_log_file(setup, reaper, chain_bn128):
     """logrotate moves the file, then runs the postrotate of examples/snarkd.logrotate (SIGHUP):
     the next lines land in a new file at the configured path, the old one keeps what came before,

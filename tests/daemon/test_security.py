@@ -157,13 +157,23 @@ def test_tls_with_tokens(setup, pki, reaper, chain_bn128, tmp_path):
         assert e.value.code == grpc.StatusCode.PERMISSION_DENIED
         assert ops.load_key("again", str(circ.zkey))["id"] == "again"
         assert ops.unload_key("again")["id"] == "again"
-        # a job belongs to its token: another prove token cannot await or cancel it; admin can
+        # a job belongs to its token: to another prove token it does not exist (the same NOT_FOUND as an unknown
+        # id, so ids cannot be probed); admin can await it
         job = alice.submit("chain", data)
+        with pytest.raises(RemoteInputError) as unknown:
+            bob.await_("no-such-job")
         for call in (lambda: bob.await_(job), lambda: bob.cancel(job)):
             with pytest.raises(RemoteInputError) as e:
                 call()
-            assert e.value.code == grpc.StatusCode.PERMISSION_DENIED and "another token" in str(e.value)
+            assert e.value.code == grpc.StatusCode.NOT_FOUND
+            assert str(e.value).replace(job, "ID") == str(unknown.value).replace("no-such-job", "ID")
         assert ops.await_(job).state == "COMPLETED" and alice.await_(job).state == "COMPLETED"
+        # Status: a prover sees what a prover needs (keys without paths, the spool), not the daemon's insides
+        seen, full = alice.status(), ops.status()
+        assert full["pid"] == info["pid"] and full["config_path"] and full["keys"][0]["path"]
+        assert seen["pid"] == 0 and not seen["config_path"] and not seen["listen"] and not seen["engine_json"]
+        assert seen["keys"][0]["id"] == "chain" and not seen["keys"][0]["path"] and seen["keys"][0]["n_vars"]
+        assert seen["witness_spool"] == full["witness_spool"] and seen["state"] == "serving"
     # the command line: --tls-ca and --token-file
     out = tmp_path / "p.json", tmp_path / "pub.json"
     r = snarkd("prove", "--addr", setup.addr, "--key", "chain", "--tls-ca", ca, "--token-file",
@@ -178,9 +188,14 @@ def test_tls_with_tokens(setup, pki, reaper, chain_bn128, tmp_path):
     with pytest.raises(urllib.error.HTTPError) as e:
         urllib.request.urlopen(url, context=ctx, timeout=10)
     assert e.value.code == 401
-    req = urllib.request.Request(url, headers={"Authorization": f"Bearer {PROVE_TOKEN}"})
+    req = urllib.request.Request(url, headers={"Authorization": f"Bearer {ADMIN_TOKEN}"})
     with urllib.request.urlopen(req, context=ctx, timeout=10) as resp:
         assert json.loads(resp.read())["pid"] == info["pid"]
+    req = urllib.request.Request(url, headers={"Authorization": f"Bearer {PROVE_TOKEN}"})
+    with urllib.request.urlopen(req, context=ctx, timeout=10) as resp:  # a prover's view
+        seen = json.loads(resp.read())
+    assert "pid" not in seen and "config_path" not in seen and "engine" not in seen and seen["keys"][0]["id"] == "chain"
+    assert "path" not in seen["keys"][0] and seen["state"] == "serving"
     r = snarkd("stop", "--config", cfg)
     assert r.returncode == 0, r.stderr
     assert not ctl.exists() and not setup.pid_file.exists() and port_free(setup.port)

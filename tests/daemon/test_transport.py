@@ -96,6 +96,36 @@ def test_paths_outside_the_rule_are_denied_without_saying_more(daemon, tmp_path)
         assert c.health() == "SERVING" and c.prove("chain", wtns.read_bytes()).public[1] == "3"
 
 
+def test_the_spool_takes_only_what_clients_put_there(daemon):
+    """Naming the spool's token file (which Status names) or any file not named as clients name theirs is refused
+    like a path outside the rule, and removes nothing: the token stays, so clients keep finding the spool."""
+    s, proc, circ, wtns, allowed = daemon
+    stub = pb_grpc.ProverStub(grpc.insecure_channel(s.addr))
+    token = next(s.spool.glob(".token-*"))
+    other = s.spool / "not-a-client-name.wtns"
+    other.write_bytes(wtns.read_bytes())
+    try:
+        for path in (token, other, s.spool / "sub" / ("0" * 32 + ".wtns")):
+            with pytest.raises(grpc.RpcError) as e:
+                stub.Prove(pb.ProveRequest(key_id="chain", witness_paths=[str(path)]), timeout=30)
+            assert e.value.code() == grpc.StatusCode.PERMISSION_DENIED and "witness_dirs" in e.value.details()
+        assert token.exists() and other.exists()
+    finally:
+        other.unlink()
+
+
+def test_by_reference_witnesses_are_bounded_by_the_key_before_they_are_read(daemon):
+    s, proc, circ, wtns, allowed = daemon
+    big = allowed / "big.wtns"
+    with open(big, "wb") as fh:
+        fh.truncate(64 << 20)  # sparse: 64 MiB that no .wtns of this key can be
+    stub = pb_grpc.ProverStub(grpc.insecure_channel(s.addr))
+    with pytest.raises(grpc.RpcError) as e:
+        stub.Prove(pb.ProveRequest(key_id="chain", witness_paths=[str(big)]), timeout=30)
+    assert e.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED and "more than a .wtns of key 'chain'" in e.value.details()
+    big.unlink()
+
+
 def _stream(stub, chunks, timeout=30):
     return stub.ProveStream(iter(chunks), timeout=timeout)
 
@@ -108,7 +138,8 @@ def test_streams_are_bounded_and_checked(daemon):
     cases = [
         ([pb.ProveChunk(data=data)], "must start with a message that carries the request"),
         ([pb.ProveChunk(request=req)], "partition_bytes"),
-        ([pb.ProveChunk(request=req, partition_bytes=[1 << 40])], "larger than a .wtns of key 'chain'"),
+        ([pb.ProveChunk(request=req, partition_bytes=[1 << 40])], "more than a .wtns of key 'chain' can be"),
+        ([pb.ProveChunk(request=req, partition_bytes=[10] * 257)], "more than [limits] max_partitions (256)"),
         ([pb.ProveChunk(request=req, partition_bytes=[len(data)], data=data + b"x")], "more bytes than"),
         ([pb.ProveChunk(request=req, partition_bytes=[len(data)], data=data[:100])], "ended early"),
         ([pb.ProveChunk(request=req, partition_bytes=[len(data)]), pb.ProveChunk(request=req)], "request twice"),
@@ -119,7 +150,8 @@ def test_streams_are_bounded_and_checked(daemon):
     for chunks, needle in cases:
         with pytest.raises(grpc.RpcError) as e:
             _stream(stub, chunks)
-        assert e.value.code() in (grpc.StatusCode.INVALID_ARGUMENT, grpc.StatusCode.NOT_FOUND), needle
+        assert e.value.code() in (grpc.StatusCode.INVALID_ARGUMENT, grpc.StatusCode.NOT_FOUND,
+                                  grpc.StatusCode.RESOURCE_EXHAUSTED), needle
         assert needle in e.value.details(), (needle, e.value.details())
     # one good stream in many small chunks: a proof
     chunks = [pb.ProveChunk(request=req, partition_bytes=[len(data)])]

@@ -79,3 +79,52 @@ def test_keystore_confines_client_paths_not_the_config(tree):
     assert not isinstance(e.value, PermissionDenied)
     # embedded use (no allowed_dirs): no rule
     assert KeyStore(str(root)).rule is None and os.path.exists(out / "secret")
+
+
+@pytest.fixture(params=["single daemon", "cluster front"])
+def daemon_paths(request, tree, tmp_path):
+    """The key store and the witness rule as a daemon builds them from its config (Server, or the cluster
+    front's make()), with [keys] param_cache = keys, allowed_dirs = [more], witness_dirs = [more]."""
+    from snarkd.config import Config
+    from snarkd.engine.paths import ClientPaths
+
+    root, other, out = tree
+    text = (f'[keys]\nparam_cache = "{root}"\nallowed_dirs = ["{other}"]\n'
+            f'[transport]\nwitness_spool = "{tmp_path}/spool"\nwitness_dirs = ["{other}"]\n')
+    if request.param == "single daemon":
+        from snarkd.daemon.server import Server
+
+        cfg = Config.from_text(text, str(tmp_path / "c.toml"), tmp_path, env={})
+        keys = Server(cfg).keys
+    else:
+        pytest.importorskip("ray", reason="the cluster extra is not installed")
+        from snarkd.cluster import make
+
+        cfg = Config.from_text(text + '[cluster]\naddress = "local"\n', str(tmp_path / "c.toml"), tmp_path, env={})
+        keys = make(cfg)[1]
+    return keys, ClientPaths.from_config(cfg).witnesses
+
+
+@pytest.mark.parametrize("name", ["/etc/shadow", "../outside/secret", "link-out", "dir-out/secret", "sub/../../outside"])
+def test_a_daemon_and_a_cluster_front_confine_key_paths_alike(daemon_paths, tree, name):
+    keys, _ = daemon_paths
+    with pytest.raises(PermissionDenied) as e:
+        keys.load("k", name)
+    assert "[keys] param_cache or [keys] allowed_dirs" in str(e.value) and "root:x" not in str(e.value)
+    with pytest.raises(PermissionDenied, match="wasm path"):
+        keys.load("k", "a.zkey", wasm=name)
+    with pytest.raises(Exception) as inside:  # inside the rule: opened, and refused for what it is (not a zkey)
+        keys.load("k", "a.zkey")
+    assert not isinstance(inside.value, PermissionDenied) and "a.zkey" in str(inside.value)
+
+
+def test_witness_paths_resolve_by_the_rule_and_never_against_the_working_directory(daemon_paths, tree, monkeypatch):
+    _, rule = daemon_paths
+    root, other, out = tree
+    (other / "w.wtns").write_bytes(b"w")
+    assert rule.resolve(str(other / "w.wtns"), "witness path") == other / "w.wtns"
+    monkeypatch.chdir(other)  # a relative path would once have resolved here, against the daemon's working directory
+    for name in ("w.wtns", "./w.wtns", str(out / "secret"), str(root / "a.zkey"), "/etc/passwd"):
+        with pytest.raises(PermissionDenied) as e:
+            rule.resolve(name, "witness path")
+        assert "[transport] witness_spool or witness_dirs" in str(e.value)

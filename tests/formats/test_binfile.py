@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import os
 import struct
 
+import numpy as np
 import pytest
 
 from fmt_helpers import join, split
@@ -165,3 +167,14 @@ def test_binfile_api(chain_circuit):
     finally:
         bf.close()
     bf.close()  # idempotent
+
+
+def test_binfile_maps_through_the_guard(tmp_path, chain_circuit):
+    key = tmp_path / "k.zkey"
+    key.write_bytes(chain_circuit.zkey.read_bytes())
+    bf = BinFile.open(key, b"zkey", (1,))
+    assert bf.changed() == ""
+    os.truncate(key, 200)
+    assert int(np.frombuffer(bf.buffer, dtype=np.uint8).sum()) >= 0  # reads the whole file: no SIGBUS
+    assert bf.changed().startswith(f"truncated from {len(chain_circuit.zkey.read_bytes())} to 200 bytes")
+    bf.close()

@@ -74,3 +74,26 @@ def test_values_to_words_error_path_names_nested_index():
     with pytest.raises(InputValueError) as ei:
         values_to_words("sig", value, flatten(value), P, 8)
     assert "'sig[0][1]'" in str(ei.value)
+
+
+@pytest.mark.parametrize("value, reason", [
+    (3.5, "a number that has a fraction"), (float("nan"), "not finite"), (None, "not an integer: null"),
+    ("12a", "not decimal or 0x/0o/0b digits"), ("7" * 5000, "a decimal string of 5000 digits"),
+    (b"\x01", "not an integer: a bytes")])
+def test_value_errors_name_the_signal_and_the_reason_never_the_value(value, reason):
+    """Inputs are a proof's secrets and the daemon logs its errors: the message says which input and why, and
+    reads as a sentence (no "value None is a NoneType is not an integer", no "is Exceeds the limit")."""
+    with pytest.raises(InputValueError) as ei:
+        values_to_words("secret", [1, value], [1, value], P, 8)
+    msg = str(ei.value)
+    assert msg.startswith("input 'secret[1]': ") and reason in msg, msg
+    assert "NoneType" not in msg and "Exceeds" not in msg and "value" not in msg
+    if isinstance(value, (str, bytes)) or value == 3.5:
+        assert str(value) not in msg and repr(value) not in msg
+
+
+def test_a_value_out_of_the_field_is_not_echoed():
+    big = P + 123456789
+    with pytest.raises(InputValueError) as ei:
+        values_to_words("secret", [big], [big], P, 8)
+    assert str(big) not in str(ei.value) and "not less than the field prime" in str(ei.value)

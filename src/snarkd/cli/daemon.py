@@ -105,6 +105,8 @@ def cmd_status(args) -> int:
         else:
             print(str(exc))
         return EXIT_DAEMON
+    for w in st["warnings"]:
+        print(f"snarkd: warning: {w}", file=sys.stderr)
     if args.json:
         print(lifecycle.status_json({"running": True, **st}))
     else:

@@ -18,11 +18,14 @@ single-host path never loads Ray.
 
 from snarkd.cluster.front import ClusterEngine
 from snarkd.cluster.keys import ClusterKeyStore
+from snarkd.engine.paths import ClientPaths
 
 __all__ = ["ClusterEngine", "ClusterKeyStore", "make"]
 
 
 def make(config) -> tuple[ClusterEngine, ClusterKeyStore]:
-    """The front's engine and key store for a daemon Config with [cluster] address set (not started)."""
-    keys = ClusterKeyStore(config.keys.param_cache, config.keys.wasm_cache)
+    """The front's engine and key store for a daemon Config with [cluster] address set (not started); LoadKey
+    paths are confined by the same rule as a single daemon's (ClientPaths)."""
+    keys = ClusterKeyStore(config.keys.param_cache, config.keys.wasm_cache,
+                           rule=ClientPaths.from_config(config).keys)
     return ClusterEngine(config, keys), keys

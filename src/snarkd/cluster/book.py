@@ -68,7 +68,9 @@ class Task:
 
     @property
     def name(self) -> str:
-        return f"{self.job.id}/{self.part.index}/{self.attempts}"
+        """The job id the actor's engine runs it under (a well-formed one: snarkd.ids; the seq keeps two jobs
+        whose long ids share a prefix apart)."""
+        return f"{self.job.id[:80]}.{self.job.seq}.{self.part.index}.{self.attempts}"
 
 
 class WitnessBudget:
@@ -217,7 +219,7 @@ class Book(JobTable):
                 self.counters["self_verify_failed"] += 1
             many = len(task.job.partitions) > 1
             self.end_locked(task.job, FAILED, f"partition {task.part.index}: {error}" if many else error,
-                            "input" if kind == "input" else "internal")
+                            kind if kind in ("input", "key") else "internal")
 
     def lost(self, task: Task, attempt: int, actor: str, why: str) -> bool:
         """The task's actor died (or could not take it): back into the queue, or the job fails after

@@ -51,8 +51,8 @@ class ClusterKeyStore(KeyStore):
     that holds it has ended, as a single daemon closes it: those jobs' partitions still need the actors'
     copies."""
 
-    def __init__(self, param_cache: str = ".", wasm_cache: object = True):
-        super().__init__(param_cache, wasm_cache)
+    def __init__(self, param_cache: str = ".", wasm_cache: object = True, rule=None):
+        super().__init__(param_cache, wasm_cache, rule=rule)
         self.on_load = None
         self.on_unload = None
         self._unloading: dict[str, LoadedKey] = {}  # unloaded here, still held by jobs

@@ -15,6 +15,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from snarkd.ids import KEY_ID
 from snarkd.units import format_duration, format_size, parse_duration, parse_size
 
 
@@ -411,7 +412,6 @@ class Devices(Kind):
         return list(value)
 
 
-KEY_ID = re.compile(r"[A-Za-z0-9_.:-]+")
 
 
 class EntryError(ValueError):

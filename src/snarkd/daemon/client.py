@@ -22,7 +22,8 @@ A daemon on the network (README "Security"):
            tls_cert="client.crt", tls_key="client.key")   # the last two for mutual TLS
 
 `prove` names its job (a random id unless given), so a caller whose connection broke
-can fetch the result later with `await_(err.job_id)`.
+can fetch the result later with `await_(err.job_id)`. A job id given must keep to
+snarkd.ids (letters, digits and _ . : -): checked here before anything is sent.
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ from snarkd.daemon.proto import snarkd_pb2 as pb
 from snarkd.daemon.proto import snarkd_pb2_grpc as pb_grpc
 from snarkd.daemon.security import AUTH_HEADER, channel_credentials, read_token_file
 from snarkd.errors import DaemonError, InputError, SnarkdError
+from snarkd.ids import check_job_id, new_job_id
 
 MAX_MESSAGE = 512 * 1024 * 1024
 TRANSPORTS = ("auto", "path", "spool", "stream", "inline")
@@ -215,8 +217,8 @@ class Client:
             return RemoteDaemonError(f"cannot reach snarkd at {self.addr}: {details}", code)
         if code == grpc.StatusCode.DEADLINE_EXCEEDED:
             return RemoteDaemonError(f"no reply from snarkd at {self.addr} within {timeout:g}s", code)
-        if code == grpc.StatusCode.CANCELLED:
-            return RemoteDaemonError(f"snarkd at {self.addr}: {details or 'cancelled'}", code)
+        if code in (grpc.StatusCode.CANCELLED, grpc.StatusCode.ABORTED):  # ABORTED: a key file changed in the daemon
+            return RemoteDaemonError(f"snarkd at {self.addr}: {details or code.name.lower()}", code)
         if code == grpc.StatusCode.RESOURCE_EXHAUSTED:
             return RemoteInputError(f"snarkd at {self.addr}: {details}", code)
         return RemoteInternalError(f"snarkd at {self.addr}: {code.name}: {details}", code)
@@ -241,7 +243,7 @@ class Client:
         one partition each; or inputs (dicts or JSON texts) for the daemon to compute witnesses from.
         The job gets an id here when none is given: a RemoteDaemonError carries it (.job_id), and the
         daemon keeps the result of a named job whose caller went away, for Await."""
-        job_id = job_id or uuid.uuid4().hex[:24]
+        job_id = check_job_id(job_id) if job_id else new_job_id()
         try:
             r = self._job(self.stub.Prove, self.stub.ProveStream, key_id, job_id, priority, timeout, witness_bytes,
                           witnesses, witness_paths, inputs)
@@ -253,6 +255,8 @@ class Client:
     def submit(self, key_id: str, witness_bytes: bytes | None = None, job_id: str = "", timeout: float | None = None,
                *, priority: int = 0, witnesses: list | None = None, inputs: list | None = None,
                witness_paths: list | None = None) -> str:
+        if job_id:
+            check_job_id(job_id)
         r = self._job(self.stub.Submit, self.stub.SubmitStream, key_id, job_id, priority, timeout, witness_bytes,
                       witnesses, witness_paths, inputs)
         return r.job_id

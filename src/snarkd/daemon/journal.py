@@ -1,11 +1,13 @@
 """Jobs that survive a crash: an SQLite journal (WAL) of accepted jobs and a spool of their requests.
 
     accept   before the engine sees a job: its request (the ProveRequest's bytes: inline
-             witnesses or inputs, or a by-reference path) is written to the spool directory
+             witnesses or inputs, or its by-reference witnesses) is written to the spool directory
              beside the journal (fsync'd), and a row (id, key, client, priority, state QUEUED)
-             is committed. Only then does the client get its job id. A witness the client put
-             in the daemon's witness spool is adopted: renamed into the journal's spool (no copy;
-             the daemon's mapping of it stays valid) and named in the spooled request.
+             is committed. Only then does the client get its job id. By-reference witnesses are
+             kept (`keep`) as the daemon read them: a spool file nobody else has a name for is
+             renamed in (no copy), anything else is written from the daemon's bytes (a client's
+             hard link or a witness_dirs file can still change under its other names); the
+             spooled request names these copies.
     finish   when the job ends: state, error and (COMPLETED) the ProveReply's bytes are
              committed and the spool file is removed. Done by a writer thread: the engine
              reports endings under its own lock, which must not wait for a disk.
@@ -27,7 +29,6 @@ import logging
 import os
 import queue
 import secrets
-import shutil
 import sqlite3
 import threading
 import time
@@ -78,6 +79,18 @@ class Row:
     result: bytes | None
 
 
+def _write_new(path: Path, data) -> None:
+    """A new file of the daemon's own (0600) holding `data` (not fsync'd: like the rename it stands for, it
+    survives a killed process; after a power loss a re-run finds it short and fails the job, naming it)."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
+    try:
+        view = memoryview(data).cast("B")
+        while view:
+            view = view[os.write(fd, view):]
+    finally:
+        os.close(fd)
+
+
 class Journal:
     def __init__(self, path: str, spool_max: int, retention: float):
         self.path = Path(path)
@@ -93,11 +106,16 @@ class Journal:
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self.spool_dir.mkdir(mode=0o700, exist_ok=True)
+            # private before SQLite opens it: it makes -wal and -shm with the database's mode, and all three
+            # hold client names, errors and results
+            for f in (self.path, *(self.path.with_name(self.path.name + x) for x in ("-wal", "-shm"))):
+                if f == self.path or f.exists():
+                    os.close(os.open(f, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600))
+                    os.chmod(f, 0o600)
             self.db = sqlite3.connect(str(self.path), check_same_thread=False, isolation_level=None, timeout=30)
             self.db.execute("PRAGMA journal_mode=WAL")
             self.db.execute("PRAGMA synchronous=FULL")
             self.db.executescript(SCHEMA)
-            os.chmod(self.path, 0o600)
         except (OSError, sqlite3.Error) as exc:
             raise DaemonError(f"cannot open [daemon] journal {self.path}: {exc}") from None
         self.spool_used = self._one("SELECT COALESCE(SUM(spool_bytes), 0) FROM jobs WHERE state IN (?, ?)", PENDING)
@@ -130,26 +148,30 @@ class Journal:
     def _spool_path(self, job_id: str) -> Path:
         return self.spool_dir / (hashlib.sha256(job_id.encode("utf-8", "surrogateescape")).hexdigest()[:32] + ".req")
 
-    def adopt(self, job_id: str, files: list[Path]) -> list[str]:
-        """Rename witness files into the spool, beside the job's request (same file system: no copy);
-        returns their new paths. They count toward spool_max and leave with the request."""
+    def keep(self, job_id: str, witnesses) -> list[str]:
+        """Keep a job's by-reference witnesses beside its request: [(a spool file to rename in, or None; the
+        bytes the daemon read)]. A file is renamed in when it is given (nobody else has a name for it: no copy),
+        else the bytes are written (0600). Returns the kept paths; they count toward spool_max and leave with
+        the request."""
         stem, attempt = self._spool_path(job_id).stem, secrets.token_hex(4)  # a retry of the id never clashes
         out: list[str] = []
         try:
-            for i, f in enumerate(files):
+            for i, (src, data) in enumerate(witnesses):
                 dst = self.spool_dir / f"{stem}.{attempt}.w{i}"
-                n = f.stat().st_size
+                n = len(data)
                 with self._lock:
                     if self.spool_used + n > self.spool_max:
                         raise Busy(f"the journal's spool is full: {self.spool_used + n} bytes would pass [daemon] "
                                    f"spool_max ({self.spool_max} bytes); retry when jobs finish")
                     self.spool_used += n
-                try:
-                    os.rename(f, dst)
-                except OSError:  # another file system: copy it once
-                    shutil.copyfile(f, dst)
-                    f.unlink(missing_ok=True)
                 out.append(str(dst))
+                try:
+                    if src is not None:
+                        os.rename(src, dst)
+                        continue
+                except OSError:  # another file system: written below
+                    pass
+                _write_new(dst, data)
         except BaseException:
             self.discard(out)  # all or nothing
             raise
@@ -168,7 +190,7 @@ class Journal:
             self.spool_used = max(0, self.spool_used - n)
 
     def adopted(self, path: str) -> bool:
-        """Whether a witness path names a file this journal adopted (read back at a re-run, not confined)."""
+        """Whether a witness path names a file this journal kept (read back at a re-run, not confined)."""
         return Path(path).parent == self.spool_dir
 
     # ------------------------------------------------------------------ accept

@@ -29,7 +29,7 @@ import psutil
 import snarkd
 from snarkd.config import Config, Listen, parse_listen
 from snarkd.daemon.client import Client
-from snarkd.daemon.logsetup import tail
+from snarkd.daemon.logsetup import private_file, tail
 from snarkd.daemon.netcheck import check_free, is_free
 from snarkd.daemon.pidfile import describe_pid, is_same_process, lock_is_held, read_pid_file
 from snarkd.daemon.security import local_target
@@ -101,7 +101,7 @@ def start(cfg: Config, timeout: float = 600.0) -> Started:
     _precheck(cfg)
     log_file = Path(cfg.daemon.log_file)
     try:
-        log_file.parent.mkdir(parents=True, exist_ok=True)
+        private_file(log_file)  # 0600 from the first byte: the daemon's own
         logfh = open(log_file, "ab")
     except OSError as exc:
         raise DaemonError(f"cannot open log file {log_file}: {exc.strerror}") from None
@@ -313,7 +313,18 @@ def status(cfg: Config) -> dict:
     st["pid_file"] = pf
     st["log_file"] = cfg.daemon.log_file
     st["pid_file_pid"] = info.pid if info else None
+    st["warnings"] = config_warnings(cfg, st)
     return st
+
+
+def config_warnings(cfg: Config, st: dict) -> list[str]:
+    """What is off between the config named and the daemon that answered: the pid and log paths printed are
+    the named config's, so say when that daemon was started from another config."""
+    if st.get("config_fingerprint") in (None, "", cfg.fingerprint):
+        return []
+    return [f"the daemon answering (pid {st.get('pid')}) was started from {st.get('config_path') or 'another config'} "
+            f"(fingerprint {st['config_fingerprint']}), not from {cfg.source} (fingerprint {cfg.fingerprint}): the "
+            f"pid file and log shown are {cfg.source}'s, not necessarily that daemon's"]
 
 
 def _mib(n) -> str:
@@ -329,6 +340,7 @@ def format_status(st: dict) -> str:
     ]
     if st.get("pid_file_pid") not in (None, st["pid"]):
         lines.append(f"WARNING: the pid file names pid {st['pid_file_pid']}, but pid {st['pid']} answers")
+    lines += [f"WARNING: {w}" for w in st.get("warnings", ())]
     if st["keys"]:
         lines.append("keys:")
         for k in st["keys"]:

@@ -9,7 +9,10 @@ and "json" one object per line with the same fields:
     {"time": "2025-01-31T12:00:00.123+0100", "level": "INFO", "process": "snarkd", "pid": 1234, "message": "..."}
 
 (plus "exception" with the traceback, which the text form prints on the lines after).
-`reopen_logs` reopens the log file (logrotate's convention: SIGHUP after the file was moved).
+A message's control characters (a newline in something a client sent) are escaped in the
+text form, so one call is one line and no client can forge another. The log file is the
+daemon's own: mode 0600 (`private_file`). `reopen_logs` reopens the log file (logrotate's
+convention: SIGHUP after the file was moved).
 """
 
 from __future__ import annotations
@@ -18,9 +21,26 @@ import json
 import logging
 import logging.handlers
 import os
+import re
 import sys
 import time
 from pathlib import Path
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+_NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
+def escape_controls(text: str) -> str:
+    """`text` on one line: control characters as \\n, \\r, \\t or \\xNN."""
+    return _CONTROL.sub(lambda m: _NAMED.get(m.group(), f"\\x{ord(m.group()):02x}"), text)
+
+
+def private_file(path: str | os.PathLike) -> None:
+    """Create `path` (and its directory) if missing, and make it readable by the daemon's user only: the log
+    names clients, keys and jobs."""
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    os.close(os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600))
+    os.chmod(path, 0o600)
 
 
 def _timestamp(record: logging.LogRecord) -> str:
@@ -36,6 +56,10 @@ class Formatter(logging.Formatter):
 
     def __init__(self):
         super().__init__("%(asctime)s %(levelname)s snarkd[%(process)d]: %(message)s")
+
+    def formatMessage(self, record):  # noqa: N802
+        record.message = escape_controls(record.message)
+        return super().formatMessage(record)
 
 
 class JsonFormatter(logging.Formatter):
@@ -63,7 +87,7 @@ def setup_logging(log_file: str | None, level: str = "info", to_stderr: bool = T
         h.close()
     fmt = FORMATTERS[log_format]()
     if log_file:
-        Path(log_file).parent.mkdir(parents=True, exist_ok=True)
+        private_file(log_file)
         # WatchedFileHandler reopens the file after logrotate moves it.
         fh = logging.handlers.WatchedFileHandler(log_file, encoding="utf-8")
         fh.setFormatter(fmt)
@@ -107,7 +131,7 @@ def redirect_stdio(path: str) -> None:
             stream.flush()
         except (OSError, ValueError):
             pass
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
     try:
         os.dup2(fd, 1)
         os.dup2(fd, 2)

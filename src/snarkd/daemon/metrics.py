@@ -24,6 +24,9 @@ from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Histogram,
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 from prometheus_client.parser import text_string_to_metric_families
 
+from snarkd.daemon.security import ADMIN, ROLES, Principal
+from snarkd.daemon.status import prover_json
+
 log = logging.getLogger("snarkd")
 
 PHASE_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 25, 60, 150, 300, 600)
@@ -209,12 +212,14 @@ class StatusServer:
             def do_GET(self):  # noqa: N802
                 path = self.path.split("?", 1)[0]
                 try:
-                    if outer.tokens is not None and not outer._authorized(self.headers.get("Authorization", "")):
+                    who = outer._caller(self.headers.get("Authorization", ""))
+                    if who is None:
                         body, ctype, code = b"a bearer token is required ([daemon] token_file)\n", "text/plain", 401
                     elif path == "/metrics":
                         body, ctype, code = outer.metrics.text(), CONTENT_TYPE_LATEST, 200
-                    elif path == "/status":
-                        body = (json.dumps(outer.snapshot(), indent=1) + "\n").encode()
+                    elif path == "/status":  # a prove-role token sees what the Status RPC shows it
+                        snap = outer.snapshot() if who.may(ADMIN) else prover_json(outer.snapshot())
+                        body = (json.dumps(snap, indent=1) + "\n").encode()
                         ctype, code = "application/json", 200
                     elif path == "/":
                         body, ctype, code = b"snarkd: GET /metrics (Prometheus), GET /status (JSON)\n", "text/plain", 200
@@ -242,9 +247,12 @@ class StatusServer:
                                        name="status-http", daemon=True)
         self.thread.start()
 
-    def _authorized(self, header: str) -> bool:
+    def _caller(self, header: str) -> Principal | None:
+        """Who asks: anyone (with every role) without tokens; else the holder of the bearer token, or None."""
+        if self.tokens is None:
+            return Principal("http", ROLES[ADMIN])
         scheme, _, token = header.strip().partition(" ")
-        return scheme.lower() == "bearer" and self.tokens.lookup(token.strip()) is not None
+        return self.tokens.lookup(token.strip()) if scheme.lower() == "bearer" else None
 
     @property
     def port(self) -> int:

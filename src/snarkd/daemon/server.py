@@ -40,6 +40,7 @@ from snarkd.daemon.security import (Gate, TokenTable, server_credentials, server
 from snarkd.daemon.service import ProverService, add_prover_service
 from snarkd.daemon.transport import Spool, Transport
 from snarkd.engine import Engine, KeyStore
+from snarkd.engine.paths import ClientPaths
 from snarkd.errors import EXIT_DAEMON, EXIT_INTERNAL, DaemonError, InputError, SnarkdError
 
 SERVICE_NAME = "snarkd.v1.Prover"
@@ -69,7 +70,8 @@ class Server:
         self.reopen_requested = False  # SIGHUP: the main loop reopens the log file
         self.signals = 0
         self.pidfile = PidFile(config.daemon.pid_file)
-        self.keys = KeyStore(config.keys.param_cache, config.keys.wasm_cache, allowed_dirs=config.keys.allowed_dirs)
+        self.paths = ClientPaths.from_config(config)  # the one rule for paths clients name: keys and witnesses
+        self.keys = KeyStore(config.keys.param_cache, config.keys.wasm_cache, rule=self.paths.keys)
         self.journal: Journal | None = None
         self.engine = None  # made in startup (after logging: a bad [gpus] must reach the log)
         self.status_http = None  # snarkd.daemon.metrics.StatusServer
@@ -201,7 +203,7 @@ class Server:
                 "witness_spool": str(self.spool.path) if self.spool else "",
                 "spool_token": self.spool.token if self.spool else "", "witness_dirs": list(t.witness_dirs)}
         gate = Gate(tokens, trusted_peer=(lambda peer: peer.startswith("unix:")) if control else None)
-        self.service = ProverService(self.engine, self.keys, info, Transport(self.spool, list(t.witness_dirs)),
+        self.service = ProverService(self.engine, self.keys, info, Transport(self.spool, self.paths.witnesses),
                                      gate=gate, journal=self.journal, max_per_client=cfg.limits.max_queued_per_client)
         if self.journal is not None:
             rec = self.service.recover()
@@ -401,4 +403,5 @@ class Server:
 
 
 def serve(config: Config, ready_fd: int | None = None, log_to_stderr: bool = True) -> int:
+    os.umask(0o077)  # what the daemon creates is its own: the log, the journal (-wal, -shm), spools, sidecars
     return Server(config, ready_fd, log_to_stderr).run()

@@ -17,29 +17,29 @@ import json
 import logging
 import threading
 import time
-import uuid
 from functools import wraps
 
 import grpc
 from google.protobuf.message import DecodeError
 
-from snarkd.config.kinds import KEY_ID
 from snarkd.daemon.journal import Journal, Row
 from snarkd.daemon.metrics import DaemonMetrics
 from snarkd.daemon.proto import snarkd_pb2 as pb
 from snarkd.daemon.proto import snarkd_pb2_grpc as pb_grpc
 from snarkd.daemon.security import ADMIN, PROVE, Gate, Principal, Unauthenticated
-from snarkd.daemon.status import key_message, snapshot, status_reply
-from snarkd.daemon.transport import Transport
-from snarkd.formats.wtns import map_wtns, wtns_bytes
+from snarkd.daemon.status import key_message, prover_view, snapshot, status_reply
+from snarkd.daemon.transport import Transport, check_inline, read_witness, wire_witness_sizes
+from snarkd.formats.wtns import wtns_bytes
 from snarkd.engine import (CANCELLED, COMPLETED, FAILED, QUEUED, RUNNING, AlreadyExists, Busy, Engine, KeyStore,
                            NotFound, PermissionDenied, TooLarge, Unavailable)
+from snarkd.engine.errors import KeyChanged
+from snarkd.engine.jobtable import no_such_job
 from snarkd.errors import InputError, SnarkdError
+from snarkd.ids import KEY_ID_RULE, check_job_id, is_key_id, new_job_id
 
 log = logging.getLogger("snarkd")
 
 STATE = {QUEUED: pb.QUEUED, RUNNING: pb.RUNNING, COMPLETED: pb.COMPLETED, FAILED: pb.FAILED, CANCELLED: pb.CANCELLED}
-MAX_ID = 256  # characters of a job id or key id
 MAX_DETAILS = 2000  # characters of a status message: it travels in an HTTP/2 trailer (limit ~8 KiB)
 RESUMES = ("the daemon is shutting down before job {id} finished; the job is journaled and runs again when the "
            "daemon restarts: Await it then")
@@ -62,7 +62,7 @@ def rpc(method=None, *, role: str = PROVE):
         try:
             self._calls.who = self.gate.principal(context, role)
             if isinstance(request, Malformed):
-                raise InputError(request.message)
+                raise request.error()
             if not hasattr(request, "DESCRIPTOR"):  # a client stream: an iterator of messages
                 request = _checked(request)
             return method(self, request, context)
@@ -76,6 +76,8 @@ def rpc(method=None, *, role: str = PROVE):
             code, msg = grpc.StatusCode.UNAUTHENTICATED, str(exc)
         except PermissionDenied as exc:
             code, msg = grpc.StatusCode.PERMISSION_DENIED, str(exc)
+        except KeyChanged as exc:  # a key file changed under the daemon: not the client's fault, not a bug
+            code, msg = grpc.StatusCode.ABORTED, str(exc)
         except Unavailable as exc:
             code, msg = grpc.StatusCode.UNAVAILABLE, str(exc)
         except (TooLarge, Busy) as exc:
@@ -97,15 +99,27 @@ def rpc(method=None, *, role: str = PROVE):
 
 
 class Malformed:
-    """A request whose bytes are not the message the method takes (decoded by `lenient`)."""
+    """A request refused from its bytes (by `lenient`): not the message the method takes, or, given `refused`,
+    refused before it was decoded (an oversized inline witness). Keeps the error's kind and text only: an
+    exception object would keep the request's bytes alive through its traceback's frames."""
 
-    def __init__(self, cls, exc: Exception):
-        self.message = f"the request is not a valid {cls.DESCRIPTOR.full_name} message: {exc}"
+    def __init__(self, cls, exc: Exception, refused: SnarkdError | None = None):
+        self.kind = type(refused) if refused is not None else InputError
+        self.message = str(refused) if refused is not None else \
+            f"the request is not a valid {cls.DESCRIPTOR.full_name} message: {exc}"
+
+    def error(self) -> SnarkdError:
+        return self.kind(self.message)
 
 
-def lenient(cls):
+def lenient(cls, precheck=None):
+    """The method's deserializer: undecodable bytes become a Malformed for @rpc; precheck(data) may refuse the
+    request from its wire bytes before protobuf decodes (copies) it."""
     def decode(data: bytes):
         try:
+            refused = precheck(data) if precheck is not None else None
+            if refused is not None:
+                return Malformed(cls, refused, refused)
             return cls.FromString(data)
         except Exception as exc:  # noqa: BLE001 - DecodeError, RuntimeWarning-as-error, ...: the client's bytes
             return Malformed(cls, exc)
@@ -128,7 +142,8 @@ def add_prover_service(servicer, server) -> None:
     handlers = {}
     for method, h in cap.handlers.items():
         cls = METHOD_REQUESTS.get(method)
-        handlers[method] = h._replace(request_deserializer=lenient(cls)) if cls is not None else h
+        check = servicer.inline_precheck if method in ("Prove", "Submit") else None
+        handlers[method] = h._replace(request_deserializer=lenient(cls, check)) if cls is not None else h
     server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(cap.name, handlers),))
     server.add_registered_method_handlers(cap.name, handlers)
 
@@ -250,8 +265,8 @@ class ProverService(pb_grpc.ProverServicer):
         self._serving()
         if not request.path:
             raise InputError("LoadKey needs a path to a .zkey")
-        if not KEY_ID.fullmatch(request.key_id) or len(request.key_id) > MAX_ID:
-            raise InputError(f"key ids may use letters, digits and _ . : - only, {MAX_ID} at most")
+        if not is_key_id(request.key_id):
+            raise InputError(f"key ids may use {KEY_ID_RULE}")
         lk = self.keys.load(request.key_id, request.path, wasm=request.wasm_path)
         return pb.LoadKeyReply(key=key_info(lk))
 
@@ -262,28 +277,51 @@ class ProverService(pb_grpc.ProverServicer):
 
     # -- proofs -------------------------------------------------------------------------
 
+    def _n_vars(self, key_id: str) -> int:
+        """Values in a witness of key `key_id` (NotFound when no such key is loaded), which bounds its .wtns."""
+        return int(self.keys.get(key_id).meta["n_vars"])
+
+    def inline_precheck(self, data: bytes):
+        """The TooLarge refusing a Prove/Submit request whose inline witness no .wtns of its key can be, found
+        on the request's wire bytes (transport.wire_witness_sizes) before protobuf decodes and copies them;
+        None to decode it (the decoded request is checked again)."""
+        head = wire_witness_sizes(data)
+        if head is None or not head[1]:
+            return None
+        try:
+            check_inline(head[1], head[0], self._n_vars(head[0]))
+        except NotFound:
+            return None
+        except TooLarge as exc:
+            return exc.with_traceback(None)  # its frames hold the request's bytes
+        return None
+
     def _engine_submit(self, request, job_id: str, witnesses=None):
         """The one place a ProveRequest becomes an engine job (also for jobs re-run from the journal);
-        `witnesses` when they came another way than the request (a stream, or paths mapped already)."""
+        `witnesses` when they came another way than the request (a stream, or paths read already)."""
         if not request.key_id:
             raise InputError("the request names no key id")
         if witnesses is None and request.witness_paths:
             if request.witness or request.witnesses:
                 raise InputError("give witnesses inline, by path or streamed, not several ways at once")
-            witnesses = self.transport.map(list(request.witness_paths))
+            witnesses = [r.witness for r in self.transport.read(list(request.witness_paths), request.key_id,
+                                                                self._n_vars(request.key_id))]
+        if witnesses is None and (request.witness or request.witnesses):
+            check_inline([len(w) for w in ([request.witness] if request.witness else request.witnesses)],
+                         request.key_id, self._n_vars(request.key_id))
         return self.engine.submit(request.key_id, request.witness or None, job_id,
                                   witnesses=witnesses or list(request.witnesses), inputs=list(request.inputs_json),
                                   priority=request.priority)
 
-    def _journal_copy(self, request, job_id: str, witnesses, adopted: list[str]):
-        """What the journal keeps to run the job again: the request itself, naming the witnesses it
-        adopted from the witness spool instead of the consumed paths; streamed witnesses inline."""
+    def _journal_copy(self, request, job_id: str, witnesses, kept: list[str]):
+        """What the journal keeps to run the job again: the request itself, naming the journal's own copies of
+        by-reference witnesses instead of the paths the client gave; streamed witnesses inline."""
         keep = pb.ProveRequest()
         keep.CopyFrom(request)
         keep.job_id = job_id
-        if adopted:
+        if kept:
             del keep.witness_paths[:]
-            keep.witness_paths.extend(adopted)
+            keep.witness_paths.extend(kept)
         elif witnesses is not None:
             keep.witnesses.extend(wtns_bytes(w.prime, w.values) for w in witnesses)
         return keep.SerializeToString()
@@ -293,29 +331,31 @@ class ProverService(pb_grpc.ProverServicer):
         self._serving()
         if not request.key_id:
             raise InputError("the request names no key id")
-        if len(request.job_id) > MAX_ID:
-            raise InputError(f"the job id is {len(request.job_id)} characters long; {MAX_ID} at most")
-        spooled: list = []  # witness-spool files kept for the journal (else consumed at once)
+        if request.job_id:
+            check_job_id(request.job_id)
+        received = []  # by-reference witnesses, read: the daemon's own bytes from here on
         if request.witness_paths:
             if witnesses is not None or request.witness or request.witnesses:
                 raise InputError("give witnesses inline, by path or streamed, not several ways at once")
-            witnesses = self.transport.map(list(request.witness_paths), spooled if self.journal is not None else None)
-            inline = None  # by path: named again at a re-run (witness_dirs), or adopted by the journal (spool)
+            received = self.transport.read(list(request.witness_paths), request.key_id, self._n_vars(request.key_id),
+                                           keep=self.journal is not None)
+            witnesses = [r.witness for r in received]
+            inline = None  # by path: the journal keeps its own copies (or the spool files, renamed)
         else:
             inline = witnesses
         client = self.caller().name
-        job_id = request.job_id or uuid.uuid4().hex[:24]
+        job_id = request.job_id or new_job_id()
         try:
             self.quota.take(client, job_id)
             try:
+                kept = []
                 if self.journal is not None:
-                    adopted = self.journal.adopt(job_id, spooled) if spooled else []
-                    spooled = []
+                    kept = self.journal.keep(job_id, [(r.spooled if not r.linked else None, r.data) for r in received])
                     try:
                         self.journal.accept(job_id, request.key_id, client, request.priority,
-                                            self._journal_copy(request, job_id, inline, adopted))
+                                            self._journal_copy(request, job_id, inline, kept))
                     except BaseException:
-                        self.journal.discard(adopted)  # the id in use (a retry) or the spool full
+                        self.journal.discard(kept)  # the id in use (a retry) or the spool full
                         raise
                 try:
                     job = self._engine_submit(request, job_id, witnesses)
@@ -327,10 +367,20 @@ class ProverService(pb_grpc.ProverServicer):
                 self.quota.release(job_id)
                 raise
         finally:
-            for f in spooled:  # refused before the journal adopted them
-                f.unlink(missing_ok=True)
+            for r in received:  # read (kept by the journal as a copy, or renamed into it: then gone already)
+                if r.spooled is not None:
+                    r.spooled.unlink(missing_ok=True)
         job.client, job.named = client, bool(request.job_id)
         return job
+
+    def _rerun_witnesses(self, req):
+        """The witnesses of a journaled request: the journal's own files, read (not confined: the daemon wrote
+        them), or, from a journal of an older daemon, paths the client named (confined as at submit)."""
+        if not req.witness_paths:
+            return None
+        n_vars = self._n_vars(req.key_id)
+        return [read_witness(p, f"journaled witness {p}", req.key_id, n_vars)[0] if self.journal.adopted(p)
+                else self.transport.read([p], req.key_id, n_vars)[0].witness for p in req.witness_paths]
 
     def recover(self) -> dict:
         """Submit again every journaled job that had not finished (at start, before serving)."""
@@ -342,9 +392,7 @@ class ProverService(pb_grpc.ProverServicer):
         for row in self.journal.unfinished():
             try:
                 req = pb.ProveRequest.FromString(self.journal.request_bytes(row))
-                mapped = [map_wtns(p) if self.journal.adopted(p) else self.transport.map([p])[0]
-                          for p in req.witness_paths]  # adopted files are the journal's own: not confined
-                job = self._engine_submit(req, row.id, mapped or None)
+                job = self._engine_submit(req, row.id, self._rerun_witnesses(req))
             except (OSError, DecodeError, SnarkdError) as exc:
                 why = f"not re-run after the restart: {exc}"
                 if isinstance(exc, NotFound):
@@ -360,10 +408,10 @@ class ProverService(pb_grpc.ProverServicer):
         return out
 
     def _owned(self, client: str, job_id: str) -> None:
+        """Another token's job is answered as an unknown one (NOT_FOUND): a job id tells nobody else anything."""
         who = self.caller()
         if self.gate.tokens is not None and client and client != who.name and not who.may(ADMIN):
-            raise PermissionDenied(f"job {job_id!r} was submitted by another token; only it (or an admin) may "
-                                   f"await or cancel it")
+            raise no_such_job(job_id)
 
     def _find(self, job_id: str):
         """The engine's job, or else the journal's row (a job finished before a restart, or long ago)."""
@@ -379,10 +427,7 @@ class ProverService(pb_grpc.ProverServicer):
         return job
 
     def _streamed(self, chunks):
-        def n_vars(key_id):
-            return self.keys.get(key_id).key.n_vars
-
-        request, witnesses = self.transport.assemble(chunks, n_vars)
+        request, witnesses = self.transport.assemble(chunks, self._n_vars, self.engine.config.max_partitions)
         if request.witness or request.witnesses or request.witness_paths or request.inputs_json:
             raise InputError("a witness stream carries its witnesses as chunks only")
         return self._submit(request, witnesses)
@@ -402,6 +447,8 @@ class ProverService(pb_grpc.ProverServicer):
             return prove_reply(job)
         if job.state == FAILED and job.error_kind == "input":
             raise Abort(grpc.StatusCode.INVALID_ARGUMENT, job.error)
+        if job.state == FAILED and job.error_kind == "key":  # its key's file changed under it (KeyStore.spoiled)
+            raise Abort(grpc.StatusCode.ABORTED, job.error)
         if self._resumes(job):
             raise Abort(grpc.StatusCode.UNAVAILABLE, RESUMES.format(id=job.id))
         if job.state == CANCELLED:
@@ -471,7 +518,8 @@ class ProverService(pb_grpc.ProverServicer):
 
     @rpc
     def Status(self, request, context):
-        return status_reply(self.snapshot())
+        reply = status_reply(self.snapshot())
+        return reply if self.caller().may(ADMIN) else prover_view(reply)
 
     @rpc
     def Metrics(self, request, context):

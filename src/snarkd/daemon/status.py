@@ -69,3 +69,34 @@ def status_reply(s: dict) -> pb.StatusReply:
         engine_json=json.dumps(es), memory_budget_bytes=mem["budget"], memory_used_bytes=mem["used"],
         memory_peak_bytes=mem["peak"], device_busy_s={d["name"]: d["busy_s"] for d in es["devices"]},
     )
+
+
+# What a prove-role caller sees of Status: the daemon's state and version, the keys it may prove with (without
+# their paths), the job counts, and what picking a witness transport needs (the spool, its token, witness_dirs).
+# Not the pid, the config and its fingerprint, the addresses, the key and wasm paths, memory, devices or the
+# engine snapshot (which holds the config): those are an operator's (admin role).
+PROVER_CLEARED = ("pid", "config_path", "config_fingerprint", "listen", "status_listen", "rss_bytes", "peak_rss_bytes",
+                  "devices", "workers", "engine_json", "memory_budget_bytes", "memory_used_bytes",
+                  "memory_peak_bytes", "device_busy_s", "uptime_s")
+PROVER_KEY_FIELDS = ("id", "curve", "n_vars", "n_public", "domain_size", "resident", "jobs")
+
+
+def prover_view(reply: pb.StatusReply) -> pb.StatusReply:
+    """The Status reply for a caller with the prove role only (see PROVER_CLEARED)."""
+    out = pb.StatusReply()
+    out.CopyFrom(reply)
+    for name in PROVER_CLEARED:
+        out.ClearField(name)
+    del out.keys[:]
+    out.keys.extend(pb.KeyInfo(**{f: getattr(k, f) for f in PROVER_KEY_FIELDS}) for k in reply.keys)
+    return out
+
+
+def prover_json(s: dict) -> dict:
+    """The same view of a snapshot, for GET /status with a prove-role token."""
+    keep = {"version", "state", "witness_spool", "spool_token", "witness_dirs"}
+    out = {k: v for k, v in s.items() if k in keep}
+    out["keys"] = [{f: k.get(f) for f in PROVER_KEY_FIELDS} for k in s.get("keys", [])]
+    jobs = s.get("engine", {}).get("jobs", {})
+    out["jobs"] = {k: jobs.get(k) for k in ("queued", "running", "completed", "failed", "cancelled")}
+    return out

@@ -258,6 +258,8 @@ class Engine:
                 raise InputError("self-verification failed: the proof did not verify against the key's verification "
                                  "key, so the witness does not satisfy the circuit's constraints (or the key is "
                                  "damaged); not returned")
+        if self.keys.spoiled(lk):  # the key's file changed while this job read it: fail() says so
+            raise stages.StageFailed("the key changed on disk")
         part.result = proof
 
     def _wasm_witness_proof(self, part: Partition, timer):
@@ -298,6 +300,10 @@ class Engine:
         return self.book.dropped(part, self._stopping)
 
     def fail(self, part: Partition, error: str, kind: str) -> None:
+        why = self.keys.spoiled(part.job.key)
+        if why:  # what the job read from a key file changed under it: that, not its symptom, is the job's error
+            error, kind = (f"{why}; this job read it, so it failed without a result; the key is reloaded from its "
+                           f"path at its next job"), "key"
         self.book.fail(part, error, kind)
 
     def _notify(self, event: str, obj) -> None:

@@ -15,6 +15,11 @@ class Unavailable(DaemonError):
     """The engine does not take new work (not started, or stopping)."""
 
 
+class KeyChanged(Unavailable):
+    """A key's file changed on disk under its mapping: the jobs that read it fail with this, and new jobs
+    wait until those have ended (the key is then reloaded from its path)."""
+
+
 class TooLarge(InputError):
     """A partition that could never fit the memory budget, even alone."""
 

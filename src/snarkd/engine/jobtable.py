@@ -19,10 +19,18 @@ from collections import OrderedDict, deque
 
 from snarkd.engine.errors import AlreadyExists, Busy, NotFound
 from snarkd.engine.jobs import CANCELLED, COMPLETED, ENDED, QUEUED, RUNNING, Job
+from snarkd.ids import check_job_id, is_job_id
 
 log = logging.getLogger("snarkd")
 KEEP_FINISHED = 1024  # finished jobs remembered for await_
 POLL = 0.2
+
+
+def no_such_job(job_id: str) -> NotFound:
+    """The one answer for a job id this caller cannot see: unknown, forgotten, or another token's (the daemon
+    answers the same for all three, so an id cannot be probed); an id of the wrong format is not echoed."""
+    shown = repr(job_id) if is_job_id(job_id) else "(not a well-formed job id)"
+    return NotFound(f"no job with id {shown} (finished jobs are kept for the last {KEEP_FINISHED})")
 
 
 class JobTable:
@@ -72,7 +80,8 @@ class JobTable:
 
     def new_job(self, lk, job_id: str = "", priority: int = 0) -> Job:
         """A Job for key lk: the given id or a fresh one, and its place in submission order (seq)."""
-        job = Job(job_id or f"{next(self._seq)}-{uuid.uuid4().hex[:12]}", lk, priority=int(priority))
+        job = Job(check_job_id(job_id) if job_id else f"{next(self._seq)}-{uuid.uuid4().hex[:12]}", lk,
+                  priority=int(priority))
         job.seq = next(self._seq)
         return job
 
@@ -80,7 +89,7 @@ class JobTable:
         with self.cv:
             job = self.jobs.get(job_id)
         if job is None:
-            raise NotFound(f"no job with id {job_id!r} (finished jobs are kept for the last {KEEP_FINISHED})")
+            raise no_such_job(job_id)
         return job
 
     def await_(self, job_id: str, timeout: float | None = None) -> Job:

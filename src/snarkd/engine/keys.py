@@ -9,6 +9,14 @@ evicted: its map is closed, its device arrays dropped (the `on_evict` hooks), an
 its entry stays, with its path, so the next job for it reloads it (`checkout`,
 which reports the reload's milliseconds for the job's `key_load` phase). A key in
 use is never evicted: with every key busy the store runs over budget and says so.
+
+A key whose file changes under its mapping (`cp other.zkey key.zkey`, a truncation:
+the key directories are the operator's) is *spoiled*: the native guard
+(native/mapguard_module.cpp) turns reads past a shrunk end into zeros instead of
+SIGBUS, and `spoiled(lk)` (a fstat of the mapped file, at each checkout and before
+a job's result leaves) says so. The jobs that held it fail naming the file, new
+jobs are refused until those have ended, and then the key is dropped like an
+evicted one and reloaded from its path (refused while the file is not a valid key).
 """
 
 from __future__ import annotations
@@ -20,8 +28,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from snarkd.engine.errors import AlreadyExists, NotFound
-from snarkd.engine.paths import PathRule
+from snarkd.engine.errors import AlreadyExists, KeyChanged, NotFound
+from snarkd.engine.paths import ClientPaths, PathRule
 from snarkd.errors import InputError
 from snarkd.formats.zkey import vk_json
 from snarkd.prover import ProvingKey
@@ -66,6 +74,7 @@ class LoadedKey:
     evictions: int = 0
     reloads: int = 0
     meta: dict = field(default_factory=dict)  # curve, bytes, n_vars, ...: kept while the key is evicted
+    spoiled: str = ""  # why its mapped file cannot be trusted any more ("" while sound): see KeyStore.spoiled
     wasm_limits: tuple = (None, 0)  # ([limits] wasm_memory bytes, wasm_fuel)
     witness_engine: str = "auto"  # [witness] engine
     _vk: dict | None = field(default=None, repr=False)
@@ -75,9 +84,13 @@ class LoadedKey:
 
     def __post_init__(self):
         if self.key is not None and not self.meta:
-            k = self.key
-            self.meta = {"curve": k.curve.name, "bytes": int(k.nbytes), "n_vars": int(k.n_vars),
-                         "n_public": int(k.n_public), "domain_size": int(k.domain_size)}
+            self.describe(self.key)
+
+    def describe(self, k) -> None:
+        """meta from a (re)loaded ProvingKey; after a reload of a file that changed, its vk is read again."""
+        self.meta = {"curve": k.curve.name, "bytes": int(k.nbytes), "n_vars": int(k.n_vars),
+                     "n_public": int(k.n_public), "domain_size": int(k.domain_size)}
+        self._vk = None
 
     @property
     def resident(self) -> bool:
@@ -142,12 +155,13 @@ class LoadedKey:
 class KeyStore:
     """Keys by id. Thread-safe."""
 
-    def __init__(self, param_cache: str = ".", wasm_cache: object = True, allowed_dirs=None):
+    def __init__(self, param_cache: str = ".", wasm_cache: object = True, allowed_dirs=None,
+                 rule: PathRule | None = None):
         self.param_cache = Path(param_cache)
-        # allowed_dirs given (the daemon): paths of load(), except preloaded keys from the config, must
-        # resolve inside param_cache or one of them (engine/paths.py); None (embedded use): any path
-        self.rule = None if allowed_dirs is None else PathRule(
-            [self.param_cache, *allowed_dirs], "[keys] param_cache or [keys] allowed_dirs")
+        # a rule (the daemon and the cluster front: ClientPaths.from_config(config).keys), or allowed_dirs: paths
+        # of load(), except preloaded keys from the config, must resolve inside param_cache or one of them
+        # (engine/paths.py); neither (embedded use): any path
+        self.rule = rule if rule is not None or allowed_dirs is None else ClientPaths(param_cache, allowed_dirs).keys
         self.wasm_cache = wasm_cache
         self.max_instances = 0  # per key's witness calculator; set by the engine
         self.wasm_limits = (None, 0)  # (memory bytes, fuel) per witness calculation; set by the engine
@@ -223,10 +237,47 @@ class KeyStore:
             lk.last_used = time.time()
             idle = lk.users == 0
             close = lk.unloaded and idle and lk.key is not None
+            dropped, why = None, lk.spoiled
+            if idle and why and not close:  # the last job that read the bad mapping has left
+                dropped, lk.key, lk.spoiled = lk.key, None, ""
         if close:
             lk.key.close()
+        elif dropped is not None:
+            self._close_mapping(lk, dropped)
+            log.info("key dropped id=%s (changed on disk); its next job reloads it from %s", lk.id, lk.path)
         elif idle and not lk.unloaded:
             self.enforce_budget()  # an over-budget store waits for keys to go idle
+
+    # -- keys whose file changed under them ------------------------------------------------
+
+    def spoiled(self, lk: LoadedKey) -> str:
+        """Why what jobs read from `lk`'s mapped files cannot be trusted, "" while they are sound: a file rewritten
+        or truncated in place (ProvingKey.changed: a fstat, and the guard's count of reads past a shrunk end).
+        Found once, the key is marked (logged as a warning) until it is dropped and reloaded."""
+        with self._lock:
+            key, known = lk.key, lk.spoiled
+        if known or key is None:
+            return known
+        why = key.changed()
+        if not why:
+            return ""
+        with self._lock:
+            if lk.key is not key or lk.spoiled:
+                return lk.spoiled
+            lk.spoiled = f"key {lk.id!r} changed on disk while loaded: {why}"
+            users = lk.users
+        log.warning("%s; the %d job(s) holding it fail, new jobs wait for them to end, then it is reloaded from "
+                    "%s", lk.spoiled, users, lk.path)
+        return lk.spoiled
+
+    def _close_mapping(self, lk: LoadedKey, key) -> None:
+        """Close a key's mapping that no job holds (its device arrays dropped first, by the on_evict hooks)."""
+        for hook in self.on_evict:
+            try:
+                hook(lk, key)
+            except Exception:  # noqa: BLE001 - a device that cannot drop arrays must not keep the key mapped
+                log.exception("key %s: evict hook failed", lk.id)
+        key.close()
 
     # -- the key budget: LRU eviction of idle keys, reload on demand -----------------------
 
@@ -236,17 +287,24 @@ class KeyStore:
     def checkout(self, key_id: str) -> tuple[LoadedKey, float]:
         """The key for a new job (counted as in use until `release`), reloaded from its
         path if it was evicted; returns (key, milliseconds spent reloading it, 0 if none)."""
+        lk = self.get(key_id)
+        bad = self.spoiled(lk)  # a fstat: a file changed under its mapping is found here
         with self._lock:
-            lk = self._keys.get(key_id)
-            if lk is None:
-                known = ", ".join(sorted(self._keys)) or "none"
-                raise NotFound(f"no key with id {key_id!r} is loaded (loaded: {known})")
+            if self._keys.get(key_id) is not lk:
+                raise NotFound(f"key {key_id!r} was unloaded just now")
+            if lk.spoiled and lk.users > 0:
+                raise KeyChanged(f"{lk.spoiled}; it is reloaded from its path once the {lk.users} job(s) that read "
+                                 f"it have ended: retry then")
             lk.users += 1  # in use from here on: never evicted while we reload it
             lk.last_used = time.time()
-            if lk.key is not None:
+            if lk.key is not None and not lk.spoiled:
                 return lk, 0.0
+            dropped, lk.key = (lk.key, None) if lk.spoiled else (None, lk.key)
+            lk.spoiled = ""
+        if dropped is not None:  # nobody reads the bad mapping any more: drop it as an eviction would
+            self._close_mapping(lk, dropped)
         try:
-            ms = self._reload(lk)
+            ms = self._reload(lk, "changed on disk" if bad else "was evicted")
         except BaseException:
             self.release(lk)
             raise
@@ -254,22 +312,23 @@ class KeyStore:
             self.enforce_budget(keep=lk)
         return lk, ms
 
-    def _reload(self, lk: LoadedKey) -> float:
+    def _reload(self, lk: LoadedKey, cause: str = "was evicted") -> float:
         with lk._reload_lock:  # concurrent jobs for one evicted key: one reload
             if lk.key is not None:
                 return 0.0
-            log.info("key reloading id=%s path=%s (evicted earlier)", lk.id, lk.path)
+            log.info("key reloading id=%s path=%s (%s)", lk.id, lk.path, cause)
             t0 = time.perf_counter()
             try:
                 key = ProvingKey.load(lk.path)
             except InputError as exc:
-                raise InputError(f"key {lk.id!r} was evicted and cannot be reloaded: {exc}") from None
+                raise InputError(f"key {lk.id!r} {cause} and cannot be reloaded: {exc}") from None
             except OSError as exc:
-                raise InputError(f"key {lk.id!r} was evicted and cannot be reloaded from {lk.path}: "
+                raise InputError(f"key {lk.id!r} {cause} and cannot be reloaded from {lk.path}: "
                                  f"{exc.strerror or exc}") from None
             ms = (time.perf_counter() - t0) * 1000
             with self._lock:
                 lk.key, lk.load_ms, lk.loaded_at = key, ms, time.time()
+                lk.describe(key)  # the file may hold another key now (the operator replaced it)
                 lk.reloads += 1
                 self.reloads += 1
         log.info("key reloaded id=%s ms=%.1f", lk.id, ms)
@@ -299,12 +358,7 @@ class KeyStore:
                 self.evictions += 1
             mapped = [k for k in self._keys.values() if k.key is not None]
         for lk, key in evicted:
-            for hook in self.on_evict:
-                try:
-                    hook(lk, key)
-                except Exception:  # noqa: BLE001 - a device that cannot drop arrays must not keep the key mapped
-                    log.exception("key %s: evict hook failed", lk.id)
-            key.close()
+            self._close_mapping(lk, key)
             idle_s = time.time() - lk.last_used if lk.last_used else 0.0
             log.info("key evicted id=%s bytes=%d idle_s=%.1f (least recently used; %d key(s), %d bytes stay mapped; "
                      "its next job reloads it from %s)", lk.id, lk.nbytes, idle_s, len(mapped),

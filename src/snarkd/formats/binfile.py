@@ -3,20 +3,20 @@
 Layout: 4-byte magic, u32 version, u32 number of sections, then each section as
 u32 id, u64 size (little-endian) and `size` bytes of payload. Sections are
 looked up by id, never by position (snarkjs and circom write them in varying
-orders). Files are memory-mapped read-only; section payloads are handed out as
-zero-copy memoryviews.
+orders). Files are memory-mapped read-only (native._mapguard: a file truncated under its mapping reads
+as zeros instead of killing the process with SIGBUS, and `changed()` says what happened to it); section
+payloads are handed out as zero-copy memoryviews.
 """
 
 from __future__ import annotations
 
-import mmap
 import os
 import stat
 import struct
 from typing import Iterable, Mapping
 
 from snarkd.errors import FormatError
-from snarkd.native import _scan
+from snarkd.native import _mapguard, _scan
 
 _HDR = struct.Struct("<4sII")  # magic, version, n_sections
 _SEC = struct.Struct("<IQ")  # id, size
@@ -36,9 +36,9 @@ def section_label(magic: bytes, sid: int, name: str | None = None) -> str:
 
 
 class BinFile:
-    """A parsed (validated) container over a read-only buffer (an mmap or bytes)."""
+    """A parsed (validated) container over a read-only buffer (a guarded mapping, or bytes)."""
 
-    def __init__(self, path: str, buf, magic: bytes, version: int, sections: dict[int, tuple[int, int]], order: list[int], mm: mmap.mmap | None):
+    def __init__(self, path: str, buf, magic: bytes, version: int, sections: dict[int, tuple[int, int]], order: list[int], mm: _mapguard.Mapping | None):
         self.path = path
         self.magic = magic
         self.version = version
@@ -69,16 +69,12 @@ class BinFile:
             if size < _HDR.size:
                 raise FormatError(path_s, f"file is too short ({size} bytes) to be a {magic.decode()} file (needs at least {_HDR.size} header bytes)")
             try:
-                mm = mmap.mmap(fd, 0, access=mmap.ACCESS_READ)
-            except (OSError, ValueError) as e:
+                mm = _mapguard.Mapping(fd)
+            except (OSError, ValueError, RuntimeError) as e:
                 raise FormatError(path_s, f"cannot memory-map: {e}") from None
         finally:
             os.close(fd)
-        try:
-            return cls._parse(path_s, mm, magic, versions, mm)
-        except BaseException:
-            mm.close()
-            raise
+        return cls._parse(path_s, mm, magic, versions, mm)  # refused: unmapped with its last reference
 
     @classmethod
     def from_bytes(cls, data, name: str, magic: bytes, versions: Iterable[int] | int) -> "BinFile":
@@ -158,8 +154,14 @@ class BinFile:
 
     @property
     def mmap(self):
-        """The underlying mmap (or the bytes object for in-memory data)."""
+        """The underlying mapping (or the bytes object for in-memory data)."""
         return self._mm if self._mm is not None else self._buf
+
+    def changed(self) -> str:
+        """"" while the mapped file is as it was opened; else what happened to it (truncated, rewritten in
+        place, read past its end). In-memory data never changes."""
+        mm = self._mm  # read once: another thread may close this file meanwhile
+        return mm.changed() if mm is not None else ""
 
     def close(self) -> None:
         """Unmap the file. If numpy views into it are still alive, the mapping is
@@ -168,12 +170,7 @@ class BinFile:
             self._buf.release()
         except (BufferError, ValueError):
             pass
-        if self._mm is not None:
-            try:
-                self._mm.close()
-            except BufferError:
-                pass  # exported views still alive: freed by GC with them
-            self._mm = None
+        self._mm = None  # unmapped with the last buffer taken from it
 
     def __enter__(self):
         return self

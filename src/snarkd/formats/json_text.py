@@ -85,8 +85,9 @@ def loads(data: bytes | str, name: str, what: str, max_depth: int = MAX_JSON_DEP
         return json.loads(text, parse_constant=_no_constant)
     except json.JSONDecodeError as exc:
         raise InputError(f"{name}: {what} is not valid JSON: {exc}") from None
-    except ValueError as exc:  # NaN, Infinity
-        raise InputError(f"{name}: {what} is not valid JSON: {exc}") from None
+    except ValueError as exc:  # NaN, Infinity, or a number of more digits than Python converts
+        why = "it holds a number of more than 4300 digits" if "digits" in str(exc) else str(exc)
+        raise InputError(f"{name}: {what} is not valid JSON: {why}") from None
     except RecursionError:  # only with a recursion limit far below the default
         raise InputError(f"{name}: {what} nests arrays or objects too deeply") from None
 

@@ -16,11 +16,11 @@ prover's business (snarkd.prover.prepared); this module knows only the box.
 from __future__ import annotations
 
 import json
-import mmap
 import os
 import struct
 
 from snarkd.atomic import atomic_open
+from snarkd.native import _mapguard
 
 MAGIC = b"snarkdPK"
 VERSION = 1
@@ -94,7 +94,10 @@ class PreparedFile:
             size = os.fstat(fd).st_size
             if size < _PREFIX.size + 4:
                 raise PreparedError(f"too short ({size} bytes) to be a sidecar")
-            self._mm = mmap.mmap(fd, 0, access=mmap.ACCESS_READ)
+            try:  # guarded: a sidecar truncated under it reads as zeros instead of killing the process (SIGBUS)
+                self._mm = _mapguard.Mapping(fd)
+            except (ValueError, RuntimeError) as e:
+                raise PreparedError(f"cannot map: {e}") from None
         finally:
             os.close(fd)
         try:
@@ -140,9 +143,12 @@ class PreparedFile:
         if self._buf is not None:
             self._buf.release()
             self._buf = None
-        if self._mm is not None:
-            self._mm.close()
-            self._mm = None
+        self._mm = None  # unmapped with the last buffer taken from it
+
+    def changed(self) -> str:
+        """"" while the sidecar is as it was opened; else what happened to it (native._mapguard)."""
+        mm = self._mm  # read once: another thread may close this file meanwhile
+        return mm.changed() if mm is not None else ""
 
     def __enter__(self):
         return self

@@ -161,9 +161,8 @@ def check_witness_header(witness: Witness, zkey: "ZKey", name: str | None = None
     n = len(witness)
     if n != zkey.n_vars:
         raise MismatchError(f"{name}: witness has {n} values, key {zkey.path} expects nVars = {zkey.n_vars} (a witness for another circuit?)")
-    if n == 0 or witness.value(0) != 1:
-        got = witness.value(0) if n else None
-        raise MismatchError(f"{name}: witness value w[0] must be 1 (the constant ONE signal), got {got}")
+    if n == 0 or witness.value(0) != 1:  # the value itself is not echoed: a witness holds secrets
+        raise MismatchError(f"{name}: witness value w[0] must be 1 (the constant ONE signal), and is not")
 
 
 def check_witness(witness: Witness, zkey: "ZKey", name: str | None = None, threads: int = 0) -> None:
@@ -173,4 +172,4 @@ def check_witness(witness: Witness, zkey: "ZKey", name: str | None = None, threa
     check_witness_header(witness, zkey, name)
     bad = first_not_below(witness.values, zkey.r, threads)
     if bad >= 0:
-        raise MismatchError(f"{name}: witness value w[{bad}] = {witness.value(bad)} is not canonical (not below the field prime r = {zkey.r})")
+        raise MismatchError(f"{name}: witness value w[{bad}] is not canonical (not below the field prime r = {zkey.r})")

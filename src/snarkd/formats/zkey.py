@@ -94,6 +94,11 @@ class ZKey:
     def closed(self) -> bool:
         return self._bf is None
 
+    def changed(self) -> str:
+        """"" while the mapped file is as it was read; else what happened to it (BinFile.changed)."""
+        bf = self._bf  # read once: the key may be closed (evicted) meanwhile
+        return bf.changed() if bf is not None else ""
+
     def __enter__(self):
         return self
 

@@ -73,9 +73,8 @@ def prove_files(zkey_path: str | os.PathLike, witness_path: str | os.PathLike, t
         wbuf = wf.buffer
         witness = wbuf[woff : woff + 32 * n]
         views.append(witness)
-        w0 = int.from_bytes(witness[0:32], "little")
-        if w0 != 1:
-            raise MismatchError(f"{witness_name}: witness value w[0] must be 1 (the constant ONE signal), got {w0}")
+        if int.from_bytes(witness[0:32], "little") != 1:  # the value is not echoed (formats.wtns says why)
+            raise MismatchError(f"{witness_name}: witness value w[0] must be 1 (the constant ONE signal), and is not")
 
         prep = _prepared.load(zkey_path, zf, curve.name, lay.n_vars, lay.domain_size)
         zbuf = zf.buffer
@@ -101,8 +100,7 @@ def prove_files(zkey_path: str | os.PathLike, witness_path: str | os.PathLike, t
         if out["error"] is not None:
             section, index, message = out["error"]
             if section == 0:
-                value = int.from_bytes(witness[32 * index : 32 * index + 32], "little")
-                raise MismatchError(f"{witness_name}: witness value w[{index}] = {value} is not canonical (not below the field prime r = {lay.r})")
+                raise MismatchError(f"{witness_name}: witness value w[{index}] is not canonical (not below the field prime r = {lay.r})")
             raise FormatError(zf.path, message, section=zf.label(section))
         public_ints = [int.from_bytes(witness[32 * i : 32 * i + 32], "little") for i in range(1, lay.n_public + 1)]
         with timer.phase("assemble"):

@@ -63,6 +63,16 @@ class ProvingKey:
     def nbytes(self) -> int:
         return self.zkey.nbytes
 
+    def changed(self) -> str:
+        """"" while the mapped files are as they were loaded; else which one changed and how (a file
+        rewritten or truncated under its mapping: what was read from it cannot be trusted)."""
+        why = self.zkey.changed()
+        if why:
+            return f"{self.path}: {why}"
+        prep = self.prepared  # read once: the key may be closed meanwhile
+        why = prep.changed() if prep is not None else ""
+        return f"{prep.path}: {why}" if why else ""
+
     def close(self) -> None:
         if self.prepared is not None:
             self.prepared.close()

@@ -8,7 +8,9 @@
   string with optional sign, or a `0x`/`0o`/`0b` string (what JS `BigInt(v)`
   accepts); negative values `-p < v < 0` are taken mod p (circom's `normalize`).
   Unlike circom/snarkjs, which reduce silently, a value `>= p` (or `<= -p`) is
-  an error naming the signal, as is anything that is not an integer.
+  an error naming the signal, as is anything that is not an integer. Errors name
+  the signal and the reason, never the value: inputs of a zero-knowledge proof are
+  secrets, and the daemon logs its errors.
 * Signal names are addressed by FNV-1a 64 of the name (`fnv_hash`), split into
   two 32-bit halves, as circom does.
 """
@@ -177,8 +179,13 @@ def _path(value: Any, flat_index: int) -> str:
     return walk(value, "") or ""
 
 
+MAX_DIGITS = 4000  # decimal digits (after leading zeros): far above any field element (78 for BN254's r)
+_KIND = {type(None): "null", str: "a string", list: "an array", tuple: "an array", dict: "an object"}
+
+
 def to_int(v: Any) -> int:
-    """JS BigInt(v) for the value kinds an input may hold; ValueError otherwise."""
+    """JS BigInt(v) for the value kinds an input may hold; ValueError saying why not otherwise (the reason
+    only: a message never quotes the value, which may be a secret)."""
     if isinstance(v, bool):
         return int(v)
     if isinstance(v, int):
@@ -186,22 +193,21 @@ def to_int(v: Any) -> int:
     if type(v).__module__ == "numpy" and hasattr(v, "__index__"):  # numpy integers, without importing numpy
         return int(v.__index__())
     if isinstance(v, float):
-        if v != v or v in (float("inf"), float("-inf")) or not v.is_integer():
-            raise ValueError("not an integer")
+        if v != v or v in (float("inf"), float("-inf")):
+            raise ValueError("not an integer: a number that is not finite")
+        if not v.is_integer():
+            raise ValueError("not an integer: a number that has a fraction")
         return int(v)
     if isinstance(v, str):
         s = v.strip()
         if _DEC.match(s):
+            if len(s.lstrip("+-").lstrip("0")) > MAX_DIGITS:
+                raise ValueError(f"a decimal string of {len(s)} digits: larger than any field element")
             return int(s, 10)
         if _PREFIXED.match(s):
             return int(s, 0)
-        raise ValueError("not a decimal or 0x-hex integer string")
-    raise ValueError(f"a {type(v).__name__} is not an integer")
-
-
-def _describe(v: Any) -> str:
-    r = repr(v)
-    return r if len(r) <= 80 else r[:77] + "..."
+        raise ValueError("not an integer: a string that is not decimal or 0x/0o/0b digits")
+    raise ValueError(f"not an integer: {_KIND.get(type(v), 'a ' + type(v).__name__)}")
 
 
 def values_to_words(name: str, value: Any, flat: list, prime: int, n32: int):
@@ -223,7 +229,7 @@ def values_to_bytes(name: str, value: Any, flat: list, prime: int, n32: int) -> 
                 to_int(x)
             except ValueError as exc:
                 where = name + _path(value, i)
-                raise InputValueError(f"input '{where}': value {_describe(x)} is {exc}", name) from None
+                raise InputValueError(f"input '{where}': {exc}", name) from None
         raise
     try:
         # Fast path: every value in [0, p).
@@ -236,7 +242,7 @@ def values_to_bytes(name: str, value: Any, flat: list, prime: int, n32: int) -> 
             if x >= prime or x <= neg_limit:
                 where = name + _path(value, i)
                 raise InputValueError(
-                    f"input '{where}': value {x} is not less than the field prime {prime} in absolute value"
+                    f"input '{where}': not less than the field prime {prime} in absolute value"
                     " (circom/snarkjs would reduce it mod p; reduce it yourself if that is meant)",
                     name,
                 ) from None
