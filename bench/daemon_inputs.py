@@ -1,0 +1,157 @@
+#!/usr/bin/env python3
+"""Proofs from inputs beside proofs from a witness, through one real daemon, side by side in one run.
+
+    python bench/daemon_inputs.py --key-dir DIR [--name sha256] [--devices 0] [--j 32] [--count 192]
+                                  [--synthesis 8] [--engine native] [--rounds 2] [--out DIR]
+
+DIR holds circuit.zkey, circuit.wasm (the circuit's circom .wasm), input.json and witness.wtns (the
+witness of those inputs). One daemon (`snarkd start`, the key preloaded with its .wasm, `[witness]
+engine` as given) is driven by `snarkd bench`'s runner over gRPC, alternating `--witness` and `--input`
+runs (`--rounds` of each; the witness sent the way the client picks, by reference on this host). Per
+run: s/proof, latency, the daemon's CPU cores (its process CPU time over the wall time), its witnesses
+by source (native / recorded / wasm), the phase medians. Proofs are verified by the client; the public
+signals of the first proof from inputs must equal those from the witness. Writes OUT/daemon-inputs-NAME.json
+and a sample proof from inputs (for `snarkjs groth16 verify`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO / "src"))
+
+from snarkd.bench.runner import run_bench  # noqa: E402
+from snarkd.daemon.netcheck import free_tcp_port as free_port  # noqa: E402
+from snarkd.formats.zkey import read_zkey, vk_json  # noqa: E402
+
+
+def log(msg: str) -> None:
+    print(f"[{time.strftime('%H:%M:%S')}] {msg}", flush=True)
+
+
+def config(a, work: Path, zkey: Path, wasm: Path, port: int) -> Path:
+    cfg = work / "snarkd.toml"
+    cfg.write_text("\n".join([
+        "[daemon]", f'listen = "127.0.0.1:{port}"', f'pid_file = "{work}/snarkd.pid"', f'log_file = "{work}/snarkd.log"',
+        "[transport]", f'witness_spool = "{work}/spool"',
+        "[synthesis]", f"workers = {a.synthesis}", f"threads = {a.threads}",
+        "[witness]", f'engine = "{a.engine}"',
+        "[gpus]", f"devices = {a.devices}", f"workers_per_device = {a.wpd}",
+        "[memory]", 'budget = "96GiB"',
+        "[pipeline]", f"finalize_workers = {a.fin}",
+        "[keys]", f'allowed_dirs = ["{zkey.parent}"]',
+        "[keys.preload]", f'k = "{zkey}"']) + "\n")
+    return cfg
+
+
+def one_run(addr: str, kind: str, a, witness: Path, inputs: dict, vk: dict, proofs: str | None) -> dict:
+    args = dict(witness=str(witness)) if kind == "witness" else dict(inputs=inputs)
+    run = run_bench(addr, "k", **args, count=a.count, inflight=a.j, progress=False, vk=vk, proofs_dir=proofs)
+    ok = [jb for jb in run["jobs"] if jb["state"] == "COMPLETED"]
+    lat = sorted(jb["end"] - jb["start"] for jb in ok)
+    phases: dict[str, list] = {}
+    for jb in ok:
+        for k, v in jb["partitions"][0]["timings"].items():
+            phases.setdefault(k, []).append(v)
+    s = run["summary"]
+    out = {
+        "kind": kind, "j": a.j, "proofs": len(ok), "failed": [jb["error"] for jb in run["jobs"] if jb["state"] != "COMPLETED"],
+        "s_per_proof": round(s["s_per_proof"], 5) if s["s_per_proof"] else None,
+        "latency_ms": {"p50": round(statistics.median(lat) * 1e3, 1), "p95": round(lat[int(0.95 * (len(lat) - 1))] * 1e3, 1)},
+        "daemon_cpu_cores": round(s["daemon_cpu_cores"], 2) if s.get("daemon_cpu_cores") is not None else None,
+        "witnesses": s.get("witnesses"),
+        "kernel_busy": s.get("device_kernel_busy_fraction"),
+        "verified_by_client": run.get("verified"),
+        "transport": run.get("transport", ""),
+        "phase_median_ms": {k: round(statistics.median(v), 2) for k, v in phases.items()},
+    }
+    log(json.dumps(out))
+    return out
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--key-dir", required=True)
+    ap.add_argument("--name", default="circuit")
+    ap.add_argument("--devices", default="0")
+    ap.add_argument("--j", type=int, default=32)
+    ap.add_argument("--count", type=int, default=192)
+    ap.add_argument("--warm", type=int, default=32)
+    ap.add_argument("--rounds", type=int, default=2)
+    ap.add_argument("--synthesis", type=int, default=8)
+    ap.add_argument("--threads", type=int, default=4)
+    ap.add_argument("--wpd", type=int, default=2)
+    ap.add_argument("--fin", type=int, default=4)
+    ap.add_argument("--engine", choices=("auto", "native", "wasm"), default="native")
+    ap.add_argument("--out", default=os.environ.get("OUT", "bench/results"))
+    a = ap.parse_args()
+    a.devices = [int(x) for x in a.devices.split(",") if x.strip()]
+    kd, out_dir = Path(a.key_dir).resolve(), Path(a.out)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    zkey, wasm, wtns = kd / "circuit.zkey", kd / "circuit.wasm", kd / "witness.wtns"
+    inputs = json.loads((kd / "input.json").read_text())
+    z = read_zkey(zkey)
+    vk = vk_json(z, alphabeta=False)
+    res = {"benchmark": "proofs from inputs beside proofs from a witness through one daemon (bench/daemon_inputs.py)",
+           "date": time.strftime("%Y-%m-%dT%H:%M:%S"), "cpus": os.cpu_count(),
+           "key": {"name": a.name, "domain_size": z.domain_size, "n_vars": z.n_vars, "curve": z.curve.name},
+           "settings": {"synthesis_workers": a.synthesis, "threads": a.threads, "devices": a.devices,
+                        "workers_per_device": a.wpd, "finalize_workers": a.fin, "witness_engine": a.engine,
+                        "j": a.j, "count": a.count},
+           "runs": []}
+    z.close()
+    env = {**os.environ, "PYTHONPATH": str(REPO / "src")}
+    snarkd = [sys.executable, "-m", "snarkd"]
+    with tempfile.TemporaryDirectory() as work:
+        work = Path(work)
+        cfg = config(a, work, zkey, wasm, free_port())
+        t0 = time.monotonic()
+        r = subprocess.run([*snarkd, "start", "--config", str(cfg)], env=env, capture_output=True, text=True, timeout=900)
+        if r.returncode:
+            raise SystemExit(f"snarkd start failed: {r.stdout}{r.stderr}")
+        res["daemon_start_s"] = round(time.monotonic() - t0, 2)  # key load and the native program's build
+        log(r.stdout.strip().splitlines()[0])
+        addr = cfg.read_text().split('listen = "')[1].split('"')[0]
+        try:
+            run_bench(addr, "k", witness=str(wtns), count=a.warm, inflight=a.j, progress=False)
+            run_bench(addr, "k", inputs=inputs, count=a.warm, inflight=a.j, progress=False)
+            publics = {}
+            for rnd in range(a.rounds):
+                for kind in ("witness", "inputs"):
+                    with tempfile.TemporaryDirectory() as proofs:
+                        res["runs"].append(one_run(addr, kind, a, wtns, inputs, vk, proofs))
+                        if rnd == 0:
+                            publics[kind] = json.loads(Path(proofs, "public-0-0.json").read_text())
+                            if kind == "inputs":
+                                for f in ("proof", "public"):
+                                    (out_dir / f"sample-{a.name}-inputs-{f}.json").write_text(
+                                        Path(proofs, f"{f}-0-0.json").read_text())
+            res["same_public_signals"] = publics.get("witness") == publics.get("inputs")
+            (out_dir / "vk.json").write_text(json.dumps(vk))
+            log_tail = (work / "snarkd.log").read_text().splitlines()
+            res["native_program_log"] = [line for line in log_tail if "native witness program" in line][:3]
+        finally:
+            r = subprocess.run([*snarkd, "stop", "--config", str(cfg)], env=env, capture_output=True, text=True, timeout=120)
+            log(r.stdout.strip() or r.stderr.strip())
+    w = [r["s_per_proof"] for r in res["runs"] if r["kind"] == "witness"]
+    i = [r["s_per_proof"] for r in res["runs"] if r["kind"] == "inputs"]
+    res["median_s_per_proof"] = {"witness": statistics.median(w), "inputs": statistics.median(i),
+                                 "inputs_over_witness": round(statistics.median(i) / statistics.median(w), 3)}
+    (out_dir / f"daemon-inputs-{a.name}.json").write_text(json.dumps(res, indent=1))
+    print(f"{a.name}: j = {a.j}, median s/proof from a witness {res['median_s_per_proof']['witness']:.4f}, "
+          f"from inputs {res['median_s_per_proof']['inputs']:.4f} ({res['median_s_per_proof']['inputs_over_witness']}x); "
+          f"daemon cores {[r['daemon_cpu_cores'] for r in res['runs']]}; same public signals: {res['same_public_signals']}")
+    return 0 if all(not r["failed"] for r in res["runs"]) and res["same_public_signals"] else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
