@@ -169,7 +169,7 @@ def main() -> int:
                                 "latencies_s": [round(x, 3) for x in lat], "rows": rows}
             log(f"pipelined: {res['pipelined']['s_per_proof']} s/proof")
         st = eng.status()
-        res["self_verify_failed"] = st["jobs"].get("self_verify_failed")
+        res["self_verify_failed"] = st.jobs.self_verify_failed
         res["device_peak_used_gib"] = round(mem.peak / GiB, 2)
         res["device_used_before_gib"] = round((total - free0) / GiB, 2)
         res["host_peak_rss_gib"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / (1 << 20), 2)

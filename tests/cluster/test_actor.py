@@ -52,7 +52,7 @@ def test_key_by_path_and_a_proof_snarkjs_accepts(actor, chain_circuit, tmp_path)
     reply = actor.prove("k", "job/0/1", witness=readonly(read_wtns(chain_circuit.wtns)))
     assert check(chain_circuit, tmp_path, reply)
     assert reply["timings"]["total"] > 0 and all(s["worker"].startswith("a1@test/") for s in reply["spans"])
-    assert actor.status()["engine"]["jobs"]["completed"] == 1
+    assert actor.status()["engine"].jobs.completed == 1
 
 
 def test_a_shipped_key_is_written_once_to_the_node_cache(actor, tmp_path):

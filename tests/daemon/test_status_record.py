@@ -9,14 +9,19 @@ from __future__ import annotations
 
 import json
 import threading
+import typing
+from dataclasses import fields
 
 import pytest
+from google.protobuf.descriptor import FieldDescriptor as F
 
 from snarkd.daemon.proto import snarkd_pb2 as pb
 from snarkd.daemon.service import ProverService
+from snarkd.daemon.status import MESSAGES, as_json
 from snarkd.engine import Engine, EngineConfig, KeyStore
+from snarkd.engine.status import KeyDevice
 from snarkd.gpu.device import GpuDevice
-from snarkd.gpu.resident import ResidentKey
+from snarkd.gpu.resident import Residency, ResidentKey
 from snarkd.prover.cuda import CudaBackend
 
 
@@ -92,7 +97,7 @@ def test_status_of_a_gpu_engine_carries_each_devices_residency(gpu_service):
 
 
 def test_http_status_and_metrics_show_the_same_residency(gpu_service):
-    snap = json.loads(json.dumps(gpu_service.snapshot(), default=_plain))
+    snap = json.loads(json.dumps(as_json(gpu_service.snapshot())))  # GET /status
     chain = next(k for k in snap["keys"] if k["id"] == "chain")
     assert {d["device"]: d["streamed"] for d in chain["devices"]} == {"cuda:0": True, "cuda:1": False}
     text = gpu_service.metrics.text().decode()
@@ -110,6 +115,30 @@ def test_load_and_unload_key_replies_on_a_gpu_engine(gpu_service, chain_bn128):
     assert gone.key.id == "chain"
 
 
-def _plain(obj):
-    raise TypeError(f"not plain data: {type(obj).__name__}")
 
+PY_TYPES = {F.TYPE_STRING: str, F.TYPE_BOOL: bool, F.TYPE_DOUBLE: float, F.TYPE_FLOAT: float}
+
+
+@pytest.mark.parametrize("record", list(MESSAGES), ids=lambda r: r.__name__)
+def test_each_record_and_its_message_have_the_same_fields(record):
+    """A field on one side only fails here: a record field its message lacks (as `streamed` once was), or a
+    message field no record fills. Scalars also agree in type (ints: any integer type of the proto)."""
+    message, derived, carried = MESSAGES[record]
+    hints = typing.get_type_hints(record)
+    ours = {f.name for f in fields(record)} - set(carried)
+    theirs = {f.name for f in message.DESCRIPTOR.fields} - set(derived)
+    assert ours - theirs == set(), f"{record.__name__} fields missing from the proto's {message.DESCRIPTOR.name}"
+    assert theirs - ours == set(), f"{message.DESCRIPTOR.name} fields no {record.__name__} field fills"
+    for f in message.DESCRIPTOR.fields:
+        if f.name in derived or f.message_type is not None:
+            continue
+        want = PY_TYPES.get(f.type, int)
+        have = hints[f.name]
+        if f.is_repeated:
+            assert typing.get_origin(have) is list and typing.get_args(have) == (want,), (f.name, have)
+        else:
+            assert have is want, (record.__name__, f.name, have, want)
+
+
+def test_a_devices_residency_is_a_key_device_without_its_name():
+    assert [f.name for f in fields(KeyDevice)] == ["device"] + [f.name for f in fields(Residency)]

@@ -200,7 +200,7 @@ def test_engine_defaults_put_the_whole_device_stage_on_the_gpu():
             eng.await_(job.id, timeout=120)
             assert job.state == "COMPLETED", (job.state, job.error)
             assert verify(vk, job.result.public, job.result.proof)
-        assert eng.status()["jobs"]["self_verify_failed"] == 0
+        assert eng.status().jobs.self_verify_failed == 0
     finally:
         eng.stop(5)
         eng.join_workers(10)

@@ -40,6 +40,7 @@ from snarkd.daemon.security import (Gate, TokenTable, server_credentials, server
 from snarkd.daemon.service import ProverService, add_prover_service
 from snarkd.daemon.transport import Spool, Transport
 from snarkd.engine import Engine, KeyStore
+from snarkd.engine.contract import ProvingEngine
 from snarkd.errors import EXIT_DAEMON, EXIT_INTERNAL, DaemonError, InputError, SnarkdError
 
 SERVICE_NAME = "snarkd.v1.Prover"
@@ -59,6 +60,17 @@ class StartupAborted(Exception):
     pass
 
 
+def make_engine(cfg: Config) -> ProvingEngine:
+    """The daemon's engine (not started): a cluster front when [cluster] address is set (Ray is imported
+    only then), else one Engine in this process."""
+    if cfg.cluster.address:
+        from snarkd.cluster import ClusterEngine
+
+        return ClusterEngine(cfg)
+    k = cfg.keys
+    return Engine(EngineConfig.from_config(cfg), KeyStore(k.param_cache, k.wasm_cache, allowed_dirs=k.allowed_dirs))
+
+
 class Server:
     def __init__(self, config: Config, ready_fd: int | None = None, log_to_stderr: bool = True):
         self.config = config
@@ -69,9 +81,9 @@ class Server:
         self.reopen_requested = False  # SIGHUP: the main loop reopens the log file
         self.signals = 0
         self.pidfile = PidFile(config.daemon.pid_file)
-        self.keys = KeyStore(config.keys.param_cache, config.keys.wasm_cache, allowed_dirs=config.keys.allowed_dirs)
+        self.keys: KeyStore | None = None  # the engine's (made in startup)
         self.journal: Journal | None = None
-        self.engine = None  # made in startup (after logging: a bad [gpus] must reach the log)
+        self.engine: ProvingEngine | None = None  # made in startup (after logging: a bad [gpus] must reach the log)
         self.status_http = None  # snarkd.daemon.metrics.StatusServer
         self.spool = None  # snarkd.daemon.transport.Spool
         self.grpc_server: grpc.Server | None = None
@@ -161,14 +173,11 @@ class Server:
                      d.result_retention)
         self._check_abort()
 
-        if cfg.cluster.address:  # a cluster front: engines are Ray actors (Ray is imported only here)
-            from snarkd.cluster import make
-
-            self.engine, self.keys = make(cfg)
-        else:
-            self.engine = Engine(EngineConfig.from_config(cfg), self.keys)
-        log.info("memory budget %d bytes (%s) devices=%s", self.engine.budget.budget, cfg.memory.budget,
-                 ",".join(d.name for d in self.engine.devices))
+        self.engine = make_engine(cfg)
+        self.keys = self.engine.keys
+        st = self.engine.status()
+        log.info("memory budget %d bytes (%s) devices=%s", st.memory.budget, cfg.memory.budget,
+                 ",".join(d.name for d in st.devices))
 
         sdnotify.notify("STATUS=loading keys")
         for key_id, path in cfg.keys.preload.items():
@@ -183,10 +192,11 @@ class Server:
             self._check_abort()
 
         self.engine.start()
+        st = self.engine.status()
         log.info("workers started synthesis_workers=%d threads=%s devices=%s workers_per_device=%d "
                  "finalize_workers=%d memory_budget=%d self_verify=%s",
-                 cfg.synthesis.workers, cfg.synthesis.threads or "auto", ",".join(d.name for d in self.engine.devices),
-                 cfg.gpus.workers_per_device, cfg.pipeline.finalize_workers, self.engine.budget.budget,
+                 cfg.synthesis.workers, cfg.synthesis.threads or "auto", ",".join(d.name for d in st.devices),
+                 cfg.gpus.workers_per_device, cfg.pipeline.finalize_workers, st.memory.budget,
                  cfg.pipeline.self_verify)
 
         t = cfg.transport
@@ -248,7 +258,7 @@ class Server:
         self._check_abort()
 
         if not self.engine.all_alive():
-            raise DaemonError(f"not all engine workers are running: {self.engine.status()['workers']}")
+            raise DaemonError(f"not all engine workers are running: {self.engine.status().workers}")
         self.service.state = "serving"
         for name in ("", SERVICE_NAME):
             self.health.set(name, health_pb2.HealthCheckResponse.SERVING)
@@ -341,9 +351,9 @@ class Server:
     def shutdown(self) -> int:
         log, drain = self.log, self.config.daemon.drain_timeout
         sdnotify.notify("STOPPING=1\nSTATUS=draining")
-        st = self.engine.status()["jobs"]
+        jobs = self.engine.status().jobs
         log.info("draining: refusing new requests; %d running, %d queued; drain_timeout=%gs",
-                 st["running"], st["queued"], drain)
+                 jobs.running, jobs.queued, drain)
         self.health.enter_graceful_shutdown()
         if self.service:
             self.service.state = "draining"
@@ -353,8 +363,8 @@ class Server:
         if self.journal is not None:
             self.journal.stopping = True  # what the drain cancels stays journaled: it runs after a restart
         result = self.engine.stop(drain)
-        if result["cancelled"]:
-            log.warning("drain_timeout (%gs) passed: cancelled %d unfinished job(s)%s", drain, result["cancelled"],
+        if result.cancelled:
+            log.warning("drain_timeout (%gs) passed: cancelled %d unfinished job(s)%s", drain, result.cancelled,
                         " (journaled: they run again after the next start)" if self.journal is not None else "")
         else:
             log.info("drained: all in-flight work finished")
@@ -396,7 +406,8 @@ class Server:
         if self.spool is not None:
             self.spool.close()
             self.spool = None
-        self.keys.close_all()
+        if self.keys is not None:
+            self.keys.close_all()
         self.pidfile.release()
 
 

@@ -19,7 +19,7 @@ from snarkd.gpu import msm as gmsm
 from snarkd.gpu.busy import KernelClock
 from snarkd.gpu.memory import DeviceMemory, GpuUnavailable, cupy_module
 from snarkd.gpu.ntt import NttDomain
-from snarkd.gpu.resident import ResidentKey
+from snarkd.gpu.resident import Residency, ResidentKey
 
 
 def device_count() -> int:
@@ -110,11 +110,11 @@ class GpuDevice:
                 weakref.finalize(zkey, self._keys.pop, id(zkey), None)
             return rk
 
-    def residency(self, zkey) -> dict | None:
-        """{"bytes", "tables", "streamed"} of the key's arrays here, or None when it is not resident."""
+    def residency(self, zkey) -> Residency | None:
+        """What of the key is here, or None when it is not resident."""
         with self._lock:
             rk = self._keys.get(id(zkey))
-            return None if rk is None else {"bytes": int(rk.nbytes), "tables": bool(rk.tables), "streamed": rk.streamed}
+            return None if rk is None else rk.residency()
 
     def held_bytes(self) -> int:
         """Device bytes held for good here: the resident keys and the NTT domains' tables."""

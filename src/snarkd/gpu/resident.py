@@ -13,6 +13,7 @@ them through in chunks (snarkd.gpu.msm.msm_streamed); no window tables then.
 from __future__ import annotations
 
 import logging
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -61,6 +62,16 @@ def choose_tables(curve: str, sets: list[tuple[str, bool, int]], allowance: int,
     return out
 
 
+@dataclass(frozen=True)
+class Residency:
+    """What of a key is on a device (GpuDevice.residency): the engine's status shows it per key and device
+    (engine/status.py KeyDevice, the proto's KeyDevice: tests/daemon/test_status_record.py keeps them equal)."""
+
+    bytes: int  # bases (unless streamed), CSR and window tables
+    tables: bool  # MSM window tables built
+    streamed: bool  # the bases stay on the host; every MSM streams them through
+
+
 class ResidentKey:
     """A proving key's device-side arrays (uint32 words, zkey layout)."""
 
@@ -89,6 +100,9 @@ class ResidentKey:
     @property
     def streamed(self) -> bool:
         return bool(self.host)
+
+    def residency(self) -> Residency:
+        return Residency(int(self.nbytes), bool(self.tables), self.streamed)
 
     def _sets(self):
         """(name, g2, device bases, point count) of each base set."""

@@ -14,11 +14,14 @@ backend: implement `Backend` in a module of its own and add its name to
 from __future__ import annotations
 
 import threading
-from typing import Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from snarkd.errors import BackendUnavailable
 from snarkd.prover.cpu import CPU
 from snarkd.prover.types import G1Sums, Synthesized
+
+if TYPE_CHECKING:
+    from snarkd.gpu.resident import Residency
 
 NAMES = ("cpu", "cuda", "auto")
 
@@ -36,8 +39,8 @@ class Backend(Protocol):
     def release(self, key) -> None:
         """Drop what this backend keeps for `key` (resident bases, tables)."""
 
-    def residency(self, key) -> dict | None:
-        """What of `key` is resident on this device: {"bytes", "tables"}, or None."""
+    def residency(self, key) -> "Residency | None":
+        """What of `key` is resident on this device (snarkd.gpu.resident.Residency), or None."""
 
     def make_resident(self, key, timer=None) -> bool:
         """Put `key` on this device now, before a device stage, timed as the phase "key_upload" on

@@ -67,7 +67,7 @@ class CudaBackend:
     def release(self, key) -> None:
         self.dev.release(key.zkey)
 
-    def residency(self, key) -> dict | None:
+    def residency(self, key):
         return self.dev.residency(key.zkey)
 
     def make_resident(self, key, timer=None) -> bool:
@@ -92,7 +92,7 @@ class CudaBackend:
         tables) and one proof's work (or as the key is resident already)."""
         r = self.dev.residency(key.zkey)
         if r is not None:
-            return r["streamed"]
+            return r.streamed
         if self.stream_bases != "auto":
             return self.stream_bases == "on"
         zk = key.zkey
