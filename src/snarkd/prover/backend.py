@@ -106,7 +106,7 @@ def from_settings(name: str, device: int = 0, *, cfg=None, msm_tables: str | Non
         cfg = Config.defaults()
     g = cfg.gpus
     return get_backend(name, device, memory_budget=g.memory_budget, msm_tables=msm_tables or g.msm_tables,
-                       msm_window_bits=g.msm_window_bits, cubin_dir=g.cubin_dir)
+                       msm_window_bits=g.msm_window_bits, cubin_dir=g.cubin_dir, stream_bases=g.stream_bases)
 
 
 def resolve(backend) -> Backend:
