@@ -21,7 +21,7 @@ import oracle
 import vhelpers as h
 from snarkd.errors import InputError
 from snarkd.verifier import verify, verify_files
-from snarkd.verifier.reference import verify_reference
+from ref_verifier import verify_reference
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from snarkd.engine.jobs import Partition, SpanTimer
-from snarkd.errors import InputError, SnarkdError
+from snarkd.errors import InputError
 
 log = logging.getLogger("snarkd")
 POLL = 0.2
@@ -55,11 +55,6 @@ class StageQueue:
         return self.q.qsize()
 
 
-class StageFailed(SnarkdError):
-    """A stage's own verdict on a partition (e.g. a proof that fails self-verification):
-    the job fails as an internal error, without a traceback in the log."""
-
-
 @dataclass
 class Stage:
     name: str  # "synthesis" | "device" | "finalize": also the phase its total is timed under
@@ -86,9 +81,6 @@ def run(stage: Stage, worker: str, engine) -> None:
             stage.work(part, timer)
         except InputError as exc:
             engine.fail(part, str(exc), "input")
-            continue
-        except StageFailed as exc:
-            engine.fail(part, str(exc), "internal")
             continue
         except Exception as exc:  # noqa: BLE001 - a bug: the job fails, the worker lives on
             log.exception("job %s partition %d: %s stage failed", part.job.id, part.index, stage.name)
