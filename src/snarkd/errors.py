@@ -55,6 +55,12 @@ class DaemonError(SnarkdError):
     exit_code = EXIT_DAEMON
 
 
+class UsageError(SnarkdError):
+    """A command line asking for what this install cannot do (an optional extra not installed)."""
+
+    exit_code = EXIT_USAGE
+
+
 class BackendUnavailable(SnarkdError):
     """A backend asked for by name cannot run here (no CuPy, no such GPU): a usage error.
     Never a silent fallback to another backend."""
