@@ -22,6 +22,9 @@ from snarkd.daemon.client import Client  # noqa: E402
 BUDGET = 32 << 20
 
 
+pytestmark = pytest.mark.slow  # a daemon in a subprocess: the slow tier (pytest -m "not slow" leaves it out)
+
+
 @pytest.fixture(scope="module")
 def chain_bn128():
     source = oracle.load_circuit_source("chain.circom", N=10)

@@ -18,6 +18,9 @@ from snarkd.engine import KeyStore  # noqa: E402
 from snarkd.formats.wtns import read_wtns, wtns_bytes  # noqa: E402
 
 
+pytestmark = pytest.mark.slow  # Ray engine actors: the slow tier (pytest -m "not slow" leaves it out)
+
+
 @pytest.fixture
 def actor(tmp_path):
     settings = {**EngineConfig(synthesis_workers=1, threads=1, workers_per_device=1).__dict__, "wasm_cache": "off"}

@@ -2,7 +2,7 @@
 
     engine    Engine, in this process (here, in every run)
     cluster   ClusterEngine with [cluster] address = "local": a private Ray and one engine actor. Ray needs a
-              network namespace of its own, so tests/cluster/test_contract.py runs this module inside one
+              network namespace of its own, so tests/cluster/test_cluster_contract.py runs this module inside one
               (`-k cluster`, SNARKD_CONTRACT_CLUSTER=1); elsewhere that half skips, saying so.
 
 One engine per implementation serves the whole module, in order; the last test stops it. Proofs are checked
@@ -75,7 +75,7 @@ def _cluster(tmp: Path):
 def contract(request, tmp_path_factory):
     """(the started engine, its observer, the cases by curve)."""
     if request.param == "cluster" and not IN_NAMESPACE:
-        pytest.skip("the cluster half runs inside a network namespace: tests/cluster/test_contract.py")
+        pytest.skip("the cluster half runs inside a network namespace: tests/cluster/test_cluster_contract.py")
     if request.param == "engine" and IN_NAMESPACE:
         pytest.skip("run outside the namespace")
     cases = {c: build_case("chain", c) for c in CURVES}

@@ -33,6 +33,9 @@ from snarkd.daemon.client import Client  # noqa: E402
 CURVES = ("bn128", "bls12381")
 
 
+pytestmark = pytest.mark.slow  # a daemon in a subprocess: the slow tier (pytest -m "not slow" leaves it out)
+
+
 class Daemon:
     def __init__(self, setup: Setup, config: Path, metrics_port: int):
         self.setup, self.config, self.addr = setup, config, setup.addr

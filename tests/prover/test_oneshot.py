@@ -37,6 +37,7 @@ def test_same_proof_as_the_staged_prover(all_circuits, tmp_path):
         assert got.public == want.public, case.name
 
 
+@pytest.mark.slow
 def test_snarkjs_accepts(chain_circuit, zero_witness, tmp_path):
     for i, wtns in enumerate((chain_circuit.wtns, zero_witness)):
         result = prove_files(chain_circuit.zkey, wtns)
@@ -150,6 +151,7 @@ def test_cli_prove_imports_no_numpy(chain_circuit, tmp_path):
     assert json.loads((tmp_path / "p.json").read_text())["protocol"] == "groth16"
 
 
+@pytest.mark.slow
 def test_cli_auto_below_the_gpu_threshold_takes_the_lean_path(chain_circuit, tmp_path):
     """--backend auto that lands on the CPU (a domain under [prove] auto_cuda_min_domain) proves on the
     one-shot native path, as --backend cpu does: no numpy, and snarkjs accepts the proof."""

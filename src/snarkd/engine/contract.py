@@ -4,7 +4,7 @@
     ClusterEngine   cluster/front.py: the same calls over engine actors on Ray
 
 The daemon (server.py, service.py, status.py, metrics.py) uses `ProvingEngine` and nothing else of them;
-tests/engine/contract.py holds both to it (tests/engine/test_contract.py, tests/cluster/test_contract.py).
+tests/engine/contract.py holds both to it (tests/engine/test_contract.py, tests/cluster/test_cluster_contract.py).
 `EngineBase` is the lifecycle and submit code they share; each says how a job's partitions are queued
 (`_queue`) and what stopping ends (`_shut_down`).
 """

@@ -20,7 +20,9 @@ TESTS = HERE.parent
 INSIDE = "import sys, netns, pytest; netns.loopback_up(); sys.exit(pytest.main(sys.argv[1:]))"
 
 
-@pytest.mark.slow
+pytestmark = pytest.mark.slow  # a private Ray in a network namespace: the slow tier (pytest -m "not slow" leaves it out)
+
+
 def test_cluster_engine_passes_the_engine_contract(tmp_path):
     why = netns.why_unavailable()
     if why:
