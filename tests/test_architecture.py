@@ -82,3 +82,17 @@ def test_the_module_index_names_every_module():
     assert sorted(set(named) - set(there)) == [], "named in ARCHITECTURE.md's module index, but not in the tree"
     assert sorted(set(there) - set(named)) == [], "modules missing from ARCHITECTURE.md's module index"
     assert len(named) == len(set(named)), "a module named twice"
+
+
+def test_the_daemon_asks_its_engine_only_what_the_contract_declares():
+    """daemon/ reaches an engine only through snarkd.engine.contract.ProvingEngine's members (so Engine and
+    ClusterEngine, which both pass tests/engine/test_contract.py, serve it alike)."""
+    sys.path.insert(0, str(REPO / "src"))
+    from snarkd.engine.contract import ProvingEngine
+
+    members = {n for n in dir(ProvingEngine) if not n.startswith("_")} | set(ProvingEngine.__annotations__)
+    used = set()
+    for path in (REPO / "src" / "snarkd" / "daemon").glob("*.py"):
+        used |= set(re.findall(r"\b(?:self|service|outer)\.engine\.(\w+)", path.read_text()))
+        used |= set(re.findall(r"\bengine\.(\w+)\(", path.read_text())) - {"contract", "paths"}
+    assert used and used - members == set()
