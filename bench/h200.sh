@@ -7,7 +7,8 @@
 # build      wheels from .whl/ (if any) into the machine's Python, the native core in place
 # tests      the GPU test suite (tests/gpu), with prebuilt cubins from .cubins/ when present
 # gpu        bench/gpu.py: NTT, G1/G2 MSM (plain and window table) at 2^20 and 2^24
-# first_use  bench/gpu_first_use.py on a 2^17 chain key, and one-shot `snarkd prove` cpu vs cuda
+# first_use  bench/gpu_first_use.py on the example keys (both curves: the packaged kernels' load against 100 ms)
+#            and on a 2^17 chain key, and one-shot `snarkd prove` cpu vs cuda
 # engine     bench/multi_gpu.py on a 2^20 chain key, devices [0] (and the tree in .old/ when present)
 # daemon     bench/daemon_gpu.py on a 2^20 chain key: the daemon over gRPC vs the in-process engine, j = 1..32
 # daemon2    the same on GPUs [0, 1] at j = 32 (an x2 machine)
@@ -63,6 +64,7 @@ for s in "$@"; do
     ;;
   first_use)
     step first_use
+    python3 bench/gpu_first_use.py --json "$OUT/first-use-examples.json" 2>&1 | grep -E "PASS|FAIL"  # both curves, fresh install
     python3 bench/make_chain_keys.py --power 17 --curves bn128 --no-check --out $KEYS 2>&1 | tail -2
     python3 bench/gpu_first_use.py --zkey $KEYS/chain17-bn128/circuit.zkey --wtns $KEYS/chain17-bn128/witness.wtns \
       --json "$OUT/first-use.json"
