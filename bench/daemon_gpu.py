@@ -22,6 +22,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import asdict
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
@@ -70,10 +71,10 @@ def run_in_process(a, zkey: Path, wtns: Path) -> list[dict]:
 
         drive(a.warm, max(a.j))  # key upload, tables, modules, domains, pools
         for j in a.j:
-            st0, t0 = eng.status(), time.monotonic()
+            st0, t0 = asdict(eng.status()), time.monotonic()
             done = drive(a.count if j > 1 else a.count_j1, j)
             wall = time.monotonic() - t0
-            st1 = eng.status()
+            st1 = asdict(eng.status())
             bad = [job.error for _, job in done if job.state != "COMPLETED"]
             out.append(summary("engine", j, wall, [lat for lat, _ in done], [job.partitions[0].timings for _, job in done],
                                st0["devices"], st1["devices"], bad))

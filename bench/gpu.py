@@ -12,18 +12,17 @@ g1/g2  MSM of 2^k points with random scalars; bases are random field elements
 prove  the device stage of a proof at domain 2^k with n_vars = 2^k (synthetic
        key, resident): upload w, a, b; H; MSMs A, B1, C, H; G2 MSM B2
 --zkey/--wtns: a real proof with the key resident: cpu vs cuda, checked equal.
---variants "name=MACRO,MACRO;name2=partition": after each default MSM timing, the same
+--variants "name=MACRO,MACRO;name2=seg_l2=8": after each default MSM timing, the same
        MSM (same inputs, same table) with a kernel variant (extra macros; prebuilt
-       cubins from module.py build DIR MACRO..., else NVRTC) or run-time switches (SWITCHES:
-       the digit sort "onepass"/"partition", the first round "items"/"ranges"; NAME=int for
-       gpu.msm's planning constants, e.g. SEG_L2=8), then the default again: side by side.
---define/--partition-sort: run everything with that variant instead of the default.
---ntt-radix 1: ntt and h also with ntt.RADIX_LOG = 1 (radix-2 passes), then the default again.
+       cubins from module.py build DIR MACRO..., else NVRTC) or another gpu.msm.Plan
+       (FIELD=int, e.g. seg_l2=8), then the default again: side by side.
+--define: run everything with that kernel variant instead of the default (GpuDevice's defines).
+--ntt-radix 1: ntt and h also with NttDomain radix_log 1 (radix-2 passes), then the default again.
 """
 from __future__ import annotations
 
 import argparse
-import contextlib
+import dataclasses
 import json
 import os
 import platform
@@ -40,12 +39,10 @@ sys.path.insert(0, str(REPO / "src"))
 
 import cupy  # noqa: E402
 
-from snarkd.curves.params import BLS12_381, BN254  # noqa: E402
 from snarkd.gpu import device as gdevice  # noqa: E402
 from snarkd.gpu import msm as gmsm  # noqa: E402
 from snarkd.gpu import ntt as gntt  # noqa: E402
-
-CURVES = {"bn254": BN254, "bls12_381": BLS12_381}
+from snarkd.gpu.module import CURVES  # noqa: E402
 
 
 def timed(fn, reps: int, warm: int = 1) -> dict:
@@ -78,43 +75,41 @@ def rand_coords(rng, n, curve, coords):
 
 
 _variant_mods: dict = {}
-# run-time switches a variant may name among its macros: word -> (gpu.msm setting, value)
-SWITCHES = {"onepass": ("PARTITION_SORT", False), "partition": ("PARTITION_SORT", True),
-            "items": ("ACCUM_RANGES", False), "ranges": ("ACCUM_RANGES", True)}
+PLAN_FIELDS = {f.name for f in dataclasses.fields(gmsm.Plan)}
 
 
-@contextlib.contextmanager
-def ntt_radix(radix):
-    """ntt.RADIX_LOG = radix inside the block (None: the default)."""
-    prev = gntt.RADIX_LOG
-    gntt.RADIX_LOG = prev if radix is None else radix
-    try:
-        yield
-    finally:
-        gntt.RADIX_LOG = prev
+def parse_variants(text: str) -> list[tuple[str, tuple, gmsm.Plan]]:
+    """"name=WORD,WORD;..." -> (name, kernel macros, MSM plan) each: a word FIELD=int sets that gpu.msm.Plan
+    field (case-insensitive: SEG_L2=8 = seg_l2=8), any other word is a macro for the kernels' compiler."""
+    out = []
+    for spec in filter(None, text.split(";")):
+        vname, _, words = spec.partition("=")
+        defines, plan = [], {}
+        for m in filter(None, words.split(",")):
+            name, eq, value = m.partition("=")
+            if eq and name.lower() in PLAN_FIELDS:
+                plan[name.lower()] = int(value)
+            else:
+                defines.append(m)
+        out.append((vname, tuple(defines), dataclasses.replace(gmsm.PLAN, **plan)))
+    return out
 
 
 def side_by_side(add, cname: str, k: int, op: str, variants, reps: int, run, mod, gpu) -> None:
-    """For each variant: the default, the variant, the default again (same inputs), one row each."""
+    """For each variant: the default, the variant, the default again (same inputs), one row each.
+    run(module, stats, plan) times one MSM."""
     from snarkd.gpu import module as gmodule
 
-    for vname, defines, switches in variants:
+    for vname, defines, plan in variants:
         vmod = mod
         if defines:
             key = (cname, defines)
             if key not in _variant_mods:
-                _variant_mods[key] = gmodule.load(cname, gpu.compute_capability, gpu.cubin_dir, defines)
+                _variant_mods[key] = gmodule.load(cname, gpu.compute_capability, gpu.cubin_dir, gpu.defines + defines)
             vmod = _variant_mods[key]
-        for label, m, sw in (("default", mod, {}), (vname, vmod, switches), ("default", mod, {})):
+        for label, m, p in (("default", mod, gmsm.PLAN), (vname, vmod, plan), ("default", mod, gmsm.PLAN)):
             st = {}
-            prev = {name: getattr(gmsm, name) for name in sw}
-            for name, value in sw.items():
-                setattr(gmsm, name, value)
-            try:
-                t = timed(lambda: run(m, st), reps)
-            finally:
-                for name, value in prev.items():
-                    setattr(gmsm, name, value)
+            t = timed(lambda: run(m, st, p), reps)
             add({"curve": cname, "op": op, "log_n": k, "variant": label, "vs": vname, **t, **st})
 
 
@@ -138,27 +133,10 @@ def main() -> None:
     ap.add_argument("--variant-max", type=int, default=24, help="largest log_n timed with the variants")
     ap.add_argument("--variant-curves", default="bn254,bls12_381", help="curves timed with the variants")
     ap.add_argument("--define", action="append", default=[])
-    ap.add_argument("--ntt-radix", default="", help="also time ntt and h with these ntt.RADIX_LOG values (comma list), "
-                    "each followed by the default again")
-    ap.add_argument("--partition-sort", action="store_true")
+    ap.add_argument("--ntt-radix", default="", help="also time ntt and h with these NttDomain radix_log values "
+                    "(comma list), each followed by the default again")
     args = ap.parse_args()
-    from snarkd.gpu import module as gmodule
-
-    gmodule.DEFINES = tuple(args.define)
-    gmsm.PARTITION_SORT = args.partition_sort
-    variants = []
-    for spec in filter(None, args.variants.split(";")):
-        vname, _, macros = spec.partition("=")
-        defines, switches = [], {}
-        for m in filter(None, macros.split(",")):
-            name, eq, value = m.partition("=")
-            if m in SWITCHES:
-                switches.update([SWITCHES[m]])
-            elif eq and hasattr(gmsm, name):  # NAME=int, a gpu.msm planning constant (SEG_L2, TARGET_ITEMS, ...)
-                switches[name] = int(value)
-            else:  # a macro for the kernels' compiler
-                defines.append(m)
-        variants.append((vname, tuple(defines), switches))
+    variants = parse_variants(args.variants)
     what = set(args.what.split(","))
     ntt_radixes = [None]
     for r in filter(None, args.ntt_radix.split(",")):
@@ -167,13 +145,18 @@ def main() -> None:
     rng = np.random.default_rng(1)
     from snarkd.config import default
 
-    gpu = gdevice.get(0, cubin_dir=default("gpus.cubin_dir"))
+    gpu = gdevice.get(0, cubin_dir=default("gpus.cubin_dir"), defines=tuple(args.define))
     gpu.use()
+
+    def domain(cname: str, k: int, radix):
+        """The device's NTT domain, or one with radix_log `radix` (None: the default)."""
+        return gpu.ntt_domain(cname, k) if radix is None else gntt.NttDomain(gpu.module(cname), cname, k, radix)
+
     dev = cupy.cuda.Device()
     props = cupy.cuda.runtime.getDeviceProperties(dev.id)
     res = {"device": props["name"].decode() if isinstance(props["name"], bytes) else props["name"],
            "sms": props["multiProcessorCount"], "host": platform.node(), "time": time.strftime("%Y-%m-%d %H:%M:%S"),
-           "c": args.c or "auto", "defines": list(args.define), "partition_sort": args.partition_sort,
+           "c": args.c or "auto", "defines": list(args.define),
            "variants": args.variants, "rows": []}
     rows = res["rows"]
 
@@ -198,9 +181,9 @@ def main() -> None:
                 x = rand_words(rng, n, 8, curve.r)
                 out = cupy.empty_like(x)
                 for radix in ntt_radixes:  # each radix in turn, then the default again (side by side)
-                    with ntt_radix(radix):
-                        add({"curve": cname, "op": "ntt", "log_n": k, "ntt_radix_log": gntt.RADIX_LOG,
-                             **timed(lambda: dom.ntt(x, False, out), args.reps)})
+                    d = domain(cname, k, radix)
+                    add({"curve": cname, "op": "ntt", "log_n": k, "ntt_radix_log": d.radix_log,
+                         **timed(lambda: d.ntt(x, False, out), args.reps)})
                 add({"curve": cname, "op": "coset_shift", "log_n": k, **timed(lambda: dom.coset_shift_evals(x), args.reps)})
                 del x, out
             if "h" in what:
@@ -208,9 +191,9 @@ def main() -> None:
                 a = rand_words(rng, n, 8, curve.r)
                 b = rand_words(rng, n, 8, curve.r)
                 for radix in ntt_radixes:
-                    with ntt_radix(radix):
-                        add({"curve": cname, "op": "h", "log_n": k, "ntt_radix_log": gntt.RADIX_LOG,
-                             **timed(lambda: dom.h_values(a.copy(), b.copy()), args.reps)})
+                    d = domain(cname, k, radix)
+                    add({"curve": cname, "op": "h", "log_n": k, "ntt_radix_log": d.radix_log,
+                         **timed(lambda: d.h_values(a.copy(), b.copy()), args.reps)})
                 del a, b
             for g, g2 in (("g1", False), ("g2", True)):
                 if g not in what or (g2 and k > args.g2_max):
@@ -223,7 +206,8 @@ def main() -> None:
                 add({"curve": cname, "op": f"msm_{g}", "log_n": k, **t, **st})
                 if k <= args.variant_max and cname in args.variant_curves:
                     side_by_side(add, cname, k, f"msm_{g}", variants, args.reps,
-                                 lambda m, st: gmsm.msm_window_sums(m, cname, g2, bases, sc, n, args.c, st), mod, gpu)
+                                 lambda m, st, p: gmsm.msm_window_sums(m, cname, g2, bases, sc, n, args.c, st, plan=p),
+                                 mod, gpu)
                 for tc in table_cs:
                     if gmsm.WindowTable.bytes_for(cname, g2, n, tc) > args.table_max_gib * (1 << 30):
                         continue
@@ -237,7 +221,8 @@ def main() -> None:
                          "table_gib": round(tab.nbytes / (1 << 30), 2)})
                     if k <= args.variant_max and cname in args.variant_curves:
                         side_by_side(add, cname, k, f"msm_{g}_table", variants, args.reps,
-                                     lambda m, st: gmsm.msm_window_sums(m, cname, g2, bases, sc, n, 0, st, tab), mod, gpu)
+                                     lambda m, st, p: gmsm.msm_window_sums(m, cname, g2, bases, sc, n, 0, st, tab, plan=p),
+                                     mod, gpu)
                     del tab
                 del bases, sc
             if "prove" in what and k <= args.g2_max:

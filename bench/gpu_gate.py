@@ -3,10 +3,9 @@
 (G1, G2; plain bases and window tables; one digit sort shared across MSMs and a suffix),
 an NTT and the H computation == the CPU core, both curves. Exit 0 when all agree.
 
-    python bench/gpu_gate.py [--partition-sort] [--define MACRO ...]
+    python bench/gpu_gate.py [--define MACRO ...]
 
-The flags select the fallbacks a benchmark can run with if the default path fails:
-the partition digit sort, or a kernel variant (e.g. SNARKD_PLAIN_FIELD).
+--define: check a kernel variant (GpuDevice's defines) instead of the default build.
 """
 from __future__ import annotations
 
@@ -24,21 +23,15 @@ sys.path.insert(0, str(REPO / "tests" / "gpu"))
 
 def main() -> int:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--partition-sort", action="store_true")
     ap.add_argument("--define", action="append", default=[])
     a = ap.parse_args()
-    from snarkd.gpu import module as gmodule
-    from snarkd.gpu import msm as gmsm
-
-    gmodule.DEFINES = tuple(a.define)
-    gmsm.PARTITION_SORT = a.partition_sort
     import cupy
     from gpu_helpers import ints_to_fr, native, rand_fr, rand_points
 
     from snarkd.config import default
     from snarkd.gpu import device as gdevice
 
-    dev = gdevice.get(0, cubin_dir=default("gpus.cubin_dir"))
+    dev = gdevice.get(0, cubin_dir=default("gpus.cubin_dir"), defines=tuple(a.define))
     R = {"bn254": 21888242871839275222246405745257275088548364400416034343698204186575808495617,
          "bls12_381": 0x73EDA753299D7D483339D80809A1D80553BDA402FFFE5BFEFFFFFFFF00000001}
     names = {"bn254": "bn128", "bls12_381": "bls12381"}

@@ -7,15 +7,16 @@
 # build      wheels from .whl/ (if any) into the machine's Python, the native core in place
 # tests      the GPU test suite (tests/gpu), with prebuilt cubins from .cubins/ when present
 # gpu        bench/gpu.py: NTT, G1/G2 MSM (plain and window table) at 2^20 and 2^24
-# first_use  bench/gpu_first_use.py on a 2^17 chain key, and one-shot `snarkd prove` cpu vs cuda
+# first_use  bench/gpu_first_use.py on the example keys (both curves: the packaged kernels' load against 100 ms)
+#            and on a 2^17 chain key, and one-shot `snarkd prove` cpu vs cuda
 # engine     bench/multi_gpu.py on a 2^20 chain key, devices [0] (and the tree in .old/ when present)
 # daemon     bench/daemon_gpu.py on a 2^20 chain key: the daemon over gRPC vs the in-process engine, j = 1..32
 # daemon2    the same on GPUs [0, 1] at j = 32 (an x2 machine)
 # doctor     snarkd doctor on the GPU machine
 # pack       $OUT as one results.tgz
 # key24      in the background: the 2^24 chain key (r1cs + snarkd setup) and, beside it, its witness
-# gate       bench/gpu_gate.py; on a mismatch, retries with the fallback (round-1 field code)
-#            and keeps the first that passes in $FLAGS for the steps after it
+# gate       bench/gpu_gate.py: the GPU MSMs, NTT and H against the CPU core (seconds); FLAGS (a kernel variant,
+#            e.g. FLAGS="--define X") apply to gate, round2/3 and large
 # round2     bench/gpu.py at 2^20 and 2^24, both curves, with kernel variants side by side ($VARIANTS)
 # round3     bench/gpu.py like round2, with the NTT's radix-2 passes beside the default (--ntt-radix 1)
 # large_stream  like large, with [gpus] memory_budget 12GiB: the key's bases do not fit and are streamed
@@ -31,7 +32,7 @@ mkdir -p "$OUT"
 export PYTHONUNBUFFERED=1 PYTHONPATH=$PWD/src${PYTHONPATH:+:$PYTHONPATH}
 [ -d .cubins ] && export SNARKD_GPU_CUBIN_DIR=$PWD/.cubins
 KEYS=/tmp/keys
-FLAGS=()
+read -r -a FLAGS <<< "${FLAGS:-}"
 T0=$(date +%s)
 KEY_WAIT=${KEY_WAIT:-330}
 step() { echo "=== $1 $(date +%T) (+$(( $(date +%s) - T0 )) s)"; }
@@ -63,6 +64,7 @@ for s in "$@"; do
     ;;
   first_use)
     step first_use
+    python3 bench/gpu_first_use.py --json "$OUT/first-use-examples.json" 2>&1 | grep -E "PASS|FAIL"  # both curves, fresh install
     python3 bench/make_chain_keys.py --power 17 --curves bn128 --no-check --out $KEYS 2>&1 | tail -2
     python3 bench/gpu_first_use.py --zkey $KEYS/chain17-bn128/circuit.zkey --wtns $KEYS/chain17-bn128/witness.wtns \
       --json "$OUT/first-use.json"
@@ -114,16 +116,12 @@ for s in "$@"; do
     ;;
   gate)
     step gate
-    FLAGS=()
-    for f in "" "--define SNARKD_PLAIN_FIELD"; do
-      if python3 bench/gpu_gate.py $f >> "$OUT/gate.log" 2>&1; then FLAGS=($f); echo "gate passed with flags: '$f'"; break; fi
-      echo "gate FAILED with flags: '$f'"
-    done
+    if python3 bench/gpu_gate.py "${FLAGS[@]}" >> "$OUT/gate.log" 2>&1; then echo "gate passed"; else echo "gate FAILED"; fi
     tail -3 "$OUT/gate.log"
     ;;
-  round2|round3)  # the same timings; round 2's defaults: the partition sort beside the default, no NTT radix
+  round2|round3)  # the same timings; round 3's default: the NTT's radix-2 passes beside the default
     step $s
-    if [ $s = round2 ]; then variants=${VARIANTS-partition=partition} radix=${NTT_RADIX-}; else variants=${VARIANTS-} radix=${NTT_RADIX-1}; fi
+    if [ $s = round2 ]; then variants=${VARIANTS-} radix=${NTT_RADIX-}; else variants=${VARIANTS-} radix=${NTT_RADIX-1}; fi
     python3 bench/gpu.py "${FLAGS[@]}" --curves bn254,bls12_381 --min 20 --max 24 --step 4 --what "${WHAT-ntt,h,g1,g2}" \
       --g2-max 20 --table-c 0 --reps 5 --tag h200-r${s#round} --out "$OUT" --ntt-radix "$radix" \
       --variants "$variants" --variant-curves "${VARIANT_CURVES-bn254,bls12_381}" 2>&1 | tail -80
@@ -144,7 +142,7 @@ for s in "$@"; do
     step ncu
     NCU=$(command -v ncu || ls /usr/local/cuda*/bin/ncu 2>/dev/null | head -1)
     if [ -z "$NCU" ]; then echo "no ncu on this machine"; else
-      "$NCU" --kernel-name g1_accum_affine --launch-count 1 --section SpeedOfLight --section ComputeWorkloadAnalysis \
+      "$NCU" --kernel-name g1_accum_range --launch-count 1 --section SpeedOfLight --section ComputeWorkloadAnalysis \
         --section WarpStateStats --section Occupancy --section LaunchStats --section InstructionStats --section MemoryWorkloadAnalysis \
         python3 bench/gpu.py --curves bn254 --min 22 --max 22 --what g1 --g2-max 0 --reps 1 --tag ncu --out /tmp/ncu \
         > "$OUT/ncu-g1-accum.txt" 2>&1

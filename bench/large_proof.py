@@ -2,7 +2,7 @@
 """One large proof in the engine on one GPU, key resident: time per proof, device memory, largest circuit.
 
     python bench/large_proof.py --key-dir /tmp/keys/chain24-bn128 --out DIR [--n1 3] [--n2 4] [--threads 16]
-                                [--partition-sort] [--define MACRO]
+                                [--define MACRO]
 
 The key directory is make_chain_keys.py's (circuit.zkey, witness.wtns: k = 3, x = 2). The
 in-process engine (devices [0], synthesis j = 1, one device worker, g2 on the device,
@@ -73,15 +73,9 @@ def main() -> int:
     ap.add_argument("--tables", default="auto")
     ap.add_argument("--gpu-budget", default="auto", help="[gpus] memory_budget (e.g. 12GiB: a key whose bases do not "
                     "fit beside a proof is streamed from the host)")
-    ap.add_argument("--partition-sort", action="store_true")
     ap.add_argument("--define", action="append", default=[])
     ap.add_argument("--cpu", action="store_true", help="a dry run of this script on the CPU backend (no GPU)")
     a = ap.parse_args()
-    from snarkd.gpu import module as gmodule
-    from snarkd.gpu import msm as gmsm
-
-    gmodule.DEFINES = tuple(a.define)
-    gmsm.PARTITION_SORT = a.partition_sort
     from multi_gpu import build_check, write_vk
 
     from snarkd.config import default
@@ -94,7 +88,7 @@ def main() -> int:
     kd = Path(a.key_dir)
     zkey = kd / "circuit.zkey"
     res: dict = {"benchmark": "one large proof in the engine (bench/large_proof.py)", "date": time.strftime("%Y-%m-%dT%H:%M:%S"),
-                 "build": build_check(), "variant": {"defines": list(a.define), "partition_sort": a.partition_sort},
+                 "build": build_check(), "variant": {"defines": list(a.define)},
                  "zkey_bytes": zkey.stat().st_size}
 
     def save():
@@ -113,6 +107,8 @@ def main() -> int:
                        memory_budget=100 * GiB, g2_on_device=True, self_verify=True, msm_tables=a.tables,
                        gpu_memory_budget=a.gpu_budget,
                        cubin_dir=default("gpus.cubin_dir"), queue_depth=2)
+    if a.define and not a.cpu:  # the device's kernel variant, set before the engine's backend takes the device
+        gdevice.get(0, cubin_dir=cfg.cubin_dir, defines=tuple(a.define))
     eng = Engine(cfg)
     t0 = time.monotonic()
     key = eng.keys.load("k", str(zkey)).key
@@ -169,7 +165,7 @@ def main() -> int:
                                 "latencies_s": [round(x, 3) for x in lat], "rows": rows}
             log(f"pipelined: {res['pipelined']['s_per_proof']} s/proof")
         st = eng.status()
-        res["self_verify_failed"] = st["jobs"].get("self_verify_failed")
+        res["self_verify_failed"] = st.jobs.self_verify_failed
         res["device_peak_used_gib"] = round(mem.peak / GiB, 2)
         res["device_used_before_gib"] = round((total - free0) / GiB, 2)
         res["host_peak_rss_gib"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / (1 << 20), 2)

@@ -175,12 +175,12 @@ def run_engine(zkey: Path, ws: list, devices: tuple, *, j: int, wpd: int, fin: i
         t0 = time.monotonic()
         drive(warm, 0)  # key upload per device, modules, NTT domains, pools
         t_warm = time.monotonic() - t0
-        busy0 = eng.device_busy_seconds()
+        busy0 = {d.name: d.busy_s for d in eng.status().devices}
         with SmiSampler() as smi:
             t0 = time.monotonic()
             jobs = drive(n, warm)
             wall = time.monotonic() - t0
-        busy1 = eng.device_busy_seconds()
+        busy1 = {d.name: d.busy_s for d in eng.status().devices}
         st = eng.status()
     finally:
         eng.stop(10)
@@ -212,7 +212,7 @@ def run_engine(zkey: Path, ws: list, devices: tuple, *, j: int, wpd: int, fin: i
         "finalize_workers": fin, "threads": threads, "inflight_c": c, "proofs": n, "warmup_proofs": warm,
         "warmup_s": round(t_warm, 3), "wall_s": round(wall, 4), "s_per_proof": round(wall / n, 5),
         "proofs_per_s": round(n / wall, 3), "completed": len(proofs), "failed": failed, "mixups": mixups,
-        "self_verify_failed": st["jobs"].get("self_verify_failed"),
+        "self_verify_failed": st.jobs.self_verify_failed,
         "proofs_per_device": per_dev,
         "busy_fraction_engine": {k: round((busy1[k] - busy0.get(k, 0.0)) / wall, 4) for k in busy1},
         "busy_fraction_spans": {k: round(v / 1000 / wall, 4) for k, v in dev_ms.items()},

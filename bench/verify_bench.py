@@ -25,14 +25,14 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
-sys.path[:0] = [str(REPO / "tests"), str(REPO / "src")]
+sys.path[:0] = [str(REPO / "tests"), str(REPO / "tests" / "verifier"), str(REPO / "src")]
 
 import conftest  # noqa: E402
 import oracle  # noqa: E402
 
 import snarkd.verifier.groth16 as g16  # noqa: E402
 from snarkd.verifier import verify_files  # noqa: E402
-from snarkd.verifier.reference import verify_reference  # noqa: E402
+from ref_verifier import verify_reference  # noqa: E402
 
 
 def timed(fn, runs: int, setup=None) -> dict:

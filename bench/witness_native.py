@@ -80,17 +80,20 @@ def circuits(names: list[str]):
             raise SystemExit(f"unknown circuit {name!r}")
 
 
+TIME = shutil.which("time") or "/usr/bin/time"
+
+
 def timed(cmd: list[str], env: dict | None = None) -> tuple[float, int]:
-    """(wall seconds, peak RSS bytes) of one child process."""
+    """(wall seconds, peak RSS bytes) of one child process. The RSS comes from GNU time: a child's own
+    rusage would count the pages it shared with this (large) process between fork and exec."""
     start = time.perf_counter()
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
-    _, status, usage = os.wait4(proc.pid, 0)
+    proc = subprocess.run([TIME, "-f", "maxrss_kib=%M", *cmd], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                          env=env, text=True)
     wall = time.perf_counter() - start
-    err = proc.stderr.read().decode(errors="replace")
-    proc.stderr.close()
-    if os.waitstatus_to_exitcode(status) != 0:
-        raise RuntimeError(f"{' '.join(cmd[:5])} failed: {err[-2000:]}")
-    return wall, usage.ru_maxrss * 1024
+    if proc.returncode != 0:
+        raise RuntimeError(f"{' '.join(cmd[:5])} failed: {proc.stderr[-2000:]}")
+    rss = [line for line in proc.stderr.splitlines() if line.startswith("maxrss_kib=")][-1]
+    return wall, int(rss.split("=")[1]) * 1024
 
 
 def median_ms(xs: list[float]) -> float:

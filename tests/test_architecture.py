@@ -1,8 +1,10 @@
-"""The architecture, checked: the layer contracts in pyproject.toml hold, and no module imports
-itself back through others (counting imports inside functions too)."""
+"""The architecture, checked: the layer contracts in pyproject.toml hold, no module imports itself back
+through others (counting imports inside functions too), and ARCHITECTURE.md's module index names exactly
+the modules there are."""
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 import sys
@@ -67,3 +69,30 @@ def test_no_import_cycles():
     # a package's __init__ re-exporting its modules is not a cycle of the design: leave the packages out
     modules = {m for m in graph.modules if not graph.find_children(m)}
     assert _cycles(graph, modules) == []
+
+
+def test_the_module_index_names_every_module():
+    text = (REPO / "ARCHITECTURE.md").read_text()
+    index = text[text.index("## Module index"):]
+    block = index[index.index("```text") + 7: index.index("```", index.index("```text") + 7)]
+    named = [m.group(1) for m in re.finditer(r"^(\S+\.py)\s+\S", block, re.M)]
+    root = REPO / "src" / "snarkd"
+    there = sorted(p.relative_to(root).as_posix() for p in root.rglob("*.py")
+                   if p.name not in ("__init__.py", "__main__.py") and "proto" not in p.relative_to(root).parts)
+    assert sorted(set(named) - set(there)) == [], "named in ARCHITECTURE.md's module index, but not in the tree"
+    assert sorted(set(there) - set(named)) == [], "modules missing from ARCHITECTURE.md's module index"
+    assert len(named) == len(set(named)), "a module named twice"
+
+
+def test_the_daemon_asks_its_engine_only_what_the_contract_declares():
+    """daemon/ reaches an engine only through snarkd.engine.contract.ProvingEngine's members (so Engine and
+    ClusterEngine, which both pass tests/engine/test_contract.py, serve it alike)."""
+    sys.path.insert(0, str(REPO / "src"))
+    from snarkd.engine.contract import ProvingEngine
+
+    members = {n for n in dir(ProvingEngine) if not n.startswith("_")} | set(ProvingEngine.__annotations__)
+    used = set()
+    for path in (REPO / "src" / "snarkd" / "daemon").glob("*.py"):
+        used |= set(re.findall(r"\b(?:self|service|outer)\.engine\.(\w+)", path.read_text()))
+        used |= set(re.findall(r"\bengine\.(\w+)\(", path.read_text())) - {"contract", "paths"}
+    assert used and used - members == set()

@@ -1,12 +1,7 @@
 """Errors that reach the user, each with the exit code the CLI returns for it.
 
-Exit codes (documented in `snarkd --help` and README.md):
-  0  success (for `verify`: the proof is valid)
-  1  `verify`: the proof is invalid
-  2  usage error (bad command line)
-  3  bad input: a file is missing, unreadable, malformed, or inconsistent with another input
-  4  internal error or failed self-check (a bug: please report it)
-  5  daemon error: cannot reach, start or stop the daemon
+The exit codes and what they mean are EXIT_CODES, written once: `snarkd --help` prints them and
+tests/cli/test_prove_cli.py checks README.md's table against them.
 """
 
 from __future__ import annotations
@@ -17,6 +12,15 @@ EXIT_USAGE = 2
 EXIT_BAD_INPUT = 3
 EXIT_INTERNAL = 4
 EXIT_DAEMON = 5
+EXIT_CODES = {
+    EXIT_OK: "success (`verify`: the proof is valid)",
+    EXIT_INVALID: "`verify`: the proof is invalid",
+    EXIT_USAGE: "usage error (also `--backend cuda` on a machine without a usable GPU)",
+    EXIT_BAD_INPUT: "bad input: a file is missing, malformed, or does not match another input (the message names the "
+                    "file and field)",
+    EXIT_INTERNAL: "internal error or failed self-check (also `snarkd doctor` when a check fails)",
+    EXIT_DAEMON: "daemon error: cannot reach, start or stop the daemon",
+}
 
 
 class SnarkdError(Exception):
@@ -49,6 +53,12 @@ class MismatchError(InputError):
 
 class DaemonError(SnarkdError):
     exit_code = EXIT_DAEMON
+
+
+class UsageError(SnarkdError):
+    """A command line asking for what this install cannot do (an optional extra not installed)."""
+
+    exit_code = EXIT_USAGE
 
 
 class BackendUnavailable(SnarkdError):

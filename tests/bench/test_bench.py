@@ -22,6 +22,9 @@ from snarkd.daemon.client import Client  # noqa: E402
 BUDGET = 32 << 20
 
 
+pytestmark = pytest.mark.slow  # a daemon in a subprocess: the slow tier (pytest -m "not slow" leaves it out)
+
+
 @pytest.fixture(scope="module")
 def chain_bn128():
     source = oracle.load_circuit_source("chain.circom", N=10)
@@ -123,3 +126,17 @@ def test_report_math():
     sm = summarize(run)["summary"]
     assert sm["completed"] == 1 and sm["failed"] == 1 and sm["s_per_proof"] == 10.0
     assert sm["device_busy_fraction"] == {"cpu": 0.5} and sm["phase_median_ms"] == {"device": 3000.0}
+
+
+def test_timeline_without_matplotlib_says_how_to_get_it(monkeypatch, tmp_path, capsys):
+    """matplotlib is the `plot` extra: without it --timeline fails at once (exit 2, before any job), naming it."""
+    import importlib.util
+
+    from snarkd.cli import main
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "matplotlib" else real(name, *a))
+    code = main(["bench", "--addr", "127.0.0.1:1", "--key", "k", "--witness", str(tmp_path / "w.wtns"),
+                 "--timeline", str(tmp_path / "t.png")])
+    assert code == 2 and "pip install 'snarkd[plot]'" in capsys.readouterr().err
+    assert not (tmp_path / "t.png").exists()

@@ -3,6 +3,8 @@ messages, nothing written. Proofs are judged by `snarkjs groth16 verify`."""
 
 from __future__ import annotations
 
+import pytest
+
 import oracle
 from clirun import snarkd
 from containers import section_offset
@@ -44,6 +46,7 @@ def test_check_sound_key_and_witness(chain_circuit):
     assert res.stdout.count("  ok    section") == 8  # 7 of points, 1 of coefficients against the circuit
 
 
+@pytest.mark.slow
 def test_check_names_the_damaged_point(chain_circuit, tmp_path):
     key = damaged_key(chain_circuit, tmp_path, 8, 4)  # C[4]
     res = snarkd("check", key)
@@ -62,6 +65,7 @@ def test_check_names_the_first_failing_constraint(chain_circuit, tmp_path):
     assert "(A·w)·(B·w) != C·w" in res.stdout
 
 
+@pytest.mark.slow
 def test_check_bad_input_and_usage(chain_circuit, many_public_circuit, tmp_path):
     res = snarkd("check", chain_circuit.zkey, many_public_circuit.r1cs, chain_circuit.wtns)
     assert res.returncode == 3 and "nWires" in res.stderr, res.stderr
@@ -81,6 +85,7 @@ def test_prove_refuses_a_key_with_a_point_off_the_curve(chain_circuit, tmp_path)
     assert not proof.exists() and not public.exists()
 
 
+@pytest.mark.slow
 def test_prove_refuses_an_unsatisfying_witness_and_no_verify_shows_why(chain_circuit, tmp_path):
     w = edited_witness(chain_circuit, tmp_path, 7)
     proof, public = tmp_path / "proof.json", tmp_path / "public.json"
@@ -105,6 +110,7 @@ def test_prove_refuses_a_key_damaged_on_the_curve(chain_circuit, tmp_path):
     assert not list(tmp_path.glob("*.json"))
 
 
+@pytest.mark.slow
 def test_prove_self_check_is_timed_and_proofs_verify(chain_circuit, tmp_path):
     proof, public = tmp_path / "proof.json", tmp_path / "public.json"
     res = snarkd("prove", "--timings", chain_circuit.zkey, chain_circuit.wtns, proof, public)
@@ -113,6 +119,7 @@ def test_prove_self_check_is_timed_and_proofs_verify(chain_circuit, tmp_path):
     assert oracle.snarkjs_verify(chain_circuit.vk, public, proof)
 
 
+@pytest.mark.slow
 def test_check_names_a_key_not_made_from_the_circuit(chain_circuit, tmp_path):
     data = bytearray(chain_circuit.zkey.read_bytes())
     e = section_offset(data, 4) + 4 + 44 * 3  # coefficient entry 3: its value

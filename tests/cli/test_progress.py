@@ -47,6 +47,7 @@ def test_wanted():
     assert not wanted(None, quiet=False, large=True)  # pytest's stderr is not a terminal
 
 
+@pytest.mark.slow
 def test_prove_bar(tmp_path):
     args = ("prove", EXAMPLE / "chain.zkey", EXAMPLE / "chain.wtns", tmp_path / "p.json", tmp_path / "q.json")
     code, err = on_terminal(*args)  # a small key: no bar even on a terminal
@@ -62,6 +63,7 @@ def test_prove_bar(tmp_path):
     assert (tmp_path / "p.json").read_text()
 
 
+@pytest.mark.slow
 def test_setup_bar_and_quiet(tmp_path):
     code, err = on_terminal("setup", EXAMPLE / "chain.r1cs", tmp_path / "a.zkey", "--seed", "01")
     assert code == 0 and "setup B2: 100%|" in err, err
@@ -70,6 +72,7 @@ def test_setup_bar_and_quiet(tmp_path):
     assert (tmp_path / "a.zkey").read_bytes() == (tmp_path / "b.zkey").read_bytes()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("flags, shown", [((), False), (("--progress",), True), (("--progress", "--quiet"), True),
                                           (("--quiet",), False)])
 def test_witness_bar(tmp_path, flags, shown):

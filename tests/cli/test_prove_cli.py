@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
+from pathlib import Path
 
+import pytest
 import oracle
 
 
@@ -30,6 +33,7 @@ def test_prove_then_snarkjs_and_snarkd_verify(chain_circuit, tmp_path):
     assert snarkd("verify", chain_circuit.vk, public, tmp_path / "bad.json").returncode == 1
 
 
+@pytest.mark.slow
 def test_export_vk_equals_snarkjs(all_circuits, tmp_path):
     for case in all_circuits:
         out = tmp_path / f"{case.name}.json"
@@ -81,6 +85,7 @@ def test_verify_bad_json_is_bad_input(chain_circuit, tmp_path):
     assert "garbage.json" in res.stderr
 
 
+@pytest.mark.slow
 def test_verify_public_value_not_below_r_is_invalid(chain_circuit, tmp_path):
     from snarkd.curves import curve_by_name
 
@@ -91,14 +96,20 @@ def test_verify_public_value_not_below_r_is_invalid(chain_circuit, tmp_path):
     assert snarkd("verify", chain_circuit.vk, tmp_path / "pub2.json", proof).returncode == 1
 
 
-def test_help_documents_exit_codes():
+def test_help_and_readme_document_the_exit_codes():
+    from snarkd.errors import EXIT_CODES
+
     res = snarkd("--help")
     assert res.returncode == 0
     assert "exit codes" in res.stdout and "bad input" in res.stdout
     res = snarkd("prove", "--help")
     assert "exit codes" in res.stdout
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    table = dict(re.findall(r"^\| (\d) \| (.*) \|$", readme, re.M))
+    assert {int(k): v for k, v in table.items()} == EXIT_CODES
 
 
+@pytest.mark.slow
 def test_backend_cpu_and_unavailable_cuda(chain_circuit, tmp_path):
     proof, public = tmp_path / "proof.json", tmp_path / "public.json"
     res = snarkd("prove", "--backend", "cpu", chain_circuit.zkey, chain_circuit.wtns, proof, public)

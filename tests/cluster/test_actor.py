@@ -18,6 +18,9 @@ from snarkd.engine import KeyStore  # noqa: E402
 from snarkd.formats.wtns import read_wtns, wtns_bytes  # noqa: E402
 
 
+pytestmark = pytest.mark.slow  # Ray engine actors: the slow tier (pytest -m "not slow" leaves it out)
+
+
 @pytest.fixture
 def actor(tmp_path):
     settings = {**EngineConfig(synthesis_workers=1, threads=1, workers_per_device=1).__dict__, "wasm_cache": "off"}
@@ -52,7 +55,7 @@ def test_key_by_path_and_a_proof_snarkjs_accepts(actor, chain_circuit, tmp_path)
     reply = actor.prove("k", "job.0.1", witness=readonly(read_wtns(chain_circuit.wtns)))
     assert check(chain_circuit, tmp_path, reply)
     assert reply["timings"]["total"] > 0 and all(s["worker"].startswith("a1@test/") for s in reply["spans"])
-    assert actor.status()["engine"]["jobs"]["completed"] == 1
+    assert actor.status()["engine"].jobs.completed == 1
 
 
 def test_a_shipped_key_is_written_once_to_the_node_cache(actor, tmp_path):

@@ -28,6 +28,9 @@ HERE = Path(__file__).resolve().parent
 CURVES = ("bn128", "bls12381")
 
 
+pytestmark = pytest.mark.slow  # a Ray cluster in a network namespace: the slow tier (pytest -m "not slow" leaves it out)
+
+
 def _shared_dir(tmp_path_factory, worker_id: str) -> Path:
     """A directory the xdist workers of this run share. Not under pytest's numbered temp directories:
     another pytest session on the machine may remove those (it keeps the 3 newest) while the scenario runs."""

@@ -13,6 +13,9 @@ from snarkd.config import Config, ConfigError
 from snarkd.daemon.netcheck import free_tcp_port as free_port
 
 
+pytestmark = pytest.mark.slow  # daemons in subprocesses: the slow tier (pytest -m "not slow" leaves it out)
+
+
 def test_single_daemon_start_leaves_ray_unimported(tmp_path, chain_circuit):
     addr = f"127.0.0.1:{free_port()}"
     cfg = tmp_path / "snarkd.toml"

@@ -47,6 +47,16 @@ def test_errors_name_key_and_line(tmp_path, text, line, needle):
     assert needle in msg
 
 
+def test_a_control_socket_path_too_long_is_a_config_error_only_where_one_is_used(tmp_path):
+    deep = tmp_path / ("d" * 60) / ("e" * 60)
+    text = f'[daemon]\npid_file = "{deep}/s.pid"\n'
+    assert load(text, tmp_path).daemon.control_socket.endswith("s.ctl")  # no TLS, no tokens: not used
+    (tmp_path / "tokens").write_text("me admin " + "t" * 40 + "\n")
+    (tmp_path / "tokens").chmod(0o600)
+    with pytest.raises(ConfigError, match=r"\[daemon\] control_socket = .*longer than the 107 bytes"):
+        load(text + f'token_file = "{tmp_path / "tokens"}"\n', tmp_path)
+
+
 def test_defaults_paths_and_env_override(tmp_path):
     (tmp_path / "cache").mkdir()
     (tmp_path / "other").mkdir()

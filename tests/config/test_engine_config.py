@@ -26,7 +26,7 @@ def test_defaults_and_from_config(tmp_path):
     assert load("[pipeline]\ng2_on_device = true\n", tmp_path).pipeline.g2_on_device is True
     with pytest.raises(ConfigError, match='g2_on_device = "yes": expected true, false or "auto"'):
         load('[pipeline]\ng2_on_device = "yes"\n', tmp_path)
-    assert eng.expected_workers() == {"synthesis": 3, "device": 2, "finalize": 1}
+    assert {k: w.expected for k, w in eng.status().workers.items()} == {"synthesis": 3, "device": 2, "finalize": 1}
 
 
 def test_pipeline_keys_change_the_fingerprint(tmp_path):

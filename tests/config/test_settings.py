@@ -4,10 +4,12 @@ table and EngineConfig are derived from the declarations, and only the config la
 from __future__ import annotations
 
 import re
+import typing
 from pathlib import Path
 
 from snarkd.config import SETTINGS, Config, EngineConfig
 from snarkd.config.render import example_toml, readme_table
+from snarkd.config.sections import SECTION_CLASSES, GpusSection, section_keys
 from snarkd.config.settings import ENGINE_SETTINGS, SECTIONS
 
 REPO = Path(__file__).resolve().parents[2]
@@ -47,6 +49,17 @@ def test_engine_config_is_derived():
     assert fields == [s.engine for s in ENGINE_SETTINGS]
     ec = EngineConfig()
     assert (ec.synthesis_workers, ec.workers_per_device, ec.msm_tables, ec.devices) == (2, 2, "auto", ())
+
+
+def test_each_section_is_a_typed_class_with_a_field_per_setting(tmp_path):
+    assert list(SECTION_CLASSES) == list(SECTIONS), "a section of SETTINGS has no class in config/sections.py"
+    for sec, cls in SECTION_CLASSES.items():
+        assert section_keys(cls) == [s.key for s in SETTINGS if s.section == sec], sec
+        hints = typing.get_type_hints(cls)
+        assert all(hints[k] is not object for k in section_keys(cls)), sec
+    cfg = Config.from_text('[gpus]\nstream_bases = "on"\n', str(tmp_path / "c.toml"), tmp_path, env={})
+    assert isinstance(cfg.gpus, GpusSection) and cfg.gpus.stream_bases == "on"
+    assert EngineConfig.from_config(cfg).stream_bases == "on"
 
 
 def test_only_the_config_layer_reads_the_environment():

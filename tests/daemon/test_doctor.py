@@ -26,6 +26,7 @@ def run_doctor(cfg: Path | None = None):
     return r, report, {c["name"]: c for c in report["checks"]}
 
 
+@pytest.mark.slow
 def test_report_on_this_machine(setup):
     cfg = setup.write()
     r, report, checks = run_doctor(cfg)
@@ -70,6 +71,7 @@ def test_missing_cupy(setup):
     assert checks["cupy"]["level"] == "fail" and "[gpus] devices = [0]: the daemon will not start" in checks["cupy"]["detail"]
 
 
+@pytest.mark.slow
 def test_busy_port_names_the_holder_and_a_running_daemon_is_fine(setup, reaper):
     holder = socket.socket()
     holder.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -163,6 +165,7 @@ def test_bad_config(setup):
     assert checks["native"]["level"] == "ok"  # the machine's checks still run
 
 
+@pytest.mark.slow
 def test_start_failure_points_at_doctor(setup, tmp_path):
     bad = tmp_path / "bad.zkey"
     bad.write_bytes(b"garbage" * 50)

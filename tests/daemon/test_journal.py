@@ -19,6 +19,9 @@ from snarkd.engine import AlreadyExists, Busy
 from snarkd.verifier import verify
 
 
+pytestmark = pytest.mark.slow  # daemons in subprocesses: the slow tier (pytest -m "not slow" leaves it out)
+
+
 def test_journal_rows_spool_and_retention(tmp_path):
     j = Journal(str(tmp_path / "jobs.db"), spool_max=100, retention=60)
     j.start()

@@ -7,11 +7,15 @@ import json
 import urllib.request
 from pathlib import Path
 
+import pytest
 from daemon_helpers import free_port, snarkd, start_daemon
 
 from snarkd.daemon.client import Client
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "chain-bn128"
+
+
+pytestmark = pytest.mark.slow  # daemons in subprocesses: the slow tier (pytest -m "not slow" leaves it out)
 
 
 def metric(text: str, name: str) -> float:

@@ -10,7 +10,11 @@ import subprocess
 import sys
 import time
 
+import pytest
 from daemon_helpers import alive, env, parse_started, port_free, snarkd, status_json, wait_gone
+
+
+pytestmark = pytest.mark.slow  # daemons in subprocesses: the slow tier (pytest -m "not slow" leaves it out)
 
 
 def assert_nothing_left(setup, pid=None):

@@ -23,6 +23,9 @@ max_inputs_depth = 4
 """
 
 
+pytestmark = pytest.mark.slow  # daemons in subprocesses: the slow tier (pytest -m "not slow" leaves it out)
+
+
 @pytest.fixture(scope="module")
 def small(tmp_path_factory, chain_bn128):
     circ, wtns = chain_bn128

@@ -10,11 +10,15 @@ import subprocess
 import time
 from pathlib import Path
 
+import pytest
 from daemon_helpers import snarkd, start_daemon
 
 from snarkd.daemon.client import Client
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+
+
+pytestmark = pytest.mark.slow  # daemons in subprocesses: the slow tier (pytest -m "not slow" leaves it out)
 
 
 def wait_for(predicate, timeout: float = 10.0) -> bool:

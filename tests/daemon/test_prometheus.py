@@ -29,6 +29,9 @@ SOMETIMES = ("snarkd_device_kernel_busy_seconds",)  # kernel time is measured on
 COMPARISON = re.compile(r"^(?P<lhs>.+)\s(?P<op>==|!=|>=|<=|>|<)\s(?P<rhs>-?[0-9.]+(?:e-?[0-9]+)?)$", re.S)
 
 
+pytestmark = pytest.mark.slow  # a real Prometheus: the slow tier (pytest -m "not slow" leaves it out)
+
+
 def tool(name: str) -> str:
     path = shutil.which(name)
     if path is None:

@@ -23,6 +23,9 @@ PROVE_TOKEN = "p-" + "1" * 30
 ADMIN_TOKEN = "a-" + "2" * 30
 
 
+pytestmark = pytest.mark.slow  # daemons in subprocesses: the slow tier (pytest -m "not slow" leaves it out)
+
+
 def write_tokens(d, mode=0o600):
     path = d / "tokens"
     path.write_text(f"# name role token\nalice prove {PROVE_TOKEN}\nbob prove p-{'3' * 30}\n"

@@ -18,6 +18,9 @@ from snarkd.daemon.client import Client, RemoteDaemonError, RemoteInputError
 from snarkd.errors import InputError
 
 
+pytestmark = pytest.mark.slow  # daemons in subprocesses: the slow tier (pytest -m "not slow" leaves it out)
+
+
 @pytest.fixture(scope="module")
 def daemon(tmp_path_factory, chain_bn128):
     """One foreground daemon with the chain key preloaded, shared by the request tests."""

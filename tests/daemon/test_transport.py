@@ -17,6 +17,9 @@ from snarkd.daemon.proto import snarkd_pb2_grpc as pb_grpc
 from snarkd.errors import InputError
 
 
+pytestmark = pytest.mark.slow  # daemons in subprocesses: the slow tier (pytest -m "not slow" leaves it out)
+
+
 @pytest.fixture(scope="module")
 def daemon(tmp_path_factory, chain_bn128):
     circ, wtns = chain_bn128

@@ -67,9 +67,9 @@ def test_pipeline_witness_partitions_inputs_verify(chain_circuit, tmp_path, stop
     for p in (jobs[0].partitions[0], jobs[3].partitions[2], jobs[4].partitions[1]):
         assert snarkjs_ok(circ, tmp_path, p.result.proof, p.result.public)
     st = eng.status()
-    assert st["jobs"]["completed"] == 5 and st["jobs"]["partitions_completed"] == 8
-    assert st["memory"]["used"] == 0 and st["partitions_in_flight"] == 0
-    assert st["devices"][0]["busy_s"] > 0
+    assert st.jobs.completed == 5 and st.jobs.partitions_completed == 8
+    assert st.memory.used == 0 and st.partitions_in_flight == 0
+    assert st.devices[0].busy_s > 0
     assert eng.keys.list()[0].users == 0 and eng.keys.list()[0].proofs == 8
 
 
@@ -108,24 +108,24 @@ def test_cancel_queued_and_running(chain_bn128, stop_after):
     running = eng.submit("k", data, witnesses=None)
     queued = eng.submit("k", witnesses=[data, data])
     deadline = time.monotonic() + 10
-    while eng.status()["jobs"]["running"] == 0:
+    while eng.status().jobs.running == 0:
         assert time.monotonic() < deadline
         time.sleep(0.01)
-    assert eng.status()["jobs"]["queued"] == 1 and eng.status()["queues"]["pending"] == 2
+    assert eng.status().jobs.queued == 1 and eng.status().queues.pending == 2
     assert eng.cancel(queued.id) == (CANCELLED, True)
-    assert queued.done.is_set() and eng.status()["queues"]["pending"] == 0
+    assert queued.done.is_set() and eng.status().queues.pending == 0
     t0 = time.monotonic()
     assert eng.cancel(running.id) == (CANCELLED, True)
     assert eng.await_(running.id, 5).state == CANCELLED
     # the running partition leaves the pipeline promptly: memory back, key released
-    while eng.status()["partitions_in_flight"] or eng.keys.list()[0].users:
+    while eng.status().partitions_in_flight or eng.keys.list()[0].users:
         assert time.monotonic() - t0 < 5, eng.status()
         time.sleep(0.01)
-    assert eng.status()["memory"]["used"] == 0
+    assert eng.status().memory.used == 0
     assert eng.cancel(running.id) == (CANCELLED, False)
     assert all(p.result is None for p in (*running.partitions, *queued.partitions))
-    st = eng.status()["jobs"]
-    assert st["cancelled"] == 2 and st["completed"] == 0
+    st = eng.status().jobs
+    assert st.cancelled == 2 and st.completed == 0
 
 
 def test_cancel_during_device_stage_drops_result(chain_bn128, stop_after, monkeypatch):
@@ -149,11 +149,11 @@ def test_cancel_during_device_stage_drops_result(chain_bn128, stop_after, monkey
     assert eng.cancel(job.id) == (CANCELLED, True)
     release.set()
     deadline = time.monotonic() + 10
-    while eng.status()["partitions_in_flight"]:
+    while eng.status().partitions_in_flight:
         assert time.monotonic() < deadline
         time.sleep(0.01)
-    assert job.state == CANCELLED and job.result is None and eng.status()["memory"]["used"] == 0
-    assert eng.status()["jobs"]["partitions_completed"] == 0
+    assert job.state == CANCELLED and job.result is None and eng.status().memory.used == 0
+    assert eng.status().jobs.partitions_completed == 0
 
 
 def _overlap(job) -> int:
@@ -184,12 +184,12 @@ def test_memory_budget_admits_one_partition_at_a_time(chain_bn128, stop_after, t
     assert eng.await_(job.id, 120).state == COMPLETED, job.error
     vk = json.loads(circ.vk.read_text())
     assert all(verify(vk, r.public, r.proof) for r in job.results)
-    mem = eng.status()["memory"]
-    assert mem["peak"] <= mem["budget"] and mem["used"] == 0
+    mem = eng.status().memory
+    assert mem.peak <= mem.budget and mem.used == 0
     if tight:
-        assert _overlap(job) == 1 and mem["waits"] >= 1, (_overlap(job), mem)
+        assert _overlap(job) == 1 and mem.waits >= 1, (_overlap(job), mem)
     else:
-        assert _overlap(job) >= 2 and mem["waits"] == 0, (_overlap(job), mem)
+        assert _overlap(job) >= 2 and mem.waits == 0, (_overlap(job), mem)
 
 
 def test_partition_larger_than_budget_is_refused(chain_bn128, stop_after):
@@ -199,7 +199,7 @@ def test_partition_larger_than_budget_is_refused(chain_bn128, stop_after):
     eng.start()
     with pytest.raises(TooLarge, match="memory budget"):
         eng.submit("k", wtns.read_bytes())
-    assert eng.status()["jobs"]["rejected"] == 1 and eng.keys.list()[0].users == 0
+    assert eng.status().jobs.rejected == 1 and eng.keys.list()[0].users == 0
 
 
 @pytest.mark.parametrize("self_verify", [True, False])
@@ -224,7 +224,7 @@ def test_self_verification_catches_a_bad_proof(chain_bn128, stop_after, monkeypa
         # (INVALID_ARGUMENT through the daemon); the counter tells an operator when it is every proof
         assert job.state == FAILED and "self-verification failed" in job.error and job.error_kind == "input"
         assert "does not satisfy the circuit's constraints (or the key is damaged)" in job.error
-        assert job.result is None and eng.status()["jobs"]["self_verify_failed"] == 1
+        assert job.result is None and eng.status().jobs.self_verify_failed == 1
     else:  # off: the (bad) proof goes out, as configured
         assert job.state == COMPLETED and "verify" not in job.result.timings
         assert not verify(json.loads(circ.vk.read_text()), job.result.public, job.result.proof)
@@ -258,7 +258,7 @@ def test_stop_cancels_queued_and_takes_no_more(chain_bn128):
     jobs = [eng.submit("k", wtns.read_bytes()) for _ in range(3)]
     t0 = time.monotonic()
     res = eng.stop(drain_timeout=0.3)
-    assert res["cancelled"] == 3 and all(j.state == CANCELLED for j in jobs)
+    assert res.cancelled == 3 and all(j.state == CANCELLED for j in jobs)
     assert eng.join_workers(5) and time.monotonic() - t0 < 5
     from snarkd.engine import Unavailable
 
@@ -274,4 +274,4 @@ def test_deep_inputs_json_is_refused_at_submit(chain_circuit, stop_after):
     deep = "[" * 100_000 + "]" * 100_000
     with pytest.raises(InputError, match="nests arrays or objects"):
         eng.submit("k", inputs=['{"k": ' + deep + "}"])
-    assert eng.status()["jobs"]["rejected"] == 1
+    assert eng.status().jobs.rejected == 1

@@ -17,6 +17,7 @@ json_values = st.recursive(st.none() | st.booleans() | st.integers() | st.text(a
                                st.text(alphabet='k[]{}"\\', max_size=3), inner, max_size=3), max_leaves=25)
 
 
+@pytest.mark.slow
 @settings(max_examples=500, deadline=None)
 @given(json_values)
 def test_json_depth_matches_the_parsed_value(value):
@@ -45,6 +46,7 @@ def test_request_bounds():
         check_request(cfg, inputs=["{}", "{" + " " * 99 + "}"])
 
 
+@pytest.mark.slow
 def test_unfinished_jobs_are_bounded(chain_bn128):
     circ, wtns = chain_bn128
     keys = KeyStore(wasm_cache="off")

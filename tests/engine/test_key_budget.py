@@ -12,6 +12,7 @@ import oracle
 from cases import build_case
 from snarkd.engine import COMPLETED, Engine, EngineConfig
 from snarkd.engine.residency import make_device_room
+from snarkd.gpu.resident import Residency
 from snarkd.verifier import verify
 
 KEYS = ("chain", "many_public", "no_public")
@@ -82,12 +83,12 @@ def test_concurrent_jobs_on_more_keys_than_the_budget_all_verify(cases, engine, 
         assert verify(vks[name], job.result.public, job.result.proof), name
         if "key_load" in job.timings:
             reloaded.append((name, job))
-    st = eng.status()["keys"]
-    assert st["evictions"]["host"] >= 2 and st["reloads"] >= 1, st
-    assert st["reloads"] == len(reloaded) == sum(lk.reloads for lk in eng.keys.list())
-    assert st["evictions"]["host"] == sum(lk.evictions for lk in eng.keys.list())
+    st = eng.status().keys
+    assert st.evictions["host"] >= 2 and st.reloads >= 1, st
+    assert st.reloads == len(reloaded) == sum(lk.reloads for lk in eng.keys.list())
+    assert st.evictions["host"] == sum(lk.evictions for lk in eng.keys.list())
     assert not in_use_evicted  # the hook runs with the key out of the store: nobody may be using it
-    assert len(resident(eng)) <= 2 and st["resident"]["host"] == len(resident(eng))
+    assert len(resident(eng)) <= 2 and st.resident["host"] == len(resident(eng))
     assert sum(lk.proofs for lk in eng.keys.list()) == 30
     # a proof made with a reloaded key is one snarkjs accepts
     name, job = reloaded[0]
@@ -126,9 +127,9 @@ def test_host_budget_in_bytes(cases, engine):
     for name in KEYS:
         eng.keys.load(name, str(cases[name].zkey))
         assert resident(eng) == {name}
-    info = {k["id"]: k for k in (lk.info() for lk in eng.keys.list())}
-    assert info["chain"]["resident"] is False and info["chain"]["bytes"] > 0  # listed, with its size, while evicted
-    assert info["chain"]["curve"] == "bn128" and info["chain"]["evictions"] == 1
+    info = {k.id: k for k in (lk.status() for lk in eng.keys.list())}
+    assert info["chain"].resident is False and info["chain"].bytes > 0  # listed, with its size, while evicted
+    assert info["chain"].curve == "bn128" and info["chain"].evictions == 1
 
 
 def test_an_evicted_key_whose_file_is_gone_fails_the_job_clearly(cases, engine, tmp_path):
@@ -170,7 +171,7 @@ class _Device:
 
     def residency(self, key):
         n = self.resident.get(id(key))
-        return None if n is None else {"bytes": n, "tables": False}
+        return None if n is None else Residency(n, False, False)
 
     def release(self, key):
         self.released.append(id(key))

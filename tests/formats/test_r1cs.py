@@ -20,6 +20,7 @@ def _info(r1cs) -> dict:
     return {m.group(1): int(m.group(2)) for m in re.finditer(r"# of (\w[\w ]*?): (\d+)", out)}
 
 
+@pytest.mark.slow
 def test_header_matches_snarkjs_info(chain_circuit):
     hdr = read_r1cs_header(chain_circuit.r1cs)
     info = _info(chain_circuit.r1cs)

@@ -50,6 +50,7 @@ def _q(target, meta) -> int:
     return curve_by_name(target.seeds[meta["seed"]][0]).q
 
 
+@pytest.mark.slow
 def test_prove_corpus_would_have_been_silent_wrong_proofs(instances, tmp_path):
     """What each prove corpus input did before the self-check: exit 0 and a proof snarkjs rejects."""
     from snarkd.cli import main

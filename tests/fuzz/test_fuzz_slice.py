@@ -37,6 +37,7 @@ def fixtures_built():
         m.circuit.witness({**m.inputs, "secret": 11})
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("target", list(SLICE))
 def test_fuzz_slice(target, fixtures_built, tmp_path):
     n = int(os.environ.get("SNARKD_FUZZ_N") or SLICE[target])

@@ -63,6 +63,9 @@ ODD_STRINGS = ["", "chain", "../../etc/passwd", "/etc/shadow", "\x00", "é" * 30
 ODD_NUMBERS = [0, -1, 1, 2**31 - 1, -2**31, float("nan"), float("inf"), -1e300, 1e-300, 3.5]
 
 
+pytestmark = pytest.mark.slow  # a daemon in a subprocess: the slow tier (pytest -m "not slow" leaves it out)
+
+
 def _repeated(f) -> bool:
     return f.is_repeated if hasattr(f, "is_repeated") else f.label == f.LABEL_REPEATED
 

@@ -11,6 +11,7 @@ import cupy  # noqa: E402
 
 from snarkd.gpu import device as gdevice  # noqa: E402
 from snarkd.gpu import memory as gmemory  # noqa: E402
+from snarkd.gpu import module as gmodule  # noqa: E402
 from snarkd.gpu import msm as gmsm  # noqa: E402
 
 DEV = gdevice.get(0)
@@ -35,8 +36,8 @@ def test_items_per_bucket_and_max(nseg, L):
     info = cupy.zeros(2, dtype=cupy.uint32)
     items = cupy.empty(nseg, dtype=cupy.uint32)
     with DEV.memory.guard("test"):
-        gmsm._launch(DEV.module("bn254"), "items_per_bucket", nseg,
-                     (cupy.asarray(counts), np.uint32(nseg), np.uint32(L), items, info))
+        gmodule.launch(DEV.module("bn254"), "items_per_bucket", nseg,
+                       (cupy.asarray(counts), np.uint32(nseg), np.uint32(L), items, info))
         want = (counts.astype(np.uint64) + L - 1) // L
         assert np.array_equal(items.get(), want.astype(np.uint32)) and int(info.get()[1]) == int(want.max())
 
@@ -50,17 +51,16 @@ def test_device_copy_is_a_plain_copy():
 
 
 def test_a_one_shot_proof_compiles_no_cupy_kernels(tmp_path):
-    """With prebuilt cubins, a fresh process proves without compiling anything: CuPy's kernel cache stays empty."""
+    """With the packaged kernels (or [gpus] cubin_dir's), a fresh process proves without compiling anything:
+    CuPy's kernel cache stays empty."""
     import os
     import subprocess
     import sys
 
     from gpu_helpers import EXAMPLES, REPO
-    from snarkd.config import default
 
-    cubins = default("gpus.cubin_dir")
-    if not cubins:
-        pytest.skip("needs prebuilt cubins ([gpus] cubin_dir / SNARKD_GPU_CUBIN_DIR): NVRTC would fill the cache")
+    if gmodule.prebuilt("bn254", DEV.compute_capability, DEV.cubin_dir) is None:
+        pytest.fail(f"no prebuilt kernels for sm_{DEV.compute_capability}: run tools/build_kernels.py")
     cache = tmp_path / "cupy-cache"
     code = ("from snarkd.formats.wtns import read_wtns; from snarkd.prover import ProvingKey, prove; "
             f"k = ProvingKey.load({str(EXAMPLES['bn128'] / 'chain.zkey')!r}); "

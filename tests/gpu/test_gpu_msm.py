@@ -60,14 +60,14 @@ CASES = [(0, "random"), (1, "random"), (1, "rminus1"), (2, "random"), (3, "zero"
 
 @pytest.mark.parametrize("curve", ["bn254", "bls12_381"])
 @pytest.mark.parametrize("n,kind", CASES)
-def test_msm_g1(curve, n, kind, first_round):
+def test_msm_g1(curve, n, kind):
     run_case(curve, False, n, kind)
 
 
 @pytest.mark.parametrize("curve", ["bn254", "bls12_381"])
 @pytest.mark.parametrize("n,kind", [(0, "random"), (1, "rminus1"), (3, "random"), (37, "random"), (100, "equal"),
                                     (500, "bits"), (1000, "random")])
-def test_msm_g2(curve, n, kind, first_round):
+def test_msm_g2(curve, n, kind):
     run_case(curve, True, n, kind)
 
 
@@ -79,7 +79,7 @@ def test_msm_window_sizes(curve, c):
 
 @pytest.mark.parametrize("curve", ["bn254", "bls12_381"])
 @pytest.mark.parametrize("kind", ["random", "bits", "equal"])
-def test_msm_g1_large_skewed(curve, kind, sort_mode, first_round):
+def test_msm_g1_large_skewed(curve, kind):
     # 2^17 points (1024 distinct, tiled): heavy buckets take several rounds
     run_case(curve, False, 1 << 17, kind, distinct=1024)
 
@@ -95,14 +95,14 @@ def test_msm_g2_large(curve):
                                             (37, "random", 5, 3), (100, "equal", None, 0), (1000, "random", 8, 24),
                                             (1000, "bits", 13, 0), (3001, "zero", None, 0),
                                             (3001, "random", 20, 7), (300, "bits", 23, 0)])
-def test_msm_window_table(curve, g2, n, kind, c, extra, first_round):
+def test_msm_window_table(curve, g2, n, kind, c, extra):
     # shared buckets over a precomputed 2^(c w) P table == the CPU MSM
-    # (c = 23: 2^22 buckets, too many for the partition passes: the one-pass sort)
+    # (c = 23: 2^22 buckets)
     run_case(curve, g2, n, kind, c=c, table_extra=extra)
 
 
 @pytest.mark.parametrize("curve", ["bn254", "bls12_381"])
-def test_msm_window_table_large_skewed(curve, first_round):
+def test_msm_window_table_large_skewed(curve):
     run_case(curve, False, 1 << 17, "equal", distinct=1024, table_extra=0)
 
 
@@ -124,7 +124,7 @@ def test_window_table_rows_are_multiples():
 @pytest.mark.parametrize("curve", ["bn254", "bls12_381"])
 @pytest.mark.parametrize("tables", [False, True], ids=["plain", "table"])
 @pytest.mark.parametrize("kind", ["bits", "random"])
-def test_one_sort_serves_the_msms_over_w_and_its_suffix(curve, tables, kind, sort_mode, first_round):
+def test_one_sort_serves_the_msms_over_w_and_its_suffix(curve, tables, kind):
     # as in a proof: A (G1), B2 (G2) over w and C over w[off:], one digit sort of w
     rng = random.Random(hash((curve, tables, kind)) & 0xFFFFFF)
     nat = native(curve)
@@ -144,21 +144,8 @@ def test_one_sort_serves_the_msms_over_w_and_its_suffix(curve, tables, kind, sor
     assert len(sorts) == 1
 
 
-@pytest.fixture(params=[True, False], ids=["ranges", "items"])
-def first_round(request, monkeypatch):
-    """The first accumulation round: L entries per thread across buckets (accum_range) or one bucket item per thread."""
-    monkeypatch.setattr(gmsm, "ACCUM_RANGES", request.param)
-    return request.param
-
-
-@pytest.fixture(params=[False, True], ids=["one_pass", "partition"])
-def sort_mode(request, monkeypatch):
-    monkeypatch.setattr(gmsm, "PARTITION_SORT", request.param)
-    return request.param
-
-
-def test_sort_groups_every_digit_by_bucket(sort_mode):
-    # both digit sorts against numpy: every nonzero digit once, in its bucket
+def test_sort_groups_every_digit_by_bucket():
+    # the digit sort against numpy: every nonzero digit once, in its bucket
     curve, n, c = "bn254", 5000, 9
     rng = random.Random(9)
     sc = ints_to_fr(scalars(rng, "bits", n, R[curve]))

@@ -67,9 +67,9 @@ def test_tiny_budget_fails_cleanly_then_recovers():
 @pytest.mark.parametrize("curve", ["bn128", "bls12381"])
 def test_streamed_bases_give_the_cpu_proof(curve, monkeypatch):
     # bases kept on the host, 100 points per chunk: several chunks per MSM, C's offset inside the first
-    from snarkd.prover import cuda as pcuda
+    from snarkd.gpu import resident as gresident
 
-    monkeypatch.setattr(pcuda, "STREAM_CHUNK", 100)
+    monkeypatch.setattr(gresident, "STREAM_CHUNK", 100)
     key = load_key(curve)
     wtns = read_wtns(EXAMPLES[curve] / "chain.wtns")
     be = get_backend("cuda", stream_bases="on")
@@ -78,36 +78,36 @@ def test_streamed_bases_give_the_cpu_proof(curve, monkeypatch):
         cpu = prove_with(key, wtns, "cpu", 9, 10)
         for spmv in (True, False):
             assert prove_with(key, wtns, be, 9, 10, device_spmv=spmv).proof == cpu.proof
-        assert be.residency(key)["streamed"] and not be.dev.resident(key.zkey).tables
+        assert be.residency(key).streamed and not be.dev.resident(key.zkey).tables
     finally:
         be.release(key)
 
 
 def test_a_key_whose_bases_do_not_fit_is_streamed(monkeypatch):
-    from snarkd.prover import cuda as pcuda
+    from snarkd.gpu import resident as gresident
 
-    monkeypatch.setattr(pcuda, "STREAM_CHUNK", 128)
+    monkeypatch.setattr(gresident, "STREAM_CHUNK", 128)
     key = load_key("bn128")
     wtns = read_wtns(EXAMPLES["bn128"] / "chain.wtns")
     be = get_backend("cuda")
     zk = key.zkey
-    bases = sum(int(x.nbytes) for x in (zk.a, zk.b1, zk.c, zk.h, zk.b2))
+    bases = gresident.base_bytes(zk)
     mem = be.dev.memory
     old = mem.budget
     be.release(key)
     try:
-        assert not be.streams(key)
+        assert not be.bases_streamed(key)
         # room for the CSR and one proof's work beside what the device holds, and half the bases
-        mem.set_budget(max(be.dev.held_bytes(), mem.used) + be._work_bytes(key, streamed=False) + csr_bytes(zk) + bases // 2)
-        assert be.streams(key)
+        mem.set_budget(max(be.dev.held_bytes(), mem.used) + be.dev.proof_bytes(zk) + csr_bytes(zk) + bases // 2)
+        assert be.bases_streamed(key)
         cpu = prove_with(key, wtns, "cpu", 3, 4)
         assert prove_with(key, wtns, be, 3, 4, device_spmv=True).proof == cpu.proof
-        assert be.residency(key)["streamed"]
+        assert be.residency(key).streamed
     finally:
         mem.set_budget(old)
         be.release(key)
     assert prove_with(key, wtns, be, 5, 6).proof == prove_with(key, wtns, "cpu", 5, 6).proof
-    assert not be.residency(key)["streamed"]
+    assert not be.residency(key).streamed
 
 
 def test_stream_mode_is_checked():
@@ -200,7 +200,7 @@ def test_engine_defaults_put_the_whole_device_stage_on_the_gpu():
             eng.await_(job.id, timeout=120)
             assert job.state == "COMPLETED", (job.state, job.error)
             assert verify(vk, job.result.public, job.result.proof)
-        assert eng.status()["jobs"]["self_verify_failed"] == 0
+        assert eng.status().jobs.self_verify_failed == 0
     finally:
         eng.stop(5)
         eng.join_workers(10)

@@ -19,11 +19,10 @@ def test_table_bytes():
 
 
 def test_scratch_bytes_cover_the_sort_and_two_rounds():
-    # BN254 G1 2^20 at c = 16: 16 windows; the sort's 8-byte partition entries and
-    # 4-byte sorted entries are 16 x 2^20 each
+    # BN254 G1 2^20 at c = 16: 16 windows; the sort's 12 bytes per digit, 16 x 2^20 digits
     n, nw = 1 << 20, 16
     got = gmsm.scratch_bytes("bn254", False, n)
-    assert got >= 12 * nw * n + 2 * gmsm.TARGET_ITEMS * 128
+    assert got >= 12 * nw * n + 2 * gmsm.PLAN.target_items * 128
     # a window table shares one set of buckets: less bucket bookkeeping than per-window buckets
     assert gmsm.scratch_bytes("bn254", False, n, table=True) < got
 

@@ -165,7 +165,7 @@ def test_engine_two_devices():
             dev = [s["worker"] for p in job.partitions for s in p.spans if s["stage"] == "device"]
             used.update(w.split("/")[0] for w in dev)
         assert used == {"cuda:0", "cuda:1"}
-        assert eng.status()["jobs"]["self_verify_failed"] == 0
+        assert eng.status().jobs.self_verify_failed == 0
     finally:
         eng.stop(5)
         eng.join_workers(10)

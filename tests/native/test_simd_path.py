@@ -42,6 +42,7 @@ def _bases(curve, n, g2=False, distinct=None):
     return np.ascontiguousarray(pts)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("n", [1, 7, 300, 5000])
 def test_msm_g1_random(curve, toggle, n):
     bases = _bases(curve, n)
@@ -81,6 +82,7 @@ def test_msm_g2(curve, toggle, n):
     assert np.array_equal(ref, got)
 
 
+@pytest.mark.slow
 def test_msm_witness_matches_separate_msms(curve, toggle):
     m, n, start = curve.mod, 3000, 17
     a, b1 = _bases(curve, n), _bases(curve, n, distinct=700)

@@ -60,7 +60,8 @@ def test_a_backend_by_name_takes_the_gpus_settings_from_the_environment(monkeypa
     seen = {}
     monkeypatch.setattr(backend, "get_backend", lambda name, device=0, **opts: seen.update(name=name, **opts) or CPU)
     monkeypatch.setenv("SNARKD_GPU_CUBIN_DIR", str(tmp_path))
+    monkeypatch.setenv("SNARKD_GPU_STREAM_BASES", "on")
     assert backend.resolve("cuda") is CPU
     assert seen == {"name": "cuda", "memory_budget": "auto", "msm_tables": "auto", "msm_window_bits": 0,
-                    "cubin_dir": str(tmp_path)}
+                    "cubin_dir": str(tmp_path), "stream_bases": "on"}
     assert backend.resolve("cpu") is CPU and backend.resolve(None) is CPU

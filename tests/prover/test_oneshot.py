@@ -9,6 +9,7 @@ import shutil
 import struct
 import subprocess
 import sys
+from contextlib import contextmanager
 
 import pytest
 
@@ -17,7 +18,8 @@ from snarkd.errors import FormatError, MismatchError
 from snarkd.formats.binfile import BinFile
 from snarkd.formats.wtns import read_wtns
 from snarkd.prover import ProvingKey, prove, write_proof
-from snarkd.prover.oneshot import prove_files
+from snarkd.prover.oneshot import KeyFile, prove_files
+from snarkd.prover.timing import PROOF_STEPS, PhaseTimer
 
 R, S = 0x1234567890ABCDEF, 0xFEDCBA0987654321
 
@@ -35,6 +37,7 @@ def test_same_proof_as_the_staged_prover(all_circuits, tmp_path):
         assert got.public == want.public, case.name
 
 
+@pytest.mark.slow
 def test_snarkjs_accepts(chain_circuit, zero_witness, tmp_path):
     for i, wtns in enumerate((chain_circuit.wtns, zero_witness)):
         result = prove_files(chain_circuit.zkey, wtns)
@@ -43,6 +46,26 @@ def test_snarkjs_accepts(chain_circuit, zero_witness, tmp_path):
         assert oracle.snarkjs_verify(chain_circuit.vk, public, proof)
         for phase in ("load", "check", "spmv", "ntt", "msm_h", "msm_a", "msm_b1", "msm_c", "msm_b2", "assemble"):
             assert result.timings[phase] >= 0.0
+
+
+def test_the_native_prover_reports_the_declared_proof_steps_in_order(chain_circuit):
+    """prove.hpp's laps are timing.PROOF_STEPS (the length of snarkd prove's progress bar); and a KeyFile
+    opened once serves the proof (its header read once per `snarkd prove`) and stays open for its owner."""
+    order = []
+
+    class Recorder(PhaseTimer):
+        @contextmanager
+        def phase(self, name):
+            order.append(name)
+            with super().phase(name):
+                yield
+
+    with KeyFile(chain_circuit.zkey) as key:
+        assert 1 << key.domain_power == key.layout.domain_size
+        result = prove_files(key, chain_circuit.wtns, timer=Recorder(), r=R, s=S)
+        assert key.file.buffer is not None  # left open: the caller closes it
+    assert order == ["load", *PROOF_STEPS, "assemble", "verify"]  # the proof's JSON adds to "assemble"
+    assert result.proof == _staged(chain_circuit.zkey, chain_circuit.wtns).proof
 
 
 def test_threads_do_not_change_the_proof(chain_circuit):
@@ -128,6 +151,7 @@ def test_cli_prove_imports_no_numpy(chain_circuit, tmp_path):
     assert json.loads((tmp_path / "p.json").read_text())["protocol"] == "groth16"
 
 
+@pytest.mark.slow
 def test_cli_auto_below_the_gpu_threshold_takes_the_lean_path(chain_circuit, tmp_path):
     """--backend auto that lands on the CPU (a domain under [prove] auto_cuda_min_domain) proves on the
     one-shot native path, as --backend cpu does: no numpy, and snarkjs accepts the proof."""

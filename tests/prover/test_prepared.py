@@ -42,6 +42,7 @@ def _prove_both(zkey, wtns):
     return one, staged, used
 
 
+@pytest.mark.slow
 def test_prepare_then_prove_uses_it(chain_circuit, key_copy, tmp_path):
     zkey, reference = key_copy
     path = prep.build(zkey)

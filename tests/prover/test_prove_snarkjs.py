@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 
 import oracle
 from snarkd.formats.wtns import read_wtns
@@ -18,6 +19,7 @@ def _prove_to(tmp_path, zkey, wtns, **kw):
     return result, proof, public
 
 
+@pytest.mark.slow
 def test_every_fixture_circuit_verifies_with_snarkjs(all_circuits, tmp_path):
     for case in all_circuits:
         out = tmp_path / case.name
@@ -28,6 +30,7 @@ def test_every_fixture_circuit_verifies_with_snarkjs(all_circuits, tmp_path):
         assert result.proof["protocol"] == "groth16"
 
 
+@pytest.mark.slow
 def test_public_json_matches_snarkjs(all_circuits, tmp_path):
     for case in all_circuits:
         out = tmp_path / case.name
@@ -37,11 +40,13 @@ def test_public_json_matches_snarkjs(all_circuits, tmp_path):
         assert json.loads(public.read_text()) == json.loads(sj_public.read_text())
 
 
+@pytest.mark.slow
 def test_witness_with_zeros_verifies(chain_circuit, zero_witness, tmp_path):
     _, proof, public = _prove_to(tmp_path, chain_circuit.zkey, zero_witness)
     assert oracle.snarkjs_verify(chain_circuit.vk, public, proof)
 
 
+@pytest.mark.slow
 def test_rows_filling_the_domain_exactly(exact_circuit, tmp_path):
     from snarkd.formats.r1cs import read_r1cs_header
     from snarkd.formats.zkey import read_zkey
@@ -64,6 +69,7 @@ def test_blinding_is_fresh_and_reproducible(chain_circuit, tmp_path):
     assert p3 == p4
 
 
+@pytest.mark.slow
 def test_blinding_edge_values_still_verify(chain_circuit, tmp_path):
     """r = s = 0 and r = s = order-1 exercise the infinity and wrap-around paths."""
     from snarkd.curves import curve_by_name
@@ -89,6 +95,7 @@ def test_timings_name_every_phase(chain_circuit):
         assert phase in t and t[phase] >= 0.0
 
 
+@pytest.mark.slow
 def test_unsatisfying_witness_gives_a_proof_snarkjs_rejects(chain_circuit, tmp_path):
     """snarkjs's algorithm never reads C: a wrong witness yields a proof that fails verification."""
     from snarkd.formats.wtns import Witness

@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 import json
 
+import pytest
 from snarkd.verifier import verify
 
 
@@ -14,6 +15,7 @@ def _load(case, tmp_path):
     return vk, json.loads(public_path.read_text()), json.loads(proof_path.read_text())
 
 
+@pytest.mark.slow
 def test_snarkjs_proofs_verify(all_circuits, tmp_path):
     for case in all_circuits:
         out = tmp_path / case.name
@@ -22,6 +24,7 @@ def test_snarkjs_proofs_verify(all_circuits, tmp_path):
         assert verify(vk, public, proof), case.name
 
 
+@pytest.mark.slow
 def test_tampered_proof_is_rejected(many_public_circuit, tmp_path):
     vk, public, proof = _load(many_public_circuit, tmp_path)
     bad = copy.deepcopy(proof)

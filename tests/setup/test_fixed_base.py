@@ -11,6 +11,9 @@ from snarkd.curves.params import curve_by_name
 from snarkd.setup.groth16_setup import g1_generator_bytes, g2_generator_bytes, native
 
 
+pytestmark = pytest.mark.slow  # py_ecc curve arithmetic, minutes: the slow tier (pytest -m "not slow" leaves it out)
+
+
 def _ec(curve):
     if curve.name == "bn128":
         from py_ecc import bn128 as ec

@@ -39,6 +39,7 @@ def _vk_equal(a: Path, b: Path) -> bool:
     return json.loads(a.read_text()) == json.loads(b.read_text())
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", list(CIRCOM))
 def test_snarkjs_prove_and_verify_with_our_key(name, curve, tmp_path):
     r1cs, wtns = _compiled(name, curve)
@@ -51,6 +52,7 @@ def test_snarkjs_prove_and_verify_with_our_key(name, curve, tmp_path):
     assert _vk_equal(vk, tmp_path / "vk_snarkjs.json")
 
 
+@pytest.mark.slow
 def test_snarkd_prover_with_our_key(curve, tmp_path):
     r1cs, wtns = _compiled("many_public", curve)
     zkey, vk = tmp_path / "k.zkey", tmp_path / "vk.json"
@@ -67,6 +69,7 @@ def test_direct_chain_r1cs_matches_circom(curve):
         assert chain_r1cs_bytes(n, curve_by_name(curve)) == (d / "circuit.r1cs").read_bytes(), n
 
 
+@pytest.mark.slow
 def test_direct_chain_witness_and_key(curve, tmp_path):
     c = curve_by_name(curve)
     n = 40

@@ -6,6 +6,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+import pytest
+
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from driver import soak  # noqa: E402
@@ -14,6 +16,9 @@ from snarkd.daemon.netcheck import free_tcp_port  # noqa: E402
 
 JOBS, STEADY, WARMUP = 120, 200, 50
 RSS_GROWTH_MIB = 64  # bound on RSS growth over the steady run (the long run states the same over 1,000 proofs)
+
+
+pytestmark = pytest.mark.slow  # the soak run: the slow tier (pytest -m "not slow" leaves it out)
 
 
 def test_soak_with_faults(tmp_path):

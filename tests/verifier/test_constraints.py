@@ -43,6 +43,7 @@ def test_fixture_witnesses_satisfy_their_circuits(all_circuits):
         assert first_unsatisfied(r1cs, w, threads=2) is None, case.name
 
 
+@pytest.mark.slow
 def test_edited_witness_names_the_constraint_snarkjs_names(circomlib_circuit, many_public_circuit, tmp_path):
     rng = random.Random(5)
     failing = 0

@@ -21,7 +21,7 @@ import oracle
 import vhelpers as h
 from snarkd.errors import InputError
 from snarkd.verifier import verify, verify_files
-from snarkd.verifier.reference import verify_reference
+from ref_verifier import verify_reference
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -69,6 +69,7 @@ def _tampered(curve: str, proof: dict):
         yield f"{key}{idx}", p
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("circuit", ["chain", "many_public", "no_public"])
 def test_valid_proofs(proved, curve, circuit, tmp_path):
     vk, public, proof = proved(circuit, curve)
@@ -76,6 +77,7 @@ def test_valid_proofs(proved, curve, circuit, tmp_path):
     assert _both(tmp_path, "ok", vk, public, proof) == (True, True)
 
 
+@pytest.mark.slow
 def test_valid_agrees_with_py_ecc_reference(proved, curve):
     vk, public, proof = proved("chain", curve)
     assert verify_reference(vk, public, proof) is True
@@ -84,6 +86,7 @@ def test_valid_agrees_with_py_ecc_reference(proved, curve):
     assert verify(vk, public, proof) is False
 
 
+@pytest.mark.slow
 def test_tampered_coordinates(proved, curve, tmp_path):
     vk, public, proof = proved("chain", curve)
     for tag, bad in _tampered(curve, proof):
@@ -91,6 +94,7 @@ def test_tampered_coordinates(proved, curve, tmp_path):
         assert _both(tmp_path, "t", vk, public, bad) == (False, False), tag
 
 
+@pytest.mark.slow
 def test_other_valid_points_and_swaps(proved, curve, tmp_path):
     vk, public, proof = proved("chain", curve)
     ecc = h.PYECC[curve]
@@ -109,6 +113,7 @@ def test_other_valid_points_and_swaps(proved, curve, tmp_path):
         assert _both(tmp_path, "o", vk, public, bad) == (False, False), tag
 
 
+@pytest.mark.slow
 def test_jacobian_coordinates(proved, curve, tmp_path):
     """snarkjs reads [X, Y, Z] as Jacobian (x = X/Z^2, y = Y/Z^3); so does snarkd."""
     vk, public, proof = proved("chain", curve)
@@ -124,6 +129,7 @@ def test_jacobian_coordinates(proved, curve, tmp_path):
     assert _both(tmp_path, "hom", vk, public, homog) == (False, False)
 
 
+@pytest.mark.slow
 def test_off_curve_and_outside_subgroup(proved, curve, tmp_path):
     vk, public, proof = proved("chain", curve)
     rng = random.Random(5)
@@ -145,6 +151,7 @@ def test_off_curve_and_outside_subgroup(proved, curve, tmp_path):
         assert _both(tmp_path, "s", vk, public, bad) == (False, False), tag
 
 
+@pytest.mark.slow
 def test_public_values(proved, curve, tmp_path):
     vk, public, proof = proved("many_public", curve)
     r = h.CURVE[curve].r
@@ -158,6 +165,7 @@ def test_public_values(proved, curve, tmp_path):
                 assert _both(tmp_path, "p", vk, bad, proof) == (False, False), (i, tag)
 
 
+@pytest.mark.slow
 def test_non_canonical_coordinate_is_rejected(proved, curve, tmp_path):
     """Coordinate x + q: snarkjs reduces it mod q (and accepts); snarkd rejects it (documented)."""
     vk, public, proof = proved("chain", curve)
@@ -183,6 +191,7 @@ def test_bad_input_raises(proved, curve):
         verify(dict(vk, vk_alpha_1=["1", "1", "1"]), public, proof)
 
 
+@pytest.mark.slow
 def test_cli_exit_codes(proved, curve, tmp_path):
     vk, public, proof = proved("chain", curve)
     env = dict(os.environ, PYTHONPATH=str(REPO / "src") + os.pathsep + os.environ.get("PYTHONPATH", ""))

@@ -26,6 +26,7 @@ def _pts(name, rng):
     return a, b, ecc.multiply(ecc.G1, a), ecc.multiply(ecc.G2, b)
 
 
+@pytest.mark.slow
 def test_agrees_with_py_ecc(name):
     rng = random.Random(7)
     m, ecc, c = h.native(name), h.PYECC[name], h.CURVE[name]

@@ -72,6 +72,7 @@ def _cases(triple):
     }
 
 
+@pytest.mark.slow
 def test_rules_against_snarkjs(triple):
     cases = _cases(triple)
     texts = [{k: json.dumps(v).encode() for k, v in zip(("vk", "public", "proof"), t)} for t, _, _ in cases.values()]

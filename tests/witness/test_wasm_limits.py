@@ -16,6 +16,7 @@ def poseidon_bn128():
     return compiled("poseidon.circom", "bn128", include_circomlib=True, N=3)
 
 
+@pytest.mark.slow
 def test_fuel_bounds_a_calculation(poseidon_bn128):
     plain = WitnessCalculator(poseidon_bn128.wasm).calculate(POSEIDON_INPUT)
     counted = WitnessCalculator(poseidon_bn128.wasm, fuel=10**12)

@@ -49,6 +49,7 @@ def test_arrays_byte_identical(arrays, tmp_path):
     assert ours(arrays.wasm, ARRAYS_INPUT, tmp_path) == ref.read_bytes()
 
 
+@pytest.mark.slow
 def test_poseidon_circomlib_byte_identical(poseidon, tmp_path):
     ref = poseidon.snarkjs_witness(POSEIDON_INPUT)
     assert ours(poseidon.wasm, POSEIDON_INPUT, tmp_path) == ref.read_bytes()

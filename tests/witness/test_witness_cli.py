@@ -22,6 +22,7 @@ def write_json(path, obj):
     return path
 
 
+@pytest.mark.slow
 def test_witness_cli_matches_snarkjs(arrays, tmp_path):
     inp = write_json(tmp_path / "input.json", ARRAYS_INPUT)
     out = tmp_path / "out.wtns"
@@ -45,6 +46,7 @@ def test_witness_cli_matches_snarkjs(arrays, tmp_path):
         ({"a": "three", "b": ARRAYS_INPUT["b"]}, "input 'a': not an integer: a string that is not decimal"),
     ],
 )
+@pytest.mark.slow
 def test_witness_cli_input_errors_exit_3(arrays, tmp_path, inputs, needle):
     inp = write_json(tmp_path / "input.json", inputs)
     out = tmp_path / "out.wtns"
@@ -55,6 +57,7 @@ def test_witness_cli_input_errors_exit_3(arrays, tmp_path, inputs, needle):
     assert not out.exists()
 
 
+@pytest.mark.slow
 def test_witness_cli_file_errors(arrays, tmp_path):
     out = tmp_path / "out.wtns"
     res = snarkd("witness", arrays.wasm, tmp_path / "none.json", out)
@@ -89,6 +92,7 @@ def _have_native() -> bool:
 needs_native = pytest.mark.skipif(not _have_native(), reason="snarkd.native._core is not built")
 
 
+@pytest.mark.slow
 @needs_native
 def test_fullprove_verifies_with_snarkjs(chain_circuit, tmp_path):
     inp = write_json(tmp_path / "input.json", chain_circuit.inputs)
@@ -102,6 +106,7 @@ def test_fullprove_verifies_with_snarkjs(chain_circuit, tmp_path):
     assert json.loads(public.read_text()) == json.loads(ref_public.read_text())
 
 
+@pytest.mark.slow
 @needs_native
 def test_fullprove_circomlib(circomlib_circuit, tmp_path):
     inp = write_json(tmp_path / "input.json", circomlib_circuit.inputs)
@@ -111,6 +116,7 @@ def test_fullprove_circomlib(circomlib_circuit, tmp_path):
     assert oracle.snarkjs_verify(circomlib_circuit.vk, public, proof)
 
 
+@pytest.mark.slow
 @needs_native
 def test_fullprove_errors_exit_3(chain_circuit, tmp_path):
     proof, public = tmp_path / "proof.json", tmp_path / "public.json"

@@ -29,6 +29,19 @@ def _row_key(worker: str):
     return (rank, worker.split("/")[0] if rank == 1 else "", nums, worker)
 
 
+PLOT_EXTRA = "pip install 'snarkd[plot]'"
+
+
+def missing() -> str:
+    """Why a timeline cannot be drawn here ("" when it can): matplotlib is the `plot` extra, not in the
+    base install."""
+    import importlib.util
+
+    if importlib.util.find_spec("matplotlib") is None:
+        return f"--timeline draws with matplotlib, which the base install leaves out: {PLOT_EXTRA}"
+    return ""
+
+
 def draw(run: dict, path: str, title: str | None = None) -> str:
     import matplotlib  # lazy: heavy, and only the --timeline option draws
 

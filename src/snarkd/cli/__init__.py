@@ -14,17 +14,9 @@ import pkgutil
 import sys
 
 from snarkd import __version__
-from snarkd.errors import EXIT_INTERNAL, SnarkdError
+from snarkd.errors import EXIT_CODES, EXIT_INTERNAL, SnarkdError
 
-EPILOG = """\
-exit codes:
-  0  success (verify: the proof is valid)
-  1  verify: the proof is invalid
-  2  usage error (also: --backend cuda on a machine without a usable GPU)
-  3  bad input: a file is missing, malformed, or does not match another input
-  4  internal error or failed self-check
-  5  daemon error: cannot reach, start or stop the daemon
-"""
+EPILOG = "exit codes:\n" + "".join(f"  {code}  {text.replace('`', '')}\n" for code, text in EXIT_CODES.items())
 
 
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:

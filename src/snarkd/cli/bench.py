@@ -11,7 +11,7 @@ import os
 import sys
 
 from snarkd.cli import add_epilog, add_remote_args, client_kwargs
-from snarkd.errors import InputError
+from snarkd.errors import InputError, UsageError
 
 ORDER = 60
 
@@ -30,7 +30,8 @@ def register(sub) -> None:
     p.add_argument("--vk", metavar="VK.json", help="also verify every returned proof in the client")
     p.add_argument("--proofs-dir", metavar="DIR", help="write every proof and public file there (for snarkjs verify)")
     p.add_argument("--json", metavar="OUT.json", help="write the full run (jobs, timings, spans, summary) as JSON")
-    p.add_argument("--timeline", metavar="OUT.png", help="draw each partition's phases per worker over time")
+    p.add_argument("--timeline", metavar="OUT.png", help="draw each partition's phases per worker over time "
+                   "(needs matplotlib: pip install 'snarkd[plot]')")
     p.add_argument("--timeout", type=float, default=3600, help="seconds to wait for one job (default 3600)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument("--transport", choices=("auto", "path", "spool", "stream", "inline"), default="auto",
@@ -48,6 +49,11 @@ def _read(path: str, what: str, binary: bool):
 
 
 def run(args) -> int:
+    if args.timeline:  # before the run, not after it: a missing extra must not cost a whole bench
+        from snarkd.bench.timeline import missing
+
+        if missing():
+            raise UsageError(missing())
     from snarkd.bench import format_report, run_bench
 
     for name in ("count", "inflight", "partitions"):

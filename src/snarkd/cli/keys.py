@@ -58,7 +58,8 @@ def _ago(t: float, now: float) -> str:
 
 def _where_resident(k: dict) -> str:
     places = ["host"] if k["resident"] else []
-    places += [f"{d['device']}{' (tables)' if d['tables'] else ''}" for d in k.get("devices", ())]
+    places += [f"{d['device']}{' (tables)' if d['tables'] else ''}{' (streamed)' if d.get('streamed') else ''}"
+               for d in k.get("devices", ())]
     return ", ".join(places) or "evicted (reloads on its next job)"
 
 

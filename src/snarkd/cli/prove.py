@@ -11,8 +11,6 @@ from snarkd.errors import InputError
 
 ORDER = 10
 LARGE_DOMAIN = 1 << 16  # a one-shot proof of a key this large takes seconds: show its progress
-PROVE_PHASES = 9  # check, spmv or upload, ntt, msm_h, msm_a, msm_b1, msm_c, msm_b2, assemble (more extend the bar)
-# then the self-check ("verify", unless --no-verify) and "write"
 
 
 def register(sub) -> None:
@@ -46,7 +44,34 @@ def _print_timings(timings: dict[str, float], total_ms: float) -> None:
     print(f"{'total':<{width}} {total_ms:10.1f} ms", file=sys.stderr)
 
 
-def _plan(name: str | None, check_points: bool, zkey_path: str):
+def _bar_length(verify: bool) -> int:
+    """The phases a proof's progress bar counts: the proof's (more extend it), the self-check, the write."""
+    from snarkd.prover.timing import PROOF_STEPS
+
+    return len(PROOF_STEPS) + verify + 1
+
+
+class _Key:
+    """The key's one-shot file, opened on first need and then kept (its header is read once per `snarkd prove`:
+    the auto backend, the progress bar and the proof all use it)."""
+
+    def __init__(self, path: str):
+        self.path, self._file = path, None
+
+    def file(self):
+        if self._file is None:
+            from snarkd.prover.oneshot import KeyFile
+
+            self._file = KeyFile(self.path)
+        return self._file
+
+    def close(self) -> None:
+        if self._file is not None:
+            self._file.close()
+            self._file = None
+
+
+def _plan(name: str | None, check_points: bool, key: _Key):
     """(backend name, why, the config or None) of a one-shot proof: --backend, else [prove] backend.
     "cpu" is the lean path (prover/oneshot.py: one native call, no numpy, no config import for an
     explicit --backend cpu). auto takes the GPU only where it wins for one proof ([prove]
@@ -59,9 +84,7 @@ def _plan(name: str | None, check_points: bool, zkey_path: str):
     cfg = Config.defaults()
     name = (name or str(cfg.prove.backend)).lower()
     if name == "auto":
-        from snarkd.prover.oneshot import domain_power
-
-        size, floor = 1 << domain_power(zkey_path), cfg.prove.auto_cuda_min_domain
+        size, floor = 1 << key.file().domain_power, cfg.prove.auto_cuda_min_domain
         if size < floor:
             return "cpu", f"auto: domain {size} < {floor} ([prove] auto_cuda_min_domain)", cfg
         from snarkd.prover.backend import cuda_device_count  # numpy, and CuPy if present: only when a GPU may win
@@ -80,6 +103,60 @@ def _backend(name: str, cfg):
     from snarkd.prover.backend import from_settings
 
     return from_settings(name, cfg=cfg, msm_tables=None if "gpus.msm_tables" in cfg.overrides else "off")
+
+
+def _prove_lean(args, key: _Key, witness_path: str, proof_path: str, public_path: str):
+    """The lean path: one native call, no numpy (prover/oneshot.py); its timer."""
+    from snarkd.prover.oneshot import prove_files
+    from snarkd.prover.output import write_proof
+    from snarkd.prover.timing import PhaseTimer
+
+    timer, bar = PhaseTimer(), None
+    # a progress bar as snarkd.prover.progress.wanted decides, tqdm imported only to show one
+    if args.progress or (args.progress is None and not args.quiet and sys.stderr.isatty()):
+        power = key.file().domain_power
+        if args.progress or (1 << power) >= LARGE_DOMAIN:
+            from snarkd.prover.progress import PhaseBar
+
+            timer = bar = PhaseBar(f"prove 2^{power}", _bar_length(args.verify), True)
+    try:
+        result = prove_files(key.file(), witness_path, threads=args.threads, timer=timer, witness_name=witness_path,
+                             verify=args.verify)
+        with timer.phase("write"):
+            write_proof(result, proof_path, public_path)
+    finally:
+        if bar is not None:
+            bar.close()
+    return timer
+
+
+def _prove_staged(args, backend_name: str, cfg, zkey_path: str, witness_path: str, proof_path: str,
+                  public_path: str):
+    """The staged path (prover.groth16: a GPU backend, or --check-points); (the backend's name, the timer)."""
+    from snarkd.formats.wtns import read_wtns
+    from snarkd.prover import ProvingKey, prove
+    from snarkd.prover.output import write_proof
+    from snarkd.prover.progress import PhaseBar, wanted
+    from snarkd.prover.timing import PhaseTimer
+
+    loading = PhaseTimer()
+    with loading.phase("load"):
+        key = ProvingKey.load(zkey_path, check_points=args.check_points)
+        witness = read_wtns(witness_path)
+    backend = _backend(backend_name, cfg)
+    show = wanted(args.progress, args.quiet, key.domain_size >= LARGE_DOMAIN)
+    with key, PhaseBar(f"prove 2^{key.zkey.domain_power}", _bar_length(args.verify), show) as timer:
+        timer.ms.update(loading.ms)
+        result = prove(key, witness, threads=args.threads, witness_name=witness_path, timer=timer, backend=backend)
+        if args.verify:
+            from snarkd.verifier.self_check import verify_against_key
+
+            with timer.phase("verify"):
+                verify_against_key(key.zkey, result.proof, result.public, witness_name=witness_path,
+                                   threads=args.threads)
+        with timer.phase("write"):
+            write_proof(result, proof_path, public_path)
+    return backend.name, timer
 
 
 def run(args) -> int:
@@ -108,53 +185,17 @@ def run(args) -> int:
 
     if len(args.args) != 4:
         raise InputError("usage: snarkd prove KEY.zkey WITNESS.wtns PROOF.json PUBLIC.json")
-    from snarkd.prover.timing import PhaseTimer
-
     zkey_path, witness_path, proof_path, public_path = args.args
-    backend_name, why, cfg = _plan(args.backend, args.check_points, zkey_path)
-    if backend_name == "cpu" and not args.check_points:
-        # the lean path: one native call, no numpy (prover/oneshot.py)
-        from snarkd.prover.oneshot import domain_power, prove_files
-
-        timer, bar = PhaseTimer(), None
-        # a progress bar as snarkd.prover.progress.wanted decides, tqdm imported only to show one
-        if args.progress or (args.progress is None and not args.quiet and sys.stderr.isatty()):
-            power = domain_power(zkey_path)
-            if args.progress or (1 << power) >= LARGE_DOMAIN:
-                from snarkd.prover.progress import PhaseBar
-
-                timer = bar = PhaseBar(f"prove 2^{power}", PROVE_PHASES + 1 + args.verify, True)
-        try:
-            result = prove_files(zkey_path, witness_path, threads=args.threads, timer=timer, witness_name=witness_path,
-                                 verify=args.verify)
-            with timer.phase("write"):
-                write_proof(result, proof_path, public_path)
-        finally:
-            if bar is not None:
-                bar.close()
-    else:
-        from snarkd.formats.wtns import read_wtns
-        from snarkd.prover import ProvingKey, prove
-        from snarkd.prover.progress import PhaseBar, wanted
-
-        loading = PhaseTimer()
-        with loading.phase("load"):
-            key = ProvingKey.load(zkey_path, check_points=args.check_points)
-            witness = read_wtns(witness_path)
-        backend = _backend(backend_name, cfg)
-        backend_name = backend.name
-        show = wanted(args.progress, args.quiet, key.domain_size >= LARGE_DOMAIN)
-        with key, PhaseBar(f"prove 2^{key.zkey.domain_power}", PROVE_PHASES + 1 + args.verify, show) as timer:
-            timer.ms.update(loading.ms)
-            result = prove(key, witness, threads=args.threads, witness_name=witness_path, timer=timer, backend=backend)
-            if args.verify:
-                from snarkd.verifier.self_check import verify_against_key
-
-                with timer.phase("verify"):
-                    verify_against_key(key.zkey, result.proof, result.public, witness_name=witness_path,
-                                       threads=args.threads)
-            with timer.phase("write"):
-                write_proof(result, proof_path, public_path)
+    zkey = _Key(zkey_path)
+    try:
+        backend_name, why, cfg = _plan(args.backend, args.check_points, zkey)
+        lean = backend_name == "cpu" and not args.check_points
+        if lean:
+            timer = _prove_lean(args, zkey, witness_path, proof_path, public_path)
+    finally:
+        zkey.close()
+    if not lean:
+        backend_name, timer = _prove_staged(args, backend_name, cfg, zkey_path, witness_path, proof_path, public_path)
     if args.timings:
         _print_timings(timer.ms, (time.perf_counter() - start) * 1e3)
         print(f"backend: {backend_name} ({why})", file=sys.stderr)

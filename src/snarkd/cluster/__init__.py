@@ -3,14 +3,14 @@
 The daemon becomes the cluster's **front** when [cluster] address is set: the same gRPC API, health
 service, status and metrics, over engine actors on Ray nodes instead of one in-process engine.
 
-    front.py    ClusterEngine: the Engine's interface (submit, get, await_, cancel, status, stop) over actors
+    front.py    ClusterEngine: the engine contract (engine/contract.py) over actors
     book.py     jobs, the one admission queue (priorities), the witness budget, exactly-once endings, retries
     router.py   actor records; where a task goes (least outstanding work among actors holding its key)
     members.py  nodes and actors: creation per node, key loading, deaths, background status
     actor.py    EngineActor: an embedded Engine in a Ray actor process, one per GPU (or CPU-only node)
     keys.py     the front's key store; keys reach actors once, by path or through the object store
     connect.py  joining Ray ([cluster] address: local, auto, HOST:PORT, ray://HOST:PORT)
-    status.py   the front's status snapshot (Engine-shaped, plus nodes, actors, keys)
+    status.py   the front's status record (the Engine's, plus nodes, actors, keys)
 
 Ray is imported by these modules; the daemon imports this package only when [cluster] is set, so the
 single-host path never loads Ray.

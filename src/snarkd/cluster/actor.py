@@ -25,6 +25,7 @@ import os
 import socket
 import tempfile
 import time
+from dataclasses import asdict
 from pathlib import Path
 
 import ray
@@ -32,7 +33,6 @@ import ray
 from snarkd.atomic import atomic_write_bytes
 from snarkd.config import EngineConfig
 from snarkd.engine import COMPLETED, Engine, KeyStore, NotFound
-from snarkd.engine.residency import key_infos
 from snarkd.errors import InputError, SnarkdError
 
 log = logging.getLogger("snarkd")
@@ -108,7 +108,7 @@ class EngineActor:
             self.keys.unload(key_id)
             raise ProveError("key_differs", f"{self.name}: key {key_id!r}: {path} on this node is another key "
                                             "than the front's (its verification key differs)")
-        return {**lk.info(), "vk_digest": digest, "shipped": shipped is not None}
+        return {**asdict(lk.status()), "vk_digest": digest, "shipped": shipped is not None}
 
     def _write_shipped(self, spec: dict, shipped) -> tuple[str, str]:
         """The shipped key (and wasm) as files in the node's key cache, named by digest: written once per node,
@@ -144,14 +144,15 @@ class EngineActor:
 
     @ray.method(concurrency_group=CONTROL)
     def status(self) -> dict:
+        """Its engine's status record and its keys' (KeyStatus, with their devices), as the front renders them."""
         return {"name": self.name, "pid": os.getpid(), "uptime_s": time.time() - self.started,
-                "keys": key_infos(self.keys, self.engine.devices), "engine": self.engine.status()}
+                "keys": [self.engine.key_status(lk) for lk in self.keys.list()], "engine": self.engine.status()}
 
     @ray.method(concurrency_group=CONTROL)
     def stop(self, drain_timeout: float = 0.0) -> dict:
         out = self.engine.stop(drain_timeout)
         self.engine.join_workers(1.0)
-        return out
+        return asdict(out)
 
     # -- work ---------------------------------------------------------------------------------
 

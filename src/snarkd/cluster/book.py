@@ -23,7 +23,6 @@ import time
 from dataclasses import dataclass, field
 
 from snarkd.engine import (
-    CANCELLED,
     COMPLETED,
     ENDED,
     FAILED,
@@ -256,15 +255,8 @@ class Book(JobTable):
         task.witness_ref = task.inputs = None  # the object store frees the witness with its last reference
         self._give_back(task.nbytes)
 
-    def cancel(self, job_id: str, why: str) -> tuple[str, bool, list[Task]]:
-        """(state, cancelled now, the tasks on actors to cancel there)."""
-        job = self.get(job_id)
-        with self.cv:
-            if job.state in ENDED:
-                return job.state, False, []
-            on_actors = [t for t in self.tasks.get(job.id, []) if t.actor and not t.left]
-            self.end_locked(job, CANCELLED, why, "cancelled")
-            return job.state, True, on_actors
+    def running_locked(self, job: Job) -> list[Task]:
+        return [t for t in self.tasks.get(job.id, []) if t.actor and not t.left]
 
     def release_key_if_done_locked(self, job: Job) -> None:
         if job.released or job.state not in ENDED or not all(t.left for t in self.tasks.get(job.id, [])):
@@ -272,12 +264,8 @@ class Book(JobTable):
         job.released = True
         self.keys.release(job.key, proved=job.n_done if job.state == COMPLETED else 0)
 
-    def drain(self, deadline: float, force: threading.Event, why: str) -> int:
-        """Wait until no job is active (or the deadline, or force); cancel the rest; how many were cancelled."""
-        with self.cv:
-            left = self.drain_locked(deadline, force, why)
-            for j in left:  # their tasks on actors are not coming back: the front is stopping
-                for t in self.tasks.get(j.id, []):
-                    self._leave(t)
-                self.release_key_if_done_locked(j)
-        return len(left)
+    def drained_locked(self, left: list[Job]) -> None:
+        for j in left:  # their tasks on actors are not coming back: the front is stopping
+            for t in self.tasks.get(j.id, []):
+                self._leave(t)
+            self.release_key_if_done_locked(j)

@@ -1,5 +1,5 @@
-"""The cluster front: the Engine's interface (start, submit, get, await_, cancel, status, stop) over engine
-actors on Ray, so the daemon's gRPC service, health, status and metrics run on it unchanged.
+"""The cluster front: the engine contract (engine/contract.py) over engine actors on Ray, so the daemon's gRPC
+service, health, status and metrics run on it unchanged.
 
     submit ─► parse + check the witness headers against the front's copy of the key (a bad request fails
               here, before anything crosses the network)
@@ -33,11 +33,11 @@ from snarkd.cluster.keys import ClusterKeyStore, spec_of
 from snarkd.cluster.members import POLL, Members
 from snarkd.cluster.replies import Replies
 from snarkd.cluster.router import READY, choose, returned
-from snarkd.cluster.status import front_status
+from snarkd.cluster.status import front_key_status, front_status
 from snarkd.config import Config, EngineConfig
-from snarkd.engine import Job, Partition, Unavailable
-from snarkd.engine.limits import check_request
-from snarkd.engine.requests import parse_partitions
+from snarkd.engine import Job, Partition
+from snarkd.engine.contract import EngineBase
+from snarkd.engine.status import EngineStatus, KeyStatus
 from snarkd.errors import DaemonError
 
 log = logging.getLogger("snarkd")
@@ -45,23 +45,17 @@ ADMIT_WAIT = 300.0  # seconds submit waits for room in the witness budget before
 LOST = (ActorDiedError, ActorUnavailableError, RayActorError)
 
 
-class ActorDevice:
-    """A device of an engine actor, seen from the front: a name; no key of the front's lives on it."""
-
-    def __init__(self, name: str):
-        self.name = name
-
-    def residency(self, key) -> None:
-        return None
-
-
 def witness_budget(value) -> int:
     """[cluster] witness_budget: bytes; "auto" = a quarter of the memory available now."""
     return int(psutil.virtual_memory().available * 0.25) if value == "auto" else int(value)
 
 
-class ClusterEngine:
-    def __init__(self, config: Config, keys: ClusterKeyStore):
+class ClusterEngine(EngineBase):
+    what = "the cluster front"
+
+    def __init__(self, config: Config, keys: ClusterKeyStore | None = None):
+        super().__init__()
+        keys = keys if keys is not None else ClusterKeyStore(config.keys.param_cache, config.keys.wasm_cache)
         self.cfg, self.settings = config, config.cluster
         self.keys = keys
         # every actor's engine: this config's engine settings, on the GPU Ray gives the actor
@@ -70,14 +64,10 @@ class ClusterEngine:
         self.book = Book(witness_budget(self.settings.witness_budget), self.settings.max_attempts, keys,
                          self._notify, max_active=self.config.max_queued_jobs)
         self.budget = self.book.budget
-        self.observers: list = []  # objects with on_partition(part) / on_job(job), as on the Engine
         self.members: Members | None = None
         self.replies = Replies()
         self.ray_info: dict = {}
-        self._stopping, self._force = threading.Event(), threading.Event()
-        self._accepting, self._started = True, False
         self._threads: list[threading.Thread] = []
-        self.t_start = time.monotonic()
         keys.on_load, keys.on_unload = self._key_loaded, self._key_unloaded
 
     # ------------------------------------------------------------------ lifecycle
@@ -126,53 +116,19 @@ class ClusterEngine:
                 log.exception("cluster monitor: poll failed")
             self._stopping.wait(POLL)
 
-    @property
-    def accepting(self) -> bool:
-        return self._accepting and not self._stopping.is_set()
-
-    @accepting.setter
-    def accepting(self, value: bool) -> None:
-        self._accepting = bool(value)
-
-    @property
-    def started(self) -> bool:
-        return self._started
-
-    @property
-    def devices(self) -> list:
-        """The ready actors' devices, as the Engine lists its own (each actor reports its keys' residency on
-        them in its status: the cluster section)."""
-        if self.members is None:
-            return []
-        return [ActorDevice(f"{a.name}/{d}") for a in self.members.ready() for d in a.info.get("devices", [])]
-
-    def expected_workers(self) -> dict:
-        return {"front": 3}
-
-    def alive(self, kind: str | None = None) -> int:
+    def alive(self) -> int:
         return sum(t.is_alive() for t in self._threads)
 
     def all_alive(self) -> bool:
         return self.alive() == len(self._threads) == 3
 
-    def stop(self, drain_timeout: float = 0.0) -> dict:
-        """Take no new work; let running jobs finish up to drain_timeout; cancel the rest; stop the actors."""
-        self._accepting = False
-        left = self.book.drain(time.monotonic() + drain_timeout, self._force,
-                               f"cancelled: the front shut down before the job finished (drain_timeout "
-                               f"{drain_timeout:g}s)")
-        self._stopping.set()
+    def _shut_down(self) -> list[str]:
         # no thread of ours may touch Ray once it is shut down (its core worker then ends the process)
         self.join_workers(5.0)
         if self.members is not None:
             self.members.stop()
         rayconn.disconnect()
-        return {"cancelled": left, "running_threads": [t.name for t in self._threads if t.is_alive()]}
-
-    def force(self) -> None:
-        self._force.set()
-        with self.book.cv:
-            self.book.cv.notify_all()
+        return [t.name for t in self._threads if t.is_alive()]
 
     def join_workers(self, timeout: float) -> bool:
         deadline = time.monotonic() + timeout
@@ -193,52 +149,32 @@ class ClusterEngine:
 
     # ------------------------------------------------------------------ API
 
-    def submit(self, key_id: str, witness=None, job_id: str = "", *, witnesses=None, inputs=None,
-               priority: int = 0) -> Job:
-        if not self.accepting:
-            raise Unavailable("the cluster front is not accepting new proofs (it is shutting down)")
-        lk = self.keys.acquire(key_id)
-        held = 0
+    def _queue(self, job: Job, parts: list, reload_ms: float) -> None:
+        job.partitions = [Partition(job, i) for i in range(len(parts))]
+        sizes = [int(w.values.nbytes) if w is not None else len(str(inp)) for w, inp in parts]
+        self.book.reserve(sum(sizes), time.monotonic() + ADMIT_WAIT, self._stopping)
         try:
-            check_request(self.config, witness, witnesses, inputs)  # [limits], as the Engine checks them
-            parts = parse_partitions(lk, witness, witnesses, inputs)
-            job = self.book.new_job(lk, job_id, priority)
-            job.partitions = [Partition(job, i) for i in range(len(parts))]
-            sizes = [int(w.values.nbytes) if w is not None else len(str(inp)) for w, inp in parts]
-            self.book.reserve(sum(sizes), time.monotonic() + ADMIT_WAIT, self._stopping)
-            held = sum(sizes)
             # one copy into the object store; the request's buffers (or the mapped file) are free after this
             tasks = [Task(p, witness_ref=ray.put(w) if w is not None else None, inputs=inp, nbytes=n,
-                          units=int(lk.key.domain_size))
+                          units=int(job.key.key.domain_size))
                      for p, (w, inp), n in zip(job.partitions, parts, sizes)]
             self.book.add(job, tasks)
         except BaseException:
-            with self.book.cv:
-                self.book.counters["rejected"] += 1
-            if held:
-                self.book.unreserve(held)
-            self.keys.release(lk)
+            self.book.unreserve(sum(sizes))
             raise
-        log.debug("job queued id=%s key=%s partitions=%d priority=%d", job.id, key_id, len(parts), job.priority)
-        return job
 
-    def get(self, job_id: str) -> Job:
-        return self.book.get(job_id)
-
-    def await_(self, job_id: str, timeout: float | None = None) -> Job:
-        return self.book.await_(job_id, timeout)
-
-    def cancel(self, job_id: str, why: str = "cancelled by request") -> tuple[str, bool]:
-        state, cancelled, on_actors = self.book.cancel(job_id, why)
-        for t in on_actors:  # best effort: the actor's engine drops it at its next stage boundary
+    def _cancelled(self, running: list[Task]) -> None:
+        for t in running:  # best effort: the actor's engine drops it at its next stage boundary
             a = self.members.actors.get(t.actor) if self.members else None
             if a is not None and a.handle is not None:
                 a.handle.cancel.remote(t.name)
-        return state, cancelled
 
-    def status(self) -> dict:
-        """The front now, as plain data shaped like Engine.status(), plus "cluster" (front_status)."""
+    def status(self) -> EngineStatus:
+        """The front now, plus its cluster section (cluster/status.py)."""
         return front_status(self)
+
+    def key_status(self, lk) -> KeyStatus:
+        return front_key_status(self, lk)
 
     # ------------------------------------------------------------------ dispatch and replies
 
@@ -301,10 +237,3 @@ class ClusterEngine:
                 self.book.failed(task, attempt, "internal", f"internal error on {actor.name}: {exc}")
         except Exception:  # noqa: BLE001 - one bad reply must not stop the others
             log.exception("cluster front: handling the reply of %s failed", task.name)
-
-    def _notify(self, event: str, obj) -> None:
-        for o in self.observers:
-            try:
-                getattr(o, event)(obj)
-            except Exception:  # noqa: BLE001 - metrics must never break proving
-                log.exception("observer failed")

@@ -232,6 +232,13 @@ class Listen:
             return False
 
 
+MAX_SOCKET_PATH = 107  # bytes of a unix socket path (sun_path, its NUL excluded)
+
+
+def socket_path_too_long(path) -> bool:
+    return len(os.fsencode(str(path))) > MAX_SOCKET_PATH
+
+
 def parse_listen(text: str, base: Path) -> Listen:
     if not isinstance(text, str) or not text:
         raise ValueError('expected "HOST:PORT" or "unix:PATH"')
@@ -242,8 +249,8 @@ def parse_listen(text: str, base: Path) -> Listen:
         if not p:
             raise ValueError('"unix:" needs a socket path, e.g. "unix:/run/snarkd.sock"')
         path = Path(p) if os.path.isabs(p) else base / p
-        if len(os.fsencode(str(path))) > 107:
-            raise ValueError(f"unix socket path {str(path)!r} is longer than the 107 bytes the kernel allows")
+        if socket_path_too_long(path):
+            raise ValueError(f"unix socket path {str(path)!r} is longer than the {MAX_SOCKET_PATH} bytes the kernel allows")
         return Listen("unix", path=os.path.normpath(str(path)))
     m = re.fullmatch(r"\[([0-9A-Fa-f:.]+)\]:(\d+)|([^:\[\]]+):(\d+)", text)
     if not m:

@@ -24,12 +24,15 @@ import os
 import re
 import stat
 import sys
-from dataclasses import dataclass, field, make_dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
-from snarkd.config.kinds import Context, EntryError, toml_value
+from snarkd.config.kinds import MAX_SOCKET_PATH, Context, EntryError, socket_path_too_long, toml_value
 from snarkd.config.render import effective_toml
-from snarkd.config.settings import BY_NAME, ENGINE_SETTINGS, SECTIONS, SETTINGS, Setting
+from snarkd.config.sections import (SECTION_CLASSES, ClusterSection, DaemonSection, DebugSection, GpusSection,
+                                    KeysSection, LimitsSection, MemorySection, PipelineSection,
+                                    ProveSection, SynthesisSection, TransportSection, WitnessSection, section_keys)
+from snarkd.config.settings import BY_NAME, SECTIONS, SETTINGS, Setting
 from snarkd.errors import InputError
 
 if sys.version_info >= (3, 11):
@@ -44,12 +47,6 @@ class ConfigError(InputError):
     """A config file that cannot be used; the message names the key and line."""
 
 
-def _section_class(section: str):
-    fields = [(s.key, object) for s in SETTINGS if s.section == section]
-    return make_dataclass(f"{section.title()}Section", fields, frozen=True)
-
-
-SECTION_CLASSES = {sec: _section_class(sec) for sec in SECTIONS}
 KEYS = {sec: [s.key for s in SETTINGS if s.section == sec] for sec in SECTIONS}
 
 
@@ -60,16 +57,23 @@ class Config:
     base_dir: str = "."
     text: str = field(default="", repr=False, compare=False)
     overrides: tuple = ()  # names of settings taken from the environment
+    # the sections, typed (sections.py), built from `values`
+    daemon: DaemonSection = field(init=False, repr=False, compare=False)
+    transport: TransportSection = field(init=False, repr=False, compare=False)
+    keys: KeysSection = field(init=False, repr=False, compare=False)
+    synthesis: SynthesisSection = field(init=False, repr=False, compare=False)
+    witness: WitnessSection = field(init=False, repr=False, compare=False)
+    gpus: GpusSection = field(init=False, repr=False, compare=False)
+    memory: MemorySection = field(init=False, repr=False, compare=False)
+    pipeline: PipelineSection = field(init=False, repr=False, compare=False)
+    limits: LimitsSection = field(init=False, repr=False, compare=False)
+    cluster: ClusterSection = field(init=False, repr=False, compare=False)
+    prove: ProveSection = field(init=False, repr=False, compare=False)
+    debug: DebugSection = field(init=False, repr=False, compare=False)
 
     def __post_init__(self):
-        sections = {sec: cls(**{k: self.values[(sec, k)] for k in KEYS[sec]}) for sec, cls in SECTION_CLASSES.items()}
-        object.__setattr__(self, "_sections", sections)
-
-    def __getattr__(self, name: str):  # cfg.daemon, cfg.gpus, ...: the section dataclasses
-        sections = self.__dict__.get("_sections", {})
-        if name in sections:
-            return sections[name]
-        raise AttributeError(name)
+        for sec, cls in SECTION_CLASSES.items():
+            object.__setattr__(self, sec, cls(**{k: self.values[(sec, k)] for k in section_keys(cls)}))
 
     def get(self, name: str):
         """A setting by dotted name: cfg.get("gpus.msm_tables")."""
@@ -187,6 +191,14 @@ def _v(name: str):
 
 _listen, _status, _cert, _key, _ca = (_v("daemon.listen"), _v("daemon.status_listen"), _v("daemon.tls_cert"),
                                       _v("daemon.tls_key"), _v("daemon.tls_client_ca"))
+
+
+def uses_control_socket(v) -> bool:
+    """A TCP listener with TLS or tokens: `snarkd start` / `status` on this host talk to the daemon through
+    [daemon] control_socket instead (mode 0600: only the daemon's user; no token, no TLS)."""
+    return _listen(v).kind == "tcp" and (_cert(v) is not None or v[("daemon", "token_file")] is not None)
+
+
 NEEDS_TLS = ('is not a loopback address or a unix socket, so it needs TLS: set [daemon] tls_cert and tls_key '
              '(and tls_client_ca to require client certificates; token_file to require tokens); see README "Security"')
 
@@ -200,6 +212,8 @@ CROSS_CHECKS = (
     ("daemon.log_file", lambda v: v[("daemon", "log_file")] == v[("daemon", "pid_file")], "must differ from pid_file"),
     ("daemon.status_listen", lambda v: v[("daemon", "status_listen")] is not None
      and v[("daemon", "status_listen")] == v[("daemon", "listen")], "must differ from listen"),
+    ("daemon.control_socket", lambda v: uses_control_socket(v) and socket_path_too_long(v[("daemon", "control_socket")]),
+     f"is longer than the {MAX_SOCKET_PATH} bytes a unix socket path may have: set a shorter one"),
 )
 
 
@@ -275,22 +289,3 @@ class _Validator:
                 self.fail((s.section, s.key), message, s.kind.plain(values[(s.section, s.key)]))
         return Config(values=values, source=self.source, base_dir=str(self.base), text=self.text,
                       overrides=tuple(overrides))
-
-
-# -- the embeddable engine's settings ---------------------------------------------------------
-
-
-def _engine_defaults() -> list:
-    ctx = Context(Path.cwd(), {}, {})
-    return [(s.engine, object, field(default=s.kind.parse(s.default, ctx))) for s in ENGINE_SETTINGS]
-
-
-def _from_config(cls, cfg: Config):
-    """The engine settings of a validated Config."""
-    return cls(**{s.engine: cfg.values[(s.section, s.key)] for s in ENGINE_SETTINGS})
-
-
-EngineConfig = make_dataclass("EngineConfig", _engine_defaults(), namespace={
-    "from_config": classmethod(_from_config),
-    "__doc__": "The engine's settings (a subset of SETTINGS, by their `engine` names), defaults included."})
-EngineConfig.__module__ = __name__

@@ -43,9 +43,6 @@ class Setting:
     def name(self) -> str:
         return f"{self.section}.{self.key}"
 
-    def default_for(self, ctx: Context):
-        return self.derive(ctx) if self.derive is not None else self.default
-
 
 def runtime_dir(env) -> Path:
     """Where pid and log files go by default: $XDG_RUNTIME_DIR/snarkd, else /tmp/snarkd-UID."""
@@ -153,8 +150,12 @@ SETTINGS: tuple[Setting, ...] = (
       env="SNARKD_GPU_BUDGET", engine="gpu_memory_budget"),
     S("gpus", "msm_window_bits", Int(0, 24, zero="chosen by size"), 0, "MSM window width c (benchmarking)",
       env="SNARKD_GPU_MSM_C", engine="msm_window_bits"),
-    S("gpus", "cubin_dir", Text(), "", "folder of prebuilt kernels-CURVE-smCC-HASH.cubin (\"\" = compile with NVRTC)",
-      env="SNARKD_GPU_CUBIN_DIR", engine="cubin_dir"),
+    S("gpus", "cubin_dir", Text(), "", "folder of one's own kernels-CURVE-smCC-HASH.cubin builds (\"\" = the kernels "
+      "the package ships for the GPU, else an NVRTC compile)", env="SNARKD_GPU_CUBIN_DIR", engine="cubin_dir"),
+    S("gpus", "stream_bases", Choice("auto", "on", "off"), "auto",
+      "keep a key's bases on the host and stream them through each MSM: auto = when they do not fit beside one "
+      "proof's work, on = always (slower by the transfers), off = never", env="SNARKD_GPU_STREAM_BASES",
+      engine="stream_bases"),
     S("memory", "budget", Size(), "auto", "host memory for proofs in flight; auto = 75% of available at start",
       engine="memory_budget"),
     S("pipeline", "queue_depth", Int(0, zero="one slot per device worker"), 0,

@@ -117,11 +117,13 @@ def check_cupy(cfg: Config | None) -> list[Check]:
 
 
 def check_gpu(index: int, cfg: Config | None) -> Check:
-    """Name, memory, compute capability, an NVRTC compile, and an MSM checked against the CPU core."""
+    """Name, memory, compute capability, the kernels (prebuilt, else an NVRTC compile), and an MSM checked
+    against the CPU core."""
     import numpy as np
 
     from snarkd.curves.params import BN254
     from snarkd.gpu import device as gdevice
+    from snarkd.gpu import module as gmodule
     from snarkd.native import _core
     from snarkd.setup.groth16_setup import g1_generator_bytes
 
@@ -139,14 +141,18 @@ def check_gpu(index: int, cfg: Config | None) -> Check:
     data = {"name": gpu, "memory_total": total, "memory_free": free, "compute_capability": dev.compute_capability,
             "budget": dev.memory.budget}
     head = f"{gpu}, {_size(free)} free of {_size(total)}, sm_{dev.compute_capability}, budget {_size(dev.memory.budget)}"
+    built = gmodule.prebuilt("bn254", dev.compute_capability, dev.cubin_dir)
+    data["kernels"] = str(built) if built is not None else "nvrtc"
     t0 = time.perf_counter()
     try:
         dev.module("bn254")
     except Exception as exc:  # noqa: BLE001
-        return Check(name, FAIL, f"{head}; the kernels do not compile with NVRTC: {exc}",
+        how = f"the prebuilt kernels {built.name} do not load" if built else "the kernels do not compile with NVRTC"
+        return Check(name, FAIL, f"{head}; {how}: {exc}",
                      "install CuPy's NVRTC (the nvidia-cuda-nvrtc wheel for CUDA 13), or set [gpus] cubin_dir to "
                      "prebuilt kernels (python -m snarkd.gpu.module build DIR)", data)
     data["compile_ms"] = (time.perf_counter() - t0) * 1000
+    kernels = f"kernels {built.name}" if built else "NVRTC compile"
     nat = _core.bn254
     rng = random.Random(index)
     base = np.frombuffer(g1_generator_bytes(BN254), dtype="<u8").copy()
@@ -169,7 +175,7 @@ def check_gpu(index: int, cfg: Config | None) -> Check:
     if not np.array_equal(np.asarray(got).reshape(-1), want):
         return Check(name, FAIL, f"{head}; the test MSM ({MSM_POINTS} points) differs from the CPU core's",
                      "do not prove on this device: report it with `snarkd doctor --json`", data)
-    return Check(name, OK, f"{head}; NVRTC compile {data['compile_ms']:.0f} ms; MSM of {MSM_POINTS} points "
+    return Check(name, OK, f"{head}; {kernels} {data['compile_ms']:.0f} ms; MSM of {MSM_POINTS} points "
                            f"matches the CPU", data=data)
 
 

@@ -25,7 +25,7 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 from prometheus_client.parser import text_string_to_metric_families
 
 from snarkd.daemon.security import ADMIN, ROLES, Principal
-from snarkd.daemon.status import prover_json
+from snarkd.daemon.status import as_json, prover_json
 
 log = logging.getLogger("snarkd")
 
@@ -75,71 +75,72 @@ class _Collector:
         self.snapshot = snapshot
 
     def collect(self):
-        s = self.snapshot()
-        st = s["engine"]
-        jobs = st["jobs"]
+        s = self.snapshot()  # a status.DaemonStatus
+        st = s.engine
+        jobs = st.jobs
         for name, key, doc in JOB_COUNTERS:
-            yield CounterMetricFamily(name, doc, value=jobs[key])
+            yield CounterMetricFamily(name, doc, value=getattr(jobs, key))
         w = CounterMetricFamily("snarkd_witnesses", "Witnesses computed from inputs, by how: native (replayed), "
                                 "recorded (natively, after a guard missed), wasm (the wasm engine)", labels=["source"])
         for source in ("native", "recorded", "wasm"):
-            w.add_metric([source], jobs.get(f"witness_{source}", 0))
+            w.add_metric([source], getattr(jobs, f"witness_{source}"))
         yield w
         yield CounterMetricFamily("snarkd_witness_failed", "Native witnesses whose proof failed self-verification "
-                                  "(recomputed on the wasm engine)", value=jobs.get("witness_failed", 0))
+                                  "(recomputed on the wasm engine)", value=jobs.witness_failed)
         g = GaugeMetricFamily("snarkd_queue_depth", "Partitions waiting, per queue", labels=["queue"])
         for q in ("pending", "device", "finalize"):
-            g.add_metric([q], st["queues"][q])
+            g.add_metric([q], getattr(st.queues, q))
         yield g
-        yield GaugeMetricFamily("snarkd_jobs_queued", "Jobs not started", value=jobs["queued"])
-        yield GaugeMetricFamily("snarkd_in_flight", "Jobs running", value=jobs["running"])
+        yield GaugeMetricFamily("snarkd_jobs_queued", "Jobs not started", value=jobs.queued)
+        yield GaugeMetricFamily("snarkd_in_flight", "Jobs running", value=jobs.running)
         yield GaugeMetricFamily("snarkd_partitions_in_flight", "Partitions admitted and not finished",
-                                value=st["partitions_in_flight"])
-        mem = st["memory"]
-        yield GaugeMetricFamily("snarkd_memory_budget_bytes", "The memory budget", value=mem["budget"])
-        yield GaugeMetricFamily("snarkd_memory_budget_used_bytes", "Bytes of the budget reserved now", value=mem["used"])
+                                value=st.partitions_in_flight)
+        mem = st.memory
+        yield GaugeMetricFamily("snarkd_memory_budget_bytes", "The memory budget", value=mem.budget)
+        yield GaugeMetricFamily("snarkd_memory_budget_used_bytes", "Bytes of the budget reserved now", value=mem.used)
         yield GaugeMetricFamily("snarkd_memory_budget_peak_bytes", "Most bytes of the budget reserved at once",
-                                value=mem["peak"])
-        yield CounterMetricFamily("snarkd_memory_budget_waits", "Times a partition waited for memory", value=mem["waits"])
-        yield GaugeMetricFamily("snarkd_rss_bytes", "Resident set size", value=s["rss_bytes"])
-        yield GaugeMetricFamily("snarkd_peak_rss_bytes", "Peak resident set size", value=s["peak_rss_bytes"])
-        yield GaugeMetricFamily("snarkd_key_bytes", "Bytes of resident (mapped) keys", value=mem["keys"])
-        yield GaugeMetricFamily("snarkd_keys_loaded", "Keys loaded (resident or evicted)", value=len(s["keys"]))
-        yield from _key_metrics(s["keys"], st["keys"])
+                                value=mem.peak)
+        yield CounterMetricFamily("snarkd_memory_budget_waits", "Times a partition waited for memory", value=mem.waits)
+        yield GaugeMetricFamily("snarkd_rss_bytes", "Resident set size", value=s.rss_bytes)
+        yield GaugeMetricFamily("snarkd_peak_rss_bytes", "Peak resident set size", value=s.peak_rss_bytes)
+        yield GaugeMetricFamily("snarkd_key_bytes", "Bytes of resident (mapped) keys", value=mem.keys)
+        yield GaugeMetricFamily("snarkd_keys_loaded", "Keys loaded (resident or evicted)", value=len(s.keys))
+        yield from _key_metrics(s.keys, st.keys)
         c = CounterMetricFamily("snarkd_device_busy_seconds",
                                 "Seconds each device had a device stage running (lock-busy: host work included)",
                                 labels=["device"])
         k = CounterMetricFamily("snarkd_device_kernel_busy_seconds",
                                 "Seconds each GPU ran the device stages' kernels (CUDA events)", labels=["device"])
-        for d in st["devices"]:
-            c.add_metric([d["name"]], d["busy_s"])
-            if d.get("kernel_busy_s") is not None:
-                k.add_metric([d["name"]], d["kernel_busy_s"])
+        for d in st.devices:
+            c.add_metric([d.name], d.busy_s)
+            if d.kernel_busy_s is not None:
+                k.add_metric([d.name], d.kernel_busy_s)
         yield c
         yield k
         w = GaugeMetricFamily("snarkd_workers_alive", "Worker threads alive, per stage", labels=["stage"])
         x = GaugeMetricFamily("snarkd_workers_expected", "Worker threads configured, per stage", labels=["stage"])
-        for k, v in st["workers"].items():
-            w.add_metric([k], v["alive"])
-            x.add_metric([k], v["expected"])
+        for name, n in st.workers.items():
+            w.add_metric([name], n.alive)
+            x.add_metric([name], n.expected)
         yield w
         yield x
-        yield GaugeMetricFamily("snarkd_uptime_seconds", "Seconds since the daemon started", value=s["uptime_s"])
-        if "cluster" in st:
-            yield from _cluster_metrics(st["cluster"])
+        yield GaugeMetricFamily("snarkd_uptime_seconds", "Seconds since the daemon started", value=s.uptime_s)
+        if st.cluster is not None:
+            yield from _cluster_metrics(st.cluster)
 
 
-def _cluster_metrics(cl: dict):
-    """A cluster front's series: nodes, actors by state, and per actor (labels actor, node)."""
-    yield GaugeMetricFamily("snarkd_cluster_nodes_alive", "Ray nodes alive", value=cl["nodes_alive"])
+def _cluster_metrics(cl):
+    """A cluster front's series (a cluster.status.ClusterStatus): nodes, actors by state, and per actor
+    (labels actor, node)."""
+    yield GaugeMetricFamily("snarkd_cluster_nodes_alive", "Ray nodes alive", value=cl.nodes_alive)
     states = GaugeMetricFamily("snarkd_cluster_actors", "Engine actors, per state", labels=["state"])
     for state in ("starting", "loading", "ready", "dead"):
-        states.add_metric([state], sum(a["state"] == state for a in cl["actors"]))
+        states.add_metric([state], sum(a.state == state for a in cl.actors))
     yield states
     yield CounterMetricFamily("snarkd_cluster_partitions_retried", "Partitions run again after their actor died",
-                              value=cl["front"]["retried"])
+                              value=cl.front.retried)
     yield CounterMetricFamily("snarkd_cluster_duplicates_dropped", "Second proofs of a partition, dropped",
-                              value=cl["front"]["duplicates_dropped"])
+                              value=cl.front.duplicates_dropped)
     per_actor = (
         (CounterMetricFamily, "snarkd_cluster_actor_partitions_completed", "Partitions proved, per actor", "completed"),
         (CounterMetricFamily, "snarkd_cluster_actor_partitions_failed", "Partitions failed on a live actor", "failed"),
@@ -152,30 +153,30 @@ def _cluster_metrics(cl: dict):
     )
     for kind, name, doc, field in per_actor:
         fam = kind(name, doc, labels=["actor", "node"])
-        for a in cl["actors"]:
-            fam.add_metric([a["name"], a["node_id"][:12]], float(a["state"] == "ready") if field is None else a[field])
+        for a in cl.actors:
+            fam.add_metric([a.name, a.node_id[:12]], float(a.state == "ready") if field is None else getattr(a, field))
         yield fam
 
 
-def _key_metrics(keys: list[dict], kb: dict):
-    """The key budget and residency (place: "host" or a device), and one series per key."""
+def _key_metrics(keys: list, kb):
+    """The key budget and residency (place: "host" or a device), and one series per key (KeyStatus)."""
     g = GaugeMetricFamily("snarkd_keys_resident", "Keys resident, per place (host map, each GPU)", labels=["place"])
     b = GaugeMetricFamily("snarkd_key_resident_bytes", "Bytes of resident keys, per place", labels=["place"])
-    for place, n in kb["resident"].items():
+    for place, n in kb.resident.items():
         g.add_metric([place], n)
-        b.add_metric([place], kb["resident_bytes"][place])
+        b.add_metric([place], kb.resident_bytes[place])
     yield g
     yield b
     e = CounterMetricFamily("snarkd_key_evictions", "Keys evicted by the key budget, per place", labels=["place"])
-    for place, n in kb["evictions"].items():
+    for place, n in kb.evictions.items():
         e.add_metric([place], n)
     yield e
-    yield CounterMetricFamily("snarkd_key_reloads", "Evicted keys reloaded by a job", value=kb["reloads"])
+    yield CounterMetricFamily("snarkd_key_reloads", "Evicted keys reloaded by a job", value=kb.reloads)
     yield GaugeMetricFamily("snarkd_key_budget_max_resident", "[keys] max_resident (0 = no limit)",
-                            value=kb["max_resident"])
+                            value=kb.max_resident)
     lim = GaugeMetricFamily("snarkd_key_budget_bytes", "[keys] host_budget / device_budget (0 = off)", labels=["place"])
-    lim.add_metric(["host"], kb["host_budget"])
-    lim.add_metric(["device"], kb["device_budget"])
+    lim.add_metric(["host"], kb.host_budget)
+    lim.add_metric(["device"], kb.device_budget)
     yield lim
     res = GaugeMetricFamily("snarkd_key_resident", "1 when the key is resident at the place", labels=["key", "place"])
     proofs = CounterMetricFamily("snarkd_key_proofs", "Proofs completed with the key", labels=["key"])
@@ -183,12 +184,12 @@ def _key_metrics(keys: list[dict], kb: dict):
                              labels=["key"])
     jobs = GaugeMetricFamily("snarkd_key_jobs", "Jobs queued or running on the key", labels=["key"])
     for k in keys:
-        res.add_metric([k["id"], "host"], 1 if k["resident"] else 0)
-        for d in k.get("devices", ()):
-            res.add_metric([k["id"], d["device"]], 1)
-        proofs.add_metric([k["id"]], k["proofs"])
-        used.add_metric([k["id"]], k["last_used"])
-        jobs.add_metric([k["id"]], k["jobs"])
+        res.add_metric([k.id, "host"], 1 if k.resident else 0)
+        for d in k.devices:
+            res.add_metric([k.id, d.device], 1)
+        proofs.add_metric([k.id], k.proofs)
+        used.add_metric([k.id], k.last_used)
+        jobs.add_metric([k.id], k.jobs)
     yield from (res, proofs, used, jobs)
 
 
@@ -218,8 +219,8 @@ class StatusServer:
                     elif path == "/metrics":
                         body, ctype, code = outer.metrics.text(), CONTENT_TYPE_LATEST, 200
                     elif path == "/status":  # a prove-role token sees what the Status RPC shows it
-                        snap = outer.snapshot() if who.may(ADMIN) else prover_json(outer.snapshot())
-                        body = (json.dumps(snap, indent=1) + "\n").encode()
+                        snap = as_json(outer.snapshot())
+                        body = (json.dumps(snap if who.may(ADMIN) else prover_json(snap), indent=1) + "\n").encode()
                         ctype, code = "application/json", 200
                     elif path == "/":
                         body, ctype, code = b"snarkd: GET /metrics (Prometheus), GET /status (JSON)\n", "text/plain", 200

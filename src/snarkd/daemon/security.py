@@ -25,6 +25,7 @@ from dataclasses import dataclass
 
 import grpc
 
+from snarkd.config.loader import uses_control_socket as control_socket_used
 from snarkd.engine import PermissionDenied
 from snarkd.errors import DaemonError, InputError
 
@@ -239,9 +240,8 @@ def admin_token(path: str) -> str:
 
 def uses_control_socket(cfg) -> bool:
     """A TCP listener with TLS or tokens: `snarkd start` / `status` on this host talk to the daemon
-    through [daemon] control_socket instead (mode 0600, so only the daemon's user; no token, no TLS)."""
-    d = cfg.daemon
-    return d.listen.kind == "tcp" and (d.tls_cert is not None or d.token_file is not None)
+    through [daemon] control_socket instead (config.loader.uses_control_socket)."""
+    return control_socket_used(cfg.values)
 
 
 def local_target(cfg) -> tuple[str, str | None]:

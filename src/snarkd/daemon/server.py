@@ -1,8 +1,9 @@
 """The daemon process: startup, main loop, shutdown (in the manner of uvicorn's Server).
 
-    startup   log file -> "starting" -> config -> pid file lock -> address free?
-              -> preload keys -> workers -> bind (no SO_REUSEPORT) -> health SERVING
-              -> READY=1 (systemd) -> "ready ..." on the readiness pipe
+    startup   log file (run) -> "starting" -> pid file lock -> addresses free? -> tokens, TLS
+              -> journal -> engine -> preload keys -> workers -> service (journal re-runs)
+              -> /metrics -> gRPC bound (no SO_REUSEPORT) -> health SERVING -> READY=1
+              (systemd) -> "ready ..." on the readiness pipe: one method each (startup)
     main loop wait for SIGTERM / SIGINT
     shutdown  STOPPING=1, health NOT_SERVING, refuse new proofs and keys (UNAVAILABLE;
               Await/Status still answer), drain in-flight proofs up to drain_timeout,
@@ -40,6 +41,7 @@ from snarkd.daemon.security import (Gate, TokenTable, server_credentials, server
 from snarkd.daemon.service import ProverService, add_prover_service
 from snarkd.daemon.transport import Spool, Transport
 from snarkd.engine import Engine, KeyStore
+from snarkd.engine.contract import ProvingEngine
 from snarkd.engine.paths import ClientPaths
 from snarkd.errors import EXIT_DAEMON, EXIT_INTERNAL, DaemonError, InputError, SnarkdError
 
@@ -60,6 +62,17 @@ class StartupAborted(Exception):
     pass
 
 
+def make_engine(cfg: Config) -> ProvingEngine:
+    """The daemon's engine (not started): a cluster front when [cluster] address is set (Ray is imported
+    only then), else one Engine in this process."""
+    if cfg.cluster.address:
+        from snarkd.cluster import make
+
+        return make(cfg)[0]
+    k = cfg.keys  # LoadKey paths confined by the one rule for what clients name (engine/paths.py)
+    return Engine(EngineConfig.from_config(cfg), KeyStore(k.param_cache, k.wasm_cache, rule=ClientPaths.from_config(cfg).keys))
+
+
 class Server:
     def __init__(self, config: Config, ready_fd: int | None = None, log_to_stderr: bool = True):
         self.config = config
@@ -71,9 +84,9 @@ class Server:
         self.signals = 0
         self.pidfile = PidFile(config.daemon.pid_file)
         self.paths = ClientPaths.from_config(config)  # the one rule for paths clients name: keys and witnesses
-        self.keys = KeyStore(config.keys.param_cache, config.keys.wasm_cache, rule=self.paths.keys)
+        self.keys: KeyStore | None = None  # the engine's (made in startup)
         self.journal: Journal | None = None
-        self.engine = None  # made in startup (after logging: a bad [gpus] must reach the log)
+        self.engine: ProvingEngine | None = None  # made in startup (after logging: a bad [gpus] must reach the log)
         self.status_http = None  # snarkd.daemon.metrics.StatusServer
         self.spool = None  # snarkd.daemon.transport.Spool
         self.grpc_server: grpc.Server | None = None
@@ -120,10 +133,30 @@ class Server:
     # ------------------------------------------------------------------ startup
 
     def startup(self) -> None:
-        cfg, log = self.config, self.log
-        log.info("snarkd starting version=%s pid=%d python=%s", __version__, os.getpid(), sys.version.split()[0])
-        log.info("configuration loaded source=%s listen=%s fingerprint=%s", cfg.source, cfg.daemon.listen, cfg.fingerprint)
+        """The steps of the module docstring, each a method; a failure anywhere undoes them all (run)."""
+        self._announce()
+        self._lock_pid_file()
+        control = self._free_addresses()
+        tokens, creds = self._credentials()
+        self._open_journal()
+        self._check_abort()
+        self._make_engine()
+        self._preload_keys()
+        self._start_engine()
+        self._make_service(tokens, control)
+        self._serve_status(tokens)
+        self._serve_grpc(creds, control)
+        self._check_abort()
+        self._ready()
 
+    def _announce(self) -> None:
+        cfg = self.config
+        self.log.info("snarkd starting version=%s pid=%d python=%s", __version__, os.getpid(), sys.version.split()[0])
+        self.log.info("configuration loaded source=%s listen=%s fingerprint=%s", cfg.source, cfg.daemon.listen,
+                      cfg.fingerprint)
+
+    def _lock_pid_file(self) -> None:
+        cfg = self.config
         me = psutil.Process()
         meta = {
             "pid": os.getpid(), "create_time": me.create_time(), "cmdline": me.cmdline(),
@@ -132,48 +165,56 @@ class Server:
         }
         self.pidfile.acquire(meta)
         if self.pidfile.stale_warning:
-            log.warning("%s", self.pidfile.stale_warning)
-        log.info("pid file locked path=%s", cfg.daemon.pid_file)
+            self.log.warning("%s", self.pidfile.stale_warning)
+        self.log.info("pid file locked path=%s", cfg.daemon.pid_file)
 
+    def _free_addresses(self) -> str | None:
+        """The listen address free (a stale unix socket removed); the control socket's path when one is
+        used (its length is checked with the config), free too."""
+        cfg = self.config
         listen = cfg.daemon.listen
         busy = check_free(listen)
         if busy:
             raise DaemonError(busy)
         if listen.kind == "unix" and unix_in_use(listen.path) is False:
-            log.warning("removing stale unix socket %s (nothing accepts connections on it)", listen.path)
+            self.log.warning("removing stale unix socket %s (nothing accepts connections on it)", listen.path)
             os.unlink(listen.path)
-        d = cfg.daemon
-        control = d.control_socket if uses_control_socket(cfg) else None
+        control = cfg.daemon.control_socket if uses_control_socket(cfg) else None
         if control is not None:
-            if len(os.fsencode(control)) > 107:
-                raise DaemonError(f"[daemon] control_socket {control} is longer than the 107 bytes a unix socket "
-                                  f"path may have: set a shorter one")
             if unix_in_use(control):
                 raise DaemonError(f"[daemon] control_socket {control} is in use by another process")
             if os.path.lexists(control):
                 os.unlink(control)
+        return control
+
+    def _credentials(self):
+        """(the token table or None, the gRPC server's TLS credentials or None), read before anything starts."""
+        d = self.config.daemon
         tokens = TokenTable.load(d.token_file) if d.token_file is not None else None
         creds = server_credentials(d.tls_cert, d.tls_key, d.tls_client_ca) \
-            if d.tls_cert is not None and listen.kind == "tcp" else None
+            if d.tls_cert is not None and d.listen.kind == "tcp" else None
         if tokens is not None:
-            log.info("bearer tokens required: %d token(s) from %s", len(tokens.entries), d.token_file)
+            self.log.info("bearer tokens required: %d token(s) from %s", len(tokens.entries), d.token_file)
+        return tokens, creds
+
+    def _open_journal(self) -> None:
+        d = self.config.daemon
         if d.journal != "off":
             self.journal = Journal(d.journal, d.spool_max, d.result_retention)
-            log.info("job journal %s (spool %s, result_retention %gs)", d.journal, self.journal.spool_dir,
-                     d.result_retention)
-        self._check_abort()
+            self.log.info("job journal %s (spool %s, result_retention %gs)", d.journal, self.journal.spool_dir,
+                          d.result_retention)
 
-        if cfg.cluster.address:  # a cluster front: engines are Ray actors (Ray is imported only here)
-            from snarkd.cluster import make
+    def _make_engine(self) -> None:
+        cfg = self.config
+        self.engine = make_engine(cfg)
+        self.keys = self.engine.keys
+        st = self.engine.status()
+        self.log.info("memory budget %d bytes (%s) devices=%s", st.memory.budget, cfg.memory.budget,
+                      ",".join(d.name for d in st.devices))
 
-            self.engine, self.keys = make(cfg)
-        else:
-            self.engine = Engine(EngineConfig.from_config(cfg), self.keys)
-        log.info("memory budget %d bytes (%s) devices=%s", self.engine.budget.budget, cfg.memory.budget,
-                 ",".join(d.name for d in self.engine.devices))
-
+    def _preload_keys(self) -> None:
         sdnotify.notify("STATUS=loading keys")
-        for key_id, path in cfg.keys.preload.items():
+        for key_id, path in self.config.keys.preload.items():
             try:
                 self.keys.load(key_id, path, preloaded=True)
             except SnarkdError as exc:
@@ -184,22 +225,29 @@ class Server:
                 raise InputError(f"cannot preload key {key_id!r} from {path}: {exc.strerror or exc}") from None
             self._check_abort()
 
+    def _start_engine(self) -> None:
+        cfg = self.config
         self.engine.start()
-        log.info("workers started synthesis_workers=%d threads=%s devices=%s workers_per_device=%d "
-                 "finalize_workers=%d memory_budget=%d self_verify=%s",
-                 cfg.synthesis.workers, cfg.synthesis.threads or "auto", ",".join(d.name for d in self.engine.devices),
-                 cfg.gpus.workers_per_device, cfg.pipeline.finalize_workers, self.engine.budget.budget,
-                 cfg.pipeline.self_verify)
+        st = self.engine.status()
+        self.log.info("workers started synthesis_workers=%d threads=%s devices=%s workers_per_device=%d "
+                      "finalize_workers=%d memory_budget=%d self_verify=%s",
+                      cfg.synthesis.workers, cfg.synthesis.threads or "auto", ",".join(d.name for d in st.devices),
+                      cfg.gpus.workers_per_device, cfg.pipeline.finalize_workers, st.memory.budget,
+                      cfg.pipeline.self_verify)
 
+    def _make_service(self, tokens, control: str | None) -> None:
+        """The witness spool, the gRPC servicer over the engine, and the journal's unfinished jobs again."""
+        cfg = self.config
         t = cfg.transport
         if t.witness_spool:
             try:
                 self.spool = Spool(t.witness_spool)
             except OSError as exc:
-                raise DaemonError(f"cannot make [transport] witness_spool {t.witness_spool}: {exc.strerror or exc}") from None
-            log.info("witness spool %s (by-reference witnesses from this host)", t.witness_spool)
+                raise DaemonError(f"cannot make [transport] witness_spool {t.witness_spool}: "
+                                  f"{exc.strerror or exc}") from None
+            self.log.info("witness spool %s (by-reference witnesses from this host)", t.witness_spool)
         info = {"started": self.started, "config_path": cfg.source, "fingerprint": cfg.fingerprint,
-                "listen": str(listen), "status_listen": str(cfg.daemon.status_listen or ""),
+                "listen": str(cfg.daemon.listen), "status_listen": str(cfg.daemon.status_listen or ""),
                 "witness_spool": str(self.spool.path) if self.spool else "",
                 "spool_token": self.spool.token if self.spool else "", "witness_dirs": list(t.witness_dirs)}
         gate = Gate(tokens, trusted_peer=(lambda peer: peer.startswith("unix:")) if control else None)
@@ -209,20 +257,29 @@ class Server:
             rec = self.service.recover()
             self.journal.start()
             if rec["rerun"] or rec["failed"] or rec["orphans"]:
-                log.info("journal: %d unfinished job(s) submitted again, %d could not be (failed), %d orphan "
-                         "spool file(s) removed", rec["rerun"], rec["failed"], rec["orphans"])
-        if cfg.daemon.status_listen is not None:
-            tls = server_ssl_context(d.tls_cert, d.tls_key, d.tls_client_ca) if d.tls_cert is not None else None
-            self.status_http = StatusServer(self.service.snapshot, self.service.metrics, cfg.daemon.status_listen,
-                                            ssl_context=tls, tokens=tokens)
-            try:
-                self.status_http.start()
-            except OSError as exc:
-                self.status_http = None
-                raise DaemonError(f"cannot serve [daemon] status_listen {cfg.daemon.status_listen}: "
-                                  f"{exc.strerror or exc}") from None
-            log.info("status endpoint on %s://%s (GET /metrics, /status)%s", "https" if tls else "http",
-                     cfg.daemon.status_listen, "; bearer token required" if tokens is not None else "")
+                self.log.info("journal: %d unfinished job(s) submitted again, %d could not be (failed), %d orphan "
+                              "spool file(s) removed", rec["rerun"], rec["failed"], rec["orphans"])
+
+    def _serve_status(self, tokens) -> None:
+        """GET /metrics and /status on [daemon] status_listen, when set."""
+        d = self.config.daemon
+        if d.status_listen is None:
+            return
+        tls = server_ssl_context(d.tls_cert, d.tls_key, d.tls_client_ca) if d.tls_cert is not None else None
+        self.status_http = StatusServer(self.service.snapshot, self.service.metrics, d.status_listen,
+                                        ssl_context=tls, tokens=tokens)
+        try:
+            self.status_http.start()
+        except OSError as exc:
+            self.status_http = None
+            raise DaemonError(f"cannot serve [daemon] status_listen {d.status_listen}: {exc.strerror or exc}") from None
+        self.log.info("status endpoint on %s://%s (GET /metrics, /status)%s", "https" if tls else "http",
+                      d.status_listen, "; bearer token required" if tokens is not None else "")
+
+    def _serve_grpc(self, creds, control: str | None) -> None:
+        """The gRPC server (the prover and health services) bound and started; health NOT_SERVING until ready."""
+        cfg, d = self.config, self.config.daemon
+        listen = d.listen
         pool = futures.ThreadPoolExecutor(max_workers=max(16, 4 * cfg.synthesis.workers + 8),
                                           thread_name_prefix="grpc")
         server = grpc.server(pool, options=grpc_options(cfg.limits.max_message))
@@ -244,20 +301,23 @@ class Server:
             self._bind_control(server, control)
         self.grpc_server = server
         server.start()
-        log.info("listening on %s (%s; SO_REUSEADDR, no SO_REUSEPORT; max message %d MiB)%s", listen,
-                 ("TLS, client certificates required" if d.tls_client_ca else "TLS") if creds else "plaintext",
-                 cfg.limits.max_message >> 20, f"; control socket {control}" if control else "")
-        self._check_abort()
+        self.log.info("listening on %s (%s; SO_REUSEADDR, no SO_REUSEPORT; max message %d MiB)%s", listen,
+                      ("TLS, client certificates required" if d.tls_client_ca else "TLS") if creds else "plaintext",
+                      cfg.limits.max_message >> 20, f"; control socket {control}" if control else "")
 
+    def _ready(self) -> None:
+        """Every worker alive: health SERVING, READY=1 for systemd, "ready" on the readiness pipe."""
+        cfg = self.config
         if not self.engine.all_alive():
-            raise DaemonError(f"not all engine workers are running: {self.engine.status()['workers']}")
+            raise DaemonError(f"not all engine workers are running: {self.engine.status().workers}")
         self.service.state = "serving"
         for name in ("", SERVICE_NAME):
             self.health.set(name, health_pb2.HealthCheckResponse.SERVING)
+        listen = cfg.daemon.listen
         sdnotify.notify(f"READY=1\nSTATUS=serving on {listen}\nMAINPID={os.getpid()}")
         self._tell_parent(f"ready {os.getpid()} {listen} {cfg.fingerprint}")
-        log.info("ready, serving on %s pid=%d fingerprint=%s keys=%s", listen, os.getpid(), cfg.fingerprint,
-                 ",".join(cfg.keys.preload) or "-")
+        self.log.info("ready, serving on %s pid=%d fingerprint=%s keys=%s", listen, os.getpid(), cfg.fingerprint,
+                      ",".join(cfg.keys.preload) or "-")
         flush_logs()
 
     def _bind_control(self, server, path: str) -> None:
@@ -343,9 +403,9 @@ class Server:
     def shutdown(self) -> int:
         log, drain = self.log, self.config.daemon.drain_timeout
         sdnotify.notify("STOPPING=1\nSTATUS=draining")
-        st = self.engine.status()["jobs"]
+        jobs = self.engine.status().jobs
         log.info("draining: refusing new requests; %d running, %d queued; drain_timeout=%gs",
-                 st["running"], st["queued"], drain)
+                 jobs.running, jobs.queued, drain)
         self.health.enter_graceful_shutdown()
         if self.service:
             self.service.state = "draining"
@@ -355,8 +415,8 @@ class Server:
         if self.journal is not None:
             self.journal.stopping = True  # what the drain cancels stays journaled: it runs after a restart
         result = self.engine.stop(drain)
-        if result["cancelled"]:
-            log.warning("drain_timeout (%gs) passed: cancelled %d unfinished job(s)%s", drain, result["cancelled"],
+        if result.cancelled:
+            log.warning("drain_timeout (%gs) passed: cancelled %d unfinished job(s)%s", drain, result.cancelled,
                         " (journaled: they run again after the next start)" if self.journal is not None else "")
         else:
             log.info("drained: all in-flight work finished")
@@ -398,7 +458,8 @@ class Server:
         if self.spool is not None:
             self.spool.close()
             self.spool = None
-        self.keys.close_all()
+        if self.keys is not None:
+            self.keys.close_all()
         self.pidfile.release()
 
 

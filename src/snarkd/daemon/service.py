@@ -27,11 +27,12 @@ from snarkd.daemon.metrics import DaemonMetrics
 from snarkd.daemon.proto import snarkd_pb2 as pb
 from snarkd.daemon.proto import snarkd_pb2_grpc as pb_grpc
 from snarkd.daemon.security import ADMIN, PROVE, Gate, Principal, Unauthenticated
-from snarkd.daemon.status import key_message, prover_view, snapshot, status_reply
+from snarkd.daemon.status import DaemonStatus, key_message, prover_view, snapshot, status_reply
 from snarkd.daemon.transport import Transport, check_inline, read_witness, wire_witness_sizes
 from snarkd.formats.wtns import wtns_bytes
-from snarkd.engine import (CANCELLED, COMPLETED, FAILED, QUEUED, RUNNING, AlreadyExists, Busy, Engine, KeyStore,
-                           NotFound, PermissionDenied, TooLarge, Unavailable)
+from snarkd.engine import (CANCELLED, COMPLETED, FAILED, QUEUED, RUNNING, AlreadyExists, Busy, KeyStore, NotFound,
+                           PermissionDenied, TooLarge, Unavailable)
+from snarkd.engine.contract import ProvingEngine
 from snarkd.engine.errors import KeyChanged
 from snarkd.engine.jobtable import no_such_job
 from snarkd.errors import InputError, SnarkdError
@@ -189,7 +190,7 @@ class ClientQuota:
 
 
 def key_info(lk) -> pb.KeyInfo:
-    return key_message(lk.info())
+    return key_message(lk.status())
 
 
 def prove_reply(job) -> pb.ProveReply:
@@ -210,7 +211,7 @@ def prove_reply(job) -> pb.ProveReply:
 
 
 class ProverService(pb_grpc.ProverServicer):
-    def __init__(self, engine: Engine, keys: KeyStore, info: dict, transport: Transport | None = None, *,
+    def __init__(self, engine: ProvingEngine, keys: KeyStore, info: dict, transport: Transport | None = None, *,
                  gate: Gate | None = None, journal: Journal | None = None, max_per_client: int = 1 << 30):
         self.engine = engine
         self.keys = keys
@@ -225,7 +226,7 @@ class ProverService(pb_grpc.ProverServicer):
         self.metrics = DaemonMetrics(engine, self.snapshot)
         engine.observers.append(self)
 
-    def snapshot(self) -> dict:
+    def snapshot(self) -> DaemonStatus:
         """The daemon's status now (status.py): what Status, /status and /metrics all show."""
         return snapshot(self)
 

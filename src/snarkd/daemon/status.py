@@ -1,8 +1,11 @@
-"""The daemon's status snapshot: the engine's snapshot plus what only the daemon knows.
+"""The daemon's status record: the engine's (engine/status.py) plus what only the daemon knows, and its one
+mapping to the proto.
 
-Rendered four ways, all from one `snapshot()`: the Status RPC (`status_reply`),
-GET /status (its JSON), the Prometheus collector (metrics.py) and `snarkd status`
-(lifecycle.format_status, over the Status RPC).
+Rendered four ways, all from one `snapshot()`: the Status RPC (`status_reply`), GET /status (`as_json`),
+the Prometheus collector (metrics.py) and `snarkd status` (lifecycle.format_status, over the Status RPC).
+Every message is built by `message()`: a proto field is taken from the record's field of the same name
+unless the mapping derives it; tests/daemon/test_status_record.py checks each pair in MESSAGES both ways
+(a record field no message carries, or a message field no record has, fails it).
 """
 
 from __future__ import annotations
@@ -11,10 +14,31 @@ import json
 import os
 import resource
 import time
+from dataclasses import asdict, dataclass
 
 from snarkd import __version__
 from snarkd.daemon.proto import snarkd_pb2 as pb
-from snarkd.engine.residency import key_infos
+from snarkd.engine.status import EngineStatus, KeyDevice, KeyStatus
+
+
+@dataclass
+class DaemonStatus:
+    pid: int
+    version: str
+    state: str  # "starting" | "serving" | "draining"
+    uptime_s: float
+    config_path: str
+    config_fingerprint: str
+    listen: str
+    status_listen: str
+    witness_spool: str
+    spool_token: str
+    witness_dirs: list[str]
+    rss_bytes: int
+    peak_rss_bytes: int
+    keys: list[KeyStatus]
+    devices: list[str]
+    engine: EngineStatus
 
 
 def peak_rss() -> int:
@@ -31,44 +55,66 @@ def peak_rss() -> int:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 
 
-def snapshot(service) -> dict:
-    es = service.engine.status()
-    rss = es["memory"]["rss"]
+def snapshot(service) -> DaemonStatus:
+    engine = service.engine
+    es = engine.status()
     info = service.info
-    return {
-        "pid": os.getpid(), "version": __version__, "state": service.state,
-        "uptime_s": time.monotonic() - info["started"],
-        "config_path": info["config_path"], "config_fingerprint": info["fingerprint"],
-        "listen": info["listen"], "status_listen": info.get("status_listen", ""),
-        "witness_spool": info.get("witness_spool", ""), "spool_token": info.get("spool_token", ""),
-        "witness_dirs": info.get("witness_dirs", []),
-        "rss_bytes": rss, "peak_rss_bytes": max(rss, peak_rss()),
-        "keys": key_infos(service.keys, service.engine.devices),
-        "devices": [d["name"] for d in es["devices"]],
-        "engine": es,
-    }
+    return DaemonStatus(
+        pid=os.getpid(), version=__version__, state=service.state, uptime_s=time.monotonic() - info["started"],
+        config_path=info["config_path"], config_fingerprint=info["fingerprint"], listen=info["listen"],
+        status_listen=info.get("status_listen", ""), witness_spool=info.get("witness_spool", ""),
+        spool_token=info.get("spool_token", ""), witness_dirs=list(info.get("witness_dirs", [])),
+        rss_bytes=es.memory.rss, peak_rss_bytes=max(es.memory.rss, peak_rss()),
+        keys=[engine.key_status(lk) for lk in engine.keys.list()], devices=[d.name for d in es.devices], engine=es)
 
 
-def key_message(info: dict) -> pb.KeyInfo:
-    """A key's info (LoadedKey.info, with "devices" when known) as a KeyInfo."""
-    devices = [pb.KeyDevice(**d) for d in info.get("devices", ())]
-    return pb.KeyInfo(**{k: v for k, v in info.items() if k != "devices"}, devices=devices)
+def as_json(record) -> dict:
+    """A record as plain data (GET /status, engine_json)."""
+    return asdict(record)
 
 
-def status_reply(s: dict) -> pb.StatusReply:
-    es = s["engine"]
-    jobs, mem = es["jobs"], es["memory"]
-    return pb.StatusReply(
-        pid=s["pid"], uptime_s=s["uptime_s"], version=s["version"], config_path=s["config_path"],
-        config_fingerprint=s["config_fingerprint"], listen=s["listen"], status_listen=s["status_listen"],
-        witness_spool=s["witness_spool"], spool_token=s["spool_token"], witness_dirs=s["witness_dirs"],
-        keys=[key_message(k) for k in s["keys"]],
-        queued=jobs["queued"], in_flight=jobs["running"], completed=jobs["completed"], failed=jobs["failed"],
-        cancelled=jobs["cancelled"], rss_bytes=s["rss_bytes"], peak_rss_bytes=s["peak_rss_bytes"],
-        devices=s["devices"], workers=es["workers"]["synthesis"]["alive"], state=s["state"],
-        engine_json=json.dumps(es), memory_budget_bytes=mem["budget"], memory_used_bytes=mem["used"],
-        memory_peak_bytes=mem["peak"], device_busy_s={d["name"]: d["busy_s"] for d in es["devices"]},
-    )
+# -- the proto -------------------------------------------------------------------------------------
+
+def status_derived(s: DaemonStatus) -> dict:
+    """StatusReply's fields that summarize the engine record (the rest carry DaemonStatus's by name)."""
+    es = s.engine
+    return {"queued": es.jobs.queued, "in_flight": es.jobs.running, "completed": es.jobs.completed,
+            "failed": es.jobs.failed, "cancelled": es.jobs.cancelled, "workers": es.workers["synthesis"].alive,
+            "engine_json": json.dumps(as_json(es)), "memory_budget_bytes": es.memory.budget,
+            "memory_used_bytes": es.memory.used, "memory_peak_bytes": es.memory.peak,
+            "device_busy_s": {d.name: d.busy_s for d in es.devices}}
+
+
+# record -> (its message, the message's fields derived from other record fields, record fields carried so)
+MESSAGES = {
+    KeyDevice: (pb.KeyDevice, (), ()),
+    KeyStatus: (pb.KeyInfo, (), ()),
+    DaemonStatus: (pb.StatusReply, ("queued", "in_flight", "completed", "failed", "cancelled", "workers",
+                                    "engine_json", "memory_budget_bytes", "memory_used_bytes", "memory_peak_bytes",
+                                    "device_busy_s"), ("engine",)),
+}
+
+
+def message(record, **derived):
+    """The record's proto message (MESSAGES): each field from the record's field of the same name (records in
+    repeated fields as their own messages), the derived ones from `derived`."""
+    cls, names, _ = MESSAGES[type(record)]
+    if set(derived) != set(names):
+        raise ValueError(f"{cls.DESCRIPTOR.name}: derived fields {sorted(derived)}, the mapping says {sorted(names)}")
+    kw = dict(derived)
+    for f in cls.DESCRIPTOR.fields:
+        if f.name not in kw:
+            value = getattr(record, f.name)
+            kw[f.name] = [message(x) for x in value] if f.message_type is not None else value
+    return cls(**kw)
+
+
+def key_message(ks: KeyStatus) -> pb.KeyInfo:
+    return message(ks)
+
+
+def status_reply(s: DaemonStatus) -> pb.StatusReply:
+    return message(s, **status_derived(s))
 
 
 # What a prove-role caller sees of Status: the daemon's state and version, the keys it may prove with (without

@@ -1,19 +1,20 @@
 """The proving engine, as a plain embeddable object.
 
+    contract.py    ProvingEngine (what the daemon asks of an engine) and EngineBase (what both engines share)
     engine.py      Engine: the pipeline (admission -> synthesis -> device -> finalize), what each stage does
     stages.py      Stage, StageQueue and the one worker loop (timing, spans, cancellation, failures)
     scheduler.py   the job table, the pending heap, admission under the memory budget, how jobs end
     accounting.py  counters, phase sums, device-held time
-    status.py      the status snapshot
+    status.py      the typed status record (EngineStatus, KeyStatus, ...)
     requests.py    a submitted job's partitions, parsed (witnesses or inputs JSON)
     jobs.py        Job, Partition, states, SpanTimer (per-phase ms and wall-clock spans)
     keys.py        KeyStore / LoadedKey: resident keys, their vk and witness calculator
     memory.py      the memory budget and per-partition estimates
     devices.py     the device list: a Backend per GPU, else the CPU
 
-The gRPC service (snarkd.daemon) wraps one Engine; a cluster host can run one per
-GPU inside its own process (e.g. a Ray actor) with the same calls:
-start, submit, await_, cancel, status, stop.
+The gRPC service (snarkd.daemon) wraps one engine through the contract; a cluster host runs one Engine
+per GPU inside its own process (a Ray actor) with the same calls: start, submit, await_, cancel, status,
+key_status, stop.
 """
 
 from snarkd.config import EngineConfig

@@ -25,5 +25,6 @@ def resolve_devices(config) -> list[Backend]:
     if bad:
         raise DaemonError(f"[gpus] devices lists {bad}, but only {count} CUDA device(s) exist")
     return [get_backend("cuda", i, memory_budget=config.gpu_memory_budget, msm_tables=config.msm_tables,
-                        msm_window_bits=config.msm_window_bits, cubin_dir=config.cubin_dir)
+                        msm_window_bits=config.msm_window_bits, cubin_dir=config.cubin_dir,
+                        stream_bases=config.stream_bases)
             for i in (wanted or range(count))]

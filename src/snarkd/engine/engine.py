@@ -32,16 +32,15 @@ import time
 from snarkd.config import EngineConfig
 from snarkd.engine import stages
 from snarkd.engine.accounting import Accounting
+from snarkd.engine.contract import EngineBase
 from snarkd.engine.devices import resolve_devices
-from snarkd.engine.errors import TooLarge, Unavailable
-from snarkd.engine.jobs import CANCELLED, ENDED, Job, Partition
+from snarkd.engine.errors import TooLarge
+from snarkd.engine.jobs import Job, Partition
 from snarkd.engine.keys import KeyStore
-from snarkd.engine.limits import check_request
 from snarkd.engine.memory import MemoryBudget, estimate
-from snarkd.engine.requests import parse_partitions
 from snarkd.engine.residency import DeviceResidency
 from snarkd.engine.scheduler import KEEP_FINISHED, Scheduler
-from snarkd.engine.status import engine_status
+from snarkd.engine.status import EngineStatus, KeyStatus, engine_status, key_status
 from snarkd.errors import InputError
 from snarkd.prover import finalize, prove, synthesize
 from snarkd.prover.timing import ordered
@@ -52,8 +51,11 @@ log = logging.getLogger("snarkd")
 __all__ = ["Engine", "EngineConfig", "KEEP_FINISHED"]
 
 
-class Engine:
+class Engine(EngineBase):
+    """The engine contract (engine/contract.py) in this process."""
+
     def __init__(self, config: EngineConfig | None = None, keys: KeyStore | None = None):
+        super().__init__()
         self.config = c = config or EngineConfig()
         self.keys = keys or KeyStore()
         self.keys.max_instances = c.synthesis_workers
@@ -66,7 +68,6 @@ class Engine:
         self.g2_on_device = c.g2_on_device is True or (c.g2_on_device == "auto" and all(b.g2_on_device for b in self.devices))
         self.budget = MemoryBudget(c.memory_budget)
         self.acct = Accounting(self.budget, self.devices)
-        self.observers: list = []  # objects with on_partition(part) / on_job(job)
         self.book = Scheduler(self.keys, self.acct, self._notify, max_active=c.max_queued_jobs)
         self._lock = self.book.cv  # accounting is kept under the book's lock
         self.residency = DeviceResidency(self.devices, self.keys, c.key_max_resident, c.key_device_budget, self._lock)
@@ -76,9 +77,6 @@ class Engine:
         self._device_slots = [threading.Semaphore(b.max_concurrent or c.workers_per_device) for b in self.devices]
         self.workers = stages.Workers({"synthesis": c.synthesis_workers, "device": len(self.devices) * c.workers_per_device,
                                        "finalize": c.finalize_workers})
-        self._stopping, self._force = threading.Event(), threading.Event()
-        self._accepting, self._started = True, False
-        self.t_start = time.monotonic()
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -104,96 +102,38 @@ class Engine:
                  self._device_q.capacity, self.budget.budget, self.g2_on_device, c.self_verify)
         return self
 
-    @property
-    def accepting(self) -> bool:
-        return self._accepting and not self._stopping.is_set()
-
-    @accepting.setter
-    def accepting(self, value: bool) -> None:
-        self._accepting = bool(value)
-
-    @property
-    def started(self) -> bool:
-        return self._started
-
     def queue_depths(self) -> dict:
         return {"device": len(self._device_q), "finalize": len(self._final_q), "capacity": self._device_q.capacity}
 
     def alive(self, kind: str | None = None) -> int:
         return self.workers.alive(kind)
 
-    def expected_workers(self) -> dict:
-        return dict(self.workers.expected)
-
     def all_alive(self) -> bool:
         return self.workers.all_alive()
-
-    def stop(self, drain_timeout: float = 0.0) -> dict:
-        """Take no new work; let running jobs finish up to drain_timeout; cancel the rest; stop the workers."""
-        self._accepting = False
-        left = self.book.drain(time.monotonic() + drain_timeout, self._force, self._stopping,
-                               f"cancelled: the daemon shut down before the job finished (drain_timeout {drain_timeout:g}s)")
-        return {"cancelled": left, "running_threads": self.workers.running()}
-
-    def force(self) -> None:
-        """End a drain now (a second SIGTERM)."""
-        self._force.set()
-        with self.book.cv:
-            self.book.cv.notify_all()
 
     def join_workers(self, timeout: float) -> bool:
         return self.workers.join(timeout)
 
+    def _shut_down(self) -> list[str]:
+        return self.workers.running()
+
     # ------------------------------------------------------------------ API
 
-    def submit(self, key_id: str, witness=None, job_id: str = "", *, witnesses=None, inputs=None,
-               priority: int = 0) -> Job:
-        """Queue a job. witness / witnesses: .wtns bytes or parsed Witness objects (one per partition);
-        inputs: input.json dicts or JSON texts (one per partition; needs the key's .wasm)."""
-        if not self.accepting:
-            raise Unavailable("the engine is not accepting new proofs (it is shutting down)")
-        lk, reload_ms = self.keys.checkout(key_id)  # reloads a key the key budget evicted
-        try:
-            check_request(self.config, witness, witnesses, inputs)  # [limits], before anything is parsed
-            parts = parse_partitions(lk, witness, witnesses, inputs)
-            job = self.book.new_job(lk, job_id, priority)
-            est = estimate(lk.key, from_inputs=parts[0][1] is not None)
-            if est.total > self.budget.budget:
-                raise TooLarge(f"a partition of key {key_id!r} needs about {est.total / 2**20:.1f} MiB, more than "
-                               f"the whole memory budget ({self.budget.budget / 2**20:.1f} MiB): it could never run")
-            job.partitions = [Partition(job, i, witness=w, inputs=inp, est=est) for i, (w, inp) in enumerate(parts)]
-            if reload_ms:
-                job.partitions[0].timings["key_load"] = reload_ms
-            self.book.add(job)
-        except BaseException:
-            with self._lock:
-                self.acct.count("rejected")
-            self.keys.release(lk)
-            raise
-        log.debug("job queued id=%s key=%s partitions=%d priority=%d", job.id, key_id, len(parts), job.priority)
-        return job
+    def _queue(self, job: Job, parts: list, reload_ms: float) -> None:
+        est = estimate(job.key.key, from_inputs=parts[0][1] is not None)
+        if est.total > self.budget.budget:
+            raise TooLarge(f"a partition of key {job.key.id!r} needs about {est.total / 2**20:.1f} MiB, more than "
+                           f"the whole memory budget ({self.budget.budget / 2**20:.1f} MiB): it could never run")
+        job.partitions = [Partition(job, i, witness=w, inputs=inp, est=est) for i, (w, inp) in enumerate(parts)]
+        if reload_ms:
+            job.partitions[0].timings["key_load"] = reload_ms
+        self.book.add(job)
 
-    def get(self, job_id: str) -> Job:
-        return self.book.get(job_id)
-
-    def await_(self, job_id: str, timeout: float | None = None) -> Job:
-        return self.book.await_(job_id, timeout)
-
-    def cancel(self, job_id: str, why: str = "cancelled by request") -> tuple[str, bool]:
-        job = self.get(job_id)
-        with self.book.cv:
-            if job.state in ENDED:
-                return job.state, False
-            self.book.end_locked(job, CANCELLED, why, "cancelled")
-            return job.state, True
-
-    def device_busy_seconds(self) -> dict[str, float]:
-        with self._lock:
-            return self.acct.busy_seconds()
-
-    def status(self) -> dict:
-        """The engine now, as plain data: the one snapshot every status view renders (status.py)."""
+    def status(self) -> EngineStatus:
         return engine_status(self)
+
+    def key_status(self, lk) -> KeyStatus:
+        return key_status(lk, self.devices)
 
     # ------------------------------------------------------------------ the stages' work
 
@@ -305,10 +245,3 @@ class Engine:
             error, kind = (f"{why}; this job read it, so it failed without a result; the key is reloaded from its "
                            f"path at its next job"), "key"
         self.book.fail(part, error, kind)
-
-    def _notify(self, event: str, obj) -> None:
-        for o in self.observers:
-            try:
-                getattr(o, event)(obj)
-            except Exception:  # noqa: BLE001 - metrics must never break proving
-                log.exception("observer failed")

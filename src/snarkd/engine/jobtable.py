@@ -60,6 +60,14 @@ class JobTable:
         """A finished job drops out of the table (subclasses forget what they keep beside it)."""
         del self.jobs[job_id]
 
+    def running_locked(self, job: Job) -> list:
+        """The job's items that run somewhere else now and should be told it ended (the front's tasks on
+        actors); none in the engine, whose workers drop a cancelled job's partitions at their next stage."""
+        return []
+
+    def drained_locked(self, left: list[Job]) -> None:
+        """After a drain cancelled `left` (their items are not coming back)."""
+
     # -- the table ----------------------------------------------------------------------------
 
     def add_locked(self, job: Job, items: list) -> None:
@@ -131,12 +139,26 @@ class JobTable:
         self.notify("on_job", job)
         self.cv.notify_all()
 
-    def drain_locked(self, deadline: float, force: threading.Event, why: str) -> list[Job]:
-        """Wait until no job is active (or the deadline passes, or force is set); cancel what is left.
-        Returns the jobs cancelled."""
-        while self.active_locked() and time.monotonic() < deadline and not force.is_set():
-            self.cv.wait(min(POLL, max(0.0, deadline - time.monotonic())))
-        left = [j for j in self.jobs.values() if j.state not in ENDED]
-        for j in left:
-            self.end_locked(j, CANCELLED, why, "cancelled")
-        return left
+    def cancel(self, job_id: str, why: str) -> tuple[str, bool, list]:
+        """(the job's state after, whether it was cancelled now, its items running elsewhere)."""
+        job = self.get(job_id)
+        with self.cv:
+            if job.state in ENDED:
+                return job.state, False, []
+            running = self.running_locked(job)
+            self.end_locked(job, CANCELLED, why, "cancelled")
+            return job.state, True, running
+
+    def drain(self, deadline: float, force: threading.Event, stopping: threading.Event, why: str) -> int:
+        """Wait until no job is active (or the deadline passes, or force is set); cancel what is left
+        and set `stopping`. Returns how many jobs were cancelled."""
+        with self.cv:
+            while self.active_locked() and time.monotonic() < deadline and not force.is_set():
+                self.cv.wait(min(POLL, max(0.0, deadline - time.monotonic())))
+            left = [j for j in self.jobs.values() if j.state not in ENDED]
+            for j in left:
+                self.end_locked(j, CANCELLED, why, "cancelled")
+            self.drained_locked(left)
+            stopping.set()
+            self.cv.notify_all()
+        return len(left)

@@ -30,6 +30,7 @@ from pathlib import Path
 
 from snarkd.engine.errors import AlreadyExists, KeyChanged, NotFound
 from snarkd.engine.paths import ClientPaths, PathRule
+from snarkd.engine.status import KeyStatus
 from snarkd.errors import InputError
 from snarkd.formats.zkey import vk_json
 from snarkd.prover import ProvingKey
@@ -106,13 +107,11 @@ class LoadedKey:
     def nbytes(self) -> int:
         return self.meta.get("bytes", 0)
 
-    def info(self) -> dict:
-        return {
-            "id": self.id, "path": self.path, **self.meta,
-            "preloaded": self.preloaded, "load_ms": self.load_ms, "proofs": self.proofs,
-            "resident": self.resident, "last_used": self.last_used, "jobs": self.users,
-            "evictions": self.evictions, "reloads": self.reloads,
-        }
+    def status(self, devices: list | None = None) -> KeyStatus:
+        """The key's status record; devices: where its arrays are resident (engine.status.key_status)."""
+        return KeyStatus(id=self.id, path=self.path, **self.meta, preloaded=self.preloaded, load_ms=self.load_ms,
+                         proofs=self.proofs, resident=self.resident, last_used=self.last_used, jobs=self.users,
+                         evictions=self.evictions, reloads=self.reloads, devices=list(devices or ()))
 
     @property
     def vk(self) -> dict:

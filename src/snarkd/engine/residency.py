@@ -56,7 +56,7 @@ def resident_on(backend, keys) -> list[tuple[object, int]]:
             continue
         r = backend.residency(key)
         if r is not None:
-            out.append((lk, r["bytes"]))
+            out.append((lk, r.bytes))
     return out
 
 
@@ -88,18 +88,3 @@ def make_device_room(backend, keys, lk, max_resident: int, budget: int) -> list:
                  nbytes, lk.id)
     return dropped
 
-
-def key_infos(keys, devices) -> list[dict]:
-    """Each key's info() plus where it is resident: the host, and each device with its bytes and tables."""
-    out = []
-    for lk in keys.list():
-        info = lk.info()
-        key = lk.key
-        info["devices"] = []
-        if key is not None:
-            for b in devices:
-                r = b.residency(key)
-                if r is not None:
-                    info["devices"].append({"device": b.name, **r})
-        out.append(info)
-    return out

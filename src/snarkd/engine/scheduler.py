@@ -128,12 +128,3 @@ class Scheduler(JobTable):
         part.reserved -= nbytes
         self.budget.release(nbytes)
         self.cv.notify_all()
-
-    def drain(self, deadline: float, force: threading.Event, stopping: threading.Event, why: str) -> int:
-        """Wait until no job is active (or the deadline passes, or force is set); cancel what is left
-        and set `stopping`. Returns how many jobs were cancelled."""
-        with self.cv:
-            left = self.drain_locked(deadline, force, why)
-            stopping.set()
-            self.cv.notify_all()
-        return len(left)

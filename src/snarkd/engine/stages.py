@@ -56,8 +56,8 @@ class StageQueue:
 
 
 class StageFailed(SnarkdError):
-    """A stage's own verdict on a partition (e.g. a proof that fails self-verification):
-    the job fails as an internal error, without a traceback in the log."""
+    """A stage's own verdict on a partition (a key whose file changed while the job read it): the job fails
+    (Engine.fail says why), without a traceback in the log."""
 
 
 @dataclass

@@ -1,10 +1,15 @@
-"""The engine's status snapshot: plain data, taken at once, that every status view renders
-(the Status RPC, GET /status, the Prometheus collector, `snarkd status`, the bench)."""
+"""The engine's status record: typed, taken at once, the one thing every status view renders (the Status RPC
+and KeyInfo of LoadKey/UnloadKey, GET /status, the Prometheus collector, `snarkd status`, the bench).
+
+Both engines build it (engine_status here, the cluster front's cluster/status.py); daemon/status.py maps it
+to the proto and to JSON, and tests/daemon/test_status_record.py fails when a record and its message
+disagree. A field added here reaches every view, or that test says which message lacks it.
+"""
 
 from __future__ import annotations
 
 import time
-from dataclasses import asdict
+from dataclasses import asdict, dataclass, field
 
 import psutil
 
@@ -12,35 +17,156 @@ from snarkd.engine.memory import rss
 from snarkd.engine.residency import resident_on
 
 
-def engine_status(engine) -> dict:
+@dataclass
+class KeyDevice:
+    """A key's arrays on one device (the proto's KeyDevice): its gpu.resident.Residency, named."""
+
+    device: str  # "cuda:0" (on a cluster front: "ACTOR/cuda:0")
+    bytes: int
+    tables: bool
+    streamed: bool
+
+    @classmethod
+    def of(cls, device: str, residency) -> "KeyDevice":
+        return cls(device, **asdict(residency))
+
+
+@dataclass
+class KeyStatus:
+    """One loaded key (the proto's KeyInfo)."""
+
+    id: str
+    path: str
+    curve: str
+    bytes: int
+    n_vars: int
+    n_public: int
+    domain_size: int
+    preloaded: bool
+    load_ms: float
+    proofs: int
+    resident: bool
+    last_used: float
+    jobs: int
+    evictions: int
+    reloads: int
+    devices: list[KeyDevice] = field(default_factory=list)
+
+
+@dataclass
+class JobCounts:
+    queued: int = 0
+    running: int = 0
+    submitted: int = 0
+    rejected: int = 0
+    completed: int = 0
+    failed: int = 0
+    cancelled: int = 0
+    partitions_completed: int = 0
+    self_verify_failed: int = 0
+    # witnesses from inputs by how they were made (snarkd.witness.native): replayed, recorded natively after a
+    # guard missed, on the wasm engine; and native witnesses whose proof failed self-verification
+    witness_native: int = 0
+    witness_recorded: int = 0
+    witness_wasm: int = 0
+    witness_failed: int = 0
+    retried: int = 0  # a cluster front's: partitions run again after their actor died
+    duplicates_dropped: int = 0  # ... and second proofs of a partition, dropped
+
+
+@dataclass
+class Queues:
+    pending: int = 0  # partitions waiting for admission
+    device: int = 0
+    finalize: int = 0
+    capacity: int = 0  # of the device queue
+
+
+@dataclass
+class Memory:
+    budget: int  # the memory budget (a cluster front's: its witness budget)
+    used: int
+    peak: int
+    waits: int  # times a partition waited for room
+    rss: int
+    keys: int  # bytes of keys mapped on the host
+
+
+@dataclass
+class DeviceStatus:
+    name: str
+    busy_s: float  # seconds it had a device stage running (host work included)
+    busy_fraction: float
+    kernel_busy_s: float | None  # seconds its kernels ran (None: not measured apart)
+    workers: int
+
+
+@dataclass
+class WorkerCount:
+    expected: int
+    alive: int
+
+
+@dataclass
+class KeyBudget:
+    """The key budget, and where keys are resident: place "host", each device (a front: "ACTOR/PLACE")."""
+
+    max_resident: int
+    host_budget: int
+    device_budget: int
+    resident: dict[str, int]
+    resident_bytes: dict[str, int]
+    evictions: dict[str, int]
+    reloads: int
+
+
+@dataclass
+class EngineStatus:
+    accepting: bool
+    started: bool
+    uptime_s: float
+    jobs: JobCounts
+    queues: Queues
+    partitions_in_flight: int
+    cpu_s: float  # the whole process's CPU time (the bench: cores used = d cpu_s / wall)
+    memory: Memory
+    devices: list[DeviceStatus]
+    workers: dict[str, WorkerCount]
+    config: dict  # the engine's settings as resolved
+    phase_ms: dict[str, float]  # summed over completed partitions
+    keys: KeyBudget
+    cluster: object = None  # a cluster front's cluster.status.ClusterStatus
+
+
+def cpu_seconds() -> float:
+    cpu = psutil.Process().cpu_times()
+    return cpu.user + cpu.system
+
+
+def engine_status(engine) -> EngineStatus:
     now = time.monotonic()
     counts = engine.book.counts()
     with engine.book.cv:
         acct = engine.acct
-        jobs = {"queued": counts["queued"], "running": counts["running"], **acct.counters}
+        jobs = JobCounts(queued=counts["queued"], running=counts["running"], **acct.counters)
         busy, mem = acct.busy_seconds(), engine.budget.snapshot()
         in_flight, phase_ms = acct.in_flight, dict(acct.phase_ms)
         device_evictions = dict(engine.residency.evictions)
     up = max(1e-9, now - engine.t_start)
-    cpu = psutil.Process().cpu_times()
-    return {
-        "accepting": engine.accepting, "started": engine.started, "uptime_s": up, "jobs": jobs,
-        "queues": {"pending": counts["pending"], **engine.queue_depths()},
-        "partitions_in_flight": in_flight,
-        "cpu_s": cpu.user + cpu.system,  # the whole process's CPU time (the bench: cores used = d cpu_s / wall)
-        "memory": {**mem, "rss": rss(), "keys": engine.keys.resident_bytes()},
-        "devices": [{"name": b.name, "busy_s": busy[b.name], "busy_fraction": busy[b.name] / up,
-                     "kernel_busy_s": b.kernel_seconds(), "workers": engine.config.workers_per_device}
-                    for b in engine.devices],
-        "workers": {k: {"expected": n, "alive": engine.alive(k)} for k, n in engine.expected_workers().items()},
-        "config": {**{k: v for k, v in asdict(engine.config).items() if k != "debug_delay_s"},
-                   "g2_on_device": engine.g2_on_device},  # as resolved ("auto" -> where it runs)
-        "phase_ms": phase_ms,
-        "keys": key_budget(engine, device_evictions),
-    }
+    c = engine.config
+    return EngineStatus(
+        accepting=engine.accepting, started=engine.started, uptime_s=up, jobs=jobs,
+        queues=Queues(pending=counts["pending"], **engine.queue_depths()), partitions_in_flight=in_flight,
+        cpu_s=cpu_seconds(), memory=Memory(**mem, rss=rss(), keys=engine.keys.resident_bytes()),
+        devices=[DeviceStatus(b.name, busy[b.name], busy[b.name] / up, b.kernel_seconds(), c.workers_per_device)
+                 for b in engine.devices],
+        workers={k: WorkerCount(n, engine.alive(k)) for k, n in engine.workers.expected.items()},
+        config={**{k: v for k, v in asdict(c).items() if k != "debug_delay_s"},
+                "g2_on_device": engine.g2_on_device},  # as resolved ("auto" -> where it runs)
+        phase_ms=phase_ms, keys=key_budget(engine, device_evictions))
 
 
-def key_budget(engine, device_evictions: dict) -> dict:
+def key_budget(engine, device_evictions: dict) -> KeyBudget:
     """The key budget and where keys are resident: the host, and each device."""
     c, keys = engine.config, engine.keys
     mapped = [lk for lk in keys.list() if lk.resident]
@@ -49,6 +175,12 @@ def key_budget(engine, device_evictions: dict) -> dict:
         if b.name != "cpu":  # the CPU device works from the host's map
             there = resident_on(b, keys)
             resident[b.name], nbytes[b.name] = len(there), sum(n for _, n in there)
-    return {"max_resident": c.key_max_resident, "host_budget": c.key_host_budget,
-            "device_budget": c.key_device_budget, "resident": resident, "resident_bytes": nbytes,
-            "evictions": {"host": keys.evictions, **device_evictions}, "reloads": keys.reloads}
+    return KeyBudget(c.key_max_resident, c.key_host_budget, c.key_device_budget, resident, nbytes,
+                     {"host": keys.evictions, **device_evictions}, keys.reloads)
+
+
+def key_status(lk, devices) -> KeyStatus:
+    """A loaded key's status with where it is resident among `devices` (Backends)."""
+    key = lk.key  # read once: a host eviction may clear it meanwhile
+    there = [] if key is None else [(b.name, b.residency(key)) for b in devices]
+    return lk.status([KeyDevice.of(name, r) for name, r in there if r is not None])

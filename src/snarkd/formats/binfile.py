@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 import stat
 import struct
-from typing import Iterable, Mapping
+from typing import Iterable
 
 from snarkd.errors import FormatError
 from snarkd.native import _mapguard, _scan
@@ -179,12 +179,6 @@ class BinFile:
         self.close()
 
 
-def require_size(bf: BinFile, sid: int, expected: int, what: str) -> None:
-    got = bf.size(sid)
-    if got != expected:
-        raise FormatError(bf.path, f"size is {got} bytes, expected {expected} ({what})", section=bf.label(sid))
-
-
 def u32(buf, off: int) -> int:
     return int.from_bytes(buf[off : off + 4], "little")
 
@@ -195,10 +189,6 @@ def u64(buf, off: int) -> int:
 
 def uint(buf, off: int, n: int) -> int:
     return int.from_bytes(buf[off : off + n], "little")
-
-
-def section_names(magic: bytes) -> Mapping[int, str]:
-    return SECTION_NAMES.get(magic, {})
 
 
 # -- little-endian multi-limb integers as numpy uint64 arrays ----------------

@@ -151,18 +151,25 @@ def _field_name(p: int) -> str:
     return f"{p} ({c.name} scalar field)" if c else f"{p} (unknown field)"
 
 
+def check_header_values(prime: int, n: int, w0: int | None, r: int, n_vars: int, curve_name: str, key_path,
+                        name: str) -> None:
+    """The O(1) checks of a witness against a key: same field, nVars values, w[0] == 1 (w0: None when
+    there are no values). check_witness_header's, and the one-shot prover's on the numbers it maps."""
+    if prime != r:
+        raise MismatchError(f"{name}: witness is for field {_field_name(prime)}, key {key_path} is for field {r} "
+                            f"({curve_name})")
+    if n != n_vars:
+        raise MismatchError(f"{name}: witness has {n} values, key {key_path} expects nVars = {n_vars} (a witness for "
+                            f"another circuit?)")
+    if n == 0 or w0 != 1:  # the value itself is not echoed: a witness holds secrets
+        raise MismatchError(f"{name}: witness value w[0] must be 1 (the constant ONE signal), and is not")
+
+
 def check_witness_header(witness: Witness, zkey: "ZKey", name: str | None = None) -> None:
     """The O(1) part of check_witness: same field, nVars values, w[0] == 1."""
-    name = name or witness.path
-    if witness.prime != zkey.r:
-        raise MismatchError(
-            f"{name}: witness is for field {_field_name(witness.prime)}, key {zkey.path} is for field {zkey.r} ({zkey.curve.name})"
-        )
     n = len(witness)
-    if n != zkey.n_vars:
-        raise MismatchError(f"{name}: witness has {n} values, key {zkey.path} expects nVars = {zkey.n_vars} (a witness for another circuit?)")
-    if n == 0 or witness.value(0) != 1:  # the value itself is not echoed: a witness holds secrets
-        raise MismatchError(f"{name}: witness value w[0] must be 1 (the constant ONE signal), and is not")
+    check_header_values(witness.prime, n, witness.value(0) if n else None, zkey.r, zkey.n_vars, zkey.curve.name,
+                        zkey.path, name or witness.path)
 
 
 def check_witness(witness: Witness, zkey: "ZKey", name: str | None = None, threads: int = 0) -> None:

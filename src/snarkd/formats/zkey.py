@@ -19,10 +19,8 @@ from snarkd.curves.params import BLS12_381, BN254, Curve
 from snarkd.errors import EXIT_INTERNAL, FormatError, SnarkdError
 
 from .binfile import BinFile, first_not_below
-from .zkey_layout import HEADER_POINTS, read_layout
+from .zkey_layout import HEADER_POINTS, open_zkey, read_layout
 
-MAGIC = b"zkey"
-VERSIONS = (1,)
 
 
 _ARRAY_FIELDS = ("alpha1", "beta1", "beta2", "gamma2", "delta1", "delta2", "ic", "coefs", "a", "b1", "b2", "c", "h")
@@ -208,7 +206,7 @@ def _check_points(bf: BinFile, z: ZKey) -> None:
 def read_zkey(path: str | os.PathLike, check_points: bool = False) -> ZKey:
     """Memory-map and validate a Groth16 zkey. Arrays are zero-copy views; call
     close() (or drop all references) to unmap."""
-    bf = BinFile.open(path, MAGIC, VERSIONS)
+    bf = open_zkey(path)
     try:
         z = _read(bf)
         _check_canonical(bf, z)

@@ -16,6 +16,7 @@ from snarkd.errors import FormatError
 
 from .binfile import BinFile, u32, uint
 
+MAGIC, VERSIONS = b"zkey", (1,)  # the file's magic and the versions we read (zkey.py, the writer, the one-shot path)
 PROTOCOLS = {1: "Groth16", 2: "PLONK", 10: "FFLONK"}
 HEADER_POINTS = (("alpha1", 1), ("beta1", 1), ("beta2", 2), ("gamma2", 2), ("delta1", 1), ("delta2", 2))
 COEF_ENTRY = 12  # u32 matrix, u32 constraint, u32 signal; then an n8r-byte value
@@ -126,3 +127,8 @@ def read_layout(bf: BinFile) -> ZKeyLayout:
 
     return ZKeyLayout(curve=curve, n8q=n8q, q=q, n8r=n8r, r=r, n_vars=n_vars, n_public=n_public, domain_size=domain_size,
                       n_coefs=n_coefs, header_points=header_points, sections=sections)
+
+
+def open_zkey(path) -> BinFile:
+    """A .zkey file, memory-mapped, its magic and version checked (FormatError naming it otherwise)."""
+    return BinFile.open(path, MAGIC, VERSIONS)

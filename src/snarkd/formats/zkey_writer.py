@@ -20,9 +20,9 @@ from contextlib import ExitStack
 
 from snarkd.atomic import atomic_open
 from snarkd.curves.params import Curve
+from snarkd.formats.zkey_layout import MAGIC, VERSIONS
 
-MAGIC = b"zkey"
-VERSION = 1
+VERSION = VERSIONS[-1]
 N_SECTIONS = 10
 GROTH16 = 1
 # The order of `snarkjs groth16 setup` (zkey_new.js).

@@ -1,8 +1,10 @@
-"""GPU kernels and their runtime (CuPy + NVRTC): NTT, H, sparse products, MSM G1/G2, keys resident.
+"""GPU kernels and their runtime (CuPy): NTT, H, sparse products, MSM G1/G2, keys resident.
 
-    device.py    GpuDevice: one per GPU, owning its memory, modules, NTT domains, resident keys
+    device.py    GpuDevice: one per GPU, owning its memory, modules, NTT domains, resident keys; the
+                 prover's GPU work goes through its methods
     memory.py    the device-memory budget, pinned uploads
-    module.py    kernels.cu compiled per curve (NVRTC, or prebuilt cubins)
+    module.py    kernels.cu per curve: the packaged build for the device (kernels/), else NVRTC; launch()
+    busy.py      kernel-busy seconds from CUDA events
     msm.py       Pippenger on the device (digit sort, bucket accumulation, reduction), window tables
     ntt.py       NTT domains and the whole H computation
     resident.py  a key's bases, CSR and window tables on one device

@@ -12,6 +12,7 @@ from __future__ import annotations
 import bisect
 import threading
 import time
+from contextlib import contextmanager
 
 REFRESH_S = 2.0  # a reference older than this is replaced
 WINDOW_S = 60.0  # intervals that ended longer ago than this are folded into the total
@@ -80,3 +81,29 @@ class KernelClock:
         """Kernel-busy seconds so far (overlaps between streams counted once)."""
         with self._lock:
             return self._union.seconds()
+
+    def brackets(self) -> "Brackets":
+        """CUDA events around groups of kernels (one device stage's), counted here when `count` is called."""
+        return Brackets(self)
+
+
+class Brackets:
+    """`with brackets():` records an event before and after the kernels queued inside (on the current
+    stream); `count()` waits for them, adds the intervals to the clock and returns their GPU seconds."""
+
+    def __init__(self, clock: KernelClock):
+        self.clock, self.cupy = clock, clock.cupy
+        self.ref = clock.reference()
+        self.pairs: list = []
+
+    @contextmanager
+    def __call__(self):
+        start = self.cupy.cuda.Event()
+        start.record()
+        yield
+        end = self.cupy.cuda.Event()
+        end.record()
+        self.pairs.append((start, end))
+
+    def count(self) -> float:
+        return self.clock.add(self.ref, self.pairs)

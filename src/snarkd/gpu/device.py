@@ -1,5 +1,7 @@
 """One object per GPU (sppark's gpu_t): it owns the device's memory pool and budget, its
-copy stream, the compiled kernel modules, the NTT domains and the resident keys.
+copy stream, the compiled kernel modules, the NTT domains and the resident keys, and it is
+where the prover asks for GPU work (spmv, h_values, msm, msm_streamed, proof_bytes, the
+kernel clock's brackets): nothing above gpu/ launches a kernel or sizes one.
 
     dev = snarkd.gpu.device.get(0)       # the one GpuDevice of CUDA device 0
     with dev.memory.guard("a proof"):    # current device + out-of-memory -> GpuMemoryError
@@ -14,12 +16,15 @@ from __future__ import annotations
 import threading
 import weakref
 
+import numpy as np
+
 from snarkd.gpu import module as gmodule
 from snarkd.gpu import msm as gmsm
+from snarkd.gpu import resident as gresident
 from snarkd.gpu.busy import KernelClock
 from snarkd.gpu.memory import DeviceMemory, GpuUnavailable, cupy_module
 from snarkd.gpu.ntt import NttDomain
-from snarkd.gpu.resident import ResidentKey
+from snarkd.gpu.resident import Residency, ResidentKey
 
 
 def device_count() -> int:
@@ -44,9 +49,10 @@ def available() -> tuple[bool, str]:
 
 
 class GpuDevice:
-    def __init__(self, index: int, budget: int | None = None, cubin_dir: str = ""):
+    def __init__(self, index: int, budget: int | None = None, cubin_dir: str = "", defines: tuple[str, ...] = ()):
         self.index = index
         self.cubin_dir = cubin_dir
+        self.defines = tuple(defines)  # a benchmark's kernel variant (module.load); none in production
         self.cupy = cupy_module()
         self.memory = DeviceMemory(index, budget)
         with self.cupy.cuda.Device(index) as d:
@@ -83,7 +89,7 @@ class GpuDevice:
             mod = self._modules.get(curve)
             if mod is None:
                 with self.cupy.cuda.Device(self.index):
-                    mod = gmodule.load(curve, self.compute_capability, self.cubin_dir, gmodule.DEFINES)
+                    mod = gmodule.load(curve, self.compute_capability, self.cubin_dir, self.defines)
                 self._modules[curve] = mod
             return mod
 
@@ -110,11 +116,11 @@ class GpuDevice:
                 weakref.finalize(zkey, self._keys.pop, id(zkey), None)
             return rk
 
-    def residency(self, zkey) -> dict | None:
-        """{"bytes", "tables", "streamed"} of the key's arrays here, or None when it is not resident."""
+    def residency(self, zkey) -> Residency | None:
+        """What of the key is here, or None when it is not resident."""
         with self._lock:
             rk = self._keys.get(id(zkey))
-            return None if rk is None else {"bytes": int(rk.nbytes), "tables": bool(rk.tables), "streamed": rk.streamed}
+            return None if rk is None else rk.residency()
 
     def held_bytes(self) -> int:
         """Device bytes held for good here: the resident keys and the NTT domains' tables."""
@@ -128,10 +134,43 @@ class GpuDevice:
         with self.cupy.cuda.Device(self.index):  # the default pool frees the current device's blocks
             self.memory.pool.free_all_blocks()
 
+    # -- the device stage's work (prover/cuda.py), on the calling thread's current stream ----------
+
+    def proof_bytes(self, zkey, c: int = 0, streamed: bool = False) -> int:
+        """Device memory one proof of `zkey` needs beyond its resident arrays (resident.proof_bytes)."""
+        return gresident.proof_bytes(zkey, c, streamed)
+
+    def fits(self, zkey, c: int = 0) -> bool:
+        """Whether the key's bases and CSR fit in the budget beside what is held here and one proof."""
+        need = gresident.base_bytes(zkey) + gresident.csr_bytes(zkey) + self.proof_bytes(zkey, c)
+        return need <= self.memory.budget - self.held_bytes()
+
+    def spmv(self, rk: ResidentKey, w):
+        """A·w and B·w (Montgomery, domain-size words) from the key's resident CSR."""
+        import cupy
+
+        d = rk.domain_size
+        mod = self.module(rk.curve)
+        out = []
+        for rp, cols, vals in rk.csr:
+            ab = cupy.empty(d * 8, dtype=cupy.uint32)
+            gmodule.launch(mod, "spmv_csr", d, (rp, cols, vals, w, ab, np.uint32(d)), block=128)
+            out.append(ab)
+        return out
+
+    def h_values(self, curve: str, log_n: int, a, b):
+        """The H scalars of a proof from a = A·w, b = B·w (consumed) on the 2^log_n domain."""
+        return self.ntt_domain(curve, log_n).h_values(a, b)
+
     def msm(self, curve: str, g2: bool, bases, scalars, n: int, native, c: int = 0, stats: dict | None = None,
             table=None, **kw):
-        """gpu.msm.msm with this device's module (kw: offset, sorts, tag)."""
+        """gpu.msm.msm with this device's module (kw: offset, sorts, tag, plan)."""
         return gmsm.msm(self.module(curve), curve, g2, bases, scalars, n, native, c, stats, table, **kw)
+
+    def msm_streamed(self, curve: str, g2: bool, host_bases, scalars, n: int, native, c: int = 0, offset: int = 0):
+        """gpu.msm.msm_streamed with this device's module and memory: the bases go up STREAM_CHUNK at a time."""
+        return gmsm.msm_streamed(self.module(curve), curve, g2, host_bases, scalars, n, native, c, offset=offset,
+                                 chunk=gresident.STREAM_CHUNK, upload=self.memory.upload)
 
     def window_table(self, curve: str, g2: bool, bases, n: int, c: int = 0) -> gmsm.WindowTable:
         return gmsm.WindowTable(self.module(curve), curve, g2, bases, n, c)
@@ -141,8 +180,8 @@ _lock = threading.Lock()
 _devices: dict[int, GpuDevice] = {}
 
 
-def get(index: int = 0, budget: int | None = None, cubin_dir: str = "") -> GpuDevice:
-    """The one GpuDevice of CUDA device `index` (made on first call; budget and cubin_dir
+def get(index: int = 0, budget: int | None = None, cubin_dir: str = "", defines: tuple[str, ...] = ()) -> GpuDevice:
+    """The one GpuDevice of CUDA device `index` (made on first call; budget, cubin_dir and defines
     apply then, and a later budget resets it)."""
     index = int(index)
     with _lock:
@@ -152,7 +191,7 @@ def get(index: int = 0, budget: int | None = None, cubin_dir: str = "") -> GpuDe
             if not 0 <= index < n:
                 why = available()[1] if n == 0 else f"{n} visible"
                 raise GpuUnavailable(f"CUDA device {index} does not exist ({why})")
-            dev = GpuDevice(index, budget, cubin_dir)
+            dev = GpuDevice(index, budget, cubin_dir, defines)
             _devices[index] = dev
         elif budget is not None:
             dev.memory.set_budget(budget)

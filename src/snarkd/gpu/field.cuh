@@ -261,11 +261,7 @@ struct Fp {
     for (int i = 1; i < N; i++) asm volatile("addc.cc.u32 %0, %0, %1;" : "+r"(a[N + i]) : "r"(P::mod(i) & mask));
   }
 
-#if defined(SNARKD_PLAIN_FIELD)  // round-1 arithmetic, for side-by-side timing (module.py variants)
-  SNARKD_DI Fp sqr() const { return *this * *this; }
-#else
   SNARKD_DI Fp sqr() const { return mont_sqr(*this); }
-#endif
 
   SNARKD_DI Fp to_mont() const {
     Fp r2;
@@ -324,15 +320,7 @@ struct Fp2 {
   SNARKD_DI void store(uint32_t* p) const { c0.store(p); c1.store(p + F::N); }
   friend SNARKD_DI Fp2 operator+(const Fp2& a, const Fp2& b) { return {a.c0 + b.c0, a.c1 + b.c1}; }
   friend SNARKD_DI Fp2 operator-(const Fp2& a, const Fp2& b) { return {a.c0 - b.c0, a.c1 - b.c1}; }
-#if defined(SNARKD_PLAIN_FIELD)
-  friend SNARKD_DI Fp2 operator*(const Fp2& a, const Fp2& b) {
-    F t0 = a.c0 * b.c0, t1 = a.c1 * b.c1;
-    F s = (a.c0 + a.c1) * (b.c0 + b.c1);
-    return {t0 - t1, s - t0 - t1};
-  }
-#else
   friend SNARKD_DI Fp2 operator*(const Fp2& a, const Fp2& b) { return mul(a, b); }
-#endif
   // Karatsuba with lazy reduction: three double-width products and two
   // Montgomery reductions (instead of three multiplications, each with its
   // own reduction). c0 = REDC(a0 b0 - a1 b1), plus p R when that is negative

@@ -39,10 +39,6 @@ def words(limbs64: list[int]) -> list[int]:
     return w
 
 
-def as_int(limbs64: list[int]) -> int:
-    return sum(v << (64 * i) for i, v in enumerate(limbs64))
-
-
 def cfun(name: str, ws: list[int]) -> str:
     body = " : ".join(f"i == {i} ? 0x{w:08x}u" for i, w in enumerate(ws)) + " : 0u"
     return f"  static __device__ __forceinline__ constexpr uint32_t {name}(int i) {{ return {body}; }}\n"

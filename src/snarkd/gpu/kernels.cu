@@ -249,154 +249,8 @@ static SNARKD_DI uint32_t group_of(uint32_t v, uint32_t& rank, uint32_t& leader)
   return grp;
 }
 
-// --- the digit sort: two partitioning passes instead of one global scatter ---
-// Keys are split as (partition = key >> low, low bits); at most 512 partitions.
-// 1. msm_part_count: per-block partition histogram in shared memory, one global
-//    atomic per (block, partition).
-// 2. msm_part_scatter: the block recounts, reserves one run per partition with
-//    one global atomic each, and writes (key, entry) pairs into its runs
-//    (contiguous writes instead of 4-byte scattered ones).
-// 3. msm_part_sort: one block per partition counts its 2^low keys in shared
-//    memory, scans them, writes counts/seg_start for its keys, and scatters the
-//    entries with shared-memory cursors; a partition's output range is its input
-//    range, a few MB, so the scattered writes combine in L2.
-// Digits are recomputed from the scalars in passes 1 and 2 (32 bytes per
-// scalar from L1) instead of being stored and read back (4 bytes per digit).
-
-#define PART_MAX 512
-
-extern "C" __global__ void __launch_bounds__(256) msm_part_count(const uint32_t* scalars, uint32_t n, int c, int nw, int shared,
-                                                                 int low, uint32_t nparts, uint32_t per_block,
-                                                                 uint32_t* part_count) {
-  __shared__ uint32_t cnt[PART_MAX];
-  for (uint32_t j = threadIdx.x; j < nparts; j += blockDim.x) cnt[j] = 0;
-  __syncthreads();
-  const uint32_t i0 = blockIdx.x * per_block, i1 = min(n, i0 + per_block);
-  for (uint32_t i = i0 + threadIdx.x; i < i1; i += blockDim.x) {
-    Fr s = Fr::load(scalars + 8 * (u64)i);
-    s.reduce_raw();
-    uint32_t carry = 0, sign;
-    for (int w = 0; w < nw; w++) {
-      const uint32_t key = digit_key(s, w, c, shared, carry, sign);
-      if (key != EMPTY) atomicAdd(&cnt[key >> low], 1u);
-    }
-  }
-  __syncthreads();
-  for (uint32_t j = threadIdx.x; j < nparts; j += blockDim.x)
-    if (cnt[j]) atomicAdd(&part_count[j], cnt[j]);
-}
-
-extern "C" __global__ void __launch_bounds__(256) msm_part_scatter(const uint32_t* scalars, uint32_t n, int c, int nw, int shared,
-                                                                   int low, uint32_t nparts, uint32_t per_block,
-                                                                   uint32_t* part_cursor, u64* part) {
-  __shared__ uint32_t cnt[PART_MAX], base[PART_MAX];
-  for (uint32_t j = threadIdx.x; j < nparts; j += blockDim.x) cnt[j] = 0;
-  __syncthreads();
-  const uint32_t i0 = blockIdx.x * per_block, i1 = min(n, i0 + per_block);
-  for (uint32_t i = i0 + threadIdx.x; i < i1; i += blockDim.x) {
-    Fr s = Fr::load(scalars + 8 * (u64)i);
-    s.reduce_raw();
-    uint32_t carry = 0, sign;
-    for (int w = 0; w < nw; w++) {
-      const uint32_t key = digit_key(s, w, c, shared, carry, sign);
-      if (key != EMPTY) atomicAdd(&cnt[key >> low], 1u);
-    }
-  }
-  __syncthreads();
-  for (uint32_t j = threadIdx.x; j < nparts; j += blockDim.x) {
-    base[j] = cnt[j] ? atomicAdd(&part_cursor[j], cnt[j]) : 0u;
-    cnt[j] = 0;
-  }
-  __syncthreads();
-  for (uint32_t i = i0 + threadIdx.x; i < i1; i += blockDim.x) {
-    Fr s = Fr::load(scalars + 8 * (u64)i);
-    s.reduce_raw();
-    uint32_t carry = 0, sign;
-    for (int w = 0; w < nw; w++) {
-      const uint32_t key = digit_key(s, w, c, shared, carry, sign);
-      const uint32_t pt = key == EMPTY ? EMPTY : key >> low;
-      uint32_t rank, leader;
-      const uint32_t grp = group_of(pt, rank, leader);
-      uint32_t r0 = 0;
-      if (pt != EMPTY && rank == 0) r0 = atomicAdd(&cnt[pt], __popc(grp));
-      r0 = __shfl_sync(grp, r0, leader);
-      if (pt != EMPTY) part[base[pt] + r0 + rank] = ((u64)key << 32) | digit_entry(i, w, n, shared, sign);
-    }
-  }
-}
-
-// Exclusive scan of in[0..m) into out (shared memory; m <= blockDim.x * 8).
-static __device__ void block_exclusive_scan(const uint32_t* in, uint32_t* out, uint32_t m) {
-  __shared__ uint32_t tot[1024];
-  const uint32_t per = (m + blockDim.x - 1) / blockDim.x;
-  const uint32_t j0 = min(m, threadIdx.x * per), j1 = min(m, j0 + per);
-  uint32_t sum = 0;
-  for (uint32_t j = j0; j < j1; j++) sum += in[j];
-  tot[threadIdx.x] = sum;
-  __syncthreads();
-  for (uint32_t off = 1; off < blockDim.x; off <<= 1) {
-    const uint32_t v = threadIdx.x >= off ? tot[threadIdx.x - off] : 0u;
-    __syncthreads();
-    tot[threadIdx.x] += v;
-    __syncthreads();
-  }
-  uint32_t run = threadIdx.x ? tot[threadIdx.x - 1] : 0u;
-  for (uint32_t j = j0; j < j1; j++) {
-    const uint32_t v = in[j];
-    out[j] = run;
-    run += v;
-  }
-  __syncthreads();
-}
-
-// One block per partition; dynamic shared memory 2 * 2^low words.
-extern "C" __global__ void __launch_bounds__(512) msm_part_sort(const u64* part, const uint32_t* part_start, int low,
-                                                                uint32_t nseg, uint32_t* sorted, uint32_t* counts,
-                                                                uint32_t* seg_start) {
-  extern __shared__ uint32_t sm[];
-  const uint32_t nb = 1u << low, lmask = nb - 1;
-  uint32_t* cnt = sm;
-  uint32_t* off = sm + nb;
-  const uint32_t p = blockIdx.x;
-  const uint32_t b = part_start[p], e = part_start[p + 1];
-  for (uint32_t j = threadIdx.x; j < nb; j += blockDim.x) cnt[j] = 0;
-  __syncthreads();
-  // both sweeps run whole warps (no early exit), so the warp-wide groups are well formed
-  const uint32_t span = (e - b + blockDim.x - 1) / blockDim.x * blockDim.x;
-  for (uint32_t k = threadIdx.x; k < span; k += blockDim.x) {
-    const uint32_t lk = b + k < e ? (uint32_t)(part[b + k] >> 32) & lmask : EMPTY;
-    uint32_t rank, leader;
-    const uint32_t grp = group_of(lk, rank, leader);
-    if (lk != EMPTY && rank == 0) atomicAdd(&cnt[lk], __popc(grp));
-  }
-  __syncthreads();
-  block_exclusive_scan(cnt, off, nb);
-  for (uint32_t j = threadIdx.x; j < nb; j += blockDim.x) {
-    const uint32_t key = p * nb + j;
-    if (key < nseg) {
-      counts[key] = cnt[j];
-      seg_start[key] = b + off[j];
-    }
-  }
-  __syncthreads();
-  for (uint32_t k = threadIdx.x; k < span; k += blockDim.x) {
-    u64 item = 0;
-    uint32_t lk = EMPTY;
-    if (b + k < e) {
-      item = part[b + k];
-      lk = (uint32_t)(item >> 32) & lmask;
-    }
-    uint32_t rank, leader;
-    const uint32_t grp = group_of(lk, rank, leader);
-    uint32_t r0 = 0;
-    if (lk != EMPTY && rank == 0) r0 = atomicAdd(&off[lk], __popc(grp));
-    r0 = __shfl_sync(grp, r0, leader);
-    if (lk != EMPTY) sorted[b + r0 + rank] = (uint32_t)item;
-  }
-}
-
-// The one-pass sort, for key spaces too large for msm_part_sort's shared
-// counters (window tables with c > 22): digits stored, then a global scatter.
+// The digit sort: digits stored (and counted per bucket key, warp-aggregated), then a global
+// scatter. (A three-pass partition sort measured 2x slower on the H200: bench/gpu-notes.md, round 2.)
 extern "C" __global__ void msm_digits(const uint32_t* scalars, uint32_t n, int c, int nw, int shared,
                                       uint32_t* digits, uint32_t* counts) {
   uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
@@ -544,26 +398,12 @@ static __device__ __forceinline__ void add_entry(XYZZ<F>& acc, const uint32_t* b
   acc.add_affine(p);
 }
 
-template <class F>
-static __device__ void accum_affine(const uint32_t* bases, const uint32_t* sorted, const uint32_t* seg_start,
-                                    const uint32_t* item_start, const uint32_t* item_seg, uint32_t L,
-                                    uint32_t nitems, uint32_t* out, uint32_t n_sort, uint32_t stride, uint32_t off) {
-  uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
-  if (i >= nitems) return;
-  const uint32_t s = item_seg[i];
-  const uint32_t b = seg_start[s] + (i - item_start[s]) * L;
-  const uint32_t e = min(seg_start[s + 1], b + L);
-  XYZZ<F> acc = XYZZ<F>::inf();
-  for (uint32_t k = b; k < e; k++) add_entry(acc, bases, sorted[k], n_sort, stride, off);
-  acc.store(out + (u64)i * XYZZ<F>::WORDS);
-}
-
 // The balanced first round: thread t sums exactly the sorted entries [t L, (t + 1) L)
 // (the last thread fewer), crossing bucket boundaries, and writes one partial sum
 // per bucket it meets, at item_start[s] + t - seg_start[s] / L (pieces_per_bucket's
-// plan); later rounds add a bucket's pieces. Against one item per bucket segment
-// (accum_affine), no lane waits for a longer item of its warp: ncu showed 26.3 of 32
-// lanes active there (bucket sizes vary), on a kernel bound by the multiplier.
+// plan); later rounds add a bucket's pieces. Against one item per bucket segment (the
+// accum_affine it replaced), no lane waits for a longer item of its warp: ncu showed 26.3
+// of 32 lanes active there (bucket sizes vary), on a kernel bound by the multiplier.
 template <class F>
 static __device__ void accum_range(const uint32_t* bases, const uint32_t* sorted, const uint32_t* seg_start,
                                    uint32_t nseg, const uint32_t* item_start, uint32_t L, uint32_t nthreads,
@@ -701,12 +541,6 @@ static __device__ void window_table(const uint32_t* in, uint32_t* out, uint32_t 
 #endif
 
 #define SNARKD_GROUP_KERNELS(G, F, B)                                                                             \
-  extern "C" __global__ void B G##_accum_affine(const uint32_t* bases, const uint32_t* sorted,                   \
-                                              const uint32_t* seg_start, const uint32_t* item_start,             \
-                                              const uint32_t* item_seg, uint32_t L, uint32_t nitems,             \
-                                              uint32_t* out, uint32_t n_sort, uint32_t stride, uint32_t off) {   \
-    accum_affine<F>(bases, sorted, seg_start, item_start, item_seg, L, nitems, out, n_sort, stride, off);       \
-  }                                                                                                              \
   extern "C" __global__ void B G##_accum_range(const uint32_t* bases, const uint32_t* sorted,                    \
                                              const uint32_t* seg_start, uint32_t nseg, const uint32_t* item_start, \
                                              uint32_t L, uint32_t nthreads, uint32_t* out, uint32_t n_sort,       \

@@ -1,35 +1,42 @@
-"""The CUDA module for one curve: compiled at run time with NVRTC (through CuPy's
-RawModule). Each GpuDevice (device.py) loads it once per curve and keeps it.
+"""The CUDA module for one curve, and how its kernels are launched. Each GpuDevice (device.py) loads it
+once per curve and keeps it.
 
-kernels.cu includes curve.cuh -> field.cuh -> params.cuh; -DSNARKD_BN254 or
--DSNARKD_BLS12_381 picks the constants. CuPy also keeps the compiled cubin in
-its on-disk kernel cache (~/.cupy/kernel_cache), so a daemon restart does not
-recompile.
+kernels.cu includes curve.cuh -> field.cuh -> params.cuh; -DSNARKD_BN254 or -DSNARKD_BLS12_381 picks the
+constants. Where the module comes from, first match wins:
 
-A prebuilt cubin can stand in for NVRTC (useful on machines that are started
-fresh for every run): set [gpus] cubin_dir (or $SNARKD_GPU_CUBIN_DIR) to a folder holding
-`kernels-<curve>-sm<cc>-<hash>.cubin`, built with
+    cubin_dir   [gpus] cubin_dir (or $SNARKD_GPU_CUBIN_DIR): kernels-<curve>-sm<cc>-<hash>.cubin for exactly
+                this device (a build of one's own: `python -m snarkd.gpu.module build DIR [MACRO ...]`)
+    packaged    the kernels shipped in the package (kernels/, built by tools/build_kernels.py with nvcc):
+                a cubin for each of ARCHS, the one for this device being the highest sm_XY of its major
+                with Y <= its minor (machine code runs on later minors of its major), else, on a GPU newer
+                than every build, the PTX of the newest (the driver compiles it once and caches it)
+    NVRTC       compiled here through CuPy's RawModule (seconds; CuPy keeps the result in its on-disk kernel
+                cache, ~/.cupy/kernel_cache, so the next process reads it from there)
 
-    nvcc -cubin -arch=sm_90 -std=c++17 -D<MACRO> -o <that name> kernels.cu
-
-where <hash> is `source_hash()` (so a stale cubin is never loaded).
-`python -m snarkd.gpu.module build DIR` writes them with the local nvcc.
+<hash> is `source_hash()`: a build of other sources is never loaded (tests/gpu/test_kernel_builds.py fails
+until tools/build_kernels.py has rebuilt the packaged ones). Variants (extra macros, for benchmarks) are
+passed explicitly to `load(..., defines)`; they never come from the package.
 """
 
 from __future__ import annotations
 
 import hashlib
+import logging
 import re
 import subprocess
 import sys
 from pathlib import Path
 
+from snarkd.curves.params import BLS12_381, BN254
+
+log = logging.getLogger("snarkd.gpu")
 HERE = Path(__file__).resolve().parent
 SOURCES = ("kernels.cu", "curve.cuh", "field.cuh", "params.cuh")
-# Extra macros for every module GpuDevice loads: empty in production; benchmarks set
-# it before the first GpuDevice to time a variant (e.g. ("SNARKD_PLAIN_FIELD",)).
-DEFINES: tuple[str, ...] = ()
+PACKAGED = HERE / "kernels"
+ARCHS = ("80", "86", "89", "90")  # machine code shipped for these; PTX of the last for newer GPUs
+CURVES = {"bn254": BN254, "bls12_381": BLS12_381}
 MACROS = {"bn254": "SNARKD_BN254", "bls12_381": "SNARKD_BLS12_381"}
+
 
 def source_hash() -> str:
     h = hashlib.sha256()
@@ -48,6 +55,10 @@ def cubin_name(curve: str, cc: str, defines: tuple[str, ...] = ()) -> str:
     return f"kernels-{curve}-sm{cc}-{source_hash()}{variant_tag(defines)}.cubin"
 
 
+def ptx_name(curve: str, cc: str) -> str:
+    return f"kernels-{curve}-compute{cc}-{source_hash()}.ptx"
+
+
 def _macro(curve: str) -> str:
     try:
         return MACROS[curve]
@@ -55,17 +66,48 @@ def _macro(curve: str) -> str:
         raise ValueError(f"no CUDA kernels for curve {curve!r} (have {sorted(MACROS)})") from None
 
 
-def load(curve: str, cc: str, cubin_dir: str = "", defines: tuple[str, ...] = ()):
-    """The RawModule for `curve` ("bn254" or "bls12_381") for compute capability `cc`,
-    from cubin_dir when it holds a matching cubin, else compiled with NVRTC.
-    defines: extra macros (timing variants such as SNARKD_PLAIN_FIELD; none in production)."""
-    import cupy
+def packaged_arch(cc: str, archs: tuple[str, ...] = ARCHS) -> tuple[str, str] | None:
+    """("cubin", arch) of the packaged machine code that runs on compute capability cc, ("ptx", arch) for a
+    device newer than every build, None for one older than all (NVRTC then)."""
+    def split(a: str) -> tuple[int, int]:
+        return int(a[:-1]), int(a[-1])
 
-    macro = _macro(curve)
+    major, minor = split(cc)
+    same = [a for a in archs if split(a)[0] == major and split(a)[1] <= minor]
+    if same:
+        return "cubin", max(same, key=split)
+    newest = max(archs, key=split)
+    if (major, minor) > split(newest):
+        return "ptx", newest
+    return None
+
+
+def prebuilt(curve: str, cc: str, cubin_dir: str = "", defines: tuple[str, ...] = ()) -> Path | None:
+    """The prebuilt module file for `curve` on a device of compute capability cc, or None (NVRTC)."""
     if cubin_dir:
         path = Path(cubin_dir) / cubin_name(curve, cc, defines)
         if path.is_file():
-            return cupy.RawModule(path=str(path))
+            return path
+    pick = None if defines else packaged_arch(cc)
+    if pick is None:
+        return None
+    kind, arch = pick
+    path = PACKAGED / (cubin_name(curve, arch) if kind == "cubin" else ptx_name(curve, arch))
+    return path if path.is_file() else None
+
+
+def load(curve: str, cc: str, cubin_dir: str = "", defines: tuple[str, ...] = ()):
+    """The RawModule for `curve` ("bn254" or "bls12_381") on compute capability `cc`: prebuilt when there is
+    a build for it (the module docstring's order), else compiled with NVRTC. defines: extra macros (a
+    benchmark's variant; none in production)."""
+    import cupy
+
+    macro = _macro(curve)
+    path = prebuilt(curve, cc, cubin_dir, defines)
+    if path is not None:
+        log.debug("kernels for %s on sm_%s: %s", curve, cc, path)
+        return cupy.RawModule(path=str(path))
+    log.info("kernels for %s on sm_%s: no prebuilt module; compiling with NVRTC", curve, cc)
     code = (HERE / "kernels.cu").read_text()
     opts = ("-std=c++17", f"-I{HERE}", f"-D{macro}", *(f"-D{d}" for d in defines))
     mod = cupy.RawModule(code=code, options=opts, backend="nvrtc")
@@ -73,20 +115,34 @@ def load(curve: str, cc: str, cubin_dir: str = "", defines: tuple[str, ...] = ()
     return mod
 
 
+def launch(mod, name: str, count: int, args, block: int = 256, shared_mem: int = 0) -> None:
+    """Kernel `name` of `mod` over `count` threads (none when count is 0), `block` per block."""
+    if count > 0:
+        mod.get_function(name)(((count + block - 1) // block,), (block,), args, shared_mem=shared_mem)
+
+
+def nvcc_command(curve: str, arch: str, out: Path, kind: str = "cubin", nvcc: str = "nvcc",
+                 defines: tuple[str, ...] = ()) -> list[str]:
+    """nvcc's command for one build: machine code ("cubin", -arch=sm_ARCH) or PTX ("ptx", compute_ARCH)."""
+    target = f"-arch=sm_{arch}" if kind == "cubin" else f"-arch=compute_{arch}"
+    return [nvcc, f"-{kind}", target, "-std=c++17", "-Xptxas", "-v", f"-D{_macro(curve)}",
+            *(f"-D{d}" for d in defines), "-o", str(out), str(HERE / "kernels.cu")]
+
+
 def build_cubins(out_dir: str, cc: str = "90", nvcc: str = "nvcc", defines: tuple[str, ...] = ()) -> list[Path]:
-    """One cubin per curve, compiled in parallel; ptxas's register/stack report in <cubin>.txt."""
+    """One cubin per curve for one compute capability, compiled in parallel; ptxas's register/stack report
+    in <cubin>.txt (a variant's build for [gpus] cubin_dir; the packaged ones: tools/build_kernels.py)."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     procs = []
-    for curve, macro in MACROS.items():
+    for curve in MACROS:
         path = out / cubin_name(curve, cc, defines)
-        cmd = [nvcc, "-cubin", f"-arch=sm_{cc}", "-std=c++17", "-Xptxas", "-v", f"-D{macro}", *(f"-D{d}" for d in defines),
-               "-o", str(path), str(HERE / "kernels.cu")]
-        log = open(str(path) + ".txt", "w")
-        procs.append((path, subprocess.Popen(cmd, stderr=log), log))
-    for path, proc, log in procs:
+        report = open(str(path) + ".txt", "w")  # noqa: SIM115 - closed below
+        procs.append((path, subprocess.Popen(nvcc_command(curve, cc, path, nvcc=nvcc, defines=defines),
+                                             stderr=report), report))
+    for path, proc, report in procs:
         proc.wait()
-        log.close()
+        report.close()
         if proc.returncode:
             raise subprocess.CalledProcessError(proc.returncode, f"nvcc for {path.name}")
     return [p for p, _, _ in procs]

@@ -5,14 +5,15 @@
    warp-aggregated atomics), a scan, msm_scatter (a counting sort). A
    DigitSort depends only on the scalars, n, c and the table mode, so one sort
    of the witness serves the A, B1, B2 and C MSMs of a proof (C reads w[off:]
-   by skipping i < off). A three-pass partition sort (PARTITION_SORT) is
-   there too; it measured slower (see PARTITION_SORT).
+   by skipping i < off). (A three-pass partition sort measured 2x slower on the
+   H200 -- BN254 G1 2^24: 22.6 vs 10.6 ms, bench/gpu-notes.md round 2 -- and is gone.)
 3. Segmented accumulation: every thread sums L consecutive sorted points (mixed
    XYZZ adds from the affine bases), crossing bucket boundaries, one partial sum
-   per bucket piece (ACCUM_RANGES; or, switched off, every bucket cut into items
-   of at most L points, one thread each); further rounds sum the partial sums of
-   buckets that had several pieces. A skewed scalar set (many equal digits) so
-   costs log_L(bucket) rounds instead of one thread walking millions of points.
+   per bucket piece (kernels.cu accum_range: no lane waits for a longer bucket of
+   its warp, as one thread per bucket item did); further rounds sum the partial sums
+   of buckets that had several pieces, each cut into items of Plan.round2_l. A skewed
+   scalar set (many equal digits) so costs log_L(bucket) rounds instead of one
+   thread walking millions of points.
 4. Window reduction in parallel: thread t takes L2 buckets of a window and
    returns their running-sum contribution plus lo * (their sum); fan-in sums
    then leave one XYZZ point per window.
@@ -26,40 +27,42 @@ the key) digits index table rows instead, all windows share one set of
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from snarkd.curves.encoding import fq_from_mont, g1_from_ints, g2_from_ints
-from snarkd.curves.params import BLS12_381, BN254, Curve
+from snarkd.curves.params import Curve
+from snarkd.gpu.module import CURVES, launch
 
-CURVES = {"bn254": BN254, "bls12_381": BLS12_381}
 FR_BITS = {"bn254": 254, "bls12_381": 255}
-TARGET_ITEMS = 1 << 18  # first-round threads (about)
-# ... twice as many from LARGE_DIGITS digits up (2^24 points): -2 % at 2^24, +2 to +5 % at 2^20 (round 3)
-LARGE_TARGET_ITEMS, LARGE_DIGITS = 1 << 19, 1 << 27
-ROUND2_L = 16
-PART_BITS = 9  # the digit sort's first pass: at most 2^9 partitions of the key space
-PART_LOW_MAX = 12  # ... each at most 2^12 keys (msm_part_sort's shared counters)
-PART_PER_BLOCK = 2048  # scalars per block in the partition passes
-# The three-pass partition sort measured 2x slower than the one-pass sort on the H200
-# (BN254 G1 2^24: 22.6 vs 10.6 ms; bench/gpu-notes.md, round 2): its 8- and 4-byte
-# scattered writes into runs that many blocks interleave are not combined in L2.
-# It stays selectable (benchmarks, tests) for the tile-staged version that would fix that.
-PARTITION_SORT = False
-# The first accumulation round: every thread sums the same number of sorted entries,
-# across bucket boundaries (kernels.cu accum_range), instead of one bucket item per
-# thread (accum_affine), whose lanes wait for the longest item of their warp.
-ACCUM_RANGES = True
-SEG_L2 = 16  # window reduction: buckets per thread
-FAN = 16  # ... and the fan-in of the sums after it
-# A reduction of at most SMALL_BUCKETS buckets in all (a window table at 2^20: one set of 2^15) has
-# too few threads for its latency-bound chains: 4 buckets per thread and fan-in 4 there (round 3:
-# reduction -40 %, BN254 G2 2^20 with tables 13.1 -> 12.4 ms; with more buckets 4 was slower).
-SMALL_BUCKETS, SMALL_SEG_L2, SMALL_FAN = 1 << 17, 4, 4
 
 
-def first_round_items(n: int, nw: int) -> int:
-    """About how many threads the first accumulation round uses for n scalars of nw windows."""
-    return LARGE_TARGET_ITEMS if n * nw >= LARGE_DIGITS else TARGET_ITEMS
+@dataclass(frozen=True)
+class Plan:
+    """How an MSM is cut into threads (measured on the H200: bench/gpu-notes.md). A benchmark passes a
+    variant (bench/gpu.py --variants "name=SEG_L2=8"); everything else uses PLAN."""
+
+    target_items: int = 1 << 18  # first-round threads (about)
+    # ... twice as many from large_digits digits up (2^24 points): -2 % at 2^24, +2 to +5 % at 2^20 (round 3)
+    large_target_items: int = 1 << 19
+    large_digits: int = 1 << 27
+    round2_l: int = 16  # later rounds: partial sums per thread
+    seg_l2: int = 16  # window reduction: buckets per thread
+    fan: int = 16  # ... and the fan-in of the sums after it
+    # A reduction of at most small_buckets buckets in all (a window table at 2^20: one set of 2^15) has
+    # too few threads for its latency-bound chains: 4 buckets per thread and fan-in 4 there (round 3:
+    # reduction -40 %, BN254 G2 2^20 with tables 13.1 -> 12.4 ms; with more buckets 4 was slower).
+    small_buckets: int = 1 << 17
+    small_seg_l2: int = 4
+    small_fan: int = 4
+
+    def first_round_items(self, n: int, nw: int) -> int:
+        """About how many threads the first accumulation round uses for n scalars of nw windows."""
+        return self.large_target_items if n * nw >= self.large_digits else self.target_items
+
+
+PLAN = Plan()
 
 
 def window_bits(n: int, c: int = 0) -> int:
@@ -129,28 +132,28 @@ class WindowTable:
         return n_windows(curve_name, c) * int(n) * 2 * coord_words(CURVES[curve_name], g2) * 4
 
 
-def scratch_bytes(curve_name: str, g2: bool, n: int, c: int = 0, table: bool = False) -> int:
+def scratch_bytes(curve_name: str, g2: bool, n: int, c: int = 0, table: bool = False, plan: Plan = PLAN) -> int:
     """Device memory msm_window_sums allocates for n points, an upper estimate from the
-    same sizes it uses: the digit sort (8-byte partition entries and 4-byte sorted
-    entries, nw per point; four bucket-sized arrays) and two accumulation rounds of
-    partial sums alive at once."""
+    same sizes it uses: the digit sort (12 bytes per digit, nw per point: its stored digit and
+    sorted entry, with the 4 bytes the partition sort's 8-byte entries took left as room; four
+    bucket-sized arrays) and two accumulation rounds of partial sums alive at once."""
     c = table_window_bits(n, c) if table else window_bits(n, c)
     nw = n_windows(curve_name, c)
     nseg = (1 if table else nw) << (c - 1)
     point_bytes = 4 * coord_words(CURVES[curve_name], g2) * 4
-    items = first_round_items(n, nw) + nseg
+    items = plan.first_round_items(n, nw) + nseg
     return 12 * nw * n + 4 * (nseg + 1) * 4 + 2 * items * (point_bytes + 4)
 
 
-def sort_bytes(curve_name: str, n: int, c: int = 0) -> int:
+def sort_bytes(curve_name: str, n: int, c: int = 0, plan: Plan = PLAN) -> int:
     """Device memory a kept DigitSort of n scalars holds (sorted entries, counts,
     starts), the larger of the plain and table window modes; its accumulation plan
-    (about first_round_items words per round) is in scratch_bytes's allowance."""
+    (about plan.first_round_items words per round) is in scratch_bytes's allowance."""
     out = 0
     for c1, nwin1 in ((window_bits(n, c), None), (table_window_bits(n, c), 1)):
         nw = n_windows(curve_name, c1)
         nseg = (nwin1 or nw) << (c1 - 1)
-        out = max(out, 4 * nw * n + 4 * (4 * nseg + 2) + 8 * first_round_items(n, nw))
+        out = max(out, 4 * nw * n + 4 * (4 * nseg + 2) + 8 * plan.first_round_items(n, nw))
     return out
 
 
@@ -162,7 +165,7 @@ class DigitSort:
     scalar vector and window mode; `rounds()` plans the segmented accumulation
     once too, so MSMs that reuse a sort launch without host round trips."""
 
-    def __init__(self, mod, curve_name: str, scalars, n: int, c: int, shared: bool, mark=None):
+    def __init__(self, mod, curve_name: str, scalars, n: int, c: int, shared: bool, mark=None, plan: Plan = PLAN):
         """mark(name): called after each pass (CUDA events for per-pass timings), when given."""
         import cupy
 
@@ -171,67 +174,46 @@ class DigitSort:
         self.n, self.c, self.shared = int(n), int(c), bool(shared)
         self.nw = n_windows(curve_name, c)
         self.nseg = (1 if shared else self.nw) << (c - 1)
-        self._mod = mod
+        self._mod, self.plan = mod, plan
         self._rounds = None
         nseg, nw, n = self.nseg, self.nw, self.n
         args = (scalars, np.uint32(n), np.int32(c), np.int32(nw), np.int32(shared))
-        low = max(0, (nseg - 1).bit_length() - PART_BITS)
         self.seg_start = cupy.empty(nseg + 1, dtype=cupy.uint32)
         self.srt = cupy.empty(max(nw * n, 1), dtype=cupy.uint32)
-        if low > PART_LOW_MAX or not PARTITION_SORT:  # a key space too large for the partition passes: one global scatter
-            self.counts = cupy.zeros(nseg, dtype=cupy.uint32)
-            digits = cupy.empty(nw * n, dtype=cupy.uint32)
-            _launch(mod, "msm_digits", n, (*args, digits, self.counts))
-            exclusive_scan(mod, self.counts, self.seg_start)
-            cursor = cupy.empty(nseg, dtype=cupy.uint32)
-            device_copy(cursor, self.seg_start, nseg)
-            mark("sort_digits")
-            _launch(mod, "msm_scatter", nw * n, (digits, np.uint32(n), np.uint64(nw * n), np.int32(shared), cursor, self.srt))
-            mark("sort_scatter")
-            return
-        nparts = (nseg + (1 << low) - 1) >> low
-        part_count = cupy.zeros(nparts, dtype=cupy.uint32)
-        blocks = max(1, -(-n // PART_PER_BLOCK))
-        pargs = (np.int32(low), np.uint32(nparts), np.uint32(PART_PER_BLOCK))
-        mod.get_function("msm_part_count")((blocks,), (256,), (*args, *pargs, part_count))
-        self.counts = cupy.empty(nseg, dtype=cupy.uint32)
-        part_start = cupy.empty(nparts + 1, dtype=cupy.uint32)
-        exclusive_scan(mod, part_count, part_start)
-        cursor = cupy.empty(nparts, dtype=cupy.uint32)
-        device_copy(cursor, part_start, nparts)
-        part = cupy.empty(max(nw * n, 1), dtype=cupy.uint64)
-        mark("sort_count")
-        mod.get_function("msm_part_scatter")((blocks,), (256,), (*args, *pargs, cursor, part))
-        mark("sort_partition")
-        mod.get_function("msm_part_sort")((nparts,), (512,), (part, part_start, np.int32(low), np.uint32(nseg), self.srt,
-                                                              self.counts, self.seg_start), shared_mem=8 << low)
-        device_copy(self.seg_start[nseg:], part_start[nparts:], 1)
-        mark("sort_buckets")
+        self.counts = cupy.zeros(nseg, dtype=cupy.uint32)
+        digits = cupy.empty(nw * n, dtype=cupy.uint32)
+        launch(mod, "msm_digits", n, (*args, digits, self.counts))
+        exclusive_scan(mod, self.counts, self.seg_start)
+        cursor = cupy.empty(nseg, dtype=cupy.uint32)
+        device_copy(cursor, self.seg_start, nseg)
+        mark("sort_digits")
+        launch(mod, "msm_scatter", nw * n, (digits, np.uint32(n), np.uint64(nw * n), np.int32(shared), cursor, self.srt))
+        mark("sort_scatter")
 
     def matches(self, n: int, c: int, shared: bool) -> bool:
         return (self.n, self.c, self.shared) == (int(n), int(c), bool(shared))
 
     def rounds(self) -> list[tuple]:
         """(L, seg_start, item_start, item_seg, nitems, nthreads) per accumulation round.
-        Round 1 with ACCUM_RANGES: nthreads threads take L sorted entries each across
-        bucket boundaries, one partial sum per bucket piece (item_seg unused); without:
-        every bucket is cut into items of at most L entries, one thread each. Each
-        later round sums the partial sums of buckets that had several (ROUND2_L per item)."""
+        Round 1: nthreads threads take L sorted entries each across bucket boundaries, one
+        partial sum per bucket piece (item_seg unused). Each later round sums the partial
+        sums of buckets that had several: every bucket cut into items of at most plan.round2_l,
+        one thread each."""
         import cupy
 
         if self._rounds is not None:
             return self._rounds
         rounds = []
         counts, seg_start = self.counts, self.seg_start
-        L = max(8, -(-(self.n * self.nw) // first_round_items(self.n, self.nw)))
-        ranges = ACCUM_RANGES
+        L = max(8, -(-(self.n * self.nw) // self.plan.first_round_items(self.n, self.nw)))
+        ranges = True
         while True:
             info = cupy.zeros(2, dtype=cupy.uint32)  # [items in all, most items of one bucket]
             items_per = cupy.empty(self.nseg, dtype=cupy.uint32)
             if ranges:
-                _launch(self._mod, "pieces_per_bucket", self.nseg, (seg_start, np.uint32(self.nseg), np.uint32(L), items_per, info))
+                launch(self._mod, "pieces_per_bucket", self.nseg, (seg_start, np.uint32(self.nseg), np.uint32(L), items_per, info))
             else:
-                _launch(self._mod, "items_per_bucket", self.nseg, (counts, np.uint32(self.nseg), np.uint32(L), items_per, info))
+                launch(self._mod, "items_per_bucket", self.nseg, (counts, np.uint32(self.nseg), np.uint32(L), items_per, info))
             item_start = cupy.empty(self.nseg + 1, dtype=cupy.uint32)
             exclusive_scan(self._mod, items_per, item_start)
             device_copy(info, item_start[self.nseg:], 1)
@@ -241,18 +223,13 @@ class DigitSort:
                 nthreads = -(-(self.n * self.nw) // L)  # entries <= n * nw; threads past the last one return
             else:
                 item_seg = cupy.empty(max(nitems, 1), dtype=cupy.uint32)
-                _launch(self._mod, "items_fill", nitems, (item_start, np.uint32(self.nseg), item_seg, np.uint32(nitems)))
+                launch(self._mod, "items_fill", nitems, (item_start, np.uint32(self.nseg), item_seg, np.uint32(nitems)))
             rounds.append((L, seg_start, item_start, item_seg, nitems, nthreads))
             if maxi <= 1:
                 break
-            counts, seg_start, L, ranges = items_per, item_start, ROUND2_L, False
+            counts, seg_start, L, ranges = items_per, item_start, self.plan.round2_l, False
         self._rounds = rounds
         return rounds
-
-
-def _launch(mod, name: str, count: int, args, blk: int = 256) -> None:
-    if count > 0:
-        mod.get_function(name)(((count + blk - 1) // blk,), (blk,), args)
 
 
 SCAN_TILE = 1024  # kernels.cu scan_tiles
@@ -269,7 +246,7 @@ def exclusive_scan(mod, counts, out) -> None:
     mod.get_function("scan_tiles")((ntiles,), (SCAN_TILE,), (counts, out, np.uint32(n), sums))
     if ntiles > 1:
         mod.get_function("scan_tile_sums")((1,), (SCAN_TILE,), (sums, np.uint32(ntiles)))
-        _launch(mod, "scan_add", n, (out, np.uint32(n), sums))
+        launch(mod, "scan_add", n, (out, np.uint32(n), sums))
 
 
 def device_copy(dst, src, count: int) -> None:
@@ -279,11 +256,12 @@ def device_copy(dst, src, count: int) -> None:
 
 
 def msm_window_sums(mod, curve_name: str, g2: bool, bases, scalars, n: int, c: int = 0, stats: dict | None = None,
-                    table: WindowTable | None = None, *, offset: int = 0, sorts: dict | None = None, tag: str = ""):
+                    table: WindowTable | None = None, *, offset: int = 0, sorts: dict | None = None, tag: str = "",
+                    plan: Plan = PLAN):
     """Device part of sum_{offset <= i < n} scalars[i] * bases[i - offset]: returns (host
     uint32 array of nw XYZZ points, c); with a window table, one point (the whole sum) and c.
     sorts: a dict kept by the caller for one set of scalars (tag names them): the digit
-    sort is made once per (tag, n, c, table mode) and reused by later MSMs."""
+    sort is made once per (tag, n, c, table mode) and reused by later MSMs. plan: a benchmark's variant."""
     import cupy
 
     curve = CURVES[curve_name]
@@ -300,11 +278,6 @@ def msm_window_sums(mod, curve_name: str, g2: bool, bases, scalars, n: int, c: i
     nb = 1 << (c - 1)
     shared = table is not None
     nwin = 1 if shared else nw  # windows that own buckets
-    block = 256
-
-    def launch(name, count, args, blk=block):
-        _launch(mod, name, count, args, blk)
-
     marks = []
 
     def mark(name):
@@ -319,7 +292,7 @@ def msm_window_sums(mod, curve_name: str, g2: bool, bases, scalars, n: int, c: i
     sort = sorts.get(key) if sorts is not None else None
     reused = sort is not None
     if sort is None:
-        sort = DigitSort(mod, curve_name, scalars, n, c, shared, mark if stats is not None else None)
+        sort = DigitSort(mod, curve_name, scalars, n, c, shared, mark if stats is not None else None, plan)
         if sorts is not None:
             sorts[key] = sort
     mark("sort")
@@ -329,28 +302,27 @@ def msm_window_sums(mod, curve_name: str, g2: bool, bases, scalars, n: int, c: i
     stride = np.uint32(table.n if shared else 0)
     for L, seg_start, item_start, item_seg, nitems, nthreads in plan:
         out = cupy.empty(max(nitems, 1) * XW, dtype=cupy.uint32)
-        if points is None and nthreads:
-            launch(f"{grp}_accum_range", nthreads, (bases, sort.srt, seg_start, np.uint32(sort.nseg), item_start, np.uint32(L),
-                                                    np.uint32(nthreads), out, np.uint32(n), stride, np.uint32(offset)), 128)
-        elif points is None:
-            launch(f"{grp}_accum_affine", nitems, (bases, sort.srt, seg_start, item_start, item_seg, np.uint32(L),
-                                                   np.uint32(nitems), out, np.uint32(n), stride, np.uint32(offset)), 128)
+        if points is None:
+            launch(mod, f"{grp}_accum_range", nthreads, (bases, sort.srt, seg_start, np.uint32(sort.nseg), item_start,
+                                                         np.uint32(L), np.uint32(nthreads), out, np.uint32(n), stride,
+                                                         np.uint32(offset)), 128)
         else:
-            launch(f"{grp}_accum_xyzz", nitems, (points, seg_start, item_start, item_seg, np.uint32(L), np.uint32(nitems), out), 128)
+            launch(mod, f"{grp}_accum_xyzz", nitems, (points, seg_start, item_start, item_seg, np.uint32(L),
+                                                      np.uint32(nitems), out), 128)
         points = out
     fin = plan[-1][2]
     mark("accumulate")
 
-    seg_l2, fan = (SMALL_SEG_L2, SMALL_FAN) if nwin * nb <= SMALL_BUCKETS else (SEG_L2, FAN)
+    seg_l2, fan = (plan.small_seg_l2, plan.small_fan) if nwin * nb <= plan.small_buckets else (plan.seg_l2, plan.fan)
     L2 = min(seg_l2, nb)
     per = nb // L2
     segs = cupy.empty(nwin * per * XW, dtype=cupy.uint32)
-    launch(f"{grp}_bucket_segments", nwin * per, (points, fin, np.uint32(nb), np.uint32(L2), np.uint32(nwin * per), segs), 64)
+    launch(mod, f"{grp}_bucket_segments", nwin * per, (points, fin, np.uint32(nb), np.uint32(L2), np.uint32(nwin * per), segs), 64)
     cnt = per
     while cnt > 1:
         nxt = -(-cnt // fan)
         out = cupy.empty(nwin * nxt * XW, dtype=cupy.uint32)
-        launch(f"{grp}_sum_groups", nwin * nxt, (segs, np.uint32(cnt), np.uint32(fan), np.uint32(nwin), out), 64)
+        launch(mod, f"{grp}_sum_groups", nwin * nxt, (segs, np.uint32(cnt), np.uint32(fan), np.uint32(nwin), out), 64)
         segs, cnt = out, nxt
     sums = segs.get()
     mark("reduce")

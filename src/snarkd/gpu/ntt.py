@@ -16,14 +16,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from snarkd.curves.params import BLS12_381, BN254
+from snarkd.gpu.module import CURVES, launch
 
-CURVES = {"bn254": BN254, "bls12_381": BLS12_381}
 TILE_LOG = 10  # elements per shared-memory tile: 2^10 x 32 B = 32 KiB
 UPPER_K = 8  # stages per pass above the first
 # Radix-2 stages taken together in registers between two barriers (kernels.cu
-# ntt_pass_r1 / ntt_pass_r2); bench/gpu.py --ntt-radix times both side by side.
+# ntt_pass_r1 / ntt_pass_r2): NttDomain's radix_log; bench/gpu.py --ntt-radix times both side by side.
 RADIX_LOG = 2
+RADIX_LOGS = (1, 2)
 
 
 def mont_words(x: int, r: int) -> np.ndarray:
@@ -53,9 +53,12 @@ class NttDomain:
     tables (n elements each) and the coset-shift table g^j / n (n elements).
     Built on the device once, then kept by its GpuDevice (device.py)."""
 
-    def __init__(self, mod, curve: str, log_n: int):
+    def __init__(self, mod, curve: str, log_n: int, radix_log: int = RADIX_LOG):
         import cupy
 
+        if radix_log not in RADIX_LOGS:
+            raise ValueError(f"radix_log {radix_log}: kernels.cu has ntt_pass_r1 and ntt_pass_r2 only")
+        self.radix_log = radix_log
         self.curve = CURVES[curve]
         self.name = curve
         self.log_n = log_n
@@ -76,31 +79,26 @@ class NttDomain:
         tmp = cupy.empty(max(n // 2, 1) * 8, dtype=cupy.uint32)
         for inverse, base in ((False, self.consts[0]), (True, self.consts[1])):
             if n >= 2:
-                self._launch("fr_powers", n // 2, (tmp, base, np.intp(0), np.uint64(n // 2)))
+                launch(self.mod, "fr_powers", n // 2, (tmp, base, np.intp(0), np.uint64(n // 2)))
             t = cupy.empty(n * 8, dtype=cupy.uint32)
-            self._launch("fr_twiddles", n, (t, tmp, np.int32(log_n)))
+            launch(self.mod, "fr_twiddles", n, (t, tmp, np.int32(log_n)))
             self.tw[inverse] = t
         del tmp
         self.shift = cupy.empty(n * 8, dtype=cupy.uint32)
-        self._launch("fr_powers", n, (self.shift, self.consts[2], self.consts[3], np.uint64(n)))
+        launch(self.mod, "fr_powers", n, (self.shift, self.consts[2], self.consts[3], np.uint64(n)))
         self.passes = plan_passes(log_n)
 
     @property
     def nbytes(self) -> int:
         return int(self.consts.nbytes + self.shift.nbytes + sum(t.nbytes for t in self.tw.values()))
 
-    def _launch(self, name: str, count: int, args, block: int = 256) -> None:
-        if count <= 0:
-            return
-        self.mod.get_function(name)(((count + block - 1) // block,), (block,), args)
-
     # -- transforms (in place on a flat uint32 device array of n*8 words) --------
 
     def _pass(self, data, inverse: bool, dif: bool, s0: int, k: int, g: int, shift=None, src=None, scale=None) -> None:
         tile = 1 << (k + g)
-        threads = min(512, max(32, tile >> RADIX_LOG))
+        threads = min(512, max(32, tile >> self.radix_log))
         blocks = self.n >> (k + g)
-        fn = self.mod.get_function(f"ntt_pass_r{RADIX_LOG}")
+        fn = self.mod.get_function(f"ntt_pass_r{self.radix_log}")
         null = np.intp(0)
         fn((blocks,), (threads,), (data, self.tw[inverse], shift if shift is not None else null,
                                    np.int32(self.log_n), np.int32(s0), np.int32(k), np.int32(g), np.int32(1 if dif else 0),
@@ -143,9 +141,9 @@ class NttDomain:
 
         n = self.n
         c = cupy.empty_like(a)
-        self._launch("fr_mul", n, (a, b, c, np.uint64(n)))
+        launch(self.mod, "fr_mul", n, (a, b, c, np.uint64(n)))
         for v in (a, b, c):
             self.coset_shift_evals(v)
         h = cupy.empty_like(a)
-        self._launch("h_final", n, (a, b, c, h, np.uint64(n)))
+        launch(self.mod, "h_final", n, (a, b, c, h, np.uint64(n)))
         return h

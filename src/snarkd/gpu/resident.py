@@ -13,16 +13,20 @@ them through in chunks (snarkd.gpu.msm.msm_streamed); no window tables then.
 from __future__ import annotations
 
 import logging
+from dataclasses import dataclass
 
 import numpy as np
 
 from snarkd.gpu.memory import GiB, GpuMemoryError
-from snarkd.gpu.msm import CURVES, WindowTable, coord_words
+from snarkd.gpu.module import CURVES
+from snarkd.gpu.msm import WindowTable, coord_words, scratch_bytes, sort_bytes
 
 log = logging.getLogger("snarkd.gpu")
 TABLE_MODES = ("auto", "on", "off")
 TABLE_SHARE = 0.75  # auto: tables may take this share of the device budget left after the key; the rest is for proofs
 BASE_SETS = ("a", "b1", "c", "h", "b2")  # the key's point sections (zkey order of the attributes)
+STREAM_CHUNK = 1 << 22  # points per chunk when a key's bases are streamed from the host
+SLACK = 64 << 20  # per proof: CuPy's rounding, small arrays, NTT scratch
 
 
 def csr(zkey, matrix: int):
@@ -44,6 +48,27 @@ def csr_bytes(zkey) -> int:
     return 8 * (zkey.domain_size + 1) + 36 * len(zkey.coef_entries)
 
 
+def base_bytes(zkey) -> int:
+    """Device bytes of the key's bases (every point section)."""
+    return sum(int(x.nbytes) for x in (zkey.a, zkey.b1, zkey.c, zkey.h, zkey.b2))
+
+
+def proof_bytes(zkey, c: int = 0, streamed: bool = False) -> int:
+    """Device memory one proof of the key needs beyond its resident arrays (an upper estimate): the
+    witness, a, b, c and H on the domain, the largest MSM's scratch and the witness's kept digit sorts
+    (streamed: one chunk's scratch and bases instead, G2's being the larger, and no sorts kept)."""
+    curve = zkey.curve.native
+    big = max(zkey.n_vars, zkey.domain_size)
+    if streamed:
+        n = min(big, STREAM_CHUNK)
+        msm = scratch_bytes(curve, True, n, c) + 4 * n * 2 * coord_words(CURVES[curve], True)
+        kept = 0
+    else:
+        msm = max(scratch_bytes(curve, False, big, c), scratch_bytes(curve, True, zkey.n_vars, c))
+        kept = 2 * sort_bytes(curve, zkey.n_vars, c)  # w's digit sorts, kept for its MSMs (table and plain)
+    return 32 * zkey.n_vars + 4 * 32 * zkey.domain_size + msm + kept + SLACK
+
+
 def choose_tables(curve: str, sets: list[tuple[str, bool, int]], allowance: int, mode: str, c: int = 0) -> list[str]:
     """Names of the (name, g2, points) sets that get window tables: all in mode "on";
     in "auto", G2 first, then the G1 sets in order, each while the total stays within
@@ -61,6 +86,16 @@ def choose_tables(curve: str, sets: list[tuple[str, bool, int]], allowance: int,
     return out
 
 
+@dataclass(frozen=True)
+class Residency:
+    """What of a key is on a device (GpuDevice.residency): the engine's status shows it per key and device
+    (engine/status.py KeyDevice, the proto's KeyDevice: tests/daemon/test_status_record.py keeps them equal)."""
+
+    bytes: int  # bases (unless streamed), CSR and window tables
+    tables: bool  # MSM window tables built
+    streamed: bool  # the bases stay on the host; every MSM streams them through
+
+
 class ResidentKey:
     """A proving key's device-side arrays (uint32 words, zkey layout)."""
 
@@ -68,6 +103,7 @@ class ResidentKey:
         if tables not in TABLE_MODES:
             raise ValueError(f"MSM window tables: {tables!r} is not one of {', '.join(TABLE_MODES)}")
         self.curve = zkey.curve.native
+        self.domain_size = int(zkey.domain_size)
         self.device_id = dev.index
         mem = dev.memory
         host = dict(zip(BASE_SETS, (zkey.a, zkey.b1, zkey.c, zkey.h, zkey.b2)))
@@ -89,6 +125,9 @@ class ResidentKey:
     @property
     def streamed(self) -> bool:
         return bool(self.host)
+
+    def residency(self) -> Residency:
+        return Residency(int(self.nbytes), bool(self.tables), self.streamed)
 
     def _sets(self):
         """(name, g2, device bases, point count) of each base set."""

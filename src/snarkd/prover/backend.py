@@ -14,11 +14,14 @@ backend: implement `Backend` in a module of its own and add its name to
 from __future__ import annotations
 
 import threading
-from typing import Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from snarkd.errors import BackendUnavailable
 from snarkd.prover.cpu import CPU
 from snarkd.prover.types import G1Sums, Synthesized
+
+if TYPE_CHECKING:
+    from snarkd.gpu.resident import Residency
 
 NAMES = ("cpu", "cuda", "auto")
 
@@ -36,8 +39,8 @@ class Backend(Protocol):
     def release(self, key) -> None:
         """Drop what this backend keeps for `key` (resident bases, tables)."""
 
-    def residency(self, key) -> dict | None:
-        """What of `key` is resident on this device: {"bytes", "tables"}, or None."""
+    def residency(self, key) -> "Residency | None":
+        """What of `key` is resident on this device (snarkd.gpu.resident.Residency), or None."""
 
     def make_resident(self, key, timer=None) -> bool:
         """Put `key` on this device now, before a device stage, timed as the phase "key_upload" on
@@ -103,7 +106,7 @@ def from_settings(name: str, device: int = 0, *, cfg=None, msm_tables: str | Non
         cfg = Config.defaults()
     g = cfg.gpus
     return get_backend(name, device, memory_budget=g.memory_budget, msm_tables=msm_tables or g.msm_tables,
-                       msm_window_bits=g.msm_window_bits, cubin_dir=g.cubin_dir)
+                       msm_window_bits=g.msm_window_bits, cubin_dir=g.cubin_dir, stream_bases=g.stream_bases)
 
 
 def resolve(backend) -> Backend:

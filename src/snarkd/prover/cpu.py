@@ -21,7 +21,7 @@ class CpuBackend:
     def release(self, key) -> None:
         pass
 
-    def residency(self, key) -> dict | None:
+    def residency(self, key) -> None:
         return None  # nothing of a key lives here beyond the host's map
 
     def make_resident(self, key, timer=None) -> bool:

@@ -3,30 +3,27 @@
 The key's bases, the CSR form of its coefs section and (when they fit) its MSM
 window tables are uploaded once per (key, device) and shared by every worker on
 that device (snarkd.gpu.device.GpuDevice.resident). `device_stage` then uploads
-one witness (and a, b when synthesis computed them on the CPU), runs the sparse
-products, the H computation and the MSMs on the device, and returns the same
+one witness (and a, b when synthesis computed them on the CPU), asks the device
+for the sparse products, the H computation and the MSMs, and returns the same
 G1Sums as the CPU backend: identical points, so identical proofs for the same r, s.
+The GPU work, its memory needs and its kernel timing are GpuDevice's; this file
+says what a proof asks of it.
 
 A key whose bases do not fit beside one proof's work (stream_bases "auto"), or any key with
-"on", keeps its bases on the host: only the CSR is uploaded and every MSM streams STREAM_CHUNK
-points at a time (snarkd.gpu.msm.msm_streamed), slower by the transfers but not failing.
+"on", keeps its bases on the host: only the CSR is uploaded and every MSM streams them
+through in chunks (GpuDevice.msm_streamed), slower by the transfers but not failing.
 """
 
 from __future__ import annotations
 
-from contextlib import ExitStack, contextmanager
-
-import numpy as np
+from contextlib import ExitStack
 
 from snarkd.gpu import device as gdevice
-from snarkd.gpu import msm as gmsm
 from snarkd.gpu.memory import GpuUnavailable
-from snarkd.gpu.resident import TABLE_MODES, csr_bytes
+from snarkd.gpu.resident import TABLE_MODES
 from snarkd.prover.types import G1Sums, Synthesized
 from snarkd.units import parse_size
 
-SLACK = 64 << 20  # per proof: CuPy's rounding, small arrays, NTT scratch
-STREAM_CHUNK = 1 << 22  # points per chunk when a key's bases are streamed from the host
 STREAM_MODES = ("auto", "on", "off")
 
 
@@ -67,7 +64,7 @@ class CudaBackend:
     def release(self, key) -> None:
         self.dev.release(key.zkey)
 
-    def residency(self, key) -> dict | None:
+    def residency(self, key):
         return self.dev.residency(key.zkey)
 
     def make_resident(self, key, timer=None) -> bool:
@@ -80,73 +77,49 @@ class CudaBackend:
             if timer is not None:
                 stack.enter_context(timer.phase("key_upload"))
             stack.enter_context(mem.guard("uploading the proving key"))
-            streamed = self.streams(key)
-            stack.enter_context(mem.reserve(self._work_bytes(key, streamed), what="proof"))
+            streamed = self.bases_streamed(key)
+            stack.enter_context(mem.reserve(self.dev.proof_bytes(key.zkey, self.msm_c, streamed), what="proof"))
             self.dev.resident(key.zkey, self.msm_tables, self.msm_c, streamed)
             self.dev.synchronize()
         return True
 
-    def streams(self, key) -> bool:
-        """Whether the key's bases stay on the host: mode "on"; "auto" when the bases and the
-        CSR would not fit in the device budget beside what the device holds (resident keys, NTT
-        tables) and one proof's work (or as the key is resident already)."""
+    def bases_streamed(self, key) -> bool:
+        """Whether the key's bases stay on the host: mode "on"; "auto" when they and the CSR would not fit
+        in the device budget beside what the device holds and one proof's work (or as the key is resident)."""
         r = self.dev.residency(key.zkey)
         if r is not None:
-            return r["streamed"]
+            return r.streamed
         if self.stream_bases != "auto":
             return self.stream_bases == "on"
-        zk = key.zkey
-        bases = sum(int(x.nbytes) for x in (zk.a, zk.b1, zk.c, zk.h, zk.b2))
-        return bases + csr_bytes(zk) + self._work_bytes(key, streamed=False) > self.dev.memory.budget - self.dev.held_bytes()
+        return not self.dev.fits(key.zkey, self.msm_c)
 
     def work_bytes(self, key) -> int:
-        """Device memory one proof needs beyond the resident key (an upper estimate):
-        the witness, a, b, c and H on the domain, and the largest MSM's scratch."""
-        return self._work_bytes(key, self.streams(key))
-
-    def _work_bytes(self, key, streamed: bool) -> int:
-        zk = key.zkey
-        curve = key.curve.native
-        big = max(zk.n_vars, zk.domain_size)
-        if streamed:  # one chunk's scratch and bases (G2's, the larger); no sorts kept across MSMs
-            n = min(big, STREAM_CHUNK)
-            msm = gmsm.scratch_bytes(curve, True, n, self.msm_c) + 4 * n * 2 * gmsm.coord_words(gmsm.CURVES[curve], True)
-            kept = 0
-        else:
-            msm = max(gmsm.scratch_bytes(curve, False, big, self.msm_c), gmsm.scratch_bytes(curve, True, zk.n_vars, self.msm_c))
-            kept = 2 * gmsm.sort_bytes(curve, zk.n_vars, self.msm_c)  # w's digit sorts, kept for its MSMs (table and plain)
-        return 32 * zk.n_vars + 4 * 32 * zk.domain_size + msm + kept + SLACK
+        """Device memory one proof needs beyond the resident key (an upper estimate)."""
+        return self.dev.proof_bytes(key.zkey, self.msm_c, self.bases_streamed(key))
 
     def device_stage(self, key, synth: Synthesized, timer, threads: int = 0, with_g2: bool = False) -> G1Sums:
-        import cupy
-
         zk, native, dev, c = key.zkey, key.native, self.dev, self.msm_c
         curve = key.curve.native
         a_host, b_host = synth.a, synth.b
         synth.a = synth.b = None
         mem = dev.memory
-        streamed = self.streams(key)
-        with mem.guard("a proof"), mem.reserve(self._work_bytes(key, streamed), what="proof"):
+        streamed = self.bases_streamed(key)
+        with mem.guard("a proof"), mem.reserve(dev.proof_bytes(zk, c, streamed), what="proof"):
             # guard made this device current for the thread: allocations and launches below land on it,
             # on the thread's own stream; only this proof's work is waited for
             rk = dev.resident(zk, self.msm_tables, c, streamed)
-            mod = dev.module(curve)
-            kernels = _Brackets(dev, cupy)
+            kernels = dev.clock.brackets()
             with timer.phase("upload"):
                 w = mem.upload(synth.witness)
                 a = b = None
                 if a_host is not None:
                     a, b = mem.upload(a_host), mem.upload(b_host)
             del a_host, b_host
-            d = zk.domain_size
             if a is None:
                 with timer.phase("spmv"), kernels():
-                    a = cupy.empty(d * 8, dtype=cupy.uint32)
-                    b = cupy.empty(d * 8, dtype=cupy.uint32)
-                    for (rp, cols, vals), out in zip(rk.csr, (a, b)):
-                        mod.get_function("spmv_csr")(((d + 127) // 128,), (128,), (rp, cols, vals, w, out, np.uint32(d)))
+                    a, b = dev.spmv(rk, w)
             with timer.phase("ntt"), kernels():
-                h = dev.ntt_domain(curve, zk.domain_power).h_values(a, b)
+                h = dev.h_values(curve, zk.domain_power, a, b)
                 del a, b
             # one digit sort of w serves A, B1, C (w[n_public+1:]) and B2 when their window modes agree
             sorts, nv = {}, zk.n_vars
@@ -154,12 +127,11 @@ class CudaBackend:
             def msm(name: str, g2: bool, scalars, n: int, offset: int = 0, tag: str = ""):
                 with timer.phase(f"msm_{name}"), kernels():
                     if rk.streamed:
-                        return gmsm.msm_streamed(mod, curve, g2, rk.host[name], scalars, n, native, c, offset=offset,
-                                                 chunk=STREAM_CHUNK, upload=mem.upload)
-                    return gmsm.msm(mod, curve, g2, getattr(rk, name), scalars, n, native, c, table=rk.tables.get(name),
-                                    offset=offset, sorts=sorts if tag else None, tag=tag)
+                        return dev.msm_streamed(curve, g2, rk.host[name], scalars, n, native, c, offset=offset)
+                    return dev.msm(curve, g2, getattr(rk, name), scalars, n, native, c, table=rk.tables.get(name),
+                                   offset=offset, sorts=sorts if tag else None, tag=tag)
 
-            res_h = msm("h", False, h, d)
+            res_h = msm("h", False, h, zk.domain_size)
             del h
             sums = G1Sums(h=res_h, a=msm("a", False, w, nv, tag="w"), b1=msm("b1", False, w, nv, tag="w"),
                           c=msm("c", False, w, nv, offset=zk.n_public + 1, tag="w"))
@@ -169,25 +141,3 @@ class CudaBackend:
             dev.sync_stream()
             timer.record("kernels", kernels.count() * 1e3)
         return sums
-
-
-class _Brackets:
-    """CUDA events around each group of kernels of one device stage, for the device's kernel-busy clock."""
-
-    def __init__(self, dev, cupy):
-        self.dev, self.cupy = dev, cupy
-        self.ref = dev.clock.reference()
-        self.pairs: list = []
-
-    @contextmanager
-    def __call__(self):
-        start = self.cupy.cuda.Event()
-        start.record()
-        yield
-        end = self.cupy.cuda.Event()
-        end.record()
-        self.pairs.append((start, end))
-
-    def count(self) -> float:
-        """Add the (complete) intervals to the device's clock; their GPU seconds."""
-        return self.dev.clock.add(self.ref, self.pairs)

@@ -20,19 +20,39 @@ import secrets
 from snarkd.curves.encoding import g1_bytes_to_json, g2_bytes_to_json
 from snarkd.errors import FormatError, InputError, MismatchError
 from snarkd.formats.binfile import BinFile
-from snarkd.formats.wtns import MAGIC as WTNS_MAGIC, VERSIONS as WTNS_VERSIONS, read_header as read_wtns_header
-from snarkd.formats.zkey_layout import read_layout
+from snarkd.formats.wtns import MAGIC as WTNS_MAGIC, VERSIONS as WTNS_VERSIONS, check_header_values
+from snarkd.formats.wtns import read_header as read_wtns_header
+from snarkd.formats.zkey_layout import open_zkey, read_layout
 from snarkd.prover import prepared as _prepared
 from snarkd.prover.timing import PhaseTimer
 from snarkd.prover.types import Proof
 
-ZKEY_MAGIC, ZKEY_VERSIONS = b"zkey", (1,)
 
+class KeyFile:
+    """A .zkey opened for one-shot proofs: mapped once, its header and layout read once (`snarkd prove`
+    asks its domain before proving: auto backend, progress bar)."""
 
-def domain_power(zkey_path: str | os.PathLike) -> int:
-    """log2 of the key's domain size, from its header alone."""
-    with BinFile.open(zkey_path, ZKEY_MAGIC, ZKEY_VERSIONS) as bf:
-        return read_layout(bf).domain_size.bit_length() - 1
+    def __init__(self, path: str | os.PathLike):
+        self.path = path
+        self.file = open_zkey(path)
+        try:
+            self.layout = read_layout(self.file)
+        except BaseException:
+            self.file.close()
+            raise
+
+    @property
+    def domain_power(self) -> int:
+        return self.layout.domain_size.bit_length() - 1
+
+    def close(self) -> None:
+        self.file.close()
+
+    def __enter__(self) -> "KeyFile":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
 
 
 def _replay(timer: PhaseTimer):
@@ -45,36 +65,29 @@ def _replay(timer: PhaseTimer):
     return on_phase
 
 
-def prove_files(zkey_path: str | os.PathLike, witness_path: str | os.PathLike, threads: int = 0,
+def prove_files(zkey: str | os.PathLike | KeyFile, witness_path: str | os.PathLike, threads: int = 0,
                 timer: PhaseTimer | None = None, r: int | None = None, s: int | None = None,
                 witness_name: str | None = None, verify: bool = True) -> Proof:
     """Prove with fresh blinding from the OS CSPRNG (r, s only for reproducible tests).
+    zkey: a path, or a KeyFile opened already (left open for its owner to close).
     verify: check the proof against the key's own verification data before returning it
     (native pairing, ~2 ms); a proof that does not verify raises SelfCheckError (exit 4)
     naming the likely cause (snarkd.verifier.self_check)."""
     timer = timer or PhaseTimer()
     witness_name = witness_name or os.fspath(witness_path)
     views: list[memoryview] = []
-    zf = wf = prep = None
+    key = wf = prep = None
     try:
         with timer.phase("load"):
-            zf = BinFile.open(zkey_path, ZKEY_MAGIC, ZKEY_VERSIONS)
-            lay = read_layout(zf)
+            key = zkey if isinstance(zkey, KeyFile) else KeyFile(zkey)
+            zkey_path, zf, lay = key.path, key.file, key.layout
             wf = BinFile.open(witness_path, WTNS_MAGIC, WTNS_VERSIONS)
             prime, n, woff = read_wtns_header(wf)
         curve = lay.curve
-        # the O(1) witness checks (snarkd.formats.wtns.check_witness_header, same messages)
-        if prime != lay.r:
-            from snarkd.formats.wtns import _field_name
-
-            raise MismatchError(f"{witness_name}: witness is for field {_field_name(prime)}, key {zf.path} is for field {lay.r} ({curve.name})")
-        if n != lay.n_vars:
-            raise MismatchError(f"{witness_name}: witness has {n} values, key {zf.path} expects nVars = {lay.n_vars} (a witness for another circuit?)")
-        wbuf = wf.buffer
-        witness = wbuf[woff : woff + 32 * n]
+        witness = wf.buffer[woff : woff + 32 * n]
         views.append(witness)
-        if int.from_bytes(witness[0:32], "little") != 1:  # the value is not echoed (formats.wtns says why)
-            raise MismatchError(f"{witness_name}: witness value w[0] must be 1 (the constant ONE signal), and is not")
+        check_header_values(prime, n, int.from_bytes(witness[0:32], "little") if n else None, lay.r, lay.n_vars,
+                            curve.name, zf.path, witness_name)
 
         prep = _prepared.load(zkey_path, zf, curve.name, lay.n_vars, lay.domain_size)
         zbuf = zf.buffer
@@ -130,7 +143,7 @@ def prove_files(zkey_path: str | os.PathLike, witness_path: str | os.PathLike, t
     finally:
         for v in views:
             v.release()
-        for f in (prep, zf, wf):
+        for f in (prep, wf, key if key is not zkey else None):
             if f is not None:
                 f.close()
 

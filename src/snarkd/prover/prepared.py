@@ -26,7 +26,7 @@ import os
 from snarkd.errors import FormatError
 from snarkd.formats.binfile import BinFile
 from snarkd.formats.prepared import SUFFIX, PreparedError, PreparedFile, write, zkey_identity
-from snarkd.formats.zkey_layout import read_layout
+from snarkd.formats.zkey_layout import open_zkey, read_layout
 
 LOGGER = "snarkd.prepared"
 
@@ -57,7 +57,7 @@ def build(zkey_path: str | os.PathLike, out: str | os.PathLike | None = None) ->
     """Write the sidecar of `zkey_path` (default: beside it); returns its path.
     FormatError if section 4 of the key is malformed."""
     out = os.fspath(out) if out is not None else sidecar_path(zkey_path)
-    bf = BinFile.open(zkey_path, b"zkey", (1,))
+    bf = open_zkey(zkey_path)
     try:
         lay = read_layout(bf)
         res = _native(lay.curve.native).prepare_csr(bf.section(4), lay.domain_size, lay.n_vars)

@@ -2,8 +2,7 @@
 
 `verify(vk, public, proof)` and `verify_files(...)` take snarkjs JSON;
 `verify_points(curve, ...)` takes points in the zkey layout (for the prover's
-self-check). `snarkd.verifier.reference.verify_reference` is the py_ecc
-implementation kept as a test oracle.
+self-check). The py_ecc implementation kept as a test oracle is tests/verifier/ref_verifier.py.
 """
 
 from snarkd.verifier.groth16 import verify, verify_files, verify_points

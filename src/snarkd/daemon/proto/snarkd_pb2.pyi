@@ -61,14 +61,16 @@ class KeyInfo(_message.Message):
     def __init__(self, id: _Optional[str] = ..., path: _Optional[str] = ..., curve: _Optional[str] = ..., bytes: _Optional[int] = ..., n_vars: _Optional[int] = ..., n_public: _Optional[int] = ..., domain_size: _Optional[int] = ..., preloaded: _Optional[bool] = ..., load_ms: _Optional[float] = ..., proofs: _Optional[int] = ..., resident: _Optional[bool] = ..., devices: _Optional[_Iterable[_Union[KeyDevice, _Mapping]]] = ..., last_used: _Optional[float] = ..., jobs: _Optional[int] = ..., evictions: _Optional[int] = ..., reloads: _Optional[int] = ...) -> None: ...
 
 class KeyDevice(_message.Message):
-    __slots__ = ("device", "bytes", "tables")
+    __slots__ = ("device", "bytes", "tables", "streamed")
     DEVICE_FIELD_NUMBER: _ClassVar[int]
     BYTES_FIELD_NUMBER: _ClassVar[int]
     TABLES_FIELD_NUMBER: _ClassVar[int]
+    STREAMED_FIELD_NUMBER: _ClassVar[int]
     device: str
     bytes: int
     tables: bool
-    def __init__(self, device: _Optional[str] = ..., bytes: _Optional[int] = ..., tables: _Optional[bool] = ...) -> None: ...
+    streamed: bool
+    def __init__(self, device: _Optional[str] = ..., bytes: _Optional[int] = ..., tables: _Optional[bool] = ..., streamed: _Optional[bool] = ...) -> None: ...
 
 class LoadKeyRequest(_message.Message):
     __slots__ = ("key_id", "path", "wasm_path")

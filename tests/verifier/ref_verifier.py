@@ -1,6 +1,5 @@
-"""Reference Groth16 verifier on py_ecc (pure Python, ~seconds per proof).
-
-Used only as a test oracle and a benchmark baseline; `snarkd.verifier.verify`
+"""Reference Groth16 verifier on py_ecc (pure Python, ~seconds per proof): a test oracle and a benchmark
+baseline (bench/verify_bench.py), kept out of the package (py_ecc is a test dependency); `snarkd.verifier.verify`
 is the native implementation. Same input semantics as the native verifier,
 minus the subgroup checks.
 

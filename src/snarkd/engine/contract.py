@@ -1,0 +1,166 @@
+"""The engine contract: what the daemon asks of an engine, and the code its two implementations share.
+
+    Engine          engine/engine.py: the pipeline in this process
+    ClusterEngine   cluster/front.py: the same calls over engine actors on Ray
+
+The daemon (server.py, service.py, status.py, metrics.py) uses `ProvingEngine` and nothing else of them;
+tests/engine/contract.py holds both to it (tests/engine/test_contract.py, tests/cluster/test_cluster_contract.py).
+`EngineBase` is the lifecycle and submit code they share; each says how a job's partitions are queued
+(`_queue`) and what stopping ends (`_shut_down`).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from dataclasses import dataclass
+from typing import Protocol, runtime_checkable
+
+from snarkd.engine.errors import Unavailable
+from snarkd.engine.jobs import Job
+from snarkd.engine.limits import check_request
+from snarkd.engine.requests import parse_partitions
+from snarkd.engine.status import EngineStatus, KeyStatus
+
+log = logging.getLogger("snarkd")
+
+
+@dataclass
+class Stopped:
+    cancelled: int  # jobs the drain cancelled
+    running_threads: list[str]  # workers still inside a stage (the daemon then exits without waiting)
+
+
+@runtime_checkable
+class ProvingEngine(Protocol):
+    keys: object  # its KeyStore: load, unload, get, list, close_all
+    observers: list  # objects with on_partition(part) / on_job(job), called under the engine's lock
+    accepting: bool  # settable; False: submit raises Unavailable (the daemon's shutdown sets it)
+    started: bool
+
+    def start(self) -> "ProvingEngine":
+        """Start the workers; keys loaded before are ready for the first job."""
+
+    def submit(self, key_id: str, witness=None, job_id: str = "", *, witnesses=None, inputs=None,
+               priority: int = 0) -> Job:
+        """Queue a job: witness / witnesses (.wtns bytes or Witness objects, one per partition) or inputs
+        (input.json dicts or texts). A bad request raises here (InputError, NotFound, TooLarge, Busy,
+        AlreadyExists, Unavailable), before anything is queued."""
+
+    def get(self, job_id: str) -> Job:
+        """The job (NotFound once it is older than the finished jobs kept)."""
+
+    def await_(self, job_id: str, timeout: float | None = None) -> Job:
+        """The job, once it has ended or after timeout seconds."""
+
+    def cancel(self, job_id: str, why: str = "cancelled by request") -> tuple[str, bool]:
+        """(the job's state after, whether this call cancelled it)."""
+
+    def status(self) -> EngineStatus:
+        """The engine now (engine/status.py): what every status view renders."""
+
+    def key_status(self, lk) -> KeyStatus:
+        """A loaded key's status, with the devices its arrays are resident on."""
+
+    def stop(self, drain_timeout: float = 0.0) -> Stopped:
+        """Take no new work; let running jobs finish up to drain_timeout; cancel the rest; stop."""
+
+    def force(self) -> None:
+        """End a drain now (a second SIGTERM)."""
+
+    def join_workers(self, timeout: float) -> bool:
+        """Wait for the workers to end; whether they all did."""
+
+    def all_alive(self) -> bool:
+        """Every worker the engine started still runs."""
+
+
+class EngineBase:
+    """What Engine and ClusterEngine share. A subclass sets `config` (EngineConfig), `keys`, `book` (a
+    JobTable) and `what` (for messages), and implements start, status, key_status and the hooks below."""
+
+    what = "the engine"
+
+    def __init__(self):
+        self.observers: list = []
+        self._stopping, self._force = threading.Event(), threading.Event()
+        self._accepting, self._started = True, False
+        self.t_start = time.monotonic()
+
+    # -- hooks ----------------------------------------------------------------------------------
+
+    def _queue(self, job: Job, parts: list, reload_ms: float) -> None:
+        """Make the job's partitions from the parsed `parts` and queue them (undoing what it did on failure)."""
+        raise NotImplementedError
+
+    def _shut_down(self) -> list[str]:
+        """After the drain: stop what runs; the names of the threads still inside a stage."""
+        raise NotImplementedError
+
+    def _cancelled(self, running: list) -> None:
+        """A cancelled job's items that run elsewhere (the front tells their actors)."""
+
+    # -- lifecycle ------------------------------------------------------------------------------
+
+    @property
+    def accepting(self) -> bool:
+        return self._accepting and not self._stopping.is_set()
+
+    @accepting.setter
+    def accepting(self, value: bool) -> None:
+        self._accepting = bool(value)
+
+    @property
+    def started(self) -> bool:
+        return self._started
+
+    def stop(self, drain_timeout: float = 0.0) -> Stopped:
+        self._accepting = False
+        left = self.book.drain(time.monotonic() + drain_timeout, self._force, self._stopping,
+                               f"cancelled: {self.what} shut down before the job finished (drain_timeout "
+                               f"{drain_timeout:g}s)")
+        return Stopped(left, self._shut_down())
+
+    def force(self) -> None:
+        self._force.set()
+        with self.book.cv:
+            self.book.cv.notify_all()
+
+    # -- jobs -----------------------------------------------------------------------------------
+
+    def submit(self, key_id: str, witness=None, job_id: str = "", *, witnesses=None, inputs=None,
+               priority: int = 0) -> Job:
+        if not self.accepting:
+            raise Unavailable(f"{self.what} is not accepting new proofs (it is shutting down)")
+        lk, reload_ms = self.keys.checkout(key_id)  # reloads a key the key budget evicted
+        try:
+            check_request(self.config, witness, witnesses, inputs)  # [limits], before anything is parsed
+            parts = parse_partitions(lk, witness, witnesses, inputs)
+            job = self.book.new_job(lk, job_id, priority)
+            self._queue(job, parts, reload_ms)
+        except BaseException:
+            with self.book.cv:
+                self.book.count("rejected")
+            self.keys.release(lk)
+            raise
+        log.debug("job queued id=%s key=%s partitions=%d priority=%d", job.id, key_id, len(parts), job.priority)
+        return job
+
+    def get(self, job_id: str) -> Job:
+        return self.book.get(job_id)
+
+    def await_(self, job_id: str, timeout: float | None = None) -> Job:
+        return self.book.await_(job_id, timeout)
+
+    def cancel(self, job_id: str, why: str = "cancelled by request") -> tuple[str, bool]:
+        state, cancelled, running = self.book.cancel(job_id, why)
+        self._cancelled(running)
+        return state, cancelled
+
+    def _notify(self, event: str, obj) -> None:
+        for o in self.observers:
+            try:
+                getattr(o, event)(obj)
+            except Exception:  # noqa: BLE001 - metrics must never break proving
+                log.exception("observer failed")
