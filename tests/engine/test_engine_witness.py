@@ -57,9 +57,9 @@ def test_inputs_jobs_on_each_engine(chain_bn128, tmp_path, running, engine, sour
     assert job.state == COMPLETED, job.error
     vk = json.loads(circ.vk.read_text())
     assert all(verify(vk, p.result.public, p.result.proof) for p in job.partitions)
-    jobs = eng.status()["jobs"]
-    assert jobs[f"witness_{source}"] == 2 and jobs["witness_failed"] == 0
-    assert sum(jobs[f"witness_{s}"] for s in ("native", "recorded", "wasm")) == 2
+    jobs = eng.status().jobs
+    assert getattr(jobs, f"witness_{source}") == 2 and jobs.witness_failed == 0
+    assert sum(getattr(jobs, f"witness_{s}") for s in ("native", "recorded", "wasm")) == 2
 
 
 def test_native_engine_refuses_a_key_whose_circuit_cannot_be_native(chain_bn128, tmp_path):
@@ -96,7 +96,7 @@ def test_a_native_witness_whose_proof_fails_is_proved_again_from_the_wasm(chain_
 
     w = read_wtns(ref)
     assert p.result.public == [str(w.value(i)) for i in range(1, 1 + len(p.result.public))]
-    jobs = eng.status()["jobs"]
-    assert jobs["witness_failed"] == 1 and jobs["witness_native"] == 1
+    jobs = eng.status().jobs
+    assert jobs.witness_failed == 1 and jobs.witness_native == 1
     assert "witness_wasm" in p.timings
     assert any("failed self-verification" in r.message for r in caplog.records)

@@ -92,10 +92,10 @@ def daemon_paths(request, tree, tmp_path):
     text = (f'[keys]\nparam_cache = "{root}"\nallowed_dirs = ["{other}"]\n'
             f'[transport]\nwitness_spool = "{tmp_path}/spool"\nwitness_dirs = ["{other}"]\n')
     if request.param == "single daemon":
-        from snarkd.daemon.server import Server
+        from snarkd.daemon.server import make_engine
 
         cfg = Config.from_text(text, str(tmp_path / "c.toml"), tmp_path, env={})
-        keys = Server(cfg).keys
+        keys = make_engine(cfg).keys
     else:
         pytest.importorskip("ray", reason="the cluster extra is not installed")
         from snarkd.cluster import make

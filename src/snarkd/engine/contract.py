@@ -38,6 +38,7 @@ class ProvingEngine(Protocol):
     observers: list  # objects with on_partition(part) / on_job(job), called under the engine's lock
     accepting: bool  # settable; False: submit raises Unavailable (the daemon's shutdown sets it)
     started: bool
+    config: object  # its EngineConfig: the [limits] the daemon applies before submit (a stream's partitions)
 
     def start(self) -> "ProvingEngine":
         """Start the workers; keys loaded before are ready for the first job."""

@@ -15,7 +15,6 @@ from __future__ import annotations
 import os
 import threading
 from contextlib import contextmanager
-from pathlib import Path
 from typing import Any, Callable
 
 import numpy as np
