@@ -19,13 +19,12 @@ from pathlib import Path
 
 import pytest
 
-from gpu_helpers import EXAMPLES, require_gpu
+from gpu_helpers import EXAMPLES, require_gpu, snarkjs_verify
 
 require_gpu()
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "daemon"))
 
-import oracle  # noqa: E402
 from daemon_helpers import Reaper, Setup, free_port, parse_started, snarkd  # noqa: E402
 
 from snarkd.daemon.client import Client  # noqa: E402
@@ -74,7 +73,7 @@ def daemon(tmp_path_factory):
 def snarkjs_ok(curve: str, proof: dict, public: list, where: Path) -> bool:
     (where / "proof.json").write_text(json.dumps(proof))
     (where / "public.json").write_text(json.dumps(public))
-    return oracle.snarkjs_verify(EXAMPLES[curve] / "vk.json", where / "public.json", where / "proof.json")
+    return snarkjs_verify(EXAMPLES[curve] / "vk.json", where / "public.json", where / "proof.json")
 
 
 def test_started_on_the_gpu_with_both_keys(daemon):
@@ -89,7 +88,7 @@ def test_prove_a_witness_with_snarkd_prove(daemon, curve, tmp_path):
     r = daemon.cli("prove", "--addr", daemon.addr, "--key", curve, EXAMPLES[curve] / "chain.wtns",
                    tmp_path / "proof.json", tmp_path / "public.json")
     assert r.returncode == 0, r.stdout + r.stderr
-    assert oracle.snarkjs_verify(EXAMPLES[curve] / "vk.json", tmp_path / "public.json", tmp_path / "proof.json")
+    assert snarkjs_verify(EXAMPLES[curve] / "vk.json", tmp_path / "public.json", tmp_path / "proof.json")
 
 
 @pytest.mark.parametrize("curve", CURVES)
@@ -125,7 +124,7 @@ def test_keys_list_load_prove_unload(daemon, tmp_path):
     r = daemon.cli("prove", "--addr", daemon.addr, "--key", "extra", EXAMPLES["bn128"] / "chain.wtns",
                    tmp_path / "proof.json", tmp_path / "public.json")
     assert r.returncode == 0, r.stdout + r.stderr
-    assert oracle.snarkjs_verify(EXAMPLES["bn128"] / "vk.json", tmp_path / "public.json", tmp_path / "proof.json")
+    assert snarkjs_verify(EXAMPLES["bn128"] / "vk.json", tmp_path / "public.json", tmp_path / "proof.json")
     r = daemon.cli("keys", "list", "--addr", daemon.addr, "--json")
     assert r.returncode == 0, r.stdout + r.stderr
     listed = {k["id"]: k for k in json.loads(r.stdout)["keys"]}
@@ -159,7 +158,7 @@ def test_snarkd_bench(daemon, tmp_path):
     proofs = sorted((tmp_path / "proofs").glob("*proof*.json"))
     publics = sorted((tmp_path / "proofs").glob("*public*.json"))
     assert len(proofs) == len(publics) == 8
-    assert oracle.snarkjs_verify(EXAMPLES["bls12381"] / "vk.json", publics[0], proofs[0])
+    assert snarkjs_verify(EXAMPLES["bls12381"] / "vk.json", publics[0], proofs[0])
     run = json.loads(out.read_text())
     assert run["daemon_after"]["engine"]["devices"][0]["name"] == "cuda:0"
 
