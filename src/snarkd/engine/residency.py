@@ -14,6 +14,8 @@ from __future__ import annotations
 import logging
 import threading
 
+from snarkd.engine.stages import StageFailed
+
 log = logging.getLogger("snarkd")
 
 
@@ -39,6 +41,10 @@ class DeviceResidency:
                 with self.lock:
                     self.evictions[backend.name] += len(dropped)
             backend.make_resident(lk.key, timer)
+            why = self.keys.spoiled(lk)
+            if why:  # its file changed while its arrays went up: they may hold garbage indices, which a kernel
+                backend.release(lk.key)  # would follow out of bounds (a sticky CUDA error: every tenant's jobs)
+                raise StageFailed(why)
 
     def drop(self, lk, key) -> None:
         """A key evicted from the host leaves every device too."""

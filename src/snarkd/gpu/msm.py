@@ -298,9 +298,9 @@ def msm_window_sums(mod, curve_name: str, g2: bool, bases, scalars, n: int, c: i
     mark("sort")
 
     points = None
-    plan = sort.rounds()
+    rounds = sort.rounds()
     stride = np.uint32(table.n if shared else 0)
-    for L, seg_start, item_start, item_seg, nitems, nthreads in plan:
+    for L, seg_start, item_start, item_seg, nitems, nthreads in rounds:
         out = cupy.empty(max(nitems, 1) * XW, dtype=cupy.uint32)
         if points is None:
             launch(mod, f"{grp}_accum_range", nthreads, (bases, sort.srt, seg_start, np.uint32(sort.nseg), item_start,
@@ -310,7 +310,7 @@ def msm_window_sums(mod, curve_name: str, g2: bool, bases, scalars, n: int, c: i
             launch(mod, f"{grp}_accum_xyzz", nitems, (points, seg_start, item_start, item_seg, np.uint32(L),
                                                       np.uint32(nitems), out), 128)
         points = out
-    fin = plan[-1][2]
+    fin = rounds[-1][2]
     mark("accumulate")
 
     seg_l2, fan = (plan.small_seg_l2, plan.small_fan) if nwin * nb <= plan.small_buckets else (plan.seg_l2, plan.fan)
@@ -329,7 +329,7 @@ def msm_window_sums(mod, curve_name: str, g2: bool, bases, scalars, n: int, c: i
     if stats is not None:
         marks[-1][1].synchronize()
         phases = {name: round(cupy.cuda.get_elapsed_time(marks[i][1], ev), 3) for i, (name, ev) in enumerate(marks[1:])}
-        stats.update(c=c, nw=nw, rounds=len(plan), L=plan[0][0], table=shared, sort_reused=reused, phases_ms=phases)
+        stats.update(c=c, nw=nw, rounds=len(rounds), L=rounds[0][0], table=shared, sort_reused=reused, phases_ms=phases)
     return sums, c
 
 
