@@ -42,9 +42,8 @@ class DeviceResidency:
                     self.evictions[backend.name] += len(dropped)
             backend.make_resident(lk.key, timer)
             why = self.keys.spoiled(lk)
-            if why:  # its file changed while its arrays went up: they may hold garbage indices, which a kernel
-                backend.release(lk.key)  # would follow out of bounds (a sticky CUDA error: every tenant's jobs)
-                raise StageFailed(why)
+            if why:  # its file changed while its arrays went up (gpu/resident.csr keeps their indices in range;
+                raise StageFailed(why)  # the arrays leave the device when the key is reloaded, once unused)
 
     def drop(self, lk, key) -> None:
         """A key evicted from the host leaves every device too."""

@@ -35,6 +35,10 @@ def csr(zkey, matrix: int):
     e = zkey.coef_entries
     sel = e[e["matrix"] == matrix]
     rows = sel["constraint"]
+    # read_zkey checked these at load, but they are read again from the key's mapping here: a file rewritten
+    # since then would give indices a kernel follows out of bounds (a sticky CUDA error, every tenant's jobs)
+    if len(sel) and (int(rows.max()) >= zkey.domain_size or int(sel["signal"].max()) >= zkey.n_vars):
+        raise ValueError(f"{zkey.path}: the key's coefficients changed since it was loaded (an index out of range)")
     order = np.argsort(rows, kind="stable")
     row_ptr = np.zeros(zkey.domain_size + 1, dtype=np.uint32)
     np.cumsum(np.bincount(rows, minlength=zkey.domain_size), out=row_ptr[1:])
