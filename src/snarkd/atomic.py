@@ -10,8 +10,9 @@ from pathlib import Path
 
 
 @contextmanager
-def atomic_open(path: str | os.PathLike, mode: str = "wb"):
-    """Open a temp file beside `path`; on clean exit fsync and rename it over `path`."""
+def atomic_open(path: str | os.PathLike, mode: str = "wb", durable: bool = True):
+    """Open a temp file beside `path`; on clean exit fsync (unless not `durable`: a cache that is rebuilt when
+    lost) and rename it over `path`."""
     path = Path(path)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent or ".")
     try:
@@ -22,7 +23,8 @@ def atomic_open(path: str | os.PathLike, mode: str = "wb"):
         with os.fdopen(fd, mode) as fh:
             yield fh
             fh.flush()
-            os.fsync(fh.fileno())
+            if durable:
+                os.fsync(fh.fileno())
         os.replace(tmp, path)
     except BaseException:
         try:
@@ -32,8 +34,8 @@ def atomic_open(path: str | os.PathLike, mode: str = "wb"):
         raise
 
 
-def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> None:
-    with atomic_open(path, "wb") as fh:
+def atomic_write_bytes(path: str | os.PathLike, data: bytes, durable: bool = True) -> None:
+    with atomic_open(path, "wb", durable) as fh:
         fh.write(data)
 
 

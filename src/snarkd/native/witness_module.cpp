@@ -349,6 +349,7 @@ PYBIND11_MODULE(_witness, mod) {
   mod.doc() = "Native witness generation from circom's .wasm (record, compile, replay)";
 
   py::register_exception<Unsupported>(mod, "Unsupported");
+  mod.attr("PROGRAM_FORMAT") = PROGRAM_FORMAT;
 
   py::class_<Wasm>(mod, "Wasm")
       .def(py::init([](py::bytes b) { return std::make_unique<Wasm>(std::string(b)); }), py::arg("wasm"),

@@ -42,9 +42,12 @@ def _crc32c(data) -> int:
 
 
 def identity(wasm_sha256: str, sanity_check: bool) -> dict:
-    """What a program is bound to: the wasm's bytes and circom's sanity-check flag (init(1) runs
-    other code), and the native layout."""
-    return {"wasm_sha256": wasm_sha256, "sanity_check": bool(sanity_check), "layout": VERSION}
+    """What a program is bound to: the wasm's bytes, circom's sanity-check flag (init(1) runs other
+    code), and the native core's instruction set (native/witness/program.hpp PROGRAM_FORMAT)."""
+    from snarkd.native import _witness
+
+    return {"wasm_sha256": wasm_sha256, "sanity_check": bool(sanity_check), "layout": VERSION,
+            "instructions": int(_witness.PROGRAM_FORMAT)}
 
 
 def candidates(wasm_path: str | os.PathLike | None, wasm_sha256: str, cache_dir: Path | None) -> list[Path]:
@@ -61,7 +64,7 @@ def write(path: Path, ident: dict, meta: dict, program: bytes) -> None:
     header = json.dumps({"identity": ident, "meta": meta}, sort_keys=True).encode()
     data = b"".join([_PREFIX.pack(MAGIC, VERSION, len(header)), header, _CRC.pack(_crc32c(header)),
                      program, _CRC.pack(_crc32c(program))])
-    atomic_write_bytes(path, data)
+    atomic_write_bytes(path, data, durable=False)  # a cache: a file lost to a power cut is rebuilt
 
 
 def save(paths: list[Path], ident: dict, meta: dict, program: bytes) -> Path | None:

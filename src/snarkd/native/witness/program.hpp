@@ -48,6 +48,7 @@ enum ROp : uint16_t {
   R_BIT,                          // N: (a >> b) & 1, b an immediate < bitlen(p)
   R_SELECT,                       // isTrue(a) ? b : (next EXT's a); b and c in one form
   R_MADD,                         // a * b + (next EXT's a): a product read once, by a sum
+  R_MADD2,                        // a * b + (EXT's a) + (EXT's b): such a sum read once, by another
   R_GUARD_TRUE, R_GUARD_FALSE,    // either
   R_GUARD_INT,                    // N: toInt(a) == (int32) b
   R_GUARD_EQ, R_GUARD_NE,         // same form
@@ -55,9 +56,14 @@ enum ROp : uint16_t {
   R_LOADIN,                       // d = input a (plain)
   R_SETC, R_COPY,                 // d = const a / d = a
   R_TONORM, R_TOMONT,             // form conversions
-  R_EXT,                          // third operand of the previous instruction
+  R_EXT,                          // third (a) and fourth (b) operands of the previous instruction
   R_COUNT
 };
+
+// The instruction set's version: part of every program file's identity (witness/program_file.py), so a
+// program written by another build is rebuilt, never replayed with other meanings. Bump it with any change
+// to ROp, PIns or what an instruction does.
+inline constexpr int PROGRAM_FORMAT = 2;
 
 // One replay instruction (16 bytes). k: bit 0 = a is a constant, bit 1 = b is a constant (an index
 // into the path's pool, which holds each constant in the form its readers want).
@@ -106,6 +112,7 @@ class Compiler {
     Form form;
     uint32_t a, b, c;  // XNode ids, or CONST_BIT | pool index (the pool holds both forms)
     uint32_t imm;      // GUARD_INT's value, BIT's position, LOG_STR's string, LOADIN's input
+    uint32_t e = 0;    // MADD2's fourth operand
   };
   const Trace<F>& t_;
   const uint32_t W_;
@@ -312,7 +319,7 @@ class Compiler {
       if (home[k] != ~0u || is_effect(x_[k].op)) live[k] = 1;
     for (size_t k = n; k-- > 1;) {
       if (!live[k]) continue;
-      uint32_t o[3];
+      uint32_t o[4];
       int c = opnds(x_[k], o);
       for (int i = 0; i < c; i++)
         if (is_node(o[i])) {
@@ -330,17 +337,33 @@ class Compiler {
       if (!prod) continue;
       uint32_t other = prod == x.a ? x.b : x.a;
       x = XNode{R_MADD, x.form, x_[prod].a, x_[prod].b, other, 0};  // the product node is now unread
+      readers[prod] = 0;
+    }
+    // x * y + z + w (a square plus an input plus a constant: a chain's step): one instruction
+    auto sum_fusable = [&](uint32_t r) {
+      return is_node(r) && x_[r].op == R_MADD && readers[r] == 1 && home[r] == ~0u;
+    };
+    for (size_t k = 1; k < n; k++) {
+      XNode& x = x_[k];
+      if (!live[k] || x.op != R_ADD) continue;
+      uint32_t m = sum_fusable(x.a) ? x.a : sum_fusable(x.b) ? x.b : 0;
+      if (!m) continue;
+      uint32_t other = m == x.a ? x.b : x.a;
+      const XNode& y = x_[m];
+      x = XNode{R_MADD2, x.form, y.a, y.b, y.c, 0, other};
+      readers[m] = 0;
     }
   }
 
   // Liveness on the lowered program, registers, instructions.
   std::shared_ptr<Path<F>> emit() {
     const size_t n = x_.size();
-    auto opnds = [&](const XNode& x, uint32_t out[3]) -> int {
+    auto opnds = [&](const XNode& x, uint32_t out[4]) -> int {
       int k = 0;
       switch (x.op) {
         case R_LOADIN: case R_LOG_STR: return 0;
         case R_SELECT: case R_MADD: out[k++] = x.a; out[k++] = x.b; out[k++] = x.c; return k;
+        case R_MADD2: out[k++] = x.a; out[k++] = x.b; out[k++] = x.c; out[k++] = x.e; return k;
         case R_NEG: case R_INV: case R_LNOT: case R_BNOT: case R_BIT: case R_GUARD_TRUE: case R_GUARD_FALSE:
         case R_GUARD_INT: case R_LOG_VAL: case R_TONORM: case R_TOMONT:
           out[k++] = x.a; return k;
@@ -367,7 +390,7 @@ class Compiler {
       if (home[k] != ~0u || is_effect(x_[k].op)) live[k] = 1;
     for (size_t k = n; k-- > 1;) {
       if (!live[k]) continue;
-      uint32_t o[3];
+      uint32_t o[4];
       int c = opnds(x_[k], o);
       for (int i = 0; i < c; i++)
         if (is_node(o[i])) {
@@ -404,13 +427,14 @@ class Compiler {
       if (!live[k]) continue;
       const XNode& x = x_[k];
       PIns in{x.op, 0, 0, 0, 0};
-      uint32_t o[3];
+      uint32_t o[4];
       int c = opnds(x, o);
-      uint32_t ext = 0;
+      uint32_t ext = 0, ext2 = 0;
       uint16_t ext_k = 0;
       if (c >= 1) in.a = operand(o[0], in.k, 0);
       if (c >= 2) in.b = operand(o[1], in.k, 1);
       if (c >= 3) ext = operand(o[2], ext_k, 0);
+      if (c >= 4) ext2 = operand(o[3], ext_k, 1);
       switch (x.op) {
         case R_LOADIN: case R_LOG_STR: in.a = x.imm; break;
         case R_GUARD_INT: case R_BIT: in.b = x.imm; break;
@@ -430,7 +454,7 @@ class Compiler {
         in.d = slot[k];
       }
       code.push_back(in);
-      if (c >= 3) code.push_back(PIns{R_EXT, ext_k, 0, ext, 0});
+      if (c >= 3) code.push_back(PIns{R_EXT, ext_k, 0, ext, ext2});
     }
     // the witness leaves plain: repeats copy their home, and every slot holding a Montgomery value
     // is converted after the program (ToPlain: a batch, not one instruction each)
@@ -540,6 +564,13 @@ struct Replay {
           const PIns& e = code[++i];
           const F& c = e.k & 1 ? C[e.a] : frame[e.a];
           frame[in.d] = OPA * OPB + c;
+          break;
+        }
+        case R_MADD2: {
+          const PIns& e = code[++i];
+          const F& c = e.k & 1 ? C[e.a] : frame[e.a];
+          const F& d = e.k & 2 ? C[e.b] : frame[e.b];
+          frame[in.d] = OPA * OPB + c + d;
           break;
         }
         case R_GUARD_TRUE: if (!CF::is_true(OPA)) { *at = i; return REPLAY_MISS; } break;
@@ -667,11 +698,11 @@ std::shared_ptr<Path<F>> read_path(ByteReader& r, uint32_t witness_size, uint32_
       case R_NEG: case R_INV: case R_LNOT: case R_BNOT: case R_TONORM: case R_TOMONT:
         ok = in_frame(in.d) && operand(in.a, ca);
         break;
-      case R_SELECT: case R_MADD: {
+      case R_SELECT: case R_MADD: case R_MADD2: {
         ok = in_frame(in.d) && operand(in.a, ca) && operand(in.b, cb) && i + 1 < p->code.size();
         if (ok) {
           const PIns& e = p->code[i + 1];
-          ok = e.op == R_EXT && operand(e.a, e.k & 1);
+          ok = e.op == R_EXT && operand(e.a, e.k & 1) && (in.op != R_MADD2 || operand(e.b, e.k & 2));
           i++;
         }
         break;
