@@ -270,7 +270,7 @@ class NativeCalculator:
             at = 32 * (pos - self.input_base)
             values[at: at + len(p.data)] = p.data
             recorded_inputs.append((p.hash, p.data))
-        frame = bytearray(32 * self.program.frame_rows)
+        frame = _uninitialized(32 * self.program.frame_rows)
         status, _, _, events = self.program.evaluate(values, frame, log is not None)
         if status == 0:
             self.stats.add("native")
@@ -324,6 +324,17 @@ class NativeCalculator:
         """The program's paths and where it lives (status, logs, the bench)."""
         return {"engine": "native", "program": str(self.loaded_from) if self.loaded_from else None,
                 "build_ms": round(self.build_ms, 1), "paths": self.program.path_stats(), **self.stats.as_dict()}
+
+
+def _uninitialized(nbytes: int):
+    """A writable buffer the replay fills whole. Not bytearray(n), which zero-fills it holding the GIL (a 2^20
+    witness: 32 MiB, milliseconds in which a daemon's device workers cannot launch a kernel): numpy's
+    empty, where numpy is loaded already (the daemon), else a bytearray (the one-shot CLI, which has no
+    other thread and does not load numpy)."""
+    import sys
+
+    np = sys.modules.get("numpy")
+    return np.empty(nbytes, dtype=np.uint8) if np is not None else bytearray(nbytes)
 
 
 def _cache_dir(cache) -> Path | None:
