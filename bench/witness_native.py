@@ -16,9 +16,14 @@ For each circuit (BN254): the same .wasm and input.json, every witness checked b
 
 from __future__ import annotations
 
+import os
+
+# numpy's OpenBLAS threads spin between calls and, on a 2-core machine, take a core from whichever
+# calculator runs (recording was 1.6x slower with them): one thread, for every path measured here alike
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
 import argparse
 import json
-import os
 import platform
 import random
 import shutil

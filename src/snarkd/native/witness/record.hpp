@@ -138,7 +138,6 @@ class Recorder {
     f_msg_char_ = need("getMessageChar");
     f_shared_ = need("getSharedRWMemoryStart");
     f_map_pos_ = m_.find_func("getInputSignalMapPosition");
-    const_ids_.reserve(1 << 12);
     trace_.nodes.reserve(1 << 16);
     if (m_.funcs[f_msg_char_].imported) throw Unsupported("getMessageChar is imported");
     instantiate();
@@ -232,14 +231,14 @@ class Recorder {
   uint64_t steps_ = 0;
 
   Trace<F> trace_;
-  struct LimbHash {
-    size_t operator()(const std::array<u64, P::N>& k) const {
-      u64 h = 0x9E3779B97F4A7C15ull;
-      for (u64 x : k) h = (h ^ x) * 0xBF58476D1CE4E5B9ull;
-      return size_t(h ^ (h >> 31));
-    }
-  };
-  std::unordered_map<std::array<u64, P::N>, uint32_t, LimbHash> const_ids_;
+  // Constants by value -> pool index: open addressing over the pool itself (slots hold index + 1), since a
+  // chain circuit interns a new constant per step and a node-based map's allocations were a tenth of a build.
+  std::vector<uint32_t> const_slots_ = std::vector<uint32_t>(1 << 12, 0);
+  static size_t limb_hash(const F& v) {
+    u64 h = 0x9E3779B97F4A7C15ull;
+    for (size_t i = 0; i < P::N; i++) h = (h ^ v.v[i]) * 0xBF58476D1CE4E5B9ull;
+    return size_t(h ^ (h >> 31));
+  }
   std::vector<F> concrete_;
   uint64_t converted_ = 0, guards_ = 0;
 
@@ -395,16 +394,27 @@ class Recorder {
   }
   // Constants are referenced as CONST_BIT | index (no node: the pool only grows).
   uint32_t const_id(const F& v) {
-    std::array<u64, P::N> key;
-    std::memcpy(key.data(), v.v, sizeof v.v);
-    auto it = const_ids_.find(key);
-    if (it != const_ids_.end()) return it->second;
+    const size_t mask = const_slots_.size() - 1;
+    size_t at = limb_hash(v) & mask;
+    for (uint32_t slot; (slot = const_slots_[at]) != 0; at = (at + 1) & mask)
+      if (trace_.consts[slot - 1] == v) return CONST_BIT | (slot - 1);
     uint32_t ci = uint32_t(trace_.consts.size());
-    if (ci >= CONST_BIT) throw Unsupported("more than 2^31 constants");
+    if (ci >= CONST_BIT - 1) throw Unsupported("more than 2^31 constants");
     trace_.consts.push_back(v);
-    const_ids_.emplace(key, CONST_BIT | ci);
+    const_slots_[at] = ci + 1;
+    if (2 * trace_.consts.size() > const_slots_.size()) {  // keep the table at most half full
+      std::vector<uint32_t> grown(2 * const_slots_.size(), 0);
+      const size_t m2 = grown.size() - 1;
+      for (uint32_t k = 0; k < trace_.consts.size(); k++) {
+        size_t b = limb_hash(trace_.consts[k]) & m2;
+        while (grown[b]) b = (b + 1) & m2;
+        grown[b] = k + 1;
+      }
+      const_slots_.swap(grown);
+    }
     return CONST_BIT | ci;
   }
+
   uint32_t id_of(const Val& x) { return x.id ? x.id : const_id(x.v); }
   static bool is_const(const Val& x, uint64_t k) {  // 0 or 1
     static const F zero = F::zero(), one = F::one();
