@@ -10,6 +10,7 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <chrono>
 #include <cstdint>
 #include <cstring>
 #include <memory>
@@ -119,6 +120,7 @@ void record_as(const Wasm& w, const std::vector<std::pair<uint64_t, std::vector<
                bool sanity, bool force, RecordLimits lim, uint32_t input_base, uint32_t n_inputs, int curve,
                RecordResult& out, std::vector<uint64_t>& witness_plain, std::vector<std::pair<bool, std::string>>& logs) {
   using F = Mont<P>;
+  const auto t0 = std::chrono::steady_clock::now();
   Recorder<P> r(*w.module, lim, force);
   auto table = r.input_signals();
   try {
@@ -139,7 +141,10 @@ void record_as(const Wasm& w, const std::vector<std::pair<uint64_t, std::vector<
   Trace<F>& t = r.trace();
   // evaluate log values concretely: replay the compiled path once (cheap, and the same code
   // every later request runs)
+  const auto t1 = std::chrono::steady_clock::now();
   auto path = Compiler<P>::compile(t, uint32_t(cw.size()));
+  const auto t2 = std::chrono::steady_clock::now();
+  auto ms = [](auto a, auto b) { return uint64_t(std::chrono::duration<double, std::milli>(b - a).count() + 0.5); };
   std::vector<F> frame(cw.size() + path->n_regs);
   std::vector<uint64_t> in_plain(size_t(n_inputs) * 4, 0);
   for (auto& [hash, vals] : inputs) {
@@ -188,7 +193,9 @@ void record_as(const Wasm& w, const std::vector<std::pair<uint64_t, std::vector<
                {"registers", path->n_regs},
                {"constants", path->consts.size()},
                {"guards", path->n_guards},
-               {"converted_ifs", r.converted_ifs()}};
+               {"converted_ifs", r.converted_ifs()},
+               {"record_ms", ms(t0, t1)},
+               {"compile_ms", ms(t1, t2)}};
 }
 
 template <class P>
