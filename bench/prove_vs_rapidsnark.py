@@ -126,7 +126,7 @@ def main() -> int:
         print(f"RAPIDSNARK={rapidsnark}: not an executable", file=sys.stderr)
         return 2
     results = [bench_dir(d, args.runs, args.threads, not args.no_snarkjs, rapidsnark, args.prepare) for d in args.dir]
-    doc = {"machine": f"{platform.node()} {platform.machine()} {os.cpu_count()} cpus", "cpu": _cpu_name(),
+    doc = {"machine": f"{platform.node()} {platform.machine()} {os.cpu_count()} cpus", "cpu": cpu_name(),
            "rapidsnark": rapidsnark, "results": results}
     print(json.dumps(doc, indent=1))
     if args.json:
@@ -135,7 +135,7 @@ def main() -> int:
     return 0 if all(all(r["verified_by_snarkjs"].values()) for r in results) else 1
 
 
-def _cpu_name() -> str:
+def cpu_name() -> str:
     try:
         for line in open("/proc/cpuinfo"):
             if line.startswith("model name"):

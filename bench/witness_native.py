@@ -40,22 +40,8 @@ sys.path.insert(0, str(REPO / "src"))
 
 import oracle  # noqa: E402
 
-SNARKJS = REPO / "node_modules" / ".bin" / "snarkjs"
-
-CHAIN = """pragma circom 2.0.0;
-template Chain(N) {
-    signal input k;
-    signal input x;
-    signal output out;
-    signal s[N + 1];
-    s[0] <== x;
-    for (var i = 0; i < N; i++) {
-        s[i + 1] <== s[i] * s[i] + k + i;
-    }
-    out <== s[N];
-}
-component main {public [k]} = Chain(%d);
-"""
+from prove_vs_rapidsnark import cpu_name  # noqa: E402  (bench/ is on sys.path)
+from witness_vs_snarkjs import CHAIN, SNARKJS  # noqa: E402  the same chain circuit, the same snarkjs
 
 SHA256 = """pragma circom 2.0.0;
 include "circomlib/sha256/sha256.circom";
@@ -215,23 +201,13 @@ def main() -> int:
         "benchmark": "native witness (replay) vs the wasm engine (wasmtime) vs snarkjs wtns calculate, BN254",
         "runs": args.runs,
         "machine": {"platform": platform.platform(), "cpus": os.cpu_count(), "python": platform.python_version(),
-                    "cpu": _cpu_name()},
+                    "cpu": cpu_name()},
         "results": rows,
     }
     args.json.parent.mkdir(parents=True, exist_ok=True)
     args.json.write_text(json.dumps(result, indent=1) + "\n")
     print(f"wrote {args.json}", file=sys.stderr)
     return 0
-
-
-def _cpu_name() -> str:
-    try:
-        for line in open("/proc/cpuinfo"):
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor()
 
 
 if __name__ == "__main__":

@@ -308,13 +308,12 @@ class Compiler {
     return add(R_MUL, NF, b, in_form(a, M));
   }
 
-  // x * y + z where the product has no other reader (a linear combination's terms, a square plus
-  // a constant): one instruction instead of two, and no register for the product.
-  template <class Opnds, class IsEffect>
-  void fuse_multiply_adds(const std::vector<uint32_t>& home, Opnds opnds, IsEffect is_effect) {
+  // Which nodes are live (a witness signal's home, an effect, or read by a live node), walking from the
+  // last node back; `read(k, o)` sees each live node k's read of node o, last reader first.
+  template <class Opnds, class IsEffect, class Read>
+  std::vector<uint8_t> walk_live(const std::vector<uint32_t>& home, Opnds opnds, IsEffect is_effect, Read read) {
     const size_t n = x_.size();
     std::vector<uint8_t> live(n, 0);
-    std::vector<uint32_t> readers(n, 0);
     for (size_t k = 1; k < n; k++)
       if (home[k] != ~0u || is_effect(x_[k].op)) live[k] = 1;
     for (size_t k = n; k-- > 1;) {
@@ -324,9 +323,19 @@ class Compiler {
       for (int i = 0; i < c; i++)
         if (is_node(o[i])) {
           live[o[i]] = 1;
-          readers[o[i]]++;
+          read(uint32_t(k), o[i]);
         }
     }
+    return live;
+  }
+
+  // x * y + z where the product has no other reader (a linear combination's terms, a square plus
+  // a constant): one instruction instead of two, and no register for the product.
+  template <class Opnds, class IsEffect>
+  void fuse_multiply_adds(const std::vector<uint32_t>& home, Opnds opnds, IsEffect is_effect) {
+    const size_t n = x_.size();
+    std::vector<uint32_t> readers(n, 0);
+    std::vector<uint8_t> live = walk_live(home, opnds, is_effect, [&](uint32_t, uint32_t o) { readers[o]++; });
     auto fusable = [&](uint32_t r) {
       return is_node(r) && x_[r].op == R_MUL && readers[r] == 1 && home[r] == ~0u;
     };
@@ -384,20 +393,10 @@ class Compiler {
       }
     }
     fuse_multiply_adds(home, opnds, is_effect);
-    std::vector<uint8_t> live(n, 0);
     std::vector<uint32_t> last(n, 0);
-    for (size_t k = 1; k < n; k++)
-      if (home[k] != ~0u || is_effect(x_[k].op)) live[k] = 1;
-    for (size_t k = n; k-- > 1;) {
-      if (!live[k]) continue;
-      uint32_t o[4];
-      int c = opnds(x_[k], o);
-      for (int i = 0; i < c; i++)
-        if (is_node(o[i])) {
-          live[o[i]] = 1;
-          if (!last[o[i]]) last[o[i]] = uint32_t(k);
-        }
-    }
+    std::vector<uint8_t> live = walk_live(home, opnds, is_effect, [&](uint32_t k, uint32_t o) {
+      if (!last[o]) last[o] = k;
+    });
     auto path = std::make_shared<Path<F>>();
     // the pool holds the constants live instructions read, each in the form they read it
     std::vector<uint32_t> pool_index(2 * size_t(nc_), ~0u);  // trace pool index (+ nc_: plain) -> path pool
