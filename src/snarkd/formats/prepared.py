@@ -1,7 +1,7 @@
 """The prepared-key sidecar (KEY.zkey.prep): per-key precomputation kept on disk.
 
     magic "snarkdPK" | u32 version | u32 H | H bytes of JSON header | u32 CRC-32C of the header
-    then the blocks, each at a 64-byte aligned offset the header gives
+    (formats/checked_header.py) then the blocks, each at a 64-byte aligned offset the header gives
 
 The JSON header names the zkey it was made from (size, modification time in
 ns, SHA-256 of its protocol and header sections) and every block as
@@ -17,26 +17,19 @@ from __future__ import annotations
 
 import json
 import os
-import struct
 
 from snarkd.atomic import atomic_open
+from snarkd.formats.checked_header import CRC, PREFIX, crc32c, pack, unpack
 from snarkd.native import _mapguard
 
 MAGIC = b"snarkdPK"
 VERSION = 1
 ALIGN = 64
 SUFFIX = ".prep"
-_PREFIX = struct.Struct("<8sII")  # magic, version, header length
 
 
 class PreparedError(Exception):
     """The sidecar cannot be used: missing, stale (another or a changed zkey) or corrupt."""
-
-
-def _crc32c(data) -> int:
-    from snarkd.native import _core  # CRC-32C in hardware: checking the blocks costs < 1 ms
-
-    return int(_core.crc32c(data))
 
 
 def zkey_identity(zkey_path: str | os.PathLike, header_bytes: bytes) -> dict:
@@ -51,7 +44,7 @@ def zkey_identity(zkey_path: str | os.PathLike, header_bytes: bytes) -> dict:
 def write(path: str | os.PathLike, identity: dict, meta: dict, blocks: dict[str, bytes]) -> None:
     """Write a sidecar atomically (a reader never sees half a file)."""
     names = sorted(blocks)
-    crcs = {name: _crc32c(blocks[name]) for name in names}
+    crcs = {name: crc32c(blocks[name]) for name in names}
     start = 4 * ALIGN
     while True:  # the blocks start after the header, whose length depends on their offsets
         pos, table = start, {}
@@ -59,14 +52,12 @@ def write(path: str | os.PathLike, identity: dict, meta: dict, blocks: dict[str,
             table[name] = [pos, len(blocks[name]), crcs[name]]
             pos = _align(pos + len(blocks[name]))
         header = json.dumps({"version": VERSION, "zkey": identity, "meta": meta, "blocks": table}, sort_keys=True).encode()
-        need = _align(_PREFIX.size + len(header) + 4)
+        need = _align(PREFIX.size + len(header) + CRC.size)
         if need <= start:
             break
         start = need
     with atomic_open(path, "wb") as fh:
-        fh.write(_PREFIX.pack(MAGIC, VERSION, len(header)))
-        fh.write(header)
-        fh.write(struct.pack("<I", _crc32c(header)))
+        fh.write(pack(MAGIC, VERSION, header))
         for name in names:
             fh.write(b"\0" * (table[name][0] - fh.tell()))
             fh.write(blocks[name])
@@ -92,7 +83,7 @@ class PreparedFile:
             raise PreparedError(f"cannot open: {e.strerror or e}") from None
         try:
             size = os.fstat(fd).st_size
-            if size < _PREFIX.size + 4:
+            if size < PREFIX.size + CRC.size:
                 raise PreparedError(f"too short ({size} bytes) to be a sidecar")
             try:  # guarded: a sidecar truncated under it reads as zeros instead of killing the process (SIGBUS)
                 self._mm = _mapguard.Mapping(fd)
@@ -108,22 +99,7 @@ class PreparedFile:
 
     def _open(self, identity: dict | None) -> None:
         buf = self._buf = memoryview(self._mm)
-        magic, version, hlen = _PREFIX.unpack_from(buf, 0)
-        if magic != MAGIC:
-            raise PreparedError(f"not a snarkd sidecar (magic {magic!r})")
-        if version != VERSION:
-            raise PreparedError(f"version {version}, this snarkd reads version {VERSION}")
-        end = _PREFIX.size + hlen
-        if end + 4 > len(buf):
-            raise PreparedError("truncated header")
-        header = bytes(buf[_PREFIX.size : end])
-        (crc,) = struct.unpack_from("<I", buf, end)
-        if _crc32c(header) != crc:
-            raise PreparedError("header checksum mismatch (corrupt)")
-        try:
-            obj = json.loads(header)
-        except ValueError:
-            raise PreparedError("header is not JSON (corrupt)") from None
+        obj, _ = unpack(buf, MAGIC, VERSION, "sidecar", PreparedError)
         if identity is not None and obj.get("zkey") != identity:
             raise PreparedError("stale: made for another or an older version of the zkey")
         self.meta = obj.get("meta", {})
@@ -131,7 +107,7 @@ class PreparedFile:
             if off % ALIGN or off + length > len(buf):
                 raise PreparedError(f"block {name} lies outside the file (truncated or corrupt)")
             view = buf[off : off + length]
-            if _crc32c(view) != bcrc:
+            if crc32c(view) != bcrc:
                 view.release()
                 raise PreparedError(f"block {name}: checksum mismatch (corrupt)")
             self.blocks[name] = view

@@ -2,7 +2,7 @@
 circuit's .wasm, kept so that the next process replays at once instead of recording again.
 
     magic "snarkdWP" | u32 version | u32 H | H bytes of JSON header | u32 CRC-32C of the header
-    | the program (the native core's serialization) | u32 CRC-32C of the program
+    (formats/checked_header.py) | the program (the native core's serialization) | u32 CRC-32C of the program
 
 The header binds the file to one .wasm (its SHA-256), one `sanity_check` setting and this layout
 version, and carries what Python needs before the native core is involved (the field, the sizes,
@@ -19,26 +19,18 @@ from __future__ import annotations
 
 import json
 import os
-import struct
 from pathlib import Path
 
 from snarkd.atomic import atomic_write_bytes
+from snarkd.formats.checked_header import CRC, PREFIX, crc32c, pack, unpack
 
 MAGIC = b"snarkdWP"
 VERSION = 1
 SUFFIX = ".wprog"
-_PREFIX = struct.Struct("<8sII")  # magic, version, header length
-_CRC = struct.Struct("<I")
 
 
 class ProgramFileError(Exception):
     """The program file cannot be used: missing, stale (another wasm or setting) or corrupt."""
-
-
-def _crc32c(data) -> int:
-    from snarkd.native import _core
-
-    return int(_core.crc32c(data))
 
 
 def identity(wasm_sha256: str, sanity_check: bool) -> dict:
@@ -62,8 +54,7 @@ def candidates(wasm_path: str | os.PathLike | None, wasm_sha256: str, cache_dir:
 
 def write(path: Path, ident: dict, meta: dict, program: bytes) -> None:
     header = json.dumps({"identity": ident, "meta": meta}, sort_keys=True).encode()
-    data = b"".join([_PREFIX.pack(MAGIC, VERSION, len(header)), header, _CRC.pack(_crc32c(header)),
-                     program, _CRC.pack(_crc32c(program))])
+    data = b"".join([pack(MAGIC, VERSION, header), program, CRC.pack(crc32c(program))])
     atomic_write_bytes(path, data, durable=False)  # a cache: a file lost to a power cut is rebuilt
 
 
@@ -88,27 +79,13 @@ def read(path: Path, ident: dict) -> tuple[dict, bytes]:
         raise ProgramFileError("not found") from None
     except OSError as exc:
         raise ProgramFileError(f"cannot read: {exc.strerror or exc}") from None
-    if len(data) < _PREFIX.size + 2 * _CRC.size:
+    if len(data) < PREFIX.size + 2 * CRC.size:
         raise ProgramFileError(f"too short ({len(data)} bytes) to be a witness program")
-    magic, version, hlen = _PREFIX.unpack_from(data, 0)
-    if magic != MAGIC:
-        raise ProgramFileError(f"not a snarkd witness program (magic {magic!r})")
-    if version != VERSION:
-        raise ProgramFileError(f"version {version}, this snarkd reads version {VERSION}")
-    end = _PREFIX.size + hlen
-    if end + 2 * _CRC.size > len(data):
-        raise ProgramFileError("truncated header")
-    header = data[_PREFIX.size:end]
-    if _crc32c(header) != _CRC.unpack_from(data, end)[0]:
-        raise ProgramFileError("header checksum mismatch (corrupt)")
-    try:
-        obj = json.loads(header)
-    except ValueError:
-        raise ProgramFileError("header is not JSON (corrupt)") from None
+    obj, body = unpack(data, MAGIC, VERSION, "witness program", ProgramFileError, tail=CRC.size)
     if not isinstance(obj, dict) or obj.get("identity") != ident:
         raise ProgramFileError("stale: made from another .wasm or with another sanity-check setting")
-    program = data[end + _CRC.size:-_CRC.size]
-    if _crc32c(program) != _CRC.unpack_from(data, len(data) - _CRC.size)[0]:
+    program = data[body:-CRC.size]
+    if crc32c(program) != CRC.unpack_from(data, len(data) - CRC.size)[0]:
         raise ProgramFileError("program checksum mismatch (truncated or corrupt)")
     meta = obj.get("meta")
     if not isinstance(meta, dict):
