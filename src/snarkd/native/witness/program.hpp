@@ -336,31 +336,31 @@ class Compiler {
     const size_t n = x_.size();
     std::vector<uint32_t> readers(n, 0);
     std::vector<uint8_t> live = walk_live(home, opnds, is_effect, [&](uint32_t, uint32_t o) { readers[o]++; });
-    auto fusable = [&](uint32_t r) {
-      return is_node(r) && x_[r].op == R_MUL && readers[r] == 1 && home[r] == ~0u;
-    };
-    for (size_t k = 1; k < n; k++) {
-      XNode& x = x_[k];
-      if (!live[k] || x.op != R_ADD) continue;
-      uint32_t prod = fusable(x.a) ? x.a : fusable(x.b) ? x.b : 0;
-      if (!prod) continue;
-      uint32_t other = prod == x.a ? x.b : x.a;
-      x = XNode{R_MADD, x.form, x_[prod].a, x_[prod].b, other, 0};  // the product node is now unread
-      readers[prod] = 0;
-    }
+    // x * y + z: the product's operands move into the sum
+    fuse_adds(R_MUL, live, readers, home, [](const XNode& sum, const XNode& mul, uint32_t other) {
+      return XNode{R_MADD, sum.form, mul.a, mul.b, other, 0};
+    });
     // x * y + z + w (a square plus an input plus a constant: a chain's step): one instruction
-    auto sum_fusable = [&](uint32_t r) {
-      return is_node(r) && x_[r].op == R_MADD && readers[r] == 1 && home[r] == ~0u;
+    fuse_adds(R_MADD, live, readers, home, [](const XNode& sum, const XNode& madd, uint32_t other) {
+      return XNode{R_MADD2, sum.form, madd.a, madd.b, madd.c, 0, other};
+    });
+  }
+
+  // Each live sum one of whose operands is a `producer` node no other node reads (nor the witness) becomes
+  // make(the sum, that node, the other operand): the producer is then unread.
+  template <class Make>
+  void fuse_adds(uint16_t producer, const std::vector<uint8_t>& live, std::vector<uint32_t>& readers,
+                 const std::vector<uint32_t>& home, Make make) {
+    auto fusable = [&](uint32_t r) {
+      return is_node(r) && x_[r].op == producer && readers[r] == 1 && home[r] == ~0u;
     };
-    for (size_t k = 1; k < n; k++) {
+    for (size_t k = 1; k < x_.size(); k++) {
       XNode& x = x_[k];
       if (!live[k] || x.op != R_ADD) continue;
-      uint32_t m = sum_fusable(x.a) ? x.a : sum_fusable(x.b) ? x.b : 0;
-      if (!m) continue;
-      uint32_t other = m == x.a ? x.b : x.a;
-      const XNode& y = x_[m];
-      x = XNode{R_MADD2, x.form, y.a, y.b, y.c, 0, other};
-      readers[m] = 0;
+      uint32_t p = fusable(x.a) ? x.a : fusable(x.b) ? x.b : 0;
+      if (!p) continue;
+      x = make(x, x_[p], p == x.a ? x.b : x.a);
+      readers[p] = 0;
     }
   }
 
