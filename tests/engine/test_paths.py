@@ -7,7 +7,7 @@ import os
 import pytest
 
 from snarkd.engine import KeyStore, PermissionDenied
-from snarkd.engine.paths import PathRule
+from snarkd.engine.paths import ClientPaths, PathRule
 
 
 @pytest.fixture
@@ -67,7 +67,7 @@ def test_a_prefix_is_not_a_parent(tmp_path):
 
 def test_keystore_confines_client_paths_not_the_config(tree):
     root, other, out = tree
-    ks = KeyStore(str(root), wasm_cache="off", allowed_dirs=[str(other)])
+    ks = KeyStore(str(root), wasm_cache="off", rule=ClientPaths(str(root), [str(other)]).keys)
     for p in ("/etc/shadow", str(out / "secret"), "link-out"):
         with pytest.raises(PermissionDenied):
             ks.load("k", p)

@@ -23,9 +23,9 @@ from snarkd.engine.paths import ClientPaths
 __all__ = ["ClusterEngine", "ClusterKeyStore", "make"]
 
 
-def make(config) -> tuple[ClusterEngine, ClusterKeyStore]:
+def make(config, paths: ClientPaths | None = None) -> tuple[ClusterEngine, ClusterKeyStore]:
     """The front's engine and key store for a daemon Config with [cluster] address set (not started); LoadKey
-    paths are confined by the same rule as a single daemon's (ClientPaths)."""
+    paths are confined by the same rule as a single daemon's (`paths`: the daemon's, else built from config)."""
     keys = ClusterKeyStore(config.keys.param_cache, config.keys.wasm_cache,
-                           rule=ClientPaths.from_config(config).keys)
+                           rule=(paths or ClientPaths.from_config(config)).keys)
     return ClusterEngine(config, keys), keys

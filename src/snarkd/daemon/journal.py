@@ -37,6 +37,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from snarkd.atomic import atomic_write_bytes
+from snarkd.daemon.logsetup import private_file
 from snarkd.engine import AlreadyExists, Busy
 from snarkd.errors import DaemonError
 
@@ -110,8 +111,7 @@ class Journal:
             # hold client names, errors and results
             for f in (self.path, *(self.path.with_name(self.path.name + x) for x in ("-wal", "-shm"))):
                 if f == self.path or f.exists():
-                    os.close(os.open(f, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600))
-                    os.chmod(f, 0o600)
+                    private_file(f)
             self.db = sqlite3.connect(str(self.path), check_same_thread=False, isolation_level=None, timeout=30)
             self.db.execute("PRAGMA journal_mode=WAL")
             self.db.execute("PRAGMA synchronous=FULL")

@@ -62,15 +62,17 @@ class StartupAborted(Exception):
     pass
 
 
-def make_engine(cfg: Config) -> ProvingEngine:
+def make_engine(cfg: Config, paths: ClientPaths | None = None) -> ProvingEngine:
     """The daemon's engine (not started): a cluster front when [cluster] address is set (Ray is imported
-    only then), else one Engine in this process."""
+    only then), else one Engine in this process. LoadKey paths are confined by `paths` (the daemon's one rule
+    for what clients name, engine/paths.py; built from cfg when not given)."""
+    paths = paths or ClientPaths.from_config(cfg)
     if cfg.cluster.address:
         from snarkd.cluster import make
 
-        return make(cfg)[0]
-    k = cfg.keys  # LoadKey paths confined by the one rule for what clients name (engine/paths.py)
-    return Engine(EngineConfig.from_config(cfg), KeyStore(k.param_cache, k.wasm_cache, rule=ClientPaths.from_config(cfg).keys))
+        return make(cfg, paths)[0]
+    k = cfg.keys
+    return Engine(EngineConfig.from_config(cfg), KeyStore(k.param_cache, k.wasm_cache, rule=paths.keys))
 
 
 class Server:
@@ -206,7 +208,7 @@ class Server:
 
     def _make_engine(self) -> None:
         cfg = self.config
-        self.engine = make_engine(cfg)
+        self.engine = make_engine(cfg, self.paths)
         self.keys = self.engine.keys
         st = self.engine.status()
         self.log.info("memory budget %d bytes (%s) devices=%s", st.memory.budget, cfg.memory.budget,

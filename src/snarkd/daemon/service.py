@@ -329,6 +329,7 @@ class ProverService(pb_grpc.ProverServicer):
 
     def _submit(self, request, witnesses=None):
         """Queue the request's job, journaled first; `witnesses` when they came in a stream."""
+        arrived = time.monotonic()
         self._serving()
         if not request.key_id:
             raise InputError("the request names no key id")
@@ -372,6 +373,7 @@ class ProverService(pb_grpc.ProverServicer):
                 if r.spooled is not None:
                     r.spooled.unlink(missing_ok=True)
         job.client, job.named = client, bool(request.job_id)
+        job.admission_ms = (time.monotonic() - arrived) * 1000
         return job
 
     def _rerun_witnesses(self, req):

@@ -138,10 +138,14 @@ def prover_view(reply: pb.StatusReply) -> pb.StatusReply:
     return out
 
 
+# The reply's top-level fields a prover sees: all but the cleared ones (job counts and keys come nested in the
+# snapshot: taken below). One list, PROVER_CLEARED, decides for both views.
+_PROVER_TOP = {f.name for f in pb.StatusReply.DESCRIPTOR.fields} - set(PROVER_CLEARED)
+
+
 def prover_json(s: dict) -> dict:
     """The same view of a snapshot, for GET /status with a prove-role token."""
-    keep = {"version", "state", "witness_spool", "spool_token", "witness_dirs"}
-    out = {k: v for k, v in s.items() if k in keep}
+    out = {k: v for k, v in s.items() if k in _PROVER_TOP}
     out["keys"] = [{f: k.get(f) for f in PROVER_KEY_FIELDS} for k in s.get("keys", [])]
     jobs = s.get("engine", {}).get("jobs", {})
     out["jobs"] = {k: jobs.get(k) for k in ("queued", "running", "completed", "failed", "cancelled")}

@@ -80,6 +80,7 @@ class Job:
     client: str = ""  # who submitted it (the daemon's token name or peer address)
     named: bool = False  # its id came from the client (who can then Await it after losing a Prove call)
     n_done: int = 0
+    admission_ms: float = 0.0  # the daemon's, before the engine had the job: witnesses taken, journaled (0 in process)
 
     @property
     def results(self) -> list:
@@ -103,6 +104,8 @@ class Job:
             out["queue_wait"] = (self.started - self.submitted) * 1000
         if self.finished:
             out["total"] = (self.finished - self.submitted) * 1000
+        if self.admission_ms:
+            out["admission"] = self.admission_ms
         return out
 
     def info(self) -> dict:

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from snarkd.engine.errors import AlreadyExists, KeyChanged, NotFound
-from snarkd.engine.paths import ClientPaths, PathRule
+from snarkd.engine.paths import PathRule
 from snarkd.engine.status import KeyStatus
 from snarkd.errors import InputError
 from snarkd.formats.zkey import vk_json
@@ -154,13 +154,11 @@ class LoadedKey:
 class KeyStore:
     """Keys by id. Thread-safe."""
 
-    def __init__(self, param_cache: str = ".", wasm_cache: object = True, allowed_dirs=None,
-                 rule: PathRule | None = None):
+    def __init__(self, param_cache: str = ".", wasm_cache: object = True, rule: PathRule | None = None):
         self.param_cache = Path(param_cache)
-        # a rule (the daemon and the cluster front: ClientPaths.from_config(config).keys), or allowed_dirs: paths
-        # of load(), except preloaded keys from the config, must resolve inside param_cache or one of them
-        # (engine/paths.py); neither (embedded use): any path
-        self.rule = rule if rule is not None or allowed_dirs is None else ClientPaths(param_cache, allowed_dirs).keys
+        # the rule for paths of load(), except preloaded keys from the config (the daemon and the cluster front:
+        # ClientPaths.from_config(config).keys, engine/paths.py); None (embedded use): any path
+        self.rule = rule
         self.wasm_cache = wasm_cache
         self.max_instances = 0  # per key's witness calculator; set by the engine
         self.wasm_limits = (None, 0)  # (memory bytes, fuel) per witness calculation; set by the engine
