@@ -129,19 +129,25 @@ def run_daemon(a, zkey: Path, wtns: Path, work: Path, out_dir: Path) -> list[dic
     out = []
     try:
         run_bench(addr, "k", witness=str(wtns), count=a.warm, inflight=max(a.j), progress=False)
-        for j in a.j:
+        for j, transport in [(j, t) for j in a.j for t in (a.transports if j == 1 else a.transports[:1])]:
             with tempfile.TemporaryDirectory() as proofs:
                 run = run_bench(addr, "k", witness=str(wtns), count=a.count if j > 1 else a.count_j1, inflight=j,
-                                progress=False, vk=vk, proofs_dir=proofs)
+                                progress=False, vk=vk, proofs_dir=proofs, transport=transport)
                 if j == a.j[0]:
                     for f in ("proof", "public"):
                         (out_dir / f"sample-{f}.json").write_text(Path(proofs, f"{f}-0-0.json").read_text())
             ok = [jb for jb in run["jobs"] if jb["state"] == "COMPLETED"]
             s = summary("daemon", j, run["t_end"] - run["t_start"], [jb["end"] - jb["start"] for jb in ok],
-                        [jb["partitions"][0]["timings"] for jb in ok], run["daemon_before"]["engine"]["devices"],
+                        [{**jb["partitions"][0]["timings"], "admission": jb["timings"].get("admission", 0.0)}
+                         for jb in ok], run["daemon_before"]["engine"]["devices"],
                         run["daemon_after"]["engine"]["devices"],
                         [jb["error"] for jb in run["jobs"] if jb["state"] != "COMPLETED"], run.get("transport", ""))
             s["verified_by_client"] = run.get("verified")
+            # what the client waited for beyond the daemon's admission and the engine's job: gRPC both ways, the
+            # reply's assembly, the client's own work
+            outside = [(jb["end"] - jb["start"]) * 1e3 - jb["timings"].get("admission", 0.0) - jb["timings"]["total"]
+                       for jb in ok]
+            s["outside_ms_p50"] = round(statistics.median(outside), 2) if outside else None
             s["daemon_cpu_cores"] = run["summary"].get("daemon_cpu_cores")
             out.append(s)
             log(json.dumps(s))
@@ -163,11 +169,14 @@ def main() -> int:
     ap.add_argument("--threads", type=int, default=4)
     ap.add_argument("--wpd", type=int, default=2)
     ap.add_argument("--fin", type=int, default=4)
+    ap.add_argument("--transports", default="auto",
+                    help="witness transports of the daemon's j = 1 runs, comma-separated (the first one for j > 1)")
     ap.add_argument("--only", choices=("both", "engine", "daemon"), default="both")
     ap.add_argument("--out", default=os.environ.get("OUT", "bench/results"))
     a = ap.parse_args()
     a.devices = [int(x) for x in a.devices.split(",") if x.strip()]
     a.j = [int(x) for x in a.j.split(",")]
+    a.transports = [x.strip() for x in a.transports.split(",") if x.strip()]
     kd, out_dir = Path(a.key_dir), Path(a.out)
     out_dir.mkdir(parents=True, exist_ok=True)
     zkey, wtns = kd / "circuit.zkey", kd / "witness.wtns"

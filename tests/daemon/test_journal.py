@@ -185,3 +185,32 @@ def test_retention_and_journal_off(setup, reaper, chain_bn128):
         assert c.await_(c.submit("chain", wtns.read_bytes())).state == "COMPLETED"
     assert not setup.pid_file.with_suffix(".jobs.db").exists()
     assert snarkd("stop", "--config", cfg).returncode == 0 and wait_gone(pid)
+
+
+def test_a_claimed_job_runs_while_it_is_journaled_and_its_ending_waits_for_accept(tmp_path):
+    """The engine starts on a job once the journal has claimed its id (free, spool room); the journal writes it
+    down meanwhile. An ending reported before accept() commits is held back (a result never leaves before the
+    job is durable), then recorded; a claim the daemon gives up (accept failed) records nothing and holds up no
+    waiter; a claimed or journaled id cannot be claimed again, nor a job the spool has no room for."""
+    j = Journal(str(tmp_path / "jobs.db"), spool_max=1000, retention=60)
+    j.start()
+    j.claim("fast", 10)
+    with pytest.raises(AlreadyExists):
+        j.claim("fast", 10)
+    with pytest.raises(Busy):
+        j.claim("huge", 1001)
+    j.finish("fast", "COMPLETED", "", "", lambda: b"reply")  # the engine was quicker than the journal
+    assert not j.wait_recorded("fast", timeout=0.3)
+    j.accept("fast", "key", "alice", 0, b"r" * 10)
+    assert not j.wait_recorded("fast", timeout=0.3)
+    j.release("fast", accepted=True)
+    assert j.wait_recorded("fast", timeout=10)
+    row = j.lookup("fast")
+    assert row.state == "COMPLETED" and row.result == b"reply" and j.spool_used == 0
+    with pytest.raises(AlreadyExists):  # finished, kept for result_retention
+        j.claim("fast", 10)
+    j.claim("lost", 10)
+    j.finish("lost", "CANCELLED", "cancelled: the daemon could not journal it", "cancelled", None)
+    j.release("lost", accepted=False)
+    assert j.wait_recorded("lost", timeout=1) and j.lookup("lost") is None
+    j.close()

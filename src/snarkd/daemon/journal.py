@@ -1,9 +1,15 @@
 """Jobs that survive a crash: an SQLite journal (WAL) of accepted jobs and a spool of their requests.
 
-    accept   before the engine sees a job: its request (the ProveRequest's bytes: inline
+    claim    before the engine sees a job: its id is free here and the spool has room (else
+             ALREADY_EXISTS / RESOURCE_EXHAUSTED, and the engine never sees it). The engine then
+             starts on it while the journal writes it down (a 2^20 witness's copy and the fsyncs
+             take ~10 ms of the H200 host's j = 1 latency otherwise); an ending reported before
+             `accept` commits is held back until it has (`release`).
+    accept   right after: its request (the ProveRequest's bytes: inline
              witnesses or inputs, or its by-reference witnesses) is written to the spool directory
              beside the journal (fsync'd), and a row (id, key, client, priority, state QUEUED)
-             is committed. Only then does the client get its job id. By-reference witnesses are
+             is committed. Only then does the client get its job id or its result (a daemon that
+             dies before has told nobody of the job). By-reference witnesses are
              kept (`keep`) as the daemon read them: a spool file nobody else has a name for is
              renamed in (no copy), anything else is written from the daemon's bytes (a client's
              hard link or a witness_dirs file can still change under its other names); the
@@ -38,6 +44,7 @@ from pathlib import Path
 
 from snarkd.atomic import atomic_write_bytes
 from snarkd.daemon.logsetup import private_file
+from snarkd.daemon.parallel_io import write_from
 from snarkd.engine import AlreadyExists, Busy
 from snarkd.errors import DaemonError
 
@@ -85,9 +92,7 @@ def _write_new(path: Path, data) -> None:
     survives a killed process; after a power loss a re-run finds it short and fails the job, naming it)."""
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
     try:
-        view = memoryview(data).cast("B")
-        while view:
-            view = view[os.write(fd, view):]
+        write_from(fd, data)  # in parts, by a few threads: 32 MiB in 2-3 ms instead of 8 on the H200 host
     finally:
         os.close(fd)
 
@@ -104,6 +109,7 @@ class Journal:
         self._last_purge = 0.0
         self._cv = threading.Condition()
         self._recorded: OrderedDict[str, None] = OrderedDict()  # job ids whose ending is committed (recent ones)
+        self._claimed: dict[str, tuple | None] = {}  # claimed, not yet accepted: id -> an ending held back, or None
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self.spool_dir.mkdir(mode=0o700, exist_ok=True)
@@ -220,14 +226,6 @@ class Journal:
             self._unspool(spool, n)
             raise DaemonError(f"cannot journal job {job_id!r} in {self.path}: {exc}") from None
 
-    def forget(self, job_id: str) -> None:
-        """The engine refused a job accept() recorded: no trace of it."""
-        with self._lock:
-            row = self.db.execute("SELECT spool, spool_bytes FROM jobs WHERE id = ?", (job_id,)).fetchone()
-            self.db.execute("DELETE FROM jobs WHERE id = ?", (job_id,))
-        if row and row[0]:
-            self._unspool(self.spool_dir / row[0], row[1])
-
     def _unspool(self, spool: Path, n: int) -> None:
         for f in [spool, *spool.parent.glob(spool.stem + ".*.w*")]:  # the request, and witnesses adopted with it
             try:
@@ -241,8 +239,43 @@ class Journal:
     # ------------------------------------------------------------------ finish (writer thread)
 
     def finish(self, job_id: str, state: str, error: str, error_kind: str, result) -> None:
-        """Queue a job's ending; result: a callable giving the ProveReply bytes (run in the writer)."""
-        self._q.put((job_id, state, error, error_kind, result))
+        """Queue a job's ending; result: a callable giving the ProveReply bytes (run in the writer). The ending
+        of a job claimed and not yet accepted waits for release()."""
+        item = (job_id, state, error, error_kind, result)
+        with self._lock:
+            if job_id in self._claimed:
+                self._claimed[job_id] = item
+                return
+        self._q.put(item)
+
+    def claim(self, job_id: str, nbytes: int) -> None:
+        """Before the engine has the job: AlreadyExists when a journaled job (or one being journaled) has its id,
+        Busy when about nbytes more would pass spool_max. accept() follows, then release()."""
+        with self._lock:
+            if job_id in self._claimed or self.db.execute("SELECT 1 FROM jobs WHERE id = ?", (job_id,)).fetchone():
+                raise AlreadyExists(f"job id {job_id!r} is already in use (a job with it is running or its result "
+                                    f"is kept for [daemon] result_retention)")
+            if self.spool_used + nbytes > self.spool_max:
+                raise Busy(f"the journal's spool is full: {self.spool_used + nbytes} bytes would pass [daemon] "
+                           f"spool_max ({self.spool_max} bytes); retry when jobs finish")
+            self._claimed[job_id] = None
+
+    def release(self, job_id: str, accepted: bool) -> None:
+        """The claim ends: with the job accepted, an ending held back meanwhile is queued now; without (accept
+        failed, or the engine refused the job), nothing of it is recorded and nobody waits for it."""
+        with self._lock:
+            held = self._claimed.pop(job_id, None)
+        if held is not None and accepted:
+            self._q.put(held)
+        elif held is not None:
+            self._mark_recorded(job_id)
+
+    def _mark_recorded(self, job_id: str) -> None:
+        with self._cv:
+            self._recorded[job_id] = None
+            while len(self._recorded) > 8192:
+                self._recorded.popitem(last=False)
+            self._cv.notify_all()
 
     def _write_loop(self) -> None:
         while True:
@@ -256,11 +289,7 @@ class Journal:
                 self._finish(*item)
             except Exception:  # noqa: BLE001 - the journal must never take the daemon down
                 log.exception("journal: cannot record the end of job %s", item[0])
-            with self._cv:
-                self._recorded[item[0]] = None
-                while len(self._recorded) > 8192:
-                    self._recorded.popitem(last=False)
-                self._cv.notify_all()
+            self._mark_recorded(item[0])
             if time.monotonic() - self._last_purge > 60:
                 self.purge()
 

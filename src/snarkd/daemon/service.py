@@ -8,7 +8,7 @@ the rule); only bugs become INTERNAL. A bad request never takes the daemon down.
 Each method declares the role it needs (`@rpc` = prove, `@rpc(role=ADMIN)`); the
 Gate (security.py) names the caller. With tokens on, a job belongs to the token
 that submitted it: another prove token cannot await or cancel it (admin can).
-Accepted jobs are journaled (journal.py) before the client hears their id.
+Accepted jobs are journaled (journal.py) before the client hears their id or result.
 """
 
 from __future__ import annotations
@@ -189,6 +189,13 @@ class ClientQuota:
                     self._count.pop(client, None)
 
 
+def inline_witnesses(request) -> tuple:
+    """(witness, [witnesses]) of a ProveRequest, each taken from the message once: protobuf (upb) hands out a new
+    copy of a bytes field at every access, 32 MiB for a 2^20 witness (so `request.witness or ...` costs one)."""
+    fields = {f.name: v for f, v in request.ListFields() if f.name in ("witness", "witnesses")}
+    return fields.get("witness", b""), list(fields.get("witnesses", ()))
+
+
 def key_info(lk) -> pb.KeyInfo:
     return key_message(lk.status())
 
@@ -297,22 +304,22 @@ class ProverService(pb_grpc.ProverServicer):
             return exc.with_traceback(None)  # its frames hold the request's bytes
         return None
 
-    def _engine_submit(self, request, job_id: str, witnesses=None):
+    def _engine_submit(self, request, job_id: str, witnesses=None, inline=None):
         """The one place a ProveRequest becomes an engine job (also for jobs re-run from the journal);
-        `witnesses` when they came another way than the request (a stream, or paths read already)."""
+        `witnesses` when they came another way than the request (a stream, or paths read already); `inline`:
+        inline_witnesses(request) when the caller took them already."""
         if not request.key_id:
             raise InputError("the request names no key id")
+        single, many = inline if inline is not None else inline_witnesses(request)
         if witnesses is None and request.witness_paths:
-            if request.witness or request.witnesses:
+            if single or many:
                 raise InputError("give witnesses inline, by path or streamed, not several ways at once")
             witnesses = [r.witness for r in self.transport.read(list(request.witness_paths), request.key_id,
                                                                 self._n_vars(request.key_id))]
-        if witnesses is None and (request.witness or request.witnesses):
-            check_inline([len(w) for w in ([request.witness] if request.witness else request.witnesses)],
-                         request.key_id, self._n_vars(request.key_id))
-        return self.engine.submit(request.key_id, request.witness or None, job_id,
-                                  witnesses=witnesses or list(request.witnesses), inputs=list(request.inputs_json),
-                                  priority=request.priority)
+        if witnesses is None and (single or many):
+            check_inline([len(w) for w in ([single] if single else many)], request.key_id, self._n_vars(request.key_id))
+        return self.engine.submit(request.key_id, single or None, job_id, witnesses=witnesses or many,
+                                  inputs=list(request.inputs_json), priority=request.priority)
 
     def _journal_copy(self, request, job_id: str, witnesses, kept: list[str]):
         """What the journal keeps to run the job again: the request itself, naming the journal's own copies of
@@ -336,35 +343,32 @@ class ProverService(pb_grpc.ProverServicer):
         if request.job_id:
             check_job_id(request.job_id)
         received = []  # by-reference witnesses, read: the daemon's own bytes from here on
+        inline = inline_witnesses(request)
         if request.witness_paths:
-            if witnesses is not None or request.witness or request.witnesses:
+            if witnesses is not None or any(inline):
                 raise InputError("give witnesses inline, by path or streamed, not several ways at once")
             received = self.transport.read(list(request.witness_paths), request.key_id, self._n_vars(request.key_id),
                                            keep=self.journal is not None)
             witnesses = [r.witness for r in received]
-            inline = None  # by path: the journal keeps its own copies (or the spool files, renamed)
+            streamed = None  # by path: the journal keeps its own copies (or the spool files, renamed)
         else:
-            inline = witnesses
+            streamed = witnesses
         client = self.caller().name
         job_id = request.job_id or new_job_id()
         try:
             self.quota.take(client, job_id)
             try:
-                kept = []
-                if self.journal is not None:
-                    kept = self.journal.keep(job_id, [(r.spooled if not r.linked else None, r.data) for r in received])
-                    try:
-                        self.journal.accept(job_id, request.key_id, client, request.priority,
-                                            self._journal_copy(request, job_id, inline, kept))
-                    except BaseException:
-                        self.journal.discard(kept)  # the id in use (a retry) or the spool full
-                        raise
+                if self.journal is not None:  # the id free, the spool with room: else refused before the engine
+                    self.journal.claim(job_id, request.ByteSize() + sum(len(r.data) for r in received))
                 try:
-                    job = self._engine_submit(request, job_id, witnesses)
+                    job = self._engine_submit(request, job_id, witnesses, inline)
                 except BaseException:
                     if self.journal is not None:
-                        self.journal.forget(job_id)
+                        self.journal.release(job_id, accepted=False)
                     raise
+                job.admission_ms = (time.monotonic() - arrived) * 1000
+                if self.journal is not None:  # while the engine works on it; nobody hears of the job before
+                    self._journal(job, request, received, streamed, client)
             except BaseException:
                 self.quota.release(job_id)
                 raise
@@ -373,8 +377,23 @@ class ProverService(pb_grpc.ProverServicer):
                 if r.spooled is not None:
                     r.spooled.unlink(missing_ok=True)
         job.client, job.named = client, bool(request.job_id)
-        job.admission_ms = (time.monotonic() - arrived) * 1000
         return job
+
+    def _journal(self, job, request, received, streamed, client: str) -> None:
+        """Journal a job the engine has (Journal.claim'ed before): its by-reference witnesses kept, its request
+        and row committed. On failure the job is cancelled and the error goes to the client: a job it never
+        heard of must not run on unjournaled."""
+        kept = []
+        try:
+            kept = self.journal.keep(job.id, [(r.spooled if not r.linked else None, r.data) for r in received])
+            self.journal.accept(job.id, request.key_id, client, request.priority,
+                                self._journal_copy(request, job.id, streamed, kept))
+        except BaseException:
+            self.journal.discard(kept)
+            self.journal.release(job.id, accepted=False)
+            self.engine.cancel(job.id, "cancelled: the daemon could not journal it")
+            raise
+        self.journal.release(job.id, accepted=True)
 
     def _rerun_witnesses(self, req):
         """The witnesses of a journaled request: the journal's own files, read (not confined: the daemon wrote

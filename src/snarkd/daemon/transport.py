@@ -20,8 +20,8 @@ it writes there.
 
 The copy is the price: a 2^20 witness (32 MiB) from the page cache into a fresh buffer takes 7 ms on one
 thread of the H200 host (15 ms on the 2-core development machine), where mapping it cost about a millisecond;
-it is read in 4 MiB parts by up to 8 threads (the GIL released), 2-3 ms there. The journal's copy of a
-hard-linked file costs another 8 ms there (11-20 ms here; bench/witness_copy.py).
+it is read in 4 MiB parts by up to 8 threads (daemon/parallel_io.py), 2-3 ms there. The journal's copy of a
+hard-linked file is written the same way (bench/witness_copy.py).
 """
 
 from __future__ import annotations
@@ -31,11 +31,10 @@ import os
 import re
 import secrets
 import stat
-import threading
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
+from snarkd.daemon.parallel_io import read_into
 from snarkd.engine.errors import TooLarge
 from snarkd.engine.paths import PathRule
 from snarkd.errors import FormatError, InputError, PermissionDenied
@@ -139,38 +138,6 @@ class Received:
     linked: bool  # the file had other names when it was read (a hard link): its inode is not the daemon's alone
 
 
-# A witness is read in parts this large, by up to READ_THREADS threads at once (os.preadv releases the GIL): one
-# thread copies a 2^20 witness (32 MiB) from the page cache in 7 ms on the H200 host, four in 3 ms, eight in 2 ms
-# (bench/witness_copy.py: page faults on the fresh buffer, taken in parallel, are most of it).
-READ_PART = 4 << 20
-READ_THREADS = 8
-_readers = None
-_readers_lock = threading.Lock()
-
-
-def _read_part(fd: int, view, lo: int, hi: int) -> int:
-    got = lo
-    while got < hi:
-        n = os.preadv(fd, [view[got:hi]], got)
-        if n == 0:
-            return got - lo
-        got += n
-    return hi - lo
-
-
-def _read_all(fd: int, view, size: int) -> int:
-    """Bytes read into view[:size] from fd's start (fewer only when the file shrank meanwhile)."""
-    global _readers
-    if size <= READ_PART:
-        return _read_part(fd, view, 0, size)
-    with _readers_lock:
-        if _readers is None:
-            _readers = ThreadPoolExecutor(READ_THREADS, thread_name_prefix="witness-read")
-    parts = [(lo, min(size, lo + READ_PART)) for lo in range(0, size, READ_PART)]
-    got = list(_readers.map(lambda p: _read_part(fd, view, *p), parts))
-    return sum(got)
-
-
 def read_file(path: Path, name: str, limit: int, over=None):
     """The bytes of regular file `path`, read (not mapped) into a buffer of the daemon's own; refused before a
     byte is read when larger than `limit` (`over(size)` gives the error). Returns (bytes, other names it has).
@@ -190,7 +157,7 @@ def read_file(path: Path, name: str, limit: int, over=None):
         if st.st_size > limit:
             raise over(st.st_size) if over else InputError(f"{name}: {st.st_size} bytes, more than {limit}")
         data = np.empty(st.st_size, dtype=np.uint8)  # not zero-filled: every byte is read over
-        got = _read_all(fd, memoryview(data), st.st_size)
+        got = read_into(fd, memoryview(data), st.st_size)
         if got != st.st_size:
             raise InputError(f"{name}: the file shrank while it was read (from {st.st_size} bytes)")
         return data, st.st_nlink - 1

@@ -80,7 +80,7 @@ class Job:
     client: str = ""  # who submitted it (the daemon's token name or peer address)
     named: bool = False  # its id came from the client (who can then Await it after losing a Prove call)
     n_done: int = 0
-    admission_ms: float = 0.0  # the daemon's, before the engine had the job: witnesses taken, journaled (0 in process)
+    admission_ms: float = 0.0  # the daemon's, before the engine had the job: its witnesses taken (0 in process)
 
     @property
     def results(self) -> list:

@@ -9,7 +9,7 @@ from contextlib import contextmanager
 
 # name -> what it times, in pipeline order. Stage totals: synthesis, device, finalize.
 PHASES: dict[str, str] = {
-    "admission": "daemon: from the request's arrival to the engine's queue (by-reference witnesses read, the journal)",
+    "admission": "daemon: from the request's arrival to the engine's queue (by-reference witnesses read in)",
     "load": "reading the key and the witness (one-shot prove)",
     "key_load": "reloading a key evicted by the key budget ([keys] max_resident, host_budget)",
     "front_queue": "cluster front: waiting for an engine actor that holds the key and has room",

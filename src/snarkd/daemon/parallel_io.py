@@ -1,0 +1,58 @@
+"""Large witness files read and written in parts by a few threads at once.
+
+A 2^20 witness is 32 MiB. One thread copies it from the page cache into a fresh buffer in 7 ms on the H200 host,
+most of it page faults on the new pages; four threads in 3 ms, eight in 2 ms (bench/witness_copy.py). The same
+holds for writing it into a new file (the journal's copy): the page-cache pages are allocated in parallel.
+os.preadv / os.pwritev release the GIL, so plain threads do it.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from concurrent.futures import ThreadPoolExecutor
+
+PART = 4 << 20  # bytes per part: below this a file is one part, done on the caller's thread
+THREADS = 8
+
+_pool: ThreadPoolExecutor | None = None
+_pool_lock = threading.Lock()
+
+
+def _parts(size: int) -> list[tuple[int, int]]:
+    return [(lo, min(size, lo + PART)) for lo in range(0, size, PART)]
+
+
+def _run(fn, size: int) -> list:
+    global _pool
+    if size <= PART:
+        return [fn(0, size)]
+    with _pool_lock:
+        if _pool is None:
+            _pool = ThreadPoolExecutor(THREADS, thread_name_prefix="witness-io")
+    return list(_pool.map(lambda p: fn(*p), _parts(size)))
+
+
+def read_into(fd: int, view, size: int) -> int:
+    """Bytes read into view[:size] from the start of fd (fewer only when the file shrank meanwhile)."""
+    def part(lo: int, hi: int) -> int:
+        got = lo
+        while got < hi:
+            n = os.preadv(fd, [view[got:hi]], got)
+            if n == 0:
+                break
+            got += n
+        return got - lo
+
+    return sum(_run(part, size))
+
+
+def write_from(fd: int, view) -> None:
+    """view's bytes written at the start of fd (a new, empty file)."""
+    view = memoryview(view).cast("B")
+
+    def part(lo: int, hi: int) -> None:
+        while lo < hi:
+            lo += os.pwritev(fd, [view[lo:hi]], lo)
+
+    _run(part, len(view))
