@@ -1,0 +1,89 @@
+// Target-group values of the aggregate: compressed encoding, membership and
+// multi-exponentiation.
+//
+// Compression (the torus T2 over Fp6): a GT element f = c0 + c1 w other than 1
+// has norm 1 over Fp6 and c1 != 0, and is recovered from g = (1 + c0) / c1 as
+//   f = (g + w) / (g - w) = ((g^2 + v) + 2g w) / (g^2 - v)       (w^2 = v)
+// so 6 Fp values (half of Fp12) encode it; all-zero bytes encode 1 (g = 0
+// would decode to -1, which is not in GT). Decoding refuses coordinates >= p
+// and then anything outside the cyclotomic subgroup (f^(p^4) f == f^(p^2)),
+// where the Granger-Scott squaring used by the exponentiation is exact.
+#pragma once
+#include <cstring>
+#include <vector>
+
+#include "pairing/final_exp.hpp"
+#include "parallel.hpp"
+
+namespace snarkd {
+namespace aggregate {
+
+template <class Cfg>
+struct Gt {
+  using F12 = typename Cfg::Fq12;
+  using F6 = typename Cfg::Fq6;
+  using F2 = typename Cfg::Fq2;
+  using F = typename Cfg::Fq;
+  using Fr = typename Cfg::Fr;
+  static constexpr size_t BYTES = sizeof(F6);
+
+  static bool in_cyclotomic(const F12& f) {
+    if (f.is_zero()) return false;
+    return f.template frobenius<2>().template frobenius<2>() * f == f.template frobenius<2>();
+  }
+
+  // false for an element that has no encoding (c1 == 0 and f != 1)
+  static bool compress(const F12& f, uint8_t* out) {
+    if (f.is_one()) { std::memset(out, 0, BYTES); return true; }
+    if (f.c1.is_zero()) return false;
+    F6 g = (f.c0 + F6::one()) * f.c1.inv();
+    std::memcpy(out, &g, BYTES);
+    return true;
+  }
+
+  static bool canonical(const F6& g) {
+    const F2* c[3] = {&g.c0, &g.c1, &g.c2};
+    for (auto* x : c)
+      if (!x->c0.is_canonical() || !x->c1.is_canonical()) return false;
+    return true;
+  }
+
+  // false on a non-canonical coordinate, g^2 == v, or a result outside the cyclotomic subgroup
+  static bool decompress(const uint8_t* in, F12& f) {
+    F6 g;
+    std::memcpy(&g, in, BYTES);
+    if (!canonical(g)) return false;
+    if (g.is_zero()) { f = F12::one(); return true; }
+    F6 v{F2::zero(), F2::one(), F2::zero()};
+    F6 g2 = g.sqr();
+    F6 den = g2 - v;
+    if (den.is_zero()) return false;
+    F6 d = den.inv();
+    f = F12{(g2 + v) * d, (g * d).dbl()};
+    return in_cyclotomic(f);
+  }
+
+  // prod_i base[i]^e[i] for cyclotomic bases, e[i] plain little-endian < 2^256
+  // (Straus: one shared chain of squarings, 4-bit windows).
+  static F12 multi_exp(const F12* base, const uint8_t* exps, size_t n) {
+    std::vector<F12> tab(n * 16);
+    for (size_t i = 0; i < n; i++) {
+      tab[i * 16] = F12::one();
+      for (int k = 1; k < 16; k++) tab[i * 16 + k] = tab[i * 16 + k - 1] * base[i];
+    }
+    F12 acc = F12::one();
+    bool started = false;
+    for (int w = 63; w >= 0; w--) {
+      if (started)
+        for (int s = 0; s < 4; s++) acc = acc.cyclotomic_sqr();
+      for (size_t i = 0; i < n; i++) {
+        int d = (exps[i * 32 + w / 2] >> ((w & 1) * 4)) & 15;
+        if (d) { acc = acc * tab[i * 16 + d]; started = true; }
+      }
+    }
+    return acc;
+  }
+};
+
+}  // namespace aggregate
+}  // namespace snarkd
