@@ -13,6 +13,9 @@ from functools import cached_property
 from snarkd.curves.params import Curve
 
 
+SMALL_MSM = 64
+
+
 @dataclass(frozen=True)
 class Group:
     curve: Curve
@@ -61,15 +64,18 @@ class Group:
         return b"".join(x.to_bytes(32, "little") for x in xs)
 
     # ---- points
+    def _msm_threads(self, count: int) -> int:
+        return 1 if count < SMALL_MSM else self.threads  # a few points: starting threads costs more than it saves
+
     def msm_g1(self, points, scalars: list[int]) -> bytes:
         if not scalars:
             return bytes(self.g1_bytes)
-        return self.core.msm_g1(points, self.frs(scalars), self.threads).tobytes()
+        return self.core.msm_g1(points, self.frs(scalars), self._msm_threads(len(scalars))).tobytes()
 
     def msm_g2(self, points, scalars: list[int]) -> bytes:
         if not scalars:
             return bytes(self.g2_bytes)
-        return self.core.msm_g2(points, self.frs(scalars), self.threads).tobytes()
+        return self.core.msm_g2(points, self.frs(scalars), self._msm_threads(len(scalars))).tobytes()
 
     def g1_mul(self, p: bytes, k: int) -> bytes:
         return self.msm_g1(p, [k % self.r])
@@ -119,7 +125,7 @@ class Group:
         return self.agg.gt_decompress(g)
 
     def gt_multi_exp(self, bases: list[bytes], exps: list[int]) -> bytes:
-        return self.agg.gt_multi_exp(bases, self.frs(e % self.r for e in exps))
+        return self.agg.gt_multi_exp(bases, self.frs(e % self.r for e in exps), self.threads)
 
     # ---- canonical encodings and subgroups
     def _coords(self, data: bytes) -> list[int]:

@@ -7,7 +7,7 @@ exponentiation; the coefficients from the OS's secure RNG):
 
     e(A*, B*) = Z_AB*             e(A*, v1*) e(w1*, B*) = T_AB*     e(A*, v2*) e(w2*, B*) = U_AB*
     e(C*, v1*) = T_C*             e(C*, v2*) = U_C*
-    KZG: e(g, v* - f_v(z) h) = e([s]_1 - z g, pi_v),  e(w* - f_w(z) g, h) = e(pi_w, [s]_2 - z h)  (s = a, b)
+    KZG: e(g, v* - f_v(z) h) e(z g - [s]_1, pi_v) = 1,  e(w* - f_w(z) g, h) e(pi_w, z h - [s]_2) = 1  (s = a, b)
     Groth16: Z_AB = e(alpha, beta)^(sum r^i) e(sum r^i P_i, gamma) e(agg_C, delta)
              (P_i = IC_0 + sum_j public_ij IC_j)
 and in G1: ZC* = f_v(r) C*.
@@ -65,21 +65,21 @@ def verify(srs: AggregationSRS, vk: VerifyingKey, public: list[list[int]], agg: 
     g, h, a1, b1, a2, b2 = srs.verifier_points()
     yv = kzg.v_eval(xs, n, z, rmod)
     yw = kzg.w_eval(xs, n, z, pow(r, -1, rmod), rmod)
-    r_sum = sum(_powers_iter(r, n, rmod)) % rmod
+    r_sum = (pow(r, n, rmod) - 1) * pow(r - 1, -1, rmod) % rmod  # r != 1 (transcript.scalar)
     p_pub = _public_combination(G, vk, public, r, r_sum)
-    neg = G.g1_neg
     A, B, C, v1, v2, w1, w2 = finals
-    equations = [  # (G1 points, G2 points, index of the folded target or None for 1)
+    m1, m2 = G.msm_g1, G.msm_g2  # small linear combinations (one native call each)
+    equations = [  # (G1 points, G2 points, the folded target, or None for 1)
         ([A], [B], "zab"),
         ([A, w1], [v1, B], "tab"),
         ([A, w2], [v2, B], "uab"),
         ([C], [v1], "tc"),
         ([C], [v2], "uc"),
-        ([g, G.g1_add(G.g1_mul(g, z), neg(a1))], [G.g2_add(v1, G.g2_mul(h, rmod - yv)), agg.pi_v1], None),
-        ([g, G.g1_add(G.g1_mul(g, z), neg(b1))], [G.g2_add(v2, G.g2_mul(h, rmod - yv)), agg.pi_v2], None),
-        ([G.g1_add(w1, G.g1_mul(g, rmod - yw)), neg(agg.pi_w1)], [h, G.g2_add(a2, G.g2_mul(h, rmod - z))], None),
-        ([G.g1_add(w2, G.g1_mul(g, rmod - yw)), neg(agg.pi_w2)], [h, G.g2_add(b2, G.g2_mul(h, rmod - z))], None),
-        ([G.g1_mul(vk.alpha, r_sum), p_pub, agg.agg_c], [vk.beta, vk.gamma, vk.delta], "ip"),
+        ([g, m1(g + a1, [z, rmod - 1])], [m2(v1 + h, [1, rmod - yv]), agg.pi_v1], None),
+        ([g, m1(g + b1, [z, rmod - 1])], [m2(v2 + h, [1, rmod - yv]), agg.pi_v2], None),
+        ([m1(w1 + g, [1, rmod - yw]), agg.pi_w1], [h, m2(h + a2, [z, rmod - 1])], None),
+        ([m1(w2 + g, [1, rmod - yw]), agg.pi_w2], [h, m2(h + b2, [z, rmod - 1])], None),
+        ([vk.alpha, p_pub, agg.agg_c], [vk.beta, vk.gamma, vk.delta], "ip"),  # alpha's coefficient: r_sum
     ]
     rhos = [1 + secrets.randbits(128) for _ in equations]
     g1_all, g2_all, g1_scalars = [], [], []
@@ -90,6 +90,7 @@ def verify(srs: AggregationSRS, vk: VerifyingKey, public: list[list[int]], agg: 
         g2_all += qs
         g1_scalars += [rho] * len(ps)
         if target == "ip":
+            g1_scalars[-3] = rho * r_sum % rmod
             bases.append(agg.ip_ab)
             exps.append(rho)
         elif target is not None:
@@ -107,19 +108,11 @@ def verify(srs: AggregationSRS, vk: VerifyingKey, public: list[list[int]], agg: 
     return G.agg.gt_eq(lhs, rhs)
 
 
-def _powers_iter(x: int, count: int, r: int):
-    acc = 1
-    for _ in range(count):
-        yield acc
-        acc = acc * x % r
-
-
 def _public_combination(G: Group, vk: VerifyingKey, public: list[list[int]], r: int, r_sum: int) -> bytes:
     """sum_i r^i P_i = r_sum IC_0 + sum_j (sum_i r^i public_ij) IC_j."""
     rmod = G.r
     sums = [0] * vk.n_public
-    for ri, row in zip(_powers_iter(r, len(public), rmod), public):
-        for j, v in enumerate(row):
-            sums[j] += ri * v
-    scalars = [r_sum] + [s % rmod for s in sums]
+    for row in reversed(public):  # Horner in r over the rows
+        sums = [(s * r + v) % rmod for s, v in zip(sums, row)]
+    scalars = [r_sum] + sums
     return G.msm_g1(b"".join(vk.ic), scalars)

@@ -125,7 +125,7 @@ void define(py::module_& m) {
     return to_bytes(f);
   }, py::arg("g"), "the Fp12 value of a compressed GT encoding, None if it is not a canonical cyclotomic one");
   m.def("gt_in_cyclotomic", [](py::object f) { return GtT::in_cyclotomic(from_buf<F12>(f, "f")); });
-  m.def("gt_multi_exp", [](std::vector<py::object> bases, py::object exps) {
+  m.def("gt_multi_exp", [](std::vector<py::object> bases, py::object exps, long threads) {
     Buf E(exps, "exps");
     if (E.len() != 32 * bases.size()) throw py::value_error("exps: expected 32 bytes per base");
     std::vector<F12> B;
@@ -133,10 +133,10 @@ void define(py::module_& m) {
     F12 r;
     {
       py::gil_scoped_release rel;
-      r = GtT::multi_exp(B.data(), E.data(), B.size());
+      r = GtT::multi_exp(B.data(), E.data(), B.size(), resolve_threads(threads));
     }
     return to_bytes(r);
-  }, py::arg("bases"), py::arg("exps"), "prod base[i]^exps[i] (bases in the cyclotomic subgroup)");
+  }, py::arg("bases"), py::arg("exps"), py::arg("threads") = 0, "prod base[i]^exps[i] (bases in the cyclotomic subgroup)");
 
   bind_fold<typename Cfg::G1Curve, Cfg>(m, "g1");
   bind_fold<typename Cfg::G2Curve, Cfg>(m, "g2");

@@ -65,7 +65,19 @@ struct Gt {
 
   // prod_i base[i]^e[i] for cyclotomic bases, e[i] plain little-endian < 2^256
   // (Straus: one shared chain of squarings, 4-bit windows).
-  static F12 multi_exp(const F12* base, const uint8_t* exps, size_t n) {
+  static F12 multi_exp(const F12* base, const uint8_t* exps, size_t n, unsigned T) {
+    // the bases split over T threads (each its own squaring chain), the partial products multiplied
+    const size_t per = 24;
+    const size_t parts = std::max<size_t>(1, std::min<size_t>(T, (n + per - 1) / per));
+    if (parts == 1) return multi_exp_one(base, exps, n);
+    std::vector<F12> part(parts, F12::one());
+    parallel_for(n, (unsigned)parts, [&](size_t b, size_t e, unsigned t) { part[t] = multi_exp_one(base + b, exps + 32 * b, e - b); });
+    F12 acc = F12::one();
+    for (auto& p : part) acc = acc * p;
+    return acc;
+  }
+
+  static F12 multi_exp_one(const F12* base, const uint8_t* exps, size_t n) {
     std::vector<F12> tab(n * 16);
     for (size_t i = 0; i < n; i++) {
       tab[i * 16] = F12::one();
