@@ -67,6 +67,8 @@ def verify_aggregate_files(vk_path, srs_path, agg_path, threads: int = 0, warn=N
         return False, f"{name}: aggregates proofs of another verification key"
     if agg_file.srs_id != srs.id.hex():
         return False, f"{name}: made with another aggregation SRS"
+    if agg_file.srs_dev != srs.dev:
+        return False, f"{name}: says its SRS is {'' if agg_file.srs_dev else 'not '}a development one, but {srs_path} is {'' if srs.dev else 'not '}"
     try:
         agg = proof_format.from_bytes(vk.curve, agg_file.n, agg_file.proof)
     except proof_format.NotCanonical as exc:
