@@ -6,7 +6,7 @@
 Each (curve, n) runs in its own process (so its peak RSS is its own): n synthetic Groth16 proofs
 of one key with 1 public input (tests/aggregate/synthetic.py: the verifier sees exactly what it
 sees for prover-made proofs), a development SRS of max_n = n, then `prover.aggregate` (median of
-REPEAT runs), the aggregate's bytes and JSON size, `verifier.verify` (median of 5; the parsed
+REPEAT runs; wall and CPU seconds), the aggregate's bytes and JSON size, `verifier.verify` (median of 7; the parsed
 aggregate, as `snarkd verify-aggregate` runs it after reading the JSON) and the parse time.
 """
 
@@ -29,6 +29,12 @@ sys.path.insert(0, str(REPO / "tests" / "aggregate"))
 sys.path.insert(0, str(REPO / "bench"))
 
 
+def _cpu() -> float:
+    """CPU seconds of this process (all its threads): less sensitive than wall time to other load."""
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    return r.ru_utime + r.ru_stime
+
+
 def one(curve_name: str, n: int) -> dict:
     from snarkd.aggregate import proof_format, prover, srs as srs_mod, verifier
     from snarkd.curves.params import curve_by_name
@@ -39,11 +45,12 @@ def one(curve_name: str, n: int) -> dict:
     srs = srs_mod.dev_srs(curve, max(n, 2))
     key = srs.specialize(n)
     repeat = 3 if n <= 1024 else 1
-    times = []
+    times, cpu = [], []
     for _ in range(repeat):
-        t = time.perf_counter()
+        c, t = _cpu(), time.perf_counter()
         agg = prover.aggregate(key, st.vk, st.public, st.A, st.B, st.C)
         times.append(time.perf_counter() - t)
+        cpu.append(_cpu() - c)
     raw = agg.to_bytes()
     doc = proof_format.to_json(agg, srs.id, srs.dev, st.vk.digest, st.public)
     text = json.dumps(doc)
@@ -52,13 +59,16 @@ def one(curve_name: str, n: int) -> dict:
         t = time.perf_counter()
         parsed = proof_format.from_bytes(curve, n, proof_format.read_json(json.loads(text), "agg").proof)
         parse.append(time.perf_counter() - t)
-    ver = []
-    for _ in range(5):
-        t = time.perf_counter()
+    ver, ver_cpu = [], []
+    for _ in range(7):
+        c, t = _cpu(), time.perf_counter()
         ok = verifier.verify(srs, st.vk, st.public, parsed)
         ver.append(time.perf_counter() - t)
+        ver_cpu.append(_cpu() - c)
         assert ok
     return {"curve": curve_name, "n": n, "aggregate_s": statistics.median(times), "aggregate_runs": times,
+            "aggregate_cpu_s": statistics.median(cpu), "verify_cpu_ms": 1e3 * statistics.median(ver_cpu),
+            "load_average_1min": os.getloadavg()[0],
             "proof_bytes": len(raw), "json_bytes": len(text), "json_bytes_without_public": len(text) - len(json.dumps(doc["public"])),
             "parse_and_check_ms": 1e3 * statistics.median(parse), "verify_ms": 1e3 * statistics.median(ver),
             "peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}

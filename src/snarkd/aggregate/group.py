@@ -13,7 +13,12 @@ from functools import cached_property
 from snarkd.curves.params import Curve
 
 
-SMALL_MSM = 64
+SMALL_MSM = 16
+
+
+def _prefix(points, nbytes: int) -> bytes:
+    """The first nbytes of a buffer of points (bytes, or a 2-D numpy array of point rows)."""
+    return bytes(memoryview(points).cast("B")[:nbytes])
 
 
 @dataclass(frozen=True)
@@ -64,18 +69,20 @@ class Group:
         return b"".join(x.to_bytes(32, "little") for x in xs)
 
     # ---- points
-    def _msm_threads(self, count: int) -> int:
-        return 1 if count < SMALL_MSM else self.threads  # a few points: starting threads costs more than it saves
-
+    # A few points: windowed double-and-add (native lincomb); Pippenger's set-up costs more than it saves.
     def msm_g1(self, points, scalars: list[int]) -> bytes:
         if not scalars:
             return bytes(self.g1_bytes)
-        return self.core.msm_g1(points, self.frs(scalars), self._msm_threads(len(scalars))).tobytes()
+        if len(scalars) < SMALL_MSM:
+            return self.agg.lincomb_g1(_prefix(points, len(scalars) * self.g1_bytes), self.frs(scalars))
+        return self.core.msm_g1(points, self.frs(scalars), self.threads).tobytes()
 
     def msm_g2(self, points, scalars: list[int]) -> bytes:
         if not scalars:
             return bytes(self.g2_bytes)
-        return self.core.msm_g2(points, self.frs(scalars), self._msm_threads(len(scalars))).tobytes()
+        if len(scalars) < SMALL_MSM:
+            return self.agg.lincomb_g2(_prefix(points, len(scalars) * self.g2_bytes), self.frs(scalars))
+        return self.core.msm_g2(points, self.frs(scalars), self.threads).tobytes()
 
     def g1_mul(self, p: bytes, k: int) -> bytes:
         return self.msm_g1(p, [k % self.r])

@@ -67,6 +67,17 @@ void bind_fold(py::module_& m, const char* suffix) {
     FoldT::scale(P.data(), S.data(), n, o, T);
     return out;
   }, py::arg("points"), py::arg("scalars"), py::arg("threads") = 0, "scalars[i] * points[i], affine");
+  m.def((std::string("lincomb_") + suffix).c_str(), [](py::object p, py::object s) {
+    Buf P(p, "points"), S(s, "scalars");
+    size_t n = P.count(PS, "points");
+    if (S.len() != 32 * n) throw py::value_error("scalars: expected 32 bytes per point");
+    Affine<Cfg> r;
+    {
+      py::gil_scoped_release rel;
+      r = FoldT::lincomb(P.data(), S.data(), n);
+    }
+    return py::bytes((const char*)&r, sizeof(Affine<Cfg>));
+  }, py::arg("points"), py::arg("scalars"), "sum scalars[i] * points[i] for a few points (one thread), affine");
 }
 
 template <class Cfg>

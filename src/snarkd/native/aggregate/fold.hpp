@@ -87,6 +87,15 @@ struct Fold {
         [&](size_t i) { return Aff::load(L + i * sizeof(Aff)); }, out, T);
   }
 
+  // sum_i s[i] * P[i] for a few points (the verifier's small combinations), one thread, affine.
+  static Aff lincomb(const uint8_t* P, const uint8_t* s, size_t n) {
+    std::vector<uint8_t> each(n * sizeof(Aff));
+    scale(P, s, n, each.data(), 1);
+    Pt acc = Pt::inf();
+    for (size_t i = 0; i < n; i++) acc.add_affine_checked(Aff::load(each.data() + i * sizeof(Aff)));
+    return acc.to_affine();
+  }
+
   static void scale(const uint8_t* P, const uint8_t* s, size_t n, uint8_t* out, unsigned T) {
     const unsigned nw = (unsigned)((Fr::BITS + WIN) / WIN + 1);
     std::vector<int8_t> d(n * nw);

@@ -77,20 +77,35 @@ struct Gt {
     return acc;
   }
 
+  // Straus with signed 5-bit windows (digits in [-16, 16]; f^-k = conj(f^k) in the cyclotomic subgroup).
   static F12 multi_exp_one(const F12* base, const uint8_t* exps, size_t n) {
+    constexpr unsigned W = 5, NW = (256 + W) / W + 1;
     std::vector<F12> tab(n * 16);
+    std::vector<int8_t> dig(n * NW);
     for (size_t i = 0; i < n; i++) {
-      tab[i * 16] = F12::one();
-      for (int k = 1; k < 16; k++) tab[i * 16 + k] = tab[i * 16 + k - 1] * base[i];
+      tab[i * 16] = base[i];
+      tab[i * 16 + 1] = base[i].cyclotomic_sqr();
+      for (int k = 2; k < 16; k++) tab[i * 16 + k] = tab[i * 16 + k - 1] * base[i];
+      int carry = 0;
+      for (unsigned j = 0; j < NW; j++) {
+        unsigned pos = j * W, byte = pos / 8, sh = pos % 8;
+        unsigned v = 0;
+        if (byte < 32) v = exps[i * 32 + byte] >> sh;
+        if (byte + 1 < 32) v |= (unsigned)exps[i * 32 + byte + 1] << (8 - sh);
+        int d = (int)(v & 31) + carry;
+        if (d > 16) { d -= 32; carry = 1; } else carry = 0;
+        dig[i * NW + j] = (int8_t)d;
+      }
     }
     F12 acc = F12::one();
     bool started = false;
-    for (int w = 63; w >= 0; w--) {
+    for (unsigned w = NW; w-- > 0;) {
       if (started)
-        for (int s = 0; s < 4; s++) acc = acc.cyclotomic_sqr();
+        for (unsigned s = 0; s < W; s++) acc = acc.cyclotomic_sqr();
       for (size_t i = 0; i < n; i++) {
-        int d = (exps[i * 32 + w / 2] >> ((w & 1) * 4)) & 15;
-        if (d) { acc = acc * tab[i * 16 + d]; started = true; }
+        int d = dig[i * NW + w];
+        if (d > 0) { acc = acc * tab[i * 16 + d - 1]; started = true; }
+        else if (d < 0) { acc = acc * tab[i * 16 - d - 1].conj(); started = true; }
       }
     }
     return acc;
