@@ -101,3 +101,16 @@ def test_gt_multi_exp_matches_pow(G):
     for b, e in zip(bases, exps):
         want = G.pair.fp12_mul(want, G.pair.fp12_pow(b, e.to_bytes(32, "little")))
     assert G.gt_multi_exp(bases, exps) == want
+
+
+def test_fr_horner_matches_python(G):
+    rnd = random.Random(9)
+    rows, width = 37, 3
+    values = [[rnd.randrange(G.r) for _ in range(width)] for _ in range(rows)]
+    x = rnd.randrange(G.r)
+    packed = b"".join(v.to_bytes(32, "little") for row in values for v in row)
+    out = G.agg.fr_horner(packed, width, G.fr(x))
+    for j in range(width):
+        want = sum(pow(x, i, G.r) * values[i][j] for i in range(rows)) % G.r
+        assert int.from_bytes(out[32 * j : 32 * (j + 1)], "little") == want
+    assert G.agg.fr_horner(b"", 0, G.fr(x)) == b""

@@ -50,8 +50,15 @@ class Transcript:
         return c
 
 
-def statement_transcript(curve_name: str, srs_id: bytes, vk_digest: bytes, n: int, publics: list[list[int]]) -> Transcript:
-    """The transcript bound to the statement: the curve, the SRS, the key, n and the public inputs in order."""
+def public_bytes(publics: list[list[int]]) -> bytes:
+    """The public inputs, row after row, each 32 bytes little-endian (as the transcript absorbs them)."""
+    return b"".join(v.to_bytes(32, "little") for row in publics for v in row)
+
+
+def statement_transcript(curve_name: str, srs_id: bytes, vk_digest: bytes, n: int, publics: list[list[int]],
+                         packed: bytes | None = None) -> Transcript:
+    """The transcript bound to the statement: the curve, the SRS, the key, n and the public inputs in order
+    (packed: public_bytes(publics), when the caller has it already)."""
     from snarkd.curves.params import curve_by_name
 
     t = Transcript(curve_by_name(curve_name).r)
@@ -60,5 +67,5 @@ def statement_transcript(curve_name: str, srs_id: bytes, vk_digest: bytes, n: in
     t.append("vk", vk_digest)
     n_public = len(publics[0]) if publics else 0
     t.append("n", n.to_bytes(8, "little") + n_public.to_bytes(8, "little"))
-    t.append("public", b"".join(v.to_bytes(32, "little") for row in publics for v in row))
+    t.append("public", packed if packed is not None else public_bytes(publics))
     return t

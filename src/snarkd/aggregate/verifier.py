@@ -23,7 +23,7 @@ from snarkd.aggregate.proof_format import AggregateProof
 from snarkd.aggregate.prover import absorb_commitments, absorb_finals
 from snarkd.aggregate.srs import AggregationSRS
 from snarkd.aggregate.statement import VerifyingKey
-from snarkd.aggregate.transcript import statement_transcript
+from snarkd.aggregate.transcript import public_bytes, statement_transcript
 
 
 def verify(srs: AggregationSRS, vk: VerifyingKey, public: list[list[int]], agg: AggregateProof, threads: int = 0) -> bool:
@@ -36,7 +36,8 @@ def verify(srs: AggregationSRS, vk: VerifyingKey, public: list[list[int]], agg: 
     if len(agg.rounds) != n.bit_length() - 1:
         return False
     G = Group(curve, threads)
-    t = statement_transcript(curve.name, srs.id, vk.digest, n, public)
+    packed = public_bytes(public)
+    t = statement_transcript(curve.name, srs.id, vk.digest, n, public, packed)
     com = agg.com
     r = absorb_commitments(t, G, com.values())
     t.append("aggregated", G.gt_compress(agg.ip_ab) + agg.agg_c)
@@ -66,7 +67,7 @@ def verify(srs: AggregationSRS, vk: VerifyingKey, public: list[list[int]], agg: 
     yv = kzg.v_eval(xs, n, z, rmod)
     yw = kzg.w_eval(xs, n, z, pow(r, -1, rmod), rmod)
     r_sum = (pow(r, n, rmod) - 1) * pow(r - 1, -1, rmod) % rmod  # r != 1 (transcript.scalar)
-    p_pub = _public_combination(G, vk, public, r, r_sum)
+    p_pub = _public_combination(G, vk, packed, r, r_sum)
     A, B, C, v1, v2, w1, w2 = finals
     m1, m2 = G.msm_g1, G.msm_g2  # small linear combinations (one native call each)
     equations = [  # (G1 points, G2 points, the folded target, or None for 1)
@@ -108,11 +109,8 @@ def verify(srs: AggregationSRS, vk: VerifyingKey, public: list[list[int]], agg: 
     return G.agg.gt_eq(lhs, rhs)
 
 
-def _public_combination(G: Group, vk: VerifyingKey, public: list[list[int]], r: int, r_sum: int) -> bytes:
-    """sum_i r^i P_i = r_sum IC_0 + sum_j (sum_i r^i public_ij) IC_j."""
-    rmod = G.r
-    sums = [0] * vk.n_public
-    for row in reversed(public):  # Horner in r over the rows
-        sums = [(s * r + v) % rmod for s, v in zip(sums, row)]
-    scalars = [r_sum] + sums
+def _public_combination(G: Group, vk: VerifyingKey, packed: bytes, r: int, r_sum: int) -> bytes:
+    """sum_i r^i P_i = r_sum IC_0 + sum_j (sum_i r^i public_ij) IC_j (the column sums natively, by Horner)."""
+    sums = G.agg.fr_horner(packed, vk.n_public, G.fr(r))
+    scalars = [r_sum] + [int.from_bytes(sums[32 * j : 32 * (j + 1)], "little") for j in range(vk.n_public)]
     return G.msm_g1(b"".join(vk.ic), scalars)

@@ -149,6 +149,32 @@ void define(py::module_& m) {
     return to_bytes(r);
   }, py::arg("bases"), py::arg("exps"), py::arg("threads") = 0, "prod base[i]^exps[i] (bases in the cyclotomic subgroup)");
 
+  m.def("fr_horner", [](py::object values, size_t width, py::object x) {
+    // out[j] = sum_i x^i values[i][j] (mod r): the verifier's pass over the public inputs
+    using Fr = typename Cfg::Fr;
+    Buf V(values, "values"), X(x, "x");
+    if (X.len() != 32) throw py::value_error("x: expected 32 bytes");
+    if (width == 0) return py::bytes();
+    if (V.len() % (32 * width)) throw py::value_error("values: expected rows of width 32-byte scalars");
+    size_t rows = V.len() / (32 * width);
+    std::vector<Fr> acc(width, Fr::zero());
+    {
+      py::gil_scoped_release rel;
+      u64 l[4];
+      std::memcpy(l, X.data(), 32);
+      Fr::reduce_raw(l);
+      Fr xm = Fr::from_limbs(l).to_mont();
+      for (size_t i = rows; i-- > 0;)
+        for (size_t j = 0; j < width; j++) {
+          std::memcpy(l, V.data() + (i * width + j) * 32, 32);
+          Fr::reduce_raw(l);
+          acc[j] = acc[j] * xm + Fr::from_limbs(l).to_mont();
+        }
+      for (auto& a : acc) a = a.from_mont();
+    }
+    return py::bytes((const char*)acc.data(), 32 * width);
+  }, py::arg("values"), py::arg("width"), py::arg("x"), "[sum_i x^i values[i][j] mod r for each column j]");
+
   bind_fold<typename Cfg::G1Curve, Cfg>(m, "g1");
   bind_fold<typename Cfg::G2Curve, Cfg>(m, "g2");
 }
