@@ -91,8 +91,15 @@ def main() -> None:
         for n in args.n:
             out = subprocess.run([sys.executable, __file__, "--one", curve, str(n)], capture_output=True, text=True, check=True)
             row = json.loads(out.stdout.strip().splitlines()[-1])
+            row["date"] = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
             print(json.dumps(row), flush=True)
             rows.append(row)
+    # rows of (curve, n) not measured this time stay from the last run (each row has its date and load)
+    out_path = Path(args.out)
+    if out_path.exists():
+        done = {(r["curve"], r["n"]) for r in rows}
+        rows = [r for r in json.loads(out_path.read_text()).get("rows", []) if (r["curve"], r["n"]) not in done] + rows
+        rows.sort(key=lambda r: (r["curve"] != "bn128", r["n"]))
     doc = {"machine": f"{platform.node()} {platform.machine()} {os.cpu_count()} cpus", "cpu": cpu_name(),
            "note": "shared 2-core VM (other sessions were running): timings may be noisy",
            "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "rows": rows}

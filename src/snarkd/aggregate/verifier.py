@@ -31,7 +31,8 @@ def verify(srs: AggregationSRS, vk: VerifyingKey, public: list[list[int]], agg: 
     if vk.curve is not curve or agg.curve is not curve:
         return False
     n, rmod = agg.n, curve.r
-    if n < 2 or n & (n - 1) or len(public) != n or any(len(row) != vk.n_public for row in public):
+    width = vk.n_public
+    if n < 2 or n & (n - 1) or len(public) != n or any(len(row) != width for row in public):
         return False
     if len(agg.rounds) != n.bit_length() - 1:
         return False
