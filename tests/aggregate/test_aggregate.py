@@ -90,6 +90,10 @@ def test_changed_or_reordered_public_inputs_are_refused(setup):
     assert not check(srs, st, agg, public=swapped)
     inner = [row[::-1] for row in st.public[:n]]
     assert not check(srs, st, agg, public=inner)
+    # the same residue plus r is another statement (snarkjs refuses values >= r)
+    shifted = [row[:] for row in st.public[:n]]
+    shifted[0][0] += curve.r
+    assert not check(srs, st, agg, public=shifted)
     # the prover given the rows in another order than the proofs
     assert not check(srs, st, make(srs, st, n, public=swapped), public=swapped)
 

@@ -34,6 +34,8 @@ def verify(srs: AggregationSRS, vk: VerifyingKey, public: list[list[int]], agg: 
     width = vk.n_public
     if n < 2 or n & (n - 1) or len(public) != n or any(len(row) != width for row in public):
         return False
+    if any(not 0 <= v < rmod for row in public for v in row):  # as snarkjs: a public value >= r is invalid
+        return False
     if len(agg.rounds) != n.bit_length() - 1:
         return False
     G = Group(curve, threads)
