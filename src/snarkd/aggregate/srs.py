@@ -109,7 +109,7 @@ def _fixed_base(curve: Curve, base: bytes, scalars: list[int], g2: bool, threads
 
 def dev_srs(curve: Curve, max_n: int, a: int | None = None, b: int | None = None) -> AggregationSRS:
     """A development SRS from two secrets (random unless given: tests pass them)."""
-    _check_max_n(max_n, "max_n")
+    check_max_n(max_n, "max_n")
     r = curve.r
     a = a if a is not None else 2 + secrets.randbelow(r - 2)
     b = b if b is not None else 2 + secrets.randbelow(r - 2)
@@ -133,7 +133,7 @@ def srs_from_ptau(a, b, max_n: int | None = None) -> AggregationSRS:
     limit = 1 << (power - 1) if power >= 2 else 0
     if max_n is None:
         max_n = limit
-    _check_max_n(max_n, "--max")
+    check_max_n(max_n, "--max")
     if max_n > limit:
         raise InputError(f"--max {max_n}: the ptau files (power {a.power} and {b.power}) serve at most {limit}")
     g1a, g1b = np.asarray(a.tau_g1(2 * max_n)), np.asarray(b.tau_g1(2 * max_n))
@@ -154,7 +154,7 @@ def _file_sha256(path) -> str:
     return h.hexdigest()
 
 
-def _check_max_n(max_n, what: str) -> None:
+def check_max_n(max_n, what: str) -> None:
     if isinstance(max_n, bool) or not isinstance(max_n, int) or max_n < 2 or max_n & (max_n - 1) or max_n > 1 << MAX_LOG:
         raise InputError(f"{what}: {max_n!r} is not a power of two from 2 to 2^{MAX_LOG}")
 
@@ -205,7 +205,7 @@ def read_srs(path, check_all: bool = True) -> AggregationSRS:
         raise bad(f"unknown curve {header['curve']!r}")
     max_n = header["max_n"]
     try:
-        _check_max_n(max_n, "max_n")
+        check_max_n(max_n, "max_n")
     except InputError as exc:
         raise bad(str(exc)) from None
     dev, sources = header["dev"], header["sources"]
@@ -272,7 +272,7 @@ def srs_from_ptau_files(a_path, b_path, max_n: int | None = None) -> Aggregation
     check_independent(a, b)
     power = min(a.power, b.power)
     n = max_n if max_n is not None else (1 << (power - 1) if power >= 2 else 0)
-    _check_max_n(n, "--max")
+    check_max_n(n, "--max")
     for p in (a, b):
         check_powers(p, 2 * n, n)
     return srs_from_ptau(a, b, n)

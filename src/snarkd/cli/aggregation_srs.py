@@ -33,7 +33,7 @@ def run(args) -> int:
             curve = curve_by_name(args.curve)
         except ValueError:
             raise UsageError(f"--curve: unknown curve {args.curve!r} (bn128 or bls12381)") from None
-        srs_mod._check_max_n(args.max_n, "--max")
+        srs_mod.check_max_n(args.max_n, "--max")
         print(srs_mod.DEV_WARNING, file=sys.stderr)
         srs = srs_mod.dev_srs(curve, args.max_n)
         out = args.files[0]
