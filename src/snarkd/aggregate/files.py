@@ -1,0 +1,78 @@
+"""File-level aggregation: what `snarkd aggregate` and `snarkd verify-aggregate` do.
+
+`aggregate_files` reads the key, the SRS and n (public, proof) JSON pairs, aggregates and writes the
+aggregate JSON atomically; `verify_aggregate_files` returns (valid, reason). Anything that is not
+a key, an SRS, a proof or an aggregate at all is an InputError naming the file; an aggregate that
+reads well but does not verify (another key, SRS or statement; a tampered or non-canonical value)
+is (False, why).
+"""
+
+from __future__ import annotations
+
+import sys
+from snarkd.aggregate import proof_format, prover, verifier
+from snarkd.aggregate.srs import DEV_WARNING, read_srs
+from snarkd.aggregate.statement import read_proof, read_public, read_vk
+from snarkd.errors import InputError
+
+def _load(path, what: str):
+    from snarkd.formats import json_text
+
+    return json_text.load(path, what)
+
+
+def aggregate_files(vk_path, srs_path, out_path, pairs: list[tuple[str, str]], threads: int = 0, warn=None) -> dict:
+    """pairs: (public.json, proof.json) per proof, in order. Returns the aggregate JSON object written."""
+    from snarkd.atomic import atomic_write_json
+
+    warn = warn or (lambda msg: print(msg, file=sys.stderr))
+    n = len(pairs)
+    if n < 2 or n & (n - 1):
+        raise InputError(f"aggregate: {n} proofs given; SnarkPack aggregates a power of two, at least 2")
+    vk = read_vk(_load(vk_path, "verification key"), str(vk_path))
+    srs = read_srs(srs_path)
+    if srs.dev:
+        warn(DEV_WARNING)
+    if srs.curve is not vk.curve:
+        raise InputError(f"{srs_path}: an SRS of {srs.curve.name}, but the key is of {vk.curve.name}")
+    key = srs.specialize(n)
+    public, a, b, c = [], [], [], []
+    for pub_path, proof_path in pairs:
+        public.append(read_public(vk, _load(pub_path, "public signals"), str(pub_path)))
+        pa, pb, pc = read_proof(vk, _load(proof_path, "proof"), str(proof_path))
+        a.append(pa)
+        b.append(pb)
+        c.append(pc)
+    agg = prover.aggregate(key, vk, public, b"".join(a), b"".join(b), b"".join(c), threads=threads)
+    obj = proof_format.to_json(agg, srs.id, srs.dev, vk.digest, public)
+    atomic_write_json(out_path, obj, indent=None)
+    return obj
+
+
+def verify_aggregate_files(vk_path, srs_path, agg_path, threads: int = 0, warn=None) -> tuple[bool, str]:
+    warn = warn or (lambda msg: print(msg, file=sys.stderr))
+    vk = read_vk(_load(vk_path, "verification key"), str(vk_path))
+    srs = read_srs(srs_path, check_all=False)
+    if srs.dev:
+        warn(DEV_WARNING)
+    name = str(agg_path)
+    agg_file = proof_format.read_json(_load(agg_path, "aggregate"), name)
+    if agg_file.curve is not vk.curve:
+        raise InputError(f"{name}: an aggregate of {agg_file.curve.name} proofs, but the key is of {vk.curve.name}")
+    if srs.curve is not vk.curve:
+        raise InputError(f"{srs_path}: an SRS of {srs.curve.name}, but the key is of {vk.curve.name}")
+    if any(len(row) != vk.n_public for row in agg_file.public):
+        return False, f"{name}: public rows of {len(agg_file.public[0])} values, the key has {vk.n_public}"
+    if agg_file.vk_digest != vk.digest.hex():
+        return False, f"{name}: aggregates proofs of another verification key"
+    if agg_file.srs_id != srs.id.hex():
+        return False, f"{name}: made with another aggregation SRS"
+    if agg_file.srs_dev != srs.dev:
+        return False, f"{name}: says its SRS is {'' if agg_file.srs_dev else 'not '}a development one, but {srs_path} is {'' if srs.dev else 'not '}"
+    try:
+        agg = proof_format.from_bytes(vk.curve, agg_file.n, agg_file.proof)
+    except proof_format.NotCanonical as exc:
+        return False, f"{name}: {exc}"
+    ok = verifier.verify(srs, vk, agg_file.public, agg, threads=threads)
+    return ok, "" if ok else f"{name}: the aggregate does not verify"
+

@@ -1,0 +1,73 @@
+"""What an aggregate is about: the verification key (its points and digest), the n public-input
+rows, and the proofs' points, read from snarkjs JSON objects."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+
+from snarkd.curves.params import Curve
+from snarkd.errors import InputError
+from snarkd.verifier.groth16 import _curve, _field, _g1_bytes, _g2_bytes, _int, _key_point, proof_points
+
+
+@dataclass(frozen=True)
+class VerifyingKey:
+    curve: Curve
+    alpha: bytes
+    beta: bytes
+    gamma: bytes
+    delta: bytes
+    ic: tuple[bytes, ...]
+
+    @property
+    def n_public(self) -> int:
+        return len(self.ic) - 1
+
+    @property
+    def digest(self) -> bytes:
+        return hashlib.sha256(b"snarkd/groth16-vk/v1" + self.curve.name.encode() + self.alpha + self.beta + self.gamma
+                              + self.delta + b"".join(self.ic)).digest()
+
+
+def read_vk(vk: dict, name: str) -> VerifyingKey:
+    protocol = _field(vk, "protocol", name)
+    if protocol != "groth16":
+        raise InputError(f"{name}: protocol {protocol!r} is not supported (only groth16)")
+    curve = _curve(_field(vk, "curve", name), f"{name}.curve")
+    ic = _field(vk, "IC", name)
+    if not isinstance(ic, list) or not ic:
+        raise InputError(f"{name}.IC: expected a non-empty list of G1 points")
+    if "nPublic" in vk and (isinstance(vk["nPublic"], bool) or vk["nPublic"] != len(ic) - 1):
+        raise InputError(f"{name}: nPublic {vk['nPublic']!r} does not match its {len(ic)} IC points")
+    alpha = _key_point(_g1_bytes, curve, _field(vk, "vk_alpha_1", name), f"{name}.vk_alpha_1")
+    beta, gamma, delta = (_key_point(_g2_bytes, curve, _field(vk, k, name), f"{name}.{k}")
+                          for k in ("vk_beta_2", "vk_gamma_2", "vk_delta_2"))
+    points = tuple(_key_point(_g1_bytes, curve, p, f"{name}.IC[{i}]") for i, p in enumerate(ic))
+    return VerifyingKey(curve, alpha, beta, gamma, delta, points)
+
+
+def read_public(vk: VerifyingKey, public, name: str) -> list[int]:
+    if not isinstance(public, list):
+        raise InputError(f"{name}: expected a JSON array of decimal strings")
+    if len(public) != vk.n_public:
+        raise InputError(f"{name}: {len(public)} public values, but the key expects {vk.n_public}")
+    values = [_int(v, f"{name}[{i}]") for i, v in enumerate(public)]
+    for i, v in enumerate(values):
+        if v >= vk.curve.r:
+            raise InputError(f"{name}[{i}]: {v} is not below the scalar field modulus")
+    return values
+
+
+def read_proof(vk: VerifyingKey, proof, name: str) -> tuple[bytes, bytes, bytes]:
+    from snarkd.aggregate.group import Group
+
+    if isinstance(proof, dict) and "curve" in proof and _curve(proof["curve"], f"{name}.curve") is not vk.curve:
+        raise InputError(f"{name}: curve {proof['curve']!r} is not the key's {vk.curve.name!r}")
+    if isinstance(proof, dict) and proof.get("protocol", "groth16") != "groth16":
+        raise InputError(f"{name}: protocol {proof['protocol']!r} is not groth16")
+    a, b, c = proof_points(vk.curve, proof, name)
+    G = Group(vk.curve)
+    if a is None or G.core.g1_first_not_on_curve(a + c) >= 0 or G.core.g2_first_not_on_curve(b) >= 0:
+        raise InputError(f"{name}: a proof point is not a point of {vk.curve.name} (not a valid proof)")
+    return a, b, c

@@ -1,0 +1,158 @@
+"""The aggregation SRS: generation, the file (every field checked), specialization, from ptau-like objects."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from snarkd.aggregate import srs as S
+from snarkd.aggregate.group import Group
+from snarkd.curves.params import BLS12_381, BN254
+from snarkd.errors import InputError
+from snarkd.formats import checked_header
+
+
+@pytest.fixture(scope="module", params=[BN254, BLS12_381], ids=["bn128", "bls12381"])
+def dev(request):
+    return S.dev_srs(request.param, 4, a=5, b=7)
+
+
+def test_dev_srs_holds_the_powers(dev):
+    G = Group(dev.curve)
+    g, h = G.generator_g1(), G.generator_g2()
+    r = dev.curve.r
+    assert dev.g1_a.shape == (8, G.g1_bytes) and dev.g2_b.shape == (4, G.g2_bytes)
+    for i in (0, 1, 7):
+        assert dev.g1_a[i].tobytes() == G.g1_mul(g, pow(5, i, r))
+        assert dev.g1_b[i].tobytes() == G.g1_mul(g, pow(7, i, r))
+    for i in (0, 3):
+        assert dev.g2_a[i].tobytes() == G.g2_mul(h, pow(5, i, r))
+        assert dev.g2_b[i].tobytes() == G.g2_mul(h, pow(7, i, r))
+    key = dev.specialize(4)
+    assert key.w1 == dev.g1_a[4:8].tobytes() and key.v2 == dev.g2_b[:4].tobytes()
+    assert dev.specialize(2).w2 == dev.g1_b[2:4].tobytes()
+    for bad in (1, 3, 8):
+        with pytest.raises(InputError):
+            dev.specialize(bad)
+
+
+def test_file_round_trip(dev, tmp_path):
+    path = tmp_path / "a.srs"
+    S.write_srs(path, dev)
+    back = S.read_srs(path)
+    assert back.dev is True and back.max_n == 4 and back.curve is dev.curve and back.id == dev.id
+    assert back.g2_b.tobytes() == dev.g2_b.tobytes() and back.g1_a.tobytes() == dev.g1_a.tobytes()
+
+
+def rewrite(path: Path, header: dict | None = None, body: bytes | None = None, fix_crc: bool = True) -> None:
+    data = (path.parent / "base.srs").read_bytes()
+    old, off = checked_header.unpack(data, S.MAGIC, S.VERSION, "x", ValueError)
+    body = data[off:] if body is None else body
+    header = dict(old if header is None else header)
+    if fix_crc and "body_crc32c" in header:
+        header["body_crc32c"] = checked_header.crc32c(body)
+    path.write_bytes(checked_header.pack(S.MAGIC, S.VERSION, json.dumps(header).encode()) + body)
+
+
+def corrupt_cases(dev, tmp_path):
+    base = tmp_path / "base.srs"
+    S.write_srs(base, dev)
+    data = base.read_bytes()
+    hdr, off = checked_header.unpack(data, S.MAGIC, S.VERSION, "x", ValueError)
+    G = Group(dev.curve)
+    cases = {
+        "magic": lambda p: p.write_bytes(b"XXXXXXXX" + data[8:]),
+        "version": lambda p: p.write_bytes(data[:8] + (2).to_bytes(4, "little") + data[12:]),
+        "header crc": lambda p: p.write_bytes(data[:20] + bytes([data[20] ^ 1]) + data[21:]),
+        "empty": lambda p: p.write_bytes(b""),
+        "truncated body": lambda p: rewrite(p, body=data[off:-1]),
+        "body flip": lambda p: p.write_bytes(data[:-1] + bytes([data[-1] ^ 1])),
+        "extra field": lambda p: rewrite(p, {**hdr, "x": 1}),
+        "curve": lambda p: rewrite(p, {**hdr, "curve": "secp256k1"}),
+        "max_n": lambda p: rewrite(p, {**hdr, "max_n": 3}),
+        "max_n bigger": lambda p: rewrite(p, {**hdr, "max_n": 8}),
+        "dev": lambda p: rewrite(p, {**hdr, "dev": "yes"}),
+        "dev false without sources": lambda p: rewrite(p, {**hdr, "dev": False}),
+        "sources": lambda p: rewrite(p, {**hdr, "sources": ["ab"]}),
+        "id": lambda p: rewrite(p, {**hdr, "id": "00" * 32}),
+        "crc type": lambda p: rewrite(p, {**hdr, "body_crc32c": "1"}, fix_crc=False),
+        # checksummed bodies whose points are wrong
+        "generator": lambda p: rewrite(p, body=G.g1_mul(G.generator_g1(), 2) + data[off + G.g1_bytes :]),
+        "off curve": lambda p: rewrite(p, body=data[off : off + G.g1_bytes] + bytes([data[off + G.g1_bytes] ^ 1]) + data[off + G.g1_bytes + 1 :]),
+        "same secrets": lambda p: rewrite(p, body=data[off : off + 2 * dev.max_n * G.g1_bytes] * 2 + data[off + 4 * dev.max_n * G.g1_bytes :]),
+        "a1 and a2 of other secrets": lambda p: rewrite(p, body=data[off : off + 4 * dev.max_n * G.g1_bytes] + dev.g2_b.tobytes() + dev.g2_a.tobytes()),
+    }
+    return cases
+
+
+def test_every_corruption_is_an_input_error_naming_the_file(dev, tmp_path):
+    for name, make in corrupt_cases(dev, tmp_path).items():
+        p = tmp_path / f"{name.replace(' ', '_')}.srs"
+        make(p)
+        with pytest.raises(InputError) as info:
+            S.read_srs(p)
+        assert str(p) in str(info.value), name
+    with pytest.raises(InputError):
+        S.read_srs(tmp_path / "missing.srs")
+
+
+class FakePtau:
+    """The formats/ptau.py interface (curve, power, tau_g1, tau_g2, path) over dev secrets."""
+
+    def __init__(self, curve, tau: int, power: int, path=None):
+        self.curve, self.power, self.path = curve, power, path
+        self._srs = S.dev_srs(curve, 1 << power, a=tau, b=tau + 1)
+
+    def tau_g1(self, count: int) -> np.ndarray:
+        assert count <= (1 << (self.power + 1)) - 1
+        return self._srs.g1_a[:count]
+
+    def tau_g2(self, count: int) -> np.ndarray:
+        assert count <= 1 << self.power
+        return self._srs.g2_a[:count]
+
+
+def test_srs_from_ptau_objects(tmp_path):
+    a, b = FakePtau(BN254, 11, 3, tmp_path / "a"), FakePtau(BN254, 13, 3, tmp_path / "b")
+    for x in (a, b):
+        x.path.write_bytes(b"ptau " + x.path.name.encode())
+    srs = S.srs_from_ptau(a, b)
+    assert srs.max_n == 4 and not srs.dev and len(srs.sources) == 2  # power 3 serves n up to 2^2
+    want = S.dev_srs(BN254, 4, a=11, b=13)
+    assert srs.g1_a.tobytes() == want.g1_a.tobytes() and srs.g2_b.tobytes() == want.g2_b.tobytes()
+    S.write_srs(tmp_path / "p.srs", srs)
+    assert S.read_srs(tmp_path / "p.srs").id == want.id
+    assert S.srs_from_ptau(a, b, 2).max_n == 2
+    with pytest.raises(InputError):
+        S.srs_from_ptau(a, b, 8)
+    with pytest.raises(InputError):
+        S.srs_from_ptau(a, FakePtau(BN254, 11, 3))  # one secret twice
+    with pytest.raises(InputError):
+        S.srs_from_ptau(a, FakePtau(BLS12_381, 13, 3))
+
+
+def test_srs_from_ptau_files_wires_the_reader_and_checks(tmp_path, monkeypatch):
+    """The production path (`snarkd aggregation-srs A.ptau B.ptau OUT.srs`) against the agreed interface of
+    formats/ptau.py and verifier/ptau_check.py, stood in for here by fakes that record their calls."""
+    import sys
+    import types
+
+    calls = []
+    fakes = {"a.ptau": FakePtau(BN254, 11, 3, tmp_path / "a.ptau"), "b.ptau": FakePtau(BN254, 13, 3, tmp_path / "b.ptau")}
+    for p in fakes.values():
+        p.path.write_bytes(b"x")
+    ptau_mod = types.ModuleType("snarkd.formats.ptau")
+    ptau_mod.read_ptau = lambda path: calls.append(("read", Path(path).name)) or fakes[Path(path).name]
+    check_mod = types.ModuleType("snarkd.verifier.ptau_check")
+    check_mod.check_powers = lambda p, n1, n2: calls.append(("powers", p.path.name, n1, n2))
+    check_mod.check_independent = lambda a, b: calls.append(("independent", a.path.name, b.path.name))
+    monkeypatch.setitem(sys.modules, "snarkd.formats.ptau", ptau_mod)
+    monkeypatch.setitem(sys.modules, "snarkd.verifier.ptau_check", check_mod)
+    srs = S.srs_from_ptau_files(tmp_path / "a.ptau", tmp_path / "b.ptau", 2)
+    assert srs.max_n == 2 and not srs.dev
+    assert ("independent", "a.ptau", "b.ptau") in calls
+    assert ("powers", "a.ptau", 4, 2) in calls and ("powers", "b.ptau", 4, 2) in calls
+    assert S.srs_from_ptau_files(tmp_path / "a.ptau", tmp_path / "b.ptau").max_n == 4

@@ -1,0 +1,82 @@
+"""`snarkd aggregation-srs`, `snarkd aggregate`, `snarkd verify-aggregate` on real proofs: snarkd's CPU
+prover on the bundled example keys (one proof checked by snarkjs), exit codes 0 / 1 / 2 / 3."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+import oracle
+from snarkd.cli import main
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+
+
+@pytest.fixture(scope="module", params=["bn128", "bls12381"])
+def proved(request, tmp_path_factory):
+    curve = request.param
+    ex = EXAMPLES / f"chain-{curve}"
+    d = tmp_path_factory.mktemp(f"agg-{curve}")
+    pairs = []
+    for i in range(4):
+        (d / f"in{i}.json").write_text(json.dumps({"x": str(i + 2), "k": "7"}))
+        assert main(["witness", str(ex / "chain.wasm"), str(d / f"in{i}.json"), str(d / f"w{i}.wtns"), "-q"]) == 0
+        assert main(["prove", str(ex / "chain.zkey"), str(d / f"w{i}.wtns"), str(d / f"p{i}.json"), str(d / f"pub{i}.json"), "-q"]) == 0
+        pairs.append((str(d / f"pub{i}.json"), str(d / f"p{i}.json")))
+    assert oracle.snarkjs_verify(ex / "vk.json", Path(pairs[3][0]), Path(pairs[3][1]))
+    srs = d / "dev.srs"
+    assert main(["aggregation-srs", "--dev", "--curve", curve, "--max", "4", str(srs)]) == 0
+    return curve, ex / "vk.json", srs, pairs, d
+
+
+def flat(pairs):
+    return [f for pair in pairs for f in pair]
+
+
+def test_aggregate_then_verify(proved, capsys):
+    curve, vk, srs, pairs, d = proved
+    out = d / "agg.json"
+    assert main(["aggregate", str(vk), str(srs), str(out), *flat(pairs)]) == 0
+    err = capsys.readouterr().err
+    assert "NOT SECURE FOR PRODUCTION" in err
+    doc = json.loads(out.read_text())
+    assert doc["protocol"] == "snarkpack" and doc["curve"] == curve and doc["n"] == 4 and doc["srs"]["dev"] is True
+    assert doc["public"] == [json.loads(Path(p).read_text()) for p, _ in pairs]
+    assert main(["verify-aggregate", str(vk), str(srs), str(out)]) == 0
+    assert "OK" in capsys.readouterr().out
+    # two proofs given in the other order than their public inputs: aggregates, does not verify
+    swapped = [(pairs[1][0], pairs[0][1]), (pairs[0][0], pairs[1][1])] + pairs[2:]
+    assert main(["aggregate", str(vk), str(srs), str(d / "bad.json"), *flat(swapped), "-q"]) == 0
+    assert main(["verify-aggregate", str(vk), str(srs), str(d / "bad.json")]) == 1
+    # a public input edited in the aggregate file
+    doc["public"][2][0] = str(int(doc["public"][2][0]) + 1)
+    (d / "edited.json").write_text(json.dumps(doc))
+    assert main(["verify-aggregate", str(vk), str(srs), str(d / "edited.json")]) == 1
+    # another SRS: invalid
+    assert main(["aggregation-srs", "--dev", "--curve", curve, "--max", "4", str(d / "other.srs")]) == 0
+    assert main(["verify-aggregate", str(vk), str(d / "other.srs"), str(out)]) == 1
+
+
+def test_bad_input_and_usage(proved, capsys):
+    curve, vk, srs, pairs, d = proved
+    assert main(["aggregate", str(vk), str(srs), str(d / "x.json"), *flat(pairs[:3])]) == 3  # 3 proofs
+    assert main(["aggregate", str(vk), str(srs), str(d / "x.json"), *flat(pairs)[:-1]]) == 2  # odd file count
+    assert not (d / "x.json").exists()
+    small = d / "small.srs"
+    assert main(["aggregation-srs", "--dev", "--curve", curve, "--max", "2", str(small)]) == 0
+    assert main(["aggregate", str(vk), str(small), str(d / "x.json"), *flat(pairs)]) == 3  # n above max_n
+    other = "bls12381" if curve == "bn128" else "bn128"
+    assert main(["aggregation-srs", "--dev", "--curve", other, "--max", "4", str(d / "o.srs")]) == 0
+    assert main(["aggregate", str(vk), str(d / "o.srs"), str(d / "x.json"), *flat(pairs)]) == 3
+    (d / "garbage.json").write_text("{not json")
+    assert main(["verify-aggregate", str(vk), str(srs), str(d / "garbage.json")]) == 3
+    (d / "short.json").write_text(json.dumps({"protocol": "snarkpack"}))
+    assert main(["verify-aggregate", str(vk), str(srs), str(d / "short.json")]) == 3
+    (d / "bad.srs").write_bytes(b"SNKDAGGS" + bytes(20))
+    assert main(["verify-aggregate", str(vk), str(d / "bad.srs"), str(d / "short.json")]) == 3
+    assert main(["aggregation-srs", "--dev", "--curve", curve, "--max", "3", str(d / "y.srs")]) == 3
+    assert main(["aggregation-srs", "--dev", str(d / "y.srs")]) == 2
+    err = capsys.readouterr().err
+    assert "power of two" in err
