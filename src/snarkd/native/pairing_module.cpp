@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "pairing/groth16_verify.hpp"
+#include "pairing/batch_verify.hpp"
 
 namespace py = pybind11;
 using namespace snarkd;
@@ -138,7 +138,45 @@ void define(py::module_& m) {
              py::gil_scoped_release rel;
              return Pr::verify_prepared(v, pubs, pa, pb, pc);
            },
-           py::arg("publics"), py::arg("a"), py::arg("b"), py::arg("c"), "status as groth16_verify");
+           py::arg("publics"), py::arg("a"), py::arg("b"), py::arg("c"), "status as groth16_verify")
+      .def("batch", [](const PVK& v, py::object publics, py::object a, py::object b, py::object c, py::object coeffs,
+                       long threads) {
+             if (!v.valid) throw py::value_error("vk: a key point is off its curve");
+             Buf PUB(publics, "publics"), PA(a, "a"), PB(b, "b"), PC(c, "c"), CO(coeffs, "coeffs");
+             if (PA.len() % sizeof(G1)) throw py::value_error("a: expected whole G1 points");
+             size_t n = PA.len() / sizeof(G1), n_public = v.ic.size() - 1;
+             const uint8_t* pubs = PUB.expect(n * n_public * sizeof(Fr), "publics");
+             const uint8_t *pb = PB.expect(n * sizeof(G2), "b"), *pc = PC.expect(n * sizeof(G1), "c");
+             const uint8_t* co = CO.expect(n * BatchVerify<Cfg>::COEFF_BYTES, "coeffs");
+             const uint8_t* pa = PA.data();
+             py::gil_scoped_release rel;
+             return new typename BatchVerify<Cfg>::Batch(BatchVerify<Cfg>::prepare(v, pubs, pa, pb, pc, co, n, resolve_threads(threads)));
+           },
+           py::arg("publics"), py::arg("a"), py::arg("b"), py::arg("c"), py::arg("coeffs"), py::arg("threads") = 0,
+           "n proofs (points concatenated, publics n * n_public scalars, coeffs n 16-byte secret random values) "
+           "checked and randomized for ProofBatch.check");
+
+  using BV = BatchVerify<Cfg>;
+  using Batch = typename BV::Batch;
+  py::class_<Batch>(m, "ProofBatch", "Proofs of one PreparedVK checked and randomized once (PreparedVK.batch) for RLC checks")
+      .def_property_readonly("n", [](const Batch& b) { return b.n; })
+      .def_property_readonly("status", [](const Batch& b) { return py::bytes((const char*)b.status.data(), b.status.size()); },
+                             "one status byte per proof: 0 usable in a check, else the single verifier's reason (2, 3, 4)")
+      .def("check", [](const Batch& bt, const PVK& vk, py::object indices, long threads) {
+             Buf IX(indices, "indices");
+             if (IX.len() % 4) throw py::value_error("indices: expected uint32 values");
+             size_t m = IX.len() / 4;
+             const uint32_t* idx = (const uint32_t*)IX.data();
+             for (size_t k = 0; k < m; k++) {
+               if (idx[k] >= bt.n) throw py::index_error("indices: proof index out of range");
+               if (bt.status[idx[k]] != VERIFY_OK) throw py::value_error("indices: a proof that failed its point checks");
+             }
+             if (!vk.valid || vk.ic.size() != bt.n_public + 1) throw py::value_error("vk: not the key this batch was prepared with");
+             py::gil_scoped_release rel;
+             return BV::check(vk, bt, idx, m, resolve_threads(threads));
+           },
+           py::arg("vk"), py::arg("indices"), py::arg("threads") = 0,
+           "True iff the random linear combination of the proofs at these indices (uint32) holds");
 
   m.def("groth16_verify", [](py::object alpha1, py::object beta2, py::object gamma2, py::object delta2, py::object ic,
                              py::object publics, py::object a, py::object b, py::object c) {
