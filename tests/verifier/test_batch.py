@@ -1,0 +1,192 @@
+"""Batch verification (snarkd.verifier.batch) against the single verifier and snarkjs.
+
+The proofs are made in process by snarkd's CPU prover (fresh blinding each call, so
+every proof is distinct) on the shared `chain` fixture key, for two witnesses (two
+different public lists). Every expected answer comes from the single verifier
+(`snarkd.verifier.verify`, itself held to snarkjs by tests/verifier and tests/fuzz) and,
+on a sample, from `snarkjs groth16 verify` itself.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import random
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import oracle
+import vhelpers as h
+from snarkd.errors import InputError
+from snarkd.prover.oneshot import prove_files
+from snarkd.verifier import verify
+from snarkd.verifier.batch import verify_batch
+
+
+
+class Pool:
+    """Valid (public, proof) pairs of one key, and the makers of each kind of bad one."""
+
+    def __init__(self, curve: str, vk: dict, good: list, other_key: tuple, other_witness: list):
+        self.curve, self.vk, self.good = curve, vk, good
+        self.other_key = other_key          # (public, proof) valid under another key
+        self.other_witness = other_witness  # proofs of a second witness (another public list)
+
+    def item(self, i: int):
+        return copy.deepcopy(self.good[i % len(self.good)])
+
+    def bad(self, kind: str, i: int, rng: random.Random):
+        """One invalid (public, proof) of the given kind."""
+        c = h.CURVE[self.curve]
+        public, proof = self.item(i)
+        donor = self.item(i + 1)[1]
+        if kind == "A":  # another proof's A: a subgroup point, the equation fails
+            proof["pi_a"] = donor["pi_a"]
+        elif kind == "B":
+            proof["pi_b"] = donor["pi_b"]
+        elif kind == "C":
+            proof["pi_c"] = donor["pi_c"]
+        elif kind == "public":
+            public[0] = str((int(public[0]) + 1) % c.r)
+        elif kind == "public_ge_r":
+            public[1] = str(int(public[1]) + c.r)
+        elif kind == "swapped":  # a proof of the second witness with the first witness's publics
+            public = self.item(i)[0]
+            proof = copy.deepcopy(self.other_witness[i % len(self.other_witness)][1])
+        elif kind == "other_key":
+            public, proof = copy.deepcopy(self.other_key)
+        elif kind == "off_curve":
+            proof["pi_a"][1] = str((int(proof["pi_a"][1]) + 1) % c.q)
+        elif kind == "off_curve_b":
+            proof["pi_b"][1][0] = str((int(proof["pi_b"][1][0]) + 1) % c.q)
+        elif kind == "non_canonical":  # x + q: snarkjs would read x; snarkd calls it invalid
+            proof["pi_c"][0] = str(int(proof["pi_c"][0]) + c.q)
+        elif kind == "non_subgroup_b":  # a point of the twist outside G2
+            x, y = h.random_curve_g2(self.curve, rng)
+            proof["pi_b"] = [[str(x[0]), str(x[1])], [str(y[0]), str(y[1])], ["1", "0"]]
+        elif kind == "non_subgroup_a":  # BLS12-381: a curve point outside G1 (BN254's G1 is the whole curve)
+            x, y = h.random_curve_g1(self.curve, rng)
+            proof["pi_a"] = [str(x), str(y), "1"]
+        elif kind == "infinity_a":
+            proof["pi_a"] = ["0", "1", "0"]
+        else:
+            raise AssertionError(kind)
+        return public, proof
+
+
+KINDS = ["A", "B", "C", "public", "public_ge_r", "swapped", "other_key", "off_curve", "off_curve_b",
+         "non_canonical", "non_subgroup_b", "non_subgroup_a", "infinity_a"]
+
+
+@pytest.fixture(scope="module")
+def pool(curve, chain_circuit):
+    import cases
+
+    vk = json.loads(chain_circuit.vk.read_text())
+    good = []
+    for _ in range(8):
+        p = prove_files(chain_circuit.zkey, chain_circuit.wtns)
+        good.append((p.public, p.proof))
+    second = chain_circuit.circuit.witness({"k": 5, "x": 7})
+    other_witness = []
+    for _ in range(3):
+        p = prove_files(chain_circuit.zkey, second)
+        other_witness.append((p.public, p.proof))
+    assert other_witness[0][0] != good[0][0]
+    other = cases.build_case("chain_exact", curve)  # another key with the same public count
+    p = prove_files(other.zkey, other.wtns)
+    return Pool(curve, vk, good, (p.public, p.proof), other_witness)
+
+
+def _single(vk, items) -> list[int]:
+    return [i for i, (pub, proof) in enumerate(items) if not verify(vk, pub, proof)]
+
+
+def test_valid_batches_pass(pool):
+    items = [pool.item(i) for i in range(8)] + [copy.deepcopy(x) for x in pool.other_witness]
+    result = verify_batch(pool.vk, items)
+    assert result.valid and result.bad == [] and result.n == 11
+    assert result.checks == 1  # one combination, no bisection
+    assert verify_batch(pool.vk, []).valid
+    assert verify_batch(pool.vk, items[:1]).valid
+
+
+def test_each_kind_of_bad_proof_is_named(pool):
+    rng = random.Random(27)
+    items, expected = [], []
+    for k, kind in enumerate(KINDS):
+        items.append(pool.item(k))
+        items.append(pool.bad(kind, k, rng))
+        expected.append(2 * k + 1)
+    assert _single(pool.vk, items) == expected  # the single verifier agrees every one is invalid
+    result = verify_batch(pool.vk, items)
+    assert result.bad == expected
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_one_bad_among_good(pool, kind):
+    rng = random.Random(kind)
+    items = [pool.item(i) for i in range(7)]
+    items.insert(5, pool.bad(kind, 5, rng))
+    assert verify_batch(pool.vk, items).bad == [5]
+
+
+def test_all_bad(pool):
+    rng = random.Random(3)
+    items = [pool.bad(kind, i, rng) for i, kind in enumerate(["A", "B", "C", "public", "swapped"])]
+    assert verify_batch(pool.vk, items).bad == [0, 1, 2, 3, 4]
+
+
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_bad_indices_any_pattern(pool, data):
+    n = data.draw(st.integers(1, 20), label="n")
+    bad = data.draw(st.sets(st.integers(0, n - 1)), label="bad")
+    kinds = ["A", "B", "C", "public", "swapped", "other_key"]
+    rng = random.Random(n)
+    items = [pool.bad(data.draw(st.sampled_from(kinds)), i, rng) if i in bad else pool.item(i) for i in range(n)]
+    assert verify_batch(pool.vk, items).bad == sorted(bad)
+
+
+def test_bad_input_is_input_error_naming_the_file(pool):
+    items = [pool.item(i) for i in range(3)]
+    names = [(f"pub{i}.json", f"proof{i}.json") for i in range(3)]
+    broken = copy.deepcopy(items)
+    del broken[1][1]["pi_c"]
+    with pytest.raises(InputError, match=r"proof1\.json"):
+        verify_batch(pool.vk, broken, names=names)
+    short = copy.deepcopy(items)
+    short[2] = (short[2][0][:1], short[2][1])
+    with pytest.raises(InputError, match=r"pub2\.json: 1 public values, but the key expects 2"):
+        verify_batch(pool.vk, short, names=names)
+    word = copy.deepcopy(items)
+    word[0][1]["pi_a"][0] = "twelve"
+    with pytest.raises(InputError, match=r"proof0\.json\.pi_a"):
+        verify_batch(pool.vk, word, names=names)
+    other_curve = copy.deepcopy(items)
+    other_curve[0][1]["curve"] = "bls12381" if pool.curve == "bn128" else "bn128"
+    with pytest.raises(InputError, match="does not match"):
+        verify_batch(pool.vk, other_curve, names=names)
+    bad_vk = copy.deepcopy(pool.vk)
+    bad_vk["vk_alpha_1"][1] = "5"
+    with pytest.raises(InputError, match=r"vk\.vk_alpha_1"):
+        verify_batch(bad_vk, items)
+
+
+@pytest.mark.slow
+def test_snarkjs_agrees_on_a_sample(pool, tmp_path):
+    rng = random.Random(5)
+    items = [pool.item(0), pool.bad("C", 1, rng), pool.bad("swapped", 2, rng), pool.item(3),
+             pool.bad("other_key", 4, rng)]
+    vk_path = tmp_path / "vk.json"
+    vk_path.write_text(json.dumps(pool.vk))
+    snarkjs_bad = []
+    for i, (pub, proof) in enumerate(items):
+        (tmp_path / f"pub{i}.json").write_text(json.dumps(pub))
+        (tmp_path / f"proof{i}.json").write_text(json.dumps(proof))
+        if not oracle.snarkjs_verify(vk_path, tmp_path / f"pub{i}.json", tmp_path / f"proof{i}.json"):
+            snarkjs_bad.append(i)
+    assert snarkjs_bad == [1, 2, 4]
+    assert verify_batch(pool.vk, items).bad == snarkjs_bad
