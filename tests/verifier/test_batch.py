@@ -190,3 +190,37 @@ def test_snarkjs_agrees_on_a_sample(pool, tmp_path):
             snarkjs_bad.append(i)
     assert snarkjs_bad == [1, 2, 4]
     assert verify_batch(pool.vk, items).bad == snarkjs_bad
+
+
+def _jacobian(c, x: int, y: int, z: int):
+    return [str(x * z * z % c.q), str(y * z * z * z % c.q), str(z)]
+
+
+def test_encodings_agree_with_the_single_verifier(pool):
+    """Every way snarkjs JSON may spell a proof: the native text path and the fallback to the
+    single verifier give `verify`'s answer for each."""
+    c = h.CURVE[pool.curve]
+    public, proof = pool.item(0)
+    variants = []
+
+    def variant(fn):
+        pub, pr = copy.deepcopy(public), copy.deepcopy(proof)
+        fn(pub, pr)
+        variants.append((pub, pr))
+
+    variant(lambda pub, pr: None)
+    variant(lambda pub, pr: pr["pi_a"].__setitem__(0, hex(int(pr["pi_a"][0]))))        # 0x hex: fallback, valid
+    variant(lambda pub, pr: pub.__setitem__(1, int(pub[1])) if int(pub[1]) < 2**53 else None)  # JSON number
+    variant(lambda pub, pr: pr.__setitem__("pi_a", pr["pi_a"][:2]))                     # [x, y]: z = 1
+    variant(lambda pub, pr: pr["pi_c"].__setitem__(0, "000" + pr["pi_c"][0]))          # leading zeros
+    variant(lambda pub, pr: pr["pi_c"].__setitem__(0, "0" * 300 + pr["pi_c"][0]))      # long: fallback
+    variant(lambda pub, pr: pr.__setitem__("pi_a", _jacobian(c, int(pr["pi_a"][0]), int(pr["pi_a"][1]), 12345)))
+    variant(lambda pub, pr: pr["pi_b"].__setitem__(1, [pr["pi_b"][1][0], str(int(pr["pi_b"][1][1]) + c.q)]))
+    variant(lambda pub, pr: pr["pi_a"].__setitem__(2, "0"))                               # A at infinity
+    variant(lambda pub, pr: pr.__setitem__("pi_c", ["0", "0", "1"]))                      # (0, 0)
+    variant(lambda pub, pr: pub.__setitem__(0, str(int(pub[0]) + c.r)))                  # public >= r
+    variant(lambda pub, pr: pub.__setitem__(0, str(c.r - 1)))                             # in range, wrong
+    variant(lambda pub, pr: pr["pi_a"].__setitem__(0, str(int(pr["pi_a"][0]) + 2**256 * c.q)))  # huge
+    expected = _single(pool.vk, variants)
+    assert expected == [7, 8, 9, 10, 11, 12]
+    assert verify_batch(pool.vk, variants).bad == expected

@@ -154,7 +154,26 @@ void define(py::module_& m) {
            },
            py::arg("publics"), py::arg("a"), py::arg("b"), py::arg("c"), py::arg("coeffs"), py::arg("threads") = 0,
            "n proofs (points concatenated, publics n * n_public scalars, coeffs n 16-byte secret random values) "
-           "checked and randomized for ProofBatch.check");
+           "checked and randomized for ProofBatch.check")
+      .def("batch_text", [](const PVK& v, py::bytes text, size_t n, py::object coeffs, long threads) {
+             if (!v.valid) throw py::value_error("vk: a key point is off its curve");
+             Buf CO(coeffs, "coeffs");
+             const uint8_t* co = CO.expect(n * BatchVerify<Cfg>::COEFF_BYTES, "coeffs");
+             char* data;
+             Py_ssize_t len;
+             if (PyBytes_AsStringAndSize(text.ptr(), &data, &len) != 0) throw py::error_already_set();
+             py::gil_scoped_release rel;
+             try {
+               return new typename BatchVerify<Cfg>::Batch(BatchVerify<Cfg>::prepare_text(v, data, (size_t)len, n, co, resolve_threads(threads)));
+             } catch (const std::invalid_argument& e) {
+               py::gil_scoped_acquire acq;
+               throw py::value_error(e.what());
+             }
+           },
+           py::arg("text"), py::arg("n"), py::arg("coeffs"), py::arg("threads") = 0,
+           "as batch, the proofs given as text: one line per proof of comma-separated decimal strings "
+           "(ax, ay, az, bx0, bx1, by0, by1, bz0, bz1, cx, cy, cz, publics...); a line not of that form "
+           "gets the status NOT_PARSED");
 
   using BV = BatchVerify<Cfg>;
   using Batch = typename BV::Batch;
@@ -210,6 +229,7 @@ PYBIND11_MODULE(_pairing, m) {
   m.attr("PROOF_NOT_IN_SUBGROUP") = (int)PROOF_NOT_IN_SUBGROUP;
   m.attr("PUBLIC_OUT_OF_RANGE") = (int)PUBLIC_OUT_OF_RANGE;
   m.attr("VK_NOT_ON_CURVE") = (int)VK_NOT_ON_CURVE;
+  m.attr("BATCH_NOT_PARSED") = (int)BatchVerify<BN254Pairing>::NOT_PARSED;
   auto bn = m.def_submodule("bn254", "BN254 (bn128)");
   define<BN254Pairing>(bn);
   auto bls = m.def_submodule("bls12_381", "BLS12-381");

@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Sequence
 
 from snarkd.verifier import groth16
+from snarkd.native._pairing import BATCH_NOT_PARSED as NOT_PARSED
 from snarkd.verifier.groth16 import VERIFY_OK, load_json
 
 COEFF_BYTES = 16  # 128-bit coefficients: see the module docstring
@@ -62,44 +63,80 @@ def verify_batch(vk: dict, items: Sequence[tuple[list, dict]], names: Sequence[t
         return result
     pvk = key.prepared(vk_name)
 
-    # Python reads each proof exactly as `verify` does (labels, numbers, canonical coordinates);
-    # the point checks and all curve arithmetic are native, in parallel.
-    pubs, a, b, c, index = [], [], [], [], []
-    n8r = curve.n8r
+    # Proofs as snarkjs writes them (decimal strings) go to the native core as text: it parses,
+    # checks and randomizes them in parallel. Anything else (hex or JSON numbers, a missing field,
+    # a wrong shape) and any proof the native parser refuses is read by the single verifier
+    # itself, so its answers and messages are exactly `verify`'s.
+    lines, index, slow = [], [], []
     for i, (public, proof) in enumerate(items):
-        pub_name, proof_name = names[i] if names is not None else (f"public[{i}]", f"proof[{i}]")
-        groth16.check_proof_labels(curve, proof, proof_name)
-        values = groth16.read_publics(curve, key.n_public, public, pub_name)
-        if values is None:
-            result.bad.append(i)
-            continue
-        pa, pb, pc = groth16.proof_points(curve, proof, proof_name)
-        if pa is None:
-            result.bad.append(i)
-            continue
-        pubs.extend(v.to_bytes(n8r, "little") for v in values)
-        a.append(pa)
-        b.append(pb)
-        c.append(pc)
-        index.append(i)
+        groth16.check_proof_labels(curve, proof, _names(names, i)[1])
+        line = _text_line(public, proof, key.n_public)
+        if line is None:
+            slow.append(i)
+        else:
+            lines.append(line)
+            index.append(i)
 
+    found: list[int] = []
     if index:
         coeffs = secrets.token_bytes(COEFF_BYTES * len(index))
-        batch = pvk.batch(b"".join(pubs), b"".join(a), b"".join(b), b"".join(c), coeffs, threads)
+        batch = pvk.batch_text("\n".join(lines).encode("ascii", "replace"), len(index), coeffs, threads)
         status = batch.status
-        usable = array("I", (k for k in range(len(index)) if status[k] == VERIFY_OK))
-        result.bad.extend(index[k] for k in range(len(index)) if status[k] != VERIFY_OK)
+        usable = array("I")
+        for k, st in enumerate(status):
+            if st == VERIFY_OK:
+                usable.append(k)
+            elif st == NOT_PARSED:
+                slow.append(index[k])
+            else:
+                result.bad.append(index[k])
 
         def check(idx: array) -> bool:
             result.checks += 1
             return batch.check(pvk, idx, threads)
 
-        found: list[int] = []
         if usable:
             _bisect(check, usable, False, found)
-        result.bad.extend(index[k] for k in found)
+    result.bad.extend(index[k] for k in found)
+    for i in sorted(slow):
+        public, proof = items[i]
+        pub_name, proof_name = _names(names, i)
+        if not groth16.verify(vk, public, proof, names=(vk_name, pub_name, proof_name)):
+            result.bad.append(i)
     result.bad.sort()
     return result
+
+
+def _names(names, i: int) -> tuple[str, str]:
+    return names[i] if names is not None else (f"public[{i}]", f"proof[{i}]")
+
+
+def _text_line(public, proof, n_public: int) -> str | None:
+    """The proof's coordinates and public values as one line for PreparedVK.batch_text, or None
+    when it is not plainly strings in snarkjs's shapes (the single verifier then reads it)."""
+    if type(public) is not list or len(public) != n_public or type(proof) is not dict:
+        return None
+    a, b, c = proof.get("pi_a"), proof.get("pi_b"), proof.get("pi_c")
+    if type(a) is not list or type(b) is not list or type(c) is not list:
+        return None
+    if len(a) == 2:
+        a = [*a, "1"]
+    if len(c) == 2:
+        c = [*c, "1"]
+    if len(b) == 2:
+        b = [*b, ["1", "0"]]
+    if len(a) != 3 or len(c) != 3 or len(b) != 3:
+        return None
+    b0, b1, b2 = b
+    if type(b0) is not list or type(b1) is not list or type(b2) is not list or not len(b0) == len(b1) == len(b2) == 2:
+        return None
+    try:
+        line = ",".join((*a, *b0, *b1, *b2, *c, *public))
+    except TypeError:  # a value that is not a string
+        return None
+    if "\n" in line or not line.isascii():
+        return None
+    return line
 
 
 def _bisect(check, idx: array, known_bad: bool, found: list[int]) -> None:

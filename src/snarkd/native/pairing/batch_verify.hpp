@@ -24,6 +24,7 @@
 #pragma once
 #include <cstdint>
 #include <cstring>
+#include <stdexcept>
 #include <vector>
 #include "parallel.hpp"
 #include "pairing/groth16_verify.hpp"
@@ -55,46 +56,189 @@ struct BatchVerify {
     std::vector<Fr> r_pub;         // per proof: r_i, then r_i * pub_ij (Montgomery), n_public + 1 values
   };
 
+  // One proof's checks and randomization (the single verifier's checks, in its order).
+  // pubs: n_public plain scalars (Fr::N limbs each); r: 2 limbs.
+  static uint8_t prepare_one(Batch& bt, size_t i, const u64* pubs, const G1& A, const G2& Bi, const G1& C, const u64* r_in) {
+    const size_t np = bt.n_public, stride = np + 1;
+    for (size_t j = 0; j < np; j++)
+      if (!Fr::lt_mod(pubs + j * Fr::N)) return PUBLIC_OUT_OF_RANGE;
+    if (!A.on_curve() || !Bi.on_curve() || !C.on_curve()) return PROOF_NOT_ON_CURVE;
+    if (!Pr::g1_in_subgroup(A) || !Pr::g1_in_subgroup(C) || !Pr::g2_in_subgroup(Bi)) return PROOF_NOT_IN_SUBGROUP;
+    u64 r[Fr::N] = {};
+    r[0] = r_in[0];
+    r[1] = r_in[1];
+    if (r[0] == 0 && r[1] == 0) r[0] = 1;
+    bt.neg_rA[i] = scalar_mul<C1>(A, r, 2).to_affine().neg();
+    bt.rC[i] = scalar_mul<C1>(C, r, 2).to_affine();
+    bt.B[i] = Bi;
+    Fr rm = Fr::from_limbs(r).to_mont();
+    Fr* out = &bt.r_pub[i * stride];
+    out[0] = rm;
+    for (size_t j = 0; j < np; j++) out[j + 1] = rm * Fr::from_limbs(pubs + j * Fr::N).to_mont();
+    return VERIFY_OK;
+  }
+
+  static Batch empty(const PVK& vk, size_t n) {
+    Batch bt;
+    bt.n = n;
+    bt.n_public = vk.ic.size() - 1;
+    bt.status.assign(n, VERIFY_OK);
+    bt.neg_rA.resize(n);
+    bt.rC.resize(n);
+    bt.B.resize(n);
+    bt.r_pub.resize(n * (bt.n_public + 1));
+    return bt;
+  }
+
   // publics: n * n_public plain little-endian scalars; a, c: n G1 points; b: n G2
   // points (zkey layout); coeffs: n 128-bit little-endian coefficients (a zero one
   // is taken as 1: it would leave its proof unchecked; probability 2^-128 each).
   static Batch prepare(const PVK& vk, const uint8_t* publics, const uint8_t* a, const uint8_t* b, const uint8_t* c,
                        const uint8_t* coeffs, size_t n, unsigned T) {
-    Batch bt;
-    bt.n = n;
-    bt.n_public = vk.ic.size() - 1;
-    const size_t np = bt.n_public, stride = np + 1;
-    bt.status.assign(n, VERIFY_OK);
-    bt.neg_rA.resize(n);
-    bt.rC.resize(n);
-    bt.B.resize(n);
-    bt.r_pub.resize(n * stride);
+    Batch bt = empty(vk, n);
+    const size_t np = bt.n_public;
     parallel_for(n, T, [&](size_t begin, size_t end, unsigned) {
-      std::vector<u64> scal(Fr::N);
+      std::vector<u64> pubs(np * Fr::N + 1);
+      u64 r[2];
       for (size_t i = begin; i < end; i++) {
-        uint8_t& st = bt.status[i];
-        for (size_t j = 0; j < np && st == VERIFY_OK; j++) {
-          std::memcpy(scal.data(), publics + (i * np + j) * sizeof(Fr), sizeof(Fr));
-          if (!Fr::lt_mod(scal.data())) st = PUBLIC_OUT_OF_RANGE;
-        }
-        if (st != VERIFY_OK) continue;
-        G1 A = G1::load(a + i * sizeof(G1)), C = G1::load(c + i * sizeof(G1));
-        G2 Bi = G2::load(b + i * sizeof(G2));
-        if (!A.on_curve() || !Bi.on_curve() || !C.on_curve()) { st = PROOF_NOT_ON_CURVE; continue; }
-        if (!Pr::g1_in_subgroup(A) || !Pr::g1_in_subgroup(C) || !Pr::g2_in_subgroup(Bi)) { st = PROOF_NOT_IN_SUBGROUP; continue; }
-        u64 r[Fr::N] = {};
+        if (np) std::memcpy(pubs.data(), publics + i * np * sizeof(Fr), np * sizeof(Fr));
         std::memcpy(r, coeffs + i * COEFF_BYTES, COEFF_BYTES);
-        if (r[0] == 0 && r[1] == 0) r[0] = 1;
-        bt.neg_rA[i] = scalar_mul<C1>(A, r, 2).to_affine().neg();
-        bt.rC[i] = scalar_mul<C1>(C, r, 2).to_affine();
-        bt.B[i] = Bi;
-        Fr rm = Fr::from_limbs(r).to_mont();
-        Fr* out = &bt.r_pub[i * stride];
-        out[0] = rm;
-        for (size_t j = 0; j < np; j++) {
-          std::memcpy(scal.data(), publics + (i * np + j) * sizeof(Fr), sizeof(Fr));
-          out[j + 1] = rm * Fr::from_limbs(scal.data()).to_mont();
+        bt.status[i] = prepare_one(bt, i, pubs.data(), G1::load(a + i * sizeof(G1)), G2::load(b + i * sizeof(G2)),
+                                   G1::load(c + i * sizeof(G1)), r);
+      }
+    }, 4);
+    return bt;
+  }
+
+  // ---- the text path: proofs as snarkjs writes them (decimal strings), parsed here in parallel
+  // Per proof one line (proofs separated by '\n'), fields separated by ',':
+  //   ax, ay, az, bx0, bx1, by0, by1, bz0, bz1, cx, cy, cz, then the n_public public values,
+  // each a string of 1..MAX_DIGITS decimal digits. Anything else (hex, signs, too long, a wrong
+  // field count) gives its proof the status NOT_PARSED: the caller reads that one its own way.
+  static constexpr int NOT_PARSED = 100;
+  static constexpr size_t MAX_DIGITS = 160;  // BLS12-381 coordinates have up to 116 digits; longer ones go the slow way
+
+  // A decimal string into `nl` little-endian limbs plus one overflow limb (out has nl + 1);
+  // false if it is not 1..MAX_DIGITS digits.
+  static bool parse_decimal(const char* s, size_t len, u64* out, size_t nl) {
+    if (len == 0 || len > MAX_DIGITS) return false;
+    for (size_t k = 0; k <= nl; k++) out[k] = 0;
+    size_t i = 0;
+    while (i < len) {
+      size_t take = std::min<size_t>(19, len - i);
+      u64 chunk = 0, mul = 1;
+      for (size_t k = 0; k < take; k++) {
+        char ch = s[i + k];
+        if (ch < '0' || ch > '9') return false;
+        chunk = chunk * 10 + (u64)(ch - '0');
+        mul *= 10;
+      }
+      // out = out * mul + chunk (saturating into the overflow limb: any nonzero there means >= 2^(64 nl))
+      u128 carry = chunk;
+      for (size_t k = 0; k <= nl; k++) {
+        u128 t = (u128)out[k] * mul + carry;
+        out[k] = (u64)t;
+        carry = t >> 64;
+      }
+      if (carry) out[nl] = ~0ULL;
+      i += take;
+    }
+    return true;
+  }
+
+  using Fq = typename Cfg::Fq;
+  using Fq2 = typename Cfg::Fq2;
+
+  // Coordinate: canonical (< q) -> Montgomery; else `canonical` = false.
+  static Fq coord(const u64* limbs, bool& canonical) {
+    if (limbs[Fq::N] != 0 || !Fq::lt_mod(limbs)) { canonical = false; return Fq::zero(); }
+    return Fq::from_limbs(limbs).to_mont();
+  }
+
+  // snarkjs Jacobian [X, Y, Z] -> the zkey-layout affine point (infinity = zeros); `bad` when
+  // the affine point is (0, 0) (not a point; the zkey layout would read it as infinity).
+  template <class F, class Aff>
+  static Aff from_jacobian(const F& X, const F& Y, const F& Z, bool& bad) {
+    if (Z.is_zero()) return Aff{F::zero(), F::zero()};
+    Aff p;
+    if (Z == F::one()) {
+      p = Aff{X, Y};
+    } else {
+      F zi = Z.inv(), zi2 = zi.sqr();
+      p = Aff{X * zi2, Y * zi2 * zi};
+    }
+    if (p.x.is_zero() && p.y.is_zero()) bad = true;
+    return p;
+  }
+
+  static Batch prepare_text(const PVK& vk, const char* text, size_t len, size_t n, const uint8_t* coeffs, unsigned T) {
+    Batch bt = empty(vk, n);
+    const size_t np = bt.n_public, nf = 12 + np;
+    std::vector<size_t> starts;
+    starts.reserve(n + 1);
+    starts.push_back(0);
+    for (size_t k = 0; k < len; k++)
+      if (text[k] == '\n') starts.push_back(k + 1);
+    if (starts.size() != n) throw std::invalid_argument("text: expected one line per proof");
+    starts.push_back(len + 1);
+    parallel_for(n, T, [&](size_t begin, size_t end, unsigned) {
+      constexpr size_t NL = Fq::N > Fr::N ? Fq::N : Fr::N;
+      std::vector<u64> vals(nf * (NL + 1));
+      std::vector<u64> pubs(np * Fr::N + 1);
+      for (size_t i = begin; i < end; i++) {
+        const char* line = text + starts[i];
+        size_t line_len = starts[i + 1] - 1 - starts[i];
+        // split and parse the fields
+        size_t f = 0, pos = 0;
+        bool ok = true;
+        while (ok) {
+          size_t e = pos;
+          while (e < line_len && line[e] != ',') e++;
+          if (f >= nf) { ok = false; break; }
+          size_t nl = f < 12 ? Fq::N : Fr::N;
+          ok = parse_decimal(line + pos, e - pos, &vals[f * (NL + 1)], nl);
+          if (ok && nl < NL) {  // keep the overflow limb at index nl: move it to the common slot
+            vals[f * (NL + 1) + NL] = vals[f * (NL + 1) + nl];
+            for (size_t k = nl; k < NL; k++) vals[f * (NL + 1) + k] = 0;
+          }
+          f++;
+          if (e >= line_len) break;
+          pos = e + 1;
         }
+        if (!ok || f != nf) { bt.status[i] = NOT_PARSED; continue; }
+        auto field = [&](size_t k) { return &vals[k * (NL + 1)]; };
+        // publics first, as the single verifier: a value >= r is an invalid proof before anything else
+        bool in_range = true;
+        for (size_t j = 0; j < np; j++) {
+          const u64* v = field(12 + j);
+          if (v[NL] != 0) { in_range = false; break; }
+          for (size_t k = Fr::N; k < NL; k++) if (v[k]) in_range = false;
+          std::memcpy(&pubs[j * Fr::N], v, Fr::N * 8);
+        }
+        if (!in_range) { bt.status[i] = PUBLIC_OUT_OF_RANGE; continue; }
+        for (size_t j = 0; j < np; j++)
+          if (!Fr::lt_mod(&pubs[j * Fr::N])) in_range = false;
+        if (!in_range) { bt.status[i] = PUBLIC_OUT_OF_RANGE; continue; }
+        auto fq = [&](size_t k, bool& canon) {
+          const u64* v = field(k);
+          u64 tmp[Fq::N + 1];
+          std::memcpy(tmp, v, Fq::N * 8);
+          tmp[Fq::N] = v[NL];
+          for (size_t q = Fq::N; q < NL; q++) if (v[q]) tmp[Fq::N] = 1;
+          return coord(tmp, canon);
+        };
+        bool canon = true, bad = false;
+        Fq ax = fq(0, canon), ay = fq(1, canon), az = fq(2, canon);
+        Fq2 bx{fq(3, canon), fq(4, canon)}, by{fq(5, canon), fq(6, canon)}, bz{fq(7, canon), fq(8, canon)};
+        Fq cx = fq(9, canon), cy = fq(10, canon), cz = fq(11, canon);
+        if (!canon) { bt.status[i] = PROOF_NOT_ON_CURVE; continue; }  // non-canonical: invalid (see groth16.py)
+        G1 A = from_jacobian<Fq, G1>(ax, ay, az, bad);
+        G2 B = from_jacobian<Fq2, G2>(bx, by, bz, bad);
+        G1 C = from_jacobian<Fq, G1>(cx, cy, cz, bad);
+        if (bad) { bt.status[i] = PROOF_NOT_ON_CURVE; continue; }
+        u64 r[2];
+        std::memcpy(r, coeffs + i * COEFF_BYTES, COEFF_BYTES);
+        bt.status[i] = prepare_one(bt, i, pubs.data(), A, B, C, r);
       }
     }, 4);
     return bt;
