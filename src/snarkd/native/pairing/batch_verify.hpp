@@ -44,8 +44,8 @@ struct BatchVerify {
   using PVK = typename Pr::PreparedVK;
   static constexpr size_t COEFF_BYTES = 16;  // 128-bit coefficients
   // Pairs per shared Miller loop: one Fp12 squaring per step is shared by the
-  // chunk; 64 prepared G2 points (~17 KB each on BN254) stay in cache-friendly
-  // bounds per thread while the squarings cost ~1/64 of a loop per pair.
+  // chunk (~1/64 of a loop per pair); lines are computed and applied at once
+  // (MillerLoop::multi_unprepared), so a chunk keeps only its 64 running points.
   static constexpr size_t CHUNK = 64;
 
   struct Batch {
@@ -307,18 +307,18 @@ struct BatchVerify {
     unsigned TT = (unsigned)std::max<size_t>(1, std::min<size_t>(T, (m + CHUNK - 1) / CHUNK));
     std::vector<F12> acc(TT, F12::one());
     parallel_for(m, TT, [&](size_t begin, size_t end, unsigned t) {
-      std::vector<G2Prepared<Cfg>> prep(CHUNK);
-      std::vector<const G2Prepared<Cfg>*> q(CHUNK);
+      std::vector<G2> q(CHUNK);
       std::vector<G1> p(CHUNK);
+      std::vector<typename ML::Proj> scratch;
+      std::vector<size_t> live;
       for (size_t s = begin; s < end; s += CHUNK) {
         size_t k = std::min(CHUNK, end - s);
         for (size_t j = 0; j < k; j++) {
           uint32_t i = idx[s + j];
-          prep[j] = ML::prepare(bt.B[i]);
-          q[j] = &prep[j];
+          q[j] = bt.B[i];
           p[j] = bt.neg_rA[i];
         }
-        acc[t] *= ML::multi(p.data(), q.data(), k);
+        acc[t] *= ML::multi_unprepared(p.data(), q.data(), k, scratch, live);
       }
     });
     F12 f = ML::multi(fixedP, fixedQ, 3);

@@ -139,6 +139,41 @@ struct MillerLoop {
     if constexpr (Cfg::NEG_U) f = f.conj();
     return f;
   }
+
+  // prod_i f_{loop, Q_i}(P_i) for affine Q_i never reused: each line is computed and applied
+  // at once (the same lines, in the same order, as prepare + multi), so nothing is stored.
+  // T is scratch for n points. Pairs with an infinity point contribute 1.
+  static F12 multi_unprepared(const G1* P, const G2* Q, size_t n, std::vector<Proj>& T, std::vector<size_t>& live) {
+    live.clear();
+    for (size_t i = 0; i < n; i++)
+      if (!P[i].is_inf() && !Q[i].is_inf()) live.push_back(i);
+    T.resize(n);
+    for (size_t j : live) T[j] = Proj{Q[j].x, Q[j].y, F2::one()};
+    F12 f = F12::one();
+    for (size_t i = 1; i < Cfg::LOOP_LEN; i++) {
+      if (i > 1) f = f.sqr();
+      for (size_t j : live) apply(f, dbl_step(T[j]), P[j]);
+      int d = Cfg::LOOP[i];
+      if (d == 1) {
+        for (size_t j : live) apply(f, add_step(T[j], Q[j]), P[j]);
+      } else if (d == -1) {
+        for (size_t j : live) apply(f, add_step(T[j], Q[j].neg()), P[j]);
+      }
+    }
+    if constexpr (Cfg::BN) {
+      const auto& fc = FrobeniusConsts<typename Cfg::Fq6>::get();
+      for (size_t j : live) {
+        G2 Q1{conj(Q[j].x) * fc.g[0][2], conj(Q[j].y) * fc.g[0][3]};
+        apply(f, add_step(T[j], Q1), P[j]);
+      }
+      for (size_t j : live) {
+        G2 Q2{Q[j].x * fc.g[1][2], (Q[j].y * fc.g[1][3]).neg()};
+        apply(f, add_step(T[j], Q2), P[j]);
+      }
+    }
+    if constexpr (Cfg::NEG_U) f = f.conj();
+    return f;
+  }
 };
 
 // ---------------------------------------------------------------- configs
