@@ -224,3 +224,42 @@ def test_encodings_agree_with_the_single_verifier(pool):
     expected = _single(pool.vk, variants)
     assert expected == [7, 8, 9, 10, 11, 12]
     assert verify_batch(pool.vk, variants).bad == expected
+
+
+def test_large_batch_bisection_reuses_chunks(pool):
+    """Over a few chunks of pairs: bad proofs at chunk edges are named, and the sub-checks
+    (which reuse cached Miller-loop chunks) agree with fresh ones."""
+    rng = random.Random(300)
+    n = 300
+    bad = [0, 63, 64, 150, 299]
+    items = [pool.bad("C", i, rng) if i in bad else pool.item(i) for i in range(n)]
+    result = verify_batch(pool.vk, items)
+    assert result.bad == bad
+    assert result.checks < 8 * len(bad) * 9  # bisection, not one check per proof
+
+
+def test_native_check_any_index_list(pool):
+    """ProofBatch.check on arbitrary (overlapping, unaligned) index lists: the chunk cache is
+    keyed by the exact lists, so answers never depend on what was checked before."""
+    from array import array
+
+    import secrets
+    from snarkd.verifier import groth16
+    from snarkd.verifier.batch import _text_line
+
+    rng = random.Random(7)
+    items = [pool.item(i) for i in range(150)]
+    items[70] = pool.bad("A", 70, rng)
+    key = groth16.read_key(pool.vk)
+    pvk = key.prepared()
+    text = "\n".join(_text_line(p, q, key.n_public) for p, q in items).encode()
+    batch = pvk.batch_text(text, len(items), secrets.token_bytes(16 * len(items)))
+    assert list(batch.status) == [0] * len(items)
+    for lo, hi in [(0, 150), (0, 64), (64, 128), (1, 65), (70, 71), (0, 70), (71, 150), (6, 134), (0, 64)]:
+        idx = array("I", range(lo, hi))
+        assert batch.check(pvk, idx) == (not lo <= 70 < hi), (lo, hi)
+    odd = array("I", [149, 3, 70, 5])  # any order, not contiguous
+    assert not batch.check(pvk, odd)
+    assert batch.check(pvk, array("I", [149, 3, 5]))
+    with pytest.raises(IndexError):
+        batch.check(pvk, array("I", [150]))

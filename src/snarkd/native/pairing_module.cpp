@@ -265,6 +265,7 @@ PYBIND11_MODULE(_pairing, m) {
   m.attr("PUBLIC_OUT_OF_RANGE") = (int)PUBLIC_OUT_OF_RANGE;
   m.attr("VK_NOT_ON_CURVE") = (int)VK_NOT_ON_CURVE;
   m.attr("BATCH_NOT_PARSED") = (int)BatchVerify<BN254Pairing>::NOT_PARSED;
+  m.attr("BATCH_CHUNK") = (int)BatchVerify<BN254Pairing>::CHUNK;
   auto bn = m.def_submodule("bn254", "BN254 (bn128)");
   define<BN254Pairing>(bn);
   auto bls = m.def_submodule("bls12_381", "BLS12-381");

@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Sequence
 
 from snarkd.verifier import groth16
+from snarkd.native._pairing import BATCH_CHUNK as CHUNK  # pairs per shared Miller loop in the native check
 from snarkd.native._pairing import BATCH_NOT_PARSED as NOT_PARSED
 from snarkd.verifier.groth16 import VERIFY_OK, load_json
 
@@ -150,6 +151,8 @@ def _bisect(check, idx: array, known_bad: bool, found: list[int]) -> None:
     if not known_bad and check(idx):
         return
     half = len(idx) // 2
+    if half > CHUNK:  # halves on the native check's chunk boundaries: their Miller loops are reused
+        half -= half % CHUNK
     left, right = idx[:half], idx[half:]
     if len(left) > 1 and check(left):  # the bad ones are all on the right
         _bisect(check, right, True, found)
