@@ -33,7 +33,7 @@ def files(chain_circuit, tmp_path_factory):
 
 
 def test_all_valid_exit_0(files):
-    d, vk, pairs = files
+    _, vk, pairs = files
     out = snarkd("verify", "--batch", vk, *pairs)
     assert out.returncode == 0, out.stderr
     assert "OK: all 3 proofs are valid" in out.stdout
@@ -61,7 +61,7 @@ def test_malformed_file_exit_3_naming_it(files):
 
 
 def test_usage_errors_exit_2(files):
-    d, vk, pairs = files
+    _, vk, pairs = files
     out = snarkd("verify", "--batch", vk, *pairs[:3])
     assert out.returncode == 2 and "odd number" in out.stderr
     out = snarkd("verify", vk, *pairs[:4])  # several pairs without --batch

@@ -16,6 +16,7 @@ and powers of one tau is snarkd.verifier.ptau_check (it needs the pairing).
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Self
 
 import numpy as np
 
@@ -72,7 +73,7 @@ class Ptau:
     def close(self) -> None:
         self.file.close()
 
-    def __enter__(self) -> "Ptau":
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc) -> None:

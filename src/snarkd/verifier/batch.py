@@ -30,13 +30,13 @@ from __future__ import annotations
 
 import secrets
 from array import array
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Sequence
 
-from snarkd.verifier import groth16
 from snarkd.native._pairing import BATCH_CHUNK as CHUNK  # pairs per shared Miller loop in the native check
 from snarkd.native._pairing import BATCH_NOT_PARSED as NOT_PARSED
+from snarkd.verifier import groth16
 from snarkd.verifier.groth16 import VERIFY_OK, load_json
 
 COEFF_BYTES = 16  # 128-bit coefficients: see the module docstring

@@ -45,8 +45,8 @@ from __future__ import annotations
 
 import re
 import threading
-from dataclasses import dataclass
 from collections import OrderedDict
+from dataclasses import dataclass
 from pathlib import Path
 
 from snarkd.curves.params import BLS12_381, BN254, Curve
