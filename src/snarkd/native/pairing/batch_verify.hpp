@@ -331,12 +331,13 @@ struct BatchVerify {
       std::vector<G2> q(key.size());
       std::vector<G1> p(key.size());
       std::vector<typename ML::Proj> scratch;
+      std::vector<typename ML::Eval> ev;
       std::vector<size_t> live;
       for (size_t j = 0; j < key.size(); j++) {
         q[j] = bt.B[key[j]];
         p[j] = bt.neg_rA[key[j]];
       }
-      prod[todo[task]] = ML::multi_unprepared(p.data(), q.data(), key.size(), scratch, live);
+      prod[todo[task]] = ML::multi_unprepared(p.data(), q.data(), key.size(), scratch, ev, live);
     });
     {
       std::lock_guard<std::mutex> g(*bt.lock);
