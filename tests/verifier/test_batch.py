@@ -263,3 +263,28 @@ def test_native_check_any_index_list(pool):
     assert batch.check(pvk, array("I", [149, 3, 5]))
     with pytest.raises(IndexError):
         batch.check(pvk, array("I", [150]))
+
+
+@pytest.mark.parametrize("name", ["bn128", "bls12381"])
+def test_glv_coefficients_are_2_128_distinct_values(name):
+    """The batch's coefficients are r = a + b*lambda mod r with a, b < 2^64 (two 64-bit halves of
+    one 128-bit random value). They are 2^128 distinct values, so the soundness bound is 2^-128,
+    iff no nonzero (x, y) with |x|, |y| < 2^64 has x + y*lambda = 0 mod r: the lattice of those
+    vectors (Gauss-reduced here) has no vector that short. (That the native beta matches lambda,
+    phi(P) = [lambda] P, is what makes every valid batch above pass.)"""
+    from snarkd.native import _pairing
+
+    c = h.CURVE[name]
+    lam = int.from_bytes(getattr(_pairing, c.native).GLV_LAMBDA, "little")
+    assert 0 < lam < c.r and (lam * lam + lam + 1) % c.r == 0  # a cube root of unity mod r
+    v1, v2 = (c.r, 0), (lam, 1)
+    norm = lambda v: v[0] * v[0] + v[1] * v[1]  # noqa: E731
+    while True:  # Gauss (Lagrange) reduction
+        if norm(v1) < norm(v2):
+            v1, v2 = v2, v1
+        m = (2 * (v1[0] * v2[0] + v1[1] * v2[1]) + norm(v2)) // (2 * norm(v2))
+        if m == 0:
+            break
+        v1 = (v1[0] - m * v2[0], v1[1] - m * v2[1])
+    # v2 is a shortest nonzero lattice vector; any (x, y) with |x|, |y| < 2^64 has norm < 2^129
+    assert norm(v2) >= 2**129

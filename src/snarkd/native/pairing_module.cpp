@@ -60,6 +60,7 @@ void define(py::module_& m) {
   m.attr("G2_BYTES") = sizeof(G2);
   m.attr("FP12_BYTES") = sizeof(F12);
   m.attr("N8R") = sizeof(Fr);
+  m.attr("GLV_LAMBDA") = py::bytes((const char*)Glv<Cfg>::LAMBDA, sizeof(Glv<Cfg>::LAMBDA));
 
   m.def("pairing", [](py::object p, py::object q) {
     G1 P = from_buf<G1>(p, "p");

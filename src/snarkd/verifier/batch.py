@@ -19,11 +19,12 @@ naming its file, for the whole batch (one refusal: the batch is bad input).
 One difference of order: the key is read before any proof, so a malformed key
 is InputError even where `verify` would first find a public value >= r.
 
-The coefficients are 128-bit values from the OS CSPRNG (`secrets`): a batch
-containing an invalid proof passes only if the coefficients satisfy one
-nonzero linear equation mod r, probability <= 2^-128, the usual security
-level for BN254/BLS12-381 (whose discrete logs cost ~2^100-2^128 anyway);
-wider coefficients would lengthen every scalar multiplication for no gain.
+The coefficients come from the OS CSPRNG (`secrets`), 128 random bits each (as a + b*lambda
+mod r with 64-bit a, b: 2^128 distinct values, and r_i A_i costs 64 doublings; see
+native/pairing/batch_verify.hpp): a batch containing an invalid proof passes only if the
+coefficients satisfy one nonzero linear equation mod r, probability <= 2^-128, the usual
+security level for BN254/BLS12-381 (whose discrete logs cost ~2^100-2^128 anyway); wider
+coefficients would lengthen every scalar multiplication for no gain.
 """
 
 from __future__ import annotations

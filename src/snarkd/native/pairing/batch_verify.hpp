@@ -1,5 +1,6 @@
 // Batch verification of many Groth16 proofs of one prepared key by a random
-// linear combination (RLC). With secret random 128-bit r_i, the n equations
+// linear combination (RLC). With secret random r_i (2^128 possible values each:
+// r_i = a_i + b_i lambda, a_i, b_i 64-bit, see Glv below), the n equations
 //   e(A_i, B_i) = e(alpha, beta) e(cpub_i, gamma) e(C_i, delta)
 // are checked as one:
 //   prod_i e(-r_i A_i, B_i) * e(s alpha, beta) * e(sum_i r_i cpub_i, gamma) * e(sum_i r_i C_i, delta) == 1
@@ -17,7 +18,7 @@
 // drawn after the proofs are fixed and never revealed.
 //
 // Split in two steps so bisection reuses the per-proof work: `prepare` does the
-// per-proof part once (checks, r_i A_i, r_i pub_ij), in parallel;
+// per-proof part once (checks, r_i A_i, r_i pub_ij, phi(C_i)), in parallel;
 // `check` runs the RLC over any subset of the prepared proofs (the sub-checks
 // of a bisection use the same r_i restricted to the subset, which is again an
 // RLC with secret coefficients).
@@ -34,6 +35,27 @@
 
 namespace snarkd {
 namespace pairing {
+
+// The G1 endomorphism phi(x, y) = (beta x, y) = [lambda] (x, y) on the order-r subgroup
+// (beta: a cube root of unity in Fq, plain limbs; lambda: the matching one mod r). The batch's
+// coefficients are r_i = a_i + b_i lambda with a_i, b_i 64-bit: r_i A_i = [a_i] A_i + [b_i] phi(A_i)
+// costs 64 doublings instead of 128, and the 2^128 pairs (a_i, b_i) give 2^128 distinct r_i
+// (no nonzero (x, y) with |x|, |y| < 2^64 has x + y lambda = 0 mod r: the lattice of such
+// vectors has minimum ~2^127, tests/verifier/test_batch.py checks it), so the soundness bound
+// stays 2^-128.
+template <class Cfg>
+struct Glv;
+template <>
+struct Glv<BN254Pairing> {
+  static constexpr u64 BETA[4] = {0x5763473177fffffeULL, 0xd4f263f1acdb5c4fULL, 0x59e26bcea0d48bacULL, 0};
+  static constexpr u64 LAMBDA[4] = {0x8b17ea66b99c90ddULL, 0x5bfc41088d8daaa7ULL, 0xb3c4d79d41a91758ULL, 0};
+};
+template <>
+struct Glv<BLS12_381Pairing> {
+  static constexpr const u64* BETA = BLS12_381Pairing::G1_BETA;  // phi acts as -u^2 (see g1_in_subgroup)
+  static constexpr u64 LAMBDA[4] = {0xfffffffe00000001ULL, 0xa7780001fffcb7fcULL, 0x3339d80809a1d804ULL,
+                                    0x73eda753299d7d48ULL};  // -u^2 mod r
+};
 
 template <class Cfg>
 struct BatchVerify {
@@ -54,8 +76,8 @@ struct BatchVerify {
   struct Batch {
     size_t n = 0, n_public = 0;
     std::vector<uint8_t> status;   // per proof: VERIFY_OK (checked, usable in the RLC) or the single verifier's reason
-    std::vector<G1> neg_rA, C;     // -(r_i A_i) affine; C_i (sum r_i C_i is one MSM per check)
-    std::vector<u64> r;            // r_i, 2 limbs each
+    std::vector<G1> neg_rA, C, phiC;  // -(r_i A_i) affine; C_i and phi(C_i) (sum r_i C_i: one MSM per check)
+    std::vector<u64> ab;              // a_i, b_i (r_i = a_i + b_i lambda)
     std::vector<G2> B;
     std::vector<Fr> r_pub;         // per proof: r_i, then r_i * pub_ij (Montgomery), n_public + 1 values
     // Miller-loop products of the chunks of pairs already computed, by their exact index lists:
@@ -73,20 +95,42 @@ struct BatchVerify {
       if (!Fr::lt_mod(pubs + j * Fr::N)) return PUBLIC_OUT_OF_RANGE;
     if (!A.on_curve() || !Bi.on_curve() || !C.on_curve()) return PROOF_NOT_ON_CURVE;
     if (!Pr::g1_in_subgroup(A) || !Pr::g1_in_subgroup(C) || !Pr::g2_in_subgroup(Bi)) return PROOF_NOT_IN_SUBGROUP;
-    u64 r[Fr::N] = {};
-    r[0] = r_in[0];
-    r[1] = r_in[1];
-    if (r[0] == 0 && r[1] == 0) r[0] = 1;
-    bt.neg_rA[i] = scalar_mul<C1>(A, r, 2).to_affine().neg();
+    u64 a = r_in[0], b = r_in[1];
+    if (a == 0 && b == 0) a = 1;
+    bt.neg_rA[i] = glv_mul(A, a, b).to_affine().neg();
     bt.C[i] = C;
-    bt.r[2 * i] = r[0];
-    bt.r[2 * i + 1] = r[1];
     bt.B[i] = Bi;
-    Fr rm = Fr::from_limbs(r).to_mont();
+    // r_i = a + b lambda mod r (Montgomery), and its plain limbs for the MSM of the C_i
+    u64 la[Fr::N] = {a}, lb[Fr::N] = {b};
+    static const Fr lambda = Fr::from_limbs(Glv<Cfg>::LAMBDA).to_mont();
+    Fr rm = Fr::from_limbs(la).to_mont() + Fr::from_limbs(lb).to_mont() * lambda;
+    bt.ab[2 * i] = a;
+    bt.ab[2 * i + 1] = b;
+    static const typename Cfg::Fq beta = Cfg::Fq::from_limbs(Glv<Cfg>::BETA).to_mont();
+    bt.phiC[i] = C.is_inf() ? C : G1{C.x * beta, C.y};
     Fr* out = &bt.r_pub[i * stride];
     out[0] = rm;
     for (size_t j = 0; j < np; j++) out[j + 1] = rm * Fr::from_limbs(pubs + j * Fr::N).to_mont();
     return VERIFY_OK;
+  }
+
+  // [a] P + [b] phi(P) (= [a + b lambda] P) by one joint double-and-add over 64 bits.
+  static XYZZ<C1> glv_mul(const G1& P, u64 a, u64 b) {
+    XYZZ<C1> acc = XYZZ<C1>::inf();
+    if (P.is_inf()) return acc;
+    static const typename Cfg::Fq beta = Cfg::Fq::from_limbs(Glv<Cfg>::BETA).to_mont();
+    G1 phi{P.x * beta, P.y};
+    XYZZ<C1> s = XYZZ<C1>::from_affine(P);
+    s.add_affine(phi);
+    G1 both = s.to_affine();  // P + phi(P) = [1 + lambda] P, never infinity for P != O
+    for (int bit = 63; bit >= 0; bit--) {
+      acc.dbl();
+      unsigned k = (unsigned)((a >> bit) & 1) | (unsigned)(((b >> bit) & 1) << 1);
+      if (k == 1) acc.add_affine(P);
+      else if (k == 2) acc.add_affine(phi);
+      else if (k == 3) acc.add_affine_checked(both);
+    }
+    return acc;
   }
 
   static Batch empty(const PVK& vk, size_t n) {
@@ -96,7 +140,8 @@ struct BatchVerify {
     bt.status.assign(n, VERIFY_OK);
     bt.neg_rA.resize(n);
     bt.C.resize(n);
-    bt.r.resize(2 * n);
+    bt.phiC.resize(n);
+    bt.ab.resize(2 * n);
     bt.B.resize(n);
     bt.r_pub.resize(n * (bt.n_public + 1));
     return bt;
@@ -256,29 +301,31 @@ struct BatchVerify {
     return bt;
   }
 
-  // sum_k r_{idx[k]} C_{idx[k]}: a bucket (Pippenger) MSM over the 128-bit coefficients, its
-  // windows spread over the threads (~(128/c)(m + 2^(c+1)) additions instead of ~192 m).
+  // sum_k r_{idx[k]} C_{idx[k]} = sum_k [a] C + [b] phi(C): a bucket (Pippenger) MSM of 2m points
+  // with 64-bit scalars, its windows spread over the threads.
   static XYZZ<C1> msm_c(const Batch& bt, const uint32_t* idx, size_t m, unsigned T) {
     XYZZ<C1> total = XYZZ<C1>::inf();
     if (m < 16) {
-      for (size_t k = 0; k < m; k++) total.add(scalar_mul<C1>(bt.C[idx[k]], &bt.r[2 * (size_t)idx[k]], 2));
+      for (size_t k = 0; k < m; k++) {
+        size_t i = idx[k];
+        total.add(scalar_mul<C1>(bt.C[i], &bt.ab[2 * i], 1));
+        total.add(scalar_mul<C1>(bt.phiC[i], &bt.ab[2 * i + 1], 1));
+      }
       return total;
     }
     unsigned c = 4;
-    while (c < 12 && ((size_t)1 << (c + 2)) < m) c++;
-    const unsigned windows = (128 + c - 1) / c;
+    while (c < 12 && ((size_t)1 << (c + 1)) < m) c++;
+    const unsigned windows = (64 + c - 1) / c;
     std::vector<XYZZ<C1>> win(windows);
     parallel_tasks(windows, T, [&](size_t w, unsigned) {
       std::vector<XYZZ<C1>> buckets(((size_t)1 << c) - 1, XYZZ<C1>::inf());
       const unsigned bit = (unsigned)w * c;
+      const u64 mask = ((u64)1 << c) - 1;
       for (size_t k = 0; k < m; k++) {
-        const u64* r = &bt.r[2 * (size_t)idx[k]];
-        u64 digit;
-        unsigned limb = bit / 64, off = bit % 64;
-        digit = r[limb] >> off;
-        if (off + c > 64 && limb + 1 < 2) digit |= r[limb + 1] << (64 - off);
-        digit &= ((u64)1 << c) - 1;
-        if (digit) buckets[digit - 1].add_affine_checked(bt.C[idx[k]]);
+        size_t i = idx[k];
+        u64 da = (bt.ab[2 * i] >> bit) & mask, db = (bt.ab[2 * i + 1] >> bit) & mask;
+        if (da) buckets[da - 1].add_affine_checked(bt.C[i]);
+        if (db) buckets[db - 1].add_affine_checked(bt.phiC[i]);
       }
       XYZZ<C1> running = XYZZ<C1>::inf(), sum = XYZZ<C1>::inf();
       for (size_t b = buckets.size(); b-- > 0;) {
