@@ -288,3 +288,26 @@ def test_glv_coefficients_are_2_128_distinct_values(name):
         v1 = (v1[0] - m * v2[0], v1[1] - m * v2[1])
     # v2 is a shortest nonzero lattice vector; any (x, y) with |x|, |y| < 2^64 has norm < 2^129
     assert norm(v2) >= 2**129
+
+
+@pytest.mark.parametrize("circuit", ["no_public", "many_public"])
+def test_public_counts(curve, circuit):
+    """No public values, and many: the scalar sums and the text layout follow n_public."""
+    import cases
+
+    case = cases.build_case(circuit, curve)
+    vk = json.loads(case.vk.read_text())
+    items = []
+    for _ in range(5):
+        p = prove_files(case.zkey, case.wtns)
+        items.append((p.public, p.proof))
+    assert verify_batch(vk, items).valid
+    bad = copy.deepcopy(items)
+    bad[1][1]["pi_c"] = items[2][1]["pi_c"]
+    if bad[3][0]:
+        bad[3][0][-1] = str((int(bad[3][0][-1]) + 1) % h.CURVE[curve].r)
+    else:
+        bad[3][1]["pi_a"] = items[4][1]["pi_a"]
+    expected = [1, 3]
+    assert _single(vk, bad) == expected
+    assert verify_batch(vk, bad).bad == expected
