@@ -113,7 +113,11 @@ def breakdown(vk: dict, items: list, runs: int) -> dict:
     batches = [pvk.batch_text(text, n, coeffs) for _ in range(runs)]
     check_ms, _ = median_ms(lambda: batches.pop().check(pvk, idx), runs)
     assert pvk.batch_text(text, n, coeffs).check(pvk, idx)
-    return {"n": n, "python_read_ms": read_ms, "native_per_proof_pass_ms": prep_ms, "combined_check_ms": check_ms}
+    one_thread_ms, _ = median_ms(lambda: verify_batch(vk, items, threads=1), runs)
+    two_threads_ms, _ = median_ms(lambda: verify_batch(vk, items), runs)
+    return {"n": n, "python_read_ms": read_ms, "native_per_proof_pass_ms": prep_ms, "combined_check_ms": check_ms,
+            "batch_one_thread_ms": one_thread_ms, "batch_all_threads_ms": two_threads_ms,
+            "thread_speedup": one_thread_ms / two_threads_ms}
 
 
 def main() -> None:
@@ -180,7 +184,8 @@ def main() -> None:
                   f"({row['find_4_bad_checks']} checks)", flush=True)
         bd = breakdown(vk, items[: max(sizes)], args.runs)
         print(f"{curve} breakdown n={bd['n']}: read {bd['python_read_ms']:.1f} ms, per-proof pass "
-              f"{bd['native_per_proof_pass_ms']:.1f} ms, combined check {bd['combined_check_ms']:.1f} ms", flush=True)
+              f"{bd['native_per_proof_pass_ms']:.1f} ms, combined check {bd['combined_check_ms']:.1f} ms; batch on 1 thread "
+              f"{bd['batch_one_thread_ms']:.0f} ms, on all {bd['batch_all_threads_ms']:.0f} ms", flush=True)
         results["curves"][curve] = {"key": f"examples/chain-{curve}", "n_public": len(items[0][0]),
                                     "proofs_made_s": prove_s, "rows": rows, "breakdown": bd}
     results["machine"]["loadavg_end"] = os.getloadavg()
