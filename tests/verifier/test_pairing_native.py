@@ -149,3 +149,31 @@ def test_psi_eigenvalue(name):
     m, ecc, c = h.native(name), h.PYECC[name], h.CURVE[name]
     Q = ecc.multiply(ecc.G2, 987654321)
     assert m.g2_psi(h.g2_bytes(name, Q)) == h.g2_bytes(name, ecc.multiply(Q, c.q % c.r))
+
+
+# BN254's G2 cofactor h2 = 2q - r and its prime factors: a point with a component of each
+# prime order alone (small ones are where a weak test would slip) must be refused.
+BN254_H2_PRIMES = (10069, 5864401, 1875725156269, 197620364512881247228717050342013327560683201906968909)
+
+
+def test_bn254_g2_subgroup_check_each_cofactor_prime():
+    import math
+
+    name = "bn128"
+    m, ecc, c = h.native(name), h.PYECC[name], h.CURVE[name]
+    h2 = 2 * c.q - c.r
+    assert math.prod(BN254_H2_PRIMES) == h2
+    rng = random.Random(2022)
+    Q = ecc.multiply(ecc.G2, h.rand_scalar(rng, name))
+    for p in BN254_H2_PRIMES:
+        for _ in range(2):
+            R = h.g2_to_pyecc(name, *h.random_curve_g2(name, rng))
+            T = ecc.multiply(R, c.r * (h2 // p))  # order p (or infinity)
+            if ecc.is_inf(T):
+                continue
+            assert ecc.is_inf(ecc.multiply(T, p))
+            for point in (T, ecc.add(Q, T)):
+                raw = h.g2_bytes(name, point)
+                assert m.g2_on_curve(raw)
+                assert m.g2_in_subgroup(raw) is False
+                assert m.g2_in_subgroup_naive(raw) is False

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "pairing/groth16_verify.hpp"
+#include "pairing/batch_verify.hpp"
 
 namespace py = pybind11;
 using namespace snarkd;
@@ -60,6 +60,7 @@ void define(py::module_& m) {
   m.attr("G2_BYTES") = sizeof(G2);
   m.attr("FP12_BYTES") = sizeof(F12);
   m.attr("N8R") = sizeof(Fr);
+  m.attr("GLV_LAMBDA") = py::bytes((const char*)Glv<Cfg>::LAMBDA, sizeof(Glv<Cfg>::LAMBDA));
 
   m.def("pairing", [](py::object p, py::object q) {
     G1 P = from_buf<G1>(p, "p");
@@ -114,6 +115,41 @@ void define(py::module_& m) {
   m.def("g2_in_subgroup", [](py::object q) { G2 Q = from_buf<G2>(q, "q"); return Q.on_curve() && Pr::g2_in_subgroup(Q); });
   m.def("g1_in_subgroup_naive", [](py::object p) { G1 P = from_buf<G1>(p, "p"); return P.on_curve() && Pr::in_subgroup_naive(P); });
   m.def("g2_in_subgroup_naive", [](py::object q) { G2 Q = from_buf<G2>(q, "q"); return Q.on_curve() && Pr::in_subgroup_naive(Q); });
+  // The first point of a list that is not a usable SRS point: (index, reason), reason 1 off the
+  // curve or a coordinate >= q, 2 outside the order-r subgroup, 3 the point at infinity; (-1, 0) if none.
+  auto first_bad = [](auto tag, py::object pts, long threads, const char* what) -> py::tuple {
+    using P = decltype(tag);
+    Buf B(pts, what);
+    if (B.len() % sizeof(P)) throw py::value_error(std::string(what) + ": expected whole points");
+    size_t n = B.len() / sizeof(P);
+    const uint8_t* d = B.data();
+    unsigned T = resolve_threads(threads);
+    std::vector<long> bad(T, -1);
+    std::vector<int> why(T, 0);
+    {
+      py::gil_scoped_release rel;
+      parallel_for(n, T, [&](size_t b, size_t e, unsigned t) {
+        for (size_t i = b; i < e; i++) {
+          P p = P::load(d + i * sizeof(P));
+          int r = 0;
+          if (p.is_inf()) r = 3;
+          else if (!p.on_curve()) r = 1;
+          else if constexpr (sizeof(P) == sizeof(G1)) { if (!Pr::g1_in_subgroup(p)) r = 2; }
+          else { if (!Pr::g2_in_subgroup(p)) r = 2; }
+          if (r) { bad[t] = (long)i; why[t] = r; return; }
+        }
+      }, 64);
+    }
+    for (unsigned t = 0; t < T; t++)
+      if (bad[t] >= 0) return py::make_tuple(bad[t], why[t]);  // ranges are in order: the first found is the first
+    return py::make_tuple(-1L, 0);
+  };
+  m.def("g1_first_bad", [first_bad](py::object pts, long threads) { return first_bad(G1{}, pts, threads, "points"); },
+        py::arg("points"), py::arg("threads") = 0,
+        "(index, reason) of the first G1 point off the curve (1), outside the subgroup (2) or at infinity (3); (-1, 0) if none");
+  m.def("g2_first_bad", [first_bad](py::object pts, long threads) { return first_bad(G2{}, pts, threads, "points"); },
+        py::arg("points"), py::arg("threads") = 0, "as g1_first_bad, for G2 points");
+
   m.def("g2_psi", [](py::object q) { return to_bytes(Pr::psi(from_buf<G2>(q, "q"))); });
 
   using PVK = typename Pr::PreparedVK;
@@ -138,7 +174,64 @@ void define(py::module_& m) {
              py::gil_scoped_release rel;
              return Pr::verify_prepared(v, pubs, pa, pb, pc);
            },
-           py::arg("publics"), py::arg("a"), py::arg("b"), py::arg("c"), "status as groth16_verify");
+           py::arg("publics"), py::arg("a"), py::arg("b"), py::arg("c"), "status as groth16_verify")
+      .def("batch", [](const PVK& v, py::object publics, py::object a, py::object b, py::object c, py::object coeffs,
+                       long threads) {
+             if (!v.valid) throw py::value_error("vk: a key point is off its curve");
+             Buf PUB(publics, "publics"), PA(a, "a"), PB(b, "b"), PC(c, "c"), CO(coeffs, "coeffs");
+             if (PA.len() % sizeof(G1)) throw py::value_error("a: expected whole G1 points");
+             size_t n = PA.len() / sizeof(G1), n_public = v.ic.size() - 1;
+             const uint8_t* pubs = PUB.expect(n * n_public * sizeof(Fr), "publics");
+             const uint8_t *pb = PB.expect(n * sizeof(G2), "b"), *pc = PC.expect(n * sizeof(G1), "c");
+             const uint8_t* co = CO.expect(n * BatchVerify<Cfg>::COEFF_BYTES, "coeffs");
+             const uint8_t* pa = PA.data();
+             py::gil_scoped_release rel;
+             return new typename BatchVerify<Cfg>::Batch(BatchVerify<Cfg>::prepare(v, pubs, pa, pb, pc, co, n, resolve_threads(threads)));
+           },
+           py::arg("publics"), py::arg("a"), py::arg("b"), py::arg("c"), py::arg("coeffs"), py::arg("threads") = 0,
+           "n proofs (points concatenated, publics n * n_public scalars, coeffs n 16-byte secret random values) "
+           "checked and randomized for ProofBatch.check")
+      .def("batch_text", [](const PVK& v, py::bytes text, size_t n, py::object coeffs, long threads) {
+             if (!v.valid) throw py::value_error("vk: a key point is off its curve");
+             Buf CO(coeffs, "coeffs");
+             const uint8_t* co = CO.expect(n * BatchVerify<Cfg>::COEFF_BYTES, "coeffs");
+             char* data;
+             Py_ssize_t len;
+             if (PyBytes_AsStringAndSize(text.ptr(), &data, &len) != 0) throw py::error_already_set();
+             py::gil_scoped_release rel;
+             try {
+               return new typename BatchVerify<Cfg>::Batch(BatchVerify<Cfg>::prepare_text(v, data, (size_t)len, n, co, resolve_threads(threads)));
+             } catch (const std::invalid_argument& e) {
+               py::gil_scoped_acquire acq;
+               throw py::value_error(e.what());
+             }
+           },
+           py::arg("text"), py::arg("n"), py::arg("coeffs"), py::arg("threads") = 0,
+           "as batch, the proofs given as text: one line per proof of comma-separated decimal strings "
+           "(ax, ay, az, bx0, bx1, by0, by1, bz0, bz1, cx, cy, cz, publics...); a line not of that form "
+           "gets the status NOT_PARSED");
+
+  using BV = BatchVerify<Cfg>;
+  using Batch = typename BV::Batch;
+  py::class_<Batch>(m, "ProofBatch", "Proofs of one PreparedVK checked and randomized once (PreparedVK.batch) for RLC checks")
+      .def_property_readonly("n", [](const Batch& b) { return b.n; })
+      .def_property_readonly("status", [](const Batch& b) { return py::bytes((const char*)b.status.data(), b.status.size()); },
+                             "one status byte per proof: 0 usable in a check, else the single verifier's reason (2, 3, 4)")
+      .def("check", [](const Batch& bt, const PVK& vk, py::object indices, long threads) {
+             Buf IX(indices, "indices");
+             if (IX.len() % 4) throw py::value_error("indices: expected uint32 values");
+             size_t m = IX.len() / 4;
+             const uint32_t* idx = (const uint32_t*)IX.data();
+             for (size_t k = 0; k < m; k++) {
+               if (idx[k] >= bt.n) throw py::index_error("indices: proof index out of range");
+               if (bt.status[idx[k]] != VERIFY_OK) throw py::value_error("indices: a proof that failed its point checks");
+             }
+             if (!vk.valid || vk.ic.size() != bt.n_public + 1) throw py::value_error("vk: not the key this batch was prepared with");
+             py::gil_scoped_release rel;
+             return BV::check(vk, bt, idx, m, resolve_threads(threads));
+           },
+           py::arg("vk"), py::arg("indices"), py::arg("threads") = 0,
+           "True iff the random linear combination of the proofs at these indices (uint32) holds");
 
   m.def("groth16_verify", [](py::object alpha1, py::object beta2, py::object gamma2, py::object delta2, py::object ic,
                              py::object publics, py::object a, py::object b, py::object c) {
@@ -172,6 +265,8 @@ PYBIND11_MODULE(_pairing, m) {
   m.attr("PROOF_NOT_IN_SUBGROUP") = (int)PROOF_NOT_IN_SUBGROUP;
   m.attr("PUBLIC_OUT_OF_RANGE") = (int)PUBLIC_OUT_OF_RANGE;
   m.attr("VK_NOT_ON_CURVE") = (int)VK_NOT_ON_CURVE;
+  m.attr("BATCH_NOT_PARSED") = (int)BatchVerify<BN254Pairing>::NOT_PARSED;
+  m.attr("BATCH_CHUNK") = (int)BatchVerify<BN254Pairing>::CHUNK;
   auto bn = m.def_submodule("bn254", "BN254 (bn128)");
   define<BN254Pairing>(bn);
   auto bls = m.def_submodule("bls12_381", "BLS12-381");

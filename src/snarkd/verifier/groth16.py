@@ -46,6 +46,7 @@ from __future__ import annotations
 import re
 import threading
 from collections import OrderedDict
+from dataclasses import dataclass
 from pathlib import Path
 
 from snarkd.curves.params import BLS12_381, BN254, Curve
@@ -275,6 +276,60 @@ def _check_proof_labels(curve: Curve, proof, proof_name: str) -> None:
         raise InputError(f"{proof_name}: protocol {proof['protocol']!r} is not groth16")
     if "curve" in proof and _curve(proof["curve"], f"{proof_name}.curve") is not curve:
         raise InputError(f"{proof_name}: curve {proof['curve']!r} does not match the key's {curve.name!r}")
+
+
+@dataclass(frozen=True)
+class KeyPoints:
+    """A snarkjs verification key read once: its curve and its points in the zkey layout."""
+
+    curve: Curve
+    alpha: bytes
+    beta: bytes
+    gamma: bytes
+    delta: bytes
+    ic: bytes
+    n_public: int
+
+    def prepared(self, name: str = "verification key"):
+        return prepared_vk(self.curve, self.alpha, self.beta, self.gamma, self.delta, self.ic, name)
+
+
+def read_key(vk: dict, vk_name: str = "vk") -> KeyPoints:
+    """The key checks of `verify` (the same messages), once for many proofs (snarkd.verifier.batch)."""
+    protocol = _field(vk, "protocol", vk_name)
+    if protocol != "groth16":
+        raise InputError(f"{vk_name}: protocol {protocol!r} is not supported (only groth16)")
+    curve = _curve(_field(vk, "curve", vk_name), f"{vk_name}.curve")
+    ic = _field(vk, "IC", vk_name)
+    if not isinstance(ic, list) or not ic:
+        raise InputError(f"{vk_name}.IC: expected a non-empty list of G1 points")
+    if "nPublic" in vk:
+        n_public = vk["nPublic"]
+        if isinstance(n_public, bool) or not isinstance(n_public, int) or n_public != len(ic) - 1:
+            raise InputError(f"{vk_name}: nPublic {n_public!r} does not match its {len(ic)} IC points (nPublic + 1 expected)")
+    alpha = _key_point(_g1_bytes, curve, _field(vk, "vk_alpha_1", vk_name), f"{vk_name}.vk_alpha_1")
+    beta, gamma, delta = (
+        _key_point(_g2_bytes, curve, _field(vk, name, vk_name), f"{vk_name}.{name}")
+        for name in ("vk_beta_2", "vk_gamma_2", "vk_delta_2")
+    )
+    ic_bytes = b"".join(_key_point(_g1_bytes, curve, p, f"{vk_name}.IC[{i}]") for i, p in enumerate(ic))
+    return KeyPoints(curve, alpha, beta, gamma, delta, ic_bytes, len(ic) - 1)
+
+
+def read_publics(curve: Curve, n_public: int, public, pub_name: str) -> list[int] | None:
+    """The public list as `verify` reads it: InputError if it is not one of n_public numbers;
+    None if a value is outside [0, r) (an invalid proof)."""
+    if not isinstance(public, list):
+        raise InputError(f"{pub_name}: expected a JSON array of decimal strings")
+    if len(public) != n_public:
+        raise InputError(f"{pub_name}: {len(public)} public values, but the key expects {n_public}")
+    pubs = [_int(v, f"{pub_name}[{i}]") for i, v in enumerate(public)]
+    if any(v < 0 or v >= curve.r for v in pubs):
+        return None
+    return pubs
+
+
+check_proof_labels = _check_proof_labels
 
 
 def verify(vk: dict, public: list, proof: dict, names: tuple[str, str, str] = ("vk", "public", "proof")) -> bool:

@@ -86,6 +86,39 @@ struct Fp12 {
     return {aa + bb.mul_by_v(), r1};
   }
 
+  // Two lines multiplied together first (6 Fp2 products), then into f with one sparse
+  // product: cheaper than two mul_by_034 / mul_by_014 (used by multi-pairings).
+  // D-twist: (d0 + d3 w + d4 vw)(e0 + e3 w + e4 vw); the product has no v^2 w term.
+  static inline Fp12 line_product_034(const F2& d0, const F2& d3, const F2& d4, const F2& e0, const F2& e3, const F2& e4) {
+    F2 t0 = d0 * e0, t3 = d3 * e3, t4 = d4 * e4;
+    F2 x34 = (d3 + d4) * (e3 + e4) - t3 - t4;
+    F2 x03 = (d0 + d3) * (e0 + e3) - t0 - t3;
+    F2 x04 = (d0 + d4) * (e0 + e4) - t0 - t4;
+    return {{t0 + F6::mul_by_xi(t4), t3, x34}, {x03, x04, F2::zero()}};
+  }
+  // M-twist: (d0 + d1 v + d4 vw)(e0 + e1 v + e4 vw); the product has no w term.
+  static inline Fp12 line_product_014(const F2& d0, const F2& d1, const F2& d4, const F2& e0, const F2& e1, const F2& e4) {
+    F2 t0 = d0 * e0, t1 = d1 * e1, t4 = d4 * e4;
+    F2 x01 = (d0 + d1) * (e0 + e1) - t0 - t1;
+    F2 x04 = (d0 + d4) * (e0 + e4) - t0 - t4;
+    F2 x14 = (d1 + d4) * (e1 + e4) - t1 - t4;
+    return {{t0 + F6::mul_by_xi(t4), x01, t1}, {F2::zero(), x04, x14}};
+  }
+  // * g where g.c1.c2 = 0 (a line_product_034)
+  inline Fp12 mul_by_01234(const Fp12& g) const {
+    F6 aa = c0 * g.c0;
+    F6 bb = c1.mul_by_01(g.c1.c0, g.c1.c1);
+    F6 r1 = (c0 + c1) * (g.c0 + g.c1) - aa - bb;
+    return {aa + bb.mul_by_v(), r1};
+  }
+  // * g where g.c1.c0 = 0 (a line_product_014)
+  inline Fp12 mul_by_01245(const Fp12& g) const {
+    F6 aa = c0 * g.c0;
+    F6 bb = c1.mul_by_12(g.c1.c1, g.c1.c2);
+    F6 r1 = (c0 + c1) * (g.c0 + g.c1) - aa - bb;
+    return {aa + bb.mul_by_v(), r1};
+  }
+
   // x -> x^(p^n), n = 1, 2, 3
   template <int Nf>
   inline Fp12 frobenius() const {

@@ -61,6 +61,14 @@ struct Fp6 {
     F2 r2 = (c0 + c2) * b0 - t0 + t1;
     return {r0, r1, r2};
   }
+  // * (b1 v + b2 v^2)
+  inline Fp6 mul_by_12(const F2& b1, const F2& b2) const {
+    F2 t1 = c1 * b1, t2 = c2 * b2;
+    F2 r0 = mul_by_xi((c1 + c2) * (b1 + b2) - t1 - t2);
+    F2 r1 = c0 * b1 + mul_by_xi(t2);
+    F2 r2 = c0 * b2 + t1;
+    return {r0, r1, r2};
+  }
   // * (b1 v)
   inline Fp6 mul_by_1(const F2& b1) const { return {mul_by_xi(c2 * b1), c0 * b1, c1 * b1}; }
 

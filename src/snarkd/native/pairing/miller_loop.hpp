@@ -139,6 +139,76 @@ struct MillerLoop {
     if constexpr (Cfg::NEG_U) f = f.conj();
     return f;
   }
+
+  // A line evaluated at P: its three nonzero Fp12 coefficients (D-twist: at 1, w, vw;
+  // M-twist: at 1, v, vw).
+  struct Eval { F2 d0, d1, d2; };
+  static inline Eval eval(const L& l, const G1& P) {
+    F2 a = mul_by_base(l.cx, P.x);
+    F2 b = mul_by_base(l.cy, P.y);
+    if constexpr (Cfg::D_TWIST) return {b, a, l.c};
+    else return {l.c, a, b};
+  }
+  // f *= the product of the evaluated lines (two at a time: see Fp12::line_product_034)
+  static inline void apply_all(F12& f, const Eval* e, size_t n) {
+    size_t k = 0;
+    for (; k + 1 < n; k += 2) {
+      if constexpr (Cfg::D_TWIST)
+        f = f.mul_by_01234(F12::line_product_034(e[k].d0, e[k].d1, e[k].d2, e[k + 1].d0, e[k + 1].d1, e[k + 1].d2));
+      else
+        f = f.mul_by_01245(F12::line_product_014(e[k].d0, e[k].d1, e[k].d2, e[k + 1].d0, e[k + 1].d1, e[k + 1].d2));
+    }
+    if (k < n) {
+      if constexpr (Cfg::D_TWIST) f = f.mul_by_034(e[k].d0, e[k].d1, e[k].d2);
+      else f = f.mul_by_014(e[k].d0, e[k].d1, e[k].d2);
+    }
+  }
+
+  // prod_i f_{loop, Q_i}(P_i) for affine Q_i never reused: each line is computed and applied
+  // at once (the same lines, in the same order, as prepare + multi), so nothing is stored;
+  // the lines of a step are multiplied two by two before going into f.
+  // T, ev, live: scratch. Pairs with an infinity point contribute 1.
+  static F12 multi_unprepared(const G1* P, const G2* Q, size_t n, std::vector<Proj>& T, std::vector<Eval>& ev,
+                              std::vector<size_t>& live) {
+    live.clear();
+    for (size_t i = 0; i < n; i++)
+      if (!P[i].is_inf() && !Q[i].is_inf()) live.push_back(i);
+    T.resize(n);
+    ev.resize(live.size());
+    for (size_t j : live) T[j] = Proj{Q[j].x, Q[j].y, F2::one()};
+    const size_t nl = live.size();
+    F12 f = F12::one();
+    for (size_t i = 1; i < Cfg::LOOP_LEN; i++) {
+      if (i > 1) f = f.sqr();
+      for (size_t k = 0; k < nl; k++) ev[k] = eval(dbl_step(T[live[k]]), P[live[k]]);
+      apply_all(f, ev.data(), nl);
+      int d = Cfg::LOOP[i];
+      if (d != 0) {
+        for (size_t k = 0; k < nl; k++) {
+          size_t j = live[k];
+          ev[k] = eval(add_step(T[j], d == 1 ? Q[j] : Q[j].neg()), P[j]);
+        }
+        apply_all(f, ev.data(), nl);
+      }
+    }
+    if constexpr (Cfg::BN) {
+      const auto& fc = FrobeniusConsts<typename Cfg::Fq6>::get();
+      for (size_t k = 0; k < nl; k++) {
+        size_t j = live[k];
+        G2 Q1{conj(Q[j].x) * fc.g[0][2], conj(Q[j].y) * fc.g[0][3]};
+        ev[k] = eval(add_step(T[j], Q1), P[j]);
+      }
+      apply_all(f, ev.data(), nl);
+      for (size_t k = 0; k < nl; k++) {
+        size_t j = live[k];
+        G2 Q2{Q[j].x * fc.g[1][2], (Q[j].y * fc.g[1][3]).neg()};
+        ev[k] = eval(add_step(T[j], Q2), P[j]);
+      }
+      apply_all(f, ev.data(), nl);
+    }
+    if constexpr (Cfg::NEG_U) f = f.conj();
+    return f;
+  }
 };
 
 // ---------------------------------------------------------------- configs
