@@ -87,6 +87,19 @@ def ptau(curve: str, power: int) -> Path:
     return _cached(f"ptau-{curve}-{power}", build) / "final.ptau"
 
 
+def contributed_ptau(curve: str, entropy: str | None, power: int = 4) -> Path:
+    """A snarkjs ptau of `power` with one contribution of this entropy (None: a fresh `powersoftau new`,
+    tau = 1), not prepared for phase 2; cached. Two entropies: two independent ceremonies."""
+    def build(d: Path) -> None:
+        snarkjs("powersoftau", "new", PTAU_CURVE[curve], power, d / "p0.ptau")
+        if entropy is not None:
+            snarkjs("powersoftau", "contribute", d / "p0.ptau", d / "p.ptau", "--name=b", f"-e={entropy}")
+        else:
+            (d / "p0.ptau").rename(d / "p.ptau")
+
+    return _cached(f"ptau-check-{curve}-{power}-{entropy}", build) / "p.ptau"
+
+
 @dataclass(frozen=True)
 class Circuit:
     """A compiled circuit with a snarkjs Groth16 key; paths into the cache."""

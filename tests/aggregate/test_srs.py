@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -132,27 +131,3 @@ def test_srs_from_ptau_objects(tmp_path):
         S.srs_from_ptau(a, FakePtau(BN254, 11, 3))  # one secret twice
     with pytest.raises(InputError):
         S.srs_from_ptau(a, FakePtau(BLS12_381, 13, 3))
-
-
-def test_srs_from_ptau_files_wires_the_reader_and_checks(tmp_path, monkeypatch):
-    """The production path (`snarkd aggregation-srs A.ptau B.ptau OUT.srs`) against the agreed interface of
-    formats/ptau.py and verifier/ptau_check.py, stood in for here by fakes that record their calls."""
-    import sys
-    import types
-
-    calls = []
-    fakes = {"a.ptau": FakePtau(BN254, 11, 3, tmp_path / "a.ptau"), "b.ptau": FakePtau(BN254, 13, 3, tmp_path / "b.ptau")}
-    for p in fakes.values():
-        p.path.write_bytes(b"x")
-    ptau_mod = types.ModuleType("snarkd.formats.ptau")
-    ptau_mod.read_ptau = lambda path: calls.append(("read", Path(path).name)) or fakes[Path(path).name]
-    check_mod = types.ModuleType("snarkd.verifier.ptau_check")
-    check_mod.check_powers = lambda p, n1, n2: calls.append(("powers", p.path.name, n1, n2))
-    check_mod.check_independent = lambda a, b: calls.append(("independent", a.path.name, b.path.name))
-    monkeypatch.setitem(sys.modules, "snarkd.formats.ptau", ptau_mod)
-    monkeypatch.setitem(sys.modules, "snarkd.verifier.ptau_check", check_mod)
-    srs = S.srs_from_ptau_files(tmp_path / "a.ptau", tmp_path / "b.ptau", 2)
-    assert srs.max_n == 2 and not srs.dev
-    assert ("independent", "a.ptau", "b.ptau") in calls
-    assert ("powers", "a.ptau", 4, 2) in calls and ("powers", "b.ptau", 4, 2) in calls
-    assert S.srs_from_ptau_files(tmp_path / "a.ptau", tmp_path / "b.ptau").max_n == 4

@@ -80,3 +80,22 @@ def test_bad_input_and_usage(proved, capsys):
     assert main(["aggregation-srs", "--dev", str(d / "y.srs")]) == 2
     err = capsys.readouterr().err
     assert "power of two" in err
+
+
+def test_production_srs_from_two_snarkjs_ptau_files(proved, capsys):
+    """`snarkd aggregation-srs A.ptau B.ptau OUT.srs` on two real snarkjs ceremonies (formats/ptau.py read,
+    verifier/ptau_check.py checks): no development warning, and the proofs aggregate and verify under it; one
+    ceremony given twice, or a ptau of tau = 1, is refused (exit 3, naming the file)."""
+    curve, vk, _, pairs, d = proved
+    a, b = oracle.contributed_ptau(curve, "ceremony A", 4), oracle.contributed_ptau(curve, "ceremony B", 4)
+    srs = d / "prod.srs"
+    assert main(["aggregation-srs", str(a), str(b), str(srs), "--max", "4"]) == 0
+    assert main(["aggregate", str(vk), str(srs), str(d / "prod-agg.json"), *flat(pairs)]) == 0
+    assert main(["verify-aggregate", str(vk), str(srs), str(d / "prod-agg.json")]) == 0
+    captured = capsys.readouterr()
+    assert "NOT SECURE" not in captured.err and "OK" in captured.out
+    assert json.loads((d / "prod-agg.json").read_text())["srs"]["dev"] is False
+    assert main(["aggregation-srs", str(a), str(a), str(d / "same.srs")]) == 3
+    assert str(a) in capsys.readouterr().err
+    assert main(["aggregation-srs", str(a), str(oracle.contributed_ptau(curve, None, 4)), str(d / "one.srs")]) == 3
+    assert not (d / "same.srs").exists() and not (d / "one.srs").exists()

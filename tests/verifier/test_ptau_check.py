@@ -16,22 +16,9 @@ from snarkd.verifier.ptau_check import check_independent, check_powers
 POWER = 6
 
 
-def _ptau(curve: str, entropy: str | None, power: int = 4):
-    """A snarkjs ptau of `power` with one contribution of this entropy (None: a fresh
-    `powersoftau new`, tau = 1), cached like the fixture circuits."""
-    def build(d):
-        oracle.snarkjs("powersoftau", "new", oracle.PTAU_CURVE[curve], power, d / "p0.ptau")
-        if entropy is not None:
-            oracle.snarkjs("powersoftau", "contribute", d / "p0.ptau", d / "p.ptau", "--name=b", f"-e={entropy}")
-        else:
-            (d / "p0.ptau").rename(d / "p.ptau")
-
-    return oracle._cached(f"ptau-check-{curve}-{power}-{entropy}", build) / "p.ptau"
-
-
 @pytest.fixture(scope="module")
 def files(curve):
-    return {"a": oracle.ptau(curve, POWER), "b": _ptau(curve, "second ceremony"), "new": _ptau(curve, None)}
+    return {"a": oracle.ptau(curve, POWER), "b": oracle.contributed_ptau(curve, "second ceremony"), "new": oracle.contributed_ptau(curve, None)}
 
 
 def _point_offset(path, sid: int, index: int, size: int) -> int:

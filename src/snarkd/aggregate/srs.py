@@ -265,14 +265,14 @@ def _check_points(srs: AggregationSRS, bad, check_all: bool) -> None:
 def srs_from_ptau_files(a_path, b_path, max_n: int | None = None) -> AggregationSRS:
     """The production SRS: two snarkjs ptau files read and checked (formats/ptau.py and
     verifier/ptau_check.py: well formed, powers of one secret each, the two secrets distinct)."""
-    from snarkd.formats.ptau import read_ptau  # the ptau reader (merged from the batch-verification branch)
+    from snarkd.formats.ptau import read_ptau
     from snarkd.verifier.ptau_check import check_independent, check_powers
 
-    a, b = read_ptau(a_path), read_ptau(b_path)
-    check_independent(a, b)
-    power = min(a.power, b.power)
-    n = max_n if max_n is not None else (1 << (power - 1) if power >= 2 else 0)
-    check_max_n(n, "--max")
-    for p in (a, b):
-        check_powers(p, 2 * n, n)
-    return srs_from_ptau(a, b, n)
+    with read_ptau(a_path) as a, read_ptau(b_path) as b:
+        check_independent(a, b)
+        power = min(a.power, b.power)
+        n = max_n if max_n is not None else (1 << (power - 1) if power >= 2 else 0)
+        check_max_n(n, "--max")
+        for p in (a, b):
+            check_powers(p, 2 * n, n)
+        return srs_from_ptau(a, b, n)
