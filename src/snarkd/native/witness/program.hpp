@@ -83,10 +83,10 @@ struct LogEvent {
 
 template <class F>
 struct Path {
-  std::vector<F> consts;  // each in the form its readers want (Montgomery or plain)
-  std::vector<PIns> code;
+  PodVec<F> consts;  // each in the form its readers want (Montgomery or plain)
+  PodVec<PIns> code;
   std::vector<std::string> strings;
-  std::vector<uint32_t> to_plain;  // witness slots left in Montgomery form: converted at the end, 8 at a time
+  PodVec<uint32_t> to_plain;  // witness slots left in Montgomery form: converted at the end, 8 at a time
   uint32_t n_regs = 0;
   uint32_t n_guards = 0;
   std::atomic<uint64_t> hits{0};  // replays that took this path (most used first)
@@ -117,9 +117,9 @@ class Compiler {
   const Trace<F>& t_;
   const uint32_t W_;
   const uint32_t nc_;  // constants per form
-  std::vector<XNode> x_{XNode{R_COUNT, M, 0, 0, 0, 0}};  // id 0 unused
-  std::vector<uint32_t> map_;     // trace id -> XNode id
-  std::vector<uint32_t> other_;   // XNode id -> its conversion to the other form (0: none yet)
+  PodVec<XNode> x_{XNode{R_COUNT, M, 0, 0, 0, 0}};  // id 0 unused
+  Big<uint32_t> map_;     // trace id -> XNode id
+  PodVec<uint32_t> other_;   // XNode id -> its conversion to the other form (0: none yet)
 
   Compiler(const Trace<F>& t, uint32_t w) : t_(t), W_(w), nc_(uint32_t(t.consts.size())) {}
 
@@ -172,7 +172,7 @@ class Compiler {
     const auto& nodes = t_.nodes;
     const size_t n = nodes.size();
     // liveness: the witness, guards and logs keep values alive
-    std::vector<uint8_t> live(n, 0);
+    Big<uint8_t> live(n, 0);
     for (uint32_t id : t_.witness)
       if (is_node(id)) live[id] = 1;
     for (size_t k = 1; k < n; k++)
@@ -311,9 +311,9 @@ class Compiler {
   // Which nodes are live (a witness signal's home, an effect, or read by a live node), walking from the
   // last node back; `read(k, o)` sees each live node k's read of node o, last reader first.
   template <class Opnds, class IsEffect, class Read>
-  std::vector<uint8_t> walk_live(const std::vector<uint32_t>& home, Opnds opnds, IsEffect is_effect, Read read) {
+  Big<uint8_t> walk_live(const Big<uint32_t>& home, Opnds opnds, IsEffect is_effect, Read read) {
     const size_t n = x_.size();
-    std::vector<uint8_t> live(n, 0);
+    Big<uint8_t> live(n, 0);
     for (size_t k = 1; k < n; k++)
       if (home[k] != ~0u || is_effect(x_[k].op)) live[k] = 1;
     for (size_t k = n; k-- > 1;) {
@@ -332,10 +332,10 @@ class Compiler {
   // x * y + z where the product has no other reader (a linear combination's terms, a square plus
   // a constant): one instruction instead of two, and no register for the product.
   template <class Opnds, class IsEffect>
-  void fuse_multiply_adds(const std::vector<uint32_t>& home, Opnds opnds, IsEffect is_effect) {
+  void fuse_multiply_adds(const Big<uint32_t>& home, Opnds opnds, IsEffect is_effect) {
     const size_t n = x_.size();
-    std::vector<uint32_t> readers(n, 0);
-    std::vector<uint8_t> live = walk_live(home, opnds, is_effect, [&](uint32_t, uint32_t o) { readers[o]++; });
+    Big<uint32_t> readers(n, 0);
+    Big<uint8_t> live = walk_live(home, opnds, is_effect, [&](uint32_t, uint32_t o) { readers[o]++; });
     // x * y + z: the product's operands move into the sum
     fuse_adds(R_MUL, live, readers, home, [](const XNode& sum, const XNode& mul, uint32_t other) {
       return XNode{R_MADD, sum.form, mul.a, mul.b, other, 0};
@@ -349,8 +349,8 @@ class Compiler {
   // Each live sum one of whose operands is a `producer` node no other node reads (nor the witness) becomes
   // make(the sum, that node, the other operand): the producer is then unread.
   template <class Make>
-  void fuse_adds(uint16_t producer, const std::vector<uint8_t>& live, std::vector<uint32_t>& readers,
-                 const std::vector<uint32_t>& home, Make make) {
+  void fuse_adds(uint16_t producer, const Big<uint8_t>& live, Big<uint32_t>& readers,
+                 const Big<uint32_t>& home, Make make) {
     auto fusable = [&](uint32_t r) {
       return is_node(r) && x_[r].op == producer && readers[r] == 1 && home[r] == ~0u;
     };
@@ -384,7 +384,7 @@ class Compiler {
              op == R_GUARD_NE || op == R_LOG_STR || op == R_LOG_VAL;
     };
     // homes: each witness element computes into its own slot
-    std::vector<uint32_t> home(n, ~0u);
+    Big<uint32_t> home(n, ~0u);
     for (uint32_t i = 0; i < t_.witness.size(); i++) {
       uint32_t id = t_.witness[i];
       if (is_node(id)) {
@@ -393,13 +393,13 @@ class Compiler {
       }
     }
     fuse_multiply_adds(home, opnds, is_effect);
-    std::vector<uint32_t> last(n, 0);
-    std::vector<uint8_t> live = walk_live(home, opnds, is_effect, [&](uint32_t k, uint32_t o) {
+    Big<uint32_t> last(n, 0);
+    Big<uint8_t> live = walk_live(home, opnds, is_effect, [&](uint32_t k, uint32_t o) {
       if (!last[o]) last[o] = k;
     });
     auto path = std::make_shared<Path<F>>();
     // the pool holds the constants live instructions read, each in the form they read it
-    std::vector<uint32_t> pool_index(2 * size_t(nc_), ~0u);  // trace pool index (+ nc_: plain) -> path pool
+    Big<uint32_t> pool_index(2 * size_t(nc_), ~0u);  // trace pool index (+ nc_: plain) -> path pool
     auto pooled = [&](uint32_t tagged) -> uint32_t {
       uint32_t& at = pool_index[tagged];
       if (at != ~0u) return at;
@@ -413,7 +413,8 @@ class Compiler {
       uint32_t id = t_.witness[i];
       if (!is_node(id)) code.push_back(PIns{R_SETC, 1, i, pooled(nc_ + (id & ~CONST_BIT)), 0});
     }
-    std::vector<uint32_t> slot(n, ~0u), free_regs;
+    Big<uint32_t> slot(n, ~0u);
+    std::vector<uint32_t> free_regs;
     uint32_t n_regs = 0;
     auto operand = [&](uint32_t r, uint16_t& k, int bit) -> uint32_t {
       if (r & CONST_BIT) {
@@ -605,12 +606,22 @@ struct Replay {
 
 // -- serialization ----------------------------------------------------------------------------------
 
+// Writes into a buffer of the exact size (a first pass with no buffer counts it): a large program goes
+// once into the bytes object that leaves for Python, never through a growing string and a copy.
 class ByteWriter {
  public:
-  std::string out;
-  void u32(uint32_t v) { out.append((const char*)&v, 4); }
-  void u64(uint64_t v) { out.append((const char*)&v, 8); }
-  void raw(const void* p, size_t n) { out.append((const char*)p, n); }
+  explicit ByteWriter(uint8_t* at = nullptr) : at_(at) {}
+  void u32(uint32_t v) { raw(&v, 4); }
+  void u64(uint64_t v) { raw(&v, 8); }
+  void raw(const void* p, size_t n) {
+    if (at_ && n) std::memcpy(at_ + size_, p, n);
+    size_ += n;
+  }
+  size_t size() const { return size_; }
+
+ private:
+  uint8_t* at_;
+  size_t size_ = 0;
 };
 class ByteReader {
  public:
@@ -630,8 +641,9 @@ class ByteReader {
   const uint8_t* end_;
 };
 
-template <class F>
-void write_path(ByteWriter& w, const Path<F>& p) {
+// W: ByteWriter, or anything with u32, u64 and raw (the module's file writer)
+template <class W, class F>
+void write_path(W& w, const Path<F>& p) {
   w.u32(uint32_t(p.consts.size()));
   w.u32(uint32_t(p.code.size()));
   w.u32(p.n_regs);
