@@ -232,14 +232,16 @@ class Recorder {
   uint64_t steps_ = 0;
 
   Trace<F> trace_;
-  // Constants by value -> pool index: open addressing, since a chain circuit interns a new constant per step
-  // (a node-based map's allocations were a tenth of a build). A slot is the value's 32-bit fingerprint (the
-  // top of its hash) over its pool index + 1 (0: empty), and a value's home is the top bits of its
-  // fingerprint: probes compare fingerprints and read the pool (a cache miss each) only where one matches,
-  // and a growth re-inserts from the slots alone, in home order (old slot j moves near new slot 2j: the
-  // writes sweep the new table instead of scattering over it).
-  Big<uint64_t> const_slots_ = Big<uint64_t>(size_t(1) << 12, 0);
-  unsigned const_bits_ = 12;
+  // Constants by value -> pool index, for the constants seen lately: a 4-way set-associative table of 2^12
+  // sets (128 KiB, in cache), each slot the value's 32-bit fingerprint over its pool index + 1 (0: empty),
+  // newest first; the pool is read only where a fingerprint matches. A value not found is appended (and
+  // the set's oldest slot dropped). An exact table over the whole pool cost a cache and TLB miss per lookup
+  // (~190 ns; a chain circuit interns a new constant per step: 13% of its build) and bought nothing the
+  // replay sees: a constant that left this table and comes back is pooled twice, both copies exact.
+  // circom's constants repeat close together (round constants, masks, shift counts), so the pools stay
+  // as they were (SHA-256 170, Poseidon 396, EdDSA 4,718 constants: the same; an EdDSA signer 4,365 -> 4,369).
+  static constexpr unsigned RECENT_SETS_BITS = 12, RECENT_WAYS = 4;
+  Big<uint64_t> const_slots_ = Big<uint64_t>(RECENT_WAYS << RECENT_SETS_BITS, 0);
   static uint32_t fingerprint(const F& v) {
     u64 h = 0x9E3779B97F4A7C15ull;
     for (size_t i = 0; i < P::N; i++) h = (h ^ v.v[i]) * 0xBF58476D1CE4E5B9ull;
@@ -339,7 +341,7 @@ class Recorder {
 
   Val read_elem(uint32_t a) {
     bounds(a, ELEM);
-    if (a & 3) throw Unsupported("unaligned field element");
+    if (a & 3) unaligned_elem();
     const uint32_t w0 = a >> 2;
     const uint32_t id = shadow_[w0];
     {  // every shadow word of the element names the same value: two words per compare
@@ -352,11 +354,30 @@ class Recorder {
         std::memcpy(&pair, s + k, 8);
         diff |= pair ^ twice;
       }
-      if (diff)
-        throw Unsupported("function " + m_.funcs[frames_.back().func].name + ": the field element at " +
-                          std::to_string(a) + " was partly overwritten by raw stores");
+      if (diff) partly_overwritten(a);
     }
     const uint8_t* p = mem_.data() + a;
+    uint32_t type;
+    std::memcpy(&type, p + 4, 4);
+    Val out;
+    out.id = id;
+    if ((type & 0xC0000000u) == 0xC0000000u) {  // long Montgomery: what our Fr functions write
+      std::memcpy(out.v.v, p + 8, sizeof out.v.v);
+      if (!F::lt_mod(out.v.v)) F::reduce_raw(out.v.v);
+      return out;
+    }
+    out.v = decode_other(p);
+    return out;
+  }
+  [[noreturn]] __attribute__((noinline, cold)) void unaligned_elem() {
+    throw Unsupported("unaligned field element");
+  }
+  [[noreturn]] __attribute__((noinline, cold)) void partly_overwritten(uint32_t a) {
+    throw Unsupported("function " + m_.funcs[frames_.back().func].name + ": the field element at " +
+                      std::to_string(a) + " was partly overwritten by raw stores");
+  }
+  // An element in short or long normal form (circom's literals, the wasm's own stores), in Montgomery form.
+  __attribute__((noinline)) F decode_other(const uint8_t* p) {
     int32_t sv;
     uint32_t type;
     std::memcpy(&sv, p, 4);
@@ -367,19 +388,13 @@ class Recorder {
       std::memcpy(l, p + 8, sizeof l);
       F::reduce_raw(l);
       v = F::from_limbs(l);
-      if (!(type & 0x40000000u)) {  // long normal: its plain form is at hand
-        F n = v;
-        v = v.to_mont();
-        remember_plain(v, n);
-      }
+      if (!(type & 0x40000000u)) v = mont(v);  // long normal: plain
     } else {
       F small = F::zero();
       small.v[0] = uint64_t(sv < 0 ? -int64_t(sv) : int64_t(sv));
-      const F n = sv < 0 ? small.neg() : small;  // plain: p - |sv| for a negative one
-      v = n.to_mont();
-      remember_plain(v, n);
+      v = mont(sv < 0 ? small.neg() : small);  // plain: p - |sv| for a negative one
     }
-    return Val{id, v};
+    return v;
   }
 
   // The plain forms of the last few Montgomery values converted either way. circom's integer work (loop
@@ -401,7 +416,9 @@ class Recorder {
     remember_plain(m, n);
     return n;
   }
-  F mont(const F& n) {  // a plain result back to Montgomery, remembering the pair
+  F mont(const F& n) {  // a plain value (a literal, a result) in Montgomery form, remembering the pair
+    for (unsigned k = 0; k < 8; k++)
+      if (memo_.plain[k] == n) return memo_.mont[k];
     F m = n.to_mont();
     remember_plain(m, n);
     return m;
@@ -443,36 +460,19 @@ class Recorder {
   }
   // Constants are referenced as CONST_BIT | index (no node: the pool only grows).
   uint32_t const_id(const F& v) {
-    const size_t mask = const_slots_.size() - 1;
     const uint32_t fp = fingerprint(v);
-    size_t at = fp >> (32 - const_bits_);
-    for (uint64_t slot; (slot = const_slots_[at]) != 0; at = (at + 1) & mask) {
-      const uint32_t ci = uint32_t(slot) - 1;
-      if (uint32_t(slot >> 32) == fp && trace_.consts[ci] == v) return CONST_BIT | ci;
+    uint64_t* set = const_slots_.data() + RECENT_WAYS * (fp >> (32 - RECENT_SETS_BITS));
+    for (unsigned w = 0; w < RECENT_WAYS; w++) {
+      const uint64_t slot = set[w];
+      if (slot && uint32_t(slot >> 32) == fp && trace_.consts[uint32_t(slot) - 1] == v)
+        return CONST_BIT | (uint32_t(slot) - 1);
     }
     uint32_t ci = uint32_t(trace_.consts.size());
     if (ci >= CONST_BIT - 1) throw Unsupported("more than 2^31 constants");
     trace_.consts.push_back(v);
-    const_slots_[at] = (uint64_t(fp) << 32) | (ci + 1);
-    if (2 * trace_.consts.size() > const_slots_.size() && const_bits_ < 32) grow_const_slots();
+    for (unsigned w = RECENT_WAYS - 1; w > 0; w--) set[w] = set[w - 1];
+    set[0] = (uint64_t(fp) << 32) | (ci + 1);
     return CONST_BIT | ci;
-  }
-  void grow_const_slots() {  // twice the slots: the table stays at most half full
-    const unsigned bits = const_bits_ + 1;
-    Big<uint64_t> grown(size_t(1) << bits, 0);
-    const size_t m2 = grown.size() - 1;
-    // a wrapped cluster's tail at the start of the old table belongs after its head: start at an empty slot
-    size_t start = 0;
-    while (const_slots_[start]) start++;
-    for (size_t j = 0; j < const_slots_.size(); j++) {
-      const uint64_t slot = const_slots_[(start + j) & (const_slots_.size() - 1)];
-      if (!slot) continue;
-      size_t b = uint32_t(slot >> 32) >> (32 - bits);
-      while (grown[b]) b = (b + 1) & m2;
-      grown[b] = slot;
-    }
-    const_slots_.swap(grown);
-    const_bits_ = bits;
   }
 
   uint32_t id_of(const Val& x) { return x.id ? x.id : const_id(x.v); }
