@@ -123,13 +123,12 @@ std::string decimal(const uint64_t* limbs) {
 // The recorded path replayed on the request's own inputs must give the witness the recording computed: the
 // witness (plain) and the logs of this run come from that replay's check.
 template <class P>
-void check_replay(Recorder<P>& r, const Path<Mont<P>>& path,
+void check_replay(const Big<Mont<P>>& cw, const Path<Mont<P>>& path,
                   const std::vector<std::pair<uint64_t, std::vector<Mont<P>>>>& inputs,
                   const std::vector<typename Recorder<P>::InputSignal>& table, uint32_t input_base, uint32_t n_inputs,
                   RecordResult& out, std::vector<uint64_t>& witness_plain,
                   std::vector<std::pair<bool, std::string>>& logs) {
   using F = Mont<P>;
-  const auto& cw = r.concrete_witness();
   witness_plain.resize(cw.size() * 4);
   for (size_t i = 0; i < cw.size(); i++) {
     F n = cw[i].from_mont();
@@ -173,42 +172,52 @@ void record_as(const Wasm& w, const std::vector<std::pair<uint64_t, std::vector<
   using F = Mont<P>;
   BigScope scope;  // first in, last out: the build's large blocks are reused within it, unmapped after it
   const auto t0 = std::chrono::steady_clock::now();
-  Recorder<P> r(*w.module, lim, force);
-  auto table = r.input_signals();
-  try {
-    r.record(sanity, inputs, table, input_base, n_inputs);
-  } catch (const CircuitFailure& e) {
-    out.error_kind = "circuit";
-    out.code = e.code;
-    out.message = e.what();
-    return;
-  }
-  Trace<F>& t = r.trace();
+  Trace<F> t;
+  Big<F> cw;  // the concrete witness (not when force)
+  std::vector<typename Recorder<P>::InputSignal> table;
+  uint64_t steps = 0, converted = 0;
+  {
+    Recorder<P> r(*w.module, lim, force);
+    table = r.input_signals();
+    try {
+      r.record(sanity, inputs, table, input_base, n_inputs);
+    } catch (const CircuitFailure& e) {
+      out.error_kind = "circuit";
+      out.code = e.code;
+      out.message = e.what();
+      return;
+    }
+    t = r.take_trace();
+    cw = r.take_concrete_witness();
+    steps = r.steps();
+    converted = r.converted_ifs();
+  }  // the recorder's memory and shadow go back to the block cache: the compiler's tables reuse their pages
+  const size_t trace_nodes = t.nodes.size();
   const auto t1 = std::chrono::steady_clock::now();
-  auto path = Compiler<P>::compile(t, r.witness_count());
+  auto path = Compiler<P>::compile(t, uint32_t(t.witness.size()));
   const auto t2 = std::chrono::steady_clock::now();
   auto ms = [](auto a, auto b) { return uint64_t(std::chrono::duration<double, std::milli>(b - a).count() + 0.5); };
   // A build from placeholder inputs (force) returns no witness and no logs, and its forced asserts may make
   // its own replay miss: nothing below would be read (a 2^20 chain: 32 MiB and ~0.1 s saved).
-  if (!force) check_replay<P>(r, *path, inputs, table, input_base, n_inputs, out, witness_plain, logs);
+  if (!force) check_replay<P>(cw, *path, inputs, table, input_base, n_inputs, out, witness_plain, logs);
   if (!out.error_kind.empty()) return;
   auto ap = std::make_shared<AnyPath>();
   ap->curve = curve;
   ap->path = path;
-  ap->nodes = t.nodes.size();
+  ap->nodes = trace_nodes;
   ap->live_ins = path->code.size();
   ap->regs = path->n_regs;
   ap->guards = path->n_guards;
   ap->consts = path->consts.size();
   out.path = ap;
   out.ok = true;
-  out.stats = {{"steps", r.steps()},
-               {"trace_nodes", t.nodes.size()},
+  out.stats = {{"steps", steps},
+               {"trace_nodes", trace_nodes},
                {"instructions", path->code.size()},
                {"registers", path->n_regs},
                {"constants", path->consts.size()},
                {"guards", path->n_guards},
-               {"converted_ifs", r.converted_ifs()},
+               {"converted_ifs", converted},
                {"record_ms", ms(t0, t1)},
                {"compile_ms", ms(t1, t2)}};
 }

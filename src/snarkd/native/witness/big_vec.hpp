@@ -9,7 +9,8 @@
 //   - PodVec<T> grows by mremap: a growing trace or program keeps its pages (no copy, no new faults for
 //     what it held);
 //   - ZeroedPodVec<T> (the wasm's memory and its shadow) starts as a fresh mapping, zero by the kernel's
-//     word: pages the circuit never touches are never faulted in (no memset of the whole).
+//     word: pages the circuit never touches are never faulted in (no memset of the whole); freed, its
+//     pages serve the compiler's tables (the build frees the recorder before it compiles).
 // Transparent huge pages (madvise) were tried for these blocks and were slower on this VM: the kernel's
 // clearing of fresh 2 MiB pages cost more than the faults they saved.
 #pragma once
@@ -21,6 +22,7 @@
 #include <cstring>
 #include <initializer_list>
 #include <new>
+#include <stdexcept>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -49,16 +51,21 @@ struct BlockCache {
   int depth = 0;
   static constexpr size_t MAX_BYTES = size_t(1) << 30;
 
-  void* take(size_t len) {  // the smallest kept block that fits
+  void* take(size_t len) {  // the head of the smallest kept block that fits; its tail stays kept
     size_t best = blocks.size();
     for (size_t i = 0; i < blocks.size(); i++)
       if (blocks[i].len >= len && (best == blocks.size() || blocks[i].len < blocks[best].len)) best = i;
     if (best == blocks.size()) return nullptr;
-    Block b = blocks[best];
-    blocks.erase(blocks.begin() + long(best));
-    bytes -= b.len;
-    if (b.len > len) munmap(static_cast<char*>(b.p) + len, b.len - len);  // keep only what is asked
-    return b.p;
+    Block& b = blocks[best];
+    void* p = b.p;
+    if (b.len > len) {
+      b.p = static_cast<char*>(b.p) + len;
+      b.len -= len;
+    } else {
+      blocks.erase(blocks.begin() + long(best));
+    }
+    bytes -= len;
+    return p;
   }
   void give(void* p, size_t len) {
     if (depth > 0 && bytes + len <= MAX_BYTES) {
@@ -209,6 +216,11 @@ class PodVecT {
     resize(n, v);
   }
   void clear() { n_ = 0; }
+  // The first n elements (n <= capacity) were written through data(): they are the contents now.
+  void assume_filled(size_t n) {
+    if (n > cap_) throw std::length_error("PodVec::assume_filled past the capacity");
+    set_size(n);
+  }
 
  private:
   T* p_ = nullptr;
@@ -239,7 +251,7 @@ class PodVecT {
   size_t mapped_len() const { return bytes_of(cap_); }
   void unmap() {
     if (!p_) return;
-    if (ZERO) munmap(p_, mapped_len());
+    if (ZERO) detail::block_cache().give(p_, mapped_len());  // reused as plain memory, never as zeroed
     else big_free(p_, std::max(mapped_len(), BIG_BLOCK));
     p_ = nullptr;
     n_ = cap_ = 0;

@@ -205,6 +205,9 @@ class Recorder {
   Trace<F>& trace() { return trace_; }
   uint32_t witness_count() const { return uint32_t(trace_.witness.size()); }
   const Big<F>& concrete_witness() const { return concrete_; }  // empty when force
+  // What a recording leaves for the compiler, taken out so the recorder (its memory and shadow) can go first.
+  Trace<F> take_trace() { return std::move(trace_); }
+  Big<F> take_concrete_witness() { return std::move(concrete_); }
   uint64_t steps() const { return steps_; }
   uint64_t converted_ifs() const { return converted_; }
   uint64_t guards() const { return guards_; }
