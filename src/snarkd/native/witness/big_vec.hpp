@@ -139,9 +139,10 @@ struct BigAlloc {
 template <class T>
 using Big = std::vector<T, BigAlloc<T>>;
 
-// A vector of trivially copyable values in one mapping that grows in place or by mremap (never copied
-// into a new block, its pages never faulted in twice). ZERO: new elements are zero without being written
-// (fresh anonymous pages); the mapping then never comes from the block cache.
+// A vector of trivially copyable values that, once large (2 MiB), lives in one mapping and grows by mremap
+// (never copied into a new block, its pages never faulted in twice); small, it is a malloc block (a loaded
+// program's many small paths are not a mapping each). ZERO: new elements are zero without being written
+// (always a mapping of fresh anonymous pages, never one from the block cache).
 template <class T, bool ZERO = false>
 class PodVecT {
   static_assert(std::is_trivially_copyable<T>::value, "PodVec holds plain values");
@@ -160,7 +161,11 @@ class PodVecT {
     if (o.n_) std::memcpy(p_, o.p_, o.n_ * sizeof(T));
     n_ = o.n_;
   }
-  PodVecT(PodVecT&& o) noexcept : p_(o.p_), n_(o.n_), cap_(o.cap_) { o.p_ = nullptr, o.n_ = o.cap_ = 0; }
+  PodVecT(PodVecT&& o) noexcept : p_(o.p_), n_(o.n_), cap_(o.cap_), high_(o.high_), mapped_(o.mapped_) {
+    o.p_ = nullptr;
+    o.n_ = o.cap_ = o.high_ = 0;
+    o.mapped_ = false;
+  }
   PodVecT& operator=(PodVecT o) noexcept {
     swap(o);
     return *this;
@@ -170,6 +175,8 @@ class PodVecT {
     std::swap(p_, o.p_);
     std::swap(n_, o.n_);
     std::swap(cap_, o.cap_);
+    std::swap(high_, o.high_);
+    std::swap(mapped_, o.mapped_);
   }
 
   size_t size() const { return n_; }
@@ -226,6 +233,7 @@ class PodVecT {
   T* p_ = nullptr;
   size_t n_ = 0, cap_ = 0;
   size_t high_ = 0;  // ZERO: elements past this were never written (still the kernel's zero pages)
+  bool mapped_ = false;  // p_ is a mapping (else a malloc block or null)
 
   void set_size(size_t n) {
     n_ = n;
@@ -235,26 +243,38 @@ class PodVecT {
   static size_t bytes_of(size_t cap) { return detail::map_len(std::max<size_t>(cap * sizeof(T), 1)); }
   void remap(size_t cap) {
     if (cap > size_t(-1) / (2 * sizeof(T))) throw std::bad_alloc();
-    const size_t len = bytes_of(cap);
-    void* q;
-    if (!p_) {
-      q = ZERO ? detail::map_fresh(len) : big_alloc(std::max(len, BIG_BLOCK));
-      cap_ = (ZERO ? len : std::max(len, BIG_BLOCK)) / sizeof(T);
+    if (!ZERO && cap * sizeof(T) < BIG_BLOCK) {  // small: a malloc block (growth only: never was a mapping)
+      void* q = std::realloc(p_, cap * sizeof(T));
+      if (!q) throw std::bad_alloc();
       p_ = static_cast<T*>(q);
+      cap_ = cap;
       return;
     }
-    q = mremap(p_, mapped_len(), len, MREMAP_MAYMOVE);
-    if (q == MAP_FAILED) throw std::bad_alloc();
+    const size_t len = bytes_of(cap);
+    void* q;
+    if (mapped_) {
+      q = mremap(p_, mapped_len(), len, MREMAP_MAYMOVE);
+      if (q == MAP_FAILED) throw std::bad_alloc();
+    } else {
+      q = ZERO ? detail::map_fresh(len) : big_alloc(len);
+      if (p_) {  // outgrew its malloc block
+        std::memcpy(q, p_, n_ * sizeof(T));
+        std::free(p_);
+      }
+    }
     p_ = static_cast<T*>(q);
     cap_ = len / sizeof(T);
+    mapped_ = true;
   }
   size_t mapped_len() const { return bytes_of(cap_); }
   void unmap() {
     if (!p_) return;
-    if (ZERO) detail::block_cache().give(p_, mapped_len());  // reused as plain memory, never as zeroed
-    else big_free(p_, std::max(mapped_len(), BIG_BLOCK));
+    if (!mapped_) std::free(p_);
+    else if (ZERO) detail::block_cache().give(p_, mapped_len());  // reused as plain memory, never as zeroed
+    else big_free(p_, mapped_len());
     p_ = nullptr;
-    n_ = cap_ = 0;
+    n_ = cap_ = high_ = 0;
+    mapped_ = false;
   }
 };
 
