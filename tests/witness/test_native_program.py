@@ -73,15 +73,19 @@ def _one_instruction_program(witness_size: int, n_inputs: int, operand: int) -> 
         d = delta & 0xFFFFFFFF
         return ((d << 1) & 0xFFFFFFFF) ^ (0xFFFFFFFF if d >> 31 else 0)
 
-    u32 = lambda v: v.to_bytes(4, "little")  # noqa: E731
-    u64 = lambda v: v.to_bytes(8, "little")  # noqa: E731
+    def u32(v: int) -> bytes:
+        return v.to_bytes(4, "little")
+
+    def u64(v: int) -> bytes:
+        return v.to_bytes(8, "little")
+
     code = bytes([0]) + varint(zigzag(0)) + varint(zigzag(operand)) + varint(zigzag(0))
     path = u32(0) + u32(1) + u32(0) + u32(0) + u32(0) + u64(0) + u64(len(code)) + code + u32(0) + u64(0)
     return u32(witness_size) + u32(n_inputs) + u32(1) + path
 
 
 def test_programs_round_trip_through_their_coding(control):
-    c, wasm = control
+    _, wasm = control
     calc = NativeCalculator(wasm, cache=False)
     body = calc.program.serialize()
     again = type(calc.program).load(calc.program.curve, body)
@@ -93,10 +97,10 @@ def test_programs_round_trip_through_their_coding(control):
 
 
 def test_a_well_formed_but_wrong_program_body_is_refused_by_the_native_checks(control, caplog):
-    c, wasm = control
+    _, wasm = control
     calc = NativeCalculator(wasm, cache=False)
     path = wasm.with_name(wasm.name + ".wprog")
-    meta, body = program_file.read(path, calc._ident)
+    meta, _ = program_file.read(path, calc._ident)
     # an instruction whose operand points past the frame, with every checksum right
     bad = _one_instruction_program(calc.witness_size, calc.input_size, 2**31)
     program_file.write(path, calc._ident, meta, bad)
