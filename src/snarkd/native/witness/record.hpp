@@ -405,23 +405,26 @@ class Recorder {
   // plain and back again and again; a hit costs a few compares instead of a Montgomery product.
   struct PlainMemo {
     F mont[8], plain[8];  // zero <-> zero to begin with: a true pair
+    u64 mont_low[8], plain_low[8];  // their low limbs side by side: a miss is eight compares of one word
     unsigned next = 0;
-  } memo_;
+  } memo_ = {};
   void remember_plain(const F& m, const F& n) {
     memo_.mont[memo_.next] = m;
     memo_.plain[memo_.next] = n;
+    memo_.mont_low[memo_.next] = m.v[0];
+    memo_.plain_low[memo_.next] = n.v[0];
     memo_.next = (memo_.next + 1) & 7;
   }
   F plain(const F& m) {
     for (unsigned k = 0; k < 8; k++)
-      if (memo_.mont[k] == m) return memo_.plain[k];
+      if (memo_.mont_low[k] == m.v[0] && memo_.mont[k] == m) return memo_.plain[k];
     F n = m.from_mont();
     remember_plain(m, n);
     return n;
   }
   F mont(const F& n) {  // a plain value (a literal, a result) in Montgomery form, remembering the pair
     for (unsigned k = 0; k < 8; k++)
-      if (memo_.plain[k] == n) return memo_.mont[k];
+      if (memo_.plain_low[k] == n.v[0] && memo_.plain[k] == n) return memo_.mont[k];
     F m = n.to_mont();
     remember_plain(m, n);
     return m;
