@@ -58,15 +58,52 @@ def test_a_damaged_program_is_ignored_with_a_warning_and_rebuilt(control, caplog
     program_file.read(path, calc._ident)  # rewritten whole
 
 
+def _one_instruction_program(witness_size: int, n_inputs: int, operand: int) -> bytes:
+    """A program body of one path of one instruction, R_ADD d=0 a=operand b=0, coded as program.hpp writes it
+    (PROGRAM_FORMAT 3: op | k << 6, then zigzag varints of each field's change)."""
+
+    def varint(v: int) -> bytes:
+        out = b""
+        while v >= 0x80:
+            out += bytes([v & 0x7F | 0x80])
+            v >>= 7
+        return out + bytes([v])
+
+    def zigzag(delta: int) -> int:  # of a 32-bit difference
+        d = delta & 0xFFFFFFFF
+        return ((d << 1) & 0xFFFFFFFF) ^ (0xFFFFFFFF if d >> 31 else 0)
+
+    def u32(v: int) -> bytes:
+        return v.to_bytes(4, "little")
+
+    def u64(v: int) -> bytes:
+        return v.to_bytes(8, "little")
+
+    code = bytes([0]) + varint(zigzag(0)) + varint(zigzag(operand)) + varint(zigzag(0))
+    path = u32(0) + u32(1) + u32(0) + u32(0) + u32(0) + u64(0) + u64(len(code)) + code + u32(0) + u64(0)
+    return u32(witness_size) + u32(n_inputs) + u32(1) + path
+
+
+def test_programs_round_trip_through_their_coding(control):
+    _, wasm = control
+    calc = NativeCalculator(wasm, cache=False)
+    body = calc.program.serialize()
+    again = type(calc.program).load(calc.program.curve, body)
+    assert again.serialize() == body and again.path_stats() == calc.program.path_stats()
+    path = wasm.with_name(wasm.name + ".wprog")
+    assert bytes(program_file.read(path, calc._ident)[1]) == body  # what write_to put in the file
+    # the one-instruction body decodes (an operand inside the frame) before its twin below is refused
+    type(calc.program).load(calc.program.curve, _one_instruction_program(calc.witness_size, calc.input_size, 1))
+
+
 def test_a_well_formed_but_wrong_program_body_is_refused_by_the_native_checks(control, caplog):
-    c, wasm = control
+    _, wasm = control
     calc = NativeCalculator(wasm, cache=False)
     path = wasm.with_name(wasm.name + ".wprog")
-    meta, body = program_file.read(path, calc._ident)
+    meta, _ = program_file.read(path, calc._ident)
     # an instruction whose operand points past the frame, with every checksum right
-    bad = bytearray(body)
-    bad[-20:-16] = (2**31).to_bytes(4, "little")
-    program_file.write(path, calc._ident, meta, bytes(bad))
+    bad = _one_instruction_program(calc.witness_size, calc.input_size, 2**31)
+    program_file.write(path, calc._ident, meta, bad)
     with caplog.at_level(logging.WARNING, logger="snarkd.witness"):
         again = NativeCalculator(wasm, cache=False)
     assert any("ignoring native witness program" in r.message for r in caplog.records)

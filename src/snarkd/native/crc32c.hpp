@@ -44,6 +44,15 @@ __attribute__((target("sse4.2"))) inline uint32_t crc32c_hw_update(uint32_t crc,
 }
 #endif
 
+// A running crc32c: start from 0xffffffff, feed the parts in order, xor the end with 0xffffffff.
+inline uint32_t crc32c_update(uint32_t crc, const uint8_t* p, size_t n) {
+#if defined(__x86_64__) && defined(__GNUC__)
+  static const bool hw = cpu_has_sse42();
+  if (hw) return crc32c_hw_update(crc, p, n);
+#endif
+  return crc32c_table_update(crc, p, n);
+}
+
 // crc32c of [p, p + n) (standard: initial and final xor with 0xffffffff)
 inline uint32_t crc32c(const uint8_t* p, size_t n) {
   uint32_t crc = 0xffffffffu;

@@ -220,7 +220,7 @@ class NativeCalculator:
 
     def _save(self) -> None:
         with self._save_lock:
-            saved = program_file.save(self._paths, self._ident, self.meta, self.program.serialize())
+            saved = program_file.save(self._paths, self._ident, self.meta, self.program)
         if saved is None:
             log.warning("native witness program for %s: no writable place to keep it (%s); it lives in this "
                         "process only", self.name, ", ".join(map(str, self._paths)))

@@ -21,7 +21,7 @@ import json
 import os
 from pathlib import Path
 
-from snarkd.atomic import atomic_write_bytes
+from snarkd.atomic import atomic_open
 from snarkd.formats.checked_header import CRC, PREFIX, crc32c, pack, unpack
 
 MAGIC = b"snarkdWP"
@@ -52,13 +52,22 @@ def candidates(wasm_path: str | os.PathLike | None, wasm_sha256: str, cache_dir:
     return out
 
 
-def write(path: Path, ident: dict, meta: dict, program: bytes) -> None:
+def write(path: Path, ident: dict, meta: dict, program) -> None:
+    """program: the program's bytes, or the native Program itself, which writes them straight to the file
+    (`write_to`: a 2^20 circuit's program is 70 MB, never held as one more copy)."""
     header = json.dumps({"identity": ident, "meta": meta}, sort_keys=True).encode()
-    data = b"".join([pack(MAGIC, VERSION, header), program, CRC.pack(crc32c(program))])
-    atomic_write_bytes(path, data, durable=False)  # a cache: a file lost to a power cut is rebuilt
+    with atomic_open(path, "wb", durable=False) as fh:  # a cache: a file lost to a power cut is rebuilt
+        fh.write(pack(MAGIC, VERSION, header))
+        if hasattr(program, "write_to"):
+            fh.flush()
+            crc, _ = program.write_to(fh.fileno())
+        else:
+            fh.write(program)
+            crc = crc32c(program)
+        fh.write(CRC.pack(crc))
 
 
-def save(paths: list[Path], ident: dict, meta: dict, program: bytes) -> Path | None:
+def save(paths: list[Path], ident: dict, meta: dict, program) -> Path | None:
     """Write to the first place that takes it; None when none does (the program then lives in
     this process only)."""
     for path in paths:
@@ -71,8 +80,8 @@ def save(paths: list[Path], ident: dict, meta: dict, program: bytes) -> Path | N
     return None
 
 
-def read(path: Path, ident: dict) -> tuple[dict, bytes]:
-    """(meta, program bytes) of a checked file bound to `ident`; ProgramFileError otherwise."""
+def read(path: Path, ident: dict) -> tuple[dict, memoryview]:
+    """(meta, the program's bytes) of a checked file bound to `ident`; ProgramFileError otherwise."""
     try:
         data = Path(path).read_bytes()
     except FileNotFoundError:
@@ -84,7 +93,7 @@ def read(path: Path, ident: dict) -> tuple[dict, bytes]:
     obj, body = unpack(data, MAGIC, VERSION, "witness program", ProgramFileError, tail=CRC.size)
     if not isinstance(obj, dict) or obj.get("identity") != ident:
         raise ProgramFileError("stale: made from another .wasm or with another sanity-check setting")
-    program = data[body:-CRC.size]
+    program = memoryview(data)[body:-CRC.size]  # a view: the program is not copied again before its load
     if crc32c(program) != CRC.unpack_from(data, len(data) - CRC.size)[0]:
         raise ProgramFileError("program checksum mismatch (truncated or corrupt)")
     meta = obj.get("meta")

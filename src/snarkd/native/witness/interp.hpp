@@ -187,8 +187,8 @@ case OPC: {                                                    \
           if (want > lim_.max_memory || (m_.mem_has_max && old + n > m_.mem_max) || old + n > 65536) {
             S[sp_ - 1] = uint32_t(-1);
           } else {
-            mem_.resize(want, 0);
-            shadow_.resize(want / 4, 0);
+            mem_.resize(want);
+            shadow_.resize(want / 4);
             S[sp_ - 1] = old;
           }
           pc++;

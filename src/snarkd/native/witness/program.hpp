@@ -63,7 +63,7 @@ enum ROp : uint16_t {
 // The instruction set's version: part of every program file's identity (witness/program_file.py), so a
 // program written by another build is rebuilt, never replayed with other meanings. Bump it with any change
 // to ROp, PIns or what an instruction does.
-inline constexpr int PROGRAM_FORMAT = 2;
+inline constexpr int PROGRAM_FORMAT = 3;  // 3: instructions and conversions delta-coded on disk (program.hpp, end)
 
 // One replay instruction (16 bytes). k: bit 0 = a is a constant, bit 1 = b is a constant (an index
 // into the path's pool, which holds each constant in the form its readers want).
@@ -83,10 +83,10 @@ struct LogEvent {
 
 template <class F>
 struct Path {
-  std::vector<F> consts;  // each in the form its readers want (Montgomery or plain)
-  std::vector<PIns> code;
+  PodVec<F> consts;  // each in the form its readers want (Montgomery or plain)
+  PodVec<PIns> code;
   std::vector<std::string> strings;
-  std::vector<uint32_t> to_plain;  // witness slots left in Montgomery form: converted at the end, 8 at a time
+  PodVec<uint32_t> to_plain;  // witness slots left in Montgomery form: converted at the end, 8 at a time
   uint32_t n_regs = 0;
   uint32_t n_guards = 0;
   std::atomic<uint64_t> hits{0};  // replays that took this path (most used first)
@@ -99,9 +99,12 @@ class Compiler {
   using CF = CircomField<P>;
   enum Form : uint8_t { M = 0, NF = 1 };
 
-  static std::shared_ptr<Path<F>> compile(const Trace<F>& t, uint32_t witness_size) {
+  // Consumes the trace's nodes (read by lowering only: freed before emit, inside a build's BigScope their
+  // pages serve emit's tables).
+  static std::shared_ptr<Path<F>> compile(Trace<F>& t, uint32_t witness_size) {
     Compiler c(t, witness_size);
     c.lower();
+    t.nodes = PodVec<TNode>();
     return c.emit();
   }
 
@@ -117,9 +120,9 @@ class Compiler {
   const Trace<F>& t_;
   const uint32_t W_;
   const uint32_t nc_;  // constants per form
-  std::vector<XNode> x_{XNode{R_COUNT, M, 0, 0, 0, 0}};  // id 0 unused
-  std::vector<uint32_t> map_;     // trace id -> XNode id
-  std::vector<uint32_t> other_;   // XNode id -> its conversion to the other form (0: none yet)
+  PodVec<XNode> x_{XNode{R_COUNT, M, 0, 0, 0, 0}};  // id 0 unused
+  Big<uint32_t> map_;     // trace id -> XNode id
+  PodVec<uint32_t> other_;   // XNode id -> its conversion to the other form (0: none yet)
 
   Compiler(const Trace<F>& t, uint32_t w) : t_(t), W_(w), nc_(uint32_t(t.consts.size())) {}
 
@@ -172,7 +175,7 @@ class Compiler {
     const auto& nodes = t_.nodes;
     const size_t n = nodes.size();
     // liveness: the witness, guards and logs keep values alive
-    std::vector<uint8_t> live(n, 0);
+    Big<uint8_t> live(n, 0);
     for (uint32_t id : t_.witness)
       if (is_node(id)) live[id] = 1;
     for (size_t k = 1; k < n; k++)
@@ -309,33 +312,43 @@ class Compiler {
   }
 
   // Which nodes are live (a witness signal's home, an effect, or read by a live node), walking from the
-  // last node back; `read(k, o)` sees each live node k's read of node o, last reader first.
+  // last node back; `read(k, o)` sees each live node k's read of node o, last reader first. Counts on the
+  // way the instructions the live nodes make (two where a fourth-operand EXT follows) and their constant
+  // operands.
   template <class Opnds, class IsEffect, class Read>
-  std::vector<uint8_t> walk_live(const std::vector<uint32_t>& home, Opnds opnds, IsEffect is_effect, Read read) {
+  Big<uint8_t> walk_live(const Big<uint32_t>& home, Opnds opnds, IsEffect is_effect, Read read,
+                         size_t* instructions = nullptr, size_t* const_reads = nullptr) {
     const size_t n = x_.size();
-    std::vector<uint8_t> live(n, 0);
+    Big<uint8_t> live(n, 0);
     for (size_t k = 1; k < n; k++)
       if (home[k] != ~0u || is_effect(x_[k].op)) live[k] = 1;
+    size_t ins = 0, consts = 0;
     for (size_t k = n; k-- > 1;) {
       if (!live[k]) continue;
       uint32_t o[4];
       int c = opnds(x_[k], o);
-      for (int i = 0; i < c; i++)
+      ins += c >= 3 ? 2 : 1;
+      for (int i = 0; i < c; i++) {
         if (is_node(o[i])) {
           live[o[i]] = 1;
           read(uint32_t(k), o[i]);
+        } else {
+          consts += (o[i] & CONST_BIT) != 0;
         }
+      }
     }
+    if (instructions) *instructions = ins;
+    if (const_reads) *const_reads = consts;
     return live;
   }
 
   // x * y + z where the product has no other reader (a linear combination's terms, a square plus
   // a constant): one instruction instead of two, and no register for the product.
   template <class Opnds, class IsEffect>
-  void fuse_multiply_adds(const std::vector<uint32_t>& home, Opnds opnds, IsEffect is_effect) {
+  void fuse_multiply_adds(const Big<uint32_t>& home, Opnds opnds, IsEffect is_effect) {
     const size_t n = x_.size();
-    std::vector<uint32_t> readers(n, 0);
-    std::vector<uint8_t> live = walk_live(home, opnds, is_effect, [&](uint32_t, uint32_t o) { readers[o]++; });
+    Big<uint32_t> readers(n, 0);
+    Big<uint8_t> live = walk_live(home, opnds, is_effect, [&](uint32_t, uint32_t o) { readers[o]++; });
     // x * y + z: the product's operands move into the sum
     fuse_adds(R_MUL, live, readers, home, [](const XNode& sum, const XNode& mul, uint32_t other) {
       return XNode{R_MADD, sum.form, mul.a, mul.b, other, 0};
@@ -349,8 +362,8 @@ class Compiler {
   // Each live sum one of whose operands is a `producer` node no other node reads (nor the witness) becomes
   // make(the sum, that node, the other operand): the producer is then unread.
   template <class Make>
-  void fuse_adds(uint16_t producer, const std::vector<uint8_t>& live, std::vector<uint32_t>& readers,
-                 const std::vector<uint32_t>& home, Make make) {
+  void fuse_adds(uint16_t producer, const Big<uint8_t>& live, Big<uint32_t>& readers,
+                 const Big<uint32_t>& home, Make make) {
     auto fusable = [&](uint32_t r) {
       return is_node(r) && x_[r].op == producer && readers[r] == 1 && home[r] == ~0u;
     };
@@ -384,7 +397,7 @@ class Compiler {
              op == R_GUARD_NE || op == R_LOG_STR || op == R_LOG_VAL;
     };
     // homes: each witness element computes into its own slot
-    std::vector<uint32_t> home(n, ~0u);
+    Big<uint32_t> home(n, ~0u);
     for (uint32_t i = 0; i < t_.witness.size(); i++) {
       uint32_t id = t_.witness[i];
       if (is_node(id)) {
@@ -393,13 +406,14 @@ class Compiler {
       }
     }
     fuse_multiply_adds(home, opnds, is_effect);
-    std::vector<uint32_t> last(n, 0);
-    std::vector<uint8_t> live = walk_live(home, opnds, is_effect, [&](uint32_t k, uint32_t o) {
+    Big<uint32_t> last(n, 0);
+    size_t n_ins = 0, n_const_reads = 0;
+    Big<uint8_t> live = walk_live(home, opnds, is_effect, [&](uint32_t k, uint32_t o) {
       if (!last[o]) last[o] = k;
-    });
+    }, &n_ins, &n_const_reads);
     auto path = std::make_shared<Path<F>>();
     // the pool holds the constants live instructions read, each in the form they read it
-    std::vector<uint32_t> pool_index(2 * size_t(nc_), ~0u);  // trace pool index (+ nc_: plain) -> path pool
+    Big<uint32_t> pool_index(2 * size_t(nc_), ~0u);  // trace pool index (+ nc_: plain) -> path pool
     auto pooled = [&](uint32_t tagged) -> uint32_t {
       uint32_t& at = pool_index[tagged];
       if (at != ~0u) return at;
@@ -409,11 +423,16 @@ class Compiler {
     };
     path->strings = t_.strings;
     auto& code = path->code;
+    // room for the whole program up front (one block, from the build's freed ones where one fits), never
+    // regrown: a constant or a copy per witness element at most besides the live values' instructions
+    code.reserve(n_ins + t_.witness.size());
+    path->consts.reserve(std::min<size_t>(2 * size_t(nc_), n_const_reads + t_.witness.size()));
     for (uint32_t i = 0; i < t_.witness.size(); i++) {
       uint32_t id = t_.witness[i];
       if (!is_node(id)) code.push_back(PIns{R_SETC, 1, i, pooled(nc_ + (id & ~CONST_BIT)), 0});
     }
-    std::vector<uint32_t> slot(n, ~0u), free_regs;
+    Big<uint32_t> slot(n, ~0u);
+    std::vector<uint32_t> free_regs;
     uint32_t n_regs = 0;
     auto operand = [&](uint32_t r, uint16_t& k, int bit) -> uint32_t {
       if (r & CONST_BIT) {
@@ -605,12 +624,22 @@ struct Replay {
 
 // -- serialization ----------------------------------------------------------------------------------
 
+// Writes into a buffer of the exact size (a first pass with no buffer counts it): a large program goes
+// once into the bytes object that leaves for Python, never through a growing string and a copy.
 class ByteWriter {
  public:
-  std::string out;
-  void u32(uint32_t v) { out.append((const char*)&v, 4); }
-  void u64(uint64_t v) { out.append((const char*)&v, 8); }
-  void raw(const void* p, size_t n) { out.append((const char*)p, n); }
+  explicit ByteWriter(uint8_t* at = nullptr) : at_(at) {}
+  void u32(uint32_t v) { raw(&v, 4); }
+  void u64(uint64_t v) { raw(&v, 8); }
+  void raw(const void* p, size_t n) {
+    if (at_ && n) std::memcpy(at_ + size_, p, n);
+    size_ += n;
+  }
+  size_t size() const { return size_; }
+
+ private:
+  uint8_t* at_;
+  size_t size_ = 0;
 };
 class ByteReader {
  public:
@@ -630,8 +659,84 @@ class ByteReader {
   const uint8_t* end_;
 };
 
-template <class F>
-void write_path(ByteWriter& w, const Path<F>& p) {
+// On disk, instructions are delta-coded: a byte op | k << 6, then d, a and b each as the zigzag varint of
+// its difference from the same field of the last instruction with the same op. A program's instructions
+// of one kind walk the frame in step (a chain's step: d, a and b one slot on, its EXT's constant one
+// index on), so most fields take one byte: a 2^20 chain's 2,097,151 instructions, 33.5 MB in memory, are
+// 8.4 MB on disk, and its program file 71 -> 46 MB (writing it was a tenth of the build). The witness
+// slots left in Montgomery form (ascending) are varint gaps. The reader decodes into the same PIns and
+// checks every operand as before.
+namespace coding {
+inline uint8_t* put_varint(uint8_t* o, uint32_t v) {
+  while (v >= 0x80) {
+    *o++ = uint8_t(v | 0x80);
+    v >>= 7;
+  }
+  *o++ = uint8_t(v);
+  return o;
+}
+inline uint32_t zigzag(uint32_t delta) { return (delta << 1) ^ uint32_t(int32_t(delta) >> 31); }
+inline uint32_t unzigzag(uint32_t z) { return (z >> 1) ^ (0u - (z & 1)); }
+
+// Encoded instructions (at most 16 bytes each).
+inline PodVec<uint8_t> encode_code(const PodVec<PIns>& code) {
+  PodVec<uint8_t> out;
+  out.reserve(code.size() * 16 + 1);
+  uint8_t* o = out.data();
+  PIns prev[64] = {};
+  for (const PIns& in : code) {
+    if (in.op >= 64 || in.k > 3) throw std::runtime_error("internal: instruction not codable");
+    PIns& pv = prev[in.op];
+    *o++ = uint8_t(in.op | (in.k << 6));
+    o = put_varint(o, zigzag(in.d - pv.d));
+    o = put_varint(o, zigzag(in.a - pv.a));
+    o = put_varint(o, zigzag(in.b - pv.b));
+    pv = in;
+  }
+  out.assume_filled(size_t(o - out.data()));
+  return out;
+}
+inline PodVec<uint8_t> encode_gaps(const PodVec<uint32_t>& xs) {
+  PodVec<uint8_t> out;
+  out.reserve(xs.size() * 5 + 1);
+  uint8_t* o = out.data();
+  uint32_t prev = 0;
+  for (uint32_t x : xs) {
+    o = put_varint(o, zigzag(x - prev));
+    prev = x;
+  }
+  out.assume_filled(size_t(o - out.data()));
+  return out;
+}
+
+class VarintReader {
+ public:
+  VarintReader(const uint8_t* p, size_t n) : p_(p), end_(p + n) {}
+  uint8_t byte() {
+    if (p_ == end_) bad();
+    return *p_++;
+  }
+  uint32_t varint() {
+    uint32_t v = 0;
+    for (unsigned shift = 0;; shift += 7) {
+      const uint8_t b = byte();
+      if (shift == 28 && b > 0x0F) bad();  // more than 32 bits
+      v |= uint32_t(b & 0x7F) << shift;
+      if (!(b & 0x80)) return v;
+    }
+  }
+  bool done() const { return p_ == end_; }
+  [[noreturn]] static void bad() { throw std::runtime_error("native witness program: malformed instruction coding"); }
+
+ private:
+  const uint8_t* p_;
+  const uint8_t* end_;
+};
+}  // namespace coding
+
+// W: ByteWriter, or anything with u32, u64 and raw (the module's file writer)
+template <class W, class F>
+void write_path(W& w, const Path<F>& p) {
   w.u32(uint32_t(p.consts.size()));
   w.u32(uint32_t(p.code.size()));
   w.u32(p.n_regs);
@@ -639,13 +744,17 @@ void write_path(ByteWriter& w, const Path<F>& p) {
   w.u32(uint32_t(p.strings.size()));
   w.u64(p.hits.load());
   w.raw(p.consts.data(), p.consts.size() * sizeof(F));
-  w.raw(p.code.data(), p.code.size() * sizeof(PIns));
+  const PodVec<uint8_t> code = coding::encode_code(p.code);
+  w.u64(code.size());
+  w.raw(code.data(), code.size());
   for (auto& s : p.strings) {
     w.u32(uint32_t(s.size()));
     w.raw(s.data(), s.size());
   }
   w.u32(uint32_t(p.to_plain.size()));
-  w.raw(p.to_plain.data(), p.to_plain.size() * sizeof(uint32_t));
+  const PodVec<uint8_t> gaps = coding::encode_gaps(p.to_plain);
+  w.u64(gaps.size());
+  w.raw(gaps.data(), gaps.size());
 }
 
 // Reads a path and checks every operand index against its pool/frame: a damaged file is refused
@@ -664,8 +773,24 @@ std::shared_ptr<Path<F>> read_path(ByteReader& r, uint32_t witness_size, uint32_
   std::memcpy(p->consts.data(), r.take(size_t(nc) * sizeof(F)), size_t(nc) * sizeof(F));
   for (auto& c : p->consts)
     if (!c.is_canonical()) throw std::runtime_error("native witness program: a constant is not reduced");
-  p->code.resize(ni);
-  std::memcpy(p->code.data(), r.take(size_t(ni) * sizeof(PIns)), size_t(ni) * sizeof(PIns));
+  {
+    const uint64_t len = r.u64();
+    if (len > uint64_t(ni) * 16) throw std::runtime_error("native witness program: implausible code length");
+    coding::VarintReader c(r.take(size_t(len)), size_t(len));
+    p->code.resize(ni);
+    PIns prev[64] = {};
+    for (PIns& in : p->code) {
+      const uint8_t head = c.byte();
+      PIns& pv = prev[head & 63];
+      in.op = uint16_t(head & 63);
+      in.k = uint16_t(head >> 6);
+      in.d = pv.d + coding::unzigzag(c.varint());
+      in.a = pv.a + coding::unzigzag(c.varint());
+      in.b = pv.b + coding::unzigzag(c.varint());
+      pv = in;
+    }
+    if (!c.done()) coding::VarintReader::bad();
+  }
   for (uint32_t k = 0; k < ns; k++) {
     uint32_t len = r.u32();
     if (len > (1u << 24)) throw std::runtime_error("native witness program: implausible string");
@@ -674,8 +799,15 @@ std::shared_ptr<Path<F>> read_path(ByteReader& r, uint32_t witness_size, uint32_
   }
   uint32_t nt = r.u32();
   if (nt > witness_size) throw std::runtime_error("native witness program: implausible conversion list");
-  p->to_plain.resize(nt);
-  std::memcpy(p->to_plain.data(), r.take(size_t(nt) * 4), size_t(nt) * 4);
+  {
+    const uint64_t len = r.u64();
+    if (len > uint64_t(nt) * 5) throw std::runtime_error("native witness program: implausible conversion list");
+    coding::VarintReader c(r.take(size_t(len)), size_t(len));
+    p->to_plain.resize(nt);
+    uint32_t prev = 0;
+    for (uint32_t& x : p->to_plain) x = prev = prev + coding::unzigzag(c.varint());
+    if (!c.done()) coding::VarintReader::bad();
+  }
   for (uint32_t x : p->to_plain)
     if (x >= witness_size) throw std::runtime_error("native witness program: a conversion outside the witness");
   const uint64_t frame = uint64_t(witness_size) + p->n_regs;

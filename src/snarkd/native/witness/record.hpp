@@ -193,17 +193,21 @@ class Recorder {
     }
     uint32_t n = witness_size();
     trace_.witness.resize(n);
-    concrete_.resize(n);
+    if (!force_) concrete_.resize(n);  // a build from placeholder inputs (force) has no witness to give
     for (uint32_t i = 0; i < n; i++) {
       call(uint32_t(f_get_witness_), {i});
       Val v = read_elem(shared_elem_);
       trace_.witness[i] = v.id ? v.id : const_id(v.v);
-      concrete_[i] = v.v;
+      if (!force_) concrete_[i] = v.v;
     }
   }
 
   Trace<F>& trace() { return trace_; }
-  const std::vector<F>& concrete_witness() const { return concrete_; }
+  uint32_t witness_count() const { return uint32_t(trace_.witness.size()); }
+  const Big<F>& concrete_witness() const { return concrete_; }  // empty when force
+  // What a recording leaves for the compiler, taken out so the recorder (its memory and shadow) can go first.
+  Trace<F> take_trace() { return std::move(trace_); }
+  Big<F> take_concrete_witness() { return std::move(concrete_); }
   uint64_t steps() const { return steps_; }
   uint64_t converted_ifs() const { return converted_; }
   uint64_t guards() const { return guards_; }
@@ -216,8 +220,8 @@ class Recorder {
   int f_set_input_, f_get_witness_, f_init_, f_msg_char_, f_shared_, f_map_pos_;
   uint32_t shared_ = 0, shared_elem_ = 0;
 
-  std::vector<uint8_t> mem_;
-  std::vector<uint32_t> shadow_;  // per 4-byte word: the trace value of the element it is part of
+  ZeroedPodVec<uint8_t> mem_;  // fresh zero pages: what the circuit never touches is never faulted in
+  ZeroedPodVec<uint32_t> shadow_;  // per 4-byte word: the trace value of the element it is part of
   std::vector<uint64_t> globals_;
 
   struct Frame {
@@ -231,15 +235,23 @@ class Recorder {
   uint64_t steps_ = 0;
 
   Trace<F> trace_;
-  // Constants by value -> pool index: open addressing over the pool itself (slots hold index + 1), since a
-  // chain circuit interns a new constant per step and a node-based map's allocations were a tenth of a build.
-  std::vector<uint32_t> const_slots_ = std::vector<uint32_t>(1 << 12, 0);
-  static size_t limb_hash(const F& v) {
+  // Constants by value -> pool index, for the constants seen lately: a 4-way set-associative table of 2^12
+  // sets (128 KiB, in cache), each slot the value's 32-bit fingerprint over its pool index + 1 (0: empty),
+  // newest first; the pool is read only where a fingerprint matches. A value not found is appended (and
+  // the set's oldest slot dropped). An exact table over the whole pool cost a cache and TLB miss per lookup
+  // (~190 ns; a chain circuit interns a new constant per step: 13% of its build) and bought nothing the
+  // replay sees: a constant that left this table and comes back is pooled twice, both copies exact.
+  // circom's constants repeat close together (round constants, masks, shift counts), so the pools stay
+  // as they were (SHA-256 170, Poseidon 396, EdDSA 4,718 constants: the same; an EdDSA signer 4,365 -> 4,369).
+  static constexpr unsigned RECENT_SETS_BITS = 12, RECENT_WAYS = 4;
+  Big<uint64_t> const_slots_ = Big<uint64_t>(RECENT_WAYS << RECENT_SETS_BITS, 0);
+  static uint32_t fingerprint(const F& v) {
     u64 h = 0x9E3779B97F4A7C15ull;
     for (size_t i = 0; i < P::N; i++) h = (h ^ v.v[i]) * 0xBF58476D1CE4E5B9ull;
-    return size_t(h ^ (h >> 31));
+    h ^= h >> 29;
+    return uint32_t(h >> 32);
   }
-  std::vector<F> concrete_;
+  Big<F> concrete_;
   uint64_t converted_ = 0, guards_ = 0;
 
   // if-conversion state
@@ -274,8 +286,8 @@ class Recorder {
   void instantiate() {
     uint64_t bytes = uint64_t(m_.mem_initial) << 16;
     if (bytes > lim_.max_memory) throw CircuitFailure(5, "the circuit's initial memory is larger than its limit");
-    mem_.assign(bytes, 0);
-    shadow_.assign(bytes / 4, 0);
+    mem_.resize(bytes);
+    shadow_.resize(bytes / 4);
     for (auto& d : m_.data) {
       if (uint64_t(d.offset) + d.len > mem_.size()) throw Unsupported("data segment outside memory");
       std::memcpy(mem_.data() + d.offset, d.bytes, d.len);
@@ -332,14 +344,43 @@ class Recorder {
 
   Val read_elem(uint32_t a) {
     bounds(a, ELEM);
-    if (a & 3) throw Unsupported("unaligned field element");
+    if (a & 3) unaligned_elem();
     const uint32_t w0 = a >> 2;
-    uint32_t id = shadow_[w0];
-    for (uint32_t k = 1; k < ELEM / 4; k++)
-      if (shadow_[w0 + k] != id)
-        throw Unsupported("function " + m_.funcs[frames_.back().func].name + ": the field element at " +
-                          std::to_string(a) + " was partly overwritten by raw stores");
+    const uint32_t id = shadow_[w0];
+    {  // every shadow word of the element names the same value: two words per compare
+      static_assert(ELEM % 8 == 0, "an element is a whole number of shadow word pairs");
+      const uint64_t twice = uint64_t(id) * 0x100000001ull;
+      const uint32_t* s = shadow_.data() + w0;
+      uint64_t diff = 0;
+      for (uint32_t k = 0; k < ELEM / 4; k += 2) {
+        uint64_t pair;
+        std::memcpy(&pair, s + k, 8);
+        diff |= pair ^ twice;
+      }
+      if (diff) partly_overwritten(a);
+    }
     const uint8_t* p = mem_.data() + a;
+    uint32_t type;
+    std::memcpy(&type, p + 4, 4);
+    Val out;
+    out.id = id;
+    if ((type & 0xC0000000u) == 0xC0000000u) {  // long Montgomery: what our Fr functions write
+      std::memcpy(out.v.v, p + 8, sizeof out.v.v);
+      if (!F::lt_mod(out.v.v)) F::reduce_raw(out.v.v);
+      return out;
+    }
+    out.v = decode_other(p);
+    return out;
+  }
+  [[noreturn]] __attribute__((noinline, cold)) void unaligned_elem() {
+    throw Unsupported("unaligned field element");
+  }
+  [[noreturn]] __attribute__((noinline, cold)) void partly_overwritten(uint32_t a) {
+    throw Unsupported("function " + m_.funcs[frames_.back().func].name + ": the field element at " +
+                      std::to_string(a) + " was partly overwritten by raw stores");
+  }
+  // An element in short or long normal form (circom's literals, the wasm's own stores), in Montgomery form.
+  __attribute__((noinline)) F decode_other(const uint8_t* p) {
     int32_t sv;
     uint32_t type;
     std::memcpy(&sv, p, 4);
@@ -350,12 +391,43 @@ class Recorder {
       std::memcpy(l, p + 8, sizeof l);
       F::reduce_raw(l);
       v = F::from_limbs(l);
-      if (!(type & 0x40000000u)) v = v.to_mont();
+      if (!(type & 0x40000000u)) v = mont(v);  // long normal: plain
     } else {
-      v = CF::from_u64(uint64_t(sv < 0 ? -int64_t(sv) : int64_t(sv)));
-      if (sv < 0) v = v.neg();
+      F small = F::zero();
+      small.v[0] = uint64_t(sv < 0 ? -int64_t(sv) : int64_t(sv));
+      v = mont(sv < 0 ? small.neg() : small);  // plain: p - |sv| for a negative one
     }
-    return Val{id, v};
+    return v;
+  }
+
+  // The plain forms of the last few Montgomery values converted either way. circom's integer work (loop
+  // counters compared and turned into indices, bits shifted out and masked) converts the same value to
+  // plain and back again and again; a hit costs a few compares instead of a Montgomery product.
+  struct PlainMemo {
+    F mont[8], plain[8];  // zero <-> zero to begin with: a true pair
+    u64 mont_low[8], plain_low[8];  // their low limbs side by side: a miss is eight compares of one word
+    unsigned next = 0;
+  } memo_ = {};
+  void remember_plain(const F& m, const F& n) {
+    memo_.mont[memo_.next] = m;
+    memo_.plain[memo_.next] = n;
+    memo_.mont_low[memo_.next] = m.v[0];
+    memo_.plain_low[memo_.next] = n.v[0];
+    memo_.next = (memo_.next + 1) & 7;
+  }
+  F plain(const F& m) {
+    for (unsigned k = 0; k < 8; k++)
+      if (memo_.mont_low[k] == m.v[0] && memo_.mont[k] == m) return memo_.plain[k];
+    F n = m.from_mont();
+    remember_plain(m, n);
+    return n;
+  }
+  F mont(const F& n) {  // a plain value (a literal, a result) in Montgomery form, remembering the pair
+    for (unsigned k = 0; k < 8; k++)
+      if (memo_.plain_low[k] == n.v[0] && memo_.plain[k] == n) return memo_.mont[k];
+    F m = n.to_mont();
+    remember_plain(m, n);
+    return m;
   }
   void write_elem(uint32_t a, const Val& x) {
     bounds(a, ELEM);
@@ -380,7 +452,7 @@ class Recorder {
     if (arm_depth_) for (uint32_t k = 0; k < ELEM / 4; k++) journal_word((a >> 2) + k);
     uint8_t* p = mem_.data() + a;
     uint32_t sv = 0, type = 0x80000000u;
-    F n = x.v.from_mont();
+    F n = plain(x.v);
     std::memcpy(p, &sv, 4);
     std::memcpy(p + 4, &type, 4);
     std::memcpy(p + 8, n.v, sizeof n.v);
@@ -394,24 +466,18 @@ class Recorder {
   }
   // Constants are referenced as CONST_BIT | index (no node: the pool only grows).
   uint32_t const_id(const F& v) {
-    const size_t mask = const_slots_.size() - 1;
-    size_t at = limb_hash(v) & mask;
-    for (uint32_t slot; (slot = const_slots_[at]) != 0; at = (at + 1) & mask)
-      if (trace_.consts[slot - 1] == v) return CONST_BIT | (slot - 1);
+    const uint32_t fp = fingerprint(v);
+    uint64_t* set = const_slots_.data() + RECENT_WAYS * (fp >> (32 - RECENT_SETS_BITS));
+    for (unsigned w = 0; w < RECENT_WAYS; w++) {
+      const uint64_t slot = set[w];
+      if (slot && uint32_t(slot >> 32) == fp && trace_.consts[uint32_t(slot) - 1] == v)
+        return CONST_BIT | (uint32_t(slot) - 1);
+    }
     uint32_t ci = uint32_t(trace_.consts.size());
     if (ci >= CONST_BIT - 1) throw Unsupported("more than 2^31 constants");
     trace_.consts.push_back(v);
-    const_slots_[at] = ci + 1;
-    if (2 * trace_.consts.size() > const_slots_.size()) {  // keep the table at most half full
-      std::vector<uint32_t> grown(2 * const_slots_.size(), 0);
-      const size_t m2 = grown.size() - 1;
-      for (uint32_t k = 0; k < trace_.consts.size(); k++) {
-        size_t b = limb_hash(trace_.consts[k]) & m2;
-        while (grown[b]) b = (b + 1) & m2;
-        grown[b] = k + 1;
-      }
-      const_slots_.swap(grown);
-    }
+    for (unsigned w = RECENT_WAYS - 1; w > 0; w--) set[w] = set[w - 1];
+    set[0] = (uint64_t(fp) << 32) | (ci + 1);
     return CONST_BIT | ci;
   }
 
@@ -436,32 +502,33 @@ class Recorder {
       case H_SUB: r = CF::sub(a.v, b.v); op = T_SUB; break;
       case H_MUL: r = CF::mul(a.v, b.v); op = T_MUL; break;
       case H_DIV: r = CF::div(a.v, b.v); op = T_DIV; break;
-      case H_IDIV:
+      // the integer operators: CircomField's definitions on plain values (CF::idiv, CF::lt... are these
+      // same functions between from_mont and to_mont), the conversions through the memo
+      case H_IDIV: case H_MOD: {
         // \ and % trap on 0: an arm that may not run must not contain them (its select
         // would make the replay trap where the wasm does not)
         if (arm_depth_ && (a.id || b.id)) throw detail::ArmAbort{"partial op"};
-        if (CF::idiv(a.v, b.v, r)) trap("integer divide by zero");
-        op = T_IDIV;
+        F q;
+        if (h == H_IDIV ? CF::n_idiv(plain(a.v), plain(b.v), q) : CF::n_mod(plain(a.v), plain(b.v), q))
+          trap("integer divide by zero");
+        r = mont(q);
+        op = h == H_IDIV ? T_IDIV : T_MOD;
         break;
-      case H_MOD:
-        if (arm_depth_ && (a.id || b.id)) throw detail::ArmAbort{"partial op"};
-        if (CF::mod(a.v, b.v, r)) trap("integer divide by zero");
-        op = T_MOD;
-        break;
-      case H_POW: r = CF::pow(a.v, b.v); op = T_POW; break;
+      }
+      case H_POW: r = CF::pow_n(a.v, plain(b.v)); op = T_POW; break;
       case H_EQ: r = CF::eq(a.v, b.v); op = T_EQ; break;
       case H_NEQ: r = CF::neq(a.v, b.v); op = T_NEQ; break;
-      case H_LT: r = CF::lt(a.v, b.v); op = T_LT; break;
-      case H_GT: r = CF::gt(a.v, b.v); op = T_GT; break;
-      case H_LEQ: r = CF::leq(a.v, b.v); op = T_LEQ; break;
-      case H_GEQ: r = CF::geq(a.v, b.v); op = T_GEQ; break;
+      case H_LT: r = CF::boolean(CF::n_less(plain(a.v), plain(b.v))); op = T_LT; break;
+      case H_GT: r = CF::boolean(CF::n_less(plain(b.v), plain(a.v))); op = T_GT; break;
+      case H_LEQ: r = CF::boolean(!CF::n_less(plain(b.v), plain(a.v))); op = T_LEQ; break;
+      case H_GEQ: r = CF::boolean(!CF::n_less(plain(a.v), plain(b.v))); op = T_GEQ; break;
       case H_LAND: r = CF::land(a.v, b.v); op = T_LAND; break;
       case H_LOR: r = CF::lor(a.v, b.v); op = T_LOR; break;
-      case H_BAND: r = CF::band(a.v, b.v); op = T_BAND; break;
-      case H_BOR: r = CF::bor(a.v, b.v); op = T_BOR; break;
-      case H_BXOR: r = CF::bxor(a.v, b.v); op = T_BXOR; break;
-      case H_SHL: r = CF::shl(a.v, b.v); op = T_SHL; break;
-      case H_SHR: r = CF::shr(a.v, b.v); op = T_SHR; break;
+      case H_BAND: r = mont(CF::n_band(plain(a.v), plain(b.v))); op = T_BAND; break;
+      case H_BOR: r = mont(CF::n_bor(plain(a.v), plain(b.v))); op = T_BOR; break;
+      case H_BXOR: r = mont(CF::n_bxor(plain(a.v), plain(b.v))); op = T_BXOR; break;
+      case H_SHL: r = mont(CF::n_shl(plain(a.v), plain(b.v))); op = T_SHL; break;
+      case H_SHR: r = mont(CF::n_shr(plain(a.v), plain(b.v))); op = T_SHR; break;
       default: throw Unsupported("internal: binary op");
     }
     if (!a.id && !b.id) return Val{0, r};
@@ -480,7 +547,7 @@ class Recorder {
       case H_NEG: r = CF::neg(a.v); op = T_NEG; break;
       case H_INV: r = CF::inv(a.v); op = T_INV; break;
       case H_LNOT: r = CF::lnot(a.v); op = T_LNOT; break;
-      case H_BNOT: r = CF::bnot(a.v); op = T_BNOT; break;
+      case H_BNOT: r = mont(CF::n_bnot(plain(a.v))); op = T_BNOT; break;
       case H_SQUARE: r = CF::mul(a.v, a.v); op = T_MUL; break;
       default: throw Unsupported("internal: unary op");
     }
@@ -541,7 +608,7 @@ class Recorder {
         uint32_t a = arg(0, 1);
         sp_ -= 1;
         Val x = read_elem(a);
-        int32_t v = CF::to_int32(x.v);
+        int32_t v = CF::n_to_int32(plain(x.v));
         // setInputSignal converts the value it stores to decide its representation only
         if (x.id && frames_.back().func != uint32_t(f_set_input_)) guard(T_GUARD_INT, x.id, uint32_t(v));
         stk_[sp_++] = uint32_t(v);

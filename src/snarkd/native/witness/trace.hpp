@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "witness/big_vec.hpp"
+
 namespace snarkd::witness {
 
 enum TOp : uint8_t {
@@ -46,10 +48,10 @@ struct TNode {
 
 template <class F>
 struct Trace {
-  std::vector<TNode> nodes{TNode{T_NONE, 0, 0, 0}};  // id 0: "no value" (a concrete element)
-  std::vector<F> consts;
+  PodVec<TNode> nodes{TNode{T_NONE, 0, 0, 0}};  // id 0: "no value" (a concrete element)
+  PodVec<F> consts;
   std::vector<std::string> strings;
-  std::vector<uint32_t> witness;  // value id of each witness element
+  Big<uint32_t> witness;  // value id of each witness element
   uint32_t n_inputs = 0;
 };
 
