@@ -12,8 +12,8 @@ import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
 
-PART = 2 << 20  # bytes per part: below this a file is one part, done on the caller's thread
-THREADS = max(2, min(16, os.cpu_count() or 1))
+PART = 4 << 20  # bytes per part: below this a file is one part, done on the caller's thread
+THREADS = 8  # 16 threads of 2 MiB parts read slower on the H200 host (6.2 vs 4.4 ms) and slowed j = 16
 
 _pool: ThreadPoolExecutor | None = None
 _pool_lock = threading.Lock()
