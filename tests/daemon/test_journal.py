@@ -205,6 +205,7 @@ def test_a_claimed_job_runs_while_it_is_journaled_and_its_ending_waits_for_accep
     assert not j.wait_recorded("fast", timeout=0.3)
     j.release("fast", accepted=True)
     assert j.wait_recorded("fast", timeout=10)
+    j.flush()  # its spool files go right after the waiters are told
     row = j.lookup("fast")
     assert row.state == "COMPLETED" and row.result == b"reply" and j.spool_used == 0
     with pytest.raises(AlreadyExists):  # finished, kept for result_retention
