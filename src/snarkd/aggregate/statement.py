@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from snarkd.curves.params import Curve
 from snarkd.errors import InputError
-from snarkd.verifier.groth16 import _curve, _field, _g1_bytes, _g2_bytes, _int, _key_point, proof_points
+from snarkd.verifier.groth16 import _curve, _int, proof_points, read_key
 
 
 @dataclass(frozen=True)
@@ -31,20 +31,11 @@ class VerifyingKey:
 
 
 def read_vk(vk: dict, name: str) -> VerifyingKey:
-    protocol = _field(vk, "protocol", name)
-    if protocol != "groth16":
-        raise InputError(f"{name}: protocol {protocol!r} is not supported (only groth16)")
-    curve = _curve(_field(vk, "curve", name), f"{name}.curve")
-    ic = _field(vk, "IC", name)
-    if not isinstance(ic, list) or not ic:
-        raise InputError(f"{name}.IC: expected a non-empty list of G1 points")
-    if "nPublic" in vk and (isinstance(vk["nPublic"], bool) or vk["nPublic"] != len(ic) - 1):
-        raise InputError(f"{name}: nPublic {vk['nPublic']!r} does not match its {len(ic)} IC points")
-    alpha = _key_point(_g1_bytes, curve, _field(vk, "vk_alpha_1", name), f"{name}.vk_alpha_1")
-    beta, gamma, delta = (_key_point(_g2_bytes, curve, _field(vk, k, name), f"{name}.{k}")
-                          for k in ("vk_beta_2", "vk_gamma_2", "vk_delta_2"))
-    points = tuple(_key_point(_g1_bytes, curve, p, f"{name}.IC[{i}]") for i, p in enumerate(ic))
-    return VerifyingKey(curve, alpha, beta, gamma, delta, points)
+    """The key as `snarkd verify` reads it (verifier.groth16.read_key: the same checks and messages)."""
+    k = read_key(vk, name)
+    size = len(k.alpha)
+    return VerifyingKey(k.curve, k.alpha, k.beta, k.gamma, k.delta,
+                        tuple(k.ic[i : i + size] for i in range(0, len(k.ic), size)))
 
 
 def read_public(vk: VerifyingKey, public, name: str) -> list[int]:
