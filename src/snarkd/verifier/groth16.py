@@ -294,12 +294,14 @@ class KeyPoints:
         return prepared_vk(self.curve, self.alpha, self.beta, self.gamma, self.delta, self.ic, name)
 
 
-def read_key(vk: dict, vk_name: str = "vk") -> KeyPoints:
-    """The key checks of `verify` (the same messages), once for many proofs (snarkd.verifier.batch)."""
+def _key_curve(vk: dict, vk_name: str) -> Curve:
     protocol = _field(vk, "protocol", vk_name)
     if protocol != "groth16":
         raise InputError(f"{vk_name}: protocol {protocol!r} is not supported (only groth16)")
-    curve = _curve(_field(vk, "curve", vk_name), f"{vk_name}.curve")
+    return _curve(_field(vk, "curve", vk_name), f"{vk_name}.curve")
+
+
+def _key_ic(vk: dict, vk_name: str) -> list:
     ic = _field(vk, "IC", vk_name)
     if not isinstance(ic, list) or not ic:
         raise InputError(f"{vk_name}.IC: expected a non-empty list of G1 points")
@@ -307,6 +309,10 @@ def read_key(vk: dict, vk_name: str = "vk") -> KeyPoints:
         n_public = vk["nPublic"]
         if isinstance(n_public, bool) or not isinstance(n_public, int) or n_public != len(ic) - 1:
             raise InputError(f"{vk_name}: nPublic {n_public!r} does not match its {len(ic)} IC points (nPublic + 1 expected)")
+    return ic
+
+
+def _key_points(vk: dict, curve: Curve, ic: list, vk_name: str) -> KeyPoints:
     alpha = _key_point(_g1_bytes, curve, _field(vk, "vk_alpha_1", vk_name), f"{vk_name}.vk_alpha_1")
     beta, gamma, delta = (
         _key_point(_g2_bytes, curve, _field(vk, name, vk_name), f"{vk_name}.{name}")
@@ -314,6 +320,13 @@ def read_key(vk: dict, vk_name: str = "vk") -> KeyPoints:
     )
     ic_bytes = b"".join(_key_point(_g1_bytes, curve, p, f"{vk_name}.IC[{i}]") for i, p in enumerate(ic))
     return KeyPoints(curve, alpha, beta, gamma, delta, ic_bytes, len(ic) - 1)
+
+
+def read_key(vk: dict, vk_name: str = "vk") -> KeyPoints:
+    """The key checks of `verify` (the same checks, messages and order), once for many proofs
+    (snarkd.verifier.batch, snarkd.aggregate)."""
+    curve = _key_curve(vk, vk_name)
+    return _key_points(vk, curve, _key_ic(vk, vk_name), vk_name)
 
 
 def read_publics(curve: Curve, n_public: int, public, pub_name: str) -> list[int] | None:
@@ -335,37 +348,21 @@ check_proof_labels = _check_proof_labels
 def verify(vk: dict, public: list, proof: dict, names: tuple[str, str, str] = ("vk", "public", "proof")) -> bool:
     """True iff `proof` is a valid Groth16 proof of `public` under `vk` (snarkjs JSON objects)."""
     vk_name, pub_name, proof_name = names
-    protocol = _field(vk, "protocol", vk_name)
-    if protocol != "groth16":
-        raise InputError(f"{vk_name}: protocol {protocol!r} is not supported (only groth16)")
-    curve = _curve(_field(vk, "curve", vk_name), f"{vk_name}.curve")
+    curve = _key_curve(vk, vk_name)
     _check_proof_labels(curve, proof, proof_name)
     if not isinstance(public, list):
         raise InputError(f"{pub_name}: expected a JSON array of decimal strings")
-    ic = _field(vk, "IC", vk_name)
-    if not isinstance(ic, list) or not ic:
-        raise InputError(f"{vk_name}.IC: expected a non-empty list of G1 points")
-    if "nPublic" in vk:
-        n_public = vk["nPublic"]
-        if isinstance(n_public, bool) or not isinstance(n_public, int) or n_public != len(ic) - 1:
-            raise InputError(f"{vk_name}: nPublic {n_public!r} does not match its {len(ic)} IC points (nPublic + 1 expected)")
+    ic = _key_ic(vk, vk_name)
     if len(ic) != len(public) + 1:
         raise InputError(f"{pub_name}: {len(public)} public values, but the key expects {len(ic) - 1}")
     pubs = [_int(v, f"{pub_name}[{i}]") for i, v in enumerate(public)]
     if any(v < 0 or v >= curve.r for v in pubs):
         return False
-
-    alpha = _key_point(_g1_bytes, curve, _field(vk, "vk_alpha_1", vk_name), f"{vk_name}.vk_alpha_1")
-    beta, gamma, delta = (
-        _key_point(_g2_bytes, curve, _field(vk, name, vk_name), f"{vk_name}.{name}")
-        for name in ("vk_beta_2", "vk_gamma_2", "vk_delta_2")
-    )
-    ic_bytes = b"".join(_key_point(_g1_bytes, curve, p, f"{vk_name}.IC[{i}]") for i, p in enumerate(ic))
-
+    k = _key_points(vk, curve, ic, vk_name)
     a, b, c = proof_points(curve, proof, proof_name)
     if a is None:
         return False
-    return verify_points(curve, alpha, beta, gamma, delta, ic_bytes, pubs, a, b, c, vk_name=vk_name)
+    return verify_points(curve, k.alpha, k.beta, k.gamma, k.delta, k.ic, pubs, a, b, c, vk_name=vk_name)
 
 
 def load_json(path: str | Path, what: str):
