@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from snarkd.curves.params import Curve
 from snarkd.errors import InputError
-from snarkd.verifier.groth16 import _curve, _int, proof_points, read_key
+from snarkd.verifier.groth16 import _int, check_proof_labels, proof_points, read_key, read_publics
 
 
 @dataclass(frozen=True)
@@ -39,24 +39,19 @@ def read_vk(vk: dict, name: str) -> VerifyingKey:
 
 
 def read_public(vk: VerifyingKey, public, name: str) -> list[int]:
-    if not isinstance(public, list):
-        raise InputError(f"{name}: expected a JSON array of decimal strings")
-    if len(public) != vk.n_public:
-        raise InputError(f"{name}: {len(public)} public values, but the key expects {vk.n_public}")
-    values = [_int(v, f"{name}[{i}]") for i, v in enumerate(public)]
-    for i, v in enumerate(values):
-        if v >= vk.curve.r:
-            raise InputError(f"{name}[{i}]: {v} is not below the scalar field modulus")
+    """The public list as `snarkd verify` reads it (verifier.groth16.read_publics); a value outside [0, r) is bad
+    input here: an aggregate states its public inputs."""
+    values = read_publics(vk.curve, vk.n_public, public, name)
+    if values is None:
+        i = next(i for i, v in enumerate(public) if not 0 <= _int(v, f"{name}[{i}]") < vk.curve.r)
+        raise InputError(f"{name}[{i}]: {public[i]} is not below the scalar field modulus")
     return values
 
 
 def read_proof(vk: VerifyingKey, proof, name: str) -> tuple[bytes, bytes, bytes]:
     from snarkd.aggregate.group import Group
 
-    if isinstance(proof, dict) and "curve" in proof and _curve(proof["curve"], f"{name}.curve") is not vk.curve:
-        raise InputError(f"{name}: curve {proof['curve']!r} is not the key's {vk.curve.name!r}")
-    if isinstance(proof, dict) and proof.get("protocol", "groth16") != "groth16":
-        raise InputError(f"{name}: protocol {proof['protocol']!r} is not groth16")
+    check_proof_labels(vk.curve, proof, name)
     a, b, c = proof_points(vk.curve, proof, name)
     G = Group(vk.curve)
     if a is None or G.core.g1_first_not_on_curve(a + c) >= 0 or G.core.g2_first_not_on_curve(b) >= 0:
