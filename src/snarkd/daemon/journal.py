@@ -44,7 +44,6 @@ from pathlib import Path
 
 from snarkd.atomic import atomic_write_bytes
 from snarkd.daemon.logsetup import private_file
-from snarkd.daemon.parallel_io import write_from
 from snarkd.engine import AlreadyExists, Busy
 from snarkd.errors import DaemonError
 
@@ -92,7 +91,9 @@ def _write_new(path: Path, data) -> None:
     survives a killed process; after a power loss a re-run finds it short and fails the job, naming it)."""
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
     try:
-        write_from(fd, data)  # in parts, by a few threads: 32 MiB in 2-3 ms instead of 8 on the H200 host
+        view = memoryview(data).cast("B")
+        while view:
+            view = view[os.write(fd, view):]
     finally:
         os.close(fd)
 

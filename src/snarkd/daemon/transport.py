@@ -20,8 +20,8 @@ it writes there.
 
 The copy is the price: a 2^20 witness (32 MiB) from the page cache into a fresh buffer takes 7 ms on one
 thread of the H200 host (15 ms on the 2-core development machine), where mapping it cost about a millisecond;
-it is read in 4 MiB parts by up to 8 threads (daemon/parallel_io.py), 2-3 ms there. The journal's copy of a
-hard-linked file is written the same way (bench/witness_copy.py).
+it is read in 4 MiB parts by up to 8 threads (daemon/parallel_io.py), 3-4 ms there. The journal's copy of a
+hard-linked file costs another 10-11 ms there (bench/witness_copy.py), written while the engine works on the job.
 """
 
 from __future__ import annotations
