@@ -98,6 +98,11 @@ def _write_new(path: Path, data) -> None:
         os.close(fd)
 
 
+def _id_in_use(job_id: str) -> AlreadyExists:
+    return AlreadyExists(f"job id {job_id!r} is already in use (a job with it is running or its result is kept for "
+                         f"[daemon] result_retention)")
+
+
 class Journal:
     def __init__(self, path: str, spool_max: int, retention: float):
         self.path = Path(path)
@@ -168,8 +173,7 @@ class Journal:
                 n = len(data)
                 with self._lock:
                     if self.spool_used + n > self.spool_max:
-                        raise Busy(f"the journal's spool is full: {self.spool_used + n} bytes would pass [daemon] "
-                                   f"spool_max ({self.spool_max} bytes); retry when jobs finish")
+                        raise self._spool_full(n)
                     self.spool_used += n
                 out.append(str(dst))
                 try:
@@ -183,6 +187,10 @@ class Journal:
             self.discard(out)  # all or nothing
             raise
         return out
+
+    def _spool_full(self, n: int) -> Busy:
+        return Busy(f"the journal's spool is full: {self.spool_used + n} bytes would pass [daemon] spool_max "
+                    f"({self.spool_max} bytes); retry when jobs finish")
 
     def discard(self, adopted: list[str]) -> None:
         """Adopted witnesses of a job that accept() refused (its id in use, the spool full)."""
@@ -207,11 +215,9 @@ class Journal:
         n = len(request)
         with self._lock:
             if self.spool_used + n > self.spool_max:
-                raise Busy(f"the journal's spool is full: {self.spool_used + n} bytes would pass [daemon] spool_max "
-                           f"({self.spool_max} bytes); retry when jobs finish")
+                raise self._spool_full(n)
             if self.db.execute("SELECT 1 FROM jobs WHERE id = ?", (job_id,)).fetchone():
-                raise AlreadyExists(f"job id {job_id!r} is already in use (a job with it is running or its result "
-                                    f"is kept for [daemon] result_retention)")
+                raise _id_in_use(job_id)
             self.spool_used += n
         spool = self._spool_path(job_id)
         try:
@@ -254,11 +260,9 @@ class Journal:
         Busy when about nbytes more would pass spool_max. accept() follows, then release()."""
         with self._lock:
             if job_id in self._claimed or self.db.execute("SELECT 1 FROM jobs WHERE id = ?", (job_id,)).fetchone():
-                raise AlreadyExists(f"job id {job_id!r} is already in use (a job with it is running or its result "
-                                    f"is kept for [daemon] result_retention)")
+                raise _id_in_use(job_id)
             if self.spool_used + nbytes > self.spool_max:
-                raise Busy(f"the journal's spool is full: {self.spool_used + nbytes} bytes would pass [daemon] "
-                           f"spool_max ({self.spool_max} bytes); retry when jobs finish")
+                raise self._spool_full(nbytes)
             self._claimed[job_id] = None
 
     def release(self, job_id: str, accepted: bool) -> None:
