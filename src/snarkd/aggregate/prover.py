@@ -13,17 +13,9 @@ from snarkd.aggregate import gipa, kzg
 from snarkd.aggregate.commitment import commit
 from snarkd.aggregate.group import Group
 from snarkd.aggregate.proof_format import AggregateProof
-from snarkd.aggregate.srs import ProverKey
+from snarkd.aggregate.srs import ProverKey, powers
 from snarkd.aggregate.statement import VerifyingKey
 from snarkd.aggregate.transcript import Transcript, statement_transcript
-
-
-def powers(x: int, count: int, r: int) -> list[int]:
-    out, acc = [], 1
-    for _ in range(count):
-        out.append(acc)
-        acc = acc * x % r
-    return out
 
 
 def absorb_commitments(t: Transcript, G: Group, values: list[bytes]) -> int:

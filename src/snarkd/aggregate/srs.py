@@ -88,7 +88,8 @@ def srs_id(curve: Curve, points) -> bytes:
 
 
 # ---------------------------------------------------------------- generation
-def _powers(x: int, count: int, r: int) -> list[int]:
+def powers(x: int, count: int, r: int) -> list[int]:
+    """[1, x, x^2, ..., x^(count-1)] mod r."""
     out, acc = [], 1
     for _ in range(count):
         out.append(acc)
@@ -117,7 +118,7 @@ def dev_srs(curve: Curve, max_n: int, a: int | None = None, b: int | None = None
         raise ValueError("the two secrets must differ")
     G = Group(curve)
     g, h = G.generator_g1(), G.generator_g2()
-    pa, pb = _powers(a, 2 * max_n, r), _powers(b, 2 * max_n, r)
+    pa, pb = powers(a, 2 * max_n, r), powers(b, 2 * max_n, r)
     return AggregationSRS(curve, max_n, True, [],
                           _fixed_base(curve, g, pa, False), _fixed_base(curve, g, pb, False),
                           _fixed_base(curve, h, pa[:max_n], True), _fixed_base(curve, h, pb[:max_n], True))
