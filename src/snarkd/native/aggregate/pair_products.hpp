@@ -27,46 +27,15 @@ struct PairProducts {
   using G2 = typename Cfg::G2;
   using Proj = typename ML::Proj;
   using F2 = typename Cfg::Fq2;
-  using F6 = typename Cfg::Fq6;
 
-  // A line's value at a G1 point: three Fp2 coefficients at the twist's sparse positions
-  // (D-twist: 1, w, vw; M-twist: 1, v, vw), as MillerLoop::apply places them.
-  struct Sparse { F2 d0, d1, d2; };
-
-  static inline Sparse eval(const pairing::Line<F2>& l, const G1& P) {
-    F2 a = pairing::mul_by_base(l.cx, P.x), b = pairing::mul_by_base(l.cy, P.y);
-    if constexpr (Cfg::D_TWIST) return {b, a, l.c};
-    else return {l.c, a, b};
-  }
-
-  static inline void mul_one(F12& f, const Sparse& s) {
-    if constexpr (Cfg::D_TWIST) f = f.mul_by_034(s.d0, s.d1, s.d2);
-    else f = f.mul_by_014(s.d0, s.d1, s.d2);
-  }
-
-  // f *= l * l' for two lines: their product first (6 Fp2 multiplications, Karatsuba), then one
-  // product with an element of five nonzero coefficients (17): 23 against 26 for two sparse products.
+  // A line's value at a G1 point, and lines multiplied into an accumulator two at a time: the
+  // Miller loop's own (MillerLoop::eval / apply_all, Fp12::line_product_034/014).
+  using Sparse = typename ML::Eval;
+  static inline Sparse eval(const pairing::Line<F2>& l, const G1& P) { return ML::eval(l, P); }
+  static inline void mul_one(F12& f, const Sparse& s) { ML::apply_all(f, &s, 1); }
   static inline void mul_two(F12& f, const Sparse& l, const Sparse& m) {
-    F2 t0 = l.d0 * m.d0, t1 = l.d1 * m.d1, t2 = l.d2 * m.d2;
-    F2 x01 = (l.d0 + l.d1) * (m.d0 + m.d1) - t0 - t1;
-    F2 x02 = (l.d0 + l.d2) * (m.d0 + m.d2) - t0 - t2;
-    F2 x12 = (l.d1 + l.d2) * (m.d1 + m.d2) - t1 - t2;
-    F6 aa, bb, sum;
-    if constexpr (Cfg::D_TWIST) {
-      // (d0 + (d3 + d4 v) w)(e0 + (e3 + e4 v) w): c0 = (t0 + xi t4, t3, x34), c1 = (x03, x04, 0)
-      F6 c0{t0 + F6::mul_by_xi(t2), t1, x12};
-      aa = f.c0 * c0;
-      bb = f.c1.mul_by_01(x01, x02);
-      sum = F6{c0.c0 + x01, c0.c1 + x02, c0.c2};
-    } else {
-      // (d0 + d1 v + d4 vw)(e0 + e1 v + e4 vw): c0 = (t0 + xi t4, x01, t1), c1 = (0, x04, x14) = v (x04 + x14 v)
-      F6 c0{t0 + F6::mul_by_xi(t2), x01, t1};
-      aa = f.c0 * c0;
-      bb = f.c1.mul_by_01(x02, x12).mul_by_v();
-      sum = F6{c0.c0, c0.c1 + x02, c0.c2 + x12};
-    }
-    F6 r1 = (f.c0 + f.c1) * sum - aa - bb;
-    f = F12{aa + bb.mul_by_v(), r1};
+    const Sparse two[2] = {l, m};
+    ML::apply_all(f, two, 2);
   }
 
   // Miller loop over Q[b, e) with K accumulators; P[k][i] the G1 point of pair (k, i).
