@@ -115,40 +115,6 @@ void define(py::module_& m) {
   m.def("g2_in_subgroup", [](py::object q) { G2 Q = from_buf<G2>(q, "q"); return Q.on_curve() && Pr::g2_in_subgroup(Q); });
   m.def("g1_in_subgroup_naive", [](py::object p) { G1 P = from_buf<G1>(p, "p"); return P.on_curve() && Pr::in_subgroup_naive(P); });
   m.def("g2_in_subgroup_naive", [](py::object q) { G2 Q = from_buf<G2>(q, "q"); return Q.on_curve() && Pr::in_subgroup_naive(Q); });
-  // The first point of a list that is not a usable SRS point: (index, reason), reason 1 off the
-  // curve or a coordinate >= q, 2 outside the order-r subgroup, 3 the point at infinity; (-1, 0) if none.
-  auto first_bad = [](auto tag, py::object pts, long threads, const char* what) -> py::tuple {
-    using P = decltype(tag);
-    Buf B(pts, what);
-    if (B.len() % sizeof(P)) throw py::value_error(std::string(what) + ": expected whole points");
-    size_t n = B.len() / sizeof(P);
-    const uint8_t* d = B.data();
-    unsigned T = resolve_threads(threads);
-    std::vector<long> bad(T, -1);
-    std::vector<int> why(T, 0);
-    {
-      py::gil_scoped_release rel;
-      parallel_for(n, T, [&](size_t b, size_t e, unsigned t) {
-        for (size_t i = b; i < e; i++) {
-          P p = P::load(d + i * sizeof(P));
-          int r = 0;
-          if (p.is_inf()) r = 3;
-          else if (!p.on_curve()) r = 1;
-          else if constexpr (sizeof(P) == sizeof(G1)) { if (!Pr::g1_in_subgroup(p)) r = 2; }
-          else { if (!Pr::g2_in_subgroup(p)) r = 2; }
-          if (r) { bad[t] = (long)i; why[t] = r; return; }
-        }
-      }, 64);
-    }
-    for (unsigned t = 0; t < T; t++)
-      if (bad[t] >= 0) return py::make_tuple(bad[t], why[t]);  // ranges are in order: the first found is the first
-    return py::make_tuple(-1L, 0);
-  };
-  m.def("g1_first_bad", [first_bad](py::object pts, long threads) { return first_bad(G1{}, pts, threads, "points"); },
-        py::arg("points"), py::arg("threads") = 0,
-        "(index, reason) of the first G1 point off the curve (1), outside the subgroup (2) or at infinity (3); (-1, 0) if none");
-  m.def("g2_first_bad", [first_bad](py::object pts, long threads) { return first_bad(G2{}, pts, threads, "points"); },
-        py::arg("points"), py::arg("threads") = 0, "as g1_first_bad, for G2 points");
 
   m.def("g2_psi", [](py::object q) { return to_bytes(Pr::psi(from_buf<G2>(q, "q"))); });
 

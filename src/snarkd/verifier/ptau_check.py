@@ -23,10 +23,20 @@ import numpy as np
 
 from snarkd.errors import InputError
 from snarkd.formats.ptau import Ptau
-from snarkd.native import _core, _pairing
+from snarkd.native import _check, _core, _pairing
 
 _REASONS = {1: "off the curve (or a coordinate >= q)", 2: "outside the order-r subgroup", 3: "the point at infinity"}
 COEFF_BYTES = 16  # 128-bit: a 2^-128 chance that a bad file passes
+
+
+def _first_bad(scan, points: np.ndarray, threads: int) -> tuple[int, int]:
+    """(index, reason) of the first point (rows of `points`) that is no usable power: off its curve or outside
+    the subgroup (`snarkd check`'s native scan, reasons 1 and 2) or the point at infinity (3); (-1, 0) if none."""
+    i, status = scan(points, threads)
+    zeros = np.flatnonzero(~points.reshape(len(points), -1).any(axis=1))
+    if len(zeros) and (i < 0 or zeros[0] < i):
+        return int(zeros[0]), 3
+    return int(i), int(status)
 
 
 def _generators(curve) -> tuple[bytes, bytes]:
@@ -60,8 +70,9 @@ def check_powers(ptau: Ptau, n_g1: int, n_g2: int, threads: int = 0) -> None:
     core = getattr(_core, curve.native)
     g1 = np.ascontiguousarray(ptau.tau_g1(n_g1))
     g2 = np.ascontiguousarray(ptau.tau_g2(n_g2))
-    for what, pts, fn in (("tauG1", g1, pair.g1_first_bad), ("tauG2", g2, pair.g2_first_bad)):
-        index, reason = fn(pts, threads)
+    scans = getattr(_check, curve.native)
+    for what, pts, scan in (("tauG1", g1, scans.g1_first_invalid), ("tauG2", g2, scans.g2_first_invalid)):
+        index, reason = _first_bad(scan, pts, threads)
         if index >= 0:
             raise InputError(f"{name}: {what}[{index}] is {_REASONS[reason]}")
     gen1, gen2 = _generators(curve)
@@ -72,9 +83,10 @@ def check_powers(ptau: Ptau, n_g1: int, n_g2: int, threads: int = 0) -> None:
     if n_g1 < 2 and n_g2 < 2:
         return
     # [tau]_1 and [tau]_2 themselves (needed by the checks even when fewer powers are asked for)
-    tau1 = ptau.tau_g1(2)[1].tobytes()
-    tau2 = ptau.tau_g2(2)[1].tobytes()
-    if pair.g1_first_bad(tau1)[0] >= 0 or pair.g2_first_bad(tau2)[0] >= 0:
+    tau1_row, tau2_row = ptau.tau_g1(2)[1:2], ptau.tau_g2(2)[1:2]
+    tau1, tau2 = tau1_row.tobytes(), tau2_row.tobytes()
+    if _first_bad(scans.g1_first_invalid, tau1_row, threads)[0] >= 0 or \
+            _first_bad(scans.g2_first_invalid, tau2_row, threads)[0] >= 0:
         raise InputError(f"{name}: [tau]_1 or [tau]_2 is not a point of the subgroup")
     ok = True
     if n_g1 >= 2:
