@@ -12,6 +12,8 @@
 # engine     bench/multi_gpu.py on a 2^20 chain key, devices [0] (and the tree in .old/ when present)
 # daemon     bench/daemon_gpu.py on a 2^20 chain key: the daemon over gRPC vs the in-process engine, j = 1..32
 # daemon2    the same on GPUs [0, 1] at j = 32 (an x2 machine)
+# aggregate  bench/aggregate.py: SnarkPack n = 1,024 and 8,192, both curves, Miller loops on the GPU, and BN254 n = 8,192
+#            on the CPU only beside it
 # doctor     snarkd doctor on the GPU machine
 # pack       $OUT as one results.tgz
 # key24      in the background: the 2^24 chain key (r1cs + snarkd setup) and, beside it, its witness
@@ -76,6 +78,11 @@ for s in "$@"; do
         $KEYS/chain$p-bn128/circuit.zkey $KEYS/chain$p-bn128/witness.wtns /tmp/p-$b.json /tmp/q-$b.json 2>&1 | \
         grep -E "wall|msm_h|total|backend" | tr '\n' ' '; echo
     done; done
+    ;;
+  aggregate)
+    step aggregate
+    python3 bench/aggregate.py --n 1024 8192 --curves bn128 bls12381 --backend cuda --out "$OUT/aggregate-h200.json"
+    python3 bench/aggregate.py --n 8192 --curves bn128 --backend cpu --out "$OUT/aggregate-h200.json"
     ;;
   engine)
     step engine

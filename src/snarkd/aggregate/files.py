@@ -21,7 +21,8 @@ def _load(path, what: str):
     return json_text.load(path, what)
 
 
-def aggregate_files(vk_path, srs_path, out_path, pairs: list[tuple[str, str]], threads: int = 0, warn=None) -> dict:
+def aggregate_files(vk_path, srs_path, out_path, pairs: list[tuple[str, str]], threads: int = 0, warn=None,
+                    gpu=None) -> dict:
     """pairs: (public.json, proof.json) per proof, in order. Returns the aggregate JSON object written."""
     from snarkd.atomic import atomic_write_json
 
@@ -43,7 +44,7 @@ def aggregate_files(vk_path, srs_path, out_path, pairs: list[tuple[str, str]], t
         a.append(pa)
         b.append(pb)
         c.append(pc)
-    agg = prover.aggregate(key, vk, public, b"".join(a), b"".join(b), b"".join(c), threads=threads)
+    agg = prover.aggregate(key, vk, public, b"".join(a), b"".join(b), b"".join(c), threads=threads, gpu=gpu)
     obj = proof_format.to_json(agg, srs.id, srs.dev, vk.digest, public)
     atomic_write_json(out_path, obj, indent=None)
     return obj

@@ -14,6 +14,9 @@ from snarkd.curves.params import Curve
 
 
 SMALL_MSM = 16
+# Miller loops of at least this many pairs (G2 points x G1 points per G2 point) run on the GPU when the
+# Group has one: below it, the upload and the launches cost more than the CPU's loops.
+GPU_MIN_PAIRS = 512
 
 
 def _prefix(points, nbytes: int) -> bytes:
@@ -25,6 +28,7 @@ def _prefix(points, nbytes: int) -> bytes:
 class Group:
     curve: Curve
     threads: int = 0
+    gpu: object = None  # a snarkd.gpu.device.GpuDevice for the Miller loops, or None (CPU only)
 
     @cached_property
     def agg(self):
@@ -116,7 +120,10 @@ class Group:
 
     # ---- pairings and GT
     def miller(self, q, ps: list) -> list[bytes]:
-        """[prod_i f_{q_i}(p[i]) for p in ps], Miller values without the final exponentiation."""
+        """[prod_i f_{q_i}(p[i]) for p in ps], Miller values without the final exponentiation (the same
+        bytes from the GPU as from the CPU)."""
+        if self.gpu is not None and memoryview(q).nbytes // self.g2_bytes * len(ps) >= GPU_MIN_PAIRS:
+            return self.gpu.miller_products(self.curve, q, ps)
         return self.agg.miller_products(q, ps, self.threads)
 
     def final(self, fs: list[bytes]) -> bytes:

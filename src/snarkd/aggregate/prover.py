@@ -29,11 +29,12 @@ def absorb_finals(t: Transcript, points: list[bytes]) -> int:
 
 
 def aggregate(key: ProverKey, vk: VerifyingKey, public: list[list[int]], A: bytes, B: bytes, C: bytes,
-              threads: int = 0) -> AggregateProof:
-    """A, B, C: the n proofs' points concatenated (zkey layout); public: the n rows in proof order."""
+              threads: int = 0, gpu=None) -> AggregateProof:
+    """A, B, C: the n proofs' points concatenated (zkey layout); public: the n rows in proof order;
+    gpu: a GpuDevice for the Miller loops (snarkd.gpu.device.get), None for the CPU only."""
     srs = key.srs
     curve = srs.curve
-    G = Group(curve, threads)
+    G = Group(curve, threads, gpu)
     n, rmod = key.n, curve.r
     if len(public) != n or len(A) != n * G.g1_bytes or len(C) != n * G.g1_bytes or len(B) != n * G.g2_bytes:
         raise ValueError("aggregate: n proofs and n public rows expected")

@@ -7,6 +7,7 @@
     busy.py      kernel-busy seconds from CUDA events
     msm.py       Pippenger on the device (digit sort, bucket accumulation, reduction), window tables
     ntt.py       NTT domains and the whole H computation
+    pairing.py   Miller loops of many pairs and their products (aggregation)
     resident.py  a key's bases, CSR and window tables on one device
 
 It knows arrays and curves, not Groth16: snarkd.prover.cuda drives it as a Backend.

@@ -20,6 +20,7 @@ import numpy as np
 
 from snarkd.gpu import module as gmodule
 from snarkd.gpu import msm as gmsm
+from snarkd.gpu import pairing as gpairing
 from snarkd.gpu import resident as gresident
 from snarkd.gpu.busy import KernelClock
 from snarkd.gpu.memory import DeviceMemory, GpuUnavailable, cupy_module
@@ -171,6 +172,11 @@ class GpuDevice:
         """gpu.msm.msm_streamed with this device's module and memory: the bases go up STREAM_CHUNK at a time."""
         return gmsm.msm_streamed(self.module(curve), curve, g2, host_bases, scalars, n, native, c, offset=offset,
                                  chunk=gresident.STREAM_CHUNK, upload=self.memory.upload)
+
+    def miller_products(self, curve, q, ps) -> list[bytes]:
+        """gpu.pairing.miller_products (aggregation's pairing products) on this device; curve: a Curve."""
+        with self.memory.guard("Miller loops"):
+            return gpairing.miller_products(self.module(curve.native), curve, q, ps)
 
     def window_table(self, curve: str, g2: bool, bases, n: int, c: int = 0) -> gmsm.WindowTable:
         return gmsm.WindowTable(self.module(curve), curve, g2, bases, n, c)

@@ -7,6 +7,7 @@
 // All buffers are the zkey layout: little-endian 32-bit words; Fr elements
 // 8 words; Fq elements FqP::N words; G1 affine x,y; G2 affine x.c0,x.c1,y.c0,y.c1.
 #include "curve.cuh"
+#include "pairing.cuh"  // Miller loops for aggregation (SnarkPack)
 
 typedef unsigned long long u64;
 

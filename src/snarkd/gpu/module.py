@@ -31,7 +31,7 @@ from snarkd.curves.params import BLS12_381, BN254
 
 log = logging.getLogger("snarkd.gpu")
 HERE = Path(__file__).resolve().parent
-SOURCES = ("kernels.cu", "curve.cuh", "field.cuh", "params.cuh")
+SOURCES = ("kernels.cu", "curve.cuh", "field.cuh", "params.cuh", "pairing.cuh")
 PACKAGED = HERE / "kernels"
 ARCHS = ("80", "86", "89", "90")  # machine code shipped for these; PTX of the last for newer GPUs
 CURVES = {"bn254": BN254, "bls12_381": BLS12_381}

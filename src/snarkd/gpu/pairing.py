@@ -1,0 +1,85 @@
+"""Products of Miller loops on the device (pairing.cuh), for aggregation's commitments and GIPA rounds.
+
+    miller_products(mod, curve, q, [p_0, ..., p_{K-1}]) -> [prod_i f_{Q_i}(p_k[i]) for each k]
+
+the same values, byte for byte, as the CPU core's `_aggregate.miller_products` (Fp12, Montgomery words,
+no final exponentiation): one thread per pair runs the Miller loop (miller_pairs), then runs of
+PRODUCT_RUN values are multiplied level by level (fp12_product) until one is left per product.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from snarkd.curves.params import Curve
+
+PRODUCT_RUN = 16  # values one thread multiplies per level: 2^13 pairs -> 512 -> 32 -> 2 -> 1
+BLOCK = 128  # miller_pairs' __launch_bounds__
+
+
+def _fp2_mul(a, b, q):
+    return ((a[0] * b[0] - a[1] * b[1]) % q, (a[0] * b[1] + a[1] * b[0]) % q)
+
+
+def _fp2_pow(a, e, q):
+    r = (1, 0)
+    while e:
+        if e & 1:
+            r = _fp2_mul(r, a, q)
+        a = _fp2_mul(a, a, q)
+        e >>= 1
+    return r
+
+
+def frobenius_words(curve: Curve) -> np.ndarray:
+    """The Fp2 constants of BN254's two Frobenius lines, as the CPU core's FrobeniusConsts has them:
+    gamma_{1,e} = xi^(e (p - 1) / 6) for e = 2, 3 and gamma_{2,e} = gamma_{1,e} * conj(gamma_{1,e}), in
+    Montgomery words (zeros for BLS12-381, whose loop has no Frobenius lines)."""
+    q = curve.q
+    out = []
+    if curve.native == "bn254":
+        base = _fp2_pow((9, 1), (q - 1) // 6, q)
+        g1 = {e: _fp2_pow(base, e, q) for e in (2, 3)}
+        g2 = {e: _fp2_mul(g1[e], (g1[e][0], -g1[e][1] % q), q) for e in (2, 3)}
+        for c in (g1[2], g1[3], g2[2], g2[3]):
+            out += [v * curve.rq % q for v in c]
+    else:
+        out = [0] * 8
+    return np.frombuffer(b"".join(v.to_bytes(curve.n8q, "little") for v in out), dtype=np.uint32)
+
+
+def fp12_one(curve: Curve) -> bytes:
+    return (curve.rq % curve.q).to_bytes(curve.n8q, "little") + bytes(11 * curve.n8q)
+
+
+def miller_products(mod, curve: Curve, q: bytes, ps: list[bytes]) -> list[bytes]:
+    """[prod_i f_{Q_i}(p[i]) for p in ps]: q holds m affine G2 points, each p m affine G1 points (zkey
+    layout, Montgomery); a pair with an infinity point contributes 1. Runs on the current device and
+    stream; raises ValueError on mismatched lengths."""
+    import cupy
+
+    from snarkd.gpu.module import launch
+
+    q, ps = memoryview(q).cast("B"), [memoryview(p).cast("B") for p in ps]  # bytes or numpy rows
+    m, K = len(q) // curve.g2_bytes, len(ps)
+    if len(q) != m * curve.g2_bytes or any(len(p) != m * curve.g1_bytes for p in ps):
+        raise ValueError("miller_products: q must hold m G2 points and each p m G1 points")
+    if m == 0 or K == 0:
+        return [fp12_one(curve)] * K
+    words = 12 * curve.n8q // 4
+    q_dev = cupy.asarray(np.frombuffer(q, dtype=np.uint32))
+    p_dev = cupy.asarray(np.frombuffer(b"".join(ps), dtype=np.uint32))
+    frob = cupy.asarray(frobenius_words(curve))
+    vals = cupy.empty(m * K * words, dtype=cupy.uint32)
+    launch(mod, "miller_pairs", m * K, (q_dev, p_dev, np.uint32(m), np.uint32(K), frob, vals), block=BLOCK)
+    del q_dev, p_dev
+    count = m
+    while count > 1:
+        per = -(-count // PRODUCT_RUN)
+        nxt = cupy.empty(per * K * words, dtype=cupy.uint32)
+        launch(mod, "fp12_product", per * K, (vals, np.uint32(count), np.uint32(K), np.uint32(PRODUCT_RUN), nxt),
+               block=BLOCK)
+        vals, count = nxt, per
+    host = cupy.asnumpy(vals).tobytes()
+    size = 12 * curve.n8q
+    return [host[k * size : (k + 1) * size] for k in range(K)]
