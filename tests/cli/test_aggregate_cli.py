@@ -99,3 +99,21 @@ def test_production_srs_from_two_snarkjs_ptau_files(proved, capsys):
     assert str(a) in capsys.readouterr().err
     assert main(["aggregation-srs", str(a), str(oracle.contributed_ptau(curve, None, 4)), str(d / "one.srs")]) == 3
     assert not (d / "same.srs").exists() and not (d / "one.srs").exists()
+
+
+def test_backends_make_the_same_aggregate(proved, capsys):
+    """--backend cpu / auto / cuda: the same aggregate file; cuda without a usable GPU exits 2, writing nothing."""
+    from snarkd.prover.backend import cuda_device_count
+
+    curve, vk, srs, pairs, d = proved
+    made = {}
+    for backend in ("cpu", "auto", "cuda"):
+        out = d / f"agg-{backend}.json"
+        code = main(["aggregate", str(vk), str(srs), str(out), *flat(pairs), "--backend", backend, "-q"])
+        if backend == "cuda" and cuda_device_count() == 0:
+            assert code == 2 and not out.exists()
+            assert "CUDA device 0 does not exist" in capsys.readouterr().err
+            continue
+        assert code == 0
+        made[backend] = out.read_bytes()
+    assert len(set(made.values())) == 1
