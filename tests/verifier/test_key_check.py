@@ -12,21 +12,8 @@ from containers import section_offset
 from snarkd.curves.encoding import g1_from_ints, g2_from_ints
 from snarkd.curves.params import BLS12_381, BN254
 from snarkd.formats.zkey import _g2_twist_b, read_zkey
+from snarkd.curves.fp2 import fp2_mul as _f2mul, fp2_pow as _f2pow
 from snarkd.verifier.key_check import NOT_IN_SUBGROUP, NOT_ON_CURVE, check_key_points
-
-
-def _f2mul(a, b, q):
-    return ((a[0] * b[0] - a[1] * b[1]) % q, (a[0] * b[1] + a[1] * b[0]) % q)
-
-
-def _f2pow(a, e, q):
-    r = (1, 0)
-    while e:
-        if e & 1:
-            r = _f2mul(r, a, q)
-        a = _f2mul(a, a, q)
-        e >>= 1
-    return r
 
 
 def _f2sqrt(a, q):

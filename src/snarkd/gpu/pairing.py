@@ -11,24 +11,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from snarkd.curves.fp2 import fp2_mul, fp2_pow
 from snarkd.curves.params import Curve
 
 PRODUCT_RUN = 16  # values one thread multiplies per level: 2^13 pairs -> 512 -> 32 -> 2 -> 1
 BLOCK = 128  # miller_pairs' __launch_bounds__
-
-
-def _fp2_mul(a, b, q):
-    return ((a[0] * b[0] - a[1] * b[1]) % q, (a[0] * b[1] + a[1] * b[0]) % q)
-
-
-def _fp2_pow(a, e, q):
-    r = (1, 0)
-    while e:
-        if e & 1:
-            r = _fp2_mul(r, a, q)
-        a = _fp2_mul(a, a, q)
-        e >>= 1
-    return r
 
 
 def frobenius_words(curve: Curve) -> np.ndarray:
@@ -38,9 +25,9 @@ def frobenius_words(curve: Curve) -> np.ndarray:
     q = curve.q
     out = []
     if curve.native == "bn254":
-        base = _fp2_pow((9, 1), (q - 1) // 6, q)
-        g1 = {e: _fp2_pow(base, e, q) for e in (2, 3)}
-        g2 = {e: _fp2_mul(g1[e], (g1[e][0], -g1[e][1] % q), q) for e in (2, 3)}
+        base = fp2_pow((9, 1), (q - 1) // 6, q)
+        g1 = {e: fp2_pow(base, e, q) for e in (2, 3)}
+        g2 = {e: fp2_mul(g1[e], (g1[e][0], -g1[e][1] % q), q) for e in (2, 3)}
         for c in (g1[2], g1[3], g2[2], g2[3]):
             out += [v * curve.rq % q for v in c]
     else:
