@@ -30,8 +30,23 @@ def test_miller_products_match_cpu(curve_name, m, K):
     q = rand_points(rng, curve_name, True, m, with_inf=True)  # rows 1 and m-1 infinity (m >= 3)
     ps = [rand_points(rng, curve_name, False, m, with_inf=(k == 0)) for k in range(K)]
     cpu = Group(curve).miller(q.tobytes(), [p.tobytes() for p in ps])
-    gpu = DEV.miller_products(curve, q.tobytes(), [p.tobytes() for p in ps])
+    (gpu,) = DEV.miller_products(curve, [(q.tobytes(), [p.tobytes() for p in ps])])
     assert gpu == cpu
+
+
+@pytest.mark.parametrize("curve_name", CURVES)
+def test_several_jobs_in_one_launch(curve_name):
+    """Jobs sharing one launch (a GIPA round's six products): each job's products as if alone."""
+    curve = curve_by_name(curve_name)
+    rng = random.Random(7)
+    m = 40
+    jobs = [(rand_points(rng, curve_name, True, m), [rand_points(rng, curve_name, False, m) for _ in range(K)])
+            for K in (2, 3, 1)]
+    G = Group(curve)
+    cpu = [G.miller(q.tobytes(), [p.tobytes() for p in ps]) for q, ps in jobs]
+    gpu = DEV.miller_products(curve, [(q, ps) for q, ps in jobs])  # numpy rows, as the SRS keys come
+    assert gpu == cpu
+    assert Group(curve, gpu=DEV).miller_many([(q, ps) for q, ps in jobs]) == cpu
 
 
 @pytest.mark.parametrize("curve_name", CURVES)
@@ -41,10 +56,12 @@ def test_all_infinity_and_empty(curve_name):
     one = G.gt_one()
     q = bytes(5 * curve.g2_bytes)
     p = bytes(5 * curve.g1_bytes)
-    assert DEV.miller_products(curve, q, [p, p]) == [one, one]
-    assert DEV.miller_products(curve, b"", [b""]) == [one]
+    assert DEV.miller_products(curve, [(q, [p, p])]) == [[one, one]]
+    assert DEV.miller_products(curve, [(b"", [b""])]) == [[one]]
     with pytest.raises(ValueError):
-        DEV.miller_products(curve, q, [p[: -curve.g1_bytes]])
+        DEV.miller_products(curve, [(q, [p[: -curve.g1_bytes]])])
+    with pytest.raises(ValueError):  # jobs of different sizes
+        DEV.miller_products(curve, [(q, [p]), (q[: -curve.g2_bytes], [p[: -curve.g1_bytes]])])
 
 
 @pytest.mark.parametrize("curve_name", CURVES)

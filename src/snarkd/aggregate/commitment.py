@@ -7,7 +7,7 @@ G2 vectors):
     single commitment of C:     (prod e(C_i, v1_i), prod e(C_i, v2_i))
     inner product of (A, B):    Z = prod e(A_i, B_i)
 
-`commit` computes them together: every G2 point's Miller lines are computed once and applied to
+`commit` (and `commit_many`, for several at once) computes them together: every G2 point's Miller lines are computed once and applied to
 each G1 point paired with it (snarkd.native._aggregate.miller_products), and each product gets one
 final exponentiation.
 """
@@ -32,8 +32,19 @@ class Commitments:
 
 
 def commit(G: Group, v1, v2, w1, w2, A, B, C, with_z: bool = False) -> Commitments:
-    av1, cv1 = G.miller(v1, [A, C])
-    av2, cv2 = G.miller(v2, [A, C])
-    on_b = G.miller(B, [w1, w2, A] if with_z else [w1, w2])
-    return Commitments(tab=G.final([av1, on_b[0]]), uab=G.final([av2, on_b[1]]), tc=G.final([cv1]), uc=G.final([cv2]),
-                       zab=G.final([on_b[2]]) if with_z else None)
+    return commit_many(G, [(v1, v2, w1, w2, A, B, C, with_z)])[0]
+
+
+def commit_many(G: Group, specs: list[tuple]) -> list[Commitments]:
+    """commit(G, *spec) for each spec (v1, v2, w1, w2, A, B, C, with_z), their Miller loops in one
+    Group.miller_many call (one GPU launch for a GIPA round's left and right commitments)."""
+    jobs = []
+    for v1, v2, w1, w2, A, B, C, with_z in specs:
+        jobs += [(v1, [A, C]), (v2, [A, C]), (B, [w1, w2, A] if with_z else [w1, w2])]
+    values = G.miller_many(jobs)
+    out = []
+    for j, spec in enumerate(specs):
+        (av1, cv1), (av2, cv2), on_b = values[3 * j : 3 * j + 3]
+        out.append(Commitments(tab=G.final([av1, on_b[0]]), uab=G.final([av2, on_b[1]]), tc=G.final([cv1]),
+                               uc=G.final([cv2]), zab=G.final([on_b[2]]) if spec[-1] else None))
+    return out

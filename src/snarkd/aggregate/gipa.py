@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from snarkd.aggregate.commitment import Commitments, commit
+from snarkd.aggregate.commitment import Commitments, commit_many
 from snarkd.aggregate.group import Group
 from snarkd.aggregate.transcript import Transcript
 
@@ -71,9 +71,9 @@ def prove(G: Group, t: Transcript, A: bytes, B: bytes, C: bytes, r_vec: list[int
         w1L, w1R = halves(w1, g1)
         w2L, w2R = halves(w2, g1)
         rL, rR = r_vec[:m], r_vec[m:]
-        rnd = Round(left=commit(G, v1L, v2L, w1R, w2R, aR, bL, cR, with_z=True),
-                    right=commit(G, v1R, v2R, w1L, w2L, aL, bR, cL, with_z=True),
-                    zc_left=G.msm_g1(cR, rL), zc_right=G.msm_g1(cL, rR))
+        left, right = commit_many(G, [(v1L, v2L, w1R, w2R, aR, bL, cR, True),
+                                      (v1R, v2R, w1L, w2L, aL, bR, cL, True)])
+        rnd = Round(left=left, right=right, zc_left=G.msm_g1(cR, rL), zc_right=G.msm_g1(cL, rR))
         x = absorb_round(t, G, rnd, j)
         out.rounds.append(rnd)
         out.challenges.append(x)

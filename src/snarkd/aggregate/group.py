@@ -15,8 +15,9 @@ from snarkd.curves.params import Curve
 
 SMALL_MSM = 16
 # Miller loops of at least this many pairs (G2 points x G1 points per G2 point) run on the GPU when the
-# Group has one: below it, the upload and the launches cost more than the CPU's loops.
-GPU_MIN_PAIRS = 512
+# Group has one: a launch takes ~10 ms on the H200 whatever its size (one thread runs one pair's whole
+# loop), which the CPU beats below about a hundred pairs.
+GPU_MIN_PAIRS = 128
 
 
 def _prefix(points, nbytes: int) -> bytes:
@@ -120,11 +121,17 @@ class Group:
 
     # ---- pairings and GT
     def miller(self, q, ps: list) -> list[bytes]:
-        """[prod_i f_{q_i}(p[i]) for p in ps], Miller values without the final exponentiation (the same
-        bytes from the GPU as from the CPU)."""
-        if self.gpu is not None and memoryview(q).nbytes // self.g2_bytes * len(ps) >= GPU_MIN_PAIRS:
-            return self.gpu.miller_products(self.curve, q, ps)
-        return self.agg.miller_products(q, ps, self.threads)
+        """[prod_i f_{q_i}(p[i]) for p in ps], Miller values without the final exponentiation."""
+        return self.miller_many([(q, ps)])[0]
+
+    def miller_many(self, jobs: list) -> list[list[bytes]]:
+        """miller(q, ps) for each job (q, ps); on the GPU (the same bytes) in one launch when the Group has
+        one, every q has the same number of points and the jobs have GPU_MIN_PAIRS pairs or more."""
+        sizes = {memoryview(q).nbytes // self.g2_bytes for q, _ in jobs}
+        pairs = sum(memoryview(q).nbytes // self.g2_bytes * len(ps) for q, ps in jobs)
+        if self.gpu is not None and len(sizes) == 1 and pairs >= GPU_MIN_PAIRS:
+            return self.gpu.miller_products(self.curve, jobs)
+        return [self.agg.miller_products(q, ps, self.threads) for q, ps in jobs]
 
     def final(self, fs: list[bytes]) -> bytes:
         return self.agg.final_product(fs)

@@ -173,10 +173,11 @@ class GpuDevice:
         return gmsm.msm_streamed(self.module(curve), curve, g2, host_bases, scalars, n, native, c, offset=offset,
                                  chunk=gresident.STREAM_CHUNK, upload=self.memory.upload)
 
-    def miller_products(self, curve, q, ps) -> list[bytes]:
-        """gpu.pairing.miller_products (aggregation's pairing products) on this device; curve: a Curve."""
+    def miller_products(self, curve, jobs) -> list[list[bytes]]:
+        """gpu.pairing.miller_products (aggregation's pairing products: jobs of (q, ps)) on this device;
+        curve: a Curve."""
         with self.memory.guard("Miller loops"):
-            return gpairing.miller_products(self.module(curve.native), curve, q, ps)
+            return gpairing.miller_products(self.module(curve.native), curve, jobs)
 
     def window_table(self, curve: str, g2: bool, bases, n: int, c: int = 0) -> gmsm.WindowTable:
         return gmsm.WindowTable(self.module(curve), curve, g2, bases, n, c)

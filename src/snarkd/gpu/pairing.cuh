@@ -175,15 +175,18 @@ static SNARKD_DI Fq12 apply_line(const Fq12& f, const Line& l, const Fq& px, con
 #endif
 }
 
-// out[k m + i] = f_{loop, Q_i}(P[k m + i]) for i < m, k < K (1 when either point is infinity).
-// Q: m G2 affine points; P: K m G1 affine points; frob (BN254 only): the Fp2 constants
+// out[k m + i] = f_{loop, Q_{qblock[k] m + i}}(P[k m + i]) for i < m, k < K (1 when either point is
+// infinity): K products of m pairs each, product k taking its G2 points from block qblock[k] of Q
+// (several products share a block: its points' lines are recomputed for each).
+// Q: blocks of m G2 affine points; P: K m G1 affine points; frob (BN254 only): the Fp2 constants
 // gamma_{1,2}, gamma_{1,3}, gamma_{2,2}, gamma_{2,3} of the two Frobenius lines.
-extern "C" __global__ void __launch_bounds__(128) miller_pairs(const uint32_t* Q, const uint32_t* P, uint32_t m,
-                                                                uint32_t K, const uint32_t* frob, uint32_t* out) {
+extern "C" __global__ void __launch_bounds__(128) miller_pairs(const uint32_t* Q, const uint32_t* qblock,
+                                                                const uint32_t* P, uint32_t m, uint32_t K,
+                                                                const uint32_t* frob, uint32_t* out) {
   const unsigned long long t = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x;
   if (t >= (unsigned long long)m * K) return;
-  const uint32_t i = (uint32_t)(t % m);
-  const uint32_t* q = Q + (size_t)i * 4 * Fq::N;
+  const uint32_t i = (uint32_t)(t % m), k = (uint32_t)(t / m);
+  const uint32_t* q = Q + ((size_t)qblock[k] * m + i) * 4 * Fq::N;
   const uint32_t* p = P + t * 2 * Fq::N;
   const Fq2 qx = Fq2::load(q), qy = Fq2::load(q + 2 * Fq::N);
   const Fq px = Fq::load(p), py = Fq::load(p + Fq::N);

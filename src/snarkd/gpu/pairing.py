@@ -1,6 +1,6 @@
 """Products of Miller loops on the device (pairing.cuh), for aggregation's commitments and GIPA rounds.
 
-    miller_products(mod, curve, q, [p_0, ..., p_{K-1}]) -> [prod_i f_{Q_i}(p_k[i]) for each k]
+    miller_products(mod, curve, [(q, [p_0, ..., p_{K-1}]), ...]) -> per job [prod_i f_{Q_i}(p_k[i]) for each k]
 
 the same values, byte for byte, as the CPU core's `_aggregate.miller_products` (Fp12, Montgomery words,
 no final exponentiation): one thread per pair runs the Miller loop (miller_pairs), then runs of
@@ -39,26 +39,35 @@ def fp12_one(curve: Curve) -> bytes:
     return (curve.rq % curve.q).to_bytes(curve.n8q, "little") + bytes(11 * curve.n8q)
 
 
-def miller_products(mod, curve: Curve, q: bytes, ps: list[bytes]) -> list[bytes]:
-    """[prod_i f_{Q_i}(p[i]) for p in ps]: q holds m affine G2 points, each p m affine G1 points (zkey
-    layout, Montgomery); a pair with an infinity point contributes 1. Runs on the current device and
-    stream; raises ValueError on mismatched lengths."""
+def miller_products(mod, curve: Curve, jobs: list) -> list[list[bytes]]:
+    """For each job (q, [p_0, ..., p_{K-1}]): [prod_i f_{Q_i}(p_k[i]) for each k]. q holds m affine G2
+    points, each p m affine G1 points (zkey layout, Montgomery; bytes or numpy rows), m the same for
+    every job: all the jobs' pairs go into one launch (a thread's Miller loop takes ~10 ms on the
+    H200 whatever the launch's size, so one launch for a GIPA round's six products instead of six).
+    A pair with an infinity point contributes 1. Runs on the current device and stream; raises
+    ValueError on mismatched lengths."""
     import cupy
 
     from snarkd.gpu.module import launch
 
-    q, ps = memoryview(q).cast("B"), [memoryview(p).cast("B") for p in ps]  # bytes or numpy rows
-    m, K = len(q) // curve.g2_bytes, len(ps)
-    if len(q) != m * curve.g2_bytes or any(len(p) != m * curve.g1_bytes for p in ps):
-        raise ValueError("miller_products: q must hold m G2 points and each p m G1 points")
+    qs, pss = [], []
+    for q, ps in jobs:
+        qs.append(memoryview(q).cast("B"))
+        pss.append([memoryview(p).cast("B") for p in ps])
+    m = len(qs[0]) // curve.g2_bytes if qs else 0
+    if any(len(q) != m * curve.g2_bytes for q in qs) or any(len(p) != m * curve.g1_bytes for ps in pss for p in ps):
+        raise ValueError("miller_products: every q must hold m G2 points and every p m G1 points, m the same")
+    K = sum(len(ps) for ps in pss)
     if m == 0 or K == 0:
-        return [fp12_one(curve)] * K
+        return [[fp12_one(curve)] * len(ps) for ps in pss]
     words = 12 * curve.n8q // 4
-    q_dev = cupy.asarray(np.frombuffer(q, dtype=np.uint32))
-    p_dev = cupy.asarray(np.frombuffer(b"".join(ps), dtype=np.uint32))
+    qblock = np.array([b for b, ps in enumerate(pss) for _ in ps], dtype=np.uint32)
+    q_dev = cupy.asarray(np.frombuffer(b"".join(qs), dtype=np.uint32))
+    p_dev = cupy.asarray(np.frombuffer(b"".join(p for ps in pss for p in ps), dtype=np.uint32))
     frob = cupy.asarray(frobenius_words(curve))
     vals = cupy.empty(m * K * words, dtype=cupy.uint32)
-    launch(mod, "miller_pairs", m * K, (q_dev, p_dev, np.uint32(m), np.uint32(K), frob, vals), block=BLOCK)
+    launch(mod, "miller_pairs", m * K, (q_dev, cupy.asarray(qblock), p_dev, np.uint32(m), np.uint32(K), frob, vals),
+           block=BLOCK)
     del q_dev, p_dev
     count = m
     while count > 1:
@@ -69,4 +78,9 @@ def miller_products(mod, curve: Curve, q: bytes, ps: list[bytes]) -> list[bytes]
         vals, count = nxt, per
     host = cupy.asnumpy(vals).tobytes()
     size = 12 * curve.n8q
-    return [host[k * size : (k + 1) * size] for k in range(K)]
+    flat = [host[k * size : (k + 1) * size] for k in range(K)]
+    out, at = [], 0
+    for ps in pss:
+        out.append(flat[at : at + len(ps)])
+        at += len(ps)
+    return out
