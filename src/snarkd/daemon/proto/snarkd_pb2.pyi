@@ -101,7 +101,7 @@ class UnloadKeyReply(_message.Message):
     def __init__(self, key: _Optional[_Union[KeyInfo, _Mapping]] = ...) -> None: ...
 
 class ProveRequest(_message.Message):
-    __slots__ = ("key_id", "witness", "job_id", "priority", "witnesses", "inputs_json", "witness_paths")
+    __slots__ = ("key_id", "witness", "job_id", "priority", "witnesses", "inputs_json", "witness_paths", "batch_verify")
     KEY_ID_FIELD_NUMBER: _ClassVar[int]
     WITNESS_FIELD_NUMBER: _ClassVar[int]
     JOB_ID_FIELD_NUMBER: _ClassVar[int]
@@ -109,6 +109,7 @@ class ProveRequest(_message.Message):
     WITNESSES_FIELD_NUMBER: _ClassVar[int]
     INPUTS_JSON_FIELD_NUMBER: _ClassVar[int]
     WITNESS_PATHS_FIELD_NUMBER: _ClassVar[int]
+    BATCH_VERIFY_FIELD_NUMBER: _ClassVar[int]
     key_id: str
     witness: bytes
     job_id: str
@@ -116,7 +117,8 @@ class ProveRequest(_message.Message):
     witnesses: _containers.RepeatedScalarFieldContainer[bytes]
     inputs_json: _containers.RepeatedScalarFieldContainer[str]
     witness_paths: _containers.RepeatedScalarFieldContainer[str]
-    def __init__(self, key_id: _Optional[str] = ..., witness: _Optional[bytes] = ..., job_id: _Optional[str] = ..., priority: _Optional[int] = ..., witnesses: _Optional[_Iterable[bytes]] = ..., inputs_json: _Optional[_Iterable[str]] = ..., witness_paths: _Optional[_Iterable[str]] = ...) -> None: ...
+    batch_verify: bool
+    def __init__(self, key_id: _Optional[str] = ..., witness: _Optional[bytes] = ..., job_id: _Optional[str] = ..., priority: _Optional[int] = ..., witnesses: _Optional[_Iterable[bytes]] = ..., inputs_json: _Optional[_Iterable[str]] = ..., witness_paths: _Optional[_Iterable[str]] = ..., batch_verify: _Optional[bool] = ...) -> None: ...
 
 class ProveChunk(_message.Message):
     __slots__ = ("request", "partition_bytes", "data")
@@ -305,3 +307,42 @@ class MetricsReply(_message.Message):
     values: _containers.ScalarMap[str, float]
     text: str
     def __init__(self, values: _Optional[_Mapping[str, float]] = ..., text: _Optional[str] = ...) -> None: ...
+
+class InlineProof(_message.Message):
+    __slots__ = ("proof_json", "public_json")
+    PROOF_JSON_FIELD_NUMBER: _ClassVar[int]
+    PUBLIC_JSON_FIELD_NUMBER: _ClassVar[int]
+    proof_json: str
+    public_json: str
+    def __init__(self, proof_json: _Optional[str] = ..., public_json: _Optional[str] = ...) -> None: ...
+
+class AggregateRequest(_message.Message):
+    __slots__ = ("key_id", "srs_path", "job_ids", "proofs")
+    KEY_ID_FIELD_NUMBER: _ClassVar[int]
+    SRS_PATH_FIELD_NUMBER: _ClassVar[int]
+    JOB_IDS_FIELD_NUMBER: _ClassVar[int]
+    PROOFS_FIELD_NUMBER: _ClassVar[int]
+    key_id: str
+    srs_path: str
+    job_ids: _containers.RepeatedScalarFieldContainer[str]
+    proofs: _containers.RepeatedCompositeFieldContainer[InlineProof]
+    def __init__(self, key_id: _Optional[str] = ..., srs_path: _Optional[str] = ..., job_ids: _Optional[_Iterable[str]] = ..., proofs: _Optional[_Iterable[_Union[InlineProof, _Mapping]]] = ...) -> None: ...
+
+class AggregateReply(_message.Message):
+    __slots__ = ("aggregate_json", "n", "dev_srs", "timings_ms")
+    class TimingsMsEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: float
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[float] = ...) -> None: ...
+    AGGREGATE_JSON_FIELD_NUMBER: _ClassVar[int]
+    N_FIELD_NUMBER: _ClassVar[int]
+    DEV_SRS_FIELD_NUMBER: _ClassVar[int]
+    TIMINGS_MS_FIELD_NUMBER: _ClassVar[int]
+    aggregate_json: str
+    n: int
+    dev_srs: bool
+    timings_ms: _containers.ScalarMap[str, float]
+    def __init__(self, aggregate_json: _Optional[str] = ..., n: _Optional[int] = ..., dev_srs: _Optional[bool] = ..., timings_ms: _Optional[_Mapping[str, float]] = ...) -> None: ...

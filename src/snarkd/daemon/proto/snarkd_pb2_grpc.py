@@ -85,6 +85,11 @@ class ProverStub:
                 request_serializer=snarkd_dot_v1_dot_snarkd__pb2.MetricsRequest.SerializeToString,
                 response_deserializer=snarkd_dot_v1_dot_snarkd__pb2.MetricsReply.FromString,
                 _registered_method=True)
+        self.Aggregate = channel.unary_unary(
+                '/snarkd.v1.Prover/Aggregate',
+                request_serializer=snarkd_dot_v1_dot_snarkd__pb2.AggregateRequest.SerializeToString,
+                response_deserializer=snarkd_dot_v1_dot_snarkd__pb2.AggregateReply.FromString,
+                _registered_method=True)
 
 
 class ProverServicer:
@@ -157,6 +162,14 @@ class ProverServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def Aggregate(self, request, context):
+        """Aggregate n = 2^k proofs of one loaded key into one SnarkPack aggregate (SnarkPack runs on the
+        daemon's CPU cores; at most [aggregate] max_concurrent at once, more are RESOURCE_EXHAUSTED).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_ProverServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -209,6 +222,11 @@ def add_ProverServicer_to_server(servicer, server):
                     servicer.Metrics,
                     request_deserializer=snarkd_dot_v1_dot_snarkd__pb2.MetricsRequest.FromString,
                     response_serializer=snarkd_dot_v1_dot_snarkd__pb2.MetricsReply.SerializeToString,
+            ),
+            'Aggregate': grpc.unary_unary_rpc_method_handler(
+                    servicer.Aggregate,
+                    request_deserializer=snarkd_dot_v1_dot_snarkd__pb2.AggregateRequest.FromString,
+                    response_serializer=snarkd_dot_v1_dot_snarkd__pb2.AggregateReply.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -482,6 +500,33 @@ class Prover:
             '/snarkd.v1.Prover/Metrics',
             snarkd_dot_v1_dot_snarkd__pb2.MetricsRequest.SerializeToString,
             snarkd_dot_v1_dot_snarkd__pb2.MetricsReply.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Aggregate(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/snarkd.v1.Prover/Aggregate',
+            snarkd_dot_v1_dot_snarkd__pb2.AggregateRequest.SerializeToString,
+            snarkd_dot_v1_dot_snarkd__pb2.AggregateReply.FromString,
             options,
             channel_credentials,
             insecure,
