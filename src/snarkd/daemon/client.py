@@ -238,15 +238,16 @@ class Client:
 
     def prove(self, key_id: str, witness_bytes: bytes | None = None, job_id: str = "", timeout: float | None = None,
               *, priority: int = 0, witnesses: list | None = None, inputs: list | None = None,
-              witness_paths: list | None = None) -> ProveReply:
+              witness_paths: list | None = None, batch_verify: bool = False) -> ProveReply:
         """One job: a witness (bytes), or several (witnesses=: bytes each; witness_paths=: .wtns files),
         one partition each; or inputs (dicts or JSON texts) for the daemon to compute witnesses from.
         The job gets an id here when none is given: a RemoteDaemonError carries it (.job_id), and the
-        daemon keeps the result of a named job whose caller went away, for Await."""
+        daemon keeps the result of a named job whose caller went away, for Await. batch_verify: the daemon
+        verifies the job's proofs together, as one batch, instead of each on its own."""
         job_id = check_job_id(job_id) if job_id else new_job_id()
         try:
             r = self._job(self.stub.Prove, self.stub.ProveStream, key_id, job_id, priority, timeout, witness_bytes,
-                          witnesses, witness_paths, inputs)
+                          witnesses, witness_paths, inputs, batch_verify)
         except RemoteDaemonError as exc:
             exc.job_id = job_id
             raise
@@ -254,17 +255,18 @@ class Client:
 
     def submit(self, key_id: str, witness_bytes: bytes | None = None, job_id: str = "", timeout: float | None = None,
                *, priority: int = 0, witnesses: list | None = None, inputs: list | None = None,
-               witness_paths: list | None = None) -> str:
+               witness_paths: list | None = None, batch_verify: bool = False) -> str:
         if job_id:
             check_job_id(job_id)
         r = self._job(self.stub.Submit, self.stub.SubmitStream, key_id, job_id, priority, timeout, witness_bytes,
-                      witnesses, witness_paths, inputs)
+                      witnesses, witness_paths, inputs, batch_verify)
         return r.job_id
 
     # -- the witness transport -------------------------------------------------------------
 
-    def _job(self, unary, stream, key_id, job_id, priority, timeout, witness_bytes, witnesses, paths, inputs):
-        head = dict(key_id=key_id, job_id=job_id, priority=int(priority))
+    def _job(self, unary, stream, key_id, job_id, priority, timeout, witness_bytes, witnesses, paths, inputs,
+             batch_verify=False):
+        head = dict(key_id=key_id, job_id=job_id, priority=int(priority), batch_verify=bool(batch_verify))
         if inputs:
             self.last_transport = "inputs"
             return self._call(unary, pb.ProveRequest(**head, inputs_json=[x if isinstance(x, str) else json.dumps(x)

@@ -319,7 +319,8 @@ class ProverService(pb_grpc.ProverServicer):
         if witnesses is None and (single or many):
             check_inline([len(w) for w in ([single] if single else many)], request.key_id, self._n_vars(request.key_id))
         return self.engine.submit(request.key_id, single or None, job_id, witnesses=witnesses or many,
-                                  inputs=list(request.inputs_json), priority=request.priority)
+                                  inputs=list(request.inputs_json), priority=request.priority,
+                                  batch_verify=request.batch_verify)
 
     def _journal_copy(self, request, job_id: str, witnesses, kept: list[str]):
         """What the journal keeps to run the job again: the request itself, naming the journal's own copies of

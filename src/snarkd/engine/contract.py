@@ -44,10 +44,11 @@ class ProvingEngine(Protocol):
         """Start the workers; keys loaded before are ready for the first job."""
 
     def submit(self, key_id: str, witness=None, job_id: str = "", *, witnesses=None, inputs=None,
-               priority: int = 0) -> Job:
+               priority: int = 0, batch_verify: bool = False) -> Job:
         """Queue a job: witness / witnesses (.wtns bytes or Witness objects, one per partition) or inputs
-        (input.json dicts or texts). A bad request raises here (InputError, NotFound, TooLarge, Busy,
-        AlreadyExists, Unavailable), before anything is queued."""
+        (input.json dicts or texts). batch_verify: its proofs are verified together, as one batch, instead of
+        each on its own (the engine; a cluster front's actors verify each partition). A bad request raises here
+        (InputError, NotFound, TooLarge, Busy, AlreadyExists, Unavailable), before anything is queued."""
 
     def get(self, job_id: str) -> Job:
         """The job (NotFound once it is older than the finished jobs kept)."""
@@ -131,7 +132,7 @@ class EngineBase:
     # -- jobs -----------------------------------------------------------------------------------
 
     def submit(self, key_id: str, witness=None, job_id: str = "", *, witnesses=None, inputs=None,
-               priority: int = 0) -> Job:
+               priority: int = 0, batch_verify: bool = False) -> Job:
         if not self.accepting:
             raise Unavailable(f"{self.what} is not accepting new proofs (it is shutting down)")
         lk, reload_ms = self.keys.checkout(key_id)  # reloads a key the key budget evicted
@@ -139,6 +140,7 @@ class EngineBase:
             check_request(self.config, witness, witnesses, inputs)  # [limits], before anything is parsed
             parts = parse_partitions(lk, witness, witnesses, inputs)
             job = self.book.new_job(lk, job_id, priority)
+            job.batch_verify = bool(batch_verify)
             self._queue(job, parts, reload_ms)
         except BaseException:
             with self.book.cv:

@@ -41,10 +41,10 @@ from snarkd.engine.memory import MemoryBudget, estimate
 from snarkd.engine.residency import DeviceResidency
 from snarkd.engine.scheduler import KEEP_FINISHED, Scheduler
 from snarkd.engine.status import EngineStatus, KeyStatus, engine_status, key_status
-from snarkd.errors import InputError
 from snarkd.prover import finalize, prove, synthesize
 from snarkd.prover.timing import ordered
 from snarkd.verifier import verify
+from snarkd.verifier.batch import verify_batch
 from snarkd.witness import NATIVE_SOURCES, calculate_with_source
 
 log = logging.getLogger("snarkd")
@@ -180,27 +180,62 @@ class Engine(EngineBase):
         return work
 
     def _finalize(self, part: Partition, timer) -> None:
-        lk = part.job.key
+        job, lk = part.job, part.job.key
         proof = finalize(lk.key, part.w, part.sums, timer, self.config.threads)
-        if self.config.self_verify:
+        if job.batch_verify:  # verified with the job's other proofs, by the last partition assembled
+            part.result = proof
+            with self._lock:
+                job.n_finalized += 1
+                last = job.n_finalized == len(job.partitions)
+            if last:
+                self._batch_verify(job, timer)
+        elif self.config.self_verify:
             with timer.phase("verify"):
                 ok = verify(lk.vk, proof.public, proof.proof)
             if not ok and part.witness_source in NATIVE_SOURCES:
                 proof, ok = self._wasm_witness_proof(part, timer)
             if not ok:
-                with self._lock:
-                    self.acct.count("self_verify_failed")
-                # the witness passed the cheap checks but does not satisfy the constraints (a witness for
-                # another circuit of the same size, a changed value), or the key is damaged: the request's fault
-                # first of all, so INVALID_ARGUMENT for the client, not an internal error
-                log.warning("job %s partition %d: self-verification failed: the proof does not verify against the "
-                            "key's vk; not returned", part.job.id, part.index)
-                raise InputError("self-verification failed: the proof did not verify against the key's verification "
-                                 "key, so the witness does not satisfy the circuit's constraints (or the key is "
-                                 "damaged); not returned")
+                self._self_verify_failed(job, [part])
         if self.keys.spoiled(lk):  # the key's file changed while this job read it: fail() says so
             raise stages.StageFailed("the key changed on disk")
-        part.result = proof
+        if not job.batch_verify:
+            part.result = proof
+
+    def _batch_verify(self, job: Job, timer) -> None:
+        """Every proof of the job, assembled, verified as one batch (verifier.batch: one random linear
+        combination of their equations; bisection names the bad ones). A bad one gets what a proof verified on
+        its own gets: the native-witness safety net, then the job's failure naming its partition."""
+        parts = job.partitions
+        with timer.phase("verify"):
+            bad = verify_batch(job.key.vk, [(p.result.public, p.result.proof) for p in parts],
+                               threads=self.config.threads).bad
+        failed = []
+        for p in (parts[i] for i in bad):
+            if p.witness_source in NATIVE_SOURCES:
+                proof, ok = self._wasm_witness_proof(p, timer)
+                if ok:  # into the Proof object the partition already carries (its worker may be completing it)
+                    p.result.proof, p.result.public = proof.proof, proof.public
+                    continue
+            failed.append(p)
+        if failed:
+            self._self_verify_failed(job, failed)
+
+    def _self_verify_failed(self, job: Job, parts: list) -> None:
+        """Count and log proofs that failed self-verification, and fail their job (an InputError: the request's fault)."""
+        with self._lock:
+            for _ in parts:
+                self.acct.count("self_verify_failed")
+        names = ", ".join(str(p.index) for p in parts)
+        how = f" (batch-verified with the job's {len(job.partitions)} proof(s))" if job.batch_verify else ""
+        # the witness passed the cheap checks but does not satisfy the constraints (a witness for another circuit
+        # of the same size, a changed value), or the key is damaged: the request's fault first of all, so
+        # INVALID_ARGUMENT for the client, not an internal error
+        log.warning("job %s partition(s) %s: self-verification failed%s: the proof does not verify against the "
+                    "key's vk; not returned", job.id, names, how)
+        where = f"partition{'s' if len(parts) > 1 else ''} {names}" if len(job.partitions) > 1 else ""
+        raise stages.PartitionsFailed(f"self-verification failed{how}: the proof did not verify against the key's "
+                                      "verification key, so the witness does not satisfy the circuit's constraints "
+                                      "(or the key is damaged); not returned", where)
 
     def _wasm_witness_proof(self, part: Partition, timer):
         """The safety net of native witnesses: one whose proof failed self-verification is recomputed on
@@ -239,9 +274,9 @@ class Engine(EngineBase):
     def dropped(self, part: Partition) -> bool:
         return self.book.dropped(part, self._stopping)
 
-    def fail(self, part: Partition, error: str, kind: str) -> None:
+    def fail(self, part: Partition, error: str, kind: str, where: str = "") -> None:
         why = self.keys.spoiled(part.job.key)
         if why:  # what the job read from a key file changed under it: that, not its symptom, is the job's error
-            error, kind = (f"{why}; this job read it, so it failed without a result; the key is reloaded from its "
-                           f"path at its next job"), "key"
-        self.book.fail(part, error, kind)
+            error, kind, where = (f"{why}; this job read it, so it failed without a result; the key is reloaded "
+                                  f"from its path at its next job"), "key", ""
+        self.book.fail(part, error, kind, where)

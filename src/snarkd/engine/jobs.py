@@ -81,6 +81,8 @@ class Job:
     named: bool = False  # its id came from the client (who can then Await it after losing a Prove call)
     n_done: int = 0
     admission_ms: float = 0.0  # the daemon's, before the engine had the job: its witnesses taken (0 in process)
+    batch_verify: bool = False  # its proofs verified together once all are proved (Engine._batch_verify)
+    n_finalized: int = 0  # partitions whose proof is assembled (under the engine's lock): the last batch-verifies
 
     @property
     def results(self) -> list:

@@ -75,10 +75,11 @@ class Scheduler(JobTable):
                 return True
         return False
 
-    def fail(self, part: Partition, error: str, kind: str) -> None:
+    def fail(self, part: Partition, error: str, kind: str, where: str = "") -> None:
+        """The partition's job fails; where: the partitions at fault when not `part` ("partitions 2, 5")."""
         with self.cv:
-            many = len(part.job.partitions) > 1
-            self.end_locked(part.job, FAILED, f"partition {part.index}: {error}" if many else error, kind)
+            where = where or (f"partition {part.index}" if len(part.job.partitions) > 1 else "")
+            self.end_locked(part.job, FAILED, f"{where}: {error}" if where else error, kind)
             self.exit_locked(part)
 
     def complete(self, part: Partition) -> None:

@@ -55,6 +55,15 @@ class StageQueue:
         return self.q.qsize()
 
 
+class PartitionsFailed(InputError):
+    """A bad input that one partition's stage found in others (a job's batch verification runs in the finalize
+    of its last partition): `where` names the partitions at fault in the job's error ("" = the one at hand)."""
+
+    def __init__(self, message: str, where: str = ""):
+        super().__init__(message)
+        self.where = where
+
+
 class StageFailed(SnarkdError):
     """A stage's own verdict on a partition (a key whose file changed while the job read it): the job fails
     (Engine.fail says why), without a traceback in the log."""
@@ -85,7 +94,7 @@ def run(stage: Stage, worker: str, engine) -> None:
         try:
             stage.work(part, timer)
         except InputError as exc:
-            engine.fail(part, str(exc), "input")
+            engine.fail(part, str(exc), "input", getattr(exc, "where", ""))
             continue
         except StageFailed as exc:
             engine.fail(part, str(exc), "internal")
