@@ -10,7 +10,9 @@ the G2 powers below n and the G1 powers below 2n - 1; the verifier needs only g,
 File (`.srs`): the checked header of formats/checked_header.py (magic SNKDAGGS, version 1, JSON
 header: curve, max_n, dev, sources = the SHA-256 of each source ptau, id, body_crc32c), then the
 body: the G1 a-powers, the G1 b-powers, the G2 a-powers, the G2 b-powers, each point in the zkey
-layout. Read memory-mapped; every field checked (InputError naming the file).
+layout. Read memory-mapped through native._mapguard (a file truncated under its mapping reads as zeros,
+never SIGBUS; `changed()` says so: the daemon keeps SRS files mapped); every field checked (InputError naming
+the file).
 
 A development SRS (`dev_srs`, `snarkd aggregation-srs --dev`) comes from secrets one machine drew:
 whoever holds them can forge aggregates. It says so in its header, and everything that uses it warns.
@@ -20,7 +22,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import mmap
 import secrets
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,6 +32,7 @@ from snarkd.aggregate.group import Group
 from snarkd.curves.params import CURVES, Curve
 from snarkd.errors import InputError
 from snarkd.formats import checked_header
+from snarkd.native import _mapguard
 
 MAGIC = b"SNKDAGGS"
 VERSION = 1
@@ -49,7 +51,11 @@ class AggregationSRS:
     g2_a: np.ndarray  # (max_n, G2 bytes) uint8
     g2_b: np.ndarray
     path: Path | None = None
-    _keep: object = field(default=None, repr=False)  # the mmap the arrays view
+    _keep: object = field(default=None, repr=False)  # the _mapguard.Mapping the arrays view
+
+    def changed(self) -> str:
+        """"" while the file is as it was read (or the SRS was made in memory); else how it changed."""
+        return self._keep.changed() if self._keep is not None else ""
 
     @property
     def id(self) -> bytes:
@@ -195,10 +201,10 @@ def read_srs(path, check_all: bool = True) -> AggregationSRS:
             size = f.seek(0, 2)
             if size < checked_header.PREFIX.size:
                 raise bad("not an aggregation SRS (too short)")
-            mm = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+            mm = _mapguard.Mapping(f.fileno())
     except OSError as exc:
         raise bad(f"cannot read ({exc.strerror or exc})") from None
-    header, off = checked_header.unpack(mm, MAGIC, VERSION, "aggregation SRS", bad)
+    header, off = checked_header.unpack(memoryview(mm), MAGIC, VERSION, "aggregation SRS", bad)
     if not isinstance(header, dict) or set(header) != _HEADER_KEYS:
         raise bad(f"header fields must be exactly {sorted(_HEADER_KEYS)}")
     curve = next((c for c in CURVES if c.name == header["curve"]), None)

@@ -99,6 +99,14 @@ class LimitsSection:
 
 
 @dataclass(frozen=True)
+class AggregateSection:
+    max_concurrent: int
+    threads: int
+    srs: str | None
+    srs_resident: int
+
+
+@dataclass(frozen=True)
 class ClusterSection:
     address: str
     actors_per_node: int
@@ -169,7 +177,8 @@ class EngineConfig:
 SECTION_CLASSES = {"daemon": DaemonSection, "transport": TransportSection, "keys": KeysSection,
                    "synthesis": SynthesisSection, "witness": WitnessSection, "gpus": GpusSection,
                    "memory": MemorySection,
-                   "pipeline": PipelineSection, "limits": LimitsSection, "cluster": ClusterSection,
+                   "pipeline": PipelineSection, "limits": LimitsSection, "aggregate": AggregateSection,
+                   "cluster": ClusterSection,
                    "prove": ProveSection, "debug": DebugSection}
 
 

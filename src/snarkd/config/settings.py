@@ -183,6 +183,16 @@ SETTINGS: tuple[Setting, ...] = (
     S("limits", "wasm_fuel", Int(0, zero="unlimited"), 0, "wasm instructions (fuel) one witness calculation may "
       "spend (10^12: minutes); counting instruments the circuit's code, and circuits come from the key "
       "directories, so off by default", engine="wasm_fuel"),
+    # -- the Aggregate RPC: SnarkPack aggregates of proofs the daemon made or was given ------------
+    S("aggregate", "max_concurrent", Int(1), 1,
+      "Aggregate calls running at once (each is CPU-heavy: seconds to a minute on the aggregate threads); one more "
+      "is refused (RESOURCE_EXHAUSTED) naming this setting"),
+    S("aggregate", "threads", Int(0, zero="all cores"), 0, "native threads of one aggregation"),
+    S("aggregate", "srs", ReadFile(), "", "aggregation SRS (`snarkd aggregation-srs`) of Aggregate calls that name "
+      "none (the operator's: not confined); \"\" = none: a call names one under [keys] param_cache or allowed_dirs",
+      example="#/var/lib/snarkd/agg.srs"),
+    S("aggregate", "srs_resident", Int(1), 2, "aggregation SRS files kept mapped and checked, the most recently "
+      "used, so repeated calls do not read one again"),
     # -- the cluster front (snarkd.cluster): engines as Ray actors on many machines -------------
     S("cluster", "address", RayAddress(), "",
       "Ray cluster to prove on (the daemon becomes its front): \"\" = off, one daemon; \"local\" = a private Ray "
