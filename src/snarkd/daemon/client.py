@@ -93,6 +93,14 @@ class ProveReply:
 
 
 @dataclass
+class AggregateResult:
+    json: str  # the aggregate file's text, exactly as `snarkd aggregate` writes it
+    n: int
+    dev_srs: bool  # made with a development SRS: NOT SECURE FOR PRODUCTION
+    timings: dict = field(default_factory=dict)  # ms: srs_load, check, aggregate, total
+
+
+@dataclass
 class AwaitResult:
     state: str  # QUEUED RUNNING COMPLETED FAILED CANCELLED TIMEOUT
     error: str = ""
@@ -349,6 +357,22 @@ class Client:
     def cancel(self, job_id: str, timeout: float | None = None) -> tuple[str, bool]:
         r = self._call(self.stub.Cancel, pb.CancelRequest(job_id=job_id), timeout)
         return pb.JobState.Name(r.state), r.cancelled
+
+    # -- aggregation --------------------------------------------------------------------
+
+    def aggregate(self, key_id: str, *, job_ids: list | None = None, proofs: list | None = None, srs_path: str = "",
+                  timeout: float | None = None) -> AggregateResult:
+        """One SnarkPack aggregate of n = 2^k proofs of key `key_id`: those of finished jobs (job_ids: each
+        job's partitions in order), or given (proofs: (public, proof) pairs, JSON texts or objects). srs_path:
+        an SRS file on the daemon's host (under its key directories); "" = its [aggregate] srs."""
+        def text(x) -> str:
+            return x if isinstance(x, str) else json.dumps(x)
+
+        request = pb.AggregateRequest(key_id=key_id, srs_path=str(srs_path or ""), job_ids=list(job_ids or []),
+                                      proofs=[pb.InlineProof(public_json=text(pub), proof_json=text(proof))
+                                              for pub, proof in (proofs or [])])
+        r = self._call(self.stub.Aggregate, request, timeout)
+        return AggregateResult(r.aggregate_json, r.n, r.dev_srs, dict(r.timings_ms))
 
     # -- introspection ------------------------------------------------------------------
 

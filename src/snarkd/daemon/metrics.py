@@ -20,7 +20,7 @@ import logging
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Histogram, generate_latest
+from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 from prometheus_client.parser import text_string_to_metric_families
 
@@ -30,6 +30,7 @@ from snarkd.daemon.status import as_json, prover_json
 log = logging.getLogger("snarkd")
 
 PHASE_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 25, 60, 150, 300, 600)
+AGGREGATION_RESULTS = ("completed", "rejected", "busy", "failed")
 JOB_COUNTERS = (("snarkd_proofs_completed", "completed", "Jobs completed"),
                 ("snarkd_proofs_failed", "failed", "Jobs failed"),
                 ("snarkd_proofs_cancelled", "cancelled", "Jobs cancelled"),
@@ -49,6 +50,19 @@ class DaemonMetrics:
                                ["phase"], buckets=PHASE_BUCKETS, registry=self.registry)
         self.registry.register(_Collector(snapshot))
         engine.observers.append(self)
+        # the Aggregate RPC (daemon/aggregation.py), fed by `on_aggregation`
+        self.aggregations = Counter("snarkd_aggregations", "Aggregate calls, by result: completed; rejected (bad "
+                                    "input, a proof that does not verify, ...); busy ([aggregate] max_concurrent); "
+                                    "failed", ["result"], registry=self.registry)
+        for result in AGGREGATION_RESULTS:
+            self.aggregations.labels(result)
+        self.aggregation_seconds = Histogram("snarkd_aggregation_duration_seconds", "Duration of each aggregation "
+                                             "run (SRS load, proof check, aggregate)", buckets=PHASE_BUCKETS,
+                                             registry=self.registry)
+        self.aggregated_proofs = Counter("snarkd_aggregated_proofs", "Proofs in the aggregates returned",
+                                         registry=self.registry)
+        self.aggregations_running = Gauge("snarkd_aggregations_running", "Aggregations running now",
+                                          registry=self.registry)
 
     def on_partition(self, part) -> None:
         for k, ms in part.timings.items():
@@ -56,6 +70,14 @@ class DaemonMetrics:
 
     def on_job(self, job) -> None:
         pass
+
+    def on_aggregation(self, result: str, seconds: float, n: int) -> None:
+        """One Aggregate call's outcome; n = 0: refused before it ran (not timed)."""
+        self.aggregations.labels(result).inc()
+        if n:
+            self.aggregation_seconds.observe(seconds)
+        if result == "completed":
+            self.aggregated_proofs.inc(n)
 
     def text(self) -> bytes:
         return generate_latest(self.registry)

@@ -30,6 +30,7 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 
 from snarkd import __version__
 from snarkd.daemon import sdnotify
+from snarkd.daemon.aggregation import Aggregator
 from snarkd.config import Config, EngineConfig
 from snarkd.daemon.journal import Journal
 from snarkd.daemon.logsetup import flush_logs, redirect_stdio, reopen_logs, setup_logging
@@ -254,7 +255,8 @@ class Server:
                 "spool_token": self.spool.token if self.spool else "", "witness_dirs": list(t.witness_dirs)}
         gate = Gate(tokens, trusted_peer=(lambda peer: peer.startswith("unix:")) if control else None)
         self.service = ProverService(self.engine, self.keys, info, Transport(self.spool, self.paths.witnesses),
-                                     gate=gate, journal=self.journal, max_per_client=cfg.limits.max_queued_per_client)
+                                     gate=gate, journal=self.journal, max_per_client=cfg.limits.max_queued_per_client,
+                                     aggregator=Aggregator.from_config(cfg, self.paths.keys))
         if self.journal is not None:
             rec = self.service.recover()
             self.journal.start()
@@ -416,12 +418,16 @@ class Server:
         self.engine.accepting = False
         if self.journal is not None:
             self.journal.stopping = True  # what the drain cancels stays journaled: it runs after a restart
+        deadline = time.monotonic() + drain
         result = self.engine.stop(drain)
         if result.cancelled:
             log.warning("drain_timeout (%gs) passed: cancelled %d unfinished job(s)%s", drain, result.cancelled,
                         " (journaled: they run again after the next start)" if self.journal is not None else "")
         else:
             log.info("drained: all in-flight work finished")
+        if self.service is not None and not self.service.aggregator.close(max(0.0, deadline - time.monotonic())):
+            log.warning("drain_timeout (%gs) passed with %d aggregation(s) running; their callers get no result",
+                        drain, self.service.aggregator.running)
         if self.grpc_server is not None:
             # a moment for handlers to send their final replies, then close the port
             self.grpc_server.stop(grace=2).wait(5)

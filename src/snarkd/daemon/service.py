@@ -17,11 +17,13 @@ import json
 import logging
 import threading
 import time
+from concurrent.futures import CancelledError
 from functools import wraps
 
 import grpc
 from google.protobuf.message import DecodeError
 
+from snarkd.daemon.aggregation import Aggregator, Item
 from snarkd.daemon.journal import Journal, Row
 from snarkd.daemon.metrics import DaemonMetrics
 from snarkd.daemon.proto import snarkd_pb2 as pb
@@ -33,9 +35,10 @@ from snarkd.formats.wtns import wtns_bytes
 from snarkd.engine import (CANCELLED, COMPLETED, FAILED, QUEUED, RUNNING, AlreadyExists, Busy, KeyStore, NotFound,
                            PermissionDenied, TooLarge, Unavailable)
 from snarkd.engine.contract import ProvingEngine
-from snarkd.engine.errors import KeyChanged
+from snarkd.engine.errors import KeyChanged, NotReady
 from snarkd.engine.jobtable import no_such_job
 from snarkd.errors import InputError, SnarkdError
+from snarkd.formats import json_text
 from snarkd.ids import KEY_ID_RULE, check_job_id, is_key_id, new_job_id
 
 log = logging.getLogger("snarkd")
@@ -71,6 +74,8 @@ def rpc(method=None, *, role: str = PROVE):
             code, msg = exc.code, str(exc)
         except NotFound as exc:
             code, msg = grpc.StatusCode.NOT_FOUND, str(exc)
+        except NotReady as exc:
+            code, msg = grpc.StatusCode.FAILED_PRECONDITION, str(exc)
         except AlreadyExists as exc:
             code, msg = grpc.StatusCode.ALREADY_EXISTS, str(exc)
         except Unauthenticated as exc:
@@ -219,7 +224,8 @@ def prove_reply(job) -> pb.ProveReply:
 
 class ProverService(pb_grpc.ProverServicer):
     def __init__(self, engine: ProvingEngine, keys: KeyStore, info: dict, transport: Transport | None = None, *,
-                 gate: Gate | None = None, journal: Journal | None = None, max_per_client: int = 1 << 30):
+                 gate: Gate | None = None, journal: Journal | None = None, max_per_client: int = 1 << 30,
+                 aggregator: Aggregator | None = None):
         self.engine = engine
         self.keys = keys
         self.info = info  # config path, fingerprint, listen, status_listen, started
@@ -232,6 +238,9 @@ class ProverService(pb_grpc.ProverServicer):
         self._user_cancelled: set[str] = set()  # ended by Cancel or a departed Prove client, not by a shutdown
         self.metrics = DaemonMetrics(engine, self.snapshot)
         engine.observers.append(self)
+        self.aggregator = aggregator or Aggregator(rule=keys.rule)  # the Aggregate RPC's worker threads
+        self.aggregator.observe = self.metrics.on_aggregation
+        self.metrics.aggregations_running.set_function(lambda: self.aggregator.running)
 
     def snapshot(self) -> DaemonStatus:
         """The daemon's status now (status.py): what Status, /status and /metrics all show."""
@@ -537,6 +546,65 @@ class ProverService(pb_grpc.ProverServicer):
             self._user_cancelled.discard(job.id)
         return pb.CancelReply(state=STATE[state], cancelled=cancelled)
 
+    # -- aggregation --------------------------------------------------------------------
+
+    @rpc
+    def Aggregate(self, request, context):
+        t0 = time.monotonic()
+        try:
+            self._serving()
+            if not request.key_id:
+                raise InputError("key_id: the request names no key")
+            if request.job_ids and request.proofs:
+                raise InputError("give job_ids or proofs, not both")
+            items = self._job_items(request) if request.job_ids else _inline_items(request.proofs)
+            srs = self.aggregator.srs_path(request.srs_path)
+            lk, _ = self.keys.checkout(request.key_id)  # reloaded when the key budget evicted it
+            try:
+                vk = lk.vk
+            finally:
+                self.keys.release(lk)
+            future = self.aggregator.start(request.key_id, vk, items, srs)
+        except Exception as exc:  # refused before any work: counted here (the work's outcome is counted by it)
+            self.metrics.on_aggregation("busy" if isinstance(exc, Busy) else "rejected", time.monotonic() - t0, 0)
+            raise
+        while True:
+            try:
+                out = future.result(timeout=0.25)
+                break
+            except TimeoutError:
+                if not context.is_active():  # the client went away: the work finishes, its result is dropped
+                    return pb.AggregateReply()
+            except CancelledError:
+                raise Unavailable("the daemon is shutting down: the aggregation did not run") from None
+        return pb.AggregateReply(aggregate_json=out.json, n=out.n, dev_srs=out.dev, timings_ms=out.timings)
+
+    def _job_items(self, request) -> list[Item]:
+        """The proofs of the named jobs (each COMPLETED, of the request's key, visible to the caller), each
+        job's partitions in order."""
+        items = []
+        for i, job_id in enumerate(request.job_ids):
+            job = self._find(job_id)  # NOT_FOUND for another token's job, as for an unknown one
+            what = f"job_ids[{i}]: job {job_id!r}"
+            state, key_id = (job.state, job.key_id) if isinstance(job, Row) else (job.state, job.key.id)
+            if state in (QUEUED, RUNNING) or state not in STATE:
+                raise NotReady(f"{what} is {state.lower()}, not completed: aggregate it once Await returns it")
+            if state != COMPLETED:
+                raise InputError(f"{what} is {state.lower()} and has no proofs to aggregate"
+                                 + (f" ({job.error})" if job.error else ""))
+            if key_id != request.key_id:
+                raise InputError(f"{what} proved with key {key_id!r}, not key_id {request.key_id!r}")
+            if isinstance(job, Row):
+                if not job.result:
+                    raise InputError(f"{what}: its result is no longer kept ([daemon] result_retention)")
+                reply = pb.ProveReply.FromString(job.result)
+                parts = [(json.loads(p.public_json), json.loads(p.proof_json)) for p in reply.partitions]
+            else:
+                parts = [(list(p.result.public), p.result.proof) for p in job.partitions]
+            items += [Item(pub, proof, f"job {job_id!r}" + (f" partition {k}" if len(parts) > 1 else ""))
+                      for k, (pub, proof) in enumerate(parts)]
+        return items
+
     # -- introspection ------------------------------------------------------------------
 
     @rpc
@@ -547,3 +615,18 @@ class ProverService(pb_grpc.ProverServicer):
     @rpc
     def Metrics(self, request, context):
         return pb.MetricsReply(values=self.metrics.values(), text=self.metrics.text().decode())
+
+
+def _inline_items(proofs) -> list[Item]:
+    """AggregateRequest.proofs, parsed (nesting bounded before parsing, as every client JSON is)."""
+    items = []
+    for i, p in enumerate(proofs):
+        name = f"proofs[{i}]"
+        proof = json_text.loads(p.proof_json, f"{name}.proof_json", "proof JSON")
+        public = json_text.loads(p.public_json, f"{name}.public_json", "public JSON")
+        if not isinstance(proof, dict):
+            raise InputError(f"{name}.proof_json: expected a JSON object (snarkjs proof.json)")
+        if not isinstance(public, list):
+            raise InputError(f"{name}.public_json: expected a JSON list (snarkjs public.json)")
+        items.append(Item(public, proof, name))
+    return items

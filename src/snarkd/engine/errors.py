@@ -27,3 +27,10 @@ class TooLarge(InputError):
 class Busy(DaemonError):
     """A queue bound ([limits] max_queued_jobs, max_queued_per_client, [daemon] spool_max) is
     reached: retry later."""
+
+
+class NotReady(SnarkdError):
+    """A request about a job that has not ended yet (the service answers FAILED_PRECONDITION): retry once
+    Await says it has."""
+
+    exit_code = 3

@@ -1,0 +1,85 @@
+"""daemon/aggregation.py in process: the max_concurrent bound, SRS files kept resident (and read again once
+changed), the proofs checked before anything is aggregated, and close()."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import threading
+
+import pytest
+
+from snarkd.cli import main
+from snarkd.daemon.aggregation import Aggregator, Item
+from snarkd.engine.errors import Busy
+from snarkd.errors import InputError
+from snarkd.prover import prove
+from snarkd.prover.proving_key import ProvingKey
+
+
+@pytest.fixture(scope="module")
+def case(chain_bn128, tmp_path_factory):
+    circ, _ = chain_bn128
+    d = tmp_path_factory.mktemp("aggregation")
+    for name in ("a.srs", "b.srs"):
+        assert main(["aggregation-srs", "--dev", "--curve", "bn128", "--max", "4", str(d / name)]) == 0
+    from snarkd.formats.wtns import read_wtns
+
+    key = ProvingKey.load(circ.zkey)
+    proofs = [prove(key, read_wtns(circ.witness({"k": k, "x": 2})), threads=1) for k in (1, 2, 3, 4)]
+    items = [Item(list(p.public), p.proof, f"proofs[{i}]") for i, p in enumerate(proofs)]
+    return json.loads(circ.vk.read_text()), items, d
+
+
+def test_one_past_max_concurrent_is_busy_until_it_finishes(case, monkeypatch):
+    vk, items, d = case
+    agg = Aggregator(max_concurrent=1, threads=1)
+    gate, real = threading.Event(), agg._aggregate
+
+    def held(*a):
+        gate.wait(30)
+        return real(*a)
+
+    monkeypatch.setattr(agg, "_aggregate", held)
+    first = agg.start("k", vk, items, d / "a.srs")
+    assert agg.running == 1
+    with pytest.raises(Busy, match=r"\[aggregate\] max_concurrent \(1\)"):
+        agg.start("k", vk, items, d / "a.srs")
+    gate.set()
+    assert first.result(60).n == 4 and agg.running == 0
+    assert agg.start("k", vk, items[:2], d / "a.srs").result(60).n == 2  # room again
+    assert agg.close(10)
+
+
+def test_srs_files_stay_resident_up_to_srs_resident_and_are_read_again_once_changed(case, tmp_path):
+    vk, items, d = case
+    results = []
+    agg = Aggregator(max_concurrent=1, threads=1, srs_resident=1, observe=lambda *a: results.append(a[0]))
+    a, b = tmp_path / "a.srs", tmp_path / "b.srs"
+    shutil.copy(d / "a.srs", a)
+    shutil.copy(d / "b.srs", b)
+    first = agg.start("k", vk, items[:2], a).result(60)
+    again = agg.start("k", vk, items[:2], a).result(60)
+    assert first.timings["srs_load"] > 0 and again.timings["srs_load"] < first.timings["srs_load"]
+    assert first.json == again.json and agg.resident_srs() == [str(a)]
+    agg.start("k", vk, items[:2], b).result(60)
+    assert agg.resident_srs() == [str(b)]  # srs_resident = 1: a was dropped
+    shutil.copy(d / "a.srs", b)  # b rewritten in place with another SRS: read again, not served stale
+    assert agg.start("k", vk, items[:2], b).result(60).json == first.json
+    assert results == ["completed"] * 4
+    agg.close()
+
+
+def test_a_proof_that_does_not_verify_is_named_and_nothing_is_aggregated(case):
+    vk, items, d = case
+    agg = Aggregator(threads=1)
+    bad = Item(items[1].public, items[2].proof, "job 'x' partition 1")
+    with pytest.raises(InputError, match=r"1 of the 4 proofs do not verify .*: job 'x' partition 1$"):
+        agg.start("k", vk, [items[0], bad, items[2], items[3]], d / "a.srs").result(60)
+    with pytest.raises(InputError, match="3 proof"):
+        agg.start("k", vk, items[:3], d / "a.srs")
+    assert agg.running == 0
+    agg.close()
+    with pytest.raises(RuntimeError):  # closed: the daemon stops
+        agg.start("k", vk, items, d / "a.srs")
+    assert agg.running == 0
