@@ -4,7 +4,7 @@ Each request must end in a clean status (OK or one of the codes a client can cau
 INTERNAL or UNKNOWN), and the daemon must keep serving: health SERVING after the run, a
 valid proof still verifies, no file descriptors gained, RSS bounded.
 
-Four kinds of request, in turn, for each of the ten RPCs (the two client streams get lists of chunks):
+Four kinds of request, in turn, for each of the eleven RPCs (the two client streams get lists of chunks):
   raw        random bytes as the serialized message (mostly not protobuf at all)
   mutated    a valid request's bytes with bytes flipped, cut, repeated or spliced
   fields     a valid message with fields set to odd values (empty, huge, unicode, negative)
@@ -52,6 +52,7 @@ METHODS = {  # name -> request class
     "Submit": pb.ProveRequest, "Await": pb.AwaitRequest, "Cancel": pb.CancelRequest,
     "Status": pb.StatusRequest, "Metrics": pb.MetricsRequest,
     "ProveStream": pb.ProveChunk, "SubmitStream": pb.ProveChunk,  # client streams: a list of chunks each
+    "Aggregate": pb.AggregateRequest,
 }
 STREAMS = ("ProveStream", "SubmitStream")
 # codes a client's request may cause; INTERNAL and UNKNOWN are findings
@@ -109,6 +110,11 @@ class Fuzzer:
             return pb.AwaitRequest(job_id=f"j{rng.randint(0, 20)}", timeout_s=0.05)
         if cls is pb.CancelRequest:
             return pb.CancelRequest(job_id=f"j{rng.randint(0, 20)}")
+        if cls is pb.AggregateRequest:
+            if rng.random() < 0.5:
+                return pb.AggregateRequest(key_id="chain", job_ids=[f"j{rng.randint(0, 20)}" for _ in range(2)])
+            return pb.AggregateRequest(key_id="chain", srs_path=rng.choice(ODD_STRINGS),
+                                       proofs=[pb.InlineProof(proof_json='{"pi_a": []}', public_json="[]")] * 2)
         return cls()
 
     def mutate(self, data: bytes, rng: random.Random) -> bytes:

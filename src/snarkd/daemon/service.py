@@ -17,7 +17,7 @@ import json
 import logging
 import threading
 import time
-from concurrent.futures import CancelledError
+from concurrent.futures import CancelledError, wait
 from functools import wraps
 
 import grpc
@@ -568,15 +568,13 @@ class ProverService(pb_grpc.ProverServicer):
         except Exception as exc:  # refused before any work: counted here (the work's outcome is counted by it)
             self.metrics.on_aggregation("busy" if isinstance(exc, Busy) else "rejected", time.monotonic() - t0, 0)
             raise
-        while True:
-            try:
-                out = future.result(timeout=0.25)
-                break
-            except TimeoutError:
-                if not context.is_active():  # the client went away: the work finishes, its result is dropped
-                    return pb.AggregateReply()
-            except CancelledError:
-                raise Unavailable("the daemon is shutting down: the aggregation did not run") from None
+        while not wait([future], timeout=0.25).done:
+            if not context.is_active():  # the client went away: the work finishes, its result is dropped
+                return pb.AggregateReply()
+        try:
+            out = future.result()
+        except CancelledError:
+            raise Unavailable("the daemon is shutting down: the aggregation did not run") from None
         return pb.AggregateReply(aggregate_json=out.json, n=out.n, dev_srs=out.dev, timings_ms=out.timings)
 
     def _job_items(self, request) -> list[Item]:
