@@ -219,6 +219,8 @@ class Engine(EngineBase):
             failed.append(p)
         if failed:
             self._self_verify_failed(job, failed)
+        for p in parts:  # kept for the safety net only: the finished job need not hold them
+            p.inputs = None
 
     def _self_verify_failed(self, job: Job, parts: list) -> None:
         """Count and log proofs that failed self-verification, and fail their job (an InputError: the request's fault)."""
