@@ -31,7 +31,14 @@ def daemon(tmp_path_factory, chain_bn128):
                   extra=f'[keys]\nallowed_dirs = ["{circ.zkey.parent}"]\n[aggregate]\nsrs = "{d / "dev.srs"}"\n'
                         'max_concurrent = 1\n')
     with foreground_daemon(s, cfg) as proc:
+        drain(proc)
         yield s, proc, circ
+
+
+def drain(proc) -> None:
+    """Read the daemon's stderr (its log) as it comes: a pipe nobody reads fills up at 64 KiB, and then the
+    daemon's next log line blocks it (this module's jobs log a few hundred partitions)."""
+    threading.Thread(target=proc.stderr.read, daemon=True).start()
 
 
 @pytest.fixture(scope="module")
@@ -138,7 +145,7 @@ def test_every_bad_request_is_refused_naming_why_and_the_daemon_goes_on(daemon, 
                     f"job {theirs!r} proved with key 'other', not key_id 'chain'")
         finally:
             c.unload_key("other")
-        slow = c.submit("chain", witnesses=[witnesses[0]] * 64)  # queued behind nothing, but not done at once
+        slow = c.submit("chain", witnesses=[witnesses[0]] * 32)  # not done at once
         refused(lambda: c.aggregate("chain", job_ids=[job, slow]), grpc.StatusCode.FAILED_PRECONDITION,
                 f"job {slow!r} is", "not completed")
         c.cancel(slow)
@@ -199,11 +206,13 @@ def test_jobs_finished_before_a_restart_are_aggregated_from_the_journal(tmp_path
     assert main(["aggregation-srs", "--dev", "--curve", "bn128", "--max", "4", str(tmp_path / "dev.srs")]) == 0
     s = Setup(tmp_path, free_port())
     cfg = s.write(preload={"chain": circ.zkey})
-    with foreground_daemon(s, cfg):
+    with foreground_daemon(s, cfg) as proc:
+        drain(proc)
         with Client(s.addr, timeout=120) as c:
             ids = [c.prove("chain", witnesses=witnesses[:2]).job_id, c.prove("chain", witnesses=witnesses[2:4]).job_id]
             before = c.aggregate("chain", job_ids=ids, srs_path="dev.srs")  # relative: to param_cache
-    with foreground_daemon(s, cfg):
+    with foreground_daemon(s, cfg) as proc:
+        drain(proc)
         with Client(s.addr, timeout=120) as c:
             after = c.aggregate("chain", job_ids=ids, srs_path="dev.srs")
             refused(lambda: c.aggregate("chain", job_ids=ids), grpc.StatusCode.INVALID_ARGUMENT,
