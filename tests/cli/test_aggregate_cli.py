@@ -117,3 +117,16 @@ def test_backends_make_the_same_aggregate(proved, capsys):
         assert code == 0
         made[backend] = out.read_bytes()
     assert len(set(made.values())) == 1
+
+
+def test_aggregate_through_a_daemon_usage_errors(tmp_path):
+    """`snarkd aggregate --addr` (tests/daemon/test_aggregate_rpc.py runs it against a daemon): what is refused
+    before any connection, as usage errors (exit 2)."""
+    out = str(tmp_path / "agg.json")
+    assert main(["aggregate", "--addr", "127.0.0.1:1", out, "--jobs", "a", "b"]) == 2  # no --key
+    assert main(["aggregate", "--key", "k", out, "--jobs", "a", "b"]) == 2  # no --addr
+    assert main(["aggregate", "--addr", "127.0.0.1:1", "--key", "k", out, "p.json", "q.json", "--jobs", "a"]) == 2
+    assert main(["aggregate", "--addr", "127.0.0.1:1", "--key", "k", out]) == 2  # nothing to aggregate
+    assert main(["aggregate", "--addr", "127.0.0.1:1", "--key", "k", out, "p.json"]) == 2  # odd file count
+    assert main(["aggregate", str(tmp_path / "vk.json"), out]) == 2  # local: VK SRS OUT at least
+    assert main(["aggregate", "--addr", "127.0.0.1:1", "--key", "k", "--backend", "cpu", out, "--jobs", "a"]) == 2

@@ -579,9 +579,12 @@ class ProverService(pb_grpc.ProverServicer):
 
     def _job_items(self, request) -> list[Item]:
         """The proofs of the named jobs (each COMPLETED, of the request's key, visible to the caller), each
-        job's partitions in order."""
-        items = []
+        job's partitions in order. A job named twice is looked up once (its proofs are given twice)."""
+        items, seen = [], {}
         for i, job_id in enumerate(request.job_ids):
+            if job_id in seen:
+                items += seen[job_id]
+                continue
             job = self._find(job_id)  # NOT_FOUND for another token's job, as for an unknown one
             what = f"job_ids[{i}]: job {job_id!r}"
             state, key_id = (job.state, job.key_id) if isinstance(job, Row) else (job.state, job.key.id)
@@ -599,8 +602,9 @@ class ProverService(pb_grpc.ProverServicer):
                 parts = [(json.loads(p.public_json), json.loads(p.proof_json)) for p in reply.partitions]
             else:
                 parts = [(list(p.result.public), p.result.proof) for p in job.partitions]
-            items += [Item(pub, proof, f"job {job_id!r}" + (f" partition {k}" if len(parts) > 1 else ""))
-                      for k, (pub, proof) in enumerate(parts)]
+            seen[job_id] = [Item(pub, proof, f"job {job_id!r}" + (f" partition {k}" if len(parts) > 1 else ""))
+                            for k, (pub, proof) in enumerate(parts)]
+            items += seen[job_id]
         return items
 
     # -- introspection ------------------------------------------------------------------
