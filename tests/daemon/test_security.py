@@ -165,7 +165,7 @@ def test_tls_with_tokens(setup, pki, reaper, chain_bn128, tmp_path):
         job = alice.submit("chain", data)
         with pytest.raises(RemoteInputError) as unknown:
             bob.await_("no-such-job")
-        for call in (lambda: bob.await_(job), lambda: bob.cancel(job)):
+        for call in (lambda: bob.await_(job), lambda: bob.cancel(job), lambda: bob.aggregate("chain", job_ids=[job] * 2)):
             with pytest.raises(RemoteInputError) as e:
                 call()
             assert e.value.code == grpc.StatusCode.NOT_FOUND
