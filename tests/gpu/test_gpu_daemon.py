@@ -1,6 +1,7 @@
 """A real daemon on the GPU, end to end, on both curves: `snarkd start` with both example keys preloaded on
 cuda:0, proofs from a witness (`snarkd prove --addr`) and from inputs (the daemon computes the witness),
 `snarkd status`, `snarkd keys list/load/unload`, GET /metrics scraped, `snarkd bench`, a cancelled job,
+a job batch-verified and an Aggregate of its proofs (the Miller loops on cuda:0, [aggregate] backend auto),
 `snarkd stop`. Every proof is checked by snarkjs. Skipped without CuPy or a CUDA device.
 
 The tests run in order on one daemon (module scope). [debug] synthesis_delay holds each job 300 ms in
@@ -54,7 +55,11 @@ def daemon(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("gpu-daemon")
     s = Setup(tmp, free_port())
     metrics = free_port()
+    srs = tmp / "agg.srs"
+    r = snarkd("aggregation-srs", "--dev", "--curve", "bn128", "--max", "32", srs, timeout=300)
+    assert r.returncode == 0, r.stdout + r.stderr
     extra = "\n".join(["[gpus]", "devices = [0]", "workers_per_device = 2",
+                       "[aggregate]", f"srs = {json.dumps(str(srs))}",
                        "[keys]", f"allowed_dirs = [{json.dumps(str(EXAMPLES['bn128'].parent))}]",
                        "[debug]", 'synthesis_delay = "300ms"', ""])
     cfg = s.write(workers=2, preload={c: EXAMPLES[c] / "chain.zkey" for c in CURVES}, extra=extra)
@@ -65,7 +70,9 @@ def daemon(tmp_path_factory):
     r = snarkd("start", "--config", cfg, timeout=300)
     assert r.returncode == 0, r.stdout + r.stderr + s.log()
     reaper.pids.append(parse_started(r.stdout)["pid"])
-    yield Daemon(s, cfg, metrics)
+    d = Daemon(s, cfg, metrics)
+    d.srs = srs
+    yield d
     killed = reaper.collect()
     assert not killed, f"the daemon was still running after the tests: {s.log()[-3000:]}"
 
@@ -100,6 +107,31 @@ def test_prove_from_inputs(daemon, curve, tmp_path):
     for p in reply.partitions:
         assert p.timings["witness"] > 0 and p.timings["msm_h"] > 0  # computed by the daemon; MSMs timed
         assert snarkjs_ok(curve, p.proof, p.public, tmp_path)
+
+
+def test_batch_verified_job_then_aggregate_on_the_gpu(daemon, tmp_path):
+    inputs = json.loads((EXAMPLES["bn128"] / "input.json").read_text())
+    with Client(daemon.addr, timeout=300) as c:
+        # 32 proofs: 6 x 32 pairs in the first commitments, above GPU_MIN_PAIRS, so the GPU's Miller loops run
+        reply = c.prove("bn128", inputs=[inputs] * 32, job_id="gpu-agg-1", batch_verify=True)
+        assert len(reply.partitions) == 32 and any(p.timings.get("verify", 0) > 0 for p in reply.partitions)
+        assert snarkjs_ok("bn128", reply.partitions[0].proof, reply.partitions[0].public, tmp_path)
+        agg = c.aggregate("bn128", job_ids=["gpu-agg-1"])
+    assert agg.n == 32 and agg.dev_srs
+    (tmp_path / "agg.json").write_text(agg.json)
+    r = daemon.cli("verify-aggregate", EXAMPLES["bn128"] / "vk.json", daemon.srs, tmp_path / "agg.json")
+    assert r.returncode == 0, r.stdout + r.stderr
+    # the same aggregate as the CLI makes on the CPU (aggregation is deterministic)
+    pairs = []
+    for i, p in enumerate(reply.partitions):
+        (tmp_path / f"p{i}.json").write_text(json.dumps(p.proof))
+        (tmp_path / f"pub{i}.json").write_text(json.dumps(p.public))
+        pairs += [tmp_path / f"pub{i}.json", tmp_path / f"p{i}.json"]
+    r = daemon.cli("aggregate", EXAMPLES["bn128"] / "vk.json", daemon.srs, tmp_path / "cpu.json", *pairs,
+                   "--backend", "cpu", "-q")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert (tmp_path / "cpu.json").read_text() == agg.json
+    assert "aggregation: Miller loops on cuda:0" in daemon.setup.log()
 
 
 def test_status_shows_each_key_resident_on_the_gpu(daemon):

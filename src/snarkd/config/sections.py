@@ -102,6 +102,7 @@ class LimitsSection:
 class AggregateSection:
     max_concurrent: int
     threads: int
+    backend: str
     srs: str | None
     srs_resident: int
 

@@ -188,6 +188,9 @@ SETTINGS: tuple[Setting, ...] = (
       "Aggregate calls running at once (each is CPU-heavy: seconds to a minute on the aggregate threads); one more "
       "is refused (RESOURCE_EXHAUSTED) naming this setting"),
     S("aggregate", "threads", Int(0, zero="all cores"), 0, "native threads of one aggregation"),
+    S("aggregate", "backend", Choice("cpu", "cuda", "auto"), "auto",
+      "where an aggregation's Miller loops (75% of its CPU work) run: auto = the first GPU this daemon proves on "
+      "([gpus] devices), else the CPU; cuda = that GPU, and the daemon does not start without one; cpu = never a GPU"),
     S("aggregate", "srs", ReadFile(), "", "aggregation SRS (`snarkd aggregation-srs`) of Aggregate calls that name "
       "none (the operator's: not confined); \"\" = none: a call names one under [keys] param_cache or allowed_dirs",
       example="#/var/lib/snarkd/agg.srs"),

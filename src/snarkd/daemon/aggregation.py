@@ -11,7 +11,8 @@ and checked for the next calls (the srs_resident most recently used; read again 
 proofs batch-verified against the key's vk (verifier.batch, bisected to name the bad ones: an aggregate must
 never cover an invalid proof, and a failing aggregate could not say which one it is); the aggregate
 (aggregate.prover: the MSMs and pair products on the native core, which releases the GIL, so every other call
-goes on meanwhile); its JSON. A call whose client went away still finishes; its result is dropped.
+goes on meanwhile; the Miller loops on the daemon's first GPU by [aggregate] backend, their device memory
+reserved under its budget beside the proofs'); its JSON. A call whose client went away still finishes; its result is dropped.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from snarkd.aggregate.srs import AggregationSRS, read_srs
 from snarkd.aggregate.statement import read_proof, read_public, read_vk
 from snarkd.engine.errors import Busy, KeyChanged
 from snarkd.engine.paths import PathRule
-from snarkd.errors import InputError
+from snarkd.errors import DaemonError, InputError
 from snarkd.verifier.batch import verify_batch
 
 log = logging.getLogger("snarkd")
@@ -68,8 +69,9 @@ class Aggregator:
     """observe(result, seconds, n): each call's outcome ("completed", "rejected", "failed"), for the metrics."""
 
     def __init__(self, max_concurrent: int = 1, threads: int = 0, srs_resident: int = 2,
-                 default_srs: str | None = None, rule: PathRule | None = None, observe=None):
+                 default_srs: str | None = None, rule: PathRule | None = None, observe=None, gpu=None):
         self.max_concurrent, self.threads, self.srs_resident = max_concurrent, threads, srs_resident
+        self.gpu = gpu  # a GpuDevice for the Miller loops ([aggregate] backend), or None
         self.default_srs, self.rule = default_srs, rule
         self.observe = observe or (lambda result, seconds, n: None)
         self._pool = ThreadPoolExecutor(max_workers=max_concurrent, thread_name_prefix="aggregate")
@@ -78,9 +80,16 @@ class Aggregator:
         self._srs: OrderedDict[str, AggregationSRS] = OrderedDict()  # resolved path -> mapped SRS, LRU last
 
     @classmethod
-    def from_config(cls, cfg, rule: PathRule | None, observe=None) -> "Aggregator":
+    def from_config(cls, cfg, rule: PathRule | None, observe=None, devices=()) -> "Aggregator":
+        """devices: the backends the daemon proves on; [aggregate] backend picks the first GPU among them."""
         a = cfg.aggregate
-        return cls(a.max_concurrent, a.threads, a.srs_resident, a.srs, rule, observe)
+        gpu = None if a.backend == "cpu" else next((d.dev for d in devices if getattr(d, "dev", None) is not None), None)
+        if a.backend == "cuda" and gpu is None:
+            raise DaemonError("[aggregate] backend = \"cuda\", but this daemon proves on no GPU ([gpus] devices; "
+                              "set [aggregate] backend = \"auto\" or \"cpu\" to aggregate on the CPU)")
+        log.info("aggregation: Miller loops on %s ([aggregate] backend = %s)",
+                 f"cuda:{gpu.index}" if gpu is not None else "the CPU", a.backend)
+        return cls(a.max_concurrent, a.threads, a.srs_resident, a.srs, rule, observe, gpu)
 
     @property
     def running(self) -> int:
@@ -167,7 +176,8 @@ class Aggregator:
             c.append(pc)
         timings["check"] = (time.perf_counter() - t) * 1000
         t = time.perf_counter()
-        agg = prover.aggregate(key, vk, public, b"".join(a), b"".join(b), b"".join(c), threads=self.threads)
+        agg = prover.aggregate(key, vk, public, b"".join(a), b"".join(b), b"".join(c), threads=self.threads,
+                               gpu=self.gpu)
         obj = proof_format.to_json(agg, srs.id, srs.dev, vk.digest, public)
         timings["aggregate"] = (time.perf_counter() - t) * 1000
         why = srs.changed()

@@ -256,7 +256,8 @@ class Server:
         gate = Gate(tokens, trusted_peer=(lambda peer: peer.startswith("unix:")) if control else None)
         self.service = ProverService(self.engine, self.keys, info, Transport(self.spool, self.paths.witnesses),
                                      gate=gate, journal=self.journal, max_per_client=cfg.limits.max_queued_per_client,
-                                     aggregator=Aggregator.from_config(cfg, self.paths.keys))
+                                     aggregator=Aggregator.from_config(
+                                         cfg, self.paths.keys, devices=getattr(self.engine, "devices", ())))
         if self.journal is not None:
             rec = self.service.recover()
             self.journal.start()

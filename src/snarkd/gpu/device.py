@@ -174,9 +174,10 @@ class GpuDevice:
                                  chunk=gresident.STREAM_CHUNK, upload=self.memory.upload)
 
     def miller_products(self, curve, jobs) -> list[list[bytes]]:
-        """gpu.pairing.miller_products (aggregation's pairing products: jobs of (q, ps)) on this device;
-        curve: a Curve."""
-        with self.memory.guard("Miller loops"):
+        """gpu.pairing.miller_products (aggregation's pairing products: jobs of (q, ps)) on this device, its
+        memory reserved under the budget beside the proofs'; curve: a Curve."""
+        with self.memory.reserve(gpairing.device_bytes(curve, jobs), what="aggregation's Miller loops"), \
+                self.memory.guard("Miller loops"):
             return gpairing.miller_products(self.module(curve.native), curve, jobs)
 
     def window_table(self, curve: str, g2: bool, bases, n: int, c: int = 0) -> gmsm.WindowTable:

@@ -39,6 +39,14 @@ def fp12_one(curve: Curve) -> bytes:
     return (curve.rq % curve.q).to_bytes(curve.n8q, "little") + bytes(11 * curve.n8q)
 
 
+def device_bytes(curve: Curve, jobs: list) -> int:
+    """Device memory miller_products takes for `jobs` at most: the points, every pair's Miller value
+    and the first level of products."""
+    m = memoryview(jobs[0][0]).nbytes // curve.g2_bytes if jobs else 0
+    K = sum(len(ps) for _, ps in jobs)
+    return len(jobs) * m * curve.g2_bytes + K * m * (curve.g1_bytes + 12 * curve.n8q * (1 + 1 / PRODUCT_RUN)) + 4096
+
+
 def miller_products(mod, curve: Curve, jobs: list) -> list[list[bytes]]:
     """For each job (q, [p_0, ..., p_{K-1}]): [prod_i f_{Q_i}(p_k[i]) for each k]. q holds m affine G2
     points, each p m affine G1 points (zkey layout, Montgomery; bytes or numpy rows), m the same for
