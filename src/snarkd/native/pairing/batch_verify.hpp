@@ -31,6 +31,7 @@
 #include <stdexcept>
 #include <vector>
 #include "parallel.hpp"
+#include "pairing/affine_miller.hpp"
 #include "pairing/groth16_verify.hpp"
 
 namespace snarkd {
@@ -68,9 +69,9 @@ struct BatchVerify {
   using C1 = typename Cfg::G1Curve;
   using PVK = typename Pr::PreparedVK;
   static constexpr size_t COEFF_BYTES = 16;  // 128-bit coefficients
-  // Pairs per shared Miller loop: one Fp12 squaring per step is shared by the
-  // chunk (~1/64 of a loop per pair); lines are computed and applied at once
-  // (MillerLoop::multi_unprepared), so a chunk keeps only its 64 running points.
+  // Pairs per shared Miller loop: one Fp12 squaring and one Fp2 inversion per step are
+  // shared by the chunk; lines are computed and applied at once (AffineMillerLoop::multi),
+  // so a chunk keeps only its 64 running points.
   static constexpr size_t CHUNK = 64;
 
   struct Batch {
@@ -377,14 +378,12 @@ struct BatchVerify {
       const auto& key = keys[todo[task]];
       std::vector<G2> q(key.size());
       std::vector<G1> p(key.size());
-      std::vector<typename ML::Proj> scratch;
-      std::vector<typename ML::Eval> ev;
-      std::vector<size_t> live;
+      typename AffineMillerLoop<Cfg>::Scratch scratch;
       for (size_t j = 0; j < key.size(); j++) {
         q[j] = bt.B[key[j]];
         p[j] = bt.neg_rA[key[j]];
       }
-      prod[todo[task]] = ML::multi_unprepared(p.data(), q.data(), key.size(), scratch, ev, live);
+      prod[todo[task]] = AffineMillerLoop<Cfg>::multi(p.data(), q.data(), key.size(), scratch);
     });
     {
       std::lock_guard<std::mutex> g(*bt.lock);
