@@ -41,8 +41,9 @@ struct AffineMillerLoop {
     std::vector<size_t> proj_live;
   };
 
-  // f *= the product of the lines, two at a time.
-  static inline void apply_all(F12& f, const MonicLine* l, size_t m) {
+  // f *= the product of the lines, two at a time. (flatten: the field arithmetic inlined
+  // here, in the hot loops only, is ~10% faster than the calls to Fp2's products.)
+  __attribute__((flatten)) static void apply_all(F12& f, const MonicLine* l, size_t m) {
     size_t k = 0;
     for (; k + 1 < m; k += 2) {
       if constexpr (Cfg::D_TWIST)
@@ -60,7 +61,7 @@ struct AffineMillerLoop {
   // into s.lines. update = false: the lines only (the loop's last step). False, with
   // nothing changed, when a denominator is zero (T_k = +-R_k, or y = 0 when doubling:
   // never for points of the order-r subgroups; the caller falls back to the projective loop).
-  static bool step(Scratch& s, size_t m, bool doubling, bool update) {
+  __attribute__((flatten)) static bool step(Scratch& s, size_t m, bool doubling, bool update) {
     F2 acc = F2::one();
     for (size_t k = 0; k < m; k++) {
       const G2& T = s.T[k];
