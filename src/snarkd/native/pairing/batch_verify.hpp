@@ -99,7 +99,7 @@ struct BatchVerify {
 
   // One proof's checks and randomization (the single verifier's checks, in its order).
   // pubs: n_public plain scalars (Fr::N limbs each); r: 2 limbs.
-  __attribute__((flatten)) static uint8_t prepare_one(Batch& bt, size_t i, const u64* pubs, const G1& A, const G2& Bi, const G1& C, const u64* r_in) {
+  static uint8_t prepare_one(Batch& bt, size_t i, const u64* pubs, const G1& A, const G2& Bi, const G1& C, const u64* r_in) {
     const size_t np = bt.n_public, stride = np + 1;
     for (size_t j = 0; j < np; j++)
       if (!Fr::lt_mod(pubs + j * Fr::N)) return PUBLIC_OUT_OF_RANGE;
