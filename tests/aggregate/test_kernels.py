@@ -103,6 +103,24 @@ def test_gt_multi_exp_matches_pow(G):
     assert G.gt_multi_exp(bases, exps) == want
 
 
+def test_gt_multi_exp_any_256_bit_exponent(G):
+    """The native multi-exponentiation takes any 32-byte exponent (its width-5 NAFs carry into a
+    257th digit): runs of ones across limbs, the top bit, 2^256 - 1; 30 bases, so two threads
+    each take a share."""
+    P, Q = points(G, 3, 9)
+    vals = [G.pair.pairing(p, q) for p, q in zip(P, Q)]
+    rnd = random.Random(10)
+    exps = [2**256 - 1, 2**255, 2**128 - 1, (2**64 - 1) << 64, int("01" * 128, 2), int("10" * 128, 2), 0, 1, 15, 17]
+    exps += [rnd.randrange(2**256) for _ in range(20)]
+    bases = [vals[i % 3] for i in range(len(exps))]
+    raw = b"".join(e.to_bytes(32, "little") for e in exps)
+    want = G.gt_one()
+    for b, e in zip(bases, exps):
+        want = G.pair.fp12_mul(want, G.pair.fp12_pow(b, e.to_bytes(32, "little")))
+    for threads in (1, 2):
+        assert G.agg.gt_multi_exp(bases, raw, threads) == want
+
+
 def test_fr_horner_matches_python(G):
     rnd = random.Random(9)
     rows, width = 37, 3

@@ -81,6 +81,29 @@ void define(py::module_& m) {
     return to_bytes(r);
   }, py::arg("ps"), py::arg("qs"), "prod e(P_i, Q_i) with one final exponentiation");
 
+  m.def("multi_miller_loop", [](std::vector<py::object> ps, std::vector<py::object> qs, bool affine) {
+    if (ps.size() != qs.size()) throw py::value_error("multi_miller_loop: as many G1 as G2 points are needed");
+    std::vector<G1> P;
+    std::vector<G2> Q;
+    for (auto& p : ps) P.push_back(from_buf<G1>(p, "p"));
+    for (auto& q : qs) Q.push_back(from_buf<G2>(q, "q"));
+    F12 r;
+    {
+      py::gil_scoped_release rel;
+      if (affine) {
+        typename AffineMillerLoop<Cfg>::Scratch s;
+        r = AffineMillerLoop<Cfg>::multi(P.data(), Q.data(), P.size(), s);
+      } else {
+        std::vector<typename MillerLoop<Cfg>::Proj> T;
+        std::vector<typename MillerLoop<Cfg>::Eval> ev;
+        std::vector<size_t> live;
+        r = MillerLoop<Cfg>::multi_unprepared(P.data(), Q.data(), P.size(), T, ev, live);
+      }
+    }
+    return to_bytes(r);
+  }, py::arg("ps"), py::arg("qs"), py::arg("affine"),
+     "prod f_(loop, Q_i)(P_i), no final exponentiation: batch verification's affine loop (AffineMillerLoop) "
+     "or the projective one (MillerLoop::multi_unprepared); equal after the final exponentiation");
   m.def("miller_loop", [](py::object p, py::object q) {
     G1 P = from_buf<G1>(p, "p");
     G2 Q = from_buf<G2>(q, "q");

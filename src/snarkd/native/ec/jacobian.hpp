@@ -5,6 +5,8 @@
 // or opposite points, infinity): the subgroup checks see points of any order.
 #pragma once
 #include <cstddef>
+#include <cstdint>
+#include <vector>
 #include "ec/point.hpp"
 
 namespace snarkd {
@@ -90,20 +92,35 @@ struct Jacobian {
   }
 };
 
-// [k] p, k little-endian 64-bit limbs, by double-and-add from the top set bit.
+// [k] p, k little-endian 64-bit limbs, by double-and-add over k's non-adjacent form
+// (signed digits, -p is free: about a third of the digits are nonzero against half of
+// the bits; BN254's u: 24 additions instead of 28).
 template <class Cfg>
 inline Jacobian<Cfg> scalar_mul_jacobian(const Affine<Cfg>& p, const u64* k, size_t nlimbs) {
   Jacobian<Cfg> acc = Jacobian<Cfg>::inf();
   if (p.is_inf()) return acc;
-  bool started = false;
-  for (size_t i = nlimbs; i-- > 0;)
-    for (int b = 63; b >= 0; b--) {
-      if (started) acc.dbl();
-      if ((k[i] >> b) & 1) {
-        if (started) acc.add_affine(p);
-        else { acc = Jacobian<Cfg>::from_affine(p); started = true; }
-      }
+  const size_t nbits = 64 * nlimbs;
+  auto bit = [&](size_t i) { return i < nbits ? (int)((k[i / 64] >> (i % 64)) & 1) : 0; };
+  std::vector<int8_t> naf(nbits + 1);
+  int carry = 0;
+  for (size_t i = 0; i <= nbits; i++) {
+    int b = bit(i) + carry;  // this digit's value with the carry from below: 0, 1 or 2
+    if (b == 1) {
+      naf[i] = bit(i + 1) ? -1 : 1;  // k = 3 mod 4: -1 and carry; k = 1 mod 4: 1
+      carry = bit(i + 1);
+    } else {
+      naf[i] = 0;
+      carry = b >> 1;
     }
+  }
+  const Affine<Cfg> neg_p = p.neg();
+  bool started = false;
+  for (size_t i = nbits + 1; i-- > 0;) {
+    if (started) acc.dbl();
+    if (naf[i] == 0) continue;
+    if (!started) { acc = Jacobian<Cfg>::from_affine(p); started = true; }  // the top digit is 1
+    else acc.add_affine(naf[i] > 0 ? p : neg_p);
+  }
   return acc;
 }
 

@@ -31,6 +31,7 @@
 #include <stdexcept>
 #include <vector>
 #include "parallel.hpp"
+#include "pairing/affine_miller.hpp"
 #include "pairing/groth16_verify.hpp"
 
 namespace snarkd {
@@ -68,9 +69,9 @@ struct BatchVerify {
   using C1 = typename Cfg::G1Curve;
   using PVK = typename Pr::PreparedVK;
   static constexpr size_t COEFF_BYTES = 16;  // 128-bit coefficients
-  // Pairs per shared Miller loop: one Fp12 squaring per step is shared by the
-  // chunk (~1/64 of a loop per pair); lines are computed and applied at once
-  // (MillerLoop::multi_unprepared), so a chunk keeps only its 64 running points.
+  // Pairs per shared Miller loop: one Fp12 squaring and one Fp2 inversion per step are
+  // shared by the chunk; lines are computed and applied at once (AffineMillerLoop::multi),
+  // so a chunk keeps only its 64 running points.
   static constexpr size_t CHUNK = 64;
 
   struct Batch {
@@ -86,6 +87,15 @@ struct BatchVerify {
     mutable std::map<std::vector<uint32_t>, F12> chunks;
     std::shared_ptr<std::mutex> lock = std::make_shared<std::mutex>();
   };
+
+  // The per-proof passes hand out blocks of BLOCK proofs to the threads as they come free
+  // (a static half each left one core idle at the end whenever the other was slowed by
+  // other work on a shared machine).
+  static constexpr size_t BLOCK = 16;
+  template <class Fn>
+  static void for_blocks(size_t n, unsigned T, Fn&& f) {
+    parallel_tasks((n + BLOCK - 1) / BLOCK, T, [&](size_t b, unsigned) { f(b * BLOCK, std::min(n, (b + 1) * BLOCK)); });
+  }
 
   // One proof's checks and randomization (the single verifier's checks, in its order).
   // pubs: n_public plain scalars (Fr::N limbs each); r: 2 limbs.
@@ -154,7 +164,7 @@ struct BatchVerify {
                        const uint8_t* coeffs, size_t n, unsigned T) {
     Batch bt = empty(vk, n);
     const size_t np = bt.n_public;
-    parallel_for(n, T, [&](size_t begin, size_t end, unsigned) {
+    for_blocks(n, T, [&](size_t begin, size_t end) {
       std::vector<u64> pubs(np * Fr::N + 1);
       u64 r[2];
       for (size_t i = begin; i < end; i++) {
@@ -163,7 +173,7 @@ struct BatchVerify {
         bt.status[i] = prepare_one(bt, i, pubs.data(), G1::load(a + i * sizeof(G1)), G2::load(b + i * sizeof(G2)),
                                    G1::load(c + i * sizeof(G1)), r);
       }
-    }, 4);
+    });
     return bt;
   }
 
@@ -238,7 +248,7 @@ struct BatchVerify {
       if (text[k] == '\n') starts.push_back(k + 1);
     if (starts.size() != n) throw std::invalid_argument("text: expected one line per proof");
     starts.push_back(len + 1);
-    parallel_for(n, T, [&](size_t begin, size_t end, unsigned) {
+    for_blocks(n, T, [&](size_t begin, size_t end) {
       constexpr size_t NL = Fq::N > Fr::N ? Fq::N : Fr::N;
       std::vector<u64> vals(nf * (NL + 1));
       std::vector<u64> pubs(np * Fr::N + 1);
@@ -297,7 +307,7 @@ struct BatchVerify {
         std::memcpy(r, coeffs + i * COEFF_BYTES, COEFF_BYTES);
         bt.status[i] = prepare_one(bt, i, pubs.data(), A, B, C, r);
       }
-    }, 4);
+    });
     return bt;
   }
 
@@ -377,14 +387,12 @@ struct BatchVerify {
       const auto& key = keys[todo[task]];
       std::vector<G2> q(key.size());
       std::vector<G1> p(key.size());
-      std::vector<typename ML::Proj> scratch;
-      std::vector<typename ML::Eval> ev;
-      std::vector<size_t> live;
+      typename AffineMillerLoop<Cfg>::Scratch scratch;
       for (size_t j = 0; j < key.size(); j++) {
         q[j] = bt.B[key[j]];
         p[j] = bt.neg_rA[key[j]];
       }
-      prod[todo[task]] = ML::multi_unprepared(p.data(), q.data(), key.size(), scratch, ev, live);
+      prod[todo[task]] = AffineMillerLoop<Cfg>::multi(p.data(), q.data(), key.size(), scratch);
     });
     {
       std::lock_guard<std::mutex> g(*bt.lock);
