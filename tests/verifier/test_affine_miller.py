@@ -81,3 +81,39 @@ def test_zero_y_falls_back_to_the_projective_loop(name):
     ps = [g1[0], h.g1_raw(name, 5, 0), g1[1]]
     qs = [g2[0], g2[1], g2[1]]
     assert m.multi_miller_loop(ps, qs, True) == m.multi_miller_loop(ps, qs, False)
+
+
+# BN254's G2 cofactor h2 = 2q - r, squarefree (test_pairing_native.py checks the product)
+BN254_H2_PRIMES = (10069, 5864401, 1875725156269, 197620364512881247228717050342013327560683201906968909)
+
+
+def test_bn254_loop_decides_g2_membership():
+    """The affine loop's in_g2 flags (what batch verification uses instead of a separate subgroup check):
+    1 for G2 points and infinity; 0 for every point with a component of any prime order dividing h2,
+    alone or added to a G2 point (the loop computes [6u + 2] Q + pi(Q) - pi^2(Q) and compares with
+    -pi^3(Q)); a pair with P = infinity is left undecided (0); flags equal the plain subgroup check."""
+    name = "bn128"
+    m, ecc, c = h.native(name), h.PYECC[name], h.CURVE[name]
+    h2 = 2 * c.q - c.r
+    rng = random.Random(33)
+    g1, g2 = _points(name, rng, 6, 6)
+    inf1, inf2 = bytes(2 * c.n8q), bytes(4 * c.n8q)
+    outside = []
+    for p in BN254_H2_PRIMES:
+        R = h.g2_to_pyecc(name, *h.random_curve_g2(name, rng))
+        T = ecc.multiply(R, c.r * (h2 // p))  # order p
+        assert not ecc.is_inf(T) and ecc.is_inf(ecc.multiply(T, p))
+        outside += [h.g2_bytes(name, T), h.g2_bytes(name, ecc.add(ecc.multiply(ecc.G2, 7 + p), T))]
+    outside.append(h.g2_bytes(name, h.g2_to_pyecc(name, *h.random_curve_g2(name, rng))))  # a random twist point
+    qs = g2 + outside + [inf2, g2[0]]
+    ps = [g1[i % len(g1)] for i in range(len(qs))]
+    ps[-1] = inf1  # P = infinity: not decided by the loop
+    flags = m.affine_loop_in_g2(ps, qs)
+    assert list(flags) == [1] * len(g2) + [0] * len(outside) + [1, 0]
+    for q, f in zip(qs[:-1], flags):
+        assert bool(f) == m.g2_in_subgroup(q)
+    # one chunk of 64 pairs with one bad point among them, as batch verification runs it
+    qs = [g2[i % len(g2)] for i in range(64)]
+    qs[37] = outside[0]
+    ps = [g1[i % len(g1)] for i in range(64)]
+    assert [i for i, f in enumerate(m.affine_loop_in_g2(ps, qs)) if not f] == [37]

@@ -34,6 +34,7 @@ struct AffineMillerLoop {
   struct Scratch {
     std::vector<F> x_neg_over_y, y_inv, inv_scratch;  // -x_P / y_P, 1 / y_P
     std::vector<G2> Q, T, R;             // the G2 points, the running points, the step's addend
+    std::vector<size_t> at;              // each compacted pair's index among the n given
     std::vector<F2> den, prefix;         // the step's denominators and their prefix products
     std::vector<MonicLine> lines;
     std::vector<typename ML::Proj> proj_T;  // for the projective fallback
@@ -97,15 +98,28 @@ struct AffineMillerLoop {
   // prod_i f_{loop, Q_i}(P_i) up to factors in proper subfields (equal to
   // MillerLoop::multi_unprepared's value after the final exponentiation). Pairs with an
   // infinity point contribute 1.
-  static F12 multi(const G1* P, const G2* Q, size_t n, Scratch& s) {
+  //
+  // in_g2 (BN254 only; null: not asked): in_g2[i] = 1 when the loop itself shows Q_i in G2, else 0
+  // (not in G2, or not decided here: the caller checks those points its own way). The loop's
+  // running point ends as [6u + 2] Q + pi(Q) - pi^2(Q) (pi: the untwist-Frobenius-twist
+  // endomorphism), and Q is in G2 exactly when that equals -pi^3(Q): the endomorphism
+  // [6u + 2] + pi - pi^2 + pi^3 kills G2 and acts on each part of prime order l | h2 of E'(Fp2)
+  // (h2 squarefree: 10069 * 5864401 * 1875725156269 * a 178-bit prime) as a nonzero scalar mod l
+  // (tests/verifier/test_affine_miller.py checks both on points of every order), so it kills
+  // no point outside G2. A pair whose P is infinity, or a chunk that falls back to the
+  // projective loop, leaves its flags 0; Q = infinity is in G2.
+  static F12 multi(const G1* P, const G2* Q, size_t n, Scratch& s, uint8_t* in_g2 = nullptr) {
     s.x_neg_over_y.clear();
     s.y_inv.clear();
     s.Q.clear();
+    s.at.clear();
     for (size_t i = 0; i < n; i++) {
+      if (in_g2) in_g2[i] = Q[i].is_inf();
       if (P[i].is_inf() || Q[i].is_inf()) continue;
       s.y_inv.push_back(P[i].y);
       s.x_neg_over_y.push_back(P[i].x.neg());
       s.Q.push_back(Q[i]);
+      s.at.push_back(i);
     }
     const size_t m = s.Q.size();
     s.den.resize(m);
@@ -142,7 +156,12 @@ struct AffineMillerLoop {
       for (size_t k = 0; k < m; k++) s.R[k] = G2{conj(s.Q[k].x) * fc.g[0][2], conj(s.Q[k].y) * fc.g[0][3]};
       if (!run(false, true)) return ML::multi_unprepared(P, Q, n, s.proj_T, s.proj_ev, s.proj_live);
       for (size_t k = 0; k < m; k++) s.R[k] = G2{s.Q[k].x * fc.g[1][2], (s.Q[k].y * fc.g[1][3]).neg()};
-      if (!run(false, false)) return ML::multi_unprepared(P, Q, n, s.proj_T, s.proj_ev, s.proj_live);
+      if (!run(false, in_g2 != nullptr)) return ML::multi_unprepared(P, Q, n, s.proj_T, s.proj_ev, s.proj_live);
+      if (in_g2)
+        for (size_t k = 0; k < m; k++) {  // T = -pi^3(Q) = -pi(pi^2(Q)), pi^2(Q) = (x g_{2,2}, y g_{2,3})
+          const G2 pi3{conj(s.Q[k].x * fc.g[1][2]) * fc.g[0][2], conj(s.Q[k].y * fc.g[1][3]) * fc.g[0][3]};
+          in_g2[s.at[k]] = s.T[k].x == pi3.x && s.T[k].y == pi3.y.neg();
+        }
     }
     if constexpr (Cfg::NEG_U) f = f.conj();
     return f;
