@@ -7,9 +7,9 @@ G2 vectors):
     single commitment of C:     (prod e(C_i, v1_i), prod e(C_i, v2_i))
     inner product of (A, B):    Z = prod e(A_i, B_i)
 
-`commit` (and `commit_many`, for several at once) computes them together: every G2 point's Miller lines are computed once and applied to
-each G1 point paired with it (snarkd.native._aggregate.miller_products), and each product gets one
-final exponentiation.
+`commit` (and `commit_many`, for several at once) computes them together: every G2 point's Miller lines
+are computed once and applied to each G1 point paired with it (snarkd.native._aggregate.miller_products,
+or the GPU's: Group.miller_many), and each product gets one final exponentiation.
 """
 
 from __future__ import annotations
