@@ -117,3 +117,25 @@ def test_bn254_loop_decides_g2_membership():
     qs[37] = outside[0]
     ps = [g1[i % len(g1)] for i in range(64)]
     assert [i for i, f in enumerate(m.affine_loop_in_g2(ps, qs)) if not f] == [37]
+
+
+def test_bls12381_loop_decides_g2_membership_as_the_single_verifier():
+    """BLS12-381: the flags are the single verifier's own test, pi(Q) == [u] Q, on the loop's running point
+    [|u|] Q: 1 for G2 points and infinity, 0 for random twist points (every cofactor component) alone or
+    added to a G2 point, equal to g2_in_subgroup point by point; P = infinity leaves a pair undecided."""
+    name = "bls12381"
+    m, ecc, c = h.native(name), h.PYECC[name], h.CURVE[name]
+    rng = random.Random(34)
+    g1, g2 = _points(name, rng, 5, 5)
+    inf1, inf2 = bytes(2 * c.n8q), bytes(4 * c.n8q)
+    outside = []
+    for _ in range(4):
+        R = h.g2_to_pyecc(name, *h.random_curve_g2(name, rng))
+        outside += [h.g2_bytes(name, R), h.g2_bytes(name, ecc.add(ecc.multiply(ecc.G2, 11), R))]
+    qs = g2 + outside + [inf2, g2[0]]
+    ps = [g1[i % len(g1)] for i in range(len(qs))]
+    ps[-1] = inf1
+    flags = m.affine_loop_in_g2(ps, qs)
+    assert list(flags) == [1] * len(g2) + [0] * len(outside) + [1, 0]
+    for q, f in zip(qs[:-1], flags):
+        assert bool(f) == m.g2_in_subgroup(q)

@@ -106,7 +106,6 @@ void define(py::module_& m) {
      "or the projective one (MillerLoop::multi_unprepared); equal after the final exponentiation");
   m.def("affine_loop_in_g2", [](std::vector<py::object> ps, std::vector<py::object> qs) {
     if (ps.size() != qs.size()) throw py::value_error("affine_loop_in_g2: as many G1 as G2 points are needed");
-    if (!Cfg::BN) throw py::value_error("affine_loop_in_g2: BN254 only");
     std::vector<G1> P;
     std::vector<G2> Q;
     for (auto& p : ps) P.push_back(from_buf<G1>(p, "p"));
@@ -221,8 +220,8 @@ void define(py::module_& m) {
   py::class_<Batch>(m, "ProofBatch", "Proofs of one PreparedVK checked and randomized once (PreparedVK.batch) for RLC checks")
       .def_property_readonly("n", [](const Batch& b) { return b.n; })
       .def_property_readonly("status", [](const Batch& b) { return py::bytes((const char*)b.status.data(), b.status.size()); },
-                             "one status byte per proof: 0 usable in a check, else the single verifier's reason (2, 3, 4); on BN254 a "
-                             "B outside G2 is found by the first check (which is then false) and its proof's status set")
+                             "one status byte per proof: 0 usable in a check, else the single verifier's reason (2, 3, 4); a B "
+                             "outside G2 is found by the first check (which is then false) and its proof's status set")
       .def("check", [](Batch& bt, const PVK& vk, py::object indices, long threads) {
              Buf IX(indices, "indices");
              if (IX.len() % 4) throw py::value_error("indices: expected uint32 values");

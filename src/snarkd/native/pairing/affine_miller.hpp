@@ -99,15 +99,18 @@ struct AffineMillerLoop {
   // MillerLoop::multi_unprepared's value after the final exponentiation). Pairs with an
   // infinity point contribute 1.
   //
-  // in_g2 (BN254 only; null: not asked): in_g2[i] = 1 when the loop itself shows Q_i in G2, else 0
-  // (not in G2, or not decided here: the caller checks those points its own way). The loop's
-  // running point ends as [6u + 2] Q + pi(Q) - pi^2(Q) (pi: the untwist-Frobenius-twist
-  // endomorphism), and Q is in G2 exactly when that equals -pi^3(Q): the endomorphism
-  // [6u + 2] + pi - pi^2 + pi^3 kills G2 and acts on each part of prime order l | h2 of E'(Fp2)
-  // (h2 squarefree: 10069 * 5864401 * 1875725156269 * a 178-bit prime) as a nonzero scalar mod l
-  // (tests/verifier/test_affine_miller.py checks both on points of every order), so it kills
-  // no point outside G2. A pair whose P is infinity, or a chunk that falls back to the
-  // projective loop, leaves its flags 0; Q = infinity is in G2.
+  // in_g2 (null: not asked): in_g2[i] = 1 when the loop itself shows Q_i in G2, else 0 (not in
+  // G2, or not decided here: the caller checks those points its own way). pi: the untwist-
+  // Frobenius-twist endomorphism.
+  //   BN254: the running point ends as [6u + 2] Q + pi(Q) - pi^2(Q), and Q is in G2 exactly when
+  //     that equals -pi^3(Q): the endomorphism [6u + 2] + pi - pi^2 + pi^3 kills G2 and acts on each
+  //     part of prime order l | h2 of E'(Fp2) (h2 squarefree: 10069 * 5864401 * 1875725156269 * a
+  //     178-bit prime) as a nonzero scalar mod l (tests/verifier/test_affine_miller.py checks both
+  //     on points of every order), so it kills no point outside G2.
+  //   BLS12-381: the running point ends as [|u|] Q, and the test is the single verifier's own,
+  //     pi(Q) == [u] Q (Pairing::g2_in_subgroup), i.e. T == -pi(Q).
+  // A pair whose P is infinity, or a chunk that falls back to the projective loop, leaves its
+  // flag 0; Q = infinity is in G2.
   static F12 multi(const G1* P, const G2* Q, size_t n, Scratch& s, uint8_t* in_g2 = nullptr) {
     s.x_neg_over_y.clear();
     s.y_inv.clear();
@@ -142,11 +145,11 @@ struct AffineMillerLoop {
     for (size_t i = 1; i < Cfg::LOOP_LEN; i++) {
       if (i > 1) f = f.sqr();
       const int d = Cfg::LOOP[i];
-      const bool last = !Cfg::BN && i + 1 == Cfg::LOOP_LEN && d == 0;
+      const bool last = !Cfg::BN && i + 1 == Cfg::LOOP_LEN && d == 0 && in_g2 == nullptr;
       if (!run(true, !last)) return ML::multi_unprepared(P, Q, n, s.proj_T, s.proj_ev, s.proj_live);
       if (d != 0) {
         for (size_t k = 0; k < m; k++) s.R[k] = d == 1 ? s.Q[k] : s.Q[k].neg();
-        if (!run(false, Cfg::BN || i + 1 < Cfg::LOOP_LEN))
+        if (!run(false, Cfg::BN || i + 1 < Cfg::LOOP_LEN || in_g2 != nullptr))
           return ML::multi_unprepared(P, Q, n, s.proj_T, s.proj_ev, s.proj_live);
       }
     }
@@ -162,6 +165,13 @@ struct AffineMillerLoop {
           const G2 pi3{conj(s.Q[k].x * fc.g[1][2]) * fc.g[0][2], conj(s.Q[k].y * fc.g[1][3]) * fc.g[0][3]};
           in_g2[s.at[k]] = s.T[k].x == pi3.x && s.T[k].y == pi3.y.neg();
         }
+    }
+    if constexpr (!Cfg::BN) {
+      if (in_g2) {  // T = [|u|] Q; u = -|u|: pi(Q) == [u] Q is T == -pi(Q)
+        const auto& fc = FrobeniusConsts<typename Cfg::Fq6>::get();
+        for (size_t k = 0; k < m; k++)
+          in_g2[s.at[k]] = s.T[k].x == conj(s.Q[k].x) * fc.g1_inv[2] && s.T[k].y == (conj(s.Q[k].y) * fc.g1_inv[3]).neg();
+      }
     }
     if constexpr (Cfg::NEG_U) f = f.conj();
     return f;

@@ -81,9 +81,9 @@ struct BatchVerify {
     std::vector<G1> neg_rA, C, phiC;  // -(r_i A_i) affine; C_i and phi(C_i) (sum r_i C_i: one MSM per check)
     std::vector<u64> ab;              // a_i, b_i (r_i = a_i + b_i lambda)
     std::vector<G2> B;
-    // BN254: B_i's subgroup check is left to the first check's Miller loop (AffineMillerLoop::multi's
-    // in_g2, ~20% of a proof's work saved), which settles it: 0 once settled (and, for a B_i outside
-    // G2, the proof's status becomes PROOF_NOT_IN_SUBGROUP)
+    // B_i's subgroup check is left to the first check's Miller loop (AffineMillerLoop::multi's in_g2:
+    // a G2 scalar multiplication saved per proof), which settles it: 0 once settled (and, for a B_i
+    // outside G2, the proof's status becomes PROOF_NOT_IN_SUBGROUP)
     std::vector<uint8_t> g2_pending;
     std::vector<Fr> r_pub;         // per proof: r_i, then r_i * pub_ij (Montgomery), n_public + 1 values
     // Miller-loop products of the chunks of pairs already computed, by their exact index lists:
@@ -109,10 +109,8 @@ struct BatchVerify {
     for (size_t j = 0; j < np; j++)
       if (!Fr::lt_mod(pubs + j * Fr::N)) return PUBLIC_OUT_OF_RANGE;
     if (!A.on_curve() || !Bi.on_curve() || !C.on_curve()) return PROOF_NOT_ON_CURVE;
-    const bool defer_g2 = Cfg::BN;  // settled in the first check (Batch::g2_pending)
-    if (!Pr::g1_in_subgroup(A) || !Pr::g1_in_subgroup(C) || (!defer_g2 && !Pr::g2_in_subgroup(Bi)))
-      return PROOF_NOT_IN_SUBGROUP;
-    bt.g2_pending[i] = defer_g2;
+    if (!Pr::g1_in_subgroup(A) || !Pr::g1_in_subgroup(C)) return PROOF_NOT_IN_SUBGROUP;
+    bt.g2_pending[i] = 1;  // B's subgroup check: settled in the first check (Batch::g2_pending)
     u64 a = r_in[0], b = r_in[1];
     if (a == 0 && b == 0) a = 1;
     bt.neg_rA[i] = glv_mul(A, a, b).to_affine().neg();
@@ -407,8 +405,7 @@ struct BatchVerify {
         q[j] = bt.B[key[j]];
         p[j] = bt.neg_rA[key[j]];
       }
-      prod[todo[task]] = AffineMillerLoop<Cfg>::multi(p.data(), q.data(), key.size(), scratch,
-                                                      Cfg::BN ? in_g2.data() : nullptr);
+      prod[todo[task]] = AffineMillerLoop<Cfg>::multi(p.data(), q.data(), key.size(), scratch, in_g2.data());
       for (size_t j = 0; j < key.size(); j++) {  // each proof is in one chunk of a check: no races
         const size_t i = key[j];
         if (!bt.g2_pending[i]) continue;
