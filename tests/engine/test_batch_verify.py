@@ -27,20 +27,6 @@ def make(circ, tmp_path=None, **kw) -> Engine:
     return eng
 
 
-@pytest.fixture
-def running():
-    engines = []
-
-    def start(eng):
-        engines.append(eng)
-        return eng.start()
-
-    yield start
-    for e in engines:
-        e.stop(0)
-        assert e.join_workers(10)
-
-
 @pytest.fixture(scope="module")
 def witnesses(chain_bn128):
     """Four witnesses of the chain circuit, k = 1..4 (k is public: proof i has public[1] == str(i + 1))."""

@@ -30,21 +30,6 @@ def make(circ, engine: str, tmp_path) -> Engine:
     return eng
 
 
-@pytest.fixture
-def running():
-    engines = []
-
-    def start(eng):
-        engines.append(eng)
-        eng.start()
-        return eng
-
-    yield start
-    for e in engines:
-        e.stop(0)
-        assert e.join_workers(10)
-
-
 @pytest.mark.parametrize("engine, source", [("native", "native"), ("auto", "native"), ("wasm", "wasm")])
 def test_inputs_jobs_on_each_engine(chain_bn128, tmp_path, running, engine, source):
     circ, _ = chain_bn128
