@@ -12,7 +12,7 @@ from __future__ import annotations
 import sys
 from snarkd.aggregate import proof_format, prover, verifier
 from snarkd.aggregate.srs import DEV_WARNING, read_srs
-from snarkd.aggregate.statement import read_proof, read_public, read_vk
+from snarkd.aggregate.statement import read_proofs, read_vk
 from snarkd.errors import InputError
 
 def _load(path, what: str):
@@ -37,14 +37,9 @@ def aggregate_files(vk_path, srs_path, out_path, pairs: list[tuple[str, str]], t
     if srs.curve is not vk.curve:
         raise InputError(f"{srs_path}: an SRS of {srs.curve.name}, but the key is of {vk.curve.name}")
     key = srs.specialize(n)
-    public, a, b, c = [], [], [], []
-    for pub_path, proof_path in pairs:
-        public.append(read_public(vk, _load(pub_path, "public signals"), str(pub_path)))
-        pa, pb, pc = read_proof(vk, _load(proof_path, "proof"), str(proof_path))
-        a.append(pa)
-        b.append(pb)
-        c.append(pc)
-    agg = prover.aggregate(key, vk, public, b"".join(a), b"".join(b), b"".join(c), threads=threads, gpu=gpu)
+    public, a, b, c = read_proofs(vk, ((_load(pub_path, "public signals"), _load(proof_path, "proof"), str(pub_path),
+                                        str(proof_path)) for pub_path, proof_path in pairs))
+    agg = prover.aggregate(key, vk, public, a, b, c, threads=threads, gpu=gpu)
     obj = proof_format.to_json(agg, srs.id, srs.dev, vk.digest, public)
     atomic_write_json(out_path, obj, indent=None)
     return obj

@@ -57,3 +57,16 @@ def read_proof(vk: VerifyingKey, proof, name: str) -> tuple[bytes, bytes, bytes]
     if a is None or G.core.g1_first_not_on_curve(a + c) >= 0 or G.core.g2_first_not_on_curve(b) >= 0:
         raise InputError(f"{name}: a proof point is not a point of {vk.curve.name} (not a valid proof)")
     return a, b, c
+
+
+def read_proofs(vk: VerifyingKey, rows) -> tuple[list[list[int]], bytes, bytes, bytes]:
+    """(public rows, A, B, C concatenated) of the proofs to aggregate: rows of (public, proof, public's name,
+    proof's name), in order, each read by read_public / read_proof."""
+    public, a, b, c = [], [], [], []
+    for pub, proof, pub_name, proof_name in rows:
+        public.append(read_public(vk, pub, pub_name))
+        pa, pb, pc = read_proof(vk, proof, proof_name)
+        a.append(pa)
+        b.append(pb)
+        c.append(pc)
+    return public, b"".join(a), b"".join(b), b"".join(c)

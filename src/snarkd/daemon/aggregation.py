@@ -28,7 +28,7 @@ from pathlib import Path
 
 from snarkd.aggregate import proof_format, prover
 from snarkd.aggregate.srs import AggregationSRS, read_srs
-from snarkd.aggregate.statement import read_proof, read_public, read_vk
+from snarkd.aggregate.statement import read_proofs, read_vk
 from snarkd.engine.errors import Busy, KeyChanged
 from snarkd.engine.paths import PathRule
 from snarkd.errors import DaemonError, InputError
@@ -167,17 +167,11 @@ class Aggregator:
             raise InputError(f"srs_path: {exc}") from None
         t = time.perf_counter()
         self._check(key_id, vk_json, items)
-        public, a, b, c = [], [], [], []
-        for it in items:
-            public.append(read_public(vk, it.public, f"{it.name} public"))
-            pa, pb, pc = read_proof(vk, it.proof, f"{it.name} proof")
-            a.append(pa)
-            b.append(pb)
-            c.append(pc)
+        public, a, b, c = read_proofs(vk, ((it.public, it.proof, f"{it.name} public", f"{it.name} proof")
+                                           for it in items))
         timings["check"] = (time.perf_counter() - t) * 1000
         t = time.perf_counter()
-        agg = prover.aggregate(key, vk, public, b"".join(a), b"".join(b), b"".join(c), threads=self.threads,
-                               gpu=self.gpu)
+        agg = prover.aggregate(key, vk, public, a, b, c, threads=self.threads, gpu=self.gpu)
         obj = proof_format.to_json(agg, srs.id, srs.dev, vk.digest, public)
         timings["aggregate"] = (time.perf_counter() - t) * 1000
         why = srs.changed()
