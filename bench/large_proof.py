@@ -2,15 +2,18 @@
 """One large proof in the engine on one GPU, key resident: time per proof, device memory, largest circuit.
 
     python bench/large_proof.py --key-dir /tmp/keys/chain24-bn128 --out DIR [--n1 3] [--n2 4] [--threads 16]
-                                [--define MACRO]
+                                [--define MACRO] [--gpu-budget 12GiB] [--partitions 10] [--tag NAME]
 
 The key directory is make_chain_keys.py's (circuit.zkey, witness.wtns: k = 3, x = 2). The
 in-process engine (devices [0], synthesis j = 1, one device worker, g2 on the device,
 self-verification on, [gpus] msm_tables = auto: tables set by set while they fit) proves:
 a warm-up proof (key upload, window tables, module, NTT domain), then n1 proofs one at a
 time (latency) and n2 proofs two in flight (synthesis of the next overlaps the device stage
-of the current: s/proof at j = 1). Device memory is sampled every 20 ms (cudaMemGetInfo) for
-the peak. Writes DIR/large-proof.json (timings, memory, the largest-circuit estimate),
+of the current: s/proof at j = 1), then (--partitions N) one job of N partitions (a streamed key's
+device stage takes them as batches: bytes of bases sent per proof are counted). Device memory is
+sampled every 20 ms (cudaMemGetInfo) for the peak, host memory (RssAnon, RssFile) likewise; kernel
+busy and copy-engine busy (streamed bases) are the device's CUDA-event clocks over each run's wall
+time. Writes DIR/large-proof[-TAG].json (timings, memory, the largest-circuit estimate),
 DIR/proofs-large.json (every proof + public) and DIR/vk.json; verify them elsewhere with
 `python bench/multi_gpu.py verify DIR` (snarkjs).
 """
@@ -36,19 +39,32 @@ def log(msg: str) -> None:
     print(f"[{time.strftime('%H:%M:%S')}] {msg}", flush=True)
 
 
+def host_rss() -> dict:
+    """This process's resident memory by kind (kB in /proc/self/status): anonymous, file-backed, shared."""
+    out = {}
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith(("RssAnon", "RssFile", "RssShmem")):
+            k, v = line.split(":")
+            out[k] = int(v.split()[0]) * 1024
+    return out
+
+
 class MemSampler:
-    """Device memory in use (total - free), every 20 ms, on its own thread."""
+    """Device memory in use (total - free) and host RSS by kind, every 20 ms, on its own thread."""
 
     def __init__(self, cupy):
         self.cupy, self.peak, self._stop = cupy, 0, threading.Event()
+        self.host_peak = {}
 
     def _run(self):
-        if self.cupy is None:
-            return
-        self.cupy.cuda.Device(0).use()
+        if self.cupy is not None:
+            self.cupy.cuda.Device(0).use()
         while not self._stop.is_set():
-            free, total = self.cupy.cuda.runtime.memGetInfo()
-            self.peak = max(self.peak, total - free)
+            if self.cupy is not None:
+                free, total = self.cupy.cuda.runtime.memGetInfo()
+                self.peak = max(self.peak, total - free)
+            for k, v in host_rss().items():
+                self.host_peak[k] = max(self.host_peak.get(k, 0), v)
             time.sleep(0.02)
 
     def __enter__(self):
@@ -74,6 +90,9 @@ def main() -> int:
     ap.add_argument("--gpu-budget", default="auto", help="[gpus] memory_budget (e.g. 12GiB: a key whose bases do not "
                     "fit beside a proof is streamed from the host)")
     ap.add_argument("--define", action="append", default=[])
+    ap.add_argument("--partitions", type=int, default=0, help="then one job of this many partitions")
+    ap.add_argument("--stream", default="auto", help="[gpus] stream_bases (auto: when the bases do not fit)")
+    ap.add_argument("--tag", default="", help="results file large-proof-TAG.json")
     ap.add_argument("--cpu", action="store_true", help="a dry run of this script on the CPU backend (no GPU)")
     a = ap.parse_args()
     from multi_gpu import build_check, write_vk
@@ -82,17 +101,18 @@ def main() -> int:
     from snarkd.engine.engine import Engine, EngineConfig
     from snarkd.formats.wtns import read_wtns
     from snarkd.gpu import device as gdevice
+    from snarkd.gpu import hostbases
 
     out = Path(a.out)
     out.mkdir(parents=True, exist_ok=True)
     kd = Path(a.key_dir)
     zkey = kd / "circuit.zkey"
     res: dict = {"benchmark": "one large proof in the engine (bench/large_proof.py)", "date": time.strftime("%Y-%m-%dT%H:%M:%S"),
-                 "build": build_check(), "variant": {"defines": list(a.define)},
+                 "build": build_check(), "variant": {"defines": list(a.define)}, "args": vars(a),
                  "zkey_bytes": zkey.stat().st_size}
 
     def save():
-        (out / "large-proof.json").write_text(json.dumps(res, indent=1))
+        (out / f"large-proof{'-' + a.tag if a.tag else ''}.json").write_text(json.dumps(res, indent=1))
 
     write_vk(zkey, out / "vk.json")
     wt = read_wtns(kd / "witness.wtns")
@@ -105,7 +125,7 @@ def main() -> int:
     res["device_total_gib"] = round(total / GiB, 2)
     cfg = EngineConfig(synthesis_workers=1, threads=a.threads, devices=() if a.cpu else (0,), workers_per_device=a.wpd, finalize_workers=2,
                        memory_budget=100 * GiB, g2_on_device=True, self_verify=True, msm_tables=a.tables,
-                       gpu_memory_budget=a.gpu_budget,
+                       gpu_memory_budget=a.gpu_budget, stream_bases=a.stream,
                        cubin_dir=default("gpus.cubin_dir"), queue_depth=2)
     if a.define and not a.cpu:  # the device's kernel variant, set before the engine's backend takes the device
         gdevice.get(0, cubin_dir=cfg.cubin_dir, defines=tuple(a.define))
@@ -116,12 +136,26 @@ def main() -> int:
     eng.start()
     proofs = []
 
-    def run(count: int, inflight: int) -> tuple[float, list]:
+    def busy():
+        """(kernel-busy s, copy-engine-busy s, bases bytes sent, streamed proofs) of the device so far."""
+        if a.cpu:
+            return 0.0, 0.0, 0, 0
+        d = gdevice.get(0)
+        return d.clock.seconds(), d.copy_clock.seconds(), d.streamed["bytes"], d.streamed["proofs"]
+
+    def busy_since(b0, wall):
+        b1 = busy()
+        return {"kernel_busy": round((b1[0] - b0[0]) / wall, 3) if wall else 0,
+                "pcie_busy": round((b1[1] - b0[1]) / wall, 3) if wall else 0,
+                "bases_bytes_per_proof": round((b1[2] - b0[2]) / max(1, b1[3] - b0[3])) if b1[3] > b0[3] else 0,
+                "streamed_proofs": b1[3] - b0[3]}
+
+    def run(count: int, inflight: int, parts: int = 1) -> tuple[float, list]:
         jobs, live, lat, i = [], [], [], 0
         t_start = time.monotonic()
         while i < count or live:
             while i < count and len(live) < inflight:
-                live.append((eng.submit("k", witnesses=[wt]), time.monotonic()))
+                live.append((eng.submit("k", witnesses=[wt] * parts), time.monotonic()))
                 i += 1
             live[0][0].done.wait(900)
             done = [x for x in live if x[0].done.is_set()]
@@ -135,9 +169,10 @@ def main() -> int:
             if job.state != "COMPLETED":
                 rows.append({"job": job.id, "state": job.state, "error": job.error})
                 continue
-            p = job.partitions[0]
-            proofs.append({"job": job.id, "device": "cuda:0", "proof": job.result.proof, "public": job.result.public})
-            rows.append({"job": job.id, "timings_ms": {k: round(v, 1) for k, v in p.timings.items()}})
+            for p in job.partitions:
+                r = p.result
+                proofs.append({"job": job.id, "device": "cuda:0", "proof": r.proof, "public": r.public})
+                rows.append({"job": job.id, "part": p.index, "timings_ms": {k: round(v, 1) for k, v in p.timings.items()}})
         return wall, rows, lat
 
     try:
@@ -153,65 +188,56 @@ def main() -> int:
                                 "table_c": sorted({t.c for t in k.tables.values()}), "streamed": k.streamed} for k in rk]
             res["pool_used_gib_after_warmup"] = round(dev.memory.used / GiB, 2) if dev else 0
             log(f"resident: {res['resident']}")
+            if not a.cpu:
+                bk = eng.devices[0]
+                res["stream_plan"] = bk.stream_plan(key).describe() if bk.bases_streamed(key) else "bases resident"
+                res["host_bases"] = [{"mode": h.mode, "gib": round(h.nbytes / GiB, 2), "seconds": round(h.seconds, 2),
+                                      "why": h.why} for h in hostbases.held()]
+                log(f"stream plan: {res['stream_plan']}; host bases: {res['host_bases']}")
             log(f"latency: {a.n1} proofs, one at a time")
+            b0 = busy()
             wall, rows, lat = run(a.n1, 1)
             res["latency"] = {"proofs": a.n1, "wall_s": round(wall, 3), "s_per_proof": round(wall / max(a.n1, 1), 4),
-                              "latencies_s": [round(x, 3) for x in lat], "rows": rows}
+                              "latencies_s": [round(x, 3) for x in lat], **busy_since(b0, wall), "rows": rows}
             save()
             log(f"latency: {res['latency']['s_per_proof']} s/proof; {rows[-1] if rows else ''}")
             log(f"throughput: {a.n2} proofs, {a.inflight} in flight, {a.wpd} device worker(s)")
+            b0 = busy()
             wall, rows, lat = run(a.n2, a.inflight)
             res["pipelined"] = {"proofs": a.n2, "inflight": a.inflight, "device_workers": a.wpd, "wall_s": round(wall, 3), "s_per_proof": round(wall / max(a.n2, 1), 4),
-                                "latencies_s": [round(x, 3) for x in lat], "rows": rows}
-            log(f"pipelined: {res['pipelined']['s_per_proof']} s/proof")
+                                "latencies_s": [round(x, 3) for x in lat], **busy_since(b0, wall), "rows": rows}
+            log(f"pipelined: {res['pipelined']['s_per_proof']} s/proof {busy_since(b0, wall)}")
+            save()
+            if a.partitions:
+                log(f"one job of {a.partitions} partitions")
+                b0 = busy()
+                wall, rows, lat = run(1, 1, a.partitions)
+                res["partitioned"] = {"partitions": a.partitions, "wall_s": round(wall, 3),
+                                      "s_per_partition": round(wall / a.partitions, 4), **busy_since(b0, wall),
+                                      "rows": rows}
+                log(f"partitioned: {res['partitioned']['s_per_partition']} s/partition {busy_since(b0, wall)}")
         st = eng.status()
         res["self_verify_failed"] = st.jobs.self_verify_failed
         res["device_peak_used_gib"] = round(mem.peak / GiB, 2)
         res["device_used_before_gib"] = round((total - free0) / GiB, 2)
         res["host_peak_rss_gib"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / (1 << 20), 2)
+        res["host_peak_gib_by_kind"] = {k: round(v / GiB, 2) for k, v in mem.host_peak.items()}
         if dev is not None:
+            from snarkd.gpu.stream import largest_power
+
             res["work_bytes_per_proof_gib"] = round(eng.devices[0].work_bytes(key) / GiB, 2)
-            res["largest_circuit"] = largest(res, dev.memory.budget, key)
+            res["largest_circuit"] = {f"{b}GiB": largest_power(key.curve.native, b * GiB) for b in (12, 16, 24)}
+            res["largest_circuit"]["this_budget"] = largest_power(key.curve.native, dev.memory.budget)
     finally:
         eng.stop(30)
         eng.join_workers(30)
-        (out / "proofs-large.json").write_text(json.dumps(proofs))
+        (out / f"proofs-large{'-' + a.tag if a.tag else ''}.json").write_text(json.dumps(proofs))
         save()
-    log(json.dumps({k: res.get(k) for k in ("latency", "pipelined")}, default=str)[:3000])
+    log(json.dumps({k: {x: y for x, y in (res.get(k) or {}).items() if x != "rows"}
+                    for k in ("latency", "pipelined", "partitioned")}, default=str)[:3000])
     log(json.dumps({k: res.get(k) for k in ("resident", "device_peak_used_gib", "work_bytes_per_proof_gib", "largest_circuit",
-                                            "self_verify_failed", "host_peak_rss_gib")}))
+                                            "self_verify_failed", "host_peak_rss_gib", "host_peak_gib_by_kind")}))
     return 0
-
-
-def largest(res: dict, budget: int, key) -> dict:
-    """The largest 2^k domain one device proves, scaling the measured 2^d key's resident
-    bytes (bases + CSR, without tables) and one proof's work bytes linearly in 2^k."""
-    if not res.get("resident"):
-        return {}
-    from snarkd.gpu.msm import WindowTable
-
-    d = key.zkey.domain_power
-    r0 = res["resident"][0]
-    tables = r0["table_gib"] * GiB
-    key_bytes = r0["key_and_tables_gib"] * GiB - tables
-    work = res.get("work_bytes_per_proof_gib", 0) * GiB
-    out = {"budget_gib": round(budget / GiB, 2), "measured_domain_power": d}
-    from snarkd.gpu.resident import csr_bytes
-
-    zk = key.zkey
-    csr = csr_bytes(zk)
-    for k in range(d, 29):
-        f = 2 ** (k - d)
-        if (key_bytes + work) * f <= budget:
-            out["plain_bases_max_power"] = k
-        # bases streamed from the host: the CSR and the proof's vectors scale, the MSM scratch is one chunk's
-        streamed_work = (32 * zk.n_vars + 4 * 32 * zk.domain_size) * f + (1 << 30)
-        if csr * f + streamed_work <= budget:
-            out["streamed_bases_max_power"] = k
-        all_tables = sum(WindowTable.bytes_for(key.curve.native, g2, 1 << k) for g2 in (False,) * 4 + (True,))
-        if key_bytes * f + work * f + all_tables <= budget:
-            out["all_tables_max_power"] = k
-    return out
 
 
 if __name__ == "__main__":

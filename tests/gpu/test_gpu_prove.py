@@ -66,28 +66,30 @@ def test_tiny_budget_fails_cleanly_then_recovers():
 
 
 @pytest.mark.parametrize("curve", ["bn128", "bls12381"])
-def test_streamed_bases_give_the_cpu_proof(curve, monkeypatch):
-    # bases kept on the host, 100 points per chunk: several chunks per MSM, C's offset inside the first
-    from snarkd.gpu import resident as gresident
+@pytest.mark.parametrize("csr,h_mode,keep_w", [(True, "in-place", True), (False, "parked", False)])
+def test_streamed_bases_give_the_cpu_proof(curve, csr, h_mode, keep_w):
+    # bases kept on the host, 100 points per chunk: several chunks per MSM, C's offset inside the first; the CSR on
+    # the device or not, H in place or parked on the host, the witness kept or sent again for the W pass
+    from snarkd.gpu.stream import StreamPlan
 
-    monkeypatch.setattr(gresident, "STREAM_CHUNK", 100)
     key = load_key(curve)
     wtns = read_wtns(EXAMPLES[curve] / "chain.wtns")
     be = get_backend("cuda", stream_bases="on")
     be.release(key)
+    be._plans[id(key.zkey)] = StreamPlan(100, 4, csr, h_mode, keep_w, 1 << 28, 0)
     try:
         cpu = prove_with(key, wtns, "cpu", 9, 10)
-        for spmv in (True, False):
-            assert prove_with(key, wtns, be, 9, 10, device_spmv=spmv).proof == cpu.proof
+        assert be.host_spmv(key) is (not csr)
+        assert prove_with(key, wtns, be, 9, 10, device_spmv=csr).proof == cpu.proof
         assert be.residency(key).streamed and not be.dev.resident(key.zkey).tables
+        assert be.dev.streamed["bytes"] > 0
     finally:
         be.release(key)
 
 
-def test_a_key_whose_bases_do_not_fit_is_streamed(monkeypatch):
+def test_a_key_whose_bases_do_not_fit_is_streamed():
     from snarkd.gpu import resident as gresident
 
-    monkeypatch.setattr(gresident, "STREAM_CHUNK", 128)
     key = load_key("bn128")
     wtns = read_wtns(EXAMPLES["bn128"] / "chain.wtns")
     be = get_backend("cuda")
@@ -105,7 +107,7 @@ def test_a_key_whose_bases_do_not_fit_is_streamed(monkeypatch):
         mem.set_budget(max(be.dev.held_bytes(), mem.used) + be.dev.proof_bytes(zk) + csr_bytes(zk) + bases // 2)
         assert be.bases_streamed(key)
         cpu = prove_with(key, wtns, "cpu", 3, 4)
-        assert prove_with(key, wtns, be, 3, 4, device_spmv=True).proof == cpu.proof
+        assert prove_with(key, wtns, be, 3, 4, device_spmv=not be.host_spmv(key)).proof == cpu.proof
         assert be.residency(key).streamed
     finally:
         mem.set_budget(old)

@@ -48,6 +48,7 @@ from snarkd.verifier.batch import verify_batch
 from snarkd.witness import NATIVE_SOURCES, calculate_with_source
 
 log = logging.getLogger("snarkd")
+BATCH_LINGER_S = 0.5  # a device stage waits at most this long for its job's partitions still in synthesis
 __all__ = ["Engine", "EngineConfig", "KEEP_FINISHED"]
 
 
@@ -89,8 +90,10 @@ class Engine(EngineBase):
         for i in range(c.synthesis_workers):
             self.workers.spawn(synth, f"synth-{i}", self)
         for d, backend in enumerate(self.devices):
-            dev = stages.Stage("device", lambda: self._device_q.get(self._stopping), self._device_work(d),
-                               self._hand_on(self._final_q), queue_phase="device_queue", wait_phase="device_wait")
+            work = self._device_work(d)
+            dev = stages.Stage("device", lambda: self._device_q.get(self._stopping), None,
+                               self._hand_on(self._final_q), queue_phase="device_queue", wait_phase="device_wait",
+                               gather=self._gather(d), work_batch=work)
             for k in range(c.workers_per_device):
                 self.workers.spawn(dev, f"{backend.name}/w{k}", self, backend.pin)
         for i in range(c.finalize_workers):
@@ -152,30 +155,68 @@ class Engine(EngineBase):
             part.inputs = None  # kept for a native witness: its proof's self-check falls back on them
         part.synth = synthesize(lk.key, witness, timer, self.config.threads,
                                 witness_name=f"witness of job {job.id} partition {part.index}",
-                                sparse=self.sparse_on_host)
+                                sparse=self.sparse_on_host or any(b.host_spmv(lk.key) for b in self.devices))
+
+    def _gather(self, d: int):
+        """Companions for a device stage on device d: queued partitions of the same key, up to the backend's
+        batch for it (a streamed key's chunks then cross PCIe once for all). While the job has partitions
+        still in synthesis the stage waits for them up to BATCH_LINGER_S, so a partitioned job goes as one
+        batch; a lone proof never waits."""
+        backend = self.devices[d]
+
+        def gather(part: Partition) -> list:
+            lk = part.job.key
+            part.device_taken = True
+            limit = backend.batch_limit(lk.key) - 1
+            if limit <= 0:
+                return []
+            match = lambda p: p.job.key is lk  # noqa: E731
+            got = self._device_q.take_matching(match, limit)
+            deadline = time.monotonic() + BATCH_LINGER_S
+            while len(got) < limit and time.monotonic() < deadline and not self._stopping.is_set() and \
+                    any(not p.device_taken and not p.exited for p in part.job.partitions if p is not part and p not in got):
+                time.sleep(0.005)
+                got += self._device_q.take_matching(match, limit - len(got))
+            for p in got:
+                p.device_taken = True
+            return got
+
+        return gather
 
     def _device_work(self, d: int):
         backend, slots = self.devices[d], self._device_slots[d]
 
-        def work(part: Partition, timer) -> None:
-            synth, part.synth = part.synth, None
-            with timer.phase("device_wait"):
+        def work(parts: list, timers: list) -> None:
+            synths = []
+            for part in parts:
+                synths.append(part.synth)
+                part.synth = None
+            with timers[0].phase("device_wait"):
                 slots.acquire()
+            for t in timers[1:]:
+                t.record("device_wait", timers[0].ms["device_wait"])
             try:
                 with self._lock:
                     self.acct.device_held(d)
                 try:
-                    self.residency.ensure(d, part.job.key, timer)
-                    part.sums = backend.device_stage(part.job.key.key, synth, timer, self.config.threads,
-                                                     with_g2=self.g2_on_device)
+                    key = parts[0].job.key
+                    self.residency.ensure(d, key, timers[0])
+                    if len(parts) == 1:
+                        sums = [backend.device_stage(key.key, synths[0], timers[0], self.config.threads,
+                                                     with_g2=self.g2_on_device)]
+                    else:
+                        sums = backend.device_stage_batch(key.key, synths, timers, self.config.threads,
+                                                          with_g2=self.g2_on_device)
                 finally:
                     with self._lock:
                         self.acct.device_freed(d)
             finally:
                 slots.release()
-            part.w = synth.witness
-            with self.book.cv:  # a, b, c and H are gone: give their bytes back
-                self.book.release_locked(part, part.est.buffers)
+            for part, synth, s in zip(parts, synths, sums):
+                part.sums = s
+                part.w = synth.witness
+                with self.book.cv:  # a, b, c and H are gone: give their bytes back
+                    self.book.release_locked(part, part.est.buffers)
 
         return work
 

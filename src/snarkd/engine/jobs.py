@@ -48,6 +48,7 @@ class Partition:
     sums: object = None
     w: object = None  # witness values, kept for finalize
     exited: bool = False  # left the pipeline (finished or dropped)
+    device_taken: bool = False  # a device stage has taken it (batching: not waited for again)
     t_ready: float = 0.0  # monotonic: when it entered its current queue
 
     def record(self, stage: str, timer: SpanTimer, start: float, end: float) -> None:

@@ -9,6 +9,7 @@ anything else is logged with its traceback as an internal error).
 
 from __future__ import annotations
 
+import heapq
 import logging
 import queue
 import threading
@@ -51,6 +52,22 @@ class StageQueue:
                 continue
         return None
 
+    def take_matching(self, match: Callable[[Partition], bool], limit: int) -> list[Partition]:
+        """Up to `limit` queued partitions for which match(part) holds, highest priority first, taken out now
+        (no waiting): companions of a partition that a batched stage runs with it."""
+        if limit <= 0:
+            return []
+        with self.q.mutex:
+            chosen = sorted(it for it in self.q.queue if match(it[3]))[:limit]
+            if not chosen:
+                return []
+            ids = {id(it) for it in chosen}
+            self.q.queue[:] = [it for it in self.q.queue if id(it) not in ids]
+            heapq.heapify(self.q.queue)
+            self.q.unfinished_tasks -= len(chosen)
+            self.q.not_full.notify(len(chosen))
+        return [it[3] for it in chosen]
+
     def __len__(self) -> int:
         return self.q.qsize()
 
@@ -77,10 +94,14 @@ class Stage:
     hand_on: Callable[[Partition], None]
     queue_phase: str = ""  # the phase that times the wait in this stage's input queue
     wait_phase: str = ""  # a phase inside `work` that waits (not counted in the stage's total)
+    # a batched stage: gather(part) -> more partitions to run with it; work_batch(parts, timers) runs them
+    gather: Callable[[Partition], list] | None = None
+    work_batch: Callable[[list, list], None] | None = None
 
 
 def run(stage: Stage, worker: str, engine) -> None:
-    """One worker of `stage` until the engine stops. `engine` provides dropped(part) and fail(part, msg, kind)."""
+    """One worker of `stage` until the engine stops. `engine` provides dropped(part) and fail(part, msg, kind).
+    A batched stage runs the partition it took with the companions gather() finds; a failure fails them all."""
     while True:
         part = stage.take()
         if part is None:
@@ -89,24 +110,39 @@ def run(stage: Stage, worker: str, engine) -> None:
             part.timings[stage.queue_phase] = (time.monotonic() - part.t_ready) * 1000
         if engine.dropped(part):
             continue
-        timer = SpanTimer(worker)
+        batch = [part]
+        if stage.gather is not None:
+            for p in stage.gather(part):
+                if stage.queue_phase:
+                    p.timings[stage.queue_phase] = (time.monotonic() - p.t_ready) * 1000
+                if not engine.dropped(p):
+                    batch.append(p)
+        timers = [SpanTimer(worker) for _ in batch]
         start = time.time()
         try:
-            stage.work(part, timer)
+            if stage.work_batch is not None:
+                stage.work_batch(batch, timers)
+            else:
+                stage.work(part, timers[0])
         except InputError as exc:
-            engine.fail(part, str(exc), "input", getattr(exc, "where", ""))
+            for p in batch:
+                engine.fail(p, str(exc), "input", getattr(exc, "where", ""))
             continue
         except StageFailed as exc:
-            engine.fail(part, str(exc), "internal")
+            for p in batch:
+                engine.fail(p, str(exc), "internal")
             continue
-        except Exception as exc:  # noqa: BLE001 - a bug: the job fails, the worker lives on
+        except Exception as exc:  # noqa: BLE001 - a bug: the jobs fail, the worker lives on
             log.exception("job %s partition %d: %s stage failed", part.job.id, part.index, stage.name)
-            engine.fail(part, f"internal error in the {stage.name} stage: {exc!r}", "internal")
+            for p in batch:
+                engine.fail(p, f"internal error in the {stage.name} stage: {exc!r}", "internal")
             continue
-        waited = timer.ms.get(stage.wait_phase, 0.0) / 1000 if stage.wait_phase else 0.0
-        part.record(stage.name, timer, start + waited, time.time())
-        part.t_ready = time.monotonic()
-        stage.hand_on(part)
+        end = time.time()
+        for p, timer in zip(batch, timers):
+            waited = timer.ms.get(stage.wait_phase, 0.0) / 1000 if stage.wait_phase else 0.0
+            p.record(stage.name, timer, start + waited, end)
+            p.t_ready = time.monotonic()
+            stage.hand_on(p)
 
 
 class Workers:

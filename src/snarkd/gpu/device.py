@@ -1,7 +1,7 @@
 """One object per GPU (sppark's gpu_t): it owns the device's memory pool and budget, its
 copy stream, the compiled kernel modules, the NTT domains and the resident keys, and it is
-where the prover asks for GPU work (spmv, h_values, msm, msm_streamed, proof_bytes, the
-kernel clock's brackets): nothing above gpu/ launches a kernel or sizes one.
+where the prover asks for GPU work (spmv, h_values, msm, the streamed pass, proof_bytes, the
+kernel and copy clocks): nothing above gpu/ launches a kernel or sizes one.
 
     dev = snarkd.gpu.device.get(0)       # the one GpuDevice of CUDA device 0
     with dev.memory.guard("a proof"):    # current device + out-of-memory -> GpuMemoryError
@@ -22,6 +22,7 @@ from snarkd.gpu import module as gmodule
 from snarkd.gpu import msm as gmsm
 from snarkd.gpu import pairing as gpairing
 from snarkd.gpu import resident as gresident
+from snarkd.gpu import stream as gstream
 from snarkd.gpu.busy import KernelClock
 from snarkd.gpu.memory import DeviceMemory, GpuUnavailable, cupy_module
 from snarkd.gpu.ntt import NttDomain
@@ -59,6 +60,8 @@ class GpuDevice:
         with self.cupy.cuda.Device(index) as d:
             self.compute_capability = d.compute_capability
         self.clock = KernelClock(self.cupy, index)  # kernel-busy seconds (busy.py)
+        self.copy_clock = KernelClock(self.cupy, index)  # seconds the copy engine sent streamed bases
+        self.streamed = {"bytes": 0, "chunks": 0, "proofs": 0, "passes": 0}  # streamed bases sent, in all
         self._lock = threading.RLock()  # resident() builds tables, which load the module under it
         self._local = threading.local()
         self._modules: dict[str, object] = {}
@@ -106,16 +109,23 @@ class GpuDevice:
                 self._domains[(curve, log_n)] = dom
             return dom
 
-    def resident(self, zkey, tables: str = "auto", msm_window_bits: int = 0, stream: bool = False) -> ResidentKey:
+    def resident(self, zkey, tables: str = "auto", msm_window_bits: int = 0, stream: bool = False,
+                 csr: bool = True) -> ResidentKey:
         """The key's arrays on this device, uploaded (and its window tables built) on first use;
-        stream: its bases stay on the host (resident.py)."""
+        stream: its bases stay on the host (resident.py), csr: its CSR comes up (else A·w, B·w are the CPU's)."""
         with self._lock:
             rk = self._keys.get(id(zkey))
             if rk is None:
-                rk = ResidentKey(self, zkey, tables, msm_window_bits, stream)
+                rk = ResidentKey(self, zkey, tables, msm_window_bits, stream, csr)
                 self._keys[id(zkey)] = rk
-                weakref.finalize(zkey, self._keys.pop, id(zkey), None)
+                weakref.finalize(zkey, self._forget, id(zkey))
             return rk
+
+    def _forget(self, key_id: int) -> None:
+        with self._lock:
+            rk = self._keys.pop(key_id, None)
+        if rk is not None:
+            rk.close()
 
     def residency(self, zkey) -> Residency | None:
         """What of the key is here, or None when it is not resident."""
@@ -123,23 +133,27 @@ class GpuDevice:
             rk = self._keys.get(id(zkey))
             return None if rk is None else rk.residency()
 
-    def held_bytes(self) -> int:
-        """Device bytes held for good here: the resident keys and the NTT domains' tables."""
+    def held_bytes(self, but=None) -> int:
+        """Device bytes held for good here: the resident keys (but `but`) and the NTT domains' tables."""
         with self._lock:
-            return sum(int(rk.nbytes) for rk in self._keys.values()) + sum(d.nbytes for d in self._domains.values())
+            keys = sum(int(rk.nbytes) for k, rk in self._keys.items() if but is None or k != id(but))
+            return keys + sum(d.nbytes for d in self._domains.values())
 
     def release(self, zkey) -> None:
-        """Drop the key's arrays and give the pool's cached blocks back to the driver."""
+        """Drop the key's arrays (and unlock its host bases if it streamed) and give the pool's cached blocks
+        back to the driver."""
         with self._lock:
-            self._keys.pop(id(zkey), None)
+            rk = self._keys.pop(id(zkey), None)
+        if rk is not None:
+            rk.close()
         with self.cupy.cuda.Device(self.index):  # the default pool frees the current device's blocks
             self.memory.pool.free_all_blocks()
 
     # -- the device stage's work (prover/cuda.py), on the calling thread's current stream ----------
 
-    def proof_bytes(self, zkey, c: int = 0, streamed: bool = False) -> int:
-        """Device memory one proof of `zkey` needs beyond its resident arrays (resident.proof_bytes)."""
-        return gresident.proof_bytes(zkey, c, streamed)
+    def proof_bytes(self, zkey, c: int = 0) -> int:
+        """Device memory one proof of `zkey` with resident bases needs beyond its resident arrays (resident.proof_bytes)."""
+        return gresident.proof_bytes(zkey, c)
 
     def fits(self, zkey, c: int = 0) -> bool:
         """Whether the key's bases and CSR fit in the budget beside what is held here and one proof."""
@@ -159,19 +173,35 @@ class GpuDevice:
             out.append(ab)
         return out
 
-    def h_values(self, curve: str, log_n: int, a, b):
-        """The H scalars of a proof from a = A·w, b = B·w (consumed) on the 2^log_n domain."""
-        return self.ntt_domain(curve, log_n).h_values(a, b)
+    def h_values(self, curve: str, log_n: int, vecs: list, mode: str = "in-place"):
+        """The H scalars of a proof from vecs = [A·w, B·w] (emptied: consumed) on the 2^log_n domain (ntt.H_MODES)."""
+        return self.ntt_domain(curve, log_n).h_from(vecs, mode)
 
     def msm(self, curve: str, g2: bool, bases, scalars, n: int, native, c: int = 0, stats: dict | None = None,
             table=None, **kw):
         """gpu.msm.msm with this device's module (kw: offset, sorts, tag, plan)."""
         return gmsm.msm(self.module(curve), curve, g2, bases, scalars, n, native, c, stats, table, **kw)
 
-    def msm_streamed(self, curve: str, g2: bool, host_bases, scalars, n: int, native, c: int = 0, offset: int = 0):
-        """gpu.msm.msm_streamed with this device's module and memory: the bases go up STREAM_CHUNK at a time."""
-        return gmsm.msm_streamed(self.module(curve), curve, g2, host_bases, scalars, n, native, c, offset=offset,
-                                 chunk=gresident.STREAM_CHUNK, upload=self.memory.upload)
+    def stream_plan(self, zkey, g2: bool = True, batch_max: int = gstream.BATCH_MAX, chunk: int = 0):
+        """How a streamed stage of `zkey` runs under this device's budget (stream.plan), or None if it cannot."""
+        shape = gstream.KeyShape.of(zkey, gresident.csr_bytes(zkey), g2)
+        return gstream.plan(shape, self.memory.budget, self.held_bytes(but=zkey), batch_max, chunk)
+
+    def msm_pass(self, curve: str, host, ranges, tasks_of, vectors, c: int, native):
+        """stream.msm_pass on this device: every (proof, set) MSM of one pass over the streamed bases; the bytes
+        sent and the copy engine's busy time are added to this device's counters."""
+        stats = gstream.PassStats()
+        ref = self.copy_clock.reference()
+        kref = self.clock.reference()
+        out = gstream.msm_pass(self, curve, host, ranges, tasks_of, vectors, c, native, stats)
+        self.sync_stream()
+        copy_s = self.copy_clock.add(ref, stats.copy_pairs)
+        kernel_s = self.clock.add(kref, stats.kernel_pairs)
+        with self._lock:
+            self.streamed["bytes"] += stats.bytes_sent
+            self.streamed["chunks"] += stats.chunks
+            self.streamed["passes"] += 1
+        return out, {"bytes": stats.bytes_sent, "copy_s": copy_s, "kernel_s": kernel_s}
 
     def miller_products(self, curve, jobs) -> list[list[bytes]]:
         """gpu.pairing.miller_products (aggregation's pairing products: jobs of (q, ps)) on this device, its

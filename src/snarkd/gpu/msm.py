@@ -257,11 +257,12 @@ def device_copy(dst, src, count: int) -> None:
 
 def msm_window_sums(mod, curve_name: str, g2: bool, bases, scalars, n: int, c: int = 0, stats: dict | None = None,
                     table: WindowTable | None = None, *, offset: int = 0, sorts: dict | None = None, tag: str = "",
-                    plan: Plan = PLAN):
+                    plan: Plan = PLAN, on_device: bool = False):
     """Device part of sum_{offset <= i < n} scalars[i] * bases[i - offset]: returns (host
     uint32 array of nw XYZZ points, c); with a window table, one point (the whole sum) and c.
     sorts: a dict kept by the caller for one set of scalars (tag names them): the digit
-    sort is made once per (tag, n, c, table mode) and reused by later MSMs. plan: a benchmark's variant."""
+    sort is made once per (tag, n, c, table mode) and reused by later MSMs. plan: a benchmark's variant.
+    on_device: the window sums stay a device array (no host sync; the streamed pass gathers them)."""
     import cupy
 
     curve = CURVES[curve_name]
@@ -324,7 +325,7 @@ def msm_window_sums(mod, curve_name: str, g2: bool, bases, scalars, n: int, c: i
         out = cupy.empty(nwin * nxt * XW, dtype=cupy.uint32)
         launch(mod, f"{grp}_sum_groups", nwin * nxt, (segs, np.uint32(cnt), np.uint32(fan), np.uint32(nwin), out), 64)
         segs, cnt = out, nxt
-    sums = segs.get()
+    sums = segs if on_device else segs.get()
     mark("reduce")
     if stats is not None:
         marks[-1][1].synchronize()
@@ -392,23 +393,3 @@ def msm(mod, curve_name: str, g2: bool, bases, scalars, n: int, native, c: int =
     if table is not None:
         return xyzz_to_affine_words(curve, g2, sums)[0]
     return combine_windows(curve_name, g2, sums, c, native)
-
-
-def msm_streamed(mod, curve_name: str, g2: bool, host_bases: np.ndarray, scalars, n: int, native, c: int = 0, *,
-                 offset: int = 0, chunk: int, upload) -> np.ndarray:
-    """msm() with the bases on the host (rows of the zkey's point section, point i - offset in
-    row i - offset): `chunk` points at a time go to the device (upload(host rows) -> device
-    words), each chunk's MSM runs there, and the CPU core adds the chunk sums. For keys whose
-    bases do not fit beside a proof's work. Each chunk's upload is on the MSM's path: sending
-    the next chunk from a helper thread during this chunk's MSM measured slower (round 3)."""
-    if n - offset <= 0:
-        return msm(mod, curve_name, g2, None, scalars, n, native, c, offset=offset)  # infinity, as msm() says it
-    parts = []
-    for lo in range(offset, n, chunk):
-        hi = min(n, lo + chunk)
-        dev_bases = upload(host_bases[lo - offset : hi - offset])
-        parts.append(np.asarray(msm(mod, curve_name, g2, dev_bases, scalars[8 * lo : 8 * hi], hi - lo, native, c)).reshape(-1))
-        del dev_bases
-    ones = np.zeros((len(parts), 4), dtype=np.uint64)
-    ones[:, 0] = 1
-    return (native.msm_g2 if g2 else native.msm_g1)(np.stack(parts), ones, 1)

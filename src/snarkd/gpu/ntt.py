@@ -135,8 +135,22 @@ class NttDomain:
         self.dif(data, True)
         self.dit(data, False, shift=True)
 
-    def h_values(self, a, b):
-        """a, b (Montgomery, n*8 words, consumed) -> plain scalars of a*b - c on the odd coset."""
+    def h_values(self, a, b, mode: str = "in-place"):
+        """a, b (Montgomery, n*8 words, consumed) -> plain scalars of a*b - c on the odd coset (c = a*b on the
+        domain). mode (H_MODES, device bytes beside the twiddles: h_bytes): "in-place" holds a, b, c and writes
+        H over c; "parked" holds two vectors and parks c, then a's coset values, in page-locked host memory,
+        for keys whose domain does not fit three times beside the tables."""
+        return self.h_from([a, b], mode)
+
+    def h_from(self, vecs: list, mode: str = "in-place"):
+        """h_values of vecs = [a, b], emptied here: the caller keeps no reference, so "parked" frees a's
+        memory once its coset values are on the host."""
+        if mode == "parked":
+            return self._h_values_parked(vecs)
+        a, b = vecs
+        vecs.clear()
+        if mode not in H_MODES:
+            raise ValueError(f"H mode {mode!r} is not one of {', '.join(H_MODES)}")
         import cupy
 
         n = self.n
@@ -144,6 +158,54 @@ class NttDomain:
         launch(self.mod, "fr_mul", n, (a, b, c, np.uint64(n)))
         for v in (a, b, c):
             self.coset_shift_evals(v)
-        h = cupy.empty_like(a)
-        launch(self.mod, "h_final", n, (a, b, c, h, np.uint64(n)))
-        return h
+        launch(self.mod, "h_final", n, (a, b, c, c, np.uint64(n)))  # element-wise: H over c
+        return c
+
+    def _h_values_parked(self, vecs: list):
+        """c = a*b and A (a's coset values) wait in page-locked host memory while the device holds two vectors."""
+        import cupy
+
+        a, b = vecs
+        vecs.clear()
+        n, step = self.n, min(self.n, PARK_CHUNK)
+        stream = cupy.cuda.get_current_stream()
+        c_host = _pinned(32 * n)
+        a_host = _pinned(32 * n)
+        tmp = cupy.empty(8 * step, dtype=cupy.uint32)
+        for lo in range(0, n, step):  # c = a*b, chunk by chunk, to the host
+            m = min(step, n - lo)
+            launch(self.mod, "fr_mul", m, (a[8 * lo :], b[8 * lo :], tmp, np.uint64(m)))
+            tmp.data.copy_to_host_async(c_host.ctypes.data + 32 * lo, 32 * m, stream)
+        self.coset_shift_evals(a)
+        a.data.copy_to_host_async(a_host.ctypes.data, 32 * n, stream)
+        stream.synchronize()  # c and A are on the host: a's memory may go (vecs held the only other reference)
+        del a
+        c = cupy.empty(8 * n, dtype=cupy.uint32)
+        c.data.copy_from_host_async(c_host.ctypes.data, 32 * n, stream)
+        self.coset_shift_evals(c)
+        self.coset_shift_evals(b)
+        for lo in range(0, n, step):  # H = A*B - C over C, A's chunks sent back up
+            m = min(step, n - lo)
+            tmp.data.copy_from_host_async(a_host.ctypes.data + 32 * lo, 32 * m, stream)
+            launch(self.mod, "h_final", m, (tmp, b[8 * lo :], c[8 * lo :], c[8 * lo :], np.uint64(m)))
+        stream.synchronize()  # the host buffers go back to CuPy's pinned pool
+        return c
+
+
+H_MODES = ("in-place", "parked")
+PARK_CHUNK = 1 << 22  # elements per chunk of the parked H computation (128 MiB)
+
+
+def h_bytes(mode: str, n: int, chunk: int = PARK_CHUNK) -> int:
+    """Device bytes h_values(mode) holds at its peak beyond the domain's tables (a and b included)."""
+    if mode == "parked":
+        return 2 * 32 * n + 32 * min(n, PARK_CHUNK)
+    return 3 * 32 * n
+
+
+def _pinned(nbytes: int) -> np.ndarray:
+    """Page-locked host bytes from CuPy's pinned pool (kept for the next proof)."""
+    import cupy
+
+    mem = cupy.cuda.alloc_pinned_memory(nbytes)
+    return np.frombuffer(mem, dtype=np.uint8, count=nbytes)

@@ -5,9 +5,10 @@ that device. Window tables (2^(c w) P for every window w, snarkd.gpu.msm.WindowT
 cost about 16x the bases' memory and make every MSM of the key cheaper; tables
 mode "auto" builds them set by set (G2 first) while they take at most
 TABLE_SHARE of the device budget left after the key, "on" builds all (failing
-loudly), "off" none. A key whose bases do not fit is made with stream=True: only its CSR goes
-to the device, the bases stay in the (memory-mapped) key on the host and every MSM streams
-them through in chunks (snarkd.gpu.msm.msm_streamed); no window tables then.
+loudly), "off" none. A key whose bases do not fit is made with stream=True: its bases stay on the
+host, page-locked once (hostbases.py), and each device stage streams them through in chunks for a
+batch of proofs (stream.py); its CSR comes up only when the stream plan keeps it (csr=True); no window
+tables then.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from snarkd.gpu import hostbases
 from snarkd.gpu.memory import GiB, GpuMemoryError
 from snarkd.gpu.module import CURVES
 from snarkd.gpu.msm import WindowTable, coord_words, scratch_bytes, sort_bytes
@@ -25,7 +27,6 @@ log = logging.getLogger("snarkd.gpu")
 TABLE_MODES = ("auto", "on", "off")
 TABLE_SHARE = 0.75  # auto: tables may take this share of the device budget left after the key; the rest is for proofs
 BASE_SETS = ("a", "b1", "c", "h", "b2")  # the key's point sections (zkey order of the attributes)
-STREAM_CHUNK = 1 << 22  # points per chunk when a key's bases are streamed from the host
 SLACK = 64 << 20  # per proof: CuPy's rounding, small arrays, NTT scratch
 
 
@@ -57,20 +58,15 @@ def base_bytes(zkey) -> int:
     return sum(int(x.nbytes) for x in (zkey.a, zkey.b1, zkey.c, zkey.h, zkey.b2))
 
 
-def proof_bytes(zkey, c: int = 0, streamed: bool = False) -> int:
-    """Device memory one proof of the key needs beyond its resident arrays (an upper estimate): the
-    witness, a, b, c and H on the domain, the largest MSM's scratch and the witness's kept digit sorts
-    (streamed: one chunk's scratch and bases instead, G2's being the larger, and no sorts kept)."""
+def proof_bytes(zkey, c: int = 0) -> int:
+    """Device memory one proof of a key with resident bases needs beyond its resident arrays (an upper
+    estimate): the witness, a, b, c (H written over c) on the domain, the largest MSM's scratch and the
+    witness's kept digit sorts. (A streamed key's stage is sized by its StreamPlan instead.)"""
     curve = zkey.curve.native
     big = max(zkey.n_vars, zkey.domain_size)
-    if streamed:
-        n = min(big, STREAM_CHUNK)
-        msm = scratch_bytes(curve, True, n, c) + 4 * n * 2 * coord_words(CURVES[curve], True)
-        kept = 0
-    else:
-        msm = max(scratch_bytes(curve, False, big, c), scratch_bytes(curve, True, zkey.n_vars, c))
-        kept = 2 * sort_bytes(curve, zkey.n_vars, c)  # w's digit sorts, kept for its MSMs (table and plain)
-    return 32 * zkey.n_vars + 4 * 32 * zkey.domain_size + msm + kept + SLACK
+    msm = max(scratch_bytes(curve, False, big, c), scratch_bytes(curve, True, zkey.n_vars, c))
+    kept = 2 * sort_bytes(curve, zkey.n_vars, c)  # w's digit sorts, kept for its MSMs (table and plain)
+    return 32 * zkey.n_vars + 3 * 32 * zkey.domain_size + msm + kept + SLACK
 
 
 def choose_tables(curve: str, sets: list[tuple[str, bool, int]], allowance: int, mode: str, c: int = 0) -> list[str]:
@@ -103,7 +99,8 @@ class Residency:
 class ResidentKey:
     """A proving key's device-side arrays (uint32 words, zkey layout)."""
 
-    def __init__(self, dev, zkey, tables: str = "auto", msm_window_bits: int = 0, stream: bool = False):
+    def __init__(self, dev, zkey, tables: str = "auto", msm_window_bits: int = 0, stream: bool = False,
+                 with_csr: bool = True):
         if tables not in TABLE_MODES:
             raise ValueError(f"MSM window tables: {tables!r} is not one of {', '.join(TABLE_MODES)}")
         self.curve = zkey.curve.native
@@ -111,13 +108,14 @@ class ResidentKey:
         self.device_id = dev.index
         mem = dev.memory
         host = dict(zip(BASE_SETS, (zkey.a, zkey.b1, zkey.c, zkey.h, zkey.b2)))
-        # stream: the bases stay on the host (name -> host array), MSMs stream them in chunks
-        self.host = host if stream else {}
+        # stream: the bases stay on the host, page-locked (hostbases.HostBases), chunks go through in each stage
+        self.host = hostbases.acquire(zkey, dev.cupy) if stream else None
+        self._host_id = id(zkey) if stream else None
         with mem.guard("uploading the proving key"):
             up = mem.upload
             self.a, self.b1, self.c, self.h, self.b2 = (None if stream else up(host[name]) for name in BASE_SETS)
             self.csr = []
-            for m in (0, 1):
+            for m in ((0, 1) if with_csr else ()):
                 rp, cols, vals = csr(zkey, m)
                 self.csr.append((up(rp), up(cols), up(vals)))
         self.nbytes = sum(int(x.nbytes) for x in (self.a, self.b1, self.c, self.h, self.b2) if x is not None)
@@ -128,7 +126,13 @@ class ResidentKey:
 
     @property
     def streamed(self) -> bool:
-        return bool(self.host)
+        return self.host is not None
+
+    def close(self) -> None:
+        """Unlock the host bases of a streamed key (the device arrays go with this object)."""
+        if self._host_id is not None:
+            hostbases.release(self._host_id)
+            self._host_id = None
 
     def residency(self) -> Residency:
         return Residency(int(self.nbytes), bool(self.tables), self.streamed)

@@ -46,14 +46,25 @@ class Backend(Protocol):
         """Put `key` on this device now, before a device stage, timed as the phase "key_upload" on
         `timer`; True when it was uploaded (False: it was there, or nothing is kept per device)."""
 
+    def host_spmv(self, key) -> bool:
+        """Whether synthesis computes A·w, B·w for `key` on the CPU even though spmv_on_device (a streamed
+        key whose CSR does not fit beside its work)."""
+
+    def batch_limit(self, key) -> int:
+        """How many proofs of `key` one device stage takes together (device_stage_batch): >1 where they share
+        work, as a streamed key's chunks; 1 elsewhere."""
+
     def work_bytes(self, key) -> int:
-        """Device memory one proof of `key` needs beyond what stays resident (an upper estimate)."""
+        """Device memory one device stage of `key` needs beyond what stays resident (an upper estimate)."""
 
     def kernel_seconds(self) -> float | None:
         """Seconds the device itself computed so far (None where that is not measured apart)."""
 
     def device_stage(self, key, synth: Synthesized, timer, threads: int = 0, with_g2: bool = False) -> G1Sums:
         """NTTs, H and the MSMs (G2 too when with_g2). Consumes synth.a and synth.b."""
+
+    def device_stage_batch(self, key, synths: list, timers: list, threads: int = 0, with_g2: bool = False) -> list:
+        """device_stage of up to batch_limit(key) proofs of one key, each timed on its own timer; a G1Sums each."""
 
 
 _lock = threading.Lock()

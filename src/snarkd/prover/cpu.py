@@ -33,6 +33,15 @@ class CpuBackend:
     def kernel_seconds(self) -> None:
         return None  # no separate device clock: its device stage is all native CPU work
 
+    def host_spmv(self, key) -> bool:
+        return True
+
+    def batch_limit(self, key) -> int:
+        return 1
+
+    def device_stage_batch(self, key, synths: list, timers: list, threads: int = 0, with_g2: bool = False) -> list:
+        return [self.device_stage(key, s, t, threads, with_g2) for s, t in zip(synths, timers)]
+
     def device_stage(self, key, synth: Synthesized, timer, threads: int = 0, with_g2: bool = False) -> G1Sums:
         zk, native, w = key.zkey, key.native, synth.witness
         a, b = synth.a, synth.b

@@ -1,4 +1,4 @@
-"""The CUDA backend: the device stage on one GPU (snarkd.gpu), keys resident.
+"""The CUDA backend: the device stage on one GPU (snarkd.gpu).
 
 The key's bases, the CSR form of its coefs section and (when they fit) its MSM
 window tables are uploaded once per (key, device) and shared by every worker on
@@ -10,17 +10,25 @@ The GPU work, its memory needs and its kernel timing are GpuDevice's; this file
 says what a proof asks of it.
 
 A key whose bases do not fit beside one proof's work (stream_bases "auto"), or any key with
-"on", keeps its bases on the host: only the CSR is uploaded and every MSM streams them
-through in chunks (GpuDevice.msm_streamed), slower by the transfers but not failing.
+"on", keeps its bases on the host, page-locked, and is proved in batches (`device_stage_batch`):
+its StreamPlan (gpu/stream.py, from the device budget) says the chunk, how many proofs share one
+pass over the bases, whether the CSR stays on the device (else synthesis computes A·w, B·w on the
+CPU: `host_spmv`) and how H is computed. Each proof's H and witness MSMs then run in two passes
+whose chunks cross PCIe once for the whole batch, overlapped with the MSMs.
 """
 
 from __future__ import annotations
 
+import time
 from contextlib import ExitStack
 
+import numpy as np
+
 from snarkd.gpu import device as gdevice
-from snarkd.gpu.memory import GpuUnavailable
+from snarkd.gpu import stream as gstream
+from snarkd.gpu.memory import GpuMemoryError, GpuUnavailable
 from snarkd.gpu.resident import TABLE_MODES
+from snarkd.prover.qap import sparse_products
 from snarkd.prover.types import G1Sums, Synthesized
 from snarkd.units import parse_size
 
@@ -47,6 +55,8 @@ class CudaBackend:
         self.msm_tables = msm_tables
         self.msm_c = int(msm_window_bits)
         self.stream_bases = stream_bases
+        self.stream_batch_max = gstream.BATCH_MAX
+        self._plans: dict[int, object] = {}  # id(zkey) -> its StreamPlan here (made once per key)
 
     def __repr__(self) -> str:
         return f"CudaBackend(device={self.dev.index}, msm_tables={self.msm_tables!r})"
@@ -62,6 +72,7 @@ class CudaBackend:
         return self.dev.clock.seconds()
 
     def release(self, key) -> None:
+        self._plans.pop(id(key.zkey), None)
         self.dev.release(key.zkey)
 
     def residency(self, key):
@@ -77,11 +88,39 @@ class CudaBackend:
             if timer is not None:
                 stack.enter_context(timer.phase("key_upload"))
             stack.enter_context(mem.guard("uploading the proving key"))
-            streamed = self.bases_streamed(key)
-            stack.enter_context(mem.reserve(self.dev.proof_bytes(key.zkey, self.msm_c, streamed), what="proof"))
-            self.dev.resident(key.zkey, self.msm_tables, self.msm_c, streamed)
+            stack.enter_context(mem.reserve(self.work_bytes(key), what="proof"))
+            if self.bases_streamed(key):
+                plan = self.stream_plan(key)
+                self.dev.resident(key.zkey, "off", self.msm_c, True, plan.csr_on_device)
+            else:
+                self.dev.resident(key.zkey, self.msm_tables, self.msm_c)
             self.dev.synchronize()
         return True
+
+    def stream_plan(self, key):
+        """The key's StreamPlan on this device (gpu/stream.py), made once; a key no plan fits is refused,
+        naming its size and the budget (GpuMemoryError: the key cannot be proved here)."""
+        plan = self._plans.get(id(key.zkey))
+        if plan is None:
+            plan = self.dev.stream_plan(key.zkey, True, self.stream_batch_max, 0)
+            if plan is None:
+                shape = gstream.KeyShape.of(key.zkey, 0)
+                best = gstream.largest_power(shape.curve, self.dev.memory.budget)
+                raise GpuMemoryError(
+                    f"{key.zkey.path}: a proof of this key (domain 2^{key.zkey.domain_power}, {key.zkey.n_vars} "
+                    f"variables, bases {shape.base_bytes / 2**30:.2f} GiB) does not fit device {self.dev.index}'s "
+                    f"budget of {self.dev.memory.budget / 2**30:.2f} GiB even with its bases streamed from the host; "
+                    f"the largest circuit this budget proves is 2^{best['power']} ({best.get('next', '')})")
+            self._plans[id(key.zkey)] = plan
+        return plan
+
+    def host_spmv(self, key) -> bool:
+        """Whether synthesis must compute A·w, B·w on the CPU for `key` (a streamed key whose CSR stays on the host)."""
+        return self.bases_streamed(key) and not self.stream_plan(key).csr_on_device
+
+    def batch_limit(self, key) -> int:
+        """Proofs of `key` one device stage takes together: a streamed key's plan batch; 1 with resident bases."""
+        return self.stream_plan(key).batch if self.bases_streamed(key) else 1
 
     def bases_streamed(self, key) -> bool:
         """Whether the key's bases stay on the host: mode "on"; "auto" when they and the CSR would not fit
@@ -94,40 +133,41 @@ class CudaBackend:
         return not self.dev.fits(key.zkey, self.msm_c)
 
     def work_bytes(self, key) -> int:
-        """Device memory one proof needs beyond the resident key (an upper estimate)."""
-        return self.dev.proof_bytes(key.zkey, self.msm_c, self.bases_streamed(key))
+        """Device memory one device stage needs beyond the resident key (an upper estimate)."""
+        if self.bases_streamed(key):
+            plan = self.stream_plan(key)
+            return plan.peak - plan.held
+        return self.dev.proof_bytes(key.zkey, self.msm_c)
 
     def device_stage(self, key, synth: Synthesized, timer, threads: int = 0, with_g2: bool = False) -> G1Sums:
+        if self.bases_streamed(key):
+            return self.device_stage_batch(key, [synth], [timer], threads, with_g2)[0]
         zk, native, dev, c = key.zkey, key.native, self.dev, self.msm_c
         curve = key.curve.native
         a_host, b_host = synth.a, synth.b
         synth.a = synth.b = None
         mem = dev.memory
-        streamed = self.bases_streamed(key)
-        with mem.guard("a proof"), mem.reserve(dev.proof_bytes(zk, c, streamed), what="proof"):
+        with mem.guard("a proof"), mem.reserve(dev.proof_bytes(zk, c), what="proof"):
             # guard made this device current for the thread: allocations and launches below land on it,
             # on the thread's own stream; only this proof's work is waited for
-            rk = dev.resident(zk, self.msm_tables, c, streamed)
+            rk = dev.resident(zk, self.msm_tables, c)
             kernels = dev.clock.brackets()
             with timer.phase("upload"):
                 w = mem.upload(synth.witness)
-                a = b = None
+                ab = None
                 if a_host is not None:
-                    a, b = mem.upload(a_host), mem.upload(b_host)
+                    ab = [mem.upload(a_host), mem.upload(b_host)]
             del a_host, b_host
-            if a is None:
+            if ab is None:
                 with timer.phase("spmv"), kernels():
-                    a, b = dev.spmv(rk, w)
+                    ab = dev.spmv(rk, w)
             with timer.phase("ntt"), kernels():
-                h = dev.h_values(curve, zk.domain_power, a, b)
-                del a, b
+                h = dev.h_values(curve, zk.domain_power, ab)
             # one digit sort of w serves A, B1, C (w[n_public+1:]) and B2 when their window modes agree
             sorts, nv = {}, zk.n_vars
 
             def msm(name: str, g2: bool, scalars, n: int, offset: int = 0, tag: str = ""):
                 with timer.phase(f"msm_{name}"), kernels():
-                    if rk.streamed:
-                        return dev.msm_streamed(curve, g2, rk.host[name], scalars, n, native, c, offset=offset)
                     return dev.msm(curve, g2, getattr(rk, name), scalars, n, native, c, table=rk.tables.get(name),
                                    offset=offset, sorts=sorts if tag else None, tag=tag)
 
@@ -141,3 +181,60 @@ class CudaBackend:
             dev.sync_stream()
             timer.record("kernels", kernels.count() * 1e3)
         return sums
+
+    def device_stage_batch(self, key, synths: list, timers: list, threads: int = 0, with_g2: bool = False) -> list:
+        """The device stage of several proofs of one streamed key (at most batch_limit(key)): each proof's
+        witness up, A·w and B·w (on the device, or sent up from synthesis), H; then one pass over the H bases
+        and one over A, B1, C, B2 for all of them (stream.msm_pass). The passes' times, bytes and busy
+        seconds are shared out evenly over the batch's timers. Returns one G1Sums per proof, in order."""
+        zk, native, dev = key.zkey, key.native, self.dev
+        curve = key.curve.native
+        plan = self.stream_plan(key)
+        if len(synths) > plan.batch:
+            raise ValueError(f"a batch of {len(synths)} proofs; the stream plan takes at most {plan.batch}")
+        mem, k = dev.memory, len(synths)
+        with mem.guard(f"a batch of {k} streamed proof(s)"), \
+                mem.reserve(plan.peak - plan.held, what=f"batch of {k} streamed proof(s)"):
+            rk = dev.resident(zk, "off", self.msm_c, True, plan.csr_on_device)
+            hs, ws = [], []
+            for synth, timer in zip(synths, timers):
+                kernels = dev.clock.brackets()
+                a_host, b_host = synth.a, synth.b
+                synth.a = synth.b = None
+                with timer.phase("upload"):
+                    w = mem.upload(synth.witness) if (plan.csr_on_device or plan.keep_w) else None
+                    ab = [mem.upload(a_host), mem.upload(b_host)] if a_host is not None else None
+                del a_host, b_host
+                if ab is None and not plan.csr_on_device:  # synthesized without them (a caller's choice): the CPU's
+                    with timer.phase("upload"):
+                        ab = [mem.upload(x) for x in sparse_products(key, synth.witness, timer, threads)]
+                if ab is None:
+                    with timer.phase("spmv"), kernels():
+                        ab = dev.spmv(rk, w)
+                with timer.phase("ntt"), kernels():
+                    hs.append(dev.h_values(curve, zk.domain_power, ab, plan.h_mode))
+                ws.append(w if plan.keep_w else None)
+                del w
+                dev.sync_stream()
+                timer.record("kernels", kernels.count() * 1e3)
+            t0 = time.perf_counter()
+            out_h, st_h = dev.msm_pass(curve, rk.host, plan.ranges(zk.domain_size), gstream.h_tasks, hs, plan.c, native)
+            del hs
+            t1 = time.perf_counter()
+            for i, synth in enumerate(synths):
+                if ws[i] is None:
+                    ws[i] = mem.upload(synth.witness)
+            out_w, st_w = dev.msm_pass(curve, rk.host, plan.ranges(zk.n_vars),
+                                       lambda lo, hi: gstream.w_tasks(lo, hi, zk.n_public, with_g2), ws, plan.c, native)
+            del ws
+            t2 = time.perf_counter()
+        with dev._lock:
+            dev.streamed["proofs"] += k
+        zero = np.zeros(2 * zk.limbs, dtype=np.uint64)  # infinity: a set with no rows (a key of public inputs only)
+        for timer in timers:
+            timer.record("msm_h", (t1 - t0) * 1e3 / k)
+            timer.record("msm_w", (t2 - t1) * 1e3 / k)
+            timer.record("h2d", (st_h["copy_s"] + st_w["copy_s"]) * 1e3 / k)
+            timer.record("kernels", (st_h["kernel_s"] + st_w["kernel_s"]) * 1e3 / k)
+        return [G1Sums(h=oh["h"], a=ow["a"], b1=ow["b1"], c=ow.get("c", zero), b2=ow.get("b2") if with_g2 else None)
+                for oh, ow in zip(out_h, out_w)]

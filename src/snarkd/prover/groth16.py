@@ -106,6 +106,6 @@ def prove(
     BackendUnavailable: nothing falls back silently."""
     be = resolve(backend)
     timer = timer or PhaseTimer()
-    synth = synthesize(key, witness, timer, threads, witness_name, sparse=not be.spmv_on_device)
+    synth = synthesize(key, witness, timer, threads, witness_name, sparse=not be.spmv_on_device or be.host_spmv(key))
     sums = be.device_stage(key, synth, timer, threads, with_g2=be.g2_on_device)
     return finalize(key, synth.witness, sums, timer, threads, r, s)

@@ -1,0 +1,87 @@
+#!/usr/bin/env bash
+# Keys larger than the GPU, on one GPU machine: build, check and time the streamed path; results under $OUT.
+#
+#   bash bench/stream.sh build keys24 tests s24:bn128 pack          (one call)
+#   bash bench/stream.sh s24:bls12381 drop:24 key26 s26 pack        (the next)
+#
+# build       wheels from .whl/ into the machine's Python, the native core in place
+# keys24      in the background (setsid: outlives this call while the machine is held): the 2^24 chain keys of
+#             both curves, key and witness as two processes each; /tmp/keys/chain24-CURVE/.done when ready
+# key26       the same for the 2^26 BN254 key (~5 min on 16 cores, 47 GB of disk until its .r1cs is deleted)
+# tests       tests/gpu (with the streamed-key tests); proofs snarkjs cannot check here are kept
+# s24:CURVE   bench/large_proof.py on the 2^24 key, side by side in one run: bases resident without tables (full
+#             budget, tables off), streamed at [gpus] memory_budget 12GiB, and (BN254) resident with tables:
+#             3 proofs one at a time, 4 at j = 4, a 10-partition job
+# s26         the same on the 2^26 BN254 key: resident without tables, streamed at 12GiB
+# drop:P      delete the 2^P keys (disk)
+# pack        $OUT as one results.tgz (the machine returns 8 files at most)
+set -uo pipefail
+cd "$(dirname "$0")/.."
+OUT=${OUT:-$PWD/out}
+mkdir -p "$OUT"
+export PYTHONUNBUFFERED=1 PYTHONPATH=$PWD/src${PYTHONPATH:+:$PYTHONPATH}
+KEYS=/tmp/keys
+T0=$(date +%s)
+step() { echo "=== $1 $(date +%T) (+$(( $(date +%s) - T0 )) s) load $(cut -d' ' -f1 /proc/loadavg) disk $(df -h /tmp | awk 'NR==2 {print $4}') free"; }
+make_key() {  # $1 power, $2 curve: in the background, in its own session
+  local d=$KEYS/chain$1-$2
+  mkdir -p "$d"
+  [ -f "$d/.done" ] && return
+  setsid nohup bash -c "python3 bench/make_chain_keys.py --power $1 --curves $2 --no-check --only key --out $KEYS > $d.key.log 2>&1 &
+    python3 bench/make_chain_keys.py --power $1 --curves $2 --only witness --out $KEYS > $d.wtns.log 2>&1 &
+    wait; rm -f $d/circuit.r1cs; touch $d/.done" > /dev/null 2>&1 < /dev/null &
+}
+wait_key() {  # $1 power, $2 curve, $3 most seconds
+  local d=$KEYS/chain$1-$2 t=$(date +%s)
+  while [ ! -f "$d/.done" ]; do
+    if [ $(( $(date +%s) - t )) -gt "$3" ]; then echo "key 2^$1 $2 not ready after $3 s"; return 1; fi
+    sleep 2
+  done
+  cat "$d.key.log" "$d.wtns.log" | tail -4
+}
+large() {  # $1 key dir, $2 out dir, $3 tag, rest: large_proof.py options
+  local kd=$1 od=$2 tag=$3
+  shift 3
+  python3 bench/large_proof.py --key-dir "$kd" --out "$od" --tag "$tag" --threads 16 "$@" 2>&1 | \
+    grep -E "stream plan|latency:|pipelined:|partitioned:|Error|error|Traceback|largest" | cut -c1-400
+}
+
+for s in "$@"; do
+  case $s in
+  build)
+    step build
+    if ls .whl/*.whl >/dev/null 2>&1; then python3 -m pip install -q --no-index --no-deps --upgrade .whl/*.whl 2>&1 | tail -2; fi
+    SNARKD_BUILD_JOBS=16 python3 setup.py -q build_ext --inplace 2>&1 | tail -3
+    ;;
+  keys24) step keys24; make_key 24 bn128; make_key 24 bls12381 ;;
+  key26) step key26; make_key 26 bn128 ;;
+  drop:*) step "$s"; rm -rf $KEYS/chain${s#drop:}-* ;;
+  tests)
+    step tests
+    SNARKD_VERIFY_LATER="$OUT/verify-later" python3 -m pytest ${GPU_TESTS:-tests/gpu} -q -p no:cacheprovider 2>&1 | \
+      tee "$OUT/gpu-tests.log" | tail -15
+    ;;
+  s24:*)
+    c=${s#s24:}
+    step "$s"
+    wait_key 24 "$c" ${KEY_WAIT:-400} || continue
+    kd=$KEYS/chain24-$c od=$OUT/s24-$c
+    large "$kd" "$od" resident --tables off --n1 3 --n2 4 --inflight 4 --partitions 10 --stream off
+    large "$kd" "$od" streamed --gpu-budget 12GiB --n1 3 --n2 4 --inflight 4 --partitions 10
+    if [ "$c" = bn128 ] && [ -z "${NO_TABLES_RUN:-}" ]; then large "$kd" "$od" tables --n1 3 --n2 0 --stream off; fi
+    ;;
+  s26)
+    step s26
+    wait_key 26 bn128 ${KEY_WAIT:-500} || continue
+    kd=$KEYS/chain26-bn128 od=$OUT/s26-bn128
+    large "$kd" "$od" streamed --gpu-budget 12GiB --n1 2 --n2 4 --inflight 4
+    large "$kd" "$od" resident --tables off --n1 2 --n2 0 --stream off
+    ;;
+  pack)
+    step pack
+    (cd "$OUT" && tar czf /tmp/results.tgz . && find . -mindepth 1 -delete && mv /tmp/results.tgz .)
+    ;;
+  *) echo "unknown step $s"; exit 2 ;;
+  esac
+done
+step done

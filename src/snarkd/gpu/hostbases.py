@@ -1,0 +1,167 @@
+"""A streamed key's bases in page-locked host memory, once per process: the source of every chunk DMA.
+
+A chunk copied from pageable memory goes through the driver's own staging at ~7 GB/s on the H200 host and
+holds the CPU; from page-locked memory it is a DMA at the link's rate (54 GB/s measured) that the CPU only
+queues. The zkey's point sections (A, B1, B2, C, H: sections 5-9, contiguous in the file) are made
+page-locked the cheapest way the host allows, in this order:
+
+    registered   the file's own mapping registered with the driver (cudaHostRegister, read-only, portable):
+                 no copy, the pages stay file-backed (page cache, counted as RssFile, shared with every
+                 process mapping the key) and locked while the key streams here
+    pinned-copy  one page-locked allocation (cudaHostAlloc, portable) the sections are copied into at load:
+                 anonymous memory the size of the bases, once per key (never per proof)
+    pageable     neither worked: chunks are sent from the mapping as it is (slow, but correct)
+
+One HostBases per key serves every device (portable), kept while any device streams the key and released
+(unregistered or freed) with the last (acquire/release). Rule for the key's pages: they are locked exactly
+while the key is resident on some device as a streamed key; unloading or evicting it unlocks them.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+
+import numpy as np
+
+log = logging.getLogger("snarkd.gpu")
+SECTIONS = ("a", "b1", "b2", "c", "h")  # the zkey's point sections, in file order
+HOST_REGISTER_PORTABLE, HOST_REGISTER_READ_ONLY = 0x01, 0x08  # cudaHostRegister flags
+HOST_ALLOC_PORTABLE = 0x01  # cudaHostAlloc flag
+MODES = ("registered", "pinned-copy", "pageable")
+
+
+class HostBases:
+    """The key's point sections as host arrays (rows as in the zkey) that chunks are copied from."""
+
+    def __init__(self, zkey, cupy, allow: tuple[str, ...] = MODES):
+        self.cupy = cupy
+        self.path = str(getattr(zkey, "path", ""))
+        src = {name: getattr(zkey, name) for name in SECTIONS}
+        self.nbytes = sum(int(a.nbytes) for a in src.values())
+        self.arrays: dict[str, np.ndarray] = {}
+        self.mode, self.why, self._reg, self._alloc = "pageable", "", None, None
+        t0 = time.perf_counter()
+        errors = []
+        if "registered" in allow:
+            try:
+                self._register(src)
+            except Exception as e:  # noqa: BLE001 - the driver or the host refuses: try the next way
+                errors.append(f"register: {e}")
+        if self.mode == "pageable" and "pinned-copy" in allow:
+            try:
+                self._pinned_copy(src)
+            except Exception as e:  # noqa: BLE001
+                errors.append(f"pinned copy: {e}")
+        if self.mode == "pageable":
+            self.arrays = src
+            self.why = "; ".join(errors) or "not asked for"
+        self.seconds = time.perf_counter() - t0
+        log.info("streamed key %s: %.2f GiB of bases %s in %.2f s%s", self.path, self.nbytes / 2**30, self.mode,
+                 self.seconds, f" ({self.why})" if self.why else "")
+
+    @property
+    def pinned(self) -> bool:
+        return self.mode != "pageable"
+
+    def rows(self, name: str, lo: int, hi: int) -> tuple[int, int]:
+        """(host address, bytes) of rows lo..hi of section `name`."""
+        a = self.arrays[name]
+        row = a.strides[0] if a.ndim == 2 else a.itemsize
+        return a.ctypes.data + lo * row, (hi - lo) * row
+
+    def row_bytes(self, name: str) -> int:
+        a = self.arrays[name]
+        return a.strides[0] if a.ndim == 2 else a.itemsize
+
+    def _register(self, src: dict) -> None:
+        live = [a for a in src.values() if a.size]
+        lo = min(a.ctypes.data for a in live)
+        hi = max(a.ctypes.data + a.nbytes for a in live)
+        rt = self.cupy.cuda.runtime
+        try:
+            rt.hostRegister(lo, hi - lo, HOST_REGISTER_PORTABLE | HOST_REGISTER_READ_ONLY)
+        except rt.CUDARuntimeError:
+            rt.getLastError()  # clear it: a read-only registration is not supported everywhere
+            rt.hostRegister(lo, hi - lo, HOST_REGISTER_PORTABLE)
+        self._reg = lo
+        self.arrays = src  # the mapping's own views, now page-locked
+        self.mode = "registered"
+
+    def _pinned_copy(self, src: dict) -> None:
+        rt = self.cupy.cuda.runtime
+        ptr = rt.hostAlloc(max(self.nbytes, 1), HOST_ALLOC_PORTABLE)
+        self._alloc = ptr
+        buf = np.ctypeslib.as_array((np.ctypeslib.ctypes.c_uint8 * max(self.nbytes, 1)).from_address(ptr))
+        off = 0
+        for name, a in src.items():
+            view = buf[off : off + a.nbytes].view(a.dtype).reshape(a.shape)
+            _copy_parallel(view, a)
+            self.arrays[name] = view
+            off += a.nbytes
+        self.mode = "pinned-copy"
+
+    def close(self) -> None:
+        rt = self.cupy.cuda.runtime
+        if self._reg is not None:
+            try:
+                rt.hostUnregister(self._reg)
+            except Exception:  # noqa: BLE001 - the context is gone at exit: nothing left to unlock
+                pass
+            self._reg = None
+        if self._alloc is not None:
+            self.arrays = {}
+            try:
+                rt.freeHost(self._alloc)
+            except Exception:  # noqa: BLE001
+                pass
+            self._alloc = None
+        self.arrays = {}
+
+
+def _copy_parallel(dst: np.ndarray, src: np.ndarray, threads: int = 8) -> None:
+    """dst[:] = src in `threads` pieces (numpy releases the GIL while copying): faulting in a mapped key's
+    pages and writing page-locked memory go at several GB/s per thread."""
+    d, s = dst.reshape(-1).view(np.uint8), src.reshape(-1).view(np.uint8)
+    n = s.nbytes
+    step = max(1 << 24, -(-n // threads))
+    if n <= step:
+        np.copyto(d, s)
+        return
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(threads) as ex:
+        list(ex.map(lambda o: np.copyto(d[o : o + step], s[o : o + step]), range(0, n, step)))
+
+
+_lock = threading.Lock()
+_held: dict[int, list] = {}  # id(zkey) -> [HostBases, holders]
+
+
+def acquire(zkey, cupy) -> HostBases:
+    """The key's HostBases (made on first use), one more holder."""
+    with _lock:
+        e = _held.get(id(zkey))
+        if e is None:
+            e = _held[id(zkey)] = [HostBases(zkey, cupy), 0]
+        e[1] += 1
+        return e[0]
+
+
+def release(key_id: int) -> None:
+    """One holder less of the key whose id() is key_id; the last unlocks the pages."""
+    with _lock:
+        e = _held.get(key_id)
+        if e is None:
+            return
+        e[1] -= 1
+        if e[1] > 0:
+            return
+        del _held[key_id]
+    e[0].close()
+
+
+def held() -> list[HostBases]:
+    with _lock:
+        return [e[0] for e in _held.values()]

@@ -1,0 +1,309 @@
+"""Keys larger than the GPU: how a streamed device stage is sized (StreamPlan) and the MSM pass itself.
+
+The bases of a streamed key stay on the host, page-locked once (hostbases.py). A device stage proves a
+batch of proofs of the key together and makes one pass over the bases for all of them:
+
+    copy stream     H[0] H[1] ... H[r]  | A B1 C B2 [0] | A B1 C B2 [1] | ...        cudaMemcpyAsync (DMA)
+    compute stream  MSMs of every proof | sort w_p[0]; A, B1, C, B2 MSMs of every proof p | ...
+
+`groups` slot groups on the device take the chunks in turn; events order the two streams (a group is
+refilled once the MSMs that read it are queued as done), so the next chunks cross PCIe while this one's
+MSMs run and the host never waits per chunk. One digit sort of w_p's chunk serves A, B1, C and B2. Each
+MSM's per-chunk window sums are gathered on the device ([window][chunk], a 2-D copy) and reduced once at
+the end, so only nw points per MSM come back. Every chunk crosses once per batch: k proofs, one transfer.
+
+plan() picks the chunk, the batch, whether the CSR stays on the device (A·w, B·w there) or synthesis
+computes a, b on the CPU, and how H is computed (ntt.py: in place, or with one vector parked on the host),
+from the device budget: pure arithmetic, tested without a GPU (tests/gpu/test_stream_plan.py).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from snarkd.gpu.module import CURVES, launch
+from snarkd.gpu.msm import PLAN, coord_words, msm_window_sums, n_windows, scratch_bytes, window_bits
+from snarkd.gpu.ntt import H_MODES, h_bytes
+
+FR = 32  # bytes per scalar-field element
+MIN_CHUNK = 1 << 16  # below this the per-chunk bucket reduction costs more than the MSM: refuse instead
+MAX_CHUNK = 1 << 23  # larger chunks save little (4 reductions per set at 2^25) and cost double buffers
+GROUPS = 2  # slot groups in flight: one being read by MSMs, one being filled
+BATCH_MAX = 16  # proofs per streamed device stage
+DEVICE_SLACK = 256 << 20  # CuPy's rounding, small arrays, events, the accumulators
+LINK_GBPS = 50.0  # host -> device from page-locked memory (54.3 GB/s measured on the H200 host: notes)
+REDUCE_S = 1.2e-3  # one bucket reduction of nw x 2^15 buckets (c = 16) on the H200, about
+
+
+@dataclass(frozen=True)
+class KeyShape:
+    """What sizes a streamed proof: the key's dimensions and bytes (no arrays)."""
+
+    curve: str  # "bn254" | "bls12_381"
+    n_vars: int
+    domain: int
+    csr_bytes: int
+    g2: bool = True  # the G2 MSM in the device stage
+
+    @classmethod
+    def of(cls, zkey, csr_bytes: int, g2: bool = True) -> "KeyShape":
+        return cls(zkey.curve.native, int(zkey.n_vars), int(zkey.domain_size), int(csr_bytes), g2)
+
+    @property
+    def g1_point(self) -> int:
+        return 2 * coord_words(CURVES[self.curve], False) * 4
+
+    @property
+    def g2_point(self) -> int:
+        return 2 * coord_words(CURVES[self.curve], True) * 4
+
+    @property
+    def range_point_bytes(self) -> int:
+        """Bytes of one index's bases in a W range: A, B1, C (G1) and B2 (G2)."""
+        return 3 * self.g1_point + (self.g2_point if self.g2 else 0)
+
+    @property
+    def base_bytes(self) -> int:
+        return (3 * self.n_vars + self.domain) * self.g1_point + (self.n_vars * self.g2_point if self.g2 else 0)
+
+    def tables_bytes(self) -> int:
+        """The NTT domain's twiddles and coset shifts, held by the device (ntt.NttDomain: 3 n elements)."""
+        return 3 * FR * self.domain
+
+
+@dataclass(frozen=True)
+class StreamPlan:
+    """How one device stage of a streamed key runs (device bytes are upper estimates)."""
+
+    chunk: int  # points per range
+    batch: int  # proofs per device stage, at most
+    csr_on_device: bool  # A·w, B·w from the resident CSR (else synthesis computes them on the CPU)
+    h_mode: str  # ntt.H_MODES: "in-place" (a, b, c on the device) or "parked" (one coset vector on the host)
+    keep_w: bool  # each proof's witness stays on the device from the NTT to the W pass (else sent again)
+    peak: int  # device bytes at the stage's peak, held arrays included
+    held: int  # device bytes held for the key whatever runs: CSR (if kept) and the NTT domain
+    parts: dict = field(default_factory=dict, compare=False)  # the peak's terms, for doctor and the bench
+
+    @property
+    def c(self) -> int:
+        return window_bits(self.chunk)
+
+    def ranges(self, n: int) -> list[tuple[int, int]]:
+        return [(lo, min(n, lo + self.chunk)) for lo in range(0, n, self.chunk)]
+
+    def describe(self) -> str:
+        return (f"chunk 2^{self.chunk.bit_length() - 1} points, batch <= {self.batch}, "
+                f"{'CSR on the device' if self.csr_on_device else 'A·w, B·w on the CPU'}, H {self.h_mode}, "
+                f"peak {self.peak / 2**30:.2f} GiB")
+
+
+def _msm_scratch(shape: KeyShape, chunk: int) -> int:
+    """One chunk's MSM work: the larger group's scratch (its digit sort included) and the kept sort."""
+    c = window_bits(chunk)
+    sort = 4 * n_windows(shape.curve, c) * chunk + 16 * (n_windows(shape.curve, c) << (c - 1))
+    return scratch_bytes(shape.curve, shape.g2, chunk) + sort
+
+
+def peak_bytes(shape: KeyShape, chunk: int, batch: int, csr: bool, h_mode: str, keep_w: bool) -> dict:
+    """The device bytes of a stage's three steps (upper estimates), by term:
+    NTT of the last proof (earlier proofs' h and kept w held), the H pass, the W pass."""
+    m, n = shape.n_vars, shape.domain
+    held = shape.tables_bytes() + (shape.csr_bytes if csr else 0)
+    w, h = FR * m, FR * n
+    kept = h + (w if keep_w else 0)
+    slots = GROUPS * chunk * shape.range_point_bytes
+    msm = _msm_scratch(shape, chunk)
+    ntt = (batch - 1) * kept + (w if (csr or keep_w) else 0) + h_bytes(h_mode, n, chunk)
+    h_pass = batch * kept + slots + msm
+    w_pass = batch * w + slots + msm
+    return {"held": held, "ntt": ntt, "h_pass": h_pass, "w_pass": w_pass,
+            "peak": held + max(ntt, h_pass, w_pass) + DEVICE_SLACK}
+
+
+def _cost_s(shape: KeyShape, chunk: int, csr: bool, h_mode: str, keep_w: bool) -> float:
+    """A lone proof's extra seconds over bases resident (what the options change): bucket reductions per
+    chunk, vectors sent again, and A·w, B·w sent up when the CPU computes them (its CPU time overlaps)."""
+    m, n = shape.n_vars, shape.domain
+    c = window_bits(chunk)
+    sets = 5 if shape.g2 else 4
+    reductions = sets * -(-max(m, n) // chunk) * REDUCE_S * 2.0 ** (c - 16) * n_windows(shape.curve, c) / 17
+    sent = (0 if keep_w else FR * m) + (0 if csr else 2 * FR * n) + (4 * FR * n if h_mode == "parked" else 0)
+    return reductions + sent / (LINK_GBPS * 1e9)
+
+
+def plan(shape: KeyShape, budget: int, other_held: int = 0, batch_max: int = BATCH_MAX,
+         chunk: int = 0) -> StreamPlan | None:
+    """The cheapest StreamPlan whose peak fits `budget` beside `other_held` device bytes (other keys),
+    or None when none does (the key cannot be proved on this device). chunk > 0 forces the chunk size
+    (a power of two). Each option gets the largest batch that fits and is scored per proof: its extra
+    seconds for a lone proof (_cost_s) plus a quarter of the bases' transfer shared by the batch (the
+    part that the MSMs do not hide at chunk boundaries). A batch is only as large as what is queued, so
+    a lone proof never waits for one."""
+    room = budget - other_held
+    top = min(MAX_CHUNK, 1 << max(MIN_CHUNK.bit_length() - 1, (max(shape.n_vars, shape.domain) - 1).bit_length()))
+    chunks = [chunk] if chunk else [1 << k for k in range(top.bit_length() - 1, MIN_CHUNK.bit_length() - 2, -1)]
+    best = None
+    for ch in chunks:
+        for csr in (True, False):
+            for h_mode in H_MODES:
+                for keep_w in (True, False):
+                    if peak_bytes(shape, ch, 1, csr, h_mode, keep_w)["peak"] > room:
+                        continue
+                    k = 1
+                    while k < batch_max and peak_bytes(shape, ch, k + 1, csr, h_mode, keep_w)["peak"] <= room:
+                        k += 1
+                    score = _cost_s(shape, ch, csr, h_mode, keep_w) + 0.25 * shape.base_bytes / (k * LINK_GBPS * 1e9)
+                    if best is None or score < best[0]:
+                        best = (score, ch, k, csr, h_mode, keep_w)
+    if best is None:
+        return None
+    _, ch, k, csr, h_mode, keep_w = best
+    t = peak_bytes(shape, ch, k, csr, h_mode, keep_w)
+    return StreamPlan(ch, k, csr, h_mode, keep_w, t["peak"], t["held"], t)
+
+
+def largest_power(curve: str, budget: int, g2: bool = True, csr_per_row: float = 0.0) -> dict:
+    """The largest 2^k domain (n_vars = 2^k) a streamed proof fits in `budget`, with the reason:
+    {"power": k, "peak_gib": ..., "next": what the next power would need}. csr_per_row: CSR bytes per
+    domain row of the circuit (0: the CPU computes A·w, B·w, as plan() chooses when the CSR does not fit)."""
+    best = {"power": 0}
+    for k in range(10, CURVES[curve].two_adicity + 1):
+        n = 1 << k
+        shape = KeyShape(curve, n, n, int(csr_per_row * n), g2)
+        p = plan(shape, budget, batch_max=1)
+        if p is None:
+            lowest = min(peak_bytes(shape, MIN_CHUNK, 1, False, hm, False)["peak"] for hm in H_MODES)
+            best["next"] = (f"2^{k} needs at least {lowest / 2**30:.2f} GiB (NTT tables {shape.tables_bytes() / 2**30:.2f}"
+                            f" GiB held, w and h {2 * FR * n / 2**30:.2f} GiB, chunk buffers) > {budget / 2**30:.2f} GiB")
+            break
+        best = {"power": k, "plan": p.describe(), "peak_gib": round(p.peak / 2**30, 2)}
+    return best
+
+
+# -- the pass ------------------------------------------------------------------------------------------
+
+
+@dataclass
+class PassStats:
+    """What one pass sent and how long the copy engine and the kernels were busy (CUDA events)."""
+
+    bytes_sent: int = 0
+    chunks: int = 0
+    copy_pairs: list = field(default_factory=list)  # (start, end) events on the copy stream
+    kernel_pairs: list = field(default_factory=list)  # (start, end) events on the compute stream
+
+
+@dataclass(frozen=True)
+class Task:
+    """One set's chunk in a range: host rows [r0, r1) of section `name`, read by MSMs that skip scalar
+    indices below `offset` (C's rows start at n_public + 1)."""
+
+    name: str
+    g2: bool
+    r0: int
+    r1: int
+    offset: int
+
+
+def w_tasks(lo: int, hi: int, n_public: int, g2: bool) -> list[Task]:
+    """The W range [lo, hi)'s chunks: A, B1, C (rows shifted by n_public + 1), B2."""
+    np1 = n_public + 1
+    out = [Task("a", False, lo, hi, 0), Task("b1", False, lo, hi, 0)]
+    if hi > np1:
+        out.append(Task("c", False, max(lo, np1) - np1, hi - np1, max(0, np1 - lo)))
+    if g2:
+        out.append(Task("b2", True, lo, hi, 0))
+    return out
+
+
+def h_tasks(lo: int, hi: int) -> list[Task]:
+    return [Task("h", False, lo, hi, 0)]
+
+
+def msm_pass(dev, curve: str, host, ranges: list, tasks_of, vectors: list, c: int, native,
+             stats: PassStats, groups: int = GROUPS) -> list[dict]:
+    """Σ scalars·bases for every (proof, set) of the pass: ranges [(lo, hi)] of the scalar index, tasks_of(lo, hi)
+    -> [Task], vectors[p] the proof's scalars on the device (u32 words, 8 per element). Returns per proof
+    {set name: affine point} as GpuDevice.msm does. Queued on the calling thread's current stream; the
+    chunks go up on a copy stream of the pass's own."""
+    import cupy
+
+    mod = dev.module(curve)
+    cur = CURVES[curve]
+    compute = cupy.cuda.get_current_stream()
+    copy = cupy.cuda.Stream(non_blocking=True)
+    plans = [tasks_of(lo, hi) for lo, hi in ranges]
+    words = max(sum((t.r1 - t.r0) * host.row_bytes(t.name) for t in ts) for ts in plans) // 4
+    bufs = [cupy.empty(max(words, 1), dtype=cupy.uint32) for _ in range(min(groups, len(ranges)))]
+    freed: list = [None] * len(bufs)
+
+    def send(k: int):
+        """Queue range k's chunks into its slot group; returns ({set: (device view, task)}, loaded event)."""
+        g = k % len(bufs)
+        if freed[g] is not None:
+            copy.wait_event(freed[g])
+        start = cupy.cuda.Event()
+        start.record(copy)
+        views, off = {}, 0
+        for t in plans[k]:
+            ptr, nbytes = host.rows(t.name, t.r0, t.r1)
+            dst = bufs[g][off // 4 : (off + nbytes) // 4]
+            if nbytes:
+                dst.data.copy_from_host_async(ptr, nbytes, stream=copy)
+            views[t.name] = (dst, t)
+            off += nbytes
+            stats.bytes_sent += nbytes
+        end = cupy.cuda.Event()
+        end.record(copy)
+        stats.copy_pairs.append((start, end))
+        stats.chunks += len(plans[k])
+        return views, end
+
+    nr = len(ranges)
+    nw = n_windows(curve, c)
+    acc: dict[tuple[int, str], object] = {}
+    pending = {k: send(k) for k in range(len(bufs))}
+    for k, (lo, hi) in enumerate(ranges):
+        views, loaded = pending.pop(k)
+        compute.wait_event(loaded)
+        t0 = cupy.cuda.Event()
+        t0.record(compute)
+        for p, vec in enumerate(vectors):
+            scal = vec[8 * lo : 8 * hi]
+            sorts: dict = {}  # one digit sort of this chunk of the proof's scalars serves every set
+            for name, (bases, t) in views.items():
+                segs, _ = msm_window_sums(mod, curve, t.g2, bases, scal, hi - lo, c, offset=t.offset, sorts=sorts,
+                                          tag="chunk", on_device=True)
+                xw = 4 * coord_words(cur, t.g2)
+                a = acc.get((p, name))
+                if a is None:
+                    a = acc[(p, name)] = cupy.zeros(nw * nr * xw, dtype=cupy.uint32)  # zeros: infinity (ZZ = 0)
+                cupy.cuda.runtime.memcpy2DAsync(a.data.ptr + k * xw * 4, nr * xw * 4, segs.data.ptr, xw * 4, xw * 4,
+                                                nw, cupy.cuda.runtime.memcpyDeviceToDevice, compute.ptr)
+            del sorts
+        t1 = cupy.cuda.Event()
+        t1.record(compute)
+        stats.kernel_pairs.append((t0, t1))
+        g = k % len(bufs)
+        freed[g] = t1
+        if k + len(bufs) < nr:
+            pending[k + len(bufs)] = send(k + len(bufs))
+    out: list[dict] = [{} for _ in vectors]
+    from snarkd.gpu.msm import combine_windows
+
+    for (p, name), a in acc.items():
+        g2 = name == "b2"
+        xw = 4 * coord_words(cur, g2)
+        if nr > 1:
+            s = cupy.empty(nw * xw, dtype=cupy.uint32)
+            launch(mod, f"{'g2' if g2 else 'g1'}_sum_groups", nw, (a, np.uint32(nr), np.uint32(nr), np.uint32(nw), s), 64)
+            a = s
+        out[p][name] = combine_windows(curve, g2, a.get(), c, native)
+    copy.synchronize()
+    return out
+
+
+__all__ = ["KeyShape", "StreamPlan", "PassStats", "Task", "plan", "peak_bytes", "largest_power", "msm_pass",
+           "w_tasks", "h_tasks", "PLAN"]

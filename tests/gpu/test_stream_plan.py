@@ -1,0 +1,68 @@
+"""How a streamed key's device stage is sized (gpu/stream.py plan): runs without a GPU."""
+import pytest
+
+from snarkd.gpu import stream as gstream
+from snarkd.gpu.ntt import h_bytes
+
+GiB = 1 << 30
+
+
+def chain(curve, power, csr_per_row=80):
+    n = 1 << power
+    return gstream.KeyShape(curve, n, n, csr_per_row * n)
+
+
+@pytest.mark.parametrize("curve", ["bn254", "bls12_381"])
+@pytest.mark.parametrize("power,budget", [(20, 1), (24, 12), (24, 16), (26, 12), (26, 16), (26, 24)])
+def test_every_plan_fits_its_budget(curve, power, budget):
+    shape = chain(curve, power)
+    p = gstream.plan(shape, budget * GiB)
+    assert p is not None
+    assert p.peak <= budget * GiB and p.batch >= 1
+    # the peak is the sum of its terms, recomputed from the same options
+    t = gstream.peak_bytes(shape, p.chunk, p.batch, p.csr_on_device, p.h_mode, p.keep_w)
+    assert t["peak"] == p.peak and t["held"] == p.held
+    # one more proof would not fit (or the batch is at its cap)
+    if p.batch < gstream.BATCH_MAX:
+        assert gstream.peak_bytes(shape, p.chunk, p.batch + 1, p.csr_on_device, p.h_mode, p.keep_w)["peak"] > budget * GiB
+
+
+def test_the_2p26_key_fits_12_gib_only_with_the_csr_on_the_host_and_h_parked():
+    shape = chain("bn254", 26)
+    p = gstream.plan(shape, 12 * GiB)
+    assert not p.csr_on_device and p.h_mode == "parked" and p.batch == 1
+    # the tables alone are 6 GiB: three vectors beside them do not fit, two do
+    assert shape.tables_bytes() == 6 * GiB
+    assert h_bytes("in-place", 1 << 26) == 6 * GiB and h_bytes("parked", 1 << 26) < 4.2 * GiB
+
+
+def test_a_larger_budget_batches_more_and_a_forced_chunk_is_kept():
+    shape = chain("bn254", 24)
+    assert gstream.plan(shape, 24 * GiB).batch > gstream.plan(shape, 12 * GiB).batch > 1
+    assert gstream.plan(shape, 12 * GiB, chunk=1 << 20).chunk == 1 << 20
+    assert gstream.plan(shape, 12 * GiB, batch_max=1).batch == 1
+
+
+def test_too_small_a_budget_gives_no_plan_and_largest_power_says_why():
+    assert gstream.plan(chain("bn254", 26), 4 * GiB) is None
+    best = gstream.largest_power("bn254", 12 * GiB)
+    assert best["power"] == 26 and "2^27 needs at least" in best["next"]
+    assert gstream.largest_power("bn254", 24 * GiB)["power"] == 27
+    # the next power's need is what plan() refuses: past the budget
+    assert gstream.plan(chain("bn254", 27, 0), 12 * GiB) is None
+
+
+def test_ranges_and_tasks_cover_every_row_once():
+    p = gstream.StreamPlan(300, 1, True, "in-place", True, 0, 0)
+    m, npub = 1000, 3
+    ranges = p.ranges(m)
+    assert ranges[0] == (0, 300) and ranges[-1] == (900, 1000)
+    rows = {"a": 0, "b1": 0, "c": 0, "b2": 0}
+    for lo, hi in ranges:
+        for t in gstream.w_tasks(lo, hi, npub, True):
+            rows[t.name] += t.r1 - t.r0
+            if t.name == "c":
+                # C's rows start at n_public + 1: the first chunk skips those scalars, later ones none
+                assert t.offset == (npub + 1 if lo == 0 else 0) and t.r0 == max(lo, npub + 1) - npub - 1
+    assert rows == {"a": m, "b1": m, "c": m - npub - 1, "b2": m}
+    assert [t.name for t in gstream.w_tasks(0, 4, npub, False)] == ["a", "b1"]  # all public: no C rows here
