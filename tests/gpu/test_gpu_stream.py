@@ -1,6 +1,7 @@
 """Streamed bases (gpu/stream.py, gpu/hostbases.py) == the CPU core: one pass over page-locked host bases for
 several proofs, ragged chunks, C's offset, both curves; the parked H == the in-place H; a partitioned job of a
 streamed key goes through the engine as one batch whose chunks cross once, and its proofs verify."""
+import mmap
 import random
 from types import SimpleNamespace
 
@@ -22,9 +23,18 @@ R = {"bn254": 218882428718392752222464057452572750885483644004160343436982041865
 CURVE_OF = {"bn254": "bn128", "bls12_381": "bls12381"}
 
 
+def own_pages(x):
+    """x in a mapping of its own, as a key's sections are: a registration (page-rounded, read-only) then covers
+    no heap memory that a later host array could be allocated in."""
+    mm = mmap.mmap(-1, max(x.nbytes, 1))
+    out = np.frombuffer(mm, dtype=x.dtype, count=x.size).reshape(x.shape)
+    out[...] = x
+    return out
+
+
 def fake_key(rng, curve, m, n, n_public):
-    """A zkey-shaped object: random bases in anonymous host memory (registered like a mapped key's)."""
-    pts = lambda g2, k: rand_points(rng, CURVE_OF[curve], g2, k, distinct=min(k, 64))  # noqa: E731
+    """A zkey-shaped object: random bases in anonymous mappings (registered like a mapped key's)."""
+    pts = lambda g2, k: own_pages(rand_points(rng, CURVE_OF[curve], g2, k, distinct=min(k, 64)))  # noqa: E731
     return SimpleNamespace(path="fake", a=pts(False, m), b1=pts(False, m), b2=pts(True, m),
                            c=pts(False, m - n_public - 1), h=pts(False, n))
 

@@ -29,6 +29,8 @@ log = logging.getLogger("snarkd.gpu")
 SECTIONS = ("a", "b1", "b2", "c", "h")  # the zkey's point sections, in file order
 HOST_REGISTER_PORTABLE, HOST_REGISTER_READ_ONLY = 0x01, 0x08  # cudaHostRegister flags
 HOST_ALLOC_PORTABLE = 0x01  # cudaHostAlloc flag
+MEMORY_TYPE_HOST = 1  # cudaMemoryTypeHost (cudaPointerGetAttributes)
+PAGE = 4096
 MODES = ("registered", "pinned-copy", "pageable")
 
 
@@ -76,18 +78,44 @@ class HostBases:
         return a.strides[0] if a.ndim == 2 else a.itemsize
 
     def _register(self, src: dict) -> None:
-        live = [a for a in src.values() if a.size]
-        lo = min(a.ctypes.data for a in live)
-        hi = max(a.ctypes.data + a.nbytes for a in live)
+        """Page-lock the sections where they are: their page-rounded ranges, merged where they share pages (the
+        zkey's sections are adjacent: one range), each registered once; every section is then checked to be
+        known to the driver as host memory, else all is undone (the caller falls back to a copy)."""
+        spans = sorted((a.ctypes.data & ~(PAGE - 1), -(-(a.ctypes.data + a.nbytes) // PAGE) * PAGE)
+                       for a in src.values() if a.size)
+        merged: list[list[int]] = []
+        for lo, hi in spans:
+            if merged and lo <= merged[-1][1]:
+                merged[-1][1] = max(merged[-1][1], hi)
+            else:
+                merged.append([lo, hi])
         rt = self.cupy.cuda.runtime
+        self._reg = []
         try:
-            rt.hostRegister(lo, hi - lo, HOST_REGISTER_PORTABLE | HOST_REGISTER_READ_ONLY)
-        except rt.CUDARuntimeError:
-            rt.getLastError()  # clear it: a read-only registration is not supported everywhere
-            rt.hostRegister(lo, hi - lo, HOST_REGISTER_PORTABLE)
-        self._reg = lo
+            for lo, hi in merged:
+                try:
+                    rt.hostRegister(lo, hi - lo, HOST_REGISTER_PORTABLE | HOST_REGISTER_READ_ONLY)
+                except rt.CUDARuntimeError:
+                    rt.getLastError()  # clear it: a read-only registration is not supported everywhere
+                    rt.hostRegister(lo, hi - lo, HOST_REGISTER_PORTABLE)
+                self._reg.append(lo)
+            for a in src.values():
+                if a.size and rt.pointerGetAttributes(a.ctypes.data).type != MEMORY_TYPE_HOST:
+                    raise RuntimeError("a registered section is not page-locked host memory to the driver")
+        except Exception:
+            self._unregister()
+            raise
         self.arrays = src  # the mapping's own views, now page-locked
         self.mode = "registered"
+
+    def _unregister(self) -> None:
+        rt = self.cupy.cuda.runtime
+        for lo in self._reg or ():
+            try:
+                rt.hostUnregister(lo)
+            except Exception:  # noqa: BLE001 - the context is gone at exit: nothing left to unlock
+                pass
+        self._reg = None
 
     def _pinned_copy(self, src: dict) -> None:
         rt = self.cupy.cuda.runtime
@@ -104,12 +132,7 @@ class HostBases:
 
     def close(self) -> None:
         rt = self.cupy.cuda.runtime
-        if self._reg is not None:
-            try:
-                rt.hostUnregister(self._reg)
-            except Exception:  # noqa: BLE001 - the context is gone at exit: nothing left to unlock
-                pass
-            self._reg = None
+        self._unregister()
         if self._alloc is not None:
             self.arrays = {}
             try:

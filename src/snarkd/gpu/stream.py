@@ -32,7 +32,7 @@ MIN_CHUNK = 1 << 16  # below this the per-chunk bucket reduction costs more than
 MAX_CHUNK = 1 << 23  # larger chunks save little (4 reductions per set at 2^25) and cost double buffers
 GROUPS = 2  # slot groups in flight: one being read by MSMs, one being filled
 BATCH_MAX = 16  # proofs per streamed device stage
-DEVICE_SLACK = 256 << 20  # CuPy's rounding, small arrays, events, the accumulators
+DEVICE_SLACK = 64 << 20  # CuPy's rounding, small arrays, events, the accumulators (as resident.SLACK)
 LINK_GBPS = 50.0  # host -> device from page-locked memory (54.3 GB/s measured on the H200 host: notes)
 REDUCE_S = 1.2e-3  # one bucket reduction of nw x 2^15 buckets (c = 16) on the H200, about
 
@@ -142,8 +142,9 @@ def plan(shape: KeyShape, budget: int, other_held: int = 0, batch_max: int = BAT
     part that the MSMs do not hide at chunk boundaries). A batch is only as large as what is queued, so
     a lone proof never waits for one."""
     room = budget - other_held
-    top = min(MAX_CHUNK, 1 << max(MIN_CHUNK.bit_length() - 1, (max(shape.n_vars, shape.domain) - 1).bit_length()))
-    chunks = [chunk] if chunk else [1 << k for k in range(top.bit_length() - 1, MIN_CHUNK.bit_length() - 2, -1)]
+    top = min(MAX_CHUNK, 1 << (max(shape.n_vars, shape.domain, 2) - 1).bit_length())  # no chunk past the sets
+    low = min(MIN_CHUNK, top)
+    chunks = [chunk] if chunk else [1 << k for k in range(top.bit_length() - 1, low.bit_length() - 2, -1)]
     best = None
     for ch in chunks:
         for csr in (True, False):
