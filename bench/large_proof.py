@@ -92,6 +92,7 @@ def main() -> int:
     ap.add_argument("--define", action="append", default=[])
     ap.add_argument("--partitions", type=int, default=0, help="then one job of this many partitions")
     ap.add_argument("--stream", default="auto", help="[gpus] stream_bases (auto: when the bases do not fit)")
+    ap.add_argument("--stream-csr", default="", help="a streamed key's A·w, B·w only this way: device, streamed, host")
     ap.add_argument("--tag", default="", help="results file large-proof-TAG.json")
     ap.add_argument("--cpu", action="store_true", help="a dry run of this script on the CPU backend (no GPU)")
     a = ap.parse_args()
@@ -130,6 +131,8 @@ def main() -> int:
     if a.define and not a.cpu:  # the device's kernel variant, set before the engine's backend takes the device
         gdevice.get(0, cubin_dir=cfg.cubin_dir, defines=tuple(a.define))
     eng = Engine(cfg)
+    if a.stream_csr and not a.cpu:
+        eng.devices[0].stream_csr_modes = (a.stream_csr,)
     t0 = time.monotonic()
     key = eng.keys.load("k", str(zkey)).key
     res["key_load_s"] = round(time.monotonic() - t0, 2)

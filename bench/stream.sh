@@ -13,6 +13,9 @@
 #             budget, tables off), streamed at [gpus] memory_budget 12GiB, and (BN254) resident with tables:
 #             3 proofs one at a time, 4 at j = 4, a 10-partition job
 # s26         the same on the 2^26 BN254 key: resident without tables, streamed at 12GiB
+# s24small    the 2^24 BN254 key at memory_budget 3GiB (the 2^26-at-12GiB regime at a quarter of the size: the
+#             CSR off the device, H parked): A·w, B·w from the streamed CSR vs on the CPU, beside resident
+#             without tables and (the resident figure) with tables
 # drop:P      delete the 2^P keys (disk)
 # pack        $OUT as one results.tgz (the machine returns 8 files at most)
 set -uo pipefail
@@ -77,6 +80,16 @@ for s in "$@"; do
     large "$kd" "$od" streamed --gpu-budget 12GiB --n1 2 --n2 4 --inflight 4
     large "$kd" "$od" resident --tables off --n1 2 --n2 0 --stream off
     ;;
+  s24small)
+    step s24small
+    wait_key 24 bn128 ${KEY_WAIT:-400} || continue
+    kd=$KEYS/chain24-bn128 od=$OUT/s24small-bn128
+    large "$kd" "$od" streamed --gpu-budget 3GiB --n1 3 --n2 4 --inflight 4
+    large "$kd" "$od" cpu-spmv --gpu-budget 3GiB --n1 3 --n2 0 --stream-csr host
+    large "$kd" "$od" resident --tables off --n1 3 --n2 0 --stream off
+    large "$kd" "$od" tables --n1 3 --n2 0 --stream off
+    ;;
+  key24bn) step key24bn; make_key 24 bn128 ;;
   pack)
     step pack
     (cd "$OUT" && tar czf /tmp/results.tgz . && find . -mindepth 1 -delete && mv /tmp/results.tgz .)

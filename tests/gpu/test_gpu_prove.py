@@ -66,7 +66,8 @@ def test_tiny_budget_fails_cleanly_then_recovers():
 
 
 @pytest.mark.parametrize("curve", ["bn128", "bls12381"])
-@pytest.mark.parametrize("csr,h_mode,keep_w", [(True, "in-place", True), (False, "parked", False)])
+@pytest.mark.parametrize("csr,h_mode,keep_w", [("device", "in-place", True), ("host", "parked", False),
+                                               ("streamed", "parked", False), ("streamed", "in-place", True)])
 def test_streamed_bases_give_the_cpu_proof(curve, csr, h_mode, keep_w):
     # bases kept on the host, 100 points per chunk: several chunks per MSM, C's offset inside the first; the CSR on
     # the device or not, H in place or parked on the host, the witness kept or sent again for the W pass
@@ -79,8 +80,8 @@ def test_streamed_bases_give_the_cpu_proof(curve, csr, h_mode, keep_w):
     be._plans[id(key.zkey)] = StreamPlan(100, 4, csr, h_mode, keep_w, 1 << 28, 0)
     try:
         cpu = prove_with(key, wtns, "cpu", 9, 10)
-        assert be.host_spmv(key) is (not csr)
-        assert prove_with(key, wtns, be, 9, 10, device_spmv=csr).proof == cpu.proof
+        assert be.host_spmv(key) is (csr == "host")
+        assert prove_with(key, wtns, be, 9, 10, device_spmv=csr != "host").proof == cpu.proof
         assert be.residency(key).streamed and not be.dev.resident(key.zkey).tables
         assert be.dev.streamed["bytes"] > 0
     finally:

@@ -107,7 +107,7 @@ def test_a_partitioned_job_of_a_streamed_key_is_one_batch():
     lk = eng.keys.load("k", str(EXAMPLES["bn128"] / "chain.zkey"))
     key = lk.key
     be.release(key)
-    be._plans[id(key.zkey)] = gstream.StreamPlan(100, 8, True, "in-place", True, 1 << 28, 0)
+    be._plans[id(key.zkey)] = gstream.StreamPlan(100, 8, "device", "in-place", True, 1 << 28, 0)
     wt = read_wtns(EXAMPLES["bn128"] / "chain.wtns")
     eng.start()
     try:

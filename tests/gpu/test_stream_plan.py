@@ -20,17 +20,22 @@ def test_every_plan_fits_its_budget(curve, power, budget):
     assert p is not None
     assert p.peak <= budget * GiB and p.batch >= 1
     # the peak is the sum of its terms, recomputed from the same options
-    t = gstream.peak_bytes(shape, p.chunk, p.batch, p.csr_on_device, p.h_mode, p.keep_w)
+    t = gstream.peak_bytes(shape, p.chunk, p.batch, p.csr, p.h_mode, p.keep_w)
     assert t["peak"] == p.peak and t["held"] == p.held
     # one more proof would not fit (or the batch is at its cap)
     if p.batch < gstream.BATCH_MAX:
-        assert gstream.peak_bytes(shape, p.chunk, p.batch + 1, p.csr_on_device, p.h_mode, p.keep_w)["peak"] > budget * GiB
+        assert gstream.peak_bytes(shape, p.chunk, p.batch + 1, p.csr, p.h_mode, p.keep_w)["peak"] > budget * GiB
 
 
-def test_the_2p26_key_fits_12_gib_only_with_the_csr_on_the_host_and_h_parked():
+def test_the_2p26_key_fits_12_gib_only_with_the_csr_off_the_device_and_h_parked():
     shape = chain("bn254", 26)
     p = gstream.plan(shape, 12 * GiB)
-    assert not p.csr_on_device and p.h_mode == "parked" and p.batch == 1
+    assert p.csr == "streamed" and p.h_mode == "parked" and p.batch == 1
+    # the CPU's A·w, B·w (3 s at 2^26) cost more than sending the CSR (5 GiB) up
+    host = gstream._cost_s(shape, p.chunk, "host", "parked", p.keep_w)
+    assert host > gstream._cost_s(shape, p.chunk, "streamed", "parked", p.keep_w) + 2.0
+    # and a plan held to the CPU's products still fits
+    assert gstream.plan(shape, 12 * GiB, csr_modes=("host",)).csr == "host"
     # the tables alone are 6 GiB: three vectors beside them do not fit, two do
     assert shape.tables_bytes() == 6 * GiB
     assert h_bytes("in-place", 1 << 26) == 6 * GiB and h_bytes("parked", 1 << 26) < 4.2 * GiB
@@ -53,7 +58,7 @@ def test_too_small_a_budget_gives_no_plan_and_largest_power_says_why():
 
 
 def test_ranges_and_tasks_cover_every_row_once():
-    p = gstream.StreamPlan(300, 1, True, "in-place", True, 0, 0)
+    p = gstream.StreamPlan(300, 1, "device", "in-place", True, 0, 0)
     m, npub = 1000, 3
     ranges = p.ranges(m)
     assert ranges[0] == (0, 300) and ranges[-1] == (900, 1000)

@@ -138,9 +138,14 @@ def check_gpu(index: int, cfg: Config | None) -> Check:
     except Exception as exc:  # noqa: BLE001
         return Check(name, FAIL, f"cannot open the device: {exc}", "check nvidia-smi; another process may hold it")
     gpu = props["name"].decode() if isinstance(props["name"], bytes) else str(props["name"])
+    from snarkd.gpu.stream import largest_power
+
+    largest = {c: largest_power(c, dev.memory.budget) for c in ("bn254", "bls12_381")}
     data = {"name": gpu, "memory_total": total, "memory_free": free, "compute_capability": dev.compute_capability,
-            "budget": dev.memory.budget}
-    head = f"{gpu}, {_size(free)} free of {_size(total)}, sm_{dev.compute_capability}, budget {_size(dev.memory.budget)}"
+            "budget": dev.memory.budget, "largest_circuit": largest}
+    head = (f"{gpu}, {_size(free)} free of {_size(total)}, sm_{dev.compute_capability}, budget {_size(dev.memory.budget)}, "
+            f"largest circuit 2^{largest['bn254']['power']} BN254 / 2^{largest['bls12_381']['power']} BLS12-381 "
+            f"(bases streamed when they do not fit)")
     built = gmodule.prebuilt("bn254", dev.compute_capability, dev.cubin_dir)
     data["kernels"] = str(built) if built is not None else "nvrtc"
     t0 = time.perf_counter()

@@ -110,9 +110,10 @@ class GpuDevice:
             return dom
 
     def resident(self, zkey, tables: str = "auto", msm_window_bits: int = 0, stream: bool = False,
-                 csr: bool = True) -> ResidentKey:
+                 csr: str = "device") -> ResidentKey:
         """The key's arrays on this device, uploaded (and its window tables built) on first use;
-        stream: its bases stay on the host (resident.py), csr: its CSR comes up (else A·w, B·w are the CPU's)."""
+        stream: its bases stay on the host (resident.py); csr: "device" (uploaded), "streamed" (page-locked on
+        the host, sent block by block: spmv_streamed) or "host" (A·w, B·w are the CPU's)."""
         with self._lock:
             rk = self._keys.get(id(zkey))
             if rk is None:
@@ -173,6 +174,32 @@ class GpuDevice:
             out.append(ab)
         return out
 
+    def spmv_streamed(self, rk: ResidentKey, m: int, w):
+        """A·w (m = 0) or B·w (m = 1) from the key's page-locked host CSR, block by block: each block's row
+        pointers, columns and values go up (pinned: a DMA) and the kernel reads them through pointers shifted
+        by the block's first entry, so the row pointers stay as the key has them."""
+        import cupy
+
+        hc = rk.host_csr
+        d = rk.domain_size
+        mod = self.module(rk.curve)
+        rp, cols, vals = hc.mats[m]
+        out = cupy.zeros(d * 8, dtype=cupy.uint32)  # rows past the last block (none in a key) stay zero
+        rp_d = cupy.empty(hc.max_rows + 1, dtype=cupy.uint32)
+        col_d = cupy.empty(max(hc.max_entries, 1), dtype=cupy.uint32)
+        val_d = cupy.empty(max(hc.max_entries, 1) * 8, dtype=cupy.uint32)
+        stream = cupy.cuda.get_current_stream()
+        for r0, r1, e0, e1 in hc.blocks[m]:
+            rp_d.data.copy_from_host_async(rp.ctypes.data + 4 * r0, 4 * (r1 - r0 + 1), stream)
+            if e1 > e0:
+                col_d.data.copy_from_host_async(cols.ctypes.data + 4 * e0, 4 * (e1 - e0), stream)
+                val_d.data.copy_from_host_async(vals.ctypes.data + 32 * e0, 32 * (e1 - e0), stream)
+            gmodule.launch(mod, "spmv_csr", r1 - r0, (rp_d, np.uint64(col_d.data.ptr - 4 * e0),
+                                                      np.uint64(val_d.data.ptr - 32 * e0), w, out[8 * r0 :],
+                                                      np.uint32(r1 - r0)), block=128)
+        stream.synchronize()  # the next block's copies would overwrite buffers a kernel still reads otherwise
+        return out
+
     def h_values(self, curve: str, log_n: int, vecs: list, mode: str = "in-place"):
         """The H scalars of a proof from vecs = [A·w, B·w] (emptied: consumed) on the 2^log_n domain (ntt.H_MODES)."""
         return self.ntt_domain(curve, log_n).h_from(vecs, mode)
@@ -182,10 +209,11 @@ class GpuDevice:
         """gpu.msm.msm with this device's module (kw: offset, sorts, tag, plan)."""
         return gmsm.msm(self.module(curve), curve, g2, bases, scalars, n, native, c, stats, table, **kw)
 
-    def stream_plan(self, zkey, g2: bool = True, batch_max: int = gstream.BATCH_MAX, chunk: int = 0):
+    def stream_plan(self, zkey, g2: bool = True, batch_max: int = gstream.BATCH_MAX, chunk: int = 0,
+                    csr_modes: tuple[str, ...] = gstream.CSR_MODES):
         """How a streamed stage of `zkey` runs under this device's budget (stream.plan), or None if it cannot."""
         shape = gstream.KeyShape.of(zkey, gresident.csr_bytes(zkey), g2)
-        return gstream.plan(shape, self.memory.budget, self.held_bytes(but=zkey), batch_max, chunk)
+        return gstream.plan(shape, self.memory.budget, self.held_bytes(but=zkey), batch_max, chunk, csr_modes)
 
     def msm_pass(self, curve: str, host, ranges, tasks_of, vectors, c: int, native):
         """stream.msm_pass on this device: every (proof, set) MSM of one pass over the streamed bases; the bytes

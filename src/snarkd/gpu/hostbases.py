@@ -78,43 +78,13 @@ class HostBases:
         return a.strides[0] if a.ndim == 2 else a.itemsize
 
     def _register(self, src: dict) -> None:
-        """Page-lock the sections where they are: their page-rounded ranges, merged where they share pages (the
-        zkey's sections are adjacent: one range), each registered once; every section is then checked to be
-        known to the driver as host memory, else all is undone (the caller falls back to a copy)."""
-        spans = sorted((a.ctypes.data & ~(PAGE - 1), -(-(a.ctypes.data + a.nbytes) // PAGE) * PAGE)
-                       for a in src.values() if a.size)
-        merged: list[list[int]] = []
-        for lo, hi in spans:
-            if merged and lo <= merged[-1][1]:
-                merged[-1][1] = max(merged[-1][1], hi)
-            else:
-                merged.append([lo, hi])
-        rt = self.cupy.cuda.runtime
-        self._reg = []
-        try:
-            for lo, hi in merged:
-                try:
-                    rt.hostRegister(lo, hi - lo, HOST_REGISTER_PORTABLE | HOST_REGISTER_READ_ONLY)
-                except rt.CUDARuntimeError:
-                    rt.getLastError()  # clear it: a read-only registration is not supported everywhere
-                    rt.hostRegister(lo, hi - lo, HOST_REGISTER_PORTABLE)
-                self._reg.append(lo)
-            for a in src.values():
-                if a.size and rt.pointerGetAttributes(a.ctypes.data).type != MEMORY_TYPE_HOST:
-                    raise RuntimeError("a registered section is not page-locked host memory to the driver")
-        except Exception:
-            self._unregister()
-            raise
+        """Page-lock the sections where they are (read-only: the key's mapping is), or raise."""
+        self._reg = register_arrays(self.cupy, list(src.values()), read_only=True)
         self.arrays = src  # the mapping's own views, now page-locked
         self.mode = "registered"
 
     def _unregister(self) -> None:
-        rt = self.cupy.cuda.runtime
-        for lo in self._reg or ():
-            try:
-                rt.hostUnregister(lo)
-            except Exception:  # noqa: BLE001 - the context is gone at exit: nothing left to unlock
-                pass
+        unregister(self.cupy, self._reg)
         self._reg = None
 
     def _pinned_copy(self, src: dict) -> None:
@@ -141,6 +111,90 @@ class HostBases:
                 pass
             self._alloc = None
         self.arrays = {}
+
+
+def register_arrays(cupy, arrays: list, read_only: bool) -> list[int]:
+    """Page-lock host arrays where they are: their page-rounded ranges, merged where they share pages (a zkey's
+    point sections are adjacent: one range), each registered once (read_only: as read-only memory where the
+    driver supports it; never for memory a device-to-host copy may land in). Every array is then checked to be
+    host memory to the driver, else all is undone and the error raised (the caller falls back to a copy).
+    Returns the registered starts (for unregister)."""
+    spans = sorted((a.ctypes.data & ~(PAGE - 1), -(-(a.ctypes.data + a.nbytes) // PAGE) * PAGE) for a in arrays if a.size)
+    merged: list[list[int]] = []
+    for lo, hi in spans:
+        if merged and lo <= merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], hi)
+        else:
+            merged.append([lo, hi])
+    rt = cupy.cuda.runtime
+    done: list[int] = []
+    try:
+        for lo, hi in merged:
+            try:
+                rt.hostRegister(lo, hi - lo, HOST_REGISTER_PORTABLE | (HOST_REGISTER_READ_ONLY if read_only else 0))
+            except rt.CUDARuntimeError:
+                if not read_only:
+                    raise
+                rt.getLastError()  # clear it: a read-only registration is not supported everywhere
+                rt.hostRegister(lo, hi - lo, HOST_REGISTER_PORTABLE)
+            done.append(lo)
+        for a in arrays:
+            if a.size and rt.pointerGetAttributes(a.ctypes.data).type != MEMORY_TYPE_HOST:
+                raise RuntimeError("a registered array is not page-locked host memory to the driver")
+    except Exception:
+        unregister(cupy, done)
+        raise
+    return done
+
+
+def unregister(cupy, starts) -> None:
+    for lo in starts or ():
+        try:
+            cupy.cuda.runtime.hostUnregister(lo)
+        except Exception:  # noqa: BLE001 - the context is gone at exit: nothing left to unlock
+            pass
+
+
+class HostCsr:
+    """A streamed key's CSR (resident.csr: row pointers, columns, values of A and B) in page-locked host memory,
+    for A·w and B·w on the device block by block (GpuDevice.spmv_streamed) when the CSR does not fit beside the
+    rest: its rows cross PCIe once per proof instead of the CPU computing the products (3.0 s at 2^26 on 16
+    cores). blocks[m]: (r0, r1, e0, e1) row ranges of at most BLOCK_ROWS rows and BLOCK_ENTRIES entries."""
+
+    BLOCK_ROWS = 1 << 22
+    BLOCK_ENTRIES = 1 << 23
+
+    def __init__(self, mats: list, cupy):
+        self.cupy, self.mats = cupy, mats
+        arrays = [x for m in mats for x in m]
+        self.nbytes = sum(int(x.nbytes) for x in arrays)
+        try:
+            self._reg, self.pinned = register_arrays(cupy, arrays, read_only=False), True
+        except Exception as e:  # noqa: BLE001 - sent from pageable memory: slower, still right
+            self._reg, self.pinned = [], False
+            log.warning("the CSR of a streamed key stays pageable (%s)", e)
+        self.blocks = [self._blocks(rp) for rp, _, _ in mats]
+        self.max_rows = max((r1 - r0 for bl in self.blocks for r0, r1, _, _ in bl), default=0)
+        self.max_entries = max((e1 - e0 for bl in self.blocks for _, _, e0, e1 in bl), default=0)
+
+    def _blocks(self, rp) -> list[tuple[int, int, int, int]]:
+        out, r0, n = [], 0, len(rp) - 1
+        while r0 < n:
+            r1 = min(n, r0 + self.BLOCK_ROWS)
+            if int(rp[r1]) - int(rp[r0]) > self.BLOCK_ENTRIES:  # fewer rows: at most BLOCK_ENTRIES (one row at least)
+                r1 = max(r0 + 1, int(np.searchsorted(rp, int(rp[r0]) + self.BLOCK_ENTRIES, side="right")) - 1)
+            out.append((r0, r1, int(rp[r0]), int(rp[r1])))
+            r0 = r1
+        return out
+
+    @staticmethod
+    def device_bytes(domain: int, entries: int) -> int:
+        """Device bytes of one block's buffers (an upper estimate)."""
+        return 4 * (min(domain, HostCsr.BLOCK_ROWS) + 1) + 36 * min(entries, HostCsr.BLOCK_ENTRIES)
+
+    def close(self) -> None:
+        unregister(self.cupy, self._reg)
+        self._reg, self.mats = [], []
 
 
 def _copy_parallel(dst: np.ndarray, src: np.ndarray, threads: int = 8) -> None:

@@ -7,7 +7,8 @@ mode "auto" builds them set by set (G2 first) while they take at most
 TABLE_SHARE of the device budget left after the key, "on" builds all (failing
 loudly), "off" none. A key whose bases do not fit is made with stream=True: its bases stay on the
 host, page-locked once (hostbases.py), and each device stage streams them through in chunks for a
-batch of proofs (stream.py); its CSR comes up only when the stream plan keeps it (csr=True); no window
+batch of proofs (stream.py); its CSR comes up when the stream plan keeps it there, else stays page-locked on the host and
+crosses block by block (hostbases.HostCsr), or synthesis computes A·w, B·w on the CPU; no window
 tables then.
 """
 
@@ -100,7 +101,7 @@ class ResidentKey:
     """A proving key's device-side arrays (uint32 words, zkey layout)."""
 
     def __init__(self, dev, zkey, tables: str = "auto", msm_window_bits: int = 0, stream: bool = False,
-                 with_csr: bool = True):
+                 csr_mode: str = "device"):
         if tables not in TABLE_MODES:
             raise ValueError(f"MSM window tables: {tables!r} is not one of {', '.join(TABLE_MODES)}")
         self.curve = zkey.curve.native
@@ -115,9 +116,11 @@ class ResidentKey:
             up = mem.upload
             self.a, self.b1, self.c, self.h, self.b2 = (None if stream else up(host[name]) for name in BASE_SETS)
             self.csr = []
-            for m in ((0, 1) if with_csr else ()):
+            for m in ((0, 1) if csr_mode == "device" else ()):
                 rp, cols, vals = csr(zkey, m)
                 self.csr.append((up(rp), up(cols), up(vals)))
+        # "streamed": the CSR page-locked on the host, A·w and B·w block by block on the device; "host": the CPU's
+        self.host_csr = hostbases.HostCsr([csr(zkey, m) for m in (0, 1)], dev.cupy) if csr_mode == "streamed" else None
         self.nbytes = sum(int(x.nbytes) for x in (self.a, self.b1, self.c, self.h, self.b2) if x is not None)
         self.nbytes += sum(int(x.nbytes) for t in self.csr for x in t)
         self.tables: dict[str, WindowTable] = {}
@@ -133,6 +136,9 @@ class ResidentKey:
         if self._host_id is not None:
             hostbases.release(self._host_id)
             self._host_id = None
+        if self.host_csr is not None:
+            self.host_csr.close()
+            self.host_csr = None
 
     def residency(self) -> Residency:
         return Residency(int(self.nbytes), bool(self.tables), self.streamed)

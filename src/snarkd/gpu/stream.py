@@ -12,8 +12,8 @@ MSMs run and the host never waits per chunk. One digit sort of w_p's chunk serve
 MSM's per-chunk window sums are gathered on the device ([window][chunk], a 2-D copy) and reduced once at
 the end, so only nw points per MSM come back. Every chunk crosses once per batch: k proofs, one transfer.
 
-plan() picks the chunk, the batch, whether the CSR stays on the device (A·w, B·w there) or synthesis
-computes a, b on the CPU, and how H is computed (ntt.py: in place, or with one vector parked on the host),
+plan() picks the chunk, the batch, where A·w and B·w are computed (the CSR on the device, or page-locked
+on the host and sent by blocks, or the CPU in synthesis), and how H is computed (ntt.py: in place, or with one vector parked on the host),
 from the device budget: pure arithmetic, tested without a GPU (tests/gpu/test_stream_plan.py).
 """
 
@@ -35,6 +35,9 @@ BATCH_MAX = 16  # proofs per streamed device stage
 DEVICE_SLACK = 64 << 20  # CuPy's rounding, small arrays, events, the accumulators (as resident.SLACK)
 LINK_GBPS = 50.0  # host -> device from page-locked memory (54.3 GB/s measured on the H200 host: notes)
 REDUCE_S = 1.2e-3  # one bucket reduction of nw x 2^15 buckets (c = 16) on the H200, about
+HOST_SPMV_S = 3.0 / (1 << 26)  # A·w, B·w on the CPU per domain row: 3.0 s at 2^26 on the H200 host's 16 cores
+CSR_MODES = ("device", "streamed", "host")
+CSR_ENTRY_BYTES = 36  # resident.csr_bytes: a column and a value per entry (row pointers apart)
 
 
 @dataclass(frozen=True)
@@ -79,11 +82,11 @@ class StreamPlan:
 
     chunk: int  # points per range
     batch: int  # proofs per device stage, at most
-    csr_on_device: bool  # A·w, B·w from the resident CSR (else synthesis computes them on the CPU)
+    csr: str  # CSR_MODES: A·w, B·w from the CSR on the device, from the host CSR sent by blocks, or on the CPU
     h_mode: str  # ntt.H_MODES: "in-place" (a, b, c on the device) or "parked" (one coset vector on the host)
     keep_w: bool  # each proof's witness stays on the device from the NTT to the W pass (else sent again)
     peak: int  # device bytes at the stage's peak, held arrays included
-    held: int  # device bytes held for the key whatever runs: CSR (if kept) and the NTT domain
+    held: int  # device bytes held for the key whatever runs: CSR (if on the device) and the NTT domain
     parts: dict = field(default_factory=dict, compare=False)  # the peak's terms, for doctor and the bench
 
     @property
@@ -94,8 +97,8 @@ class StreamPlan:
         return [(lo, min(n, lo + self.chunk)) for lo in range(0, n, self.chunk)]
 
     def describe(self) -> str:
-        return (f"chunk 2^{self.chunk.bit_length() - 1} points, batch <= {self.batch}, "
-                f"{'CSR on the device' if self.csr_on_device else 'A·w, B·w on the CPU'}, H {self.h_mode}, "
+        how = {"device": "CSR on the device", "streamed": "CSR streamed", "host": "A·w, B·w on the CPU"}[self.csr]
+        return (f"chunk 2^{self.chunk.bit_length() - 1} points, batch <= {self.batch}, {how}, H {self.h_mode}, "
                 f"peak {self.peak / 2**30:.2f} GiB")
 
 
@@ -106,38 +109,53 @@ def _msm_scratch(shape: KeyShape, chunk: int) -> int:
     return scratch_bytes(shape.curve, shape.g2, chunk) + sort
 
 
-def peak_bytes(shape: KeyShape, chunk: int, batch: int, csr: bool, h_mode: str, keep_w: bool) -> dict:
-    """The device bytes of a stage's three steps (upper estimates), by term:
-    NTT of the last proof (earlier proofs' h and kept w held), the H pass, the W pass."""
+def peak_bytes(shape: KeyShape, chunk: int, batch: int, csr: str, h_mode: str, keep_w: bool) -> dict:
+    """The device bytes of a stage's three steps (upper estimates), by term: A·w, B·w and H of the last proof
+    (earlier proofs' h and kept w held), the H pass, the W pass. csr "streamed": one block's buffers beside w
+    and b while A·w waits on the host when H is parked (a's own memory is then free)."""
     m, n = shape.n_vars, shape.domain
-    held = shape.tables_bytes() + (shape.csr_bytes if csr else 0)
+    held = shape.tables_bytes() + (shape.csr_bytes if csr == "device" else 0)
     w, h = FR * m, FR * n
     kept = h + (w if keep_w else 0)
     slots = GROUPS * chunk * shape.range_point_bytes
     msm = _msm_scratch(shape, chunk)
-    ntt = (batch - 1) * kept + (w if (csr or keep_w) else 0) + h_bytes(h_mode, n, chunk)
+    spmv = 0
+    if csr == "streamed":
+        entries = max(0, shape.csr_bytes - 8 * (n + 1)) // CSR_ENTRY_BYTES
+        spmv = w + (1 if h_mode == "parked" else 2) * h + _csr_block_bytes(n, entries)
+    ntt = (batch - 1) * kept + max(spmv, (w if (csr == "device" or keep_w) else 0) + h_bytes(h_mode, n, chunk))
     h_pass = batch * kept + slots + msm
     w_pass = batch * w + slots + msm
     return {"held": held, "ntt": ntt, "h_pass": h_pass, "w_pass": w_pass,
             "peak": held + max(ntt, h_pass, w_pass) + DEVICE_SLACK}
 
 
-def _cost_s(shape: KeyShape, chunk: int, csr: bool, h_mode: str, keep_w: bool) -> float:
+def _csr_block_bytes(domain: int, entries: int) -> int:
+    from snarkd.gpu.hostbases import HostCsr
+
+    return HostCsr.device_bytes(domain, entries)
+
+
+def _cost_s(shape: KeyShape, chunk: int, csr: str, h_mode: str, keep_w: bool) -> float:
     """A lone proof's extra seconds over bases resident (what the options change): bucket reductions per
-    chunk, vectors sent again, and A·w, B·w sent up when the CPU computes them (its CPU time overlaps)."""
+    chunk, vectors and the CSR sent again, and A·w, B·w on the CPU (measured on the H200 host)."""
     m, n = shape.n_vars, shape.domain
     c = window_bits(chunk)
     sets = 5 if shape.g2 else 4
     reductions = sets * -(-max(m, n) // chunk) * REDUCE_S * 2.0 ** (c - 16) * n_windows(shape.curve, c) / 17
-    sent = (0 if keep_w else FR * m) + (0 if csr else 2 * FR * n) + (4 * FR * n if h_mode == "parked" else 0)
-    return reductions + sent / (LINK_GBPS * 1e9)
+    sent = (0 if keep_w else FR * m) + (4 * FR * n if h_mode == "parked" else 0)
+    if csr == "streamed":
+        sent += shape.csr_bytes + (2 * FR * n if h_mode == "parked" else 0)
+    elif csr == "host":
+        sent += 2 * FR * n
+    return reductions + sent / (LINK_GBPS * 1e9) + (HOST_SPMV_S * n if csr == "host" else 0.0)
 
 
 def plan(shape: KeyShape, budget: int, other_held: int = 0, batch_max: int = BATCH_MAX,
-         chunk: int = 0) -> StreamPlan | None:
+         chunk: int = 0, csr_modes: tuple[str, ...] = CSR_MODES) -> StreamPlan | None:
     """The cheapest StreamPlan whose peak fits `budget` beside `other_held` device bytes (other keys),
     or None when none does (the key cannot be proved on this device). chunk > 0 forces the chunk size
-    (a power of two). Each option gets the largest batch that fits and is scored per proof: its extra
+    (a power of two); csr_modes limits where A·w, B·w may be computed (a benchmark's side by side). Each option gets the largest batch that fits and is scored per proof: its extra
     seconds for a lone proof (_cost_s) plus a quarter of the bases' transfer shared by the batch (the
     part that the MSMs do not hide at chunk boundaries). A batch is only as large as what is queued, so
     a lone proof never waits for one."""
@@ -147,7 +165,7 @@ def plan(shape: KeyShape, budget: int, other_held: int = 0, batch_max: int = BAT
     chunks = [chunk] if chunk else [1 << k for k in range(top.bit_length() - 1, low.bit_length() - 2, -1)]
     best = None
     for ch in chunks:
-        for csr in (True, False):
+        for csr in csr_modes:
             for h_mode in H_MODES:
                 for keep_w in (True, False):
                     if peak_bytes(shape, ch, 1, csr, h_mode, keep_w)["peak"] > room:
@@ -175,7 +193,7 @@ def largest_power(curve: str, budget: int, g2: bool = True, csr_per_row: float =
         shape = KeyShape(curve, n, n, int(csr_per_row * n), g2)
         p = plan(shape, budget, batch_max=1)
         if p is None:
-            lowest = min(peak_bytes(shape, MIN_CHUNK, 1, False, hm, False)["peak"] for hm in H_MODES)
+            lowest = min(peak_bytes(shape, MIN_CHUNK, 1, "host", hm, False)["peak"] for hm in H_MODES)
             best["next"] = (f"2^{k} needs at least {lowest / 2**30:.2f} GiB (NTT tables {shape.tables_bytes() / 2**30:.2f}"
                             f" GiB held, w and h {2 * FR * n / 2**30:.2f} GiB, chunk buffers) > {budget / 2**30:.2f} GiB")
             break
@@ -306,5 +324,5 @@ def msm_pass(dev, curve: str, host, ranges: list, tasks_of, vectors: list, c: in
     return out
 
 
-__all__ = ["KeyShape", "StreamPlan", "PassStats", "Task", "plan", "peak_bytes", "largest_power", "msm_pass",
+__all__ = ["KeyShape", "StreamPlan", "CSR_MODES", "PassStats", "Task", "plan", "peak_bytes", "largest_power", "msm_pass",
            "w_tasks", "h_tasks", "PLAN"]

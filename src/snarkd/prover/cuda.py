@@ -56,6 +56,7 @@ class CudaBackend:
         self.msm_c = int(msm_window_bits)
         self.stream_bases = stream_bases
         self.stream_batch_max = gstream.BATCH_MAX
+        self.stream_csr_modes = gstream.CSR_MODES  # a benchmark narrows these to compare (bench/large_proof.py)
         self._plans: dict[int, object] = {}  # id(zkey) -> its StreamPlan here (made once per key)
 
     def __repr__(self) -> str:
@@ -91,7 +92,7 @@ class CudaBackend:
             stack.enter_context(mem.reserve(self.work_bytes(key), what="proof"))
             if self.bases_streamed(key):
                 plan = self.stream_plan(key)
-                self.dev.resident(key.zkey, "off", self.msm_c, True, plan.csr_on_device)
+                self.dev.resident(key.zkey, "off", self.msm_c, True, plan.csr)
             else:
                 self.dev.resident(key.zkey, self.msm_tables, self.msm_c)
             self.dev.synchronize()
@@ -102,7 +103,7 @@ class CudaBackend:
         naming its size and the budget (GpuMemoryError: the key cannot be proved here)."""
         plan = self._plans.get(id(key.zkey))
         if plan is None:
-            plan = self.dev.stream_plan(key.zkey, True, self.stream_batch_max, 0)
+            plan = self.dev.stream_plan(key.zkey, True, self.stream_batch_max, 0, self.stream_csr_modes)
             if plan is None:
                 shape = gstream.KeyShape.of(key.zkey, 0)
                 best = gstream.largest_power(shape.curve, self.dev.memory.budget)
@@ -116,7 +117,7 @@ class CudaBackend:
 
     def host_spmv(self, key) -> bool:
         """Whether synthesis must compute A·w, B·w on the CPU for `key` (a streamed key whose CSR stays on the host)."""
-        return self.bases_streamed(key) and not self.stream_plan(key).csr_on_device
+        return self.bases_streamed(key) and self.stream_plan(key).csr == "host"
 
     def batch_limit(self, key) -> int:
         """Proofs of `key` one device stage takes together: a streamed key's plan batch; 1 with resident bases."""
@@ -182,6 +183,32 @@ class CudaBackend:
             timer.record("kernels", kernels.count() * 1e3)
         return sums
 
+    def _spmv_streamed(self, rk, wbox: list, park: bool, keep_w: bool) -> list:
+        """[A·w, B·w] from the host CSR (GpuDevice.spmv_streamed), w = wbox[0] (emptied unless keep_w: the
+        witness is then freed before A·w comes back); park: A·w waits in page-locked host memory while B·w is
+        computed, so the device holds w and one product, then the two products (the parked H's budget)."""
+        dev = self.dev
+        w = wbox[0]
+        if not keep_w:
+            wbox.clear()
+        a = dev.spmv_streamed(rk, 0, w)
+        if not park:
+            return [a, dev.spmv_streamed(rk, 1, w)]
+        import cupy
+
+        host = np.frombuffer(cupy.cuda.alloc_pinned_memory(a.nbytes), dtype=np.uint8, count=a.nbytes)
+        stream = cupy.cuda.get_current_stream()
+        a.data.copy_to_host_async(host.ctypes.data, a.nbytes, stream)
+        stream.synchronize()
+        n = a.size
+        del a
+        b = dev.spmv_streamed(rk, 1, w)
+        del w
+        a = cupy.empty(n, dtype=cupy.uint32)
+        a.data.copy_from_host_async(host.ctypes.data, a.nbytes, stream)
+        stream.synchronize()  # the pinned buffer goes back to CuPy's pool
+        return [a, b]
+
     def device_stage_batch(self, key, synths: list, timers: list, threads: int = 0, with_g2: bool = False) -> list:
         """The device stage of several proofs of one streamed key (at most batch_limit(key)): each proof's
         witness up, A·w and B·w (on the device, or sent up from synthesis), H; then one pass over the H bases
@@ -195,19 +222,25 @@ class CudaBackend:
         mem, k = dev.memory, len(synths)
         with mem.guard(f"a batch of {k} streamed proof(s)"), \
                 mem.reserve(plan.peak - plan.held, what=f"batch of {k} streamed proof(s)"):
-            rk = dev.resident(zk, "off", self.msm_c, True, plan.csr_on_device)
+            rk = dev.resident(zk, "off", self.msm_c, True, plan.csr)
             hs, ws = [], []
             for synth, timer in zip(synths, timers):
                 kernels = dev.clock.brackets()
                 a_host, b_host = synth.a, synth.b
                 synth.a = synth.b = None
                 with timer.phase("upload"):
-                    w = mem.upload(synth.witness) if (plan.csr_on_device or plan.keep_w) else None
+                    w = mem.upload(synth.witness) if (plan.csr != "host" or plan.keep_w) else None
                     ab = [mem.upload(a_host), mem.upload(b_host)] if a_host is not None else None
                 del a_host, b_host
-                if ab is None and not plan.csr_on_device:  # synthesized without them (a caller's choice): the CPU's
+                if ab is None and plan.csr == "host":  # synthesized without them (a caller's choice): the CPU's
                     with timer.phase("upload"):
                         ab = [mem.upload(x) for x in sparse_products(key, synth.witness, timer, threads)]
+                if ab is None and plan.csr == "streamed":
+                    wbox = [w]
+                    del w
+                    with timer.phase("spmv"), kernels():
+                        ab = self._spmv_streamed(rk, wbox, plan.h_mode == "parked", plan.keep_w)
+                    w = wbox[0] if wbox else None
                 if ab is None:
                     with timer.phase("spmv"), kernels():
                         ab = dev.spmv(rk, w)
