@@ -153,8 +153,9 @@ SETTINGS: tuple[Setting, ...] = (
     S("gpus", "cubin_dir", Text(), "", "folder of one's own kernels-CURVE-smCC-HASH.cubin builds (\"\" = the kernels "
       "the package ships for the GPU, else an NVRTC compile)", env="SNARKD_GPU_CUBIN_DIR", engine="cubin_dir"),
     S("gpus", "stream_bases", Choice("auto", "on", "off"), "auto",
-      "keep a key's bases on the host and stream them through each MSM: auto = when they do not fit beside one "
-      "proof's work, on = always (slower by the transfers), off = never", env="SNARKD_GPU_STREAM_BASES",
+      "keep a key's bases on the host (page-locked) and stream them through the device once per batch of proofs: "
+      "auto = when they do not fit beside one proof's work, on = always, off = never (see \"Keys larger than the "
+      "GPU\")", env="SNARKD_GPU_STREAM_BASES",
       engine="stream_bases"),
     S("memory", "budget", Size(), "auto", "host memory for proofs in flight; auto = 75% of available at start",
       engine="memory_budget"),
