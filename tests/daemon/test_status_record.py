@@ -61,7 +61,8 @@ def put_resident(be: CudaBackend, key, nbytes: int, streamed: bool) -> None:
     rk = ResidentKey.__new__(ResidentKey)
     zk = key.zkey
     rk.curve, rk.device_id, rk.nbytes, rk.tables = zk.curve.native, be.dev.index, nbytes, {}
-    rk.host = {"a": zk.a} if streamed else {}
+    rk.host = object() if streamed else None  # a streamed key's HostBases (page-locked sections), else none
+    rk.host_csr, rk._host_id = None, None
     be.dev._keys[id(zk)] = rk
 
 
