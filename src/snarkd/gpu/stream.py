@@ -183,10 +183,11 @@ def plan(shape: KeyShape, budget: int, other_held: int = 0, batch_max: int = BAT
     return StreamPlan(ch, k, csr, h_mode, keep_w, t["peak"], t["held"], t)
 
 
-def largest_power(curve: str, budget: int, g2: bool = True, csr_per_row: float = 0.0) -> dict:
+def largest_power(curve: str, budget: int, g2: bool = True, csr_per_row: float = 80.0) -> dict:
     """The largest 2^k domain (n_vars = 2^k) a streamed proof fits in `budget`, with the reason:
-    {"power": k, "peak_gib": ..., "next": what the next power would need}. csr_per_row: CSR bytes per
-    domain row of the circuit (0: the CPU computes A·w, B·w, as plan() chooses when the CSR does not fit)."""
+    {"power": k, "plan": ..., "peak_gib": ..., "next": what the next power would need}. csr_per_row: CSR bytes
+    per domain row (80: two matrix entries a row and its pointer, as the chain circuit; the plan may keep the
+    CSR on the host anyway, so it moves the answer little)."""
     best = {"power": 0}
     for k in range(10, CURVES[curve].two_adicity + 1):
         n = 1 << k
