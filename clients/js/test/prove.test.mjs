@@ -8,6 +8,13 @@ import { status as grpcStatus } from "@grpc/grpc-js";
 import {
   connect, InputError, JobFailedError, NotFoundError, SnarkdError, UnavailableError,
 } from "../dist/esm/index.js";
+import { execFile } from "node:child_process";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import { tmpdir } from "node:os";
+import { dirname } from "node:path";
+import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
 import { snarkd, startDaemon, workDir } from "./daemon.mjs";
 import { endCurves, snarkjsFullProve, snarkjsWtns, verify } from "./oracle.mjs";
 
@@ -213,5 +220,55 @@ describe("keys, aggregate, status", () => {
   test("a daemon that is not there: connect fails with UnavailableError", async () => {
     await assert.rejects(connect({ address: "127.0.0.1:1", connectTimeoutMs: 1000 }),
       (e) => e instanceof UnavailableError && e instanceof SnarkdError && e.code === grpcStatus.UNAVAILABLE);
+  });
+});
+
+describe("the package", () => {
+  const pkgDir = join(dirname(fileURLToPath(import.meta.url)), "..");
+  const run = promisify(execFile);
+
+  test("the CommonJS build (require) proves too, with the same error classes", async () => {
+    const cjs = createRequire(import.meta.url)("../dist/cjs/index.js");
+    const c = await cjs.connect({ address: daemon.addr });
+    try {
+      const { proof, publicSignals } = await c.groth16.fullProve({ x: 7, k: 7 }, "chain");
+      assert.equal(await verify(bn, proof, publicSignals), true);
+      await assert.rejects(c.groth16.fullProve({ x: 7, k: 7, q: 1 }, "chain"),
+        (e) => e instanceof cjs.InputError && e.field === "q");
+    } finally {
+      c.close();
+    }
+  });
+
+  test("npm pack's tarball installs into a fresh project, which proves (ESM and CommonJS)", async () => {
+    const scratch = mkdtempSync(join(tmpdir(), "snarkd-js-pack-"));
+    try {
+      // dist is built already (the tests run on it): --ignore-scripts skips prepack's rebuild.
+      const { stdout } = await run("npm", ["pack", "--ignore-scripts", "--json", "--pack-destination", scratch],
+        { cwd: pkgDir });
+      const tarball = join(scratch, JSON.parse(stdout)[0].filename);
+      writeFileSync(join(scratch, "package.json"), '{ "name": "scratch", "private": true }\n');
+      await run("npm", ["install", "--prefer-offline", "--no-audit", "--no-fund", "--loglevel=error", tarball],
+        { cwd: scratch, timeout: 120_000 });
+      const input = JSON.stringify({ x: 12, k: 34 });
+      writeFileSync(join(scratch, "prove.mjs"), `import { connect } from "snarkd-client";
+const sd = await connect({ address: process.argv[2] });
+console.log(JSON.stringify(await sd.groth16.fullProve(${input}, "chain")));
+sd.close();\n`);
+      writeFileSync(join(scratch, "prove.cjs"), `const { connect } = require("snarkd-client");
+connect({ address: process.argv[2] }).then(async (sd) => {
+  console.log(JSON.stringify(await sd.groth16.fullProve(${input}, "chain")));
+  sd.close();
+});\n`);
+      const expected = (await snarkjsFullProve(bn, JSON.parse(input))).publicSignals;
+      for (const script of ["prove.mjs", "prove.cjs"]) {
+        const out = await run(process.execPath, [script, daemon.addr], { cwd: scratch });
+        const { proof, publicSignals } = JSON.parse(out.stdout);
+        assert.deepEqual(publicSignals, expected);
+        assert.equal(await verify(bn, proof, publicSignals), true, script);
+      }
+    } finally {
+      rmSync(scratch, { recursive: true, force: true });
+    }
   });
 });
