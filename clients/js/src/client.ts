@@ -268,6 +268,9 @@ export class Snarkd {
     const channelOptions: grpc.ClientOptions = {
       "grpc.max_receive_message_length": max,
       "grpc.max_send_message_length": max,
+      // Reconnect soon after a daemon restarts (gRPC's default waits 1 s, then up to 2 minutes).
+      "grpc.initial_reconnect_backoff_ms": 250,
+      "grpc.max_reconnect_backoff_ms": 5000,
     };
     let credentials: grpc.ChannelCredentials;
     if (opts.tls) {

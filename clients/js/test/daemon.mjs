@@ -62,10 +62,10 @@ export function workDir(name) {
 
 /**
  * Start a daemon. daemonToml: more lines for [daemon] (TLS, tokens); extraToml: more sections.
- * preload: key id -> .zkey path. Returns { addr, pid, dir, config, log(), stop() }.
+ * preload: key id -> .zkey path; port: a free one when absent. Returns { addr, pid, dir, config, log(), stop() }.
  */
-export async function startDaemon({ dir, preload = {}, daemonToml = "", extraToml = "" } = {}) {
-  const port = await freePort();
+export async function startDaemon({ dir, preload = {}, daemonToml = "", extraToml = "", port } = {}) {
+  port ??= await freePort();
   const addr = `127.0.0.1:${port}`;
   const config = join(dir, "snarkd.toml");
   const lines = [

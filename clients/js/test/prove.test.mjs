@@ -8,7 +8,8 @@ import { status as grpcStatus } from "@grpc/grpc-js";
 import {
   connect, InputError, JobFailedError, NotFoundError, SnarkdError, UnavailableError,
 } from "../dist/esm/index.js";
-import { execFile } from "node:child_process";
+import { execFile, spawn } from "node:child_process";
+import { once } from "node:events";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
@@ -269,6 +270,36 @@ connect({ address: process.argv[2] }).then(async (sd) => {
       }
     } finally {
       rmSync(scratch, { recursive: true, force: true });
+    }
+  });
+});
+
+describe("examples/prove-server.mjs", () => {
+  test("proves on POST /prove/chain; bad inputs are 400 naming the field; an unknown key 404", async () => {
+    const example = join(dirname(fileURLToPath(import.meta.url)), "..", "examples", "prove-server.mjs");
+    const child = spawn(process.execPath, [example], {
+      env: { ...process.env, SNARKD_ADDRESS: daemon.addr, PORT: "0" }, stdio: ["ignore", "pipe", "inherit"],
+    });
+    try {
+      const [line] = await once(child.stdout, "data");
+      const base = /listening on (http:\/\/\S+)/.exec(String(line))[1];
+      const post = (path, body) => fetch(base + path, { method: "POST", body: JSON.stringify(body) });
+      const ok = await post("/prove/chain", { x: "21", k: "4" });
+      assert.equal(ok.status, 200);
+      const { proof, publicSignals } = await ok.json();
+      assert.equal(await verify(bn, proof, publicSignals), true);
+      assert.deepEqual(publicSignals, (await snarkjsFullProve(bn, { x: "21", k: "4" })).publicSignals);
+      for (const [body, field] of [[{ x: "21", k: "four" }, "k"], [{ x: 1, k: 2, w: 3 }, "w"]]) {
+        const bad = await post("/prove/chain", body);
+        assert.equal(bad.status, 400);
+        assert.equal((await bad.json()).field, field);
+      }
+      assert.equal((await post("/prove/nokey", { x: 1, k: 2 })).status, 404);
+    } finally {
+      if (child.exitCode === null) {
+        child.kill("SIGTERM");
+        await once(child, "exit");
+      }
     }
   });
 });
