@@ -62,9 +62,11 @@ export function workDir(name) {
 
 /**
  * Start a daemon. daemonToml: more lines for [daemon] (TLS, tokens); extraToml: more sections.
- * preload: key id -> .zkey path; port: a free one when absent. Returns { addr, pid, dir, config, log(), stop() }.
+ * preload: key id -> .zkey path; port: a free one when absent; synthesisToml: the [synthesis] lines
+ * (tests: one worker, one thread). Returns { addr, pid, dir, config, log(), stop() }.
  */
-export async function startDaemon({ dir, preload = {}, daemonToml = "", extraToml = "", port } = {}) {
+export async function startDaemon({ dir, preload = {}, daemonToml = "", extraToml = "", port,
+                                    synthesisToml = "workers = 1\nthreads = 1" } = {}) {
   port ??= await freePort();
   const addr = `127.0.0.1:${port}`;
   const config = join(dir, "snarkd.toml");
@@ -72,7 +74,7 @@ export async function startDaemon({ dir, preload = {}, daemonToml = "", extraTom
     "[daemon]", `listen = "${addr}"`, `pid_file = "${join(dir, "run", "snarkd.pid")}"`,
     `log_file = "${join(dir, "snarkd.log")}"`, 'drain_timeout = "5s"', daemonToml,
     "[transport]", `witness_spool = "${join(dir, "spool")}"`,
-    "[synthesis]", "workers = 1", "threads = 1",
+    "[synthesis]", synthesisToml,
     "[keys.preload]", ...Object.entries(preload).map(([k, v]) => `${k} = "${v}"`),
     extraToml,
   ];
