@@ -6,7 +6,7 @@
 // DIR holds NAME.wasm, NAME.zkey and input.json (default: examples/chain-bn128); without --address the
 // bench starts a daemon on a free loopback port with that key (default [synthesis] settings: all cores)
 // and stops it after. SNARKD_PYTHON: the Python that has snarkd (default `python`). JSON on stdout.
-import { cpus } from "node:os";
+import { cpus, loadavg } from "node:os";
 import { mkdtempSync, readdirSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
@@ -21,7 +21,7 @@ const { values: args } = parseArgs({
   options: {
     circuit: { type: "string", default: join(EXAMPLES, "chain-bn128") },
     j: { type: "string", short: "j", default: "1,16" },
-    n: { type: "string", short: "n", default: "16" },
+    n: { type: "string", short: "n", default: "32" },
     address: { type: "string" },
     key: { type: "string", default: "bench" },
     "skip-snarkjs": { type: "boolean", default: false },
@@ -59,7 +59,7 @@ async function measure(prove, j) {
 }
 
 let daemon;
-const result = { circuit: dir, cores: cpus().length, cpu: cpus()[0]?.model, node: process.version, client: [], snarkjs: [] };
+const result = { circuit: dir, loadavg_at_start: loadavg(), cores: cpus().length, cpu: cpus()[0]?.model, node: process.version, client: [], snarkjs: [] };
 try {
   let address = args.address;
   if (!address) {

@@ -458,8 +458,8 @@ export class Snarkd {
   async await(jobId: string, opts?: CallOptions): Promise<ProveResult> {
     checkJobId(jobId);
     const { deadline, ms } = this.deadline(opts, this.timeoutMs);
-    // The daemon waits up to timeout_s, then answers TIMEOUT; asked to stop a little before our deadline,
-    // it says so rather than the call being cut.
+    // The daemon waits up to timeout_s, then answers TIMEOUT: asked to stop a little before our deadline
+    // (at most 60 s a call, so a dropped connection is noticed), it answers rather than the call being cut.
     for (;;) {
       const left = deadline.getTime() - Date.now();
       if (left <= 0) {
@@ -467,7 +467,7 @@ export class Snarkd {
         err.jobId = jobId;
         throw err;
       }
-      const waitS = Math.max(0.001, Math.min(60, (left - 1000) / 1000));
+      const waitS = Math.max(0.05, Math.min(60, (left - 250) / 1000));
       const r = await this.retrying(deadline, () => this.unary("Await", { job_id: jobId, timeout_s: waitS },
         new Date(Date.now() + waitS * 1000 + 5000), waitS * 1000 + 5000));
       if (r.state === "COMPLETED") return proveResult(r.result);

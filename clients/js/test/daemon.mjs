@@ -83,7 +83,8 @@ export async function startDaemon({ dir, preload = {}, daemonToml = "", extraTom
   try {
     out = await snarkd("start", "--config", config);
   } catch (err) {
-    throw new Error(`snarkd start failed: ${err.stdout}\n${err.stderr}`);
+    throw new Error(`${PYTHON} -m snarkd start failed (SNARKD_PYTHON names the Python that has snarkd): ` +
+      `${err.stdout}\n${err.stderr}`);
   }
   const m = /snarkd started: pid (\d+), listening on ([^,]+),/.exec(out.stdout);
   if (!m) throw new Error(`no 'snarkd started' line in: ${out.stdout}`);
