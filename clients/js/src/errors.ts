@@ -2,6 +2,7 @@
 // message, and, where the request named a job, its id (a job may go on in the daemon after its caller's
 // deadline: `await` fetches it by that id).
 import { status as GrpcStatus } from "@grpc/grpc-js";
+import { SNARKD_PROTO_JSON } from "./generated/descriptor.js";
 
 export type GrpcCodeName = keyof typeof GrpcStatus;
 
@@ -68,9 +69,42 @@ export function fieldOf(message: string): string | undefined {
   if (input) return input[1];
   const missing = /missing input signals? '([^']+)'/.exec(message);
   if (missing) return missing[1];
-  const lead = /^([a-z_]+(?:\[\d+\])?): /.exec(message);  // "key_id: the request names no key"
-  if (lead) return lead[1];
+  // "key_id: the request names no key", "proofs[2]: ...": a message led by one of the API's field names
+  // (not any word before a colon: "cancelled: the client went away" names no field).
+  const lead = /^([a-z_]+)(\[\d+\])?: /.exec(message);
+  if (lead && requestFields().has(lead[1])) return lead[1] + (lead[2] ?? "");
   return undefined;
+}
+
+let fieldNames: Set<string> | undefined;
+
+/** The field names of the API's requests (the messages its RPCs take, and those they hold), from the
+ * descriptor generated from the proto. */
+function requestFields(): Set<string> {
+  if (fieldNames === undefined) {
+    const messages = new Map<string, Record<string, { type: string }>>();
+    const requests: string[] = [];
+    const walk = (ns: any) => {
+      for (const [name, item] of Object.entries<any>(ns?.nested ?? {})) {
+        if (item.fields) messages.set(name, item.fields);
+        for (const m of Object.values<any>(item.methods ?? {})) requests.push(m.requestType);
+        walk(item);
+      }
+    };
+    walk(SNARKD_PROTO_JSON);
+    fieldNames = new Set();
+    const seen = new Set<string>();
+    while (requests.length > 0) {
+      const name = requests.pop()!.split(".").pop()!;
+      if (seen.has(name) || !messages.has(name)) continue;
+      seen.add(name);
+      for (const [field, { type }] of Object.entries(messages.get(name)!)) {
+        fieldNames.add(field);
+        requests.push(type);  // a message field's own fields (ProveChunk.request, AggregateRequest.proofs)
+      }
+    }
+  }
+  return fieldNames;
 }
 
 /** The typed error for a gRPC failure. */
