@@ -83,6 +83,7 @@ export async function startDaemon({ dir, preload = {}, daemonToml = "", extraTom
   try {
     out = await snarkd("start", "--config", config);
   } catch (err) {
+    rmSync(dir, { recursive: true, force: true });
     throw new Error(`${PYTHON} -m snarkd start failed (SNARKD_PYTHON names the Python that has snarkd): ` +
       `${err.stdout}\n${err.stderr}`);
   }
