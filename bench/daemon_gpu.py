@@ -2,6 +2,7 @@
 """A GPU proof through the real daemon against the in-process engine, side by side, in one run.
 
     python bench/daemon_gpu.py --key-dir DIR [--devices 0] [--j 1,4,16,32] [--count 96] [--out DIR]
+                               [--gpu-budget 12GiB] [--partitions 10]
 
 DIR holds circuit.zkey and witness.wtns (bench/make_chain_keys.py --power 20 --curves bn128 makes them).
 For each j (jobs kept in flight): the in-process engine (the yardstick: no gRPC, no transport), then the
@@ -42,7 +43,7 @@ def log(msg: str) -> None:
 
 def engine_settings(a) -> dict:
     return dict(synthesis_workers=a.synthesis, threads=a.threads, devices=tuple(a.devices), workers_per_device=a.wpd,
-                finalize_workers=a.fin, memory_budget="96GiB", self_verify=True)
+                finalize_workers=a.fin, memory_budget="96GiB", self_verify=True, gpu_memory_budget=a.gpu_budget)
 
 
 def kernel_busy(devs: list) -> dict:
@@ -60,7 +61,7 @@ def run_in_process(a, zkey: Path, wtns: Path) -> list[dict]:
             done, inflight, i = [], [], 0
             while i < count or inflight:
                 while i < count and len(inflight) < j:
-                    inflight.append((time.monotonic(), eng.submit("k", witnesses=[w])))
+                    inflight.append((time.monotonic(), eng.submit("k", witnesses=[w] * a.partitions)))
                     i += 1
                 inflight[0][1].done.wait(600)
                 now = time.monotonic()
@@ -77,7 +78,7 @@ def run_in_process(a, zkey: Path, wtns: Path) -> list[dict]:
             st1 = asdict(eng.status())
             bad = [job.error for _, job in done if job.state != "COMPLETED"]
             out.append(summary("engine", j, wall, [lat for lat, _ in done], [job.partitions[0].timings for _, job in done],
-                               st0["devices"], st1["devices"], bad))
+                               st0["devices"], st1["devices"], bad, partitions=a.partitions))
             log(json.dumps(out[-1]))
     finally:
         eng.stop(10)
@@ -86,7 +87,7 @@ def run_in_process(a, zkey: Path, wtns: Path) -> list[dict]:
 
 
 def summary(kind: str, j: int, wall: float, lat: list, timings: list, d0: list, d1: list, failed: list,
-            transport: str = "") -> dict:
+            transport: str = "", partitions: int = 1) -> dict:
     n = len(lat)
     k0, k1 = kernel_busy(d0), kernel_busy(d1)
     b0 = {d["name"]: d["busy_s"] for d in d0}
@@ -96,7 +97,7 @@ def summary(kind: str, j: int, wall: float, lat: list, timings: list, d0: list, 
             phases.setdefault(k, []).append(v)
     return {
         "kind": kind, "j": j, "proofs": n, "failed": failed, "wall_s": round(wall, 4),
-        "s_per_proof": round(wall / n, 5) if n else None,
+        "s_per_proof": round(wall / (n * partitions), 5) if n else None, "partitions_per_job": partitions,
         "latency_ms": {"p50": round(statistics.median(lat) * 1e3, 1), "p95": round(sorted(lat)[int(0.95 * (n - 1))] * 1e3, 1)}
         if n else {},
         "lock_busy": {d["name"]: round((d["busy_s"] - b0[d["name"]]) / wall, 4) for d in d1},
@@ -115,6 +116,7 @@ def run_daemon(a, zkey: Path, wtns: Path, work: Path, out_dir: Path) -> list[dic
         "[transport]", f'witness_spool = "{work}/spool"',
         "[synthesis]", f"workers = {e['synthesis_workers']}", f"threads = {e['threads']}",
         "[gpus]", f"devices = {list(e['devices'])}", f"workers_per_device = {e['workers_per_device']}",
+        f'memory_budget = "{e["gpu_memory_budget"]}"',
         "[memory]", f'budget = "{e["memory_budget"]}"',
         "[pipeline]", f"finalize_workers = {e['finalize_workers']}",
         "[keys.preload]", f'k = "{zkey}"']) + "\n")
@@ -128,11 +130,11 @@ def run_daemon(a, zkey: Path, wtns: Path, work: Path, out_dir: Path) -> list[dic
     vk = json.loads((out_dir / "vk.json").read_text())
     out = []
     try:
-        run_bench(addr, "k", witness=str(wtns), count=a.warm, inflight=max(a.j), progress=False)
+        run_bench(addr, "k", witness=str(wtns), count=a.warm, inflight=max(a.j), progress=False, partitions=a.partitions)
         for j, transport in [(j, t) for j in a.j for t in (a.transports if j == 1 else a.transports[:1])]:
             with tempfile.TemporaryDirectory() as proofs:
                 run = run_bench(addr, "k", witness=str(wtns), count=a.count if j > 1 else a.count_j1, inflight=j,
-                                progress=False, vk=vk, proofs_dir=proofs, transport=transport)
+                                progress=False, vk=vk, proofs_dir=proofs, transport=transport, partitions=a.partitions)
                 if j == a.j[0]:
                     for f in ("proof", "public"):
                         (out_dir / f"sample-{f}.json").write_text(Path(proofs, f"{f}-0-0.json").read_text())
@@ -141,7 +143,8 @@ def run_daemon(a, zkey: Path, wtns: Path, work: Path, out_dir: Path) -> list[dic
                         [{**jb["partitions"][0]["timings"], "admission": jb["timings"].get("admission", 0.0)}
                          for jb in ok], run["daemon_before"]["engine"]["devices"],
                         run["daemon_after"]["engine"]["devices"],
-                        [jb["error"] for jb in run["jobs"] if jb["state"] != "COMPLETED"], run.get("transport", ""))
+                        [jb["error"] for jb in run["jobs"] if jb["state"] != "COMPLETED"], run.get("transport", ""),
+                        a.partitions)
             s["verified_by_client"] = run.get("verified")
             # what the client waited for beyond the daemon's admission and the engine's job: gRPC both ways, the
             # reply's assembly, the client's own work
@@ -161,6 +164,8 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--key-dir", required=True)
     ap.add_argument("--devices", default="0")
+    ap.add_argument("--gpu-budget", default="auto", help="[gpus] memory_budget (12GiB: a 2^24 key streams its bases)")
+    ap.add_argument("--partitions", type=int, default=1, help="partitions per job")
     ap.add_argument("--j", default="1,4,16,32")
     ap.add_argument("--count", type=int, default=96, help="proofs per run (j > 1)")
     ap.add_argument("--count-j1", type=int, default=24, help="proofs of the j = 1 run")

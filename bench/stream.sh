@@ -16,6 +16,8 @@
 # s24small    the 2^24 BN254 key at memory_budget 3GiB (the 2^26-at-12GiB regime at a quarter of the size: the
 #             CSR off the device, H parked): A·w, B·w from the streamed CSR vs on the CPU, beside resident
 #             without tables and (the resident figure) with tables
+# daemon24    bench/daemon_gpu.py on the 2^24 BN254 key at 12GiB: jobs of 10 partitions through the real daemon
+#             (snarkd bench's runner over gRPC) beside the in-process engine
 # drop:P      delete the 2^P keys (disk)
 # pack        $OUT as one results.tgz (the machine returns 8 files at most)
 set -uo pipefail
@@ -87,9 +89,15 @@ for s in "$@"; do
     large "$kd" "$od" streamed --gpu-budget 3GiB --n1 3 --n2 4 --inflight 4
     large "$kd" "$od" cpu-spmv --gpu-budget 3GiB --n1 3 --n2 0 --stream-csr host
     large "$kd" "$od" resident --tables off --n1 3 --n2 0 --stream off
-    large "$kd" "$od" tables --n1 3 --n2 0 --stream off
+    large "$kd" "$od" tables --n1 2 --n2 0 --stream off
     ;;
   key24bn) step key24bn; make_key 24 bn128 ;;
+  daemon24)
+    step daemon24
+    wait_key 24 bn128 ${KEY_WAIT:-400} || continue
+    python3 bench/daemon_gpu.py --key-dir $KEYS/chain24-bn128 --gpu-budget 12GiB --partitions 10 --j 2 --count 4 \
+      --warm 1 --synthesis 4 --threads 8 --wpd 1 --out "$OUT/daemon24" 2>&1 | tail -4
+    ;;
   pack)
     step pack
     (cd "$OUT" && tar czf /tmp/results.tgz . && find . -mindepth 1 -delete && mv /tmp/results.tgz .)
