@@ -231,6 +231,11 @@ class GpuDevice:
             self.streamed["passes"] += 1
         return out, {"bytes": stats.bytes_sent, "copy_s": copy_s, "kernel_s": kernel_s}
 
+    def count_streamed_proofs(self, k: int) -> None:
+        """k more proofs went through streamed passes here (the bench's bytes per proof divide by these)."""
+        with self._lock:
+            self.streamed["proofs"] += k
+
     def miller_products(self, curve, jobs) -> list[list[bytes]]:
         """gpu.pairing.miller_products (aggregation's pairing products: jobs of (q, ps)) on this device, its
         memory reserved under the budget beside the proofs'; curve: a Curve."""

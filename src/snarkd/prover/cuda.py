@@ -261,8 +261,7 @@ class CudaBackend:
                                        lambda lo, hi: gstream.w_tasks(lo, hi, zk.n_public, with_g2), ws, plan.c, native)
             del ws
             t2 = time.perf_counter()
-        with dev._lock:
-            dev.streamed["proofs"] += k
+        dev.count_streamed_proofs(k)
         zero = np.zeros(2 * zk.limbs, dtype=np.uint64)  # infinity: a set with no rows (a key of public inputs only)
         for timer in timers:
             timer.record("msm_h", (t1 - t0) * 1e3 / k)
