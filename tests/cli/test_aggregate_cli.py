@@ -46,10 +46,15 @@ def test_aggregate_then_verify(proved, capsys):
     assert doc["public"] == [json.loads(Path(p).read_text()) for p, _ in pairs]
     assert main(["verify-aggregate", str(vk), str(srs), str(out)]) == 0
     assert "OK" in capsys.readouterr().out
-    # two proofs given in the other order than their public inputs: aggregates, does not verify
+    # two proofs given in the other order than their public inputs: refused before aggregating (exit 3, the
+    # two named, nothing written), as the daemon does (issue 33: the CLI used to write an aggregate that
+    # cannot verify, exit 0)
     swapped = [(pairs[1][0], pairs[0][1]), (pairs[0][0], pairs[1][1])] + pairs[2:]
-    assert main(["aggregate", str(vk), str(srs), str(d / "bad.json"), *flat(swapped), "-q"]) == 0
-    assert main(["verify-aggregate", str(vk), str(srs), str(d / "bad.json")]) == 1
+    capsys.readouterr()
+    assert main(["aggregate", str(vk), str(srs), str(d / "bad.json"), *flat(swapped), "-q"]) == 3
+    err = capsys.readouterr().err
+    assert "2 of the 4 proofs do not verify" in err and pairs[0][1] in err and pairs[1][1] in err
+    assert not (d / "bad.json").exists()
     # a public input edited in the aggregate file
     doc["public"][2][0] = str(int(doc["public"][2][0]) + 1)
     (d / "edited.json").write_text(json.dumps(doc))
@@ -57,6 +62,55 @@ def test_aggregate_then_verify(proved, capsys):
     # another SRS: invalid
     assert main(["aggregation-srs", "--dev", "--curve", curve, "--max", "4", str(d / "other.srs")]) == 0
     assert main(["verify-aggregate", str(vk), str(d / "other.srs"), str(out)]) == 1
+
+
+def _rewritten_srs(src: Path, dst: Path, edit) -> None:
+    """src's SRS with its body edited by edit(bytearray, curve) and its CRC (and id) recomputed: a file an
+    attacker made, every checksum right."""
+    from snarkd.aggregate import srs as S
+    from snarkd.formats import checked_header
+
+    data = src.read_bytes()
+    hdr, off = checked_header.unpack(data, S.MAGIC, S.VERSION, "x", ValueError)
+    body = bytearray(data[off:])
+    edit(body, S.read_srs(src, check_all=False))
+    hdr["body_crc32c"] = checked_header.crc32c(bytes(body))
+    dst.write_bytes(checked_header.pack(S.MAGIC, S.VERSION, json.dumps(hdr).encode()) + bytes(body))
+
+
+def test_an_srs_of_inconsistent_powers_is_refused(proved, capsys):
+    """Issue 33, finding 1: two G2 powers swapped (the id, of the powers 0 and 1, unchanged; the CRC
+    recomputed): `snarkd aggregate` wrote an aggregate that does not verify, exit 0; now exit 3, nothing written."""
+    curve, vk, srs, pairs, d = proved
+
+    def swap(body, s):
+        w, start = s.curve.g2_bytes, 4 * s.max_n * s.curve.g1_bytes
+        i, j = start + 2 * w, start + 3 * w
+        body[i : i + w], body[j : j + w] = body[j : j + w], body[i : i + w]
+
+    evil = d / "evil.srs"
+    _rewritten_srs(srs, evil, swap)
+    capsys.readouterr()
+    assert main(["aggregate", str(vk), str(evil), str(d / "evil-agg.json"), *flat(pairs), "-q"]) == 3
+    assert str(evil) in capsys.readouterr().err and not (d / "evil-agg.json").exists()
+
+
+def test_an_aggregate_that_does_not_verify_is_never_written(proved, capsys, monkeypatch):
+    """Whatever went wrong in the prover (here: a commitment tampered after it was made), the aggregate is
+    verified before it is written: exit 4, nothing written."""
+    from snarkd.aggregate import files, prover
+
+    curve, vk, srs, pairs, d = proved
+    real = prover.aggregate
+
+    def tampered(*a, **kw):
+        agg = real(*a, **kw)
+        agg.agg_c, agg.final_c = agg.final_c, agg.agg_c
+        return agg
+
+    monkeypatch.setattr(files.prover, "aggregate", tampered)
+    assert main(["aggregate", str(vk), str(srs), str(d / "t.json"), *flat(pairs), "-q"]) == 4
+    assert "does not verify" in capsys.readouterr().err and not (d / "t.json").exists()
 
 
 def test_bad_input_and_usage(proved, capsys):

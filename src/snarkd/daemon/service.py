@@ -557,8 +557,10 @@ class ProverService(pb_grpc.ProverServicer):
                 raise InputError("key_id: the request names no key")
             if request.job_ids and request.proofs:
                 raise InputError("give job_ids or proofs, not both")
-            items = self._job_items(request) if request.job_ids else _inline_items(request.proofs)
             srs = self.aggregator.srs_path(request.srs_path)
+            if request.proofs:  # bounded by the SRS before any proof is parsed
+                self.aggregator.check_size(len(request.proofs), srs)
+            items = self._job_items(request) if request.job_ids else _inline_items(request.proofs)
             lk, _ = self.keys.checkout(request.key_id)  # reloaded when the key budget evicted it
             try:
                 vk = lk.vk
