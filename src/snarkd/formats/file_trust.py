@@ -36,7 +36,12 @@ _secret: dict[str, bytes] = {}  # secret path -> key, read once per process
 
 
 class UntrustedCache(Exception):
-    """A cache file that is not used (the message names the file and the rule it broke)."""
+    """A cache file that is not used (the message names the file and the rule it broke). data: on a tag that
+    does not match, the bytes read (untrusted: only to say what the file seems to be)."""
+
+    def __init__(self, message: str, data=None):
+        super().__init__(message)
+        self.data = data
 
 
 def open_regular(path, what: str = "file", nofollow: bool = False) -> int:
@@ -138,13 +143,27 @@ def tag(data, context: bytes) -> bytes:
     return mac.digest()
 
 
+def tag_stream(fd: int, length: int, context: bytes) -> bytes:
+    """The tag of the first `length` bytes of the file open (readable) at fd, read in chunks by pread."""
+    mac = hmac.new(secret(), b"snarkd-cache/v1\0" + hashlib.sha256(context).digest(), "sha256")
+    pos = 0
+    while pos < length:
+        chunk = os.pread(fd, min(1 << 22, length - pos), pos)
+        if not chunk:
+            raise OSError(f"short read at {pos} of {length}")
+        mac.update(chunk)
+        pos += len(chunk)
+    return mac.digest()
+
+
 def seal(data, context: bytes) -> bytes:
     """data followed by its tag: what a cache file holds."""
     return bytes(data) + tag(data, context)
 
 
-def read_cache(path, context: bytes, max_bytes: int) -> memoryview:
-    """The data of the cache file at `path` (its tag checked and removed); UntrustedCache otherwise."""
+def open_cache(path) -> tuple[int, os.stat_result]:
+    """(fd, its stat) of the cache file at `path` if it may be trusted as this user's: its directory's owner and
+    mode, not a link, a regular file, owned by this user or root; UntrustedCache otherwise."""
     path = Path(path)
     why = dir_problem(path.parent)
     if why:
@@ -155,12 +174,26 @@ def read_cache(path, context: bytes, max_bytes: int) -> memoryview:
         raise UntrustedCache(f"{path}: not found") from None
     except OSError as exc:  # ELOOP: a symbolic link
         raise UntrustedCache(f"{path}: not used: cannot open it without following links ({exc.strerror or exc})") from None
+    st = os.fstat(fd)
+    why = (f"{_kind(st.st_mode)}, not a regular file" if not stat.S_ISREG(st.st_mode) else
+           f"owned by uid {st.st_uid}, not by this user or root" if not _trusted_owner(st.st_uid) else "")
+    if why:
+        os.close(fd)
+        raise UntrustedCache(f"{path}: not used: {why}")
+    os.set_blocking(fd, True)
+    return fd, st
+
+
+def check_tag(path, data, found: bytes, context: bytes) -> None:
+    if not hmac.compare_digest(tag(data, context), bytes(found)):
+        raise UntrustedCache(f"{path}: not used: its tag does not match (not made by this user's snarkd for "
+                             "this input, or altered)", data)
+
+
+def read_cache(path, context: bytes, max_bytes: int) -> memoryview:
+    """The data of the cache file at `path` (its tag checked and removed); UntrustedCache otherwise."""
+    fd, st = open_cache(path)
     with os.fdopen(fd, "rb", buffering=0) as fh:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            raise UntrustedCache(f"{path}: not used: {_kind(st.st_mode)}, not a regular file")
-        if not _trusted_owner(st.st_uid):
-            raise UntrustedCache(f"{path}: not used: owned by uid {st.st_uid}, not by this user or root")
         if not TAG_BYTES <= st.st_size <= max_bytes + TAG_BYTES:
             raise UntrustedCache(f"{path}: not used: {st.st_size} bytes, outside 32..{max_bytes + TAG_BYTES}")
         buf = bytearray(st.st_size)
@@ -168,7 +201,5 @@ def read_cache(path, context: bytes, max_bytes: int) -> memoryview:
     if got != st.st_size:
         raise UntrustedCache(f"{path}: not used: changed while it was read")
     data = memoryview(buf)[:-TAG_BYTES]
-    if not hmac.compare_digest(tag(data, context), bytes(buf[-TAG_BYTES:])):
-        raise UntrustedCache(f"{path}: not used: its tag does not match (not made by this user's snarkd for "
-                             "this input, or altered)")
+    check_tag(path, data, buf[-TAG_BYTES:], context)
     return data
