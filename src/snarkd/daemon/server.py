@@ -326,7 +326,11 @@ class Server:
         flush_logs()
 
     def _bind_control(self, server, path: str) -> None:
-        """The control socket: created under umask 077, so only the daemon's user can connect."""
+        """The control socket: created under umask 077, so only the daemon's user can connect; in a directory
+        checked like the pid file's (daemon/private_dir.py)."""
+        from snarkd.daemon.private_dir import ensure_parent
+
+        ensure_parent(path)
         old = os.umask(0o077)
         try:
             ok = server.add_insecure_port(f"unix:{path}")
