@@ -51,9 +51,9 @@ def ensure_dir(d: str | os.PathLike, strict: bool = False) -> Path:
 
 
 def is_default_runtime_dir(d: str | os.PathLike) -> bool:
-    from snarkd.config.settings import runtime_dir
+    from snarkd.config.settings import default_runtime_dir
 
-    return Path(d) == runtime_dir(os.environ)
+    return Path(d) == default_runtime_dir()
 
 
 def ensure_parent(path: str | os.PathLike) -> None:

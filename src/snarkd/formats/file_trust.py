@@ -88,10 +88,11 @@ def cache_dir_ok(d) -> bool:
     return not dir_problem(d)
 
 
-def secret_path(env=os.environ) -> Path:
+def secret_path() -> Path:
     """This user's cache secret: $XDG_CACHE_HOME/snarkd/cache.key (else ~/.cache/snarkd/cache.key)."""
-    base = env.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "snarkd" / "cache.key"
+    from snarkd.config.settings import cache_secret_path
+
+    return cache_secret_path()
 
 
 def secret() -> bytes:

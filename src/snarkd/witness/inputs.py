@@ -353,10 +353,14 @@ def read_wasm(wasm, name: str | None, sym) -> tuple[bytes, Path | None, str, Pat
     if isinstance(wasm, (bytes, bytearray, memoryview)):
         return bytes(wasm), None, name or "circuit.wasm", Path(sym) if sym is not None else None
     path = Path(wasm)
+    if not os.path.lexists(path):
+        raise InputError(f"{path}: circuit .wasm not found")
+    from snarkd.formats.file_trust import open_regular
+
+    fd = open_regular(path, "circuit .wasm")  # a FIFO or a device is refused at once, never waited on or read
     try:
-        data = path.read_bytes()
-    except FileNotFoundError:
-        raise InputError(f"{path}: circuit .wasm not found") from None
+        with os.fdopen(fd, "rb") as fh:
+            data = fh.read()
     except OSError as exc:
         raise InputError(f"{path}: cannot read circuit .wasm: {exc}") from None
     if sym is None:
