@@ -237,6 +237,10 @@ class Server:
                       cfg.synthesis.workers, cfg.synthesis.threads or "auto", ",".join(d.name for d in st.devices),
                       cfg.gpus.workers_per_device, cfg.pipeline.finalize_workers, st.memory.budget,
                       cfg.pipeline.self_verify)
+        if not cfg.pipeline.self_verify:
+            from snarkd.daemon.doctor import UNVERIFIED
+
+            self.log.warning("%s; `snarkd doctor` says so too", UNVERIFIED)
 
     def _make_service(self, tokens, control: str | None) -> None:
         """The witness spool, the gRPC servicer over the engine, and the journal's unfinished jobs again."""
