@@ -24,8 +24,15 @@ def test_a_missing_directory_is_made_0700_and_checked(tmp_path):
     private_dir.ensure_dir(d, strict=True)  # every start: checked again
 
 
-@pytest.mark.parametrize("mode, strict, why", [(0o755, True, "mode 755, not 700"), (0o777, False, "writable by others"),
-                                               (0o775, False, "writable by others")])
+def test_the_users_own_runtime_dir_of_another_mode_is_tightened_to_0700(tmp_path):
+    d = tmp_path / "run"
+    d.mkdir()
+    d.chmod(0o755)  # as an older snarkd made it under umask 022
+    private_dir.ensure_dir(d, strict=True)
+    assert stat.S_IMODE(os.stat(d).st_mode) == 0o700
+
+
+@pytest.mark.parametrize("mode, strict, why", [(0o777, False, "writable by others"), (0o775, False, "writable by others")])
 def test_a_directory_others_can_write_or_read_is_refused_with_the_fix(tmp_path, mode, strict, why):
     d = tmp_path / "run"
     d.mkdir()

@@ -3,7 +3,8 @@
 The directory of the pid file, the log and the control socket is made 0700 when missing (os.mkdir: it fails
 on anything already there, so a planted link is never followed into), then checked on every start: a real
 directory (not a link), owned by the daemon's user (or root), that nobody else can write; the default runtime
-directory (/tmp/snarkd-UID when XDG_RUNTIME_DIR is unset) must be the user's own and 0700. The files in it are
+directory (/tmp/snarkd-UID when XDG_RUNTIME_DIR is unset) must be the user's own, and is made 0700 (one an
+older snarkd made 0755 is tightened). The files in it are
 opened without following links (O_NOFOLLOW) and must be regular files of the daemon's user. Anything else is
 refused with a DaemonError (exit 5) giving the reason and the fix: otherwise another user who owns or can
 write the directory could point the log at a file of the daemon's user and have it appended to and chmodded.
@@ -37,6 +38,9 @@ def ensure_dir(d: str | os.PathLike, strict: bool = False) -> Path:
             raise DaemonError(f"cannot create the runtime directory {d}: {exc.strerror or exc}") from None
     st = os.lstat(d)
     euid = os.geteuid()
+    if strict and stat.S_ISDIR(st.st_mode) and st.st_uid == euid and stat.S_IMODE(st.st_mode) & 0o077:
+        os.chmod(d, 0o700)  # the user's own (as made by an older snarkd, under umask 022): tightened, not refused
+        st = os.lstat(d)
     if stat.S_ISLNK(st.st_mode) or not stat.S_ISDIR(st.st_mode):
         why = "a symbolic link" if stat.S_ISLNK(st.st_mode) else "not a directory"
     elif st.st_uid != euid and (strict or st.st_uid != 0):
