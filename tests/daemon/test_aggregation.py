@@ -126,7 +126,8 @@ def _swap_g2_powers_in_place(path, keep_mtime: bool = True) -> None:
     i, j = start + 2 * w, start + 3 * w
     body[i : i + w], body[j : j + w] = body[j : j + w], body[i : i + w]
     hdr["body_crc32c"] = checked_header.crc32c(bytes(body))
-    new = checked_header.pack(S.MAGIC, S.VERSION, json.dumps(hdr, sort_keys=True).encode()) + bytes(body)
+    text = json.dumps(hdr, sort_keys=True, separators=(",", ":")).encode()  # padded to the old header's length
+    new = checked_header.pack(S.MAGIC, S.VERSION, text.ljust(off - checked_header.PREFIX.size - 4)) + bytes(body)
     assert len(new) == len(data)
     with open(path, "r+b") as f:
         f.write(new)

@@ -55,6 +55,7 @@ class AggregationSRS:
     _keep: object = field(default=None, repr=False)  # the _mapguard.Mapping the arrays view
     _points: tuple | None = field(default=None, repr=False)  # the verifier points as checked when read
     _digest: bytes = field(default=b"", repr=False)  # SHA-256 of the body as read
+    _checked_n: int = field(default=0, repr=False)  # the powers for n up to this are checked (check_powers)
 
     def changed(self) -> str:
         """"" while the file is as it was read (or the SRS was made in memory); else how it changed: its size
@@ -78,14 +79,32 @@ class AggregationSRS:
                 self.g2_a[1].tobytes(), self.g2_b[1].tobytes())
 
     def specialize(self, n: int) -> "ProverKey":
+        """The commitment keys for n proofs; InputError naming the file unless n fits and the powers n uses
+        (G1 below 2n, G2 below n) are successive powers of a and of b (checked once per prefix: `check_powers`)."""
         if n < 2 or n & (n - 1) or n > self.max_n:
             raise InputError(f"{self.name}: aggregates n = {n} proofs, but this SRS serves powers of two from 2 to {self.max_n}")
+        self.check_powers(n)
         return ProverKey(n=n, v1=self.g2_a[:n].tobytes(), v2=self.g2_b[:n].tobytes(),
                          w1=self.g1_a[n : 2 * n].tobytes(), w2=self.g1_b[n : 2 * n].tobytes(), srs=self)
 
     @property
     def name(self) -> str:
         return str(self.path) if self.path else "aggregation SRS"
+
+    def check_powers(self, n: int, threads: int = 0) -> None:
+        """InputError naming the file unless the G1 powers below 2n and the G2 powers below n are, for a and for
+        b, points of the subgroup and successive powers of one secret (verifier/ptau_check.check_chain:
+        randomized pairing checks, a bad file passes with probability 2^-128). Only the prefix a call uses is
+        checked, once: a BN254 SRS of max_n 2^20 is not scanned whole to aggregate 8 proofs. An SRS made in
+        memory (dev_srs, srs_from_ptau: checked from its sources) is not checked again."""
+        if self._keep is None or n <= self._checked_n:
+            return
+        from snarkd.verifier.ptau_check import check_chain
+
+        for s, g1, g2 in (("a", self.g1_a, self.g2_a), ("b", self.g1_b, self.g2_b)):
+            check_chain(self.curve, self.name, g1[: 2 * n], g2[:n], labels=(f"G1 {s}-powers", f"G2 {s}-powers"),
+                        threads=threads)
+        self._checked_n = n
 
 
 @dataclass
@@ -226,12 +245,11 @@ _HEADER_KEYS = {"curve", "max_n", "dev", "sources", "id", "body_crc32c"}
 
 
 def read_srs(path, check_all: bool = True, threads: int = 0) -> AggregationSRS:
-    """The SRS file at `path`, memory-mapped; InputError naming the file on anything malformed or inconsistent.
-    check_all (the prover's read): every power checked to be a point of the subgroup and the a- and b-powers
-    each successive powers of one secret (verifier/ptau_check.check_chain: randomized pairing checks, a bad file
-    passes with probability 2^-128); a file whose powers are swapped or replaced, its checksum recomputed, is
-    refused here. check_all=False (the verifier, which reads only the six verifier points and checks those):
-    the other powers are not checked (a wrong power can only make an aggregate fail to verify)."""
+    """The SRS file at `path`, memory-mapped; InputError naming the file on anything malformed.
+    check_all=False (the verifier, which reads only the six verifier points and checks those): the
+    other points are covered by the body checksum but not each checked to be on its curve. The powers an
+    aggregation uses are checked to be successive powers of a and b by `specialize` (check_powers): a file
+    whose powers are swapped or replaced, its checksum recomputed, is refused there."""
     from snarkd.formats.file_trust import open_regular
 
     path = Path(path)
@@ -289,9 +307,13 @@ def read_srs(path, check_all: bool = True, threads: int = 0) -> AggregationSRS:
 
 
 def _check_points(srs: AggregationSRS, bad, check_all: bool, threads: int = 0) -> None:
-    from snarkd.verifier.ptau_check import check_chain
-
     G = Group(srs.curve)
+    scans = (("G1 a-powers", srs.g1_a, G.core.g1_first_not_on_curve), ("G1 b-powers", srs.g1_b, G.core.g1_first_not_on_curve),
+             ("G2 a-powers", srs.g2_a, G.core.g2_first_not_on_curve), ("G2 b-powers", srs.g2_b, G.core.g2_first_not_on_curve))
+    for name, arr, first_off in scans if check_all else scans[:0]:
+        i = first_off(arr)
+        if i >= 0:
+            raise bad(f"{name}[{i}] is not a point of {srs.curve.name}")
     g, h, a1, b1, a2, b2 = srs.verifier_points()
     if g != G.generator_g1() or srs.g1_b[0].tobytes() != g:
         raise bad("the G1 powers do not start with the generator")
@@ -309,9 +331,6 @@ def _check_points(srs: AggregationSRS, bad, check_all: bool, threads: int = 0) -
     for p, q in ((a1, a2), (b1, b2)):
         if G.pair.multi_pairing([p, G.g1_neg(g)], [h, q]) != G.gt_one():
             raise bad("[a]_1 and [a]_2 (or b) are not of one secret")
-    if check_all:
-        for s, g1, g2 in (("a", srs.g1_a, srs.g2_a), ("b", srs.g1_b, srs.g2_b)):
-            check_chain(srs.curve, str(srs.path), g1, g2, labels=(f"G1 {s}-powers", f"G2 {s}-powers"), threads=threads)
 
 
 def srs_from_ptau_files(a_path, b_path, max_n: int | None = None) -> AggregationSRS:

@@ -180,8 +180,10 @@ class Aggregator:
             raise InputError(f"srs_path: {srs_path} is an SRS of {srs.curve.name}, but key {key_id!r} is of "
                              f"{vk.curve.name}")
         try:
-            key = srs.specialize(len(items))
+            key = srs.specialize(len(items))  # also checks the powers n uses, once per SRS and prefix
         except InputError as exc:
+            if len(items) <= srs.max_n:  # n fits: its powers are bad, so the file is not kept resident
+                self._forget(srs_path)
             raise InputError(f"srs_path: {exc}") from None
         t = time.perf_counter()
         self._check(key_id, vk_json, items)
