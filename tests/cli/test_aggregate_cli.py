@@ -184,3 +184,53 @@ def test_aggregate_through_a_daemon_usage_errors(tmp_path):
     assert main(["aggregate", "--addr", "127.0.0.1:1", "--key", "k", out, "p.json"]) == 2  # odd file count
     assert main(["aggregate", str(tmp_path / "vk.json"), out]) == 2  # local: VK SRS OUT at least
     assert main(["aggregate", "--addr", "127.0.0.1:1", "--key", "k", "--backend", "cpu", out, "--jobs", "a"]) == 2
+
+
+def test_whatever_the_srs_or_proofs_an_aggregate_written_with_exit_0_verifies(proved, capsys):
+    """Property (issue 33): hostile SRS files (powers swapped, replaced, bits flipped: every checksum
+    recomputed) and invalid proof sets; `snarkd aggregate` either refuses (exit 3 or 4, nothing written) or
+    writes an aggregate that `snarkd verify-aggregate` accepts under that same SRS. No other outcome."""
+    import random
+
+    from snarkd.aggregate.group import Group
+    from snarkd.curves.params import CURVES
+
+    curve, vk, srs, pairs, d = proved
+    G = Group(next(c for c in CURVES if c.name == curve))
+    rnd = random.Random(33)
+
+    def edit(kind):
+        def apply(body, s):
+            g1, g2, n = G.g1_bytes, G.g2_bytes, s.max_n
+            if kind == "flip":
+                i = rnd.randrange(len(body) * 8)
+                body[i // 8] ^= 1 << (i % 8)
+            elif kind == "swap g1":
+                i, j = rnd.sample(range(2, 4 * n), 2)
+                body[i * g1 : (i + 1) * g1], body[j * g1 : (j + 1) * g1] = body[j * g1 : (j + 1) * g1], body[i * g1 : (i + 1) * g1]
+            elif kind == "swap g2":
+                base = 4 * n * g1
+                i, j = rnd.sample([k for k in range(2 * n) if k % n >= 2], 2)
+                a, b = base + i * g2, base + j * g2
+                body[a : a + g2], body[b : b + g2] = body[b : b + g2], body[a : a + g2]
+            else:  # a power replaced by another valid point
+                i = rnd.choice([k for k in range(4 * n) if k % (2 * n) >= 2])
+                body[i * g1 : (i + 1) * g1] = G.g1_mul(G.generator_g1(), rnd.randrange(2, 1 << 30))
+        return apply
+
+    outcomes = []
+    for k in range(16):
+        evil = d / f"hostile-{k}.srs"
+        _rewritten_srs(srs, evil, edit(["flip", "swap g1", "swap g2", "replace"][k % 4]))
+        chosen = list(pairs)
+        if k % 3 == 0:  # and an invalid proof set
+            chosen[1] = (pairs[1][0], pairs[2][1])
+        out = d / f"hostile-agg-{k}.json"
+        code = main(["aggregate", str(vk), str(evil), str(out), *flat(chosen), "-q"])
+        outcomes.append(code)
+        if code == 0:
+            assert main(["verify-aggregate", str(vk), str(evil), str(out)]) == 0
+        else:
+            assert code in (3, 4) and not out.exists()
+    capsys.readouterr()
+    assert 3 in outcomes  # the hostile cases were refused, not all silently harmless
