@@ -166,6 +166,8 @@ def open_cache(path) -> tuple[int, os.stat_result]:
     """(fd, its stat) of the cache file at `path` if it may be trusted as this user's: its directory's owner and
     mode, not a link, a regular file, owned by this user or root; UntrustedCache otherwise."""
     path = Path(path)
+    if not os.path.lexists(path):  # nothing there: no warning about its directory
+        raise UntrustedCache(f"{path}: not found")
     why = dir_problem(path.parent)
     if why:
         raise UntrustedCache(f"{path}: not used: {why}")
