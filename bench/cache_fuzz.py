@@ -77,8 +77,7 @@ class Target:
     def _make_cwasm(self):
         from snarkd.witness.calculator import WitnessCalculator
 
-        os.environ["SNARKD_WASM_CACHE"] = str(self.work / "cache")
-        WitnessCalculator(self.wasm)
+        WitnessCalculator(self.wasm, cache=str(self.work / "cache"))
         (self.path,) = (self.work / "cache").glob("*.cwasm")
 
     def _check_cwasm(self) -> str:
@@ -88,7 +87,7 @@ class Target:
         module, _ = wasm_runtime._load_cached(self.wasm.read_bytes(), self.path.parent)
         if module is None:
             return "refused"
-        self._same(WitnessCalculator(self.wasm).calculate(self.inputs).values)
+        self._same(WitnessCalculator(self.wasm, cache=str(self.path.parent)).calculate(self.inputs).values)
         return "accepted"
 
     # -- .wprog
@@ -151,7 +150,13 @@ class Target:
 def _child(kind: str, work: str, generation: int, conn) -> None:
     """Runs cases (index, bytes) in order; reports (index, outcome) for each."""
     os.environ["XDG_CACHE_HOME"] = str(Path(work) / "xdg")  # the per-user secret, in the run's own folder
-    target = Target(kind, Path(work) / f"{kind}-{generation}")  # a fresh folder per child
+    try:
+        target = Target(kind, Path(work) / f"{kind}-{generation}")  # a fresh folder per child
+    except BaseException:
+        import traceback
+
+        conn.send(("failed", traceback.format_exc(), b""))
+        raise
     conn.send(("ready", len(target.good), target.good))
     for index, data in iter(conn.recv, None):
         target.path.unlink(missing_ok=True)
@@ -166,7 +171,7 @@ def _child(kind: str, work: str, generation: int, conn) -> None:
 
 
 def run(kinds=KINDS, count: int = 10000, seed: int = 1, bits: bool = False, bit_step: int = 1) -> dict:
-    ctx = mp.get_context("fork")
+    ctx = mp.get_context("spawn")  # not fork: the caller (a pytest worker) may hold native threads
     work = tempfile.mkdtemp(prefix="cachefuzz")
     report = {"count": count, "seed": seed, "bits": bits, "kinds": {}}
     for kind in kinds:
@@ -187,8 +192,8 @@ def run(kinds=KINDS, count: int = 10000, seed: int = 1, bits: bool = False, bit_
                 msg = parent.recv() if parent.poll(120) else None
             except EOFError:
                 msg = None
-            if msg is None:
-                raise RuntimeError(f"{kind}: the child did not start")
+            if msg is None or msg[0] != "ready":
+                raise RuntimeError(f"{kind}: the child did not start" + (f":\n{msg[1]}" if msg else ""))
             _, size, good = msg
             total = size * 8 // bit_step if bits else count
             while index < total:
