@@ -33,13 +33,14 @@ def test_a_fifo_or_device_as_a_circuit_wasm_or_srs_is_refused_at_once(tmp_path):
 
     from snarkd.aggregate.srs import read_srs
     from snarkd.errors import InputError
-    from snarkd.witness.inputs import read_wasm
+    from snarkd.witness.inputs import read_wasm, sized_input_names
 
     fifo = tmp_path / "pipe"
     os.mkfifo(fifo)
     t = time.monotonic()
     for p in (fifo, "/dev/zero"):
-        for read in (lambda: read_wasm(p, None, None), lambda: read_srs(p)):
+        for read in (lambda: read_wasm(p, None, None), lambda: read_srs(p),
+                     lambda: sized_input_names(p, lambda msb, lsb: -1)):  # the .sym found beside a wasm
             with pytest.raises(InputError, match="not a regular file") as exc:
                 read()
             assert str(p) in str(exc.value)
