@@ -56,6 +56,19 @@ def config(a, work: Path, zkey: Path, wasm: Path, port: int) -> Path:
 def one_run(addr: str, kind: str, a, witness: Path, inputs: dict, vk: dict, proofs: str | None) -> dict:
     args = dict(witness=str(witness)) if kind == "witness" else dict(inputs=inputs)
     run = run_bench(addr, "k", **args, count=a.count, inflight=a.j, progress=False, vk=vk, proofs_dir=proofs)
+    out = summarize(kind, a.j, run)
+    log(json.dumps(out))
+    return out
+
+
+def _median(values, scale: float = 1.0, digits: int = 2):
+    """The median (scaled, rounded), or None when there is nothing to take it of (every job failed)."""
+    values = [v for v in values if v is not None]
+    return round(statistics.median(values) * scale, digits) if values else None
+
+
+def summarize(kind: str, j: int, run: dict) -> dict:
+    """One run's record. A run whose jobs all failed is reported as such (its failures listed), not a crash."""
     ok = [jb for jb in run["jobs"] if jb["state"] == "COMPLETED"]
     lat = sorted(jb["end"] - jb["start"] for jb in ok)
     phases: dict[str, list] = {}
@@ -63,19 +76,24 @@ def one_run(addr: str, kind: str, a, witness: Path, inputs: dict, vk: dict, proo
         for k, v in jb["partitions"][0]["timings"].items():
             phases.setdefault(k, []).append(v)
     s = run["summary"]
-    out = {
-        "kind": kind, "j": a.j, "proofs": len(ok), "failed": [jb["error"] for jb in run["jobs"] if jb["state"] != "COMPLETED"],
-        "s_per_proof": round(s["s_per_proof"], 5) if s["s_per_proof"] else None,
-        "latency_ms": {"p50": round(statistics.median(lat) * 1e3, 1), "p95": round(lat[int(0.95 * (len(lat) - 1))] * 1e3, 1)},
+    return {
+        "kind": kind, "j": j, "proofs": len(ok), "failed": [jb["error"] for jb in run["jobs"] if jb["state"] != "COMPLETED"],
+        "s_per_proof": round(s["s_per_proof"], 5) if s.get("s_per_proof") else None,
+        "latency_ms": {"p50": _median(lat, 1e3, 1), "p95": round(lat[int(0.95 * (len(lat) - 1))] * 1e3, 1) if lat else None},
         "daemon_cpu_cores": round(s["daemon_cpu_cores"], 2) if s.get("daemon_cpu_cores") is not None else None,
         "witnesses": s.get("witnesses"),
         "kernel_busy": s.get("device_kernel_busy_fraction"),
         "verified_by_client": run.get("verified"),
         "transport": run.get("transport", ""),
-        "phase_median_ms": {k: round(statistics.median(v), 2) for k, v in phases.items()},
+        "phase_median_ms": {k: _median(v) for k, v in phases.items()},
     }
-    log(json.dumps(out))
-    return out
+
+
+def medians(runs: list[dict]) -> dict:
+    w = [r["s_per_proof"] for r in runs if r["kind"] == "witness"]
+    i = [r["s_per_proof"] for r in runs if r["kind"] == "inputs"]
+    mw, mi = _median(w, digits=6), _median(i, digits=6)
+    return {"witness": mw, "inputs": mi, "inputs_over_witness": round(mi / mw, 3) if mw and mi else None}
 
 
 def main() -> int:
@@ -129,27 +147,26 @@ def main() -> int:
                 for kind in ("witness", "inputs"):
                     with tempfile.TemporaryDirectory() as proofs:
                         res["runs"].append(one_run(addr, kind, a, wtns, inputs, vk, proofs))
-                        if rnd == 0:
+                        if rnd == 0 and Path(proofs, "public-0-0.json").exists():  # absent: every job failed
                             publics[kind] = json.loads(Path(proofs, "public-0-0.json").read_text())
                             if kind == "inputs":
                                 for f in ("proof", "public"):
                                     (out_dir / f"sample-{a.name}-inputs-{f}.json").write_text(
                                         Path(proofs, f"{f}-0-0.json").read_text())
-            res["same_public_signals"] = publics.get("witness") == publics.get("inputs")
+            res["same_public_signals"] = publics.get("witness") is not None and publics.get("witness") == publics.get("inputs")
             (out_dir / "vk.json").write_text(json.dumps(vk))
             log_tail = (work / "snarkd.log").read_text().splitlines()
             res["native_program_log"] = [line for line in log_tail if "native witness program" in line][:3]
         finally:
             r = subprocess.run([*snarkd, "stop", "--config", str(cfg)], env=env, capture_output=True, text=True, timeout=120)
             log(r.stdout.strip() or r.stderr.strip())
-    w = [r["s_per_proof"] for r in res["runs"] if r["kind"] == "witness"]
-    i = [r["s_per_proof"] for r in res["runs"] if r["kind"] == "inputs"]
-    res["median_s_per_proof"] = {"witness": statistics.median(w), "inputs": statistics.median(i),
-                                 "inputs_over_witness": round(statistics.median(i) / statistics.median(w), 3)}
+    res["median_s_per_proof"] = medians(res["runs"])
     (out_dir / f"daemon-inputs-{a.name}.json").write_text(json.dumps(res, indent=1))
-    print(f"{a.name}: j = {a.j}, median s/proof from a witness {res['median_s_per_proof']['witness']:.4f}, "
-          f"from inputs {res['median_s_per_proof']['inputs']:.4f} ({res['median_s_per_proof']['inputs_over_witness']}x); "
-          f"daemon cores {[r['daemon_cpu_cores'] for r in res['runs']]}; same public signals: {res['same_public_signals']}")
+    m = res["median_s_per_proof"]
+    failed = [f for r in res["runs"] for f in r["failed"]]
+    print(f"{a.name}: j = {a.j}, median s/proof from a witness {m['witness']}, from inputs {m['inputs']} "
+          f"({m['inputs_over_witness']}x); daemon cores {[r['daemon_cpu_cores'] for r in res['runs']]}; same public "
+          f"signals: {res['same_public_signals']}" + (f"; {len(failed)} job(s) failed, first: {failed[0]}" if failed else ""))
     return 0 if all(not r["failed"] for r in res["runs"]) and res["same_public_signals"] else 1
 
 

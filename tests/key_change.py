@@ -17,9 +17,27 @@ from snarkd.errors import InputError
 from snarkd.verifier import verify
 
 
+CASES = ("chain", "many_public", "no_public")
+
+
+def cases_or_skip() -> list:
+    """The three cases, from the fixture cache (oracle.CACHE) or built with circom2 and snarkjs; on a machine
+    without Node.js or node_modules (a GPU machine given only the repository), a skip saying so instead of an
+    error (issue 33, finding 8)."""
+    import oracle
+
+    try:
+        return [build_case(n, "bn128") for n in CASES]
+    except (FileNotFoundError, RuntimeError, pytest.fail.Exception) as exc:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        pytest.skip(f"the key-change circuits are neither in the fixture cache ({oracle.CACHE}) nor buildable here: "
+                    f"circom2/snarkjs need Node.js and `npm ci` ({first})")
+
+
 def run_key_change(tmp_path, devices=(), delay=0.3):
     """(engine started with chain and other loaded, chain's key path, the chain, other and shorter cases)."""
-    chain, other, shorter = (build_case(n, "bn128") for n in ("chain", "many_public", "no_public"))
+    # on a GPU machine (devices given) missing oracles skip; in CPU CI, where Node.js is a requirement, they fail
+    chain, other, shorter = cases_or_skip() if devices else (build_case(n, "bn128") for n in CASES)
     key = tmp_path / "chain.zkey"
     shutil.copyfile(chain.zkey, key)
     eng = Engine(EngineConfig(synthesis_workers=2, threads=1, memory_budget="256MiB", debug_delay_s=delay,

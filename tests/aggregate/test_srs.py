@@ -83,8 +83,58 @@ def corrupt_cases(dev, tmp_path):
         "off curve": lambda p: rewrite(p, body=data[off : off + G.g1_bytes] + bytes([data[off + G.g1_bytes] ^ 1]) + data[off + G.g1_bytes + 1 :]),
         "same secrets": lambda p: rewrite(p, body=data[off : off + 2 * dev.max_n * G.g1_bytes] * 2 + data[off + 4 * dev.max_n * G.g1_bytes :]),
         "a1 and a2 of other secrets": lambda p: rewrite(p, body=data[off : off + 4 * dev.max_n * G.g1_bytes] + dev.g2_b.tobytes() + dev.g2_a.tobytes()),
+        # powers that are valid points, checksum and id recomputed, but not successive powers of one secret
+        # (issue 33, finding 1: read_srs checked only the verifier points and the CRC): refused by specialize
+        "two G2 a-powers swapped": lambda p: rewrite(p, body=_swap(data[off:], 4 * dev.max_n * G.g1_bytes, G.g2_bytes, 2, 3)),
+        "two G1 b-powers swapped": lambda p: rewrite(p, body=_swap(data[off:], 2 * dev.max_n * G.g1_bytes, G.g1_bytes, 4, 6)),
+        "a G1 power replaced": lambda p: rewrite(p, body=_put(data[off:], 3 * G.g1_bytes, G.g1_mul(G.generator_g1(), 99))),
+        "the last G2 b-power replaced": lambda p: rewrite(p, body=data[off:][: -G.g2_bytes] + G.g2_mul(G.generator_g2(), 99)),
     }
     return cases
+
+
+def _swap(body: bytes, start: int, width: int, i: int, j: int) -> bytes:
+    b = bytearray(body)
+    pi, pj = start + i * width, start + j * width
+    b[pi : pi + width], b[pj : pj + width] = body[pj : pj + width], body[pi : pi + width]
+    return bytes(b)
+
+
+def _put(body: bytes, at: int, point: bytes) -> bytes:
+    return body[:at] + point + body[at + len(point) :]
+
+
+def test_a_file_rewritten_in_place_with_its_mtime_restored_reads_as_changed(dev, tmp_path):
+    """changed() compares the content (a body hash), not only size and mtime: the daemon reads it again."""
+    import os
+
+    path = tmp_path / "a.srs"
+    S.write_srs(path, dev)
+    srs = S.read_srs(path)
+    assert srs.changed() == "" and srs.verifier_points() == dev.verifier_points()
+    st = os.stat(path)
+    data = bytearray(path.read_bytes())
+    data[-5] ^= 1
+    with open(path, "r+b") as f:  # in place: the mapping sees it
+        f.write(data)
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert "content changed" in srs.changed()
+    assert srs.verifier_points() == dev.verifier_points() and srs.id == dev.id  # the checked copies
+
+
+def test_a_fifo_or_a_device_as_the_srs_is_refused_at_once(tmp_path):
+    import os
+    import time
+
+    fifo = tmp_path / "fifo.srs"
+    os.mkfifo(fifo)
+    for p in (fifo, "/dev/zero"):
+        t = time.monotonic()
+        with pytest.raises(InputError, match="not a regular file"):
+            S.read_srs(p)
+        with pytest.raises(InputError, match="not a regular file"):
+            S.read_srs_max_n(p)
+        assert time.monotonic() - t < 5
 
 
 def test_every_corruption_is_an_input_error_naming_the_file(dev, tmp_path):
@@ -92,8 +142,24 @@ def test_every_corruption_is_an_input_error_naming_the_file(dev, tmp_path):
         p = tmp_path / f"{name.replace(' ', '_')}.srs"
         make(p)
         with pytest.raises(InputError) as info:
-            S.read_srs(p)
+            S.read_srs(p).specialize(dev.max_n)  # the read, or the powers' check before they are used
         assert str(p) in str(info.value), name
+
+
+def test_only_the_prefix_a_call_uses_is_checked(dev, tmp_path):
+    """A power past 2n (G1) / n (G2) is not used for n proofs: not checked (a large SRS is not scanned whole
+    for a small aggregate), and refused once a larger n uses it."""
+    G = Group(dev.curve)
+    base = tmp_path / "base.srs"
+    S.write_srs(base, dev)
+    data = base.read_bytes()
+    _, off = checked_header.unpack(data, S.MAGIC, S.VERSION, "x", ValueError)
+    p = tmp_path / "late.srs"
+    rewrite(p, body=data[off:][: -G.g2_bytes] + G.g2_mul(G.generator_g2(), 99))  # the last G2 b-power
+    srs = S.read_srs(p)
+    assert srs.specialize(2).n == 2
+    with pytest.raises(InputError, match=r"G2 b-powers\[0\.\.4\) are not successive powers"):
+        srs.specialize(4)
     with pytest.raises(InputError):
         S.read_srs(tmp_path / "missing.srs")
 

@@ -140,3 +140,18 @@ def test_timeline_without_matplotlib_says_how_to_get_it(monkeypatch, tmp_path, c
                  "--timeline", str(tmp_path / "t.png")])
     assert code == 2 and "pip install 'snarkd[plot]'" in capsys.readouterr().err
     assert not (tmp_path / "t.png").exists()
+
+
+def test_daemon_inputs_reports_a_run_whose_jobs_all_failed(tmp_path):
+    """bench/daemon_inputs.py crashed with StatisticsError (no median of nothing) when every job failed, hiding
+    the failures (issue 33, finding 8); now the run's record lists them and its medians are None."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
+    import daemon_inputs
+
+    run = {"jobs": [{"state": "FAILED", "error": "witness_paths[0]: outside the allowed directories"}] * 3,
+           "summary": {"s_per_proof": None}}
+    out = daemon_inputs.summarize("witness", 4, run)
+    assert out["proofs"] == 0 and len(out["failed"]) == 3 and "outside" in out["failed"][0]
+    assert out["latency_ms"] == {"p50": None, "p95": None} and out["s_per_proof"] is None
+    assert daemon_inputs.medians([out, dict(out, kind="inputs")]) == {"witness": None, "inputs": None,
+                                                                     "inputs_over_witness": None}

@@ -107,3 +107,75 @@ def test_backend_setting_picks_the_daemons_first_gpu(tmp_path):
         Aggregator.from_config(cfg("cuda"), None, devices=[cpu])
     with pytest.raises(Exception, match="backend"):
         cfg("tpu")
+
+
+def _swap_g2_powers_in_place(path, keep_mtime: bool = True) -> None:
+    """Two G2 a-powers swapped, the body CRC recomputed, the file rewritten in place with its mtime restored
+    (issue 33, finding 1: the resident SRS was not read again, and the aggregate returned did not verify)."""
+    import os
+
+    from snarkd.aggregate import srs as S
+    from snarkd.formats import checked_header
+
+    st = os.stat(path)
+    data = path.read_bytes()
+    hdr, off = checked_header.unpack(data, S.MAGIC, S.VERSION, "x", ValueError)
+    s = S.read_srs(path, check_all=False)
+    body = bytearray(data[off:])
+    w, start = s.curve.g2_bytes, 4 * s.max_n * s.curve.g1_bytes
+    i, j = start + 2 * w, start + 3 * w
+    body[i : i + w], body[j : j + w] = body[j : j + w], body[i : i + w]
+    hdr["body_crc32c"] = checked_header.crc32c(bytes(body))
+    text = json.dumps(hdr, sort_keys=True, separators=(",", ":")).encode()  # padded to the old header's length
+    new = checked_header.pack(S.MAGIC, S.VERSION, text.ljust(off - checked_header.PREFIX.size - 4)) + bytes(body)
+    assert len(new) == len(data)
+    with open(path, "r+b") as f:
+        f.write(new)
+    if keep_mtime:
+        os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+
+
+def test_a_resident_srs_rewritten_in_place_with_its_mtime_restored_is_read_again_and_refused(case, tmp_path):
+    vk, items, d = case
+    agg = Aggregator(threads=1)
+    a = tmp_path / "a.srs"
+    shutil.copy(d / "a.srs", a)
+    first = agg.start("k", vk, items, a).result(60)
+    assert "verify" in first.timings
+    _swap_g2_powers_in_place(a)
+    with pytest.raises(InputError, match=r"srs_path: .*G2 a-powers\[0\.\.4\) are not successive powers"):
+        agg.start("k", vk, items, a).result(60)
+    assert agg.resident_srs() == []
+    agg.close()
+
+
+def test_an_aggregate_that_does_not_verify_is_never_returned(case, monkeypatch):
+    from snarkd.aggregate.files import AggregateNotVerified
+    from snarkd.daemon import aggregation
+
+    vk, items, d = case
+    results = []
+    agg = Aggregator(threads=1, observe=lambda *a: results.append(a[0]))
+    real = aggregation.prover.aggregate
+
+    def tampered(*a, **kw):
+        out = real(*a, **kw)
+        out.agg_c, out.final_c = out.final_c, out.agg_c
+        return out
+
+    monkeypatch.setattr(aggregation.prover, "aggregate", tampered)
+    with pytest.raises(AggregateNotVerified, match="does not verify"):
+        agg.start("k", vk, items, d / "a.srs").result(60)
+    assert results == ["failed"]
+    agg.close()
+
+
+def test_more_proofs_than_the_srs_serves_are_refused_from_its_header(case, tmp_path):
+    vk, items, d = case
+    agg = Aggregator(threads=1)
+    agg.check_size(4, d / "a.srs")
+    with pytest.raises(InputError, match="serves powers of two from 2 to 4"):
+        agg.check_size(1 << 18, d / "a.srs")
+    with pytest.raises(InputError, match="power of two"):
+        agg.check_size(3, d / "a.srs")
+    agg.close()

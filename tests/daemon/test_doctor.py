@@ -173,3 +173,15 @@ def test_start_failure_points_at_doctor(setup, tmp_path):
     r = snarkd("start", "--config", cfg)
     assert r.returncode == 5, r.stderr
     assert "cannot preload key 'bad'" in r.stderr and f"snarkd doctor --config {cfg}" in r.stderr
+
+
+def test_self_verify_off_is_a_warning_with_its_fix(tmp_path):
+    """Issue 33, finding 7: [pipeline] self_verify = false returns proofs of jobs without batch_verify
+    unverified; it stays an operator's choice, and doctor (and the start log) say what it costs."""
+    from snarkd.config import Config
+
+    on = Config.from_text("", str(tmp_path / "a.toml"), tmp_path, env={})
+    off = Config.from_text("[pipeline]\nself_verify = false\n", str(tmp_path / "b.toml"), tmp_path, env={})
+    assert doctor.check_self_verify(on).level == "ok"
+    c = doctor.check_self_verify(off)
+    assert c.level == "warn" and "unverified" in c.detail and "self_verify = true" in c.fix

@@ -171,6 +171,15 @@ def test_tls_with_tokens(setup, pki, reaper, chain_bn128, tmp_path):
             assert e.value.code == grpc.StatusCode.NOT_FOUND
             assert str(e.value).replace(job, "ID") == str(unknown.value).replace("no-such-job", "ID")
         assert ops.await_(job).state == "COMPLETED" and alice.await_(job).state == "COMPLETED"
+        # errors name paths relative to the key directories for a prover, in full for admin (issue 33, finding 6)
+        pairs = [(reply.public, reply.proof)] * 2
+        missing = circ.zkey.parent / "missing.srs"
+        with pytest.raises(RemoteInputError) as e:
+            alice.aggregate("chain", proofs=pairs, srs_path=str(missing))
+        assert "missing.srs" in str(e.value) and str(circ.zkey.parent) not in str(e.value), str(e.value)
+        with pytest.raises(RemoteInputError) as e:
+            ops.aggregate("chain", proofs=pairs, srs_path=str(missing))
+        assert str(missing) in str(e.value)
         # Status: a prover sees what a prover needs (keys without paths, the spool), not the daemon's insides
         seen, full = alice.status(), ops.status()
         assert full["pid"] == info["pid"] and full["config_path"] and full["keys"][0]["path"]

@@ -72,6 +72,21 @@ def test_auto_sends_a_file_in_witness_dirs_by_path(daemon, tmp_path):
     assert reply.public == reply2.public and snarkjs_ok(circ, tmp_path, reply2)
 
 
+def test_a_symlinked_witness_goes_into_the_spool_as_the_file_it_names(daemon, tmp_path):
+    """Issue 33, finding 8 (seen with `snarkd bench` on the GPU machine): link(2) does not follow a symbolic
+    link, so the spool got the link itself and the daemon refused it as outside its directories, failing
+    every job. The client resolves it: the proof comes back, snarkjs accepts it, the link and file stay."""
+    s, proc, circ, wtns, allowed = daemon
+    real = tmp_path / "real.wtns"
+    real.write_bytes(wtns.read_bytes())
+    link = tmp_path / "link.wtns"
+    link.symlink_to(real)
+    with Client(s.addr, timeout=120) as c:
+        reply = c.prove("chain", witness_paths=[str(link)])
+        assert c.last_transport == "spool"
+    assert snarkjs_ok(circ, tmp_path, reply) and link.is_symlink() and real.exists()
+
+
 def test_paths_outside_the_rule_are_denied_without_saying_more(daemon, tmp_path):
     s, proc, circ, wtns, allowed = daemon
     (allowed / "escape.wtns").symlink_to(wtns)  # inside by name, outside after symlinks

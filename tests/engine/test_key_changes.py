@@ -32,3 +32,18 @@ def test_an_untouched_key_is_never_spoiled(setup):
     os.rename(key, key.with_suffix(".moved"))  # mv: the mapped file is intact (its path names nothing now)
     job = eng.submit("chain", chain.wtns.read_bytes())
     assert job.done.wait(60) and job.state == COMPLETED and eng.keys.get("chain").reloads == 0
+
+
+def test_without_node_or_cached_fixtures_the_gpu_variant_skips_with_the_reason(tmp_path, monkeypatch):
+    """tests/gpu/test_gpu_key_changes.py on a GPU machine without Node.js (issue 33, finding 8): it errored;
+    now cases_or_skip skips, naming the fixture cache and Node.js. Simulated: no `node` on PATH, an empty
+    fixture cache, nothing built in this process yet."""
+    import cases
+    import oracle
+    from key_change import cases_or_skip
+
+    monkeypatch.setattr(oracle, "CACHE", tmp_path / "empty-cache")
+    monkeypatch.setattr(cases, "_cache", {})
+    monkeypatch.setenv("PATH", str(tmp_path / "no-bin"))
+    with pytest.raises(pytest.skip.Exception, match=r"fixture cache .*empty-cache.* Node\.js"):
+        cases_or_skip()

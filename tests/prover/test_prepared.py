@@ -189,3 +189,28 @@ def test_cli_prepare(chain_circuit, key_copy, tmp_path):
     res = subprocess.run([sys.executable, "-m", "snarkd", "prepare", str(tmp_path / "missing.zkey")],
                          capture_output=True, text=True)
     assert res.returncode == 3 and "missing.zkey" in res.stderr
+
+
+def test_a_sidecar_not_made_by_this_user_or_linked_is_refused(chain_circuit, key_copy, caplog, tmp_path, monkeypatch):
+    """Issue 33, finding 2: every CRC right is not enough. A sidecar sealed under another user's secret (made
+    elsewhere, or another key's blocks re-bound by hand), or a link to a good one, is refused with a warning
+    naming the rule; the proof is the one made without it."""
+    from snarkd.formats import file_trust
+
+    zkey, reference = key_copy
+    path = prep.build(zkey)
+    good = open(path, "rb").read()
+    monkeypatch.setitem(file_trust._secret, str(file_trust.secret_path()), b"\x01" * 32)  # another user's secret
+    prep.build(zkey)
+    monkeypatch.undo()
+    with caplog.at_level(logging.WARNING, logger="snarkd.prepared"):
+        assert prove_files(zkey, chain_circuit.wtns, r=R, s=S).proof == reference
+    assert "tag does not match" in caplog.text
+    elsewhere = tmp_path / "elsewhere.prep"
+    elsewhere.write_bytes(good)
+    os.unlink(path)
+    os.symlink(elsewhere, path)
+    caplog.clear()
+    with caplog.at_level(logging.WARNING, logger="snarkd.prepared"):
+        assert prove_files(zkey, chain_circuit.wtns, r=R, s=S).proof == reference
+    assert "without following links" in caplog.text

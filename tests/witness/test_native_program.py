@@ -38,13 +38,13 @@ def test_built_once_then_loaded(control):
     assert (again.calculate(INPUTS).values == first.calculate(INPUTS).values).all()
 
 
-@pytest.mark.parametrize("damage, reason", [
-    (lambda b: b[:-7], "checksum"),                                  # truncated
-    (lambda b: b[:200] + bytes([b[200] ^ 1]) + b[201:], "checksum"),  # one bit of the header
-    (lambda b: b[:-40] + bytes([b[-40] ^ 0x10]) + b[-39:], "checksum"),  # one bit of the program
-    (lambda b: b"snarkdPK" + b[8:], "not a snarkd witness program"),
-    (lambda b: b[:8] + (99).to_bytes(4, "little") + b[12:], "version 99"),
-    (lambda b: b"", "too short"),
+@pytest.mark.parametrize("damage, reason", [  # every change is caught by the file's HMAC tag first
+    (lambda b: b[:-7], "tag does not match"),                                  # truncated
+    (lambda b: b[:200] + bytes([b[200] ^ 1]) + b[201:], "tag does not match"),  # one bit of the header
+    (lambda b: b[:-40] + bytes([b[-40] ^ 0x10]) + b[-39:], "tag does not match"),  # one bit of the program
+    (lambda b: b"snarkdPK" + b[8:], "tag does not match"),
+    (lambda b: b[:8] + (99).to_bytes(4, "little") + b[12:], "tag does not match"),
+    (lambda b: b"", "0 bytes"),
 ])
 def test_a_damaged_program_is_ignored_with_a_warning_and_rebuilt(control, caplog, damage, reason):
     c, wasm = control
@@ -193,3 +193,80 @@ def test_cli_says_on_stderr_when_the_wasm_engine_answered(control, tmp_path):
     res = clirun.snarkd("witness", wasm, inp, tmp_path / "w.wtns", "--engine", "native")
     assert res.returncode == 3
     assert "ran on the wasm engine" in res.stderr and "witness calculation failed" in res.stderr
+
+
+# -- issue 33, findings 2 and 3: a program file is data to check, not trust ---------------------------------
+
+def _snarkjs_values(c):
+    from snarkd.formats.wtns import read_wtns
+
+    return read_wtns(c.snarkjs_witness(INPUTS)).values
+
+
+def test_a_wprog_linked_to_dev_zero_or_a_fifo_is_refused_at_once(control, caplog):
+    """Planted beside the wasm: a link to /dev/zero drove LoadKey to 3 GiB, a FIFO hung it; now both are
+    refused without reading (O_NOFOLLOW, regular files only) and the program is rebuilt elsewhere."""
+    import os
+    import resource
+    import time
+
+    c, wasm = control
+    path = wasm.with_name(wasm.name + ".wprog")
+    for plant in (lambda: path.symlink_to("/dev/zero"), lambda: os.mkfifo(path)):
+        path.unlink(missing_ok=True)
+        plant()
+        rss, t = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, time.monotonic()
+        with caplog.at_level(logging.WARNING, logger="snarkd.witness"):
+            calc = NativeCalculator(wasm, cache=False)
+        assert time.monotonic() - t < 10
+        assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - rss < 200 << 10  # KiB: nothing read
+        assert any(str(path) in r.message and "ignoring" in r.message for r in caplog.records)
+        assert (calc.calculate(INPUTS).values == _snarkjs_values(c)).all()
+        # the rebuilt program replaced the planted entry (a rename: the link's target was never written)
+        assert not path.is_symlink() and path.is_file() and program_file.read(path, calc._ident)
+        caplog.clear()
+
+
+def test_another_circuits_program_rebound_to_this_wasm_is_refused(control, caplog, tmp_path):
+    """The attack of finding 3: ops's program with its header's identity rewritten to this wasm's and the
+    header CRC recomputed. Every CRC is right; the HMAC tag (bound to the identity) is not."""
+    from snarkd.formats.checked_header import PREFIX, pack
+
+    c, wasm = control
+    mine = NativeCalculator(wasm, cache=False)
+    other = compiled("ops.circom", "bn128")
+    shutil.copy(other.wasm, tmp_path / "ops.wasm")
+    NativeCalculator(tmp_path / "ops.wasm", cache=False)
+    data = (tmp_path / "ops.wasm.wprog").read_bytes()
+    hlen = int.from_bytes(data[12:16], "little")
+    header = json.loads(data[PREFIX.size : PREFIX.size + hlen])
+    header["identity"] = mine._ident
+    rebound = pack(program_file.MAGIC, program_file.VERSION, json.dumps(header, sort_keys=True).encode()) \
+        + data[PREFIX.size + hlen + 4 :]
+    path = wasm.with_name(wasm.name + ".wprog")
+    path.write_bytes(rebound)
+    with pytest.raises(program_file.ProgramFileError, match="tag does not match"):
+        program_file.read(path, mine._ident)
+    with caplog.at_level(logging.WARNING, logger="snarkd.witness"):
+        calc = NativeCalculator(wasm, cache=False)
+    assert calc.build_ms > 0 and any("tag does not match" in r.message for r in caplog.records)
+    assert (calc.calculate(INPUTS).values == _snarkjs_values(c)).all()
+
+
+def test_a_program_in_a_directory_others_can_write_is_not_used_nor_written_there(control, caplog, tmp_path):
+    """A 1777 directory (the cross-user case: uid 20002 planted a program root then used): its programs are
+    not trusted, even this user's own, and none is written there."""
+    c, wasm = control
+    NativeCalculator(wasm, cache=False)
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    shared.chmod(0o1777)
+    shutil.copy(wasm, shared / "control.wasm")
+    shutil.copy(wasm.with_name(wasm.name + ".wprog"), shared / "control.wasm.wprog")
+    before = (shared / "control.wasm.wprog").read_bytes()
+    with caplog.at_level(logging.WARNING, logger="snarkd.witness"):
+        calc = NativeCalculator(shared / "control.wasm", cache=tmp_path / "own-cache")
+    assert any("can be written by others" in r.message for r in caplog.records)
+    assert calc.build_ms > 0 and calc.loaded_from is not None and calc.loaded_from.parent == tmp_path / "own-cache"
+    assert (shared / "control.wasm.wprog").read_bytes() == before
+    assert (calc.calculate(INPUTS).values == _snarkjs_values(c)).all()

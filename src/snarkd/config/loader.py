@@ -43,6 +43,9 @@ else:  # pragma: no cover
 CONFIG_ENV = "SNARKD_CONFIG"  # the default --config of the daemon commands
 
 
+MAX_CONFIG_BYTES = 16 << 20
+
+
 class ConfigError(InputError):
     """A config file that cannot be used; the message names the key and line."""
 
@@ -97,7 +100,9 @@ class Config:
         try:
             with open(path, "rb") as fh:
                 st = os.fstat(fh.fileno())
-                raw = fh.read()
+                raw = fh.read(MAX_CONFIG_BYTES + 1)  # bounded: /dev/zero given as a config is not read whole
+            if len(raw) > MAX_CONFIG_BYTES:
+                raise ConfigError(f"config file {path}: more than {MAX_CONFIG_BYTES >> 20} MiB, not a config")
         except FileNotFoundError:
             raise ConfigError(f"config file {path} not found") from None
         except IsADirectoryError:

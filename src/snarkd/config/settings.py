@@ -63,9 +63,23 @@ def _beside_pid_file(suffix: str):
     return lambda c: str(Path(c.values[("daemon", "pid_file")]).with_suffix(suffix))
 
 
+def _cache_base(env) -> Path:
+    return Path(env.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")) / "snarkd"
+
+
 def _wasm_cache(ctx: Context) -> str:
-    base = ctx.env.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return str(Path(base) / "snarkd" / "wasm")
+    return str(_cache_base(ctx.env) / "wasm")
+
+
+def cache_secret_path(env=None) -> Path:
+    """This user's cache secret (formats/file_trust.py): $XDG_CACHE_HOME/snarkd/cache.key, else
+    ~/.cache/snarkd/cache.key."""
+    return _cache_base(os.environ if env is None else env) / "cache.key"
+
+
+def default_runtime_dir() -> Path:
+    """runtime_dir of this process's environment (daemon/private_dir.py checks it strictly)."""
+    return runtime_dir(os.environ)
 
 
 S = Setting

@@ -12,7 +12,10 @@ proofs batch-verified against the key's vk (verifier.batch, bisected to name the
 never cover an invalid proof, and a failing aggregate could not say which one it is); the aggregate
 (aggregate.prover: the MSMs and pair products on the native core, which releases the GIL, so every other call
 goes on meanwhile; the Miller loops on the daemon's first GPU by [aggregate] backend, their device memory
-reserved under its budget beside the proofs'); its JSON. A call whose client went away still finishes; its result is dropped.
+reserved under its budget beside the proofs'); its JSON, verified as read back (aggregate.files.check_json,
+~26 ms at n = 8,192) before it is returned: one that does not verify is never returned (SrsChanged when the SRS's
+content changed meanwhile, else AggregateNotVerified, INTERNAL). An SRS is checked for consistency when read
+(aggregate/srs.read_srs) and read again when its content changes (a body hash, not only its mtime). A call whose client went away still finishes; its result is dropped.
 """
 
 from __future__ import annotations
@@ -27,7 +30,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from snarkd.aggregate import proof_format, prover
-from snarkd.aggregate.srs import AggregationSRS, read_srs
+from snarkd.aggregate.files import AggregateNotVerified, check_json
+from snarkd.aggregate.srs import AggregationSRS, read_srs, read_srs_max_n
 from snarkd.aggregate.statement import read_proofs, read_vk
 from snarkd.engine.errors import Busy, KeyChanged
 from snarkd.engine.paths import PathRule
@@ -107,6 +111,20 @@ class Aggregator:
             raise InputError("srs_path: none given, and this daemon has no [aggregate] srs to use instead")
         return Path(self.default_srs)
 
+    def check_size(self, n: int, srs_path: Path) -> None:
+        """InputError unless n proofs (a power of two from 2) fit the SRS at srs_path: its header only, read
+        before a proof is parsed (a call cannot make the daemon parse more proofs than it could aggregate)."""
+        check_count(n)
+        name = str(srs_path)
+        with self._lock:
+            srs = self._srs.get(name)
+        try:
+            max_n = srs.max_n if srs is not None else read_srs_max_n(srs_path)
+        except InputError as exc:
+            raise InputError(f"srs_path: {exc}") from None
+        if n > max_n:
+            raise InputError(f"srs_path: {srs_path}: {n} proofs given, but this SRS serves powers of two from 2 to {max_n}")
+
     def start(self, key_id: str, vk: dict, items: list[Item], srs_path: Path) -> Future:
         """The aggregation of `items` under key `key_id`'s vk (snarkjs JSON), on a worker thread: its Future
         (an Aggregated, or the InputError / SrsChanged that refused it). Busy when max_concurrent run already."""
@@ -162,8 +180,10 @@ class Aggregator:
             raise InputError(f"srs_path: {srs_path} is an SRS of {srs.curve.name}, but key {key_id!r} is of "
                              f"{vk.curve.name}")
         try:
-            key = srs.specialize(len(items))
+            key = srs.specialize(len(items))  # also checks the powers n uses, once per SRS and prefix
         except InputError as exc:
+            if len(items) <= srs.max_n:  # n fits: its powers are bad, so the file is not kept resident
+                self._forget(srs_path)
             raise InputError(f"srs_path: {exc}") from None
         t = time.perf_counter()
         self._check(key_id, vk_json, items)
@@ -172,14 +192,20 @@ class Aggregator:
         timings["check"] = (time.perf_counter() - t) * 1000
         t = time.perf_counter()
         agg = prover.aggregate(key, vk, public, a, b, c, threads=self.threads, gpu=self.gpu)
-        obj = proof_format.to_json(agg, srs.id, srs.dev, vk.digest, public)
+        text = json.dumps(proof_format.to_json(agg, srs.id, srs.dev, vk.digest, public))
         timings["aggregate"] = (time.perf_counter() - t) * 1000
+        t = time.perf_counter()
+        ok, bad = check_json(srs, vk, json.loads(text), "the aggregate", str(srs_path), self.threads)
+        timings["verify"] = (time.perf_counter() - t) * 1000
         why = srs.changed()
         if why:
             self._forget(srs_path)
             raise SrsChanged(f"srs_path: {srs_path} changed on disk while it was read ({why}); no aggregate "
                              "returned: retry")
-        return Aggregated(json.dumps(obj), agg.n, srs.dev, timings)
+        if not ok:
+            self._forget(srs_path)
+            raise AggregateNotVerified(f"{bad} (key {key_id!r}, srs_path {srs_path}): nothing returned")
+        return Aggregated(text, agg.n, srs.dev, timings)
 
     def _check(self, key_id: str, vk: dict, items: list[Item]) -> None:
         """Every proof verifies against the key's vk, or the call is refused naming the ones that do not."""

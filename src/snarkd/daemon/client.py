@@ -332,6 +332,9 @@ class Client:
         """Put one witness (bytes, or a file: hard-linked when on the same file system) into the spool."""
         dst = self._daemon_paths()[0] / f"{uuid.uuid4().hex}.wtns"
         if isinstance(src, str):
+            # link(2) does not follow a symbolic link: the spool would get the link itself, which the daemon
+            # rightly refuses (it points outside its directories). The file it names goes in instead.
+            src = os.path.realpath(src)
             try:
                 os.link(src, dst)
                 return dst

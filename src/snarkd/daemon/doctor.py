@@ -234,6 +234,17 @@ def check_writable(name: str, path: str) -> Check:
     return Check(name, OK, f"{p} (will be created)")
 
 
+UNVERIFIED = ("[pipeline] self_verify = false: proofs of jobs that do not ask for batch_verify are returned "
+              "unverified (a bad witness then gives a proof snarkjs rejects, with success)")
+
+
+def check_self_verify(cfg: Config) -> Check:
+    if cfg.pipeline.self_verify:
+        return Check("self_verify", OK, "every proof is verified before it is returned")
+    return Check("self_verify", WARN, UNVERIFIED,
+                 "set [pipeline] self_verify = true (about 2 ms a proof), or have every client set batch_verify")
+
+
 def check_param_cache(cfg: Config) -> Check:
     d = Path(cfg.keys.param_cache)
     if not os.access(d, os.R_OK | os.X_OK):
@@ -308,6 +319,7 @@ def run(path: str | None) -> list[Check]:
     checks.append(check_writable("pid_file", cfg.daemon.pid_file))
     checks.append(check_writable("log_file", cfg.daemon.log_file))
     checks.append(check_param_cache(cfg))
+    checks.append(check_self_verify(cfg))
     checks.append(check_wasm_cache(cfg))
     keys = [check_key(kid, kpath) for kid, kpath in cfg.keys.preload.items()]
     checks += keys

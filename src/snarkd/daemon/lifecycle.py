@@ -30,6 +30,7 @@ import snarkd
 from snarkd.config import Config, Listen, parse_listen
 from snarkd.daemon.client import Client
 from snarkd.daemon.logsetup import private_file, tail
+from snarkd.daemon.private_dir import open_private
 from snarkd.daemon.netcheck import check_free, is_free
 from snarkd.daemon.pidfile import describe_pid, is_same_process, lock_is_held, read_pid_file
 from snarkd.daemon.security import local_target
@@ -102,7 +103,7 @@ def start(cfg: Config, timeout: float = 600.0) -> Started:
     log_file = Path(cfg.daemon.log_file)
     try:
         private_file(log_file)  # 0600 from the first byte: the daemon's own
-        logfh = open(log_file, "ab")
+        logfh = os.fdopen(open_private(log_file, os.O_WRONLY | os.O_APPEND), "ab")
     except OSError as exc:
         raise DaemonError(f"cannot open log file {log_file}: {exc.strerror}") from None
     offset = logfh.seek(0, os.SEEK_END)

@@ -24,7 +24,9 @@ import os
 import re
 import sys
 import time
-from pathlib import Path
+
+from snarkd.daemon.private_dir import open_private
+from snarkd.errors import DaemonError
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 _NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
@@ -37,10 +39,22 @@ def escape_controls(text: str) -> str:
 
 def private_file(path: str | os.PathLike) -> None:
     """Create `path` (and its directory) if missing, and make it readable by the daemon's user only: the log
-    names clients, keys and jobs."""
-    Path(path).parent.mkdir(parents=True, exist_ok=True)
-    os.close(os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600))
-    os.chmod(path, 0o600)
+    names clients, keys and jobs. The directory and the file checked first (daemon/private_dir.py: no link
+    followed, nothing of another user's chmodded or appended to)."""
+    fd = open_private(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+    try:
+        os.fchmod(fd, 0o600)
+    finally:
+        os.close(fd)
+
+
+class _LogFileHandler(logging.handlers.WatchedFileHandler):
+    """WatchedFileHandler whose every (re)open goes through open_private: a link planted where the log was
+    (after logrotate moved it) is refused, never followed."""
+
+    def _open(self):
+        return os.fdopen(open_private(self.baseFilename, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600), "a",
+                         encoding=self.encoding, errors=self.errors)
 
 
 def _timestamp(record: logging.LogRecord) -> str:
@@ -89,7 +103,7 @@ def setup_logging(log_file: str | None, level: str = "info", to_stderr: bool = T
     if log_file:
         private_file(log_file)
         # WatchedFileHandler reopens the file after logrotate moves it.
-        fh = logging.handlers.WatchedFileHandler(log_file, encoding="utf-8")
+        fh = _LogFileHandler(log_file, encoding="utf-8")
         fh.setFormatter(fmt)
         log.addHandler(fh)
     if to_stderr:
@@ -110,8 +124,8 @@ def reopen_logs() -> tuple[list[str], list[str]]:
         try:
             try:
                 new = h._open()
-            except OSError as exc:
-                errors.append(f"{h.baseFilename}: {exc.strerror or exc}")
+            except (OSError, DaemonError) as exc:
+                errors.append(f"{h.baseFilename}: {getattr(exc, 'strerror', None) or exc}")
                 continue
             old, h.stream = h.stream, new
             if old is not None:
@@ -131,7 +145,7 @@ def redirect_stdio(path: str) -> None:
             stream.flush()
         except (OSError, ValueError):
             pass
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+    fd = open_private(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
     try:
         os.dup2(fd, 1)
         os.dup2(fd, 2)

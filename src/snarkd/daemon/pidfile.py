@@ -128,9 +128,10 @@ class PidFile:
         self.stale_warning: str | None = None
 
     def acquire(self, meta: dict) -> None:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        from snarkd.daemon.private_dir import open_private
+
         for _attempt in range(5):
-            fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+            fd = open_private(self.path, os.O_RDWR | os.O_CREAT, 0o644)  # no link followed; the directory checked
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except OSError as exc:

@@ -237,6 +237,10 @@ class Server:
                       cfg.synthesis.workers, cfg.synthesis.threads or "auto", ",".join(d.name for d in st.devices),
                       cfg.gpus.workers_per_device, cfg.pipeline.finalize_workers, st.memory.budget,
                       cfg.pipeline.self_verify)
+        if not cfg.pipeline.self_verify:
+            from snarkd.daemon.doctor import UNVERIFIED
+
+            self.log.warning("%s; `snarkd doctor` says so too", UNVERIFIED)
 
     def _make_service(self, tokens, control: str | None) -> None:
         """The witness spool, the gRPC servicer over the engine, and the journal's unfinished jobs again."""
@@ -326,7 +330,11 @@ class Server:
         flush_logs()
 
     def _bind_control(self, server, path: str) -> None:
-        """The control socket: created under umask 077, so only the daemon's user can connect."""
+        """The control socket: created under umask 077, so only the daemon's user can connect; in a directory
+        checked like the pid file's (daemon/private_dir.py)."""
+        from snarkd.daemon.private_dir import ensure_parent
+
+        ensure_parent(path)
         old = os.umask(0o077)
         try:
             ok = server.add_insecure_port(f"unix:{path}")

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import threading
 import time
 from concurrent.futures import CancelledError, wait
@@ -63,8 +64,9 @@ def rpc(method=None, *, role: str = PROVE):
 
     @wraps(method)
     def wrapper(self, request, context):
+        who = None
         try:
-            self._calls.who = self.gate.principal(context, role)
+            self._calls.who = who = self.gate.principal(context, role)
             if isinstance(request, Malformed):
                 raise request.error()
             if not hasattr(request, "DESCRIPTOR"):  # a client stream: an iterator of messages
@@ -95,6 +97,8 @@ def rpc(method=None, *, role: str = PROVE):
             code, msg = grpc.StatusCode.INTERNAL, f"internal error in {method.__name__}: {exc!r}"
         finally:
             self._calls.who = None
+        if who is None or not who.may(ADMIN):  # a prover learns no host paths (issue 33, finding 6)
+            msg = relative_paths(msg, getattr(self.keys, "rule", None))
         if len(msg) > MAX_DETAILS:  # a message echoing a huge field would not fit the trailer: the call would hang
             msg = msg[: MAX_DETAILS - 40] + f"... ({len(msg)} characters, cut)"
         if code != grpc.StatusCode.INTERNAL:
@@ -102,6 +106,15 @@ def rpc(method=None, *, role: str = PROVE):
         context.abort(code, msg)
 
     return wrapper
+
+
+def relative_paths(msg: str, rule) -> str:
+    """msg with the key directories' absolute prefixes taken off (a .wasm or SRS path then reads relative to
+    [keys] param_cache or allowed_dirs, as a client names it): what callers without the admin role are told."""
+    for root in sorted(getattr(rule, "roots", ()) or (), key=len, reverse=True):
+        if root != os.sep:
+            msg = msg.replace(root.rstrip(os.sep) + os.sep, "")
+    return msg
 
 
 class Malformed:
@@ -557,8 +570,13 @@ class ProverService(pb_grpc.ProverServicer):
                 raise InputError("key_id: the request names no key")
             if request.job_ids and request.proofs:
                 raise InputError("give job_ids or proofs, not both")
-            items = self._job_items(request) if request.job_ids else _inline_items(request.proofs)
-            srs = self.aggregator.srs_path(request.srs_path)
+            if request.job_ids:
+                items = self._job_items(request)
+                srs = self.aggregator.srs_path(request.srs_path)
+            else:  # bounded by the SRS (its header) before any proof is parsed
+                srs = self.aggregator.srs_path(request.srs_path)
+                self.aggregator.check_size(len(request.proofs), srs)
+                items = _inline_items(request.proofs)
             lk, _ = self.keys.checkout(request.key_id)  # reloaded when the key budget evicted it
             try:
                 vk = lk.vk

@@ -220,7 +220,7 @@ class Transport:
     @staticmethod
     def assemble(chunks, n_vars_of, max_partitions: int) -> tuple[object, list[Witness]]:
         """(request, witnesses) from a ProveStream: the first chunk names the request and each partition's
-        size; those are bounded (n_vars_of(key_id), max_partitions) before any buffer is allocated."""
+        size; those are bounded (n_vars_of(key_id), max_partitions) first, and the buffers hold only the bytes sent."""
         first = next(chunks, None)
         if first is None or not first.HasField("request"):
             raise InputError("a witness stream must start with a message that carries the request")
@@ -234,25 +234,29 @@ class Transport:
         n_vars = n_vars_of(req.key_id)
         if max(sizes) > witness_bound(n_vars):
             raise too_large("a partition of the witness stream", max(sizes), req.key_id, n_vars)
-        bufs = [bytearray(n) for n in sizes]
+        # Buffers grow with the bytes that arrive, never allocated from the declared sizes: a stream that
+        # declares 256 large partitions and sends 4 KB holds 4 KB (issue 33: 4 such calls took 1 GB).
+        bufs: list[bytearray] = []
         part, pos = 0, 0
         msg = first
         while True:
             data = memoryview(msg.data)
             while data:
-                if part == len(bufs):
+                if part == len(sizes):
                     raise InputError(f"the witness stream sent more bytes than partition_bytes declared ({sum(sizes)})")
-                take = min(len(data), len(bufs[part]) - pos)
-                bufs[part][pos : pos + take] = data[:take]
+                if part == len(bufs):
+                    bufs.append(bytearray())
+                take = min(len(data), sizes[part] - pos)
+                bufs[part] += data[:take]
                 data, pos = data[take:], pos + take
-                if pos == len(bufs[part]):
+                if pos == sizes[part]:
                     part, pos = part + 1, 0
             msg = next(chunks, None)
             if msg is None:
                 break
             if msg.HasField("request"):
                 raise InputError("the witness stream carries the request twice")
-        if part != len(bufs):
+        if part != len(sizes):
             raise InputError(f"the witness stream ended early: partition {part} has {pos} of {sizes[part]} bytes")
         many = len(bufs) > 1
         return req, [parse_wtns(b, f"streamed witness{f' (partition {i})' if many else ''}", copy=False)

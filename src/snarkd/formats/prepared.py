@@ -1,15 +1,18 @@
 """The prepared-key sidecar (KEY.zkey.prep): per-key precomputation kept on disk.
 
     magic "snarkdPK" | u32 version | u32 H | H bytes of JSON header | u32 CRC-32C of the header
-    (formats/checked_header.py) then the blocks, each at a 64-byte aligned offset the header gives
+    (formats/checked_header.py) then the blocks, each at a 64-byte aligned offset the header gives,
+    then a 32-byte HMAC-SHA256 tag of everything before it and of the zkey identity (formats/file_trust.py)
 
 The JSON header names the zkey it was made from (size, modification time in
 ns, SHA-256 of its protocol and header sections) and every block as
 [offset, length, CRC-32C]. A reader checks all of it: a file that is not a
 sidecar, has another version, belongs to another or a changed zkey, or has a
 block whose checksum does not match raises PreparedError (the caller ignores
-the file with a warning and can rebuild it). Blocks are handed out as
-zero-copy memoryviews of a read-only mapping. What the blocks hold is the
+the file with a warning and can rebuild it). It is opened only as file_trust.open_cache allows (not through
+a link, a regular file of this user or root, in a directory nobody else can write) and used only under this
+user's tag: a sidecar made elsewhere, by someone else or for another key (its CRCs recomputed) is
+refused. Blocks are handed out as zero-copy memoryviews of a read-only mapping. What the blocks hold is the
 prover's business (snarkd.prover.prepared); this module knows only the box.
 """
 
@@ -20,10 +23,11 @@ import os
 
 from snarkd.atomic import atomic_open
 from snarkd.formats.checked_header import CRC, PREFIX, crc32c, pack, unpack
+from snarkd.formats.file_trust import TAG_BYTES
 from snarkd.native import _mapguard
 
 MAGIC = b"snarkdPK"
-VERSION = 1
+VERSION = 2  # 2: the HMAC tag
 ALIGN = 64
 SUFFIX = ".prep"
 
@@ -56,11 +60,19 @@ def write(path: str | os.PathLike, identity: dict, meta: dict, blocks: dict[str,
         if need <= start:
             break
         start = need
-    with atomic_open(path, "wb") as fh:
+    from snarkd.formats.file_trust import tag_stream
+
+    with atomic_open(path, "w+b") as fh:
         fh.write(pack(MAGIC, VERSION, header))
         for name in names:
             fh.write(b"\0" * (table[name][0] - fh.tell()))
             fh.write(blocks[name])
+        fh.flush()
+        fh.write(tag_stream(fh.fileno(), fh.tell(), _context(identity)))
+
+
+def _context(identity) -> bytes:
+    return b"prep\0" + json.dumps(identity, sort_keys=True).encode()
 
 
 def _align(x: int) -> int:
@@ -75,15 +87,15 @@ class PreparedFile:
         self._mm = None
         self._buf = None
         self.blocks: dict[str, memoryview] = {}
+        from snarkd.formats.file_trust import UntrustedCache, open_cache
+
         try:
-            fd = os.open(self.path, os.O_RDONLY)
-        except FileNotFoundError:
-            raise PreparedError("not found") from None
-        except OSError as e:
-            raise PreparedError(f"cannot open: {e.strerror or e}") from None
+            fd, st = open_cache(self.path)
+        except UntrustedCache as e:
+            raise PreparedError(str(e).removeprefix(f"{self.path}: ")) from None
         try:
-            size = os.fstat(fd).st_size
-            if size < PREFIX.size + CRC.size:
+            size = st.st_size
+            if size < PREFIX.size + CRC.size + TAG_BYTES:
                 raise PreparedError(f"too short ({size} bytes) to be a sidecar")
             try:  # guarded: a sidecar truncated under it reads as zeros instead of killing the process (SIGBUS)
                 self._mm = _mapguard.Mapping(fd)
@@ -98,10 +110,21 @@ class PreparedFile:
             raise
 
     def _open(self, identity: dict | None) -> None:
-        buf = self._buf = memoryview(self._mm)
+        from snarkd.formats.file_trust import UntrustedCache, check_tag
+
+        whole = memoryview(self._mm)
+        buf = self._buf = whole[:-TAG_BYTES]
         obj, _ = unpack(buf, MAGIC, VERSION, "sidecar", PreparedError)
+        if not isinstance(obj, dict):
+            raise PreparedError("header is not an object (corrupt)")
         if identity is not None and obj.get("zkey") != identity:
             raise PreparedError("stale: made for another or an older version of the zkey")
+        try:  # every byte: ~1 ms per 2 MB (SHA-256), once per load
+            check_tag(self.path, buf, whole[-TAG_BYTES:], _context(obj.get("zkey")))
+        except UntrustedCache as e:
+            raise PreparedError(str(e).removeprefix(f"{self.path}: ")) from None
+        finally:
+            whole.release()
         self.meta = obj.get("meta", {})
         for name, (off, length, bcrc) in obj.get("blocks", {}).items():
             if off % ALIGN or off + length > len(buf):

@@ -10,6 +10,9 @@ each an MSM per side; a file that is not of one tau passes either only if the co
 one nonzero linear equation mod r (probability 2^-128). The two chains share tau because
 [tau]_2 = Q_1 = tau'' G2 and [tau]_1 = P_1 = tau' G1 appear in the other's check.
 
+check_chain: the same on arrays of points (check_powers reads them from a .ptau; aggregate/srs.py checks an
+aggregation SRS's a- and b-powers with it when it reads the file).
+
 check_independent: the two files are of one curve and of different secrets ([tau]_1 differ),
 and neither is a fresh `powersoftau new` (tau = 1: every power is the generator).
 Both raise InputError naming the file(s).
@@ -65,44 +68,50 @@ def _random_scalars(count: int) -> np.ndarray:
 
 def check_powers(ptau: Ptau, n_g1: int, n_g2: int, threads: int = 0) -> None:
     """InputError naming the file unless its first n_g1 G1 and n_g2 G2 powers are valid powers of one tau."""
-    curve, name = ptau.curve, str(ptau.path)
+    # [tau]_1 and [tau]_2 themselves: needed by the checks even when fewer powers are asked for
+    check_chain(ptau.curve, str(ptau.path), np.ascontiguousarray(ptau.tau_g1(n_g1)),
+                np.ascontiguousarray(ptau.tau_g2(n_g2)), lambda: (ptau.tau_g1(2)[1:2], ptau.tau_g2(2)[1:2]),
+                ("tauG1", "tauG2"), threads)
+
+
+def check_chain(curve, name: str, g1: np.ndarray, g2: np.ndarray, taus=None, labels=("tauG1", "tauG2"),
+                threads: int = 0) -> None:
+    """InputError naming `name` unless the rows of g1 and g2 (zkey layout) are [tau^i]_1 and [tau^i]_2 of one
+    tau: the checks of the module docstring. taus: a callable giving the ([tau]_1, [tau]_2) rows when g1 or g2
+    holds fewer than two (default: g1[1:2], g2[1:2]). labels: how messages name the two arrays. Also the
+    aggregation SRS's a- and b-powers (aggregate/srs.py)."""
     pair = getattr(_pairing, curve.native)
     core = getattr(_core, curve.native)
-    g1 = np.ascontiguousarray(ptau.tau_g1(n_g1))
-    g2 = np.ascontiguousarray(ptau.tau_g2(n_g2))
+    n_g1, n_g2 = len(g1), len(g2)
     scans = getattr(_check, curve.native)
-    for what, pts, scan in (("tauG1", g1, scans.g1_first_invalid), ("tauG2", g2, scans.g2_first_invalid)):
+    for what, pts, scan in ((labels[0], g1, scans.g1_first_invalid), (labels[1], g2, scans.g2_first_invalid)):
         index, reason = _first_bad(scan, pts, threads)
         if index >= 0:
             raise InputError(f"{name}: {what}[{index}] is {_REASONS[reason]}")
     gen1, gen2 = _generators(curve)
     if n_g1 and g1[0].tobytes() != gen1:
-        raise InputError(f"{name}: tauG1[0] is not the generator of G1")
+        raise InputError(f"{name}: {labels[0]}[0] is not the generator of G1")
     if n_g2 and g2[0].tobytes() != gen2:
-        raise InputError(f"{name}: tauG2[0] is not the generator of G2")
+        raise InputError(f"{name}: {labels[1]}[0] is not the generator of G2")
     if n_g1 < 2 and n_g2 < 2:
         return
-    # [tau]_1 and [tau]_2 themselves (needed by the checks even when fewer powers are asked for)
-    tau1_row, tau2_row = ptau.tau_g1(2)[1:2], ptau.tau_g2(2)[1:2]
+    tau1_row, tau2_row = taus() if taus is not None else (g1[1:2], g2[1:2])
     tau1, tau2 = tau1_row.tobytes(), tau2_row.tobytes()
     if _first_bad(scans.g1_first_invalid, tau1_row, threads)[0] >= 0 or \
             _first_bad(scans.g2_first_invalid, tau2_row, threads)[0] >= 0:
         raise InputError(f"{name}: [tau]_1 or [tau]_2 is not a point of the subgroup")
-    ok = True
     if n_g1 >= 2:
         rho = _random_scalars(n_g1 - 1)
         left = core.msm_g1(g1[:-1], rho, threads).tobytes()
         right = core.msm_g1(g1[1:], rho, threads).tobytes()
-        ok = pair.multi_pairing([left, _neg_g1(curve, right)], [tau2, gen2]) == pair.fp12_one()
-        if not ok:
-            raise InputError(f"{name}: tauG1[0..{n_g1}) are not successive powers of the tau of tauG2[1]")
+        if pair.multi_pairing([left, _neg_g1(curve, right)], [tau2, gen2]) != pair.fp12_one():
+            raise InputError(f"{name}: {labels[0]}[0..{n_g1}) are not successive powers of the tau of {labels[1]}[1]")
     if n_g2 >= 2:
         rho = _random_scalars(n_g2 - 1)
         left = core.msm_g2(g2[:-1], rho, threads).tobytes()
         right = core.msm_g2(g2[1:], rho, threads).tobytes()
-        ok = pair.multi_pairing([tau1, _neg_g1(curve, gen1)], [left, right]) == pair.fp12_one()
-        if not ok:
-            raise InputError(f"{name}: tauG2[0..{n_g2}) are not successive powers of the tau of tauG1[1]")
+        if pair.multi_pairing([tau1, _neg_g1(curve, gen1)], [left, right]) != pair.fp12_one():
+            raise InputError(f"{name}: {labels[1]}[0..{n_g2}) are not successive powers of the tau of {labels[0]}[1]")
 
 
 def check_independent(a: Ptau, b: Ptau) -> None:

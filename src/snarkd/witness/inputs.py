@@ -327,7 +327,10 @@ def sized_input_names(sym: Path, signal_size: Callable[[int, int], int]) -> list
     (rows: signal, witness index, component, name), the sizes from signal_size (-1: not an input)."""
     seen: dict[str, None] = {}
     main_component = None
-    with open(sym, encoding="utf-8", errors="replace") as fh:
+    from snarkd.formats.file_trust import open_regular
+
+    # a FIFO or device planted as the .sym beside the wasm is refused at once, never waited on (issue 33)
+    with open(open_regular(sym, "circuit .sym"), encoding="utf-8", errors="replace") as fh:
         for line in fh:
             parts = line.rstrip("\n").split(",", 3)
             if len(parts) != 4 or not parts[3].startswith("main."):
@@ -353,10 +356,14 @@ def read_wasm(wasm, name: str | None, sym) -> tuple[bytes, Path | None, str, Pat
     if isinstance(wasm, (bytes, bytearray, memoryview)):
         return bytes(wasm), None, name or "circuit.wasm", Path(sym) if sym is not None else None
     path = Path(wasm)
+    if not os.path.lexists(path):
+        raise InputError(f"{path}: circuit .wasm not found")
+    from snarkd.formats.file_trust import open_regular
+
+    fd = open_regular(path, "circuit .wasm")  # a FIFO or a device is refused at once, never waited on or read
     try:
-        data = path.read_bytes()
-    except FileNotFoundError:
-        raise InputError(f"{path}: circuit .wasm not found") from None
+        with os.fdopen(fd, "rb") as fh:
+            data = fh.read()
     except OSError as exc:
         raise InputError(f"{path}: cannot read circuit .wasm: {exc}") from None
     if sym is None:

@@ -3,6 +3,7 @@ circuit's .wasm, kept so that the next process replays at once instead of record
 
     magic "snarkdWP" | u32 version | u32 H | H bytes of JSON header | u32 CRC-32C of the header
     (formats/checked_header.py) | the program (the native core's serialization) | u32 CRC-32C of the program
+    | 32-byte HMAC-SHA256 tag of all the above and of the identity (formats/file_trust.py)
 
 The header binds the file to one .wasm (its SHA-256), one `sanity_check` setting and this layout
 version, and carries what Python needs before the native core is involved (the field, the sizes,
@@ -10,6 +11,12 @@ the input signal table). A file that is not ours, has another version, belongs t
 setting, or fails a checksum raises ProgramFileError: the caller ignores it with a warning and
 rebuilds. The whole file is read into memory, never mapped: a program file truncated or rewritten
 by someone else can make a load fail, never a process crash.
+
+A program decides the witness, so the file is data to check, not trust (issue 33): it is read only through
+file_trust.read_cache (not through a link, a regular file of this user or root, in a directory nobody else
+can write, at most MAX_BYTES, and under this user's HMAC tag bound to the identity: another circuit's program
+re-bound to this wasm with its CRCs recomputed, or a file planted by another user, is refused and rebuilt);
+it is written only where it would pass those checks.
 
 Where: beside the .wasm when that directory is writable, else in the compiled-module cache
 ([keys] wasm_cache) under the wasm's hash.
@@ -25,8 +32,9 @@ from snarkd.atomic import atomic_open
 from snarkd.formats.checked_header import CRC, PREFIX, crc32c, pack, unpack
 
 MAGIC = b"snarkdWP"
-VERSION = 1
+VERSION = 2  # 2: the HMAC tag
 SUFFIX = ".wprog"
+MAX_BYTES = 16 << 30  # read before its tag is checked: bounded (a 2^20 SHA-256 circuit's program is 70 MB)
 
 
 class ProgramFileError(Exception):
@@ -52,48 +60,79 @@ def candidates(wasm_path: str | os.PathLike | None, wasm_sha256: str, cache_dir:
     return out
 
 
+def _context(ident: dict) -> bytes:
+    return b"wprog\0" + json.dumps(ident, sort_keys=True).encode()
+
+
 def write(path: Path, ident: dict, meta: dict, program) -> None:
     """program: the program's bytes, or the native Program itself, which writes them straight to the file
-    (`write_to`: a 2^20 circuit's program is 70 MB, never held as one more copy)."""
+    (`write_to`: a 2^20 circuit's program is 70 MB, never held as one more copy). The tag is computed over
+    what was written, read back from the file (the page cache) in chunks."""
+    from snarkd.formats.file_trust import TAG_BYTES, tag_stream
+
     header = json.dumps({"identity": ident, "meta": meta}, sort_keys=True).encode()
-    with atomic_open(path, "wb", durable=False) as fh:  # a cache: a file lost to a power cut is rebuilt
+    with atomic_open(path, "w+b", durable=False) as fh:  # a cache: a file lost to a power cut is rebuilt
         fh.write(pack(MAGIC, VERSION, header))
         if hasattr(program, "write_to"):
             fh.flush()
             crc, _ = program.write_to(fh.fileno())
+            fh.seek(0, os.SEEK_END)
         else:
             fh.write(program)
             crc = crc32c(program)
         fh.write(CRC.pack(crc))
+        fh.flush()
+        tag = tag_stream(fh.fileno(), fh.tell(), _context(ident))
+        assert len(tag) == TAG_BYTES
+        fh.write(tag)
 
 
 def save(paths: list[Path], ident: dict, meta: dict, program) -> Path | None:
-    """Write to the first place that takes it; None when none does (the program then lives in
-    this process only)."""
+    """Write to the first place that takes it and where it would be trusted when read back; None when none
+    does (the program then lives in this process only)."""
+    from snarkd.formats.file_trust import UntrustedCache, dir_problem
+
     for path in paths:
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
+            path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+            if dir_problem(path.parent):
+                continue
             write(path, ident, meta, program)
             return path
-        except OSError:
+        except (OSError, UntrustedCache):
             continue
     return None
 
 
+def _why_untrusted(exc, path, ident: dict) -> str:
+    """What a refused file seems to be: a program of another wasm or setting says so (its header, untrusted,
+    only read for the message)."""
+    why = str(exc).removeprefix(f"{path}: ")
+    try:
+        obj, _ = unpack(exc.data, MAGIC, VERSION, "witness program", ValueError)
+        if isinstance(obj, dict) and obj.get("identity") != ident:
+            return f"stale: made from another .wasm or with another sanity-check setting ({why})"
+    except Exception:
+        pass
+    return why
+
+
 def read(path: Path, ident: dict) -> tuple[dict, memoryview]:
     """(meta, the program's bytes) of a checked file bound to `ident`; ProgramFileError otherwise."""
+    from snarkd.formats.file_trust import UntrustedCache, read_cache
+
+    if not os.path.lexists(path):
+        raise ProgramFileError("not found")
     try:
-        data = Path(path).read_bytes()
-    except FileNotFoundError:
-        raise ProgramFileError("not found") from None
-    except OSError as exc:
-        raise ProgramFileError(f"cannot read: {exc.strerror or exc}") from None
+        data = read_cache(path, _context(ident), MAX_BYTES)
+    except UntrustedCache as exc:
+        raise ProgramFileError(_why_untrusted(exc, path, ident)) from None
     if len(data) < PREFIX.size + 2 * CRC.size:
         raise ProgramFileError(f"too short ({len(data)} bytes) to be a witness program")
     obj, body = unpack(data, MAGIC, VERSION, "witness program", ProgramFileError, tail=CRC.size)
     if not isinstance(obj, dict) or obj.get("identity") != ident:
         raise ProgramFileError("stale: made from another .wasm or with another sanity-check setting")
-    program = memoryview(data)[body:-CRC.size]  # a view: the program is not copied again before its load
+    program = data[body:-CRC.size]  # a view: the program is not copied again before its load
     if crc32c(program) != CRC.unpack_from(data, len(data) - CRC.size)[0]:
         raise ProgramFileError("program checksum mismatch (truncated or corrupt)")
     meta = obj.get("meta")

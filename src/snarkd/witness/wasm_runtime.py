@@ -154,29 +154,61 @@ def cache_dir() -> Path | None:
     return None if d == "off" else Path(d)
 
 
-def _load_cached(data: bytes, d: Path | None, fuel: bool = False) -> tuple[wasmtime.Module | None, Path | None]:
-    if d is None:
-        return None, None
+def _cache_entry(data: bytes, d: Path | None, fuel: bool) -> tuple[Path | None, bytes]:
+    """(the entry's path, its context: what its tag binds it to: the wasm, the wasmtime version, the engine)."""
     tag = _ENGINE_TAG + (b"-fuel" if fuel else b"")
+    context = hashlib.sha256(data).digest() + b"\0wasmtime-" + _wasmtime_version().encode() + b"\0" + tag
     key = hashlib.sha256(data + b"\0wasmtime-" + _wasmtime_version().encode() + b"\0" + tag).hexdigest()[:40]
-    path = d / f"{key}.cwasm"
-    if path.exists():
-        try:
-            # Read, don't map: deserialize_file mmaps the entry and registers its unwind
-            # tables, so a cache file truncated or rewritten in place by anyone later
-            # would make the next C++ exception in the process die with SIGBUS.
-            return wasmtime.Module.deserialize(engine(fuel), path.read_bytes()), path
-        except Exception:  # stale or corrupt entry: recompile and overwrite
-            pass
-    return None, path
+    return (d / f"{key}.cwasm" if d is not None else None), b"cwasm\0" + context
 
 
-def _store_cached(module: wasmtime.Module, path: Path | None) -> None:
+def _max_entry_bytes(wasm_bytes: int) -> int:
+    return 64 * wasm_bytes + (64 << 20)  # compiled code is a few times the wasm; more is not an entry of ours
+
+
+def _load_cached(data: bytes, d: Path | None, fuel: bool = False) -> tuple[wasmtime.Module | None, Path | None]:
+    """The cached module, or None. Deserializing trusts its bytes (one flipped bit crashed the process), so
+    an entry is deserialized only as formats/file_trust.read_cache hands it out: this user's, in a directory
+    only it can write, not a link, bounded, and under this user's HMAC tag; anything else is rebuilt."""
+    from snarkd.formats.file_trust import UntrustedCache, read_cache
+
+    path, context = _cache_entry(data, d, fuel)
+    if path is None or not os.path.lexists(path):
+        return None, path
+    try:
+        # Read, don't map: deserialize_file mmaps the entry and registers its unwind
+        # tables, so a cache file truncated or rewritten in place by anyone later
+        # would make the next C++ exception in the process die with SIGBUS.
+        body = read_cache(path, context, _max_entry_bytes(len(data)))
+    except UntrustedCache as exc:
+        _log().warning("compiled-module cache entry ignored and rebuilt: %s", exc)
+        return None, path
+    try:
+        return wasmtime.Module.deserialize(engine(fuel), bytes(body)), path
+    except Exception:  # our own entry of another wasmtime build: recompile and overwrite
+        return None, path
+
+
+def _log():
+    import logging
+
+    return logging.getLogger("snarkd")
+
+
+def _store_cached(module: wasmtime.Module, path: Path | None, data: bytes = b"", fuel: bool = False) -> None:
+    from snarkd.formats.file_trust import UntrustedCache, dir_problem, seal
+
     if path is None:
         return
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write_bytes(path, bytes(module.serialize()))
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        why = dir_problem(path.parent)
+        if why:  # an entry there could not be trusted when read back
+            _log().warning("compiled module not cached at %s: %s", path, why)
+            return
+        atomic_write_bytes(path, seal(module.serialize(), _cache_entry(data, path.parent, fuel)[1]), durable=False)
+    except UntrustedCache as exc:
+        _log().warning("compiled module not cached: %s", exc)
     except Exception:  # the cache is an optimisation only (read-only home, full disk...)
         pass
 
@@ -195,7 +227,7 @@ def compile_module(wasm: bytes, name: str, cache: bool | str | os.PathLike = Tru
             first = str(exc).strip().splitlines()[0] if str(exc).strip() else "invalid module"
             raise CircuitFormatError(name, f"not a valid WebAssembly module: {first}") from None
         check_module(module, name)
-        _store_cached(module, path)
+        _store_cached(module, path, wasm, fuel)
     else:
         check_module(module, name)
     return module

@@ -1,0 +1,98 @@
+"""formats/file_trust.py: given files open as regular files only, at once; snarkd's own caches are used only
+when unlinked, this user's, in a directory only it can write, bounded and under its HMAC tag (issue 33)."""
+
+from __future__ import annotations
+
+import os
+import time
+
+import pytest
+
+from snarkd.errors import InputError
+from snarkd.formats import file_trust as T
+
+
+@pytest.fixture(autouse=True)
+def own_secret(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    yield
+    T._secret.clear()
+
+
+def cache_dir(tmp_path):
+    d = tmp_path / "cache"
+    d.mkdir(mode=0o700)
+    return d
+
+
+def test_a_sealed_file_reads_back_and_any_change_is_refused(tmp_path):
+    d = cache_dir(tmp_path)
+    p = d / "x.bin"
+    p.write_bytes(T.seal(b"payload", b"ctx"))
+    assert bytes(T.read_cache(p, b"ctx", 100)) == b"payload"
+    with pytest.raises(T.UntrustedCache, match="tag does not match"):
+        T.read_cache(p, b"another context", 100)  # bound to what it claims to be
+    data = p.read_bytes()
+    for i in range(len(data) * 8):
+        b = bytearray(data)
+        b[i // 8] ^= 1 << (i % 8)
+        p.write_bytes(bytes(b))
+        with pytest.raises(T.UntrustedCache):
+            T.read_cache(p, b"ctx", 100)
+    p.write_bytes(T.seal(b"x" * 200, b"ctx"))
+    with pytest.raises(T.UntrustedCache, match="outside"):  # bounded before a byte is read
+        T.read_cache(p, b"ctx", 100)
+    s = T.secret_path()
+    assert s.stat().st_mode & 0o777 == 0o600 and s.parent.stat().st_mode & 0o777 == 0o700
+
+
+def test_links_fifos_and_devices_are_refused_at_once(tmp_path):
+    d = cache_dir(tmp_path)
+    (d / "zero").symlink_to("/dev/zero")
+    os.mkfifo(d / "fifo")
+    real = d / "real"
+    real.write_bytes(T.seal(b"ok", b"c"))
+    (d / "link").symlink_to(real)
+    t = time.monotonic()
+    for name, why in (("zero", "without following links"), ("link", "without following links"),
+                      ("fifo", "a FIFO")):
+        with pytest.raises(T.UntrustedCache, match=why):
+            T.read_cache(d / name, b"c", 1 << 30)
+    for p in (d / "fifo", "/dev/zero"):
+        with pytest.raises(InputError, match="not a regular file"):
+            os.close(T.open_regular(p, "key"))
+    assert time.monotonic() - t < 5
+
+
+def test_a_directory_others_can_write_or_own_is_refused(tmp_path):
+    for mode in (0o1777, 0o775, 0o757):
+        d = tmp_path / f"d{mode:o}"
+        d.mkdir()
+        d.chmod(mode)
+        (d / "x").write_bytes(T.seal(b"ok", b"c"))
+        with pytest.raises(T.UntrustedCache, match="can be written by others"):
+            T.read_cache(d / "x", b"c", 10)
+        assert not T.cache_dir_ok(d)
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to give a file to another user")
+def test_a_file_or_directory_of_another_user_is_refused(tmp_path):
+    d = cache_dir(tmp_path)
+    p = d / "x"
+    p.write_bytes(T.seal(b"ok", b"c"))
+    os.chown(p, 20002, 20002)  # planted by another user (root may read it: it must not use it)
+    with pytest.raises(T.UntrustedCache, match="owned by uid 20002"):
+        T.read_cache(p, b"c", 10)
+    os.chown(p, 0, 0)
+    os.chown(d, 20002, 20002)
+    with pytest.raises(T.UntrustedCache, match="owned by uid 20002"):
+        T.read_cache(p, b"c", 10)
+
+
+def test_a_secret_others_can_read_is_not_used(tmp_path):
+    s = T.secret_path()
+    s.parent.mkdir(parents=True, mode=0o700)
+    s.write_bytes(os.urandom(32))
+    s.chmod(0o644)
+    with pytest.raises(T.UntrustedCache, match="mode 0600"):
+        T.secret()
