@@ -115,8 +115,8 @@ class HostBases:
 
 def register_arrays(cupy, arrays: list, read_only: bool) -> list[int]:
     """Page-lock host arrays where they are: their page-rounded ranges, merged where they share pages (a zkey's
-    point sections are adjacent: one range), each registered once (read_only: as read-only memory where the
-    driver supports it; never for memory a device-to-host copy may land in). Every array is then checked to be
+    point sections are adjacent: one range), each registered once (read_only: the arrays may be a read-only
+    mapping, registered read-only when a writable registration is refused). Every array is then checked to be
     host memory to the driver, else all is undone and the error raised (the caller falls back to a copy).
     Returns the registered starts (for unregister)."""
     spans = sorted((a.ctypes.data & ~(PAGE - 1), -(-(a.ctypes.data + a.nbytes) // PAGE) * PAGE) for a in arrays if a.size)
@@ -130,13 +130,16 @@ def register_arrays(cupy, arrays: list, read_only: bool) -> list[int]:
     done: list[int] = []
     try:
         for lo, hi in merged:
+            # writable first: the page-rounded range may hold other heap memory (a key read into memory rather than
+            # mapped), and a device-to-host copy into pages registered read-only fails; a read-only mapping (a
+            # mapped key file) refuses that and is registered read-only instead
             try:
-                rt.hostRegister(lo, hi - lo, HOST_REGISTER_PORTABLE | (HOST_REGISTER_READ_ONLY if read_only else 0))
+                rt.hostRegister(lo, hi - lo, HOST_REGISTER_PORTABLE)
             except rt.CUDARuntimeError:
                 if not read_only:
                     raise
-                rt.getLastError()  # clear it: a read-only registration is not supported everywhere
-                rt.hostRegister(lo, hi - lo, HOST_REGISTER_PORTABLE)
+                rt.getLastError()  # clear it before the second way
+                rt.hostRegister(lo, hi - lo, HOST_REGISTER_PORTABLE | HOST_REGISTER_READ_ONLY)
             done.append(lo)
         for a in arrays:
             if a.size and rt.pointerGetAttributes(a.ctypes.data).type != MEMORY_TYPE_HOST:
