@@ -62,6 +62,8 @@ struct Wasm {
       module = std::make_unique<Module>((const uint8_t*)bytes.data(), bytes.size());
     } catch (const WasmError& e) {
       throw Unsupported(e.what());
+    } catch (const std::bad_alloc&) {
+      throw Unsupported("out of memory parsing the module");
     }
   }
 };
@@ -176,22 +178,20 @@ void record_as(const Wasm& w, const std::vector<std::pair<uint64_t, std::vector<
   Big<F> cw;  // the concrete witness (not when force)
   std::vector<typename Recorder<P>::InputSignal> table;
   uint64_t steps = 0, converted = 0;
-  {
+  try {
     Recorder<P> r(*w.module, lim, force);
     table = r.input_signals();
-    try {
-      r.record(sanity, inputs, table, input_base, n_inputs);
-    } catch (const CircuitFailure& e) {
-      out.error_kind = "circuit";
-      out.code = e.code;
-      out.message = e.what();
-      return;
-    }
+    r.record(sanity, inputs, table, input_base, n_inputs);
     t = r.take_trace();
     cw = r.take_concrete_witness();
     steps = r.steps();
     converted = r.converted_ifs();
-  }  // the recorder's memory and shadow go back to the block cache: the compiler's tables reuse their pages
+  } catch (const CircuitFailure& e) {  // the recorder's memory and shadow go back to the block cache either way:
+    out.error_kind = "circuit";        // the compiler's tables reuse their pages
+    out.code = e.code;
+    out.message = e.what();
+    return;
+  }
   const size_t trace_nodes = t.nodes.size();
   const auto t1 = std::chrono::steady_clock::now();
   auto path = Compiler<P>::compile(t, uint32_t(t.witness.size()));
@@ -270,6 +270,16 @@ RecordResult record(const Wasm& w, int curve, py::list inputs, bool sanity, bool
     out.ok = false;
     out.error_kind = "unsupported";
     out.message = e.what();
+  } catch (const std::bad_alloc&) {  // a bound we missed: refused, the process lives
+    out.ok = false;
+    out.path.reset();
+    out.error_kind = "unsupported";
+    out.message = "out of memory while recording";
+  } catch (const std::length_error& e) {
+    out.ok = false;
+    out.path.reset();
+    out.error_kind = "unsupported";
+    out.message = std::string("out of memory while recording (") + e.what() + ")";
   }
   if (out.ok && !force) {
     out.witness = py::bytes((const char*)wit.data(), wit.size() * 8);  // (W, 4) plain limbs
@@ -452,6 +462,10 @@ PYBIND11_MODULE(_witness, mod) {
           throw Unsupported(std::string("instantiating the module: ") + e.what());
         } catch (const WasmError& e) {
           throw Unsupported(e.what());
+        } catch (const std::bad_alloc&) {
+          throw Unsupported("out of memory instantiating the module");
+        } catch (const std::length_error&) {
+          throw Unsupported("out of memory instantiating the module");
         }
       }, "dict: version, n32, prime, witness_size, input_size, curve ('bn128'/'bls12381'/None), signals");
 

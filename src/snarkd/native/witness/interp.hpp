@@ -21,7 +21,7 @@ void Recorder<P>::exec(size_t depth, size_t arm_frames, uint32_t arm_start, uint
     if (ARM && --arm_steps_left_ == 0) throw detail::ArmAbort{"long arm"};
   };
   for (;;) {
-    Frame& fr = frames_.back();
+    Frame& fr = frames_.back();  // frames_ never reallocates (reserved); loc_ may: L is re-read here
     const Func& fn = m_.funcs[fr.func];
     const Ins* code = fn.code.data();
     uint32_t pc = fr.pc;
@@ -110,6 +110,12 @@ void Recorder<P>::exec(size_t depth, size_t arm_frames, uint32_t arm_start, uint
               for (size_t k = 0; k < t.results.size(); k++) S[sp_++] = 0;
             } else {
               host_call(h, pc);
+            }
+            if (h == H_PRINT_ERROR || h == H_WRITE_BUFFER) {
+              // they ran getMessageChar, which may have grown the stacks: re-read this frame
+              frames_.back().pc = pc + 1;
+              switch_frame = true;
+              break;
             }
             pc++;
             break;
