@@ -75,6 +75,8 @@ py::dict inspect(const Wasm& w) {
   std::vector<uint32_t> prime = r.raw_prime();
   py::dict d;
   d["version"] = r.version();
+  d["minor"] = r.minor_version();
+  d["patch"] = r.patch_version();
   d["n32"] = r.n32();
   d["prime"] = limbs_to_int(prime.data(), prime.size());
   d["witness_size"] = r.witness_size();
@@ -83,7 +85,9 @@ py::dict inspect(const Wasm& w) {
                : prime_is<bls12_381::FrP>(prime) ? py::object(py::str("bls12381"))
                                                   : py::object(py::none());
   py::list sigs;
-  for (auto& s : r.input_signals()) sigs.append(py::make_tuple(s.hash, s.pos, s.size));
+  const auto table = r.input_signals();
+  if (!d["curve"].is_none()) r.check_input_signals(table);
+  for (auto& s : table) sigs.append(py::make_tuple(s.hash, s.pos, s.size));
   d["signals"] = sigs;
   return d;
 }

@@ -164,6 +164,9 @@ class NativeCalculator:
 
     def _module(self):
         if self._parsed is None:
+            from snarkd.witness.wasm_runtime import validate_module
+
+            validate_module(self._bytes, self.name)  # an invalid module is bad input (exit 3), whichever engine
             try:
                 self._parsed = self._native.Wasm(self._bytes)
             except self._native.Unsupported as exc:
@@ -192,7 +195,7 @@ class NativeCalculator:
                                     f"({covered} values for input size {facts['input_size']})")
         self._set_facts({"curve": facts["curve"], "prime": str(facts["prime"]), "n32": facts["n32"],
                          "witness_size": facts["witness_size"], "input_size": facts["input_size"],
-                         "version": [2, 0, 0], "input_base": base,
+                         "version": [2, facts["minor"], facts["patch"]], "input_base": base,
                          "signals": [[int(h), int(p), int(s)] for h, p, s in signals]})
         self.program = self._native.Program(CURVES[self.curve], self.witness_size, self.input_size)
         # the first path, from placeholder inputs: zeros (an assert they fail stays a guard)

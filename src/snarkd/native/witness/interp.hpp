@@ -108,6 +108,9 @@ void Recorder<P>::exec(size_t depth, size_t arm_frames, uint32_t arm_start, uint
               const FuncType& t = m_.type_of(callee);
               sp_ -= uint32_t(t.params.size());
               for (size_t k = 0; k < t.results.size(); k++) S[sp_++] = 0;
+            } else if (h == H_IMPORT_ERROR) {
+              if (arm_depth_) throw detail::ArmAbort{"error"};
+              throw CircuitFailure(0, "the circuit called runtime.error");
             } else {
               host_call(h, pc);
             }
@@ -203,6 +206,7 @@ case OPC: {                                                    \
         case OP_MEMORY_COPY: {
           uint64_t n = uint32_t(S[sp_ - 1]), s = uint32_t(S[sp_ - 2]), d = uint32_t(S[sp_ - 3]);
           sp_ -= 3;
+          charge(n >> 16);
           if (n) {
             raw_read(s, uint32_t(n));
             raw_write(d, uint32_t(n));
@@ -216,6 +220,7 @@ case OPC: {                                                    \
         case OP_MEMORY_FILL: {
           uint64_t n = uint32_t(S[sp_ - 1]), v = uint32_t(S[sp_ - 2]), d = uint32_t(S[sp_ - 3]);
           sp_ -= 3;
+          charge(n >> 16);
           if (n) {
             raw_write(d, uint32_t(n));
             std::memset(mem_.data() + d, int(v & 0xFF), n);

@@ -36,6 +36,7 @@
 namespace snarkd::witness {
 
 inline constexpr uint32_t CONST_BIT = 0x80000000u;
+inline constexpr int MAX_MESSAGE = 1 << 16;  // characters of one circom message read through getMessageChar
 // A shadow word with this bit names no element: it is part of the plain 32-byte body of value (id & ~LIMB_BIT)
 // that Fr_int_copy copied out of its element (circom 2.0.x's getWitness and log()).
 inline constexpr uint32_t LIMB_BIT = 0x80000000u;
@@ -63,7 +64,7 @@ enum HostFn : uint8_t {
   H_EQ, H_NEQ, H_LT, H_GT, H_LEQ, H_GEQ, H_LAND, H_LOR, H_LNOT, H_BAND, H_BOR, H_BXOR, H_BNOT,
   H_SHL, H_SHR, H_ISTRUE, H_TOINT, H_EQR, H_TO_REPR, H_TO_LONG_NORMAL, H_INT_COPY,
   // imports
-  H_EXCEPTION, H_PRINT_ERROR, H_WRITE_BUFFER, H_SHOW_SHARED, H_IMPORT_NOP,
+  H_EXCEPTION, H_PRINT_ERROR, H_WRITE_BUFFER, H_SHOW_SHARED, H_IMPORT_NOP, H_IMPORT_ERROR,
 };
 
 struct HostSpec {
@@ -133,10 +134,12 @@ class Recorder {
         else if (fn.name == "printErrorMessage") h = H_PRINT_ERROR;
         else if (fn.name == "writeBufferMessage") h = H_WRITE_BUFFER;
         else if (fn.name == "showSharedRWMemory") h = H_SHOW_SHARED;
-        else h = H_IMPORT_NOP;  // circom 2.0.x debug hooks, no-ops as in the wasm engine
+        else if (fn.name == "error") h = H_IMPORT_ERROR;  // circom_runtime's: the circuit fails (the wasm engine says how)
+        else if (is_debug_hook(fn.name)) h = H_IMPORT_NOP;  // circom 2.0.x debug hooks, no-ops as in the wasm engine
+        else throw Unsupported("import runtime." + fn.name + " (not a circom 2 witness generator?)");
         // the four callbacks take what circom passes them (the exception code, nothing) and return nothing
         const FuncType& t = m_.type_of(f);
-        if (h != H_IMPORT_NOP && (t.params.size() != (h == H_EXCEPTION ? 1u : 0u) || !t.results.empty()))
+        if (h != H_IMPORT_NOP && h != H_IMPORT_ERROR && (t.params.size() != (h == H_EXCEPTION ? 1u : 0u) || !t.results.empty()))
           throw Unsupported("import runtime." + fn.name + " has another signature than circom's");
       } else {
         for (const HostSpec* s = host_specs(); s->name; s++) {
@@ -149,6 +152,12 @@ class Recorder {
       }
       host_.push_back(h);
     }
+    // the wasm engine's contract (wasm_runtime.REQUIRED_EXPORTS): what it refuses, the native engine refuses too
+    for (const char* e : {"getVersion", "readSharedRWMemory", "writeSharedRWMemory", "init", "setInputSignal",
+                          "getInputSignalSize", "getRawPrime", "getFieldNumLen32", "getWitnessSize", "getInputSize",
+                          "getWitness", "getMessageChar", "getSharedRWMemoryStart"})
+      if (!m_.exports.count(e)) throw Unsupported(std::string("no export ") + e + " (not a circom 2 witness generator?)");
+    if (!m_.memory_exported) throw Unsupported("no exported memory (not a circom 2 witness generator?)");
     f_set_input_ = need("setInputSignal");
     f_get_witness_ = need("getWitness");
     f_init_ = need("init");
@@ -166,6 +175,9 @@ class Recorder {
   uint32_t witness_size() { return uint32_t(call_export("getWitnessSize", {})); }
   uint32_t input_size() { return uint32_t(call_export("getInputSize", {})); }
   uint32_t version() { return uint32_t(call_export("getVersion", {})); }
+  // circom 2.0.x before 2.0.? has no minor and patch getters (the wasm engine calls them where they are)
+  uint32_t minor_version() { return m_.exports.count("getMinorVersion") ? uint32_t(call_export("getMinorVersion", {})) : 0; }
+  uint32_t patch_version() { return m_.exports.count("getPatchVersion") ? uint32_t(call_export("getPatchVersion", {})) : 0; }
   std::vector<uint32_t> raw_prime() {
     call_export("getRawPrime", {});
     const uint32_t n = n32();
@@ -192,6 +204,12 @@ class Recorder {
       if (h) out.push_back({h, load32(e + 8), load32(e + 12)});
     }
     return out;
+  }
+  // Requests are checked against that table (NativeCalculator), not by the wasm's own lookup: they must agree.
+  void check_input_signals(const std::vector<InputSignal>& table) {
+    for (const InputSignal& s : table)
+      if (uint32_t(call_export("getInputSignalSize", {s.hash >> 32, s.hash & 0xFFFFFFFFu})) != s.size)
+        throw Unsupported("the input signal map disagrees with getInputSignalSize");
   }
 
   // --- recording ----------------------------------------------------------------------------------
@@ -311,6 +329,10 @@ class Recorder {
   HostEvent long_normal_;  // the last Fr_toLongNormal
   HostEvent shared_body_;  // the last Fr_int_copy into the shared memory
 
+  static bool is_debug_hook(const std::string& n) {
+    return n == "log" || n == "printDebug" || n == "logGetSignal" || n == "logSetSignal" || n == "logStartComponent" ||
+           n == "logFinishComponent";
+  }
   int need(const char* name) {
     int f = m_.find_func(name);
     if (f < 0) throw Unsupported(std::string("no function ") + name + " (not a circom 2 witness generator?)");
@@ -334,6 +356,7 @@ class Recorder {
     // the shared memory is the 32-byte body of the element in front of it (8-byte header)
     if (shared_ < 8 || (shared_ & 3)) throw Unsupported("shared memory at an unexpected address");
     shared_elem_ = shared_ - 8;
+    runtime_end_ = shared_elem_;
   }
   [[noreturn]] void trap(const std::string& what) {
     if (arm_depth_) throw detail::ArmAbort{"trap"};
@@ -378,9 +401,20 @@ class Recorder {
       journal_.push_back({w, load32(w * 4), shadow_[w]});
     }
   }
+  // ffwasm keeps its constants (the prime, Montgomery's) and scratch below the shared memory, circom its stack
+  // pointer in the first word: the wasm's field functions read them, ours do not, so a store there (a broken
+  // or hostile module) would make the wasm compute something else than the recording. Refused.
+  uint64_t runtime_end_ = 0;  // shared_elem_ once known
+  inline void not_in_runtime(uint64_t addr, uint64_t n) {
+    if (addr < runtime_end_ && addr + n > 8) runtime_write(addr);
+  }
+  [[noreturn]] __attribute__((noinline, cold)) void runtime_write(uint64_t addr) {
+    throw Unsupported(where() + " writes into ffwasm's constants (address " + std::to_string(addr) + ")");
+  }
   // A raw store: the bytes it covers stop being a traced element.
   inline void raw_write(uint64_t addr, uint32_t n) {
     bounds(addr, n);
+    not_in_runtime(addr, n);
     uint64_t w0 = addr >> 2, w1 = (addr + n - 1) >> 2;
     for (uint64_t w = w0; w <= w1; w++) {
       journal_word(uint32_t(w));
@@ -411,13 +445,19 @@ class Recorder {
     std::memcpy(&type, p + 4, 4);
     Val out;
     out.id = id;
-    if ((type & 0xC0000000u) == 0xC0000000u) {  // long Montgomery: what our Fr functions write
+    if (type == 0xC0000000u) {  // long Montgomery: what our Fr functions write
       std::memcpy(out.v.v, p + 8, sizeof out.v.v);
-      if (!F::lt_mod(out.v.v)) F::reduce_raw(out.v.v);
+      if (!F::lt_mod(out.v.v)) not_circoms(a);
       return out;
     }
-    out.v = decode_other(p);
+    out.v = decode_other(p, a);
     return out;
+  }
+  // An element whose header or value circom never writes (a type word with bits other than long 0x80000000 and
+  // Montgomery 0x40000000; a long value >= p): ffwasm's own functions may take it another way than ours (they
+  // test single bits of the type; an unreduced value), so it is not followed.
+  [[noreturn]] __attribute__((noinline, cold)) void not_circoms(uint32_t a) {
+    throw Unsupported(where() + ": the field element at " + std::to_string(a) + " is in no form circom writes");
   }
   [[noreturn]] __attribute__((noinline, cold)) void unaligned_elem() {
     throw Unsupported("unaligned field element");
@@ -427,22 +467,25 @@ class Recorder {
                       " was partly overwritten by raw stores");
   }
   // An element in short or long normal form (circom's literals, the wasm's own stores), in Montgomery form.
-  __attribute__((noinline)) F decode_other(const uint8_t* p) {
+  __attribute__((noinline)) F decode_other(const uint8_t* p, uint32_t a) {
     int32_t sv;
     uint32_t type;
     std::memcpy(&sv, p, 4);
     std::memcpy(&type, p + 4, 4);
     F v;
+    if (type & 0x3FFFFFFFu) not_circoms(a);  // circom's literals are short with bit 30 set (their Montgomery form kept)
     if (type & 0x80000000u) {
       u64 l[P::N];
       std::memcpy(l, p + 8, sizeof l);
-      F::reduce_raw(l);
+      if (!F::lt_mod(l)) not_circoms(a);
       v = F::from_limbs(l);
       if (!(type & 0x40000000u)) v = mont(v);  // long normal: plain
     } else {
       F small = F::zero();
       small.v[0] = uint64_t(sv < 0 ? -int64_t(sv) : int64_t(sv));
       v = mont(sv < 0 ? small.neg() : small);  // plain: p - |sv| for a negative one
+      // a literal keeps its Montgomery form beside the short value, and ffwasm reads either: they must agree
+      if (type && std::memcmp(v.v, p + 8, sizeof v.v) != 0) not_circoms(a);
     }
     return v;
   }
@@ -478,6 +521,7 @@ class Recorder {
   }
   void write_elem(uint32_t a, const Val& x) {
     bounds(a, ELEM);
+    not_in_runtime(a, ELEM);
     if (a & 3) throw Unsupported("unaligned field element");
     const uint32_t w0 = a >> 2;
     if (arm_depth_) {
@@ -496,6 +540,7 @@ class Recorder {
   void to_long_normal(uint32_t a) {
     Val x = read_elem(a);
     if (x.id) return;
+    not_in_runtime(a, ELEM);
     if (arm_depth_) for (uint32_t k = 0; k < ELEM / 4; k++) journal_word((a >> 2) + k);
     uint8_t* p = mem_.data() + a;
     uint32_t sv = 0, type = 0x80000000u;
@@ -656,15 +701,24 @@ class Recorder {
     return Val{node(op, a.id, 0, 0), r};
   }
 
+  // Work that is not a loop iteration or a call in the wasm (bulk memory, host loops) counts against the step
+  // budget as well, so that every recording ends within it.
+  void charge(uint64_t steps) {
+    steps_ += steps;
+    if (steps_ > lim_.max_steps) trap("step budget exhausted (loop iterations and calls)");
+  }
   std::string message() {  // circom's message buffer, read through getMessageChar
     if (in_message_) trap("getMessageChar asks for another message");  // else a native recursion without end
     in_message_ = true;
     std::string s;
     try {
-      for (int i = 0; i < 1 << 20; i++) {
+      for (int i = 0; i < MAX_MESSAGE; i++) {  // a message that never ends is cut (wasm_runtime.MAX_MESSAGE)
+        charge(1);  // each character is a call: a loop of messages is bounded by the step budget too
         uint32_t c = uint32_t(call(uint32_t(f_msg_char_), {}));
         if (!c) break;
-        s.push_back(char(c & 0xFF));
+        const uint8_t b = uint8_t(c & 0xFF);  // a character per byte, as witness_calculator.js: UTF-8 of U+0000..U+00FF
+        if (b < 0x80) s.push_back(char(b));
+        else s += {char(0xC0 | (b >> 6)), char(0x80 | (b & 0x3F))};
       }
     } catch (...) {
       in_message_ = false;
@@ -690,6 +744,7 @@ class Recorder {
         uint32_t r = arg(0, 3), a = arg(1, 3), n = arg(2, 3);
         sp_ -= 3;
         if (uint64_t(n) * ELEM > mem_.size()) trap("out of bounds memory access");
+        charge(n >> 10);
         if (r > a && r < a + n * ELEM) {  // overlapping: copy backwards, as memmove
           for (uint32_t k = n; k-- > 0;) write_elem(r + k * ELEM, read_elem(a + k * ELEM));
         } else {
@@ -820,8 +875,9 @@ class Recorder {
 
   // --- calls --------------------------------------------------------------------------------------
   uint64_t call_export(const char* name, std::vector<uint64_t> args) {
-    int f = m_.find_func(name);
-    if (f < 0) throw Unsupported(std::string("no export ") + name);
+    auto e = m_.exports.find(name);
+    if (e == m_.exports.end()) throw Unsupported(std::string("no export ") + name);
+    const int f = int(e->second);
     return call(uint32_t(f), args);
   }
 
@@ -898,20 +954,16 @@ class Recorder {
   uint32_t symbolic_if(const Func& fn, const Ins& in, uint32_t pc, bool cond, const Pending& pd);
 
 
-  F decode(const uint8_t* p) {
-    int32_t sv;
+  F decode(const uint8_t* p, uint32_t a) {  // an element's bytes held elsewhere (if-conversion's other arm)
     uint32_t type;
-    std::memcpy(&sv, p, 4);
     std::memcpy(&type, p + 4, 4);
-    if (type & 0x80000000u) {
-      u64 l[P::N];
-      std::memcpy(l, p + 8, sizeof l);
-      F::reduce_raw(l);
-      F v = F::from_limbs(l);
-      return (type & 0x40000000u) ? v : v.to_mont();
+    if (type == 0xC0000000u) {
+      F v;
+      std::memcpy(v.v, p + 8, sizeof v.v);
+      if (!F::lt_mod(v.v)) not_circoms(a);
+      return v;
     }
-    F v = CF::from_u64(uint64_t(sv < 0 ? -int64_t(sv) : int64_t(sv)));
-    return sv < 0 ? v.neg() : v;
+    return decode_other(p, a);
   }
 };
 

@@ -128,10 +128,15 @@ class Reader {
     if (bits == 32) r = int64_t(int32_t(r));
     return r;
   }
+  // Names in messages and lookups: circom's are ASCII; anything else (not text, a control character) becomes
+  // '?', so no message built from a name is invalid UTF-8.
   std::string name() {
     size_t n = uleb();
     const uint8_t* s = bytes(n);
-    return std::string((const char*)s, n);
+    std::string out((const char*)s, n);
+    for (char& c : out)
+      if (uint8_t(c) < 0x20 || uint8_t(c) > 0x7E) c = '?';
+    return out;
   }
 
  private:
@@ -151,6 +156,7 @@ class Module {
   bool mem_has_max = false;
   std::vector<Global> globals;
   std::unordered_map<std::string, uint32_t> exports;  // functions only
+  bool memory_exported = false;                       // as "memory"
   std::vector<DataSegment> data;
 
   // The module's bytes must outlive it (bodies and data point into them). Every body is decoded
@@ -293,6 +299,7 @@ class Module {
             uint8_t kind = s.byte();
             uint32_t idx = uint32_t(s.uleb());
             if (kind == 0) exports[nm] = idx;
+            else if (kind == 2 && nm == "memory") memory_exported = true;
           }
           break;
         }
