@@ -216,6 +216,7 @@ def run_seeded(name: str, n: int, seed: int, start: int, timeout: float, save: P
         run.differential()
         result.update(run.extra)
         result["findings"] = run.findings
+        result["snarkd"] = str(Path(sys.modules["snarkd"].__file__).parent)  # which build was fuzzed
         result["peak_rss_mib"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
         result["seconds"] = round(time.perf_counter() - t0, 1)
         return result
