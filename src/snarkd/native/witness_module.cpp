@@ -360,6 +360,19 @@ struct ProgramT : ProgramBase {
     next->push_back(std::move(p));
     paths = next;
   }
+  // Drop path i (replays in flight keep their snapshot).
+  void remove(size_t i) {
+    std::lock_guard<std::mutex> g(mu);
+    if (i >= paths->size()) throw py::index_error("no such path");
+    auto next = std::make_shared<std::vector<std::shared_ptr<Path<F>>>>(*paths);
+    next->erase(next->begin() + std::ptrdiff_t(i));
+    paths = next;
+  }
+  static uint64_t bytes_of(const Path<F>& p) {  // its share of the program's bytes (serialize's)
+    ByteWriter count;
+    write_path(count, p);
+    return count.size();
+  }
   uint32_t frame_rows() const {
     uint32_t r = 0;
     for (auto& p : *snapshot()) r = std::max(r, p->n_regs);
@@ -517,11 +530,14 @@ PYBIND11_MODULE(_witness, mod) {
             d["guards"] = path->n_guards;
             d["constants"] = path->consts.size();
             d["hits"] = path->hits.load();
+            d["bytes"] = t.bytes_of(*path);
             out.append(d);
           }
           return out;
         });
       })
+      .def("remove_path", [](Program& p, size_t i) { p.with([&](auto& t) { t.remove(i); return 0; }); }, py::arg("index"),
+           "Drop a path (the program-size rule in snarkd/witness/native.py)")
       .def("add_path", [](Program& p, std::shared_ptr<AnyPath> path) {
         if (!path || path->curve != p.curve) throw py::value_error("path of another field");
         p.with([&](auto& t) {

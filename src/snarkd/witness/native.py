@@ -42,7 +42,12 @@ from snarkd.witness import program_file
 log = logging.getLogger("snarkd.witness")
 
 CURVES = {"bn128": 0, "bls12381": 1}
-MAX_PATHS = 64  # paths kept per circuit; beyond, misses are still recorded natively but not kept
+# The program's bounds (a circuit whose wasm takes many ways: bigint loops bounded by values). A request that
+# misses every kept path is recorded natively and its path kept; to stay within both bounds the paths replayed
+# least often are dropped first (on a tie, the oldest), never the new one. A miss costs a partial replay of
+# each kept path before the recording: the count bounds that too.
+MAX_PATHS = 16
+MAX_PROGRAM_BYTES = 256 << 20  # the paths together, as in the .wprog
 
 
 class NativeUnavailable(InputError):
@@ -110,6 +115,8 @@ class NativeCalculator:
         self._wasm_calc = None
         self._wasm_lock = threading.Lock()
         self._save_lock = threading.Lock()
+        self._keep_lock = threading.Lock()  # adding and dropping paths: indices must not move underneath
+        self.dropped_paths = 0
         self._parsed = None
         self.stats = WitnessStats()
         self.build_ms = 0.0
@@ -221,6 +228,28 @@ class NativeCalculator:
                                    force_asserts=force, max_memory=int(self.max_memory or 0), max_steps=max_steps,
                                    input_base=self.input_base, n_inputs=self.input_size)
 
+    def _keep(self, path) -> None:
+        """Add a newly recorded path within MAX_PATHS and MAX_PROGRAM_BYTES (the rule above), then save."""
+        with self._keep_lock:
+            self.program.add_path(path)
+            stats = self.program.path_stats()
+            total = sum(p["bytes"] for p in stats)
+            kept = len(stats)
+            drop = []
+            for i in sorted(range(len(stats) - 1), key=lambda i: (stats[i]["hits"], i)):
+                if kept <= MAX_PATHS and total <= MAX_PROGRAM_BYTES:
+                    break
+                drop.append(i)
+                kept -= 1
+                total -= stats[i]["bytes"]
+            for i in sorted(drop, reverse=True):
+                self.program.remove_path(i)
+            if drop:
+                self.dropped_paths += len(drop)
+                log.info("native witness program for %s: %d paths kept (%.1f MB), %d replayed least often dropped",
+                         self.name, kept, total / 1e6, len(drop))
+        self._save()
+
     def _save(self) -> None:
         with self._save_lock:
             saved = program_file.save(self._paths, self._ident, self.meta, self.program)
@@ -284,9 +313,7 @@ class NativeCalculator:
             res = self._record(recorded_inputs, force=False)
             if res.ok:
                 self.stats.add("recorded")
-                if self.program.n_paths < MAX_PATHS:
-                    self.program.add_path(res.path)
-                    self._save()
+                self._keep(res.path)
                 if log is not None:
                     render_log(res.logs, log)
                 return res.witness, "recorded"
@@ -326,7 +353,8 @@ class NativeCalculator:
     def describe(self) -> dict:
         """The program's paths and where it lives (status, logs, the bench)."""
         return {"engine": "native", "program": str(self.loaded_from) if self.loaded_from else None,
-                "build_ms": round(self.build_ms, 1), "paths": self.program.path_stats(), **self.stats.as_dict()}
+                "build_ms": round(self.build_ms, 1), "paths": self.program.path_stats(),
+                "dropped_paths": self.dropped_paths, **self.stats.as_dict()}
 
 
 def _uninitialized(nbytes: int):
