@@ -193,6 +193,10 @@ class NativeCalculator:
             raise NativeUnavailable(f"{self.name}: no native witness program for this field "
                                     f"(prime {facts['prime']}; BN254 and BLS12-381 scalar fields are native)")
         signals = facts["signals"]
+        limit = self.max_memory or 4 << 30  # the recording's own bound ([limits] wasm_memory)
+        if 32 * (facts["input_size"] + facts["witness_size"]) > limit:
+            raise NativeUnavailable(f"{self.name}: {facts['input_size']} inputs and {facts['witness_size']} witness "
+                                    f"values pass the memory limit ({limit} bytes)")
         positions = sorted((pos, size) for _, pos, size in signals if size > 0)
         base = positions[0][0] if positions else 0
         covered = sum(size for _, size in positions)

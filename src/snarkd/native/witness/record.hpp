@@ -232,9 +232,12 @@ class Recorder {
       }
     }
     uint32_t n = witness_size();
+    if (uint64_t(n) * (sizeof(uint32_t) + sizeof(F)) > lim_.max_memory)
+      throw Unsupported("a witness of " + std::to_string(n) + " values passes the memory limit");
     trace_.witness.resize(n);
     if (!force_) concrete_.resize(n);  // a build from placeholder inputs (force) has no witness to give
     for (uint32_t i = 0; i < n; i++) {
+      charge(1);  // a call, as the wasm's own
       call(uint32_t(f_get_witness_), {i});
       Val v = read_shared_value(host_seq_);
       trace_.witness[i] = v.id ? v.id : const_id(v.v);
