@@ -38,5 +38,9 @@ $PY tests/fuzz/harness.py --target wasm --n "$N" --seed "$SEED" --timeout 120 --
     --json bench/results/fuzz-wasm-recorder.json > "$work/out.json" 2> "$work/err.txt" || status=$?
 unset LD_PRELOAD
 grep -E "ERROR: AddressSanitizer|runtime error:|SUMMARY:" "$work/err.txt" >&2 || true
+if [ "${status:-0}" != 0 ]; then  # keep what the process said last (a sanitizer report, a hang's traceback)
+    tail -n 200 "$work/err.txt" > bench/results/fuzz-wasm-recorder.log
+    echo "the last 200 lines of its stderr: bench/results/fuzz-wasm-recorder.log" >&2
+fi
 echo "fuzz-wasm-recorder: N=$N seed=$SEED, $(( $(date +%s) - start )) s, exit ${status:-0}" >&2
 exit "${status:-0}"

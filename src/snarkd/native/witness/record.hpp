@@ -228,7 +228,9 @@ class Recorder {
         uint32_t idx = sig->pos + i - input_base;
         uint32_t id = (i < sig->size && idx < n_inputs) ? node(T_INPUT, idx, 0, 0) : 0;
         write_elem(shared_elem_, Val{id, values[i]});
+        input_copy_due_ = false;
         call(uint32_t(f_set_input_), {uint32_t(hash >> 32), uint32_t(hash), i});
+        if (input_copy_due_) throw Unsupported("setInputSignal does not copy the input after Fr_eqR (circom's does)");
       }
     }
     uint32_t n = witness_size();
@@ -318,6 +320,9 @@ class Recorder {
   uint64_t watched_ = ~0ull;
 
   std::string err_text_;
+  // setInputSignal's Fr_eqR is answered "not small" so that its long copy (Fr_copy from the shared memory) keeps
+  // the input traced: exact only if that copy follows, as in circom's code (a module that skips it is refused)
+  bool input_copy_due_ = false;
   uint64_t log_bytes_ = 0;
   bool in_message_ = false;  // reading circom's message buffer (getMessageChar must not ask for another)
 
@@ -740,6 +745,7 @@ class Recorder {
       case H_COPY: {
         uint32_t r = arg(0, 2), a = arg(1, 2);
         sp_ -= 2;
+        if (a == shared_elem_ && frames_.back().func == uint32_t(f_set_input_)) input_copy_due_ = false;
         write_elem(r, read_elem(a));
         return;
       }
@@ -786,7 +792,10 @@ class Recorder {
         sp_ -= 2;
         Val x = read_elem(a), y = read_elem(b);
         uint32_t r;
-        if (frames_.back().func == uint32_t(f_set_input_)) r = 0;  // take its general (long) copy
+        if (frames_.back().func == uint32_t(f_set_input_)) {  // take its general (long) copy of the input:
+          r = 0;                                              // whichever form the wasm keeps, the value is one
+          input_copy_due_ = true;
+        }
         else if (x.id || y.id) throw Unsupported("Fr_eqR on a value computed from the inputs in " + fn.name);
         else r = x.v == y.v;
         stk_[sp_++] = r;
