@@ -419,6 +419,10 @@ class Recorder {
   [[noreturn]] __attribute__((noinline, cold)) void runtime_write(uint64_t addr) {
     throw Unsupported(where() + " writes into ffwasm's constants (address " + std::to_string(addr) + ")");
   }
+  [[noreturn]] __attribute__((noinline, cold)) void runtime_read(uint64_t addr) {
+    throw Unsupported(where() + " takes a field element from ffwasm's constants and scratch (address " +
+                      std::to_string(addr) + ")");
+  }
   // A raw store: the bytes it covers stop being a traced element.
   inline void raw_write(uint64_t addr, uint32_t n) {
     bounds(addr, n);
@@ -432,6 +436,7 @@ class Recorder {
 
   Val read_elem(uint32_t a) {
     bounds(a, ELEM);
+    if (a < runtime_end_) runtime_read(a);  // ffwasm's scratch: the wasm's bytes there are not ours
     if (a & 3) unaligned_elem();
     const uint32_t w0 = a >> 2;
     const uint32_t id = shadow_[w0];
