@@ -64,7 +64,7 @@ def main() -> int:
         shutil.rmtree(lib)
     shutil.copytree(REPO / "node_modules" / "circomlib" / "circuits", lib)  # circom2 (WASI) reads below its cwd only
     try:
-        run(["node", REPO / "node_modules" / ".bin" / "circom2", "circuit.circom", "--r1cs", "--wasm", "-o", "."], cwd=d)
+        run(["node", REPO / "node_modules" / "circom2" / "cli.js", "circuit.circom", "--r1cs", "--wasm", "-o", "."], cwd=d)
     finally:
         shutil.rmtree(lib)
     shutil.copy2(d / "circuit_js" / "circuit.wasm", d / "circuit.wasm")

@@ -79,7 +79,7 @@ def prepare(n: int, curve: str = "bn128") -> Path:
         return d
     d.mkdir(parents=True, exist_ok=True)
     (d / "circuit.circom").write_text(HINTS % n)
-    subprocess.run(["node", str(REPO / "node_modules" / ".bin" / "circom2"), "circuit.circom", "--r1cs", "--wasm",
+    subprocess.run(["node", str(REPO / "node_modules" / "circom2" / "cli.js"), "circuit.circom", "--r1cs", "--wasm",
                     "--sym", "-p", curve, "-o", "."], cwd=d, check=True, capture_output=True)
     from snarkd.setup.groth16_setup import setup
 

@@ -4,12 +4,14 @@
 set -euo pipefail
 cd "$(dirname "$0")"
 BIN=../node_modules/.bin
+# circom2 by its package: .bin/circom2 may be circom2-208's (circom 2.0.8, a test oracle) as well
+CIRCOM=../node_modules/circom2/cli.js
 for curve in bn128 bls12381; do
   d=chain-$curve
   ptau_curve=$curve; [ $curve = bls12381 ] && ptau_curve=bls12-381
   rm -rf "$d" && mkdir -p "$d" && cp chain.circom "$d/"
   (cd "$d"
-   node ../$BIN/circom2 chain.circom --r1cs --wasm -p $curve -o . >/dev/null
+   node ../$CIRCOM chain.circom --r1cs --wasm -p $curve -o . >/dev/null
    mv chain_js/chain.wasm . && rm -rf chain_js
    node ../$BIN/snarkjs powersoftau new $ptau_curve 7 p0.ptau >/dev/null
    node ../$BIN/snarkjs powersoftau contribute p0.ptau p1.ptau --name=example -e="snarkd example $curve" >/dev/null

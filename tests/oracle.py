@@ -28,6 +28,19 @@ PTAU_CURVE = {"bn128": "bn128", "bls12381": "bls12-381"}
 CURVES = ("bn128", "bls12381")
 
 
+# circom compilers from npm (package.json): the current circom2, and circom 2.0.8 under an npm alias
+# (many deployed circuits were built with circom 2.0.x; its wasm differs). Both packages name their command
+# `circom2`, so node_modules/.bin/circom2 may be either: compilers are run by their package's cli.js.
+COMPILERS = {"circom2": "circom2", "circom-2.0.8": "circom2-208"}
+
+
+def compiler_cli(compiler: str = "circom2") -> Path:
+    path = REPO / "node_modules" / COMPILERS[compiler] / "cli.js"
+    if not path.exists():
+        pytest.fail(f"{path} missing: run `npm ci` in the repository root (the test oracles come from npm)")
+    return path
+
+
 def npm_bin(name: str) -> Path:
     path = REPO / "node_modules" / ".bin" / name
     if not path.exists():
@@ -141,17 +154,20 @@ class Circuit:
         return proof, public
 
 
-def compile_circuit(source: str, name: str, curve: str, include_circomlib: bool = False) -> Path:
-    """Compile circom source (text) with circom2; returns the cache folder."""
+def compile_circuit(source: str, name: str, curve: str, include_circomlib: bool = False,
+                    compiler: str = "circom2") -> Path:
+    """Compile circom source (text) with circom2 (or another of COMPILERS); returns the cache folder."""
     lib_stamp = "circomlib-2.0.5" if include_circomlib else ""
-    key = f"circom-{name}-{curve}-{_digest(source, curve, lib_stamp)}"
+    stamp = (lib_stamp,) if compiler == "circom2" else (lib_stamp, compiler)
+    key = f"circom-{name}-{curve}-{_digest(source, curve, *stamp)}"
 
     def build(d: Path) -> None:
         (d / "circuit.circom").write_text(source)
         if include_circomlib:
             # circom2 runs under WASI: included files must sit below the working directory.
             shutil.copytree(REPO / "node_modules" / "circomlib" / "circuits", d / "circomlib")
-        run(["node", npm_bin("circom2"), "circuit.circom", "--r1cs", "--wasm", "--sym", "-p", CIRCOM_PRIME[curve], "-o", "."], cwd=d)
+        run(["node", compiler_cli(compiler), "circuit.circom", "--r1cs", "--wasm", "--sym", "-p", CIRCOM_PRIME[curve],
+             "-o", "."], cwd=d)
         if include_circomlib:
             shutil.rmtree(d / "circomlib")
 

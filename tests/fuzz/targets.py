@@ -23,7 +23,9 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 TESTS = HERE.parent
-for p in (str(HERE), str(TESTS), str(TESTS.parent / "src")):
+# SNARKD_FUZZ_SRC: another build of snarkd to fuzz (bench/fuzz_wasm_recorder.sh: a sanitizer build of the
+# native witness module)
+for p in (str(HERE), str(TESTS), os.environ.get("SNARKD_FUZZ_SRC") or str(TESTS.parent / "src")):
     if p not in sys.path:
         sys.path.insert(0, p)
 
@@ -374,3 +376,8 @@ def replay_file(target: str, path: Path) -> Case:
 def env_int(name: str, default: int) -> int:
     v = os.environ.get(name)
     return int(v) if v else default
+
+
+import wasm_target  # noqa: E402  (last: it uses this module's Case, Finding, ...)
+
+TARGETS["wasm"] = lambda workdir: wasm_target.WasmTarget(workdir)

@@ -153,7 +153,7 @@ def goldilocks(tmp_path_factory):
     d = tmp_path_factory.mktemp("goldilocks")
     (d / "g.circom").write_text("pragma circom 2.0.0;\ntemplate G() { signal input a; signal output b; "
                                 "b <== a * a + 1; }\ncomponent main = G();\n")
-    oracle.run(["node", oracle.npm_bin("circom2"), "g.circom", "--wasm", "-p", "goldilocks", "-o", "."], cwd=d)
+    oracle.run(["node", oracle.compiler_cli(), "g.circom", "--wasm", "-p", "goldilocks", "-o", "."], cwd=d)
     return d / "g_js" / "g.wasm"
 
 

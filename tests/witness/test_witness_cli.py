@@ -132,3 +132,34 @@ def test_fullprove_errors_exit_3(chain_circuit, tmp_path):
     res = snarkd("fullprove", inp, other.circuit.wasm, chain_circuit.zkey, proof, public)
     assert res.returncode == 3, res.stderr
     assert not proof.exists() and not public.exists()
+
+
+def test_integers_above_2_53_exact_and_said_on_stderr(arrays, tmp_path):
+    """An integer JSON number above 2^53 is read exactly (as its string form, which snarkjs reads exactly too),
+    and stderr says where snarkjs (JSON.parse) would round it; integers that are doubles say nothing."""
+    big = 2**53 + 1  # not a double: JSON.parse reads 2^53
+    text = '{"a": "3", "b": [[1, %d], [3, 4], [5, -%d]]}' % (big, big)
+    inp = tmp_path / "input.json"
+    inp.write_text(text)
+    out = tmp_path / "out.wtns"
+    res = snarkd("witness", arrays.wasm, inp, out)
+    assert res.returncode == 0, res.stderr
+    assert f"{inp}: b[0][1], b[2][1]: an integer above 2^53 written as a JSON number" in res.stderr
+    assert str(big) not in res.stderr  # inputs may be secret: the message names, never quotes
+    exact = {"a": "3", "b": [[1, str(big)], [3, 4], [5, str(-big)]]}
+    assert out.read_bytes() == arrays.snarkjs_witness(exact).read_bytes()
+    # snarkjs on the same text computes another witness: the one of the rounded numbers
+    theirs = tmp_path / "snarkjs.wtns"
+    oracle.snarkjs("wtns", "calculate", arrays.wasm, inp, theirs)
+    rounded = {"a": "3", "b": [[1, str(2**53)], [3, 4], [5, str(-(2**53))]]}
+    assert theirs.read_bytes() == arrays.snarkjs_witness(rounded).read_bytes() != out.read_bytes()
+    inp.write_text('{"a": 3, "b": [[1, %d], [3, 4], [5, 6]]}' % 2**60)  # a double: read alike
+    res = snarkd("witness", arrays.wasm, inp, out)
+    assert res.returncode == 0 and "2^53" not in res.stderr
+
+
+def test_rounded_by_json_parse_paths():
+    from snarkd.witness.inputs import rounded_by_json_parse
+
+    assert rounded_by_json_parse({"a": 2**53, "b": 2**53 + 1, "c": [True, -(2**64 + 1), "9007199254740993"],
+                                  "d": {"e": [[10**400]]}, "f": 2.0**70}) == ["b", "c[1]", "d.e[0][0]"]

@@ -46,12 +46,14 @@ class Compiled:
         return out
 
 
-def compiled(filename: str, curve: str, include_circomlib: bool = False, **params) -> Compiled:
+def compiled(filename: str, curve: str, include_circomlib: bool = False, compiler: str = "circom2",
+             **params) -> Compiled:
+    """tests/witness/circuits/FILENAME compiled for CURVE by COMPILER (one of oracle.COMPILERS), cached."""
     source = (SOURCES / filename).read_text()
     for k, v in params.items():
         source = source.replace("{{" + k + "}}", str(v))
-    name = "w_" + filename.removesuffix(".circom")
-    return Compiled(name, curve, oracle.compile_circuit(source, name, curve, include_circomlib))
+    name = "w_" + filename.removesuffix(".circom") + ("" if compiler == "circom2" else "-" + compiler)
+    return Compiled(name, curve, oracle.compile_circuit(source, name, curve, include_circomlib, compiler))
 
 
 @pytest.fixture(autouse=True)

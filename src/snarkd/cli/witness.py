@@ -97,7 +97,7 @@ def _engine(args) -> str:
     return default("witness.engine")
 
 
-def _fell_back(message: str) -> None:
+def _fell_back(message: str) -> None:  # also the warnings about input.json
     print(f"snarkd: {message}", file=sys.stderr, flush=True)
 
 
@@ -108,7 +108,7 @@ def _calculate(args, timings: dict[str, float], bar, values_only: bool = False):
 
     t = time.perf_counter()
     with bar.step("compile"):
-        inputs = load_input_json(args.input)
+        inputs = load_input_json(args.input, warn=_fell_back)
         calc = make_calculator(args.wasm, _engine(args), sym=args.sym, sanity_check=args.sanity_check,
                                on_fallback=_fell_back)
     timings["load" if hasattr(calc, "program") else "compile"] = (time.perf_counter() - t) * 1e3

@@ -62,6 +62,8 @@ struct Wasm {
       module = std::make_unique<Module>((const uint8_t*)bytes.data(), bytes.size());
     } catch (const WasmError& e) {
       throw Unsupported(e.what());
+    } catch (const std::bad_alloc&) {
+      throw Unsupported("out of memory parsing the module");
     }
   }
 };
@@ -73,6 +75,8 @@ py::dict inspect(const Wasm& w) {
   std::vector<uint32_t> prime = r.raw_prime();
   py::dict d;
   d["version"] = r.version();
+  d["minor"] = r.minor_version();
+  d["patch"] = r.patch_version();
   d["n32"] = r.n32();
   d["prime"] = limbs_to_int(prime.data(), prime.size());
   d["witness_size"] = r.witness_size();
@@ -81,7 +85,9 @@ py::dict inspect(const Wasm& w) {
                : prime_is<bls12_381::FrP>(prime) ? py::object(py::str("bls12381"))
                                                   : py::object(py::none());
   py::list sigs;
-  for (auto& s : r.input_signals()) sigs.append(py::make_tuple(s.hash, s.pos, s.size));
+  const auto table = r.input_signals();
+  if (!d["curve"].is_none()) r.check_input_signals(table);
+  for (auto& s : table) sigs.append(py::make_tuple(s.hash, s.pos, s.size));
   d["signals"] = sigs;
   return d;
 }
@@ -176,22 +182,20 @@ void record_as(const Wasm& w, const std::vector<std::pair<uint64_t, std::vector<
   Big<F> cw;  // the concrete witness (not when force)
   std::vector<typename Recorder<P>::InputSignal> table;
   uint64_t steps = 0, converted = 0;
-  {
+  try {
     Recorder<P> r(*w.module, lim, force);
     table = r.input_signals();
-    try {
-      r.record(sanity, inputs, table, input_base, n_inputs);
-    } catch (const CircuitFailure& e) {
-      out.error_kind = "circuit";
-      out.code = e.code;
-      out.message = e.what();
-      return;
-    }
+    r.record(sanity, inputs, table, input_base, n_inputs);
     t = r.take_trace();
     cw = r.take_concrete_witness();
     steps = r.steps();
     converted = r.converted_ifs();
-  }  // the recorder's memory and shadow go back to the block cache: the compiler's tables reuse their pages
+  } catch (const CircuitFailure& e) {  // the recorder's memory and shadow go back to the block cache either way:
+    out.error_kind = "circuit";        // the compiler's tables reuse their pages
+    out.code = e.code;
+    out.message = e.what();
+    return;
+  }
   const size_t trace_nodes = t.nodes.size();
   const auto t1 = std::chrono::steady_clock::now();
   auto path = Compiler<P>::compile(t, uint32_t(t.witness.size()));
@@ -270,6 +274,16 @@ RecordResult record(const Wasm& w, int curve, py::list inputs, bool sanity, bool
     out.ok = false;
     out.error_kind = "unsupported";
     out.message = e.what();
+  } catch (const std::bad_alloc&) {  // a bound we missed: refused, the process lives
+    out.ok = false;
+    out.path.reset();
+    out.error_kind = "unsupported";
+    out.message = "out of memory while recording";
+  } catch (const std::length_error& e) {
+    out.ok = false;
+    out.path.reset();
+    out.error_kind = "unsupported";
+    out.message = std::string("out of memory while recording (") + e.what() + ")";
   }
   if (out.ok && !force) {
     out.witness = py::bytes((const char*)wit.data(), wit.size() * 8);  // (W, 4) plain limbs
@@ -345,6 +359,19 @@ struct ProgramT : ProgramBase {
     auto next = std::make_shared<std::vector<std::shared_ptr<Path<F>>>>(*paths);
     next->push_back(std::move(p));
     paths = next;
+  }
+  // Drop path i (replays in flight keep their snapshot).
+  void remove(size_t i) {
+    std::lock_guard<std::mutex> g(mu);
+    if (i >= paths->size()) throw py::index_error("no such path");
+    auto next = std::make_shared<std::vector<std::shared_ptr<Path<F>>>>(*paths);
+    next->erase(next->begin() + std::ptrdiff_t(i));
+    paths = next;
+  }
+  static uint64_t bytes_of(const Path<F>& p) {  // its share of the program's bytes (serialize's)
+    ByteWriter count;
+    write_path(count, p);
+    return count.size();
   }
   uint32_t frame_rows() const {
     uint32_t r = 0;
@@ -452,6 +479,10 @@ PYBIND11_MODULE(_witness, mod) {
           throw Unsupported(std::string("instantiating the module: ") + e.what());
         } catch (const WasmError& e) {
           throw Unsupported(e.what());
+        } catch (const std::bad_alloc&) {
+          throw Unsupported("out of memory instantiating the module");
+        } catch (const std::length_error&) {
+          throw Unsupported("out of memory instantiating the module");
         }
       }, "dict: version, n32, prime, witness_size, input_size, curve ('bn128'/'bls12381'/None), signals");
 
@@ -499,11 +530,14 @@ PYBIND11_MODULE(_witness, mod) {
             d["guards"] = path->n_guards;
             d["constants"] = path->consts.size();
             d["hits"] = path->hits.load();
+            d["bytes"] = t.bytes_of(*path);
             out.append(d);
           }
           return out;
         });
       })
+      .def("remove_path", [](Program& p, size_t i) { p.with([&](auto& t) { t.remove(i); return 0; }); }, py::arg("index"),
+           "Drop a path (the program-size rule in snarkd/witness/native.py)")
       .def("add_path", [](Program& p, std::shared_ptr<AnyPath> path) {
         if (!path || path->curve != p.curve) throw py::value_error("path of another field");
         p.with([&](auto& t) {

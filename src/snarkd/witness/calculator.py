@@ -32,7 +32,7 @@ def words_to_u64(words: np.ndarray) -> np.ndarray:
     n, n32 = words.shape
     if n32 % 2:
         words = np.concatenate([words, np.zeros((n, 1), dtype=words.dtype)], axis=1)
-    return np.ascontiguousarray(words, dtype="<u4").view("<u8").reshape(n, -1)
+    return np.ascontiguousarray(words, dtype="<u4").view("<u8").reshape(n, (n32 + 1) // 2)  # n may be 0
 
 
 class WitnessCalculator:

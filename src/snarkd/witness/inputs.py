@@ -17,6 +17,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import re
 from dataclasses import dataclass
@@ -73,8 +74,9 @@ def check_depth(obj: Any, limit: int = MAX_INPUT_DEPTH, name: str = "the inputs"
         stack.extend((c, depth + 1) for c in children)
 
 
-def load_input_json(path: str | os.PathLike) -> dict:
-    """Read input.json; errors name the file."""
+def load_input_json(path: str | os.PathLike, warn: Callable[[str], None] | None = None) -> dict:
+    """Read input.json; errors name the file. warn(message) hears of integers snarkjs would read as another
+    number (rounded_by_json_parse); by default the "snarkd.witness" logger does."""
     from snarkd.errors import InputError
 
     p = Path(path)
@@ -82,7 +84,36 @@ def load_input_json(path: str | os.PathLike) -> dict:
     check_depth(obj, name=str(p))
     if not isinstance(obj, dict):
         raise InputError(f"{p}: the inputs must be a JSON object mapping signal names to values, not {type(obj).__name__}")
+    rounded = rounded_by_json_parse(obj)
+    if rounded:
+        more = f" (and {len(rounded) - 3} more)" if len(rounded) > 3 else ""
+        text = (f"{p}: {', '.join(rounded[:3])}{more}: an integer above 2^53 written as a JSON number; snarkd "
+                "uses it exactly, snarkjs and circom's witness_calculator.js (JSON.parse) round it to the nearest "
+                "double and compute another witness. Write it as a string to get the same witness from both.")
+        (warn or logging.getLogger("snarkd.witness").warning)(text)
     return obj
+
+
+JS_SAFE = 2**53  # beyond, not every integer is a double: JSON.parse rounds
+
+
+def rounded_by_json_parse(obj: Any) -> list[str]:
+    """Where the inputs hold an integer (a JSON number, not a string) that JSON.parse reads as another number:
+    its path (`a`, `b[2][0]`, `bus.x`), never its value (inputs may be secret)."""
+    out: list[str] = []
+    stack: list[tuple[str, Any]] = [(k, v) for k, v in reversed(list(obj.items()))]
+    while stack:  # iterative: the depth is bounded (check_depth), the width is not
+        path, v = stack.pop()
+        if isinstance(v, bool):
+            continue
+        if isinstance(v, int):
+            if abs(v) > JS_SAFE and (v.bit_length() > 1024 or int(float(v)) != v):  # > 1024 bits: Infinity
+                out.append(path)
+        elif isinstance(v, dict):
+            stack.extend((f"{path}.{k}", c) for k, c in reversed(list(v.items())))
+        elif isinstance(v, list):
+            stack.extend((f"{path}[{i}]", c) for i, c in reversed(list(enumerate(v))))
+    return out
 
 
 def _is_object(v: Any) -> bool:

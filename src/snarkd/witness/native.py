@@ -42,7 +42,12 @@ from snarkd.witness import program_file
 log = logging.getLogger("snarkd.witness")
 
 CURVES = {"bn128": 0, "bls12381": 1}
-MAX_PATHS = 64  # paths kept per circuit; beyond, misses are still recorded natively but not kept
+# The program's bounds (a circuit whose wasm takes many ways: bigint loops bounded by values). A request that
+# misses every kept path is recorded natively and its path kept; to stay within both bounds the paths replayed
+# least often are dropped first (on a tie, the oldest), never the new one. A miss costs a partial replay of
+# each kept path before the recording: the count bounds that too.
+MAX_PATHS = 16
+MAX_PROGRAM_BYTES = 256 << 20  # the paths together, as in the .wprog
 
 
 class NativeUnavailable(InputError):
@@ -110,6 +115,8 @@ class NativeCalculator:
         self._wasm_calc = None
         self._wasm_lock = threading.Lock()
         self._save_lock = threading.Lock()
+        self._keep_lock = threading.Lock()  # adding and dropping paths: indices must not move underneath
+        self.dropped_paths = 0
         self._parsed = None
         self.stats = WitnessStats()
         self.build_ms = 0.0
@@ -164,6 +171,9 @@ class NativeCalculator:
 
     def _module(self):
         if self._parsed is None:
+            from snarkd.witness.wasm_runtime import validate_module
+
+            validate_module(self._bytes, self.name)  # an invalid module is bad input (exit 3), whichever engine
             try:
                 self._parsed = self._native.Wasm(self._bytes)
             except self._native.Unsupported as exc:
@@ -183,6 +193,10 @@ class NativeCalculator:
             raise NativeUnavailable(f"{self.name}: no native witness program for this field "
                                     f"(prime {facts['prime']}; BN254 and BLS12-381 scalar fields are native)")
         signals = facts["signals"]
+        limit = self.max_memory or 4 << 30  # the recording's own bound ([limits] wasm_memory)
+        if 32 * (facts["input_size"] + facts["witness_size"]) > limit:
+            raise NativeUnavailable(f"{self.name}: {facts['input_size']} inputs and {facts['witness_size']} witness "
+                                    f"values pass the memory limit ({limit} bytes)")
         positions = sorted((pos, size) for _, pos, size in signals if size > 0)
         base = positions[0][0] if positions else 0
         covered = sum(size for _, size in positions)
@@ -192,7 +206,7 @@ class NativeCalculator:
                                     f"({covered} values for input size {facts['input_size']})")
         self._set_facts({"curve": facts["curve"], "prime": str(facts["prime"]), "n32": facts["n32"],
                          "witness_size": facts["witness_size"], "input_size": facts["input_size"],
-                         "version": [2, 0, 0], "input_base": base,
+                         "version": [2, facts["minor"], facts["patch"]], "input_base": base,
                          "signals": [[int(h), int(p), int(s)] for h, p, s in signals]})
         self.program = self._native.Program(CURVES[self.curve], self.witness_size, self.input_size)
         # the first path, from placeholder inputs: zeros (an assert they fail stays a guard)
@@ -217,6 +231,28 @@ class NativeCalculator:
         return self._native.record(self._module(), CURVES[self.curve], inputs, sanity_check=self.sanity_check,
                                    force_asserts=force, max_memory=int(self.max_memory or 0), max_steps=max_steps,
                                    input_base=self.input_base, n_inputs=self.input_size)
+
+    def _keep(self, path) -> None:
+        """Add a newly recorded path within MAX_PATHS and MAX_PROGRAM_BYTES (the rule above), then save."""
+        with self._keep_lock:
+            self.program.add_path(path)
+            stats = self.program.path_stats()
+            total = sum(p["bytes"] for p in stats)
+            kept = len(stats)
+            drop = []
+            for i in sorted(range(len(stats) - 1), key=lambda i: (stats[i]["hits"], i)):
+                if kept <= MAX_PATHS and total <= MAX_PROGRAM_BYTES:
+                    break
+                drop.append(i)
+                kept -= 1
+                total -= stats[i]["bytes"]
+            for i in sorted(drop, reverse=True):
+                self.program.remove_path(i)
+            if drop:
+                self.dropped_paths += len(drop)
+                log.info("native witness program for %s: %d paths kept (%.1f MB), %d replayed least often dropped",
+                         self.name, kept, total / 1e6, len(drop))
+        self._save()
 
     def _save(self) -> None:
         with self._save_lock:
@@ -281,9 +317,7 @@ class NativeCalculator:
             res = self._record(recorded_inputs, force=False)
             if res.ok:
                 self.stats.add("recorded")
-                if self.program.n_paths < MAX_PATHS:
-                    self.program.add_path(res.path)
-                    self._save()
+                self._keep(res.path)
                 if log is not None:
                     render_log(res.logs, log)
                 return res.witness, "recorded"
@@ -323,7 +357,8 @@ class NativeCalculator:
     def describe(self) -> dict:
         """The program's paths and where it lives (status, logs, the bench)."""
         return {"engine": "native", "program": str(self.loaded_from) if self.loaded_from else None,
-                "build_ms": round(self.build_ms, 1), "paths": self.program.path_stats(), **self.stats.as_dict()}
+                "build_ms": round(self.build_ms, 1), "paths": self.program.path_stats(),
+                "dropped_paths": self.dropped_paths, **self.stats.as_dict()}
 
 
 def _uninitialized(nbytes: int):

@@ -105,6 +105,8 @@ _HELPER_WAT = r"""
 )
 """
 
+MAX_MESSAGE = 1 << 16  # characters of one circom message (log, error) read through getMessageChar (as the native engine)
+
 # Elements moved per helper call: bounds the helper's memory (CHUNK * n32 * 4 bytes).
 CHUNK = 1 << 16
 
@@ -233,6 +235,16 @@ def compile_module(wasm: bytes, name: str, cache: bool | str | os.PathLike = Tru
     return module
 
 
+def validate_module(wasm: bytes, name: str) -> None:
+    """The WebAssembly validation wasmtime does before compiling (types, stack shapes, indices), without
+    compiling: the native engine runs only modules the wasm engine would run (it does not type-check)."""
+    try:
+        wasmtime.Module.validate(engine(), wasm)
+    except wasmtime.WasmtimeError as exc:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else "invalid module"
+        raise CircuitFormatError(name, f"not a valid WebAssembly module: {first}") from None
+
+
 def check_module(module: wasmtime.Module, name: str) -> None:
     exports = {e.name for e in module.exports}
     missing = [e for e in REQUIRED_EXPORTS if e not in exports]
@@ -334,7 +346,7 @@ class CircuitInstance:
         def message() -> str:
             chars = []
             c = self._getMessageChar(self.store)
-            while c != 0:
+            while c != 0 and len(chars) < MAX_MESSAGE:  # a message that never ends is cut, as the native engine cuts it
                 chars.append(chr(c & 0xFFFF))
                 c = self._getMessageChar(self.store)
             return "".join(chars)

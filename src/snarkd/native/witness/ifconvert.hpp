@@ -166,7 +166,7 @@ uint32_t Recorder<P>::symbolic_if(const Func& fn, const Ins& in, uint32_t pc, bo
     }
     // the other arm's element, from its final words
     uint32_t nid = nt_word(w0).second;
-    bool ok = true;
+    bool ok = !(nid & LIMB_BIT);
     uint8_t buf[ELEM];
     for (uint32_t k = 0; k < ELEM / 4; k++) {
       auto [wv, ws] = nt_word(w0 + k);
@@ -177,7 +177,7 @@ uint32_t Recorder<P>::symbolic_if(const Func& fn, const Ins& in, uint32_t pc, bo
       if (arm_depth_) throw detail::ArmAbort{"mixed element"};
       return fallback(true);
     }
-    nv = Val{nid, decode(buf)};
+    nv = Val{nid, decode(buf, a)};
     for (uint32_t k = 0; k < ELEM / 4; k++) covered[w0 + k] = true;
     merges.push_back({a, tv, nv});
   }

@@ -21,7 +21,7 @@ void Recorder<P>::exec(size_t depth, size_t arm_frames, uint32_t arm_start, uint
     if (ARM && --arm_steps_left_ == 0) throw detail::ArmAbort{"long arm"};
   };
   for (;;) {
-    Frame& fr = frames_.back();
+    Frame& fr = frames_.back();  // frames_ never reallocates (reserved); loc_ may: L is re-read here
     const Func& fn = m_.funcs[fr.func];
     const Ins* code = fn.code.data();
     uint32_t pc = fr.pc;
@@ -108,8 +108,17 @@ void Recorder<P>::exec(size_t depth, size_t arm_frames, uint32_t arm_start, uint
               const FuncType& t = m_.type_of(callee);
               sp_ -= uint32_t(t.params.size());
               for (size_t k = 0; k < t.results.size(); k++) S[sp_++] = 0;
+            } else if (h == H_IMPORT_ERROR) {
+              if (arm_depth_) throw detail::ArmAbort{"error"};
+              throw CircuitFailure(0, "the circuit called runtime.error");
             } else {
               host_call(h, pc);
+            }
+            if (h == H_PRINT_ERROR || h == H_WRITE_BUFFER) {
+              // they ran getMessageChar, which may have grown the stacks: re-read this frame
+              frames_.back().pc = pc + 1;
+              switch_frame = true;
+              break;
             }
             pc++;
             break;
@@ -197,6 +206,7 @@ case OPC: {                                                    \
         case OP_MEMORY_COPY: {
           uint64_t n = uint32_t(S[sp_ - 1]), s = uint32_t(S[sp_ - 2]), d = uint32_t(S[sp_ - 3]);
           sp_ -= 3;
+          charge(n >> 16);
           if (n) {
             raw_read(s, uint32_t(n));
             raw_write(d, uint32_t(n));
@@ -210,6 +220,7 @@ case OPC: {                                                    \
         case OP_MEMORY_FILL: {
           uint64_t n = uint32_t(S[sp_ - 1]), v = uint32_t(S[sp_ - 2]), d = uint32_t(S[sp_ - 3]);
           sp_ -= 3;
+          charge(n >> 16);
           if (n) {
             raw_write(d, uint32_t(n));
             std::memset(mem_.data() + d, int(v & 0xFF), n);

@@ -36,6 +36,10 @@
 namespace snarkd::witness {
 
 inline constexpr uint32_t CONST_BIT = 0x80000000u;
+inline constexpr int MAX_MESSAGE = 1 << 16;  // characters of one circom message read through getMessageChar
+// A shadow word with this bit names no element: it is part of the plain 32-byte body of value (id & ~LIMB_BIT)
+// that Fr_int_copy copied out of its element (circom 2.0.x's getWitness and log()).
+inline constexpr uint32_t LIMB_BIT = 0x80000000u;
 
 // The recording cannot follow this circuit natively (the wasm engine serves it).
 struct Unsupported : std::runtime_error {
@@ -58,9 +62,9 @@ enum HostFn : uint8_t {
   H_NONE = 0,
   H_COPY, H_COPYN, H_ADD, H_SUB, H_MUL, H_SQUARE, H_NEG, H_DIV, H_INV, H_IDIV, H_MOD, H_POW,
   H_EQ, H_NEQ, H_LT, H_GT, H_LEQ, H_GEQ, H_LAND, H_LOR, H_LNOT, H_BAND, H_BOR, H_BXOR, H_BNOT,
-  H_SHL, H_SHR, H_ISTRUE, H_TOINT, H_EQR, H_TO_REPR,
+  H_SHL, H_SHR, H_ISTRUE, H_TOINT, H_EQR, H_TO_REPR, H_TO_LONG_NORMAL, H_INT_COPY,
   // imports
-  H_EXCEPTION, H_PRINT_ERROR, H_WRITE_BUFFER, H_SHOW_SHARED, H_IMPORT_NOP,
+  H_EXCEPTION, H_PRINT_ERROR, H_WRITE_BUFFER, H_SHOW_SHARED, H_IMPORT_NOP, H_IMPORT_ERROR,
 };
 
 struct HostSpec {
@@ -81,16 +85,26 @@ inline const HostSpec* host_specs() {
       {"Fr_bnot", H_BNOT, 2, 0},      {"Fr_shl", H_SHL, 3, 0},        {"Fr_shr", H_SHR, 3, 0},
       {"Fr_isTrue", H_ISTRUE, 1, 1},  {"Fr_toInt", H_TOINT, 1, 1},    {"Fr_eqR", H_EQR, 2, 1},
       {"Fr_toNormal", H_TO_REPR, 1, 0}, {"Fr_toMontgomery", H_TO_REPR, 1, 0},
-      {"Fr_toLongNormal", H_TO_REPR, 1, 0},
+      {"Fr_toLongNormal", H_TO_LONG_NORMAL, 1, 0},
+      // circom 2.0.x: getWitness and log() copy an element's 32-byte body (after Fr_toLongNormal) to
+      // the shared memory with ffwasm's Fr_int_copy(src, dst) instead of copying the element
+      {"Fr_int_copy", H_INT_COPY, 2, 0},
       {nullptr, H_NONE, 0, 0}};
   return specs;
 }
 
 // Limits of one recording (the daemon's [limits] apply to it as to the wasm engine's run).
+// Every buffer a recording grows is bounded by one of these: a hostile or broken wasm gets a clean
+// refusal (Unsupported, or the circuit's failure), never an allocation that takes the process down.
 struct RecordLimits {
-  uint64_t max_memory = uint64_t(4) << 30;  // linear memory bytes
+  uint64_t max_memory = uint64_t(4) << 30;  // linear memory bytes; the trace (nodes and constants) too
   uint64_t max_steps = uint64_t(1) << 34;   // loop iterations and calls
   uint64_t arm_steps = uint64_t(1) << 16;   // loop iterations and calls in one arm of an if-converted `if`
+  uint64_t arm_journal = uint64_t(1) << 22; // memory words one if-converted `if` may write (journaled)
+  uint64_t max_frames = 20000;              // call depth (wasmtime's default stack ends about there too)
+  uint64_t max_stack_words = uint64_t(1) << 24;  // operand and locals stacks, each (128 MiB)
+  uint64_t max_log_bytes = uint64_t(64) << 20;   // log() texts kept in the trace
+  uint64_t max_error_bytes = uint64_t(64) << 10; // circom's error messages (the rest is cut)
 };
 
 template <class P>
@@ -120,7 +134,13 @@ class Recorder {
         else if (fn.name == "printErrorMessage") h = H_PRINT_ERROR;
         else if (fn.name == "writeBufferMessage") h = H_WRITE_BUFFER;
         else if (fn.name == "showSharedRWMemory") h = H_SHOW_SHARED;
-        else h = H_IMPORT_NOP;  // circom 2.0.x debug hooks, no-ops as in the wasm engine
+        else if (fn.name == "error") h = H_IMPORT_ERROR;  // circom_runtime's: the circuit fails (the wasm engine says how)
+        else if (is_debug_hook(fn.name)) h = H_IMPORT_NOP;  // circom 2.0.x debug hooks, no-ops as in the wasm engine
+        else throw Unsupported("import runtime." + fn.name + " (not a circom 2 witness generator?)");
+        // the four callbacks take what circom passes them (the exception code, nothing) and return nothing
+        const FuncType& t = m_.type_of(f);
+        if (h != H_IMPORT_NOP && h != H_IMPORT_ERROR && (t.params.size() != (h == H_EXCEPTION ? 1u : 0u) || !t.results.empty()))
+          throw Unsupported("import runtime." + fn.name + " has another signature than circom's");
       } else {
         for (const HostSpec* s = host_specs(); s->name; s++) {
           if (fn.name == s->name) {
@@ -132,12 +152,19 @@ class Recorder {
       }
       host_.push_back(h);
     }
+    // the wasm engine's contract (wasm_runtime.REQUIRED_EXPORTS): what it refuses, the native engine refuses too
+    for (const char* e : {"getVersion", "readSharedRWMemory", "writeSharedRWMemory", "init", "setInputSignal",
+                          "getInputSignalSize", "getRawPrime", "getFieldNumLen32", "getWitnessSize", "getInputSize",
+                          "getWitness", "getMessageChar", "getSharedRWMemoryStart"})
+      if (!m_.exports.count(e)) throw Unsupported(std::string("no export ") + e + " (not a circom 2 witness generator?)");
+    if (!m_.memory_exported) throw Unsupported("no exported memory (not a circom 2 witness generator?)");
     f_set_input_ = need("setInputSignal");
     f_get_witness_ = need("getWitness");
     f_init_ = need("init");
     f_msg_char_ = need("getMessageChar");
     f_shared_ = need("getSharedRWMemoryStart");
     f_map_pos_ = m_.find_func("getInputSignalMapPosition");
+    frames_.reserve(lim_.max_frames + 1);
     trace_.nodes.reserve(1 << 16);
     if (m_.funcs[f_msg_char_].imported) throw Unsupported("getMessageChar is imported");
     instantiate();
@@ -148,9 +175,15 @@ class Recorder {
   uint32_t witness_size() { return uint32_t(call_export("getWitnessSize", {})); }
   uint32_t input_size() { return uint32_t(call_export("getInputSize", {})); }
   uint32_t version() { return uint32_t(call_export("getVersion", {})); }
+  // circom 2.0.x before 2.0.? has no minor and patch getters (the wasm engine calls them where they are)
+  uint32_t minor_version() { return m_.exports.count("getMinorVersion") ? uint32_t(call_export("getMinorVersion", {})) : 0; }
+  uint32_t patch_version() { return m_.exports.count("getPatchVersion") ? uint32_t(call_export("getPatchVersion", {})) : 0; }
   std::vector<uint32_t> raw_prime() {
     call_export("getRawPrime", {});
-    std::vector<uint32_t> w(n32());
+    const uint32_t n = n32();
+    if (n == 0 || n > 64) throw Unsupported("getFieldNumLen32 says " + std::to_string(n) + " words");
+    bounds_or_unsupported(shared_, 4 * uint64_t(n), "the prime in the shared memory");
+    std::vector<uint32_t> w(n);
     for (size_t j = 0; j < w.size(); j++) w[j] = load32(shared_ + 4 * uint32_t(j));
     return w;
   }
@@ -163,6 +196,7 @@ class Recorder {
     call((uint32_t)f_map_pos_, {0});
     watch_load_ = false;
     if (watched_ == ~0ull) throw Unsupported("cannot locate the input signal map");
+    bounds_or_unsupported(watched_, 16 * 256, "the input signal map");
     std::vector<InputSignal> out;
     for (uint32_t k = 0; k < 256; k++) {
       uint32_t e = uint32_t(watched_) + 16 * k;
@@ -170,6 +204,12 @@ class Recorder {
       if (h) out.push_back({h, load32(e + 8), load32(e + 12)});
     }
     return out;
+  }
+  // Requests are checked against that table (NativeCalculator), not by the wasm's own lookup: they must agree.
+  void check_input_signals(const std::vector<InputSignal>& table) {
+    for (const InputSignal& s : table)
+      if (uint32_t(call_export("getInputSignalSize", {s.hash >> 32, s.hash & 0xFFFFFFFFu})) != s.size)
+        throw Unsupported("the input signal map disagrees with getInputSignalSize");
   }
 
   // --- recording ----------------------------------------------------------------------------------
@@ -188,15 +228,20 @@ class Recorder {
         uint32_t idx = sig->pos + i - input_base;
         uint32_t id = (i < sig->size && idx < n_inputs) ? node(T_INPUT, idx, 0, 0) : 0;
         write_elem(shared_elem_, Val{id, values[i]});
+        input_copy_due_ = false;
         call(uint32_t(f_set_input_), {uint32_t(hash >> 32), uint32_t(hash), i});
+        if (input_copy_due_) throw Unsupported("setInputSignal does not copy the input after Fr_eqR (circom's does)");
       }
     }
     uint32_t n = witness_size();
+    if (uint64_t(n) * (sizeof(uint32_t) + sizeof(F)) > lim_.max_memory)
+      throw Unsupported("a witness of " + std::to_string(n) + " values passes the memory limit");
     trace_.witness.resize(n);
     if (!force_) concrete_.resize(n);  // a build from placeholder inputs (force) has no witness to give
     for (uint32_t i = 0; i < n; i++) {
+      charge(1);  // a call, as the wasm's own
       call(uint32_t(f_get_witness_), {i});
-      Val v = read_elem(shared_elem_);
+      Val v = read_shared_value(host_seq_);
       trace_.witness[i] = v.id ? v.id : const_id(v.v);
       if (!force_) concrete_[i] = v.v;
     }
@@ -275,7 +320,27 @@ class Recorder {
   uint64_t watched_ = ~0ull;
 
   std::string err_text_;
+  // setInputSignal's Fr_eqR is answered "not small" so that its long copy (Fr_copy from the shared memory) keeps
+  // the input traced: exact only if that copy follows, as in circom's code (a module that skips it is refused)
+  bool input_copy_due_ = false;
+  uint64_t log_bytes_ = 0;
+  bool in_message_ = false;  // reading circom's message buffer (getMessageChar must not ask for another)
 
+  // The order of host calls, to know what put the value in the shared memory that getWitness and log()
+  // leave for their reader: circom 2.1+ copies the element there and calls Fr_toLongNormal on it; circom
+  // 2.0.x calls Fr_toLongNormal on the element where it lies, then Fr_int_copy on its body.
+  uint64_t host_seq_ = 0;
+  struct HostEvent {
+    uint32_t addr = 0;
+    uint64_t seq = ~0ull;
+  };
+  HostEvent long_normal_;  // the last Fr_toLongNormal
+  HostEvent shared_body_;  // the last Fr_int_copy into the shared memory
+
+  static bool is_debug_hook(const std::string& n) {
+    return n == "log" || n == "printDebug" || n == "logGetSignal" || n == "logSetSignal" || n == "logStartComponent" ||
+           n == "logFinishComponent";
+  }
   int need(const char* name) {
     int f = m_.find_func(name);
     if (f < 0) throw Unsupported(std::string("no function ") + name + " (not a circom 2 witness generator?)");
@@ -297,8 +362,9 @@ class Recorder {
     loc_.assign(1 << 16, 0);
     shared_ = uint32_t(call(uint32_t(f_shared_), {}));
     // the shared memory is the 32-byte body of the element in front of it (8-byte header)
-    if (shared_ < 8) throw Unsupported("shared memory at an unexpected address");
+    if (shared_ < 8 || (shared_ & 3)) throw Unsupported("shared memory at an unexpected address");
     shared_elem_ = shared_ - 8;
+    runtime_end_ = shared_elem_;
   }
   [[noreturn]] void trap(const std::string& what) {
     if (arm_depth_) throw detail::ArmAbort{"trap"};
@@ -306,6 +372,15 @@ class Recorder {
   }
   inline void bounds(uint64_t addr, uint64_t n) {
     if (addr + n > mem_.size()) trap("out of bounds memory access");
+  }
+  void bounds_or_unsupported(uint64_t addr, uint64_t n, const char* what) {
+    if (addr + n > mem_.size()) throw Unsupported(std::string(what) + " lies outside the memory");
+  }
+  // Where the recorder is, for its messages (a host function, or the recorder itself between calls).
+  std::string where() const {
+    if (frames_.empty()) return "reading the witness";
+    const Func& fn = m_.funcs[frames_.back().func];
+    return "function " + (fn.name.empty() ? "#" + std::to_string(frames_.back().func) : fn.name);
   }
   inline uint32_t load32(uint32_t a) {
     uint32_t v;
@@ -325,16 +400,33 @@ class Recorder {
     for (uint64_t w = w0; w <= w1; w++)
       if (shadow_[w]) unsupported_raw();
   }
-  [[noreturn]] void unsupported_raw() {
-    const Func& fn = m_.funcs[frames_.back().func];
-    throw Unsupported("function " + fn.name + " reads the bytes of a field element computed from the inputs");
+  [[noreturn]] __attribute__((noinline, cold)) void unsupported_raw() {
+    throw Unsupported(where() + " reads the bytes of a field element computed from the inputs");
   }
   inline void journal_word(uint32_t w) {
-    if (arm_depth_) journal_.push_back({w, load32(w * 4), shadow_[w]});
+    if (arm_depth_) {
+      if (journal_.size() >= lim_.arm_journal) throw detail::ArmAbort{"writes too much memory"};
+      journal_.push_back({w, load32(w * 4), shadow_[w]});
+    }
+  }
+  // ffwasm keeps its constants (the prime, Montgomery's) and scratch below the shared memory, circom its stack
+  // pointer in the first word: the wasm's field functions read them, ours do not, so a store there (a broken
+  // or hostile module) would make the wasm compute something else than the recording. Refused.
+  uint64_t runtime_end_ = 0;  // shared_elem_ once known
+  inline void not_in_runtime(uint64_t addr, uint64_t n) {
+    if (addr < runtime_end_ && addr + n > 8) runtime_write(addr);
+  }
+  [[noreturn]] __attribute__((noinline, cold)) void runtime_write(uint64_t addr) {
+    throw Unsupported(where() + " writes into ffwasm's constants (address " + std::to_string(addr) + ")");
+  }
+  [[noreturn]] __attribute__((noinline, cold)) void runtime_read(uint64_t addr) {
+    throw Unsupported(where() + " takes a field element from ffwasm's constants and scratch (address " +
+                      std::to_string(addr) + ")");
   }
   // A raw store: the bytes it covers stop being a traced element.
   inline void raw_write(uint64_t addr, uint32_t n) {
     bounds(addr, n);
+    not_in_runtime(addr, n);
     uint64_t w0 = addr >> 2, w1 = (addr + n - 1) >> 2;
     for (uint64_t w = w0; w <= w1; w++) {
       journal_word(uint32_t(w));
@@ -344,9 +436,11 @@ class Recorder {
 
   Val read_elem(uint32_t a) {
     bounds(a, ELEM);
+    if (a < runtime_end_) runtime_read(a);  // ffwasm's scratch: the wasm's bytes there are not ours
     if (a & 3) unaligned_elem();
     const uint32_t w0 = a >> 2;
     const uint32_t id = shadow_[w0];
+    if (id & LIMB_BIT) partly_overwritten(a);
     {  // every shadow word of the element names the same value: two words per compare
       static_assert(ELEM % 8 == 0, "an element is a whole number of shadow word pairs");
       const uint64_t twice = uint64_t(id) * 0x100000001ull;
@@ -364,38 +458,47 @@ class Recorder {
     std::memcpy(&type, p + 4, 4);
     Val out;
     out.id = id;
-    if ((type & 0xC0000000u) == 0xC0000000u) {  // long Montgomery: what our Fr functions write
+    if (type == 0xC0000000u) {  // long Montgomery: what our Fr functions write
       std::memcpy(out.v.v, p + 8, sizeof out.v.v);
-      if (!F::lt_mod(out.v.v)) F::reduce_raw(out.v.v);
+      if (!F::lt_mod(out.v.v)) not_circoms(a);
       return out;
     }
-    out.v = decode_other(p);
+    out.v = decode_other(p, a);
     return out;
+  }
+  // An element whose header or value circom never writes (a type word with bits other than long 0x80000000 and
+  // Montgomery 0x40000000; a long value >= p): ffwasm's own functions may take it another way than ours (they
+  // test single bits of the type; an unreduced value), so it is not followed.
+  [[noreturn]] __attribute__((noinline, cold)) void not_circoms(uint32_t a) {
+    throw Unsupported(where() + ": the field element at " + std::to_string(a) + " is in no form circom writes");
   }
   [[noreturn]] __attribute__((noinline, cold)) void unaligned_elem() {
     throw Unsupported("unaligned field element");
   }
   [[noreturn]] __attribute__((noinline, cold)) void partly_overwritten(uint32_t a) {
-    throw Unsupported("function " + m_.funcs[frames_.back().func].name + ": the field element at " +
-                      std::to_string(a) + " was partly overwritten by raw stores");
+    throw Unsupported(where() + ": the field element at " + std::to_string(a) +
+                      " was partly overwritten by raw stores");
   }
   // An element in short or long normal form (circom's literals, the wasm's own stores), in Montgomery form.
-  __attribute__((noinline)) F decode_other(const uint8_t* p) {
+  __attribute__((noinline)) F decode_other(const uint8_t* p, uint32_t a) {
     int32_t sv;
     uint32_t type;
     std::memcpy(&sv, p, 4);
     std::memcpy(&type, p + 4, 4);
     F v;
+    if (type & 0x3FFFFFFFu) not_circoms(a);  // circom's literals are short with bit 30 set (their Montgomery form kept)
     if (type & 0x80000000u) {
       u64 l[P::N];
       std::memcpy(l, p + 8, sizeof l);
-      F::reduce_raw(l);
+      if (!F::lt_mod(l)) not_circoms(a);
       v = F::from_limbs(l);
       if (!(type & 0x40000000u)) v = mont(v);  // long normal: plain
     } else {
       F small = F::zero();
       small.v[0] = uint64_t(sv < 0 ? -int64_t(sv) : int64_t(sv));
       v = mont(sv < 0 ? small.neg() : small);  // plain: p - |sv| for a negative one
+      // a literal keeps its Montgomery form beside the short value, and ffwasm reads either: they must agree
+      if (type && std::memcmp(v.v, p + 8, sizeof v.v) != 0) not_circoms(a);
     }
     return v;
   }
@@ -431,6 +534,7 @@ class Recorder {
   }
   void write_elem(uint32_t a, const Val& x) {
     bounds(a, ELEM);
+    not_in_runtime(a, ELEM);
     if (a & 3) throw Unsupported("unaligned field element");
     const uint32_t w0 = a >> 2;
     if (arm_depth_) {
@@ -449,6 +553,7 @@ class Recorder {
   void to_long_normal(uint32_t a) {
     Val x = read_elem(a);
     if (x.id) return;
+    not_in_runtime(a, ELEM);
     if (arm_depth_) for (uint32_t k = 0; k < ELEM / 4; k++) journal_word((a >> 2) + k);
     uint8_t* p = mem_.data() + a;
     uint32_t sv = 0, type = 0x80000000u;
@@ -458,11 +563,64 @@ class Recorder {
     std::memcpy(p + 8, n.v, sizeof n.v);
   }
 
+  // ffwasm's Fr_int_copy(src, dst): the 8 * N bytes of an element's body. Bytes no traced value owns are
+  // copied as the wasm copies them; the body of a traced element only right after Fr_toLongNormal put it in
+  // long normal form (then the wasm's bytes are the plain value, whatever form it held): the copy holds
+  // those bytes, and its shadow words name the value with LIMB_BIT.
+  void int_copy(uint32_t src, uint32_t dst) {
+    constexpr uint32_t BODY = 8 * P::N;
+    bounds(src, BODY);
+    bounds(dst, BODY);
+    bool traced = false;
+    for (uint64_t w = src >> 2; w <= (uint64_t(src) + BODY - 1) >> 2; w++) traced |= shadow_[w] != 0;
+    if (!traced) {
+      for (uint32_t k = 0; k < P::N; k++) {  // 8 bytes at a time, in order, as ffwasm's loop
+        uint64_t v;
+        std::memcpy(&v, mem_.data() + src + 8 * k, 8);
+        raw_write(uint64_t(dst) + 8 * k, 8);
+        std::memcpy(mem_.data() + dst + 8 * k, &v, 8);
+      }
+      return;
+    }
+    if (src < 8 || long_normal_.addr != src - 8 || long_normal_.seq + 1 != host_seq_)
+      throw Unsupported(where() + ": Fr_int_copy of the body of a field element computed from the inputs, "
+                        "not right after Fr_toLongNormal");
+    const Val x = read_elem(src - 8);
+    const F n = plain(x.v);
+    raw_write(dst, BODY);
+    std::memcpy(mem_.data() + dst, n.v, BODY);
+    for (uint64_t w = dst >> 2; w <= (uint64_t(dst) + BODY - 1) >> 2; w++) shadow_[w] = LIMB_BIT | x.id;
+  }
+  // The value getWitness or a log() left for its reader (readSharedRWMemory): the body Fr_int_copy put in the
+  // shared memory when that was the host call at `seq` (circom 2.0.x), else the element in front of it.
+  Val read_shared_value(uint64_t seq) {
+    if (shared_body_.seq != seq) return read_elem(shared_elem_);
+    constexpr uint32_t BODY = 8 * P::N;
+    bounds(shared_, BODY);
+    const uint32_t s0 = shadow_[shared_ >> 2];
+    for (uint32_t k = 1; k < BODY / 4; k++)
+      if (shadow_[(shared_ >> 2) + k] != s0)
+        throw Unsupported(where() + ": the shared memory holds parts of several values");
+    if (s0 && !(s0 & LIMB_BIT)) partly_overwritten(shared_elem_);
+    u64 l[P::N];
+    std::memcpy(l, mem_.data() + shared_, BODY);
+    F::reduce_raw(l);
+    return Val{s0 & ~LIMB_BIT, mont(F::from_limbs(l))};
+  }
+
   // --- the trace ------------------------------------------------------------------------------------
   uint32_t node(uint8_t op, uint32_t a, uint32_t b, uint32_t c) {
+    if (trace_.nodes.size() >= max_nodes_) trace_too_large();
     trace_.nodes.push_back(TNode{op, a, b, c});
-    if (trace_.nodes.size() >= CONST_BIT) throw Unsupported("more than 2^31 traced values");
     return uint32_t(trace_.nodes.size() - 1);
+  }
+  // The trace is held to the memory limit of the run it records (and its ids to 31 bits).
+  const uint64_t max_nodes_ = std::min<uint64_t>(lim_.max_memory / sizeof(TNode), CONST_BIT - 2);
+  const uint64_t max_consts_ = std::min<uint64_t>(lim_.max_memory / sizeof(F), CONST_BIT - 2);
+  [[noreturn]] __attribute__((noinline, cold)) void trace_too_large() {
+    throw Unsupported("the recorded program would pass the memory limit (" + std::to_string(lim_.max_memory >> 20) +
+                      " MiB: " + std::to_string(trace_.nodes.size()) + " values, " +
+                      std::to_string(trace_.consts.size()) + " constants)");
   }
   // Constants are referenced as CONST_BIT | index (no node: the pool only grows).
   uint32_t const_id(const F& v) {
@@ -474,7 +632,7 @@ class Recorder {
         return CONST_BIT | (uint32_t(slot) - 1);
     }
     uint32_t ci = uint32_t(trace_.consts.size());
-    if (ci >= CONST_BIT - 1) throw Unsupported("more than 2^31 constants");
+    if (ci >= max_consts_) trace_too_large();
     trace_.consts.push_back(v);
     for (unsigned w = RECENT_WAYS - 1; w > 0; w--) set[w] = set[w - 1];
     set[0] = (uint64_t(fp) << 32) | (ci + 1);
@@ -556,24 +714,43 @@ class Recorder {
     return Val{node(op, a.id, 0, 0), r};
   }
 
+  // Work that is not a loop iteration or a call in the wasm (bulk memory, host loops) counts against the step
+  // budget as well, so that every recording ends within it.
+  void charge(uint64_t steps) {
+    steps_ += steps;
+    if (steps_ > lim_.max_steps) trap("step budget exhausted (loop iterations and calls)");
+  }
   std::string message() {  // circom's message buffer, read through getMessageChar
+    if (in_message_) trap("getMessageChar asks for another message");  // else a native recursion without end
+    in_message_ = true;
     std::string s;
-    for (int i = 0; i < 1 << 20; i++) {
-      uint32_t c = uint32_t(call(uint32_t(f_msg_char_), {}));
-      if (!c) break;
-      s.push_back(char(c & 0xFF));
+    try {
+      for (int i = 0; i < MAX_MESSAGE; i++) {  // a message that never ends is cut (wasm_runtime.MAX_MESSAGE)
+        charge(1);  // each character is a call: a loop of messages is bounded by the step budget too
+        uint32_t c = uint32_t(call(uint32_t(f_msg_char_), {}));
+        if (!c) break;
+        const uint8_t b = uint8_t(c & 0xFF);  // a character per byte, as witness_calculator.js: UTF-8 of U+0000..U+00FF
+        if (b < 0x80) s.push_back(char(b));
+        else s += {char(0xC0 | (b >> 6)), char(0x80 | (b & 0x3F))};
+      }
+    } catch (...) {
+      in_message_ = false;
+      throw;
     }
+    in_message_ = false;
     return s;
   }
 
   // Run a host function; args are on the operand stack. Returns false when it pushed nothing.
   void host_call(HostFn h, uint32_t pc) {
+    host_seq_++;
     const Func& fn = m_.funcs[frames_.back().func];
     auto arg = [&](int i, int n) { return uint32_t(stk_[sp_ - n + i]); };
     switch (h) {
       case H_COPY: {
         uint32_t r = arg(0, 2), a = arg(1, 2);
         sp_ -= 2;
+        if (a == shared_elem_ && frames_.back().func == uint32_t(f_set_input_)) input_copy_due_ = false;
         write_elem(r, read_elem(a));
         return;
       }
@@ -581,6 +758,7 @@ class Recorder {
         uint32_t r = arg(0, 3), a = arg(1, 3), n = arg(2, 3);
         sp_ -= 3;
         if (uint64_t(n) * ELEM > mem_.size()) trap("out of bounds memory access");
+        charge(n >> 10);
         if (r > a && r < a + n * ELEM) {  // overlapping: copy backwards, as memmove
           for (uint32_t k = n; k-- > 0;) write_elem(r + k * ELEM, read_elem(a + k * ELEM));
         } else {
@@ -619,7 +797,10 @@ class Recorder {
         sp_ -= 2;
         Val x = read_elem(a), y = read_elem(b);
         uint32_t r;
-        if (frames_.back().func == uint32_t(f_set_input_)) r = 0;  // take its general (long) copy
+        if (frames_.back().func == uint32_t(f_set_input_)) {  // take its general (long) copy of the input:
+          r = 0;                                              // whichever form the wasm keeps, the value is one
+          input_copy_due_ = true;
+        }
         else if (x.id || y.id) throw Unsupported("Fr_eqR on a value computed from the inputs in " + fn.name);
         else r = x.v == y.v;
         stk_[sp_++] = r;
@@ -631,6 +812,20 @@ class Recorder {
         to_long_normal(a);
         return;
       }
+      case H_TO_LONG_NORMAL: {
+        uint32_t a = arg(0, 1);
+        sp_ -= 1;
+        to_long_normal(a);
+        long_normal_ = HostEvent{a, host_seq_};
+        return;
+      }
+      case H_INT_COPY: {
+        uint32_t src = arg(0, 2), dst = arg(1, 2);
+        sp_ -= 2;
+        int_copy(src, dst);
+        if (dst == shared_) shared_body_ = HostEvent{dst, host_seq_};
+        return;
+      }
       case H_EXCEPTION: {
         uint32_t code = arg(0, 1);
         sp_ -= 1;
@@ -639,19 +834,23 @@ class Recorder {
       }
       case H_PRINT_ERROR: {
         if (arm_depth_) throw detail::ArmAbort{"error message"};
-        err_text_ += message() + "\n";
+        std::string s = message() + "\n";
+        if (err_text_.size() < lim_.max_error_bytes) err_text_ += s.substr(0, lim_.max_error_bytes - err_text_.size());
         return;
       }
       case H_WRITE_BUFFER: {
         if (arm_depth_) throw detail::ArmAbort{"log"};
         std::string s = message();
+        log_bytes_ += s.size() + 1;
+        if (log_bytes_ > lim_.max_log_bytes)
+          throw Unsupported("the circuit logs more than " + std::to_string(lim_.max_log_bytes >> 20) + " MiB");
         trace_.strings.push_back(s);
         node(T_LOG_STR, uint32_t(trace_.strings.size() - 1), 0, 0);
         return;
       }
       case H_SHOW_SHARED: {
         if (arm_depth_) throw detail::ArmAbort{"log"};
-        Val x = read_elem(shared_elem_);
+        Val x = read_shared_value(host_seq_ - 1);  // copyFr2SharedRWMemory's, just before
         node(T_LOG_VAL, id_of(x), 0, 0);
         return;
       }
@@ -693,8 +892,9 @@ class Recorder {
 
   // --- calls --------------------------------------------------------------------------------------
   uint64_t call_export(const char* name, std::vector<uint64_t> args) {
-    int f = m_.find_func(name);
-    if (f < 0) throw Unsupported(std::string("no export ") + name);
+    auto e = m_.exports.find(name);
+    if (e == m_.exports.end()) throw Unsupported(std::string("no export ") + name);
+    const int f = int(e->second);
     return call(uint32_t(f), args);
   }
 
@@ -720,9 +920,16 @@ class Recorder {
     if (!fn.decoded) throw Unsupported(fn.error);  // the Module decoded every body it could
     const FuncType& t = m_.types[fn.type];
     uint32_t np = uint32_t(t.params.size()), nl = uint32_t(fn.local_types.size());
-    if (frames_.size() > 20000) trap("call stack exhausted");
-    if (lp_ + np + nl > loc_.size()) loc_.resize(std::max<size_t>(2 * loc_.size(), lp_ + np + nl));
-    if (sp_ + fn.max_height + 16 > stk_.size()) stk_.resize(std::max<size_t>(2 * stk_.size(), sp_ + fn.max_height + 16));
+    if (frames_.size() >= lim_.max_frames) trap("call stack exhausted");
+    if (uint64_t(lp_) + np + nl > loc_.size()) {
+      if (uint64_t(lp_) + np + nl > lim_.max_stack_words) trap("call stack exhausted (locals)");
+      loc_.resize(std::min<uint64_t>(std::max<uint64_t>(2 * loc_.size(), uint64_t(lp_) + np + nl), lim_.max_stack_words));
+    }
+    if (uint64_t(sp_) + fn.max_height + 16 > stk_.size()) {
+      if (uint64_t(sp_) + fn.max_height + 16 > lim_.max_stack_words) trap("call stack exhausted (operands)");
+      stk_.resize(std::min<uint64_t>(std::max<uint64_t>(2 * stk_.size(), uint64_t(sp_) + fn.max_height + 16),
+                                     lim_.max_stack_words));
+    }
     uint32_t lbase = lp_;
     for (uint32_t i = 0; i < np; i++) loc_[lbase + i] = stk_[sp_ - np + i];
     for (uint32_t i = 0; i < nl; i++) loc_[lbase + np + i] = 0;
@@ -764,20 +971,16 @@ class Recorder {
   uint32_t symbolic_if(const Func& fn, const Ins& in, uint32_t pc, bool cond, const Pending& pd);
 
 
-  F decode(const uint8_t* p) {
-    int32_t sv;
+  F decode(const uint8_t* p, uint32_t a) {  // an element's bytes held elsewhere (if-conversion's other arm)
     uint32_t type;
-    std::memcpy(&sv, p, 4);
     std::memcpy(&type, p + 4, 4);
-    if (type & 0x80000000u) {
-      u64 l[P::N];
-      std::memcpy(l, p + 8, sizeof l);
-      F::reduce_raw(l);
-      F v = F::from_limbs(l);
-      return (type & 0x40000000u) ? v : v.to_mont();
+    if (type == 0xC0000000u) {
+      F v;
+      std::memcpy(v.v, p + 8, sizeof v.v);
+      if (!F::lt_mod(v.v)) not_circoms(a);
+      return v;
     }
-    F v = CF::from_u64(uint64_t(sv < 0 ? -int64_t(sv) : int64_t(sv)));
-    return sv < 0 ? v.neg() : v;
+    return decode_other(p, a);
   }
 };
 

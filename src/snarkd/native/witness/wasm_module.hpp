@@ -128,10 +128,15 @@ class Reader {
     if (bits == 32) r = int64_t(int32_t(r));
     return r;
   }
+  // Names in messages and lookups: circom's are ASCII; anything else (not text, a control character) becomes
+  // '?', so no message built from a name is invalid UTF-8.
   std::string name() {
     size_t n = uleb();
     const uint8_t* s = bytes(n);
-    return std::string((const char*)s, n);
+    std::string out((const char*)s, n);
+    for (char& c : out)
+      if (uint8_t(c) < 0x20 || uint8_t(c) > 0x7E) c = '?';
+    return out;
   }
 
  private:
@@ -141,6 +146,8 @@ class Reader {
 
 class Module {
  public:
+  static constexpr uint32_t MAX_TABLE = 1u << 20;  // circom's tables are empty or small
+  static constexpr uint64_t MAX_LOCALS = 1u << 24;  // declared locals, all functions together
   std::vector<FuncType> types;
   std::vector<Func> funcs;  // imports first, as wasm numbers them
   uint32_t n_imported = 0;
@@ -149,6 +156,7 @@ class Module {
   bool mem_has_max = false;
   std::vector<Global> globals;
   std::unordered_map<std::string, uint32_t> exports;  // functions only
+  bool memory_exported = false;                       // as "memory"
   std::vector<DataSegment> data;
 
   // The module's bytes must outlive it (bodies and data point into them). Every body is decoded
@@ -179,6 +187,7 @@ class Module {
 
  private:
   std::unordered_map<std::string, uint32_t> by_name_;
+  uint64_t total_locals_ = 0;
 
   static void check_valtype(uint8_t t) {
     if (t != 0x7F && t != 0x7E) throw WasmError("value type 0x" + hex(t) + " (only i32/i64 are supported)");
@@ -257,6 +266,7 @@ class Module {
             uint8_t flags = s.byte();
             uint32_t initial = uint32_t(s.uleb());
             if (flags & 1) s.uleb();
+            if (initial > MAX_TABLE) throw WasmError("a table of " + std::to_string(initial) + " entries");
             table.assign(initial, ~0u);
           }
           break;
@@ -289,6 +299,7 @@ class Module {
             uint8_t kind = s.byte();
             uint32_t idx = uint32_t(s.uleb());
             if (kind == 0) exports[nm] = idx;
+            else if (kind == 2 && nm == "memory") memory_exported = true;
           }
           break;
         }
@@ -405,6 +416,8 @@ inline void Module::decode(uint32_t fi) {
       uint8_t t = r.byte();
       check_valtype(t);
       if (f.local_types.size() + cnt > 100000) throw WasmError("too many locals");
+      if (total_locals_ + cnt > MAX_LOCALS) throw WasmError("too many locals in the module");
+      total_locals_ += cnt;
       f.local_types.insert(f.local_types.end(), cnt, t);
     }
     const FuncType& ft = types[f.type];
@@ -466,8 +479,10 @@ inline void Module::decode(uint32_t fi) {
       return ctl[ctl.size() - 1 - depth];
     };
     auto br_arity = [](const detail::Ctl& c) { return c.kind == 1 ? 0u : c.arity; };
+    // a branch carries its label's results: they must be on the stack (the interpreter copies them)
     auto emit_branch = [&](uint16_t op, uint32_t depth) {
       detail::Ctl& c = label(depth);
+      need(br_arity(c));
       Ins in{op, uint16_t(br_arity(c)), 0, c.height};
       if (c.kind == 1) in.a = c.start_pc;
       else c.fixups.push_back(uint32_t(code.size()));
@@ -543,6 +558,7 @@ inline void Module::decode(uint32_t fi) {
           Ins in{OP_BR_TABLE, 0, uint32_t(f.table.size()), n + 1};
           for (size_t i = 0; i <= n; i++) {
             detail::Ctl& c = label(uint32_t(r.uleb()));
+            need(br_arity(c));
             BrTarget t{c.kind == 1 ? c.start_pc : 0, c.height, br_arity(c)};
             if (c.kind != 1) c.table_fixups.push_back(uint32_t(f.table.size()));
             f.table.push_back(t);
@@ -552,7 +568,7 @@ inline void Module::decode(uint32_t fi) {
           h = ctl.back().height;
           break;
         }
-        case 0x0F: code.push_back({OP_RETURN, 0, 0, 0}); ctl.back().unreachable = true; h = ctl.back().height; break;
+        case 0x0F: need(uint32_t(ft.results.size())); code.push_back({OP_RETURN, 0, 0, 0}); ctl.back().unreachable = true; h = ctl.back().height; break;
         case 0x10: {
           uint32_t callee = uint32_t(r.uleb());
           if (callee >= funcs.size()) throw WasmError("call target out of range");
