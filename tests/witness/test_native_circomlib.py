@@ -9,9 +9,8 @@ import random
 import pytest
 
 from snarkd.witness import NativeCalculator, WitnessCalculator
-from wfixtures import compiled, wasm_cache  # noqa: F401
+from wfixtures import compiled, eddsa_inputs, wasm_cache  # noqa: F401
 
-L = 2736030358979909402780800718157159386076813972158567259200215660948447373041  # BabyJubjub subgroup order
 
 
 def assert_byte_identical(circuit, inputs_list, tmp_path):
@@ -46,17 +45,7 @@ def test_sha256(curve, tmp_path):
 
 def test_eddsa_poseidon_bn254(tmp_path):
     eddsa = compiled("eddsa.circom", "bn128", include_circomlib=True)
-    signer = WitnessCalculator(compiled("eddsa_signer.circom", "bn128", include_circomlib=True).wasm, cache=False)
-
-    def sign(s: int, r: int, m: int) -> dict:
-        w = signer.calculate({"s": s, "r": r, "M": m})
-        ax, ay, rx, ry, h = (w.value(i) for i in range(1, 6))
-        return {"enabled": 1, "Ax": str(ax), "Ay": str(ay), "R8x": str(rx), "R8y": str(ry),
-                "S": str((r + 8 * h * s) % L), "M": str(m)}
-
-    valid = [sign(123456789, 987654321, 42), sign(2**200 + 5, 77, 2**100)]
-    disabled = {**valid[0], "enabled": 0, "S": "5", "M": "43"}  # a wrong signature, not checked
-    assert_byte_identical(eddsa, [*valid, disabled], tmp_path)
+    assert_byte_identical(eddsa, eddsa_inputs(), tmp_path)
 
 
 def test_eddsa_rejects_a_forged_signature_as_the_wasm_does():

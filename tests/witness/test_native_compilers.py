@@ -14,11 +14,10 @@ import pytest
 
 from snarkd.curves.params import BLS12_381, BN254
 from snarkd.witness import CircuitAssertError, NativeCalculator, WitnessCalculator, make_calculator
-from wfixtures import POSEIDON_INPUT, compiled, wasm_cache  # noqa: F401
+from wfixtures import POSEIDON_INPUT, compiled, eddsa_inputs, wasm_cache  # noqa: F401
 
 COMPILERS = ["circom-2.0.8", "circom2"]
 R = {"bn128": BN254.r, "bls12381": BLS12_381.r}
-L = 2736030358979909402780800718157159386076813972158567259200215660948447373041  # BabyJubjub subgroup order
 
 
 def torture_inputs(curve: str) -> list[dict]:
@@ -109,14 +108,4 @@ def test_circomlib_sha256(compiler, tmp_path):
 @pytest.mark.parametrize("compiler", COMPILERS)
 def test_circomlib_eddsa(compiler, tmp_path):
     eddsa = compiled("eddsa.circom", "bn128", include_circomlib=True, compiler=compiler)
-    signer = WitnessCalculator(compiled("eddsa_signer.circom", "bn128", include_circomlib=True).wasm, cache=False)
-
-    def sign(s: int, r: int, m: int) -> dict:
-        w = signer.calculate({"s": s, "r": r, "M": m})
-        ax, ay, rx, ry, h = (w.value(i) for i in range(1, 6))
-        return {"enabled": 1, "Ax": str(ax), "Ay": str(ay), "R8x": str(rx), "R8y": str(ry),
-                "S": str((r + 8 * h * s) % L), "M": str(m)}
-
-    valid = [sign(123456789, 987654321, 42), sign(2**200 + 5, 77, 2**100)]
-    disabled = {**valid[0], "enabled": 0, "S": "5", "M": "43"}
-    byte_identical(eddsa, [*valid, disabled], tmp_path)
+    byte_identical(eddsa, eddsa_inputs(), tmp_path)

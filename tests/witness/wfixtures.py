@@ -104,3 +104,25 @@ POSEIDON_INPUT = {
     "x": 1000,
     "bound": "18446744073709551615",
 }
+
+
+BABYJUB_L = 2736030358979909402780800718157159386076813972158567259200215660948447373041  # BabyJubjub subgroup order
+
+
+def eddsa_inputs() -> list[dict]:
+    """Inputs of circomlib's EdDSAPoseidonVerifier (tests/witness/circuits/eddsa.circom): two valid signatures made
+    by eddsa_signer.circom's witness (A = s·B8, R8 = r·B8, h = Poseidon(R8, A, M), S = r + 8·h·s mod L) and a
+    disabled check with a wrong signature, which the circuit must not check."""
+    from snarkd.witness import WitnessCalculator
+
+    signer = WitnessCalculator(compiled("eddsa_signer.circom", "bn128", include_circomlib=True).wasm, cache=False)
+
+    def sign(s: int, r: int, m: int) -> dict:
+        w = signer.calculate({"s": s, "r": r, "M": m})
+        ax, ay, rx, ry, h = (w.value(i) for i in range(1, 6))
+        return {"enabled": 1, "Ax": str(ax), "Ay": str(ay), "R8x": str(rx), "R8y": str(ry),
+                "S": str((r + 8 * h * s) % BABYJUB_L), "M": str(m)}
+
+    valid = [sign(123456789, 987654321, 42), sign(2**200 + 5, 77, 2**100)]
+    return [*valid, {**valid[0], "enabled": 0, "S": "5", "M": "43"}]
+
