@@ -28,10 +28,10 @@ PTAU_CURVE = {"bn128": "bn128", "bls12381": "bls12-381"}
 CURVES = ("bn128", "bls12381")
 
 
-# circom compilers from npm (package.json): the current circom2, and circom 2.0.8 under an npm alias
-# (many deployed circuits were built with circom 2.0.x; its wasm differs). Both packages name their command
+# circom compilers from npm (package.json): the current circom2, and circom 2.0.8 and 2.1.9 under npm aliases
+# (many deployed circuits were built with circom 2.0.x or 2.1.x; their wasm differs). Both packages name their command
 # `circom2`, so node_modules/.bin/circom2 may be either: compilers are run by their package's cli.js.
-COMPILERS = {"circom2": "circom2", "circom-2.0.8": "circom2-208"}
+COMPILERS = {"circom2": "circom2", "circom-2.0.8": "circom2-208", "circom-2.1.9": "circom2-219"}
 
 
 def compiler_cli(compiler: str = "circom2") -> Path:

@@ -1,5 +1,5 @@
 """The native witness engine on the wasm of each circom compiler we pin (tests/oracle.COMPILERS: circom
-2.0.8 and the current circom2): torture.circom (loops bounded by values, recursion, \\ and %, shifts, bit
+2.0.8, 2.1.9 and the current circom2): torture.circom (loops bounded by values, recursion, \\ and %, shifts, bit
 operations, ternaries, indices computed from values, assert, log) and circomlib's EdDSA, Poseidon and
 SHA-256, every .wtns byte-identical to `snarkjs wtns calculate` for several inputs, none from the wasm
 engine. circom 2.0.x's wasm copies values out with Fr_int_copy (getWitness, log) where 2.1+ copies the
@@ -16,7 +16,7 @@ from snarkd.curves.params import BLS12_381, BN254
 from snarkd.witness import CircuitAssertError, NativeCalculator, WitnessCalculator, make_calculator
 from wfixtures import POSEIDON_INPUT, compiled, eddsa_inputs, wasm_cache  # noqa: F401
 
-COMPILERS = ["circom-2.0.8", "circom2"]
+COMPILERS = ["circom-2.0.8", "circom-2.1.9", "circom2"]
 R = {"bn128": BN254.r, "bls12381": BLS12_381.r}
 
 
