@@ -12,5 +12,5 @@ from snarkd.gpu import memory
 def test_parallel_copy_is_a_copy(n, lead, seed):
     src = np.random.default_rng(seed).integers(0, 256, size=n + lead, dtype=np.uint8)[lead:]  # unaligned source
     dst = np.zeros(n + 16, dtype=np.uint8)
-    memory._parallel_copy(dst[:n], src)
+    memory.parallel_copy(dst[:n], src)
     assert np.array_equal(dst[:n], src) and not dst[n:].any()

@@ -24,7 +24,7 @@ from snarkd.gpu import pairing as gpairing
 from snarkd.gpu import resident as gresident
 from snarkd.gpu import stream as gstream
 from snarkd.gpu.busy import KernelClock
-from snarkd.gpu.memory import DeviceMemory, GpuUnavailable, cupy_module
+from snarkd.gpu.memory import DeviceMemory, GpuUnavailable, cupy_module, pinned_bytes
 from snarkd.gpu.ntt import NttDomain
 from snarkd.gpu.resident import Residency, ResidentKey
 
@@ -197,8 +197,33 @@ class GpuDevice:
             gmodule.launch(mod, "spmv_csr", r1 - r0, (rp_d, np.uint64(col_d.data.ptr - 4 * e0),
                                                       np.uint64(val_d.data.ptr - 32 * e0), w, out[8 * r0 :],
                                                       np.uint32(r1 - r0)), block=128)
-        stream.synchronize()  # the next block's copies would overwrite buffers a kernel still reads otherwise
+        stream.synchronize()  # the product is complete on return (the caller times it as the spmv phase)
         return out
+
+    def spmv_streamed_ab(self, rk: ResidentKey, wbox: list, park: bool, keep_w: bool) -> list:
+        """[A·w, B·w] from the host CSR (spmv_streamed), w = wbox[0] (emptied unless keep_w: the witness is then
+        freed before A·w comes back); park: A·w waits in page-locked host memory while B·w is computed, so the
+        device holds w and one product, then the two products (the parked H's budget, stream.peak_bytes)."""
+        import cupy
+
+        w = wbox[0]
+        if not keep_w:
+            wbox.clear()
+        a = self.spmv_streamed(rk, 0, w)
+        if not park:
+            return [a, self.spmv_streamed(rk, 1, w)]
+        host = pinned_bytes(a.nbytes)
+        stream = cupy.cuda.get_current_stream()
+        a.data.copy_to_host_async(host.ctypes.data, a.nbytes, stream)
+        stream.synchronize()
+        n = a.size
+        del a
+        b = self.spmv_streamed(rk, 1, w)
+        del w
+        a = cupy.empty(n, dtype=cupy.uint32)
+        a.data.copy_from_host_async(host.ctypes.data, a.nbytes, stream)
+        stream.synchronize()  # the pinned buffer goes back to CuPy's pool
+        return [a, b]
 
     def h_values(self, curve: str, log_n: int, vecs: list, mode: str = "in-place"):
         """The H scalars of a proof from vecs = [A·w, B·w] (emptied: consumed) on the 2^log_n domain (ntt.H_MODES)."""

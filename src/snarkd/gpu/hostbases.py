@@ -25,6 +25,8 @@ import time
 
 import numpy as np
 
+from snarkd.gpu.memory import parallel_copy
+
 log = logging.getLogger("snarkd.gpu")
 SECTIONS = ("a", "b1", "b2", "c", "h")  # the zkey's point sections, in file order
 HOST_REGISTER_PORTABLE, HOST_REGISTER_READ_ONLY = 0x01, 0x08  # cudaHostRegister flags
@@ -69,9 +71,8 @@ class HostBases:
 
     def rows(self, name: str, lo: int, hi: int) -> tuple[int, int]:
         """(host address, bytes) of rows lo..hi of section `name`."""
-        a = self.arrays[name]
-        row = a.strides[0] if a.ndim == 2 else a.itemsize
-        return a.ctypes.data + lo * row, (hi - lo) * row
+        row = self.row_bytes(name)
+        return self.arrays[name].ctypes.data + lo * row, (hi - lo) * row
 
     def row_bytes(self, name: str) -> int:
         a = self.arrays[name]
@@ -95,7 +96,7 @@ class HostBases:
         off = 0
         for name, a in src.items():
             view = buf[off : off + a.nbytes].view(a.dtype).reshape(a.shape)
-            _copy_parallel(view, a)
+            parallel_copy(view.reshape(-1).view(np.uint8), a.reshape(-1).view(np.uint8))
             self.arrays[name] = view
             off += a.nbytes
         self.mode = "pinned-copy"
@@ -103,14 +104,13 @@ class HostBases:
     def close(self) -> None:
         rt = self.cupy.cuda.runtime
         self._unregister()
+        self.arrays = {}
         if self._alloc is not None:
-            self.arrays = {}
             try:
                 rt.freeHost(self._alloc)
             except Exception:  # noqa: BLE001
                 pass
             self._alloc = None
-        self.arrays = {}
 
 
 def register_arrays(cupy, arrays: list, read_only: bool) -> list[int]:
@@ -198,21 +198,6 @@ class HostCsr:
     def close(self) -> None:
         unregister(self.cupy, self._reg)
         self._reg, self.mats = [], []
-
-
-def _copy_parallel(dst: np.ndarray, src: np.ndarray, threads: int = 8) -> None:
-    """dst[:] = src in `threads` pieces (numpy releases the GIL while copying): faulting in a mapped key's
-    pages and writing page-locked memory go at several GB/s per thread."""
-    d, s = dst.reshape(-1).view(np.uint8), src.reshape(-1).view(np.uint8)
-    n = s.nbytes
-    step = max(1 << 24, -(-n // threads))
-    if n <= step:
-        np.copyto(d, s)
-        return
-    from concurrent.futures import ThreadPoolExecutor
-
-    with ThreadPoolExecutor(threads) as ex:
-        list(ex.map(lambda o: np.copyto(d[o : o + step], s[o : o + step]), range(0, n, step)))
 
 
 _lock = threading.Lock()

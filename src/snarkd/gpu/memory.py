@@ -32,7 +32,7 @@ _copy_pool = None
 _copy_pool_lock = threading.Lock()
 
 
-def _parallel_copy(dst: np.ndarray, src: np.ndarray) -> None:
+def parallel_copy(dst: np.ndarray, src: np.ndarray) -> None:
     """dst[:] = src (uint8, same length), in UPLOAD_COPY_THREADS page-aligned pieces."""
     global _copy_pool
     n = src.nbytes
@@ -50,6 +50,13 @@ def _parallel_copy(dst: np.ndarray, src: np.ndarray) -> None:
               for o in range(0, n, step)]
     for f in pieces:
         f.result()
+
+
+def pinned_bytes(nbytes: int) -> np.ndarray:
+    """nbytes of page-locked host memory from CuPy's pinned pool (back to the pool when the array goes)."""
+    import cupy
+
+    return np.frombuffer(cupy.cuda.alloc_pinned_memory(nbytes), dtype=np.uint8, count=nbytes)
 
 
 class GpuError(SnarkdError):
@@ -165,14 +172,13 @@ class DeviceMemory:
             return dst
         stream = cupy.cuda.get_current_stream()
         chunk = min(UPLOAD_CHUNK, nbytes)
-        stages = [np.frombuffer(cupy.cuda.alloc_pinned_memory(chunk), dtype=np.uint8, count=chunk)
-                  for _ in range(2 if nbytes > chunk else 1)]
+        stages = [pinned_bytes(chunk) for _ in range(2 if nbytes > chunk else 1)]
         sent = [None] * len(stages)  # per buffer: an event after its last transfer
         for k, off in enumerate(range(0, nbytes, chunk)):
             b, m = k % len(stages), min(chunk, nbytes - off)
             if sent[b] is not None:
                 sent[b].synchronize()  # the buffer's previous chunk has left it
-            _parallel_copy(stages[b][:m], src[off : off + m])
+            parallel_copy(stages[b][:m], src[off : off + m])
             (dst.data + off).copy_from_host_async(stages[b].ctypes.data, m, stream=stream)
             sent[b] = cupy.cuda.Event()
             sent[b].record(stream)

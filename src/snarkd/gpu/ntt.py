@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from snarkd.gpu.memory import pinned_bytes
 from snarkd.gpu.module import CURVES, launch
 
 TILE_LOG = 10  # elements per shared-memory tile: 2^10 x 32 B = 32 KiB
@@ -169,8 +170,8 @@ class NttDomain:
         vecs.clear()
         n, step = self.n, min(self.n, PARK_CHUNK)
         stream = cupy.cuda.get_current_stream()
-        c_host = _pinned(32 * n)
-        a_host = _pinned(32 * n)
+        c_host = pinned_bytes(32 * n)
+        a_host = pinned_bytes(32 * n)
         tmp = cupy.empty(8 * step, dtype=cupy.uint32)
         for lo in range(0, n, step):  # c = a*b, chunk by chunk, to the host
             m = min(step, n - lo)
@@ -196,16 +197,9 @@ H_MODES = ("in-place", "parked")
 PARK_CHUNK = 1 << 22  # elements per chunk of the parked H computation (128 MiB)
 
 
-def h_bytes(mode: str, n: int, chunk: int = PARK_CHUNK) -> int:
+def h_bytes(mode: str, n: int) -> int:
     """Device bytes h_values(mode) holds at its peak beyond the domain's tables (a and b included)."""
     if mode == "parked":
         return 2 * 32 * n + 32 * min(n, PARK_CHUNK)
     return 3 * 32 * n
 
-
-def _pinned(nbytes: int) -> np.ndarray:
-    """Page-locked host bytes from CuPy's pinned pool (kept for the next proof)."""
-    import cupy
-
-    mem = cupy.cuda.alloc_pinned_memory(nbytes)
-    return np.frombuffer(mem, dtype=np.uint8, count=nbytes)

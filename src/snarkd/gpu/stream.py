@@ -23,8 +23,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from snarkd.gpu.hostbases import HostCsr
 from snarkd.gpu.module import CURVES, launch
-from snarkd.gpu.msm import PLAN, coord_words, msm_window_sums, n_windows, scratch_bytes, window_bits
+from snarkd.gpu.msm import coord_words, combine_windows, msm_window_sums, n_windows, scratch_bytes, window_bits
 from snarkd.gpu.ntt import H_MODES, h_bytes
 
 FR = 32  # bytes per scalar-field element
@@ -122,18 +123,13 @@ def peak_bytes(shape: KeyShape, chunk: int, batch: int, csr: str, h_mode: str, k
     spmv = 0
     if csr == "streamed":
         entries = max(0, shape.csr_bytes - 8 * (n + 1)) // CSR_ENTRY_BYTES
-        spmv = w + (1 if h_mode == "parked" else 2) * h + _csr_block_bytes(n, entries)
-    ntt = (batch - 1) * kept + max(spmv, (w if (csr == "device" or keep_w) else 0) + h_bytes(h_mode, n, chunk))
+        spmv = w + (1 if h_mode == "parked" else 2) * h + HostCsr.device_bytes(n, entries)
+    ntt = (batch - 1) * kept + max(spmv, (w if (csr == "device" or keep_w) else 0) + h_bytes(h_mode, n))
     h_pass = batch * kept + slots + msm
     w_pass = batch * w + slots + msm
     return {"held": held, "ntt": ntt, "h_pass": h_pass, "w_pass": w_pass,
             "peak": held + max(ntt, h_pass, w_pass) + DEVICE_SLACK}
 
-
-def _csr_block_bytes(domain: int, entries: int) -> int:
-    from snarkd.gpu.hostbases import HostCsr
-
-    return HostCsr.device_bytes(domain, entries)
 
 
 def _cost_s(shape: KeyShape, chunk: int, csr: str, h_mode: str, keep_w: bool) -> float:
@@ -311,8 +307,6 @@ def msm_pass(dev, curve: str, host, ranges: list, tasks_of, vectors: list, c: in
         if k + len(bufs) < nr:
             pending[k + len(bufs)] = send(k + len(bufs))
     out: list[dict] = [{} for _ in vectors]
-    from snarkd.gpu.msm import combine_windows
-
     for (p, name), a in acc.items():
         g2 = name == "b2"
         xw = 4 * coord_words(cur, g2)
@@ -326,4 +320,4 @@ def msm_pass(dev, curve: str, host, ranges: list, tasks_of, vectors: list, c: in
 
 
 __all__ = ["KeyShape", "StreamPlan", "CSR_MODES", "PassStats", "Task", "plan", "peak_bytes", "largest_power", "msm_pass",
-           "w_tasks", "h_tasks", "PLAN"]
+           "w_tasks", "h_tasks"]

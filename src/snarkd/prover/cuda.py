@@ -183,32 +183,6 @@ class CudaBackend:
             timer.record("kernels", kernels.count() * 1e3)
         return sums
 
-    def _spmv_streamed(self, rk, wbox: list, park: bool, keep_w: bool) -> list:
-        """[A·w, B·w] from the host CSR (GpuDevice.spmv_streamed), w = wbox[0] (emptied unless keep_w: the
-        witness is then freed before A·w comes back); park: A·w waits in page-locked host memory while B·w is
-        computed, so the device holds w and one product, then the two products (the parked H's budget)."""
-        dev = self.dev
-        w = wbox[0]
-        if not keep_w:
-            wbox.clear()
-        a = dev.spmv_streamed(rk, 0, w)
-        if not park:
-            return [a, dev.spmv_streamed(rk, 1, w)]
-        import cupy
-
-        host = np.frombuffer(cupy.cuda.alloc_pinned_memory(a.nbytes), dtype=np.uint8, count=a.nbytes)
-        stream = cupy.cuda.get_current_stream()
-        a.data.copy_to_host_async(host.ctypes.data, a.nbytes, stream)
-        stream.synchronize()
-        n = a.size
-        del a
-        b = dev.spmv_streamed(rk, 1, w)
-        del w
-        a = cupy.empty(n, dtype=cupy.uint32)
-        a.data.copy_from_host_async(host.ctypes.data, a.nbytes, stream)
-        stream.synchronize()  # the pinned buffer goes back to CuPy's pool
-        return [a, b]
-
     def device_stage_batch(self, key, synths: list, timers: list, threads: int = 0, with_g2: bool = False) -> list:
         """The device stage of several proofs of one streamed key (at most batch_limit(key)): each proof's
         witness up, A·w and B·w (on the device, or sent up from synthesis), H; then one pass over the H bases
@@ -239,7 +213,7 @@ class CudaBackend:
                     wbox = [w]
                     del w
                     with timer.phase("spmv"), kernels():
-                        ab = self._spmv_streamed(rk, wbox, plan.h_mode == "parked", plan.keep_w)
+                        ab = dev.spmv_streamed_ab(rk, wbox, plan.h_mode == "parked", plan.keep_w)
                     w = wbox[0] if wbox else None
                 if ab is None:
                     with timer.phase("spmv"), kernels():
