@@ -18,6 +18,8 @@
 #             without tables and (the resident figure) with tables
 # daemon24    bench/daemon_gpu.py on the 2^24 BN254 key at 12GiB: jobs of 10 partitions through the real daemon
 #             (snarkd bench's runner over gRPC) beside the in-process engine
+# ntt         bench/ntt_tables.py: NTT and H of old/src (a checkout of the sources before a change, carried) and
+#             of src, side by side, outputs compared byte for byte
 # drop:P      delete the 2^P keys (disk)
 # pack        $OUT as one results.tgz (the machine returns 8 files at most)
 set -uo pipefail
@@ -92,6 +94,12 @@ for s in "$@"; do
     large "$kd" "$od" tables --n1 2 --n2 0 --stream off
     ;;
   key24bn) step key24bn; make_key 24 bn128 ;;
+  ntt)
+    step ntt
+    python3 bench/ntt_tables.py --src old/src --out "$OUT/ntt-before.json" > /dev/null
+    python3 bench/ntt_tables.py --src src --out "$OUT/ntt-after.json" > /dev/null
+    python3 bench/ntt_tables.py --compare "$OUT/ntt-before.json" "$OUT/ntt-after.json" | tee "$OUT/ntt-compare.txt"
+    ;;
   daemon24)
     step daemon24
     wait_key 24 bn128 ${KEY_WAIT:-400} || continue

@@ -176,28 +176,49 @@ class GpuDevice:
 
     def spmv_streamed(self, rk: ResidentKey, m: int, w):
         """A·w (m = 0) or B·w (m = 1) from the key's page-locked host CSR, block by block: each block's row
-        pointers, columns and values go up (pinned: a DMA) and the kernel reads them through pointers shifted
-        by the block's first entry, so the row pointers stay as the key has them."""
+        pointers, columns and values go up (pinned: a DMA) on a copy stream into one of two buffer sets while
+        the kernel reads the other, through pointers shifted by the block's first entry, so the row pointers
+        stay as the key has them; events order the two streams (no host wait per block)."""
         import cupy
 
         hc = rk.host_csr
         d = rk.domain_size
         mod = self.module(rk.curve)
         rp, cols, vals = hc.mats[m]
+        blocks = hc.blocks[m]
         out = cupy.zeros(d * 8, dtype=cupy.uint32)  # rows past the last block (none in a key) stay zero
-        rp_d = cupy.empty(hc.max_rows + 1, dtype=cupy.uint32)
-        col_d = cupy.empty(max(hc.max_entries, 1), dtype=cupy.uint32)
-        val_d = cupy.empty(max(hc.max_entries, 1) * 8, dtype=cupy.uint32)
+        sets = [(cupy.empty(hc.max_rows + 1, dtype=cupy.uint32), cupy.empty(max(hc.max_entries, 1), dtype=cupy.uint32),
+                 cupy.empty(max(hc.max_entries, 1) * 8, dtype=cupy.uint32)) for _ in range(min(2, len(blocks)))]
         stream = cupy.cuda.get_current_stream()
-        for r0, r1, e0, e1 in hc.blocks[m]:
-            rp_d.data.copy_from_host_async(rp.ctypes.data + 4 * r0, 4 * (r1 - r0 + 1), stream)
+        copy = cupy.cuda.Stream(non_blocking=True)
+        copy.wait_event(stream.record())  # w and out are written on the compute stream first
+        freed: list = [None] * len(sets)
+
+        def send(i: int):
+            g = i % len(sets)
+            if freed[g] is not None:
+                copy.wait_event(freed[g])
+            rp_d, col_d, val_d = sets[g]
+            r0, r1, e0, e1 = blocks[i]
+            rp_d.data.copy_from_host_async(rp.ctypes.data + 4 * r0, 4 * (r1 - r0 + 1), copy)
             if e1 > e0:
-                col_d.data.copy_from_host_async(cols.ctypes.data + 4 * e0, 4 * (e1 - e0), stream)
-                val_d.data.copy_from_host_async(vals.ctypes.data + 32 * e0, 32 * (e1 - e0), stream)
+                col_d.data.copy_from_host_async(cols.ctypes.data + 4 * e0, 4 * (e1 - e0), copy)
+                val_d.data.copy_from_host_async(vals.ctypes.data + 32 * e0, 32 * (e1 - e0), copy)
+            return copy.record()
+
+        pending = {i: send(i) for i in range(len(sets))}
+        for i, (r0, r1, e0, _) in enumerate(blocks):
+            g = i % len(sets)
+            stream.wait_event(pending.pop(i))
+            rp_d, col_d, val_d = sets[g]
             gmodule.launch(mod, "spmv_csr", r1 - r0, (rp_d, np.uint64(col_d.data.ptr - 4 * e0),
                                                       np.uint64(val_d.data.ptr - 32 * e0), w, out[8 * r0 :],
                                                       np.uint32(r1 - r0)), block=128)
+            freed[g] = stream.record()
+            if i + len(sets) < len(blocks):
+                pending[i + len(sets)] = send(i + len(sets))
         stream.synchronize()  # the product is complete on return (the caller times it as the spmv phase)
+        copy.synchronize()
         return out
 
     def spmv_streamed_ab(self, rk: ResidentKey, wbox: list, park: bool, keep_w: bool) -> list:

@@ -192,8 +192,8 @@ class HostCsr:
 
     @staticmethod
     def device_bytes(domain: int, entries: int) -> int:
-        """Device bytes of one block's buffers (an upper estimate)."""
-        return 4 * (min(domain, HostCsr.BLOCK_ROWS) + 1) + 36 * min(entries, HostCsr.BLOCK_ENTRIES)
+        """Device bytes of the block buffers (two sets: one filled while the other is read; an upper estimate)."""
+        return 2 * (4 * (min(domain, HostCsr.BLOCK_ROWS) + 1) + 36 * min(entries, HostCsr.BLOCK_ENTRIES))
 
     def close(self) -> None:
         unregister(self.cupy, self._reg)

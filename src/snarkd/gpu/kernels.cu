@@ -54,15 +54,23 @@ extern "C" __global__ void fr_powers(uint32_t* out, const uint32_t* base, const 
   st_fr(out + 8 * j, acc);
 }
 
-// Stage twiddles T[m + j] = w_{2m}^j for 1 <= m < n, from W[k] = w_n^k (k < n/2).
-extern "C" __global__ void fr_twiddles(uint32_t* T, const uint32_t* W, int log_n) {
+// Stage twiddles T[m + j] = w_{2m}^j for 1 <= m < n (T[0] = 1), each element its own power of w = w_n:
+// w_{2m}^j = w^(j n / 2m). The one table serves the inverse transforms too (w_{2m}^-j = -T[2m - j], the
+// sign folded into the butterfly: ntt_group), and its top half is w^k, k < n/2: one table of n elements
+// where a forward, an inverse and a coset table took 3 n (what bounds the largest domain on a small card).
+extern "C" __global__ void fr_stage_twiddles(uint32_t* T, const uint32_t* w, int log_n) {
   u64 idx = (u64)blockIdx.x * blockDim.x + threadIdx.x;
   u64 n = 1ull << log_n;
   if (idx >= n) return;
   if (idx == 0) { st_fr(T, Fr::one()); return; }
   int lm = 63 - __clzll(idx);
-  u64 m = 1ull << lm, j = idx - m;
-  st_fr(T + 8 * idx, ld_fr(W + 8 * (j << (log_n - 1 - lm))));
+  u64 e = (idx - (1ull << lm)) << (log_n - 1 - lm);
+  Fr b = ld_fr(w), acc = Fr::one();
+  for (; e; e >>= 1) {
+    if (e & 1) acc = acc * b;
+    b = b.sqr();
+  }
+  st_fr(T + 8 * idx, acc);
 }
 
 // One group of a pass: the 2^R rows whose row-index bits [b_lo, b_lo + R) vary
@@ -70,11 +78,11 @@ extern "C" __global__ void fr_twiddles(uint32_t* T, const uint32_t* W, int log_n
 // through R radix-2 stages there (bottom bit up for DIT, top bit down for DIF),
 // and written back: one shared-memory round trip and one barrier per R stages
 // instead of per stage. Twiddles as in a radix-2 stage: for the pair at row r
-// and stage bit b, T[2^(s0+b) + j] with j the global index bits below s0 + b;
-// j = 0 means w = 1 and the multiply is skipped.
+// and stage bit b, T[2^(s0+b) + j] with j the global index bits below s0 + b
+// (inverse: T[2^(s0+b+1) - j], negated); j = 0 means w = 1 and the multiply is skipped.
 template <int R, bool DIF>
-static __device__ __forceinline__ void ntt_group(uint32_t* sm, const uint32_t* tw, int tile, int g, u64 mid, int s0,
-                                                 int b_lo, int t) {
+static __device__ __forceinline__ void ntt_group(uint32_t* sm, const uint32_t* tw, bool inv, int tile, int g, u64 mid,
+                                                 int s0, int b_lo, int t) {
   constexpr int M = 1 << R;
   const int gmask = (1 << g) - 1;
   const int col = t & gmask;
@@ -98,14 +106,17 @@ static __device__ __forceinline__ void ntt_group(uint32_t* sm, const uint32_t* t
       const u64 j = ((u64)(row & ((1 << b) - 1)) << s0) | (mid << g) | (u64)col;
       Fr& a = x[u];
       Fr& c = x[u | (1 << lb)];
+      const u64 m = 1ull << (s0 + b);
+      const bool flip = inv && j;  // w^-j = -T[2m - j]: the sign moves into the add/subtract
       if (DIF) {
-        const Fr d = a - c;
+        const Fr d = flip ? c - a : a - c;
         a = a + c;
-        c = j ? d * ld_fr(tw + 8 * ((1ull << (s0 + b)) + j)) : d;
+        c = j ? d * ld_fr(tw + 8 * (flip ? 2 * m - j : m + j)) : d;
       } else {
-        const Fr tc = j ? c * ld_fr(tw + 8 * ((1ull << (s0 + b)) + j)) : c;
-        c = a - tc;
-        a = a + tc;
+        const Fr tc = j ? c * ld_fr(tw + 8 * (flip ? 2 * m - j : m + j)) : c;
+        const Fr lo = a - tc, hi = a + tc;
+        c = flip ? hi : lo;
+        a = flip ? lo : hi;
       }
     }
   }
@@ -126,14 +137,16 @@ static __device__ __forceinline__ void ntt_group(uint32_t* sm, const uint32_t* t
 // The stages run R at a time in registers (ntt_group): ntt_pass_r1 is radix 2
 // (62 registers, 512 threads), ntt_pass_r2 takes two stages per barrier (76
 // registers, 256 threads); ntt.py RADIX_LOG picks one.
-// shift (DIT first pass only): x[p] *= shift[bitrev(p)] on load.
+// inv: the inverse transform (w^-1), from the same table tw.
+// shift (DIT first pass only): x[p] *= g^i / n on load, i = bitrev(p), from shift = [g^j / n for
+// j < 2^shift_lo] ++ [g^(k 2^shift_lo) for the rest].
 // src (DIT first pass only): load x[p] = src[bitrev(p)] (* scale when given)
 // instead of data[p]: the bit reversal of a natural-order NTT rides on the
 // first pass instead of a pass of its own (one read and write of the vector less).
 template <int R>
-static __device__ __forceinline__ void ntt_pass_body(uint32_t* data, const uint32_t* tw, const uint32_t* shift, int log_n,
-                                                     int s0, int k, int g, int dif, const uint32_t* src,
-                                                     const uint32_t* scale) {
+static __device__ __forceinline__ void ntt_pass_body(uint32_t* data, const uint32_t* tw, int inv, const uint32_t* shift,
+                                                     int shift_lo, int log_n, int s0, int k, int g, int dif,
+                                                     const uint32_t* src, const uint32_t* scale) {
   extern __shared__ uint32_t sm[];
   const int tile = 1 << (k + g);
   const int mid_bits = s0 - g;
@@ -146,7 +159,10 @@ static __device__ __forceinline__ void ntt_pass_body(uint32_t* data, const uint3
     u64 idx = (hi << (s0 + k)) | (row << s0) | (mid << g) | col;
     Fr x = src ? ld_fr(src + 8 * bitrev64(idx, log_n)) : ld_fr(data + 8 * idx);
     if (scale) x = x * ld_fr(scale);
-    if (shift) x = x * ld_fr(shift + 8 * bitrev64(idx, log_n));
+    if (shift) {  // g^i / n = (g^lo / n) (g^(2^shift_lo))^hi: two tables of ~sqrt(n) elements, not one of n
+      const u64 i = bitrev64(idx, log_n);
+      x = x * ld_fr(shift + 8 * (i & ((1ull << shift_lo) - 1))) * ld_fr(shift + 8 * ((1ull << shift_lo) + (i >> shift_lo)));
+    }
 #pragma unroll
     for (int w = 0; w < 8; w++) sm[w * tile + e] = x.v[w];
   }
@@ -156,11 +172,11 @@ static __device__ __forceinline__ void ntt_pass_body(uint32_t* data, const uint3
     const int b_lo = dif ? (k - done - r) : done;  // the group's lowest row bit
     for (int t = threadIdx.x; t < (tile >> r); t += blockDim.x) {
       if (R >= 2 && r == 2) {
-        if (dif) ntt_group<2, true>(sm, tw, tile, g, mid, s0, b_lo, t);
-        else ntt_group<2, false>(sm, tw, tile, g, mid, s0, b_lo, t);
+        if (dif) ntt_group<2, true>(sm, tw, inv, tile, g, mid, s0, b_lo, t);
+        else ntt_group<2, false>(sm, tw, inv, tile, g, mid, s0, b_lo, t);
       } else {
-        if (dif) ntt_group<1, true>(sm, tw, tile, g, mid, s0, b_lo, t);
-        else ntt_group<1, false>(sm, tw, tile, g, mid, s0, b_lo, t);
+        if (dif) ntt_group<1, true>(sm, tw, inv, tile, g, mid, s0, b_lo, t);
+        else ntt_group<1, false>(sm, tw, inv, tile, g, mid, s0, b_lo, t);
       }
     }
     done += r;
@@ -178,9 +194,9 @@ static __device__ __forceinline__ void ntt_pass_body(uint32_t* data, const uint3
 
 #define SNARKD_NTT_PASS(R)                                                                                     \
   extern "C" __global__ void __launch_bounds__(512) ntt_pass_r##R(                                             \
-      uint32_t* data, const uint32_t* tw, const uint32_t* shift, int log_n, int s0, int k, int g, int dif,     \
-      const uint32_t* src, const uint32_t* scale) {                                                            \
-    ntt_pass_body<R>(data, tw, shift, log_n, s0, k, g, dif, src, scale);                                       \
+      uint32_t* data, const uint32_t* tw, int inv, const uint32_t* shift, int shift_lo, int log_n, int s0,     \
+      int k, int g, int dif, const uint32_t* src, const uint32_t* scale) {                                     \
+    ntt_pass_body<R>(data, tw, inv, shift, shift_lo, log_n, s0, k, g, dif, src, scale);                        \
   }
 SNARKD_NTT_PASS(1)
 SNARKD_NTT_PASS(2)

@@ -49,9 +49,21 @@ def plan_passes(log_n: int) -> list[tuple[int, int, int]]:
     return passes
 
 
+def shift_split(log_n: int) -> int:
+    """The coset shift g^i / n as (g^lo / n) (g^(2^s))^hi, i = hi 2^s + lo: s, the low table's bits."""
+    return (log_n + 1) // 2
+
+
+def domain_bytes(log_n: int) -> int:
+    """Device bytes an NttDomain holds: the stage table (n elements) and the two coset-shift tables."""
+    s = shift_split(log_n)
+    return 32 * ((1 << log_n) + (1 << s) + (1 << (log_n - s)) + 5)
+
+
 class NttDomain:
-    """Twiddles for one (curve, log_n) on one device: forward and inverse stage
-    tables (n elements each) and the coset-shift table g^j / n (n elements).
+    """Twiddles for one (curve, log_n) on one device: one stage table T[m + j] = w_{2m}^j (n elements) for
+    the forward and the inverse transforms, and the coset shift g^i / n from two tables of ~sqrt(n)
+    elements (domain_bytes: about 32 n bytes, where separate forward, inverse and shift tables took 96 n).
     Built on the device once, then kept by its GpuDevice (device.py)."""
 
     def __init__(self, mod, curve: str, log_n: int, radix_log: int = RADIX_LOG):
@@ -73,25 +85,22 @@ class NttDomain:
         winv = pow(w, -1, r)
         g = self.curve.nqr**2 % r if log_n == s else pow(root_s, 1 << (s - log_n - 1), r)
         ninv = pow(self.n, -1, r)
+        self.shift_lo = shift_split(log_n)
+        g_hi = pow(g, 1 << self.shift_lo, r)
         self.mod = mod
-        self.consts = cupy.asarray(np.stack([mont_words(x, r) for x in (w, winv, g, ninv)]))
+        self.consts = cupy.asarray(np.stack([mont_words(x, r) for x in (w, winv, g, ninv, g_hi)]))
         n = self.n
-        self.tw = {}
-        tmp = cupy.empty(max(n // 2, 1) * 8, dtype=cupy.uint32)
-        for inverse, base in ((False, self.consts[0]), (True, self.consts[1])):
-            if n >= 2:
-                launch(self.mod, "fr_powers", n // 2, (tmp, base, np.intp(0), np.uint64(n // 2)))
-            t = cupy.empty(n * 8, dtype=cupy.uint32)
-            launch(self.mod, "fr_twiddles", n, (t, tmp, np.int32(log_n)))
-            self.tw[inverse] = t
-        del tmp
-        self.shift = cupy.empty(n * 8, dtype=cupy.uint32)
-        launch(self.mod, "fr_powers", n, (self.shift, self.consts[2], self.consts[3], np.uint64(n)))
+        self.tw = cupy.empty(n * 8, dtype=cupy.uint32)
+        launch(self.mod, "fr_stage_twiddles", n, (self.tw, self.consts[0], np.int32(log_n)))
+        lo, hi = 1 << self.shift_lo, 1 << (log_n - self.shift_lo)
+        self.shift = cupy.empty((lo + hi) * 8, dtype=cupy.uint32)
+        launch(self.mod, "fr_powers", lo, (self.shift, self.consts[2], self.consts[3], np.uint64(lo)))
+        launch(self.mod, "fr_powers", hi, (self.shift[8 * lo :], self.consts[4], np.intp(0), np.uint64(hi)))
         self.passes = plan_passes(log_n)
 
     @property
     def nbytes(self) -> int:
-        return int(self.consts.nbytes + self.shift.nbytes + sum(t.nbytes for t in self.tw.values()))
+        return int(self.consts.nbytes + self.shift.nbytes + self.tw.nbytes)
 
     # -- transforms (in place on a flat uint32 device array of n*8 words) --------
 
@@ -101,8 +110,8 @@ class NttDomain:
         blocks = self.n >> (k + g)
         fn = self.mod.get_function(f"ntt_pass_r{self.radix_log}")
         null = np.intp(0)
-        fn((blocks,), (threads,), (data, self.tw[inverse], shift if shift is not None else null,
-                                   np.int32(self.log_n), np.int32(s0), np.int32(k), np.int32(g), np.int32(1 if dif else 0),
+        fn((blocks,), (threads,), (data, self.tw, np.int32(1 if inverse else 0), shift if shift is not None else null,
+                                   np.int32(self.shift_lo), np.int32(self.log_n), np.int32(s0), np.int32(k), np.int32(g), np.int32(1 if dif else 0),
                                    src if src is not None else null, scale if scale is not None else null),
            shared_mem=tile * 32)
 

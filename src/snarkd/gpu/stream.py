@@ -26,7 +26,7 @@ import numpy as np
 from snarkd.gpu.hostbases import HostCsr
 from snarkd.gpu.module import CURVES, launch
 from snarkd.gpu.msm import coord_words, combine_windows, msm_window_sums, n_windows, scratch_bytes, window_bits
-from snarkd.gpu.ntt import H_MODES, h_bytes
+from snarkd.gpu.ntt import H_MODES, domain_bytes, h_bytes
 
 FR = 32  # bytes per scalar-field element
 MIN_CHUNK = 1 << 16  # below this the per-chunk bucket reduction costs more than the MSM: refuse instead
@@ -34,8 +34,9 @@ MAX_CHUNK = 1 << 23  # larger chunks save little (4 reductions per set at 2^25) 
 GROUPS = 2  # slot groups in flight: one being read by MSMs, one being filled
 BATCH_MAX = 16  # proofs per streamed device stage
 DEVICE_SLACK = 64 << 20  # CuPy's rounding, small arrays, events, the accumulators (as resident.SLACK)
+UPLOAD_GBPS = 9.0  # a witness from pageable host memory (memory.upload's staged copy): 2 GiB in 215-240 ms at 2^26
 LINK_GBPS = 50.0  # host -> device from page-locked memory (54.3 GB/s measured on the H200 host: notes)
-REDUCE_S = 1.2e-3  # one bucket reduction of nw x 2^15 buckets (c = 16) on the H200, about
+REDUCE_S = 3.3e-3  # one chunk's extra cost (its bucket reduction, c = 16) on the H200: 2^24 BN254 msm_w 417 ms over 16 chunks vs 364 resident
 HOST_SPMV_S = 3.0 / (1 << 26)  # A·w, B·w on the CPU per domain row: 3.0 s at 2^26 on the H200 host's 16 cores
 CSR_MODES = ("device", "streamed", "host")
 CSR_ENTRY_BYTES = 36  # resident.csr_bytes: a column and a value per entry (row pointers apart)
@@ -73,8 +74,8 @@ class KeyShape:
         return (3 * self.n_vars + self.domain) * self.g1_point + (self.n_vars * self.g2_point if self.g2 else 0)
 
     def tables_bytes(self) -> int:
-        """The NTT domain's twiddles and coset shifts, held by the device (ntt.NttDomain: 3 n elements)."""
-        return 3 * FR * self.domain
+        """The NTT domain's twiddles and coset shifts, held by the device (ntt.NttDomain: about n elements)."""
+        return domain_bytes(max(self.domain - 1, 0).bit_length())
 
 
 @dataclass(frozen=True)
@@ -139,12 +140,13 @@ def _cost_s(shape: KeyShape, chunk: int, csr: str, h_mode: str, keep_w: bool) ->
     c = window_bits(chunk)
     sets = 5 if shape.g2 else 4
     reductions = sets * -(-max(m, n) // chunk) * REDUCE_S * 2.0 ** (c - 16) * n_windows(shape.curve, c) / 17
-    sent = (0 if keep_w else FR * m) + (4 * FR * n if h_mode == "parked" else 0)
+    resend = 0.0 if keep_w else FR * m / (UPLOAD_GBPS * 1e9)
+    sent = 4 * FR * n if h_mode == "parked" else 0
     if csr == "streamed":
         sent += shape.csr_bytes + (2 * FR * n if h_mode == "parked" else 0)
     elif csr == "host":
         sent += 2 * FR * n
-    return reductions + sent / (LINK_GBPS * 1e9) + (HOST_SPMV_S * n if csr == "host" else 0.0)
+    return reductions + resend + sent / (LINK_GBPS * 1e9) + (HOST_SPMV_S * n if csr == "host" else 0.0)
 
 
 def plan(shape: KeyShape, budget: int, other_held: int = 0, batch_max: int = BATCH_MAX,
