@@ -80,9 +80,9 @@ extern "C" __global__ void fr_stage_twiddles(uint32_t* T, const uint32_t* w, int
 // instead of per stage. Twiddles as in a radix-2 stage: for the pair at row r
 // and stage bit b, T[2^(s0+b) + j] with j the global index bits below s0 + b
 // (inverse: T[2^(s0+b+1) - j], negated); j = 0 means w = 1 and the multiply is skipped.
-template <int R, bool DIF>
-static __device__ __forceinline__ void ntt_group(uint32_t* sm, const uint32_t* tw, bool inv, int tile, int g, u64 mid,
-                                                 int s0, int b_lo, int t) {
+template <int R, bool DIF, bool INV>
+static __device__ __forceinline__ void ntt_group(uint32_t* sm, const uint32_t* tw, int tile, int g, u64 mid, int s0,
+                                                 int b_lo, int t) {
   constexpr int M = 1 << R;
   const int gmask = (1 << g) - 1;
   const int col = t & gmask;
@@ -107,16 +107,16 @@ static __device__ __forceinline__ void ntt_group(uint32_t* sm, const uint32_t* t
       Fr& a = x[u];
       Fr& c = x[u | (1 << lb)];
       const u64 m = 1ull << (s0 + b);
-      const bool flip = inv && j;  // w^-j = -T[2m - j]: the sign moves into the add/subtract
+      // the inverse's twiddle w_{2m}^-j = -T[2m - j]: one subtraction more where a multiply happens
+      const uint32_t* tj = tw + 8 * (INV ? 2 * m - j : m + j);
       if (DIF) {
-        const Fr d = flip ? c - a : a - c;
+        const Fr d = a - c;
         a = a + c;
-        c = j ? d * ld_fr(tw + 8 * (flip ? 2 * m - j : m + j)) : d;
+        c = j ? (INV ? Fr::zero() - d * ld_fr(tj) : d * ld_fr(tj)) : d;
       } else {
-        const Fr tc = j ? c * ld_fr(tw + 8 * (flip ? 2 * m - j : m + j)) : c;
-        const Fr lo = a - tc, hi = a + tc;
-        c = flip ? hi : lo;
-        a = flip ? lo : hi;
+        const Fr tc = j ? (INV ? Fr::zero() - c * ld_fr(tj) : c * ld_fr(tj)) : c;
+        c = a - tc;
+        a = a + tc;
       }
     }
   }
@@ -135,16 +135,16 @@ static __device__ __forceinline__ void ntt_group(uint32_t* sm, const uint32_t* t
 // bit down, natural in -> bit-reversed out; dif = 0: Cooley-Tukey stages from
 // the bottom bit up, bit-reversed in -> natural out. tw: T[m + j] = w_{2m}^j.
 // The stages run R at a time in registers (ntt_group): ntt_pass_r1 is radix 2
-// (62 registers, 512 threads), ntt_pass_r2 takes two stages per barrier (76
+// (62 registers, 512 threads), ntt_pass_r2 takes two stages per barrier (80
 // registers, 256 threads); ntt.py RADIX_LOG picks one.
-// inv: the inverse transform (w^-1), from the same table tw.
+// ntt_pass_rR_inv: the inverse transform (w^-1), from the same table tw.
 // shift (DIT first pass only): x[p] *= g^i / n on load, i = bitrev(p), from shift = [g^j / n for
 // j < 2^shift_lo] ++ [g^(k 2^shift_lo) for the rest].
 // src (DIT first pass only): load x[p] = src[bitrev(p)] (* scale when given)
 // instead of data[p]: the bit reversal of a natural-order NTT rides on the
 // first pass instead of a pass of its own (one read and write of the vector less).
-template <int R>
-static __device__ __forceinline__ void ntt_pass_body(uint32_t* data, const uint32_t* tw, int inv, const uint32_t* shift,
+template <int R, bool INV>
+static __device__ __forceinline__ void ntt_pass_body(uint32_t* data, const uint32_t* tw, const uint32_t* shift,
                                                      int shift_lo, int log_n, int s0, int k, int g, int dif,
                                                      const uint32_t* src, const uint32_t* scale) {
   extern __shared__ uint32_t sm[];
@@ -172,11 +172,11 @@ static __device__ __forceinline__ void ntt_pass_body(uint32_t* data, const uint3
     const int b_lo = dif ? (k - done - r) : done;  // the group's lowest row bit
     for (int t = threadIdx.x; t < (tile >> r); t += blockDim.x) {
       if (R >= 2 && r == 2) {
-        if (dif) ntt_group<2, true>(sm, tw, inv, tile, g, mid, s0, b_lo, t);
-        else ntt_group<2, false>(sm, tw, inv, tile, g, mid, s0, b_lo, t);
+        if (dif) ntt_group<2, true, INV>(sm, tw, tile, g, mid, s0, b_lo, t);
+        else ntt_group<2, false, INV>(sm, tw, tile, g, mid, s0, b_lo, t);
       } else {
-        if (dif) ntt_group<1, true>(sm, tw, inv, tile, g, mid, s0, b_lo, t);
-        else ntt_group<1, false>(sm, tw, inv, tile, g, mid, s0, b_lo, t);
+        if (dif) ntt_group<1, true, INV>(sm, tw, tile, g, mid, s0, b_lo, t);
+        else ntt_group<1, false, INV>(sm, tw, tile, g, mid, s0, b_lo, t);
       }
     }
     done += r;
@@ -192,14 +192,17 @@ static __device__ __forceinline__ void ntt_pass_body(uint32_t* data, const uint3
   }
 }
 
-#define SNARKD_NTT_PASS(R)                                                                                     \
-  extern "C" __global__ void __launch_bounds__(512) ntt_pass_r##R(                                             \
-      uint32_t* data, const uint32_t* tw, int inv, const uint32_t* shift, int shift_lo, int log_n, int s0,     \
-      int k, int g, int dif, const uint32_t* src, const uint32_t* scale) {                                     \
-    ntt_pass_body<R>(data, tw, inv, shift, shift_lo, log_n, s0, k, g, dif, src, scale);                        \
+#define SNARKD_NTT_PASS(R, NAME, INV)                                                                          \
+  extern "C" __global__ void __launch_bounds__(512) NAME(uint32_t* data, const uint32_t* tw, const uint32_t* shift, \
+                                                         int shift_lo, int log_n, int s0, int k, int g, int dif,  \
+                                                         const uint32_t* src, const uint32_t* scale) {            \
+    ntt_pass_body<R, INV>(data, tw, shift, shift_lo, log_n, s0, k, g, dif, src, scale);                          \
   }
-SNARKD_NTT_PASS(1)
-SNARKD_NTT_PASS(2)
+// forward and inverse as kernels of their own: one kernel holding both bodies takes 109 registers (76 and 80 apart)
+SNARKD_NTT_PASS(1, ntt_pass_r1, false)
+SNARKD_NTT_PASS(2, ntt_pass_r2, false)
+SNARKD_NTT_PASS(1, ntt_pass_r1_inv, true)
+SNARKD_NTT_PASS(2, ntt_pass_r2_inv, true)
 
 // out[i] = from_mont(a[i] * b[i] - c[i]): the H MSM's plain scalars.
 extern "C" __global__ void h_final(const uint32_t* a, const uint32_t* b, const uint32_t* c, uint32_t* out, u64 n) {

@@ -108,9 +108,9 @@ class NttDomain:
         tile = 1 << (k + g)
         threads = min(512, max(32, tile >> self.radix_log))
         blocks = self.n >> (k + g)
-        fn = self.mod.get_function(f"ntt_pass_r{self.radix_log}")
+        fn = self.mod.get_function(f"ntt_pass_r{self.radix_log}{'_inv' if inverse else ''}")
         null = np.intp(0)
-        fn((blocks,), (threads,), (data, self.tw, np.int32(1 if inverse else 0), shift if shift is not None else null,
+        fn((blocks,), (threads,), (data, self.tw, shift if shift is not None else null,
                                    np.int32(self.shift_lo), np.int32(self.log_n), np.int32(s0), np.int32(k), np.int32(g), np.int32(1 if dif else 0),
                                    src if src is not None else null, scale if scale is not None else null),
            shared_mem=tile * 32)
