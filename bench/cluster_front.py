@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The cluster front's own cost per job, for the scaling model (README, "Scaling out").
+"""The cluster front's own cost per job, for the scaling model (docs/cluster.md, "Scaling out").
 
     python bench/cluster_front.py [--out DIR]     # starts Ray: run it on an isolated machine, or in
                                                    # `unshare --net` (tests/cluster/netns.py brings lo up)

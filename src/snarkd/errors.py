@@ -1,7 +1,7 @@
 """Errors that reach the user, each with the exit code the CLI returns for it.
 
 The exit codes and what they mean are EXIT_CODES, written once: `snarkd --help` prints them and
-tests/cli/test_prove_cli.py checks README.md's table against them.
+tests/cli/test_prove_cli.py checks the table in docs/cli.md against them.
 """
 
 from __future__ import annotations

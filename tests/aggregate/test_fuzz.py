@@ -1,5 +1,5 @@
 """Mutated aggregates and SRS files are never accepted and never crash (bench/fuzz_aggregate.py;
-10,000 cases were run once, see README-aggregate.md; here 400)."""
+10,000 cases were run once, see docs/aggregation.md and bench/results/aggregate-fuzz.json; here 400)."""
 
 from __future__ import annotations
 

@@ -4,6 +4,7 @@ prover on the bundled example keys (one proof checked by snarkjs), exit codes 0 
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -20,9 +21,11 @@ def proved(request, tmp_path_factory):
     ex = EXAMPLES / f"chain-{curve}"
     d = tmp_path_factory.mktemp(f"agg-{curve}")
     pairs = []
+    wasm = d / "chain.wasm"
+    shutil.copy(ex / "chain.wasm", wasm)  # the witness program (.wprog) is written beside the wasm: not in examples/
     for i in range(4):
         (d / f"in{i}.json").write_text(json.dumps({"x": str(i + 2), "k": "7"}))
-        assert main(["witness", str(ex / "chain.wasm"), str(d / f"in{i}.json"), str(d / f"w{i}.wtns"), "-q"]) == 0
+        assert main(["witness", str(wasm), str(d / f"in{i}.json"), str(d / f"w{i}.wtns"), "-q"]) == 0
         assert main(["prove", str(ex / "chain.zkey"), str(d / f"w{i}.wtns"), str(d / f"p{i}.json"), str(d / f"pub{i}.json"), "-q"]) == 0
         pairs.append((str(d / f"pub{i}.json"), str(d / f"p{i}.json")))
     assert oracle.snarkjs_verify(ex / "vk.json", Path(pairs[3][0]), Path(pairs[3][1]))

@@ -96,7 +96,7 @@ def test_verify_public_value_not_below_r_is_invalid(chain_circuit, tmp_path):
     assert snarkd("verify", chain_circuit.vk, tmp_path / "pub2.json", proof).returncode == 1
 
 
-def test_help_and_readme_document_the_exit_codes():
+def test_help_and_docs_document_the_exit_codes():
     from snarkd.errors import EXIT_CODES
 
     res = snarkd("--help")
@@ -104,8 +104,8 @@ def test_help_and_readme_document_the_exit_codes():
     assert "exit codes" in res.stdout and "bad input" in res.stdout
     res = snarkd("prove", "--help")
     assert "exit codes" in res.stdout
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
-    table = dict(re.findall(r"^\| (\d) \| (.*) \|$", readme, re.M))
+    page = (Path(__file__).resolve().parents[2] / "docs" / "cli.md").read_text()
+    table = dict(re.findall(r"^\| (\d) \| (.*) \|$", page, re.M))
     assert {int(k): v for k, v in table.items()} == EXIT_CODES
 
 

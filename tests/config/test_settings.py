@@ -1,5 +1,5 @@
-"""Every setting is declared once (snarkd.config.settings): the example config, `config show`, the README
-table and EngineConfig are derived from the declarations, and only the config layer reads the environment."""
+"""Every setting is declared once (snarkd.config.settings): the example config, `config show`, the settings
+table in docs/daemon.md and EngineConfig are derived from the declarations, and only the config layer reads the environment."""
 
 from __future__ import annotations
 
@@ -20,9 +20,9 @@ def test_example_config_is_the_rendered_declarations():
         "regenerate: python -m snarkd.config example > examples/snarkd.toml"
 
 
-def test_readme_table_is_the_rendered_declarations():
-    assert readme_table() in (REPO / "README.md").read_text(), \
-        "regenerate: python -m snarkd.config readme"
+def test_settings_table_is_the_rendered_declarations():
+    assert readme_table() in (REPO / "docs" / "daemon.md").read_text(), \
+        "regenerate: python -m snarkd.config readme docs/daemon.md"
 
 
 def test_config_show_lists_every_setting_and_reads_back(tmp_path):

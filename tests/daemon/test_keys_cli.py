@@ -4,6 +4,7 @@ evictions and reloads show in the listing, in the job's timings and in /metrics.
 from __future__ import annotations
 
 import json
+import shutil
 import urllib.request
 from pathlib import Path
 
@@ -28,7 +29,10 @@ def metric(text: str, name: str) -> float:
 def test_keys_cli_with_a_budget_of_one(setup, reaper, chain_bn128, tmp_path):
     circ, wtns = chain_bn128
     status_port = free_port()
-    cfg = setup.write(preload={"small": circ.zkey, "example": EXAMPLE / "chain.zkey"}, extra=f'[keys]\nmax_resident = 1\nallowed_dirs = ["{EXAMPLE}"]\n')  # LoadKey may name it
+    # the example key copied: loading a key writes its circuit's witness program (.wprog) beside the wasm
+    example = tmp_path / "example"
+    shutil.copytree(EXAMPLE, example, ignore=shutil.ignore_patterns("*.wprog"))
+    cfg = setup.write(preload={"small": circ.zkey, "example": example / "chain.zkey"}, extra=f'[keys]\nmax_resident = 1\nallowed_dirs = ["{example}"]\n')  # LoadKey may name it
     cfg.write_text(cfg.read_text().replace("[daemon]\n", f'[daemon]\nstatus_listen = "127.0.0.1:{status_port}"\n'))
     start_daemon(cfg, reaper)
 
@@ -56,7 +60,7 @@ def test_keys_cli_with_a_budget_of_one(setup, reaper, chain_bn128, tmp_path):
     assert metric(prom, 'snarkd_key_resident{key="example",place="host"}') == 0
     assert metric(prom, 'snarkd_key_proofs_total{key="small"}') == 1
 
-    r = snarkd("keys", "load", "third", EXAMPLE / "chain.zkey", "--config", cfg)
+    r = snarkd("keys", "load", "third", example / "chain.zkey", "--config", cfg)
     assert r.returncode == 0 and "key third loaded: bn128" in r.stdout, r.stderr
     r = snarkd("keys", "unload", "third", "--config", cfg)
     assert r.returncode == 0 and "key third unloaded" in r.stdout, r.stderr

@@ -7,7 +7,7 @@ pairs the answers: they agree when both accept, or both reject (snarkjs's
 false or exception; snarkd's exit 1 or bad input). A case snarkd accepts and
 snarkjs rejects is always a finding. A case snarkjs accepts and snarkd rejects
 must fall in one of the deliberate differences documented in
-snarkd.verifier.groth16 (and README "Verification: where snarkd is stricter
+snarkd.verifier.groth16 (and docs/cli.md, "Verification: where snarkd is stricter
 than snarkjs"); `classify` names which, and an unexplained one is a finding.
 """
 

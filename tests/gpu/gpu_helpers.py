@@ -3,6 +3,7 @@ built with the CPU core (itself tested against py_ecc), the example keys."""
 from __future__ import annotations
 
 import random
+import shutil
 from pathlib import Path
 
 import numpy as np
@@ -11,6 +12,15 @@ import pytest
 REPO = Path(__file__).resolve().parents[2]
 NATIVE_NAMES = {"bn128": "bn254", "bls12381": "bls12_381"}
 EXAMPLES = {"bn128": REPO / "examples" / "chain-bn128", "bls12381": REPO / "examples" / "chain-bls12381"}
+
+
+def example_zkey(curve: str, dest: Path) -> str:
+    """The example key of curve copied under dest (with its circuit .wasm): an engine that loads a key
+    writes the witness program (.wprog) beside its wasm, which must not land in examples/."""
+    d = dest / EXAMPLES[curve].name
+    if not d.exists():
+        shutil.copytree(EXAMPLES[curve], d, ignore=shutil.ignore_patterns("*.wprog"))
+    return str(d / "chain.zkey")
 
 
 def require_gpu():

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 import sys
 import urllib.request
 from pathlib import Path
@@ -60,9 +61,12 @@ def daemon(tmp_path_factory):
     assert r.returncode == 0, r.stdout + r.stderr
     extra = "\n".join(["[gpus]", "devices = [0]", "workers_per_device = 2",
                        "[aggregate]", f"srs = {json.dumps(str(srs))}",
-                       "[keys]", f"allowed_dirs = [{json.dumps(str(EXAMPLES['bn128'].parent))}]",
+                       "[keys]", f"allowed_dirs = [{json.dumps(str(tmp))}]",
                        "[debug]", 'synthesis_delay = "300ms"', ""])
-    cfg = s.write(workers=2, preload={c: EXAMPLES[c] / "chain.zkey" for c in CURVES}, extra=extra)
+    # the example keys copied: jobs from inputs write the witness program (.wprog) beside the key's wasm
+    for c in CURVES:
+        shutil.copytree(EXAMPLES[c], tmp / EXAMPLES[c].name, ignore=shutil.ignore_patterns("*.wprog"))
+    cfg = s.write(workers=2, preload={c: tmp / EXAMPLES[c].name / "chain.zkey" for c in CURVES}, extra=extra)
     # the HTTP endpoint goes into [daemon], which Setup.write opens first
     cfg.write_text(cfg.read_text().replace("[transport]", f'status_listen = "127.0.0.1:{metrics}"\n[transport]', 1))
     reaper = Reaper()
@@ -72,6 +76,7 @@ def daemon(tmp_path_factory):
     reaper.pids.append(parse_started(r.stdout)["pid"])
     d = Daemon(s, cfg, metrics)
     d.srs = srs
+    d.keys = tmp  # the copied example keys: tmp / "chain-bn128" / "chain.zkey"
     yield d
     killed = reaper.collect()
     assert not killed, f"the daemon was still running after the tests: {s.log()[-3000:]}"
@@ -149,7 +154,7 @@ def test_status_shows_each_key_resident_on_the_gpu(daemon):
 
 
 def test_keys_list_load_prove_unload(daemon, tmp_path):
-    zkey = EXAMPLES["bn128"] / "chain.zkey"
+    zkey = daemon.keys / EXAMPLES["bn128"].name / "chain.zkey"
     r = daemon.cli("keys", "load", "extra", zkey, "--addr", daemon.addr, "--json")
     assert r.returncode == 0, r.stdout + r.stderr
     assert json.loads(r.stdout)["id"] == "extra"

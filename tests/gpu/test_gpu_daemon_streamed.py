@@ -9,6 +9,7 @@ checked by snarkjs (or kept for tools/verify_later.sh on a GPU machine without N
 from __future__ import annotations
 
 import json
+import shutil
 import sys
 from pathlib import Path
 
@@ -33,7 +34,10 @@ def daemon(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("gpu-daemon-streamed")
     s = Setup(tmp, free_port())
     extra = "\n".join(["[gpus]", "devices = [0]", "workers_per_device = 1", 'stream_bases = "on"', ""])
-    cfg = s.write(workers=2, preload={c: EXAMPLES[c] / "chain.zkey" for c in CURVES}, extra=extra)
+    # the example keys copied: loading a key writes its circuit's witness program (.wprog) beside the wasm
+    for c in CURVES:
+        shutil.copytree(EXAMPLES[c], tmp / EXAMPLES[c].name, ignore=shutil.ignore_patterns("*.wprog"))
+    cfg = s.write(workers=2, preload={c: tmp / EXAMPLES[c].name / "chain.zkey" for c in CURVES}, extra=extra)
     reaper = Reaper()
     reaper.pid_files.append(s.pid_file)
     r = snarkd("start", "--config", cfg, timeout=300)

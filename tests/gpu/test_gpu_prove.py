@@ -7,7 +7,7 @@ import random
 
 import pytest
 
-from gpu_helpers import EXAMPLES, load_key, require_gpu
+from gpu_helpers import EXAMPLES, example_zkey, load_key, require_gpu
 
 require_gpu()
 
@@ -189,7 +189,7 @@ def test_cli_backend_cuda(tmp_path):
     assert res.returncode == 0, res.stdout + res.stderr
 
 
-def test_engine_defaults_put_the_whole_device_stage_on_the_gpu():
+def test_engine_defaults_put_the_whole_device_stage_on_the_gpu(tmp_path):
     # default config on a GPU: synthesis only checks the witness; A·w, B·w and the G2 MSM run on the device
     from snarkd.engine.engine import Engine, EngineConfig
     from snarkd.verifier import verify
@@ -197,7 +197,7 @@ def test_engine_defaults_put_the_whole_device_stage_on_the_gpu():
     curve = "bn128"
     eng = Engine(EngineConfig(synthesis_workers=2, devices=(0,), memory_budget=4 << 30))
     assert eng.g2_on_device is True and eng.sparse_on_host is False
-    eng.keys.load("chain", str(EXAMPLES[curve] / "chain.zkey"))
+    eng.keys.load("chain", example_zkey(curve, tmp_path))
     wtns = read_wtns(EXAMPLES[curve] / "chain.wtns")
     vk = json.loads((EXAMPLES[curve] / "vk.json").read_text())
     eng.start()

@@ -8,7 +8,7 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from gpu_helpers import EXAMPLES, ints_to_fr, load_key, native, rand_points, require_gpu
+from gpu_helpers import EXAMPLES, example_zkey, ints_to_fr, load_key, native, rand_points, require_gpu
 
 require_gpu()
 import cupy  # noqa: E402
@@ -94,7 +94,7 @@ def test_parked_h_equals_in_place(curve):
     assert np.array_equal(got, ref)
 
 
-def test_a_partitioned_job_of_a_streamed_key_is_one_batch():
+def test_a_partitioned_job_of_a_streamed_key_is_one_batch(tmp_path):
     from snarkd.config import EngineConfig
     from snarkd.engine.engine import Engine
     from snarkd.formats.wtns import read_wtns
@@ -104,7 +104,7 @@ def test_a_partitioned_job_of_a_streamed_key_is_one_batch():
                        stream_bases="on")
     eng = Engine(cfg)
     be = eng.devices[0]
-    lk = eng.keys.load("k", str(EXAMPLES["bn128"] / "chain.zkey"))
+    lk = eng.keys.load("k", example_zkey("bn128", tmp_path))
     key = lk.key
     be.release(key)
     be._plans[id(key.zkey)] = gstream.StreamPlan(100, 8, "device", "in-place", True, 1 << 28, 0)

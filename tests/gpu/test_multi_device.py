@@ -11,7 +11,7 @@ import threading
 
 import pytest
 
-from gpu_helpers import EXAMPLES, load_key, require_gpu
+from gpu_helpers import EXAMPLES, example_zkey, load_key, require_gpu
 
 require_gpu()
 
@@ -141,7 +141,7 @@ def test_concurrent_devices_no_mixup():
     assert {d for d, _, _ in results} == set(range(n))
 
 
-def test_engine_two_devices():
+def test_engine_two_devices(tmp_path):
     from snarkd.engine.engine import Engine, EngineConfig
 
     curve = "bn128"
@@ -149,7 +149,7 @@ def test_engine_two_devices():
     eng = Engine(EngineConfig(synthesis_workers=4, devices=(0, 1), workers_per_device=2, finalize_workers=2,
                               threads=4, g2_on_device=True, self_verify=True, memory_budget=8 << 30))
     assert [d.name for d in eng.devices] == ["cuda:0", "cuda:1"]
-    eng.keys.load("chain", str(EXAMPLES[curve] / "chain.zkey"))
+    eng.keys.load("chain", example_zkey(curve, tmp_path))
     eng.start()
     try:
         jobs = [(i % len(ws), eng.submit("chain", witnesses=[ws[i % len(ws)]])) for i in range(24)]

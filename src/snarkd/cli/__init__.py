@@ -70,7 +70,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def add_remote_args(p: argparse.ArgumentParser) -> None:
-    """How a client reaches a daemon on the network (README "Security")."""
+    """How a client reaches a daemon on the network (docs/security.md)."""
     g = p.add_argument_group("connecting to a daemon with TLS or tokens")
     g.add_argument("--tls-ca", metavar="CA.pem", help="use TLS; trust this CA for the daemon's certificate")
     g.add_argument("--tls-cert", metavar="CERT.pem", help="client certificate (mutual TLS; with --tls-key)")

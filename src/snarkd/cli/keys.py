@@ -6,7 +6,7 @@
 
 The daemon is found by --addr (with --tls-ca, --token-file, ... on a network), else by the
 config (--config, $SNARKD_CONFIG, else the defaults): its [daemon] listen, or its control socket
-when the listener uses TLS or tokens (README "Security").
+when the listener uses TLS or tokens (docs/security.md).
 """
 
 from __future__ import annotations

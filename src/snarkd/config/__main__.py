@@ -1,4 +1,4 @@
-"""python -m snarkd.config example|readme: regenerate examples/snarkd.toml or the README's settings table."""
+"""python -m snarkd.config example|readme [PAGE]: regenerate examples/snarkd.toml or the settings table (docs/daemon.md)."""
 
 import sys
 

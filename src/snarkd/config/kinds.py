@@ -47,7 +47,7 @@ def resolve_path(value: str, base: Path) -> Path:
 
 
 class Kind:
-    doc = ""  # the value's form, for the README table
+    doc = ""  # the value's form, for the settings table (docs/daemon.md)
 
     def parse(self, value, ctx: Context):
         raise NotImplementedError
@@ -223,7 +223,7 @@ class Listen:
 
     @property
     def local(self) -> bool:
-        """A unix socket or a loopback address: only this host can connect (README "Security")."""
+        """A unix socket or a loopback address: only this host can connect (docs/security.md)."""
         if self.kind == "unix" or self.host == "localhost":
             return True
         try:

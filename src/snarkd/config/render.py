@@ -1,11 +1,11 @@
-"""Settings as people read them: `config show`, the example config, the README table.
+"""Settings as people read them: `config show`, the example config, the settings table.
 
-All three are generated from SETTINGS; tests/config/test_settings_docs.py checks that
-examples/snarkd.toml and README.md hold what these functions produce. Regenerate
+All three are generated from SETTINGS; tests/config/test_settings.py checks that
+examples/snarkd.toml and docs/daemon.md hold what these functions produce. Regenerate
 both after changing a declaration:
 
     python -m snarkd.config example > examples/snarkd.toml
-    python -m snarkd.config readme            # rewrites the table in README.md
+    python -m snarkd.config readme docs/daemon.md    # rewrites the table between the markers there
 """
 
 from __future__ import annotations

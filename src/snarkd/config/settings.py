@@ -1,7 +1,7 @@
 """Every setting of snarkd, declared once: section, key, kind, default, environment override, doc.
 
 The validator, the section dataclasses, `EngineConfig`, `snarkd config show`, the
-commented example (examples/snarkd.toml) and the README's settings table are all
+commented example (examples/snarkd.toml) and the settings table in docs/daemon.md are all
 derived from SETTINGS; tests/config checks that they agree. To add a setting, add
 one line here (and read it where it is used).
 
@@ -100,7 +100,7 @@ SETTINGS: tuple[Setting, ...] = (
     S("daemon", "status_listen", Address(tcp_only=True, optional=True), "",
       "HTTP address of GET /metrics (Prometheus) and GET /status (JSON); empty = off",
       example="#127.0.0.1:9821"),
-    # -- who may talk to the daemon (README "Security") -------------------------------------------
+    # -- who may talk to the daemon (docs/security.md) -------------------------------------------
     S("daemon", "tls_cert", ReadFile(), "", "PEM certificate (chain) served on listen and status_listen; required "
       "for any address but loopback or a unix socket", example="#/etc/snarkd/tls/server.crt"),
     S("daemon", "tls_key", ReadFile(), "", "PEM private key of tls_cert (readable by the daemon's user only)",

@@ -16,7 +16,7 @@ bad requests (INVALID_ARGUMENT, NOT_FOUND, ALREADY_EXISTS, PERMISSION_DENIED,
 RESOURCE_EXHAUSTED) are InputError (exit 3); an unreachable or shutting-down
 daemon, or a refused token, is DaemonError (exit 5).
 
-A daemon on the network (README "Security"):
+A daemon on the network (docs/security.md):
 
     Client("prover.example:9820", tls_ca="ca.crt", token_file="token",
            tls_cert="client.crt", tls_key="client.key")   # the last two for mutual TLS

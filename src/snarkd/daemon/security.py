@@ -1,4 +1,4 @@
-"""Who may talk to the daemon: TLS credentials and bearer tokens (README "Security").
+"""Who may talk to the daemon: TLS credentials and bearer tokens (docs/security.md).
 
     transport   loopback and unix-socket listeners work without TLS (the socket's file mode,
                 or the host, decides who connects); any other address needs [daemon] tls_cert

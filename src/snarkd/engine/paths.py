@@ -15,7 +15,7 @@ its witness transport and the cluster front all take theirs from there.
 
 The check is on the resolved path, which is then opened: whoever can write inside
 a root can still swap a file under it, so the roots must be writable only by
-those trusted to place keys there (README "Security").
+those trusted to place keys there (docs/security.md).
 """
 
 from __future__ import annotations
