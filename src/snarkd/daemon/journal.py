@@ -18,9 +18,11 @@
              committed and the spool file is removed. Done by a writer thread: the engine
              reports endings under its own lock, which must not wait for a disk.
     recover  at start: every row still QUEUED or RUNNING is submitted again from its spool
-             file, under its own id (the daemon was killed, or stopped before it finished).
-    lookup   Await / Cancel of a job the engine no longer holds read its row; finished rows
-             are deleted after [daemon] result_retention.
+             file, under its own id (the daemon was killed, or stopped before it finished), with
+             its deadline (spooled as an absolute time); one whose deadline passed meanwhile is
+             recorded EXPIRED and never runs.
+    lookup   Await / Cancel of a job the engine no longer holds read its row, ListJobs its rows;
+             finished rows are deleted after [daemon] result_retention.
 
 Jobs cancelled by a shutdown's drain timeout are not recorded as cancelled: they stay
 QUEUED and run after the next start. The spool is bounded by [daemon] spool_max (a job
@@ -56,7 +58,7 @@ CREATE TABLE IF NOT EXISTS jobs (
     key_id TEXT NOT NULL,
     client TEXT NOT NULL,
     priority INTEGER NOT NULL,
-    state TEXT NOT NULL,            -- QUEUED (accepted, not finished), COMPLETED, FAILED, CANCELLED
+    state TEXT NOT NULL,            -- QUEUED (accepted, not finished), COMPLETED, FAILED, CANCELLED, EXPIRED
     submitted REAL NOT NULL,        -- Unix time
     finished REAL,
     spool TEXT,                     -- the request's file in the spool directory (while unfinished)
@@ -363,6 +365,26 @@ class Journal:
     def rerun(self, job_id: str) -> None:
         with self._lock:
             self.db.execute("UPDATE jobs SET runs = runs + 1 WHERE id = ?", (job_id,))
+
+    def rows(self, client: str | None, key_id: str = "", states=(), limit: int = 0) -> list[Row]:
+        """Rows for ListJobs, newest first: of `client` (None: anyone's), of key_id ("": any), in one of
+        `states` (none: any), at most `limit` (0: all). Without their results."""
+        sql, args = ("SELECT id, key_id, client, priority, state, submitted, finished, spool, runs, error, "
+                     "error_kind, NULL FROM jobs WHERE 1"), []
+        if client is not None:
+            sql, args = sql + " AND client = ?", args + [client]
+        if key_id:
+            sql, args = sql + " AND key_id = ?", args + [key_id]
+        if states:
+            sql, args = sql + f" AND state IN ({', '.join('?' * len(states))})", args + list(states)
+        sql += " ORDER BY submitted DESC" + (" LIMIT ?" if limit else "")
+        with self._lock:
+            rs = self.db.execute(sql, args + ([int(limit)] if limit else [])).fetchall()
+        return [self._row(r) for r in rs]
+
+    def expire_now(self, job_id: str, error: str) -> None:
+        """A job whose deadline passed while the daemon was down: recorded EXPIRED, never run."""
+        self._finish(job_id, "EXPIRED", error, "expired", None)
 
     def fail_now(self, job_id: str, error: str) -> None:
         """A job that cannot be re-run after a restart (its key is gone, its spool unreadable)."""

@@ -34,6 +34,9 @@ AGGREGATION_RESULTS = ("completed", "rejected", "busy", "failed")
 JOB_COUNTERS = (("snarkd_proofs_completed", "completed", "Jobs completed"),
                 ("snarkd_proofs_failed", "failed", "Jobs failed"),
                 ("snarkd_proofs_cancelled", "cancelled", "Jobs cancelled"),
+                ("snarkd_proofs_expired", "expired", "Jobs whose deadline passed (EXPIRED: never started, or stopped)"),
+                ("snarkd_deadline_refused", "deadline_refused", "Submits refused: the completion estimate missed "
+                 "their deadline"),
                 ("snarkd_proofs_submitted", "submitted", "Jobs accepted"),
                 ("snarkd_requests_rejected", "rejected", "Requests refused at submit"),
                 ("snarkd_partitions_completed", "partitions_completed", "Partitions proved"),

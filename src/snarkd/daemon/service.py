@@ -3,11 +3,11 @@
 Every failure a client can cause becomes a gRPC status with a message that
 names what was wrong (INVALID_ARGUMENT, NOT_FOUND, ALREADY_EXISTS, UNAVAILABLE,
 RESOURCE_EXHAUSTED naming the limit, UNAUTHENTICATED, PERMISSION_DENIED naming
-the rule); only bugs become INTERNAL. A bad request never takes the daemon down.
+the rule, DEADLINE_EXCEEDED with the completion estimate or the job's expiry); only bugs become INTERNAL. A bad request never takes the daemon down.
 
 Each method declares the role it needs (`@rpc` = prove, `@rpc(role=ADMIN)`); the
 Gate (security.py) names the caller. With tokens on, a job belongs to the token
-that submitted it: another prove token cannot await or cancel it (admin can).
+that submitted it: another prove token cannot await, cancel or list it (admin can).
 Accepted jobs are journaled (journal.py) before the client hears their id or result.
 """
 
@@ -36,7 +36,8 @@ from snarkd.formats.wtns import wtns_bytes
 from snarkd.engine import (CANCELLED, COMPLETED, FAILED, QUEUED, RUNNING, AlreadyExists, Busy, KeyStore, NotFound,
                            PermissionDenied, TooLarge, Unavailable)
 from snarkd.engine.contract import ProvingEngine
-from snarkd.engine.errors import KeyChanged, NotReady
+from snarkd.engine.errors import DeadlineExceeded, KeyChanged, NotReady
+from snarkd.engine.jobs import EXPIRED
 from snarkd.engine.jobtable import no_such_job
 from snarkd.errors import InputError, SnarkdError
 from snarkd.formats import json_text
@@ -44,7 +45,9 @@ from snarkd.ids import KEY_ID_RULE, check_job_id, is_key_id, new_job_id
 
 log = logging.getLogger("snarkd")
 
-STATE = {QUEUED: pb.QUEUED, RUNNING: pb.RUNNING, COMPLETED: pb.COMPLETED, FAILED: pb.FAILED, CANCELLED: pb.CANCELLED}
+STATE = {QUEUED: pb.QUEUED, RUNNING: pb.RUNNING, COMPLETED: pb.COMPLETED, FAILED: pb.FAILED, CANCELLED: pb.CANCELLED,
+         EXPIRED: pb.EXPIRED}
+STATE_NAME = {v: k for k, v in STATE.items()}
 MAX_DETAILS = 2000  # characters of a status message: it travels in an HTTP/2 trailer (limit ~8 KiB)
 RESUMES = ("the daemon is shutting down before job {id} finished; the job is journaled and runs again when the "
            "daemon restarts: Await it then")
@@ -90,6 +93,8 @@ def rpc(method=None, *, role: str = PROVE):
             code, msg = grpc.StatusCode.UNAVAILABLE, str(exc)
         except (TooLarge, Busy) as exc:
             code, msg = grpc.StatusCode.RESOURCE_EXHAUSTED, str(exc)
+        except DeadlineExceeded as exc:
+            code, msg = grpc.StatusCode.DEADLINE_EXCEEDED, str(exc)
         except InputError as exc:
             code, msg = grpc.StatusCode.INVALID_ARGUMENT, str(exc)
         except Exception as exc:
@@ -214,6 +219,29 @@ def inline_witnesses(request) -> tuple:
     return fields.get("witness", b""), list(fields.get("witnesses", ()))
 
 
+def request_deadline(request) -> float | None:
+    """A ProveRequest's deadline as seconds from now (None: none); InputError naming the field when it is bad."""
+    rel, absolute = request.deadline_s, request.deadline_unix
+    for name, v in (("deadline_s", rel), ("deadline_unix", absolute)):
+        if v != v or v in (float("inf"), float("-inf")) or v < 0:
+            raise InputError(f"{name}: expected a finite number of seconds >= 0 (0: no deadline), got {v!r}")
+    if rel and absolute:
+        raise InputError("give deadline_s (seconds from now) or deadline_unix (an absolute time), not both")
+    if rel:
+        return rel
+    if absolute:
+        return absolute - time.time()
+    return None
+
+
+def job_info(job, client: str = "") -> pb.JobInfo:
+    """A job the engine holds, for ListJobs; client: its submitter, shown to admin callers only."""
+    finished = job.submitted_wall + (job.finished - job.submitted) if job.finished else 0.0
+    return pb.JobInfo(job_id=job.id, key_id=job.key.id, state=STATE.get(job.state, 0), priority=job.priority,
+                      partitions=len(job.partitions), done=job.n_done, submitted_unix=job.submitted_wall,
+                      finished_unix=finished, deadline_unix=job.deadline_wall, error=job.error, client=client)
+
+
 def key_info(lk) -> pb.KeyInfo:
     return key_message(lk.status())
 
@@ -326,10 +354,12 @@ class ProverService(pb_grpc.ProverServicer):
             return exc.with_traceback(None)  # its frames hold the request's bytes
         return None
 
-    def _engine_submit(self, request, job_id: str, witnesses=None, inline=None):
-        """The one place a ProveRequest becomes an engine job (also for jobs re-run from the journal);
-        `witnesses` when they came another way than the request (a stream, or paths read already); `inline`:
-        inline_witnesses(request) when the caller took them already."""
+    def _engine_submit(self, request, job_id: str, witnesses=None, inline=None, rerun: bool = False):
+        """The one place a ProveRequest becomes an engine job (also for jobs re-run from the journal: `rerun`,
+        their deadline not judged by the estimate again); `witnesses` when they came another way than the
+        request (a stream, or paths read already); `inline`: inline_witnesses(request) when the caller took
+        them already."""
+        deadline_s = request_deadline(request)
         if not request.key_id:
             raise InputError("the request names no key id")
         single, many = inline if inline is not None else inline_witnesses(request)
@@ -342,14 +372,18 @@ class ProverService(pb_grpc.ProverServicer):
             check_inline([len(w) for w in ([single] if single else many)], request.key_id, self._n_vars(request.key_id))
         return self.engine.submit(request.key_id, single or None, job_id, witnesses=witnesses or many,
                                   inputs=list(request.inputs_json), priority=request.priority,
-                                  batch_verify=request.batch_verify)
+                                  batch_verify=request.batch_verify, deadline_s=deadline_s,
+                                  admit_by_estimate=not rerun)
 
-    def _journal_copy(self, request, job_id: str, witnesses, kept: list[str]):
+    def _journal_copy(self, request, job, witnesses, kept: list[str]):
         """What the journal keeps to run the job again: the request itself, naming the journal's own copies of
-        by-reference witnesses instead of the paths the client gave; streamed witnesses inline."""
+        by-reference witnesses instead of the paths the client gave; streamed witnesses inline; its deadline
+        as the absolute time it became at submit (a restart does not move it)."""
         keep = pb.ProveRequest()
         keep.CopyFrom(request)
-        keep.job_id = job_id
+        keep.job_id = job.id
+        keep.ClearField("deadline_s")
+        keep.deadline_unix = job.deadline_wall
         if kept:
             del keep.witness_paths[:]
             keep.witness_paths.extend(kept)
@@ -410,7 +444,7 @@ class ProverService(pb_grpc.ProverServicer):
         try:
             kept = self.journal.keep(job.id, [(r.spooled if not r.linked else None, r.data) for r in received])
             self.journal.accept(job.id, request.key_id, client, request.priority,
-                                self._journal_copy(request, job.id, streamed, kept))
+                                self._journal_copy(request, job, streamed, kept))
         except BaseException:
             self.journal.discard(kept)
             self.journal.release(job.id, accepted=False)
@@ -429,7 +463,7 @@ class ProverService(pb_grpc.ProverServicer):
 
     def recover(self) -> dict:
         """Submit again every journaled job that had not finished (at start, before serving)."""
-        out = {"rerun": 0, "failed": 0, "orphans": 0}
+        out = {"rerun": 0, "failed": 0, "orphans": 0, "expired": 0}
         if self.journal is None:
             return out
         out["orphans"] = self.journal.orphans()
@@ -437,7 +471,12 @@ class ProverService(pb_grpc.ProverServicer):
         for row in self.journal.unfinished():
             try:
                 req = pb.ProveRequest.FromString(self.journal.request_bytes(row))
-                job = self._engine_submit(req, row.id, self._rerun_witnesses(req))
+                if req.deadline_unix and req.deadline_unix <= time.time():  # never started again
+                    self.journal.expire_now(row.id, "expired: its deadline passed while the daemon was down")
+                    log.warning("journal: job %s expired while the daemon was down; not re-run", row.id)
+                    out["expired"] += 1
+                    continue
+                job = self._engine_submit(req, row.id, self._rerun_witnesses(req), rerun=True)
             except (OSError, DecodeError, SnarkdError) as exc:
                 why = f"not re-run after the restart: {exc}"
                 if isinstance(exc, NotFound):
@@ -496,6 +535,8 @@ class ProverService(pb_grpc.ProverServicer):
             raise Abort(grpc.StatusCode.ABORTED, job.error)
         if self._resumes(job):
             raise Abort(grpc.StatusCode.UNAVAILABLE, RESUMES.format(id=job.id))
+        if job.state == EXPIRED:
+            raise Abort(grpc.StatusCode.DEADLINE_EXCEEDED, f"job {job.id}: {job.error}")
         if job.state == CANCELLED:
             raise Abort(grpc.StatusCode.CANCELLED, f"job {job.id}: {job.error}")
         raise Abort(grpc.StatusCode.INTERNAL, f"job {job.id}: {job.error}")
@@ -558,6 +599,38 @@ class ProverService(pb_grpc.ProverServicer):
         if not cancelled:
             self._user_cancelled.discard(job.id)
         return pb.CancelReply(state=STATE[state], cancelled=cancelled)
+
+    @rpc
+    def ListJobs(self, request, context):
+        """The caller's jobs (admin: all), newest first: the engine's, then the journal's finished ones."""
+        states = set()
+        for i, st in enumerate(request.states):
+            if st not in STATE_NAME:
+                raise InputError(f"states[{i}]: {pb.JobState.Name(st) if st in pb.JobState.values() else st} is "
+                                 f"not a job state a job can be in (one of {', '.join(STATE)})")
+            states.add(STATE_NAME[st])
+        if request.key_id and not is_key_id(request.key_id):
+            raise InputError(f"key_id: key ids may use {KEY_ID_RULE}")
+        who = self.caller()
+        everyone = self.gate.tokens is None or who.may(ADMIN)
+        client = None if everyone else who.name
+        out, seen = [], set()
+        for job in self.engine.jobs():
+            seen.add(job.id)
+            owner = getattr(job, "client", "")
+            if (client is not None and owner != client) or (states and job.state not in states) or \
+                    (request.key_id and job.key.id != request.key_id):
+                continue
+            out.append(job_info(job, owner if everyone else ""))
+        if self.journal is not None:
+            for row in self.journal.rows(client, request.key_id, sorted(states), request.limit):
+                if row.id not in seen:
+                    out.append(pb.JobInfo(job_id=row.id, key_id=row.key_id, state=STATE.get(row.state, 0),
+                                          priority=row.priority, submitted_unix=row.submitted,
+                                          finished_unix=row.finished or 0.0, error=row.error,
+                                          client=row.client if everyone else ""))
+        out.sort(key=lambda j: j.submitted_unix, reverse=True)
+        return pb.ListJobsReply(jobs=out[:request.limit] if request.limit else out)
 
     # -- aggregation --------------------------------------------------------------------
 

@@ -49,6 +49,8 @@ class Scheduler(JobTable):
             while not stopping.is_set():
                 if self.pending:
                     part = self.pending[0][3]
+                    if part.job.deadline and self.expire_locked(part.job, time.monotonic())[0]:
+                        continue  # a job past its deadline never starts: its partitions left the heap
                     if self.budget.fits(part.est.total):
                         heapq.heappop(self.pending)
                         self.budget.reserve(part.est.total)
@@ -56,6 +58,7 @@ class Scheduler(JobTable):
                         self.acct.in_flight += 1
                         now = time.monotonic()
                         part.timings["queue_wait"] = (now - part.t_ready) * 1000
+                        part.t_admitted = now
                         if part.job.state == QUEUED:
                             part.job.state, part.job.started = RUNNING, now
                         return part
@@ -92,6 +95,8 @@ class Scheduler(JobTable):
             part.state = COMPLETED
             self.acct.in_flight -= 1
             job.n_done += 1
+            if part.t_admitted:  # its service time, for the completion model (engine/eta.py)
+                self.eta.observe(job.key.id, time.monotonic() - part.t_admitted)
             self.acct.count("partitions_completed")
             self.acct.add_phases(part.timings)
             self.notify("on_partition", part)

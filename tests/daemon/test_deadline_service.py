@@ -1,0 +1,194 @@
+"""Deadlines and ListJobs through the gRPC servicer, in process (a real Engine and Journal, the methods called as
+gRPC calls them): DEADLINE_EXCEEDED with the estimate at admission, EXPIRED jobs in Await, Prove, Status and the
+metrics, a deadline that passed while the daemon was down, ListJobs scoped to the caller's token. The same over
+a real daemon and the CLI, with kill -9: tests/daemon/test_journal.py and test_deadline_cli.py."""
+
+from __future__ import annotations
+
+import json
+import time
+
+import pytest
+
+import oracle
+from snarkd.daemon.journal import Journal
+from snarkd.daemon.proto import snarkd_pb2 as pb
+from snarkd.daemon.security import ADMIN, PROVE, ROLES, Principal
+from snarkd.daemon.service import ProverService
+from snarkd.engine import Engine, EngineConfig, KeyStore
+
+
+class Aborted(Exception):
+    def __init__(self, code, message):
+        super().__init__(f"{code.name}: {message}")
+        self.code, self.message = code, message
+
+
+class Context:
+    """What @rpc asks of a gRPC servicer context; `who` names the caller's token (Gate below)."""
+
+    def __init__(self, who: str = "admin"):
+        self.who = who
+
+    def peer(self) -> str:
+        return "ipv4:127.0.0.1:1"
+
+    def invocation_metadata(self):
+        return ()
+
+    def is_active(self) -> bool:
+        return True
+
+    def abort(self, code, message):
+        raise Aborted(code, message)
+
+
+class Gate:
+    """Tokens on: alice and bob hold the prove role, admin the admin role."""
+
+    tokens = object()
+
+    def principal(self, context, role):
+        who = Principal(context.who, ROLES[ADMIN] if context.who == "admin" else ROLES[PROVE])
+        assert who.may(role)
+        return who
+
+
+@pytest.fixture
+def make_service(chain_bn128, tmp_path):
+    made = []
+
+    def make(journal: bool = False, **engine_kw):
+        circ, _ = chain_bn128
+        keys = KeyStore("/")
+        cfg = dict(synthesis_workers=1, threads=1, workers_per_device=1, memory_budget="64MiB")
+        cfg.update(engine_kw)
+        engine = Engine(EngineConfig(**cfg), keys)
+        keys.load("chain", str(circ.zkey))
+        j = Journal(str(tmp_path / "jobs.db"), spool_max=1 << 30, retention=3600) if journal else None
+        info = {"started": time.monotonic(), "config_path": "<test>", "fingerprint": "f" * 16, "listen": "x"}
+        service = ProverService(engine, keys, info, gate=Gate(), journal=j)
+        if j is not None:
+            service.recover()
+            j.start()
+        engine.start()
+        service.state = "serving"
+        made.append(service)
+        return service
+
+    yield make
+    for s in made:
+        if s.journal is not None:
+            s.journal.stopping = True  # what the server sets before its drain
+        s.engine.stop(0)
+        s.engine.join_workers(10)
+        if s.journal is not None:
+            s.journal.close()
+        s.keys.close_all()
+
+
+def request(wtns, **kw) -> pb.ProveRequest:
+    return pb.ProveRequest(key_id="chain", witness=wtns.read_bytes(), **kw)
+
+
+def snarkjs_ok(circ, tmp, reply: pb.ProveReply) -> bool:
+    (tmp / "proof.json").write_text(reply.proof_json)
+    (tmp / "public.json").write_text(reply.public_json)
+    return oracle.snarkjs_verify(circ.vk, tmp / "public.json", tmp / "proof.json")
+
+
+def test_a_deadline_the_estimate_misses_is_refused_with_it(make_service, chain_bn128, tmp_path):
+    circ, wtns = chain_bn128
+    s = make_service()
+    ctx = Context()
+    s.Prove(request(wtns), ctx)  # the key's first proof: its service time
+    with pytest.raises(Aborted) as e:
+        s.Submit(request(wtns, deadline_unix=time.time() - 5), ctx)
+    assert e.value.code.name == "DEADLINE_EXCEEDED" and "already passed" in e.value.message
+    ahead = [s.Submit(pb.ProveRequest(key_id="chain", witnesses=[wtns.read_bytes()] * 4), ctx).job_id
+             for _ in range(3)]
+    service_s = json.loads(s.Status(pb.StatusRequest(), ctx).engine_json)["eta"]["service_s"]["chain"]
+    with pytest.raises(Aborted) as e:
+        s.Submit(request(wtns, deadline_s=service_s / 2), ctx)
+    assert e.value.code.name == "DEADLINE_EXCEEDED"
+    assert "estimated" in e.value.message and "partition(s) ahead" in e.value.message and "'chain'" in e.value.message
+    for bad, field in ((dict(deadline_s=-1), "deadline_s"), (dict(deadline_unix=float("nan")), "deadline_unix"),
+                       (dict(deadline_s=5, deadline_unix=time.time() + 5), "not both")):
+        with pytest.raises(Aborted) as e:
+            s.Submit(request(wtns, **bad), ctx)
+        assert e.value.code.name == "INVALID_ARGUMENT" and field in e.value.message
+    reply = s.Prove(request(wtns, deadline_s=600), ctx)  # the daemon serves on; a far deadline is met
+    assert snarkjs_ok(circ, tmp_path, reply)
+    for job_id in ahead:
+        assert s.Await(pb.AwaitRequest(job_id=job_id), ctx).state == pb.COMPLETED
+    st = s.Status(pb.StatusRequest(), ctx)
+    assert json.loads(st.engine_json)["jobs"]["deadline_refused"] == 2 and st.expired == 0
+    assert s.metrics.values()["snarkd_deadline_refused_total"] == 2
+
+
+def test_a_job_past_its_deadline_expires_in_await_prove_status_and_metrics(make_service, chain_bn128):
+    _, wtns = chain_bn128
+    s = make_service(debug_delay_s=3)
+    ctx = Context()
+    first = s.Submit(request(wtns), ctx).job_id  # holds the one synthesis worker for 3 s
+    late = s.Submit(request(wtns, deadline_s=0.3), ctx).job_id
+    r = s.Await(pb.AwaitRequest(job_id=late, timeout_s=10), ctx)
+    assert r.state == pb.EXPIRED and "before it started" in r.error
+    with pytest.raises(Aborted) as e:  # a Prove caller hears DEADLINE_EXCEEDED with the job's expiry
+        s.Prove(request(wtns, deadline_unix=time.time() + 0.3), ctx)
+    assert e.value.code.name == "DEADLINE_EXCEEDED" and "expired" in e.value.message
+    assert s.Cancel(pb.CancelRequest(job_id=late), ctx).state == pb.EXPIRED
+    st = s.Status(pb.StatusRequest(), ctx)
+    assert st.expired == 2 and st.completed == 0
+    assert s.metrics.values()["snarkd_proofs_expired_total"] == 2
+    s.Cancel(pb.CancelRequest(job_id=first), ctx)
+
+
+def test_list_jobs_shows_each_token_its_own_and_admin_all(make_service, chain_bn128):
+    _, wtns = chain_bn128
+    s = make_service(journal=True)
+    alice, bob, admin = Context("alice"), Context("bob"), Context("admin")
+    a1 = s.Submit(request(wtns, job_id="a-1"), alice).job_id
+    a2 = s.Submit(request(wtns, deadline_s=600), alice).job_id
+    b1 = s.Submit(request(wtns), bob).job_id
+    for j in (a1, a2, b1):
+        assert s.Await(pb.AwaitRequest(job_id=j), admin).state == pb.COMPLETED
+    mine = s.ListJobs(pb.ListJobsRequest(), alice).jobs
+    assert [j.job_id for j in mine] == [a2, a1]  # newest first, bob's not there
+    assert all(j.client == "" and j.state == pb.COMPLETED and j.done == j.partitions == 1 for j in mine)
+    assert mine[0].deadline_unix > time.time() + 500 and mine[1].deadline_unix == 0
+    assert [j.job_id for j in s.ListJobs(pb.ListJobsRequest(), bob).jobs] == [b1]
+    every = s.ListJobs(pb.ListJobsRequest(), admin).jobs
+    assert {(j.job_id, j.client) for j in every} == {(a1, "alice"), (a2, "alice"), (b1, "bob")}
+    assert [j.job_id for j in s.ListJobs(pb.ListJobsRequest(limit=1), admin).jobs] == [b1]
+    assert not s.ListJobs(pb.ListJobsRequest(states=[pb.EXPIRED]), admin).jobs
+    assert not s.ListJobs(pb.ListJobsRequest(key_id="other"), admin).jobs
+    with pytest.raises(Aborted) as e:
+        s.ListJobs(pb.ListJobsRequest(states=[pb.TIMEOUT]), alice)
+    assert e.value.code.name == "INVALID_ARGUMENT" and "states[0]" in e.value.message
+    # finished jobs the engine no longer holds come from the journal, scoped the same way
+    s.engine.book.jobs.clear()
+    assert [j.job_id for j in s.ListJobs(pb.ListJobsRequest(), alice).jobs] == [a2, a1]
+    assert {j.client for j in s.ListJobs(pb.ListJobsRequest(states=[pb.COMPLETED]), admin).jobs} == {"alice", "bob"}
+
+
+def test_a_deadline_that_passed_while_the_daemon_was_down_expires_the_job(make_service, chain_bn128, tmp_path):
+    circ, wtns = chain_bn128
+    s = make_service(journal=True, debug_delay_s=30)
+    ctx = Context("alice")
+    late = s.Submit(request(wtns, deadline_s=0.5), ctx).job_id
+    far = s.Submit(request(wtns, deadline_s=600), ctx).job_id
+    far_deadline = s.engine.get(far).deadline_wall
+    s.journal.stopping = True  # the daemon goes away with both unfinished: journaled, not ended
+    s.engine.stop(0)
+    s.journal.close()
+    s.journal = None
+    time.sleep(0.7)
+    s2 = make_service(journal=True)  # recovers: one expired while down, one runs with its own deadline
+    r = s2.Await(pb.AwaitRequest(job_id=late), ctx)
+    assert r.state == pb.EXPIRED and "while the daemon was down" in r.error
+    r = s2.Await(pb.AwaitRequest(job_id=far), ctx)
+    assert r.state == pb.COMPLETED and snarkjs_ok(circ, tmp_path, r.result)
+    listed = {j.job_id: j for j in s2.ListJobs(pb.ListJobsRequest(), ctx).jobs}
+    assert listed[late].state == pb.EXPIRED
+    assert listed[far].deadline_unix == pytest.approx(far_deadline, abs=0.01)  # not moved by the restart
