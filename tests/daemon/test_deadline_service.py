@@ -1,6 +1,7 @@
-"""Deadlines and ListJobs through the gRPC servicer, in process (a real Engine and Journal, the methods called as
-gRPC calls them): DEADLINE_EXCEEDED with the estimate at admission, EXPIRED jobs in Await, Prove, Status and the
-metrics, a deadline that passed while the daemon was down, ListJobs scoped to the caller's token. The same over
+"""Deadlines, ListJobs and per-token job ids through the gRPC servicer, in process (a real Engine and Journal, the
+methods called as gRPC calls them): DEADLINE_EXCEEDED with the estimate at admission, EXPIRED jobs in Await, Prove,
+Status and the metrics, a deadline that passed while the daemon was down, ListJobs scoped to the caller's token,
+job ids that are each token's own (no answer tells a token that another's id exists). The same over
 a real daemon and the CLI, with kill -9: tests/daemon/test_journal.py and test_deadline_cli.py."""
 
 from __future__ import annotations
@@ -151,8 +152,8 @@ def test_list_jobs_shows_each_token_its_own_and_admin_all(make_service, chain_bn
     a1 = s.Submit(request(wtns, job_id="a-1"), alice).job_id
     a2 = s.Submit(request(wtns, deadline_s=600), alice).job_id
     b1 = s.Submit(request(wtns), bob).job_id
-    for j in (a1, a2, b1):
-        assert s.Await(pb.AwaitRequest(job_id=j), admin).state == pb.COMPLETED
+    for ctx, j in ((alice, a1), (alice, a2), (bob, b1)):
+        assert s.Await(pb.AwaitRequest(job_id=j), ctx).state == pb.COMPLETED
     mine = s.ListJobs(pb.ListJobsRequest(), alice).jobs
     assert [j.job_id for j in mine] == [a2, a1]  # newest first, bob's not there
     assert all(j.client == "" and j.state == pb.COMPLETED and j.done == j.partitions == 1 for j in mine)
@@ -178,7 +179,7 @@ def test_a_deadline_that_passed_while_the_daemon_was_down_expires_the_job(make_s
     ctx = Context("alice")
     late = s.Submit(request(wtns, deadline_s=0.5), ctx).job_id
     far = s.Submit(request(wtns, deadline_s=600), ctx).job_id
-    far_deadline = s.engine.get(far).deadline_wall
+    far_deadline = {j.job_id: j for j in s.ListJobs(pb.ListJobsRequest(), ctx).jobs}[far].deadline_unix
     s.journal.stopping = True  # the daemon goes away with both unfinished: journaled, not ended
     s.engine.stop(0)
     s.journal.close()
@@ -192,3 +193,45 @@ def test_a_deadline_that_passed_while_the_daemon_was_down_expires_the_job(make_s
     listed = {j.job_id: j for j in s2.ListJobs(pb.ListJobsRequest(), ctx).jobs}
     assert listed[late].state == pb.EXPIRED
     assert listed[far].deadline_unix == pytest.approx(far_deadline, abs=0.01)  # not moved by the restart
+
+
+def test_job_ids_are_per_token_so_none_tells_of_another_tokens(make_service, chain_bn128, tmp_path):
+    circ, wtns = chain_bn128
+    other = circ.witness({"k": 5, "x": 2})
+    s = make_service(journal=True)
+    alice, bob, admin = Context("alice"), Context("bob"), Context("admin")
+    assert s.Submit(request(wtns, job_id="shared"), alice).job_id == "shared"
+    assert s.Submit(request(other, job_id="shared"), bob).job_id == "shared"  # was ALREADY_EXISTS: an oracle
+    with pytest.raises(Aborted) as e:  # its own id, taken: said with the id it gave, nothing else
+        s.Submit(request(wtns, job_id="shared"), alice)
+    assert e.value.code.name == "ALREADY_EXISTS" and "'shared'" in e.value.message and ".shared" not in e.value.message
+    mine = s.Await(pb.AwaitRequest(job_id="shared"), alice)
+    theirs = s.Await(pb.AwaitRequest(job_id="shared"), bob)
+    assert mine.state == theirs.state == pb.COMPLETED and mine.result.job_id == theirs.result.job_id == "shared"
+    assert json.loads(mine.result.public_json)[1] == "3" and json.loads(theirs.result.public_json)[1] == "5"
+    assert snarkjs_ok(circ, tmp_path, mine.result) and snarkjs_ok(circ, tmp_path, theirs.result)
+    with pytest.raises(Aborted) as e:  # another token's id is unknown to it, as any unknown id is
+        s.Cancel(pb.CancelRequest(job_id="bob/shared"), alice)
+    assert e.value.code.name == "NOT_FOUND"
+    # an admin sees both, with their owners, and reaches each as TOKEN/NAME
+    assert sorted((j.job_id, j.client) for j in s.ListJobs(pb.ListJobsRequest(), admin).jobs) == \
+        [("shared", "alice"), ("shared", "bob")]
+    assert json.loads(s.Await(pb.AwaitRequest(job_id="bob/shared"), admin).result.public_json)[1] == "5"
+    with pytest.raises(Aborted) as e:  # by its name alone only when one token has it
+        s.Await(pb.AwaitRequest(job_id="shared"), admin)
+    assert e.value.code.name == "INVALID_ARGUMENT" and "alice, bob" in e.value.message and "TOKEN/shared" in e.value.message
+    solo = s.Submit(request(wtns), alice).job_id
+    assert s.Await(pb.AwaitRequest(job_id=solo), admin).result.job_id == solo
+    # after a restart the journal answers the same way: each token's own job under the name it gave
+    s.journal.stopping = True
+    s.engine.stop(0)
+    s.journal.close()
+    s.journal = None
+    s2 = make_service(journal=True)
+    r = s2.Await(pb.AwaitRequest(job_id="shared"), bob)
+    assert r.state == pb.COMPLETED and r.result.job_id == "shared" and json.loads(r.result.public_json)[1] == "5"
+    assert [(j.job_id, j.client) for j in s2.ListJobs(pb.ListJobsRequest(), alice).jobs] == [(solo, ""), ("shared", "")]
+    with pytest.raises(Aborted) as e:  # still taken for alice (result_retention), free for a third token
+        s2.Submit(request(wtns, job_id="shared"), alice)
+    assert e.value.code.name == "ALREADY_EXISTS"
+    assert s2.Submit(request(wtns, job_id="shared"), Context("carol")).job_id == "shared"

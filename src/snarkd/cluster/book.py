@@ -155,9 +155,9 @@ class Book(JobTable):
                 task = entry[3]
                 if task.left:  # proved meanwhile by an earlier attempt that was given up for lost
                     continue
-                if task.job.deadline:  # a queued job past its deadline never starts (its tasks leave the heap)
-                    ended, _ = self.expire_locked(task.job, time.monotonic())
-                    if ended or task.job.state in ENDED:
+                if task.job.deadline and task.job.state == QUEUED:  # past its deadline: never starts (its tasks
+                    self.expire_locked(task.job, time.monotonic())      # leave the heap); a running one: the reaper's
+                    if task.job.state in ENDED:
                         continue
                 actor = None if task.key_id in full else choose(task)
                 if actor is None:

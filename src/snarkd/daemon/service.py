@@ -7,12 +7,15 @@ the rule, DEADLINE_EXCEEDED with the completion estimate or the job's expiry); o
 
 Each method declares the role it needs (`@rpc` = prove, `@rpc(role=ADMIN)`); the
 Gate (security.py) names the caller. With tokens on, a job belongs to the token
-that submitted it: another prove token cannot await, cancel or list it (admin can).
+that submitted it: another prove token cannot await, cancel or list it (admin can),
+and job ids are per token (`JobIds`): two tokens may each name a job "j1", and no
+answer tells one token whether an id is another's.
 Accepted jobs are journaled (journal.py) before the client hears their id or result.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import os
@@ -41,7 +44,7 @@ from snarkd.engine.jobs import EXPIRED
 from snarkd.engine.jobtable import no_such_job
 from snarkd.errors import InputError, SnarkdError
 from snarkd.formats import json_text
-from snarkd.ids import KEY_ID_RULE, check_job_id, is_key_id, new_job_id
+from snarkd.ids import KEY_ID_RULE, MAX_ID, check_job_id, is_job_id, is_key_id, new_job_id
 
 log = logging.getLogger("snarkd")
 
@@ -219,6 +222,39 @@ def inline_witnesses(request) -> tuple:
     return fields.get("witness", b""), list(fields.get("witnesses", ()))
 
 
+def shown(job) -> str:
+    """The id a job's client knows it by (a Job or a journal Row): its per-token name, else its id."""
+    return job.name or job.id
+
+
+class JobIds:
+    """Per-token job ids. With tokens on, the id a client names ("name") is its token's own: the engine and the
+    journal hold the job under `engine_id(token, name)`, a tag of the token's name before it, so another token's
+    "j1" is another job, and Submit's ALREADY_EXISTS only ever says that the caller's own id is taken (it used to
+    tell one tenant that another's id existed). Replies, ListJobs and errors show the name. An admin token reaches
+    another token's job as "TOKEN/NAME" ("/" is in no job id), or by its name alone when one token only has a job
+    of that name (ProverService._any_token). Without tokens (one tenant) ids are global as they
+    always were: the engine id is the name."""
+
+    def __init__(self, scoped: bool):
+        self.scoped = scoped
+
+    def engine_id(self, client: str, name: str) -> str:
+        if not self.scoped:
+            return name
+        tag = "t" + hashlib.sha256(client.encode("utf-8", "surrogateescape")).hexdigest()[:12] + "."
+        if len(tag) + len(name) <= MAX_ID:
+            return tag + name
+        return tag + "h" + hashlib.sha256(name.encode("utf-8", "surrogateescape")).hexdigest()[:40]
+
+    def lookup(self, who: Principal, job_id: str) -> str:
+        """The engine id a caller means by job_id: its own job of that name; an admin's "TOKEN/NAME": that token's."""
+        if self.scoped and who.may(ADMIN) and "/" in job_id:
+            client, _, name = job_id.rpartition("/")
+            return self.engine_id(client, name)
+        return self.engine_id(who.name, job_id)
+
+
 def request_deadline(request) -> float | None:
     """A ProveRequest's deadline as seconds from now (None: none); InputError naming the field when it is bad."""
     rel, absolute = request.deadline_s, request.deadline_unix
@@ -237,7 +273,7 @@ def request_deadline(request) -> float | None:
 def job_info(job, client: str = "") -> pb.JobInfo:
     """A job the engine holds, for ListJobs; client: its submitter, shown to admin callers only."""
     finished = job.submitted_wall + (job.finished - job.submitted) if job.finished else 0.0
-    return pb.JobInfo(job_id=job.id, key_id=job.key.id, state=STATE.get(job.state, 0), priority=job.priority,
+    return pb.JobInfo(job_id=shown(job), key_id=job.key.id, state=STATE.get(job.state, 0), priority=job.priority,
                       partitions=len(job.partitions), done=job.n_done, submitted_unix=job.submitted_wall,
                       finished_unix=finished, deadline_unix=job.deadline_wall, error=job.error, client=client)
 
@@ -255,7 +291,7 @@ def prove_reply(job) -> pb.ProveReply:
             timings_ms={k: float(v) for k, v in p.timings.items()},
             spans=[pb.Span(stage=s["stage"], worker=s["worker"], start=s["start"], end=s["end"]) for s in p.spans]))
     return pb.ProveReply(
-        job_id=job.id,
+        job_id=shown(job),
         proof_json=parts[0].proof_json,
         public_json=parts[0].public_json,
         timings_ms={k: float(v) for k, v in job.timings.items()},
@@ -277,6 +313,7 @@ class ProverService(pb_grpc.ProverServicer):
         self.quota = ClientQuota(max_per_client)
         self._calls = threading.local()
         self._user_cancelled: set[str] = set()  # ended by Cancel or a departed Prove client, not by a shutdown
+        self.ids = JobIds(scoped=self.gate.tokens is not None)
         self.metrics = DaemonMetrics(engine, self.snapshot)
         engine.observers.append(self)
         self.aggregator = aggregator or Aggregator(rule=keys.rule)  # the Aggregate RPC's worker threads
@@ -381,7 +418,7 @@ class ProverService(pb_grpc.ProverServicer):
         as the absolute time it became at submit (a restart does not move it)."""
         keep = pb.ProveRequest()
         keep.CopyFrom(request)
-        keep.job_id = job.id
+        keep.job_id = shown(job)
         keep.ClearField("deadline_s")
         keep.deadline_unix = job.deadline_wall
         if kept:
@@ -411,7 +448,8 @@ class ProverService(pb_grpc.ProverServicer):
         else:
             streamed = witnesses
         client = self.caller().name
-        job_id = request.job_id or new_job_id()
+        name = request.job_id or new_job_id()
+        job_id = self.ids.engine_id(client, name)  # the caller's own id space (JobIds)
         try:
             self.quota.take(client, job_id)
             try:
@@ -424,11 +462,14 @@ class ProverService(pb_grpc.ProverServicer):
                         self.journal.release(job_id, accepted=False)
                     raise
                 job.admission_ms = (time.monotonic() - arrived) * 1000
+                job.name = name if name != job_id else ""
                 if self.journal is not None:  # while the engine works on it; nobody hears of the job before
                     self._journal(job, request, received, streamed, client)
             except BaseException:
                 self.quota.release(job_id)
                 raise
+        except AlreadyExists as exc:  # the caller's own id (JobIds): said with the name it gave
+            raise AlreadyExists(str(exc).replace(repr(job_id), repr(name))) from None
         finally:
             for r in received:  # read (kept by the journal as a copy, or renamed into it: then gone already)
                 if r.spooled is not None:
@@ -444,7 +485,7 @@ class ProverService(pb_grpc.ProverServicer):
         try:
             kept = self.journal.keep(job.id, [(r.spooled if not r.linked else None, r.data) for r in received])
             self.journal.accept(job.id, request.key_id, client, request.priority,
-                                self._journal_copy(request, job, streamed, kept))
+                                self._journal_copy(request, job, streamed, kept), name=job.name)
         except BaseException:
             self.journal.discard(kept)
             self.journal.release(job.id, accepted=False)
@@ -485,7 +526,7 @@ class ProverService(pb_grpc.ProverServicer):
                 log.warning("journal: job %s %s", row.id, why)
                 out["failed"] += 1
                 continue
-            job.client = row.client
+            job.client, job.name = row.client, row.name
             self.quota.take(row.client, row.id, force=True)
             self.journal.rerun(row.id)
             out["rerun"] += 1
@@ -498,17 +539,36 @@ class ProverService(pb_grpc.ProverServicer):
             raise no_such_job(job_id)
 
     def _find(self, job_id: str):
-        """The engine's job, or else the journal's row (a job finished before a restart, or long ago)."""
+        """The engine's job, or else the journal's row (a job finished before a restart, or long ago), that the
+        caller means by job_id (its own: JobIds; an admin's, else the one job of another token with that id)."""
+        who = self.caller()
+        real = self.ids.lookup(who, job_id) if is_job_id(job_id.rpartition("/")[2]) else job_id
         try:
-            job = self.engine.get(job_id)
+            job = self.engine.get(real)
         except NotFound:
-            row = self.journal.lookup(job_id) if self.journal is not None and job_id else None
+            row = self.journal.lookup(real) if self.journal is not None and job_id else None
             if row is None:
-                raise
+                if self.ids.scoped and who.may(ADMIN) and "/" not in job_id and is_job_id(job_id):
+                    return self._any_token(job_id)
+                raise no_such_job(job_id) from None
             self._owned(row.client, job_id)
             return row
         self._owned(getattr(job, "client", ""), job_id)
         return job
+
+    def _any_token(self, name: str):
+        """An admin's job id that is not its own: the job of whichever token named it so (NotFound when none;
+        InputError when several did: then TOKEN/NAME says which)."""
+        found = {j.id: j for j in self.engine.jobs() if shown(j) == name}
+        if self.journal is not None:
+            for row in self.journal.named(name):
+                found.setdefault(row.id, row)
+        if not found:
+            raise no_such_job(name)
+        if len(found) > 1:
+            owners = ", ".join(sorted(getattr(j, "client", "") or "?" for j in found.values()))
+            raise InputError(f"job id {name!r} is used by several tokens ({owners}): name one as TOKEN/{name}")
+        return next(iter(found.values()))
 
     def _streamed(self, chunks):
         request, witnesses = self.transport.assemble(chunks, self._n_vars, self.engine.config.max_partitions)
@@ -522,10 +582,10 @@ class ProverService(pb_grpc.ProverServicer):
             if not context.is_active():  # the client went away or cancelled
                 if job.named:  # the client named the job, so it can fetch the result with Await: keep going
                     log.info("the client of Prove went away; job %s goes on (Await fetches it)", job.id)
-                    return pb.ProveReply(job_id=job.id)
+                    return pb.ProveReply(job_id=shown(job))
                 self._user_cancelled.add(job.id)
                 self.engine.cancel(job.id, "cancelled: the client of Prove went away")
-                return pb.ProveReply(job_id=job.id)
+                return pb.ProveReply(job_id=shown(job))
         if job.state == COMPLETED:
             self._durable(job)
             return prove_reply(job)
@@ -534,12 +594,12 @@ class ProverService(pb_grpc.ProverServicer):
         if job.state == FAILED and job.error_kind == "key":  # its key's file changed under it (KeyStore.spoiled)
             raise Abort(grpc.StatusCode.ABORTED, job.error)
         if self._resumes(job):
-            raise Abort(grpc.StatusCode.UNAVAILABLE, RESUMES.format(id=job.id))
+            raise Abort(grpc.StatusCode.UNAVAILABLE, RESUMES.format(id=shown(job)))
         if job.state == EXPIRED:
-            raise Abort(grpc.StatusCode.DEADLINE_EXCEEDED, f"job {job.id}: {job.error}")
+            raise Abort(grpc.StatusCode.DEADLINE_EXCEEDED, f"job {shown(job)}: {job.error}")
         if job.state == CANCELLED:
-            raise Abort(grpc.StatusCode.CANCELLED, f"job {job.id}: {job.error}")
-        raise Abort(grpc.StatusCode.INTERNAL, f"job {job.id}: {job.error}")
+            raise Abort(grpc.StatusCode.CANCELLED, f"job {shown(job)}: {job.error}")
+        raise Abort(grpc.StatusCode.INTERNAL, f"job {shown(job)}: {job.error}")
 
     @rpc
     def Prove(self, request, context):
@@ -547,7 +607,7 @@ class ProverService(pb_grpc.ProverServicer):
 
     @rpc
     def Submit(self, request, context):
-        return pb.SubmitReply(job_id=self._submit(request).id)
+        return pb.SubmitReply(job_id=shown(self._submit(request)))
 
     @rpc
     def ProveStream(self, request_iterator, context):
@@ -555,7 +615,7 @@ class ProverService(pb_grpc.ProverServicer):
 
     @rpc
     def SubmitStream(self, request_iterator, context):
-        return pb.SubmitReply(job_id=self._streamed(request_iterator).id)
+        return pb.SubmitReply(job_id=shown(self._streamed(request_iterator)))
 
     @rpc
     def Await(self, request, context):
@@ -566,10 +626,10 @@ class ProverService(pb_grpc.ProverServicer):
         while not job.done.is_set():
             left = 0.25 if deadline is None else min(0.25, deadline - time.monotonic())
             if left <= 0 or not context.is_active():
-                return pb.AwaitReply(state=pb.TIMEOUT, error=f"job {job.id} is {job.state.lower()}")
+                return pb.AwaitReply(state=pb.TIMEOUT, error=f"job {shown(job)} is {job.state.lower()}")
             job.done.wait(left)
         if self._resumes(job):
-            raise Abort(grpc.StatusCode.UNAVAILABLE, RESUMES.format(id=job.id))
+            raise Abort(grpc.StatusCode.UNAVAILABLE, RESUMES.format(id=shown(job)))
         reply = pb.AwaitReply(state=STATE[job.state], error=job.error)
         if job.state == COMPLETED:
             self._durable(job)
@@ -583,7 +643,7 @@ class ProverService(pb_grpc.ProverServicer):
 
     def _row_reply(self, row: Row) -> pb.AwaitReply:
         if row.state not in STATE:  # journaled but not running: only between a restart and its recovery
-            return pb.AwaitReply(state=pb.TIMEOUT, error=f"job {row.id} is {row.state.lower()}")
+            return pb.AwaitReply(state=pb.TIMEOUT, error=f"job {shown(row)} is {row.state.lower()}")
         reply = pb.AwaitReply(state=STATE[row.state], error=row.error)
         if row.state == COMPLETED and row.result:
             reply.result.ParseFromString(row.result)
@@ -625,7 +685,7 @@ class ProverService(pb_grpc.ProverServicer):
         if self.journal is not None:
             for row in self.journal.rows(client, request.key_id, sorted(states), request.limit):
                 if row.id not in seen:
-                    out.append(pb.JobInfo(job_id=row.id, key_id=row.key_id, state=STATE.get(row.state, 0),
+                    out.append(pb.JobInfo(job_id=shown(row), key_id=row.key_id, state=STATE.get(row.state, 0),
                                           priority=row.priority, submitted_unix=row.submitted,
                                           finished_unix=row.finished or 0.0, error=row.error,
                                           client=row.client if everyone else ""))

@@ -82,6 +82,7 @@ class Job:
     released: bool = False  # key released (all partitions left the pipeline)
     client: str = ""  # who submitted it (the daemon's token name or peer address)
     named: bool = False  # its id came from the client (who can then Await it after losing a Prove call)
+    name: str = ""  # the id its client knows it by, when not `id` (the daemon's per-token job ids) ("" = id)
     n_done: int = 0
     admission_ms: float = 0.0  # the daemon's, before the engine had the job: its witnesses taken (0 in process)
     batch_verify: bool = False  # its proofs verified together once all are proved (Engine._batch_verify)

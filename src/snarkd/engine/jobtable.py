@@ -45,6 +45,7 @@ class JobTable:
         self._seq = itertools.count(1)
         self.eta = ServiceTimes()  # the completion model (engine/eta.py); the engine sets its parallelism
         self.finish_past_deadline = False  # [pipeline] finish_past_deadline: a running job past it goes on
+        self.deadlined: set[Job] = set()  # unfinished jobs with a deadline (what expire_due_locked looks at)
 
     # -- what subclasses say ------------------------------------------------------------------
 
@@ -82,6 +83,8 @@ class JobTable:
                        f"allows; retry when some finish")
         self.active += 1
         self.jobs[job.id] = job
+        if job.deadline:
+            self.deadlined.add(job)
         self.count("submitted")
         for index, item in items:
             heapq.heappush(self.pending, (-job.priority, job.seq, index, item))
@@ -137,7 +140,7 @@ class JobTable:
         """Expire every job whose deadline has passed; (their items running elsewhere, the next deadline of a
         job still unfinished, or None)."""
         running, nxt = [], None
-        for job in [j for j in self.jobs.values() if j.deadline and j.state not in ENDED]:
+        for job in list(self.deadlined):
             ended, items = self.expire_locked(job, now)
             running += items
             if not ended and job.state not in ENDED and job.deadline > now:
@@ -160,6 +163,7 @@ class JobTable:
         job.state, job.error, job.error_kind = state, error, kind
         job.finished = time.monotonic()
         self.active -= 1
+        self.deadlined.discard(job)
         self.ended_ids.append(job.id)
         self.count(state.lower())
         if state != COMPLETED:
