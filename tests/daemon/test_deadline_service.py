@@ -219,7 +219,8 @@ def test_job_ids_are_per_token_so_none_tells_of_another_tokens(make_service, cha
     assert json.loads(s.Await(pb.AwaitRequest(job_id="bob/shared"), admin).result.public_json)[1] == "5"
     with pytest.raises(Aborted) as e:  # by its name alone only when one token has it
         s.Await(pb.AwaitRequest(job_id="shared"), admin)
-    assert e.value.code.name == "INVALID_ARGUMENT" and "alice, bob" in e.value.message and "TOKEN/shared" in e.value.message
+    assert e.value.code.name == "INVALID_ARGUMENT"
+    assert "alice, bob" in e.value.message and "TOKEN/shared" in e.value.message
     solo = s.Submit(request(wtns), alice).job_id
     assert s.Await(pb.AwaitRequest(job_id=solo), admin).result.job_id == solo
     # after a restart the journal answers the same way: each token's own job under the name it gave

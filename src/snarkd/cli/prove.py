@@ -31,8 +31,8 @@ def register(sub) -> None:
                         "data before anything is written (a few ms), and a proof that fails exits 4 and writes nothing")
     p.add_argument("--addr", help="prove through the daemon at HOST:PORT or unix:PATH")
     p.add_argument("--key", help="key id loaded in the daemon (with --addr)")
-    p.add_argument("--deadline", metavar="S|@UNIX", help="with --addr: the job must end within S seconds (or by the Unix "
-                   "time @UNIX); the daemon refuses it at once when its estimate says it cannot, and expires it when "
+    p.add_argument("--deadline", metavar="S|@UNIX",
+                   help="with --addr: the job must end within S seconds (or by the Unix time @UNIX); the daemon refuses it at once when its estimate says it cannot, and expires it when "
                    "it does not (exit 6 either way)")
     add_remote_args(p)
     p.set_defaults(func=run)

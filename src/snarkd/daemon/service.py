@@ -3,7 +3,8 @@
 Every failure a client can cause becomes a gRPC status with a message that
 names what was wrong (INVALID_ARGUMENT, NOT_FOUND, ALREADY_EXISTS, UNAVAILABLE,
 RESOURCE_EXHAUSTED naming the limit, UNAUTHENTICATED, PERMISSION_DENIED naming
-the rule, DEADLINE_EXCEEDED with the completion estimate or the job's expiry); only bugs become INTERNAL. A bad request never takes the daemon down.
+the rule, DEADLINE_EXCEEDED with the completion estimate or the job's expiry); only
+bugs become INTERNAL. A bad request never takes the daemon down.
 
 Each method declares the role it needs (`@rpc` = prove, `@rpc(role=ADMIN)`); the
 Gate (security.py) names the caller. With tokens on, a job belongs to the token

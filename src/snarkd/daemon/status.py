@@ -79,7 +79,8 @@ def status_derived(s: DaemonStatus) -> dict:
     """StatusReply's fields that summarize the engine record (the rest carry DaemonStatus's by name)."""
     es = s.engine
     return {"queued": es.jobs.queued, "in_flight": es.jobs.running, "completed": es.jobs.completed,
-            "failed": es.jobs.failed, "cancelled": es.jobs.cancelled, "expired": es.jobs.expired, "workers": es.workers["synthesis"].alive,
+            "failed": es.jobs.failed, "cancelled": es.jobs.cancelled, "expired": es.jobs.expired,
+            "workers": es.workers["synthesis"].alive,
             "engine_json": json.dumps(as_json(es)), "memory_budget_bytes": es.memory.budget,
             "memory_used_bytes": es.memory.used, "memory_peak_bytes": es.memory.peak,
             "device_busy_s": {d.name: d.busy_s for d in es.devices}}

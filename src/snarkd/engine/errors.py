@@ -1,6 +1,6 @@
 """Errors the engine raises to its callers (the gRPC service maps each to a status code)."""
 
-from snarkd.errors import EXIT_DEADLINE, DaemonError, InputError, PermissionDenied, SnarkdError  # noqa: F401
+from snarkd.errors import EXIT_DEADLINE, DaemonError, InputError, PermissionDenied, SnarkdError  # noqa: F401 - re-exported
 
 
 class NotFound(SnarkdError):
