@@ -108,9 +108,9 @@ def test_a_deadline_the_estimate_misses_is_refused_with_it(make_service, chain_b
     assert e.value.code.name == "DEADLINE_EXCEEDED" and "already passed" in e.value.message
     ahead = [s.Submit(pb.ProveRequest(key_id="chain", witnesses=[wtns.read_bytes()] * 4), ctx).job_id
              for _ in range(3)]
-    service_s = json.loads(s.Status(pb.StatusRequest(), ctx).engine_json)["eta"]["service_s"]["chain"]
+    latency = json.loads(s.Status(pb.StatusRequest(), ctx).engine_json)["eta"]["latency_s"]["chain"]
     with pytest.raises(Aborted) as e:
-        s.Submit(request(wtns, deadline_s=service_s / 2), ctx)
+        s.Submit(request(wtns, deadline_s=latency / 2), ctx)
     assert e.value.code.name == "DEADLINE_EXCEEDED"
     assert "estimated" in e.value.message and "partition(s) ahead" in e.value.message and "'chain'" in e.value.message
     for bad, field in ((dict(deadline_s=-1), "deadline_s"), (dict(deadline_unix=float("nan")), "deadline_unix"),

@@ -90,20 +90,21 @@ def test_admission_refuses_a_deadline_the_estimate_misses_and_says_why(chain_bn1
     assert first.eta_s is None
     assert eng.await_(first.id, 120).state == COMPLETED
     st = eng.status().eta
-    assert st.samples["k"] == 1 and st.service_s["k"] > 0 and st.parallelism == 1
+    assert st.samples["k"] == 1 and st.latency_s["k"] >= st.interval_s["k"] > 0
+    assert st.stage_workers == {"synthesis": 1, "device": 1, "finalize": 1}
     ahead = [eng.submit("k", witnesses=[wtns] * 4) for _ in range(3)]
     with pytest.raises(DeadlineExceeded, match=r"estimated .*partition\(s\) ahead") as err:
-        eng.submit("k", wtns, deadline_s=st.service_s["k"] / 2)
+        eng.submit("k", wtns, deadline_s=st.latency_s["k"] / 2)
     assert "'k'" in str(err.value)
     st = eng.status()
     assert st.jobs.deadline_refused == 2 and st.eta.backlog_s > 0
     ok = eng.submit("k", wtns, deadline_s=600)
-    assert ok.eta_s is not None and ok.eta_s > st.eta.service_s["k"]
+    assert ok.eta_s is not None and ok.eta_s > st.eta.latency_s["k"]
     for j in [*ahead, ok]:
         assert eng.await_(j.id, 120).state == COMPLETED
 
 
-def test_the_model_counts_the_work_ahead_by_priority():
+def test_the_model_charges_the_busiest_stage_per_partition_ahead():
     class K:
         def __init__(self, id):
             self.id = id
@@ -116,18 +117,20 @@ def test_the_model_counts_the_work_ahead_by_priority():
         def __init__(self, key, priority, parts, state="QUEUED"):
             self.key, self.priority, self.partitions, self.state = K(key), priority, parts, state
 
-    m = ServiceTimes(lambda: 2)
-    m.observe("a", 2.0)
-    m.observe("b", 1.0)
+    m = ServiceTimes(lambda: {"synthesis": 2, "device": 1, "finalize": 1})
+    m.observe("a", 5.0, {"synthesis": 3.0, "device": 1.0, "finalize": 0.5})  # interval: synthesis 3 s / 2 = 1.5 s
+    m.observe("b", 2.0, {"synthesis": 0.2, "device": 1.0, "finalize": 0.1})  # interval: device 1 s / 1 = 1 s
+    assert m.interval("a", m.stages()) == pytest.approx(1.5) and m.interval("b", m.stages()) == pytest.approx(1.0)
     now = 100.0
-    jobs = [J("a", 0, [P("QUEUED"), P("QUEUED")]),  # 4 s of work
-            J("b", 5, [P("RUNNING", now - 0.25)], "RUNNING"),  # 0.75 s left
+    jobs = [J("a", 0, [P("QUEUED"), P("QUEUED")]),  # 2 x 1.5 s
+            J("b", 5, [P("RUNNING", now - 1.5)], "RUNNING"),  # 0.5 s of its latency left (< its interval)
             J("a", 0, [P("QUEUED")], "COMPLETED")]  # ended: not ahead
     est = m.estimate_locked(jobs, "b", 3, 0, now)
-    assert est.ahead == 3 and est.wait_s == pytest.approx(4.75 / 2) and est.own_s == pytest.approx(2.0)
-    assert est.seconds == pytest.approx(4.75 / 2 + 2.0)
+    assert est.ahead == 3 and est.wait_s == pytest.approx(3.0 + 0.5)
+    assert est.own_s == pytest.approx(2.0 + 2 * 1.0) and est.seconds == pytest.approx(3.5 + 4.0)
     high = m.estimate_locked(jobs, "b", 1, 5, now)  # only the priority-5 job is ahead of it
-    assert high.ahead == 1 and high.wait_s == pytest.approx(0.75 / 2)
-    assert m.estimate_locked(jobs, "new", 1, 0, now).seconds is None  # no service time: no estimate
-    m.observe("a", 4.0)
-    assert m.service["a"] == pytest.approx(0.7 * 2.0 + 0.3 * 4.0)
+    assert high.ahead == 1 and high.wait_s == pytest.approx(0.5) and high.seconds == pytest.approx(2.5)
+    assert m.estimate_locked(jobs, "new", 1, 0, now).seconds is None  # nothing measured: no estimate
+    m.observe("a", 7.0, {"synthesis": 4.0})
+    assert m.latency["a"] == pytest.approx(0.7 * 5.0 + 0.3 * 7.0)
+    assert m.stage_s["a"]["synthesis"] == pytest.approx(0.7 * 3.0 + 0.3 * 4.0)

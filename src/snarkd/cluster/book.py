@@ -201,7 +201,7 @@ class Book(JobTable):
             t.pop("total", None)
             t["front_queue"] = part.timings.get("front_queue", 0.0)
             t["actor_call"] = (time.monotonic() - task.t_sent) * 1000
-            self.eta.observe(job.key.id, t["actor_call"] / 1000)  # the completion model (engine/eta.py)
+            self.eta.observe(job.key.id, t["actor_call"] / 1000, {"actor": t["actor_call"] / 1000})  # engine/eta.py
             t["total"] = (time.monotonic() - job.submitted) * 1000
             part.timings, part.spans = t, list(reply["spans"])
             part.result = Proof(reply["proof"], reply["public"], dict(t))

@@ -64,7 +64,7 @@ class ClusterEngine(EngineBase):
         self.book = Book(witness_budget(self.settings.witness_budget), self.settings.max_attempts, keys,
                          self._notify, max_active=self.config.max_queued_jobs)
         self.budget = self.book.budget
-        self.book.eta.parallelism = self._lanes  # the completion model's (engine/eta.py): the ready actors
+        self.book.eta.stages = lambda: {"actor": self._lanes()}  # the completion model's one stage (engine/eta.py)
         self.book.finish_past_deadline = self.config.finish_past_deadline
         self.members: Members | None = None
         self.replies = Replies()

@@ -367,9 +367,9 @@ def _eta_lines(engine_json: str) -> list[str]:
         return []
     if not eta:
         return []
-    keys = ", ".join(f"{k} {v:.3g}s ({eta['samples'].get(k, 0)} measured)" for k, v in sorted(eta["service_s"].items()))
-    return [f"deadlines: backlog ~{eta['backlog_s']:.3g}s at parallelism {eta['parallelism']}; service time per "
-            f"partition: {keys or 'none measured yet'}"]
+    keys = ", ".join(f"{k} {v:.3g}s, then {eta['interval_s'][k]:.3g}s each ({eta['samples'].get(k, 0)} measured)"
+                     for k, v in sorted(eta["latency_s"].items()))
+    return [f"deadlines: backlog ~{eta['backlog_s']:.3g}s; per key, a partition's latency: {keys or 'none measured yet'}"]
 
 
 def _cluster_lines(engine_json: str) -> list[str]:

@@ -43,7 +43,7 @@ class JobTable:
         self.jobs: OrderedDict[str, Job] = OrderedDict()
         self.ended_ids: deque[str] = deque()  # ids of ended jobs, oldest first
         self._seq = itertools.count(1)
-        self.eta = ServiceTimes()  # the completion model (engine/eta.py); the engine sets its parallelism
+        self.eta = ServiceTimes()  # the completion model (engine/eta.py); the engine sets its stages
         self.finish_past_deadline = False  # [pipeline] finish_past_deadline: a running job past it goes on
         self.deadlined: set[Job] = set()  # unfinished jobs with a deadline (what expire_due_locked looks at)
 

@@ -22,6 +22,7 @@ from snarkd.engine.jobtable import KEEP_FINISHED, POLL, JobTable
 
 log = logging.getLogger("snarkd")
 __all__ = ["KEEP_FINISHED", "Scheduler"]
+STAGES = ("synthesis", "device", "finalize")  # the pipeline's stages, timed under their names (stages.Stage)
 
 
 class Scheduler(JobTable):
@@ -95,8 +96,9 @@ class Scheduler(JobTable):
             part.state = COMPLETED
             self.acct.in_flight -= 1
             job.n_done += 1
-            if part.t_admitted:  # its service time, for the completion model (engine/eta.py)
-                self.eta.observe(job.key.id, time.monotonic() - part.t_admitted)
+            if part.t_admitted:  # its latency and stage times, for the completion model (engine/eta.py)
+                self.eta.observe(job.key.id, time.monotonic() - part.t_admitted,
+                                 {s: part.timings[s] / 1000 for s in STAGES if s in part.timings})
             self.acct.count("partitions_completed")
             self.acct.add_phases(part.timings)
             self.notify("on_partition", part)
