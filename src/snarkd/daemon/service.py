@@ -549,9 +549,10 @@ class ProverService(pb_grpc.ProverServicer):
         except NotFound:
             row = self.journal.lookup(real) if self.journal is not None and job_id else None
             if row is None:
-                if self.ids.scoped and who.may(ADMIN) and "/" not in job_id and is_job_id(job_id):
+                admin = self.ids.scoped and who.may(ADMIN)
+                if admin and "/" not in job_id and is_job_id(job_id):
                     return self._any_token(job_id)
-                raise no_such_job(job_id) from None
+                raise no_such_job(job_id.rpartition("/")[2] if admin else job_id) from None
             self._owned(row.client, job_id)
             return row
         self._owned(getattr(job, "client", ""), job_id)
