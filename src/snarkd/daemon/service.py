@@ -392,12 +392,15 @@ class ProverService(pb_grpc.ProverServicer):
             return exc.with_traceback(None)  # its frames hold the request's bytes
         return None
 
-    def _engine_submit(self, request, job_id: str, witnesses=None, inline=None, rerun: bool = False):
+    def _engine_submit(self, request, job_id: str, witnesses=None, inline=None, rerun: bool = False,
+                       arrived: float | None = None):
         """The one place a ProveRequest becomes an engine job (also for jobs re-run from the journal: `rerun`,
         their deadline not judged by the estimate again); `witnesses` when they came another way than the
         request (a stream, or paths read already); `inline`: inline_witnesses(request) when the caller took
-        them already."""
+        them already; `arrived`: when the request came (monotonic), which a relative deadline counts from."""
         deadline_s = request_deadline(request)
+        if deadline_s is not None and arrived is not None and request.deadline_s:
+            deadline_s -= time.monotonic() - arrived  # the witnesses' reading came out of it
         if not request.key_id:
             raise InputError("the request names no key id")
         single, many = inline if inline is not None else inline_witnesses(request)
@@ -457,7 +460,7 @@ class ProverService(pb_grpc.ProverServicer):
                 if self.journal is not None:  # the id free, the spool with room: else refused before the engine
                     self.journal.claim(job_id, request.ByteSize() + sum(len(r.data) for r in received))
                 try:
-                    job = self._engine_submit(request, job_id, witnesses, inline)
+                    job = self._engine_submit(request, job_id, witnesses, inline, arrived=arrived)
                 except BaseException:
                     if self.journal is not None:
                         self.journal.release(job_id, accepted=False)
