@@ -7,12 +7,13 @@ a real daemon and the CLI, with kill -9: tests/daemon/test_journal.py and test_d
 from __future__ import annotations
 
 import json
+import sqlite3
 import time
 
 import pytest
 
 import oracle
-from snarkd.daemon.journal import Journal
+from snarkd.daemon.journal import SCHEMA, Journal
 from snarkd.daemon.proto import snarkd_pb2 as pb
 from snarkd.daemon.security import ADMIN, PROVE, ROLES, Principal
 from snarkd.daemon.service import ProverService
@@ -236,3 +237,28 @@ def test_job_ids_are_per_token_so_none_tells_of_another_tokens(make_service, cha
         s2.Submit(request(wtns, job_id="shared"), alice)
     assert e.value.code.name == "ALREADY_EXISTS"
     assert s2.Submit(request(wtns, job_id="shared"), Context("carol")).job_id == "shared"
+
+
+def test_a_job_journaled_before_ids_were_per_token_is_still_its_tokens(make_service, chain_bn128, tmp_path):
+    """A journal of an older daemon holds a token's job under the id its client gave: after the upgrade it runs
+    again and that token (and admin) reach it by that id; another token does not."""
+    circ, wtns = chain_bn128
+    old_schema = SCHEMA.replace("result BLOB,", "result BLOB").replace(
+        "    name TEXT NOT NULL DEFAULT ''   -- the id its client knows it by, when not `id` (per-token ids: service.py)\n", "")
+    assert "name TEXT" not in old_schema
+    db = sqlite3.connect(str(tmp_path / "jobs.db"))
+    db.executescript(old_schema)  # the journal of a daemon from before
+    db.close()
+    j = Journal(str(tmp_path / "jobs.db"), spool_max=1 << 30, retention=3600)  # adds the column
+    j.accept("old-1", "chain", "alice", 0, request(wtns, job_id="old-1").SerializeToString())  # no name: as before
+    assert j.lookup("old-1").name == ""
+    j.close()
+    s = make_service(journal=True)  # recovers it, under its old id
+    with pytest.raises(Aborted) as e:
+        s.Await(pb.AwaitRequest(job_id="old-1"), Context("bob"))
+    assert e.value.code.name == "NOT_FOUND"
+    r = s.Await(pb.AwaitRequest(job_id="old-1"), Context("alice"))
+    assert r.state == pb.COMPLETED and r.result.job_id == "old-1" and snarkjs_ok(circ, tmp_path, r.result)
+    s.engine.book.jobs.clear()  # then from the journal's row
+    assert s.Await(pb.AwaitRequest(job_id="old-1"), Context("admin")).state == pb.COMPLETED
+    assert [j.job_id for j in s.ListJobs(pb.ListJobsRequest(), Context("alice")).jobs] == ["old-1"]

@@ -547,19 +547,25 @@ class ProverService(pb_grpc.ProverServicer):
         caller means by job_id (its own: JobIds; an admin's, else the one job of another token with that id)."""
         who = self.caller()
         real = self.ids.lookup(who, job_id) if is_job_id(job_id.rpartition("/")[2]) else job_id
+        found = self._get(real)
+        if found is None and real != job_id and is_job_id(job_id):
+            old = self._get(job_id)  # journaled before ids were per token: under the id its client gave
+            if old is not None and not old.name and (getattr(old, "client", "") == who.name or who.may(ADMIN)):
+                found = old
+        if found is None:
+            admin = self.ids.scoped and who.may(ADMIN)
+            if admin and "/" not in job_id and is_job_id(job_id):
+                return self._any_token(job_id)
+            raise no_such_job(job_id.rpartition("/")[2] if admin else job_id)
+        self._owned(getattr(found, "client", ""), job_id)
+        return found
+
+    def _get(self, job_id: str):
+        """The engine's job of that (engine) id, else the journal's row, else None."""
         try:
-            job = self.engine.get(real)
+            return self.engine.get(job_id)
         except NotFound:
-            row = self.journal.lookup(real) if self.journal is not None and job_id else None
-            if row is None:
-                admin = self.ids.scoped and who.may(ADMIN)
-                if admin and "/" not in job_id and is_job_id(job_id):
-                    return self._any_token(job_id)
-                raise no_such_job(job_id.rpartition("/")[2] if admin else job_id) from None
-            self._owned(row.client, job_id)
-            return row
-        self._owned(getattr(job, "client", ""), job_id)
-        return job
+            return self.journal.lookup(job_id) if self.journal is not None and job_id else None
 
     def _any_token(self, name: str):
         """An admin's job id that is not its own: the job of whichever token named it so (NotFound when none;
