@@ -125,7 +125,10 @@ def test_a_deadline_the_estimate_misses_is_refused_with_it(make_service, chain_b
         assert s.Await(pb.AwaitRequest(job_id=job_id), ctx).state == pb.COMPLETED
     st = s.Status(pb.StatusRequest(), ctx)
     assert json.loads(st.engine_json)["jobs"]["deadline_refused"] == 2 and st.expired == 0
-    assert s.metrics.values()["snarkd_deadline_refused_total"] == 2
+    m = s.metrics.values()
+    assert m["snarkd_deadline_refused_total"] == 2
+    assert m['snarkd_eta_latency_seconds{key="chain"}'] >= m['snarkd_eta_interval_seconds{key="chain"}'] > 0
+    assert m["snarkd_eta_backlog_seconds"] == 0  # nothing left ahead
 
 
 def test_a_job_past_its_deadline_expires_in_await_prove_status_and_metrics(make_service, chain_bn128):
