@@ -265,3 +265,19 @@ def test_a_job_journaled_before_ids_were_per_token_is_still_its_tokens(make_serv
     s.engine.book.jobs.clear()  # then from the journal's row
     assert s.Await(pb.AwaitRequest(job_id="old-1"), Context("admin")).state == pb.COMPLETED
     assert [j.job_id for j in s.ListJobs(pb.ListJobsRequest(), Context("alice")).jobs] == ["old-1"]
+
+
+def test_the_clients_deadline_argument():
+    from datetime import datetime, timezone
+
+    from snarkd.daemon.client import deadline_fields
+    from snarkd.errors import InputError
+
+    assert deadline_fields(None) == {}
+    assert deadline_fields(30) == deadline_fields("30") == {"deadline_s": 30.0}
+    assert deadline_fields("@1767225600") == {"deadline_unix": 1767225600.0}
+    when = datetime(2030, 1, 1, tzinfo=timezone.utc)
+    assert deadline_fields(when) == {"deadline_unix": when.timestamp()}
+    for bad in (0, -1, "soon", float("inf"), "@-5"):
+        with pytest.raises(InputError, match="deadline"):
+            deadline_fields(bad)
