@@ -12,6 +12,7 @@ EXIT_USAGE = 2
 EXIT_BAD_INPUT = 3
 EXIT_INTERNAL = 4
 EXIT_DAEMON = 5
+EXIT_DEADLINE = 6
 EXIT_CODES = {
     EXIT_OK: "success (`verify`: the proof is valid)",
     EXIT_INVALID: "`verify`: the proof is invalid",
@@ -20,6 +21,7 @@ EXIT_CODES = {
                     "file and field)",
     EXIT_INTERNAL: "internal error or failed self-check (also `snarkd doctor` when a check fails)",
     EXIT_DAEMON: "daemon error: cannot reach, start or stop the daemon",
+    EXIT_DEADLINE: "deadline: the daemon refused the job as it cannot end by `--deadline`, or the job expired",
 }
 
 

@@ -157,6 +157,39 @@ def test_kill_9_then_start_reruns_accepted_jobs(setup, reaper, chain_bn128):
     assert not list(spool.iterdir()), "spool files outlived their jobs"
 
 
+def test_kill_9_keeps_deadlines_and_expires_what_passed_while_down(setup, reaper, chain_bn128):
+    """A journaled job's deadline survives kill -9 as the absolute time it was given: one that passed while the
+    daemon was down is recorded EXPIRED and never runs; the others run after the restart, their deadline unmoved."""
+    circ, wtns = chain_bn128
+    vk = json.loads(circ.vk.read_text())
+    cfg = _config(setup, circ)
+    pid = _start(cfg, reaper, SNARKD_DEBUG_PROVE_DELAY_MS=2000)
+    with Client(setup.addr, timeout=60) as c:
+        blocker = c.submit("chain", wtns.read_bytes(), job_id="blocker")
+        soon = c.submit("chain", wtns.read_bytes(), job_id="soon", deadline=2.5)
+        far = c.submit("chain", wtns.read_bytes(), job_id="far", deadline=300)
+        before = {j["job_id"]: j for j in c.list_jobs()}
+    t_kill = time.time()
+    os.kill(pid, signal.SIGKILL)
+    assert wait_gone(pid, 10)
+    time.sleep(max(0.0, before["soon"]["deadline_unix"] - t_kill + 0.3))  # its deadline passes while it is down
+
+    pid2 = _start(cfg, reaper)
+    assert "2 unfinished job(s) submitted again, 0 could not be (failed), 1 past their deadline (expired)" \
+        in setup.log()
+    with Client(setup.addr, timeout=60) as c:
+        r = c.await_(soon)
+        assert r.state == "EXPIRED" and "while the daemon was down" in r.error and r.reply is None
+        for job_id in (blocker, far):
+            r = c.await_(job_id)
+            assert r.state == "COMPLETED" and verify(vk, r.reply.public, r.reply.proof), (job_id, r)
+        after = {j["job_id"]: j for j in c.list_jobs()}
+        assert after["far"]["deadline_unix"] == pytest.approx(before["far"]["deadline_unix"], abs=0.01)
+        assert after["soon"]["state"] == "EXPIRED" and after["blocker"]["deadline_unix"] == 0
+    r = snarkd("stop", "--config", cfg)
+    assert r.returncode == 0 and wait_gone(pid2), r.stderr
+
+
 def test_retention_and_journal_off(setup, reaper, chain_bn128):
     import grpc
 

@@ -171,6 +171,13 @@ def test_tls_with_tokens(setup, pki, reaper, chain_bn128, tmp_path):
             assert e.value.code == grpc.StatusCode.NOT_FOUND
             assert str(e.value).replace(job, "ID") == str(unknown.value).replace("no-such-job", "ID")
         assert ops.await_(job).state == "COMPLETED" and alice.await_(job).state == "COMPLETED"
+        # job ids are per token: bob may name a job as alice did (no ALREADY_EXISTS telling him hers exists);
+        # ListJobs shows each token its own, admin everyone's with their owner
+        assert alice.submit("chain", data, job_id="mine") == bob.submit("chain", data, job_id="mine") == "mine"
+        assert alice.await_("mine").state == bob.await_("mine").state == "COMPLETED"
+        assert {j["job_id"] for j in bob.list_jobs()} == {"mine"}
+        assert {j["job_id"] for j in alice.list_jobs()} == {"mine", job, reply.job_id}
+        assert sorted(j["client"] for j in ops.list_jobs() if j["job_id"] == "mine") == ["alice", "bob"]
         # errors name paths relative to the key directories for a prover, in full for admin (issue 33, finding 6)
         pairs = [(reply.public, reply.proof)] * 2
         missing = circ.zkey.parent / "missing.srs"

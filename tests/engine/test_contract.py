@@ -26,6 +26,7 @@ from snarkd.config import Config, EngineConfig
 from snarkd.daemon.status import as_json, key_message
 from snarkd.engine import CANCELLED, COMPLETED, FAILED, AlreadyExists, NotFound, Unavailable
 from snarkd.engine.contract import ProvingEngine, Stopped
+from snarkd.engine.errors import DeadlineExceeded
 from snarkd.engine.status import EngineStatus, KeyStatus
 from snarkd.errors import InputError
 from snarkd.verifier import verify
@@ -165,6 +166,19 @@ def test_cancel_a_queued_job(contract):
     assert all(eng.await_(j.id, 240).state == COMPLETED for j in ahead)
     with pytest.raises(NotFound):
         eng.cancel("no-such-job")
+
+
+def test_a_deadline_is_refused_when_past_and_met_when_far(contract):
+    eng, _, cases = contract
+    data = cases["bn128"].wtns.read_bytes()
+    with pytest.raises(DeadlineExceeded, match="already passed"):
+        eng.submit("bn128", data, deadline_s=-1)
+    job = eng.await_(eng.submit("bn128", data, deadline_s=240).id, 240)
+    assert job.state == COMPLETED and job.deadline_wall > 0, job.error
+    assert verify(json.loads(cases["bn128"].vk.read_text()), job.result.public, job.result.proof)
+    eta = eng.status().eta  # the completion model learnt the key's service time
+    assert eta.latency_s["bn128"] >= eta.interval_s["bn128"] > 0 and eta.samples["bn128"] >= 1
+    assert job in eng.jobs() and all(j.id for j in eng.jobs())
 
 
 def test_status_is_the_typed_record_every_view_renders(contract):

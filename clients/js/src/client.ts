@@ -95,7 +95,7 @@ export interface ProveResult {
   partitions: PartitionResult[];
 }
 
-export type JobState = "QUEUED" | "RUNNING" | "COMPLETED" | "FAILED" | "CANCELLED" | "TIMEOUT";
+export type JobState = "QUEUED" | "RUNNING" | "COMPLETED" | "FAILED" | "CANCELLED" | "EXPIRED" | "TIMEOUT";
 
 export interface AggregateSpec extends CallOptions {
   key: string;
@@ -454,7 +454,8 @@ export class Snarkd {
   }
 
   /** Wait for a job to end; its proofs. Throws JobFailedError (FAILED: the daemon's reason, the input it
-   * names), CancelledError (CANCELLED), DeadlineError (still running at the deadline: it goes on). */
+   * names), CancelledError (CANCELLED), DeadlineError (still running at the deadline: it goes on; or EXPIRED: the
+   * job's server-side deadline, set by another client, passed and it ended without a proof). */
   async await(jobId: string, opts?: CallOptions): Promise<ProveResult> {
     checkJobId(jobId);
     const { deadline, ms } = this.deadline(opts, this.timeoutMs);
@@ -477,10 +478,15 @@ export class Snarkd {
         err.jobId = jobId;
         throw err;
       }
+      if (r.state === "EXPIRED") {
+        const err = new DeadlineError(`job ${jobId}: ${r.error || "expired"}`, grpc.status.DEADLINE_EXCEEDED, r.error);
+        err.jobId = jobId;
+        throw err;
+      }
     }
   }
 
-  /** A job's state now (QUEUED, RUNNING, COMPLETED, FAILED, CANCELLED), without waiting. */
+  /** A job's state now (QUEUED, RUNNING, COMPLETED, FAILED, CANCELLED, EXPIRED), without waiting. */
   async jobState(jobId: string, opts?: CallOptions): Promise<{ state: JobState; error: string }> {
     checkJobId(jobId);
     const { deadline, ms } = this.deadline(opts, this.callTimeoutMs);

@@ -31,6 +31,9 @@ def register(sub) -> None:
                         "data before anything is written (a few ms), and a proof that fails exits 4 and writes nothing")
     p.add_argument("--addr", help="prove through the daemon at HOST:PORT or unix:PATH")
     p.add_argument("--key", help="key id loaded in the daemon (with --addr)")
+    p.add_argument("--deadline", metavar="S|@UNIX",
+                   help="with --addr: the job must end within S seconds (or by the Unix time @UNIX); the daemon refuses it at once when its estimate says it cannot, and expires it when "
+                   "it does not (exit 6 either way)")
     add_remote_args(p)
     p.set_defaults(func=run)
 
@@ -166,6 +169,9 @@ def run(args) -> int:
     if args.addr or args.key:
         if args.backend:
             raise InputError("--backend is for local proving; the daemon's backend comes from its [gpus] config")
+        from snarkd.daemon.client import deadline_fields
+
+        deadline_fields(args.deadline)  # checked before anything is sent
         if not (args.addr and args.key):
             raise InputError("--addr and --key go together: --addr HOST:PORT --key ID WITNESS.wtns PROOF.json PUBLIC.json")
         if len(args.args) != 3:
@@ -176,13 +182,15 @@ def run(args) -> int:
         if not os.path.isfile(witness_path):
             raise InputError(f"{witness_path}: no such witness file")
         with Client(args.addr, **client_kwargs(args)) as client:  # the fastest way: by reference on the daemon's host
-            result = client.prove(args.key, witness_paths=[witness_path])
+            result = client.prove(args.key, witness_paths=[witness_path], deadline=args.deadline)
         write_proof(result, proof_path, public_path)
         if args.timings:
             _print_timings(dict(result.timings), (time.perf_counter() - start) * 1e3)
             print(f"witness transport: {client.last_transport}", file=sys.stderr)
         return 0
 
+    if args.deadline is not None:
+        raise InputError("--deadline is for proving through a daemon (--addr, --key)")
     if len(args.args) != 4:
         raise InputError("usage: snarkd prove KEY.zkey WITNESS.wtns PROOF.json PUBLIC.json")
     zkey_path, witness_path, proof_path, public_path = args.args

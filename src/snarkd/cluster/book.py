@@ -37,7 +37,8 @@ from snarkd.engine.jobtable import JobTable
 from snarkd.prover import Proof
 
 log = logging.getLogger("snarkd")
-COUNTERS = ("submitted", "rejected", "completed", "failed", "cancelled", "partitions_completed",
+COUNTERS = ("submitted", "rejected", "completed", "failed", "cancelled", "expired", "deadline_refused",
+            "partitions_completed",
             "self_verify_failed", "retried", "duplicates_dropped")
 
 
@@ -154,6 +155,10 @@ class Book(JobTable):
                 task = entry[3]
                 if task.left:  # proved meanwhile by an earlier attempt that was given up for lost
                     continue
+                if task.job.deadline and task.job.state == QUEUED:  # past its deadline: never starts (its tasks
+                    self.expire_locked(task.job, time.monotonic())      # leave the heap); a running one: the reaper's
+                    if task.job.state in ENDED:
+                        continue
                 actor = None if task.key_id in full else choose(task)
                 if actor is None:
                     full.add(task.key_id)
@@ -161,6 +166,7 @@ class Book(JobTable):
                     continue
                 task.attempts += 1
                 task.actor, task.t_sent = actor.name, time.monotonic()
+                task.part.state, task.part.t_admitted = RUNNING, task.t_sent
                 task.part.timings["front_queue"] = (task.t_sent - task.t_queued) * 1000
                 job = task.job
                 if job.state == QUEUED:
@@ -195,6 +201,7 @@ class Book(JobTable):
             t.pop("total", None)
             t["front_queue"] = part.timings.get("front_queue", 0.0)
             t["actor_call"] = (time.monotonic() - task.t_sent) * 1000
+            self.eta.observe(job.key.id, t["actor_call"] / 1000, {"actor": t["actor_call"] / 1000})  # engine/eta.py
             t["total"] = (time.monotonic() - job.submitted) * 1000
             part.timings, part.spans = t, list(reply["spans"])
             part.result = Proof(reply["proof"], reply["public"], dict(t))

@@ -64,11 +64,18 @@ class ClusterEngine(EngineBase):
         self.book = Book(witness_budget(self.settings.witness_budget), self.settings.max_attempts, keys,
                          self._notify, max_active=self.config.max_queued_jobs)
         self.budget = self.book.budget
+        self.book.eta.stages = lambda: {"actor": self._lanes()}  # the completion model's one stage (engine/eta.py)
+        self.book.finish_past_deadline = self.config.finish_past_deadline
         self.members: Members | None = None
         self.replies = Replies()
         self.ray_info: dict = {}
         self._threads: list[threading.Thread] = []
         keys.on_load, keys.on_unload = self._key_loaded, self._key_unloaded
+
+    def _lanes(self) -> int:
+        """Partitions served at once, for the completion model: the ready actors (read under the book's lock)."""
+        m = self.members
+        return max(1, sum(a.state == READY for a in m.actors.values())) if m else 1
 
     # ------------------------------------------------------------------ lifecycle
 

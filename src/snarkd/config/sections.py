@@ -84,6 +84,7 @@ class PipelineSection:
     finalize_workers: int
     g2_on_device: bool | str  # or "auto"
     self_verify: bool
+    finish_past_deadline: bool
 
 
 @dataclass(frozen=True)
@@ -162,6 +163,7 @@ class EngineConfig:
     finalize_workers: int = _default("finalize_workers")  # [pipeline] finalize_workers
     g2_on_device: bool | str = _default("g2_on_device")  # [pipeline] g2_on_device
     self_verify: bool = _default("self_verify")  # [pipeline] self_verify
+    finish_past_deadline: bool = _default("finish_past_deadline")  # [pipeline] finish_past_deadline
     max_partitions: int = _default("max_partitions")  # [limits] max_partitions
     max_queued_jobs: int = _default("max_queued_jobs")  # [limits] max_queued_jobs
     max_inputs_bytes: int = _default("max_inputs_bytes")  # [limits] max_inputs_bytes

@@ -181,6 +181,9 @@ SETTINGS: tuple[Setting, ...] = (
       "G2 MSM in the device stage (true) or on the CPU in finalize (false); auto = on the device when every "
       "device is a GPU", engine="g2_on_device"),
     S("pipeline", "self_verify", Bool(), True, "verify every proof before returning it (~ms)", engine="self_verify"),
+    S("pipeline", "finish_past_deadline", Bool(), False, "a job still running when its deadline passes: finish it "
+      "anyway (true) or stop it at its next stage boundary, EXPIRED (false); a queued one never starts",
+      engine="finish_past_deadline"),
     # -- bounds on what one request or client may ask for ----------------------------------------
     S("limits", "max_message", Size(auto=False), "512MiB", "largest gRPC message received or sent"),
     S("limits", "max_partitions", Int(1), 256, "partitions (witnesses or inputs) in one job",

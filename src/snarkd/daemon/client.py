@@ -14,7 +14,8 @@ copied through gRPC), "stream" (chunks of 1 MiB, for big witnesses from another 
 Failures raise SnarkdError subclasses carrying the gRPC code (`.code`):
 bad requests (INVALID_ARGUMENT, NOT_FOUND, ALREADY_EXISTS, PERMISSION_DENIED,
 RESOURCE_EXHAUSTED) are InputError (exit 3); an unreachable or shutting-down
-daemon, or a refused token, is DaemonError (exit 5).
+daemon, or a refused token, is DaemonError (exit 5); a job the daemon refused because it cannot meet its
+`deadline`, or one that expired, is RemoteDeadlineExceeded (exit 6).
 
 A daemon on the network (docs/security.md):
 
@@ -29,11 +30,13 @@ snarkd.ids (letters, digits and _ . : -): checked here before anything is sent.
 from __future__ import annotations
 
 import json
+import math
 import os
 import shutil
 import time
 import uuid
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 
 import grpc
@@ -42,7 +45,7 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from snarkd.daemon.proto import snarkd_pb2 as pb
 from snarkd.daemon.proto import snarkd_pb2_grpc as pb_grpc
 from snarkd.daemon.security import AUTH_HEADER, channel_credentials, read_token_file
-from snarkd.errors import DaemonError, InputError, SnarkdError
+from snarkd.errors import EXIT_DEADLINE, DaemonError, InputError, SnarkdError
 from snarkd.ids import check_job_id, new_job_id
 
 MAX_MESSAGE = 512 * 1024 * 1024
@@ -66,6 +69,18 @@ class RemoteDaemonError(DaemonError):
         super().__init__(message)
         self.code = code
         self.job_id = ""  # set by prove(): the job may go on in the daemon; Await fetches it
+
+
+class RemoteDeadlineExceeded(SnarkdError):
+    """The daemon refused the job because its completion estimate passes the job's deadline (the estimate is in
+    the message), or the job expired (its deadline passed). Not the client's own gRPC timeout."""
+
+    exit_code = EXIT_DEADLINE
+
+    def __init__(self, message: str, code: grpc.StatusCode):
+        super().__init__(message)
+        self.code = code
+        self.job_id = ""
 
 
 class RemoteInternalError(SnarkdError):
@@ -102,9 +117,26 @@ class AggregateResult:
 
 @dataclass
 class AwaitResult:
-    state: str  # QUEUED RUNNING COMPLETED FAILED CANCELLED TIMEOUT
+    state: str  # QUEUED RUNNING COMPLETED FAILED CANCELLED EXPIRED TIMEOUT
     error: str = ""
     reply: ProveReply | None = None
+
+
+def deadline_fields(deadline) -> dict:
+    """A ProveRequest's deadline fields from what a caller gives: None (no deadline), seconds from now (a number
+    > 0), or an absolute time (a datetime, or "@UNIX" seconds as the CLI's --deadline takes it)."""
+    if deadline is None:
+        return {}
+    if isinstance(deadline, datetime):
+        return {"deadline_unix": deadline.timestamp()}
+    text = deadline.strip() if isinstance(deadline, str) else None
+    try:
+        value = float(text[1:] if text and text.startswith("@") else deadline)
+    except (TypeError, ValueError):
+        raise InputError(f"deadline: expected seconds from now (e.g. 30) or @UNIX_SECONDS, got {deadline!r}") from None
+    if not math.isfinite(value) or value <= 0:
+        raise InputError(f"deadline: expected a finite time > 0, got {deadline!r}")
+    return {"deadline_unix": value} if text and text.startswith("@") else {"deadline_s": value}
 
 
 def _reply(m: pb.ProveReply) -> ProveReply:
@@ -223,6 +255,8 @@ class Client:
             return RemoteDaemonError(f"snarkd at {self.addr} refused the call: {details}", code)
         if code == grpc.StatusCode.UNAVAILABLE:
             return RemoteDaemonError(f"cannot reach snarkd at {self.addr}: {details}", code)
+        if code == grpc.StatusCode.DEADLINE_EXCEEDED and details and details != "Deadline Exceeded":
+            return RemoteDeadlineExceeded(f"snarkd at {self.addr}: {details}", code)  # the daemon's, not our timeout
         if code == grpc.StatusCode.DEADLINE_EXCEEDED:
             return RemoteDaemonError(f"no reply from snarkd at {self.addr} within {timeout:g}s", code)
         if code in (grpc.StatusCode.CANCELLED, grpc.StatusCode.ABORTED):  # ABORTED: a key file changed in the daemon
@@ -246,35 +280,39 @@ class Client:
 
     def prove(self, key_id: str, witness_bytes: bytes | None = None, job_id: str = "", timeout: float | None = None,
               *, priority: int = 0, witnesses: list | None = None, inputs: list | None = None,
-              witness_paths: list | None = None, batch_verify: bool = False) -> ProveReply:
+              witness_paths: list | None = None, batch_verify: bool = False, deadline=None) -> ProveReply:
         """One job: a witness (bytes), or several (witnesses=: bytes each; witness_paths=: .wtns files),
         one partition each; or inputs (dicts or JSON texts) for the daemon to compute witnesses from.
         The job gets an id here when none is given: a RemoteDaemonError carries it (.job_id), and the
         daemon keeps the result of a named job whose caller went away, for Await. batch_verify: the daemon
-        verifies the job's proofs together, as one batch, instead of each on its own."""
+        verifies the job's proofs together, as one batch, instead of each on its own. deadline: seconds from
+        now (a number) or an absolute time (a datetime, or deadline_field's "@UNIX"): the daemon refuses the job
+        when it estimates it cannot end by then, and expires it when it does not (RemoteDeadlineExceeded)."""
         job_id = check_job_id(job_id) if job_id else new_job_id()
         try:
             r = self._job(self.stub.Prove, self.stub.ProveStream, key_id, job_id, priority, timeout, witness_bytes,
-                          witnesses, witness_paths, inputs, batch_verify)
-        except RemoteDaemonError as exc:
+                          witnesses, witness_paths, inputs, batch_verify, deadline)
+        except (RemoteDaemonError, RemoteDeadlineExceeded) as exc:
             exc.job_id = job_id
             raise
         return _reply(r)
 
     def submit(self, key_id: str, witness_bytes: bytes | None = None, job_id: str = "", timeout: float | None = None,
                *, priority: int = 0, witnesses: list | None = None, inputs: list | None = None,
-               witness_paths: list | None = None, batch_verify: bool = False) -> str:
+               witness_paths: list | None = None, batch_verify: bool = False, deadline=None) -> str:
+        """Queue a job (see prove); its id. deadline as for prove."""
         if job_id:
             check_job_id(job_id)
         r = self._job(self.stub.Submit, self.stub.SubmitStream, key_id, job_id, priority, timeout, witness_bytes,
-                      witnesses, witness_paths, inputs, batch_verify)
+                      witnesses, witness_paths, inputs, batch_verify, deadline)
         return r.job_id
 
     # -- the witness transport -------------------------------------------------------------
 
     def _job(self, unary, stream, key_id, job_id, priority, timeout, witness_bytes, witnesses, paths, inputs,
-             batch_verify=False):
-        head = dict(key_id=key_id, job_id=job_id, priority=int(priority), batch_verify=bool(batch_verify))
+             batch_verify=False, deadline=None):
+        head = dict(key_id=key_id, job_id=job_id, priority=int(priority), batch_verify=bool(batch_verify),
+                    **deadline_fields(deadline))
         if inputs:
             self.last_transport = "inputs"
             return self._call(unary, pb.ProveRequest(**head, inputs_json=[x if isinstance(x, str) else json.dumps(x)
@@ -360,6 +398,18 @@ class Client:
     def cancel(self, job_id: str, timeout: float | None = None) -> tuple[str, bool]:
         r = self._call(self.stub.Cancel, pb.CancelRequest(job_id=job_id), timeout)
         return pb.JobState.Name(r.state), r.cancelled
+
+    def list_jobs(self, states=(), key_id: str = "", limit: int = 0, timeout: float | None = None) -> list[dict]:
+        """The caller's jobs (an admin token's: everyone's), newest first, as dicts (JobInfo's fields, state by
+        name); states: names (QUEUED RUNNING COMPLETED FAILED CANCELLED EXPIRED) to keep, none: all."""
+        codes = []
+        for st in states:
+            try:
+                codes.append(pb.JobState.Value(str(st).upper()))
+            except ValueError:
+                raise InputError(f"state {st!r}: one of QUEUED RUNNING COMPLETED FAILED CANCELLED EXPIRED") from None
+        r = self._call(self.stub.ListJobs, pb.ListJobsRequest(states=codes, key_id=key_id, limit=int(limit)), timeout)
+        return [to_dict(j) for j in r.jobs]
 
     # -- aggregation --------------------------------------------------------------------
 

@@ -18,9 +18,11 @@
              committed and the spool file is removed. Done by a writer thread: the engine
              reports endings under its own lock, which must not wait for a disk.
     recover  at start: every row still QUEUED or RUNNING is submitted again from its spool
-             file, under its own id (the daemon was killed, or stopped before it finished).
-    lookup   Await / Cancel of a job the engine no longer holds read its row; finished rows
-             are deleted after [daemon] result_retention.
+             file, under its own id (the daemon was killed, or stopped before it finished), with
+             its deadline (spooled as an absolute time); one whose deadline passed meanwhile is
+             recorded EXPIRED and never runs.
+    lookup   Await / Cancel of a job the engine no longer holds read its row, ListJobs its rows;
+             finished rows are deleted after [daemon] result_retention.
 
 Jobs cancelled by a shutdown's drain timeout are not recorded as cancelled: they stay
 QUEUED and run after the next start. The spool is bounded by [daemon] spool_max (a job
@@ -56,7 +58,7 @@ CREATE TABLE IF NOT EXISTS jobs (
     key_id TEXT NOT NULL,
     client TEXT NOT NULL,
     priority INTEGER NOT NULL,
-    state TEXT NOT NULL,            -- QUEUED (accepted, not finished), COMPLETED, FAILED, CANCELLED
+    state TEXT NOT NULL,            -- QUEUED (accepted, not finished), COMPLETED, FAILED, CANCELLED, EXPIRED
     submitted REAL NOT NULL,        -- Unix time
     finished REAL,
     spool TEXT,                     -- the request's file in the spool directory (while unfinished)
@@ -64,7 +66,8 @@ CREATE TABLE IF NOT EXISTS jobs (
     runs INTEGER NOT NULL DEFAULT 1,  -- 1 + times re-run after a restart
     error TEXT NOT NULL DEFAULT '',
     error_kind TEXT NOT NULL DEFAULT '',
-    result BLOB                     -- snarkd.v1.ProveReply bytes (COMPLETED)
+    result BLOB,                    -- snarkd.v1.ProveReply bytes (COMPLETED)
+    name TEXT NOT NULL DEFAULT ''   -- the id its client knows it by, when not `id` (per-token ids: service.py)
 );
 CREATE INDEX IF NOT EXISTS jobs_finished ON jobs(finished);
 """
@@ -84,6 +87,7 @@ class Row:
     error: str
     error_kind: str
     result: bytes | None
+    name: str = ""  # the id its client knows it by ("" = id)
 
 
 def _write_new(path: Path, data) -> None:
@@ -128,6 +132,8 @@ class Journal:
             self.db.execute("PRAGMA journal_mode=WAL")
             self.db.execute("PRAGMA synchronous=FULL")
             self.db.executescript(SCHEMA)
+            if "name" not in {r[1] for r in self.db.execute("PRAGMA table_info(jobs)")}:  # a journal of before
+                self.db.execute("ALTER TABLE jobs ADD COLUMN name TEXT NOT NULL DEFAULT ''")
         except (OSError, sqlite3.Error) as exc:
             raise DaemonError(f"cannot open [daemon] journal {self.path}: {exc}") from None
         self.spool_used = self._one("SELECT COALESCE(SUM(spool_bytes), 0) FROM jobs WHERE state IN (?, ?)", PENDING)
@@ -210,8 +216,9 @@ class Journal:
 
     # ------------------------------------------------------------------ accept
 
-    def accept(self, job_id: str, key_id: str, client: str, priority: int, request: bytes) -> None:
-        """Spool the request and record the job as QUEUED (committed when this returns)."""
+    def accept(self, job_id: str, key_id: str, client: str, priority: int, request: bytes, name: str = "") -> None:
+        """Spool the request and record the job as QUEUED (committed when this returns); name: the id its client
+        knows it by, when not job_id."""
         n = len(request)
         with self._lock:
             if self.spool_used + n > self.spool_max:
@@ -223,9 +230,9 @@ class Journal:
         try:
             atomic_write_bytes(spool, request)
             with self._lock:
-                self.db.execute("INSERT INTO jobs (id, key_id, client, priority, state, submitted, spool, spool_bytes)"
-                                " VALUES (?, ?, ?, ?, 'QUEUED', ?, ?, ?)",
-                                (job_id, key_id, client, int(priority), time.time(), spool.name, n))
+                self.db.execute("INSERT INTO jobs (id, key_id, client, priority, state, submitted, spool, spool_bytes, "
+                                "name) VALUES (?, ?, ?, ?, 'QUEUED', ?, ?, ?, ?)",
+                                (job_id, key_id, client, int(priority), time.time(), spool.name, n, name))
         except sqlite3.IntegrityError:
             self._unspool(spool, n)
             raise AlreadyExists(f"job id {job_id!r} is already in use") from None
@@ -344,13 +351,21 @@ class Journal:
     def lookup(self, job_id: str) -> Row | None:
         with self._lock:
             r = self.db.execute("SELECT id, key_id, client, priority, state, submitted, finished, spool, runs, error, "
-                                "error_kind, result FROM jobs WHERE id = ?", (job_id,)).fetchone()
+                                "error_kind, result, name FROM jobs WHERE id = ?", (job_id,)).fetchone()
         return self._row(r) if r else None
+
+    def named(self, name: str) -> list[Row]:
+        """Rows of jobs whose client knows them as `name` (an admin's look-up across tokens)."""
+        with self._lock:
+            rs = self.db.execute("SELECT id, key_id, client, priority, state, submitted, finished, spool, runs, error, "
+                                 "error_kind, result, name FROM jobs WHERE name = ? OR (name = '' AND id = ?)",
+                                 (name, name)).fetchall()
+        return [self._row(r) for r in rs]
 
     def unfinished(self) -> list[Row]:
         with self._lock:
             rs = self.db.execute("SELECT id, key_id, client, priority, state, submitted, finished, spool, runs, error, "
-                                 "error_kind, result FROM jobs WHERE state IN (?, ?) ORDER BY submitted",
+                                 "error_kind, result, name FROM jobs WHERE state IN (?, ?) ORDER BY submitted",
                                  PENDING).fetchall()
         return [self._row(r) for r in rs]
 
@@ -363,6 +378,26 @@ class Journal:
     def rerun(self, job_id: str) -> None:
         with self._lock:
             self.db.execute("UPDATE jobs SET runs = runs + 1 WHERE id = ?", (job_id,))
+
+    def rows(self, client: str | None, key_id: str = "", states=(), limit: int = 0) -> list[Row]:
+        """Rows for ListJobs, newest first: of `client` (None: anyone's), of key_id ("": any), in one of
+        `states` (none: any), at most `limit` (0: all). Without their results."""
+        sql, args = ("SELECT id, key_id, client, priority, state, submitted, finished, spool, runs, error, "
+                     "error_kind, NULL, name FROM jobs WHERE 1"), []
+        if client is not None:
+            sql, args = sql + " AND client = ?", args + [client]
+        if key_id:
+            sql, args = sql + " AND key_id = ?", args + [key_id]
+        if states:
+            sql, args = sql + f" AND state IN ({', '.join('?' * len(states))})", args + list(states)
+        sql += " ORDER BY submitted DESC" + (" LIMIT ?" if limit else "")
+        with self._lock:
+            rs = self.db.execute(sql, args + ([int(limit)] if limit else [])).fetchall()
+        return [self._row(r) for r in rs]
+
+    def expire_now(self, job_id: str, error: str) -> None:
+        """A job whose deadline passed while the daemon was down: recorded EXPIRED, never run."""
+        self._finish(job_id, "EXPIRED", error, "expired", None)
 
     def fail_now(self, job_id: str, error: str) -> None:
         """A job that cannot be re-run after a restart (its key is gone, its spool unreadable)."""

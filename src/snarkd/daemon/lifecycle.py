@@ -351,11 +351,25 @@ def format_status(st: dict) -> str:
     else:
         lines.append("keys: none loaded")
     lines.append(f"jobs: {st['queued']} queued, {st['in_flight']} in flight, {st['completed']} completed, "
-                 f"{st['failed']} failed, {st['cancelled']} cancelled")
+                 f"{st['failed']} failed, {st['cancelled']} cancelled, {st.get('expired', 0)} expired")
+    lines += _eta_lines(st.get("engine_json", ""))
     lines.append(f"memory: RSS {_mib(st['rss_bytes'])}, peak {_mib(st['peak_rss_bytes'])}")
     lines.append(f"workers: {st['workers']}, devices: {', '.join(st['devices']) or 'auto'}")
     lines += _cluster_lines(st.get("engine_json", ""))
     return "\n".join(lines)
+
+
+def _eta_lines(engine_json: str) -> list[str]:
+    """The completion model deadlines are admitted by (engine/eta.py): the backlog and each key's service time."""
+    try:
+        eta = json.loads(engine_json or "{}").get("eta")
+    except ValueError:
+        return []
+    if not eta:
+        return []
+    keys = ", ".join(f"{k} {v:.3g}s, then {eta['interval_s'][k]:.3g}s each ({eta['samples'].get(k, 0)} measured)"
+                     for k, v in sorted(eta["latency_s"].items()))
+    return [f"deadlines: backlog ~{eta['backlog_s']:.3g}s; per key, a partition's latency: {keys or 'none measured yet'}"]
 
 
 def _cluster_lines(engine_json: str) -> list[str]:

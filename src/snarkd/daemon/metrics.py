@@ -1,6 +1,7 @@
 """Prometheus metrics and `/status` JSON over HTTP, beside the gRPC port (`[daemon] status_listen`).
 
-    GET /metrics   Prometheus text (prometheus-client): proofs completed/failed/cancelled,
+    GET /metrics   Prometheus text (prometheus-client): proofs completed/failed/cancelled/expired, the
+                   completion model (deadlines: backlog, per-key latency and interval),
                    phase-duration histograms (per partition, label phase), queue depths,
                    jobs and partitions in flight, memory budget used/peak, device busy seconds,
                    RSS, keys (residency per place, evictions, reloads, the key budget, per key);
@@ -34,6 +35,9 @@ AGGREGATION_RESULTS = ("completed", "rejected", "busy", "failed")
 JOB_COUNTERS = (("snarkd_proofs_completed", "completed", "Jobs completed"),
                 ("snarkd_proofs_failed", "failed", "Jobs failed"),
                 ("snarkd_proofs_cancelled", "cancelled", "Jobs cancelled"),
+                ("snarkd_proofs_expired", "expired", "Jobs whose deadline passed (EXPIRED: never started, or stopped)"),
+                ("snarkd_deadline_refused", "deadline_refused", "Submits refused: the completion estimate missed "
+                 "their deadline"),
                 ("snarkd_proofs_submitted", "submitted", "Jobs accepted"),
                 ("snarkd_requests_rejected", "rejected", "Requests refused at submit"),
                 ("snarkd_partitions_completed", "partitions_completed", "Partitions proved"),
@@ -115,6 +119,19 @@ class _Collector:
         yield g
         yield GaugeMetricFamily("snarkd_jobs_queued", "Jobs not started", value=jobs.queued)
         yield GaugeMetricFamily("snarkd_in_flight", "Jobs running", value=jobs.running)
+        eta = st.eta  # the completion model deadlines are admitted by (engine/eta.py)
+        yield GaugeMetricFamily("snarkd_eta_backlog_seconds", "Estimated wait of a new priority-0 job (the intervals "
+                                "of the partitions ahead)", value=eta.backlog_s)
+        g = GaugeMetricFamily("snarkd_eta_latency_seconds", "Per key: a partition's admission to proof (EWMA)",
+                              labels=["key"])
+        for k, v in sorted(eta.latency_s.items()):
+            g.add_metric([k], v)
+        yield g
+        g = GaugeMetricFamily("snarkd_eta_interval_seconds", "Per key: pipeline time per partition once full (its "
+                              "busiest stage's work over that stage's workers)", labels=["key"])
+        for k, v in sorted(eta.interval_s.items()):
+            g.add_metric([k], v)
+        yield g
         yield GaugeMetricFamily("snarkd_partitions_in_flight", "Partitions admitted and not finished",
                                 value=st.partitions_in_flight)
         mem = st.memory

@@ -265,9 +265,10 @@ class Server:
         if self.journal is not None:
             rec = self.service.recover()
             self.journal.start()
-            if rec["rerun"] or rec["failed"] or rec["orphans"]:
-                self.log.info("journal: %d unfinished job(s) submitted again, %d could not be (failed), %d orphan "
-                              "spool file(s) removed", rec["rerun"], rec["failed"], rec["orphans"])
+            if rec["rerun"] or rec["failed"] or rec["orphans"] or rec["expired"]:
+                self.log.info("journal: %d unfinished job(s) submitted again, %d could not be (failed), %d past "
+                              "their deadline (expired), %d orphan spool file(s) removed", rec["rerun"], rec["failed"],
+                              rec["expired"], rec["orphans"])
 
     def _serve_status(self, tokens) -> None:
         """GET /metrics and /status on [daemon] status_listen, when set."""

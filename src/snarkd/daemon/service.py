@@ -3,16 +3,20 @@
 Every failure a client can cause becomes a gRPC status with a message that
 names what was wrong (INVALID_ARGUMENT, NOT_FOUND, ALREADY_EXISTS, UNAVAILABLE,
 RESOURCE_EXHAUSTED naming the limit, UNAUTHENTICATED, PERMISSION_DENIED naming
-the rule); only bugs become INTERNAL. A bad request never takes the daemon down.
+the rule, DEADLINE_EXCEEDED with the completion estimate or the job's expiry); only
+bugs become INTERNAL. A bad request never takes the daemon down.
 
 Each method declares the role it needs (`@rpc` = prove, `@rpc(role=ADMIN)`); the
 Gate (security.py) names the caller. With tokens on, a job belongs to the token
-that submitted it: another prove token cannot await or cancel it (admin can).
+that submitted it: another prove token cannot await, cancel or list it (admin can),
+and job ids are per token (`JobIds`): two tokens may each name a job "j1", and no
+answer tells one token whether an id is another's.
 Accepted jobs are journaled (journal.py) before the client hears their id or result.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import os
@@ -36,15 +40,18 @@ from snarkd.formats.wtns import wtns_bytes
 from snarkd.engine import (CANCELLED, COMPLETED, FAILED, QUEUED, RUNNING, AlreadyExists, Busy, KeyStore, NotFound,
                            PermissionDenied, TooLarge, Unavailable)
 from snarkd.engine.contract import ProvingEngine
-from snarkd.engine.errors import KeyChanged, NotReady
+from snarkd.engine.errors import DeadlineExceeded, KeyChanged, NotReady
+from snarkd.engine.jobs import EXPIRED
 from snarkd.engine.jobtable import no_such_job
 from snarkd.errors import InputError, SnarkdError
 from snarkd.formats import json_text
-from snarkd.ids import KEY_ID_RULE, check_job_id, is_key_id, new_job_id
+from snarkd.ids import KEY_ID_RULE, MAX_ID, check_job_id, is_job_id, is_key_id, new_job_id
 
 log = logging.getLogger("snarkd")
 
-STATE = {QUEUED: pb.QUEUED, RUNNING: pb.RUNNING, COMPLETED: pb.COMPLETED, FAILED: pb.FAILED, CANCELLED: pb.CANCELLED}
+STATE = {QUEUED: pb.QUEUED, RUNNING: pb.RUNNING, COMPLETED: pb.COMPLETED, FAILED: pb.FAILED, CANCELLED: pb.CANCELLED,
+         EXPIRED: pb.EXPIRED}
+STATE_NAME = {v: k for k, v in STATE.items()}
 MAX_DETAILS = 2000  # characters of a status message: it travels in an HTTP/2 trailer (limit ~8 KiB)
 RESUMES = ("the daemon is shutting down before job {id} finished; the job is journaled and runs again when the "
            "daemon restarts: Await it then")
@@ -90,6 +97,8 @@ def rpc(method=None, *, role: str = PROVE):
             code, msg = grpc.StatusCode.UNAVAILABLE, str(exc)
         except (TooLarge, Busy) as exc:
             code, msg = grpc.StatusCode.RESOURCE_EXHAUSTED, str(exc)
+        except DeadlineExceeded as exc:
+            code, msg = grpc.StatusCode.DEADLINE_EXCEEDED, str(exc)
         except InputError as exc:
             code, msg = grpc.StatusCode.INVALID_ARGUMENT, str(exc)
         except Exception as exc:
@@ -214,6 +223,62 @@ def inline_witnesses(request) -> tuple:
     return fields.get("witness", b""), list(fields.get("witnesses", ()))
 
 
+def shown(job) -> str:
+    """The id a job's client knows it by (a Job or a journal Row): its per-token name, else its id."""
+    return job.name or job.id
+
+
+class JobIds:
+    """Per-token job ids. With tokens on, the id a client names ("name") is its token's own: the engine and the
+    journal hold the job under `engine_id(token, name)`, a tag of the token's name before it, so another token's
+    "j1" is another job, and Submit's ALREADY_EXISTS only ever says that the caller's own id is taken (it used to
+    tell one tenant that another's id existed). Replies, ListJobs and errors show the name. An admin token reaches
+    another token's job as "TOKEN/NAME" ("/" is in no job id), or by its name alone when one token only has a job
+    of that name (ProverService._any_token). Without tokens (one tenant) ids are global as they
+    always were: the engine id is the name."""
+
+    def __init__(self, scoped: bool):
+        self.scoped = scoped
+
+    def engine_id(self, client: str, name: str) -> str:
+        if not self.scoped:
+            return name
+        tag = "t" + hashlib.sha256(client.encode("utf-8", "surrogateescape")).hexdigest()[:12] + "."
+        if len(tag) + len(name) <= MAX_ID:
+            return tag + name
+        return tag + "h" + hashlib.sha256(name.encode("utf-8", "surrogateescape")).hexdigest()[:40]
+
+    def lookup(self, who: Principal, job_id: str) -> str:
+        """The engine id a caller means by job_id: its own job of that name; an admin's "TOKEN/NAME": that token's."""
+        if self.scoped and who.may(ADMIN) and "/" in job_id:
+            client, _, name = job_id.rpartition("/")
+            return self.engine_id(client, name)
+        return self.engine_id(who.name, job_id)
+
+
+def request_deadline(request) -> float | None:
+    """A ProveRequest's deadline as seconds from now (None: none); InputError naming the field when it is bad."""
+    rel, absolute = request.deadline_s, request.deadline_unix
+    for name, v in (("deadline_s", rel), ("deadline_unix", absolute)):
+        if v != v or v in (float("inf"), float("-inf")) or v < 0:
+            raise InputError(f"{name}: expected a finite number of seconds >= 0 (0: no deadline), got {v!r}")
+    if rel and absolute:
+        raise InputError("give deadline_s (seconds from now) or deadline_unix (an absolute time), not both")
+    if rel:
+        return rel
+    if absolute:
+        return absolute - time.time()
+    return None
+
+
+def job_info(job, client: str = "") -> pb.JobInfo:
+    """A job the engine holds, for ListJobs; client: its submitter, shown to admin callers only."""
+    finished = job.submitted_wall + (job.finished - job.submitted) if job.finished else 0.0
+    return pb.JobInfo(job_id=shown(job), key_id=job.key.id, state=STATE.get(job.state, 0), priority=job.priority,
+                      partitions=len(job.partitions), done=job.n_done, submitted_unix=job.submitted_wall,
+                      finished_unix=finished, deadline_unix=job.deadline_wall, error=job.error, client=client)
+
+
 def key_info(lk) -> pb.KeyInfo:
     return key_message(lk.status())
 
@@ -227,7 +292,7 @@ def prove_reply(job) -> pb.ProveReply:
             timings_ms={k: float(v) for k, v in p.timings.items()},
             spans=[pb.Span(stage=s["stage"], worker=s["worker"], start=s["start"], end=s["end"]) for s in p.spans]))
     return pb.ProveReply(
-        job_id=job.id,
+        job_id=shown(job),
         proof_json=parts[0].proof_json,
         public_json=parts[0].public_json,
         timings_ms={k: float(v) for k, v in job.timings.items()},
@@ -249,6 +314,7 @@ class ProverService(pb_grpc.ProverServicer):
         self.quota = ClientQuota(max_per_client)
         self._calls = threading.local()
         self._user_cancelled: set[str] = set()  # ended by Cancel or a departed Prove client, not by a shutdown
+        self.ids = JobIds(scoped=self.gate.tokens is not None)
         self.metrics = DaemonMetrics(engine, self.snapshot)
         engine.observers.append(self)
         self.aggregator = aggregator or Aggregator(rule=keys.rule)  # the Aggregate RPC's worker threads
@@ -326,10 +392,15 @@ class ProverService(pb_grpc.ProverServicer):
             return exc.with_traceback(None)  # its frames hold the request's bytes
         return None
 
-    def _engine_submit(self, request, job_id: str, witnesses=None, inline=None):
-        """The one place a ProveRequest becomes an engine job (also for jobs re-run from the journal);
-        `witnesses` when they came another way than the request (a stream, or paths read already); `inline`:
-        inline_witnesses(request) when the caller took them already."""
+    def _engine_submit(self, request, job_id: str, witnesses=None, inline=None, rerun: bool = False,
+                       arrived: float | None = None):
+        """The one place a ProveRequest becomes an engine job (also for jobs re-run from the journal: `rerun`,
+        their deadline not judged by the estimate again); `witnesses` when they came another way than the
+        request (a stream, or paths read already); `inline`: inline_witnesses(request) when the caller took
+        them already; `arrived`: when the request came (monotonic), which a relative deadline counts from."""
+        deadline_s = request_deadline(request)
+        if deadline_s is not None and arrived is not None and request.deadline_s:
+            deadline_s -= time.monotonic() - arrived  # the witnesses' reading came out of it
         if not request.key_id:
             raise InputError("the request names no key id")
         single, many = inline if inline is not None else inline_witnesses(request)
@@ -342,14 +413,18 @@ class ProverService(pb_grpc.ProverServicer):
             check_inline([len(w) for w in ([single] if single else many)], request.key_id, self._n_vars(request.key_id))
         return self.engine.submit(request.key_id, single or None, job_id, witnesses=witnesses or many,
                                   inputs=list(request.inputs_json), priority=request.priority,
-                                  batch_verify=request.batch_verify)
+                                  batch_verify=request.batch_verify, deadline_s=deadline_s,
+                                  admit_by_estimate=not rerun)
 
-    def _journal_copy(self, request, job_id: str, witnesses, kept: list[str]):
+    def _journal_copy(self, request, job, witnesses, kept: list[str]):
         """What the journal keeps to run the job again: the request itself, naming the journal's own copies of
-        by-reference witnesses instead of the paths the client gave; streamed witnesses inline."""
+        by-reference witnesses instead of the paths the client gave; streamed witnesses inline; its deadline
+        as the absolute time it became at submit (a restart does not move it)."""
         keep = pb.ProveRequest()
         keep.CopyFrom(request)
-        keep.job_id = job_id
+        keep.job_id = shown(job)
+        keep.ClearField("deadline_s")
+        keep.deadline_unix = job.deadline_wall
         if kept:
             del keep.witness_paths[:]
             keep.witness_paths.extend(kept)
@@ -377,24 +452,28 @@ class ProverService(pb_grpc.ProverServicer):
         else:
             streamed = witnesses
         client = self.caller().name
-        job_id = request.job_id or new_job_id()
+        name = request.job_id or new_job_id()
+        job_id = self.ids.engine_id(client, name)  # the caller's own id space (JobIds)
         try:
             self.quota.take(client, job_id)
             try:
                 if self.journal is not None:  # the id free, the spool with room: else refused before the engine
                     self.journal.claim(job_id, request.ByteSize() + sum(len(r.data) for r in received))
                 try:
-                    job = self._engine_submit(request, job_id, witnesses, inline)
+                    job = self._engine_submit(request, job_id, witnesses, inline, arrived=arrived)
                 except BaseException:
                     if self.journal is not None:
                         self.journal.release(job_id, accepted=False)
                     raise
                 job.admission_ms = (time.monotonic() - arrived) * 1000
+                job.name = name if name != job_id else ""
                 if self.journal is not None:  # while the engine works on it; nobody hears of the job before
                     self._journal(job, request, received, streamed, client)
             except BaseException:
                 self.quota.release(job_id)
                 raise
+        except AlreadyExists as exc:  # the caller's own id (JobIds): said with the name it gave
+            raise AlreadyExists(str(exc).replace(repr(job_id), repr(name))) from None
         finally:
             for r in received:  # read (kept by the journal as a copy, or renamed into it: then gone already)
                 if r.spooled is not None:
@@ -410,7 +489,7 @@ class ProverService(pb_grpc.ProverServicer):
         try:
             kept = self.journal.keep(job.id, [(r.spooled if not r.linked else None, r.data) for r in received])
             self.journal.accept(job.id, request.key_id, client, request.priority,
-                                self._journal_copy(request, job.id, streamed, kept))
+                                self._journal_copy(request, job, streamed, kept), name=job.name)
         except BaseException:
             self.journal.discard(kept)
             self.journal.release(job.id, accepted=False)
@@ -429,7 +508,7 @@ class ProverService(pb_grpc.ProverServicer):
 
     def recover(self) -> dict:
         """Submit again every journaled job that had not finished (at start, before serving)."""
-        out = {"rerun": 0, "failed": 0, "orphans": 0}
+        out = {"rerun": 0, "failed": 0, "orphans": 0, "expired": 0}
         if self.journal is None:
             return out
         out["orphans"] = self.journal.orphans()
@@ -437,7 +516,12 @@ class ProverService(pb_grpc.ProverServicer):
         for row in self.journal.unfinished():
             try:
                 req = pb.ProveRequest.FromString(self.journal.request_bytes(row))
-                job = self._engine_submit(req, row.id, self._rerun_witnesses(req))
+                if req.deadline_unix and req.deadline_unix <= time.time():  # never started again
+                    self.journal.expire_now(row.id, "expired: its deadline passed while the daemon was down")
+                    log.warning("journal: job %s expired while the daemon was down; not re-run", row.id)
+                    out["expired"] += 1
+                    continue
+                job = self._engine_submit(req, row.id, self._rerun_witnesses(req), rerun=True)
             except (OSError, DecodeError, SnarkdError) as exc:
                 why = f"not re-run after the restart: {exc}"
                 if isinstance(exc, NotFound):
@@ -446,7 +530,7 @@ class ProverService(pb_grpc.ProverServicer):
                 log.warning("journal: job %s %s", row.id, why)
                 out["failed"] += 1
                 continue
-            job.client = row.client
+            job.client, job.name = row.client, row.name
             self.quota.take(row.client, row.id, force=True)
             self.journal.rerun(row.id)
             out["rerun"] += 1
@@ -459,17 +543,43 @@ class ProverService(pb_grpc.ProverServicer):
             raise no_such_job(job_id)
 
     def _find(self, job_id: str):
-        """The engine's job, or else the journal's row (a job finished before a restart, or long ago)."""
+        """The engine's job, or else the journal's row (a job finished before a restart, or long ago), that the
+        caller means by job_id (its own: JobIds; an admin's, else the one job of another token with that id)."""
+        who = self.caller()
+        real = self.ids.lookup(who, job_id) if is_job_id(job_id.rpartition("/")[2]) else job_id
+        found = self._get(real)
+        if found is None and real != job_id and is_job_id(job_id):
+            old = self._get(job_id)  # journaled before ids were per token: under the id its client gave
+            if old is not None and not old.name and (getattr(old, "client", "") == who.name or who.may(ADMIN)):
+                found = old
+        if found is None:
+            admin = self.ids.scoped and who.may(ADMIN)
+            if admin and "/" not in job_id and is_job_id(job_id):
+                return self._any_token(job_id)
+            raise no_such_job(job_id.rpartition("/")[2] if admin else job_id)
+        self._owned(getattr(found, "client", ""), job_id)
+        return found
+
+    def _get(self, job_id: str):
+        """The engine's job of that (engine) id, else the journal's row, else None."""
         try:
-            job = self.engine.get(job_id)
+            return self.engine.get(job_id)
         except NotFound:
-            row = self.journal.lookup(job_id) if self.journal is not None and job_id else None
-            if row is None:
-                raise
-            self._owned(row.client, job_id)
-            return row
-        self._owned(getattr(job, "client", ""), job_id)
-        return job
+            return self.journal.lookup(job_id) if self.journal is not None and job_id else None
+
+    def _any_token(self, name: str):
+        """An admin's job id that is not its own: the job of whichever token named it so (NotFound when none;
+        InputError when several did: then TOKEN/NAME says which)."""
+        found = {j.id: j for j in self.engine.jobs() if shown(j) == name}
+        if self.journal is not None:
+            for row in self.journal.named(name):
+                found.setdefault(row.id, row)
+        if not found:
+            raise no_such_job(name)
+        if len(found) > 1:
+            owners = ", ".join(sorted(getattr(j, "client", "") or "?" for j in found.values()))
+            raise InputError(f"job id {name!r} is used by several tokens ({owners}): name one as TOKEN/{name}")
+        return next(iter(found.values()))
 
     def _streamed(self, chunks):
         request, witnesses = self.transport.assemble(chunks, self._n_vars, self.engine.config.max_partitions)
@@ -483,10 +593,10 @@ class ProverService(pb_grpc.ProverServicer):
             if not context.is_active():  # the client went away or cancelled
                 if job.named:  # the client named the job, so it can fetch the result with Await: keep going
                     log.info("the client of Prove went away; job %s goes on (Await fetches it)", job.id)
-                    return pb.ProveReply(job_id=job.id)
+                    return pb.ProveReply(job_id=shown(job))
                 self._user_cancelled.add(job.id)
                 self.engine.cancel(job.id, "cancelled: the client of Prove went away")
-                return pb.ProveReply(job_id=job.id)
+                return pb.ProveReply(job_id=shown(job))
         if job.state == COMPLETED:
             self._durable(job)
             return prove_reply(job)
@@ -495,10 +605,12 @@ class ProverService(pb_grpc.ProverServicer):
         if job.state == FAILED and job.error_kind == "key":  # its key's file changed under it (KeyStore.spoiled)
             raise Abort(grpc.StatusCode.ABORTED, job.error)
         if self._resumes(job):
-            raise Abort(grpc.StatusCode.UNAVAILABLE, RESUMES.format(id=job.id))
+            raise Abort(grpc.StatusCode.UNAVAILABLE, RESUMES.format(id=shown(job)))
+        if job.state == EXPIRED:
+            raise Abort(grpc.StatusCode.DEADLINE_EXCEEDED, f"job {shown(job)}: {job.error}")
         if job.state == CANCELLED:
-            raise Abort(grpc.StatusCode.CANCELLED, f"job {job.id}: {job.error}")
-        raise Abort(grpc.StatusCode.INTERNAL, f"job {job.id}: {job.error}")
+            raise Abort(grpc.StatusCode.CANCELLED, f"job {shown(job)}: {job.error}")
+        raise Abort(grpc.StatusCode.INTERNAL, f"job {shown(job)}: {job.error}")
 
     @rpc
     def Prove(self, request, context):
@@ -506,7 +618,7 @@ class ProverService(pb_grpc.ProverServicer):
 
     @rpc
     def Submit(self, request, context):
-        return pb.SubmitReply(job_id=self._submit(request).id)
+        return pb.SubmitReply(job_id=shown(self._submit(request)))
 
     @rpc
     def ProveStream(self, request_iterator, context):
@@ -514,7 +626,7 @@ class ProverService(pb_grpc.ProverServicer):
 
     @rpc
     def SubmitStream(self, request_iterator, context):
-        return pb.SubmitReply(job_id=self._streamed(request_iterator).id)
+        return pb.SubmitReply(job_id=shown(self._streamed(request_iterator)))
 
     @rpc
     def Await(self, request, context):
@@ -525,10 +637,10 @@ class ProverService(pb_grpc.ProverServicer):
         while not job.done.is_set():
             left = 0.25 if deadline is None else min(0.25, deadline - time.monotonic())
             if left <= 0 or not context.is_active():
-                return pb.AwaitReply(state=pb.TIMEOUT, error=f"job {job.id} is {job.state.lower()}")
+                return pb.AwaitReply(state=pb.TIMEOUT, error=f"job {shown(job)} is {job.state.lower()}")
             job.done.wait(left)
         if self._resumes(job):
-            raise Abort(grpc.StatusCode.UNAVAILABLE, RESUMES.format(id=job.id))
+            raise Abort(grpc.StatusCode.UNAVAILABLE, RESUMES.format(id=shown(job)))
         reply = pb.AwaitReply(state=STATE[job.state], error=job.error)
         if job.state == COMPLETED:
             self._durable(job)
@@ -542,7 +654,7 @@ class ProverService(pb_grpc.ProverServicer):
 
     def _row_reply(self, row: Row) -> pb.AwaitReply:
         if row.state not in STATE:  # journaled but not running: only between a restart and its recovery
-            return pb.AwaitReply(state=pb.TIMEOUT, error=f"job {row.id} is {row.state.lower()}")
+            return pb.AwaitReply(state=pb.TIMEOUT, error=f"job {shown(row)} is {row.state.lower()}")
         reply = pb.AwaitReply(state=STATE[row.state], error=row.error)
         if row.state == COMPLETED and row.result:
             reply.result.ParseFromString(row.result)
@@ -558,6 +670,38 @@ class ProverService(pb_grpc.ProverServicer):
         if not cancelled:
             self._user_cancelled.discard(job.id)
         return pb.CancelReply(state=STATE[state], cancelled=cancelled)
+
+    @rpc
+    def ListJobs(self, request, context):
+        """The caller's jobs (admin: all), newest first: the engine's, then the journal's finished ones."""
+        states = set()
+        for i, st in enumerate(request.states):
+            if st not in STATE_NAME:
+                raise InputError(f"states[{i}]: {pb.JobState.Name(st) if st in pb.JobState.values() else st} is "
+                                 f"not a job state a job can be in (one of {', '.join(STATE)})")
+            states.add(STATE_NAME[st])
+        if request.key_id and not is_key_id(request.key_id):
+            raise InputError(f"key_id: key ids may use {KEY_ID_RULE}")
+        who = self.caller()
+        everyone = self.gate.tokens is None or who.may(ADMIN)
+        client = None if everyone else who.name
+        out, seen = [], set()
+        for job in self.engine.jobs():
+            seen.add(job.id)
+            owner = getattr(job, "client", "")
+            if (client is not None and owner != client) or (states and job.state not in states) or \
+                    (request.key_id and job.key.id != request.key_id):
+                continue
+            out.append(job_info(job, owner if everyone else ""))
+        if self.journal is not None:
+            for row in self.journal.rows(client, request.key_id, sorted(states), request.limit):
+                if row.id not in seen:
+                    out.append(pb.JobInfo(job_id=shown(row), key_id=row.key_id, state=STATE.get(row.state, 0),
+                                          priority=row.priority, submitted_unix=row.submitted,
+                                          finished_unix=row.finished or 0.0, error=row.error,
+                                          client=row.client if everyone else ""))
+        out.sort(key=lambda j: j.submitted_unix, reverse=True)
+        return pb.ListJobsReply(jobs=out[:request.limit] if request.limit else out)
 
     # -- aggregation --------------------------------------------------------------------
 

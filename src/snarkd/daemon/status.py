@@ -79,7 +79,8 @@ def status_derived(s: DaemonStatus) -> dict:
     """StatusReply's fields that summarize the engine record (the rest carry DaemonStatus's by name)."""
     es = s.engine
     return {"queued": es.jobs.queued, "in_flight": es.jobs.running, "completed": es.jobs.completed,
-            "failed": es.jobs.failed, "cancelled": es.jobs.cancelled, "workers": es.workers["synthesis"].alive,
+            "failed": es.jobs.failed, "cancelled": es.jobs.cancelled, "expired": es.jobs.expired,
+            "workers": es.workers["synthesis"].alive,
             "engine_json": json.dumps(as_json(es)), "memory_budget_bytes": es.memory.budget,
             "memory_used_bytes": es.memory.used, "memory_peak_bytes": es.memory.peak,
             "device_busy_s": {d.name: d.busy_s for d in es.devices}}
@@ -89,7 +90,7 @@ def status_derived(s: DaemonStatus) -> dict:
 MESSAGES = {
     KeyDevice: (pb.KeyDevice, (), ()),
     KeyStatus: (pb.KeyInfo, (), ()),
-    DaemonStatus: (pb.StatusReply, ("queued", "in_flight", "completed", "failed", "cancelled", "workers",
+    DaemonStatus: (pb.StatusReply, ("queued", "in_flight", "completed", "failed", "cancelled", "expired", "workers",
                                     "engine_json", "memory_budget_bytes", "memory_used_bytes", "memory_peak_bytes",
                                     "device_busy_s"), ("engine",)),
 }
@@ -148,5 +149,5 @@ def prover_json(s: dict) -> dict:
     out = {k: v for k, v in s.items() if k in _PROVER_TOP}
     out["keys"] = [{f: k.get(f) for f in PROVER_KEY_FIELDS} for k in s.get("keys", [])]
     jobs = s.get("engine", {}).get("jobs", {})
-    out["jobs"] = {k: jobs.get(k) for k in ("queued", "running", "completed", "failed", "cancelled")}
+    out["jobs"] = {k: jobs.get(k) for k in ("queued", "running", "completed", "failed", "cancelled", "expired")}
     return out

@@ -9,7 +9,8 @@ import time
 
 from snarkd.engine.memory import MemoryBudget
 
-COUNTERS = ("submitted", "rejected", "completed", "failed", "cancelled", "partitions_completed", "self_verify_failed",
+COUNTERS = ("submitted", "rejected", "completed", "failed", "cancelled", "expired", "deadline_refused",
+            "partitions_completed", "self_verify_failed",
             # witnesses computed from inputs, by how (snarkd.witness.native): replayed natively, recorded
             # natively after a guard missed, on the wasm engine; and native witnesses whose proof failed
             # self-verification (recomputed on the wasm engine)

@@ -17,7 +17,7 @@ import time
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
-from snarkd.engine.errors import Unavailable
+from snarkd.engine.errors import DeadlineExceeded, InputError, Unavailable
 from snarkd.engine.jobs import Job
 from snarkd.engine.limits import check_request
 from snarkd.engine.requests import parse_partitions
@@ -44,11 +44,19 @@ class ProvingEngine(Protocol):
         """Start the workers; keys loaded before are ready for the first job."""
 
     def submit(self, key_id: str, witness=None, job_id: str = "", *, witnesses=None, inputs=None,
-               priority: int = 0, batch_verify: bool = False) -> Job:
+               priority: int = 0, batch_verify: bool = False, deadline_s: float | None = None,
+               admit_by_estimate: bool = True) -> Job:
         """Queue a job: witness / witnesses (.wtns bytes or Witness objects, one per partition) or inputs
         (input.json dicts or texts). batch_verify: its proofs are verified together, as one batch, instead of
-        each on its own (the engine; a cluster front's actors verify each partition). A bad request raises here
-        (InputError, NotFound, TooLarge, Busy, AlreadyExists, Unavailable), before anything is queued."""
+        each on its own (the engine; a cluster front's actors verify each partition). deadline_s: seconds from
+        now by which the job must have ended: refused (DeadlineExceeded, the estimate in its message) when the
+        completion model (engine/eta.py) says it cannot, or unless admit_by_estimate is off (a job re-run after
+        a restart), when it is already past; once accepted, it expires (state EXPIRED) when it passes. A bad
+        request raises here (InputError, NotFound, TooLarge, Busy, AlreadyExists, Unavailable,
+        DeadlineExceeded), before anything is queued."""
+
+    def jobs(self) -> list[Job]:
+        """The jobs it holds now (unfinished, and the last finished ones), in submission order (ListJobs)."""
 
     def get(self, job_id: str) -> Job:
         """The job (NotFound once it is older than the finished jobs kept)."""
@@ -78,6 +86,19 @@ class ProvingEngine(Protocol):
         """Every worker the engine started still runs."""
 
 
+def check_deadline(deadline_s) -> float | None:
+    """A job's deadline in seconds from now (None: none); InputError naming the field when not a number."""
+    if deadline_s is None:
+        return None
+    try:
+        d = float(deadline_s)
+    except (TypeError, ValueError):
+        raise InputError(f"deadline_s: expected seconds from now, got {deadline_s!r}") from None
+    if d != d or d in (float("inf"), float("-inf")):
+        raise InputError(f"deadline_s: expected a finite number of seconds, got {deadline_s!r}")
+    return d
+
+
 class EngineBase:
     """What Engine and ClusterEngine share. A subclass sets `config` (EngineConfig), `keys`, `book` (a
     JobTable) and `what` (for messages), and implements start, status, key_status and the hooks below."""
@@ -89,6 +110,8 @@ class EngineBase:
         self._stopping, self._force = threading.Event(), threading.Event()
         self._accepting, self._started = True, False
         self.t_start = time.monotonic()
+        self._reaper: threading.Thread | None = None  # expires jobs past their deadline (started by the first)
+        self._reaper_lock = threading.Lock()
 
     # -- hooks ----------------------------------------------------------------------------------
 
@@ -132,7 +155,10 @@ class EngineBase:
     # -- jobs -----------------------------------------------------------------------------------
 
     def submit(self, key_id: str, witness=None, job_id: str = "", *, witnesses=None, inputs=None,
-               priority: int = 0, batch_verify: bool = False) -> Job:
+               priority: int = 0, batch_verify: bool = False, deadline_s: float | None = None,
+               admit_by_estimate: bool = True) -> Job:
+        now, wall = time.monotonic(), time.time()
+        deadline_s = check_deadline(deadline_s)
         if not self.accepting:
             raise Unavailable(f"{self.what} is not accepting new proofs (it is shutting down)")
         lk, reload_ms = self.keys.checkout(key_id)  # reloads a key the key budget evicted
@@ -141,14 +167,55 @@ class EngineBase:
             parts = parse_partitions(lk, witness, witnesses, inputs)
             job = self.book.new_job(lk, job_id, priority)
             job.batch_verify = bool(batch_verify)
+            if deadline_s is not None:
+                self._admit_by_deadline(job, len(parts), deadline_s, now, admit_by_estimate)
+                job.deadline, job.deadline_wall = now + deadline_s, wall + deadline_s
             self._queue(job, parts, reload_ms)
         except BaseException:
             with self.book.cv:
                 self.book.count("rejected")
             self.keys.release(lk)
             raise
+        if job.deadline:
+            self._watch_deadlines()
         log.debug("job queued id=%s key=%s partitions=%d priority=%d", job.id, key_id, len(parts), job.priority)
         return job
+
+    def _admit_by_deadline(self, job: Job, n_parts: int, deadline_s: float, now: float, by_estimate: bool) -> None:
+        """DeadlineExceeded when the job cannot end within deadline_s (already past; or, by_estimate, the
+        completion model's estimate passes it); its estimate is kept on the job."""
+        with self.book.cv:
+            est = self.book.eta.estimate_locked(self.book.jobs.values(), job.key.id, n_parts, job.priority, now)
+            job.eta_s = est.seconds
+            late = deadline_s <= 0 or (by_estimate and est.seconds is not None and est.seconds > deadline_s)
+            if late:
+                self.book.count("deadline_refused")
+        if late:
+            what = "has already passed" if deadline_s <= 0 else f"is {deadline_s:.3g}s away"
+            raise DeadlineExceeded(f"deadline: the job cannot finish in time: its deadline {what}; "
+                                   f"{est.explain(job.key.id)}")
+
+    def _watch_deadlines(self) -> None:
+        """Start the thread that expires jobs past their deadline (once; it runs until the engine stops)."""
+        with self._reaper_lock:
+            if self._reaper is None:
+                self._reaper = threading.Thread(target=self._expire_loop, name="deadlines", daemon=True)
+                self._reaper.start()
+        with self.book.cv:
+            self.book.cv.notify_all()  # a nearer deadline than the one it waits for
+
+    def _expire_loop(self) -> None:
+        while not self._stopping.is_set():
+            with self.book.cv:
+                running, nxt = self.book.expire_due_locked(time.monotonic())
+                if not running:
+                    wait = 1.0 if nxt is None else min(1.0, max(0.0, nxt - time.monotonic()) + 0.001)
+                    self.book.cv.wait(wait)
+            if running:
+                self._cancelled(running)
+
+    def jobs(self) -> list[Job]:
+        return self.book.jobs_now()
 
     def get(self, job_id: str) -> Job:
         return self.book.get(job_id)

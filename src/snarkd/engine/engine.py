@@ -76,6 +76,10 @@ class Engine(EngineBase):
         self._device_q, self._final_q = stages.StageQueue(depth), stages.StageQueue(depth)
         # device stages at once per device: the backend's limit, else one per device worker
         self._device_slots = [threading.Semaphore(b.max_concurrent or c.workers_per_device) for b in self.devices]
+        slots = sum(b.max_concurrent or c.workers_per_device for b in self.devices)
+        workers = {"synthesis": c.synthesis_workers, "device": slots, "finalize": c.finalize_workers}
+        self.book.eta.stages = lambda: workers  # the completion model's stages and their workers (engine/eta.py)
+        self.book.finish_past_deadline = c.finish_past_deadline
         self.workers = stages.Workers({"synthesis": c.synthesis_workers, "device": len(self.devices) * c.workers_per_device,
                                        "finalize": c.finalize_workers})
 

@@ -1,6 +1,6 @@
 """Errors the engine raises to its callers (the gRPC service maps each to a status code)."""
 
-from snarkd.errors import DaemonError, InputError, PermissionDenied, SnarkdError  # noqa: F401 - re-exported
+from snarkd.errors import EXIT_DEADLINE, DaemonError, InputError, PermissionDenied, SnarkdError  # noqa: F401 - re-exported
 
 
 class NotFound(SnarkdError):
@@ -34,3 +34,10 @@ class NotReady(SnarkdError):
     Await says it has."""
 
     exit_code = 3
+
+
+class DeadlineExceeded(SnarkdError):
+    """A job refused at submit because it cannot finish by its deadline (the estimate, engine/eta.py, is in the
+    message; a deadline already past is refused too). The service answers DEADLINE_EXCEEDED; the CLI exits 6."""
+
+    exit_code = EXIT_DEADLINE

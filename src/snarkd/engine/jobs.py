@@ -10,7 +10,8 @@ from dataclasses import dataclass, field
 from snarkd.prover.timing import PhaseTimer
 
 QUEUED, RUNNING, COMPLETED, FAILED, CANCELLED = "QUEUED", "RUNNING", "COMPLETED", "FAILED", "CANCELLED"
-ENDED = (COMPLETED, FAILED, CANCELLED)
+EXPIRED = "EXPIRED"  # its deadline passed: never started (queued), or stopped at a stage boundary (running)
+ENDED = (COMPLETED, FAILED, CANCELLED, EXPIRED)
 
 
 class SpanTimer(PhaseTimer):
@@ -50,6 +51,7 @@ class Partition:
     exited: bool = False  # left the pipeline (finished or dropped)
     device_taken: bool = False  # a device stage has taken it (batching: not waited for again)
     t_ready: float = 0.0  # monotonic: when it entered its current queue
+    t_admitted: float = 0.0  # monotonic: when it was admitted (its service time runs from here: engine/eta.py)
 
     def record(self, stage: str, timer: SpanTimer, start: float, end: float) -> None:
         """A stage's phases, its total (ms) and its span (wall-clock seconds)."""
@@ -80,10 +82,14 @@ class Job:
     released: bool = False  # key released (all partitions left the pipeline)
     client: str = ""  # who submitted it (the daemon's token name or peer address)
     named: bool = False  # its id came from the client (who can then Await it after losing a Prove call)
+    name: str = ""  # the id its client knows it by, when not `id` (the daemon's per-token job ids) ("" = id)
     n_done: int = 0
     admission_ms: float = 0.0  # the daemon's, before the engine had the job: its witnesses taken (0 in process)
     batch_verify: bool = False  # its proofs verified together once all are proved (Engine._batch_verify)
     n_finalized: int = 0  # partitions whose proof is assembled (under the engine's lock): the last batch-verifies
+    deadline: float = 0.0  # monotonic: it must have ended by then, else it expires (0: no deadline)
+    deadline_wall: float = 0.0  # the same instant as Unix time (what the journal and ListJobs show)
+    eta_s: float | None = None  # the completion estimate at admission, seconds from submission (engine/eta.py)
 
     @property
     def results(self) -> list:
@@ -113,4 +119,5 @@ class Job:
 
     def info(self) -> dict:
         return {"id": self.id, "key": self.key.id, "priority": self.priority, "state": self.state,
-                "partitions": len(self.partitions), "done": self.n_done, "error": self.error}
+                "partitions": len(self.partitions), "done": self.n_done, "error": self.error,
+                "deadline": self.deadline_wall}

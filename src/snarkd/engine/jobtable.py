@@ -18,7 +18,8 @@ import uuid
 from collections import OrderedDict, deque
 
 from snarkd.engine.errors import AlreadyExists, Busy, NotFound
-from snarkd.engine.jobs import CANCELLED, COMPLETED, ENDED, QUEUED, RUNNING, Job
+from snarkd.engine.eta import ServiceTimes
+from snarkd.engine.jobs import CANCELLED, COMPLETED, ENDED, EXPIRED, QUEUED, RUNNING, Job
 from snarkd.ids import check_job_id, is_job_id
 
 log = logging.getLogger("snarkd")
@@ -42,6 +43,9 @@ class JobTable:
         self.jobs: OrderedDict[str, Job] = OrderedDict()
         self.ended_ids: deque[str] = deque()  # ids of ended jobs, oldest first
         self._seq = itertools.count(1)
+        self.eta = ServiceTimes()  # the completion model (engine/eta.py); the engine sets its stages
+        self.finish_past_deadline = False  # [pipeline] finish_past_deadline: a running job past it goes on
+        self.deadlined: set[Job] = set()  # unfinished jobs with a deadline (what expire_due_locked looks at)
 
     # -- what subclasses say ------------------------------------------------------------------
 
@@ -79,6 +83,8 @@ class JobTable:
                        f"allows; retry when some finish")
         self.active += 1
         self.jobs[job.id] = job
+        if job.deadline:
+            self.deadlined.add(job)
         self.count("submitted")
         for index, item in items:
             heapq.heappush(self.pending, (-job.priority, job.seq, index, item))
@@ -106,6 +112,41 @@ class JobTable:
         job.done.wait(timeout)
         return job
 
+    def jobs_now(self) -> list[Job]:
+        """The jobs the table holds (unfinished, and the last KEEP_FINISHED finished), in submission order."""
+        with self.cv:
+            return list(self.jobs.values())
+
+    # -- deadlines (engine/eta.py estimates; expiry is here) ----------------------------------
+
+    def expire_locked(self, job: Job, now: float) -> tuple[bool, list]:
+        """End `job` EXPIRED when its deadline has passed: a queued job always (it never starts), a running one
+        unless finish_past_deadline (its workers drop it at their next stage boundary). (whether it ended
+        now, its items running elsewhere)."""
+        if not job.deadline or now < job.deadline or job.state in ENDED:
+            return False, []
+        if job.state == QUEUED:
+            why = "expired: its deadline passed before it started"
+        elif self.finish_past_deadline:
+            return False, []
+        else:
+            why = "expired: its deadline passed while it ran; stopped at its next stage boundary"
+        over = now - (job.submitted if job.state == QUEUED else job.started)
+        running = self.running_locked(job)
+        self.end_locked(job, EXPIRED, f"{why} ({over:.3g}s after it was {job.state.lower()})", "expired")
+        return True, running
+
+    def expire_due_locked(self, now: float) -> tuple[list, float | None]:
+        """Expire every job whose deadline has passed; (their items running elsewhere, the next deadline of a
+        job still unfinished, or None)."""
+        running, nxt = [], None
+        for job in list(self.deadlined):
+            ended, items = self.expire_locked(job, now)
+            running += items
+            if not ended and job.state not in ENDED and job.deadline > now:
+                nxt = job.deadline if nxt is None else min(nxt, job.deadline)
+        return running, nxt
+
     def counts(self) -> dict:
         with self.cv:
             return {"queued": sum(j.state == QUEUED for j in self.jobs.values()),
@@ -115,13 +156,14 @@ class JobTable:
         return any(j.state not in ENDED for j in self.jobs.values())
 
     def end_locked(self, job: Job, state: str, error: str = "", kind: str = "") -> None:
-        """End a job (once): completed, failed or cancelled. Its queued items leave now; running ones
+        """End a job (once): completed, failed, cancelled or expired. Its queued items leave now; running ones
         leave when they next come back."""
         if job.state in ENDED:
             return
         job.state, job.error, job.error_kind = state, error, kind
         job.finished = time.monotonic()
         self.active -= 1
+        self.deadlined.discard(job)
         self.ended_ids.append(job.id)
         self.count(state.lower())
         if state != COMPLETED:

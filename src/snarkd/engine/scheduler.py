@@ -22,6 +22,7 @@ from snarkd.engine.jobtable import KEEP_FINISHED, POLL, JobTable
 
 log = logging.getLogger("snarkd")
 __all__ = ["KEEP_FINISHED", "Scheduler"]
+STAGES = ("synthesis", "device", "finalize")  # the pipeline's stages, timed under their names (stages.Stage)
 
 
 class Scheduler(JobTable):
@@ -49,6 +50,8 @@ class Scheduler(JobTable):
             while not stopping.is_set():
                 if self.pending:
                     part = self.pending[0][3]
+                    if part.job.deadline and self.expire_locked(part.job, time.monotonic())[0]:
+                        continue  # a job past its deadline never starts: its partitions left the heap
                     if self.budget.fits(part.est.total):
                         heapq.heappop(self.pending)
                         self.budget.reserve(part.est.total)
@@ -56,6 +59,7 @@ class Scheduler(JobTable):
                         self.acct.in_flight += 1
                         now = time.monotonic()
                         part.timings["queue_wait"] = (now - part.t_ready) * 1000
+                        part.t_admitted = now
                         if part.job.state == QUEUED:
                             part.job.state, part.job.started = RUNNING, now
                         return part
@@ -92,6 +96,9 @@ class Scheduler(JobTable):
             part.state = COMPLETED
             self.acct.in_flight -= 1
             job.n_done += 1
+            if part.t_admitted:  # its latency and stage times, for the completion model (engine/eta.py)
+                self.eta.observe(job.key.id, time.monotonic() - part.t_admitted,
+                                 {s: part.timings[s] / 1000 for s in STAGES if s in part.timings})
             self.acct.count("partitions_completed")
             self.acct.add_phases(part.timings)
             self.notify("on_partition", part)

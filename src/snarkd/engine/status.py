@@ -13,6 +13,7 @@ from dataclasses import asdict, dataclass, field
 
 import psutil
 
+from snarkd.engine.eta import EtaStatus
 from snarkd.engine.memory import rss
 from snarkd.engine.residency import resident_on
 
@@ -62,6 +63,8 @@ class JobCounts:
     completed: int = 0
     failed: int = 0
     cancelled: int = 0
+    expired: int = 0  # jobs whose deadline passed (queued: never started; running: stopped)
+    deadline_refused: int = 0  # submits refused because the estimate missed their deadline (also in rejected)
     partitions_completed: int = 0
     self_verify_failed: int = 0
     # witnesses from inputs by how they were made (snarkd.witness.native): replayed, recorded natively after a
@@ -135,6 +138,7 @@ class EngineStatus:
     config: dict  # the engine's settings as resolved
     phase_ms: dict[str, float]  # summed over completed partitions
     keys: KeyBudget
+    eta: EtaStatus = field(default_factory=lambda: EtaStatus(1))  # the completion model deadlines are judged by
     cluster: object = None  # a cluster front's cluster.status.ClusterStatus
 
 
@@ -152,6 +156,7 @@ def engine_status(engine) -> EngineStatus:
         busy, mem = acct.busy_seconds(), engine.budget.snapshot()
         in_flight, phase_ms = acct.in_flight, dict(acct.phase_ms)
         device_evictions = dict(engine.residency.evictions)
+        eta = engine.book.eta.status_locked(engine.book.jobs.values())
     up = max(1e-9, now - engine.t_start)
     c = engine.config
     return EngineStatus(
@@ -163,7 +168,7 @@ def engine_status(engine) -> EngineStatus:
         workers={k: WorkerCount(n, engine.alive(k)) for k, n in engine.workers.expected.items()},
         config={**{k: v for k, v in asdict(c).items() if k != "debug_delay_s"},
                 "g2_on_device": engine.g2_on_device},  # as resolved ("auto" -> where it runs)
-        phase_ms=phase_ms, keys=key_budget(engine, device_evictions))
+        phase_ms=phase_ms, keys=key_budget(engine, device_evictions), eta=eta)
 
 
 def key_budget(engine, device_evictions: dict) -> KeyBudget:

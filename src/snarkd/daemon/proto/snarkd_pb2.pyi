@@ -16,6 +16,7 @@ class JobState(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     FAILED: _ClassVar[JobState]
     CANCELLED: _ClassVar[JobState]
     TIMEOUT: _ClassVar[JobState]
+    EXPIRED: _ClassVar[JobState]
 JOB_STATE_UNSPECIFIED: JobState
 QUEUED: JobState
 RUNNING: JobState
@@ -23,6 +24,7 @@ COMPLETED: JobState
 FAILED: JobState
 CANCELLED: JobState
 TIMEOUT: JobState
+EXPIRED: JobState
 
 class KeyInfo(_message.Message):
     __slots__ = ("id", "path", "curve", "bytes", "n_vars", "n_public", "domain_size", "preloaded", "load_ms", "proofs", "resident", "devices", "last_used", "jobs", "evictions", "reloads")
@@ -101,7 +103,7 @@ class UnloadKeyReply(_message.Message):
     def __init__(self, key: _Optional[_Union[KeyInfo, _Mapping]] = ...) -> None: ...
 
 class ProveRequest(_message.Message):
-    __slots__ = ("key_id", "witness", "job_id", "priority", "witnesses", "inputs_json", "witness_paths", "batch_verify")
+    __slots__ = ("key_id", "witness", "job_id", "priority", "witnesses", "inputs_json", "witness_paths", "batch_verify", "deadline_s", "deadline_unix")
     KEY_ID_FIELD_NUMBER: _ClassVar[int]
     WITNESS_FIELD_NUMBER: _ClassVar[int]
     JOB_ID_FIELD_NUMBER: _ClassVar[int]
@@ -110,6 +112,8 @@ class ProveRequest(_message.Message):
     INPUTS_JSON_FIELD_NUMBER: _ClassVar[int]
     WITNESS_PATHS_FIELD_NUMBER: _ClassVar[int]
     BATCH_VERIFY_FIELD_NUMBER: _ClassVar[int]
+    DEADLINE_S_FIELD_NUMBER: _ClassVar[int]
+    DEADLINE_UNIX_FIELD_NUMBER: _ClassVar[int]
     key_id: str
     witness: bytes
     job_id: str
@@ -118,7 +122,9 @@ class ProveRequest(_message.Message):
     inputs_json: _containers.RepeatedScalarFieldContainer[str]
     witness_paths: _containers.RepeatedScalarFieldContainer[str]
     batch_verify: bool
-    def __init__(self, key_id: _Optional[str] = ..., witness: _Optional[bytes] = ..., job_id: _Optional[str] = ..., priority: _Optional[int] = ..., witnesses: _Optional[_Iterable[bytes]] = ..., inputs_json: _Optional[_Iterable[str]] = ..., witness_paths: _Optional[_Iterable[str]] = ..., batch_verify: _Optional[bool] = ...) -> None: ...
+    deadline_s: float
+    deadline_unix: float
+    def __init__(self, key_id: _Optional[str] = ..., witness: _Optional[bytes] = ..., job_id: _Optional[str] = ..., priority: _Optional[int] = ..., witnesses: _Optional[_Iterable[bytes]] = ..., inputs_json: _Optional[_Iterable[str]] = ..., witness_paths: _Optional[_Iterable[str]] = ..., batch_verify: _Optional[bool] = ..., deadline_s: _Optional[float] = ..., deadline_unix: _Optional[float] = ...) -> None: ...
 
 class ProveChunk(_message.Message):
     __slots__ = ("request", "partition_bytes", "data")
@@ -222,12 +228,54 @@ class CancelReply(_message.Message):
     cancelled: bool
     def __init__(self, state: _Optional[_Union[JobState, str]] = ..., cancelled: _Optional[bool] = ...) -> None: ...
 
+class ListJobsRequest(_message.Message):
+    __slots__ = ("states", "key_id", "limit")
+    STATES_FIELD_NUMBER: _ClassVar[int]
+    KEY_ID_FIELD_NUMBER: _ClassVar[int]
+    LIMIT_FIELD_NUMBER: _ClassVar[int]
+    states: _containers.RepeatedScalarFieldContainer[JobState]
+    key_id: str
+    limit: int
+    def __init__(self, states: _Optional[_Iterable[_Union[JobState, str]]] = ..., key_id: _Optional[str] = ..., limit: _Optional[int] = ...) -> None: ...
+
+class JobInfo(_message.Message):
+    __slots__ = ("job_id", "key_id", "state", "priority", "partitions", "done", "submitted_unix", "finished_unix", "deadline_unix", "error", "client")
+    JOB_ID_FIELD_NUMBER: _ClassVar[int]
+    KEY_ID_FIELD_NUMBER: _ClassVar[int]
+    STATE_FIELD_NUMBER: _ClassVar[int]
+    PRIORITY_FIELD_NUMBER: _ClassVar[int]
+    PARTITIONS_FIELD_NUMBER: _ClassVar[int]
+    DONE_FIELD_NUMBER: _ClassVar[int]
+    SUBMITTED_UNIX_FIELD_NUMBER: _ClassVar[int]
+    FINISHED_UNIX_FIELD_NUMBER: _ClassVar[int]
+    DEADLINE_UNIX_FIELD_NUMBER: _ClassVar[int]
+    ERROR_FIELD_NUMBER: _ClassVar[int]
+    CLIENT_FIELD_NUMBER: _ClassVar[int]
+    job_id: str
+    key_id: str
+    state: JobState
+    priority: int
+    partitions: int
+    done: int
+    submitted_unix: float
+    finished_unix: float
+    deadline_unix: float
+    error: str
+    client: str
+    def __init__(self, job_id: _Optional[str] = ..., key_id: _Optional[str] = ..., state: _Optional[_Union[JobState, str]] = ..., priority: _Optional[int] = ..., partitions: _Optional[int] = ..., done: _Optional[int] = ..., submitted_unix: _Optional[float] = ..., finished_unix: _Optional[float] = ..., deadline_unix: _Optional[float] = ..., error: _Optional[str] = ..., client: _Optional[str] = ...) -> None: ...
+
+class ListJobsReply(_message.Message):
+    __slots__ = ("jobs",)
+    JOBS_FIELD_NUMBER: _ClassVar[int]
+    jobs: _containers.RepeatedCompositeFieldContainer[JobInfo]
+    def __init__(self, jobs: _Optional[_Iterable[_Union[JobInfo, _Mapping]]] = ...) -> None: ...
+
 class StatusRequest(_message.Message):
     __slots__ = ()
     def __init__(self) -> None: ...
 
 class StatusReply(_message.Message):
-    __slots__ = ("pid", "uptime_s", "version", "config_path", "config_fingerprint", "listen", "keys", "queued", "in_flight", "completed", "failed", "cancelled", "rss_bytes", "peak_rss_bytes", "devices", "workers", "state", "engine_json", "memory_budget_bytes", "memory_used_bytes", "memory_peak_bytes", "device_busy_s", "status_listen", "witness_spool", "spool_token", "witness_dirs")
+    __slots__ = ("pid", "uptime_s", "version", "config_path", "config_fingerprint", "listen", "keys", "queued", "in_flight", "completed", "failed", "cancelled", "rss_bytes", "peak_rss_bytes", "devices", "workers", "state", "engine_json", "memory_budget_bytes", "memory_used_bytes", "memory_peak_bytes", "device_busy_s", "status_listen", "witness_spool", "spool_token", "witness_dirs", "expired")
     class DeviceBusySEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -261,6 +309,7 @@ class StatusReply(_message.Message):
     WITNESS_SPOOL_FIELD_NUMBER: _ClassVar[int]
     SPOOL_TOKEN_FIELD_NUMBER: _ClassVar[int]
     WITNESS_DIRS_FIELD_NUMBER: _ClassVar[int]
+    EXPIRED_FIELD_NUMBER: _ClassVar[int]
     pid: int
     uptime_s: float
     version: str
@@ -287,7 +336,8 @@ class StatusReply(_message.Message):
     witness_spool: str
     spool_token: str
     witness_dirs: _containers.RepeatedScalarFieldContainer[str]
-    def __init__(self, pid: _Optional[int] = ..., uptime_s: _Optional[float] = ..., version: _Optional[str] = ..., config_path: _Optional[str] = ..., config_fingerprint: _Optional[str] = ..., listen: _Optional[str] = ..., keys: _Optional[_Iterable[_Union[KeyInfo, _Mapping]]] = ..., queued: _Optional[int] = ..., in_flight: _Optional[int] = ..., completed: _Optional[int] = ..., failed: _Optional[int] = ..., cancelled: _Optional[int] = ..., rss_bytes: _Optional[int] = ..., peak_rss_bytes: _Optional[int] = ..., devices: _Optional[_Iterable[str]] = ..., workers: _Optional[int] = ..., state: _Optional[str] = ..., engine_json: _Optional[str] = ..., memory_budget_bytes: _Optional[int] = ..., memory_used_bytes: _Optional[int] = ..., memory_peak_bytes: _Optional[int] = ..., device_busy_s: _Optional[_Mapping[str, float]] = ..., status_listen: _Optional[str] = ..., witness_spool: _Optional[str] = ..., spool_token: _Optional[str] = ..., witness_dirs: _Optional[_Iterable[str]] = ...) -> None: ...
+    expired: int
+    def __init__(self, pid: _Optional[int] = ..., uptime_s: _Optional[float] = ..., version: _Optional[str] = ..., config_path: _Optional[str] = ..., config_fingerprint: _Optional[str] = ..., listen: _Optional[str] = ..., keys: _Optional[_Iterable[_Union[KeyInfo, _Mapping]]] = ..., queued: _Optional[int] = ..., in_flight: _Optional[int] = ..., completed: _Optional[int] = ..., failed: _Optional[int] = ..., cancelled: _Optional[int] = ..., rss_bytes: _Optional[int] = ..., peak_rss_bytes: _Optional[int] = ..., devices: _Optional[_Iterable[str]] = ..., workers: _Optional[int] = ..., state: _Optional[str] = ..., engine_json: _Optional[str] = ..., memory_budget_bytes: _Optional[int] = ..., memory_used_bytes: _Optional[int] = ..., memory_peak_bytes: _Optional[int] = ..., device_busy_s: _Optional[_Mapping[str, float]] = ..., status_listen: _Optional[str] = ..., witness_spool: _Optional[str] = ..., spool_token: _Optional[str] = ..., witness_dirs: _Optional[_Iterable[str]] = ..., expired: _Optional[int] = ...) -> None: ...
 
 class MetricsRequest(_message.Message):
     __slots__ = ()

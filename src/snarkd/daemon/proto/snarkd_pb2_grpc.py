@@ -75,6 +75,11 @@ class ProverStub:
                 request_serializer=snarkd_dot_v1_dot_snarkd__pb2.CancelRequest.SerializeToString,
                 response_deserializer=snarkd_dot_v1_dot_snarkd__pb2.CancelReply.FromString,
                 _registered_method=True)
+        self.ListJobs = channel.unary_unary(
+                '/snarkd.v1.Prover/ListJobs',
+                request_serializer=snarkd_dot_v1_dot_snarkd__pb2.ListJobsRequest.SerializeToString,
+                response_deserializer=snarkd_dot_v1_dot_snarkd__pb2.ListJobsReply.FromString,
+                _registered_method=True)
         self.Status = channel.unary_unary(
                 '/snarkd.v1.Prover/Status',
                 request_serializer=snarkd_dot_v1_dot_snarkd__pb2.StatusRequest.SerializeToString,
@@ -150,6 +155,14 @@ class ProverServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def ListJobs(self, request, context):
+        """The caller's jobs (admin: everyone's), newest first: those the daemon holds (unfinished, the last finished)
+        and, with the journal on, finished ones kept for [daemon] result_retention.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
     def Status(self, request, context):
         """Missing associated documentation comment in .proto file."""
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
@@ -212,6 +225,11 @@ def add_ProverServicer_to_server(servicer, server):
                     servicer.Cancel,
                     request_deserializer=snarkd_dot_v1_dot_snarkd__pb2.CancelRequest.FromString,
                     response_serializer=snarkd_dot_v1_dot_snarkd__pb2.CancelReply.SerializeToString,
+            ),
+            'ListJobs': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListJobs,
+                    request_deserializer=snarkd_dot_v1_dot_snarkd__pb2.ListJobsRequest.FromString,
+                    response_serializer=snarkd_dot_v1_dot_snarkd__pb2.ListJobsReply.SerializeToString,
             ),
             'Status': grpc.unary_unary_rpc_method_handler(
                     servicer.Status,
@@ -446,6 +464,33 @@ class Prover:
             '/snarkd.v1.Prover/Cancel',
             snarkd_dot_v1_dot_snarkd__pb2.CancelRequest.SerializeToString,
             snarkd_dot_v1_dot_snarkd__pb2.CancelReply.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListJobs(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/snarkd.v1.Prover/ListJobs',
+            snarkd_dot_v1_dot_snarkd__pb2.ListJobsRequest.SerializeToString,
+            snarkd_dot_v1_dot_snarkd__pb2.ListJobsReply.FromString,
             options,
             channel_credentials,
             insecure,
