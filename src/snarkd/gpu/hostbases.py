@@ -60,7 +60,7 @@ class HostBases:
                 errors.append(f"pinned copy: {e}")
         if self.mode == "pageable":
             self.arrays = src
-            self.why = "; ".join(errors) or "not asked for"
+        self.why = "; ".join(errors) or ("" if self.pinned else "not asked for")  # why not the first way
         self.seconds = time.perf_counter() - t0
         log.info("streamed key %s: %.2f GiB of bases %s in %.2f s%s", self.path, self.nbytes / 2**30, self.mode,
                  self.seconds, f" ({self.why})" if self.why else "")
@@ -128,18 +128,16 @@ def register_arrays(cupy, arrays: list, read_only: bool) -> list[int]:
             merged.append([lo, hi])
     rt = cupy.cuda.runtime
     done: list[int] = []
+    # A read-only mapping (a mapped key file: its arrays are not writeable) is registered read-only, as the driver
+    # requires; anything else writable, since the page-rounded range may hold other heap memory (a key read into
+    # memory rather than mapped) and a device-to-host copy into pages registered read-only fails. (Trying writable
+    # first on a read-only mapping failed both ways on the H200 host: the key fell back to a 24 GiB pinned copy.)
+    flags = HOST_REGISTER_PORTABLE
+    if read_only and not any(a.flags.writeable for a in arrays if a.size):
+        flags |= HOST_REGISTER_READ_ONLY
     try:
         for lo, hi in merged:
-            # writable first: the page-rounded range may hold other heap memory (a key read into memory rather than
-            # mapped), and a device-to-host copy into pages registered read-only fails; a read-only mapping (a
-            # mapped key file) refuses that and is registered read-only instead
-            try:
-                rt.hostRegister(lo, hi - lo, HOST_REGISTER_PORTABLE)
-            except rt.CUDARuntimeError:
-                if not read_only:
-                    raise
-                rt.getLastError()  # clear it before the second way
-                rt.hostRegister(lo, hi - lo, HOST_REGISTER_PORTABLE | HOST_REGISTER_READ_ONLY)
+            rt.hostRegister(lo, hi - lo, flags)
             done.append(lo)
         for a in arrays:
             if a.size and rt.pointerGetAttributes(a.ctypes.data).type != MEMORY_TYPE_HOST:
