@@ -112,7 +112,7 @@ def main(argv: list[str]) -> int:
     if argv[:1] == ["example"]:
         sys.stdout.write(example_toml())
     elif argv[:1] == ["readme"]:
-        rewrite_readme(Path(argv[1]) if len(argv) > 1 else Path("README.md"))
+        rewrite_readme(Path(argv[1]) if len(argv) > 1 else Path("docs/daemon.md"))
     else:
         print(__doc__)
         return 2
