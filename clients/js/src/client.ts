@@ -48,7 +48,19 @@ export interface CallOptions {
   deadline?: Date | number;
 }
 
-export interface JobOptions extends CallOptions {
+/** A job's server-side deadline (the proto's ProveRequest.deadline_s / deadline_unix), in the Python client's
+ * forms: seconds from now (a number > 0, or its decimal string), or an absolute time: a Date, or "@UNIX_SECONDS"
+ * (as `snarkd prove --deadline @1767225600`). */
+export type JobDeadline = number | Date | string;
+
+export interface JobOptions {
+  /** How long this call waits (prove: 10 minutes, or until the job's `deadline` and 10 s more; submit: 30 s). */
+  timeoutMs?: number;
+  /** The job's server-side deadline (see JobDeadline): the daemon refuses the job at once when its completion
+   * estimate passes it (or it has passed), and ends a job still queued or running at it EXPIRED; either is a
+   * DeadlineError (`kind` "refused", with the daemon's estimate, or "expired"). Not the call's own deadline
+   * (`timeoutMs`), as `deadline` is for the other calls. */
+  deadline?: JobDeadline;
   /** The job's id (letters, digits and _ . : -, at most 128): a random one when absent. The daemon keeps
    * a named job's result for `await` even when the caller goes away. */
   jobId?: string;
@@ -97,6 +109,38 @@ export interface ProveResult {
 
 export type JobState = "QUEUED" | "RUNNING" | "COMPLETED" | "FAILED" | "CANCELLED" | "EXPIRED" | "TIMEOUT";
 
+/** The states a job can be in, as listJobs takes and returns them (the Python client's names). */
+export const JOB_STATES = ["QUEUED", "RUNNING", "COMPLETED", "FAILED", "CANCELLED", "EXPIRED"] as const;
+export type ListedJobState = (typeof JOB_STATES)[number];
+
+export interface ListJobsOptions extends CallOptions {
+  /** Only jobs in one of these states (none: any); names as JOB_STATES, in any case. */
+  states?: ListedJobState[] | ListedJobState | string[] | string;
+  /** Only jobs of this key. */
+  keyId?: string;
+  /** At most this many, the newest (0 or absent: all). */
+  limit?: number;
+}
+
+/** One job as ListJobs describes it (the proto's JobInfo). Times are Unix seconds, 0 for none. */
+export interface JobInfo {
+  jobId: string;
+  keyId: string;
+  state: ListedJobState;
+  priority: number;
+  /** Its partitions (0 for a finished job read from the daemon's journal), and those proved. */
+  partitions: number;
+  done: number;
+  submittedUnix: number;
+  /** 0 while unfinished. */
+  finishedUnix: number;
+  /** 0: no deadline (or a finished job read from the journal). */
+  deadlineUnix: number;
+  error: string;
+  /** Who submitted it (its token's name, else its address): for an admin token only, else "". */
+  client: string;
+}
+
 export interface AggregateSpec extends CallOptions {
   key: string;
   /** Finished jobs of this daemon (each gives its partitions' proofs, in order) ... */
@@ -123,6 +167,8 @@ const JOB_ID = /^[A-Za-z0-9][A-Za-z0-9_.:-]*$/;
 const MAX_ID = 128;
 const INLINE_MAX = 1 << 20;  // auto: bigger witnesses (in all) are streamed
 const CHUNK = 1 << 20;
+const MAX_RELATIVE_S = 1e9;  // ~31 years: a larger "seconds from now" is an absolute time given as a number
+const DEADLINE_GRACE_MS = 10_000;  // prove with a job deadline waits this much past it for the daemon's answer
 
 function newJobId(): string {
   return randomBytes(12).toString("hex");  // as the daemon makes them: 24 hex digits
@@ -134,6 +180,30 @@ export function checkJobId(jobId: unknown, what = "jobId"): string {
       `digit, ${MAX_ID} characters at most`, -1, undefined, what);
   }
   return jobId;
+}
+
+/** A job deadline (see JobDeadline) as epoch ms, and whether it was given as an absolute time; null for none. */
+export function jobDeadline(deadline: unknown): { at: number; absolute: boolean } | null {
+  if (deadline === undefined || deadline === null) return null;
+  const bad = (why: string) => new InputError(`deadline: ${why}`, -1, undefined, "deadline");
+  if (deadline instanceof Date) {
+    const at = deadline.getTime();
+    if (!(at > 0)) throw bad("an invalid Date, or one before 1970");
+    return { at, absolute: true };
+  }
+  const text = typeof deadline === "string" ? deadline.trim() : null;
+  const absolute = text !== null && text.startsWith("@");
+  const value = typeof deadline === "number" ? deadline : text && /^@?[0-9.eE+-]+$/.test(text) ?
+    Number(absolute ? text.slice(1) : text) : NaN;
+  if (!Number.isFinite(value) || value <= 0) {
+    throw bad(`expected seconds from now (a number > 0, e.g. 30), a Date or "@UNIX_SECONDS", got ` +
+      (typeof deadline === "string" ? JSON.stringify(deadline) : String(deadline)));
+  }
+  if (absolute) return { at: value * 1000, absolute };
+  if (value > MAX_RELATIVE_S) {
+    throw bad(`${value} seconds from now is over 31 years: give an absolute time as a Date or "@UNIX_SECONDS"`);
+  }
+  return { at: Date.now() + value * 1000, absolute };
 }
 
 function checkKeyId(key: unknown): string {
@@ -183,6 +253,14 @@ function json<T>(text: string, fallback: T): T {
 }
 
 type Reply = Record<string, any>;
+
+function jobInfo(j: Reply): JobInfo {
+  return {
+    jobId: j.job_id, keyId: j.key_id, state: j.state, priority: j.priority, partitions: j.partitions, done: j.done,
+    submittedUnix: j.submitted_unix, finishedUnix: j.finished_unix, deadlineUnix: j.deadline_unix, error: j.error,
+    client: j.client,
+  };
+}
 
 function proveResult(m: Reply): ProveResult {
   return {
@@ -366,6 +444,24 @@ export class Snarkd {
     }
   }
 
+  /** The call's deadline for a job's prove / submit: timeoutMs, else (prove) the job's deadline and a grace
+   * for the daemon's answer, else the default. */
+  private jobCallDeadline(spec: JobSpec, job: { at: number } | null, waits: boolean): { deadline: Date; ms: number } {
+    if (spec?.timeoutMs === undefined && job !== null && waits) {
+      const ms = Math.max(job.at - Date.now(), 0) + DEADLINE_GRACE_MS;
+      return { deadline: new Date(Date.now() + ms), ms };
+    }
+    return this.deadline({ timeoutMs: spec?.timeoutMs }, waits ? this.timeoutMs : this.callTimeoutMs);
+  }
+
+  /** The request's deadline fields now: a relative deadline as what is left of it (so a retry does not extend
+   * it; never 0, which would be none). */
+  private static deadlineFields(job: { at: number; absolute: boolean } | null): Reply {
+    if (job === null) return {};
+    if (job.absolute) return { deadline_unix: job.at / 1000 };
+    return { deadline_s: Math.max((job.at - Date.now()) / 1000, 0.001) };
+  }
+
   private async request(spec: JobSpec, jobId: string): Promise<{ head: Reply; data: Uint8Array[] | null }> {
     if (!spec || typeof spec !== "object") throw new InputError("the job: expected { key, input | wtns, ... }");
     const head: Reply = {
@@ -402,15 +498,18 @@ export class Snarkd {
 
   // -- jobs ---------------------------------------------------------------------------------
 
-  /** Prove and wait: one job (see JobSpec), its proofs. A job that outlives the deadline goes on in the
-   * daemon: the DeadlineError carries its jobId for `await`. */
+  /** Prove and wait: one job (see JobSpec), its proofs. A job that outlives the call's deadline goes on in the
+   * daemon: the DeadlineError (`kind` "call") carries its jobId for `await`; one refused or expired for its own
+   * `deadline` is a DeadlineError of `kind` "refused" or "expired". */
   async prove(spec: JobSpec): Promise<ProveResult> {
     const jobId = spec?.jobId !== undefined ? checkJobId(spec.jobId) : newJobId();
-    const { deadline, ms } = this.deadline(spec, this.timeoutMs);
-    const { head, data } = await this.request(spec, jobId);
+    const job = jobDeadline(spec?.deadline);
+    const { deadline, ms } = this.jobCallDeadline(spec, job, true);
+    const { head: first, data } = await this.request(spec, jobId);
     try {
       // The job is named, so a retry is safe: a daemon that did get the first try answers ALREADY_EXISTS.
       const reply = await this.retrying(deadline, async (attempt) => {
+        const head = { ...first, ...Snarkd.deadlineFields(job) };
         try {
           if (data === null) return await this.unary("Prove", head, deadline, ms);
           if (this.streamed(spec, data)) return await this.stream("ProveStream", head, data, deadline, ms);
@@ -432,10 +531,12 @@ export class Snarkd {
   /** Queue a job; its id at once. */
   async submit(spec: JobSpec): Promise<string> {
     const jobId = spec?.jobId !== undefined ? checkJobId(spec.jobId) : newJobId();
-    const { deadline, ms } = this.deadline(spec, this.callTimeoutMs);
-    const { head, data } = await this.request(spec, jobId);
+    const job = jobDeadline(spec?.deadline);
+    const { deadline, ms } = this.jobCallDeadline(spec, job, false);
+    const { head: first, data } = await this.request(spec, jobId);
     try {
       return await this.retrying(deadline, async (attempt) => {
+        const head = { ...first, ...Snarkd.deadlineFields(job) };
         try {
           let reply: Reply;
           if (data === null) reply = await this.unary("Submit", head, deadline, ms);
@@ -464,7 +565,8 @@ export class Snarkd {
     for (;;) {
       const left = deadline.getTime() - Date.now();
       if (left <= 0) {
-        const err = new DeadlineError(`job ${jobId} had not ended within ${ms} ms`, grpc.status.DEADLINE_EXCEEDED);
+        const err = new DeadlineError(`job ${jobId} had not ended within ${ms} ms`, grpc.status.DEADLINE_EXCEEDED,
+          undefined, "call");
         err.jobId = jobId;
         throw err;
       }
@@ -479,7 +581,8 @@ export class Snarkd {
         throw err;
       }
       if (r.state === "EXPIRED") {
-        const err = new DeadlineError(`job ${jobId}: ${r.error || "expired"}`, grpc.status.DEADLINE_EXCEEDED, r.error);
+        const err = new DeadlineError(`job ${jobId}: ${r.error || "expired"}`, grpc.status.DEADLINE_EXCEEDED,
+          r.error || "expired", "expired");
         err.jobId = jobId;
         throw err;
       }
@@ -502,6 +605,32 @@ export class Snarkd {
     const { deadline, ms } = this.deadline(opts, this.callTimeoutMs);
     const r = await this.retrying(deadline, () => this.unary("Cancel", { job_id: jobId }, deadline, ms));
     return { state: r.state, cancelled: r.cancelled };
+  }
+
+  /** The caller's jobs (an admin token's: everyone's, with `client`), newest first: those the daemon holds
+   * (unfinished, and its last finished) and, with its journal on, finished ones it keeps for [daemon]
+   * result_retention. Another token's jobs are never listed. */
+  async listJobs(opts: ListJobsOptions = {}): Promise<JobInfo[]> {
+    if (!opts || typeof opts !== "object") throw new InputError("listJobs: expected { states, keyId, limit }");
+    const given = opts.states === undefined ? [] : Array.isArray(opts.states) ? opts.states : [opts.states];
+    const states = given.map((st, i) => {
+      const name = typeof st === "string" ? st.trim().toUpperCase() : "";
+      if (!(JOB_STATES as readonly string[]).includes(name)) {
+        throw new InputError(`states[${i}]: ${JSON.stringify(st)} is not one of ${JOB_STATES.join(" ")}`, -1,
+          undefined, "states");
+      }
+      return name;
+    });
+    const keyId = opts.keyId ?? "";
+    if (typeof keyId !== "string") throw new InputError("keyId: a key id (a string)", -1, undefined, "keyId");
+    const limit = opts.limit ?? 0;
+    if (!Number.isInteger(limit) || limit < 0 || limit > 2 ** 32 - 1) {
+      throw new InputError("limit: must be an integer >= 0 (0: all)", -1, undefined, "limit");
+    }
+    const { deadline, ms } = this.deadline(opts, this.callTimeoutMs);
+    const r = await this.retrying(deadline, () =>
+      this.unary("ListJobs", { states, key_id: keyId, limit }, deadline, ms));
+    return (r.jobs ?? []).map(jobInfo);
   }
 
   // -- aggregation, keys, status ----------------------------------------------------------------

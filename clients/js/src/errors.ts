@@ -54,8 +54,34 @@ export class PermissionError extends SnarkdError {}
 /** The daemon could not be reached, is draining, or the TLS handshake failed (UNAVAILABLE). */
 export class UnavailableError extends SnarkdError {}
 
-/** No reply within the call's deadline (DEADLINE_EXCEEDED). A named job goes on in the daemon. */
-export class DeadlineError extends SnarkdError {}
+/** Why a DeadlineError was thrown: "call": this client's own deadline for the call passed (a named job goes
+ * on in the daemon); "refused": the daemon refused the job at submit, its completion estimate passing the job's
+ * deadline (or the deadline had passed already); "expired": the job's deadline passed in the daemon and it ended
+ * EXPIRED without a proof. */
+export type DeadlineKind = "call" | "refused" | "expired";
+
+/** DEADLINE_EXCEEDED: no reply within the call's deadline (`kind` "call"; a named job goes on in the daemon), or
+ * the job's server-side deadline (`deadline` of prove / submit): refused at submit (`kind` "refused", the daemon's
+ * estimate in `details` and `estimateS`) or passed (`kind` "expired", the daemon's reason in `details`). */
+export class DeadlineError extends SnarkdError {
+  readonly kind: DeadlineKind;
+  /** For "refused": the daemon's estimate of when the job would end, in seconds from submit, when it had one
+   * (none for a key with no proof measured yet, whose jobs are refused only for a deadline already past). */
+  readonly estimateS?: number;
+  constructor(message: string, code = -1, details = message, kind?: DeadlineKind) {
+    super(message, code, details);
+    this.kind = kind ?? deadlineKind(details);
+    const est = /estimated ([0-9.e+-]+)s/.exec(details);
+    if (this.kind === "refused" && est && Number.isFinite(Number(est[1]))) this.estimateS = Number(est[1]);
+  }
+}
+
+/** What a DEADLINE_EXCEEDED's message says: the daemon's refusal or expiry, else the call's own deadline. */
+function deadlineKind(details: string): DeadlineKind {
+  if (/^deadline: the job cannot finish in time/.test(details)) return "refused";
+  if (/(^|: )expired: /.test(details)) return "expired";
+  return "call";
+}
 
 /** The job was cancelled (by `cancel`, or because the daemon stopped it), or a key file changed under it. */
 export class CancelledError extends SnarkdError {}
@@ -127,8 +153,13 @@ export function fromGrpc(err: { code?: number; details?: string; message?: strin
     case GrpcStatus.UNAVAILABLE:
       return new UnavailableError(`cannot reach snarkd at ${address}: ${details}`, code, details);
     case GrpcStatus.DEADLINE_EXCEEDED:
+      // The daemon's own (a job refused for its deadline, or expired) says why; gRPC's for the call's deadline
+      // is "Deadline exceeded ...".
+      if (details && !/^deadline exceeded/i.test(details)) {
+        return new DeadlineError(`snarkd at ${address}: ${details}`, code, details);
+      }
       return new DeadlineError(`no reply from snarkd at ${address}` +
-        (timeoutMs !== undefined ? ` within ${timeoutMs} ms` : "") + `: ${details}`, code, details);
+        (timeoutMs !== undefined ? ` within ${timeoutMs} ms` : "") + `: ${details}`, code, details, "call");
     case GrpcStatus.CANCELLED:
     case GrpcStatus.ABORTED:
       return new CancelledError(`snarkd at ${address}: ${details || codeName(code).toLowerCase()}`, code, details);

@@ -1,8 +1,9 @@
-export { connect, Snarkd, Groth16, JobFailedError, checkJobId } from "./client.js";
+export { connect, Snarkd, Groth16, JobFailedError, checkJobId, jobDeadline, JOB_STATES } from "./client.js";
 export type {
-  AggregateResult, AggregateSpec, CallOptions, ConnectOptions, Groth16Proof, JobOptions, JobSpec, JobState, KeyInfo,
-  PartitionResult, Pem, ProveResult, PublicSignals, TlsOptions,
+  AggregateResult, AggregateSpec, CallOptions, ConnectOptions, Groth16Proof, JobDeadline, JobInfo, JobOptions, JobSpec,
+  JobState, KeyInfo, ListedJobState, ListJobsOptions, PartitionResult, Pem, ProveResult, PublicSignals, TlsOptions,
 } from "./client.js";
+export type { DeadlineKind } from "./errors.js";
 export {
   AuthenticationError, CancelledError, DeadlineError, InputError, InternalError, NotFoundError, PermissionError,
   SnarkdError, UnavailableError,

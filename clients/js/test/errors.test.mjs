@@ -45,3 +45,59 @@ test("inputs: what snarkjs takes passes; BigInts go as decimal strings", () => {
   assert.throws(() => checkInputs({ e: { f: [{ g: "x" }] } }), (e) => e.field === "e.f[0].g");
   assert.throws(() => checkInputs(null), (e) => e instanceof api.InputError && /not null/.test(e.message));
 });
+
+test("DEADLINE_EXCEEDED: the daemon's refusal (with its estimate) or expiry, else the call's own deadline", () => {
+  const refused = fromGrpc({ code: status.DEADLINE_EXCEEDED, details: "deadline: the job cannot finish in time: its " +
+    "deadline is 0.5s away; estimated 2.2s: 6 partition(s) ahead ~1.5s, its own ~0.7s (key 'chain')" }, "h:1", 50);
+  assert.ok(refused instanceof api.DeadlineError);
+  assert.equal(refused.kind, "refused");
+  assert.equal(refused.estimateS, 2.2);
+  assert.match(refused.message, /^snarkd at h:1: deadline: the job cannot finish in time/);
+  const past = fromGrpc({ code: status.DEADLINE_EXCEEDED, details: "deadline: the job cannot finish in time: its " +
+    "deadline has already passed; no estimate: key 'k' has no proof measured yet" }, "h:1");
+  assert.equal(past.kind, "refused");
+  assert.equal(past.estimateS, undefined);
+  const expired = fromGrpc({ code: status.DEADLINE_EXCEEDED,
+    details: "job j1: expired: its deadline passed before it started (0.31s after it was queued)" }, "h:1");
+  assert.equal(expired.kind, "expired");
+  assert.match(expired.details, /before it started/);
+  const call = fromGrpc({ code: status.DEADLINE_EXCEEDED, details: "Deadline exceeded after 0.501s" }, "h:1", 500);
+  assert.equal(call.kind, "call");
+  assert.match(call.message, /no reply from snarkd at h:1 within 500 ms/);
+});
+
+test("a job's deadline: seconds from now, a Date or '@UNIX'; anything else refused naming the option", () => {
+  const now = Date.now();
+  const rel = api.jobDeadline(30);
+  assert.equal(rel.absolute, false);
+  assert.ok(Math.abs(rel.at - (now + 30_000)) < 1000);
+  assert.equal(api.jobDeadline(" 2.5 ").absolute, false);
+  assert.deepEqual(api.jobDeadline("@1767225600"), { at: 1767225600_000, absolute: true });
+  assert.deepEqual(api.jobDeadline(new Date(1767225600_000)), { at: 1767225600_000, absolute: true });
+  assert.equal(api.jobDeadline(undefined), null);
+  for (const bad of [0, -1, NaN, Infinity, "", "soon", "@", "@-5", "30s", true, {}, new Date("no"), new Date(0)]) {
+    assert.throws(() => api.jobDeadline(bad), (e) => e instanceof api.InputError && e.field === "deadline" &&
+      e.code === -1 && /^deadline: /.test(e.message), String(bad));
+  }
+  // epoch milliseconds (the form `deadline` takes on the other calls) are no "seconds from now"
+  assert.throws(() => api.jobDeadline(now), (e) => e.field === "deadline" && /over 31 years.*Date or "@UNIX_SECONDS"/.test(e.message));
+});
+
+test("submit / listJobs refuse bad options before sending", async () => {
+  const sd = new api.Snarkd({ address: "127.0.0.1:1", retries: 0 });
+  try {
+    await assert.rejects(sd.submit({ key: "k", input: { a: 1 }, deadline: -3 }),
+      (e) => e instanceof api.InputError && e.field === "deadline" && e.code === -1);
+    await assert.rejects(sd.prove({ key: "k", input: { a: 1 }, deadline: "tomorrow" }),
+      (e) => e instanceof api.InputError && e.field === "deadline");
+    for (const [opts, field] of [[{ states: ["TIMEOUT"] }, "states"], [{ states: ["QUEUED", "done"] }, "states"],
+                                 [{ states: [3] }, "states"], [{ limit: -1 }, "limit"], [{ limit: 1.5 }, "limit"],
+                                 [{ keyId: 7 }, "keyId"]]) {
+      await assert.rejects(sd.listJobs(opts), (e) => e instanceof api.InputError && e.field === field && e.code === -1,
+        JSON.stringify(opts));
+    }
+    await assert.rejects(sd.listJobs({ states: ["QUEUED", "done"] }), /states\[1\]: "done" is not one of QUEUED/);
+  } finally {
+    sd.close();
+  }
+});

@@ -1,6 +1,7 @@
 // A daemon on TLS with client certificates (mutual TLS) and bearer tokens, whose synthesis is slowed
 // ([debug] synthesis_delay) so that jobs can be cancelled and deadlines passed: refusals by kind, the
-// roles, cancel, and a job that outlives its caller's deadline fetched with await.
+// roles, cancel, a job that outlives its caller's deadline fetched with await, jobs' server-side deadlines
+// (refused, expired) and listJobs scoped to each token.
 import assert from "node:assert/strict";
 import { chmodSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -164,5 +165,75 @@ describe("cancel and deadlines", () => {
     await assert.rejects(sd.await(jobId, { timeoutMs: 100 }), (e) => e instanceof DeadlineError && e.jobId === jobId);
     const r = await sd.await(jobId);
     assert.equal(await verify(bn, r.proof, r.publicSignals), true);
+  });
+});
+
+describe("server-side deadlines and listJobs", () => {
+  test("a deadline already past is refused at submit: DeadlineError 'refused' with the daemon's reason", async () => {
+    const sd = await client({ tls: mtls(), token: ALICE });
+    for (const deadline of [new Date(Date.now() - 1000), `@${Math.floor(Date.now() / 1000) - 5}`]) {
+      const err = await sd.submit({ key: "chain", input: { x: 1, k: 1 }, deadline }).then(
+        () => assert.fail("accepted"), (e) => e);
+      assert.ok(err instanceof DeadlineError, `${err.name}: ${err.message}`);
+      assert.equal(err.code, grpcStatus.DEADLINE_EXCEEDED);
+      assert.equal(err.kind, "refused");
+      assert.match(err.details, /^deadline: the job cannot finish in time: its deadline has already passed/);
+      assert.ok((await sd.listJobs()).every((j) => j.jobId !== err.jobId), "a refused job is not listed");
+    }
+  });
+
+  test("a deadline the daemon's estimate misses is refused, the estimate on the error", async () => {
+    const sd = await client({ tls: mtls(), token: ALICE });
+    await sd.prove({ key: "chain", input: { x: 2, k: 3 }, deadline: 600 });  // met; the key's latency is measured
+    const err = await sd.prove({ key: "chain", input: { x: 2, k: 4 }, deadline: 0.05 }).then(
+      () => assert.fail("accepted"), (e) => e);
+    assert.ok(err instanceof DeadlineError && err.kind === "refused", `${err.name}: ${err.message}`);
+    assert.match(err.details, /its deadline is .* away; estimated .*s: .* \(key 'chain'\)/);
+    assert.ok(err.estimateS > 0.05, String(err.estimateS));
+  });
+
+  test("a job whose deadline passes while queued expires: await and prove throw DeadlineError 'expired'", async () => {
+    const ops = await client({ tls: mtls(), token: OPS });
+    await ops.loadKey("fresh", join(bn, "chain.zkey"));  // no proof measured: no estimate, its jobs are admitted
+    const sd = await client({ tls: mtls(), token: ALICE });
+    const first = await sd.submit({ key: "chain", input: { x: 3, k: 3 } });  // holds the one synthesis worker
+    const late = await sd.submit({ key: "fresh", input: { x: 3, k: 4 }, deadline: 0.25 });
+    const proving = sd.prove({ key: "fresh", input: { x: 3, k: 5 }, deadline: new Date(Date.now() + 250) })
+      .then(() => assert.fail("proved"), (e) => e);
+    const err = await sd.await(late).then(() => assert.fail("proved"), (e) => e);
+    assert.ok(err instanceof DeadlineError && err.kind === "expired" && err.jobId === late, `${err.name}: ${err.message}`);
+    assert.match(err.details, /^expired: its deadline passed before it started/);
+    const perr = await proving;
+    assert.ok(perr instanceof DeadlineError && perr.kind === "expired", `${perr.name}: ${perr.message}`);
+    assert.equal(perr.code, grpcStatus.DEADLINE_EXCEEDED);
+    assert.equal((await sd.jobState(late)).state, "EXPIRED");
+    const [info] = await sd.listJobs({ states: ["expired"], keyId: "fresh", limit: 1 });  // the newest: prove's
+    assert.equal(info.jobId, perr.jobId);
+    assert.equal(info.state, "EXPIRED");
+    assert.ok(info.deadlineUnix > info.submittedUnix && info.finishedUnix >= info.submittedUnix, JSON.stringify(info));
+    assert.equal((await sd.await(first)).jobId, first);
+    await ops.unloadKey("fresh");
+  });
+
+  test("listJobs: each prove token sees its own jobs (the same id in both), an admin token all, with who", async () => {
+    const alice = await client({ tls: mtls(), token: ALICE });
+    const bob = await client({ tls: mtls(), token: BOB });
+    const ops = await client({ tls: mtls(), token: OPS });
+    assert.equal(await alice.submit({ key: "chain", input: { x: 4, k: 1 }, jobId: "same-id", priority: 3 }), "same-id");
+    assert.equal(await bob.submit({ key: "chain", input: { x: 4, k: 2 }, jobId: "same-id" }), "same-id");
+    const mine = await alice.listJobs();
+    assert.ok(mine.length >= 2 && mine.every((j) => j.client === ""), JSON.stringify(mine));
+    const bobs = await bob.listJobs();
+    assert.deepEqual(bobs.map((j) => [j.jobId, j.keyId, j.priority, j.partitions]), [["same-id", "chain", 0, 1]]);
+    const aliceSame = mine.filter((j) => j.jobId === "same-id");
+    assert.deepEqual(aliceSame.map((j) => j.priority), [3]);
+    const sorted = mine.map((j) => j.submittedUnix);
+    assert.deepEqual(sorted, [...sorted].sort((a, b) => b - a), "newest first");
+    const all = await ops.listJobs({ keyId: "chain" });
+    assert.deepEqual(all.filter((j) => j.jobId === "same-id").map((j) => j.client).sort(), ["alice", "bob"]);
+    assert.equal((await alice.await("same-id")).jobId, "same-id");
+    assert.equal((await bob.await("same-id")).jobId, "same-id");
+    assert.deepEqual((await bob.listJobs({ states: ["COMPLETED"] })).map((j) => [j.jobId, j.done]), [["same-id", 1]]);
+    assert.deepEqual(await bob.listJobs({ states: ["EXPIRED", "FAILED"] }), []);
   });
 });
