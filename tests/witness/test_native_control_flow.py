@@ -108,17 +108,37 @@ def test_a_value_dependent_program_reloads_as_one_and_records_nothing(curve, tmp
 
 def test_a_path_that_serves_requests_is_still_replayed(tmp_path, monkeypatch):
     """A value-dependent program keeps replaying the paths that have served requests (hits); where none has, the
-    control-flow run comes at once (no partial replays that would miss anyway)."""
+    control-flow run comes at once (no partial replays that would miss anyway). Once its paths have served as many
+    replays as there are paths, it learns paths again."""
     c = compiled("bigint.circom", "bn128", N=N_BITS, K=K_LIMBS)
     calc = fresh(c, tmp_path)
     seen = bigint_inputs(7)
+    monkeypatch.setattr(native_module, "CONTROL_FLOW_AFTER", 100)
     assert byte_identical(calc, c, seen, tmp_path, "first") == "recorded"
     assert byte_identical(calc, c, seen, tmp_path, "replayed") == "native"  # its path has a hit now
+    assert byte_identical(calc, c, bigint_inputs(8), tmp_path, "second") == "recorded"
     monkeypatch.setattr(native_module, "CONTROL_FLOW_AFTER", calc.program.n_paths)
-    assert calc.value_dependent
+    assert calc.value_dependent  # 1 hit, 2 paths
     assert byte_identical(calc, c, bigint_inputs(40), tmp_path, "new") == "control"
     assert byte_identical(calc, c, seen, tmp_path, "seen-again") == "native"
-    assert calc.stats.recorded == 1
+    assert not calc.value_dependent  # 2 hits, 2 paths: the paths serve, learning goes on
+    assert byte_identical(calc, c, bigint_inputs(41), tmp_path, "learnt") == "recorded"
+    assert calc.stats.recorded == 3 and calc.stats.control == 1
+
+
+def test_recurring_shapes_are_still_learnt(tmp_path):
+    """A circuit with a few shapes that recur (control.circom's collatz loop on a handful of values): the first
+    misses past CONTROL_FLOW_AFTER run the control flow, every PROBE_EVERY-th tries the kept paths, and as they
+    serve replays the rest are learnt;
+    after a few rounds every request is a replay."""
+    c = compiled("control.circom", "bn128", include_circomlib=True)
+    calc = fresh(c, tmp_path)
+    shapes = [{"a": a, "b": 1} for a in (27, 6, 7, 97, 31)]
+    for _ in range(10):
+        last = [byte_identical(calc, c, inp, tmp_path, f"{inp['a']}") for inp in shapes]
+    assert last == ["native"] * len(shapes)
+    assert calc.stats.control >= 1 and calc.stats.wasm == 0
+    assert calc.program.n_paths <= native_module.MAX_PATHS
 
 
 def torture_inputs(k: int) -> dict:

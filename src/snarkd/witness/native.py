@@ -14,7 +14,8 @@ anew (its witness comes from that recording) and the new path is kept. Ternaries
 
 A circuit whose course depends on its values (bigint long division, as zk-email's RSA: every signature
 another way) is not recorded again and again: once the program holds CONTROL_FLOW_AFTER paths it is
-value-dependent, and a request no kept path fits runs the wasm's own control flow natively (`_witness.run`:
+value-dependent (unless its paths keep serving replays), and a request no kept path fits runs the wasm's own
+control flow natively (`_witness.run`:
 the module's loops, branches, calls and value-dependent addresses, decided by this request's values, with
 circom's field functions on the native core; no trace, no guard): one program for every input, no file
 growth with traffic, the same cost for every input. Straight-line paths stay where they serve (a
@@ -35,6 +36,7 @@ request served by the wasm engine is reported through `on_fallback`.
 from __future__ import annotations
 
 import hashlib
+import itertools
 import logging
 import os
 import threading
@@ -58,14 +60,18 @@ CURVES = {"bn128": 0, "bls12381": 1}
 MAX_PATHS = 16
 MAX_PROGRAM_BYTES = 256 << 20  # the paths together, as in the .wprog
 # A circuit whose course depends on its values (bigint long division: every signature another way) would be
-# recorded anew for every request. A program that holds this many paths (the placeholder one and those recorded
-# since) is value-dependent: a request no kept path fits runs the wasm's own control flow natively (_witness.run:
-# its loops, branches and calls decided by this request's values, circom's field functions on the native core),
-# nothing recorded and nothing kept: one program for every input, a file that does not grow with traffic, the
-# same time for the Nth input as for the first. The kept paths are still replayed first where they have served
-# requests (hits); where none ever has, the control-flow run comes at once. Derived from the paths, not stored:
-# a program file means the same under any setting of this bound.
+# recorded anew for every request. A program that holds at least this many paths (the placeholder one and those
+# recorded since) and whose paths have served fewer replays than there are paths (traffic keeps missing them) is
+# value-dependent: a request no kept path fits runs the wasm's own control flow natively (_witness.run: its loops,
+# branches and calls decided by this request's values, circom's field functions on the native core), nothing
+# recorded and nothing kept: one program for every input, a file that does not grow with traffic, the same time
+# for the Nth input as for the first. The kept paths are still replayed first where they have served requests
+# (hits); where none ever has, the control-flow run comes at once but for every PROBE_EVERY-th request, which
+# tries them first (a partial replay of each, paid once in that many requests). A circuit with a few shapes that
+# recur (its paths replayed as often as there are paths) goes on learning them within MAX_PATHS. Derived from the paths and their hits, not stored: a program file means the same under
+# any setting of this bound.
 CONTROL_FLOW_AFTER = 3
+PROBE_EVERY = 8
 
 
 class NativeUnavailable(InputError):
@@ -137,7 +143,8 @@ class NativeCalculator:
         self._keep_lock = threading.Lock()  # adding and dropping paths: indices must not move underneath
         self.dropped_paths = 0
         self._said_control_flow = False
-        self._served = None  # whether any kept path has served a request (hits), once known
+        self._hits = None  # replays the kept paths have served (their hits summed), once known
+        self._probe = itertools.count(1)  # value-dependent requests while no path has served one
         self._parsed = None
         self.stats = WitnessStats()
         self.build_ms = 0.0
@@ -259,15 +266,16 @@ class NativeCalculator:
                                 max_memory=int(self.max_memory or 0), max_steps=max_steps,
                                 input_base=self.input_base, n_inputs=self.input_size)
 
-    def _paths_served(self) -> bool:
-        if self._served is None:  # path_stats sizes every path: asked once, then kept up to date
-            self._served = any(p["hits"] for p in self.program.path_stats())
-        return self._served
+    def _paths_hits(self) -> int:
+        if self._hits is None:  # path_stats sizes every path: asked once, then kept up to date
+            self._hits = sum(p["hits"] for p in self.program.path_stats())
+        return self._hits
 
     @property
     def value_dependent(self) -> bool:
         """Misses run the wasm's control flow natively instead of being recorded (CONTROL_FLOW_AFTER)."""
-        return self.program.n_paths >= CONTROL_FLOW_AFTER
+        n = self.program.n_paths
+        return n >= CONTROL_FLOW_AFTER and self._paths_hits() < n
 
     def _keep(self, path) -> None:
         """Add a newly recorded path within MAX_PATHS and MAX_PROGRAM_BYTES (the rule above), then save."""
@@ -285,7 +293,7 @@ class NativeCalculator:
                 total -= stats[i]["bytes"]
             for i in sorted(drop, reverse=True):
                 self.program.remove_path(i)
-            self._served = None
+            self._hits = None
             if drop:
                 self.dropped_paths += len(drop)
                 log.info("native witness program for %s: %d paths kept (%.1f MB), %d replayed least often dropped",
@@ -345,13 +353,13 @@ class NativeCalculator:
             values[at: at + len(p.data)] = p.data
             recorded_inputs.append((p.hash, p.data))
         control_flow = self.value_dependent
-        if control_flow and not self._paths_served():
+        if control_flow and not self._paths_hits() and next(self._probe) % PROBE_EVERY:
             status = 1  # value-dependent, and no kept path has served a request: no replay to try
         else:
             frame = _uninitialized(32 * self.program.frame_rows)
             status, _, _, events = self.program.evaluate(values, frame, log is not None)
             if status == 0:
-                self._served = True
+                self._hits = self._paths_hits() + 1
                 self.stats.add("native")
                 if log is not None:
                     render_log(events, log)
