@@ -98,6 +98,9 @@ class WasmTarget:
             return T._expect_named(exc, str(self.path), self.path.stem)
         try:
             raw, source = native.calculate_bytes(inputs)
+            # the control-flow run (what a value-dependent program runs for a request no path fits) on the same
+            # module and inputs: a witness it gives must be the wasm engine's too
+            control = native._run([(p.hash, p.data) for p in native.prepare(inputs)]) if source != "wasm" else None
         except SnarkdError:
             return "circuit_error"  # the wasm engine's answer (the native engine fell back)
         finally:
@@ -120,4 +123,6 @@ class WasmTarget:
             if self.trusted(case):
                 return "trusted_runtime"
             raise T.Finding(f"native {source} witness differs from the wasm engine's")
+        if control is not None and control.ok and bytes(control.witness) != expect and not self.trusted(case):
+            raise T.Finding("the native control-flow run's witness differs from the wasm engine's")
         return source

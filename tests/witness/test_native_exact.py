@@ -10,6 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+import snarkd.witness.native as native_module
 from snarkd.curves.params import BLS12_381, BN254
 from snarkd.witness import CircuitAssertError, NativeCalculator, WitnessCalculator
 from wfixtures import compiled, wasm_cache  # noqa: F401
@@ -107,10 +108,11 @@ CONTROL_INPUTS = [{"a": 27, "b": 4}, {"a": 27, "b": 9}, {"a": 6, "b": 0}, {"a": 
                   {"a": 999_999, "b": 3}, {"a": 97, "b": 96}]
 
 
-def test_input_dependent_control_flow_matches_the_wasm(control):
+def test_input_dependent_control_flow_matches_the_wasm(control, monkeypatch):
     """A while whose trip count depends on an input, `%`/`\\` on inputs, an index from an input, IsEqual's
     ternary, assert and log: each input is replayed or recorded as a new path, never approximated."""
     c, native, wasm = control
+    monkeypatch.setattr(native_module, "CONTROL_FLOW_AFTER", native_module.MAX_PATHS + 1)  # recording misses, never the control-flow run
     for inputs in CONTROL_INPUTS:
         lines = same_witness(native, wasm, inputs)
         assert lines == [f"a {inputs['a']} b {inputs['b']} steps {_collatz(inputs['a'])}"]

@@ -34,6 +34,7 @@ def same(calc, ref, inputs) -> str:
 
 def test_the_paths_replayed_most_are_kept(torture, monkeypatch):
     calc, ref = torture
+    monkeypatch.setattr(native, "CONTROL_FLOW_AFTER", 100)  # the bounds of recording misses (not the control-flow run)
     monkeypatch.setattr(native, "MAX_PATHS", 3)
     assert same(calc, ref, distinct(0)) == "recorded"
     for _ in range(3):
@@ -50,6 +51,7 @@ def test_the_paths_replayed_most_are_kept(torture, monkeypatch):
 
 def test_the_byte_bound(torture, monkeypatch):
     calc, ref = torture
+    monkeypatch.setattr(native, "CONTROL_FLOW_AFTER", 100)
     same(calc, ref, distinct(0))
     one = max(p["bytes"] for p in calc.program.path_stats())
     monkeypatch.setattr(native, "MAX_PROGRAM_BYTES", int(2.5 * one))

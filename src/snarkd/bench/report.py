@@ -87,7 +87,7 @@ def summarize(run: dict) -> dict:
     cpu0, cpu1 = d0.get("engine", {}).get("cpu_s"), d1.get("engine", {}).get("cpu_s")
     j0, j1 = d0.get("engine", {}).get("jobs", {}), d1.get("engine", {}).get("jobs", {})
     witnesses = {k: j1.get(f"witness_{k}", 0) - j0.get(f"witness_{k}", 0)
-                 for k in ("native", "recorded", "wasm", "failed")}
+                 for k in ("native", "recorded", "control", "wasm", "failed")}
     run["summary"] = {
         "daemon_cpu_cores": (cpu1 - cpu0) / max(1e-9, wall) if cpu0 is not None and cpu1 is not None else None,
         "completed": len(ok),

@@ -107,8 +107,9 @@ class _Collector:
         for name, key, doc in JOB_COUNTERS:
             yield CounterMetricFamily(name, doc, value=getattr(jobs, key))
         w = CounterMetricFamily("snarkd_witnesses", "Witnesses computed from inputs, by how: native (replayed), "
-                                "recorded (natively, after a guard missed), wasm (the wasm engine)", labels=["source"])
-        for source in ("native", "recorded", "wasm"):
+                                "recorded (natively, after a guard missed), control (natively, the wasm's "
+                                "control flow of a value-dependent circuit), wasm (the wasm engine)", labels=["source"])
+        for source in ("native", "recorded", "control", "wasm"):
             w.add_metric([source], getattr(jobs, f"witness_{source}"))
         yield w
         yield CounterMetricFamily("snarkd_witness_failed", "Native witnesses whose proof failed self-verification "

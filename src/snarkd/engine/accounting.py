@@ -12,9 +12,10 @@ from snarkd.engine.memory import MemoryBudget
 COUNTERS = ("submitted", "rejected", "completed", "failed", "cancelled", "expired", "deadline_refused",
             "partitions_completed", "self_verify_failed",
             # witnesses computed from inputs, by how (snarkd.witness.native): replayed natively, recorded
-            # natively after a guard missed, on the wasm engine; and native witnesses whose proof failed
+            # natively after a guard missed, run natively through the wasm's control flow (a value-dependent
+            # circuit), on the wasm engine; and native witnesses whose proof failed
             # self-verification (recomputed on the wasm engine)
-            "witness_native", "witness_recorded", "witness_wasm", "witness_failed")
+            "witness_native", "witness_recorded", "witness_control", "witness_wasm", "witness_failed")
 
 
 class Accounting:

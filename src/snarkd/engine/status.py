@@ -71,6 +71,7 @@ class JobCounts:
     # guard missed, on the wasm engine; and native witnesses whose proof failed self-verification
     witness_native: int = 0
     witness_recorded: int = 0
+    witness_control: int = 0  # a value-dependent circuit's request run natively through the wasm's control flow
     witness_wasm: int = 0
     witness_failed: int = 0
     retried: int = 0  # a cluster front's: partitions run again after their actor died

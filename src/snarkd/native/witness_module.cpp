@@ -3,6 +3,8 @@
 //   inspect(wasm)                 the module's facts (field, sizes, input signals)
 //   record(wasm, inputs, ...)     run the wasm in our interpreter (witness/record.hpp), returning
 //                                 the witness and the compiled path of what it computed
+//   run(wasm, inputs, ...)        the control-flow run: the wasm's own control flow natively, nothing
+//                                 traced or kept (a value-dependent circuit's requests no path fits)
 //   Program                       the paths of one circuit: evaluate (replay), add_path,
 //                                 serialize / load
 // Everything heavy runs with the GIL released. Python (snarkd/witness/native.py) owns files,
@@ -226,6 +228,61 @@ void record_as(const Wasm& w, const std::vector<std::pair<uint64_t, std::vector<
                {"compile_ms", ms(t1, t2)}};
 }
 
+// The control-flow run: the wasm's own structured control flow (loops, branches, calls, addresses decided by this
+// request's values) run by the native interpreter with circom's field functions on the native core; nothing is
+// traced, so nothing is guarded and nothing is kept: one program (the module) for every input of a circuit whose
+// course depends on its values. The witness is the run's concrete one (what a recording returns too), the logs
+// those of this run, in order.
+template <class P>
+void run_as(const Wasm& w, const std::vector<std::pair<uint64_t, std::vector<Mont<P>>>>& inputs, bool sanity,
+            RecordLimits lim, uint32_t input_base, uint32_t n_inputs, RecordResult& out,
+            std::vector<uint64_t>& witness_plain, std::vector<std::pair<bool, std::string>>& logs) {
+  using F = Mont<P>;
+  BigScope scope;
+  const auto t0 = std::chrono::steady_clock::now();
+  Trace<F> t;
+  Big<F> cw;
+  uint64_t steps = 0;
+  try {
+    Recorder<P> r(*w.module, lim, false, /*untraced=*/true);
+    const auto table = r.input_signals();
+    r.record(sanity, inputs, table, input_base, n_inputs);
+    t = r.take_trace();
+    cw = r.take_concrete_witness();
+    steps = r.steps();
+  } catch (const CircuitFailure& e) {
+    out.error_kind = "circuit";
+    out.code = e.code;
+    out.message = e.what();
+    return;
+  }
+  witness_plain.resize(cw.size() * 4);
+  for (size_t i = 0; i < cw.size(); i++) {
+    F n = cw[i].from_mont();
+    std::memcpy(&witness_plain[4 * i], n.v, 32);
+  }
+  for (size_t k = 1; k < t.nodes.size(); k++) {
+    const TNode& nd = t.nodes[k];
+    if (nd.op == T_LOG_STR) {
+      if (nd.a >= t.strings.size()) throw Unsupported("internal: log string");
+      logs.emplace_back(false, t.strings[nd.a]);
+    } else if (nd.op == T_LOG_VAL) {
+      if (!(nd.a & CONST_BIT) || (nd.a & ~CONST_BIT) >= t.consts.size())
+        throw Unsupported("internal: a traced value in the control-flow run");
+      F n = t.consts[nd.a & ~CONST_BIT].from_mont();
+      uint64_t l[4] = {0, 0, 0, 0};
+      for (size_t j = 0; j < P::N && j < 4; j++) l[j] = n.v[j];
+      logs.emplace_back(true, decimal(l));
+    } else {
+      throw Unsupported("internal: a trace node in the control-flow run");
+    }
+  }
+  const auto t1 = std::chrono::steady_clock::now();
+  out.ok = true;
+  out.stats = {{"steps", steps},
+               {"run_ms", uint64_t(std::chrono::duration<double, std::milli>(t1 - t0).count() + 0.5)}};
+}
+
 template <class P>
 std::vector<std::pair<uint64_t, std::vector<Mont<P>>>> inputs_from(py::list inputs) {
   std::vector<std::pair<uint64_t, std::vector<Mont<P>>>> out;
@@ -286,6 +343,50 @@ RecordResult record(const Wasm& w, int curve, py::list inputs, bool sanity, bool
     out.message = std::string("out of memory while recording (") + e.what() + ")";
   }
   if (out.ok && !force) {
+    out.witness = py::bytes((const char*)wit.data(), wit.size() * 8);  // (W, 4) plain limbs
+    for (auto& [is_val, text] : logs) out.logs.append(py::make_tuple(is_val, text));
+  }
+  return out;
+}
+
+RecordResult run(const Wasm& w, int curve, py::list inputs, bool sanity, uint64_t max_memory, uint64_t max_steps,
+                 uint32_t input_base, uint32_t n_inputs) {
+  RecordResult out;
+  RecordLimits lim;
+  if (max_memory) lim.max_memory = max_memory;
+  if (max_steps) lim.max_steps = max_steps;
+  std::vector<uint64_t> wit;
+  std::vector<std::pair<bool, std::string>> logs;
+  try {
+    if (curve == BN254) {
+      auto in = inputs_from<bn254::FrP>(inputs);
+      py::gil_scoped_release nogil;
+      run_as<bn254::FrP>(w, in, sanity, lim, input_base, n_inputs, out, wit, logs);
+    } else if (curve == BLS12_381) {
+      auto in = inputs_from<bls12_381::FrP>(inputs);
+      py::gil_scoped_release nogil;
+      run_as<bls12_381::FrP>(w, in, sanity, lim, input_base, n_inputs, out, wit, logs);
+    } else {
+      throw py::value_error("curve must be 0 (bn128) or 1 (bls12381)");
+    }
+  } catch (const Unsupported& e) {
+    out.ok = false;
+    out.error_kind = "unsupported";
+    out.message = e.what();
+  } catch (const WasmError& e) {
+    out.ok = false;
+    out.error_kind = "unsupported";
+    out.message = e.what();
+  } catch (const std::bad_alloc&) {
+    out.ok = false;
+    out.error_kind = "unsupported";
+    out.message = "out of memory in the control-flow run";
+  } catch (const std::length_error& e) {
+    out.ok = false;
+    out.error_kind = "unsupported";
+    out.message = std::string("out of memory in the control-flow run (") + e.what() + ")";
+  }
+  if (out.ok) {
     out.witness = py::bytes((const char*)wit.data(), wit.size() * 8);  // (W, 4) plain limbs
     for (auto& [is_val, text] : logs) out.logs.append(py::make_tuple(is_val, text));
   }
@@ -513,6 +614,9 @@ PYBIND11_MODULE(_witness, mod) {
           "Run the wasm natively on these inputs [(hash, (k, 4) uint64 plain values)], recording a path.\n"
           "force_asserts: take every assert's passing arm (a build from placeholder inputs: no witness).");
 
+  mod.def("run", &run, py::arg("wasm"), py::arg("curve"), py::arg("inputs"), py::arg("sanity_check") = false,
+          py::arg("max_memory") = 0, py::arg("max_steps") = 0, py::arg("input_base") = 0, py::arg("n_inputs") = 0,
+          "Run the wasm's own control flow natively on these inputs (no trace, no path): the witness and the logs.");
   py::class_<Program>(mod, "Program")
       .def(py::init(&make_program), py::arg("curve"), py::arg("witness_size"), py::arg("n_inputs"))
       .def_readonly("curve", &Program::curve)

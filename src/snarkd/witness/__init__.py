@@ -20,7 +20,8 @@ from snarkd.witness.errors import (
 from snarkd.witness.inputs import fnv_hash, load_input_json
 
 ENGINES = ("auto", "native", "wasm")
-NATIVE_SOURCES = ("native", "recorded")  # witnesses the native engine made (replayed, or recorded on a miss)
+NATIVE_SOURCES = ("native", "recorded", "control")  # witnesses the native engine made (replayed, recorded on a
+# miss, or run through the wasm's control flow where the circuit is value-dependent)
 
 __all__ = [
     "ENGINES",
@@ -73,7 +74,7 @@ def make_calculator(wasm, engine: str = "auto", *, on_fallback=None, **kwargs):
 
 
 def calculate_with_source(calc, inputs: dict, *, log=None):
-    """(Witness, how it was made: "native" | "recorded" | "wasm") from either calculator."""
+    """(Witness, how it was made: "native" | "recorded" | "control" | "wasm") from either calculator."""
     fn = getattr(calc, "calculate_with_source", None)
     if fn is not None:
         return fn(inputs, log=log)

@@ -12,11 +12,21 @@ replay; where an input takes the wasm another way the guard misses and the reque
 anew (its witness comes from that recording) and the new path is kept. Ternaries on signals
 (`in != 0 ? 1/in : 0`) are not guards: both arms are recorded and the replay selects.
 
+A circuit whose course depends on its values (bigint long division, as zk-email's RSA: every signature
+another way) is not recorded again and again: once the program holds CONTROL_FLOW_AFTER paths it is
+value-dependent (unless its paths keep serving replays), and a request no kept path fits runs the wasm's own
+control flow natively (`_witness.run`:
+the module's loops, branches, calls and value-dependent addresses, decided by this request's values, with
+circom's field functions on the native core; no trace, no guard): one program for every input, no file
+growth with traffic, the same cost for every input. Straight-line paths stay where they serve (a
+value-independent circuit never leaves them).
+
 The first path is built from placeholder inputs (zeros; an assert they fail is recorded as the
 check it is), so building needs no real input. Programs are kept beside the .wasm (or in the
 compiled-module cache), bound to its hash (program_file.py).
 
-Fallbacks, each counted in `stats`: a guard miss records the request natively ("recorded"); a
+Fallbacks, each counted in `stats`: a guard miss records the request natively ("recorded"), or in a
+value-dependent program runs its control flow natively ("control"); a
 circuit the recorder cannot follow, or a request that fails in the circuit (an assert, a division
 by zero), goes to the wasm engine ("wasm"), whose result or error is the answer. With
 `strict=True` (`--engine native`) the constructor refuses circuits it cannot build, and every
@@ -26,6 +36,7 @@ request served by the wasm engine is reported through `on_fallback`.
 from __future__ import annotations
 
 import hashlib
+import itertools
 import logging
 import os
 import threading
@@ -48,6 +59,19 @@ CURVES = {"bn128": 0, "bls12381": 1}
 # each kept path before the recording: the count bounds that too.
 MAX_PATHS = 16
 MAX_PROGRAM_BYTES = 256 << 20  # the paths together, as in the .wprog
+# A circuit whose course depends on its values (bigint long division: every signature another way) would be
+# recorded anew for every request. A program that holds at least this many paths (the placeholder one and those
+# recorded since) and whose paths have served fewer replays than there are paths (traffic keeps missing them) is
+# value-dependent: a request no kept path fits runs the wasm's own control flow natively (_witness.run: its loops,
+# branches and calls decided by this request's values, circom's field functions on the native core), nothing
+# recorded and nothing kept: one program for every input, a file that does not grow with traffic, the same time
+# for the Nth input as for the first. The kept paths are still replayed first where they have served requests
+# (hits); where none ever has, the control-flow run comes at once but for every PROBE_EVERY-th request, which
+# tries them first (a partial replay of each, paid once in that many requests). A circuit with a few shapes that
+# recur (its paths replayed as often as there are paths) goes on learning them within MAX_PATHS. Derived from the paths and their hits, not stored: a program file means the same under
+# any setting of this bound.
+CONTROL_FLOW_AFTER = 3
+PROBE_EVERY = 8
 
 
 class NativeUnavailable(InputError):
@@ -62,6 +86,7 @@ class WitnessStats:
     native: int = 0    # replayed
     recorded: int = 0  # a guard missed: recorded natively (a new path)
     wasm: int = 0      # the wasm engine served it (the circuit failed, or the recorder cannot follow it)
+    control: int = 0   # no path fits a value-dependent program: the wasm's control flow run natively
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def add(self, kind: str) -> None:
@@ -69,7 +94,7 @@ class WitnessStats:
             setattr(self, kind, getattr(self, kind) + 1)
 
     def as_dict(self) -> dict:
-        return {"native": self.native, "recorded": self.recorded, "wasm": self.wasm}
+        return {"native": self.native, "recorded": self.recorded, "wasm": self.wasm, "control": self.control}
 
 
 def render_log(events, sink: Callable[[str], None]) -> None:
@@ -117,6 +142,9 @@ class NativeCalculator:
         self._save_lock = threading.Lock()
         self._keep_lock = threading.Lock()  # adding and dropping paths: indices must not move underneath
         self.dropped_paths = 0
+        self._said_control_flow = False
+        self._hits = None  # replays the kept paths have served (their hits summed), once known
+        self._probe = itertools.count(1)  # value-dependent requests while no path has served one
         self._parsed = None
         self.stats = WitnessStats()
         self.build_ms = 0.0
@@ -232,6 +260,23 @@ class NativeCalculator:
                                    force_asserts=force, max_memory=int(self.max_memory or 0), max_steps=max_steps,
                                    input_base=self.input_base, n_inputs=self.input_size)
 
+    def _run(self, inputs: list):
+        max_steps = self.fuel if self.fuel else 0
+        return self._native.run(self._module(), CURVES[self.curve], inputs, sanity_check=self.sanity_check,
+                                max_memory=int(self.max_memory or 0), max_steps=max_steps,
+                                input_base=self.input_base, n_inputs=self.input_size)
+
+    def _paths_hits(self) -> int:
+        if self._hits is None:  # path_stats sizes every path: asked once, then kept up to date
+            self._hits = sum(p["hits"] for p in self.program.path_stats())
+        return self._hits
+
+    @property
+    def value_dependent(self) -> bool:
+        """Misses run the wasm's control flow natively instead of being recorded (CONTROL_FLOW_AFTER)."""
+        n = self.program.n_paths
+        return n >= CONTROL_FLOW_AFTER and self._paths_hits() < n
+
     def _keep(self, path) -> None:
         """Add a newly recorded path within MAX_PATHS and MAX_PROGRAM_BYTES (the rule above), then save."""
         with self._keep_lock:
@@ -248,6 +293,7 @@ class NativeCalculator:
                 total -= stats[i]["bytes"]
             for i in sorted(drop, reverse=True):
                 self.program.remove_path(i)
+            self._hits = None
             if drop:
                 self.dropped_paths += len(drop)
                 log.info("native witness program for %s: %d paths kept (%.1f MB), %d replayed least often dropped",
@@ -288,7 +334,7 @@ class NativeCalculator:
         return self.calculate_with_source(inputs, log=log)[0]
 
     def calculate_with_source(self, inputs: dict, *, log: Callable[[str], None] | None = None):
-        """(Witness, "native" | "recorded" | "wasm"): the witness and how it was made."""
+        """(Witness, "native" | "recorded" | "control" | "wasm"): the witness and how it was made."""
         import numpy as np
 
         raw, source = self.calculate_bytes(inputs, log=log)
@@ -306,14 +352,33 @@ class NativeCalculator:
             at = 32 * (pos - self.input_base)
             values[at: at + len(p.data)] = p.data
             recorded_inputs.append((p.hash, p.data))
-        frame = _uninitialized(32 * self.program.frame_rows)
-        status, _, _, events = self.program.evaluate(values, frame, log is not None)
-        if status == 0:
-            self.stats.add("native")
-            if log is not None:
-                render_log(events, log)
-            return memoryview(frame)[: 32 * self.witness_size], "native"
-        if status == 1:  # a guard missed: this input takes the wasm another way
+        control_flow = self.value_dependent
+        if control_flow and not self._paths_hits() and next(self._probe) % PROBE_EVERY:
+            status = 1  # value-dependent, and no kept path has served a request: no replay to try
+        else:
+            frame = _uninitialized(32 * self.program.frame_rows)
+            status, _, _, events = self.program.evaluate(values, frame, log is not None)
+            if status == 0:
+                self._hits = self._paths_hits() + 1
+                self.stats.add("native")
+                if log is not None:
+                    render_log(events, log)
+                return memoryview(frame)[: 32 * self.witness_size], "native"
+        if status == 1 and control_flow:  # value-dependent: the wasm's control flow, run natively
+            if not self._said_control_flow:
+                self._said_control_flow = True
+                logging.getLogger("snarkd.witness").info(  # (`log` is the request's log sink here)
+                    "native witness program for %s: %d paths and still a miss: value-dependent; requests no "
+                    "path fits run the wasm's control flow natively (nothing more recorded)", self.name,
+                    self.program.n_paths)
+            res = self._run(recorded_inputs)
+            if res.ok:
+                self.stats.add("control")
+                if log is not None:
+                    render_log(res.logs, log)
+                return res.witness, "control"
+            why = res.message.strip().splitlines()[0] if res.message.strip() else f"code {res.code}"
+        elif status == 1:  # a guard missed: this input takes the wasm another way
             res = self._record(recorded_inputs, force=False)
             if res.ok:
                 self.stats.add("recorded")
@@ -358,7 +423,8 @@ class NativeCalculator:
         """The program's paths and where it lives (status, logs, the bench)."""
         return {"engine": "native", "program": str(self.loaded_from) if self.loaded_from else None,
                 "build_ms": round(self.build_ms, 1), "paths": self.program.path_stats(),
-                "dropped_paths": self.dropped_paths, **self.stats.as_dict()}
+                "dropped_paths": self.dropped_paths, "value_dependent": self.value_dependent,
+                **self.stats.as_dict()}
 
 
 def _uninitialized(nbytes: int):

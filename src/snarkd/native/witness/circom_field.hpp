@@ -121,9 +121,33 @@ struct CircomField {
       rem.v[0] = u64(r);
       return;
     }
+    {  // a power-of-two divisor of more than one limb (bigint code's `x \ (1 << n)`, `x % (1 << n)`): shift, mask
+      size_t limb = 0, ones = 0;
+      for (size_t i = 0; i < N; i++)
+        if (b.v[i]) {
+          ones += size_t(__builtin_popcountll(b.v[i]));
+          limb = i;
+        }
+      if (ones == 1) {
+        const unsigned k = unsigned(64 * limb) + unsigned(__builtin_ctzll(b.v[limb]));
+        q = shr_raw(a, k);
+        rem = a;
+        for (size_t i = 0; i < N; i++) {
+          if (64 * i >= k) rem.v[i] = 0;
+          else if (64 * (i + 1) > k) rem.v[i] &= (u64(1) << (k - 64 * i)) - 1;
+        }
+        return;
+      }
+    }
     Int r{};
     q = Int{};
-    for (int bit = int(64 * N) - 1; bit >= 0; bit--) {
+    int top = -1;  // the dividend's top bit: above it the remainder stays 0 and the quotient's bits 0
+    for (size_t i = N; i-- > 0;)
+      if (a.v[i]) {
+        top = int(64 * i) + 63 - __builtin_clzll(a.v[i]);
+        break;
+      }
+    for (int bit = top; bit >= 0; bit--) {
       // r = (r << 1) | bit; r < b <= 2^256 - 1 so r << 1 fits in N limbs plus one carry bit
       u64 carry = r.v[N - 1] >> 63;
       r = shl_raw(r, 1);

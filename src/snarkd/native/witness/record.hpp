@@ -40,6 +40,8 @@ inline constexpr int MAX_MESSAGE = 1 << 16;  // characters of one circom message
 // A shadow word with this bit names no element: it is part of the plain 32-byte body of value (id & ~LIMB_BIT)
 // that Fr_int_copy copied out of its element (circom 2.0.x's getWitness and log()).
 inline constexpr uint32_t LIMB_BIT = 0x80000000u;
+// The control-flow run's mark of a value computed from the inputs (in place of a trace id: no trace is kept).
+inline constexpr uint32_t TAINT = 1;
 
 // The recording cannot follow this circuit natively (the wasm engine serves it).
 struct Unsupported : std::runtime_error {
@@ -123,8 +125,13 @@ class Recorder {
     uint32_t pos, size;
   };
 
-  Recorder(const Module& m, RecordLimits lim, bool force_asserts)
-      : m_(m), lim_(lim), force_(force_asserts) {
+  // untraced: the control-flow run. Nothing is traced: a value computed from the inputs carries the mark TAINT
+  // instead of a trace id, and where a recording would put a guard (a branch, a loop bound, an index decided by
+  // such a value) the run simply goes the way this request's value says (no guard, no if-conversion). Everything
+  // a recording refuses about such values (their raw bytes read, Fr_eqR on them, ...) is refused the same way:
+  // the run follows exactly what a recording follows, for this request.
+  Recorder(const Module& m, RecordLimits lim, bool force_asserts, bool untraced = false)
+      : m_(m), lim_(lim), force_(force_asserts), untraced_(untraced) {
     for (uint32_t f = 0; f < m_.funcs.size(); f++) {
       const Func& fn = m_.funcs[f];
       HostFn h = H_NONE;
@@ -226,7 +233,7 @@ class Recorder {
       if (!sig) throw CircuitFailure(1, "Signal not found.\n");
       for (uint32_t i = 0; i < values.size(); i++) {
         uint32_t idx = sig->pos + i - input_base;
-        uint32_t id = (i < sig->size && idx < n_inputs) ? node(T_INPUT, idx, 0, 0) : 0;
+        uint32_t id = (i < sig->size && idx < n_inputs) ? (untraced_ ? TAINT : node(T_INPUT, idx, 0, 0)) : 0;
         write_elem(shared_elem_, Val{id, values[i]});
         input_copy_due_ = false;
         call(uint32_t(f_set_input_), {uint32_t(hash >> 32), uint32_t(hash), i});
@@ -242,7 +249,7 @@ class Recorder {
       charge(1);  // a call, as the wasm's own
       call(uint32_t(f_get_witness_), {i});
       Val v = read_shared_value(host_seq_);
-      trace_.witness[i] = v.id ? v.id : const_id(v.v);
+      trace_.witness[i] = untraced_ ? 0 : v.id ? v.id : const_id(v.v);
       if (!force_) concrete_[i] = v.v;
     }
   }
@@ -261,6 +268,7 @@ class Recorder {
   const Module& m_;
   RecordLimits lim_;
   bool force_;
+  bool untraced_;
   std::vector<HostFn> host_;
   int f_set_input_, f_get_witness_, f_init_, f_msg_char_, f_shared_, f_map_pos_;
   uint32_t shared_ = 0, shared_elem_ = 0;
@@ -646,6 +654,7 @@ class Recorder {
   }
 
   void guard(uint8_t op, uint32_t id, uint32_t b = 0) {
+    if (untraced_) return;  // the control-flow run: the value decides, nothing to check later
     if (arm_depth_) throw detail::ArmAbort{"guard"};
     node(op, id, b, 0);
     guards_++;
@@ -696,6 +705,7 @@ class Recorder {
     if (op == T_MUL && is_const(b, 1)) return a;
     if (op == T_MUL && is_const(a, 1)) return b;
     if (op == T_MUL && (is_const(a, 0) || is_const(b, 0))) return Val{0, F::zero()};
+    if (untraced_) return Val{TAINT, r};
     return Val{node(op, id_of(a), id_of(b), 0), r};
   }
   Val unary(HostFn h, const Val& a) {
@@ -710,6 +720,7 @@ class Recorder {
       default: throw Unsupported("internal: unary op");
     }
     if (!a.id) return Val{0, r};
+    if (untraced_) return Val{TAINT, r};
     if (op == T_MUL) return Val{node(T_MUL, a.id, a.id, 0), r};
     return Val{node(op, a.id, 0, 0), r};
   }
@@ -851,7 +862,7 @@ class Recorder {
       case H_SHOW_SHARED: {
         if (arm_depth_) throw detail::ArmAbort{"log"};
         Val x = read_shared_value(host_seq_ - 1);  // copyFr2SharedRWMemory's, just before
-        node(T_LOG_VAL, id_of(x), 0, 0);
+        node(T_LOG_VAL, untraced_ ? const_id(x.v) : id_of(x), 0, 0);
         return;
       }
       default: {  // binary field ops (pR, pA, pB)
@@ -865,7 +876,7 @@ class Recorder {
 
   // Fr_isTrue of a traced value: a guard, or (when an `if` consumes it) the if's own decision.
   void istrue_traced(uint32_t id, bool t, uint32_t pc) {
-    (void)t;
+    if (untraced_) return;  // the control-flow run: the `if` goes the way the value says
     const Func& fn = m_.funcs[frames_.back().func];
     const auto& code = fn.code;
     if (pc + 1 < code.size() && code[pc + 1].op == OP_IF) {
