@@ -12,11 +12,13 @@ g_i = round(2^256 * |coefficient| / r), so no division happens per scalar:
     u1 = round(k g1 / 2^256), u2 = round(k g2 / 2^256)      (u_i >= 0)
     k1 = k + u1 M11 + u2 M12,  k2 = u1 M21 + u2 M22         (mod 2^192)
 The M's fold the basis entries and the rounding coefficients' signs together; the
-results are small: |u_i - exact| <= 3/4, so |k_i| <= 3/4 (|a1| + |a2|) < 2^128 (also checked
+results are small: |u_i - exact| <= 1/2 + r / 2^257, so |k1| <= that times |a1| + |a2|,
+|k2| the same with the b's: below 2^BITS, 127 for BN254 and 128 for BLS12-381 (also checked
 below and in tests/native/test_glv.py),
 so arithmetic mod 2^192 (three limbs, two's complement) is exact.
 """
 import math
+from fractions import Fraction
 import os
 import random
 
@@ -70,7 +72,11 @@ def constants(pe, q, r, lam_bits=None):
     g1 = (2 * (abs(b2) << 256) + r) // (2 * r)
     g2 = (2 * (abs(b1) << 256) + r) // (2 * r)
     m = dict(M11=(-a1 * s1) % M192, M12=(-a2 * s2) % M192, M21=(-b1 * s1) % M192, M22=(-b2 * s2) % M192)
-    return dict(beta=beta, lam=lam, g1=g1, g2=g2, basis=((a1, b1), (a2, b2)), **m)
+    # |u_i - exact| <= 1/2 + r / 2^257 (g_i rounded, k < r): the bound on |k1|, |k2| in bits
+    e = Fraction(1, 2) + Fraction(r, 1 << 257)
+    bound = max(e * (abs(a1) + abs(a2)), e * (abs(b1) + abs(b2)))
+    bits = math.ceil(math.log2(bound + 1))
+    return dict(beta=beta, lam=lam, g1=g1, g2=g2, basis=((a1, b1), (a2, b2)), bits=bits, **m)
 
 
 def split(c, k, r):
@@ -91,7 +97,7 @@ def check(c, r):
     for k in ks:
         k1, k2 = split(c, k, r)
         assert (k1 + c["lam"] * k2 - k) % r == 0, k
-        assert abs(k1) < 1 << 128 and abs(k2) < 1 << 128, (k, k1, k2)
+        assert abs(k1) < 1 << c["bits"] and abs(k2) < 1 << c["bits"], (k, k1, k2)
 
 
 def limbs(x, n):
@@ -108,6 +114,7 @@ def block(curve, pe, q, r, nq):
 // lambda = {hex(c['lam'])}
 // basis (a1, b1) = ({a1:#x}, {b1:#x}), (a2, b2) = ({a2:#x}, {b2:#x})
 struct GlvG1 {{
+  static constexpr unsigned BITS = {c['bits']};  // |k1|, |k2| < 2^BITS
   static constexpr u64 BETA_MONT[{nq}] = {limbs(c['beta'] * R % q, nq)};
   static constexpr u64 LAMBDA[4] = {limbs(c['lam'], 4)};
   static constexpr u64 G1[3] = {limbs(c['g1'], 3)};

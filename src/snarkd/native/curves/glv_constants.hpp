@@ -8,6 +8,7 @@ namespace bn254 {
 // lambda = 0xb3c4d79d41a917585bfc41088d8daaa78b17ea66b99c90dd
 // basis (a1, b1) = (0x89d3256894d213e3, -0x6f4d8248eeb859fc8211bbeb7d4f1128), (a2, b2) = (0x6f4d8248eeb859fd0be4e1541221250b, 0x89d3256894d213e3)
 struct GlvG1 {
+  static constexpr unsigned BITS = 127;  // |k1|, |k2| < 2^BITS
   static constexpr u64 BETA_MONT[4] = {0x71930c11d782e155ULL, 0xa6bb947cffbe3323ULL, 0xaa303344d4741444ULL, 0x2c3b3f0d26594943ULL};
   static constexpr u64 LAMBDA[4] = {0x8b17ea66b99c90ddULL, 0x5bfc41088d8daaa7ULL, 0xb3c4d79d41a91758ULL, 0x0000000000000000ULL};
   static constexpr u64 G1[3] = {0xd91d232ec7e0b3d7ULL, 0x0000000000000002ULL, 0x0000000000000000ULL};
@@ -23,6 +24,7 @@ namespace bls12_381 {
 // lambda = 0xac45a4010001a40200000000ffffffff
 // basis (a1, b1) = (0x1, 0xac45a4010001a4020000000100000000), (a2, b2) = (0xac45a4010001a40200000000ffffffff, -0x1)
 struct GlvG1 {
+  static constexpr unsigned BITS = 127;  // |k1|, |k2| < 2^BITS
   static constexpr u64 BETA_MONT[6] = {0xcd03c9e48671f071ULL, 0x5dab22461fcda5d2ULL, 0x587042afd3851b95ULL, 0x8eb60ebe01bacb9eULL, 0x03f97d6e83d050d2ULL, 0x18f0206554638741ULL};
   static constexpr u64 LAMBDA[4] = {0x00000000ffffffffULL, 0xac45a4010001a402ULL, 0x0000000000000000ULL, 0x0000000000000000ULL};
   static constexpr u64 G1[3] = {0x0000000000000002ULL, 0x0000000000000000ULL, 0x0000000000000000ULL};

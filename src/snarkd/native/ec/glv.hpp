@@ -12,15 +12,14 @@
 // explains the formulas):
 //     u1 = round(k g1 / 2^256), u2 = round(k g2 / 2^256)
 //     k1 = k + u1 M11 + u2 M12,  k2 = u1 M21 + u2 M22      (mod 2^192)
-// |k1|, |k2| < 2^GLV_BITS, so three limbs in two's complement hold them exactly
-// and a negative half becomes a negated point (the sign is returned apart).
+// |k1|, |k2| < 2^C::BITS (127 on both curves), so three limbs in two's complement
+// hold them exactly, and a negative half becomes a negated point (the sign is
+// returned apart).
 #pragma once
 #include <cstdint>
 #include "ec/point.hpp"
 
 namespace snarkd {
-
-constexpr unsigned GLV_BITS = 128;  // bound on |k1|, |k2| (tests/native/test_glv.py)
 
 // GlvOf<Cfg>::ok: the group has an endomorphism wired in (curves/groups.hpp
 // specialises it with C = the generated constants of curves/glv_constants.hpp).
@@ -91,7 +90,7 @@ inline bool magnitude(const u64* v, u64* out) {
 }  // namespace glv_detail
 
 // k (4 limbs, reduced mod r) = k1 + lambda k2 (mod r): |k1|, |k2| as 4-limb
-// magnitudes below 2^GLV_BITS, signs in n1, n2 (true: negative).
+// magnitudes below 2^C::BITS, signs in n1, n2 (true: negative).
 template <class C>
 inline void glv_split(const u64* k, u64* k1, bool& n1, u64* k2, bool& n2) {
   using namespace glv_detail;

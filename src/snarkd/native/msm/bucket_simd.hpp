@@ -412,8 +412,8 @@ struct SortedBuckets {
 };
 
 // One window of one chunk of n scalars: digit(q) = |d| | NEGF (0: nothing to add), index(q) = the
-// point of scalar q in pts. A crowded window (fewer than nb / 8 buckets: the top one; or `crowded`: the
-// top window of GLV halves, whose magnitudes sit well below their bound, so queued buckets keep
+// point of scalar q in pts. A crowded window (fewer than nb / 8 buckets: the top one; or `crowded`: a
+// narrower top window of GLV halves, whose magnitudes sit below their bound, so queued buckets keep
 // colliding) is summed by bucket sort instead of queueing; otherwise each digit goes to its bucket,
 // the next one's bucket prefetched.
 template <class Cfg, class Digit, class Index>

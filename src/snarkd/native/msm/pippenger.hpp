@@ -207,10 +207,10 @@ inline size_t window_buckets(unsigned w, unsigned c, unsigned nw, unsigned bits)
   return top + 1 < c ? std::min(nb, (size_t)1 << top) : nb;
 }
 
-inline MsmPlan msm_plan(size_t n, unsigned T, unsigned bits, double* cost_out = nullptr) {
+inline MsmPlan msm_plan(size_t n, unsigned T, unsigned bits, double* cost_out = nullptr, unsigned cmax = 20) {
   MsmPlan best{1, bits + 1, 1};
   double best_cost = 1e300;
-  for (unsigned c = 2; c <= 20; c++) {
+  for (unsigned c = 2; c <= cmax; c++) {
     unsigned nw = bits / c + 1;
     for (unsigned k = 1; k <= 8; k++) {
       if (k > 1 && (size_t)k * 64 > n) break;
@@ -226,33 +226,59 @@ inline MsmPlan msm_plan(size_t n, unsigned T, unsigned bits, double* cost_out = 
 }
 
 // Per point, the split's own work in the cost model's unit (a bucket addition):
-// the decomposition (6 small multi-limb products) and phi (one field product),
-// about a third of a batch-affine addition, measured (bench/results/glv-cpu.json).
-constexpr double GLV_SPLIT_COST = 0.35;
+// the decomposition, phi, the second scalar's digits and the top window summed by
+// bucket sort. Measured with perf on the 2-core Zen 4 VM: about 2 of the cheap
+// 8-lane batch-affine additions, under one scalar addition.
+inline double glv_split_cost() {
+#if defined(SNARKD_SIMD52)
+  if (g_use_simd52) return 2.0;
+#endif
+  return 0.7;
+}
+// Largest MSM the split is used for. The model above counts additions and bucket
+// reductions only; measured (bench/results/glv-cpu.json, 2 threads), the split wins
+// where the per-window costs dominate (8-lane path: 0.85-0.93x up to 2^13 points;
+// scalar path: 0.85-0.97x up to 2^15) and loses 5-10% from 2^16 up (8-lane from
+// 2^14), where the second pass over twice the points and scalars costs more than
+// the bucket reductions it saves.
+inline size_t glv_max_points() {
+#if defined(SNARKD_SIMD52)
+  if (g_use_simd52) return (size_t)1 << 13;
+#endif
+  return (size_t)1 << 15;
+}
 
 // Whether the endomorphism split pays for an MSM of n points on Cfg: twice the
-// points at GLV_BITS (about half the windows, so half the bucket reductions)
-// plus the split, against n points at `bits`.
+// points at C::BITS (half the windows: the same additions into buckets, half the
+// bucket reductions) plus the split, against n points at `bits`. The split's window
+// stays at most 16 bits (or the plain plan's): the larger bucket arrays the model
+// would pick for 2n points fall out of cache (2^20 on IFMA: c = 17 ran 1.5x slower).
 template <class Cfg>
-inline bool glv_pays(size_t n, unsigned T, unsigned bits) {
-  if (!GlvOf<Cfg>::ok || n == 0) return false;
-  const int mode = msm_glv_mode();
-  if (mode != 1) return mode == 2;
-  double plain, split;
-  msm_plan(n, T, bits, &plain);
-  msm_plan(2 * n, T, GLV_BITS, &split);
-  return split + GLV_SPLIT_COST * (double)n / T < plain;
+inline bool glv_pays(size_t n, unsigned T, unsigned bits, unsigned* cmax = nullptr) {
+  if constexpr (!GlvOf<Cfg>::ok) return false;
+  else {
+    MsmPlan p = msm_plan(std::max<size_t>(n, 1), T, bits);
+    if (cmax) *cmax = std::max(p.c, 16u);
+    if (n == 0) return false;
+    const int mode = msm_glv_mode();
+    if (mode != 1) return mode == 2;
+    if (n > glv_max_points()) return false;
+    double plain, split;
+    msm_plan(n, T, bits, &plain);
+    msm_plan(2 * n, T, GlvOf<Cfg>::C::BITS, &split, p.c);
+    return split + glv_split_cost() * (double)n / T < plain;
+  }
 }
 
 // sum_i s_i P_i over pts.at(0 .. n-1), scalars of at most sbits bits (32 bytes
 // each), neg (or null): per scalar, 1 = subtract instead (GLV halves)
 template <class Cfg, class Fr>
 Affine<Cfg> msm_core(const MsmPoints<Cfg>& pts, const uint8_t* scalars, const uint8_t* neg, size_t n, unsigned sbits,
-                     unsigned T) {
+                     unsigned T, unsigned cmax = 20) {
   using Aff = Affine<Cfg>;
   using Pt = XYZZ<Cfg>;
   if (n == 0) return Aff::inf();
-  MsmPlan plan = msm_plan(n, T, sbits);
+  MsmPlan plan = msm_plan(n, T, sbits, nullptr, cmax);
   if (msm_force_c() >= 2) plan = {msm_force_c(), sbits / msm_force_c() + 1, 1};
   const size_t ntasks0 = (size_t)plan.nw * plan.k;
 #if defined(SNARKD_SIMD52)
@@ -274,7 +300,7 @@ Affine<Cfg> msm_core(const MsmPoints<Cfg>& pts, const uint8_t* scalars, const ui
       size_t b = n * ch / k, e = n * (ch + 1) / k;
       partial[task] = window_sum(acc[tid], sorted[tid], window_buckets(w, c, nw, sbits), nb, B, pts, e - b,
                                  [&](size_t q) { return rec.digit(b + q, w); }, [&](size_t q) { return b + q; },
-                                 neg && w + 1 == nw);
+                                 neg && w + 1 == nw && window_buckets(w, c, nw, sbits) < nb);
     });
     Pt sum = Pt::inf();
     for (unsigned w = nw; w-- > 0;) {
@@ -382,12 +408,14 @@ Affine<Cfg> msm_core(const MsmPoints<Cfg>& pts, const uint8_t* scalars, const ui
 template <class Cfg, class Fr>
 Affine<Cfg> msm(const uint8_t* bases, const uint8_t* scalars, size_t n, unsigned T) {
   if constexpr (GlvOf<Cfg>::ok) {
-    if (glv_pays<Cfg>(n, T, (unsigned)Fr::BITS)) {
+    unsigned cmax = 20;
+    if (glv_pays<Cfg>(n, T, (unsigned)Fr::BITS, &cmax)) {
+      using C = typename GlvOf<Cfg>::C;
       GlvScalars gs;
-      gs.template build<typename GlvOf<Cfg>::C, Fr>(n, T, [&](size_t q) { return scalars + 32 * q; });
+      gs.template build<C, Fr>(n, T, [&](size_t q) { return scalars + 32 * q; });
       std::vector<Affine<Cfg>> phi;
       glv_images<Cfg>(phi, n, T, [&](size_t q) { return bases + q * sizeof(Affine<Cfg>); });
-      return msm_core<Cfg, Fr>(MsmPoints<Cfg>(bases, n, phi.data()), gs.data(), gs.neg.data(), 2 * n, GLV_BITS, T);
+      return msm_core<Cfg, Fr>(MsmPoints<Cfg>(bases, n, phi.data()), gs.data(), gs.neg.data(), 2 * n, C::BITS, T, cmax);
     }
   }
   return msm_core<Cfg, Fr>(MsmPoints<Cfg>(bases), scalars, nullptr, n, (unsigned)Fr::BITS, T);

@@ -82,12 +82,16 @@ struct WitnessMsm {
     //    and one word of carries each (see Recoder). G1 may take the endomorphism
     //    split (ec/glv.hpp): the full scalars' halves (|k1| at q, |k2| at nf + q)
     //    over each job's full points followed by their images phi(P).
-    const bool glv = !j1.empty() && glv_pays<G1>(nf, T, (unsigned)Fr::BITS);
+    unsigned cmax = 20;
+    const bool glv = !j1.empty() && glv_pays<G1>(nf, T, (unsigned)Fr::BITS, &cmax);
     Digits d1, d2;
     GlvScalars gs;
-    if (glv) {
-      gs.template build<typename GlvOf<G1>::C, Fr>(nf, T, [&](size_t q) { return scalars + 32 * (size_t)full[q]; });
-      d1.build(gs.data(), nullptr, gs.neg.data(), 2 * nf, GLV_BITS, T);
+    if constexpr (GlvOf<G1>::ok) {
+      using C = typename GlvOf<G1>::C;
+      if (glv) {
+        gs.template build<C, Fr>(nf, T, [&](size_t q) { return scalars + 32 * (size_t)full[q]; });
+        d1.build(gs.data(), nullptr, gs.neg.data(), 2 * nf, C::BITS, T, cmax);
+      }
     }
     if (!j2.empty() || !glv) d2.build(scalars, full.data(), nullptr, nf, (unsigned)Fr::BITS, T);
     const Digits& g1d = glv ? d1 : d2;
@@ -154,9 +158,10 @@ struct WitnessMsm {
     Recoder<Fr> rec;
     unsigned bits = 0;
     size_t nb = 0, B = 0;
-    void build(const uint8_t* sc, const uint32_t* index, const uint8_t* neg, size_t m, unsigned bits_, unsigned T) {
+    void build(const uint8_t* sc, const uint32_t* index, const uint8_t* neg, size_t m, unsigned bits_, unsigned T,
+               unsigned cmax = 20) {
       bits = bits_;
-      MsmPlan plan = msm_plan(std::max<size_t>(m, 1), T, bits);
+      MsmPlan plan = msm_plan(std::max<size_t>(m, 1), T, bits, nullptr, cmax);
       if (msm_force_c() >= 2) plan = {msm_force_c(), bits / msm_force_c() + 1, 1};
       if (plan.c < 4) plan = {4, bits / 4 + 1, 1};
       nb = (size_t)1 << (plan.c - 1);
@@ -193,7 +198,7 @@ struct WitnessMsm {
     return window_sum(bk, sb, nbw, d.nb, d.B, MsmPoints<Cfg>(job.bases, npts, phi), 2 * m,
                       [&](size_t q) { return q < m ? d.rec.digit(k0 + q, w) : d.rec.digit(nf + k0 + q - m, w); },
                       [&](size_t q) { return q < m ? (size_t)(full[k0 + q] - lo) : npts + (q - m); },
-                      w + 1 == d.rec.nw);
+                      w + 1 == d.rec.nw && nbw < d.nb);
   }
 #endif
 };
