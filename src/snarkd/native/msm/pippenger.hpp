@@ -257,15 +257,14 @@ template <class Cfg>
 inline bool glv_pays(size_t n, unsigned T, unsigned bits, unsigned* cmax = nullptr) {
   if constexpr (!GlvOf<Cfg>::ok) return false;
   else {
-    MsmPlan p = msm_plan(std::max<size_t>(n, 1), T, bits);
-    if (cmax) *cmax = std::max(p.c, 16u);
+    double plain, split;
+    const unsigned cap = std::max(msm_plan(std::max<size_t>(n, 1), T, bits, &plain).c, 16u);
+    if (cmax) *cmax = cap;
     if (n == 0) return false;
     const int mode = msm_glv_mode();
     if (mode != 1) return mode == 2;
     if (n > glv_max_points()) return false;
-    double plain, split;
-    msm_plan(n, T, bits, &plain);
-    msm_plan(2 * n, T, GlvOf<Cfg>::C::BITS, &split, p.c);
+    msm_plan(2 * n, T, GlvOf<Cfg>::C::BITS, &split, cap);
     return split + glv_split_cost() * (double)n / T < plain;
   }
 }
