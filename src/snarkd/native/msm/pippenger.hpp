@@ -236,11 +236,12 @@ inline double glv_split_cost() {
   return 0.7;
 }
 // Largest MSM the split is used for. The model above counts additions and bucket
-// reductions only; measured (bench/results/glv-cpu.json, 2 threads), the split wins
-// where the per-window costs dominate (8-lane path: 0.85-0.93x up to 2^13 points;
-// scalar path: 0.85-0.97x up to 2^15) and loses 5-10% from 2^16 up (8-lane from
-// 2^14), where the second pass over twice the points and scalars costs more than
-// the bucket reductions it saves.
+// reductions only; measured (bench/results/glv-cpu*.json, 2 threads, both curves),
+// the split wins where the per-window costs dominate: 0.56-0.67x at 2^12 points,
+// 0.75-0.88x at 2^13 (and 0.85-0.92x at 2^15 on the scalar path); from 2^14 (8-lane)
+// or 2^16 (scalar) up it is even or behind (0.90-1.13x, 3% behind in a one-thread
+// perf run): the bucket additions are the same, and the split, the images and the
+// second half's top window cost what the saved reductions gain.
 inline size_t glv_max_points() {
 #if defined(SNARKD_SIMD52)
   if (g_use_simd52) return (size_t)1 << 13;
