@@ -107,3 +107,24 @@ def test_unsatisfying_witness_gives_a_proof_snarkjs_rejects(chain_circuit, tmp_p
         result = prove(key, Witness(prime=w.prime, values=values))
     write_proof(result, tmp_path / "p.json", tmp_path / "pub.json")
     assert not oracle.snarkjs_verify(chain_circuit.vk, tmp_path / "pub.json", tmp_path / "p.json")
+
+
+@pytest.mark.parametrize("simd", [True, False], ids=["ifma", "scalar"])
+def test_glv_split_gives_the_same_proof(chain_circuit, tmp_path, simd):
+    """The G1 MSMs (A, B1, C, H) with the endomorphism split forced on equal the plain
+    ones byte for byte (fixed blinding), and snarkjs accepts the split proof."""
+    from snarkd.native import _core
+
+    prev_simd, prev_glv = _core._set_simd52(simd), _core._set_glv(0)
+    try:
+        with ProvingKey.load(chain_circuit.zkey) as key:
+            w = read_wtns(chain_circuit.wtns)
+            plain = prove(key, w, r=31, s=47).proof
+            _core._set_glv(2)
+            split = prove(key, w, r=31, s=47).proof
+        assert split == plain
+        _, proof, public = _prove_to(tmp_path, chain_circuit.zkey, chain_circuit.wtns)
+        assert oracle.snarkjs_verify(chain_circuit.vk, public, proof)
+    finally:
+        _core._set_simd52(prev_simd)
+        _core._set_glv(prev_glv)

@@ -316,6 +316,40 @@ void bind_curve(py::module_& m) {
   m.def("msm_g1", &do_msm<G1, Fr>, py::arg("bases"), py::arg("scalars"), T,
         "G1 MSM: bases affine Montgomery (>= n points), scalars n x 32-byte plain Fr (>= r reduced mod r)");
   m.def("msm_g2", &do_msm<G2, Fr>, py::arg("bases"), py::arg("scalars"), T);
+  // the G1 endomorphism (ec/glv.hpp), for tests and `snarkd doctor`-style checks
+  using GC = typename GlvOf<G1>::C;
+  m.attr("GLV_LAMBDA") = limbs_to_int(GC::LAMBDA, 4);
+  m.def("glv_split", [](py::object scalars) {
+    Buf S(scalars, "scalars");
+    size_t n = S.count(32, "32-byte plain scalars");
+    auto k1 = new_u64(n, 4), k2 = new_u64(n, 4);
+    auto n1 = py::array_t<uint8_t>((py::ssize_t)n), n2 = py::array_t<uint8_t>((py::ssize_t)n);
+    u64 *o1 = (u64*)k1.mutable_data(), *o2 = (u64*)k2.mutable_data();
+    uint8_t *s1 = n1.mutable_data(), *s2 = n2.mutable_data();
+    {
+      py::gil_scoped_release rel;
+      for (size_t i = 0; i < n; i++) {
+        u64 k[4];
+        std::memcpy(k, S.data() + i * 32, 32);
+        Fr::reduce_raw(k);
+        bool a, b;
+        glv_split<GC>(k, o1 + 4 * i, a, o2 + 4 * i, b);
+        s1[i] = a;
+        s2[i] = b;
+      }
+    }
+    return py::make_tuple(k1, n1, k2, n2);
+  }, py::arg("scalars"), "k = k1 + GLV_LAMBDA k2 (mod r) per 32-byte plain scalar: (|k1| (n, 4), k1 < 0, |k2|, k2 < 0)");
+  m.def("g1_endo", [](py::object points) {
+    using A1 = Affine<G1>;
+    Buf A(points, "points");
+    size_t n = A.count(sizeof(A1), "points");
+    auto out = new_u64_1d(n * sizeof(A1) / 8);
+    uint8_t* o = (uint8_t*)out.mutable_data();
+    py::gil_scoped_release rel;
+    for (size_t i = 0; i < n; i++) glv_phi<G1>(A1::load(A.data() + i * sizeof(A1))).store(o + i * sizeof(A1));
+    return out;
+  }, py::arg("points"), "phi(x, y) = (beta x, y) per G1 point (= GLV_LAMBDA * P on the subgroup)");
   m.def("msm_witness", &do_msm_witness<NS>, py::arg("scalars"), py::arg("g1"), py::arg("g2"), T,
         "Several MSMs over one scalar vector: g1, g2 lists of (bases, start); job k is "
         "sum_i scalars[start + i] * bases[i]. Scalars classified once (zeros skipped, ones summed, "
@@ -597,6 +631,12 @@ PYBIND11_MODULE(_core, m) {
     return prev;
   }, py::arg("on"), "Testing aid: enable/disable the AVX-512 IFMA kernels; returns the previous setting");
   m.def("uses_simd52", [] { return g_use_simd52; }, "True while the AVX-512 IFMA kernels are in use");
+  m.def("_set_glv", [](int mode) {
+    int prev = msm_glv_mode();
+    if (mode < 0 || mode > 2) throw py::value_error("mode: 0 (off), 1 (where the cost model says it pays) or 2 (always)");
+    msm_glv_mode() = mode;
+    return prev;
+  }, py::arg("mode"), "Testing aid: the G1 MSMs' endomorphism split (0 off, 1 by the cost model, 2 always); returns the previous mode");
   auto bn = m.def_submodule("bn254", "BN254 (bn128)");
   bind_curve<BN>(bn);
   auto bls = m.def_submodule("bls12_381", "BLS12-381");

@@ -3,6 +3,8 @@
 #include "curves/bn254.hpp"
 #include "curves/bls12_381.hpp"
 #include "ec/point.hpp"
+#include "ec/glv.hpp"
+#include "curves/glv_constants.hpp"
 
 namespace snarkd {
 namespace bn254 {
@@ -13,4 +15,16 @@ namespace bls12_381 {
 struct G1Cfg { using F = Fq; static inline F b() { return F::from_limbs(G1_B); } };
 struct G2Cfg { using F = Fq2; static inline F b() { return {Fq::from_limbs(G2_B0), Fq::from_limbs(G2_B1)}; } };
 }  // namespace bls12_381
+
+// G1 of both curves has the endomorphism phi(x, y) = (beta x, y) (ec/glv.hpp)
+template <>
+struct GlvOf<bn254::G1Cfg> {
+  static constexpr bool ok = true;
+  using C = bn254::GlvG1;
+};
+template <>
+struct GlvOf<bls12_381::G1Cfg> {
+  static constexpr bool ok = true;
+  using C = bls12_381::GlvG1;
+};
 }  // namespace snarkd

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "ec/point.hpp"
+#include "msm/glv_split.hpp"
 #include "msm/simd_coords.hpp"
 
 #if defined(SNARKD_SIMD52)
@@ -189,12 +190,12 @@ struct SimdBuckets {
   std::vector<uint32_t> dj, dp; // deferred additions (bucket was queued): retried after the next flush
   std::vector<uint32_t> rj, rp; // retry scratch
   BatchAdd<Cfg> ba;
-  const uint8_t* bases = nullptr;
+  MsmPoints<Cfg> pts;
   size_t nb = 0;
 
-  void reset(size_t nb_, size_t B_, const uint8_t* bases_) {
+  void reset(size_t nb_, size_t B_, const MsmPoints<Cfg>& pts_) {
     nb = nb_;
-    bases = bases_;
+    pts = pts_;
     if (ab.size() < nb) { ab.resize(nb); xb.resize(nb); }
     st.assign(nb, 0);
     xu.assign(nb, 0);
@@ -209,7 +210,7 @@ struct SimdBuckets {
     __builtin_prefetch(&st[j], 1);
   }
   inline Aff load_point(uint32_t pi) const {
-    Aff p = Aff::load(bases + (size_t)(pi & ~NEGF) * PS);
+    Aff p = Aff::load(pts.at(pi & ~NEGF));
     if (pi & NEGF) p.y = p.y.neg();
     return p;
   }
@@ -235,7 +236,7 @@ struct SimdBuckets {
     }
     st[j] = 2;
     qj.push_back((uint32_t)j);
-    ba.push((uint8_t*)&ab[j], bases + (size_t)(pi & ~NEGF) * PS, (pi & NEGF) != 0);
+    ba.push((uint8_t*)&ab[j], pts.at(pi & ~NEGF), (pi & NEGF) != 0);
   }
   void flush() {
     ba.flush();
@@ -346,7 +347,7 @@ struct SortedBuckets {
 
   // digit(k): |d| | NEGF (0: none) for k < n; index(k): the point of entry k
   template <class Digit, class Index>
-  Pt run(size_t nb, size_t n, const uint8_t* bases, size_t B, Digit digit, Index index) {
+  Pt run(size_t nb, size_t n, const MsmPoints<Cfg>& pts, size_t B, Digit digit, Index index) {
     ba.reserve(B);
     cnt.assign(nb + 1, 0);
     dg.resize(n);
@@ -375,7 +376,7 @@ struct SortedBuckets {
     sbase[nb] = (uint32_t)m;
     scr.resize(m);
     auto point = [&](uint32_t pi) {
-      Aff p = Aff::load(bases + (size_t)(pi & ~NEGF) * PS);
+      Aff p = Aff::load(pts.at(pi & ~NEGF));
       if (pi & NEGF) p.y = p.y.neg();
       return p;
     };
@@ -383,7 +384,7 @@ struct SortedBuckets {
       size_t s = cnt[j], e = cnt[j + 1], t = sbase[j];
       for (; s + 1 < e; s += 2, t++) {
         scr[t] = point(order[s]);
-        ba.push((uint8_t*)&scr[t], bases + (size_t)(order[s + 1] & ~NEGF) * PS, (order[s + 1] & NEGF) != 0);
+        ba.push((uint8_t*)&scr[t], pts.at(order[s + 1] & ~NEGF), (order[s + 1] & NEGF) != 0);
         if (ba.full()) { ba.flush(); settle_equal(ba); }
       }
       if (s < e) scr[t] = point(order[s]);
@@ -411,14 +412,16 @@ struct SortedBuckets {
 };
 
 // One window of one chunk of n scalars: digit(q) = |d| | NEGF (0: nothing to add), index(q) = the
-// point of scalar q. A crowded window (fewer than nb / 8 buckets: the top one) is summed by bucket sort
-// instead of queueing; otherwise each digit goes to its bucket, the next one's bucket prefetched.
+// point of scalar q in pts. A crowded window (fewer than nb / 8 buckets: the top one; or `crowded`: a
+// narrower top window of GLV halves, whose magnitudes sit below their bound, so queued buckets keep
+// colliding) is summed by bucket sort instead of queueing; otherwise each digit goes to its bucket,
+// the next one's bucket prefetched.
 template <class Cfg, class Digit, class Index>
 XYZZ<Cfg> window_sum(SimdBuckets<Cfg>& bk, SortedBuckets<Cfg>& sb, size_t nbw, size_t nb, size_t B,
-                     const uint8_t* bases, size_t n, Digit digit, Index index) {
+                     const MsmPoints<Cfg>& pts, size_t n, Digit digit, Index index, bool crowded = false) {
   constexpr uint32_t NEGF = SimdBuckets<Cfg>::NEGF;
-  if (nbw < nb / 8) return sb.run(nbw, n, bases, 1024, digit, index);
-  bk.reset(nb, B, bases);
+  if (crowded || nbw < nb / 8) return sb.run(nbw, n, pts, 1024, digit, index);
+  bk.reset(nb, B, pts);
   uint32_t dn = n ? digit(0) : 0;
   for (size_t q = 0; q < n; q++) {
     const uint32_t d = dn;

@@ -4,6 +4,8 @@
 // Scalars: plain little-endian Fr integers (4 limbs); values >= r are reduced
 // mod r (by repeated subtraction), which is exact for points of order r.
 // Bases equal to the all-zero point (infinity) are skipped.
+// G1 (both curves) splits each scalar with the endomorphism when the cost model
+// says it pays (ec/glv.hpp, glv_pays below): 2n points, half the windows.
 // Work split: (window x point-chunk) tasks scheduled dynamically over threads;
 // each task owns its bucket array and reduces it with a running sum.
 #pragma once
@@ -15,6 +17,7 @@
 #include <vector>
 #include "ec/point.hpp"
 #include "msm/bucket_simd.hpp"
+#include "msm/glv_split.hpp"
 #include "parallel.hpp"
 
 namespace snarkd {
@@ -26,6 +29,8 @@ inline bool& msm_batch_affine_flag() { static bool f = true; return f; }
 inline bool msm_batch_affine_enabled() { return msm_batch_affine_flag(); }
 inline size_t& msm_batch_size_ref() { static size_t b = 512; return b; }
 inline unsigned& msm_force_c() { static unsigned c = 0; return c; }  // benchmarking only
+// Endomorphism split (GLV) on G1: 0 never, 1 where glv_pays (default), 2 always (tests)
+inline int& msm_glv_mode() { static int m = 1; return m; }
 inline size_t msm_batch_size() { return std::max<size_t>(1, msm_batch_size_ref()); }
 
 template <class Cfg>
@@ -136,6 +141,7 @@ struct Recoder {
   const uint32_t* idx = nullptr;
   std::vector<uint8_t> own;  // reduced copy, only when some scalar was >= r
   std::vector<u64> carries;
+  const uint8_t* neg = nullptr;  // per scalar: 1 = negated (GLV halves): digits flipped
 
   void build(const uint8_t* scalars, const uint32_t* index, size_t n, unsigned c_, unsigned nw_, unsigned T) {
     c = c_; nw = nw_; sc = scalars; idx = index;
@@ -182,11 +188,12 @@ struct Recoder {
   // digit of scalar k in window w: |d| | NEG if negative (0: nothing to add)
   inline uint32_t digit(size_t k, unsigned w) const {
     u64 v = window((const u64*)scalar(k), w) + ((carries[k] >> w) & 1);
+    const uint32_t flip = neg && neg[k] ? NEG : 0;
     if (v > ((u64)1 << (c - 1))) {
       uint32_t a = (uint32_t)(((u64)1 << c) - v);  // v == 2^c: digit 0, carried up
-      return a ? (a | NEG) : 0;
+      return a ? ((a | NEG) ^ flip) : 0;
     }
-    return (uint32_t)v;
+    return v ? ((uint32_t)v ^ flip) : 0;
   }
 };
 
@@ -200,10 +207,10 @@ inline size_t window_buckets(unsigned w, unsigned c, unsigned nw, unsigned bits)
   return top + 1 < c ? std::min(nb, (size_t)1 << top) : nb;
 }
 
-inline MsmPlan msm_plan(size_t n, unsigned T, unsigned bits) {
+inline MsmPlan msm_plan(size_t n, unsigned T, unsigned bits, double* cost_out = nullptr, unsigned cmax = 20) {
   MsmPlan best{1, bits + 1, 1};
   double best_cost = 1e300;
-  for (unsigned c = 2; c <= 20; c++) {
+  for (unsigned c = 2; c <= cmax; c++) {
     unsigned nw = bits / c + 1;
     for (unsigned k = 1; k <= 8; k++) {
       if (k > 1 && (size_t)k * 64 > n) break;
@@ -214,16 +221,64 @@ inline MsmPlan msm_plan(size_t n, unsigned T, unsigned bits) {
       if (cost < best_cost) { best_cost = cost; best = {c, nw, k}; }
     }
   }
+  if (cost_out) *cost_out = best_cost;
   return best;
 }
 
+// Per point, the split's own work in the cost model's unit (a bucket addition):
+// the decomposition, phi, the second scalar's digits and the top window summed by
+// bucket sort. Measured with perf on the 2-core Zen 4 VM: about 2 of the cheap
+// 8-lane batch-affine additions, under one scalar addition.
+inline double glv_split_cost() {
+#if defined(SNARKD_SIMD52)
+  if (g_use_simd52) return 2.0;
+#endif
+  return 0.7;
+}
+// Largest MSM the split is used for. The model above counts additions and bucket
+// reductions only; measured (bench/results/glv-cpu*.json, 2 threads, both curves),
+// the split wins where the per-window costs dominate: 0.56-0.67x at 2^12 points,
+// 0.75-0.88x at 2^13 (and 0.85-0.92x at 2^15 on the scalar path); from 2^14 (8-lane)
+// or 2^16 (scalar) up it is even or behind (0.90-1.13x, 3% behind in a one-thread
+// perf run): the bucket additions are the same, and the split, the images and the
+// second half's top window cost what the saved reductions gain.
+inline size_t glv_max_points() {
+#if defined(SNARKD_SIMD52)
+  if (g_use_simd52) return (size_t)1 << 13;
+#endif
+  return (size_t)1 << 15;
+}
+
+// Whether the endomorphism split pays for an MSM of n points on Cfg: twice the
+// points at C::BITS (half the windows: the same additions into buckets, half the
+// bucket reductions) plus the split, against n points at `bits`. The split's window
+// stays at most 16 bits (or the plain plan's): the larger bucket arrays the model
+// would pick for 2n points fall out of cache (2^20 on IFMA: c = 17 ran 1.5x slower).
+template <class Cfg>
+inline bool glv_pays(size_t n, unsigned T, unsigned bits, unsigned* cmax = nullptr) {
+  if constexpr (!GlvOf<Cfg>::ok) return false;
+  else {
+    double plain, split;
+    const unsigned cap = std::max(msm_plan(std::max<size_t>(n, 1), T, bits, &plain).c, 16u);
+    if (cmax) *cmax = cap;
+    if (n == 0) return false;
+    const int mode = msm_glv_mode();
+    if (mode != 1) return mode == 2;
+    if (n > glv_max_points()) return false;
+    msm_plan(2 * n, T, GlvOf<Cfg>::C::BITS, &split, cap);
+    return split + glv_split_cost() * (double)n / T < plain;
+  }
+}
+
+// sum_i s_i P_i over pts.at(0 .. n-1), scalars of at most sbits bits (32 bytes
+// each), neg (or null): per scalar, 1 = subtract instead (GLV halves)
 template <class Cfg, class Fr>
-Affine<Cfg> msm(const uint8_t* bases, const uint8_t* scalars, size_t n, unsigned T) {
+Affine<Cfg> msm_core(const MsmPoints<Cfg>& pts, const uint8_t* scalars, const uint8_t* neg, size_t n, unsigned sbits,
+                     unsigned T, unsigned cmax = 20) {
   using Aff = Affine<Cfg>;
   using Pt = XYZZ<Cfg>;
   if (n == 0) return Aff::inf();
-  const unsigned sbits = (unsigned)Fr::BITS;
-  MsmPlan plan = msm_plan(n, T, sbits);
+  MsmPlan plan = msm_plan(n, T, sbits, nullptr, cmax);
   if (msm_force_c() >= 2) plan = {msm_force_c(), sbits / msm_force_c() + 1, 1};
   const size_t ntasks0 = (size_t)plan.nw * plan.k;
 #if defined(SNARKD_SIMD52)
@@ -234,6 +289,7 @@ Affine<Cfg> msm(const uint8_t* bases, const uint8_t* scalars, size_t n, unsigned
     const size_t nb = (size_t)1 << (c - 1), ntasks = (size_t)nw * k;
     Recoder<Fr> rec;
     rec.build(scalars, nullptr, n, c, nw, T);
+    rec.neg = neg;
     const size_t B = std::min<size_t>(std::max<size_t>(nb / 4, 64), msm_batch_size());
     unsigned TT = (unsigned)std::min<size_t>(T, ntasks);
     std::vector<Pt> partial(ntasks, Pt::inf());
@@ -242,8 +298,9 @@ Affine<Cfg> msm(const uint8_t* bases, const uint8_t* scalars, size_t n, unsigned
     parallel_tasks(ntasks, TT, [&](size_t task, unsigned tid) {
       unsigned w = (unsigned)(task / k), ch = (unsigned)(task % k);
       size_t b = n * ch / k, e = n * (ch + 1) / k;
-      partial[task] = window_sum(acc[tid], sorted[tid], window_buckets(w, c, nw, sbits), nb, B, bases, e - b,
-                                 [&](size_t q) { return rec.digit(b + q, w); }, [&](size_t q) { return b + q; });
+      partial[task] = window_sum(acc[tid], sorted[tid], window_buckets(w, c, nw, sbits), nb, B, pts, e - b,
+                                 [&](size_t q) { return rec.digit(b + q, w); }, [&](size_t q) { return b + q; },
+                                 neg && w + 1 == nw && window_buckets(w, c, nw, sbits) < nb);
     });
     Pt sum = Pt::inf();
     for (unsigned w = nw; w-- > 0;) {
@@ -263,7 +320,7 @@ Affine<Cfg> msm(const uint8_t* bases, const uint8_t* scalars, size_t n, unsigned
     uint8_t zero[sizeof(Aff)];
     std::memset(zero, 0, sizeof(zero));
     for (size_t i = b; i < e; i++) {
-      if (std::memcmp(bases + i * sizeof(Aff), zero, sizeof(Aff)) == 0) {
+      if (std::memcmp(pts.at(i), zero, sizeof(Aff)) == 0) {
         for (unsigned w = 0; w < nw; w++) digits[(size_t)w * n + i] = 0;
         continue;
       }
@@ -271,6 +328,11 @@ Affine<Cfg> msm(const uint8_t* bases, const uint8_t* scalars, size_t n, unsigned
       std::memcpy(s, scalars + i * 32, 32);
       Fr::reduce_raw(s);
       signed_digits(s, Fr::N, c, nw, digits.data() + i, n);
+      if (neg && neg[i])
+        for (unsigned w = 0; w < nw; w++) {
+          uint32_t& d = digits[(size_t)w * n + i];
+          if (d) d ^= NEG;
+        }
     }
   }, 256);
 
@@ -298,7 +360,7 @@ Affine<Cfg> msm(const uint8_t* bases, const uint8_t* scalars, size_t n, unsigned
           if (dn) bk.prefetch(dn - 1);
         }
         if (!d) continue;
-        Aff p = Aff::load(bases + i * sizeof(Aff));
+        Aff p = Aff::load(pts.at(i));
         if (d & NEG) { p.y = p.y.neg(); d &= ~NEG; }
         bk.add(d - 1, p);
       }
@@ -319,7 +381,7 @@ Affine<Cfg> msm(const uint8_t* bases, const uint8_t* scalars, size_t n, unsigned
           if (dn) __builtin_prefetch(&bk[dn - 1], 1);
         }
         if (!d) continue;
-        Aff p = Aff::load(bases + i * sizeof(Aff));
+        Aff p = Aff::load(pts.at(i));
         if (d & NEG) { p.y = p.y.neg(); d &= ~NEG; }
         bk[d - 1].add_affine(p);
       }
@@ -339,6 +401,24 @@ Affine<Cfg> msm(const uint8_t* bases, const uint8_t* scalars, size_t n, unsigned
     for (unsigned ch = 0; ch < k; ch++) acc.add(partial[(size_t)w * k + ch]);
   }
   return acc.to_affine();
+}
+
+// sum_i s_i P_i over n affine bases (snarkjs layout) and n plain 32-byte scalars
+// (>= r reduced mod r); on G1 through the endomorphism split where it pays.
+template <class Cfg, class Fr>
+Affine<Cfg> msm(const uint8_t* bases, const uint8_t* scalars, size_t n, unsigned T) {
+  if constexpr (GlvOf<Cfg>::ok) {
+    unsigned cmax = 20;
+    if (glv_pays<Cfg>(n, T, (unsigned)Fr::BITS, &cmax)) {
+      using C = typename GlvOf<Cfg>::C;
+      GlvScalars gs;
+      gs.template build<C, Fr>(n, T, [&](size_t q) { return scalars + 32 * q; });
+      std::vector<Affine<Cfg>> phi;
+      glv_images<Cfg>(phi, n, T, [&](size_t q) { return bases + q * sizeof(Affine<Cfg>); });
+      return msm_core<Cfg, Fr>(MsmPoints<Cfg>(bases, n, phi.data()), gs.data(), gs.neg.data(), 2 * n, C::BITS, T, cmax);
+    }
+  }
+  return msm_core<Cfg, Fr>(MsmPoints<Cfg>(bases), scalars, nullptr, n, (unsigned)Fr::BITS, T);
 }
 
 }  // namespace snarkd

@@ -6,7 +6,9 @@
 //   - all (MSM x window) Pippenger tasks and the ones' sums go to one pool of
 //     threads, so short MSMs do not leave a core idle.
 // Job k computes sum_{i in [start, start + n)} w_i * bases_k[i - start] (C starts
-// after the public inputs). Without AVX-512 IFMA each MSM runs through msm().
+// after the public inputs). G1 jobs split the full scalars with the endomorphism
+// where the cost model says it pays (ec/glv.hpp; ones stay summed directly).
+// Without AVX-512 IFMA each MSM runs through msm() (which splits the same way).
 #pragma once
 #include <algorithm>
 #include <atomic>
@@ -77,21 +79,35 @@ struct WitnessMsm {
     const size_t nf = full.size();
 
     // 2) signed digits of the full scalars: recomputed per window from the scalars
-    //    and one word of carries each (see Recoder)
-    const unsigned sbits = (unsigned)Fr::BITS;
-    MsmPlan plan = msm_plan(std::max<size_t>(nf, 1), T, sbits);
-    if (msm_force_c() >= 2) plan = {msm_force_c(), sbits / msm_force_c() + 1, 1};
-    if (plan.c < 4) plan = {4, sbits / 4 + 1, 1};
-    const unsigned c = plan.c, nw = plan.nw;
-    const size_t nb = (size_t)1 << (c - 1);
-    Recoder<Fr> rec;
-    rec.build(scalars, full.data(), nf, c, nw, T);
+    //    and one word of carries each (see Recoder). G1 may take the endomorphism
+    //    split (ec/glv.hpp): the full scalars' halves (|k1| at q, |k2| at nf + q)
+    //    over each job's full points followed by their images phi(P).
+    unsigned cmax = 20;
+    const bool glv = !j1.empty() && glv_pays<G1>(nf, T, (unsigned)Fr::BITS, &cmax);
+    Digits d1, d2;
+    GlvScalars gs;
+    if constexpr (GlvOf<G1>::ok) {
+      using C = typename GlvOf<G1>::C;
+      if (glv) {
+        gs.template build<C, Fr>(nf, T, [&](size_t q) { return scalars + 32 * (size_t)full[q]; });
+        d1.build(gs.data(), nullptr, gs.neg.data(), 2 * nf, C::BITS, T, cmax);
+      }
+    }
+    if (!j2.empty() || !glv) d2.build(scalars, full.data(), nullptr, nf, (unsigned)Fr::BITS, T);
+    const Digits& g1d = glv ? d1 : d2;
+    // per G1 job: the images of its full points, in the order of `full`
+    std::vector<std::vector<A1>> phi(glv ? j1.size() : 0);
+    for (size_t j = 0; j < phi.size(); j++) {
+      const MsmJob& job = j1[j];
+      const size_t k0 = first_full(full, job.start), k1 = first_full(full, job.start + job.n);
+      glv_images<G1>(phi[j], k1 - k0, T, [&](size_t q) { return job.bases + (size_t)(full[k0 + q] - job.start) * sizeof(A1); });
+    }
 
     // 3) tasks: per job, nw windows + the ones' sum in chunks
     const size_t OC = 1 << 14;  // ones per chunk task
     struct Task { unsigned g, job, kind; size_t a, b; };  // kind 0: window a; 1: ones [a, b)
     std::vector<Task> tasks;
-    auto add_tasks = [&](unsigned g, const std::vector<MsmJob>& jobs) {
+    auto add_tasks = [&](unsigned g, const std::vector<MsmJob>& jobs, unsigned nw) {
       for (unsigned j = 0; j < jobs.size(); j++) {
         // ones first: they are the long tasks when the witness is mostly bits
         auto lo = std::lower_bound(ones.begin(), ones.end(), (uint32_t)jobs[j].start) - ones.begin();
@@ -101,8 +117,8 @@ struct WitnessMsm {
           for (unsigned w = 0; w < nw; w++) tasks.push_back({g, j, 0, w, 0});
       }
     };
-    add_tasks(2, j2);  // G2 tasks are the slowest: schedule them first
-    add_tasks(1, j1);
+    add_tasks(2, j2, d2.rec.nw);  // G2 tasks are the slowest: schedule them first
+    add_tasks(1, j1, g1d.rec.nw);
     std::vector<XYZZ<G1>> part1(tasks.size(), XYZZ<G1>::inf());
     std::vector<XYZZ<G2>> part2(tasks.size(), XYZZ<G2>::inf());
     const unsigned TT = (unsigned)std::max<size_t>(1, std::min<size_t>(T, tasks.size()));
@@ -110,18 +126,20 @@ struct WitnessMsm {
     std::vector<SimdBuckets<G2>> bk2(TT);
     std::vector<SortedBuckets<G1>> sb1(TT);
     std::vector<SortedBuckets<G2>> sb2(TT);
-    const size_t B = std::min<size_t>(std::max<size_t>(nb / 4, 64), msm_batch_size());
     parallel_tasks(tasks.size(), TT, [&](size_t ti, unsigned tid) {
       const Task& t = tasks[ti];
-      if (t.g == 1) part1[ti] = run_task<G1>(t.kind, t.a, t.b, j1[t.job], bk1[tid], sb1[tid], ones, full, rec, nf, nb, B);
-      else part2[ti] = run_task<G2>(t.kind, t.a, t.b, j2[t.job], bk2[tid], sb2[tid], ones, full, rec, nf, nb, B);
+      if (t.g == 1)
+        part1[ti] = run_task<G1>(t.kind, t.a, t.b, j1[t.job], bk1[tid], sb1[tid], ones, full, g1d,
+                                 glv ? phi[t.job].data() : nullptr);
+      else
+        part2[ti] = run_task<G2>(t.kind, t.a, t.b, j2[t.job], bk2[tid], sb2[tid], ones, full, d2, nullptr);
     });
 
     // 4) combine: windows by Horner from the top, plus the ones' sums
-    auto combine = [&](unsigned g, unsigned job, auto& part, auto zero) {
+    auto combine = [&](unsigned g, unsigned job, auto& part, auto zero, const Digits& d) {
       auto acc = zero, ones_sum = zero;
-      for (unsigned w = nw; w-- > 0;) {
-        for (unsigned i = 0; i < c; i++) acc.dbl();
+      for (unsigned w = d.rec.nw; w-- > 0;) {
+        for (unsigned i = 0; i < d.rec.c; i++) acc.dbl();
         for (size_t ti = 0; ti < tasks.size(); ti++)
           if (tasks[ti].g == g && tasks[ti].job == job && tasks[ti].kind == 0 && tasks[ti].a == w) acc.add(part[ti]);
       }
@@ -130,25 +148,57 @@ struct WitnessMsm {
       acc.add(ones_sum);
       return acc.to_affine();
     };
-    for (unsigned j = 0; j < j1.size(); j++) out1[j] = combine(1, j, part1, XYZZ<G1>::inf());
-    for (unsigned j = 0; j < j2.size(); j++) out2[j] = combine(2, j, part2, XYZZ<G2>::inf());
+    for (unsigned j = 0; j < j1.size(); j++) out1[j] = combine(1, j, part1, XYZZ<G1>::inf(), g1d);
+    for (unsigned j = 0; j < j2.size(); j++) out2[j] = combine(2, j, part2, XYZZ<G2>::inf(), d2);
   }
 
+  // Signed digits of m scalars of at most `bits` bits with their plan: bucket
+  // count nb, batch size B (see Recoder; neg per scalar or null).
+  struct Digits {
+    Recoder<Fr> rec;
+    unsigned bits = 0;
+    size_t nb = 0, B = 0;
+    void build(const uint8_t* sc, const uint32_t* index, const uint8_t* neg, size_t m, unsigned bits_, unsigned T,
+               unsigned cmax = 20) {
+      bits = bits_;
+      MsmPlan plan = msm_plan(std::max<size_t>(m, 1), T, bits, nullptr, cmax);
+      if (msm_force_c() >= 2) plan = {msm_force_c(), bits / msm_force_c() + 1, 1};
+      if (plan.c < 4) plan = {4, bits / 4 + 1, 1};
+      nb = (size_t)1 << (plan.c - 1);
+      B = std::min<size_t>(std::max<size_t>(nb / 4, 64), msm_batch_size());
+      rec.build(sc, index, m, plan.c, plan.nw, T);
+      rec.neg = neg;
+    }
+  };
+
+  // index of the first full scalar at or after witness index i
+  static size_t first_full(const std::vector<uint32_t>& full, size_t i) {
+    return (size_t)(std::lower_bound(full.begin(), full.end(), (uint32_t)std::min<size_t>(i, UINT32_MAX)) - full.begin());
+  }
+
+  // phi: with the endomorphism split (G1), the images of the job's full points:
+  // entries [0, m) of a window are the job's full scalars' |k1|, [m, 2m) their |k2|
   template <class Cfg>
   static XYZZ<Cfg> run_task(unsigned kind, size_t a, size_t b, const MsmJob& job, SimdBuckets<Cfg>& bk,
                             SortedBuckets<Cfg>& sb, const std::vector<uint32_t>& ones, const std::vector<uint32_t>& full,
-                            const Recoder<Fr>& rec, size_t nf, size_t nb, size_t B) {
+                            const Digits& d, const Affine<Cfg>* phi) {
     if (kind == 1) {
-      bk.ba.reserve(B < 256 ? 256 : B);
+      bk.ba.reserve(d.B < 256 ? 256 : d.B);
       return sum_points_simd<Cfg>(bk.ba, job.bases, ones.data() + a, b - a, job.start);
     }
     const unsigned w = (unsigned)a;
-    const uint32_t lo = (uint32_t)job.start, hi = (uint32_t)(job.start + job.n);
+    const uint32_t lo = (uint32_t)job.start;
     // C starts after the public inputs: skip the full scalars before it
-    size_t k0 = (size_t)(std::lower_bound(full.begin(), full.end(), lo) - full.begin());
-    size_t k1 = (size_t)(std::lower_bound(full.begin(), full.end(), hi) - full.begin());
-    return window_sum(bk, sb, window_buckets(w, rec.c, rec.nw, (unsigned)Fr::BITS), nb, B, job.bases, k1 - k0,
-                      [&](size_t q) { return rec.digit(k0 + q, w); }, [&](size_t q) { return full[k0 + q] - lo; });
+    const size_t k0 = first_full(full, job.start), k1 = first_full(full, job.start + job.n), m = k1 - k0;
+    const size_t nbw = window_buckets(w, d.rec.c, d.rec.nw, d.bits);
+    if (!phi)
+      return window_sum(bk, sb, nbw, d.nb, d.B, MsmPoints<Cfg>(job.bases), m,
+                        [&](size_t q) { return d.rec.digit(k0 + q, w); }, [&](size_t q) { return full[k0 + q] - lo; });
+    const size_t nf = full.size(), npts = job.n;  // images are points npts + q
+    return window_sum(bk, sb, nbw, d.nb, d.B, MsmPoints<Cfg>(job.bases, npts, phi), 2 * m,
+                      [&](size_t q) { return q < m ? d.rec.digit(k0 + q, w) : d.rec.digit(nf + k0 + q - m, w); },
+                      [&](size_t q) { return q < m ? (size_t)(full[k0 + q] - lo) : npts + (q - m); },
+                      w + 1 == d.rec.nw && nbw < d.nb);
   }
 #endif
 };
