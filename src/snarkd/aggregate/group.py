@@ -104,9 +104,6 @@ class Group:
     def g1_neg(self, p: bytes) -> bytes:
         return self.msm_g1(p, [self.r - 1])
 
-    def g2_neg(self, q: bytes) -> bytes:
-        return self.msm_g2(q, [self.r - 1])
-
     def fold_g1(self, left, right, x: int) -> bytes:
         return self.agg.fold_g1(left, right, self.fr(x), self.threads)
 

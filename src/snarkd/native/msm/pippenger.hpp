@@ -1,6 +1,8 @@
-// Multithreaded Pippenger MSM with signed (Booth) digits and XYZZ buckets.
-// (A batch-affine bucket variant was tried: with this portable __int128 /
-// adc field code it was no faster than XYZZ mixed adds, so it was dropped.)
+// Multithreaded Pippenger MSM with signed (Booth) digits. Buckets are batch-affine
+// (BatchAffineBuckets: a batch of pending additions shares one inversion, ~5M+1S
+// a point against the XYZZ mixed add's 8M+2S; the 8-lane IFMA path does the same
+// per lane) wherever there are at least 64 buckets, with XYZZ buckets as the
+// fallback for a bucket already pending and for equal x; below that, XYZZ alone.
 // Scalars: plain little-endian Fr integers (4 limbs); values >= r are reduced
 // mod r (by repeated subtraction), which is exact for points of order r.
 // Bases equal to the all-zero point (infinity) are skipped.
