@@ -303,94 +303,73 @@ std::vector<std::pair<uint64_t, std::vector<Mont<P>>>> inputs_from(py::list inpu
   return out;
 }
 
-RecordResult record(const Wasm& w, int curve, py::list inputs, bool sanity, bool force, uint64_t max_memory,
-                    uint64_t max_steps, uint32_t input_base, uint32_t n_inputs) {
+template <class P>
+struct OnCurve {
+  using Fr = P;
+};
+
+// The frame record() and run() share: the limits, the inputs read for the curve, the body run without the GIL,
+// and every refusal (unsupported or invalid wasm, a bound missed: out of memory, `doing` says where) returned as
+// kind "unsupported" with no path, never thrown: the process lives. give_witness: the witness and logs go back.
+template <class Body>
+RecordResult refusals_returned(int curve, py::list inputs, uint64_t max_memory, uint64_t max_steps, const char* doing,
+                               bool give_witness, Body body) {
   RecordResult out;
   RecordLimits lim;
   if (max_memory) lim.max_memory = max_memory;
   if (max_steps) lim.max_steps = max_steps;
   std::vector<uint64_t> wit;
   std::vector<std::pair<bool, std::string>> logs;
+  auto refuse = [&out](std::string message) {
+    out.ok = false;
+    out.path.reset();
+    out.error_kind = "unsupported";
+    out.message = std::move(message);
+  };
   try {
     if (curve == BN254) {
       auto in = inputs_from<bn254::FrP>(inputs);
       py::gil_scoped_release nogil;
-      record_as<bn254::FrP>(w, in, sanity, force, lim, input_base, n_inputs, curve, out, wit, logs);
+      body(OnCurve<bn254::FrP>{}, in, lim, out, wit, logs);
     } else if (curve == BLS12_381) {
       auto in = inputs_from<bls12_381::FrP>(inputs);
       py::gil_scoped_release nogil;
-      record_as<bls12_381::FrP>(w, in, sanity, force, lim, input_base, n_inputs, curve, out, wit, logs);
+      body(OnCurve<bls12_381::FrP>{}, in, lim, out, wit, logs);
     } else {
       throw py::value_error("curve must be 0 (bn128) or 1 (bls12381)");
     }
   } catch (const Unsupported& e) {
-    out.ok = false;
-    out.error_kind = "unsupported";
-    out.message = e.what();
+    refuse(e.what());
   } catch (const WasmError& e) {
-    out.ok = false;
-    out.error_kind = "unsupported";
-    out.message = e.what();
+    refuse(e.what());
   } catch (const std::bad_alloc&) {  // a bound we missed: refused, the process lives
-    out.ok = false;
-    out.path.reset();
-    out.error_kind = "unsupported";
-    out.message = "out of memory while recording";
+    refuse(std::string("out of memory ") + doing);
   } catch (const std::length_error& e) {
-    out.ok = false;
-    out.path.reset();
-    out.error_kind = "unsupported";
-    out.message = std::string("out of memory while recording (") + e.what() + ")";
+    refuse(std::string("out of memory ") + doing + " (" + e.what() + ")");
   }
-  if (out.ok && !force) {
+  if (out.ok && give_witness) {
     out.witness = py::bytes((const char*)wit.data(), wit.size() * 8);  // (W, 4) plain limbs
     for (auto& [is_val, text] : logs) out.logs.append(py::make_tuple(is_val, text));
   }
   return out;
 }
 
+RecordResult record(const Wasm& w, int curve, py::list inputs, bool sanity, bool force, uint64_t max_memory,
+                    uint64_t max_steps, uint32_t input_base, uint32_t n_inputs) {
+  return refusals_returned(curve, inputs, max_memory, max_steps, "while recording", !force,
+                           [&](auto on, const auto& in, RecordLimits lim, RecordResult& out, auto& wit, auto& logs) {
+                             using P = typename decltype(on)::Fr;
+                             record_as<P>(w, in, sanity, force, lim, input_base, n_inputs, curve, out, wit, logs);
+                           });
+}
+
 RecordResult run(const Wasm& w, int curve, py::list inputs, bool sanity, uint64_t max_memory, uint64_t max_steps,
                  uint32_t input_base, uint32_t n_inputs) {
-  RecordResult out;
-  RecordLimits lim;
-  if (max_memory) lim.max_memory = max_memory;
-  if (max_steps) lim.max_steps = max_steps;
-  std::vector<uint64_t> wit;
-  std::vector<std::pair<bool, std::string>> logs;
-  try {
-    if (curve == BN254) {
-      auto in = inputs_from<bn254::FrP>(inputs);
-      py::gil_scoped_release nogil;
-      run_as<bn254::FrP>(w, in, sanity, lim, input_base, n_inputs, out, wit, logs);
-    } else if (curve == BLS12_381) {
-      auto in = inputs_from<bls12_381::FrP>(inputs);
-      py::gil_scoped_release nogil;
-      run_as<bls12_381::FrP>(w, in, sanity, lim, input_base, n_inputs, out, wit, logs);
-    } else {
-      throw py::value_error("curve must be 0 (bn128) or 1 (bls12381)");
-    }
-  } catch (const Unsupported& e) {
-    out.ok = false;
-    out.error_kind = "unsupported";
-    out.message = e.what();
-  } catch (const WasmError& e) {
-    out.ok = false;
-    out.error_kind = "unsupported";
-    out.message = e.what();
-  } catch (const std::bad_alloc&) {
-    out.ok = false;
-    out.error_kind = "unsupported";
-    out.message = "out of memory in the control-flow run";
-  } catch (const std::length_error& e) {
-    out.ok = false;
-    out.error_kind = "unsupported";
-    out.message = std::string("out of memory in the control-flow run (") + e.what() + ")";
-  }
-  if (out.ok) {
-    out.witness = py::bytes((const char*)wit.data(), wit.size() * 8);  // (W, 4) plain limbs
-    for (auto& [is_val, text] : logs) out.logs.append(py::make_tuple(is_val, text));
-  }
-  return out;
+  return refusals_returned(curve, inputs, max_memory, max_steps, "in the control-flow run", true,
+                           [&](auto on, const auto& in, RecordLimits lim, RecordResult& out, auto& wit, auto& logs) {
+                             using P = typename decltype(on)::Fr;
+                             run_as<P>(w, in, sanity, lim, input_base, n_inputs, out, wit, logs);
+                           });
 }
 
 // -- the program ------------------------------------------------------------------------------------
