@@ -132,15 +132,7 @@ def data_segments(payload: bytes) -> list[tuple[int, int, int]]:
             _, pos = uleb(payload, pos)
         if payload[pos] != 0x41:
             return out
-        addr = shift = 0
-        pos += 1
-        while True:
-            b = payload[pos]
-            pos += 1
-            addr |= (b & 0x7F) << shift
-            shift += 7
-            if not b & 0x80:
-                break
+        addr, pos = uleb(payload, pos + 1)
         pos += 1  # end
         ln, pos = uleb(payload, pos)
         out.append((addr, pos, ln))
