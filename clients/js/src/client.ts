@@ -496,6 +496,14 @@ export class Snarkd {
     return way === "stream" || (way === "auto" && data.reduce((n, d) => n + d.length, 0) > INLINE_MAX);
   }
 
+  /** One try of Prove or Submit: by path (no data), inline, or streamed (streamed()). */
+  private sendJob(rpc: "Prove" | "Submit", spec: JobOptions, head: Reply, data: Uint8Array[] | null, deadline: Date,
+                  ms: number): Promise<Reply> {
+    if (data === null) return this.unary(rpc, head, deadline, ms);
+    if (this.streamed(spec, data)) return this.stream(`${rpc}Stream`, head, data, deadline, ms);
+    return this.unary(rpc, { ...head, witnesses: data }, deadline, ms);
+  }
+
   // -- jobs ---------------------------------------------------------------------------------
 
   /** Prove and wait: one job (see JobSpec), its proofs. A job that outlives the call's deadline goes on in the
@@ -511,9 +519,7 @@ export class Snarkd {
       const reply = await this.retrying(deadline, async (attempt) => {
         const head = { ...first, ...Snarkd.deadlineFields(job) };
         try {
-          if (data === null) return await this.unary("Prove", head, deadline, ms);
-          if (this.streamed(spec, data)) return await this.stream("ProveStream", head, data, deadline, ms);
-          return await this.unary("Prove", { ...head, witnesses: data }, deadline, ms);
+          return await this.sendJob("Prove", spec, head, data, deadline, ms);
         } catch (err) {
           if (attempt > 0 && err instanceof InputError && err.code === grpc.status.ALREADY_EXISTS) {
             return null;  // our earlier try reached the daemon: fetch its result
@@ -538,11 +544,7 @@ export class Snarkd {
       return await this.retrying(deadline, async (attempt) => {
         const head = { ...first, ...Snarkd.deadlineFields(job) };
         try {
-          let reply: Reply;
-          if (data === null) reply = await this.unary("Submit", head, deadline, ms);
-          else if (this.streamed(spec, data)) reply = await this.stream("SubmitStream", head, data, deadline, ms);
-          else reply = await this.unary("Submit", { ...head, witnesses: data }, deadline, ms);
-          return reply.job_id as string;
+          return (await this.sendJob("Submit", spec, head, data, deadline, ms)).job_id as string;
         } catch (err) {
           if (attempt > 0 && err instanceof InputError && err.code === grpc.status.ALREADY_EXISTS) return jobId;
           throw err;
