@@ -261,21 +261,26 @@ class GpuDevice:
         shape = gstream.KeyShape.of(zkey, gresident.csr_bytes(zkey), g2)
         return gstream.plan(shape, self.memory.budget, self.held_bytes(but=zkey), batch_max, chunk, csr_modes)
 
-    def msm_pass(self, curve: str, host, ranges, tasks_of, vectors, c: int, native):
-        """stream.msm_pass on this device: every (proof, set) MSM of one pass over the streamed bases; the bytes
-        sent and the copy engine's busy time are added to this device's counters."""
+    def msm_pass(self, curve: str, host, segments, c: int, native):
+        """stream.msm_pass on this device: every (proof, set) MSM of one pass over the streamed bases (segments:
+        [(ranges, tasks_of, vectors)]); the bytes sent and the copy engine's busy time are added to this device's
+        counters. Returns (per proof {set: point}, {"bytes", "copy_s", "kernel_s", "segment_kernel_s": [...]})."""
         stats = gstream.PassStats()
         ref = self.copy_clock.reference()
         kref = self.clock.reference()
-        out = gstream.msm_pass(self, curve, host, ranges, tasks_of, vectors, c, native, stats)
+        out = gstream.msm_pass(self, curve, host, segments, c, native, stats)
         self.sync_stream()
         copy_s = self.copy_clock.add(ref, stats.copy_pairs)
-        kernel_s = self.clock.add(kref, stats.kernel_pairs)
+        kernel_s = self.clock.add(kref, [(a, b) for _, a, b in stats.kernel_pairs])
+        elapsed = self.cupy.cuda.get_elapsed_time
+        per_segment = [0.0] * len(segments)
+        for s, a, b in stats.kernel_pairs:
+            per_segment[s] += elapsed(a, b) / 1e3
         with self._lock:
             self.streamed["bytes"] += stats.bytes_sent
             self.streamed["chunks"] += stats.chunks
             self.streamed["passes"] += 1
-        return out, {"bytes": stats.bytes_sent, "copy_s": copy_s, "kernel_s": kernel_s}
+        return out, {"bytes": stats.bytes_sent, "copy_s": copy_s, "kernel_s": kernel_s, "segment_kernel_s": per_segment}
 
     def count_streamed_proofs(self, k: int) -> None:
         """k more proofs went through streamed passes here (the bench's bytes per proof divide by these)."""
