@@ -139,7 +139,7 @@ static __device__ __forceinline__ void ntt_group(uint32_t* sm, const uint32_t* t
 // registers, 256 threads); ntt.py RADIX_LOG picks one.
 // ntt_pass_rR_inv: the inverse transform (w^-1), from the same table tw.
 // shift (DIT first pass only): x[p] *= g^i / n on load, i = bitrev(p), from shift = [g^j / n for
-// j < 2^shift_lo] ++ [g^(k 2^shift_lo) for the rest].
+// j < 2^shift_lo] ++ [g^(k 2^shift_lo) for the rest] (shift_lo = log_n: the first table alone).
 // src (DIT first pass only): load x[p] = src[bitrev(p)] (* scale when given)
 // instead of data[p]: the bit reversal of a natural-order NTT rides on the
 // first pass instead of a pass of its own (one read and write of the vector less).
@@ -159,9 +159,11 @@ static __device__ __forceinline__ void ntt_pass_body(uint32_t* data, const uint3
     u64 idx = (hi << (s0 + k)) | (row << s0) | (mid << g) | col;
     Fr x = src ? ld_fr(src + 8 * bitrev64(idx, log_n)) : ld_fr(data + 8 * idx);
     if (scale) x = x * ld_fr(scale);
-    if (shift) {  // g^i / n = (g^lo / n) (g^(2^shift_lo))^hi: two tables of ~sqrt(n) elements, not one of n
+    if (shift) {  // g^i / n = (g^lo / n) (g^(2^shift_lo))^hi: two tables of ~sqrt(n) elements, not one of n;
+                  // shift_lo = log_n: one full table (a domain with room for it), one multiply
       const u64 i = bitrev64(idx, log_n);
-      x = x * ld_fr(shift + 8 * (i & ((1ull << shift_lo) - 1))) * ld_fr(shift + 8 * ((1ull << shift_lo) + (i >> shift_lo)));
+      x = x * ld_fr(shift + 8 * (i & ((1ull << shift_lo) - 1)));
+      if (shift_lo < log_n) x = x * ld_fr(shift + 8 * ((1ull << shift_lo) + (i >> shift_lo)));
     }
 #pragma unroll
     for (int w = 0; w < 8; w++) sm[w * tile + e] = x.v[w];
