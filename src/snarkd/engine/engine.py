@@ -34,7 +34,7 @@ from snarkd.engine import stages
 from snarkd.engine.accounting import Accounting
 from snarkd.engine.contract import EngineBase
 from snarkd.engine.devices import resolve_devices
-from snarkd.engine.errors import TooLarge
+from snarkd.engine.errors import KeyChanged, TooLarge
 from snarkd.engine.jobs import Job, Partition
 from snarkd.engine.keys import KeyStore
 from snarkd.engine.memory import MemoryBudget, estimate
@@ -325,5 +325,5 @@ class Engine(EngineBase):
         why = self.keys.spoiled(part.job.key)
         if why:  # what the job read from a key file changed under it: that, not its symptom, is the job's error
             error, kind, where = (f"{why}; this job read it, so it failed without a result; the key is reloaded "
-                                  f"from its path at its next job"), "key", ""
+                                  f"from its path at its next job"), KeyChanged.kind, ""
         self.book.fail(part, error, kind, where)

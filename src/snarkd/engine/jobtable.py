@@ -17,7 +17,7 @@ import time
 import uuid
 from collections import OrderedDict, deque
 
-from snarkd.engine.errors import AlreadyExists, Busy, NotFound
+from snarkd.engine.errors import AlreadyExists, Busy, Cancelled, Expired, NotFound
 from snarkd.engine.eta import ServiceTimes
 from snarkd.engine.jobs import CANCELLED, COMPLETED, ENDED, EXPIRED, QUEUED, RUNNING, Job
 from snarkd.ids import check_job_id, is_job_id
@@ -133,7 +133,7 @@ class JobTable:
             why = "expired: its deadline passed while it ran; stopped at its next stage boundary"
         over = now - (job.submitted if job.state == QUEUED else job.started)
         running = self.running_locked(job)
-        self.end_locked(job, EXPIRED, f"{why} ({over:.3g}s after it was {job.state.lower()})", "expired")
+        self.end_locked(job, EXPIRED, f"{why} ({over:.3g}s after it was {job.state.lower()})", Expired.kind)
         return True, running
 
     def expire_due_locked(self, now: float) -> tuple[list, float | None]:
@@ -188,7 +188,7 @@ class JobTable:
             if job.state in ENDED:
                 return job.state, False, []
             running = self.running_locked(job)
-            self.end_locked(job, CANCELLED, why, "cancelled")
+            self.end_locked(job, CANCELLED, why, Cancelled.kind)
             return job.state, True, running
 
     def drain(self, deadline: float, force: threading.Event, stopping: threading.Event, why: str) -> int:
@@ -199,7 +199,7 @@ class JobTable:
                 self.cv.wait(min(POLL, max(0.0, deadline - time.monotonic())))
             left = [j for j in self.jobs.values() if j.state not in ENDED]
             for j in left:
-                self.end_locked(j, CANCELLED, why, "cancelled")
+                self.end_locked(j, CANCELLED, why, Cancelled.kind)
             self.drained_locked(left)
             stopping.set()
             self.cv.notify_all()
