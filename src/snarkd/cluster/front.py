@@ -76,6 +76,7 @@ class ClusterEngine(EngineBase):
         self.budget = self.book.budget
         self.book.eta.stages = lambda: {"actor": self._lanes()}  # the completion model's one stage (engine/eta.py)
         self.book.finish_past_deadline = self.config.finish_past_deadline
+        self.book.self_verify = self.config.self_verify  # the actors' engines run with the front's settings
         self.members: Members | None = None
         self.replies = Replies()
         self.ray_info: dict = {}

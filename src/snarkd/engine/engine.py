@@ -80,6 +80,7 @@ class Engine(EngineBase):
         workers = {"synthesis": c.synthesis_workers, "device": slots, "finalize": c.finalize_workers}
         self.book.eta.stages = lambda: workers  # the completion model's stages and their workers (engine/eta.py)
         self.book.finish_past_deadline = c.finish_past_deadline
+        self.book.self_verify = c.self_verify
         self.workers = stages.Workers({"synthesis": c.synthesis_workers, "device": len(self.devices) * c.workers_per_device,
                                        "finalize": c.finalize_workers})
 

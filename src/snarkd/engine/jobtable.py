@@ -45,6 +45,8 @@ class JobTable:
         self._seq = itertools.count(1)
         self.eta = ServiceTimes()  # the completion model (engine/eta.py); the engine sets its stages
         self.finish_past_deadline = False  # [pipeline] finish_past_deadline: a running job past it goes on
+        self.self_verify = True  # [pipeline] self_verify: False returns proofs of jobs without batch_verify unverified
+        self.unverified: dict[str, int] = {}  # key id -> proofs returned without any verification (issue 33)
         self.deadlined: set[Job] = set()  # unfinished jobs with a deadline (what expire_due_locked looks at)
 
     # -- what subclasses say ------------------------------------------------------------------
@@ -166,6 +168,8 @@ class JobTable:
         self.deadlined.discard(job)
         self.ended_ids.append(job.id)
         self.count(state.lower())
+        if state == COMPLETED and not self.self_verify and not job.batch_verify:
+            self.unverified[job.key.id] = self.unverified.get(job.key.id, 0) + len(job.partitions)
         if state != COMPLETED:
             mine = [e for e in self.pending if e[3].job is job]
             if mine:
