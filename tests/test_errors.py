@@ -105,3 +105,39 @@ def test_docs_table_is_the_model():
     if "snarkd.cluster.actor" not in MODULES:
         table = {k: v for k, v in table.items() if not k.startswith("key_")}
     assert table == model
+
+
+class _Status(grpc.RpcError):
+    def __init__(self, code, details, kind=None):
+        self._code, self._details, self._kind = code, details, kind
+
+    def code(self):
+        return self._code
+
+    def details(self):
+        return self._details
+
+    def trailing_metadata(self):
+        return () if self._kind is None else (("snarkd-error-kind", self._kind),)
+
+
+@pytest.mark.parametrize("code, details, kind, exit_code", [
+    ("INVALID_ARGUMENT", "bad", "input", 3), ("NOT_FOUND", "no", "not_found", 3),
+    ("ALREADY_EXISTS", "j1", "already_exists", 3), ("PERMISSION_DENIED", "rule", "permission_denied", 3),
+    ("FAILED_PRECONDITION", "not yet", "not_ready", 3), ("RESOURCE_EXHAUSTED", "limit", "too_large", 3),
+    ("UNAUTHENTICATED", "token", "unauthenticated", 5), ("UNAVAILABLE", "down", "unavailable", 5),
+    ("ABORTED", "key changed", "key", 5), ("CANCELLED", "", "cancelled", 5),
+    ("DEADLINE_EXCEEDED", "estimated 3s", "deadline", 6), ("DEADLINE_EXCEEDED", "Deadline Exceeded", "daemon", 5),
+    ("INTERNAL", "bug", "internal", 4), ("UNKNOWN", "?", "internal", 4)])
+def test_the_client_reads_a_status_without_a_kind_by_its_code(code, details, kind, exit_code):
+    """An older daemon's or a proxy's status (no trailer): the exit codes the CLI has always given; the last
+    DEADLINE_EXCEEDED is the client's own timeout (gRPC's text), a daemon error."""
+    from snarkd.daemon.client import Client
+
+    c = Client.__new__(Client)
+    c.addr = "x"
+    err = c._convert(_Status(getattr(grpc.StatusCode, code), details), 5)
+    assert (err.kind, err.exit_code) == (kind, exit_code)
+    if kind != "daemon":  # with the daemon's kind, the model decides (a usage error over gRPC: exit 2)
+        err = c._convert(_Status(getattr(grpc.StatusCode, code), details, "usage"), 5)
+        assert (err.kind, err.exit_code) == ("usage", 2)

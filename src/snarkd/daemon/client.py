@@ -46,7 +46,7 @@ from snarkd.daemon.proto import snarkd_pb2 as pb
 from snarkd.daemon.proto import snarkd_pb2_grpc as pb_grpc
 from snarkd.daemon.security import AUTH_HEADER, channel_credentials, read_token_file
 from snarkd.engine.errors import DeadlineExceeded
-from snarkd.errors import KIND_TRAILER, KINDS, DaemonError, InputError, SnarkdError
+from snarkd.errors import KIND_TRAILER, KINDS, DaemonError, InputError, SnarkdError, kind_for_grpc
 from snarkd.ids import check_job_id, new_job_id
 
 MAX_MESSAGE = 512 * 1024 * 1024
@@ -246,13 +246,16 @@ class Client:
             raise self._convert(exc, t) from None
 
     def _convert(self, exc: grpc.RpcError, timeout) -> SnarkdError:
-        """The daemon's error: its kind (the `snarkd-error-kind` trailer) gives the exit code, from the error model
-        (snarkd/errors.py); the status code picks the class callers catch, and stands alone for a status without a
-        kind (the transport's own, our timeout, a proxy)."""
+        """The daemon's error: its kind (the `snarkd-error-kind` trailer; for a status without one -- the
+        transport's, a proxy's, an older daemon's -- the kind its code stands for, kind_for_grpc; our own timeout
+        is a daemon error) gives the exit code, from the error model (snarkd/errors.py); the status code picks
+        the class callers catch."""
         err = self._by_code(exc, timeout)
         kind = dict(exc.trailing_metadata() or ()).get(KIND_TRAILER) if hasattr(exc, "trailing_metadata") else None
-        if kind in KINDS:
-            err.kind, err.exit_code = kind, KINDS[kind].exit_code
+        if kind not in KINDS:
+            ours = exc.code() == grpc.StatusCode.DEADLINE_EXCEEDED and type(err) is RemoteDaemonError
+            kind = DaemonError.kind if ours else kind_for_grpc(exc.code().name)
+        err.kind, err.exit_code = kind, KINDS[kind].exit_code
         return err
 
     def _by_code(self, exc: grpc.RpcError, timeout) -> SnarkdError:
