@@ -105,16 +105,16 @@ def relative_paths(msg: str, rule) -> str:
 
 class Malformed:
     """A request refused from its bytes (by `lenient`): not the message the method takes, or, given `refused`,
-    refused before it was decoded (an oversized inline witness). Keeps the error's kind and text only: an
-    exception object would keep the request's bytes alive through its traceback's frames."""
+    refused before it was decoded (an oversized inline witness). Keeps the error's (kind, message) only, as the
+    error model sends it across a boundary: an exception object would keep the request's bytes alive through
+    its traceback's frames."""
 
     def __init__(self, cls, exc: Exception, refused: SnarkdError | None = None):
-        self.kind = type(refused) if refused is not None else InputError
-        self.message = str(refused) if refused is not None else \
-            f"the request is not a valid {cls.DESCRIPTOR.full_name} message: {exc}"
+        self.kind, self.message = refused.wire() if refused is not None else \
+            (InputError.kind, f"the request is not a valid {cls.DESCRIPTOR.full_name} message: {exc}")
 
     def error(self) -> SnarkdError:
-        return self.kind(self.message)
+        return rebuild(self.kind, self.message, crossed=False)
 
 
 def lenient(cls, precheck=None):
