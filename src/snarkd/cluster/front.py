@@ -38,11 +38,21 @@ from snarkd.config import Config, EngineConfig
 from snarkd.engine import Job, Partition
 from snarkd.engine.contract import EngineBase
 from snarkd.engine.status import EngineStatus, KeyStatus
-from snarkd.errors import DaemonError
+from snarkd.engine.errors import Cancelled, NotFound, Unavailable
+from snarkd.errors import DaemonError, SnarkdError
 
 log = logging.getLogger("snarkd")
 ADMIT_WAIT = 300.0  # seconds submit waits for room in the witness budget before UNAVAILABLE
 LOST = (ActorDiedError, ActorUnavailableError, RayActorError)
+ELSEWHERE = (NotFound.kind, Unavailable.kind)  # an actor's refusal at submit: the partition runs on another
+
+
+def actor_error(exc: ProveError) -> SnarkdError:
+    """The error a prove call that failed on a live actor stands for: the (kind, message) that crossed the
+    boundary, rebuilt into the class of its kind (snarkd/errors.py). A cancel inside the actor's engine is not
+    the client's: the job fails with an internal error naming it."""
+    err = exc.error()
+    return SnarkdError(f"{exc.message} (inside the actor)") if err.kind == Cancelled.kind else err
 
 
 def witness_budget(value) -> int:
@@ -66,6 +76,7 @@ class ClusterEngine(EngineBase):
         self.budget = self.book.budget
         self.book.eta.stages = lambda: {"actor": self._lanes()}  # the completion model's one stage (engine/eta.py)
         self.book.finish_past_deadline = self.config.finish_past_deadline
+        self.book.self_verify = self.config.self_verify  # the actors' engines run with the front's settings
         self.members: Members | None = None
         self.replies = Replies()
         self.ray_info: dict = {}
@@ -222,16 +233,16 @@ class ClusterEngine(EngineBase):
         try:
             if exc is None:
                 self.book.proved(task, attempt, result)
-            elif isinstance(exc, ProveError) and exc.kind in ("no_key", "unavailable"):
+            elif isinstance(exc, ProveError) and (err := actor_error(exc)).kind in ELSEWHERE:
                 # the actor cannot take it now (key unloaded there, engine stopping): another one may
-                if exc.kind == "no_key":
+                if err.kind == NotFound.kind:
                     with self.book.cv:
                         actor.keys.pop(task.key_id, None)
-                self.book.lost(task, attempt, actor.name, exc.message)
+                self.book.lost(task, attempt, actor.name, str(err))
             elif isinstance(exc, ProveError):
                 with self.book.cv:
                     actor.failed += 1
-                self.book.failed(task, attempt, exc.kind, exc.message)
+                self.book.failed(task, attempt, err.kind, str(err))
             elif isinstance(exc, LOST) or not isinstance(exc, RayTaskError):
                 with self.book.cv:
                     actor.lost += 1

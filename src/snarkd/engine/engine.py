@@ -34,7 +34,7 @@ from snarkd.engine import stages
 from snarkd.engine.accounting import Accounting
 from snarkd.engine.contract import EngineBase
 from snarkd.engine.devices import resolve_devices
-from snarkd.engine.errors import TooLarge
+from snarkd.engine.errors import KeyChanged, TooLarge
 from snarkd.engine.jobs import Job, Partition
 from snarkd.engine.keys import KeyStore
 from snarkd.engine.memory import MemoryBudget, estimate
@@ -80,6 +80,7 @@ class Engine(EngineBase):
         workers = {"synthesis": c.synthesis_workers, "device": slots, "finalize": c.finalize_workers}
         self.book.eta.stages = lambda: workers  # the completion model's stages and their workers (engine/eta.py)
         self.book.finish_past_deadline = c.finish_past_deadline
+        self.book.self_verify = c.self_verify
         self.workers = stages.Workers({"synthesis": c.synthesis_workers, "device": len(self.devices) * c.workers_per_device,
                                        "finalize": c.finalize_workers})
 
@@ -325,5 +326,5 @@ class Engine(EngineBase):
         why = self.keys.spoiled(part.job.key)
         if why:  # what the job read from a key file changed under it: that, not its symptom, is the job's error
             error, kind, where = (f"{why}; this job read it, so it failed without a result; the key is reloaded "
-                                  f"from its path at its next job"), "key", ""
+                                  f"from its path at its next job"), KeyChanged.kind, ""
         self.book.fail(part, error, kind, where)

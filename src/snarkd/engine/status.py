@@ -141,6 +141,7 @@ class EngineStatus:
     keys: KeyBudget
     eta: EtaStatus = field(default_factory=lambda: EtaStatus(1))  # the completion model deadlines are judged by
     cluster: object = None  # a cluster front's cluster.status.ClusterStatus
+    unverified_proofs: dict[str, int] = field(default_factory=dict)  # per key: returned with self_verify = false
 
 
 def cpu_seconds() -> float:
@@ -158,6 +159,7 @@ def engine_status(engine) -> EngineStatus:
         in_flight, phase_ms = acct.in_flight, dict(acct.phase_ms)
         device_evictions = dict(engine.residency.evictions)
         eta = engine.book.eta.status_locked(engine.book.jobs.values())
+        unverified = dict(engine.book.unverified)
     up = max(1e-9, now - engine.t_start)
     c = engine.config
     return EngineStatus(
@@ -169,7 +171,7 @@ def engine_status(engine) -> EngineStatus:
         workers={k: WorkerCount(n, engine.alive(k)) for k, n in engine.workers.expected.items()},
         config={**{k: v for k, v in asdict(c).items() if k != "debug_delay_s"},
                 "g2_on_device": engine.g2_on_device},  # as resolved ("auto" -> where it runs)
-        phase_ms=phase_ms, keys=key_budget(engine, device_evictions), eta=eta)
+        phase_ms=phase_ms, keys=key_budget(engine, device_evictions), eta=eta, unverified_proofs=unverified)
 
 
 def key_budget(engine, device_evictions: dict) -> KeyBudget:
