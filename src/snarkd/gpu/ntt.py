@@ -121,7 +121,8 @@ class NttDomain:
         tile = 1 << (k + g)
         threads = min(512, max(32, tile >> self.radix_log))
         blocks = self.n >> (k + g)
-        fn = self.mod.get_function(f"ntt_pass_r{self.radix_log}{'_inv' if inverse else ''}")
+        full = shift is not None and self.full_shift  # the first DIT pass of a coset shift from the full table
+        fn = self.mod.get_function(f"ntt_pass_r{self.radix_log}{'_inv' if inverse else ''}{'_fs' if full else ''}")
         null = np.intp(0)
         fn((blocks,), (threads,), (data, self.tw, shift if shift is not None else null,
                                    np.int32(self.shift_lo), np.int32(self.log_n), np.int32(s0), np.int32(k), np.int32(g), np.int32(1 if dif else 0),
