@@ -259,7 +259,7 @@ class Server:
         self.service = ProverService(self.engine, self.keys, info, Transport(self.spool, self.paths.witnesses),
                                      gate=gate, journal=self.journal, max_per_client=cfg.limits.max_queued_per_client,
                                      aggregator=Aggregator.from_config(
-                                         cfg, self.paths.keys, devices=getattr(self.engine, "devices", ())))
+                                         cfg, self.paths.keys, devices=self.engine.devices))
         if self.journal is not None:
             rec = self.service.recover()
             self.journal.start()

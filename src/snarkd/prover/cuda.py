@@ -64,6 +64,11 @@ class CudaBackend:
     def __repr__(self) -> str:
         return f"CudaBackend(device={self.dev.index}, msm_tables={self.msm_tables!r})"
 
+    @property
+    def gpu(self):
+        """The GpuDevice this backend proves on (Backend.gpu: the daemon's aggregator takes the first)."""
+        return self.dev
+
     def pin(self) -> None:
         """Make this GPU the calling thread's current device, with a stream of its own (a device
         worker's proofs then overlap with its siblings' on the GPU). Every call below also enters the
