@@ -24,7 +24,7 @@ from snarkd.prover.backend import resolve
 from snarkd.prover.proving_key import ProvingKey
 from snarkd.prover.qap import sparse_products
 from snarkd.prover.timing import PhaseTimer
-from snarkd.prover.types import G1Sums, Proof, Synthesized
+from snarkd.prover.types import G1Sums, Proof, Synthesized, proof_json
 
 
 def synthesize(key: ProvingKey, witness: Witness, timer: PhaseTimer, threads: int = 0, witness_name: str = "witness",
@@ -77,13 +77,7 @@ def finalize(
         pib1 = _combine_g1(native, [sums.b1, zk.beta1, zk.delta1], [1, 1, s], threads)
         pi_b = _combine_g2(native, [sums.b2, zk.beta2, zk.delta2], [1, 1, s], threads)
         pi_c = _combine_g1(native, [sums.c, sums.h, pi_a, pib1, zk.delta1], [1, 1, s, r, (-r * s) % order], threads)
-        proof = {
-            "pi_a": g1_to_json(curve, pi_a),
-            "pi_b": g2_to_json(curve, pi_b),
-            "pi_c": g1_to_json(curve, pi_c),
-            "protocol": "groth16",
-            "curve": curve.name,
-        }
+        proof = proof_json(curve.name, g1_to_json(curve, pi_a), g2_to_json(curve, pi_b), g1_to_json(curve, pi_c))
         public = [str(limbs_to_int(w[i])) for i in range(1, zk.n_public + 1)]
     return Proof(proof=proof, public=public, timings=dict(timer.ms), curve=curve.name)
 

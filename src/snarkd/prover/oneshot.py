@@ -25,7 +25,7 @@ from snarkd.formats.wtns import read_header as read_wtns_header
 from snarkd.formats.zkey_layout import open_zkey, read_layout
 from snarkd.prover import prepared as _prepared
 from snarkd.prover.timing import PhaseTimer
-from snarkd.prover.types import Proof
+from snarkd.prover.types import Proof, proof_json
 
 
 class KeyFile:
@@ -117,13 +117,8 @@ def prove_files(zkey: str | os.PathLike | KeyFile, witness_path: str | os.PathLi
             raise FormatError(zf.path, message, section=zf.label(section))
         public_ints = [int.from_bytes(witness[32 * i : 32 * i + 32], "little") for i in range(1, lay.n_public + 1)]
         with timer.phase("assemble"):
-            proof = {
-                "pi_a": g1_bytes_to_json(curve, out["pi_a"]),
-                "pi_b": g2_bytes_to_json(curve, out["pi_b"]),
-                "pi_c": g1_bytes_to_json(curve, out["pi_c"]),
-                "protocol": "groth16",
-                "curve": curve.name,
-            }
+            proof = proof_json(curve.name, g1_bytes_to_json(curve, out["pi_a"]), g2_bytes_to_json(curve, out["pi_b"]),
+                               g1_bytes_to_json(curve, out["pi_c"]))
             public = [str(v) for v in public_ints]
         if verify:
             # the proof checked against the key's own verification data before it is returned:

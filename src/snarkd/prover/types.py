@@ -17,6 +17,12 @@ class Proof:
     curve: str = ""
 
 
+def proof_json(curve_name: str, pi_a: list, pi_b: list, pi_c: list) -> dict:
+    """snarkjs's proof.json object from the three points' JSON coordinates: the one place both provers (the
+    staged groth16.finalize and the one-shot native path, oneshot.py) assemble it."""
+    return {"pi_a": pi_a, "pi_b": pi_b, "pi_c": pi_c, "protocol": "groth16", "curve": curve_name}
+
+
 @dataclass
 class Synthesized:
     """A witness checked against its key, with a = A·w and b = B·w on the domain
