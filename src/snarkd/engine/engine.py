@@ -37,6 +37,7 @@ from snarkd.engine.devices import resolve_devices
 from snarkd.engine.errors import TooLarge
 from snarkd.engine.jobs import Job, Partition
 from snarkd.engine.keys import KeyStore
+from snarkd.engine.lanes import Lanes
 from snarkd.engine.memory import MemoryBudget, estimate
 from snarkd.engine.residency import DeviceResidency
 from snarkd.engine.scheduler import KEEP_FINISHED, Scheduler
@@ -80,6 +81,10 @@ class Engine(EngineBase):
         workers = {"synthesis": c.synthesis_workers, "device": slots, "finalize": c.finalize_workers}
         self.book.eta.stages = lambda: workers  # the completion model's stages and their workers (engine/eta.py)
         self.book.finish_past_deadline = c.finish_past_deadline
+        # a lane's share is of what a newcomer could wait behind up to the end of the device stage: synthesis, the
+        # device queue and the device slots (the most the pipeline holds there anyway: no bound without shares)
+        self.book.lanes = Lanes(c.lanes, slots=c.synthesis_workers + depth + slots, budget=self.budget.budget)
+        self.book.max_weight = c.max_queued_weight
         self.workers = stages.Workers({"synthesis": c.synthesis_workers, "device": len(self.devices) * c.workers_per_device,
                                        "finalize": c.finalize_workers})
 
@@ -219,8 +224,9 @@ class Engine(EngineBase):
             for part, synth, s in zip(parts, synths, sums):
                 part.sums = s
                 part.w = synth.witness
-                with self.book.cv:  # a, b, c and H are gone: give their bytes back
+                with self.book.cv:  # a, b, c and H are gone: give their bytes back, and the lane's slot
                     self.book.release_locked(part, part.est.buffers)
+                    self.book.free_slot_locked(part)
 
         return work
 
