@@ -57,6 +57,9 @@ class ProvingEngine(Protocol):
         request raises here (InputError, NotFound, TooLarge, Busy, AlreadyExists, Unavailable,
         DeadlineExceeded), before anything is queued."""
 
+    def lane(self, name: str):
+        """The lane of that name (config.lanes.Lane; "" = "default"); InputError naming an unknown one."""
+
     def jobs(self) -> list[Job]:
         """The jobs it holds now (unfinished, and the last finished ones), in submission order (ListJobs)."""
 
@@ -197,6 +200,7 @@ class EngineBase:
             late = deadline_s <= 0 or (by_estimate and est.seconds is not None and est.seconds > deadline_s)
             if late:
                 self.book.count("deadline_refused")
+                self.book.lanes.use[job.lane].deadline_missed += 1
         if late:
             what = "has already passed" if deadline_s <= 0 else f"is {deadline_s:.3g}s away"
             raise DeadlineExceeded(f"deadline: the job cannot finish in time: its deadline {what}; "
@@ -220,6 +224,9 @@ class EngineBase:
                     self.book.cv.wait(wait)
             if running:
                 self._cancelled(running)
+
+    def lane(self, name: str):
+        return self.book.lanes.lane(name)
 
     def jobs(self) -> list[Job]:
         return self.book.jobs_now()

@@ -232,6 +232,7 @@ class JobTable:
             use.queued -= 1
         elif was == RUNNING:
             use.running -= 1
+        self.lanes.ended(job, state, job.finished)
         self.deadlined.discard(job)
         self.ended_ids.append(job.id)
         self.count(state.lower())

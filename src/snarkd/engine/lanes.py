@@ -35,6 +35,8 @@ class LaneUse:
     weight: float = 0.0  # of its unfinished jobs
     queued: int = 0  # unfinished jobs not yet running
     running: int = 0
+    expired: int = 0  # its jobs that expired (since start)
+    deadline_missed: int = 0  # its jobs refused for their deadline, expired, or finished past it
 
 
 @dataclass
@@ -76,11 +78,14 @@ class Lanes:
                 return False
         return True
 
-    def snapshot(self) -> dict:
-        return {n: {"priority": u.lane.priority, "share": u.lane.share, "max_queued": u.lane.max_queued,
-                    "deadline_s": u.lane.deadline, "reserved_slots": self.reserved_slots(n), "slots": u.slots,
-                    "bytes": u.bytes, "weight": u.weight, "queued": u.queued, "running": u.running}
-                for n, u in self.use.items()}
+    def ended(self, job, state: str, now: float) -> None:
+        """Count a job's end in its lane's deadline counters."""
+        use = self.use[job.lane]
+        if state == "EXPIRED":
+            use.expired += 1
+            use.deadline_missed += 1
+        elif state == "COMPLETED" and job.deadline and now > job.deadline:  # [pipeline] finish_past_deadline
+            use.deadline_missed += 1
 
 
 def _lanes(config: dict) -> dict:
