@@ -183,6 +183,7 @@ LANE_SERIES = ((GaugeMetricFamily, "snarkd_lane_jobs_queued", "Jobs not started,
                (GaugeMetricFamily, "snarkd_lane_slots", "Pipeline slots a lane's partitions hold", "slots"),
                (GaugeMetricFamily, "snarkd_lane_reserved_slots", "Pipeline slots a lane's share keeps for it",
                 "reserved_slots"),
+               (CounterMetricFamily, "snarkd_lane_jobs_completed", "Jobs of a lane completed", "completed"),
                (CounterMetricFamily, "snarkd_lane_expired", "Jobs of a lane whose deadline passed (EXPIRED)",
                 "expired"),
                (CounterMetricFamily, "snarkd_lane_deadline_missed", "Jobs of a lane refused for their deadline, "

@@ -6,9 +6,10 @@ a 2^16 proof's 1. Queue bounds ([limits] max_queued_weight, a lane's max_queued)
 jobs. Memory is weighed in bytes (engine/memory.py) when a partition is admitted into the pipeline.
 
 A lane's **share** keeps that fraction of the pipeline's slots and of the memory budget for it: another lane
-may not take the last ones it has not used. A partition holds a slot from its admission until its device stage
-ends (the part of the pipeline a newcomer would wait behind: the engine's slots are its synthesis workers + device
-queue + device slots), and its bytes until they are given back. Not thread-safe: the job table's lock guards it.
+may not take the last ones it has not used. A partition holds a slot from its admission until it leaves the
+pipeline (the engine's slots are what its stages hold at most: synthesis workers + device queue + device slots +
+finalize queue + finalize workers), and its bytes until they are given back. Not thread-safe: the job table's
+lock guards it.
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ class LaneUse:
     running: int = 0
     expired: int = 0  # its jobs that expired (since start)
     deadline_missed: int = 0  # its jobs refused for their deadline, expired, or finished past it
+    completed: int = 0
 
 
 @dataclass
@@ -84,8 +86,10 @@ class Lanes:
         if state == "EXPIRED":
             use.expired += 1
             use.deadline_missed += 1
-        elif state == "COMPLETED" and job.deadline and now > job.deadline:  # [pipeline] finish_past_deadline
-            use.deadline_missed += 1
+        elif state == "COMPLETED":
+            use.completed += 1
+            if job.deadline and now > job.deadline:  # [pipeline] finish_past_deadline
+                use.deadline_missed += 1
 
 
 def _lanes(config: dict) -> dict:

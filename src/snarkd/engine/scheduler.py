@@ -102,7 +102,7 @@ class Scheduler(JobTable):
         return part
 
     def free_slot_locked(self, part: Partition) -> None:
-        """Its device stage is over (or it left): its lane's slot is free for the next partition."""
+        """It left the pipeline: its lane's slot is free for the next partition."""
         if part.slot:
             part.slot = False
             self.lanes.use[part.job.lane].slots -= 1

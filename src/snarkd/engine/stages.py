@@ -69,6 +69,11 @@ class StageQueue:
             self.q.not_full.notify(len(chosen))
         return [it[-1] for it in chosen]
 
+    def ahead_of(self, rank: tuple) -> bool:
+        """Whether a partition of a better rank (Job.rank) than `rank` waits here."""
+        with self.q.mutex:
+            return bool(self.q.queue) and self.q.queue[0][0] < rank
+
     def __len__(self) -> int:
         return self.q.qsize()
 

@@ -140,12 +140,13 @@ class LaneStatus:
     reserved_slots: int
     expired: int
     deadline_missed: int
+    completed: int
 
 
 def lane_statuses(lanes) -> list[LaneStatus]:
     """Every lane of an engine's (or front's) Lanes, by name (under its table's lock)."""
     return [LaneStatus(n, u.lane.priority, u.lane.share, u.lane.max_queued, u.lane.deadline, u.queued, u.running,
-                       u.weight, u.slots, lanes.reserved_slots(n), u.expired, u.deadline_missed)
+                       u.weight, u.slots, lanes.reserved_slots(n), u.expired, u.deadline_missed, u.completed)
             for n, u in sorted(lanes.use.items())]
 
 

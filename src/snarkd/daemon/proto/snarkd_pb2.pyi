@@ -350,7 +350,7 @@ class StatusReply(_message.Message):
     def __init__(self, pid: _Optional[int] = ..., uptime_s: _Optional[float] = ..., version: _Optional[str] = ..., config_path: _Optional[str] = ..., config_fingerprint: _Optional[str] = ..., listen: _Optional[str] = ..., keys: _Optional[_Iterable[_Union[KeyInfo, _Mapping]]] = ..., queued: _Optional[int] = ..., in_flight: _Optional[int] = ..., completed: _Optional[int] = ..., failed: _Optional[int] = ..., cancelled: _Optional[int] = ..., rss_bytes: _Optional[int] = ..., peak_rss_bytes: _Optional[int] = ..., devices: _Optional[_Iterable[str]] = ..., workers: _Optional[int] = ..., state: _Optional[str] = ..., engine_json: _Optional[str] = ..., memory_budget_bytes: _Optional[int] = ..., memory_used_bytes: _Optional[int] = ..., memory_peak_bytes: _Optional[int] = ..., device_busy_s: _Optional[_Mapping[str, float]] = ..., status_listen: _Optional[str] = ..., witness_spool: _Optional[str] = ..., spool_token: _Optional[str] = ..., witness_dirs: _Optional[_Iterable[str]] = ..., expired: _Optional[int] = ..., lanes: _Optional[_Iterable[_Union[LaneInfo, _Mapping]]] = ...) -> None: ...
 
 class LaneInfo(_message.Message):
-    __slots__ = ("name", "priority", "share", "max_queued", "deadline_s", "queued", "running", "weight", "slots", "reserved_slots", "expired", "deadline_missed")
+    __slots__ = ("name", "priority", "share", "max_queued", "deadline_s", "queued", "running", "weight", "slots", "reserved_slots", "expired", "deadline_missed", "completed")
     NAME_FIELD_NUMBER: _ClassVar[int]
     PRIORITY_FIELD_NUMBER: _ClassVar[int]
     SHARE_FIELD_NUMBER: _ClassVar[int]
@@ -363,6 +363,7 @@ class LaneInfo(_message.Message):
     RESERVED_SLOTS_FIELD_NUMBER: _ClassVar[int]
     EXPIRED_FIELD_NUMBER: _ClassVar[int]
     DEADLINE_MISSED_FIELD_NUMBER: _ClassVar[int]
+    COMPLETED_FIELD_NUMBER: _ClassVar[int]
     name: str
     priority: int
     share: float
@@ -375,7 +376,8 @@ class LaneInfo(_message.Message):
     reserved_slots: int
     expired: int
     deadline_missed: int
-    def __init__(self, name: _Optional[str] = ..., priority: _Optional[int] = ..., share: _Optional[float] = ..., max_queued: _Optional[float] = ..., deadline_s: _Optional[float] = ..., queued: _Optional[int] = ..., running: _Optional[int] = ..., weight: _Optional[float] = ..., slots: _Optional[int] = ..., reserved_slots: _Optional[int] = ..., expired: _Optional[int] = ..., deadline_missed: _Optional[int] = ...) -> None: ...
+    completed: int
+    def __init__(self, name: _Optional[str] = ..., priority: _Optional[int] = ..., share: _Optional[float] = ..., max_queued: _Optional[float] = ..., deadline_s: _Optional[float] = ..., queued: _Optional[int] = ..., running: _Optional[int] = ..., weight: _Optional[float] = ..., slots: _Optional[int] = ..., reserved_slots: _Optional[int] = ..., expired: _Optional[int] = ..., deadline_missed: _Optional[int] = ..., completed: _Optional[int] = ...) -> None: ...
 
 class MetricsRequest(_message.Message):
     __slots__ = ()
