@@ -172,3 +172,20 @@ def test_a_token_bound_to_a_lane_that_is_not_configured_stops_the_daemon_at_star
     with pytest.raises(DaemonError) as e:
         service(journal=False, gate=BadGate())
     assert "token 'bot'" in str(e.value) and "no lane 'nope'" in str(e.value)
+
+
+def test_the_token_file_binds_a_token_to_a_lane(tmp_path):
+    from snarkd.daemon.security import TokenTable
+
+    path = tmp_path / "tokens"
+    path.write_text("bot prove " + "b" * 20 + " lane=bulk\nops admin " + "a" * 20 + "\n")
+    path.chmod(0o600)
+    table = TokenTable.load(str(path))
+    assert table.lookup("b" * 20) == Principal("bot", ROLES[PROVE], "bulk")
+    assert table.lookup("a" * 20).lane == ""
+    for line, message in (("bot prove " + "b" * 20 + " lane=no/pe", "lane='no/pe': a lane name is"),
+                          ("bot prove " + "b" * 20 + " bulk", "expected NAME ROLE TOKEN [lane=LANE], got 4")):
+        path.write_text(line + "\n")
+        with pytest.raises(DaemonError) as e:
+            TokenTable.load(str(path))
+        assert message in str(e.value) and ":1:" in str(e.value)

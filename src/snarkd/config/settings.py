@@ -108,8 +108,9 @@ SETTINGS: tuple[Setting, ...] = (
       example="#/etc/snarkd/tls/server.key"),
     S("daemon", "tls_client_ca", ReadFile(), "", "PEM CA certificates: clients must show a certificate they signed "
       "(mutual TLS); \"\" = no client certificates", example="#/etc/snarkd/tls/clients-ca.crt"),
-    S("daemon", "token_file", ReadFile(), "", "bearer tokens, one \"NAME ROLE TOKEN\" a line, ROLE prove or admin "
-      "(readable by the daemon's user only); \"\" = none: every caller may do everything",
+    S("daemon", "token_file", ReadFile(), "", "bearer tokens, one \"NAME ROLE TOKEN [lane=LANE]\" a line, ROLE prove "
+      "or admin, LANE the lane its jobs run in (readable by the daemon's user only); \"\" = none: every caller may "
+      "do everything",
       example="#/etc/snarkd/tokens"),
     S("daemon", "control_socket", FilePath(), None, "unix socket (mode 0600) for snarkd start/status on this host "
       "when listen uses TLS or tokens", derive=_beside_pid_file(".ctl"), default_doc="beside the pid file, .ctl",
