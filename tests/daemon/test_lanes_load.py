@@ -169,3 +169,25 @@ def test_kill_9_keeps_lanes_and_deadlines(setup, reaper, chain_bn128):
     assert [after[n]["lane"] for n in ("blocker", "urgent", "bulk")] == ["bulk", "urgent", "bulk"]
     r = snarkd("stop", "--config", cfg)
     assert r.returncode == 0 and wait_gone(pid2), r.stderr
+
+
+def test_bench_reports_each_lanes_latency_and_deadline_misses(setup, reaper, chain_bn128):
+    from snarkd.bench import format_report, run_bench
+
+    circ, wtns = chain_bn128
+    pid = start_daemon(_config(setup, circ), reaper)
+    run = run_bench(setup.addr, "chain", witness=str(wtns), count=12, inflight=2, lane="bulk", urgent_lane="urgent",
+                    urgent_every=0.05, progress=False, vk=json.loads(circ.vk.read_text()))
+    lanes = run["summary"]["lanes"]
+    assert set(lanes) == {"bulk", "urgent"} and lanes["bulk"]["jobs"] == lanes["bulk"]["completed"] == 12
+    assert lanes["urgent"]["completed"] == lanes["urgent"]["jobs"] >= 1 and run["verified"] == len(run["jobs"])
+    lat = lanes["urgent"]["latency_s"]
+    assert 0 < lat["p50"] <= lat["p95"] <= lat["p99"] <= lat["max"]
+    report = format_report(run)
+    assert "lane bulk: 12/12 completed, 0 deadline(s) missed; latency p50 " in report and "lane urgent: " in report
+    # a deadline it cannot meet (the model has measured the key by now): refused, counted as missed, per lane
+    late = run_bench(setup.addr, "chain", witness=str(wtns), count=3, lane="bulk", deadline=1e-4, progress=False)
+    assert late["summary"]["lanes"]["bulk"]["deadline_missed"] == late["summary"]["deadline_missed"] == 3
+    assert "lane bulk: 0/3 completed, 3 deadline(s) missed; latency no job completed" in format_report(late)
+    r = snarkd("stop", "--config", setup.config)
+    assert r.returncode == 0 and wait_gone(pid), r.stderr
