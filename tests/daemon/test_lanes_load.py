@@ -61,8 +61,9 @@ def test_urgent_jobs_keep_their_idle_latency_under_bulk_load(setup, reaper, chai
     (SIGSTOP) and resumed in turns, so idle and loaded samples alternate and a neighbour's load on a shared CI box
     falls on both alike. Each partition's synthesis is stretched by 100 ms ([debug] synthesis_delay, a sleep): it
     stands in for a bigger key's stage without burning the CI box's two cores, so what is measured is the
-    scheduling (without urgent's share, bulk holds both synthesis workers and urgent waits up to a stage for one;
-    measured: p50 1.2x, p90 1.4x idle), not two cores shared by a daemon, a bench and the test."""
+    scheduling (with share = 0 instead, bulk holds both synthesis workers and urgent waits up to a stage for one:
+    measured p50 1.7x, p99 1.7x idle, and this test fails), not two cores shared by a daemon, a bench and the
+    test."""
     circ, wtns = chain_bn128
     vk = json.loads(circ.vk.read_text())
     data = wtns.read_bytes()
