@@ -168,6 +168,11 @@ def test_kill_9_keeps_lanes_and_deadlines(setup, reaper, chain_bn128):
         assert after[name]["lane"] == before[name]["lane"], name
         assert after[name]["deadline_unix"] == pytest.approx(before[name]["deadline_unix"], abs=0.01), name
     assert [after[n]["lane"] for n in ("blocker", "urgent", "bulk")] == ["bulk", "urgent", "bulk"]
+    r = snarkd("status", "--config", cfg)
+    assert r.returncode == 0 and "\nlanes:\n" in r.stdout, r.stdout + r.stderr
+    assert "  urgent: priority 10, share 0.75 (0/5 reserved slots held), 0 queued, 0 running" in r.stdout, r.stdout
+    r = snarkd("jobs", "list", "--lane", "urgent", "--config", cfg)
+    assert r.returncode == 0 and "LANE" in r.stdout and "urgent" in r.stdout and "bulk" not in r.stdout, r.stdout
     r = snarkd("stop", "--config", cfg)
     assert r.returncode == 0 and wait_gone(pid2), r.stderr
 
