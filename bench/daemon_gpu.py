@@ -113,6 +113,8 @@ def run_daemon(a, zkey: Path, wtns: Path, work: Path, out_dir: Path) -> list[dic
     cfg = work / "snarkd.toml"
     cfg.write_text("\n".join([
         "[daemon]", f'listen = "127.0.0.1:{port}"', f'pid_file = "{work}/snarkd.pid"', f'log_file = "{work}/snarkd.log"',
+        # the journal keeps every unfinished job's witnesses: j jobs of 10 partitions of a 2^24 key are 5 GiB each
+        f"spool_max = {2 * wtns.stat().st_size * a.partitions * max(max(a.j), a.warm) + (1 << 30)}",
         "[transport]", f'witness_spool = "{work}/spool"',
         "[synthesis]", f"workers = {e['synthesis_workers']}", f"threads = {e['threads']}",
         "[gpus]", f"devices = {list(e['devices'])}", f"workers_per_device = {e['workers_per_device']}",

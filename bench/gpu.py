@@ -18,6 +18,9 @@ prove  the device stage of a proof at domain 2^k with n_vars = 2^k (synthetic
        (FIELD=int, e.g. seg_l2=8), then the default again: side by side.
 --define: run everything with that kernel variant instead of the default (GpuDevice's defines).
 --ntt-radix 1: ntt and h also with NttDomain radix_log 1 (radix-2 passes), then the default again.
+--bits 0.95,1: after each random-scalar MSM, the same bases with that fraction of the scalars 0 or 1 (half
+       each; the rest random), as witnesses of hashing circuits are (SHA-256: 0/1 nearly everywhere): what
+       bit scalars cost the GPU's MSM, whose digit sort drops zero digits (a 1 is one bucket addition).
 """
 from __future__ import annotations
 
@@ -133,6 +136,7 @@ def main() -> None:
     ap.add_argument("--variant-max", type=int, default=24, help="largest log_n timed with the variants")
     ap.add_argument("--variant-curves", default="bn254,bls12_381", help="curves timed with the variants")
     ap.add_argument("--define", action="append", default=[])
+    ap.add_argument("--bits", default="", help="also time MSMs whose scalars are this fraction 0/1 (comma list)")
     ap.add_argument("--ntt-radix", default="", help="also time ntt and h with these NttDomain radix_log values "
                     "(comma list), each followed by the default again")
     args = ap.parse_args()
@@ -204,6 +208,16 @@ def main() -> None:
                 mod = gpu.module(cname)
                 t = timed(lambda: gmsm.msm_window_sums(mod, cname, g2, bases, sc, n, args.c, st), args.reps)
                 add({"curve": cname, "op": f"msm_{g}", "log_n": k, **t, **st})
+                for frac in [float(f) for f in args.bits.split(",") if f.strip()]:
+                    words = sc.get().reshape(n, 8)
+                    pick = rng.random(n) < frac
+                    words[pick] = 0
+                    words[pick, 0] = rng.integers(0, 2, size=int(pick.sum()), dtype=np.uint32)
+                    bits = cupy.asarray(words.reshape(-1))
+                    st = {}
+                    t = timed(lambda: gmsm.msm_window_sums(mod, cname, g2, bases, bits, n, args.c, st), args.reps)
+                    add({"curve": cname, "op": f"msm_{g}_bits", "log_n": k, "bit_fraction": frac, **t, **st})
+                    del bits, words
                 if k <= args.variant_max and cname in args.variant_curves:
                     side_by_side(add, cname, k, f"msm_{g}", variants, args.reps,
                                  lambda m, st, p: gmsm.msm_window_sums(m, cname, g2, bases, sc, n, args.c, st, plan=p),

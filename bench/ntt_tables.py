@@ -9,17 +9,22 @@ output, so `--compare` both checks that two trees compute the same bytes and put
 
 Per (curve, 2^k): the domain's build time and device bytes (NttDomain.nbytes), the forward and the inverse
 natural-order NTT, and H in place (h_from: three coset NTT pairs and the element-wise steps); medians of
---reps runs timed with CUDA events. Only gpu.ntt and gpu.module are imported (no native core needed).
+--reps runs timed with CUDA events. The domain is the one a resident proof takes on a large card (the full
+coset-shift table; --split-shift: the two small tables of a streamed key's domain). Only gpu.ntt and gpu.module are imported (no native core needed).
 """
 
 from __future__ import annotations
 
 import argparse
 import hashlib
+import inspect
 import json
 import statistics
 import sys
 import time
+
+
+FULL = True  # --split-shift: the split shift tables (a streamed key's) where the tree has both
 
 
 def run(src: str, powers: list[int], reps: int) -> dict:
@@ -40,7 +45,9 @@ def run(src: str, powers: list[int], reps: int) -> dict:
             host = rng.integers(0, 1 << 32, size=(2, n, 8), dtype=np.uint32)
             host[:, :, 7] &= top  # below r: any element is a valid input
             t0 = time.perf_counter()
-            dom = NttDomain(mod, curve, k)
+            # the domain a resident proof takes on this device (the full shift table where the budget has room)
+            full = {"full_shift": True} if "full_shift" in inspect.signature(NttDomain).parameters and FULL else {}
+            dom = NttDomain(mod, curve, k, **full)
             cupy.cuda.Device(0).synchronize()
             build_s = time.perf_counter() - t0
             x = cupy.asarray(host[0].reshape(-1))
@@ -58,7 +65,8 @@ def run(src: str, powers: list[int], reps: int) -> dict:
                     ts.append(cupy.cuda.get_elapsed_time(a, b))
                 return round(statistics.median(ts), 3)
 
-            row = {"curve": curve, "log_n": k, "domain_build_s": round(build_s, 3), "domain_mib": round(dom.nbytes / 2**20, 1)}
+            row = {"curve": curve, "log_n": k, "domain_build_s": round(build_s, 3), "domain_mib": round(dom.nbytes / 2**20, 1),
+                   "full_shift": bool(full)}
             row["ntt_ms"] = timed(lambda: dom.ntt(x, False, out))
             row["ntt_sha256"] = hashlib.sha256(out.get().tobytes()).hexdigest()
             row["intt_ms"] = timed(lambda: dom.ntt(x, True, out))
@@ -98,7 +106,11 @@ def main() -> int:
     ap.add_argument("--powers", default="16,20,22,24,26")
     ap.add_argument("--reps", type=int, default=7)
     ap.add_argument("--compare", nargs=2, metavar=("BEFORE", "AFTER"))
+    ap.add_argument("--split-shift", action="store_true",
+                    help="time the coset shift's two ~sqrt(n) tables (a streamed key's domain) where the tree has the choice")
     args = ap.parse_args()
+    global FULL
+    FULL = not args.split_shift
     if args.compare:
         a, b = (json.load(open(p)) for p in args.compare)
         return compare(a, b)

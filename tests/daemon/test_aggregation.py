@@ -86,8 +86,8 @@ def test_a_proof_that_does_not_verify_is_named_and_nothing_is_aggregated(case):
 
 
 def test_backend_setting_picks_the_daemons_first_gpu(tmp_path):
-    """[aggregate] backend: auto takes the first device with a GPU (a backend's `dev`), else the CPU; cuda with
-    no GPU is an error at start naming the setting; cpu never takes one."""
+    """[aggregate] backend: auto takes the first of the engine's devices with a GPU (Backend.gpu), else the CPU; cuda
+    with no GPU is an error at start naming the setting; cpu never takes one."""
     from types import SimpleNamespace
 
     from snarkd.config import Config
@@ -97,8 +97,8 @@ def test_backend_setting_picks_the_daemons_first_gpu(tmp_path):
         return Config.from_text(f'[aggregate]\nbackend = "{backend}"\n', str(tmp_path / "c.toml"), tmp_path, env={})
 
     dev0, dev1 = SimpleNamespace(index=0), SimpleNamespace(index=1)
-    cpu, gpu0, gpu1 = SimpleNamespace(name="cpu"), SimpleNamespace(name="cuda:0", dev=dev0), \
-        SimpleNamespace(name="cuda:1", dev=dev1)
+    cpu, gpu0, gpu1 = SimpleNamespace(name="cpu", gpu=None), SimpleNamespace(name="cuda:0", gpu=dev0), \
+        SimpleNamespace(name="cuda:1", gpu=dev1)
     assert Aggregator.from_config(cfg("auto"), None, devices=[cpu]).gpu is None
     assert Aggregator.from_config(cfg("auto"), None, devices=[gpu0, gpu1]).gpu is dev0
     assert Aggregator.from_config(cfg("cuda"), None, devices=[gpu1]).gpu is dev1

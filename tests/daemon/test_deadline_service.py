@@ -41,6 +41,9 @@ class Context:
     def is_active(self) -> bool:
         return True
 
+    def set_trailing_metadata(self, metadata):  # the error's kind (snarkd/errors.py)
+        self.trailer = dict(metadata)
+
     def abort(self, code, message):
         raise Aborted(code, message)
 
@@ -107,6 +110,7 @@ def test_a_deadline_the_estimate_misses_is_refused_with_it(make_service, chain_b
     with pytest.raises(Aborted) as e:
         s.Submit(request(wtns, deadline_unix=time.time() - 5), ctx)
     assert e.value.code.name == "DEADLINE_EXCEEDED" and "already passed" in e.value.message
+    assert ctx.trailer == {"snarkd-error-kind": "deadline"}
     ahead = [s.Submit(pb.ProveRequest(key_id="chain", witnesses=[wtns.read_bytes()] * 4), ctx).job_id
              for _ in range(3)]
     latency = json.loads(s.Status(pb.StatusRequest(), ctx).engine_json)["eta"]["latency_s"]["chain"]

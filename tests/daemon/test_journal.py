@@ -16,6 +16,7 @@ from daemon_helpers import snarkd, start_daemon, wait_gone
 from snarkd.daemon.client import Client, RemoteDaemonError
 from snarkd.daemon.journal import Journal
 from snarkd.engine import AlreadyExists, Busy
+from snarkd.engine.errors import TooLarge
 from snarkd.verifier import verify
 
 
@@ -82,6 +83,12 @@ def test_by_reference_witnesses_are_kept_as_the_daemon_read_them(tmp_path):
     with pytest.raises(Busy):  # all or nothing: nothing kept when the spool would overflow
         j.keep("big", [(None, b"y" * 100), (big, big.read_bytes())])
     assert big.exists() and j.spool_used == 510 and len(list(j.spool_dir.iterdir())) == 3
+    # a job larger than the whole spool is not "busy, retry": it can never be kept (a 10-partition 2^24 job is 5 GiB)
+    with pytest.raises(TooLarge, match=r"more than the journal's spool can ever keep \(\[daemon\] spool_max, 1000 bytes\)"):
+        j.keep("huge", [(None, b"y" * 600), (big, big.read_bytes())])
+    with pytest.raises(TooLarge):
+        j.accept("huge", "key", "alice", 0, b"r" * 1001)
+    assert big.exists() and j.spool_used == 510 and j.lookup("huge") is None
     j.finish("job", "COMPLETED", "", "", lambda: b"reply")
     j.flush()
     assert not os.path.exists(kept[0]) and j.spool_used == 0 and list(j.spool_dir.iterdir()) == []

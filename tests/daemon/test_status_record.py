@@ -38,6 +38,9 @@ class Context:
     def invocation_metadata(self):
         return ()
 
+    def set_trailing_metadata(self, metadata):  # the error's kind (snarkd/errors.py)
+        self.trailer = dict(metadata)
+
     def abort(self, code, message):
         raise Aborted(f"{code.name}: {message}")
 

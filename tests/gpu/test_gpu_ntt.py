@@ -46,10 +46,11 @@ def test_ntt_matches_cpu(curve, log_n, radix, monkeypatch):
         assert np.array_equal(got, ref), f"{curve} 2^{log_n} inverse={inverse}"
 
 
+@pytest.mark.parametrize("full_shift", [False, True])  # the coset shift from two ~sqrt(n) tables, or one of n
 @pytest.mark.parametrize("radix", RADIXES)
 @pytest.mark.parametrize("curve", CURVES)
 @pytest.mark.parametrize("log_n", SIZES)
-def test_coset_and_h_match_cpu(curve, log_n, radix, monkeypatch):
+def test_coset_and_h_match_cpu(curve, log_n, radix, full_shift, monkeypatch):
     monkeypatch.setattr(gntt, "RADIX_LOG", radix)
     rng = random.Random(7 + log_n)
     nat = native(curve)
@@ -59,7 +60,8 @@ def test_coset_and_h_match_cpu(curve, log_n, radix, monkeypatch):
     ref = a.copy()
     nat.coset_shift_evals(ref)
     d = dev(a)
-    dom = GPU.ntt_domain(curve, log_n)
+    dom = GPU.ntt_domain(curve, log_n, full_shift)
+    assert dom.shift.size == 8 * (n + 1 if full_shift else (1 << gntt.shift_split(log_n)) + (1 << (log_n - gntt.shift_split(log_n))))
     dom.coset_shift_evals(d)
     assert np.array_equal(host(d), ref)
     # whole H: c = a*b, three coset shifts, a*b - c, out of Montgomery

@@ -66,18 +66,20 @@ def test_tiny_budget_fails_cleanly_then_recovers():
 
 
 @pytest.mark.parametrize("curve", ["bn128", "bls12381"])
-@pytest.mark.parametrize("csr,h_mode,keep_w", [("device", "in-place", True), ("host", "parked", False),
-                                               ("streamed", "parked", False), ("streamed", "in-place", True)])
-def test_streamed_bases_give_the_cpu_proof(curve, csr, h_mode, keep_w):
+@pytest.mark.parametrize("csr,h_mode,keep_w,merged", [("device", "in-place", True, False), ("host", "parked", False, False),
+                                                      ("streamed", "parked", False, False), ("streamed", "in-place", True, False),
+                                                      ("device", "in-place", True, True), ("streamed", "parked", True, True)])
+def test_streamed_bases_give_the_cpu_proof(curve, csr, h_mode, keep_w, merged):
     # bases kept on the host, 100 points per chunk: several chunks per MSM, C's offset inside the first; the CSR on
-    # the device or not, H in place or parked on the host, the witness kept or sent again for the W pass
+    # the device or not, H in place or parked on the host, the witness kept or sent again for the W pass, the H and
+    # W passes as one (merged) or two
     from snarkd.gpu.stream import StreamPlan
 
     key = load_key(curve)
     wtns = read_wtns(EXAMPLES[curve] / "chain.wtns")
     be = get_backend("cuda", stream_bases="on")
     be.release(key)
-    be._plans[id(key.zkey)] = StreamPlan(100, 4, csr, h_mode, keep_w, 1 << 28, 0)
+    be._plans[id(key.zkey)] = StreamPlan(100, 4, csr, h_mode, keep_w, 1 << 28, 0, merged)
     try:
         cpu = prove_with(key, wtns, "cpu", 9, 10)
         assert be.host_spmv(key) is (csr == "host")

@@ -20,11 +20,11 @@ def test_every_plan_fits_its_budget(curve, power, budget):
     assert p is not None
     assert p.peak <= budget * GiB and p.batch >= 1
     # the peak is the sum of its terms, recomputed from the same options
-    t = gstream.peak_bytes(shape, p.chunk, p.batch, p.csr, p.h_mode, p.keep_w)
+    t = gstream.peak_bytes(shape, p.chunk, p.batch, p.csr, p.h_mode, p.keep_w, p.merged)
     assert t["peak"] == p.peak and t["held"] == p.held
     # one more proof would not fit (or the batch is at its cap)
     if p.batch < gstream.BATCH_MAX:
-        assert gstream.peak_bytes(shape, p.chunk, p.batch + 1, p.csr, p.h_mode, p.keep_w)["peak"] > budget * GiB
+        assert gstream.peak_bytes(shape, p.chunk, p.batch + 1, p.csr, p.h_mode, p.keep_w, p.merged)["peak"] > budget * GiB
 
 
 def test_the_2p26_key_fits_12_gib_with_the_csr_off_the_device():
@@ -77,3 +77,34 @@ def test_ranges_and_tasks_cover_every_row_once():
                 assert t.offset == (npub + 1 if lo == 0 else 0) and t.r0 == max(lo, npub + 1) - npub - 1
     assert rows == {"a": m, "b1": m, "c": m - npub - 1, "b2": m}
     assert [t.name for t in gstream.w_tasks(0, 4, npub, False)] == ["a", "b1"]  # all public: no C rows here
+
+
+def test_each_stage_gets_the_plan_for_its_size_within_the_keys():
+    # the key's plan sets how many proofs a stage takes; a lone proof then runs H and W as one pass (the W
+    # part's first chunks cross while H is summed), a stage of many the batch that shares each chunk
+    shape = chain("bn254", 24)
+    key = gstream.plan(shape, 12 * GiB)
+    lone = gstream.plan(shape, key.peak, 0, key.batch, key.chunk, (key.csr,), expect=1)
+    many = gstream.plan(shape, key.peak, 0, key.batch, key.chunk, (key.csr,), expect=key.batch)
+    assert lone.merged and lone.keep_w and not many.merged and many.batch == key.batch >= 4
+    for p in (lone, many):
+        assert p.peak <= key.peak and p.held == key.held and p.csr == key.csr
+    assert gstream._fill_s(shape, key.chunk, True) < gstream._fill_s(shape, key.chunk, False) / 4
+    # the H pass's slots hold H rows only (G1 points): at 2^26 the 2^23 chunk (half the reductions of 2^22) fits 12 GiB
+    p26 = gstream.plan(chain("bn254", 26), 12 * GiB)
+    assert p26.chunk == 1 << 23 and p26.peak <= 12 * GiB
+    t = gstream.peak_bytes(chain("bn254", 26), 1 << 23, 1, p26.csr, p26.h_mode, True)
+    assert t["h_pass"] < t["w_pass"]
+    # a stage larger than any plan takes gets none (the backend then keeps the key's plan)
+    assert gstream.plan(chain("bn254", 26), p26.peak, 0, 4, p26.chunk, (p26.csr,), expect=4) is None
+
+
+def test_the_full_shift_table_only_where_the_budget_has_room():
+    from snarkd.gpu import ntt as gntt
+
+    # one table of n elements (one multiply per element, not two) costs 32 n bytes more: a resident key's domain
+    # on a large card takes it, a streamed key's (12 GiB) keeps the two ~sqrt(n) tables its plan counts on
+    assert gntt.domain_bytes(26, True) - gntt.domain_bytes(26) >= 2 * GiB - (1 << 20)
+    assert gntt.full_shift_fits(26, 132 * GiB) and gntt.full_shift_fits(24, 40 * GiB)
+    assert not gntt.full_shift_fits(24, 12 * GiB) and not gntt.full_shift_fits(26, 24 * GiB)
+    assert gntt.shift_split(20, True) == 20 and gntt.shift_split(20) == 10

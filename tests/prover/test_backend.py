@@ -65,3 +65,20 @@ def test_a_backend_by_name_takes_the_gpus_settings_from_the_environment(monkeypa
     assert seen == {"name": "cuda", "memory_budget": "auto", "msm_tables": "auto", "msm_window_bits": 0,
                     "cubin_dir": str(tmp_path), "stream_bases": "on"}
     assert backend.resolve("cpu") is CPU and backend.resolve(None) is CPU
+
+
+def test_one_chooser_decides_cpu_cuda_or_auto(monkeypatch):
+    from snarkd.errors import BackendUnavailable
+    from snarkd.prover import chooser
+
+    asked = []
+    monkeypatch.setattr(chooser, "cuda_device_count", lambda: asked.append(1) or 2)
+    assert chooser.choose("cpu") == ("cpu", "cpu") and chooser.choose("CUDA") == ("cuda", "cuda") and not asked
+    # auto below the floor never asks CUDA (its device count costs ~0.8 s of start-up)
+    assert chooser.choose("auto", size=1 << 10, floor=1 << 16)[0] == "cpu" and not asked
+    assert chooser.choose(None, size=1 << 20, floor=1 << 16) == ("cuda", "auto: domain 1048576 >= 65536") and asked
+    # a caller that holds its devices (the daemon's aggregator) says how many GPUs it has
+    assert chooser.choose("auto", gpus=0) == ("cpu", "auto: no GPU") and chooser.choose("auto", gpus=1)[0] == "cuda"
+    with pytest.raises(BackendUnavailable, match="unknown backend 'tpu'"):
+        chooser.choose("tpu")
+

@@ -21,6 +21,9 @@ export class SnarkdError extends Error {
   readonly details: string;
   /** The job the call was about, when it named one. */
   jobId?: string;
+  /** The daemon's error kind ("input", "not_found", "busy", ...: the table in the daemon's docs/errors.md),
+   * from its `snarkd-error-kind` trailer; undefined when the status came without one (the transport's own). */
+  errorKind?: string;
 
   constructor(message: string, code = -1, details = message) {
     super(message);
@@ -133,9 +136,21 @@ function requestFields(): Set<string> {
   return fieldNames;
 }
 
-/** The typed error for a gRPC failure. */
-export function fromGrpc(err: { code?: number; details?: string; message?: string }, address: string,
+/** The trailer the daemon names an error's kind in (its error model: one kind, one gRPC code, one exit code). */
+export const KIND_TRAILER = "snarkd-error-kind";
+
+/** The typed error for a gRPC failure, with the daemon's error kind when its trailer has one. */
+export function fromGrpc(err: { code?: number; details?: string; message?: string;
+                                metadata?: { get(key: string): unknown[] } }, address: string,
                          timeoutMs?: number): SnarkdError {
+  const e = byCode(err, address, timeoutMs);
+  const kind = err.metadata?.get(KIND_TRAILER)?.[0];
+  if (typeof kind === "string" && kind) e.errorKind = kind;
+  return e;
+}
+
+function byCode(err: { code?: number; details?: string; message?: string }, address: string,
+                timeoutMs?: number): SnarkdError {
   const code = typeof err.code === "number" ? err.code : GrpcStatus.UNKNOWN;
   const details = err.details ?? err.message ?? "";
   switch (code) {

@@ -103,3 +103,11 @@ test("submit / listJobs refuse bad options before sending", async () => {
     sd.close();
   }
 });
+
+test("the daemon's error kind comes from its snarkd-error-kind trailer, none without it", () => {
+  const metadata = { get: (k) => (k === "snarkd-error-kind" ? ["busy"] : []) };
+  const e = fromGrpc({ code: status.RESOURCE_EXHAUSTED, details: "queue full", metadata }, "h:1");
+  assert.ok(e instanceof api.InputError);
+  assert.equal(e.errorKind, "busy");
+  assert.equal(fromGrpc({ code: status.UNAVAILABLE, details: "down" }, "h:1").errorKind, undefined);
+});

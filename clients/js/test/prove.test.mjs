@@ -128,9 +128,10 @@ describe("submit / await", () => {
   test("a job id in use is refused (ALREADY_EXISTS); an unknown one is NotFoundError", async () => {
     await sd.prove({ key: "chain", input: { x: 1, k: 1 }, jobId: "js-dup" });
     await assert.rejects(sd.submit({ key: "chain", input: { x: 1, k: 1 }, jobId: "js-dup" }),
-      (e) => e instanceof InputError && e.code === grpcStatus.ALREADY_EXISTS && e.jobId === "js-dup");
+      (e) => e instanceof InputError && e.code === grpcStatus.ALREADY_EXISTS && e.jobId === "js-dup" &&
+        e.errorKind === "already_exists");
     await assert.rejects(sd.await("js-never-submitted"),
-      (e) => e instanceof NotFoundError && e.code === grpcStatus.NOT_FOUND);
+      (e) => e instanceof NotFoundError && e.code === grpcStatus.NOT_FOUND && e.errorKind === "not_found");
   });
 });
 

@@ -25,7 +25,9 @@ from snarkd.errors import EXIT_INTERNAL, InputError, SnarkdError
 class AggregateNotVerified(SnarkdError):
     """An aggregate just made does not verify (its SRS changed while it was used, or a bug): never returned."""
 
+    kind = "aggregate_not_verified"
     exit_code = EXIT_INTERNAL
+    meaning = "an aggregate just made does not verify (nothing written or returned)"
 
 
 def check_proofs(vk_json: dict, pairs, names, vk_name: str, threads: int = 0) -> None:

@@ -14,7 +14,7 @@ import pkgutil
 import sys
 
 from snarkd import __version__
-from snarkd.errors import EXIT_CODES, EXIT_INTERNAL, SnarkdError
+from snarkd.errors import EXIT_CODES, SnarkdError, exit_code_of
 
 EPILOG = "exit codes:\n" + "".join(f"  {code}  {text.replace('`', '')}\n" for code, text in EXIT_CODES.items())
 
@@ -55,18 +55,18 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     try:
         return int(args.func(args) or 0)
-    except SnarkdError as exc:
-        print(f"snarkd: error: {exc}", file=sys.stderr)
-        return exc.exit_code
     except KeyboardInterrupt:
         print("snarkd: interrupted", file=sys.stderr)
         return 130
-    except Exception as exc:  # a bug: say so, with the exit code that means "report it"
-        import traceback
+    except Exception as exc:  # noqa: BLE001 - the exit code is the error's (snarkd/errors.py)
+        if isinstance(exc, SnarkdError):
+            print(f"snarkd: error: {exc}", file=sys.stderr)
+        else:  # a bug: say so, with the exit code that means "report it"
+            import traceback
 
-        traceback.print_exc()
-        print(f"snarkd: internal error: {exc!r}", file=sys.stderr)
-        return EXIT_INTERNAL
+            traceback.print_exc()
+            print(f"snarkd: internal error: {exc!r}", file=sys.stderr)
+        return exit_code_of(exc)
 
 
 def add_remote_args(p: argparse.ArgumentParser) -> None:

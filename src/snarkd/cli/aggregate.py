@@ -63,11 +63,9 @@ def run(args) -> int:
 def _gpu(backend: str):
     """The GpuDevice the Miller loops run on, or None. cuda without a usable GPU raises
     BackendUnavailable (exit 2); auto falls back to the CPU."""
-    if backend == "cpu":
-        return None
-    from snarkd.prover.backend import cuda_device_count  # CuPy only when present
+    from snarkd.prover.chooser import choose  # CuPy only when present
 
-    if backend == "auto" and cuda_device_count() == 0:
+    if choose(backend)[0] == "cpu":
         return None
     from snarkd.gpu.device import get
 

@@ -14,7 +14,7 @@ import sys
 from snarkd.cli import add_epilog
 from snarkd.config import Config, config_path
 from snarkd.config.settings import BY_NAME
-from snarkd.errors import EXIT_DAEMON, EXIT_OK, DaemonError, SnarkdError
+from snarkd.errors import EXIT_DAEMON, EXIT_OK, SnarkdError, reworded
 
 ORDER = 50
 
@@ -55,10 +55,8 @@ def _start(cfg: Config, args):
         return lifecycle.start(cfg, timeout=args.timeout)
     except SnarkdError as exc:
         where = f" --config {args.config}" if args.config else ""
-        err = DaemonError(f"{exc}\nto check the machine, the config, the address, the paths and the keys: "
-                          f"snarkd doctor{where}")
-        err.exit_code = exc.exit_code
-        raise err from None
+        raise reworded(exc, f"{exc}\nto check the machine, the config, the address, the paths and the keys: "
+                            f"snarkd doctor{where}") from None
 
 
 def cmd_start(args) -> int:

@@ -89,14 +89,10 @@ def _plan(name: str | None, check_points: bool, key: _Key):
     cfg = Config.defaults()
     name = (name or str(cfg.prove.backend)).lower()
     if name == "auto":
-        size, floor = 1 << key.file().domain_power, cfg.prove.auto_cuda_min_domain
-        if size < floor:
-            return "cpu", f"auto: domain {size} < {floor} ([prove] auto_cuda_min_domain)", cfg
-        from snarkd.prover.backend import cuda_device_count  # numpy, and CuPy if present: only when a GPU may win
+        from snarkd.prover.chooser import choose  # CuPy only if the domain is large enough for a GPU to win
 
-        if cuda_device_count() == 0:
-            return "cpu", "auto: no GPU", cfg
-        return "cuda", f"auto: domain {size} >= {floor}", cfg
+        chosen, why = choose(name, size=1 << key.file().domain_power, floor=cfg.prove.auto_cuda_min_domain)
+        return chosen, why, cfg
     why = name if name != "cpu" else ("staged path (--check-points)" if check_points else "one-shot native path")
     return name, why, cfg
 

@@ -12,7 +12,8 @@ engines of a host do not share a GIL.
     cancel(task_id), status(), stop()
 
 A failure the partition caused (a bad witness) or the engine's verdict (self-verification) comes back as a
-ProveError with the engine's error kind; anything that kills the process comes back to the front as Ray's
+ProveError: the (kind, message) of its error (snarkd/errors.py), picklable, which the front rebuilds into the
+same error class (ProveError.error()); anything that kills the process comes back to the front as Ray's
 actor error, and the front runs the partition elsewhere.
 """
 
@@ -32,20 +33,42 @@ import ray
 
 from snarkd.atomic import atomic_write_bytes
 from snarkd.config import EngineConfig
-from snarkd.engine import COMPLETED, Engine, KeyStore, NotFound
-from snarkd.errors import InputError, SnarkdError
+from snarkd.engine import COMPLETED, Engine, KeyStore, NotFound, Unavailable
+from snarkd.errors import InputError, MismatchError, SnarkdError, rebuild
 
 log = logging.getLogger("snarkd")
 CONTROL = "control"  # the concurrency group of the small calls: never stuck behind proofs
 PROVE = "prove"
 
 
+class KeyAbsent(InputError):
+    """A path-mode key whose file is not on the actor's node (auto placement then ships it)."""
+
+    kind = "key_absent"
+    meaning = "cluster: a key's file is not on an actor's node (`key_placement = \"path\"` needs it on every node)"
+
+
+class KeyDiffers(MismatchError):
+    """A path-mode key whose file on the actor's node is another key than the front's (never proved with)."""
+
+    kind = "key_differs"
+    meaning = "cluster: a key's path holds another key on an actor's node (never proved with)"
+
+
 class ProveError(Exception):
-    """A partition that failed on a live actor: kind is the engine's error kind (input, internal, cancelled)."""
+    """An error of the model (snarkd/errors.py) crossing the actor boundary: only its kind and message travel
+    (picklable, no traceback or frames); error() rebuilds it on the front as the class of its kind."""
 
     def __init__(self, kind: str, message: str):
         super().__init__(kind, message)
         self.kind, self.message = kind, message
+
+    @classmethod
+    def of(cls, exc: SnarkdError) -> ProveError:
+        return cls(*exc.wire())
+
+    def error(self) -> SnarkdError:
+        return rebuild(self.kind, self.message)
 
     def __str__(self) -> str:
         return self.message
@@ -93,8 +116,8 @@ class EngineActor:
         if shipped is None:
             path, wasm = spec["path"], spec.get("wasm", "")
             if not Path(path).is_file():
-                raise ProveError("key_absent", f"{self.name}: key {key_id!r}: no file {path} on this node "
-                                               "([cluster] key_placement = \"path\" needs it on every node)")
+                raise ProveError.of(KeyAbsent(f"{self.name}: key {key_id!r}: no file {path} on this node "
+                                               "([cluster] key_placement = \"path\" needs it on every node)"))
             if wasm and not Path(wasm).is_file():
                 wasm = ""
         else:
@@ -102,12 +125,12 @@ class EngineActor:
         try:
             lk = self.keys.load(key_id, path, wasm=wasm)
         except SnarkdError as exc:
-            raise ProveError("input", f"{self.name}: key {key_id!r}: {exc}") from None
+            raise ProveError(InputError.kind, f"{self.name}: key {key_id!r}: {exc}") from None
         digest = vk_digest(lk)
         if digest != spec["vk_digest"]:
             self.keys.unload(key_id)
-            raise ProveError("key_differs", f"{self.name}: key {key_id!r}: {path} on this node is another key "
-                                            "than the front's (its verification key differs)")
+            raise ProveError.of(KeyDiffers(f"{self.name}: key {key_id!r}: {path} on this node is another key "
+                                           "than the front's (its verification key differs)"))
         return {**asdict(lk.status()), "vk_digest": digest, "shipped": shipped is not None}
 
     def _write_shipped(self, spec: dict, shipped) -> tuple[str, str]:
@@ -167,15 +190,13 @@ class EngineActor:
                                      admit_by_estimate=False,
                                      witnesses=[witness] if witness is not None else None,
                                      inputs=[inputs] if inputs is not None else None)
-        except InputError as exc:
-            raise ProveError("input", str(exc)) from None
-        except NotFound as exc:  # the key is not (or no longer) here: the front routes elsewhere
-            raise ProveError("no_key", str(exc)) from None
-        except SnarkdError as exc:
-            raise ProveError("unavailable", str(exc)) from None
+        except (InputError, NotFound) as exc:  # NotFound: the key is not (or no longer) here: the front routes elsewhere
+            raise ProveError.of(exc) from None
+        except SnarkdError as exc:  # this engine cannot take it now (busy, stopping): another actor may
+            raise ProveError(Unavailable.kind, str(exc)) from None
         job.done.wait()
         if job.state != COMPLETED:
-            raise ProveError(job.error_kind or "internal", job.error)
+            raise ProveError(job.error_kind or SnarkdError.kind, job.error)
         part = job.partitions[0]
         return {"proof": part.result.proof, "public": list(part.result.public), "timings": dict(part.timings),
                 "spans": [{**s, "worker": f"{self.name}/{s['worker']}"} for s in part.spans]}

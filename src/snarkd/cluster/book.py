@@ -34,6 +34,7 @@ from snarkd.engine import (
     Unavailable,
 )
 from snarkd.engine.jobtable import JobTable
+from snarkd.errors import SnarkdError
 from snarkd.prover import Proof
 
 log = logging.getLogger("snarkd")
@@ -224,8 +225,7 @@ class Book(JobTable):
             if "self-verification failed" in error:
                 self.counters["self_verify_failed"] += 1
             many = len(task.job.partitions) > 1
-            self.end_locked(task.job, FAILED, f"partition {task.part.index}: {error}" if many else error,
-                            kind if kind in ("input", "key") else "internal")
+            self.end_locked(task.job, FAILED, f"partition {task.part.index}: {error}" if many else error, kind)
 
     def lost(self, task: Task, attempt: int, actor: str, why: str) -> bool:
         """The task's actor died (or could not take it): back into the queue, or the job fails after
@@ -244,7 +244,7 @@ class Book(JobTable):
                 self._leave(task)
                 self.end_locked(job, FAILED, f"partition {task.part.index} was lost {task.attempts} time(s), on "
                                              f"{', '.join(task.lost_on)} (last: {why}); [cluster] max_attempts = "
-                                             f"{self.max_attempts}", "internal")
+                                             f"{self.max_attempts}", SnarkdError.kind)
                 return False
             self.counters["retried"] += 1
             task.t_queued = time.monotonic()

@@ -39,11 +39,21 @@ from snarkd.engine import Job, Partition
 from snarkd.engine.contract import EngineBase
 from snarkd.engine.lanes import Lanes
 from snarkd.engine.status import EngineStatus, KeyStatus
-from snarkd.errors import DaemonError
+from snarkd.engine.errors import Cancelled, NotFound, Unavailable
+from snarkd.errors import DaemonError, SnarkdError
 
 log = logging.getLogger("snarkd")
 ADMIT_WAIT = 300.0  # seconds submit waits for room in the witness budget before UNAVAILABLE
 LOST = (ActorDiedError, ActorUnavailableError, RayActorError)
+ELSEWHERE = (NotFound.kind, Unavailable.kind)  # an actor's refusal at submit: the partition runs on another
+
+
+def actor_error(exc: ProveError) -> SnarkdError:
+    """The error a prove call that failed on a live actor stands for: the (kind, message) that crossed the
+    boundary, rebuilt into the class of its kind (snarkd/errors.py). A cancel inside the actor's engine is not
+    the client's: the job fails with an internal error naming it."""
+    err = exc.error()
+    return SnarkdError(f"{exc.message} (inside the actor)") if err.kind == Cancelled.kind else err
 
 
 def witness_budget(value) -> int:
@@ -61,6 +71,7 @@ class ClusterEngine(EngineBase):
         self.keys = keys
         # every actor's engine: this config's engine settings, on the GPU Ray gives the actor
         self.config = replace(EngineConfig.from_config(config), devices=())
+        self.devices: list = []  # ProvingEngine.devices: the front proves on none (its actors do, on their own GPUs)
         self.actor_settings = {**asdict(self.config), "wasm_cache": config.keys.wasm_cache}
         self.book = Book(witness_budget(self.settings.witness_budget), self.settings.max_attempts, keys,
                          self._notify, max_active=self.config.max_queued_jobs)
@@ -69,6 +80,7 @@ class ClusterEngine(EngineBase):
         self.book.finish_past_deadline = self.config.finish_past_deadline
         # lanes order the front's queue and bound its weight; shares of slots and memory are each actor's own
         self.book.lanes, self.book.max_weight = Lanes(self.config.lanes), self.config.max_queued_weight
+        self.book.self_verify = self.config.self_verify  # the actors' engines run with the front's settings
         self.members: Members | None = None
         self.replies = Replies()
         self.ray_info: dict = {}
@@ -228,16 +240,16 @@ class ClusterEngine(EngineBase):
         try:
             if exc is None:
                 self.book.proved(task, attempt, result)
-            elif isinstance(exc, ProveError) and exc.kind in ("no_key", "unavailable"):
+            elif isinstance(exc, ProveError) and (err := actor_error(exc)).kind in ELSEWHERE:
                 # the actor cannot take it now (key unloaded there, engine stopping): another one may
-                if exc.kind == "no_key":
+                if err.kind == NotFound.kind:
                     with self.book.cv:
                         actor.keys.pop(task.key_id, None)
-                self.book.lost(task, attempt, actor.name, exc.message)
+                self.book.lost(task, attempt, actor.name, str(err))
             elif isinstance(exc, ProveError):
                 with self.book.cv:
                     actor.failed += 1
-                self.book.failed(task, attempt, exc.kind, exc.message)
+                self.book.failed(task, attempt, err.kind, str(err))
             elif isinstance(exc, LOST) or not isinstance(exc, RayTaskError):
                 with self.book.cv:
                     actor.lost += 1

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 import ray
 
-from snarkd.cluster.actor import ProveError, vk_digest
+from snarkd.cluster.actor import KeyAbsent, KeyDiffers, ProveError, vk_digest
 from snarkd.engine import KeyStore, LoadedKey
 
 log = logging.getLogger("snarkd")
@@ -124,4 +124,4 @@ def load_on(actor_handle, spec: KeySpec, placement: str, shipper: Shipper):
 def missing_path(exc: BaseException) -> bool:
     """A path-mode load that failed because the node lacks the file or holds another key there
     (auto placement then ships the key)."""
-    return isinstance(exc, ProveError) and exc.kind in ("key_absent", "key_differs")
+    return isinstance(exc, ProveError) and exc.kind in (KeyAbsent.kind, KeyDiffers.kind)

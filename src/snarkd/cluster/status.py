@@ -159,7 +159,7 @@ def front_status(front) -> EngineStatus:
         devices=devices, workers=workers,
         config={**{k: v for k, v in asdict(front.config).items() if k != "debug_delay_s"},
                 "cluster": {k: getattr(front.settings, k) for k in front.settings.__dataclass_fields__}},
-        phase_ms=phase_ms, keys=_key_budget(front, statuses), eta=eta, lanes=lanes,
+        phase_ms=phase_ms, keys=_key_budget(front, statuses), eta=eta, lanes=lanes, unverified_proofs=dict(front.book.unverified),
         cluster=ClusterStatus(
             address=front.settings.address, gcs=front.ray_info.get("gcs", ""), nodes=nodes, actors=actors,
             keys=key_holders, nodes_alive=sum(n.alive for n in nodes),

@@ -120,7 +120,8 @@ SETTINGS: tuple[Setting, ...] = (
       "results kept for result_retention; \"off\" = in memory only", derive=_beside_pid_file(".jobs.db"),
       default_doc="beside the pid file, .jobs.db", example="/var/lib/snarkd/jobs.db"),
     S("daemon", "spool_max", Size(auto=False), "4GiB", "bytes of inline witnesses and inputs kept beside the "
-      "journal for unfinished jobs (a job that would pass it is refused)"),
+      "journal for unfinished jobs (a job that would pass it is refused: RESOURCE_EXHAUSTED, busy while others "
+      "hold it, too large when its own bytes pass it)"),
     S("daemon", "result_retention", Duration(), 3600.0, "finished jobs stay fetchable with Await this long"),
     S("transport", "witness_spool", OptionalDir(), None,
       "by-reference witnesses: the daemon's own 0700 directory where same-host clients put .wtns files "

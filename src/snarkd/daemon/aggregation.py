@@ -36,6 +36,7 @@ from snarkd.aggregate.statement import read_proofs, read_vk
 from snarkd.engine.errors import Busy, KeyChanged
 from snarkd.engine.paths import PathRule
 from snarkd.errors import DaemonError, InputError
+from snarkd.prover.chooser import choose
 from snarkd.verifier.batch import verify_batch
 
 log = logging.getLogger("snarkd")
@@ -85,9 +86,11 @@ class Aggregator:
 
     @classmethod
     def from_config(cls, cfg, rule: PathRule | None, observe=None, devices=()) -> "Aggregator":
-        """devices: the backends the daemon proves on; [aggregate] backend picks the first GPU among them."""
+        """devices: the backends the engine proves on (ProvingEngine.devices); [aggregate] backend chooses as a proof's
+        backend does (prover/chooser.py) among their GPUs, and takes the first."""
         a = cfg.aggregate
-        gpu = None if a.backend == "cpu" else next((d.dev for d in devices if getattr(d, "dev", None) is not None), None)
+        gpus = [d.gpu for d in devices if d.gpu is not None]
+        gpu = gpus[0] if gpus and choose(a.backend, gpus=len(gpus))[0] == "cuda" else None
         if a.backend == "cuda" and gpu is None:
             raise DaemonError("[aggregate] backend = \"cuda\", but this daemon proves on no GPU ([gpus] devices; "
                               "set [aggregate] backend = \"auto\" or \"cpu\" to aggregate on the CPU)")

@@ -45,7 +45,8 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from snarkd.daemon.proto import snarkd_pb2 as pb
 from snarkd.daemon.proto import snarkd_pb2_grpc as pb_grpc
 from snarkd.daemon.security import AUTH_HEADER, channel_credentials, read_token_file
-from snarkd.errors import EXIT_DEADLINE, DaemonError, InputError, SnarkdError
+from snarkd.engine.errors import DeadlineExceeded
+from snarkd.errors import KIND_TRAILER, KINDS, DaemonError, InputError, SnarkdError, kind_for_grpc
 from snarkd.ids import check_job_id, new_job_id
 
 MAX_MESSAGE = 512 * 1024 * 1024
@@ -71,11 +72,9 @@ class RemoteDaemonError(DaemonError):
         self.job_id = ""  # set by prove(): the job may go on in the daemon; Await fetches it
 
 
-class RemoteDeadlineExceeded(SnarkdError):
+class RemoteDeadlineExceeded(DeadlineExceeded):
     """The daemon refused the job because its completion estimate passes the job's deadline (the estimate is in
     the message), or the job expired (its deadline passed). Not the client's own gRPC timeout."""
-
-    exit_code = EXIT_DEADLINE
 
     def __init__(self, message: str, code: grpc.StatusCode):
         super().__init__(message)
@@ -247,6 +246,19 @@ class Client:
             raise self._convert(exc, t) from None
 
     def _convert(self, exc: grpc.RpcError, timeout) -> SnarkdError:
+        """The daemon's error: its kind (the `snarkd-error-kind` trailer; for a status without one -- the
+        transport's, a proxy's, an older daemon's -- the kind its code stands for, kind_for_grpc; our own timeout
+        is a daemon error) gives the exit code, from the error model (snarkd/errors.py); the status code picks
+        the class callers catch."""
+        err = self._by_code(exc, timeout)
+        kind = dict(exc.trailing_metadata() or ()).get(KIND_TRAILER) if hasattr(exc, "trailing_metadata") else None
+        if kind not in KINDS:
+            ours = exc.code() == grpc.StatusCode.DEADLINE_EXCEEDED and type(err) is RemoteDaemonError
+            kind = DaemonError.kind if ours else kind_for_grpc(exc.code().name)
+        err.kind, err.exit_code = kind, KINDS[kind].exit_code
+        return err
+
+    def _by_code(self, exc: grpc.RpcError, timeout) -> SnarkdError:
         code, details = exc.code(), exc.details() or ""
         if code in (grpc.StatusCode.INVALID_ARGUMENT, grpc.StatusCode.NOT_FOUND, grpc.StatusCode.ALREADY_EXISTS,
                     grpc.StatusCode.FAILED_PRECONDITION, grpc.StatusCode.PERMISSION_DENIED):

@@ -354,6 +354,7 @@ def format_status(st: dict) -> str:
                  f"{st['failed']} failed, {st['cancelled']} cancelled, {st.get('expired', 0)} expired")
     lines += _eta_lines(st.get("engine_json", ""))
     lines += _lane_lines(st.get("lanes", ()))
+    lines += _unverified_lines(st.get("engine_json", ""))
     lines.append(f"memory: RSS {_mib(st['rss_bytes'])}, peak {_mib(st['peak_rss_bytes'])}")
     lines.append(f"workers: {st['workers']}, devices: {', '.join(st['devices']) or 'auto'}")
     lines += _cluster_lines(st.get("engine_json", ""))
@@ -385,6 +386,19 @@ def _eta_lines(engine_json: str) -> list[str]:
     keys = ", ".join(f"{k} {v:.3g}s, then {eta['interval_s'][k]:.3g}s each ({eta['samples'].get(k, 0)} measured)"
                      for k, v in sorted(eta["latency_s"].items()))
     return [f"deadlines: backlog ~{eta['backlog_s']:.3g}s; per key, a partition's latency: {keys or 'none measured yet'}"]
+
+
+def _unverified_lines(engine_json: str) -> list[str]:
+    """With [pipeline] self_verify = false: a warning, and the proofs returned unverified per key (issue 33)."""
+    try:
+        es = json.loads(engine_json or "{}")
+    except ValueError:
+        return []
+    if es.get("config", {}).get("self_verify", True) and not es.get("unverified_proofs"):
+        return []
+    per_key = ", ".join(f"{k} {n}" for k, n in sorted(es.get("unverified_proofs", {}).items())) or "none yet"
+    return [f"unverified: [pipeline] self_verify = false: proofs of jobs without batch_verify are returned "
+            f"unverified; so far, per key: {per_key}"]
 
 
 def _cluster_lines(engine_json: str) -> list[str]:

@@ -117,6 +117,14 @@ class _Collector:
         for source in ("native", "recorded", "control", "wasm"):
             w.add_metric([source], getattr(jobs, f"witness_{source}"))
         yield w
+        u = CounterMetricFamily("snarkd_unverified_proofs", "Proofs returned without any verification, per key "
+                                "([pipeline] self_verify = false and the job did not ask for batch_verify)",
+                                labels=["key"])
+        for key in sorted({k.id for k in s.keys} | set(st.unverified_proofs)):
+            u.add_metric([key], st.unverified_proofs.get(key, 0))
+        yield u
+        yield GaugeMetricFamily("snarkd_self_verify_enabled", "1 when [pipeline] self_verify is on (every proof is "
+                                "verified before it is returned)", value=1 if st.config.get("self_verify", True) else 0)
         yield CounterMetricFamily("snarkd_witness_failed", "Native witnesses whose proof failed self-verification "
                                   "(recomputed on the wasm engine)", value=jobs.witness_failed)
         g = GaugeMetricFamily("snarkd_queue_depth", "Partitions waiting, per queue", labels=["queue"])

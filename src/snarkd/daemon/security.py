@@ -53,6 +53,10 @@ class Principal:
 class Unauthenticated(DaemonError):
     """No token, or not a known one (gRPC UNAUTHENTICATED)."""
 
+    kind = "unauthenticated"
+    grpc_code = "UNAUTHENTICATED"
+    meaning = "no token, or not a known one"
+
 
 def check_private(path: str, what: str) -> None:
     """Refuse a secret that other users can read or write; warn when its group can."""

@@ -44,7 +44,7 @@ from snarkd.daemon.transport import Spool, Transport
 from snarkd.engine import Engine, KeyStore
 from snarkd.engine.contract import ProvingEngine
 from snarkd.engine.paths import ClientPaths
-from snarkd.errors import EXIT_DAEMON, EXIT_INTERNAL, DaemonError, InputError, SnarkdError
+from snarkd.errors import EXIT_DAEMON, EXIT_INTERNAL, DaemonError, InputError, SnarkdError, reworded
 
 SERVICE_NAME = "snarkd.v1.Prover"
 
@@ -221,9 +221,7 @@ class Server:
             try:
                 self.keys.load(key_id, path, preloaded=True)
             except SnarkdError as exc:
-                err = InputError(f"cannot preload key {key_id!r} from {path}: {exc}")
-                err.exit_code = exc.exit_code
-                raise err from None
+                raise reworded(exc, f"cannot preload key {key_id!r} from {path}: {exc}") from None
             except OSError as exc:
                 raise InputError(f"cannot preload key {key_id!r} from {path}: {exc.strerror or exc}") from None
             self._check_abort()
@@ -261,7 +259,7 @@ class Server:
         self.service = ProverService(self.engine, self.keys, info, Transport(self.spool, self.paths.witnesses),
                                      gate=gate, journal=self.journal, max_per_client=cfg.limits.max_queued_per_client,
                                      aggregator=Aggregator.from_config(
-                                         cfg, self.paths.keys, devices=getattr(self.engine, "devices", ())))
+                                         cfg, self.paths.keys, devices=self.engine.devices))
         if self.journal is not None:
             rec = self.service.recover()
             self.journal.start()

@@ -34,17 +34,16 @@ from snarkd.daemon.journal import Journal, Row
 from snarkd.daemon.metrics import DaemonMetrics
 from snarkd.daemon.proto import snarkd_pb2 as pb
 from snarkd.daemon.proto import snarkd_pb2_grpc as pb_grpc
-from snarkd.daemon.security import ADMIN, PROVE, Gate, Principal, Unauthenticated
+from snarkd.daemon.security import ADMIN, PROVE, Gate, Principal
 from snarkd.daemon.status import DaemonStatus, key_message, prover_view, snapshot, status_reply
 from snarkd.daemon.transport import Transport, check_inline, read_witness, wire_witness_sizes
 from snarkd.formats.wtns import wtns_bytes
-from snarkd.engine import (CANCELLED, COMPLETED, FAILED, QUEUED, RUNNING, AlreadyExists, Busy, KeyStore, NotFound,
-                           PermissionDenied, TooLarge, Unavailable)
+from snarkd.engine import CANCELLED, COMPLETED, FAILED, QUEUED, RUNNING, Busy, KeyStore, NotFound, TooLarge, Unavailable
 from snarkd.engine.contract import ProvingEngine
-from snarkd.engine.errors import DeadlineExceeded, KeyChanged, NotReady
+from snarkd.engine.errors import Cancelled, Expired, KeyChanged, NotReady
 from snarkd.engine.jobs import EXPIRED
 from snarkd.engine.jobtable import no_such_job
-from snarkd.errors import DaemonError, InputError, SnarkdError
+from snarkd.errors import KIND_TRAILER, DaemonError, InputError, SnarkdError, error_class, grpc_code_of, kind_of, rebuild
 from snarkd.formats import json_text
 from snarkd.ids import KEY_ID_RULE, MAX_ID, is_job_id, is_key_id
 
@@ -58,15 +57,10 @@ RESUMES = ("the daemon is shutting down before job {id} finished; the job is jou
            "daemon restarts: Await it then")
 
 
-class Abort(Exception):
-    def __init__(self, code, message):
-        super().__init__(message)
-        self.code = code
-
-
 def rpc(method=None, *, role: str = PROVE):
-    """Check the caller's role, then map our exceptions to gRPC statuses; log bugs with their traceback.
-    `@rpc` needs the prove role, `@rpc(role=ADMIN)` admin. The caller is `self.caller()` inside."""
+    """Check the caller's role, then answer our errors with the gRPC status their class carries (snarkd/errors.py)
+    and their kind in the `snarkd-error-kind` trailer; anything else is a bug: INTERNAL, logged with its
+    traceback. `@rpc` needs the prove role, `@rpc(role=ADMIN)` admin. The caller is `self.caller()` inside."""
     if method is None:
         return lambda m: rpc(m, role=role)
 
@@ -80,31 +74,12 @@ def rpc(method=None, *, role: str = PROVE):
             if not hasattr(request, "DESCRIPTOR"):  # a client stream: an iterator of messages
                 request = _checked(request)
             return method(self, request, context)
-        except Abort as exc:
-            code, msg = exc.code, str(exc)
-        except NotFound as exc:
-            code, msg = grpc.StatusCode.NOT_FOUND, str(exc)
-        except NotReady as exc:
-            code, msg = grpc.StatusCode.FAILED_PRECONDITION, str(exc)
-        except AlreadyExists as exc:
-            code, msg = grpc.StatusCode.ALREADY_EXISTS, str(exc)
-        except Unauthenticated as exc:
-            code, msg = grpc.StatusCode.UNAUTHENTICATED, str(exc)
-        except PermissionDenied as exc:
-            code, msg = grpc.StatusCode.PERMISSION_DENIED, str(exc)
-        except KeyChanged as exc:  # a key file changed under the daemon: not the client's fault, not a bug
-            code, msg = grpc.StatusCode.ABORTED, str(exc)
-        except Unavailable as exc:
-            code, msg = grpc.StatusCode.UNAVAILABLE, str(exc)
-        except (TooLarge, Busy) as exc:
-            code, msg = grpc.StatusCode.RESOURCE_EXHAUSTED, str(exc)
-        except DeadlineExceeded as exc:
-            code, msg = grpc.StatusCode.DEADLINE_EXCEEDED, str(exc)
-        except InputError as exc:
-            code, msg = grpc.StatusCode.INVALID_ARGUMENT, str(exc)
-        except Exception as exc:
-            log.exception("%s failed", method.__name__)
-            code, msg = grpc.StatusCode.INTERNAL, f"internal error in {method.__name__}: {exc!r}"
+        except Exception as exc:  # noqa: BLE001 - every error answers with a status; only bugs are INTERNAL
+            kind, code = kind_of(exc), grpc.StatusCode[grpc_code_of(exc)]
+            msg = str(exc)
+            if code == grpc.StatusCode.INTERNAL and not getattr(exc, "rebuilt", False):  # raised here: a bug
+                log.exception("%s failed", method.__name__)
+                msg = f"internal error in {method.__name__}: {exc!r}"
         finally:
             self._calls.who = None
         if who is None or not who.may(ADMIN):  # a prover learns no host paths (issue 33, finding 6)
@@ -113,6 +88,7 @@ def rpc(method=None, *, role: str = PROVE):
             msg = msg[: MAX_DETAILS - 40] + f"... ({len(msg)} characters, cut)"
         if code != grpc.StatusCode.INTERNAL:
             log.info("%s rejected: %s: %s", method.__name__, code.name, msg)
+        context.set_trailing_metadata(((KIND_TRAILER, kind),))
         context.abort(code, msg)
 
     return wrapper
@@ -129,16 +105,16 @@ def relative_paths(msg: str, rule) -> str:
 
 class Malformed:
     """A request refused from its bytes (by `lenient`): not the message the method takes, or, given `refused`,
-    refused before it was decoded (an oversized inline witness). Keeps the error's kind and text only: an
-    exception object would keep the request's bytes alive through its traceback's frames."""
+    refused before it was decoded (an oversized inline witness). Keeps the error's (kind, message) only, as the
+    error model sends it across a boundary: an exception object would keep the request's bytes alive through
+    its traceback's frames."""
 
     def __init__(self, cls, exc: Exception, refused: SnarkdError | None = None):
-        self.kind = type(refused) if refused is not None else InputError
-        self.message = str(refused) if refused is not None else \
-            f"the request is not a valid {cls.DESCRIPTOR.full_name} message: {exc}"
+        self.kind, self.message = refused.wire() if refused is not None else \
+            (InputError.kind, f"the request is not a valid {cls.DESCRIPTOR.full_name} message: {exc}")
 
     def error(self) -> SnarkdError:
-        return self.kind(self.message)
+        return rebuild(self.kind, self.message, crossed=False)
 
 
 def lenient(cls, precheck=None):
@@ -508,17 +484,18 @@ class ProverService(pb_grpc.ProverServicer):
         if job.state == COMPLETED:
             self._durable(job)
             return prove_reply(job)
-        if job.state == FAILED and job.error_kind == "input":
-            raise Abort(grpc.StatusCode.INVALID_ARGUMENT, job.error)
-        if job.state == FAILED and job.error_kind == "key":  # its key's file changed under it (KeyStore.spoiled)
-            raise Abort(grpc.StatusCode.ABORTED, job.error)
+        raise self._job_error(job)
+
+    def _job_error(self, job) -> SnarkdError:
+        """The error a job that ended without a result stands for: its kind rebuilt (snarkd/errors.py). A bad
+        input or a changed key (KeyStore.spoiled) is told as the engine said it; other ends name the job."""
+        cls = error_class(job.error_kind)
+        if job.state == FAILED and issubclass(cls, (InputError, KeyChanged)):
+            return rebuild(cls.kind, job.error)
         if self._resumes(job):
-            raise Abort(grpc.StatusCode.UNAVAILABLE, RESUMES.format(id=shown(job)))
-        if job.state == EXPIRED:
-            raise Abort(grpc.StatusCode.DEADLINE_EXCEEDED, f"job {shown(job)}: {job.error}")
-        if job.state == CANCELLED:
-            raise Abort(grpc.StatusCode.CANCELLED, f"job {shown(job)}: {job.error}")
-        raise Abort(grpc.StatusCode.INTERNAL, f"job {shown(job)}: {job.error}")
+            return Unavailable(RESUMES.format(id=shown(job)))
+        kind = {EXPIRED: Expired.kind, CANCELLED: Cancelled.kind}.get(job.state, job.error_kind)
+        return rebuild(kind, f"job {shown(job)}: {job.error}")
 
     @rpc
     def Prove(self, request, context):
@@ -548,7 +525,7 @@ class ProverService(pb_grpc.ProverServicer):
                 return pb.AwaitReply(state=pb.TIMEOUT, error=f"job {shown(job)} is {job.state.lower()}")
             job.done.wait(left)
         if self._resumes(job):
-            raise Abort(grpc.StatusCode.UNAVAILABLE, RESUMES.format(id=shown(job)))
+            raise Unavailable(RESUMES.format(id=shown(job)))
         reply = pb.AwaitReply(state=STATE[job.state], error=job.error)
         if job.state == COMPLETED:
             self._durable(job)

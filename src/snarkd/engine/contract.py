@@ -40,6 +40,8 @@ class ProvingEngine(Protocol):
     accepting: bool  # settable; False: submit raises Unavailable (the daemon's shutdown sets it)
     started: bool
     config: object  # its EngineConfig: the [limits] the daemon applies before submit (a stream's partitions)
+    devices: list  # the Backends it proves on in this process (the daemon's aggregator takes their GPUs); a cluster
+    #               front: none (its actors' devices are theirs: in status, per actor)
 
     def start(self) -> "ProvingEngine":
         """Start the workers; keys loaded before are ready for the first job."""

@@ -34,7 +34,7 @@ from snarkd.engine import stages
 from snarkd.engine.accounting import Accounting
 from snarkd.engine.contract import EngineBase
 from snarkd.engine.devices import resolve_devices
-from snarkd.engine.errors import TooLarge
+from snarkd.engine.errors import KeyChanged, TooLarge
 from snarkd.engine.jobs import RUNNING, Job, Partition
 from snarkd.engine.keys import KeyStore
 from snarkd.engine.lanes import Lanes
@@ -86,6 +86,7 @@ class Engine(EngineBase):
         self.book.lanes = Lanes(c.lanes, slots=c.synthesis_workers + 2 * depth + slots + c.finalize_workers,
                                 budget=self.budget.budget)
         self.book.max_weight = c.max_queued_weight
+        self.book.self_verify = c.self_verify
         self.workers = stages.Workers({"synthesis": c.synthesis_workers, "device": len(self.devices) * c.workers_per_device,
                                        "finalize": c.finalize_workers})
 
@@ -335,5 +336,5 @@ class Engine(EngineBase):
         why = self.keys.spoiled(part.job.key)
         if why:  # what the job read from a key file changed under it: that, not its symptom, is the job's error
             error, kind, where = (f"{why}; this job read it, so it failed without a result; the key is reloaded "
-                                  f"from its path at its next job"), "key", ""
+                                  f"from its path at its next job"), KeyChanged.kind, ""
         self.book.fail(part, error, kind, where)

@@ -78,7 +78,7 @@ class Job:
     started: float = 0.0
     finished: float = 0.0
     error: str = ""
-    error_kind: str = ""  # "input" | "internal" | "cancelled"
+    error_kind: str = ""  # the kind of the error it failed with (snarkd/errors.py), "" when it did not
     done: threading.Event = field(default_factory=threading.Event)
     released: bool = False  # key released (all partitions left the pipeline)
     client: str = ""  # who submitted it (the daemon's token name or peer address)

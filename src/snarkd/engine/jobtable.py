@@ -17,7 +17,7 @@ import time
 import uuid
 from collections import OrderedDict, deque
 
-from snarkd.engine.errors import AlreadyExists, Busy, NotFound
+from snarkd.engine.errors import AlreadyExists, Busy, Cancelled, Expired, NotFound
 from snarkd.engine.eta import ServiceTimes
 from snarkd.engine.jobs import CANCELLED, COMPLETED, ENDED, EXPIRED, QUEUED, RUNNING, Job
 from snarkd.engine.lanes import Lanes
@@ -79,6 +79,8 @@ class JobTable:
         self._seq = itertools.count(1)
         self.eta = ServiceTimes()  # the completion model (engine/eta.py); the engine sets its stages
         self.finish_past_deadline = False  # [pipeline] finish_past_deadline: a running job past it goes on
+        self.self_verify = True  # [pipeline] self_verify: False returns proofs of jobs without batch_verify unverified
+        self.unverified: dict[str, int] = {}  # key id -> proofs returned without any verification (issue 33)
         self.deadlined: set[Job] = set()  # unfinished jobs with a deadline (what expire_due_locked looks at)
         self.lanes = Lanes()  # the lanes and what each holds (engine/lanes.py); the engine gives it its config
         self.max_weight, self.weight = 0.0, 0.0  # [limits] max_queued_weight (0: none); unfinished weight now
@@ -194,7 +196,7 @@ class JobTable:
             why = "expired: its deadline passed while it ran; stopped at its next stage boundary"
         over = now - (job.submitted if job.state == QUEUED else job.started)
         running = self.running_locked(job)
-        self.end_locked(job, EXPIRED, f"{why} ({over:.3g}s after it was {job.state.lower()})", "expired")
+        self.end_locked(job, EXPIRED, f"{why} ({over:.3g}s after it was {job.state.lower()})", Expired.kind)
         return True, running
 
     def expire_due_locked(self, now: float) -> tuple[list, float | None]:
@@ -236,6 +238,8 @@ class JobTable:
         self.deadlined.discard(job)
         self.ended_ids.append(job.id)
         self.count(state.lower())
+        if state == COMPLETED and not self.self_verify and not job.batch_verify:
+            self.unverified[job.key.id] = self.unverified.get(job.key.id, 0) + len(job.partitions)
         if state != COMPLETED:
             mine = [e for e in self.pending if e[-1].job is job]
             if mine:
@@ -258,7 +262,7 @@ class JobTable:
             if job.state in ENDED:
                 return job.state, False, []
             running = self.running_locked(job)
-            self.end_locked(job, CANCELLED, why, "cancelled")
+            self.end_locked(job, CANCELLED, why, Cancelled.kind)
             return job.state, True, running
 
     def drain(self, deadline: float, force: threading.Event, stopping: threading.Event, why: str) -> int:
@@ -269,7 +273,7 @@ class JobTable:
                 self.cv.wait(min(POLL, max(0.0, deadline - time.monotonic())))
             left = [j for j in self.jobs.values() if j.state not in ENDED]
             for j in left:
-                self.end_locked(j, CANCELLED, why, "cancelled")
+                self.end_locked(j, CANCELLED, why, Cancelled.kind)
             self.drained_locked(left)
             stopping.set()
             self.cv.notify_all()

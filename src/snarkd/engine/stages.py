@@ -130,18 +130,14 @@ def run(stage: Stage, worker: str, engine) -> None:
                 stage.work_batch(batch, timers)
             else:
                 stage.work(part, timers[0])
-        except InputError as exc:
+        except Exception as exc:  # noqa: BLE001 - the jobs fail with the error's kind, the worker lives on
+            if isinstance(exc, StageFailed) or (isinstance(exc, SnarkdError) and exc.kind != SnarkdError.kind):
+                error, kind, where = str(exc), exc.kind, getattr(exc, "where", "")
+            else:  # a bug
+                log.exception("job %s partition %d: %s stage failed", part.job.id, part.index, stage.name)
+                error, kind, where = f"internal error in the {stage.name} stage: {exc!r}", SnarkdError.kind, ""
             for p in batch:
-                engine.fail(p, str(exc), "input", getattr(exc, "where", ""))
-            continue
-        except StageFailed as exc:
-            for p in batch:
-                engine.fail(p, str(exc), "internal")
-            continue
-        except Exception as exc:  # noqa: BLE001 - a bug: the jobs fail, the worker lives on
-            log.exception("job %s partition %d: %s stage failed", part.job.id, part.index, stage.name)
-            for p in batch:
-                engine.fail(p, f"internal error in the {stage.name} stage: {exc!r}", "internal")
+                engine.fail(p, error, kind, where)
             continue
         end = time.time()
         for p, timer in zip(batch, timers):

@@ -168,6 +168,7 @@ class EngineStatus:
     eta: EtaStatus = field(default_factory=lambda: EtaStatus(1))  # the completion model deadlines are judged by
     cluster: object = None  # a cluster front's cluster.status.ClusterStatus
     lanes: list[LaneStatus] = field(default_factory=list)
+    unverified_proofs: dict[str, int] = field(default_factory=dict)  # per key: returned with self_verify = false
 
 
 def cpu_seconds() -> float:
@@ -186,6 +187,7 @@ def engine_status(engine) -> EngineStatus:
         device_evictions = dict(engine.residency.evictions)
         eta = engine.book.eta.status_locked(engine.book.jobs.values())
         lanes = lane_statuses(engine.book.lanes)
+        unverified = dict(engine.book.unverified)
     up = max(1e-9, now - engine.t_start)
     c = engine.config
     return EngineStatus(
@@ -197,7 +199,8 @@ def engine_status(engine) -> EngineStatus:
         workers={k: WorkerCount(n, engine.alive(k)) for k, n in engine.workers.expected.items()},
         config={**{k: v for k, v in asdict(c).items() if k != "debug_delay_s"},
                 "g2_on_device": engine.g2_on_device},  # as resolved ("auto" -> where it runs)
-        phase_ms=phase_ms, keys=key_budget(engine, device_evictions), eta=eta, lanes=lanes)
+        phase_ms=phase_ms, keys=key_budget(engine, device_evictions), eta=eta, lanes=lanes,
+        unverified_proofs=unverified)
 
 
 def key_budget(engine, device_evictions: dict) -> KeyBudget:

@@ -25,7 +25,7 @@ from snarkd.gpu import resident as gresident
 from snarkd.gpu import stream as gstream
 from snarkd.gpu.busy import KernelClock
 from snarkd.gpu.memory import DeviceMemory, GpuUnavailable, cupy_module, pinned_bytes
-from snarkd.gpu.ntt import NttDomain
+from snarkd.gpu.ntt import NttDomain, full_shift_fits
 from snarkd.gpu.resident import Residency, ResidentKey
 
 
@@ -97,17 +97,23 @@ class GpuDevice:
                 self._modules[curve] = mod
             return mod
 
-    def ntt_domain(self, curve: str, log_n: int) -> NttDomain:
-        """Twiddles of the 2^log_n domain of `curve` on this device (built once)."""
+    def ntt_domain(self, curve: str, log_n: int, full_shift: bool = False) -> NttDomain:
+        """Twiddles of the 2^log_n domain of `curve` on this device (built once; full_shift: with the coset
+        shift's full table, see full_shift)."""
         mod = self.module(curve)
         with self._lock:
-            dom = self._domains.get((curve, log_n))
+            dom = self._domains.get((curve, log_n, full_shift))
             if dom is None:
                 with self.cupy.cuda.Device(self.index):
-                    dom = NttDomain(mod, curve, log_n)
+                    dom = NttDomain(mod, curve, log_n, full_shift=full_shift)
                     self.synchronize()  # built on this thread's stream; others use it on theirs
-                self._domains[(curve, log_n)] = dom
+                self._domains[(curve, log_n, full_shift)] = dom
             return dom
+
+    def full_shift(self, log_n: int) -> bool:
+        """Whether proofs with resident bases take the 2^log_n domain with the full shift table (ntt.full_shift_fits:
+        room in this device's budget); streamed keys' plans count on the split tables."""
+        return full_shift_fits(log_n, self.memory.budget)
 
     def resident(self, zkey, tables: str = "auto", msm_window_bits: int = 0, stream: bool = False,
                  csr: str = "device") -> ResidentKey:
@@ -246,9 +252,9 @@ class GpuDevice:
         stream.synchronize()  # the pinned buffer goes back to CuPy's pool
         return [a, b]
 
-    def h_values(self, curve: str, log_n: int, vecs: list, mode: str = "in-place"):
+    def h_values(self, curve: str, log_n: int, vecs: list, mode: str = "in-place", full_shift: bool = False):
         """The H scalars of a proof from vecs = [A·w, B·w] (emptied: consumed) on the 2^log_n domain (ntt.H_MODES)."""
-        return self.ntt_domain(curve, log_n).h_from(vecs, mode)
+        return self.ntt_domain(curve, log_n, full_shift).h_from(vecs, mode)
 
     def msm(self, curve: str, g2: bool, bases, scalars, n: int, native, c: int = 0, stats: dict | None = None,
             table=None, **kw):
@@ -261,21 +267,26 @@ class GpuDevice:
         shape = gstream.KeyShape.of(zkey, gresident.csr_bytes(zkey), g2)
         return gstream.plan(shape, self.memory.budget, self.held_bytes(but=zkey), batch_max, chunk, csr_modes)
 
-    def msm_pass(self, curve: str, host, ranges, tasks_of, vectors, c: int, native):
-        """stream.msm_pass on this device: every (proof, set) MSM of one pass over the streamed bases; the bytes
-        sent and the copy engine's busy time are added to this device's counters."""
+    def msm_pass(self, curve: str, host, segments, c: int, native):
+        """stream.msm_pass on this device: every (proof, set) MSM of one pass over the streamed bases (segments:
+        [(ranges, tasks_of, vectors)]); the bytes sent and the copy engine's busy time are added to this device's
+        counters. Returns (per proof {set: point}, {"bytes", "copy_s", "kernel_s", "segment_kernel_s": [...]})."""
         stats = gstream.PassStats()
         ref = self.copy_clock.reference()
         kref = self.clock.reference()
-        out = gstream.msm_pass(self, curve, host, ranges, tasks_of, vectors, c, native, stats)
+        out = gstream.msm_pass(self, curve, host, segments, c, native, stats)
         self.sync_stream()
         copy_s = self.copy_clock.add(ref, stats.copy_pairs)
-        kernel_s = self.clock.add(kref, stats.kernel_pairs)
+        kernel_s = self.clock.add(kref, [(a, b) for _, a, b in stats.kernel_pairs])
+        elapsed = self.cupy.cuda.get_elapsed_time
+        per_segment = [0.0] * len(segments)
+        for s, a, b in stats.kernel_pairs:
+            per_segment[s] += elapsed(a, b) / 1e3
         with self._lock:
             self.streamed["bytes"] += stats.bytes_sent
             self.streamed["chunks"] += stats.chunks
             self.streamed["passes"] += 1
-        return out, {"bytes": stats.bytes_sent, "copy_s": copy_s, "kernel_s": kernel_s}
+        return out, {"bytes": stats.bytes_sent, "copy_s": copy_s, "kernel_s": kernel_s, "segment_kernel_s": per_segment}
 
     def count_streamed_proofs(self, k: int) -> None:
         """k more proofs went through streamed passes here (the bench's bytes per proof divide by these)."""

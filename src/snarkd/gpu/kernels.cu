@@ -139,11 +139,12 @@ static __device__ __forceinline__ void ntt_group(uint32_t* sm, const uint32_t* t
 // registers, 256 threads); ntt.py RADIX_LOG picks one.
 // ntt_pass_rR_inv: the inverse transform (w^-1), from the same table tw.
 // shift (DIT first pass only): x[p] *= g^i / n on load, i = bitrev(p), from shift = [g^j / n for
-// j < 2^shift_lo] ++ [g^(k 2^shift_lo) for the rest].
+// j < 2^shift_lo] ++ [g^(k 2^shift_lo) for the rest]; ntt_pass_rR_fs: from one table of n elements
+// (a kernel of its own: the branch in the others took 82 registers against 80, a third fewer blocks per SM).
 // src (DIT first pass only): load x[p] = src[bitrev(p)] (* scale when given)
 // instead of data[p]: the bit reversal of a natural-order NTT rides on the
 // first pass instead of a pass of its own (one read and write of the vector less).
-template <int R, bool INV>
+template <int R, bool INV, bool FULL_SHIFT>
 static __device__ __forceinline__ void ntt_pass_body(uint32_t* data, const uint32_t* tw, const uint32_t* shift,
                                                      int shift_lo, int log_n, int s0, int k, int g, int dif,
                                                      const uint32_t* src, const uint32_t* scale) {
@@ -159,9 +160,12 @@ static __device__ __forceinline__ void ntt_pass_body(uint32_t* data, const uint3
     u64 idx = (hi << (s0 + k)) | (row << s0) | (mid << g) | col;
     Fr x = src ? ld_fr(src + 8 * bitrev64(idx, log_n)) : ld_fr(data + 8 * idx);
     if (scale) x = x * ld_fr(scale);
-    if (shift) {  // g^i / n = (g^lo / n) (g^(2^shift_lo))^hi: two tables of ~sqrt(n) elements, not one of n
+    if (shift) {
       const u64 i = bitrev64(idx, log_n);
-      x = x * ld_fr(shift + 8 * (i & ((1ull << shift_lo) - 1))) * ld_fr(shift + 8 * ((1ull << shift_lo) + (i >> shift_lo)));
+      if (FULL_SHIFT)  // one table of n elements (a domain with room for it): one multiply
+        x = x * ld_fr(shift + 8 * i);
+      else  // g^i / n = (g^lo / n) (g^(2^shift_lo))^hi: two tables of ~sqrt(n) elements, not one of n
+        x = x * ld_fr(shift + 8 * (i & ((1ull << shift_lo) - 1))) * ld_fr(shift + 8 * ((1ull << shift_lo) + (i >> shift_lo)));
     }
 #pragma unroll
     for (int w = 0; w < 8; w++) sm[w * tile + e] = x.v[w];
@@ -192,17 +196,19 @@ static __device__ __forceinline__ void ntt_pass_body(uint32_t* data, const uint3
   }
 }
 
-#define SNARKD_NTT_PASS(R, NAME, INV)                                                                          \
+#define SNARKD_NTT_PASS(R, NAME, INV, FULL)                                                                    \
   extern "C" __global__ void __launch_bounds__(512) NAME(uint32_t* data, const uint32_t* tw, const uint32_t* shift, \
                                                          int shift_lo, int log_n, int s0, int k, int g, int dif,  \
                                                          const uint32_t* src, const uint32_t* scale) {            \
-    ntt_pass_body<R, INV>(data, tw, shift, shift_lo, log_n, s0, k, g, dif, src, scale);                          \
+    ntt_pass_body<R, INV, FULL>(data, tw, shift, shift_lo, log_n, s0, k, g, dif, src, scale);                    \
   }
 // forward and inverse as kernels of their own: one kernel holding both bodies takes 109 registers (76 and 80 apart)
-SNARKD_NTT_PASS(1, ntt_pass_r1, false)
-SNARKD_NTT_PASS(2, ntt_pass_r2, false)
-SNARKD_NTT_PASS(1, ntt_pass_r1_inv, true)
-SNARKD_NTT_PASS(2, ntt_pass_r2_inv, true)
+SNARKD_NTT_PASS(1, ntt_pass_r1, false, false)
+SNARKD_NTT_PASS(2, ntt_pass_r2, false, false)
+SNARKD_NTT_PASS(1, ntt_pass_r1_inv, true, false)
+SNARKD_NTT_PASS(2, ntt_pass_r2_inv, true, false)
+SNARKD_NTT_PASS(1, ntt_pass_r1_fs, false, true)
+SNARKD_NTT_PASS(2, ntt_pass_r2_fs, false, true)
 
 // out[i] = from_mont(a[i] * b[i] - c[i]): the H MSM's plain scalars.
 extern "C" __global__ void h_final(const uint32_t* a, const uint32_t* b, const uint32_t* c, uint32_t* out, u64 n) {

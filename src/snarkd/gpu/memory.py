@@ -159,18 +159,22 @@ class DeviceMemory:
 
     # -- transfers --------------------------------------------------------------
 
-    def upload(self, host: np.ndarray, dtype=np.uint32):
-        """Host array -> device array (as `dtype` words), on the calling thread's stream: chunks
-        through two pinned staging buffers, so the copy of one chunk into pinned memory (on
-        UPLOAD_COPY_THREADS threads) overlaps the transfer of the other, and a 6 GiB key upload pins 2 x UPLOAD_CHUNK, not 6 GiB. Returns once
-        the transfers are done (the staging buffers go back to the pool)."""
+    def upload(self, host: np.ndarray, dtype=np.uint32, out=None, stream=None):
+        """Host array -> device array (as `dtype` words): chunks through two pinned staging buffers, so the
+        copy of one chunk into pinned memory (on UPLOAD_COPY_THREADS threads) overlaps the transfer of the
+        other, and a 6 GiB key upload pins 2 x UPLOAD_CHUNK, not 6 GiB. out: a device array to fill (its
+        bytes, host's size); stream: where the transfers go (default the calling thread's: another stream
+        lets this stream's kernels run meanwhile; the caller then orders its use of `out` by an event).
+        Returns once the transfers are done (the staging buffers go back to the pool)."""
         cupy = self.cupy
         src = np.ascontiguousarray(host).view(np.uint8).reshape(-1)
         nbytes = src.nbytes
-        dst = cupy.empty(nbytes // np.dtype(dtype).itemsize, dtype=dtype)
+        dst = cupy.empty(nbytes // np.dtype(dtype).itemsize, dtype=dtype) if out is None else out
+        if dst.nbytes != nbytes:
+            raise ValueError(f"upload: {nbytes} bytes into a device array of {dst.nbytes}")
         if nbytes == 0:
             return dst
-        stream = cupy.cuda.get_current_stream()
+        stream = stream or cupy.cuda.get_current_stream()
         chunk = min(UPLOAD_CHUNK, nbytes)
         stages = [pinned_bytes(chunk) for _ in range(2 if nbytes > chunk else 1)]
         sent = [None] * len(stages)  # per buffer: an event after its last transfer

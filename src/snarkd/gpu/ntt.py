@@ -49,24 +49,36 @@ def plan_passes(log_n: int) -> list[tuple[int, int, int]]:
     return passes
 
 
-def shift_split(log_n: int) -> int:
-    """The coset shift g^i / n as (g^lo / n) (g^(2^s))^hi, i = hi 2^s + lo: s, the low table's bits."""
-    return (log_n + 1) // 2
+FULL_SHIFT_SHARE = 64  # a full coset-shift table (n elements) where it takes at most 1/64 of the device budget
 
 
-def domain_bytes(log_n: int) -> int:
-    """Device bytes an NttDomain holds: the stage table (n elements) and the two coset-shift tables."""
-    s = shift_split(log_n)
+def shift_split(log_n: int, full: bool = False) -> int:
+    """The coset shift g^i / n as (g^lo / n) (g^(2^s))^hi, i = hi 2^s + lo: s, the low table's bits
+    (full: s = log_n, one table of n elements and one multiply per element instead of two)."""
+    return log_n if full else (log_n + 1) // 2
+
+
+def full_shift_fits(log_n: int, budget: int) -> bool:
+    """Whether a resident key's domain takes the full shift table: its 32 n bytes are a small share of the
+    budget. The second multiply of the split tables costs the H computation ~5% (bench/ntt_tables.py); a
+    streamed key's plan counts on the split tables (stream.KeyShape.tables_bytes)."""
+    return (32 << log_n) * FULL_SHIFT_SHARE <= budget
+
+
+def domain_bytes(log_n: int, full: bool = False) -> int:
+    """Device bytes an NttDomain holds: the stage table (n elements) and the coset-shift tables."""
+    s = shift_split(log_n, full)
     return 32 * ((1 << log_n) + (1 << s) + (1 << (log_n - s)) + 5)
 
 
 class NttDomain:
     """Twiddles for one (curve, log_n) on one device: one stage table T[m + j] = w_{2m}^j (n elements) for
     the forward and the inverse transforms, and the coset shift g^i / n from two tables of ~sqrt(n)
-    elements (domain_bytes: about 32 n bytes, where separate forward, inverse and shift tables took 96 n).
+    elements (domain_bytes: about 32 n bytes, where separate forward, inverse and shift tables took 96 n), or
+    from one table of n elements (full_shift: one multiply less per element, for budgets with room).
     Built on the device once, then kept by its GpuDevice (device.py)."""
 
-    def __init__(self, mod, curve: str, log_n: int, radix_log: int = RADIX_LOG):
+    def __init__(self, mod, curve: str, log_n: int, radix_log: int = RADIX_LOG, full_shift: bool = False):
         import cupy
 
         if radix_log not in RADIX_LOGS:
@@ -85,7 +97,8 @@ class NttDomain:
         winv = pow(w, -1, r)
         g = self.curve.nqr**2 % r if log_n == s else pow(root_s, 1 << (s - log_n - 1), r)
         ninv = pow(self.n, -1, r)
-        self.shift_lo = shift_split(log_n)
+        self.full_shift = full_shift
+        self.shift_lo = shift_split(log_n, full_shift)
         g_hi = pow(g, 1 << self.shift_lo, r)
         self.mod = mod
         self.consts = cupy.asarray(np.stack([mont_words(x, r) for x in (w, winv, g, ninv, g_hi)]))
@@ -108,7 +121,8 @@ class NttDomain:
         tile = 1 << (k + g)
         threads = min(512, max(32, tile >> self.radix_log))
         blocks = self.n >> (k + g)
-        fn = self.mod.get_function(f"ntt_pass_r{self.radix_log}{'_inv' if inverse else ''}")
+        full = shift is not None and self.full_shift  # the first DIT pass of a coset shift from the full table
+        fn = self.mod.get_function(f"ntt_pass_r{self.radix_log}{'_inv' if inverse else ''}{'_fs' if full else ''}")
         null = np.intp(0)
         fn((blocks,), (threads,), (data, self.tw, shift if shift is not None else null,
                                    np.int32(self.shift_lo), np.int32(self.log_n), np.int32(s0), np.int32(k), np.int32(g), np.int32(1 if dif else 0),

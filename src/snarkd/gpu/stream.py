@@ -6,6 +6,11 @@ batch of proofs of the key together and makes one pass over the bases for all of
     copy stream     H[0] H[1] ... H[r]  | A B1 C B2 [0] | A B1 C B2 [1] | ...        cudaMemcpyAsync (DMA)
     compute stream  MSMs of every proof | sort w_p[0]; A, B1, C, B2 MSMs of every proof p | ...
 
+A pass is a list of segments (the H bases, then A, B1, C, B2): a "merged" plan runs both in one pass, so
+the W segment's first chunks cross while the H segment's last chunks are summed (each pass's first chunk
+is the only transfer the MSMs cannot hide); otherwise the two run as passes of their own, each with only
+its own buffers on the device (the H pass's slots hold H rows only).
+
 `groups` slot groups on the device take the chunks in turn; events order the two streams (a group is
 refilled once the MSMs that read it are queued as done), so the next chunks cross PCIe while this one's
 MSMs run and the host never waits per chunk. One digit sort of w_p's chunk serves A, B1, C and B2. Each
@@ -89,6 +94,7 @@ class StreamPlan:
     keep_w: bool  # each proof's witness stays on the device from the NTT to the W pass (else sent again)
     peak: int  # device bytes at the stage's peak, held arrays included
     held: int  # device bytes held for the key whatever runs: CSR (if on the device) and the NTT domain
+    merged: bool = False  # H and W in one pass (needs keep_w): the W pass's first transfer hides behind H's MSMs
     parts: dict = field(default_factory=dict, compare=False)  # the peak's terms, for doctor and the bench
 
     @property
@@ -101,35 +107,48 @@ class StreamPlan:
     def describe(self) -> str:
         how = {"device": "CSR on the device", "streamed": "CSR streamed", "host": "A·w, B·w on the CPU"}[self.csr]
         return (f"chunk 2^{self.chunk.bit_length() - 1} points, batch <= {self.batch}, {how}, H {self.h_mode}, "
-                f"peak {self.peak / 2**30:.2f} GiB")
+                f"{'one pass' if self.merged else 'two passes'}, peak {self.peak / 2**30:.2f} GiB")
 
 
-def _msm_scratch(shape: KeyShape, chunk: int) -> int:
+def _msm_scratch(shape: KeyShape, chunk: int, g2: bool) -> int:
     """One chunk's MSM work: the larger group's scratch (its digit sort included) and the kept sort."""
     c = window_bits(chunk)
     sort = 4 * n_windows(shape.curve, c) * chunk + 16 * (n_windows(shape.curve, c) << (c - 1))
-    return scratch_bytes(shape.curve, shape.g2, chunk) + sort
+    return scratch_bytes(shape.curve, g2, chunk) + sort
 
 
-def peak_bytes(shape: KeyShape, chunk: int, batch: int, csr: str, h_mode: str, keep_w: bool) -> dict:
+def peak_bytes(shape: KeyShape, chunk: int, batch: int, csr: str, h_mode: str, keep_w: bool,
+               merged: bool = False) -> dict:
     """The device bytes of a stage's three steps (upper estimates), by term: A·w, B·w and H of the last proof
-    (earlier proofs' h and kept w held), the H pass, the W pass. csr "streamed": one block's buffers beside w
-    and b while A·w waits on the host when H is parked (a's own memory is then free)."""
+    (earlier proofs' h and kept w held), the H pass (its slots hold H rows: G1 points), the W pass (A, B1, C,
+    B2 rows). merged: one pass, so the H part already has the W part's slots and scratch. csr "streamed": one
+    block's buffers beside w and b while A·w waits on the host when H is parked (a's own memory is then free)."""
     m, n = shape.n_vars, shape.domain
     held = shape.tables_bytes() + (shape.csr_bytes if csr == "device" else 0)
     w, h = FR * m, FR * n
     kept = h + (w if keep_w else 0)
-    slots = GROUPS * chunk * shape.range_point_bytes
-    msm = _msm_scratch(shape, chunk)
+    w_slots = GROUPS * chunk * shape.range_point_bytes
+    w_msm = _msm_scratch(shape, chunk, shape.g2)
     spmv = 0
     if csr == "streamed":
         entries = max(0, shape.csr_bytes - 8 * (n + 1)) // CSR_ENTRY_BYTES
         spmv = w + (1 if h_mode == "parked" else 2) * h + HostCsr.device_bytes(n, entries)
     ntt = (batch - 1) * kept + max(spmv, (w if (csr == "device" or keep_w) else 0) + h_bytes(h_mode, n))
-    h_pass = batch * kept + slots + msm
-    w_pass = batch * w + slots + msm
+    if merged:
+        h_pass = batch * kept + w_slots + w_msm
+    else:
+        h_pass = batch * kept + GROUPS * chunk * shape.g1_point + _msm_scratch(shape, chunk, False)
+    w_pass = batch * w + w_slots + w_msm
     return {"held": held, "ntt": ntt, "h_pass": h_pass, "w_pass": w_pass,
             "peak": held + max(ntt, h_pass, w_pass) + DEVICE_SLACK}
+
+
+def _fill_s(shape: KeyShape, chunk: int, merged: bool) -> float:
+    """A stage's transfer that no MSM hides: each pass's first slot group crosses before its first MSM can
+    start (merged: the W part's first group goes up while the H part's last chunks are summed)."""
+    h = min(chunk, shape.domain) * shape.g1_point
+    w = 0 if merged else min(chunk, shape.n_vars) * shape.range_point_bytes
+    return (h + w) / (LINK_GBPS * 1e9)
 
 
 
@@ -150,13 +169,16 @@ def _cost_s(shape: KeyShape, chunk: int, csr: str, h_mode: str, keep_w: bool) ->
 
 
 def plan(shape: KeyShape, budget: int, other_held: int = 0, batch_max: int = BATCH_MAX,
-         chunk: int = 0, csr_modes: tuple[str, ...] = CSR_MODES) -> StreamPlan | None:
+         chunk: int = 0, csr_modes: tuple[str, ...] = CSR_MODES, expect: int = 0) -> StreamPlan | None:
     """The cheapest StreamPlan whose peak fits `budget` beside `other_held` device bytes (other keys),
     or None when none does (the key cannot be proved on this device). chunk > 0 forces the chunk size
-    (a power of two); csr_modes limits where A·w, B·w may be computed (a benchmark's side by side). Each option gets the largest batch that fits and is scored per proof: its extra
-    seconds for a lone proof (_cost_s) plus a quarter of the bases' transfer shared by the batch (the
-    part that the MSMs do not hide at chunk boundaries). A batch is only as large as what is queued, so
-    a lone proof never waits for one."""
+    (a power of two); csr_modes limits where A·w, B·w may be computed (a benchmark's side by side).
+    Each option gets the largest batch that fits and is scored per proof for a stage of `expect` proofs
+    (0: as many as fit): its extra seconds for a lone proof (_cost_s) plus, shared by the stage's proofs,
+    the first chunks' transfer (_fill_s) and a quarter of the bases' transfer (the part that the MSMs do
+    not hide at chunk boundaries). expect > 0 also keeps only options whose batch takes `expect` proofs:
+    the key's plan (expect 0) sets how many a stage takes; each stage then runs the plan best for the
+    number it got (prover/cuda.py), so a lone proof and a 10-partition job each get theirs."""
     room = budget - other_held
     top = min(MAX_CHUNK, 1 << (max(shape.n_vars, shape.domain, 2) - 1).bit_length())  # no chunk past the sets
     low = min(MIN_CHUNK, top)
@@ -165,20 +187,23 @@ def plan(shape: KeyShape, budget: int, other_held: int = 0, batch_max: int = BAT
     for ch in chunks:
         for csr in csr_modes:
             for h_mode in H_MODES:
-                for keep_w in (True, False):
-                    if peak_bytes(shape, ch, 1, csr, h_mode, keep_w)["peak"] > room:
+                for keep_w, merged in ((True, True), (True, False), (False, False)):
+                    fits = lambda k: peak_bytes(shape, ch, k, csr, h_mode, keep_w, merged)["peak"] <= room  # noqa: E731
+                    if not fits(max(1, expect)):
                         continue
-                    k = 1
-                    while k < batch_max and peak_bytes(shape, ch, k + 1, csr, h_mode, keep_w)["peak"] <= room:
+                    k = max(1, expect)
+                    while k < batch_max and fits(k + 1):
                         k += 1
-                    score = _cost_s(shape, ch, csr, h_mode, keep_w) + 0.25 * shape.base_bytes / (k * LINK_GBPS * 1e9)
+                    share = min(k, expect) if expect else k
+                    score = _cost_s(shape, ch, csr, h_mode, keep_w) + \
+                        (_fill_s(shape, ch, merged) + 0.25 * shape.base_bytes / (LINK_GBPS * 1e9)) / share
                     if best is None or score < best[0]:
-                        best = (score, ch, k, csr, h_mode, keep_w)
+                        best = (score, ch, k, csr, h_mode, keep_w, merged)
     if best is None:
         return None
-    _, ch, k, csr, h_mode, keep_w = best
-    t = peak_bytes(shape, ch, k, csr, h_mode, keep_w)
-    return StreamPlan(ch, k, csr, h_mode, keep_w, t["peak"], t["held"], t)
+    _, ch, k, csr, h_mode, keep_w, merged = best
+    t = peak_bytes(shape, ch, k, csr, h_mode, keep_w, merged)
+    return StreamPlan(ch, k, csr, h_mode, keep_w, t["peak"], t["held"], merged, t)
 
 
 def largest_power(curve: str, budget: int, g2: bool = True, csr_per_row: float = 80.0) -> dict:
@@ -210,7 +235,7 @@ class PassStats:
     bytes_sent: int = 0
     chunks: int = 0
     copy_pairs: list = field(default_factory=list)  # (start, end) events on the copy stream
-    kernel_pairs: list = field(default_factory=list)  # (start, end) events on the compute stream
+    kernel_pairs: list = field(default_factory=list)  # (segment, start, end) events on the compute stream
 
 
 @dataclass(frozen=True)
@@ -240,32 +265,36 @@ def h_tasks(lo: int, hi: int) -> list[Task]:
     return [Task("h", False, lo, hi, 0)]
 
 
-def msm_pass(dev, curve: str, host, ranges: list, tasks_of, vectors: list, c: int, native,
-             stats: PassStats, groups: int = GROUPS) -> list[dict]:
-    """Σ scalars·bases for every (proof, set) of the pass: ranges [(lo, hi)] of the scalar index, tasks_of(lo, hi)
-    -> [Task], vectors[p] the proof's scalars on the device (u32 words, 8 per element). Returns per proof
-    {set name: affine point} as GpuDevice.msm does. Queued on the calling thread's current stream; the
-    chunks go up on a copy stream of the pass's own."""
+def msm_pass(dev, curve: str, host, segments: list, c: int, native, stats: PassStats, groups: int = GROUPS) -> list[dict]:
+    """Σ scalars·bases for every (proof, set) of the pass. segments: [(ranges, tasks_of, vectors)], run in order
+    over one set of slot groups: ranges [(lo, hi)] of the scalar index, tasks_of(lo, hi) -> [Task], vectors[p]
+    proof p's scalars on the device (u32 words, 8 per element); every segment has one vector per proof and
+    its own set names. Returns per proof {set name: affine point} as GpuDevice.msm does. Queued on the calling
+    thread's current stream; the chunks go up on a copy stream of the pass's own. stats.kernel_pairs gets
+    (segment, start, end) per range."""
     import cupy
 
     mod = dev.module(curve)
     cur = CURVES[curve]
     compute = cupy.cuda.get_current_stream()
     copy = cupy.cuda.Stream(non_blocking=True)
-    plans = [tasks_of(lo, hi) for lo, hi in ranges]
-    words = max(sum((t.r1 - t.r0) * host.row_bytes(t.name) for t in ts) for ts in plans) // 4
-    bufs = [cupy.empty(max(words, 1), dtype=cupy.uint32) for _ in range(min(groups, len(ranges)))]
+    steps = [(s, j, lo, hi, tasks_of(lo, hi)) for s, (ranges, tasks_of, _) in enumerate(segments)
+             for j, (lo, hi) in enumerate(ranges)]
+    if not steps:
+        return [{} for _ in (segments[0][2] if segments else ())]
+    words = max(sum((t.r1 - t.r0) * host.row_bytes(t.name) for t in st[4]) for st in steps) // 4
+    bufs = [cupy.empty(max(words, 1), dtype=cupy.uint32) for _ in range(min(groups, len(steps)))]
     freed: list = [None] * len(bufs)
 
     def send(k: int):
-        """Queue range k's chunks into its slot group; returns ({set: (device view, task)}, loaded event)."""
+        """Queue step k's chunks into its slot group; returns ({set: (device view, task)}, loaded event)."""
         g = k % len(bufs)
         if freed[g] is not None:
             copy.wait_event(freed[g])
         start = cupy.cuda.Event()
         start.record(copy)
         views, off = {}, 0
-        for t in plans[k]:
+        for t in steps[k][4]:
             ptr, nbytes = host.rows(t.name, t.r0, t.r1)
             dst = bufs[g][off // 4 : (off + nbytes) // 4]
             if nbytes:
@@ -276,40 +305,39 @@ def msm_pass(dev, curve: str, host, ranges: list, tasks_of, vectors: list, c: in
         end = cupy.cuda.Event()
         end.record(copy)
         stats.copy_pairs.append((start, end))
-        stats.chunks += len(plans[k])
+        stats.chunks += len(steps[k][4])
         return views, end
 
-    nr = len(ranges)
     nw = n_windows(curve, c)
-    acc: dict[tuple[int, str], object] = {}
+    acc: dict[tuple[int, str], tuple] = {}  # (proof, set) -> (window sums [window][range], ranges of its segment)
     pending = {k: send(k) for k in range(len(bufs))}
-    for k, (lo, hi) in enumerate(ranges):
+    for k, (s, j, lo, hi, _) in enumerate(steps):
         views, loaded = pending.pop(k)
         compute.wait_event(loaded)
         t0 = cupy.cuda.Event()
         t0.record(compute)
-        for p, vec in enumerate(vectors):
+        nr = len(segments[s][0])
+        for p, vec in enumerate(segments[s][2]):
             scal = vec[8 * lo : 8 * hi]
             sorts: dict = {}  # one digit sort of this chunk of the proof's scalars serves every set
             for name, (bases, t) in views.items():
                 segs, _ = msm_window_sums(mod, curve, t.g2, bases, scal, hi - lo, c, offset=t.offset, sorts=sorts,
                                           tag="chunk", on_device=True)
                 xw = 4 * coord_words(cur, t.g2)
-                a = acc.get((p, name))
-                if a is None:
-                    a = acc[(p, name)] = cupy.zeros(nw * nr * xw, dtype=cupy.uint32)  # zeros: infinity (ZZ = 0)
-                cupy.cuda.runtime.memcpy2DAsync(a.data.ptr + k * xw * 4, nr * xw * 4, segs.data.ptr, xw * 4, xw * 4,
+                if (p, name) not in acc:
+                    acc[(p, name)] = (cupy.zeros(nw * nr * xw, dtype=cupy.uint32), nr)  # zeros: infinity (ZZ = 0)
+                a = acc[(p, name)][0]
+                cupy.cuda.runtime.memcpy2DAsync(a.data.ptr + j * xw * 4, nr * xw * 4, segs.data.ptr, xw * 4, xw * 4,
                                                 nw, cupy.cuda.runtime.memcpyDeviceToDevice, compute.ptr)
             del sorts
         t1 = cupy.cuda.Event()
         t1.record(compute)
-        stats.kernel_pairs.append((t0, t1))
-        g = k % len(bufs)
-        freed[g] = t1
-        if k + len(bufs) < nr:
+        stats.kernel_pairs.append((s, t0, t1))
+        freed[k % len(bufs)] = t1
+        if k + len(bufs) < len(steps):
             pending[k + len(bufs)] = send(k + len(bufs))
-    out: list[dict] = [{} for _ in vectors]
-    for (p, name), a in acc.items():
+    out: list[dict] = [{} for _ in segments[0][2]]
+    for (p, name), (a, nr) in acc.items():
         g2 = name == "b2"
         xw = 4 * coord_words(cur, g2)
         if nr > 1:

@@ -17,13 +17,12 @@ import threading
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from snarkd.errors import BackendUnavailable
+from snarkd.prover.chooser import NAMES, choose, cuda_device_count  # noqa: F401 - cuda_device_count re-exported
 from snarkd.prover.cpu import CPU
 from snarkd.prover.types import G1Sums, Synthesized
 
 if TYPE_CHECKING:
     from snarkd.gpu.resident import Residency
-
-NAMES = ("cpu", "cuda", "auto")
 
 
 @runtime_checkable
@@ -32,6 +31,7 @@ class Backend(Protocol):
     spmv_on_device: bool  # computes A·w and B·w itself (synthesis then only checks the witness)
     g2_on_device: bool  # the G2 MSM belongs in its device stage (fast there), not in finalize on the CPU
     max_concurrent: int  # device stages at once on this device (0: one per device worker)
+    gpu: object  # the snarkd.gpu GpuDevice it computes on (aggregation's Miller loops run there too), or None
 
     def pin(self) -> None:
         """Bind the calling thread to this backend's device (each device worker calls it once)."""
@@ -71,28 +71,13 @@ _lock = threading.Lock()
 _cuda: dict[tuple, Backend] = {}
 
 
-def cuda_device_count() -> int:
-    """CUDA devices usable here (0 without CuPy or a driver)."""
-    try:
-        from snarkd.gpu.device import device_count  # lazy: CuPy is optional
-    except ImportError:
-        return 0
-    return device_count()
-
-
 def get_backend(name: str = "cpu", device: int = 0, *, memory_budget: int | str = "auto", msm_tables: str = "auto",
                 msm_window_bits: int = 0, cubin_dir: str = "", stream_bases: str = "auto") -> Backend:
     """The backend `name` ("cpu", "cuda" or "auto") on `device`. The cuda options are
     [gpus] settings (snarkd.config); one CudaBackend per (device, options)."""
-    name = str(name).lower()
+    name, _ = choose(str(name))
     if name == "cpu":
         return CPU
-    if name == "auto":
-        name = "cuda" if cuda_device_count() > 0 else "cpu"
-        if name == "cpu":
-            return CPU
-    if name != "cuda":
-        raise BackendUnavailable(f"unknown backend {name!r} (one of {', '.join(NAMES)})")
     opts = (int(device), memory_budget, msm_tables, int(msm_window_bits), cubin_dir, stream_bases)
     with _lock:
         be = _cuda.get(opts)

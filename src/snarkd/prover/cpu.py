@@ -11,6 +11,7 @@ class CpuBackend:
     spmv_on_device = False  # synthesis computes A·w, B·w on the CPU (the device stage does them if it did not)
     g2_on_device = False  # on the CPU the G2 MSM is left to finalize, off the device worker
     max_concurrent = 1  # one device stage at a time: each uses every core
+    gpu = None  # no GPU: aggregation on this backend's machine runs its Miller loops on the CPU
 
     def __repr__(self) -> str:
         return "CpuBackend()"

@@ -28,6 +28,7 @@ from snarkd.gpu import device as gdevice
 from snarkd.gpu import stream as gstream
 from snarkd.gpu.memory import GpuMemoryError, GpuUnavailable
 from snarkd.gpu.resident import TABLE_MODES
+from snarkd.gpu.resident import csr_bytes as gresident_csr_bytes
 from snarkd.prover.qap import sparse_products
 from snarkd.prover.types import G1Sums, Synthesized
 from snarkd.units import parse_size
@@ -58,9 +59,15 @@ class CudaBackend:
         self.stream_batch_max = gstream.BATCH_MAX
         self.stream_csr_modes = gstream.CSR_MODES  # a benchmark narrows these to compare (bench/large_proof.py)
         self._plans: dict[int, object] = {}  # id(zkey) -> its StreamPlan here (made once per key)
+        self._stage_plans: dict[tuple[int, int], object] = {}  # (id(zkey), proofs in the stage) -> the stage's plan
 
     def __repr__(self) -> str:
         return f"CudaBackend(device={self.dev.index}, msm_tables={self.msm_tables!r})"
+
+    @property
+    def gpu(self):
+        """The GpuDevice this backend proves on (Backend.gpu: the daemon's aggregator takes the first)."""
+        return self.dev
 
     def pin(self) -> None:
         """Make this GPU the calling thread's current device, with a stream of its own (a device
@@ -74,6 +81,7 @@ class CudaBackend:
 
     def release(self, key) -> None:
         self._plans.pop(id(key.zkey), None)
+        self._stage_plans = {k: v for k, v in self._stage_plans.items() if k[0] != id(key.zkey)}
         self.dev.release(key.zkey)
 
     def residency(self, key):
@@ -114,6 +122,22 @@ class CudaBackend:
                     f"the largest circuit this budget proves is 2^{best['power']} ({best.get('next', '')})")
             self._plans[id(key.zkey)] = plan
         return plan
+
+    def stage_plan(self, key, k: int):
+        """The plan for a stage of k proofs of a streamed key: the cheapest for k (stream.plan's expect) among those
+        within the key's plan (its CSR placement, and no more device memory than it reserves), made once per k.
+        A lone proof gets large chunks and one merged pass; a 10-partition job the batch that shares each chunk."""
+        base = self.stream_plan(key)
+        if not base.parts:  # a plan made by hand (a test's, a benchmark's) runs as given
+            return base
+        got = self._stage_plans.get((id(key.zkey), k))
+        if got is None:
+            shape = gstream.KeyShape.of(key.zkey, gresident_csr_bytes(key.zkey), True)
+            got = gstream.plan(shape, base.peak, 0, max(base.batch, k), base.chunk, (base.csr,), expect=k) or base
+            if got.held != base.held:  # the CSR's placement is the key's (made at load): keep the key's plan
+                got = base
+            self._stage_plans[(id(key.zkey), k)] = got
+        return got
 
     def host_spmv(self, key) -> bool:
         """Whether synthesis must compute A·w, B·w on the CPU for `key` (a streamed key whose CSR stays on the host)."""
@@ -163,7 +187,7 @@ class CudaBackend:
                 with timer.phase("spmv"), kernels():
                     ab = dev.spmv(rk, w)
             with timer.phase("ntt"), kernels():
-                h = dev.h_values(curve, zk.domain_power, ab)
+                h = dev.h_values(curve, zk.domain_power, ab, full_shift=dev.full_shift(zk.domain_power))
             # one digit sort of w serves A, B1, C (w[n_public+1:]) and B2 when their window modes agree
             sorts, nv = {}, zk.n_vars
 
@@ -184,26 +208,42 @@ class CudaBackend:
         return sums
 
     def device_stage_batch(self, key, synths: list, timers: list, threads: int = 0, with_g2: bool = False) -> list:
-        """The device stage of several proofs of one streamed key (at most batch_limit(key)): each proof's
-        witness up, A·w and B·w (on the device, or sent up from synthesis), H; then one pass over the H bases
-        and one over A, B1, C, B2 for all of them (stream.msm_pass). The passes' times, bytes and busy
-        seconds are shared out evenly over the batch's timers. Returns one G1Sums per proof, in order."""
+        """The device stage of several proofs of one streamed key (at most batch_limit(key)), run by the plan for
+        that many (stage_plan): each proof's witness up, A·w and B·w (on the device, or sent up from synthesis),
+        H; then the passes over the H bases and over A, B1, C, B2 for all of them (stream.msm_pass: one pass
+        when the plan merges them). With the witnesses kept on the device, each goes up on the copy stream
+        while the previous proof's A·w, B·w and H run. The passes' times, bytes and busy seconds are shared out
+        evenly over the batch's timers. Returns one G1Sums per proof, in order."""
+        import cupy
+
         zk, native, dev = key.zkey, key.native, self.dev
         curve = key.curve.native
-        plan = self.stream_plan(key)
-        if len(synths) > plan.batch:
-            raise ValueError(f"a batch of {len(synths)} proofs; the stream plan takes at most {plan.batch}")
-        mem, k = dev.memory, len(synths)
+        k = len(synths)
+        if k > self.stream_plan(key).batch:
+            raise ValueError(f"a batch of {k} proofs; the stream plan takes at most {self.stream_plan(key).batch}")
+        plan = self.stage_plan(key, k)
+        mem = dev.memory
         with mem.guard(f"a batch of {k} streamed proof(s)"), \
                 mem.reserve(plan.peak - plan.held, what=f"batch of {k} streamed proof(s)"):
             rk = dev.resident(zk, "off", self.msm_c, True, plan.csr)
-            hs, ws = [], []
-            for synth, timer in zip(synths, timers):
+            compute = cupy.cuda.get_current_stream()
+            early = plan.keep_w and plan.csr != "host"  # every witness held from the start: up beside the kernels
+            if early:
+                dev.sync_stream()  # nothing of this stream's is pending: the new arrays are free for the copy stream
+                copy = cupy.cuda.Stream(non_blocking=True)
+                wdev = [cupy.empty(s.witness.nbytes // 4, dtype=cupy.uint32) for s in synths]
+            hs, ws, brackets = [], [], []
+            for i, (synth, timer) in enumerate(zip(synths, timers)):
                 kernels = dev.clock.brackets()
+                brackets.append(kernels)
                 a_host, b_host = synth.a, synth.b
                 synth.a = synth.b = None
                 with timer.phase("upload"):
-                    w = mem.upload(synth.witness) if (plan.csr != "host" or plan.keep_w) else None
+                    if early:
+                        w = mem.upload(synth.witness, out=wdev[i], stream=copy)
+                        compute.wait_event(copy.record())
+                    else:
+                        w = mem.upload(synth.witness) if (plan.csr != "host" or plan.keep_w) else None
                     ab = [mem.upload(a_host), mem.upload(b_host)] if a_host is not None else None
                 del a_host, b_host
                 if ab is None and plan.csr == "host":  # synthesized without them (a caller's choice): the CPU's
@@ -222,25 +262,42 @@ class CudaBackend:
                     hs.append(dev.h_values(curve, zk.domain_power, ab, plan.h_mode))
                 ws.append(w if plan.keep_w else None)
                 del w
-                dev.sync_stream()
+                if not early:
+                    dev.sync_stream()
+            dev.sync_stream()
+            for kernels, timer in zip(brackets, timers):
                 timer.record("kernels", kernels.count() * 1e3)
+            if early:
+                del wdev
+            w_ranges = (plan.ranges(zk.n_vars), lambda lo, hi: gstream.w_tasks(lo, hi, zk.n_public, with_g2))
             t0 = time.perf_counter()
-            out_h, st_h = dev.msm_pass(curve, rk.host, plan.ranges(zk.domain_size), gstream.h_tasks, hs, plan.c, native)
-            del hs
-            t1 = time.perf_counter()
-            for i, synth in enumerate(synths):
-                if ws[i] is None:
-                    ws[i] = mem.upload(synth.witness)
-            out_w, st_w = dev.msm_pass(curve, rk.host, plan.ranges(zk.n_vars),
-                                       lambda lo, hi: gstream.w_tasks(lo, hi, zk.n_public, with_g2), ws, plan.c, native)
-            del ws
-            t2 = time.perf_counter()
+            if plan.merged:
+                out, st = dev.msm_pass(curve, rk.host, [(plan.ranges(zk.domain_size), gstream.h_tasks, hs), (*w_ranges, ws)],
+                                       plan.c, native)
+                del hs, ws
+                t2 = time.perf_counter()
+                # one pass: its wall time shared by the two sets in proportion to their kernels' GPU time
+                kh, kw = st["segment_kernel_s"]
+                t1 = t0 + (t2 - t0) * kh / max(kh + kw, 1e-9)
+                out_h = out_w = out
+                stats = [st]
+            else:
+                out_h, st_h = dev.msm_pass(curve, rk.host, [(plan.ranges(zk.domain_size), gstream.h_tasks, hs)], plan.c, native)
+                del hs
+                t1 = time.perf_counter()
+                for i, synth in enumerate(synths):
+                    if ws[i] is None:
+                        ws[i] = mem.upload(synth.witness)
+                out_w, st_w = dev.msm_pass(curve, rk.host, [(*w_ranges, ws)], plan.c, native)
+                del ws
+                t2 = time.perf_counter()
+                stats = [st_h, st_w]
         dev.count_streamed_proofs(k)
         zero = np.zeros(2 * zk.limbs, dtype=np.uint64)  # infinity: a set with no rows (a key of public inputs only)
         for timer in timers:
             timer.record("msm_h", (t1 - t0) * 1e3 / k)
             timer.record("msm_w", (t2 - t1) * 1e3 / k)
-            timer.record("h2d", (st_h["copy_s"] + st_w["copy_s"]) * 1e3 / k)
-            timer.record("kernels", (st_h["kernel_s"] + st_w["kernel_s"]) * 1e3 / k)
+            timer.record("h2d", sum(st["copy_s"] for st in stats) * 1e3 / k)
+            timer.record("kernels", sum(st["kernel_s"] for st in stats) * 1e3 / k)
         return [G1Sums(h=oh["h"], a=ow["a"], b1=ow["b1"], c=ow.get("c", zero), b2=ow.get("b2") if with_g2 else None)
                 for oh, ow in zip(out_h, out_w)]

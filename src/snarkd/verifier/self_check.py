@@ -21,7 +21,9 @@ from snarkd.verifier.key_check import check_key_points
 class SelfCheckError(SnarkdError):
     """A proof that did not verify against its own key: nothing was written."""
 
+    kind = "self_check"
     exit_code = EXIT_INTERNAL
+    meaning = "a proof that did not verify against its own key (nothing written): the message names the likely cause"
 
 
 def _damage(zkey: ZKey, threads: int) -> str | None:
