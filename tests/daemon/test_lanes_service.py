@@ -150,7 +150,7 @@ def test_an_admission_refused_after_the_engine_had_the_job_is_undone(service, ch
     monkeypatch.setattr(s.journal, "accept", failing_accept)
     for i in range(3):  # max_per_client 2: the quota must come back each time
         e = abort(s.Submit, req(wtns, job_id=f"x{i}"), Context("alice"))
-        assert e.code.name == "INTERNAL" and "disk full" in e.message
+        assert e.code.name == DaemonError.grpc_code and "disk full" in e.message  # the error model's code
     assert calls == ["accept"] * 3
     for i in range(3):
         job = s.engine.get(s.ids.engine_id("alice", f"x{i}"))
