@@ -53,7 +53,9 @@ class Deferring(threading.Condition):
                 self.acquire()
 
     def wait(self, timeout=None):
-        self._deliver()
+        if self._later:  # the lock was let go to deliver: a notify meanwhile would be missed, so this returns as
+            self._deliver()  # a wake-up (callers loop on their condition, as a spurious one requires anyway)
+            return True
         return super().wait(timeout)
 
     def __exit__(self, *exc):
