@@ -103,8 +103,10 @@ class Admission:
             check_job_id(request.job_id)
         who = s.caller()
         name = request.job_id or new_job_id()
-        t = Ticket(request, who.name, name, s.ids.engine_id(who.name, name), lane_of(who, request), None,
-                   inline=inline_witnesses(request))
+        # every check that can refuse comes before the by-reference witnesses are read: once read, a spool file
+        # is the daemon's (run() removes it), and a refusal here would leave it behind
+        t = Ticket(request, who.name, name, s.ids.engine_id(who.name, name), lane_of(who, request),
+                   request_deadline(request), inline=inline_witnesses(request))
         if request.witness_paths:
             if witnesses is not None or any(t.inline):
                 raise InputError("give witnesses inline, by path or streamed, not several ways at once")
@@ -117,7 +119,6 @@ class Admission:
                 single, many = t.inline
                 check_inline([len(w) for w in ([single] if single else many)], request.key_id,
                              s._n_vars(request.key_id))
-        t.deadline_s = request_deadline(request)
         if t.deadline_s is not None and arrived is not None and request.deadline_s:
             t.deadline_s -= time.monotonic() - arrived  # reading the witnesses came out of it
         return t
