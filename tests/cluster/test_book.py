@@ -68,7 +68,7 @@ def test_priority_then_submission_order_and_keys_do_not_block_each_other(book):
     acts = actors("a1", cap=10)
     sent = book.take(lambda t: choose(acts, t.key_id, t.units))
     assert [t.job.id for t, _ in sent] == [high.id, low.id, low2.id]
-    assert len(book.pending) == 1 and book.pending[0][3].job is other
+    assert len(book.pending) == 1 and book.pending[0][-1].job is other
     assert high.state == "RUNNING" and sent[0][0].part.timings["front_queue"] >= 0
 
 

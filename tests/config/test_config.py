@@ -126,3 +126,31 @@ def test_example_config_is_valid(tmp_path):
     cfg = Config.load(str(REPO / "examples" / "snarkd.toml"), env={"SNARKD_PARAM_CACHE": str(tmp_path)})
     assert str(cfg.daemon.listen) == "127.0.0.1:9820" and cfg.daemon.drain_timeout == 60.0
     assert cfg.keys.param_cache == str(tmp_path)
+
+
+def test_lanes_are_validated_up_front_naming_the_lane_and_field(tmp_path):
+    """[scheduler.lanes.NAME]: every mistake is an error at load naming the lane, the field and the line."""
+    from snarkd.config.lanes import Lane
+
+    good = ('[scheduler.lanes.urgent]\npriority = 10\nshare = 0.4\nmax_queued = 50\ndeadline = "2s"\n'
+            '[scheduler.lanes.bulk]\nmax_queued = 5000\n[limits]\nmax_queued_weight = 10000\n')
+    cfg = Config.from_text(good, str(tmp_path / "c.toml"), tmp_path, env={})
+    assert cfg.scheduler.lanes == {"urgent": Lane("urgent", 10, 0.4, 50.0, 2.0), "bulk": Lane("bulk", max_queued=5000.0)}
+    assert cfg.limits.max_queued_weight == 10000.0
+    again = Config.from_text(cfg.to_toml(), str(tmp_path / "c.toml"), tmp_path, env={})
+    assert again.scheduler.lanes == cfg.scheduler.lanes and again.fingerprint == cfg.fingerprint
+    bad = {
+        '[scheduler.lanes.urgent]\nshare = 1.5\n': "c.toml:1: [scheduler.lanes] urgent: share: expected a fraction",
+        '[scheduler.lanes.a]\nshare = 0.6\n[scheduler.lanes.b]\nshare = 0.7\n':
+            "the lanes' shares add up to 1.3: at most 1 (a.share = 0.6, b.share = 0.7)",
+        '\n[scheduler.lanes.urgent]\npriorty = 1\n': "c.toml:2: [scheduler.lanes] urgent: priorty: unknown field",
+        '[scheduler.lanes.urgent]\npriority = "high"\n': "urgent: priority: expected an integer, got 'high'",
+        '[scheduler.lanes.urgent]\ndeadline = "soon"\n': 'urgent: deadline: expected a duration like "60s"',
+        '[scheduler.lanes.urgent]\nmax_queued = -1\n': "urgent: max_queued: expected a number >= 0, got -1",
+        '[scheduler.lanes."a b"]\n': "[scheduler.lanes] a b: a lane name is 1-32 letters",
+        '[limits]\nmax_queued_weight = "lots"\n': "[limits] max_queued_weight = \"lots\": expected a number",
+    }
+    for text, message in bad.items():
+        with pytest.raises(ConfigError) as e:
+            Config.from_text(text, str(tmp_path / "c.toml"), tmp_path, env={})
+        assert message in str(e.value), (text, str(e.value))

@@ -250,8 +250,8 @@ def test_a_job_journaled_before_ids_were_per_token_is_still_its_tokens(make_serv
     """A journal of an older daemon holds a token's job under the id its client gave: after the upgrade it runs
     again and that token (and admin) reach it by that id; another token does not."""
     circ, wtns = chain_bn128
-    old_schema = SCHEMA.replace("result BLOB,", "result BLOB").replace(
-        "    name TEXT NOT NULL DEFAULT ''   -- the id its client knows it by, when not `id` (per-token ids: service.py)\n", "")
+    old_schema = "\n".join(line for line in SCHEMA.replace("result BLOB,", "result BLOB").splitlines()
+                           if not line.lstrip().startswith(("name TEXT", "lane TEXT")))  # both added since
     assert "name TEXT" not in old_schema
     db = sqlite3.connect(str(tmp_path / "jobs.db"))
     db.executescript(old_schema)  # the journal of a daemon from before

@@ -127,7 +127,7 @@ def test_every_dashboard_and_rule_expression_returns_series(setup, reaper, chain
                 empty.append(expr)
         groups = get(f"{base}/api/v1/rules")["data"]["groups"]
         rules = [rule for g in groups for rule in g["rules"]]
-        assert len(rules) == 21
+        assert len(rules) == 23
         for rule in rules:
             assert rule["health"] == "ok" and not rule.get("lastError"), rule
             if rule["type"] == "recording":

@@ -116,6 +116,7 @@ def test_the_model_charges_the_busiest_stage_per_partition_ahead():
     class J:
         def __init__(self, key, priority, parts, state="QUEUED"):
             self.key, self.priority, self.partitions, self.state = K(key), priority, parts, state
+            self.lane_priority = 0
 
     m = ServiceTimes(lambda: {"synthesis": 2, "device": 1, "finalize": 1})
     m.observe("a", 5.0, {"synthesis": 3.0, "device": 1.0, "finalize": 0.5})  # interval: synthesis 3 s / 2 = 1.5 s

@@ -14,7 +14,7 @@ from snarkd.verifier import verify
 
 class Part:
     def __init__(self, key, prio=0, seq=0, index=0):
-        self.job = type("J", (), {"key": key, "priority": prio, "seq": seq})()
+        self.job = type("J", (), {"key": key, "priority": prio, "seq": seq, "rank": (0, -prio, seq)})()
         self.index = index
 
 

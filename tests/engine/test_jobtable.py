@@ -71,7 +71,7 @@ def test_a_job_ends_once_and_its_queued_items_leave():
         t.end_locked(gone, COMPLETED)  # a second ending changes nothing
     assert gone.state == CANCELLED and gone.error == "by request" and gone.done.is_set()
     assert all(i.left for i in gone_items) and not any(i.left for i in kept_items)
-    assert [e[3] for e in sorted(t.pending)] == kept_items
+    assert [e[-1] for e in sorted(t.pending)] == kept_items
     assert t.released == ["gone"] and t.events == [("on_job", "gone")] and t.counted.count("cancelled") == 1
 
 

@@ -66,6 +66,9 @@ export interface JobOptions {
   jobId?: string;
   /** Higher runs first (default 0). */
   priority?: number;
+  /** The daemon's lane ([scheduler.lanes]) to run in: absent, the token's lane, else "default". An unknown lane
+   * is an InputError (INVALID_ARGUMENT), a lane other than the token's a PermissionDenied. */
+  lane?: string;
   /** The daemon verifies the job's partitions together, as one batch. */
   batchVerify?: boolean;
   /** How witnesses travel: "auto" (inline up to 1 MiB, else streamed), "inline" or "stream". */
@@ -118,6 +121,8 @@ export interface ListJobsOptions extends CallOptions {
   states?: ListedJobState[] | ListedJobState | string[] | string;
   /** Only jobs of this key. */
   keyId?: string;
+  /** Only jobs of this lane. */
+  lane?: string;
   /** At most this many, the newest (0 or absent: all). */
   limit?: number;
 }
@@ -139,6 +144,8 @@ export interface JobInfo {
   error: string;
   /** Who submitted it (its token's name, else its address): for an admin token only, else "". */
   client: string;
+  /** The lane it ran in ("" for a job read from the journal of a daemon without lanes). */
+  lane: string;
 }
 
 export interface AggregateSpec extends CallOptions {
@@ -258,7 +265,7 @@ function jobInfo(j: Reply): JobInfo {
   return {
     jobId: j.job_id, keyId: j.key_id, state: j.state, priority: j.priority, partitions: j.partitions, done: j.done,
     submittedUnix: j.submitted_unix, finishedUnix: j.finished_unix, deadlineUnix: j.deadline_unix, error: j.error,
-    client: j.client,
+    client: j.client, lane: j.lane ?? "",
   };
 }
 
@@ -469,7 +476,9 @@ export class Snarkd {
       job_id: jobId,
       priority: spec.priority ?? 0,
       batch_verify: Boolean(spec.batchVerify),
+      lane: spec.lane ?? "",
     };
+    if (typeof head.lane !== "string") throw new InputError("lane: a lane name (a string)", -1, undefined, "lane");
     if (!Number.isInteger(head.priority) || Math.abs(head.priority) > 2 ** 31 - 1) {
       throw new InputError("priority: must be a 32-bit integer", -1, undefined, "priority");
     }
@@ -629,9 +638,11 @@ export class Snarkd {
     if (!Number.isInteger(limit) || limit < 0 || limit > 2 ** 32 - 1) {
       throw new InputError("limit: must be an integer >= 0 (0: all)", -1, undefined, "limit");
     }
+    const lane = opts.lane ?? "";
+    if (typeof lane !== "string") throw new InputError("lane: a lane name (a string)", -1, undefined, "lane");
     const { deadline, ms } = this.deadline(opts, this.callTimeoutMs);
     const r = await this.retrying(deadline, () =>
-      this.unary("ListJobs", { states, key_id: keyId, limit }, deadline, ms));
+      this.unary("ListJobs", { states, key_id: keyId, limit, lane }, deadline, ms));
     return (r.jobs ?? []).map(jobInfo);
   }
 

@@ -90,9 +90,11 @@ test("submit / listJobs refuse bad options before sending", async () => {
       (e) => e instanceof api.InputError && e.field === "deadline" && e.code === -1);
     await assert.rejects(sd.prove({ key: "k", input: { a: 1 }, deadline: "tomorrow" }),
       (e) => e instanceof api.InputError && e.field === "deadline");
+    await assert.rejects(sd.submit({ key: "k", input: { a: 1 }, lane: 3 }),
+      (e) => e instanceof api.InputError && e.field === "lane" && e.code === -1);
     for (const [opts, field] of [[{ states: ["TIMEOUT"] }, "states"], [{ states: ["QUEUED", "done"] }, "states"],
                                  [{ states: [3] }, "states"], [{ limit: -1 }, "limit"], [{ limit: 1.5 }, "limit"],
-                                 [{ keyId: 7 }, "keyId"]]) {
+                                 [{ keyId: 7 }, "keyId"], [{ lane: 7 }, "lane"]]) {
       await assert.rejects(sd.listJobs(opts), (e) => e instanceof api.InputError && e.field === field && e.code === -1,
         JSON.stringify(opts));
     }

@@ -29,7 +29,7 @@ before(async () => {
   daemon = await startDaemon({
     dir,
     preload: { chain: join(bn, "chain.zkey"), chain_bls: join(bls, "chain.zkey") },
-    extraToml: `[aggregate]\nsrs = "${join(dir, "dev.srs")}"\n`,
+    extraToml: `[aggregate]\nsrs = "${join(dir, "dev.srs")}"\n[scheduler.lanes.urgent]\npriority = 10\n`,
   });
   sd = await connect({ address: daemon.addr, timeoutMs: 60_000 });
 });
@@ -87,6 +87,19 @@ describe("prove from a witness", () => {
 });
 
 describe("submit / await", () => {
+  test("a job on a lane: listed by it; an unknown lane is an InputError naming it", async () => {
+    const jobId = await sd.submit({ key: "chain", input: { x: 2, k: 5 }, lane: "urgent" });
+    const r = await sd.await(jobId);
+    assert.equal(await verify(bn, r.proof, r.publicSignals), true);
+    const listed = await sd.listJobs({ lane: "urgent" });
+    assert.ok(listed.some((j) => j.jobId === jobId && j.lane === "urgent"), JSON.stringify(listed));
+    assert.ok((await sd.listJobs({ lane: "default" })).every((j) => j.jobId !== jobId));
+    const err = await sd.submit({ key: "chain", input: { x: 2, k: 5 }, lane: "nope" }).then(
+      () => assert.fail("accepted"), (e) => e);
+    assert.ok(err instanceof InputError && err.code === grpcStatus.INVALID_ARGUMENT, `${err.name}: ${err.message}`);
+    assert.match(err.message, /lane: no lane 'nope'/);
+  });
+
   test("submit returns an id at once; await gives the verified proof", async () => {
     const jobId = await sd.submit({ key: "chain", input: { x: 4, k: 9 } });
     assert.match(jobId, /^[0-9a-f]{24}$/);

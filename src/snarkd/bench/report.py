@@ -62,6 +62,20 @@ def busy_from_spans(jobs: list[dict], t0: float, t1: float) -> dict:
     return {d: union_seconds(iv, t0, t1) / wall for d, iv in sorted(per.items())}
 
 
+def lane_summary(jobs: list[dict]) -> dict:
+    """Per lane: jobs, completed, latency percentiles of the completed (s), deadlines missed (refused or
+    expired)."""
+    out = {}
+    for name in sorted({j.get("lane", "default") for j in jobs}):
+        mine = [j for j in jobs if j.get("lane", "default") == name]
+        lat = [j["end"] - j["start"] for j in mine if j["state"] == "COMPLETED"]
+        out[name] = {"jobs": len(mine), "completed": len(lat),
+                     "deadline_missed": sum(j["state"] == "DEADLINE" for j in mine),
+                     "latency_s": {f"p{q}": percentile(lat, q) for q in (50, 95, 99)} | {"max": max(lat)}
+                     if lat else {}}
+    return out
+
+
 def summarize(run: dict) -> dict:
     """Add the summary fields to a raw run (jobs with start/end/timings/partitions)."""
     jobs = run["jobs"]
@@ -110,6 +124,8 @@ def summarize(run: dict) -> dict:
         "memory_budget_bytes": d1.get("memory_budget_bytes"),
         "memory_budget_peak_bytes": d1.get("memory_peak_bytes"),
         "key_bytes": sum(k.get("bytes", 0) for k in d1.get("keys", [])),
+        "lanes": lane_summary(jobs),
+        "deadline_missed": sum(j["state"] == "DEADLINE" for j in jobs),
     }
     return run
 
@@ -142,6 +158,12 @@ def format_report(run: dict) -> str:
             f"latency:     avg {lat['avg']:.3f}  min {lat['min']:.3f}  p50 {lat['p50']:.3f}  "
             f"p95 {lat['p95']:.3f}  max {lat['max']:.3f} s",
         ]
+    for name, ln in (s.get("lanes") or {}).items():
+        lat = ln["latency_s"]
+        shown = (f"p50 {lat['p50']:.3f}  p95 {lat['p95']:.3f}  p99 {lat['p99']:.3f}  max {lat['max']:.3f} s"
+                 if lat else "no job completed")
+        lines.append(f"lane {name}: {ln['completed']}/{ln['jobs']} completed, {ln['deadline_missed']} deadline(s) "
+                     f"missed; latency {shown}")
     busy = s["device_busy_fraction"]
     if busy:
         lines.append("device busy: " + ", ".join(f"{k} {v:.0%}" for k, v in busy.items())

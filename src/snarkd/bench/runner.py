@@ -20,7 +20,7 @@ from tqdm import tqdm
 
 from snarkd.atomic import atomic_write_json
 from snarkd.bench.report import summarize
-from snarkd.daemon.client import Client
+from snarkd.daemon.client import Client, RemoteDeadlineExceeded
 from snarkd.errors import SnarkdError
 from snarkd.verifier import verify
 
@@ -37,12 +37,15 @@ def _status(client) -> dict:
 def run_bench(addr: str, key: str, *, witness: bytes | str | None = None, inputs: dict | None = None, count: int = 1,
               inflight: int = 1, partitions: int = 1, priority: int = 0, timeout: float = 3600,
               vk: dict | None = None, progress: bool = True, proofs_dir: str | None = None,
-              transport: str = "auto", connect: dict | None = None) -> dict:
+              transport: str = "auto", connect: dict | None = None, lane: str = "", deadline: float | None = None,
+              urgent_lane: str = "", urgent_every: float = 0.0, urgent_deadline: float | None = None) -> dict:
     """Run the bench; returns the run dict (with "summary"). witness: .wtns bytes, or a .wtns file's
     path (the client can then hand the daemon the file itself); vk: verify every proof client-side too;
     proofs_dir: write every proof as proof-<job>-<partition>.json / public-<job>-<partition>.json;
     transport: how witnesses travel (snarkd.daemon.client.TRANSPORTS; auto = the fastest available);
-    connect: Client keyword arguments (tls_ca, token_file, ...)."""
+    connect: Client keyword arguments (tls_ca, token_file, ...); lane, deadline: the jobs' lane and deadline
+    (seconds). urgent_lane with urgent_every: besides the COUNT jobs, one job on that lane every urgent_every
+    seconds while they run (its deadline urgent_deadline), so the report compares the lanes' latencies."""
     if (witness is None) == (inputs is None):
         raise ValueError("give a witness or inputs")
     if count < 1 or inflight < 1 or partitions < 1:
@@ -54,7 +57,8 @@ def run_bench(addr: str, key: str, *, witness: bytes | str | None = None, inputs
     else:
         kwargs = {"inputs": [json.dumps(inputs)] * partitions}
     run = {"format": "snarkd-bench/1", "addr": addr, "key": key, "source": "witness" if witness is not None else "inputs",
-           "count": count, "inflight": inflight, "partitions": partitions, "priority": priority,
+           "count": count, "inflight": inflight, "partitions": partitions, "priority": priority, "lane": lane,
+           "deadline": deadline, "urgent_lane": urgent_lane, "urgent_every": urgent_every,
            "started_at": datetime.now(timezone.utc).isoformat(timespec="seconds"), "jobs": []}
     bar = None
     if progress:
@@ -67,10 +71,10 @@ def run_bench(addr: str, key: str, *, witness: bytes | str | None = None, inputs
             raise SnarkdError(f"the daemon at {addr} has no key {key!r} loaded "
                               f"(loaded: {', '.join(k['id'] for k in run['daemon_before'].get('keys', [])) or 'none'})")
 
-        def one(i: int) -> dict:
-            rec = {"i": i, "start": time.time(), "state": "COMPLETED", "error": ""}
+        def one(i: int, job_lane: str = lane, job_deadline: float | None = deadline) -> dict:
+            rec = {"i": i, "start": time.time(), "state": "COMPLETED", "error": "", "lane": job_lane or "default"}
             try:
-                r = client.prove(key, priority=priority, **kwargs)
+                r = client.prove(key, priority=priority, lane=job_lane, deadline=job_deadline, **kwargs)
                 rec["end"] = time.time()  # the answer is here: the latency a client sees (its own checks below are not the daemon's)
                 rec["job_id"] = r.job_id
                 rec["timings"] = r.timings
@@ -87,6 +91,8 @@ def run_bench(addr: str, key: str, *, witness: bytes | str | None = None, inputs
                     else:
                         with lock:
                             verified[0] += 1
+            except RemoteDeadlineExceeded as exc:  # refused by its estimate, or expired: a deadline missed
+                rec["state"], rec["error"] = "DEADLINE", str(exc)
             except SnarkdError as exc:
                 rec["state"], rec["error"] = "FAILED", str(exc)
             rec.setdefault("end", time.time())
@@ -95,9 +101,21 @@ def run_bench(addr: str, key: str, *, witness: bytes | str | None = None, inputs
                     bar.update(1)
             return rec
 
+        def urgent(done: threading.Event) -> list:
+            futures, n = [], 0
+            with ThreadPoolExecutor(max_workers=4, thread_name_prefix="bench-urgent") as upool:
+                while not done.wait(urgent_every):
+                    n += 1
+                    futures.append(upool.submit(one, count + n, urgent_lane, urgent_deadline))
+            return [f.result() for f in futures]
+
         run["t_start"] = time.time()
-        with ThreadPoolExecutor(max_workers=inflight, thread_name_prefix="bench") as pool:
+        done = threading.Event()
+        with ThreadPoolExecutor(max_workers=inflight + 1, thread_name_prefix="bench") as pool:
+            side = pool.submit(urgent, done) if urgent_lane and urgent_every > 0 else None
             run["jobs"] = list(pool.map(one, range(count)))
+            done.set()
+            run["jobs"] += side.result() if side is not None else []
         run["t_end"] = time.time()
         run["transport"] = client.last_transport
         run["daemon_after"] = _status(client)

@@ -2,6 +2,7 @@
 
     snarkd bench --addr 127.0.0.1:9820 --key chain --witness w.wtns -c 20 -j 4 \\
                  [--partitions P] [--json out.json] [--timeline out.png] [--vk vk.json]
+                 [--lane NAME] [--deadline S] [--urgent-lane NAME --urgent-every S --urgent-deadline S]
 """
 
 from __future__ import annotations
@@ -27,6 +28,14 @@ def register(sub) -> None:
     p.add_argument("-j", "--inflight", type=int, default=1, help="jobs in flight at once (default 1)")
     p.add_argument("--partitions", type=int, default=1, help="partitions per job (default 1)")
     p.add_argument("--priority", type=int, default=0, help="job priority (default 0)")
+    p.add_argument("--lane", default="", metavar="NAME", help="the jobs' lane ([scheduler.lanes]; default: the "
+                   "token's, else \"default\")")
+    p.add_argument("--deadline", type=float, metavar="S", help="the jobs' deadline, seconds (a miss is counted)")
+    p.add_argument("--urgent-lane", default="", metavar="NAME", help="also send one job on this lane every "
+                   "--urgent-every seconds while the others run; the report gives each lane's latency")
+    p.add_argument("--urgent-every", type=float, default=0.2, metavar="S", help="seconds between urgent jobs "
+                   "(default 0.2)")
+    p.add_argument("--urgent-deadline", type=float, metavar="S", help="the urgent jobs' deadline, seconds")
     p.add_argument("--vk", metavar="VK.json", help="also verify every returned proof in the client")
     p.add_argument("--proofs-dir", metavar="DIR", help="write every proof and public file there (for snarkjs verify)")
     p.add_argument("--json", metavar="OUT.json", help="write the full run (jobs, timings, spans, summary) as JSON")
@@ -59,6 +68,8 @@ def run(args) -> int:
     for name in ("count", "inflight", "partitions"):
         if getattr(args, name) < 1:
             raise InputError(f"--{name} must be at least 1")
+    if args.urgent_lane and not args.urgent_every > 0:
+        raise InputError("--urgent-every must be more than 0 seconds")
     witness = inputs = vk = None
     if args.witness:
         if not os.path.isfile(args.witness):
@@ -81,7 +92,9 @@ def run(args) -> int:
     result = run_bench(args.addr, args.key, witness=witness, inputs=inputs, count=args.count, inflight=args.inflight,
                        partitions=args.partitions, priority=args.priority, timeout=args.timeout, vk=vk,
                        progress=not args.no_progress and sys.stderr.isatty(), proofs_dir=args.proofs_dir,
-                       transport=args.transport, connect=client_kwargs(args))
+                       transport=args.transport, connect=client_kwargs(args), lane=args.lane,
+                       deadline=args.deadline, urgent_lane=args.urgent_lane, urgent_every=args.urgent_every,
+                       urgent_deadline=args.urgent_deadline)
     result["witness"] = args.witness or ""
     result["input"] = args.input or ""
     print(format_report(result))
@@ -96,4 +109,4 @@ def run(args) -> int:
         draw(result, args.timeline)
         print(f"timeline: {args.timeline}")
     s = result["summary"]
-    return 0 if s["failed"] == 0 else 4
+    return 0 if s["failed"] == 0 else 4  # deadline misses count among the failed

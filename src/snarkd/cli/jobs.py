@@ -1,6 +1,6 @@
 """`snarkd jobs list`: the jobs of a running daemon that the caller may see (its token's; an admin's: all).
 
-    snarkd jobs list [--state STATE ...] [--key ID] [--limit N] [--addr HOST:PORT | --config F] [--json]
+    snarkd jobs list [--state STATE ...] [--key ID] [--lane NAME] [--limit N] [--addr HOST:PORT | --config F] [--json]
 
 States: QUEUED RUNNING COMPLETED FAILED CANCELLED EXPIRED. The daemon is found as `snarkd keys` finds it.
 """
@@ -32,7 +32,7 @@ def cmd_list(args) -> int:
     from snarkd.cli.keys import _client
 
     with _client(args) as c:
-        jobs = c.list_jobs(args.state or (), key_id=args.key or "", limit=args.limit)
+        jobs = c.list_jobs(args.state or (), key_id=args.key or "", limit=args.limit, lane=args.lane or "")
     if args.json:
         print(json.dumps(jobs, indent=1))
         return EXIT_OK
@@ -40,10 +40,10 @@ def cmd_list(args) -> int:
         print("no jobs")
         return EXIT_OK
     now = time.time()
-    rows = [("JOB", "KEY", "STATE", "PRIO", "DONE", "SUBMITTED", "DEADLINE", "CLIENT", "ERROR")]
+    rows = [("JOB", "KEY", "LANE", "STATE", "PRIO", "DONE", "SUBMITTED", "DEADLINE", "CLIENT", "ERROR")]
     for j in jobs:
         parts = f"{j['done']}/{j['partitions']}" if j["partitions"] else "-"
-        rows.append((j["job_id"], j["key_id"], j["state"], str(j["priority"]), parts, _when(j["submitted_unix"], now),
+        rows.append((j["job_id"], j["key_id"], j["lane"] or "-", j["state"], str(j["priority"]), parts, _when(j["submitted_unix"], now),
                      _when(j["deadline_unix"], now), j["client"] or "-", j["error"][:60]))
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]) - 1)]
     for r in rows:
@@ -60,6 +60,7 @@ def register(sub) -> None:
     q.add_argument("--state", action="append", type=str.upper, choices=STATES, metavar="STATE",
                    help=f"only jobs in this state (repeat for several): {', '.join(STATES)}")
     q.add_argument("--key", metavar="ID", help="only jobs of this key")
+    q.add_argument("--lane", metavar="NAME", help="only jobs of this lane ([scheduler.lanes] in the daemon's config)")
     q.add_argument("--limit", type=int, default=0, metavar="N", help="at most N, the newest (default: all)")
     _where(q)
     q.set_defaults(func=cmd_list)

@@ -34,6 +34,8 @@ def register(sub) -> None:
     p.add_argument("--deadline", metavar="S|@UNIX",
                    help="with --addr: the job must end within S seconds (or by the Unix time @UNIX); the daemon refuses it at once when its estimate says it cannot, and expires it when "
                    "it does not (exit 6 either way)")
+    p.add_argument("--lane", metavar="NAME", help="with --addr: the daemon's lane to run in ([scheduler.lanes]; "
+                   "default: the token's lane, else \"default\")")
     add_remote_args(p)
     p.set_defaults(func=run)
 
@@ -178,15 +180,15 @@ def run(args) -> int:
         if not os.path.isfile(witness_path):
             raise InputError(f"{witness_path}: no such witness file")
         with Client(args.addr, **client_kwargs(args)) as client:  # the fastest way: by reference on the daemon's host
-            result = client.prove(args.key, witness_paths=[witness_path], deadline=args.deadline)
+            result = client.prove(args.key, witness_paths=[witness_path], deadline=args.deadline, lane=args.lane or "")
         write_proof(result, proof_path, public_path)
         if args.timings:
             _print_timings(dict(result.timings), (time.perf_counter() - start) * 1e3)
             print(f"witness transport: {client.last_transport}", file=sys.stderr)
         return 0
 
-    if args.deadline is not None:
-        raise InputError("--deadline is for proving through a daemon (--addr, --key)")
+    if args.deadline is not None or args.lane:
+        raise InputError("--deadline and --lane are for proving through a daemon (--addr, --key)")
     if len(args.args) != 4:
         raise InputError("usage: snarkd prove KEY.zkey WITNESS.wtns PROOF.json PUBLIC.json")
     zkey_path, witness_path, proof_path, public_path = args.args

@@ -180,11 +180,14 @@ class EngineActor:
     # -- work ---------------------------------------------------------------------------------
 
     @ray.method(concurrency_group=PROVE)
-    def prove(self, key_id: str, task_id: str, witness=None, inputs=None, priority: int = 0) -> dict:
-        """One partition, as a one-partition job of this actor's engine; its proof, public signals, phase
-        timings and spans (worker names prefixed with this actor's name)."""
+    def prove(self, key_id: str, task_id: str, witness=None, inputs=None, priority: int = 0, lane: str = "",
+              deadline_s: float | None = None) -> dict:
+        """One partition, as a one-partition job of this actor's engine, in the front's job's lane and by what
+        is left of its deadline (the front judged the estimate: only expiry applies here); its proof, public
+        signals, phase timings and spans (worker names prefixed with this actor's name)."""
         try:
-            job = self.engine.submit(key_id, job_id=task_id, priority=priority,
+            job = self.engine.submit(key_id, job_id=task_id, priority=priority, lane=lane, deadline_s=deadline_s,
+                                     admit_by_estimate=False,
                                      witnesses=[witness] if witness is not None else None,
                                      inputs=[inputs] if inputs is not None else None)
         except (InputError, NotFound) as exc:  # NotFound: the key is not (or no longer) here: the front routes elsewhere

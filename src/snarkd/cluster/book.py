@@ -153,7 +153,7 @@ class Book(JobTable):
             keep, full = [], set()  # keys with no free actor in this round
             while self.pending and room():
                 entry = heapq.heappop(self.pending)
-                task = entry[3]
+                task = entry[-1]
                 if task.left:  # proved meanwhile by an earlier attempt that was given up for lost
                     continue
                 if task.job.deadline and task.job.state == QUEUED:  # past its deadline: never starts (its tasks
@@ -171,7 +171,7 @@ class Book(JobTable):
                 task.part.timings["front_queue"] = (task.t_sent - task.t_queued) * 1000
                 job = task.job
                 if job.state == QUEUED:
-                    job.state, job.started = RUNNING, task.t_sent
+                    self.start_locked(job, task.t_sent)
                 out.append((task, actor))
             for entry in keep:
                 heapq.heappush(self.pending, entry)
@@ -211,7 +211,7 @@ class Book(JobTable):
             self.counters["partitions_completed"] += 1
             for k, v in t.items():
                 self.phase_ms[k] = self.phase_ms.get(k, 0.0) + float(v)
-            self.notify("on_partition", part)
+            self.cv.later(self.notify, "on_partition", part)
             if job.n_done == len(job.partitions):
                 self.end_locked(job, COMPLETED)  # which releases the key once every task has left
             return True
@@ -248,7 +248,7 @@ class Book(JobTable):
                 return False
             self.counters["retried"] += 1
             task.t_queued = time.monotonic()
-            heapq.heappush(self.pending, (-job.priority, job.seq, task.part.index, task))
+            heapq.heappush(self.pending, (job.rank, task.part.index, task))
             self.cv.notify_all()
             log.warning("partition %s/%d re-queued: %s (attempt %d of %d)", job.id, task.part.index, why,
                         task.attempts, self.max_attempts)

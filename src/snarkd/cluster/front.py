@@ -37,6 +37,7 @@ from snarkd.cluster.status import front_key_status, front_status
 from snarkd.config import Config, EngineConfig
 from snarkd.engine import Job, Partition
 from snarkd.engine.contract import EngineBase
+from snarkd.engine.lanes import Lanes
 from snarkd.engine.status import EngineStatus, KeyStatus
 from snarkd.engine.errors import Cancelled, NotFound, Unavailable
 from snarkd.errors import DaemonError, SnarkdError
@@ -77,6 +78,8 @@ class ClusterEngine(EngineBase):
         self.budget = self.book.budget
         self.book.eta.stages = lambda: {"actor": self._lanes()}  # the completion model's one stage (engine/eta.py)
         self.book.finish_past_deadline = self.config.finish_past_deadline
+        # lanes order the front's queue and bound its weight; shares of slots and memory are each actor's own
+        self.book.lanes, self.book.max_weight = Lanes(self.config.lanes), self.config.max_queued_weight
         self.book.self_verify = self.config.self_verify  # the actors' engines run with the front's settings
         self.members: Members | None = None
         self.replies = Replies()
@@ -215,7 +218,10 @@ class ClusterEngine(EngineBase):
     def _send(self, task: Task, actor) -> None:
         attempt = task.attempts
         try:
-            ref = actor.handle.prove.remote(task.key_id, task.name, task.witness_ref, task.inputs, task.job.priority)
+            job = task.job  # its lane, and what is left of its deadline (judged here already: not again there)
+            left = max(0.001, job.deadline - time.monotonic()) if job.deadline else None
+            ref = actor.handle.prove.remote(task.key_id, task.name, task.witness_ref, task.inputs, job.priority,
+                                            job.lane, left)
         except Exception as exc:  # noqa: BLE001 - the handle is unusable: like a death
             self.replies.call(self._reply, task, actor, attempt, None, exc)
             return

@@ -18,7 +18,8 @@ from dataclasses import asdict, dataclass, replace
 
 from snarkd.cluster.router import DEAD, READY
 from snarkd.engine.memory import rss
-from snarkd.engine.status import (EngineStatus, JobCounts, KeyBudget, Memory, Queues, WorkerCount, cpu_seconds)
+from snarkd.engine.status import (EngineStatus, JobCounts, KeyBudget, Memory, Queues, WorkerCount, cpu_seconds,
+                                  lane_statuses)
 
 ACTOR_SUMS = ("device", "finalize", "capacity")
 
@@ -134,6 +135,7 @@ def front_status(front) -> EngineStatus:
         statuses = [(a, a.status["engine"]) for a in records if a.state == READY and "engine" in a.status]
         outstanding = sum(a.outstanding for a in records)
         eta = front.book.eta.status_locked(front.book.jobs.values())
+        lanes = lane_statuses(front.book.lanes)
     devices, queues, workers = [], Queues(pending=counts["pending"]), {}
     for a, es in statuses:
         devices += [replace(d, name=f"{a.name}/{d.name}") for d in es.devices]
@@ -157,7 +159,7 @@ def front_status(front) -> EngineStatus:
         devices=devices, workers=workers,
         config={**{k: v for k, v in asdict(front.config).items() if k != "debug_delay_s"},
                 "cluster": {k: getattr(front.settings, k) for k in front.settings.__dataclass_fields__}},
-        phase_ms=phase_ms, keys=_key_budget(front, statuses), eta=eta, unverified_proofs=dict(front.book.unverified),
+        phase_ms=phase_ms, keys=_key_budget(front, statuses), eta=eta, lanes=lanes, unverified_proofs=dict(front.book.unverified),
         cluster=ClusterStatus(
             address=front.settings.address, gcs=front.ray_info.get("gcs", ""), nodes=nodes, actors=actors,
             keys=key_holders, nodes_alive=sum(n.alive for n in nodes),

@@ -92,6 +92,27 @@ class Int(Kind):
             raise ValueError(f"expected an integer, got {text!r}") from None
 
 
+class Float(Kind):
+    """A number >= minimum (an integer is read as one); zero: what 0 means."""
+
+    def __init__(self, minimum: float = 0.0, zero: str = ""):
+        self.minimum, self.zero = minimum, zero
+        self.doc = "number" + (f", 0 = {zero}" if zero else f" ≥ {minimum:g}")
+
+    def parse(self, value, ctx):
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or value != value:
+            raise ValueError(f"expected a number, got {type(value).__name__}")
+        if value < self.minimum or value == float("inf"):
+            raise ValueError(f"must be a finite number, at least {self.minimum:g}")
+        return float(value)
+
+    def parse_env(self, text, ctx):
+        try:
+            return self.parse(float(text), ctx)
+        except ValueError:
+            raise ValueError(f"expected a number, got {text!r}") from None
+
+
 class Bool(Kind):
     doc = "true | false"
 

@@ -31,7 +31,7 @@ from snarkd.config.kinds import MAX_SOCKET_PATH, Context, EntryError, socket_pat
 from snarkd.config.render import effective_toml
 from snarkd.config.sections import (SECTION_CLASSES, AggregateSection, ClusterSection, DaemonSection, DebugSection, GpusSection,
                                     KeysSection, LimitsSection, MemorySection, PipelineSection,
-                                    ProveSection, SynthesisSection, TransportSection, WitnessSection, section_keys)
+                                    ProveSection, SchedulerSection, SynthesisSection, TransportSection, WitnessSection, section_keys)
 from snarkd.config.settings import BY_NAME, SECTIONS, SETTINGS, Setting
 from snarkd.errors import InputError
 
@@ -70,6 +70,7 @@ class Config:
     memory: MemorySection = field(init=False, repr=False, compare=False)
     pipeline: PipelineSection = field(init=False, repr=False, compare=False)
     limits: LimitsSection = field(init=False, repr=False, compare=False)
+    scheduler: SchedulerSection = field(init=False, repr=False, compare=False)
     aggregate: AggregateSection = field(init=False, repr=False, compare=False)
     cluster: ClusterSection = field(init=False, repr=False, compare=False)
     prove: ProveSection = field(init=False, repr=False, compare=False)

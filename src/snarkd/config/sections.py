@@ -8,10 +8,11 @@ with the defaults, for the engine embedded without a config file.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 
 from snarkd.config.kinds import Context, Listen
+from snarkd.config.lanes import Lane
 from snarkd.config.settings import ENGINE_SETTINGS
 
 
@@ -92,11 +93,17 @@ class LimitsSection:
     max_message: int
     max_partitions: int
     max_queued_jobs: int
+    max_queued_weight: float
     max_queued_per_client: int
     max_inputs_bytes: int
     max_inputs_depth: int
     wasm_memory: int
     wasm_fuel: int
+
+
+@dataclass(frozen=True)
+class SchedulerSection:
+    lanes: dict[str, Lane]  # the configured lanes ("default" is added where they are used: lanes_with_default)
 
 
 @dataclass(frozen=True)
@@ -166,10 +173,12 @@ class EngineConfig:
     finish_past_deadline: bool = _default("finish_past_deadline")  # [pipeline] finish_past_deadline
     max_partitions: int = _default("max_partitions")  # [limits] max_partitions
     max_queued_jobs: int = _default("max_queued_jobs")  # [limits] max_queued_jobs
+    max_queued_weight: float = _default("max_queued_weight")  # [limits] max_queued_weight
     max_inputs_bytes: int = _default("max_inputs_bytes")  # [limits] max_inputs_bytes
     max_inputs_depth: int = _default("max_inputs_depth")  # [limits] max_inputs_depth
     wasm_memory: int = _default("wasm_memory")  # [limits] wasm_memory
     wasm_fuel: int = _default("wasm_fuel")  # [limits] wasm_fuel
+    lanes: dict = field(default_factory=dict)  # [scheduler] lanes (name -> config.lanes.Lane)
     debug_delay_s: float = _default("debug_delay_s")  # [debug] synthesis_delay
 
     @classmethod
@@ -180,7 +189,7 @@ class EngineConfig:
 SECTION_CLASSES = {"daemon": DaemonSection, "transport": TransportSection, "keys": KeysSection,
                    "synthesis": SynthesisSection, "witness": WitnessSection, "gpus": GpusSection,
                    "memory": MemorySection,
-                   "pipeline": PipelineSection, "limits": LimitsSection, "aggregate": AggregateSection,
+                   "pipeline": PipelineSection, "limits": LimitsSection, "scheduler": SchedulerSection, "aggregate": AggregateSection,
                    "cluster": ClusterSection,
                    "prove": ProveSection, "debug": DebugSection}
 

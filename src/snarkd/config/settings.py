@@ -19,8 +19,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from snarkd.config.kinds import (Address, Bool, BoolOrAuto, CachePath, Choice, Context, DirList, DirPath, Devices,
-                                 Duration, FilePath, Int, Kind, KeyTable, OptionalDir, RayAddress, ReadFile,
+                                 Duration, FilePath, Float, Int, Kind, KeyTable, OptionalDir, RayAddress, ReadFile,
                                  Size, SizeOrOff, Text)
+from snarkd.config.lanes import LaneTable
 
 LOG_LEVELS = ("debug", "info", "warning", "error")
 LOG_FORMATS = ("text", "json")
@@ -107,8 +108,9 @@ SETTINGS: tuple[Setting, ...] = (
       example="#/etc/snarkd/tls/server.key"),
     S("daemon", "tls_client_ca", ReadFile(), "", "PEM CA certificates: clients must show a certificate they signed "
       "(mutual TLS); \"\" = no client certificates", example="#/etc/snarkd/tls/clients-ca.crt"),
-    S("daemon", "token_file", ReadFile(), "", "bearer tokens, one \"NAME ROLE TOKEN\" a line, ROLE prove or admin "
-      "(readable by the daemon's user only); \"\" = none: every caller may do everything",
+    S("daemon", "token_file", ReadFile(), "", "bearer tokens, one \"NAME ROLE TOKEN [lane=LANE]\" a line, ROLE prove "
+      "or admin, LANE the lane its jobs run in (readable by the daemon's user only); \"\" = none: every caller may "
+      "do everything",
       example="#/etc/snarkd/tokens"),
     S("daemon", "control_socket", FilePath(), None, "unix socket (mode 0600) for snarkd start/status on this host "
       "when listen uses TLS or tokens", derive=_beside_pid_file(".ctl"), default_doc="beside the pid file, .ctl",
@@ -191,6 +193,10 @@ SETTINGS: tuple[Setting, ...] = (
       engine="max_partitions"),
     S("limits", "max_queued_jobs", Int(1), 1024, "jobs accepted and not yet finished, in all",
       engine="max_queued_jobs"),
+    S("limits", "max_queued_weight", Float(0, zero="no bound"), 0.0,
+      "weight units of unfinished work in all: a partition weighs its key's domain size / 2^16 (a 2^16 proof is 1, "
+      "a 10-partition 2^24 job 2560); a job that would pass it is refused (RESOURCE_EXHAUSTED)",
+      engine="max_queued_weight"),
     S("limits", "max_queued_per_client", Int(1), 256, "of those, per client (its token's name when tokens are on, "
       "else its address)"),
     S("limits", "max_inputs_bytes", Size(auto=False), "16MiB", "one partition's inputs JSON text",
@@ -202,6 +208,11 @@ SETTINGS: tuple[Setting, ...] = (
     S("limits", "wasm_fuel", Int(0, zero="unlimited"), 0, "wasm instructions (fuel) one witness calculation may "
       "spend (10^12: minutes); counting instruments the circuit's code, and circuits come from the key "
       "directories, so off by default", engine="wasm_fuel"),
+    # -- lanes: reserved capacity, an order between kinds of work, their bounds and deadlines ------
+    S("scheduler", "lanes", LaneTable(), {},
+      "named lanes, each a table [scheduler.lanes.NAME]: priority (served first), share (of the pipeline slots "
+      "and memory budget, kept for it), max_queued (weight units), deadline (its jobs' default); lane \"default\" "
+      "always exists", engine="lanes"),
     # -- the Aggregate RPC: SnarkPack aggregates of proofs the daemon made or was given ------------
     S("aggregate", "max_concurrent", Int(1), 1,
       "Aggregate calls running at once (each is CPU-heavy: seconds to a minute on the aggregate threads); one more "

@@ -292,18 +292,19 @@ class Client:
 
     def prove(self, key_id: str, witness_bytes: bytes | None = None, job_id: str = "", timeout: float | None = None,
               *, priority: int = 0, witnesses: list | None = None, inputs: list | None = None,
-              witness_paths: list | None = None, batch_verify: bool = False, deadline=None) -> ProveReply:
+              witness_paths: list | None = None, batch_verify: bool = False, deadline=None, lane: str = "") -> ProveReply:
         """One job: a witness (bytes), or several (witnesses=: bytes each; witness_paths=: .wtns files),
         one partition each; or inputs (dicts or JSON texts) for the daemon to compute witnesses from.
         The job gets an id here when none is given: a RemoteDaemonError carries it (.job_id), and the
         daemon keeps the result of a named job whose caller went away, for Await. batch_verify: the daemon
         verifies the job's proofs together, as one batch, instead of each on its own. deadline: seconds from
         now (a number) or an absolute time (a datetime, or deadline_field's "@UNIX"): the daemon refuses the job
-        when it estimates it cannot end by then, and expires it when it does not (RemoteDeadlineExceeded)."""
+        when it estimates it cannot end by then, and expires it when it does not (RemoteDeadlineExceeded).
+        lane: the daemon's lane ([scheduler.lanes]) to run in ("": the token's, else "default")."""
         job_id = check_job_id(job_id) if job_id else new_job_id()
         try:
             r = self._job(self.stub.Prove, self.stub.ProveStream, key_id, job_id, priority, timeout, witness_bytes,
-                          witnesses, witness_paths, inputs, batch_verify, deadline)
+                          witnesses, witness_paths, inputs, batch_verify, deadline, lane)
         except (RemoteDaemonError, RemoteDeadlineExceeded) as exc:
             exc.job_id = job_id
             raise
@@ -311,20 +312,20 @@ class Client:
 
     def submit(self, key_id: str, witness_bytes: bytes | None = None, job_id: str = "", timeout: float | None = None,
                *, priority: int = 0, witnesses: list | None = None, inputs: list | None = None,
-               witness_paths: list | None = None, batch_verify: bool = False, deadline=None) -> str:
-        """Queue a job (see prove); its id. deadline as for prove."""
+               witness_paths: list | None = None, batch_verify: bool = False, deadline=None, lane: str = "") -> str:
+        """Queue a job (see prove); its id. deadline and lane as for prove."""
         if job_id:
             check_job_id(job_id)
         r = self._job(self.stub.Submit, self.stub.SubmitStream, key_id, job_id, priority, timeout, witness_bytes,
-                      witnesses, witness_paths, inputs, batch_verify, deadline)
+                      witnesses, witness_paths, inputs, batch_verify, deadline, lane)
         return r.job_id
 
     # -- the witness transport -------------------------------------------------------------
 
     def _job(self, unary, stream, key_id, job_id, priority, timeout, witness_bytes, witnesses, paths, inputs,
-             batch_verify=False, deadline=None):
+             batch_verify=False, deadline=None, lane=""):
         head = dict(key_id=key_id, job_id=job_id, priority=int(priority), batch_verify=bool(batch_verify),
-                    **deadline_fields(deadline))
+                    lane=lane or "", **deadline_fields(deadline))
         if inputs:
             self.last_transport = "inputs"
             return self._call(unary, pb.ProveRequest(**head, inputs_json=[x if isinstance(x, str) else json.dumps(x)
@@ -411,7 +412,8 @@ class Client:
         r = self._call(self.stub.Cancel, pb.CancelRequest(job_id=job_id), timeout)
         return pb.JobState.Name(r.state), r.cancelled
 
-    def list_jobs(self, states=(), key_id: str = "", limit: int = 0, timeout: float | None = None) -> list[dict]:
+    def list_jobs(self, states=(), key_id: str = "", limit: int = 0, timeout: float | None = None,
+                  lane: str = "") -> list[dict]:
         """The caller's jobs (an admin token's: everyone's), newest first, as dicts (JobInfo's fields, state by
         name); states: names (QUEUED RUNNING COMPLETED FAILED CANCELLED EXPIRED) to keep, none: all."""
         codes = []
@@ -420,7 +422,8 @@ class Client:
                 codes.append(pb.JobState.Value(str(st).upper()))
             except ValueError:
                 raise InputError(f"state {st!r}: one of QUEUED RUNNING COMPLETED FAILED CANCELLED EXPIRED") from None
-        r = self._call(self.stub.ListJobs, pb.ListJobsRequest(states=codes, key_id=key_id, limit=int(limit)), timeout)
+        r = self._call(self.stub.ListJobs, pb.ListJobsRequest(states=codes, key_id=key_id, limit=int(limit),
+                                                                  lane=lane), timeout)
         return [to_dict(j) for j in r.jobs]
 
     # -- aggregation --------------------------------------------------------------------

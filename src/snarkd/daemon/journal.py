@@ -68,7 +68,8 @@ CREATE TABLE IF NOT EXISTS jobs (
     error TEXT NOT NULL DEFAULT '',
     error_kind TEXT NOT NULL DEFAULT '',
     result BLOB,                    -- snarkd.v1.ProveReply bytes (COMPLETED)
-    name TEXT NOT NULL DEFAULT ''   -- the id its client knows it by, when not `id` (per-token ids: service.py)
+    name TEXT NOT NULL DEFAULT '',  -- the id its client knows it by, when not `id` (per-token ids: service.py)
+    lane TEXT NOT NULL DEFAULT ''   -- the lane it runs in ([scheduler.lanes]; also in its spooled request)
 );
 CREATE INDEX IF NOT EXISTS jobs_finished ON jobs(finished);
 """
@@ -89,6 +90,7 @@ class Row:
     error_kind: str
     result: bytes | None
     name: str = ""  # the id its client knows it by ("" = id)
+    lane: str = ""
 
 
 def _write_new(path: Path, data) -> None:
@@ -133,8 +135,10 @@ class Journal:
             self.db.execute("PRAGMA journal_mode=WAL")
             self.db.execute("PRAGMA synchronous=FULL")
             self.db.executescript(SCHEMA)
-            if "name" not in {r[1] for r in self.db.execute("PRAGMA table_info(jobs)")}:  # a journal of before
-                self.db.execute("ALTER TABLE jobs ADD COLUMN name TEXT NOT NULL DEFAULT ''")
+            columns = {r[1] for r in self.db.execute("PRAGMA table_info(jobs)")}
+            for col in ("name", "lane"):  # a journal of before
+                if col not in columns:
+                    self.db.execute(f"ALTER TABLE jobs ADD COLUMN {col} TEXT NOT NULL DEFAULT ''")
         except (OSError, sqlite3.Error) as exc:
             raise DaemonError(f"cannot open [daemon] journal {self.path}: {exc}") from None
         self.spool_used = self._one("SELECT COALESCE(SUM(spool_bytes), 0) FROM jobs WHERE state IN (?, ?)", PENDING)
@@ -226,7 +230,8 @@ class Journal:
 
     # ------------------------------------------------------------------ accept
 
-    def accept(self, job_id: str, key_id: str, client: str, priority: int, request: bytes, name: str = "") -> None:
+    def accept(self, job_id: str, key_id: str, client: str, priority: int, request: bytes, name: str = "",
+               lane: str = "") -> None:
         """Spool the request and record the job as QUEUED (committed when this returns); name: the id its client
         knows it by, when not job_id."""
         n = len(request)
@@ -242,8 +247,8 @@ class Journal:
             atomic_write_bytes(spool, request)
             with self._lock:
                 self.db.execute("INSERT INTO jobs (id, key_id, client, priority, state, submitted, spool, spool_bytes, "
-                                "name) VALUES (?, ?, ?, ?, 'QUEUED', ?, ?, ?, ?)",
-                                (job_id, key_id, client, int(priority), time.time(), spool.name, n, name))
+                                "name, lane) VALUES (?, ?, ?, ?, 'QUEUED', ?, ?, ?, ?, ?)",
+                                (job_id, key_id, client, int(priority), time.time(), spool.name, n, name, lane))
         except sqlite3.IntegrityError:
             self._unspool(spool, n)
             raise AlreadyExists(f"job id {job_id!r} is already in use") from None
@@ -362,21 +367,21 @@ class Journal:
     def lookup(self, job_id: str) -> Row | None:
         with self._lock:
             r = self.db.execute("SELECT id, key_id, client, priority, state, submitted, finished, spool, runs, error, "
-                                "error_kind, result, name FROM jobs WHERE id = ?", (job_id,)).fetchone()
+                                "error_kind, result, name, lane FROM jobs WHERE id = ?", (job_id,)).fetchone()
         return self._row(r) if r else None
 
     def named(self, name: str) -> list[Row]:
         """Rows of jobs whose client knows them as `name` (an admin's look-up across tokens)."""
         with self._lock:
             rs = self.db.execute("SELECT id, key_id, client, priority, state, submitted, finished, spool, runs, error, "
-                                 "error_kind, result, name FROM jobs WHERE name = ? OR (name = '' AND id = ?)",
+                                 "error_kind, result, name, lane FROM jobs WHERE name = ? OR (name = '' AND id = ?)",
                                  (name, name)).fetchall()
         return [self._row(r) for r in rs]
 
     def unfinished(self) -> list[Row]:
         with self._lock:
             rs = self.db.execute("SELECT id, key_id, client, priority, state, submitted, finished, spool, runs, error, "
-                                 "error_kind, result, name FROM jobs WHERE state IN (?, ?) ORDER BY submitted",
+                                 "error_kind, result, name, lane FROM jobs WHERE state IN (?, ?) ORDER BY submitted",
                                  PENDING).fetchall()
         return [self._row(r) for r in rs]
 
@@ -390,15 +395,17 @@ class Journal:
         with self._lock:
             self.db.execute("UPDATE jobs SET runs = runs + 1 WHERE id = ?", (job_id,))
 
-    def rows(self, client: str | None, key_id: str = "", states=(), limit: int = 0) -> list[Row]:
+    def rows(self, client: str | None, key_id: str = "", states=(), limit: int = 0, lane: str = "") -> list[Row]:
         """Rows for ListJobs, newest first: of `client` (None: anyone's), of key_id ("": any), in one of
-        `states` (none: any), at most `limit` (0: all). Without their results."""
+        `states` (none: any), of `lane` ("": any), at most `limit` (0: all). Without their results."""
         sql, args = ("SELECT id, key_id, client, priority, state, submitted, finished, spool, runs, error, "
-                     "error_kind, NULL, name FROM jobs WHERE 1"), []
+                     "error_kind, NULL, name, lane FROM jobs WHERE 1"), []
         if client is not None:
             sql, args = sql + " AND client = ?", args + [client]
         if key_id:
             sql, args = sql + " AND key_id = ?", args + [key_id]
+        if lane:
+            sql, args = sql + " AND lane = ?", args + [lane]
         if states:
             sql, args = sql + f" AND state IN ({', '.join('?' * len(states))})", args + list(states)
         sql += " ORDER BY submitted DESC" + (" LIMIT ?" if limit else "")

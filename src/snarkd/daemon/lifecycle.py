@@ -353,11 +353,26 @@ def format_status(st: dict) -> str:
     lines.append(f"jobs: {st['queued']} queued, {st['in_flight']} in flight, {st['completed']} completed, "
                  f"{st['failed']} failed, {st['cancelled']} cancelled, {st.get('expired', 0)} expired")
     lines += _eta_lines(st.get("engine_json", ""))
+    lines += _lane_lines(st.get("lanes", ()))
     lines += _unverified_lines(st.get("engine_json", ""))
     lines.append(f"memory: RSS {_mib(st['rss_bytes'])}, peak {_mib(st['peak_rss_bytes'])}")
     lines.append(f"workers: {st['workers']}, devices: {', '.join(st['devices']) or 'auto'}")
     lines += _cluster_lines(st.get("engine_json", ""))
     return "\n".join(lines)
+
+
+def _lane_lines(lanes) -> list[str]:
+    """One line per lane ([scheduler.lanes]; "default" always): its order, share, bound and what it holds."""
+    out = ["lanes:"] if lanes else []
+    for ln in lanes:
+        g = ln.get
+        bound = f"{g('weight', 0):.4g} of {g('max_queued'):.4g} units" if g("max_queued") else \
+            f"{g('weight', 0):.4g} units"
+        out.append(f"  {g('name')}: priority {g('priority', 0)}, share {g('share', 0):g} "
+                   f"({g('slots', 0)}/{g('reserved_slots', 0)} reserved slots held), {g('queued', 0)} queued, "
+                   f"{g('running', 0)} running, {bound}, deadline {g('deadline_s', 0):g}s, "
+                   f"{g('expired', 0)} expired, {g('deadline_missed', 0)} missed")
+    return out
 
 
 def _eta_lines(engine_json: str) -> list[str]:

@@ -3,7 +3,8 @@
     GET /metrics   Prometheus text (prometheus-client): proofs completed/failed/cancelled/expired, the
                    completion model (deadlines: backlog, per-key latency and interval),
                    phase-duration histograms (per partition, label phase), queue depths,
-                   jobs and partitions in flight, memory budget used/peak, device busy seconds,
+                   jobs and partitions in flight, per lane (queued, running, weight, slots, expired, deadline
+                   misses, a job-latency histogram), memory budget used/peak, device busy seconds,
                    RSS, keys (residency per place, evictions, reloads, the key budget, per key);
                    on a cluster front also nodes, actors and per-actor series
     GET /status    the daemon's status snapshot (status.py) as JSON
@@ -53,6 +54,8 @@ class DaemonMetrics:
         self.phase = Histogram("snarkd_phase_duration_seconds", "Duration of each proving phase, per partition",
                                ["phase"], buckets=PHASE_BUCKETS, registry=self.registry)
         self.registry.register(_Collector(snapshot))
+        self.lane_latency = Histogram("snarkd_lane_job_duration_seconds", "Submit to completion of each completed "
+                                      "job, per lane", ["lane"], buckets=PHASE_BUCKETS, registry=self.registry)
         engine.observers.append(self)
         # the Aggregate RPC (daemon/aggregation.py), fed by `on_aggregation`
         self.aggregations = Counter("snarkd_aggregations", "Aggregate calls, by result: completed; rejected (bad "
@@ -73,7 +76,9 @@ class DaemonMetrics:
             self.phase.labels(k).observe(ms / 1000.0)
 
     def on_job(self, job) -> None:
-        pass
+        """A job ended (told after the engine's lock is let go): a completed one's latency, per lane."""
+        if job.state == "COMPLETED" and job.finished:
+            self.lane_latency.labels(job.lane).observe(job.finished - job.submitted)
 
     def on_aggregation(self, result: str, seconds: float, n: int) -> None:
         """One Aggregate call's outcome; n = 0: refused before it ran (not timed)."""
@@ -141,6 +146,7 @@ class _Collector:
         for k, v in sorted(eta.interval_s.items()):
             g.add_metric([k], v)
         yield g
+        yield from _lane_metrics(st.lanes)
         yield GaugeMetricFamily("snarkd_partitions_in_flight", "Partitions admitted and not finished",
                                 value=st.partitions_in_flight)
         mem = st.memory
@@ -175,6 +181,30 @@ class _Collector:
         yield GaugeMetricFamily("snarkd_uptime_seconds", "Seconds since the daemon started", value=s.uptime_s)
         if st.cluster is not None:
             yield from _cluster_metrics(st.cluster)
+
+
+LANE_SERIES = ((GaugeMetricFamily, "snarkd_lane_jobs_queued", "Jobs not started, per lane", "queued"),
+               (GaugeMetricFamily, "snarkd_lane_jobs_running", "Jobs running, per lane", "running"),
+               (GaugeMetricFamily, "snarkd_lane_weight", "Weight units of unfinished jobs, per lane", "weight"),
+               (GaugeMetricFamily, "snarkd_lane_max_weight", "A lane's max_queued (weight units; 0: no bound)",
+                "max_queued"),
+               (GaugeMetricFamily, "snarkd_lane_slots", "Pipeline slots a lane's partitions hold", "slots"),
+               (GaugeMetricFamily, "snarkd_lane_reserved_slots", "Pipeline slots a lane's share keeps for it",
+                "reserved_slots"),
+               (CounterMetricFamily, "snarkd_lane_jobs_completed", "Jobs of a lane completed", "completed"),
+               (CounterMetricFamily, "snarkd_lane_expired", "Jobs of a lane whose deadline passed (EXPIRED)",
+                "expired"),
+               (CounterMetricFamily, "snarkd_lane_deadline_missed", "Jobs of a lane refused for their deadline, "
+                "expired, or finished past it", "deadline_missed"))
+
+
+def _lane_metrics(lanes: list):
+    """One series per lane (engine.status.LaneStatus) of each LANE_SERIES."""
+    for kind, name, doc, field in LANE_SERIES:
+        fam = kind(name, doc, labels=["lane"])
+        for lane in lanes:
+            fam.add_metric([lane.name], getattr(lane, field))
+        yield fam
 
 
 def _cluster_metrics(cl):

@@ -3,7 +3,7 @@
     transport   loopback and unix-socket listeners work without TLS (the socket's file mode,
                 or the host, decides who connects); any other address needs [daemon] tls_cert
                 and tls_key (config/loader.py refuses it otherwise), tls_client_ca adds mutual TLS
-    tokens      [daemon] token_file: one "NAME ROLE TOKEN" a line; a call carries
+    tokens      [daemon] token_file: one "NAME ROLE TOKEN [lane=LANE]" a line; a call carries
                 "authorization: Bearer TOKEN"; ROLE prove (prove, submit, await, cancel, status,
                 metrics) or admin (all of those, plus LoadKey / UnloadKey). Without a token file
                 every caller holds every role. grpc.health.v1 answers everyone (it says only
@@ -25,6 +25,7 @@ from dataclasses import dataclass
 
 import grpc
 
+from snarkd.config.lanes import LANE_NAME
 from snarkd.config.loader import uses_control_socket as control_socket_used
 from snarkd.engine import PermissionDenied
 from snarkd.errors import DaemonError, InputError
@@ -43,6 +44,7 @@ class Principal:
 
     name: str
     roles: frozenset
+    lane: str = ""  # the lane its jobs run in ([daemon] token_file's `lane=NAME`; "" = the request's or "default")
 
     def may(self, role: str) -> bool:
         return role in self.roles
@@ -91,8 +93,13 @@ class TokenTable:
                 continue
             parts = text.split()
             where = f"[daemon] token_file {path}:{n}"
+            lane = ""
+            if len(parts) == 4 and parts[3].startswith("lane="):  # the lane the token's jobs run in
+                lane = parts.pop()[len("lane="):]
+                if not LANE_NAME.fullmatch(lane):
+                    raise DaemonError(f"{where}: lane={lane!r}: a lane name is 1-32 letters, digits, _ or -")
             if len(parts) != 3:
-                raise DaemonError(f"{where}: expected NAME ROLE TOKEN, got {len(parts)} field(s)")
+                raise DaemonError(f"{where}: expected NAME ROLE TOKEN [lane=LANE], got {len(parts)} field(s)")
             name, role, token = parts
             if role not in ROLES:
                 raise DaemonError(f"{where}: role {role!r} is not one of {', '.join(ROLES)}")
@@ -104,7 +111,7 @@ class TokenTable:
                 raise DaemonError(f"{where}: name {name!r} or its token appears twice")
             names.add(name)
             digests.add(digest)
-            entries.append((digest, Principal(name, ROLES[role])))
+            entries.append((digest, Principal(name, ROLES[role], lane)))
         if not entries:
             raise DaemonError(f"[daemon] token_file {path} holds no token")
         return cls(entries, path)

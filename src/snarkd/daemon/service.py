@@ -28,6 +28,7 @@ from functools import wraps
 import grpc
 from google.protobuf.message import DecodeError
 
+from snarkd.daemon.admission import Admission, Ticket, engine_submit, inline_witnesses
 from snarkd.daemon.aggregation import Aggregator, Item
 from snarkd.daemon.journal import Journal, Row
 from snarkd.daemon.metrics import DaemonMetrics
@@ -37,15 +38,14 @@ from snarkd.daemon.security import ADMIN, PROVE, Gate, Principal
 from snarkd.daemon.status import DaemonStatus, key_message, prover_view, snapshot, status_reply
 from snarkd.daemon.transport import Transport, check_inline, read_witness, wire_witness_sizes
 from snarkd.formats.wtns import wtns_bytes
-from snarkd.engine import (CANCELLED, COMPLETED, FAILED, QUEUED, RUNNING, AlreadyExists, Busy, KeyStore, NotFound,
-                           TooLarge, Unavailable)
+from snarkd.engine import CANCELLED, COMPLETED, FAILED, QUEUED, RUNNING, Busy, KeyStore, NotFound, TooLarge, Unavailable
 from snarkd.engine.contract import ProvingEngine
 from snarkd.engine.errors import Cancelled, Expired, KeyChanged, NotReady
 from snarkd.engine.jobs import EXPIRED
 from snarkd.engine.jobtable import no_such_job
-from snarkd.errors import KIND_TRAILER, InputError, SnarkdError, error_class, grpc_code_of, kind_of, rebuild
+from snarkd.errors import KIND_TRAILER, DaemonError, InputError, SnarkdError, error_class, grpc_code_of, kind_of, rebuild
 from snarkd.formats import json_text
-from snarkd.ids import KEY_ID_RULE, MAX_ID, check_job_id, is_job_id, is_key_id, new_job_id
+from snarkd.ids import KEY_ID_RULE, MAX_ID, is_job_id, is_key_id
 
 log = logging.getLogger("snarkd")
 
@@ -193,13 +193,6 @@ class ClientQuota:
                     self._count.pop(client, None)
 
 
-def inline_witnesses(request) -> tuple:
-    """(witness, [witnesses]) of a ProveRequest, each taken from the message once: protobuf (upb) hands out a new
-    copy of a bytes field at every access, 32 MiB for a 2^20 witness (so `request.witness or ...` costs one)."""
-    fields = {f.name: v for f, v in request.ListFields() if f.name in ("witness", "witnesses")}
-    return fields.get("witness", b""), list(fields.get("witnesses", ()))
-
-
 def shown(job) -> str:
     """The id a job's client knows it by (a Job or a journal Row): its per-token name, else its id."""
     return job.name or job.id
@@ -233,27 +226,13 @@ class JobIds:
         return self.engine_id(who.name, job_id)
 
 
-def request_deadline(request) -> float | None:
-    """A ProveRequest's deadline as seconds from now (None: none); InputError naming the field when it is bad."""
-    rel, absolute = request.deadline_s, request.deadline_unix
-    for name, v in (("deadline_s", rel), ("deadline_unix", absolute)):
-        if v != v or v in (float("inf"), float("-inf")) or v < 0:
-            raise InputError(f"{name}: expected a finite number of seconds >= 0 (0: no deadline), got {v!r}")
-    if rel and absolute:
-        raise InputError("give deadline_s (seconds from now) or deadline_unix (an absolute time), not both")
-    if rel:
-        return rel
-    if absolute:
-        return absolute - time.time()
-    return None
-
-
 def job_info(job, client: str = "") -> pb.JobInfo:
     """A job the engine holds, for ListJobs; client: its submitter, shown to admin callers only."""
     finished = job.submitted_wall + (job.finished - job.submitted) if job.finished else 0.0
     return pb.JobInfo(job_id=shown(job), key_id=job.key.id, state=STATE.get(job.state, 0), priority=job.priority,
                       partitions=len(job.partitions), done=job.n_done, submitted_unix=job.submitted_wall,
-                      finished_unix=finished, deadline_unix=job.deadline_wall, error=job.error, client=client)
+                      finished_unix=finished, deadline_unix=job.deadline_wall, error=job.error, client=client,
+                      lane=job.lane, weight=job.weight)
 
 
 def key_info(lk) -> pb.KeyInfo:
@@ -292,6 +271,12 @@ class ProverService(pb_grpc.ProverServicer):
         self._calls = threading.local()
         self._user_cancelled: set[str] = set()  # ended by Cancel or a departed Prove client, not by a shutdown
         self.ids = JobIds(scoped=self.gate.tokens is not None)
+        for _, who in getattr(self.gate.tokens, "entries", ()):  # a token bound to a lane not configured: at start
+            if who.lane:
+                try:
+                    engine.lane(who.lane)
+                except InputError as exc:
+                    raise DaemonError(f"[daemon] token_file: token {who.name!r}: {exc}") from None
         self.metrics = DaemonMetrics(engine, self.snapshot)
         engine.observers.append(self)
         self.aggregator = aggregator or Aggregator(rule=keys.rule)  # the Aggregate RPC's worker threads
@@ -369,39 +354,17 @@ class ProverService(pb_grpc.ProverServicer):
             return exc.with_traceback(None)  # its frames hold the request's bytes
         return None
 
-    def _engine_submit(self, request, job_id: str, witnesses=None, inline=None, rerun: bool = False,
-                       arrived: float | None = None):
-        """The one place a ProveRequest becomes an engine job (also for jobs re-run from the journal: `rerun`,
-        their deadline not judged by the estimate again); `witnesses` when they came another way than the
-        request (a stream, or paths read already); `inline`: inline_witnesses(request) when the caller took
-        them already; `arrived`: when the request came (monotonic), which a relative deadline counts from."""
-        deadline_s = request_deadline(request)
-        if deadline_s is not None and arrived is not None and request.deadline_s:
-            deadline_s -= time.monotonic() - arrived  # the witnesses' reading came out of it
-        if not request.key_id:
-            raise InputError("the request names no key id")
-        single, many = inline if inline is not None else inline_witnesses(request)
-        if witnesses is None and request.witness_paths:
-            if single or many:
-                raise InputError("give witnesses inline, by path or streamed, not several ways at once")
-            witnesses = [r.witness for r in self.transport.read(list(request.witness_paths), request.key_id,
-                                                                self._n_vars(request.key_id))]
-        if witnesses is None and (single or many):
-            check_inline([len(w) for w in ([single] if single else many)], request.key_id, self._n_vars(request.key_id))
-        return self.engine.submit(request.key_id, single or None, job_id, witnesses=witnesses or many,
-                                  inputs=list(request.inputs_json), priority=request.priority,
-                                  batch_verify=request.batch_verify, deadline_s=deadline_s,
-                                  admit_by_estimate=not rerun)
-
-    def _journal_copy(self, request, job, witnesses, kept: list[str]):
+    def journal_copy(self, request, job, witnesses, kept: list[str]):
         """What the journal keeps to run the job again: the request itself, naming the journal's own copies of
         by-reference witnesses instead of the paths the client gave; streamed witnesses inline; its deadline
-        as the absolute time it became at submit (a restart does not move it)."""
+        as the absolute time it became at submit (a restart does not move it); its lane as resolved (a
+        token's lane too, so a restart keeps it)."""
         keep = pb.ProveRequest()
         keep.CopyFrom(request)
         keep.job_id = shown(job)
         keep.ClearField("deadline_s")
         keep.deadline_unix = job.deadline_wall
+        keep.lane = job.lane
         if kept:
             del keep.witness_paths[:]
             keep.witness_paths.extend(kept)
@@ -410,69 +373,10 @@ class ProverService(pb_grpc.ProverServicer):
         return keep.SerializeToString()
 
     def _submit(self, request, witnesses=None):
-        """Queue the request's job, journaled first; `witnesses` when they came in a stream."""
+        """Queue the request's job, journaled first (admission.py); `witnesses` when they came in a stream."""
         arrived = time.monotonic()
-        self._serving()
-        if not request.key_id:
-            raise InputError("the request names no key id")
-        if request.job_id:
-            check_job_id(request.job_id)
-        received = []  # by-reference witnesses, read: the daemon's own bytes from here on
-        inline = inline_witnesses(request)
-        if request.witness_paths:
-            if witnesses is not None or any(inline):
-                raise InputError("give witnesses inline, by path or streamed, not several ways at once")
-            received = self.transport.read(list(request.witness_paths), request.key_id, self._n_vars(request.key_id),
-                                           keep=self.journal is not None)
-            witnesses = [r.witness for r in received]
-            streamed = None  # by path: the journal keeps its own copies (or the spool files, renamed)
-        else:
-            streamed = witnesses
-        client = self.caller().name
-        name = request.job_id or new_job_id()
-        job_id = self.ids.engine_id(client, name)  # the caller's own id space (JobIds)
-        try:
-            self.quota.take(client, job_id)
-            try:
-                if self.journal is not None:  # the id free, the spool with room: else refused before the engine
-                    self.journal.claim(job_id, request.ByteSize() + sum(len(r.data) for r in received))
-                try:
-                    job = self._engine_submit(request, job_id, witnesses, inline, arrived=arrived)
-                except BaseException:
-                    if self.journal is not None:
-                        self.journal.release(job_id, accepted=False)
-                    raise
-                job.admission_ms = (time.monotonic() - arrived) * 1000
-                job.name = name if name != job_id else ""
-                if self.journal is not None:  # while the engine works on it; nobody hears of the job before
-                    self._journal(job, request, received, streamed, client)
-            except BaseException:
-                self.quota.release(job_id)
-                raise
-        except AlreadyExists as exc:  # the caller's own id (JobIds): said with the name it gave
-            raise AlreadyExists(str(exc).replace(repr(job_id), repr(name))) from None
-        finally:
-            for r in received:  # read (kept by the journal as a copy, or renamed into it: then gone already)
-                if r.spooled is not None:
-                    r.spooled.unlink(missing_ok=True)
-        job.client, job.named = client, bool(request.job_id)
-        return job
-
-    def _journal(self, job, request, received, streamed, client: str) -> None:
-        """Journal a job the engine has (Journal.claim'ed before): its by-reference witnesses kept, its request
-        and row committed. On failure the job is cancelled and the error goes to the client: a job it never
-        heard of must not run on unjournaled."""
-        kept = []
-        try:
-            kept = self.journal.keep(job.id, [(r.spooled if not r.linked else None, r.data) for r in received])
-            self.journal.accept(job.id, request.key_id, client, request.priority,
-                                self._journal_copy(request, job, streamed, kept), name=job.name)
-        except BaseException:
-            self.journal.discard(kept)
-            self.journal.release(job.id, accepted=False)
-            self.engine.cancel(job.id, "cancelled: the daemon could not journal it")
-            raise
-        self.journal.release(job.id, accepted=True)
+        adm = Admission(self)
+        return adm.run(adm.ticket(request, witnesses, arrived), arrived)
 
     def _rerun_witnesses(self, req):
         """The witnesses of a journaled request: the journal's own files, read (not confined: the daemon wrote
@@ -498,7 +402,10 @@ class ProverService(pb_grpc.ProverServicer):
                     log.warning("journal: job %s expired while the daemon was down; not re-run", row.id)
                     out["expired"] += 1
                     continue
-                job = self._engine_submit(req, row.id, self._rerun_witnesses(req), rerun=True)
+                deadline = req.deadline_unix - time.time() if req.deadline_unix else None
+                ticket = Ticket(req, row.client, shown(row), row.id, req.lane, deadline,
+                                witnesses=self._rerun_witnesses(req), inline=inline_witnesses(req))
+                job = engine_submit(self.engine, ticket, rerun=True)
             except (OSError, DecodeError, SnarkdError) as exc:
                 why = f"not re-run after the restart: {exc}"
                 if isinstance(exc, NotFound):
@@ -660,6 +567,8 @@ class ProverService(pb_grpc.ProverServicer):
             states.add(STATE_NAME[st])
         if request.key_id and not is_key_id(request.key_id):
             raise InputError(f"key_id: key ids may use {KEY_ID_RULE}")
+        if request.lane:
+            self.engine.lane(request.lane)  # InputError naming an unknown lane
         who = self.caller()
         everyone = self.gate.tokens is None or who.may(ADMIN)
         client = None if everyone else who.name
@@ -668,16 +577,16 @@ class ProverService(pb_grpc.ProverServicer):
             seen.add(job.id)
             owner = getattr(job, "client", "")
             if (client is not None and owner != client) or (states and job.state not in states) or \
-                    (request.key_id and job.key.id != request.key_id):
+                    (request.key_id and job.key.id != request.key_id) or (request.lane and job.lane != request.lane):
                 continue
             out.append(job_info(job, owner if everyone else ""))
         if self.journal is not None:
-            for row in self.journal.rows(client, request.key_id, sorted(states), request.limit):
+            for row in self.journal.rows(client, request.key_id, sorted(states), request.limit, request.lane):
                 if row.id not in seen:
                     out.append(pb.JobInfo(job_id=shown(row), key_id=row.key_id, state=STATE.get(row.state, 0),
                                           priority=row.priority, submitted_unix=row.submitted,
                                           finished_unix=row.finished or 0.0, error=row.error,
-                                          client=row.client if everyone else ""))
+                                          client=row.client if everyone else "", lane=row.lane))
         out.sort(key=lambda j: j.submitted_unix, reverse=True)
         return pb.ListJobsReply(jobs=out[:request.limit] if request.limit else out)
 

@@ -18,7 +18,7 @@ from dataclasses import asdict, dataclass
 
 from snarkd import __version__
 from snarkd.daemon.proto import snarkd_pb2 as pb
-from snarkd.engine.status import EngineStatus, KeyDevice, KeyStatus
+from snarkd.engine.status import EngineStatus, KeyDevice, KeyStatus, LaneStatus
 
 
 @dataclass
@@ -83,16 +83,17 @@ def status_derived(s: DaemonStatus) -> dict:
             "workers": es.workers["synthesis"].alive,
             "engine_json": json.dumps(as_json(es)), "memory_budget_bytes": es.memory.budget,
             "memory_used_bytes": es.memory.used, "memory_peak_bytes": es.memory.peak,
-            "device_busy_s": {d.name: d.busy_s for d in es.devices}}
+            "device_busy_s": {d.name: d.busy_s for d in es.devices}, "lanes": [message(x) for x in es.lanes]}
 
 
 # record -> (its message, the message's fields derived from other record fields, record fields carried so)
 MESSAGES = {
     KeyDevice: (pb.KeyDevice, (), ()),
     KeyStatus: (pb.KeyInfo, (), ()),
+    LaneStatus: (pb.LaneInfo, (), ()),
     DaemonStatus: (pb.StatusReply, ("queued", "in_flight", "completed", "failed", "cancelled", "expired", "workers",
                                     "engine_json", "memory_budget_bytes", "memory_used_bytes", "memory_peak_bytes",
-                                    "device_busy_s"), ("engine",)),
+                                    "device_busy_s", "lanes"), ("engine",)),
 }
 
 

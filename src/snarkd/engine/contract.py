@@ -19,6 +19,7 @@ from typing import Protocol, runtime_checkable
 
 from snarkd.engine.errors import DeadlineExceeded, InputError, Unavailable
 from snarkd.engine.jobs import Job
+from snarkd.engine.lanes import weight
 from snarkd.engine.limits import check_request
 from snarkd.engine.requests import parse_partitions
 from snarkd.engine.status import EngineStatus, KeyStatus
@@ -47,8 +48,9 @@ class ProvingEngine(Protocol):
 
     def submit(self, key_id: str, witness=None, job_id: str = "", *, witnesses=None, inputs=None,
                priority: int = 0, batch_verify: bool = False, deadline_s: float | None = None,
-               admit_by_estimate: bool = True) -> Job:
-        """Queue a job: witness / witnesses (.wtns bytes or Witness objects, one per partition) or inputs
+               admit_by_estimate: bool = True, lane: str = "") -> Job:
+        """Queue a job in `lane` ("": "default"; InputError naming an unknown one; its deadline when the job
+        gives none; Busy when its weight would pass the lane's or [limits] bound, engine/lanes.py): witness / witnesses (.wtns bytes or Witness objects, one per partition) or inputs
         (input.json dicts or texts). batch_verify: its proofs are verified together, as one batch, instead of
         each on its own (the engine; a cluster front's actors verify each partition). deadline_s: seconds from
         now by which the job must have ended: refused (DeadlineExceeded, the estimate in its message) when the
@@ -56,6 +58,9 @@ class ProvingEngine(Protocol):
         a restart), when it is already past; once accepted, it expires (state EXPIRED) when it passes. A bad
         request raises here (InputError, NotFound, TooLarge, Busy, AlreadyExists, Unavailable,
         DeadlineExceeded), before anything is queued."""
+
+    def lane(self, name: str):
+        """The lane of that name (config.lanes.Lane; "" = "default"); InputError naming an unknown one."""
 
     def jobs(self) -> list[Job]:
         """The jobs it holds now (unfinished, and the last finished ones), in submission order (ListJobs)."""
@@ -158,7 +163,7 @@ class EngineBase:
 
     def submit(self, key_id: str, witness=None, job_id: str = "", *, witnesses=None, inputs=None,
                priority: int = 0, batch_verify: bool = False, deadline_s: float | None = None,
-               admit_by_estimate: bool = True) -> Job:
+               admit_by_estimate: bool = True, lane: str = "") -> Job:
         now, wall = time.monotonic(), time.time()
         deadline_s = check_deadline(deadline_s)
         if not self.accepting:
@@ -167,8 +172,11 @@ class EngineBase:
         try:
             check_request(self.config, witness, witnesses, inputs)  # [limits], before anything is parsed
             parts = parse_partitions(lk, witness, witnesses, inputs)
-            job = self.book.new_job(lk, job_id, priority)
+            job = self.book.new_job(lk, job_id, priority, lane)
             job.batch_verify = bool(batch_verify)
+            job.weight = weight(lk.key, len(parts))
+            if deadline_s is None and self.book.lanes.lane(job.lane).deadline:
+                deadline_s = self.book.lanes.lane(job.lane).deadline  # the lane's default
             if deadline_s is not None:
                 self._admit_by_deadline(job, len(parts), deadline_s, now, admit_by_estimate)
                 job.deadline, job.deadline_wall = now + deadline_s, wall + deadline_s
@@ -180,18 +188,21 @@ class EngineBase:
             raise
         if job.deadline:
             self._watch_deadlines()
-        log.debug("job queued id=%s key=%s partitions=%d priority=%d", job.id, key_id, len(parts), job.priority)
+        log.debug("job queued id=%s key=%s lane=%s partitions=%d priority=%d weight=%g", job.id, key_id, job.lane,
+                  len(parts), job.priority, job.weight)
         return job
 
     def _admit_by_deadline(self, job: Job, n_parts: int, deadline_s: float, now: float, by_estimate: bool) -> None:
         """DeadlineExceeded when the job cannot end within deadline_s (already past; or, by_estimate, the
         completion model's estimate passes it); its estimate is kept on the job."""
         with self.book.cv:
-            est = self.book.eta.estimate_locked(self.book.jobs.values(), job.key.id, n_parts, job.priority, now)
+            est = self.book.eta.estimate_locked(self.book.jobs.values(), job.key.id, n_parts, job.priority, now,
+                                                job.lane_priority)
             job.eta_s = est.seconds
             late = deadline_s <= 0 or (by_estimate and est.seconds is not None and est.seconds > deadline_s)
             if late:
                 self.book.count("deadline_refused")
+                self.book.lanes.use[job.lane].deadline_missed += 1
         if late:
             what = "has already passed" if deadline_s <= 0 else f"is {deadline_s:.3g}s away"
             raise DeadlineExceeded(f"deadline: the job cannot finish in time: its deadline {what}; "
@@ -215,6 +226,9 @@ class EngineBase:
                     self.book.cv.wait(wait)
             if running:
                 self._cancelled(running)
+
+    def lane(self, name: str):
+        return self.book.lanes.lane(name)
 
     def jobs(self) -> list[Job]:
         return self.book.jobs_now()

@@ -35,8 +35,9 @@ from snarkd.engine.accounting import Accounting
 from snarkd.engine.contract import EngineBase
 from snarkd.engine.devices import resolve_devices
 from snarkd.engine.errors import KeyChanged, TooLarge
-from snarkd.engine.jobs import Job, Partition
+from snarkd.engine.jobs import RUNNING, Job, Partition
 from snarkd.engine.keys import KeyStore
+from snarkd.engine.lanes import Lanes
 from snarkd.engine.memory import MemoryBudget, estimate
 from snarkd.engine.residency import DeviceResidency
 from snarkd.engine.scheduler import KEEP_FINISHED, Scheduler
@@ -80,6 +81,11 @@ class Engine(EngineBase):
         workers = {"synthesis": c.synthesis_workers, "device": slots, "finalize": c.finalize_workers}
         self.book.eta.stages = lambda: workers  # the completion model's stages and their workers (engine/eta.py)
         self.book.finish_past_deadline = c.finish_past_deadline
+        # a lane's share is of what a newcomer could wait behind in the pipeline: the synthesis workers, the device
+        # queue, the device slots, the finalize queue and workers (the most it holds anyway: no bound without shares)
+        self.book.lanes = Lanes(c.lanes, slots=c.synthesis_workers + 2 * depth + slots + c.finalize_workers,
+                                budget=self.budget.budget)
+        self.book.max_weight = c.max_queued_weight
         self.book.self_verify = c.self_verify
         self.workers = stages.Workers({"synthesis": c.synthesis_workers, "device": len(self.devices) * c.workers_per_device,
                                        "finalize": c.finalize_workers})
@@ -178,8 +184,12 @@ class Engine(EngineBase):
             match = lambda p: p.job.key is lk  # noqa: E731
             got = self._device_q.take_matching(match, limit)
             deadline = time.monotonic() + BATCH_LINGER_S
+            # it waits only for partitions already admitted (in synthesis: a queued one may wait for its lane's
+            # slot, which this one holds), and never while work of a higher rank waits for the device
             while len(got) < limit and time.monotonic() < deadline and not self._stopping.is_set() and \
-                    any(not p.device_taken and not p.exited for p in part.job.partitions if p is not part and p not in got):
+                    not self._device_q.ahead_of(part.job.rank) and \
+                    any(p.state == RUNNING and not p.device_taken and not p.exited
+                        for p in part.job.partitions if p is not part and p not in got):
                 time.sleep(0.005)
                 got += self._device_q.take_matching(match, limit - len(got))
             for p in got:

@@ -14,8 +14,8 @@ divided by that stage's workers (max over stages). A new job of n partitions at 
     wait + own = sum over the partitions ahead of it of their key's interval
                  + the key's latency + (n - 1) * its interval
 
-where "ahead" are the partitions of every unfinished job of priority >= p (the heap serves higher priority first,
-then submission order): queued ones at their interval, running ones at what is left of it (at most the rest of
+where "ahead" are the partitions of every unfinished job of a higher lane priority, or of the same lane priority
+and priority >= p (the heap serves lanes by priority, then jobs by priority, then submission order): queued ones at their interval, running ones at what is left of it (at most the rest of
 their latency). A key with no completed partition yet counts as zero, and a job of such a key gets no estimate (it
 is admitted; only a deadline already past is refused). The estimate is a model, not a promise: the deadline itself
 is enforced by expiry (jobtable.JobTable.expire_locked). It ignores batching on the device (a batch's time is
@@ -85,15 +85,17 @@ class ServiceTimes:
         per_stage = [s / max(1, int(workers.get(st, 1) or 1)) for st, s in self.stage_s.get(key_id, {}).items()]
         return max(per_stage) if per_stage else self.latency[key_id]
 
-    def estimate_locked(self, jobs, key_id: str, n_parts: int, priority: int, now: float | None = None) -> Estimate:
-        """The estimate for a new job of key_id with n_parts partitions at `priority`, behind `jobs` (the table's
-        jobs: the ended are skipped)."""
+    def estimate_locked(self, jobs, key_id: str, n_parts: int, priority: int, now: float | None = None,
+                        lane_priority: int = 0) -> Estimate:
+        """The estimate for a new job of key_id with n_parts partitions at `priority` in a lane of
+        `lane_priority`, behind `jobs` (the table's jobs: the ended are skipped; those of a lower lane, or of
+        the same lane and a lower priority, are not ahead)."""
         now = time.monotonic() if now is None else now
         workers = self.stages()
         intervals: dict[str, float] = {}
         ahead, wait = 0, 0.0
         for job in jobs:
-            if job.state in ENDED or job.priority < priority:
+            if job.state in ENDED or (job.lane_priority, job.priority) < (lane_priority, priority):
                 continue
             k = job.key.id
             if k not in intervals:

@@ -52,6 +52,7 @@ class Partition:
     device_taken: bool = False  # a device stage has taken it (batching: not waited for again)
     t_ready: float = 0.0  # monotonic: when it entered its current queue
     t_admitted: float = 0.0  # monotonic: when it was admitted (its service time runs from here: engine/eta.py)
+    slot: bool = False  # holds one of its lane's pipeline slots (admission to the end of its device stage)
 
     def record(self, stage: str, timer: SpanTimer, start: float, end: float) -> None:
         """A stage's phases, its total (ms) and its span (wall-clock seconds)."""
@@ -90,6 +91,14 @@ class Job:
     deadline: float = 0.0  # monotonic: it must have ended by then, else it expires (0: no deadline)
     deadline_wall: float = 0.0  # the same instant as Unix time (what the journal and ListJobs show)
     eta_s: float | None = None  # the completion estimate at admission, seconds from submission (engine/eta.py)
+    lane: str = "default"  # its lane (engine/lanes.py)
+    lane_priority: int = 0  # its lane's priority: served before the job's own
+    weight: float = 0.0  # its estimated device time in units of a 2^16 proof (engine/lanes.weight)
+
+    @property
+    def rank(self) -> tuple:
+        """Its place in every queue: its lane's priority, then its own, then submission order."""
+        return (-self.lane_priority, -self.priority, self.seq)
 
     @property
     def results(self) -> list:
@@ -120,4 +129,4 @@ class Job:
     def info(self) -> dict:
         return {"id": self.id, "key": self.key.id, "priority": self.priority, "state": self.state,
                 "partitions": len(self.partitions), "done": self.n_done, "error": self.error,
-                "deadline": self.deadline_wall}
+                "deadline": self.deadline_wall, "lane": self.lane, "weight": self.weight}

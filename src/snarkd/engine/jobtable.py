@@ -20,11 +20,47 @@ from collections import OrderedDict, deque
 from snarkd.engine.errors import AlreadyExists, Busy, Cancelled, Expired, NotFound
 from snarkd.engine.eta import ServiceTimes
 from snarkd.engine.jobs import CANCELLED, COMPLETED, ENDED, EXPIRED, QUEUED, RUNNING, Job
+from snarkd.engine.lanes import Lanes
 from snarkd.ids import check_job_id, is_job_id
 
 log = logging.getLogger("snarkd")
 KEEP_FINISHED = 1024  # finished jobs remembered for await_
 POLL = 0.2
+
+
+class Deferring(threading.Condition):
+    """The table's lock, which delivers what was noted under it (`later`) once it is let go: observers (the
+    daemon's journal, quota and metrics) are never called while the engine's lock is held, so they may take
+    their own locks and call the engine back. Delivered in order by the thread letting go, before `with` ends
+    (and before a wait(), which lets go too): a job's end is told before its `done` is set."""
+
+    def __init__(self):
+        super().__init__(threading.Lock())
+        self._later: list = []
+
+    def later(self, fn, *args) -> None:
+        """Call fn(*args) once the lock is let go (only under the lock)."""
+        self._later.append((fn, args))
+
+    def _deliver(self) -> None:
+        while self._later:  # each let-go delivers what was noted before it, outside the lock
+            todo, self._later = self._later, []
+            self.release()
+            try:
+                for fn, args in todo:
+                    fn(*args)
+            finally:
+                self.acquire()
+
+    def wait(self, timeout=None):
+        if self._later:  # the lock was let go to deliver: a notify meanwhile would be missed, so this returns as
+            self._deliver()  # a wake-up (callers loop on their condition, as a spurious one requires anyway)
+            return True
+        return super().wait(timeout)
+
+    def __exit__(self, *exc):
+        self._deliver()
+        return super().__exit__(*exc)
 
 
 def no_such_job(job_id: str) -> NotFound:
@@ -38,8 +74,8 @@ class JobTable:
     def __init__(self, keys, notify, max_active: int = 1 << 30):
         self.keys, self.notify = keys, notify
         self.max_active, self.active = max_active, 0  # jobs accepted and not ended ([limits] max_queued_jobs)
-        self.cv = threading.Condition(threading.Lock())
-        self.pending: list = []  # heap of (-priority, seq, index, item)
+        self.cv = Deferring()
+        self.pending: list = []  # heap of (job.rank, index, item)
         self.jobs: OrderedDict[str, Job] = OrderedDict()
         self.ended_ids: deque[str] = deque()  # ids of ended jobs, oldest first
         self._seq = itertools.count(1)
@@ -48,6 +84,8 @@ class JobTable:
         self.self_verify = True  # [pipeline] self_verify: False returns proofs of jobs without batch_verify unverified
         self.unverified: dict[str, int] = {}  # key id -> proofs returned without any verification (issue 33)
         self.deadlined: set[Job] = set()  # unfinished jobs with a deadline (what expire_due_locked looks at)
+        self.lanes = Lanes()  # the lanes and what each holds (engine/lanes.py); the engine gives it its config
+        self.max_weight, self.weight = 0.0, 0.0  # [limits] max_queued_weight (0: none); unfinished weight now
 
     # -- what subclasses say ------------------------------------------------------------------
 
@@ -83,23 +121,48 @@ class JobTable:
         if self.active >= self.max_active:
             raise Busy(f"{self.active} jobs are unfinished, the most [limits] max_queued_jobs ({self.max_active}) "
                        f"allows; retry when some finish")
+        self.check_weight_locked(job)
         self.active += 1
+        self.weight += job.weight
+        use = self.lanes.use[job.lane]
+        use.weight += job.weight
+        use.queued += 1
         self.jobs[job.id] = job
         if job.deadline:
             self.deadlined.add(job)
         self.count("submitted")
         for index, item in items:
-            heapq.heappush(self.pending, (-job.priority, job.seq, index, item))
+            heapq.heappush(self.pending, (job.rank, index, item))
         while len(self.ended_ids) > KEEP_FINISHED:
             self.forget_locked(self.ended_ids.popleft())
         self.cv.notify_all()
 
-    def new_job(self, lk, job_id: str = "", priority: int = 0) -> Job:
-        """A Job for key lk: the given id or a fresh one, and its place in submission order (seq)."""
+    def check_weight_locked(self, job: Job) -> None:
+        """Busy naming the bound when the job's weight would pass [limits] max_queued_weight or its lane's
+        max_queued (a job heavier than a bound on its own passes only into an empty lane: it could never run
+        otherwise)."""
+        use = self.lanes.use[job.lane]
+        for what, held, bound in (("[limits] max_queued_weight", self.weight, self.max_weight),
+                                  (f"lane {job.lane!r} max_queued", use.weight, use.lane.max_queued)):
+            if bound and held + job.weight > bound + 1e-9 and held > 0:
+                raise Busy(f"the job weighs {job.weight:g} unit(s) ({len(job.partitions) or 1} partition(s) of domain "
+                           f"2^{max(0, int(job.key.key.domain_size).bit_length() - 1)}); {held:g} of the {bound:g} "
+                           f"{what} allows are queued or running: retry when some finish")
+
+    def new_job(self, lk, job_id: str = "", priority: int = 0, lane: str = "") -> Job:
+        """A Job for key lk in `lane` (InputError naming an unknown one): the given id or a fresh one, and its
+        place in submission order (seq)."""
+        ln = self.lanes.lane(lane)
         job = Job(check_job_id(job_id) if job_id else f"{next(self._seq)}-{uuid.uuid4().hex[:12]}", lk,
-                  priority=int(priority))
+                  priority=int(priority), lane=ln.name, lane_priority=ln.priority)
         job.seq = next(self._seq)
         return job
+
+    def start_locked(self, job: Job, now: float) -> None:
+        """A queued job's first item starts."""
+        job.state, job.started = RUNNING, now
+        use = self.lanes.use[job.lane]
+        use.queued, use.running = use.queued - 1, use.running + 1
 
     def get(self, job_id: str) -> Job:
         with self.cv:
@@ -162,27 +225,36 @@ class JobTable:
         leave when they next come back."""
         if job.state in ENDED:
             return
+        was = job.state
         job.state, job.error, job.error_kind = state, error, kind
         job.finished = time.monotonic()
         self.active -= 1
+        self.weight -= job.weight
+        use = self.lanes.use[job.lane]
+        use.weight -= job.weight
+        if was == QUEUED:
+            use.queued -= 1
+        elif was == RUNNING:
+            use.running -= 1
+        self.lanes.ended(job, state, job.finished)
         self.deadlined.discard(job)
         self.ended_ids.append(job.id)
         self.count(state.lower())
         if state == COMPLETED and not self.self_verify and not job.batch_verify:
             self.unverified[job.key.id] = self.unverified.get(job.key.id, 0) + len(job.partitions)
         if state != COMPLETED:
-            mine = [e for e in self.pending if e[3].job is job]
+            mine = [e for e in self.pending if e[-1].job is job]
             if mine:
-                self.pending = [e for e in self.pending if e[3].job is not job]
+                self.pending = [e for e in self.pending if e[-1].job is not job]
                 heapq.heapify(self.pending)
                 for e in mine:
-                    self.drop_locked(e[3])
-        job.done.set()
-        log.info("job %s id=%s key=%s partitions=%d priority=%d ms=%.1f%s", state.lower(), job.id, job.key.id,
-                 len(job.partitions), job.priority, (job.finished - job.submitted) * 1000,
+                    self.drop_locked(e[-1])
+        log.info("job %s id=%s key=%s lane=%s partitions=%d priority=%d ms=%.1f%s", state.lower(), job.id,
+                 job.key.id, job.lane, len(job.partitions), job.priority, (job.finished - job.submitted) * 1000,
                  f" error={error}" if error else "")
         self.release_key_if_done_locked(job)
-        self.notify("on_job", job)
+        self.cv.later(self.notify, "on_job", job)  # observers first, then its waiters (the journal has it)
+        self.cv.later(job.done.set)
         self.cv.notify_all()
 
     def cancel(self, job_id: str, why: str) -> tuple[str, bool, list]:

@@ -44,32 +44,69 @@ class Scheduler(JobTable):
             self.add_locked(job, [(p.index, p) for p in job.partitions])
 
     def admit(self, stopping: threading.Event) -> Partition | None:
-        """The highest-priority pending partition, once its bytes fit the budget (reserved here)."""
+        """The first pending partition (Job.rank) whose bytes fit the budget and that no other lane's unused
+        share keeps out (engine/lanes.py), reserved here. A partition kept out by a share does not hold up
+        another lane's work behind it; one that waits for memory does (the budget is everyone's)."""
         with self.cv:
             waited = False
             while not stopping.is_set():
                 if self.pending:
-                    part = self.pending[0][3]
+                    part = self.pending[0][-1]
                     if part.job.deadline and self.expire_locked(part.job, time.monotonic())[0]:
                         continue  # a job past its deadline never starts: its partitions left the heap
                     if self.budget.fits(part.est.total):
-                        heapq.heappop(self.pending)
-                        self.budget.reserve(part.est.total)
-                        part.reserved, part.state = part.est.total, RUNNING
-                        self.acct.in_flight += 1
-                        now = time.monotonic()
-                        part.timings["queue_wait"] = (now - part.t_ready) * 1000
-                        part.t_admitted = now
-                        if part.job.state == QUEUED:
-                            part.job.state, part.job.started = RUNNING, now
-                        return part
-                    if not waited:
+                        entry = self._admissible_locked()
+                        if entry is not None:
+                            return self._take_locked(entry)
+                    elif not waited:
                         self.budget.waits += 1
                         waited = True
                         log.debug("partition %s/%d waits for memory: needs %d, %d of %d in use", part.job.id,
                                   part.index, part.est.total, self.budget.used, self.budget.budget)
                 self.cv.wait(POLL)
         return None
+
+    def _admissible_locked(self):
+        """The heap's first entry that the lanes admit now (the head, or, when the head's lane is kept out by
+        another's share, the first of a lane that is not), else None."""
+        lanes, used, slots = self.lanes, self.budget.used, sum(u.slots for u in self.lanes.use.values())
+        head = self.pending[0]
+        if lanes.admissible(head[-1].job.lane, head[-1].est.total, used, slots):
+            return head
+        ok = {n for n in lanes.use if n != head[-1].job.lane and lanes.admissible(n, 0, used, slots)}
+        best = None
+        for e in self.pending:  # O(pending), only while the head is kept out
+            p = e[-1]
+            if p.job.lane in ok and self.budget.fits(p.est.total) and (best is None or e < best) and \
+                    lanes.admissible(p.job.lane, p.est.total, used, slots):
+                best = e
+        return best
+
+    def _take_locked(self, entry) -> Partition:
+        if entry is self.pending[0]:
+            heapq.heappop(self.pending)
+        else:
+            self.pending.remove(entry)
+            heapq.heapify(self.pending)
+        part = entry[-1]
+        self.budget.reserve(part.est.total)
+        part.reserved, part.state, part.slot = part.est.total, RUNNING, True
+        use = self.lanes.use[part.job.lane]
+        use.bytes, use.slots = use.bytes + part.reserved, use.slots + 1
+        self.acct.in_flight += 1
+        now = time.monotonic()
+        part.timings["queue_wait"] = (now - part.t_ready) * 1000
+        part.t_admitted = now
+        if part.job.state == QUEUED:
+            self.start_locked(part.job, now)
+        return part
+
+    def free_slot_locked(self, part: Partition) -> None:
+        """It left the pipeline: its lane's slot is free for the next partition."""
+        if part.slot:
+            part.slot = False
+            self.lanes.use[part.job.lane].slots -= 1
+            self.cv.notify_all()
 
     def dropped(self, part: Partition, stopping: threading.Event) -> bool:
         """True (and the partition leaves the pipeline) when its job has ended or the engine stops."""
@@ -101,8 +138,9 @@ class Scheduler(JobTable):
                                  {s: part.timings[s] / 1000 for s in STAGES if s in part.timings})
             self.acct.count("partitions_completed")
             self.acct.add_phases(part.timings)
-            self.notify("on_partition", part)
+            self.cv.later(self.notify, "on_partition", part)
             part.exited = True
+            self.free_slot_locked(part)
             if part.reserved:
                 self.release_locked(part, part.reserved)
             part.sums = part.w = part.synth = None
@@ -114,8 +152,10 @@ class Scheduler(JobTable):
         if part.exited:
             return
         part.exited = True
+        self.free_slot_locked(part)
         if part.reserved:
             self.budget.release(part.reserved)
+            self.lanes.use[part.job.lane].bytes -= part.reserved
             part.reserved = 0
         if part.state == RUNNING:
             self.acct.in_flight -= 1
@@ -135,4 +175,5 @@ class Scheduler(JobTable):
         nbytes = min(nbytes, part.reserved)
         part.reserved -= nbytes
         self.budget.release(nbytes)
+        self.lanes.use[part.job.lane].bytes -= nbytes
         self.cv.notify_all()

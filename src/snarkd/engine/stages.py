@@ -25,7 +25,8 @@ POLL = 0.2
 
 
 class StageQueue:
-    """A bounded priority queue between two stages (higher priority first, then submission order)."""
+    """A bounded priority queue between two stages (Job.rank: lane priority, then job priority, then submission
+    order)."""
 
     def __init__(self, maxsize: int):
         self.q: queue.PriorityQueue = queue.PriorityQueue(maxsize)
@@ -35,7 +36,7 @@ class StageQueue:
         return self.q.maxsize
 
     def put(self, part: Partition, stopping: threading.Event) -> bool:
-        item = (-part.job.priority, part.job.seq, part.index, part)
+        item = (part.job.rank, part.index, part)
         while not stopping.is_set():
             try:
                 self.q.put(item, timeout=POLL)
@@ -47,7 +48,7 @@ class StageQueue:
     def get(self, stopping: threading.Event) -> Partition | None:
         while not stopping.is_set():
             try:
-                return self.q.get(timeout=POLL)[3]
+                return self.q.get(timeout=POLL)[-1]
             except queue.Empty:
                 continue
         return None
@@ -58,7 +59,7 @@ class StageQueue:
         if limit <= 0:
             return []
         with self.q.mutex:
-            chosen = sorted(it for it in self.q.queue if match(it[3]))[:limit]
+            chosen = sorted((it for it in self.q.queue if match(it[-1])), key=lambda it: it[:-1])[:limit]
             if not chosen:
                 return []
             ids = {id(it) for it in chosen}
@@ -66,7 +67,12 @@ class StageQueue:
             heapq.heapify(self.q.queue)
             self.q.unfinished_tasks -= len(chosen)
             self.q.not_full.notify(len(chosen))
-        return [it[3] for it in chosen]
+        return [it[-1] for it in chosen]
+
+    def ahead_of(self, rank: tuple) -> bool:
+        """Whether a partition of a better rank (Job.rank) than `rank` waits here."""
+        with self.q.mutex:
+            return bool(self.q.queue) and self.q.queue[0][0] < rank
 
     def __len__(self) -> int:
         return self.q.qsize()

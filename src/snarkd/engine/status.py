@@ -125,6 +125,32 @@ class KeyBudget:
 
 
 @dataclass
+class LaneStatus:
+    """A lane ([scheduler.lanes.NAME], engine/lanes.py) and what it holds now."""
+
+    name: str
+    priority: int
+    share: float
+    max_queued: float
+    deadline_s: float
+    queued: int
+    running: int
+    weight: float
+    slots: int
+    reserved_slots: int
+    expired: int
+    deadline_missed: int
+    completed: int
+
+
+def lane_statuses(lanes) -> list[LaneStatus]:
+    """Every lane of an engine's (or front's) Lanes, by name (under its table's lock)."""
+    return [LaneStatus(n, u.lane.priority, u.lane.share, u.lane.max_queued, u.lane.deadline, u.queued, u.running,
+                       u.weight, u.slots, lanes.reserved_slots(n), u.expired, u.deadline_missed, u.completed)
+            for n, u in sorted(lanes.use.items())]
+
+
+@dataclass
 class EngineStatus:
     accepting: bool
     started: bool
@@ -141,6 +167,7 @@ class EngineStatus:
     keys: KeyBudget
     eta: EtaStatus = field(default_factory=lambda: EtaStatus(1))  # the completion model deadlines are judged by
     cluster: object = None  # a cluster front's cluster.status.ClusterStatus
+    lanes: list[LaneStatus] = field(default_factory=list)
     unverified_proofs: dict[str, int] = field(default_factory=dict)  # per key: returned with self_verify = false
 
 
@@ -159,6 +186,7 @@ def engine_status(engine) -> EngineStatus:
         in_flight, phase_ms = acct.in_flight, dict(acct.phase_ms)
         device_evictions = dict(engine.residency.evictions)
         eta = engine.book.eta.status_locked(engine.book.jobs.values())
+        lanes = lane_statuses(engine.book.lanes)
         unverified = dict(engine.book.unverified)
     up = max(1e-9, now - engine.t_start)
     c = engine.config
@@ -171,7 +199,8 @@ def engine_status(engine) -> EngineStatus:
         workers={k: WorkerCount(n, engine.alive(k)) for k, n in engine.workers.expected.items()},
         config={**{k: v for k, v in asdict(c).items() if k != "debug_delay_s"},
                 "g2_on_device": engine.g2_on_device},  # as resolved ("auto" -> where it runs)
-        phase_ms=phase_ms, keys=key_budget(engine, device_evictions), eta=eta, unverified_proofs=unverified)
+        phase_ms=phase_ms, keys=key_budget(engine, device_evictions), eta=eta, lanes=lanes,
+        unverified_proofs=unverified)
 
 
 def key_budget(engine, device_evictions: dict) -> KeyBudget:

@@ -103,7 +103,7 @@ class UnloadKeyReply(_message.Message):
     def __init__(self, key: _Optional[_Union[KeyInfo, _Mapping]] = ...) -> None: ...
 
 class ProveRequest(_message.Message):
-    __slots__ = ("key_id", "witness", "job_id", "priority", "witnesses", "inputs_json", "witness_paths", "batch_verify", "deadline_s", "deadline_unix")
+    __slots__ = ("key_id", "witness", "job_id", "priority", "witnesses", "inputs_json", "witness_paths", "batch_verify", "deadline_s", "deadline_unix", "lane")
     KEY_ID_FIELD_NUMBER: _ClassVar[int]
     WITNESS_FIELD_NUMBER: _ClassVar[int]
     JOB_ID_FIELD_NUMBER: _ClassVar[int]
@@ -114,6 +114,7 @@ class ProveRequest(_message.Message):
     BATCH_VERIFY_FIELD_NUMBER: _ClassVar[int]
     DEADLINE_S_FIELD_NUMBER: _ClassVar[int]
     DEADLINE_UNIX_FIELD_NUMBER: _ClassVar[int]
+    LANE_FIELD_NUMBER: _ClassVar[int]
     key_id: str
     witness: bytes
     job_id: str
@@ -124,7 +125,8 @@ class ProveRequest(_message.Message):
     batch_verify: bool
     deadline_s: float
     deadline_unix: float
-    def __init__(self, key_id: _Optional[str] = ..., witness: _Optional[bytes] = ..., job_id: _Optional[str] = ..., priority: _Optional[int] = ..., witnesses: _Optional[_Iterable[bytes]] = ..., inputs_json: _Optional[_Iterable[str]] = ..., witness_paths: _Optional[_Iterable[str]] = ..., batch_verify: _Optional[bool] = ..., deadline_s: _Optional[float] = ..., deadline_unix: _Optional[float] = ...) -> None: ...
+    lane: str
+    def __init__(self, key_id: _Optional[str] = ..., witness: _Optional[bytes] = ..., job_id: _Optional[str] = ..., priority: _Optional[int] = ..., witnesses: _Optional[_Iterable[bytes]] = ..., inputs_json: _Optional[_Iterable[str]] = ..., witness_paths: _Optional[_Iterable[str]] = ..., batch_verify: _Optional[bool] = ..., deadline_s: _Optional[float] = ..., deadline_unix: _Optional[float] = ..., lane: _Optional[str] = ...) -> None: ...
 
 class ProveChunk(_message.Message):
     __slots__ = ("request", "partition_bytes", "data")
@@ -229,17 +231,19 @@ class CancelReply(_message.Message):
     def __init__(self, state: _Optional[_Union[JobState, str]] = ..., cancelled: _Optional[bool] = ...) -> None: ...
 
 class ListJobsRequest(_message.Message):
-    __slots__ = ("states", "key_id", "limit")
+    __slots__ = ("states", "key_id", "limit", "lane")
     STATES_FIELD_NUMBER: _ClassVar[int]
     KEY_ID_FIELD_NUMBER: _ClassVar[int]
     LIMIT_FIELD_NUMBER: _ClassVar[int]
+    LANE_FIELD_NUMBER: _ClassVar[int]
     states: _containers.RepeatedScalarFieldContainer[JobState]
     key_id: str
     limit: int
-    def __init__(self, states: _Optional[_Iterable[_Union[JobState, str]]] = ..., key_id: _Optional[str] = ..., limit: _Optional[int] = ...) -> None: ...
+    lane: str
+    def __init__(self, states: _Optional[_Iterable[_Union[JobState, str]]] = ..., key_id: _Optional[str] = ..., limit: _Optional[int] = ..., lane: _Optional[str] = ...) -> None: ...
 
 class JobInfo(_message.Message):
-    __slots__ = ("job_id", "key_id", "state", "priority", "partitions", "done", "submitted_unix", "finished_unix", "deadline_unix", "error", "client")
+    __slots__ = ("job_id", "key_id", "state", "priority", "partitions", "done", "submitted_unix", "finished_unix", "deadline_unix", "error", "client", "lane", "weight")
     JOB_ID_FIELD_NUMBER: _ClassVar[int]
     KEY_ID_FIELD_NUMBER: _ClassVar[int]
     STATE_FIELD_NUMBER: _ClassVar[int]
@@ -251,6 +255,8 @@ class JobInfo(_message.Message):
     DEADLINE_UNIX_FIELD_NUMBER: _ClassVar[int]
     ERROR_FIELD_NUMBER: _ClassVar[int]
     CLIENT_FIELD_NUMBER: _ClassVar[int]
+    LANE_FIELD_NUMBER: _ClassVar[int]
+    WEIGHT_FIELD_NUMBER: _ClassVar[int]
     job_id: str
     key_id: str
     state: JobState
@@ -262,7 +268,9 @@ class JobInfo(_message.Message):
     deadline_unix: float
     error: str
     client: str
-    def __init__(self, job_id: _Optional[str] = ..., key_id: _Optional[str] = ..., state: _Optional[_Union[JobState, str]] = ..., priority: _Optional[int] = ..., partitions: _Optional[int] = ..., done: _Optional[int] = ..., submitted_unix: _Optional[float] = ..., finished_unix: _Optional[float] = ..., deadline_unix: _Optional[float] = ..., error: _Optional[str] = ..., client: _Optional[str] = ...) -> None: ...
+    lane: str
+    weight: float
+    def __init__(self, job_id: _Optional[str] = ..., key_id: _Optional[str] = ..., state: _Optional[_Union[JobState, str]] = ..., priority: _Optional[int] = ..., partitions: _Optional[int] = ..., done: _Optional[int] = ..., submitted_unix: _Optional[float] = ..., finished_unix: _Optional[float] = ..., deadline_unix: _Optional[float] = ..., error: _Optional[str] = ..., client: _Optional[str] = ..., lane: _Optional[str] = ..., weight: _Optional[float] = ...) -> None: ...
 
 class ListJobsReply(_message.Message):
     __slots__ = ("jobs",)
@@ -275,7 +283,7 @@ class StatusRequest(_message.Message):
     def __init__(self) -> None: ...
 
 class StatusReply(_message.Message):
-    __slots__ = ("pid", "uptime_s", "version", "config_path", "config_fingerprint", "listen", "keys", "queued", "in_flight", "completed", "failed", "cancelled", "rss_bytes", "peak_rss_bytes", "devices", "workers", "state", "engine_json", "memory_budget_bytes", "memory_used_bytes", "memory_peak_bytes", "device_busy_s", "status_listen", "witness_spool", "spool_token", "witness_dirs", "expired")
+    __slots__ = ("pid", "uptime_s", "version", "config_path", "config_fingerprint", "listen", "keys", "queued", "in_flight", "completed", "failed", "cancelled", "rss_bytes", "peak_rss_bytes", "devices", "workers", "state", "engine_json", "memory_budget_bytes", "memory_used_bytes", "memory_peak_bytes", "device_busy_s", "status_listen", "witness_spool", "spool_token", "witness_dirs", "expired", "lanes")
     class DeviceBusySEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -310,6 +318,7 @@ class StatusReply(_message.Message):
     SPOOL_TOKEN_FIELD_NUMBER: _ClassVar[int]
     WITNESS_DIRS_FIELD_NUMBER: _ClassVar[int]
     EXPIRED_FIELD_NUMBER: _ClassVar[int]
+    LANES_FIELD_NUMBER: _ClassVar[int]
     pid: int
     uptime_s: float
     version: str
@@ -337,7 +346,38 @@ class StatusReply(_message.Message):
     spool_token: str
     witness_dirs: _containers.RepeatedScalarFieldContainer[str]
     expired: int
-    def __init__(self, pid: _Optional[int] = ..., uptime_s: _Optional[float] = ..., version: _Optional[str] = ..., config_path: _Optional[str] = ..., config_fingerprint: _Optional[str] = ..., listen: _Optional[str] = ..., keys: _Optional[_Iterable[_Union[KeyInfo, _Mapping]]] = ..., queued: _Optional[int] = ..., in_flight: _Optional[int] = ..., completed: _Optional[int] = ..., failed: _Optional[int] = ..., cancelled: _Optional[int] = ..., rss_bytes: _Optional[int] = ..., peak_rss_bytes: _Optional[int] = ..., devices: _Optional[_Iterable[str]] = ..., workers: _Optional[int] = ..., state: _Optional[str] = ..., engine_json: _Optional[str] = ..., memory_budget_bytes: _Optional[int] = ..., memory_used_bytes: _Optional[int] = ..., memory_peak_bytes: _Optional[int] = ..., device_busy_s: _Optional[_Mapping[str, float]] = ..., status_listen: _Optional[str] = ..., witness_spool: _Optional[str] = ..., spool_token: _Optional[str] = ..., witness_dirs: _Optional[_Iterable[str]] = ..., expired: _Optional[int] = ...) -> None: ...
+    lanes: _containers.RepeatedCompositeFieldContainer[LaneInfo]
+    def __init__(self, pid: _Optional[int] = ..., uptime_s: _Optional[float] = ..., version: _Optional[str] = ..., config_path: _Optional[str] = ..., config_fingerprint: _Optional[str] = ..., listen: _Optional[str] = ..., keys: _Optional[_Iterable[_Union[KeyInfo, _Mapping]]] = ..., queued: _Optional[int] = ..., in_flight: _Optional[int] = ..., completed: _Optional[int] = ..., failed: _Optional[int] = ..., cancelled: _Optional[int] = ..., rss_bytes: _Optional[int] = ..., peak_rss_bytes: _Optional[int] = ..., devices: _Optional[_Iterable[str]] = ..., workers: _Optional[int] = ..., state: _Optional[str] = ..., engine_json: _Optional[str] = ..., memory_budget_bytes: _Optional[int] = ..., memory_used_bytes: _Optional[int] = ..., memory_peak_bytes: _Optional[int] = ..., device_busy_s: _Optional[_Mapping[str, float]] = ..., status_listen: _Optional[str] = ..., witness_spool: _Optional[str] = ..., spool_token: _Optional[str] = ..., witness_dirs: _Optional[_Iterable[str]] = ..., expired: _Optional[int] = ..., lanes: _Optional[_Iterable[_Union[LaneInfo, _Mapping]]] = ...) -> None: ...
+
+class LaneInfo(_message.Message):
+    __slots__ = ("name", "priority", "share", "max_queued", "deadline_s", "queued", "running", "weight", "slots", "reserved_slots", "expired", "deadline_missed", "completed")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    PRIORITY_FIELD_NUMBER: _ClassVar[int]
+    SHARE_FIELD_NUMBER: _ClassVar[int]
+    MAX_QUEUED_FIELD_NUMBER: _ClassVar[int]
+    DEADLINE_S_FIELD_NUMBER: _ClassVar[int]
+    QUEUED_FIELD_NUMBER: _ClassVar[int]
+    RUNNING_FIELD_NUMBER: _ClassVar[int]
+    WEIGHT_FIELD_NUMBER: _ClassVar[int]
+    SLOTS_FIELD_NUMBER: _ClassVar[int]
+    RESERVED_SLOTS_FIELD_NUMBER: _ClassVar[int]
+    EXPIRED_FIELD_NUMBER: _ClassVar[int]
+    DEADLINE_MISSED_FIELD_NUMBER: _ClassVar[int]
+    COMPLETED_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    priority: int
+    share: float
+    max_queued: float
+    deadline_s: float
+    queued: int
+    running: int
+    weight: float
+    slots: int
+    reserved_slots: int
+    expired: int
+    deadline_missed: int
+    completed: int
+    def __init__(self, name: _Optional[str] = ..., priority: _Optional[int] = ..., share: _Optional[float] = ..., max_queued: _Optional[float] = ..., deadline_s: _Optional[float] = ..., queued: _Optional[int] = ..., running: _Optional[int] = ..., weight: _Optional[float] = ..., slots: _Optional[int] = ..., reserved_slots: _Optional[int] = ..., expired: _Optional[int] = ..., deadline_missed: _Optional[int] = ..., completed: _Optional[int] = ...) -> None: ...
 
 class MetricsRequest(_message.Message):
     __slots__ = ()
