@@ -8,6 +8,7 @@ fallback (what the daemon's keys hold) and make_calculator (the daemon's and the
 from __future__ import annotations
 
 import gc
+import json
 import os
 import shutil
 import weakref
@@ -74,3 +75,43 @@ def test_no_descriptor_or_store_per_failed_run(torture):
     assert fds() == before
     assert len(dropped) == N and all(r() is None for r in dropped[:-1])  # freed, not held by wasmtime's table
     assert words_to_u64(calc.calculate_words(GOOD)).tobytes() == good
+
+
+@pytest.mark.parametrize("engine", ["wasm", "auto"])
+def test_the_daemons_witness_path_keeps_no_descriptor_per_key_load(engine, tmp_path, monkeypatch):
+    """The engine as the daemon runs it: a key loaded with its .wasm, a job from inputs, the key unloaded; 50
+    times (each load makes the key's calculator anew). Each proof is checked against the key's vk. A finished
+    job keeps its key, and so the key's calculator, while the engine remembers it (the last KEEP_FINISHED jobs,
+    1024): cut to 2 here, so what stays is what the witness engine itself leaks (before: a memfd per load)."""
+    import oracle
+    from snarkd.engine import COMPLETED, Engine, EngineConfig, jobtable
+    from snarkd.verifier import verify
+
+    monkeypatch.setattr(jobtable, "KEEP_FINISHED", 2)
+    source = oracle.load_circuit_source("chain.circom", N=10)
+    circ = oracle.circuit(source, "chain", "bn128", power=6)
+    key = tmp_path / "chain.zkey"
+    shutil.copyfile(circ.zkey, key)
+    shutil.copyfile(circ.wasm, tmp_path / "chain.wasm")
+    vk = json.loads(circ.vk.read_text())
+    eng = Engine(EngineConfig(synthesis_workers=1, threads=1, workers_per_device=1, memory_budget="256MiB",
+                              witness_engine=engine))
+    eng.start()
+    try:
+        def one(i):
+            eng.keys.load("k", str(key))
+            job = eng.await_(eng.submit("k", inputs=[{"k": 3, "x": 2 + i}]).id, 60)
+            assert job.state == COMPLETED, job.error
+            p = job.partitions[0]
+            assert verify(vk, p.result.public, p.result.proof)
+            eng.keys.unload("k")
+
+        for i in range(4):  # past the 2 finished jobs kept
+            one(i)
+        before = fds()
+        for i in range(4, N + 4):
+            one(i)
+        assert fds() == before
+    finally:
+        eng.stop(0)
+        assert eng.join_workers(10)
