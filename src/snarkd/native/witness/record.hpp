@@ -317,6 +317,7 @@ class Recorder {
   // if-conversion state
   struct JEntry {
     uint32_t addr, word, shadow;
+    bool native_form;  // the word's native_form_ bit before: an undone arm leaves the bits as it found them
   };
   std::vector<JEntry> journal_;
   std::vector<uint32_t> elem_log_;
@@ -443,7 +444,7 @@ class Recorder {
   inline void journal_word(uint32_t w) {
     if (arm_depth_) {
       if (journal_.size() >= lim_.arm_journal) throw detail::ArmAbort{"writes too much memory"};
-      journal_.push_back({w, load32(w * 4), shadow_[w]});
+      journal_.push_back({w, load32(w * 4), shadow_[w], bool(native_form_[w >> 6] >> (w & 63) & 1)});
     }
   }
   // ffwasm keeps its constants (the prime, Montgomery's) and scratch below the shared memory, circom its stack
