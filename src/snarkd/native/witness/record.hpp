@@ -518,6 +518,21 @@ class Recorder {
     throw Unsupported(where() + ": the field element at " + std::to_string(a) +
                       " was partly overwritten by raw stores");
   }
+  // Montgomery forms of 0 .. SMALL_LITERALS - 1, once per process: a short literal read is a lookup, not a product
+  // (the control-flow run of bigint.circom read one per few instructions: decode_other was 9% of its time).
+  static constexpr int32_t SMALL_LITERALS = 1024;
+  static const F* small_literals() {
+    static const std::vector<F> table = [] {
+      std::vector<F> t(SMALL_LITERALS);
+      for (int32_t k = 0; k < SMALL_LITERALS; k++) {
+        F n = F::zero();
+        n.v[0] = uint64_t(k);
+        t[k] = n.to_mont();
+      }
+      return t;
+    }();
+    return table.data();
+  }
   // An element in short or long normal form (circom's literals, the wasm's own stores), in Montgomery form.
   __attribute__((noinline)) F decode_other(const uint8_t* p, uint32_t a) {
     int32_t sv;
@@ -533,9 +548,14 @@ class Recorder {
       v = F::from_limbs(l);
       if (!(type & 0x40000000u)) v = mont(v);  // long normal: plain
     } else {
-      F small = F::zero();
-      small.v[0] = uint64_t(sv < 0 ? -int64_t(sv) : int64_t(sv));
-      v = mont(sv < 0 ? small.neg() : small);  // plain: p - |sv| for a negative one
+      if (sv > -SMALL_LITERALS && sv < SMALL_LITERALS) {  // the usual literal (0, 1, a bound, a shift)
+        const F& m = small_literals()[sv < 0 ? -sv : sv];
+        v = sv < 0 ? m.neg() : m;  // Montgomery's form of p - |sv| is p - |sv|'s: negation is linear
+      } else {
+        F small = F::zero();
+        small.v[0] = uint64_t(sv < 0 ? -int64_t(sv) : int64_t(sv));
+        v = mont(sv < 0 ? small.neg() : small);  // plain: p - |sv| for a negative one
+      }
       // a literal keeps its Montgomery form beside the short value, and ffwasm reads either: they must agree
       if (type && std::memcmp(v.v, p + 8, sizeof v.v) != 0) not_circoms(a);
     }
