@@ -102,8 +102,8 @@ def _fell_back(message: str) -> None:  # also the warnings about input.json
 
 
 def _calculate(args, timings: dict[str, float], bar, values_only: bool = False):
-    """(calculator, witness, inputs); values_only: the witness's values as .wtns wants them (on the
-    native engine, bytes: no numpy in the process)."""
+    """(calculator, witness, inputs, how the witness was made); values_only: the witness's values as .wtns wants
+    them (on the native engine, bytes: no numpy in the process)."""
     from snarkd.witness import load_input_json, make_calculator
 
     t = time.perf_counter()
@@ -111,17 +111,15 @@ def _calculate(args, timings: dict[str, float], bar, values_only: bool = False):
         inputs = load_input_json(args.input, warn=_fell_back)
         calc = make_calculator(args.wasm, _engine(args), sym=args.sym, sanity_check=args.sanity_check,
                                on_fallback=_fell_back)
-    timings["load" if hasattr(calc, "program") else "compile"] = (time.perf_counter() - t) * 1e3
+    timings["load" if calc.native else "compile"] = (time.perf_counter() - t) * 1e3
     t = time.perf_counter()
     with bar.step("calculate"):
-        if values_only and hasattr(calc, "calculate_bytes"):
-            witness = calc.calculate_bytes(inputs, log=_log_sink(args))[0]
-        elif values_only:
-            witness = calc.calculate(inputs, log=_log_sink(args)).values
+        if values_only:
+            witness, source = calc.calculate_bytes(inputs, log=_log_sink(args))
         else:
-            witness = calc.calculate(inputs, log=_log_sink(args))
+            witness, source = calc.calculate_with_source(inputs, log=_log_sink(args))
     timings["witness"] = (time.perf_counter() - t) * 1e3
-    return calc, witness, inputs
+    return calc, witness, inputs, source
 
 
 def run_witness(args) -> int:
@@ -130,7 +128,7 @@ def run_witness(args) -> int:
     start = time.perf_counter()
     timings: dict[str, float] = {}
     with _progress(args, 3) as bar:
-        calc, values, _ = _calculate(args, timings, bar, values_only=True)
+        calc, values, _, _ = _calculate(args, timings, bar, values_only=True)
         t = time.perf_counter()
         with bar.step("write"):
             write_wtns(args.out, calc.prime, values)
@@ -140,32 +138,40 @@ def run_witness(args) -> int:
     return 0
 
 
-def _verified(args, key, calc, inputs, result, timer):
+def _verified(args, key, calc, inputs, source, result, timer):
     """The proof, self-verified. A native witness whose proof fails is recomputed on the wasm engine
-    and proved again (the native engine's safety net: never expected, said on stderr)."""
+    and proved again (the native engine's safety net, witness.wasm_safety_net: never expected, said on stderr)."""
     from snarkd.errors import SnarkdError
     from snarkd.prover import prove
     from snarkd.verifier.self_check import verify_against_key
+    from snarkd.witness import wasm_safety_net
 
     name = f"witness from {args.input}"
     try:
         with timer.phase("verify"):
             verify_against_key(key.zkey, result.proof, result.public, witness_name=name, threads=args.threads)
         return result
-    except SnarkdError:
-        if not hasattr(calc, "calculate_on_wasm") or not hasattr(calc, "program"):
-            raise
-    print("snarkd: the proof of the native witness failed self-verification; recomputing the witness on the wasm "
-          "engine (please report this with the circuit)", file=sys.stderr, flush=True)
-    witness = calc.calculate_on_wasm(inputs)
-    result = prove(key, witness, threads=args.threads, witness_name=name, timer=timer)
-    with timer.phase("verify"):
-        verify_against_key(key.zkey, result.proof, result.public, witness_name=name, threads=args.threads)
-    if args.wtns:
-        from snarkd.formats.wtns import write_wtns
+    except SnarkdError as exc:
+        failure = exc
 
-        write_wtns(args.wtns, calc.prime, witness.values)
-    return result
+    def report() -> None:
+        print("snarkd: the proof of the native witness failed self-verification; recomputing the witness on the "
+              "wasm engine (please report this with the circuit)", file=sys.stderr, flush=True)
+
+    def attempt(witness):
+        again = prove(key, witness, threads=args.threads, witness_name=name, timer=timer)
+        with timer.phase("verify"):
+            verify_against_key(key.zkey, again.proof, again.public, witness_name=name, threads=args.threads)
+        if args.wtns:
+            from snarkd.formats.wtns import write_wtns
+
+            write_wtns(args.wtns, calc.prime, witness.values)
+        return again
+
+    retried = wasm_safety_net(calc, inputs, source, attempt, report=report)
+    if retried is None:
+        raise failure
+    return retried
 
 
 def run_fullprove(args) -> int:
@@ -179,12 +185,12 @@ def run_fullprove(args) -> int:
     with timer.phase("load"):
         key = ProvingKey.load(args.zkey, check_points=args.check_points)
     with key, _progress(args, 2) as bar:
-        calc, witness, inputs = _calculate(args, timings, bar)
+        calc, witness, inputs, source = _calculate(args, timings, bar)
         if args.wtns:
             write_wtns(args.wtns, calc.prime, witness.values)
         result = prove(key, witness, threads=args.threads, witness_name=f"witness from {args.input}", timer=timer)
         if args.verify:  # no proof that fails its own key is ever written (exit 4)
-            result = _verified(args, key, calc, inputs, result, timer)
+            result = _verified(args, key, calc, inputs, source, result, timer)
     with timer.phase("write"):
         write_proof(result, args.proof, args.public)
     if args.timings:

@@ -46,7 +46,7 @@ from snarkd.prover import finalize, prove, synthesize
 from snarkd.prover.timing import ordered
 from snarkd.verifier import verify
 from snarkd.verifier.batch import verify_batch
-from snarkd.witness import NATIVE_SOURCES, calculate_with_source
+from snarkd.witness import NATIVE_SOURCES, calculate_with_source, wasm_safety_net
 
 log = logging.getLogger("snarkd")
 BATCH_LINGER_S = 0.5  # a device stage waits at most this long for its job's partitions still in synthesis
@@ -248,8 +248,8 @@ class Engine(EngineBase):
         elif self.config.self_verify:
             with timer.phase("verify"):
                 ok = verify(lk.vk, proof.public, proof.proof)
-            if not ok and part.witness_source in NATIVE_SOURCES:
-                proof, ok = self._wasm_witness_proof(part, timer)
+            if not ok:
+                proof, ok = self._wasm_witness_proof(part, timer) or (proof, ok)
             if not ok:
                 self._self_verify_failed(job, [part])
         if self.keys.spoiled(lk):  # the key's file changed while this job read it: fail() says so
@@ -267,8 +267,9 @@ class Engine(EngineBase):
                                threads=self.config.threads).bad
         failed = []
         for p in (parts[i] for i in bad):
-            if p.witness_source in NATIVE_SOURCES:
-                proof, ok = self._wasm_witness_proof(p, timer)
+            retried = self._wasm_witness_proof(p, timer)
+            if retried is not None:
+                proof, ok = retried
                 if ok:  # into the Proof object the partition already carries (its worker may be completing it)
                     p.result.proof, p.result.public = proof.proof, proof.public
                     continue
@@ -296,20 +297,28 @@ class Engine(EngineBase):
                                       "(or the key is damaged); not returned", where)
 
     def _wasm_witness_proof(self, part: Partition, timer):
-        """The safety net of native witnesses: one whose proof failed self-verification is recomputed on
-        the wasm engine and proved again, on the CPU, outside the pipeline (it should never happen: it
-        is counted, and logged as the bug it would be)."""
+        """The safety net of native witnesses (witness.wasm_safety_net, the CLI's too): one whose proof failed
+        self-verification is recomputed on the wasm engine and proved again, on the CPU, outside the pipeline
+        (it should never happen: it is counted, and logged as the bug it would be). (proof, verified), or None
+        for a witness the native engine did not make (nothing to fall back on)."""
         lk = part.job.key
-        with self._lock:
-            self.acct.count("witness_failed")
-        log.error("job %s partition %d: the proof of a native witness failed self-verification; recomputing "
-                  "the witness on the wasm engine (please report this with the circuit)", part.job.id, part.index)
-        with timer.phase("witness_wasm"):
-            witness = lk.require_wasm().calculate_on_wasm(part.inputs)
-        part.inputs = None
-        proof = prove(lk.key, witness, threads=self.config.threads, timer=timer,
-                      witness_name=f"witness of job {part.job.id} partition {part.index}")
-        return proof, verify(lk.vk, proof.public, proof.proof)
+
+        def report() -> None:
+            with self._lock:
+                self.acct.count("witness_failed")
+            log.error("job %s partition %d: the proof of a native witness failed self-verification; recomputing "
+                      "the witness on the wasm engine (please report this with the circuit)", part.job.id, part.index)
+
+        def attempt(witness):
+            part.inputs = None
+            proof = prove(lk.key, witness, threads=self.config.threads, timer=timer,
+                          witness_name=f"witness of job {part.job.id} partition {part.index}")
+            return proof, verify(lk.vk, proof.public, proof.proof)
+
+        if part.witness_source not in NATIVE_SOURCES:
+            return None
+        return wasm_safety_net(lk.require_wasm(), part.inputs, part.witness_source, attempt, report=report,
+                               timed=lambda: timer.phase("witness_wasm"))
 
     def _hand_on(self, q: stages.StageQueue):
         def put(part: Partition) -> None:

@@ -1,7 +1,8 @@
 """Witness calculation from circom's .wasm, in-process: natively (NativeCalculator, a program
 recorded from the wasm and replayed) or on wasmtime (WitnessCalculator). `make_calculator` picks
-by the `[witness] engine` setting. Both calculators load lazily: a process that only replays never
-imports wasmtime."""
+by the `[witness] engine` setting. Both implement `WitnessEngine` (witness/protocol.py), the interface callers
+use; `wasm_safety_net` there is the native engine's one fallback after a failed self-check. Both calculators load
+lazily: a process that only replays never imports wasmtime."""
 
 from __future__ import annotations
 
@@ -18,14 +19,16 @@ from snarkd.witness.errors import (
     WitnessError,
 )
 from snarkd.witness.inputs import fnv_hash, load_input_json
+from snarkd.witness.protocol import NATIVE_SOURCES, SOURCES, WitnessEngine, wasm_safety_net
 
 ENGINES = ("auto", "native", "wasm")
-NATIVE_SOURCES = ("native", "recorded", "control")  # witnesses the native engine made (replayed, recorded on a
-# miss, or run through the wasm's control flow where the circuit is value-dependent)
 
 __all__ = [
     "ENGINES",
     "NATIVE_SOURCES",
+    "SOURCES",
+    "WitnessEngine",
+    "wasm_safety_net",
     "calculate_with_source",
     "make_calculator",
     "NativeCalculator",
@@ -45,7 +48,7 @@ __all__ = [
 ]
 
 
-def make_calculator(wasm, engine: str = "auto", *, on_fallback=None, **kwargs):
+def make_calculator(wasm, engine: str = "auto", *, on_fallback=None, **kwargs) -> WitnessEngine:
     """A witness calculator for `wasm` on the named engine:
 
     native  the native program (built or loaded now); NativeUnavailable (exit 3) where none can be
@@ -73,12 +76,9 @@ def make_calculator(wasm, engine: str = "auto", *, on_fallback=None, **kwargs):
     return WitnessCalculator(wasm, **kwargs)
 
 
-def calculate_with_source(calc, inputs: dict, *, log=None):
-    """(Witness, how it was made: "native" | "recorded" | "control" | "wasm") from either calculator."""
-    fn = getattr(calc, "calculate_with_source", None)
-    if fn is not None:
-        return fn(inputs, log=log)
-    return calc.calculate(inputs, log=log), "wasm"
+def calculate_with_source(calc: WitnessEngine, inputs: dict, *, log=None):
+    """(Witness, how it was made: "native" | "recorded" | "control" | "wasm") from any engine."""
+    return calc.calculate_with_source(inputs, log=log)
 
 
 def __getattr__(name: str):  # PEP 562: the calculators and their dependencies load on first use

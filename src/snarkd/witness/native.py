@@ -114,14 +114,16 @@ def render_log(events, sink: Callable[[str], None]) -> None:
 class NativeCalculator:
     """Native witness calculation for one circom 2 circuit .wasm (BN254 or BLS12-381 scalar field).
 
-    The interface of `WitnessCalculator` (calculate, calculate_words, calculate_to_file, prime, n8,
-    n32, witness_size, input_size, version, name). cache: where programs may be kept besides beside
+    The native engine's `WitnessEngine` (witness/protocol.py), as `WitnessCalculator` is the wasm engine's;
+    also calculate_words and version. cache: where programs may be kept besides beside
     the .wasm (True: [keys] wasm_cache; a directory; False/"off": nowhere else). program: an
     explicit program file path (tried first, written first). strict: refuse what cannot be built
     natively and report wasm fallbacks through on_fallback(message). max_memory, fuel: the wasm
     engine's limits, applied to the native recording too (memory bytes; fuel bounds loop
     iterations and calls there).
     """
+
+    native = True  # WitnessEngine: witnesses from the program (a request it cannot serve says "wasm" as its source)
 
     def __init__(self, wasm, *, sym=None, sanity_check: bool = False, name: str | None = None,
                  cache: bool | str | os.PathLike = True, program: str | os.PathLike | None = None,

@@ -18,6 +18,7 @@ import ctypes
 import hashlib
 import os
 import threading
+import weakref
 from importlib.metadata import version
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -340,15 +341,21 @@ class CircuitInstance:
     # -- host imports --------------------------------------------------------
 
     def _host_func(self, name: str, ty: wasmtime.FuncType) -> wasmtime.Func:
+        # The callbacks reach this instance through a weak reference only: wasmtime-py keeps every host
+        # callable in a process-wide table until its Store is deleted, so a callable holding the instance (and
+        # through it the Store) kept both alive for ever, with the module's memory image, a memfd: one file
+        # descriptor leaked per calculator (tests/witness/test_wasm_fds.py).
+        ref = weakref.ref(self)
         state = self.state
         n_results = len(ty.results)
 
         def message() -> str:
+            me = ref()
             chars = []
-            c = self._getMessageChar(self.store)
+            c = me._getMessageChar(me.store)
             while c != 0 and len(chars) < MAX_MESSAGE:  # a message that never ends is cut, as the native engine cuts it
                 chars.append(chr(c & 0xFFFF))
-                c = self._getMessageChar(self.store)
+                c = me._getMessageChar(me.store)
             return "".join(chars)
 
         if name == "exceptionHandler":
@@ -368,7 +375,7 @@ class CircuitInstance:
             def f():
                 msg = message()
                 if msg == "\n":
-                    self._emit(state.msg_str)
+                    ref()._emit(state.msg_str)
                     state.msg_str = ""
                 else:
                     if state.msg_str != "":
@@ -378,7 +385,7 @@ class CircuitInstance:
         elif name == "showSharedRWMemory":
 
             def f():
-                value = str(self.read_shared_int())
+                value = str(ref().read_shared_int())
                 if state.msg_str != "":
                     state.msg_str += " "
                 state.msg_str += value
@@ -386,7 +393,7 @@ class CircuitInstance:
         elif name == "error":
 
             def f(code, pstr, a, b, c, d):
-                state.error = WasmCircuitError(code, f"{self._cstr(pstr)} {a} {b} {c} {d}")
+                state.error = WasmCircuitError(code, f"{ref()._cstr(pstr)} {a} {b} {c} {d}")
                 raise state.error
 
         else:  # printDebug, log, logGetSignal... (circom 2.0.0-2.0.6 / circom_runtime): no-ops
@@ -447,7 +454,11 @@ class CircuitInstance:
             if isinstance(exc, KeyboardInterrupt):
                 raise
             if self.state.error is not None:
-                raise self.state.error from None
+                # taken out of the state, without the traceback it was raised with: the state is reachable from
+                # wasmtime-py's table of host callables (a process-wide root), and that traceback's frames hold
+                # this instance, so the instance, its Store and its memory would never be freed
+                error, self.state.error = self.state.error, None
+                raise error.with_traceback(None) from None
             if isinstance(exc, WasmCircuitError):  # another thread's host error surfaced here (wasmtime-py global)
                 raise WasmCircuitError(None, "wasm trap (see other thread)") from None
             text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__

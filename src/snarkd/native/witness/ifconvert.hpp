@@ -23,6 +23,7 @@ void Recorder<P>::rollback(const Snapshot& s, bool drop_nodes) {
     const JEntry& e = journal_[k];
     std::memcpy(mem_.data() + size_t(e.addr) * 4, &e.word, 4);
     shadow_[e.addr] = e.shadow;
+    set_native_form(e.addr, e.addr, e.native_form);
   }
   journal_.resize(s.journal);
   elem_log_.resize(s.elems);

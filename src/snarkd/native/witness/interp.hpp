@@ -198,6 +198,7 @@ case OPC: {                                                    \
           } else {
             mem_.resize(want);
             shadow_.resize(want / 4);
+            native_form_.resize(want / 256 + 1);
             S[sp_ - 1] = old;
           }
           pc++;

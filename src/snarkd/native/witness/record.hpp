@@ -275,6 +275,13 @@ class Recorder {
 
   ZeroedPodVec<uint8_t> mem_;  // fresh zero pages: what the circuit never touches is never faulted in
   ZeroedPodVec<uint32_t> shadow_;  // per 4-byte word: the trace value of the element it is part of
+  // A bit per 4-byte word: its bytes are the native Fr functions' own form of an element (write_elem: short word 0,
+  // long Montgomery), which need not be the bytes the wasm's Fr functions leave there for the same value (a short
+  // form, the short word of a value made long kept, normal or Montgomery). The value is the same, the raw bytes
+  // are not: a raw load of them (i32.load, memory.copy, Fr_int_copy's plain copy) is refused instead of followed.
+  // Found by the wasm fuzz (seed 13): a getWitnessSize that says 39 for 21 made getWitness read its signal
+  // index past the witness list, from the short word of a signal, and take another signal than the wasm did.
+  ZeroedPodVec<uint64_t> native_form_;
   std::vector<uint64_t> globals_;
 
   struct Frame {
@@ -310,6 +317,7 @@ class Recorder {
   // if-conversion state
   struct JEntry {
     uint32_t addr, word, shadow;
+    bool native_form;  // the word's native_form_ bit before: an undone arm leaves the bits as it found them
   };
   std::vector<JEntry> journal_;
   std::vector<uint32_t> elem_log_;
@@ -361,6 +369,7 @@ class Recorder {
     if (bytes > lim_.max_memory) throw CircuitFailure(5, "the circuit's initial memory is larger than its limit");
     mem_.resize(bytes);
     shadow_.resize(bytes / 4);
+    native_form_.resize(bytes / 256 + 1);
     for (auto& d : m_.data) {
       if (uint64_t(d.offset) + d.len > mem_.size()) throw Unsupported("data segment outside memory");
       std::memcpy(mem_.data() + d.offset, d.bytes, d.len);
@@ -407,14 +416,35 @@ class Recorder {
     uint64_t w0 = addr >> 2, w1 = (addr + n - 1) >> 2;
     for (uint64_t w = w0; w <= w1; w++)
       if (shadow_[w]) unsupported_raw();
+    if (any_native_form(w0, w1)) unsupported_native_form(addr);
   }
   [[noreturn]] __attribute__((noinline, cold)) void unsupported_raw() {
     throw Unsupported(where() + " reads the bytes of a field element computed from the inputs");
   }
+  [[noreturn]] __attribute__((noinline, cold)) void unsupported_native_form(uint64_t addr) {
+    throw Unsupported(where() + " reads the raw bytes at " + std::to_string(addr) +
+                      " of a field element the native Fr functions wrote (the wasm's own bytes for that value may "
+                      "differ in form)");
+  }
+  // native_form_ over words [w0, w1]: set, cleared, or any set
+  static uint64_t word_mask(uint64_t lo, uint64_t hi) {  // bits lo..hi of one 64-bit word (0 <= lo <= hi < 64)
+    return (hi == 63 ? ~uint64_t(0) : (uint64_t(1) << (hi + 1)) - 1) & ~((uint64_t(1) << lo) - 1);
+  }
+  inline void set_native_form(uint64_t w0, uint64_t w1, bool on) {
+    for (uint64_t k = w0 >> 6; k <= w1 >> 6; k++) {
+      const uint64_t m = word_mask(k == w0 >> 6 ? w0 & 63 : 0, k == w1 >> 6 ? w1 & 63 : 63);
+      native_form_[k] = on ? native_form_[k] | m : native_form_[k] & ~m;
+    }
+  }
+  inline bool any_native_form(uint64_t w0, uint64_t w1) {
+    for (uint64_t k = w0 >> 6; k <= w1 >> 6; k++)
+      if (native_form_[k] & word_mask(k == w0 >> 6 ? w0 & 63 : 0, k == w1 >> 6 ? w1 & 63 : 63)) return true;
+    return false;
+  }
   inline void journal_word(uint32_t w) {
     if (arm_depth_) {
       if (journal_.size() >= lim_.arm_journal) throw detail::ArmAbort{"writes too much memory"};
-      journal_.push_back({w, load32(w * 4), shadow_[w]});
+      journal_.push_back({w, load32(w * 4), shadow_[w], bool(native_form_[w >> 6] >> (w & 63) & 1)});
     }
   }
   // ffwasm keeps its constants (the prime, Montgomery's) and scratch below the shared memory, circom its stack
@@ -440,6 +470,7 @@ class Recorder {
       journal_word(uint32_t(w));
       shadow_[w] = 0;
     }
+    set_native_form(w0, w1, false);  // the bytes the wasm stores, as it stores them
   }
 
   Val read_elem(uint32_t a) {
@@ -487,6 +518,21 @@ class Recorder {
     throw Unsupported(where() + ": the field element at " + std::to_string(a) +
                       " was partly overwritten by raw stores");
   }
+  // Montgomery forms of 0 .. SMALL_LITERALS - 1, once per process: a short literal read is a lookup, not a product
+  // (the control-flow run of bigint.circom read one per few instructions: decode_other was 9% of its time).
+  static constexpr int32_t SMALL_LITERALS = 1024;
+  static const F* small_literals() {
+    static const std::vector<F> table = [] {
+      std::vector<F> t(SMALL_LITERALS);
+      for (int32_t k = 0; k < SMALL_LITERALS; k++) {
+        F n = F::zero();
+        n.v[0] = uint64_t(k);
+        t[k] = n.to_mont();
+      }
+      return t;
+    }();
+    return table.data();
+  }
   // An element in short or long normal form (circom's literals, the wasm's own stores), in Montgomery form.
   __attribute__((noinline)) F decode_other(const uint8_t* p, uint32_t a) {
     int32_t sv;
@@ -502,9 +548,14 @@ class Recorder {
       v = F::from_limbs(l);
       if (!(type & 0x40000000u)) v = mont(v);  // long normal: plain
     } else {
-      F small = F::zero();
-      small.v[0] = uint64_t(sv < 0 ? -int64_t(sv) : int64_t(sv));
-      v = mont(sv < 0 ? small.neg() : small);  // plain: p - |sv| for a negative one
+      if (sv > -SMALL_LITERALS && sv < SMALL_LITERALS) {  // the usual literal (0, 1, a bound, a shift)
+        const F& m = small_literals()[sv < 0 ? -sv : sv];
+        v = sv < 0 ? m.neg() : m;  // Montgomery's form of p - |sv| is p - |sv|'s: negation is linear
+      } else {
+        F small = F::zero();
+        small.v[0] = uint64_t(sv < 0 ? -int64_t(sv) : int64_t(sv));
+        v = mont(sv < 0 ? small.neg() : small);  // plain: p - |sv| for a negative one
+      }
       // a literal keeps its Montgomery form beside the short value, and ffwasm reads either: they must agree
       if (type && std::memcmp(v.v, p + 8, sizeof v.v) != 0) not_circoms(a);
     }
@@ -555,6 +606,7 @@ class Recorder {
     std::memcpy(p + 4, &type, 4);
     std::memcpy(p + 8, x.v.v, sizeof x.v.v);
     for (uint32_t k = 0; k < ELEM / 4; k++) shadow_[w0 + k] = x.id;
+    set_native_form(w0, w0 + ELEM / 4 - 1, true);
   }
   // ffwasm's representation changes (toNormal...): the value stays; a concrete element is
   // rewritten in long normal form so a raw reader sees what the wasm would give it.
@@ -569,6 +621,9 @@ class Recorder {
     std::memcpy(p, &sv, 4);
     std::memcpy(p + 4, &type, 4);
     std::memcpy(p + 8, n.v, sizeof n.v);
+    // the type and the plain value are the wasm's bytes now; its short word may still be another
+    set_native_form(a >> 2, a >> 2, true);
+    set_native_form((a >> 2) + 1, (a >> 2) + ELEM / 4 - 1, false);
   }
 
   // ffwasm's Fr_int_copy(src, dst): the 8 * N bytes of an element's body. Bytes no traced value owns are
@@ -582,6 +637,7 @@ class Recorder {
     bool traced = false;
     for (uint64_t w = src >> 2; w <= (uint64_t(src) + BODY - 1) >> 2; w++) traced |= shadow_[w] != 0;
     if (!traced) {
+      if (any_native_form(src >> 2, (uint64_t(src) + BODY - 1) >> 2)) unsupported_native_form(src);
       for (uint32_t k = 0; k < P::N; k++) {  // 8 bytes at a time, in order, as ffwasm's loop
         uint64_t v;
         std::memcpy(&v, mem_.data() + src + 8 * k, 8);
