@@ -141,15 +141,6 @@ class LoadedKey:
                     on_fallback=lambda msg: log.warning("key %s: %s", key_id, msg))
             return self._calc
 
-    def witness_info(self) -> dict:
-        """How this key's witnesses are made ({} before its first calculator exists)."""
-        calc = self._calc
-        if calc is None:
-            return {}
-        describe = getattr(calc, "describe", None)
-        return describe() if describe else {"engine": "wasm"}
-
-
 
 class KeyStore:
     """Keys by id. Thread-safe."""
