@@ -6,7 +6,7 @@
 // Scalars: plain little-endian Fr integers (4 limbs); values >= r are reduced
 // mod r (by repeated subtraction), which is exact for points of order r.
 // Bases equal to the all-zero point (infinity) are skipped.
-// G1 (both curves) splits each scalar with the endomorphism when the cost model
+// G1 and G2 (both curves) split each scalar with an endomorphism when the cost model
 // says it pays (ec/glv.hpp, glv_pays below): 2n points, half the windows.
 // Work split: (window x point-chunk) tasks scheduled dynamically over threads;
 // each task owns its bucket array and reduces it with a running sum.
@@ -33,6 +33,8 @@ inline size_t& msm_batch_size_ref() { static size_t b = 512; return b; }
 inline unsigned& msm_force_c() { static unsigned c = 0; return c; }  // benchmarking only
 // Endomorphism split (GLV) on G1: 0 never, 1 where glv_pays (default), 2 always (tests)
 inline int& msm_glv_mode() { static int m = 1; return m; }
+// The same for G2 (GLS: the Frobenius-based psi, ec/glv.hpp)
+inline int& msm_gls_mode() { static int m = 1; return m; }
 inline size_t msm_batch_size() { return std::max<size_t>(1, msm_batch_size_ref()); }
 
 template <class Cfg>
@@ -251,6 +253,19 @@ inline size_t glv_max_points() {
   return (size_t)1 << 15;
 }
 
+// G2 (GLS): the largest MSM the split is used for, and its own work per point in G2
+// bucket additions (ec/glv.hpp's psi is a few base multiplications, the decomposition
+// the same as on G1; a G2 addition costs about three G1 ones). Set from
+// bench/results/gls-cpu.json (bench/gls_cpu.py). Not measured on the 8-lane IFMA
+// path: there the cost model alone decides only with the mode forced.
+inline double gls_split_cost() { return 0.25; }
+inline size_t gls_max_points() {
+#if defined(SNARKD_SIMD52)
+  if (g_use_simd52) return 0;
+#endif
+  return (size_t)1 << 15;
+}
+
 // Whether the endomorphism split pays for an MSM of n points on Cfg: twice the
 // points at C::BITS (half the windows: the same additions into buckets, half the
 // bucket reductions) plus the split, against n points at `bits`. The split's window
@@ -264,11 +279,12 @@ inline bool glv_pays(size_t n, unsigned T, unsigned bits, unsigned* cmax = nullp
     const unsigned cap = std::max(msm_plan(std::max<size_t>(n, 1), T, bits, &plain).c, 16u);
     if (cmax) *cmax = cap;
     if (n == 0) return false;
-    const int mode = msm_glv_mode();
+    constexpr bool g2 = GlvOf<Cfg>::psi;
+    const int mode = g2 ? msm_gls_mode() : msm_glv_mode();
     if (mode != 1) return mode == 2;
-    if (n > glv_max_points()) return false;
+    if (n > (g2 ? gls_max_points() : glv_max_points())) return false;
     msm_plan(2 * n, T, GlvOf<Cfg>::C::BITS, &split, cap);
-    return split + glv_split_cost() * (double)n / T < plain;
+    return split + (g2 ? gls_split_cost() : glv_split_cost()) * (double)n / T < plain;
   }
 }
 
@@ -406,7 +422,7 @@ Affine<Cfg> msm_core(const MsmPoints<Cfg>& pts, const uint8_t* scalars, const ui
 }
 
 // sum_i s_i P_i over n affine bases (snarkjs layout) and n plain 32-byte scalars
-// (>= r reduced mod r); on G1 through the endomorphism split where it pays.
+// (>= r reduced mod r); through the endomorphism split where it pays (G1: GLV, G2: GLS).
 template <class Cfg, class Fr>
 Affine<Cfg> msm(const uint8_t* bases, const uint8_t* scalars, size_t n, unsigned T) {
   if constexpr (GlvOf<Cfg>::ok) {
