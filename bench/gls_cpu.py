@@ -1,7 +1,8 @@
 """The G2 endomorphism split (GLS, ec/glv.hpp's psi) on the CPU, before/after.
 
 Part 1, the G2 MSM (`msm_g2`, in process; Groth16's B2 MSM runs through the same
-msm() without IFMA): per curve and size, the plain Pippenger (`_set_gls(0)`) against
+msm() without IFMA), with the AVX-512 IFMA kernels on and off (`_set_simd52`, --ifma):
+per curve and size, the plain Pippenger (`_set_gls(0)`) against
 the split one (`_set_gls(2)`) and the default choice (`_set_gls(1)`, the cost model),
 runs interleaved (rotated order each round) so load moves all alike; the first round
 warms up and is not timed; medians of wall time and of the process's CPU time (all
@@ -10,7 +11,7 @@ the load of a shared machine than wall time). Bases: bench/native_micro's tiled 
 points; scalars uniform below r. Every output is compared with the plain one.
 
 Part 2, whole `snarkd prove KEY WTNS PROOF PUBLIC --timings` child processes with the
-G2 split off / forced / default (rounds in rotated order); the first proof of each
+G2 split off / forced / default, IFMA on and off (rounds in rotated order); the first proof of each
 setting is checked with `snarkjs groth16 verify`.
 
 Usage: python bench/gls_cpu.py [--logs 10,12,14,16,18] [--curves bn254,bls12_381] [--runs 5]
@@ -41,11 +42,11 @@ from snarkd import native  # noqa: E402
 from snarkd.native import _core  # noqa: E402
 
 MODES = {"plain": 0, "gls": 2, "auto": 1}
-CHILD = ("import sys; from snarkd.native import _core; _core._set_gls(int(sys.argv[1])); "
-         "from snarkd.cli import main; sys.exit(main(sys.argv[2:]))")
+CHILD = ("import sys; from snarkd.native import _core; _core._set_simd52(sys.argv[1] == '1'); "
+         "_core._set_gls(int(sys.argv[2])); from snarkd.cli import main; sys.exit(main(sys.argv[3:]))")
 
 
-def msm_part(curves, logs, runs, threads):
+def msm_part(curves, logs, runs, threads, simds):
     rng = np.random.default_rng(7)
     rows = []
     names = list(MODES)
@@ -55,64 +56,69 @@ def msm_part(curves, logs, runs, threads):
             n = 1 << lg
             P, S = random_points(mod, True, n, rng), random_scalars(mod, n, rng)
             want = None
-            t = {m: [] for m in MODES}
-            cpu = {m: [] for m in MODES}
+            sets = [(simd, m) for simd in simds for m in names]
+            t = {s: [] for s in sets}
+            cpu = {s: [] for s in sets}
             for r in range(runs + 1):  # the first round warms up, not timed
-                for m in names[r % 3:] + names[: r % 3]:
+                for simd, m in sets[r % len(sets):] + sets[: r % len(sets)]:
+                    _core._set_simd52(simd)
                     _core._set_gls(MODES[m])
                     c0, t0 = time.process_time(), time.perf_counter()
                     out = mod.msm_g2(P, S, threads)
                     dt, dc = time.perf_counter() - t0, time.process_time() - c0
                     if want is None:
                         want = out.copy()
-                    assert np.array_equal(out, want), (cname, lg, m)
+                    assert np.array_equal(out, want), (cname, lg, simd, m)
                     if r:
-                        t[m].append(dt)
-                        cpu[m].append(dc)
-            row = {"curve": cname, "log_n": lg, "ifma": bool(_core.uses_simd52()),
-                   **{f"{m}_ms": round(statistics.median(v) * 1e3, 2) for m, v in t.items()},
-                   **{f"{m}_runs_ms": [round(x * 1e3, 2) for x in v] for m, v in t.items()},
-                   **{f"{m}_cpu_ms": round(statistics.median(v) * 1e3, 2) for m, v in cpu.items()},
-                   "load": round(os.getloadavg()[0], 2)}
-            row["gls_over_plain"] = round(row["gls_ms"] / row["plain_ms"], 3)
-            row["auto_over_plain"] = round(row["auto_ms"] / row["plain_ms"], 3)
-            row["gls_over_plain_cpu"] = round(row["gls_cpu_ms"] / row["plain_cpu_ms"], 3)
-            rows.append(row)
-            print(f"{cname} 2^{lg}: plain {row['plain_ms']} ms, gls {row['gls_ms']} ms ({row['gls_over_plain']}), "
-                  f"auto {row['auto_ms']} ms ({row['auto_over_plain']}); cpu time {row['plain_cpu_ms']} / {row['gls_cpu_ms']} ms "
-                  f"({row['gls_over_plain_cpu']}) load {row['load']}", flush=True)
+                        t[(simd, m)].append(dt)
+                        cpu[(simd, m)].append(dc)
+            for simd in simds:
+                row = {"curve": cname, "log_n": lg, "ifma": simd and bool(_core.cpu_has_simd52()),
+                       **{f"{m}_ms": round(statistics.median(t[(simd, m)]) * 1e3, 2) for m in names},
+                       **{f"{m}_runs_ms": [round(x * 1e3, 2) for x in t[(simd, m)]] for m in names},
+                       **{f"{m}_cpu_ms": round(statistics.median(cpu[(simd, m)]) * 1e3, 2) for m in names},
+                       "load": round(os.getloadavg()[0], 2)}
+                row["gls_over_plain"] = round(row["gls_ms"] / row["plain_ms"], 3)
+                row["auto_over_plain"] = round(row["auto_ms"] / row["plain_ms"], 3)
+                row["gls_over_plain_cpu"] = round(row["gls_cpu_ms"] / row["plain_cpu_ms"], 3)
+                rows.append(row)
+                print(f"{cname} 2^{lg} {'ifma' if row['ifma'] else 'scalar'}: plain {row['plain_ms']} ms, gls {row['gls_ms']} ms ({row['gls_over_plain']}), "
+                      f"auto {row['auto_ms']} ms ({row['auto_over_plain']}); cpu time {row['plain_cpu_ms']} / {row['gls_cpu_ms']} ms "
+                      f"({row['gls_over_plain_cpu']}) load {row['load']}", flush=True)
     _core._set_gls(1)
+    _core._set_simd52(True)
     return rows
 
 
-def prove_part(dirs, runs, threads):
+def prove_part(dirs, runs, threads, simds):
     rows = []
-    settings = list(MODES)
+    settings = [("1" if simd else "0", m) for simd in simds for m in MODES]
     for d in dirs:
         zkey, wtns = d / "circuit.zkey", d / "witness.wtns"
         res = {s: {"wall": [], "phases": []} for s in settings}
         with tempfile.TemporaryDirectory() as tmp:
             for r in range(runs):
                 order = settings[r % len(settings):] + settings[: r % len(settings)]
-                for m in order:
-                    proof, public = Path(tmp) / f"p{m}.json", Path(tmp) / f"q{m}.json"
-                    cmd = [sys.executable, "-c", CHILD, str(MODES[m]), "prove", str(zkey), str(wtns),
+                for simd, m in order:
+                    proof, public = Path(tmp) / f"p{simd}{m}.json", Path(tmp) / f"q{simd}{m}.json"
+                    cmd = [sys.executable, "-c", CHILD, simd, str(MODES[m]), "prove", str(zkey), str(wtns),
                            str(proof), str(public), "--timings"]
                     if threads:
                         cmd += ["--threads", str(threads)]
                     wall, _rss, err, _cpu = timed(cmd)
-                    res[m]["wall"].append(wall)
-                    res[m]["phases"].append(parse_timings(err))
+                    res[(simd, m)]["wall"].append(wall)
+                    res[(simd, m)]["phases"].append(parse_timings(err))
                     if r == 0:  # every setting's proof verifies
                         subprocess.run([str(SNARKJS), "groth16", "verify", str(d / "vk.json"), str(public), str(proof)],
                                        check=True, capture_output=True)
-        for m, v in res.items():
+        for (simd, m), v in res.items():
             phases = {k: round(statistics.median(p.get(k, 0.0) for p in v["phases"]), 1) for k in v["phases"][0]}
             rows.append({"dir": str(d.relative_to(REPO)) if d.is_relative_to(REPO) else str(d), "mode": m,
+                         "ifma": simd == "1" and bool(_core.cpu_has_simd52()),
                          "wall_s": round(statistics.median(v["wall"]), 3),
                          "wall_runs_s": [round(x, 3) for x in v["wall"]], "phases_ms": phases, "verified": True,
                          "load": round(os.getloadavg()[0], 2)})
-            print(f"{d.name} {m}: {rows[-1]['wall_s']} s {phases}", flush=True)
+            print(f"{d.name} {'ifma' if simd == '1' else 'scalar'} {m}: {rows[-1]['wall_s']} s {phases}", flush=True)
     return rows
 
 
@@ -125,13 +131,15 @@ def main() -> int:
     ap.add_argument("--dir", type=Path, action="append", default=[])
     ap.add_argument("--prove-runs", type=int, default=5)
     ap.add_argument("--json", type=Path)
+    ap.add_argument("--ifma", default="on,off", help="IFMA settings to run: on, off or on,off")
     a = ap.parse_args()
+    simds = [x == "on" for x in a.ifma.split(",")]
     load0 = os.getloadavg()
     t0 = time.time()
     out = {"command": "python bench/gls_cpu.py " + " ".join(sys.argv[1:]), "cpu": platform.processor() or platform.machine(),
            "cores": os.cpu_count(), "cpu_has_ifma": bool(_core.cpu_has_simd52()),
-           "msm": msm_part(a.curves.split(","), [int(x) for x in a.logs.split(",") if x], a.runs, a.threads),
-           "prove": prove_part(a.dir, a.prove_runs, a.threads)}
+           "msm": msm_part(a.curves.split(","), [int(x) for x in a.logs.split(",") if x], a.runs, a.threads, simds),
+           "prove": prove_part(a.dir, a.prove_runs, a.threads, simds)}
     out["load_before"] = [round(x, 2) for x in load0]
     out["load_after"] = [round(x, 2) for x in os.getloadavg()]
     out["seconds"] = round(time.time() - t0, 1)

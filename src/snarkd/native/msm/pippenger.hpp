@@ -255,13 +255,14 @@ inline size_t glv_max_points() {
 
 // G2 (GLS): the largest MSM the split is used for, and its own work per point in G2
 // bucket additions (ec/glv.hpp's psi is a few base multiplications, the decomposition
-// the same as on G1; a G2 addition costs about three G1 ones). Set from
-// bench/results/gls-cpu.json (bench/gls_cpu.py). Not measured on the 8-lane IFMA
-// path: there the cost model alone decides only with the mode forced.
+// the same as on G1; a G2 addition costs about three G1 ones). Measured
+// (bench/results/gls-cpu.json, bench/gls_cpu.py, 2 threads, both curves): on the 8-lane
+// path the split's process CPU time is 0.57-0.61x at 2^12 points, 0.85-0.88x at 2^13,
+// even (0.93-1.09x) from 2^14 to 2^18.
 inline double gls_split_cost() { return 0.25; }
 inline size_t gls_max_points() {
 #if defined(SNARKD_SIMD52)
-  if (g_use_simd52) return 0;
+  if (g_use_simd52) return (size_t)1 << 13;
 #endif
   return (size_t)1 << 15;
 }
