@@ -256,15 +256,19 @@ inline size_t glv_max_points() {
 // G2 (GLS): the largest MSM the split is used for, and its own work per point in G2
 // bucket additions (ec/glv.hpp's psi is a few base multiplications, the decomposition
 // the same as on G1; a G2 addition costs about three G1 ones). Measured
-// (bench/results/gls-cpu.json, bench/gls_cpu.py, 2 threads, both curves): on the 8-lane
-// path the split's process CPU time is 0.57-0.61x at 2^12 points, 0.85-0.88x at 2^13,
-// even (0.93-1.09x) from 2^14 to 2^18.
+// (bench/results/gls-cpu-msm*.json, bench/gls_cpu.py, 2 threads, both curves; process CPU
+// time, split / plain): 0.59-0.78x at 2^12 points, 0.82-0.96x at 2^13 on both paths. Above,
+// on the 8-lane path even (0.94-1.08x to 2^18); on the scalar path BN254's G2 is even
+// (0.95-1.02x) and BLS12-381's (6-limb Fq: the split's fixed cost per point is smaller
+// next to its additions) still wins, 0.87-0.97x in two runs, up to 2^18, the largest
+// size measured.
 inline double gls_split_cost() { return 0.25; }
+template <class Cfg>
 inline size_t gls_max_points() {
 #if defined(SNARKD_SIMD52)
   if (g_use_simd52) return (size_t)1 << 13;
 #endif
-  return (size_t)1 << 15;
+  return Cfg::F::N >= 12 ? (size_t)1 << 18 : (size_t)1 << 13;
 }
 
 // Whether the endomorphism split pays for an MSM of n points on Cfg: twice the
@@ -283,7 +287,7 @@ inline bool glv_pays(size_t n, unsigned T, unsigned bits, unsigned* cmax = nullp
     constexpr bool g2 = GlvOf<Cfg>::psi;
     const int mode = g2 ? msm_gls_mode() : msm_glv_mode();
     if (mode != 1) return mode == 2;
-    if (n > (g2 ? gls_max_points() : glv_max_points())) return false;
+    if (n > (g2 ? gls_max_points<Cfg>() : glv_max_points())) return false;
     msm_plan(2 * n, T, GlvOf<Cfg>::C::BITS, &split, cap);
     return split + (g2 ? gls_split_cost() : glv_split_cost()) * (double)n / T < plain;
   }
