@@ -10,12 +10,16 @@ threads; the pool joins, never spins, so CPU time is the work done and moves les
 the load of a shared machine than wall time). Bases: bench/native_micro's tiled random G2
 points; scalars uniform below r. Every output is compared with the plain one.
 
+Part 1b (--b2 DIR), a key's B2 MSM over its witness as the prover calls it
+(`msm_witness`), in process, the same way.
+
 Part 2, whole `snarkd prove KEY WTNS PROOF PUBLIC --timings` child processes with the
 G2 split off / forced / default, IFMA on and off (rounds in rotated order); the first proof of each
 setting is checked with `snarkjs groth16 verify`.
 
 Usage: python bench/gls_cpu.py [--logs 10,12,14,16,18] [--curves bn254,bls12_381] [--runs 5]
-       [--threads 0] [--dir bench/work/chain16-bn128 ...] [--prove-runs 5] [--json OUT]
+       [--threads 0] [--ifma on,off] [--b2 bench/work/chain16-bls12381 ...]
+       [--dir bench/work/chain16-bn128 ...] [--prove-runs 5] [--json OUT]
 """
 from __future__ import annotations
 
@@ -90,6 +94,54 @@ def msm_part(curves, logs, runs, threads, simds):
     return rows
 
 
+def b2_part(dirs, runs, threads, simds):
+    """Groth16's B2 MSM of a key over its witness (the prover's msm_witness call), in process,
+    the settings interleaved as in msm_part"""
+    from snarkd.formats.wtns import read_wtns
+    from snarkd.prover import ProvingKey
+
+    rows = []
+    names = list(MODES)
+    for d in dirs:
+        with ProvingKey.load(d / "circuit.zkey") as key:
+            zk, nat = key.zkey, key.native
+            w = np.ascontiguousarray(read_wtns(d / "witness.wtns").values)
+            sets = [(simd, m) for simd in simds for m in names]
+            t = {s: [] for s in sets}
+            cpu = {s: [] for s in sets}
+            want = None
+            for r in range(runs + 1):
+                for simd, m in sets[r % len(sets):] + sets[: r % len(sets)]:
+                    _core._set_simd52(simd)
+                    _core._set_gls(MODES[m])
+                    c0, t0 = time.process_time(), time.perf_counter()
+                    out = nat.msm_witness(w, [], [(zk.b2, 0)], threads)[1][0]
+                    dt, dc = time.perf_counter() - t0, time.process_time() - c0
+                    if want is None:
+                        want = out.copy()
+                    assert np.array_equal(out, want), (d, simd, m)
+                    if r:
+                        t[(simd, m)].append(dt)
+                        cpu[(simd, m)].append(dc)
+        for simd in simds:
+            row = {"dir": str(d.relative_to(REPO)) if d.is_relative_to(REPO) else str(d),
+                   "ifma": simd and bool(_core.cpu_has_simd52()),
+                   **{f"{m}_ms": round(statistics.median(t[(simd, m)]) * 1e3, 2) for m in names},
+                   **{f"{m}_cpu_ms": round(statistics.median(cpu[(simd, m)]) * 1e3, 2) for m in names},
+                   **{f"{m}_runs_ms": [round(x * 1e3, 2) for x in t[(simd, m)]] for m in names},
+                   "load": round(os.getloadavg()[0], 2)}
+            row["gls_over_plain_cpu"] = round(row["gls_cpu_ms"] / row["plain_cpu_ms"], 3)
+            row["auto_over_plain_cpu"] = round(row["auto_cpu_ms"] / row["plain_cpu_ms"], 3)
+            rows.append(row)
+            print(f"B2 {d.name} {'ifma' if row['ifma'] else 'scalar'}: cpu plain {row['plain_cpu_ms']} gls "
+                  f"{row['gls_cpu_ms']} ({row['gls_over_plain_cpu']}) auto {row['auto_cpu_ms']} "
+                  f"({row['auto_over_plain_cpu']}); wall {row['plain_ms']} / {row['gls_ms']} / {row['auto_ms']} "
+                  f"load {row['load']}", flush=True)
+    _core._set_gls(1)
+    _core._set_simd52(True)
+    return rows
+
+
 def prove_part(dirs, runs, threads, simds):
     rows = []
     settings = [("1" if simd else "0", m) for simd in simds for m in MODES]
@@ -131,6 +183,7 @@ def main() -> int:
     ap.add_argument("--dir", type=Path, action="append", default=[])
     ap.add_argument("--prove-runs", type=int, default=5)
     ap.add_argument("--json", type=Path)
+    ap.add_argument("--b2", type=Path, action="append", default=[], help="key dir: its B2 MSM in process")
     ap.add_argument("--ifma", default="on,off", help="IFMA settings to run: on, off or on,off")
     a = ap.parse_args()
     simds = [x == "on" for x in a.ifma.split(",")]
@@ -139,6 +192,7 @@ def main() -> int:
     out = {"command": "python bench/gls_cpu.py " + " ".join(sys.argv[1:]), "cpu": platform.processor() or platform.machine(),
            "cores": os.cpu_count(), "cpu_has_ifma": bool(_core.cpu_has_simd52()),
            "msm": msm_part(a.curves.split(","), [int(x) for x in a.logs.split(",") if x], a.runs, a.threads, simds),
+           "b2": b2_part(a.b2, a.runs, a.threads, simds),
            "prove": prove_part(a.dir, a.prove_runs, a.threads, simds)}
     out["load_before"] = [round(x, 2) for x in load0]
     out["load_after"] = [round(x, 2) for x in os.getloadavg()]
