@@ -18,7 +18,7 @@ G2 split off / forced / default, IFMA on and off (rounds in rotated order); the 
 setting is checked with `snarkjs groth16 verify`.
 
 Usage: python bench/gls_cpu.py [--logs 10,12,14,16,18] [--curves bn254,bls12_381] [--runs 5]
-       [--threads 0] [--ifma on,off] [--b2 bench/work/chain16-bls12381 ...]
+       [--threads 0] [--ifma on,off] [--full 1.0] [--b2 bench/work/chain16-bls12381 ...]
        [--dir bench/work/chain16-bn128 ...] [--prove-runs 5] [--json OUT]
 """
 from __future__ import annotations
@@ -50,7 +50,7 @@ CHILD = ("import sys; from snarkd.native import _core; _core._set_simd52(sys.arg
          "_core._set_gls(int(sys.argv[2])); from snarkd.cli import main; sys.exit(main(sys.argv[3:]))")
 
 
-def msm_part(curves, logs, runs, threads, simds):
+def msm_part(curves, logs, runs, threads, simds, full=1.0):
     rng = np.random.default_rng(7)
     rows = []
     names = list(MODES)
@@ -59,6 +59,10 @@ def msm_part(curves, logs, runs, threads, simds):
         for lg in logs:
             n = 1 << lg
             P, S = random_points(mod, True, n, rng), random_scalars(mod, n, rng)
+            if full < 1.0:  # a witness-like mix: the other scalars 0 or 1
+                bits = rng.random(n) >= full
+                S[bits] = 0
+                S[bits, 0] = rng.integers(0, 2, size=int(bits.sum()))
             want = None
             sets = [(simd, m) for simd in simds for m in names]
             t = {s: [] for s in sets}
@@ -77,7 +81,7 @@ def msm_part(curves, logs, runs, threads, simds):
                         t[(simd, m)].append(dt)
                         cpu[(simd, m)].append(dc)
             for simd in simds:
-                row = {"curve": cname, "log_n": lg, "ifma": simd and bool(_core.cpu_has_simd52()),
+                row = {"curve": cname, "log_n": lg, "ifma": simd and bool(_core.cpu_has_simd52()), "full": full,
                        **{f"{m}_ms": round(statistics.median(t[(simd, m)]) * 1e3, 2) for m in names},
                        **{f"{m}_runs_ms": [round(x * 1e3, 2) for x in t[(simd, m)]] for m in names},
                        **{f"{m}_cpu_ms": round(statistics.median(cpu[(simd, m)]) * 1e3, 2) for m in names},
@@ -184,6 +188,7 @@ def main() -> int:
     ap.add_argument("--prove-runs", type=int, default=5)
     ap.add_argument("--json", type=Path)
     ap.add_argument("--b2", type=Path, action="append", default=[], help="key dir: its B2 MSM in process")
+    ap.add_argument("--full", type=float, default=1.0, help="fraction of full scalars; the rest 0 or 1 (msm part)")
     ap.add_argument("--ifma", default="on,off", help="IFMA settings to run: on, off or on,off")
     a = ap.parse_args()
     simds = [x == "on" for x in a.ifma.split(",")]
@@ -191,7 +196,7 @@ def main() -> int:
     t0 = time.time()
     out = {"command": "python bench/gls_cpu.py " + " ".join(sys.argv[1:]), "cpu": platform.processor() or platform.machine(),
            "cores": os.cpu_count(), "cpu_has_ifma": bool(_core.cpu_has_simd52()),
-           "msm": msm_part(a.curves.split(","), [int(x) for x in a.logs.split(",") if x], a.runs, a.threads, simds),
+           "msm": msm_part(a.curves.split(","), [int(x) for x in a.logs.split(",") if x], a.runs, a.threads, simds, a.full),
            "b2": b2_part(a.b2, a.runs, a.threads, simds),
            "prove": prove_part(a.dir, a.prove_runs, a.threads, simds)}
     out["load_before"] = [round(x, 2) for x in load0]

@@ -206,3 +206,17 @@ def test_split_witness_msm(curve, modes, simd):
     ref, got, auto = _both(modes, simd, lambda: curve.mod.msm_witness(sc, [], jobs, threads=2)[1])
     for a, b, c in zip(ref, got, auto):
         assert np.array_equal(a, b) and np.array_equal(a, c)
+
+
+@pytest.mark.parametrize("curve", CURVES, ids=[c.name for c in CURVES])
+@pytest.mark.parametrize("full", [0, 1, 40])
+def test_mostly_bits_witness(curve, modes, full):
+    """scalars almost all 0 or 1 (B2 of a bit-valued witness on the scalar path): the default
+    keeps the plain MSM below 1/16 full scalars (msm/pippenger.hpp mostly_bits), same result"""
+    n = 600
+    w = [rng.randrange(2) for _ in range(n - full)] + [rng.randrange(curve.r) for _ in range(full)]
+    rng.shuffle(w)
+    P = points(curve, n)
+    sc = enc_many(w, 4)
+    ref, got, auto = _both(modes, False, lambda: curve.mod.msm_g2(P, sc, threads=2))
+    assert np.array_equal(ref, got) and np.array_equal(ref, auto)

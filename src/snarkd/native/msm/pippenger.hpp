@@ -428,11 +428,30 @@ Affine<Cfg> msm_core(const MsmPoints<Cfg>& pts, const uint8_t* scalars, const ui
 
 // sum_i s_i P_i over n affine bases (snarkjs layout) and n plain 32-byte scalars
 // (>= r reduced mod r); through the endomorphism split where it pays (G1: GLV, G2: GLS).
+// Whether fewer than 1/16 of the scalars are above 1 (a witness of bits, as B2 gets it on the
+// scalar path): the split then only adds its images and halves. Measured on G2, scalar path
+// (bench/results/gls-cpu-bits.json, two runs, 2^14 and 2^16): all 0/1, the split 1.15-1.59x;
+// 10% full, 0.70-0.94x. G2 only (G1 is not measured here).
+template <class Fr>
+inline bool mostly_bits(const uint8_t* scalars, size_t n, unsigned T) {
+  std::atomic<size_t> full{0};
+  parallel_for(n, T, [&](size_t b, size_t e, unsigned) {
+    size_t f = 0;
+    for (size_t i = b; i < e; i++) {
+      const u64* s = (const u64*)(scalars + 32 * i);
+      f += (s[0] > 1) | (s[1] != 0) | (s[2] != 0) | (s[3] != 0);
+    }
+    full += f;
+  }, 8192);
+  return full.load() * 16 < n;
+}
+
 template <class Cfg, class Fr>
 Affine<Cfg> msm(const uint8_t* bases, const uint8_t* scalars, size_t n, unsigned T) {
   if constexpr (GlvOf<Cfg>::ok) {
     unsigned cmax = 20;
-    if (glv_pays<Cfg>(n, T, (unsigned)Fr::BITS, &cmax)) {
+    if (glv_pays<Cfg>(n, T, (unsigned)Fr::BITS, &cmax) &&
+        !(GlvOf<Cfg>::psi && msm_gls_mode() == 1 && mostly_bits<Fr>(scalars, n, T))) {
       using C = typename GlvOf<Cfg>::C;
       GlvScalars gs;
       gs.template build<C, Fr>(n, T, [&](size_t q) { return scalars + 32 * q; });
