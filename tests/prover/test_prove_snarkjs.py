@@ -109,22 +109,25 @@ def test_unsatisfying_witness_gives_a_proof_snarkjs_rejects(chain_circuit, tmp_p
     assert not oracle.snarkjs_verify(chain_circuit.vk, tmp_path / "pub.json", tmp_path / "p.json")
 
 
+@pytest.mark.parametrize("switch", ["glv", "gls"])
 @pytest.mark.parametrize("simd", [True, False], ids=["ifma", "scalar"])
-def test_glv_split_gives_the_same_proof(chain_circuit, tmp_path, simd):
-    """The G1 MSMs (A, B1, C, H) with the endomorphism split forced on equal the plain
-    ones byte for byte (fixed blinding), and snarkjs accepts the split proof."""
+def test_glv_split_gives_the_same_proof(chain_circuit, tmp_path, simd, switch):
+    """The G1 MSMs (A, B1, C, H; switch glv) or the G2 MSM (B2; switch gls) with the
+    endomorphism split forced on equal the plain ones byte for byte (fixed blinding), and
+    snarkjs accepts the split proof."""
     from snarkd.native import _core
 
-    prev_simd, prev_glv = _core._set_simd52(simd), _core._set_glv(0)
+    set_split = _core._set_glv if switch == "glv" else _core._set_gls
+    prev_simd, prev_split = _core._set_simd52(simd), set_split(0)
     try:
         with ProvingKey.load(chain_circuit.zkey) as key:
             w = read_wtns(chain_circuit.wtns)
             plain = prove(key, w, r=31, s=47).proof
-            _core._set_glv(2)
+            set_split(2)
             split = prove(key, w, r=31, s=47).proof
         assert split == plain
         _, proof, public = _prove_to(tmp_path, chain_circuit.zkey, chain_circuit.wtns)
         assert oracle.snarkjs_verify(chain_circuit.vk, public, proof)
     finally:
         _core._set_simd52(prev_simd)
-        _core._set_glv(prev_glv)
+        set_split(prev_split)

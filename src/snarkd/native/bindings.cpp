@@ -293,6 +293,44 @@ void with_fr_inplace(Buf& B, size_t n, Fn&& f) {
   }
 }
 
+// The endomorphism of Cfg (ec/glv.hpp) and its scalar split, for tests and checks
+template <class Cfg, class Fr>
+void bind_endo(py::module_& m, const char* lam_name, const char* split_name, const char* endo_name) {
+  using GC = typename GlvOf<Cfg>::C;
+  using A = Affine<Cfg>;
+  m.attr(lam_name) = limbs_to_int(GC::LAMBDA, 4);
+  m.def(split_name, [](py::object scalars) {
+    Buf S(scalars, "scalars");
+    size_t n = S.count(32, "32-byte plain scalars");
+    auto k1 = new_u64(n, 4), k2 = new_u64(n, 4);
+    auto n1 = py::array_t<uint8_t>((py::ssize_t)n), n2 = py::array_t<uint8_t>((py::ssize_t)n);
+    u64 *o1 = (u64*)k1.mutable_data(), *o2 = (u64*)k2.mutable_data();
+    uint8_t *s1 = n1.mutable_data(), *s2 = n2.mutable_data();
+    {
+      py::gil_scoped_release rel;
+      for (size_t i = 0; i < n; i++) {
+        u64 k[4];
+        std::memcpy(k, S.data() + i * 32, 32);
+        Fr::reduce_raw(k);
+        bool a, b;
+        glv_split<GC>(k, o1 + 4 * i, a, o2 + 4 * i, b);
+        s1[i] = a;
+        s2[i] = b;
+      }
+    }
+    return py::make_tuple(k1, n1, k2, n2);
+  }, py::arg("scalars"), (std::string("k = k1 + ") + lam_name + " k2 (mod r) per 32-byte plain scalar: (|k1| (n, 4), k1 < 0, |k2|, k2 < 0)").c_str());
+  m.def(endo_name, [](py::object points) {
+    Buf P(points, "points");
+    size_t n = P.count(sizeof(A), "points");
+    auto out = new_u64_1d(n * sizeof(A) / 8);
+    uint8_t* o = (uint8_t*)out.mutable_data();
+    py::gil_scoped_release rel;
+    for (size_t i = 0; i < n; i++) glv_phi<Cfg>(A::load(P.data() + i * sizeof(A))).store(o + i * sizeof(A));
+    return out;
+  }, py::arg("points"), (std::string("the endomorphism per point (= ") + lam_name + " * P on the subgroup)").c_str());
+}
+
 template <class NS>
 void bind_curve(py::module_& m) {
   using Fq = typename NS::Fq;
@@ -317,39 +355,9 @@ void bind_curve(py::module_& m) {
         "G1 MSM: bases affine Montgomery (>= n points), scalars n x 32-byte plain Fr (>= r reduced mod r)");
   m.def("msm_g2", &do_msm<G2, Fr>, py::arg("bases"), py::arg("scalars"), T);
   // the G1 endomorphism (ec/glv.hpp), for tests and `snarkd doctor`-style checks
-  using GC = typename GlvOf<G1>::C;
-  m.attr("GLV_LAMBDA") = limbs_to_int(GC::LAMBDA, 4);
-  m.def("glv_split", [](py::object scalars) {
-    Buf S(scalars, "scalars");
-    size_t n = S.count(32, "32-byte plain scalars");
-    auto k1 = new_u64(n, 4), k2 = new_u64(n, 4);
-    auto n1 = py::array_t<uint8_t>((py::ssize_t)n), n2 = py::array_t<uint8_t>((py::ssize_t)n);
-    u64 *o1 = (u64*)k1.mutable_data(), *o2 = (u64*)k2.mutable_data();
-    uint8_t *s1 = n1.mutable_data(), *s2 = n2.mutable_data();
-    {
-      py::gil_scoped_release rel;
-      for (size_t i = 0; i < n; i++) {
-        u64 k[4];
-        std::memcpy(k, S.data() + i * 32, 32);
-        Fr::reduce_raw(k);
-        bool a, b;
-        glv_split<GC>(k, o1 + 4 * i, a, o2 + 4 * i, b);
-        s1[i] = a;
-        s2[i] = b;
-      }
-    }
-    return py::make_tuple(k1, n1, k2, n2);
-  }, py::arg("scalars"), "k = k1 + GLV_LAMBDA k2 (mod r) per 32-byte plain scalar: (|k1| (n, 4), k1 < 0, |k2|, k2 < 0)");
-  m.def("g1_endo", [](py::object points) {
-    using A1 = Affine<G1>;
-    Buf A(points, "points");
-    size_t n = A.count(sizeof(A1), "points");
-    auto out = new_u64_1d(n * sizeof(A1) / 8);
-    uint8_t* o = (uint8_t*)out.mutable_data();
-    py::gil_scoped_release rel;
-    for (size_t i = 0; i < n; i++) glv_phi<G1>(A1::load(A.data() + i * sizeof(A1))).store(o + i * sizeof(A1));
-    return out;
-  }, py::arg("points"), "phi(x, y) = (beta x, y) per G1 point (= GLV_LAMBDA * P on the subgroup)");
+  bind_endo<G1, Fr>(m, "GLV_LAMBDA", "glv_split", "g1_endo");
+  // the G2 endomorphism (GLS: psi on BN254, psi^2 on BLS12-381)
+  bind_endo<G2, Fr>(m, "GLS_LAMBDA", "gls_split", "g2_endo");
   m.def("msm_witness", &do_msm_witness<NS>, py::arg("scalars"), py::arg("g1"), py::arg("g2"), T,
         "Several MSMs over one scalar vector: g1, g2 lists of (bases, start); job k is "
         "sum_i scalars[start + i] * bases[i]. Scalars classified once (zeros skipped, ones summed, "
@@ -637,6 +645,12 @@ PYBIND11_MODULE(_core, m) {
     msm_glv_mode() = mode;
     return prev;
   }, py::arg("mode"), "Testing aid: the G1 MSMs' endomorphism split (0 off, 1 by the cost model, 2 always); returns the previous mode");
+  m.def("_set_gls", [](int mode) {
+    int prev = msm_gls_mode();
+    if (mode < 0 || mode > 2) throw py::value_error("mode: 0 (off), 1 (where the cost model says it pays) or 2 (always)");
+    msm_gls_mode() = mode;
+    return prev;
+  }, py::arg("mode"), "Testing aid: the G2 MSMs' endomorphism split (GLS; 0 off, 1 by the cost model, 2 always); returns the previous mode");
   auto bn = m.def_submodule("bn254", "BN254 (bn128)");
   bind_curve<BN>(bn);
   auto bls = m.def_submodule("bls12_381", "BLS12-381");

@@ -20,11 +20,26 @@ struct G2Cfg { using F = Fq2; static inline F b() { return {Fq::from_limbs(G2_B0
 template <>
 struct GlvOf<bn254::G1Cfg> {
   static constexpr bool ok = true;
+  static constexpr bool psi = false;
   using C = bn254::GlvG1;
 };
 template <>
 struct GlvOf<bls12_381::G1Cfg> {
   static constexpr bool ok = true;
+  static constexpr bool psi = false;
   using C = bls12_381::GlvG1;
+};
+// G2 of both curves: the Frobenius-based psi (BN254) or psi^2 (BLS12-381), GLS
+template <>
+struct GlvOf<bn254::G2Cfg> {
+  static constexpr bool ok = true;
+  static constexpr bool psi = true;
+  using C = bn254::GlsG2;
+};
+template <>
+struct GlvOf<bls12_381::G2Cfg> {
+  static constexpr bool ok = true;
+  static constexpr bool psi = true;
+  using C = bls12_381::GlsG2;
 };
 }  // namespace snarkd

@@ -1,4 +1,5 @@
-// GLV scalar splitting on G1 (Gallant, Lambert, Vanstone 2001). On y^2 = x^3 + b
+// GLV scalar splitting on G1 (Gallant, Lambert, Vanstone 2001), and on G2 the same
+// with the Frobenius-based psi (GLS, Galbraith, Lin, Scott 2009; glv_phi below). On y^2 = x^3 + b
 // over a field with a cube root of unity beta, phi(x, y) = (beta x, y) is an
 // endomorphism, and on the order-r subgroup phi(P) = lambda P for a cube root of
 // unity lambda in Fr. So k P = k1 P + k2 phi(P) with k = k1 + lambda k2 (mod r),
@@ -23,9 +24,11 @@ namespace snarkd {
 
 // GlvOf<Cfg>::ok: the group has an endomorphism wired in (curves/groups.hpp
 // specialises it with C = the generated constants of curves/glv_constants.hpp).
+// psi: a G2 endomorphism (GLS) with its constants (C::FROB, CX_MONT, CY_MONT).
 template <class Cfg>
 struct GlvOf {
   static constexpr bool ok = false;
+  static constexpr bool psi = false;
 };
 
 namespace glv_detail {
@@ -105,12 +108,28 @@ inline void glv_split(const u64* k, u64* k1, bool& n1, u64* k2, bool& n2) {
   n2 = magnitude(b, k2);
 }
 
-// phi(P) = (beta x, y); infinity (all zero) stays infinity
+// The endomorphism's image of P: on G1 phi(P) = (beta x, y); on G2 (GLS,
+// GlvOf<Cfg>::psi) psi(x, y) = (conj(x) cx, conj(y) cy) (BN254) or psi^2(x, y) =
+// (x cx, y cy) with cx, cy in Fq (BLS12-381), see curves/gen_glv.py. Both are
+// multiplication by C::LAMBDA on the order-r subgroup. Infinity (all zero) stays
+// infinity.
 template <class Cfg>
 inline Affine<Cfg> glv_phi(const Affine<Cfg>& p) {
   using F = typename Cfg::F;
-  static const F beta = F::from_limbs(GlvOf<Cfg>::C::BETA_MONT);
-  return {p.x * beta, p.y};
+  using C = typename GlvOf<Cfg>::C;
+  if constexpr (GlvOf<Cfg>::psi) {
+    using B = decltype(F::c0);
+    static const F cx{B::from_limbs(C::CX_MONT[0]), B::from_limbs(C::CX_MONT[1])};
+    static const F cy{B::from_limbs(C::CY_MONT[0]), B::from_limbs(C::CY_MONT[1])};
+    if constexpr (C::FROB) {
+      return {F{p.x.c0, p.x.c1.neg()} * cx, F{p.y.c0, p.y.c1.neg()} * cy};
+    } else {  // cx, cy in Fq: two base multiplications each
+      return {F{p.x.c0 * cx.c0, p.x.c1 * cx.c0}, F{p.y.c0 * cy.c0, p.y.c1 * cy.c0}};
+    }
+  } else {
+    static const F beta = F::from_limbs(C::BETA_MONT);
+    return {p.x * beta, p.y};
+  }
 }
 
 }  // namespace snarkd

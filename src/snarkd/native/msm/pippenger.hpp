@@ -6,7 +6,7 @@
 // Scalars: plain little-endian Fr integers (4 limbs); values >= r are reduced
 // mod r (by repeated subtraction), which is exact for points of order r.
 // Bases equal to the all-zero point (infinity) are skipped.
-// G1 (both curves) splits each scalar with the endomorphism when the cost model
+// G1 and G2 (both curves) split each scalar with an endomorphism when the cost model
 // says it pays (ec/glv.hpp, glv_pays below): 2n points, half the windows.
 // Work split: (window x point-chunk) tasks scheduled dynamically over threads;
 // each task owns its bucket array and reduces it with a running sum.
@@ -33,6 +33,8 @@ inline size_t& msm_batch_size_ref() { static size_t b = 512; return b; }
 inline unsigned& msm_force_c() { static unsigned c = 0; return c; }  // benchmarking only
 // Endomorphism split (GLV) on G1: 0 never, 1 where glv_pays (default), 2 always (tests)
 inline int& msm_glv_mode() { static int m = 1; return m; }
+// The same for G2 (GLS: the Frobenius-based psi, ec/glv.hpp)
+inline int& msm_gls_mode() { static int m = 1; return m; }
 inline size_t msm_batch_size() { return std::max<size_t>(1, msm_batch_size_ref()); }
 
 template <class Cfg>
@@ -251,6 +253,24 @@ inline size_t glv_max_points() {
   return (size_t)1 << 15;
 }
 
+// G2 (GLS): the largest MSM the split is used for, and its own work per point in G2
+// bucket additions (ec/glv.hpp's psi is a few base multiplications, the decomposition
+// the same as on G1; a G2 addition costs about three G1 ones). Measured
+// (bench/results/gls-cpu-msm*.json, bench/gls_cpu.py, 2 threads, both curves; process CPU
+// time, split / plain): 0.59-0.78x at 2^12 points, 0.82-0.96x at 2^13 on both paths. Above,
+// on the 8-lane path even (0.94-1.08x to 2^18); on the scalar path BN254's G2 is even
+// (0.95-1.02x) and BLS12-381's (6-limb Fq: the split's fixed cost per point is smaller
+// next to its additions) still wins, 0.87-0.97x in two runs, up to 2^18, the largest
+// size measured.
+inline double gls_split_cost() { return 0.25; }
+template <class Cfg>
+inline size_t gls_max_points() {
+#if defined(SNARKD_SIMD52)
+  if (g_use_simd52) return (size_t)1 << 13;
+#endif
+  return Cfg::F::N >= 12 ? (size_t)1 << 18 : (size_t)1 << 13;
+}
+
 // Whether the endomorphism split pays for an MSM of n points on Cfg: twice the
 // points at C::BITS (half the windows: the same additions into buckets, half the
 // bucket reductions) plus the split, against n points at `bits`. The split's window
@@ -264,11 +284,12 @@ inline bool glv_pays(size_t n, unsigned T, unsigned bits, unsigned* cmax = nullp
     const unsigned cap = std::max(msm_plan(std::max<size_t>(n, 1), T, bits, &plain).c, 16u);
     if (cmax) *cmax = cap;
     if (n == 0) return false;
-    const int mode = msm_glv_mode();
+    constexpr bool g2 = GlvOf<Cfg>::psi;
+    const int mode = g2 ? msm_gls_mode() : msm_glv_mode();
     if (mode != 1) return mode == 2;
-    if (n > glv_max_points()) return false;
+    if (n > (g2 ? gls_max_points<Cfg>() : glv_max_points())) return false;
     msm_plan(2 * n, T, GlvOf<Cfg>::C::BITS, &split, cap);
-    return split + glv_split_cost() * (double)n / T < plain;
+    return split + (g2 ? gls_split_cost() : glv_split_cost()) * (double)n / T < plain;
   }
 }
 
@@ -406,12 +427,31 @@ Affine<Cfg> msm_core(const MsmPoints<Cfg>& pts, const uint8_t* scalars, const ui
 }
 
 // sum_i s_i P_i over n affine bases (snarkjs layout) and n plain 32-byte scalars
-// (>= r reduced mod r); on G1 through the endomorphism split where it pays.
+// (>= r reduced mod r); through the endomorphism split where it pays (G1: GLV, G2: GLS).
+// Whether fewer than 1/16 of the scalars are above 1 (a witness of bits, as B2 gets it on the
+// scalar path): the split then only adds its images and halves. Measured on G2, scalar path
+// (bench/results/gls-cpu-bits.json, two runs, 2^14 and 2^16): all 0/1, the split 1.15-1.59x;
+// 10% full, 0.70-0.94x. G2 only (G1 is not measured here).
+template <class Fr>
+inline bool mostly_bits(const uint8_t* scalars, size_t n, unsigned T) {
+  std::atomic<size_t> full{0};
+  parallel_for(n, T, [&](size_t b, size_t e, unsigned) {
+    size_t f = 0;
+    for (size_t i = b; i < e; i++) {
+      const u64* s = (const u64*)(scalars + 32 * i);
+      f += (s[0] > 1) | (s[1] != 0) | (s[2] != 0) | (s[3] != 0);
+    }
+    full += f;
+  }, 8192);
+  return full.load() * 16 < n;
+}
+
 template <class Cfg, class Fr>
 Affine<Cfg> msm(const uint8_t* bases, const uint8_t* scalars, size_t n, unsigned T) {
   if constexpr (GlvOf<Cfg>::ok) {
     unsigned cmax = 20;
-    if (glv_pays<Cfg>(n, T, (unsigned)Fr::BITS, &cmax)) {
+    if (glv_pays<Cfg>(n, T, (unsigned)Fr::BITS, &cmax) &&
+        !(GlvOf<Cfg>::psi && msm_gls_mode() == 1 && mostly_bits<Fr>(scalars, n, T))) {
       using C = typename GlvOf<Cfg>::C;
       GlvScalars gs;
       gs.template build<C, Fr>(n, T, [&](size_t q) { return scalars + 32 * q; });

@@ -7,7 +7,8 @@
 //     threads, so short MSMs do not leave a core idle.
 // Job k computes sum_{i in [start, start + n)} w_i * bases_k[i - start] (C starts
 // after the public inputs). G1 jobs split the full scalars with the endomorphism
-// where the cost model says it pays (ec/glv.hpp; ones stay summed directly).
+// where the cost model says it pays (ec/glv.hpp; ones stay summed directly), G2 jobs
+// with the G2 endomorphism (GLS) the same way.
 // Without AVX-512 IFMA each MSM runs through msm() (which splits the same way).
 #pragma once
 #include <algorithm>
@@ -82,26 +83,44 @@ struct WitnessMsm {
     //    and one word of carries each (see Recoder). G1 may take the endomorphism
     //    split (ec/glv.hpp): the full scalars' halves (|k1| at q, |k2| at nf + q)
     //    over each job's full points followed by their images phi(P).
-    unsigned cmax = 20;
+    //    G2 likewise with its own endomorphism (GLS, its own lambda: separate halves).
+    unsigned cmax = 20, cmax2 = 20;
     const bool glv = !j1.empty() && glv_pays<G1>(nf, T, (unsigned)Fr::BITS, &cmax);
-    Digits d1, d2;
-    GlvScalars gs;
+    const bool gls = !j2.empty() && glv_pays<G2>(nf, T, (unsigned)Fr::BITS, &cmax2);
+    Digits d1, d2, d3;
+    GlvScalars gs, gs2;
+    auto full_scalar = [&](size_t q) { return scalars + 32 * (size_t)full[q]; };
     if constexpr (GlvOf<G1>::ok) {
       using C = typename GlvOf<G1>::C;
       if (glv) {
-        gs.template build<C, Fr>(nf, T, [&](size_t q) { return scalars + 32 * (size_t)full[q]; });
+        gs.template build<C, Fr>(nf, T, full_scalar);
         d1.build(gs.data(), nullptr, gs.neg.data(), 2 * nf, C::BITS, T, cmax);
       }
     }
-    if (!j2.empty() || !glv) d2.build(scalars, full.data(), nullptr, nf, (unsigned)Fr::BITS, T);
-    const Digits& g1d = glv ? d1 : d2;
-    // per G1 job: the images of its full points, in the order of `full`
-    std::vector<std::vector<A1>> phi(glv ? j1.size() : 0);
-    for (size_t j = 0; j < phi.size(); j++) {
-      const MsmJob& job = j1[j];
-      const size_t k0 = first_full(full, job.start), k1 = first_full(full, job.start + job.n);
-      glv_images<G1>(phi[j], k1 - k0, T, [&](size_t q) { return job.bases + (size_t)(full[k0 + q] - job.start) * sizeof(A1); });
+    if constexpr (GlvOf<G2>::ok) {
+      using C = typename GlvOf<G2>::C;
+      if (gls) {
+        gs2.template build<C, Fr>(nf, T, full_scalar);
+        d3.build(gs2.data(), nullptr, gs2.neg.data(), 2 * nf, C::BITS, T, cmax2);
+      }
     }
+    if ((!j2.empty() && !gls) || !glv) d2.build(scalars, full.data(), nullptr, nf, (unsigned)Fr::BITS, T);
+    const Digits& g1d = glv ? d1 : d2;
+    const Digits& g2d = gls ? d3 : d2;
+    // per job: the images of its full points, in the order of `full`
+    auto images = [&](auto& out, const std::vector<MsmJob>& jobs, auto tag) {
+      using Cfg = decltype(tag);
+      for (size_t j = 0; j < out.size(); j++) {
+        const MsmJob& job = jobs[j];
+        const size_t k0 = first_full(full, job.start), k1 = first_full(full, job.start + job.n);
+        glv_images<Cfg>(out[j], k1 - k0, T,
+                        [&](size_t q) { return job.bases + (size_t)(full[k0 + q] - job.start) * sizeof(Affine<Cfg>); });
+      }
+    };
+    std::vector<std::vector<A1>> phi(glv ? j1.size() : 0);
+    std::vector<std::vector<A2>> psi(gls ? j2.size() : 0);
+    images(phi, j1, G1{});
+    images(psi, j2, G2{});
 
     // 3) tasks: per job, nw windows + the ones' sum in chunks
     const size_t OC = 1 << 14;  // ones per chunk task
@@ -117,7 +136,7 @@ struct WitnessMsm {
           for (unsigned w = 0; w < nw; w++) tasks.push_back({g, j, 0, w, 0});
       }
     };
-    add_tasks(2, j2, d2.rec.nw);  // G2 tasks are the slowest: schedule them first
+    add_tasks(2, j2, g2d.rec.nw);  // G2 tasks are the slowest: schedule them first
     add_tasks(1, j1, g1d.rec.nw);
     std::vector<XYZZ<G1>> part1(tasks.size(), XYZZ<G1>::inf());
     std::vector<XYZZ<G2>> part2(tasks.size(), XYZZ<G2>::inf());
@@ -132,7 +151,8 @@ struct WitnessMsm {
         part1[ti] = run_task<G1>(t.kind, t.a, t.b, j1[t.job], bk1[tid], sb1[tid], ones, full, g1d,
                                  glv ? phi[t.job].data() : nullptr);
       else
-        part2[ti] = run_task<G2>(t.kind, t.a, t.b, j2[t.job], bk2[tid], sb2[tid], ones, full, d2, nullptr);
+        part2[ti] = run_task<G2>(t.kind, t.a, t.b, j2[t.job], bk2[tid], sb2[tid], ones, full, g2d,
+                                 gls ? psi[t.job].data() : nullptr);
     });
 
     // 4) combine: windows by Horner from the top, plus the ones' sums
@@ -149,7 +169,7 @@ struct WitnessMsm {
       return acc.to_affine();
     };
     for (unsigned j = 0; j < j1.size(); j++) out1[j] = combine(1, j, part1, XYZZ<G1>::inf(), g1d);
-    for (unsigned j = 0; j < j2.size(); j++) out2[j] = combine(2, j, part2, XYZZ<G2>::inf(), d2);
+    for (unsigned j = 0; j < j2.size(); j++) out2[j] = combine(2, j, part2, XYZZ<G2>::inf(), g2d);
   }
 
   // Signed digits of m scalars of at most `bits` bits with their plan: bucket
@@ -176,7 +196,7 @@ struct WitnessMsm {
     return (size_t)(std::lower_bound(full.begin(), full.end(), (uint32_t)std::min<size_t>(i, UINT32_MAX)) - full.begin());
   }
 
-  // phi: with the endomorphism split (G1), the images of the job's full points:
+  // phi: with the endomorphism split (G1 or G2), the images of the job's full points:
   // entries [0, m) of a window are the job's full scalars' |k1|, [m, 2m) their |k2|
   template <class Cfg>
   static XYZZ<Cfg> run_task(unsigned kind, size_t a, size_t b, const MsmJob& job, SimdBuckets<Cfg>& bk,
