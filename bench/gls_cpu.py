@@ -28,9 +28,7 @@ import json
 import os
 import platform
 import statistics
-import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -40,7 +38,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "bench"))
 
 from native_micro import random_points, random_scalars  # noqa: E402
-from prove_vs_snarkjs import SNARKJS, parse_timings, timed  # noqa: E402
+import glv_cpu  # noqa: E402
 
 from snarkd import native  # noqa: E402
 from snarkd.native import _core  # noqa: E402
@@ -147,35 +145,8 @@ def b2_part(dirs, runs, threads, simds):
 
 
 def prove_part(dirs, runs, threads, simds):
-    rows = []
-    settings = [("1" if simd else "0", m) for simd in simds for m in MODES]
-    for d in dirs:
-        zkey, wtns = d / "circuit.zkey", d / "witness.wtns"
-        res = {s: {"wall": [], "phases": []} for s in settings}
-        with tempfile.TemporaryDirectory() as tmp:
-            for r in range(runs):
-                order = settings[r % len(settings):] + settings[: r % len(settings)]
-                for simd, m in order:
-                    proof, public = Path(tmp) / f"p{simd}{m}.json", Path(tmp) / f"q{simd}{m}.json"
-                    cmd = [sys.executable, "-c", CHILD, simd, str(MODES[m]), "prove", str(zkey), str(wtns),
-                           str(proof), str(public), "--timings"]
-                    if threads:
-                        cmd += ["--threads", str(threads)]
-                    wall, _rss, err, _cpu = timed(cmd)
-                    res[(simd, m)]["wall"].append(wall)
-                    res[(simd, m)]["phases"].append(parse_timings(err))
-                    if r == 0:  # every setting's proof verifies
-                        subprocess.run([str(SNARKJS), "groth16", "verify", str(d / "vk.json"), str(public), str(proof)],
-                                       check=True, capture_output=True)
-        for (simd, m), v in res.items():
-            phases = {k: round(statistics.median(p.get(k, 0.0) for p in v["phases"]), 1) for k in v["phases"][0]}
-            rows.append({"dir": str(d.relative_to(REPO)) if d.is_relative_to(REPO) else str(d), "mode": m,
-                         "ifma": simd == "1" and bool(_core.cpu_has_simd52()),
-                         "wall_s": round(statistics.median(v["wall"]), 3),
-                         "wall_runs_s": [round(x, 3) for x in v["wall"]], "phases_ms": phases, "verified": True,
-                         "load": round(os.getloadavg()[0], 2)})
-            print(f"{d.name} {'ifma' if simd == '1' else 'scalar'} {m}: {rows[-1]['wall_s']} s {phases}", flush=True)
-    return rows
+    """Whole proofs with the G2 split off / forced / by the cost model (glv_cpu.prove_part with this switch)."""
+    return glv_cpu.prove_part(dirs, runs, threads, simds, MODES, CHILD)
 
 
 def main() -> int:

@@ -77,9 +77,12 @@ def msm_part(curves, logs, runs, threads):
     return rows
 
 
-def prove_part(dirs, runs, threads):
+def prove_part(dirs, runs, threads, simds=(True, False), modes=MODES, child=CHILD):
+    """Whole proofs (`snarkd prove` children, rotated rounds, medians) of each (8-lane path on/off, split mode);
+    child sets the switches from argv (modes: name -> mode); every setting's first proof is checked by snarkjs.
+    bench/gls_cpu.py runs it for the G2 split."""
     rows = []
-    settings = [(simd, m) for simd in ("1", "0") for m in ("plain", "glv", "auto")]
+    settings = [("1" if simd else "0", m) for simd in simds for m in modes]
     for d in dirs:
         zkey, wtns = d / "circuit.zkey", d / "witness.wtns"
         res = {s: {"wall": [], "phases": []} for s in settings}
@@ -88,7 +91,7 @@ def prove_part(dirs, runs, threads):
                 order = settings[r % len(settings):] + settings[: r % len(settings)]
                 for simd, m in order:
                     proof, public = Path(tmp) / f"p{simd}{m}.json", Path(tmp) / f"q{simd}{m}.json"
-                    cmd = [sys.executable, "-c", CHILD, simd, str(MODES[m]), "prove", str(zkey), str(wtns),
+                    cmd = [sys.executable, "-c", child, simd, str(modes[m]), "prove", str(zkey), str(wtns),
                            str(proof), str(public), "--timings"]
                     if threads:
                         cmd += ["--threads", str(threads)]
@@ -100,11 +103,13 @@ def prove_part(dirs, runs, threads):
                                        check=True, capture_output=True)
         for (simd, m), v in res.items():
             phases = {k: round(statistics.median(p.get(k, 0.0) for p in v["phases"]), 1) for k in v["phases"][0]}
-            rows.append({"dir": str(d.relative_to(REPO)) if d.is_relative_to(REPO) else str(d), "ifma": simd == "1",
-                         "mode": m, "wall_s": round(statistics.median(v["wall"]), 3),
-                         "wall_runs_s": [round(x, 3) for x in v["wall"]], "phases_ms": phases, "verified": True})
-            print(f"{d.name} {'ifma' if simd == '1' else 'avx2'} {m}: {rows[-1]['wall_s']} s "
-                  f"{ {k: phases.get(k) for k in ('msm_h', 'msm_a', 'msm_b1', 'msm_c')} }", flush=True)
+            rows.append({"dir": str(d.relative_to(REPO)) if d.is_relative_to(REPO) else str(d), "mode": m,
+                         "ifma": simd == "1" and bool(_core.cpu_has_simd52()),
+                         "wall_s": round(statistics.median(v["wall"]), 3),
+                         "wall_runs_s": [round(x, 3) for x in v["wall"]], "phases_ms": phases, "verified": True,
+                         "load": round(os.getloadavg()[0], 2)})
+            print(f"{d.name} {'ifma' if simd == '1' else 'scalar'} {m}: {rows[-1]['wall_s']} s "
+                  f"{ {k: phases.get(k) for k in ('msm_h', 'msm_a', 'msm_b1', 'msm_c', 'msm_b2')} }", flush=True)
     return rows
 
 

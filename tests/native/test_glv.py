@@ -3,42 +3,23 @@ curves (py_ecc and the native scalar multiplication), the decomposition k = k1 +
 with |k1|, |k2| < 2^128 (hypothesis), and split MSMs equal to plain ones on random and edge
 scalars, both curves, several sizes, the 8-lane path on and off."""
 import functools
-import importlib.util
 import random
-from pathlib import Path
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
 
-import snarkd.native as native
 from snarkd.native import _core
-from helpers import CURVES, dec, enc_many
+from helpers import CURVES, enc_many
+from split_helpers import (BOUND, decode_split, gen_glv, mode_switch, plain_forced_default,
+                           random_points)
 
 rng = random.Random(381)
-BOUND = 1 << 127  # curves/gen_glv.py: |k1|, |k2| < 2^127 on both curves
 
 
 @pytest.fixture
 def modes():
     """set(simd, glv) for the test; the previous settings come back afterwards"""
-    prev_simd, prev_glv = _core._set_simd52(True), _core._set_glv(1)
-
-    def set_(simd, glv):
-        _core._set_simd52(simd)
-        _core._set_glv(glv)
-    yield set_
-    _core._set_simd52(prev_simd)
-    _core._set_glv(prev_glv)
-
-
-@functools.lru_cache(maxsize=None)
-def gen_glv():
-    """curves/gen_glv.py, the generator of curves/glv_constants.hpp (derivation and a Python model)"""
-    spec = importlib.util.spec_from_file_location("gen_glv", Path(native.__file__).parent / "curves" / "gen_glv.py")
-    gen = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(gen)
-    return gen
+    yield from mode_switch(_core._set_glv)
 
 
 @functools.lru_cache(maxsize=None)
@@ -56,14 +37,11 @@ def model_split(c, k):
 
 
 def split(curve, ks):
-    k1, n1, k2, n2 = curve.mod.glv_split(enc_many(ks, 4))
-    return [(dec(k1[i]) * (-1 if n1[i] else 1), dec(k2[i]) * (-1 if n2[i] else 1)) for i in range(len(ks))]
+    return decode_split(curve.mod.glv_split(enc_many(ks, 4)), len(ks))
 
 
 def points(curve, n):
-    G = curve.g1_enc(curve.pe.G1)
-    return np.ascontiguousarray(curve.mod.g1_mul(G, enc_many([rng.randrange(1, curve.r) for _ in range(n)], 4))
-                                .reshape(n, -1))
+    return random_points(curve, False, n, rng)
 
 
 def edge_scalars(curve):
@@ -120,36 +98,7 @@ def test_split_edges(curve):
     assert got[: len(ks)] == [model_split(c, k % r) for k in ks]
 
 
-@pytest.mark.parametrize("curve", CURVES, ids=[c.name for c in CURVES])
-@settings(max_examples=300, deadline=None)
-@given(k=st.one_of(st.integers(0, (1 << 256) - 1), st.integers(0, 1 << 130), st.integers(-(1 << 130), -1)))
-def test_split_hypothesis(curve, k):
-    k %= 1 << 256 if k >= 0 else curve.r
-    k1, k2 = split(curve, [k])[0]
-    assert (k1 + curve.mod.GLV_LAMBDA * k2 - k) % curve.r == 0
-    assert abs(k1) < BOUND and abs(k2) < BOUND
-
-
-def _both(modes, simd, fn):
-    modes(simd, 0)
-    ref = fn()
-    modes(simd, 2)
-    got = fn()
-    modes(simd, 1)
-    auto = fn()
-    return ref, got, auto
-
-
-@pytest.mark.parametrize("curve", CURVES, ids=[c.name for c in CURVES])
-@pytest.mark.parametrize("simd", [True, False], ids=["ifma", "scalar"])
-@pytest.mark.parametrize("n", [1, 2, 7, 300, 3000])
-def test_split_msm_random(curve, modes, simd, n):
-    P = points(curve, n)
-    if n > 2:
-        P[n // 2] = 0  # infinity
-    sc = enc_many([rng.randrange(curve.r) for _ in range(n)], 4)
-    ref, got, auto = _both(modes, simd, lambda: curve.mod.msm_g1(P, sc, threads=2))
-    assert np.array_equal(ref, got) and np.array_equal(ref, auto)
+_both = plain_forced_default
 
 
 @pytest.mark.parametrize("curve", CURVES, ids=[c.name for c in CURVES])
