@@ -262,10 +262,13 @@ class GpuDevice:
         return gmsm.msm(self.module(curve), curve, g2, bases, scalars, n, native, c, stats, table, **kw)
 
     def stream_plan(self, zkey, g2: bool = True, batch_max: int = gstream.BATCH_MAX, chunk: int = 0,
-                    csr_modes: tuple[str, ...] = gstream.CSR_MODES):
-        """How a streamed stage of `zkey` runs under this device's budget (stream.plan), or None if it cannot."""
+                    csr_modes: tuple[str, ...] = gstream.CSR_MODES, expect: int = 0, room: int | None = None):
+        """How a streamed stage of `zkey` runs under this device's budget (stream.plan), or None if it cannot.
+        room: the device bytes the plan may take in all, instead of the budget less what the other keys hold (a
+        stage's plan within its key's plan); expect: stream.plan's."""
         shape = gstream.KeyShape.of(zkey, gresident.csr_bytes(zkey), g2)
-        return gstream.plan(shape, self.memory.budget, self.held_bytes(but=zkey), batch_max, chunk, csr_modes)
+        budget, others = (room, 0) if room is not None else (self.memory.budget, self.held_bytes(but=zkey))
+        return gstream.plan(shape, budget, others, batch_max, chunk, csr_modes, expect)
 
     def msm_pass(self, curve: str, host, segments, c: int, native):
         """stream.msm_pass on this device: every (proof, set) MSM of one pass over the streamed bases (segments:

@@ -174,7 +174,7 @@ class DeviceMemory:
             raise ValueError(f"upload: {nbytes} bytes into a device array of {dst.nbytes}")
         if nbytes == 0:
             return dst
-        stream = stream or cupy.cuda.get_current_stream()
+        stream = cupy.cuda.get_current_stream() if stream is None else stream
         chunk = min(UPLOAD_CHUNK, nbytes)
         stages = [pinned_bytes(chunk) for _ in range(2 if nbytes > chunk else 1)]
         sent = [None] * len(stages)  # per buffer: an event after its last transfer

@@ -151,7 +151,6 @@ def _fill_s(shape: KeyShape, chunk: int, merged: bool) -> float:
     return (h + w) / (LINK_GBPS * 1e9)
 
 
-
 def _cost_s(shape: KeyShape, chunk: int, csr: str, h_mode: str, keep_w: bool) -> float:
     """A lone proof's extra seconds over bases resident (what the options change): bucket reductions per
     chunk, vectors and the CSR sent again, and A·w, B·w on the CPU (measured on the H200 host)."""
@@ -194,9 +193,8 @@ def plan(shape: KeyShape, budget: int, other_held: int = 0, batch_max: int = BAT
                     k = max(1, expect)
                     while k < batch_max and fits(k + 1):
                         k += 1
-                    share = min(k, expect) if expect else k
                     score = _cost_s(shape, ch, csr, h_mode, keep_w) + \
-                        (_fill_s(shape, ch, merged) + 0.25 * shape.base_bytes / (LINK_GBPS * 1e9)) / share
+                        (_fill_s(shape, ch, merged) + 0.25 * shape.base_bytes / (LINK_GBPS * 1e9)) / (expect or k)
                     if best is None or score < best[0]:
                         best = (score, ch, k, csr, h_mode, keep_w, merged)
     if best is None:

@@ -28,7 +28,6 @@ from snarkd.gpu import device as gdevice
 from snarkd.gpu import stream as gstream
 from snarkd.gpu.memory import GpuMemoryError, GpuUnavailable
 from snarkd.gpu.resident import TABLE_MODES
-from snarkd.gpu.resident import csr_bytes as gresident_csr_bytes
 from snarkd.prover.qap import sparse_products
 from snarkd.prover.types import G1Sums, Synthesized
 from snarkd.units import parse_size
@@ -131,11 +130,9 @@ class CudaBackend:
         if not base.parts:  # a plan made by hand (a test's, a benchmark's) runs as given
             return base
         got = self._stage_plans.get((id(key.zkey), k))
-        if got is None:
-            shape = gstream.KeyShape.of(key.zkey, gresident_csr_bytes(key.zkey), True)
-            got = gstream.plan(shape, base.peak, 0, max(base.batch, k), base.chunk, (base.csr,), expect=k) or base
-            if got.held != base.held:  # the CSR's placement is the key's (made at load): keep the key's plan
-                got = base
+        if got is None:  # same chunk and CSR placement (made at load), so the same bytes held
+            got = self.dev.stream_plan(key.zkey, True, max(base.batch, k), base.chunk, (base.csr,), expect=k,
+                                       room=base.peak) or base
             self._stage_plans[(id(key.zkey), k)] = got
         return got
 
