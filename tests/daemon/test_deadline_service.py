@@ -59,29 +59,26 @@ class Gate:
         return who
 
 
-@pytest.fixture
-def make_service(chain_bn128, tmp_path):
-    made = []
+def start_service(zkey, tmp_path, journal: bool, service_kw: dict, **engine_kw) -> ProverService:
+    """A serving ProverService over a real Engine (the chain key loaded as "chain") and, if asked, a Journal in
+    tmp_path, started as the server starts them (recover, then the journal, then the engine)."""
+    keys = KeyStore("/")
+    cfg = dict(synthesis_workers=1, threads=1, workers_per_device=1, memory_budget="64MiB")
+    cfg.update(engine_kw)
+    engine = Engine(EngineConfig(**cfg), keys)
+    keys.load("chain", str(zkey))
+    j = Journal(str(tmp_path / "jobs.db"), spool_max=1 << 30, retention=3600) if journal else None
+    info = {"started": time.monotonic(), "config_path": "<test>", "fingerprint": "f" * 16, "listen": "x"}
+    service = ProverService(engine, keys, info, journal=j, **service_kw)
+    if j is not None:
+        service.recover()
+        j.start()
+    engine.start()
+    service.state = "serving"
+    return service
 
-    def make(journal: bool = False, **engine_kw):
-        circ, _ = chain_bn128
-        keys = KeyStore("/")
-        cfg = dict(synthesis_workers=1, threads=1, workers_per_device=1, memory_budget="64MiB")
-        cfg.update(engine_kw)
-        engine = Engine(EngineConfig(**cfg), keys)
-        keys.load("chain", str(circ.zkey))
-        j = Journal(str(tmp_path / "jobs.db"), spool_max=1 << 30, retention=3600) if journal else None
-        info = {"started": time.monotonic(), "config_path": "<test>", "fingerprint": "f" * 16, "listen": "x"}
-        service = ProverService(engine, keys, info, gate=Gate(), journal=j)
-        if j is not None:
-            service.recover()
-            j.start()
-        engine.start()
-        service.state = "serving"
-        made.append(service)
-        return service
 
-    yield make
+def stop_services(made: list) -> None:
     for s in made:
         if s.journal is not None:
             s.journal.stopping = True  # what the server sets before its drain
@@ -90,6 +87,18 @@ def make_service(chain_bn128, tmp_path):
         if s.journal is not None:
             s.journal.close()
         s.keys.close_all()
+
+
+@pytest.fixture
+def make_service(chain_bn128, tmp_path):
+    made = []
+
+    def make(journal: bool = False, **engine_kw):
+        made.append(start_service(chain_bn128[0].zkey, tmp_path, journal, {"gate": Gate()}, **engine_kw))
+        return made[-1]
+
+    yield make
+    stop_services(made)
 
 
 def request(wtns, **kw) -> pb.ProveRequest:

@@ -9,14 +9,11 @@ import json
 import time
 
 import pytest
-from test_deadline_service import Aborted, Context
+from test_deadline_service import Aborted, Context, start_service, stop_services
 
 from snarkd.config.lanes import Lane
-from snarkd.daemon.journal import Journal
 from snarkd.daemon.proto import snarkd_pb2 as pb
 from snarkd.daemon.security import ADMIN, PROVE, ROLES, Principal
-from snarkd.daemon.service import ProverService
-from snarkd.engine import Engine, EngineConfig, KeyStore
 from snarkd.errors import DaemonError
 from snarkd.verifier import verify
 
@@ -39,28 +36,12 @@ def service(chain_bn128, tmp_path):
     made = []
 
     def make(journal: bool = True, gate=None, **engine_kw):
-        circ, _ = chain_bn128
-        keys = KeyStore("/")
-        cfg = dict(synthesis_workers=1, threads=1, workers_per_device=1, memory_budget="64MiB", lanes=LANES)
-        cfg.update(engine_kw)
-        engine = Engine(EngineConfig(**cfg), keys)
-        keys.load("chain", str(circ.zkey))
-        j = Journal(str(tmp_path / "jobs.db"), spool_max=1 << 30, retention=3600) if journal else None
-        info = {"started": time.monotonic(), "config_path": "<test>", "fingerprint": "f" * 16, "listen": "x"}
-        s = ProverService(engine, keys, info, gate=gate or Gate(), journal=j, max_per_client=2)
-        if j is not None:
-            s.recover()
-            j.start()
-        engine.start()
-        s.state = "serving"
-        made.append(s)
-        return s
+        made.append(start_service(chain_bn128[0].zkey, tmp_path, journal, {"gate": gate or Gate(), "max_per_client": 2},
+                                  **{"lanes": LANES, **engine_kw}))
+        return made[-1]
 
     yield make
-    for s in made:
-        s.engine.stop(0)
-        if s.journal is not None:
-            s.journal.close()
+    stop_services(made)
 
 
 def req(wtns, **kw):
