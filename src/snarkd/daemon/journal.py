@@ -177,7 +177,7 @@ class Journal:
         else the bytes are written (0600). Returns the kept paths; they count toward spool_max and leave with
         the request."""
         stem, attempt = self._spool_path(job_id).stem, secrets.token_hex(4)  # a retry of the id never clashes
-        self._fits_at_all(sum(len(data) for _, data in witnesses))
+        self._fits_at_all(sum(len(data) for _, data in witnesses), "witnesses")
         out: list[str] = []
         try:
             for i, (src, data) in enumerate(witnesses):
@@ -200,11 +200,11 @@ class Journal:
             raise
         return out
 
-    def _fits_at_all(self, n: int) -> None:
+    def _fits_at_all(self, n: int, what: str) -> None:
         """A job whose own bytes pass spool_max could never be kept, whatever finishes: refused as too large (not
         Busy, which tells the client to retry). A 10-partition 2^24 job's witnesses are 5 GiB."""
         if n > self.spool_max:
-            raise TooLarge(f"the job's witnesses and request are {n} bytes, more than the journal's spool can ever keep "
+            raise TooLarge(f"the job's {what}: {n} bytes, more than the journal's spool can ever keep "
                            f"([daemon] spool_max, {self.spool_max} bytes): raise spool_max, or send fewer partitions "
                            f"per job")
 
@@ -235,7 +235,7 @@ class Journal:
         """Spool the request and record the job as QUEUED (committed when this returns); name: the id its client
         knows it by, when not job_id."""
         n = len(request)
-        self._fits_at_all(n)
+        self._fits_at_all(n, "request")
         with self._lock:
             if self.spool_used + n > self.spool_max:
                 raise self._spool_full(n)

@@ -60,8 +60,9 @@ def shift_split(log_n: int, full: bool = False) -> int:
 
 def full_shift_fits(log_n: int, budget: int) -> bool:
     """Whether a resident key's domain takes the full shift table: its 32 n bytes are a small share of the
-    budget. The second multiply of the split tables costs the H computation ~5% (bench/ntt_tables.py); a
-    streamed key's plan counts on the split tables (stream.KeyShape.tables_bytes)."""
+    budget. The split tables' second multiply costs H about 2.5% on the H200 (bench/ntt_tables.py against the
+    three-table NTT: +4.7% split, +2.4% full); a streamed key's plan counts on the split tables
+    (stream.KeyShape.tables_bytes)."""
     return (32 << log_n) * FULL_SHIFT_SHARE <= budget
 
 
