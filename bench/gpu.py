@@ -11,7 +11,9 @@ g1/g2  MSM of 2^k points with random scalars; bases are random field elements
        results are not checked here -- tests/gpu checks correctness)
 prove  the device stage of a proof at domain 2^k with n_vars = 2^k (synthetic
        key, resident): upload w, a, b; H; MSMs A, B1, C, H; G2 MSM B2
---zkey/--wtns: a real proof with the key resident: cpu vs cuda, checked equal.
+--zkey/--wtns: a real proof with the key resident: cpu vs cuda, checked equal; with --bits, also the device
+       stage (synthesis + MSMs) with the key's witness beside a random witness of the same length (its share of
+       0/1 values stated): what a hashing circuit's bit scalars save on the GPU, on a real key.
 --variants "name=MACRO,MACRO;name2=seg_l2=8": after each default MSM timing, the same
        MSM (same inputs, same table) with a kernel variant (extra macros; prebuilt
        cubins from module.py build DIR MACRO..., else NVRTC) or another gpu.msm.Plan
@@ -290,6 +292,29 @@ def main() -> None:
                  "median_ms": statistics.median(times), "phases_ms": {k2: round(v, 2) for k2, v in timer.ms.items()}, "equal_to_cpu": True})
             if name == "cuda":
                 Path(os.environ.get("OUT", "/tmp")).joinpath(f"proof-{key.curve.name}.json").write_text(json.dumps(proof.proof, indent=1))
+        if args.bits:  # the key's own witness beside a random one of the same length: what its 0/1 values save
+            vals = wt.values
+            small = int(np.count_nonzero((vals[:, 1:] == 0).all(axis=1) & (vals[:, 0] <= 1)))
+            rng = np.random.default_rng(1)
+            rand = rng.integers(0, 1 << 63, size=vals.shape, dtype=np.uint64) * 2 + rng.integers(0, 2, size=vals.shape, dtype=np.uint64)
+            rand[:, 3] &= np.uint64((1 << 61) - 1)  # below r on both curves (r > 2^253)
+            rand[0] = vals[0]
+            random_wt = dataclasses.replace(wt, values=rand, path="<random>")
+            for label, w in (("witness", wt), ("random", random_wt)):
+                times, msm = [], {}
+                for _ in range(3):
+                    timer = PhaseTimer()
+                    t0 = time.perf_counter()
+                    synth = groth16.synthesize(key, w, timer)
+                    groth16.device_stage(key, synth, timer, 0, with_g2=True, backend=be)
+                    times.append((time.perf_counter() - t0) * 1e3)
+                    for k2, v in timer.ms.items():
+                        if k2.startswith("msm"):
+                            msm.setdefault(k2, []).append(v)
+                add({"curve": key.curve.native, "op": f"prove_bits_{label}", "zkey": os.path.basename(args.zkey),
+                     "domain": key.domain_size, "n_vars": len(vals), "witness_0_1": small if label == "witness" else None,
+                     "median_ms": statistics.median(times),
+                     "phases_ms": {k2: round(statistics.median(v), 2) for k2, v in msm.items()}})
     path.write_text(json.dumps(res, indent=1))
     print("wrote", path)
     print(f"{'curve':10} {'op':20} {'log_n':>5} {'variant':>14} {'median ms':>10}  phases")

@@ -29,16 +29,18 @@ def host(x):
     return cupy.asnumpy(x).view("<u8").reshape(-1, 4)
 
 
+@pytest.mark.parametrize("full_tables", [False, True])  # the inverse from the stage table (sign in the butterfly) or its own
 @pytest.mark.parametrize("radix", RADIXES)
 @pytest.mark.parametrize("curve", CURVES)
 @pytest.mark.parametrize("log_n", SIZES)
-def test_ntt_matches_cpu(curve, log_n, radix, monkeypatch):
+def test_ntt_matches_cpu(curve, log_n, radix, full_tables, monkeypatch):
     monkeypatch.setattr(gntt, "RADIX_LOG", radix)
     rng = random.Random(1000 * log_n + len(curve))
     nat = native(curve)
     n = 1 << log_n
     x = rand_fr(rng, R[curve], n)
-    dom = GPU.ntt_domain(curve, log_n)
+    dom = GPU.ntt_domain(curve, log_n, full_tables)
+    assert (dom.tw_inv is not None) == full_tables
     for inverse in (False, True):
         ref = x.copy()
         nat.ntt(ref, inverse)
@@ -46,11 +48,11 @@ def test_ntt_matches_cpu(curve, log_n, radix, monkeypatch):
         assert np.array_equal(got, ref), f"{curve} 2^{log_n} inverse={inverse}"
 
 
-@pytest.mark.parametrize("full_shift", [False, True])  # the coset shift from two ~sqrt(n) tables, or one of n
+@pytest.mark.parametrize("full_tables", [False, True])  # the coset shift from two ~sqrt(n) tables, or one of n; the inverse's own table
 @pytest.mark.parametrize("radix", RADIXES)
 @pytest.mark.parametrize("curve", CURVES)
 @pytest.mark.parametrize("log_n", SIZES)
-def test_coset_and_h_match_cpu(curve, log_n, radix, full_shift, monkeypatch):
+def test_coset_and_h_match_cpu(curve, log_n, radix, full_tables, monkeypatch):
     monkeypatch.setattr(gntt, "RADIX_LOG", radix)
     rng = random.Random(7 + log_n)
     nat = native(curve)
@@ -60,8 +62,8 @@ def test_coset_and_h_match_cpu(curve, log_n, radix, full_shift, monkeypatch):
     ref = a.copy()
     nat.coset_shift_evals(ref)
     d = dev(a)
-    dom = GPU.ntt_domain(curve, log_n, full_shift)
-    assert dom.shift.size == 8 * (n + 1 if full_shift else (1 << gntt.shift_split(log_n)) + (1 << (log_n - gntt.shift_split(log_n))))
+    dom = GPU.ntt_domain(curve, log_n, full_tables)
+    assert dom.shift.size == 8 * (n + 1 if full_tables else (1 << gntt.shift_split(log_n)) + (1 << (log_n - gntt.shift_split(log_n))))
     dom.coset_shift_evals(d)
     assert np.array_equal(host(d), ref)
     # whole H: c = a*b, three coset shifts, a*b - c, out of Montgomery

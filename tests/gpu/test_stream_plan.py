@@ -99,12 +99,13 @@ def test_each_stage_gets_the_plan_for_its_size_within_the_keys():
     assert gstream.plan(chain("bn254", 26), p26.peak, 0, 4, p26.chunk, (p26.csr,), expect=4) is None
 
 
-def test_the_full_shift_table_only_where_the_budget_has_room():
+def test_the_full_tables_only_where_the_budget_has_room():
     from snarkd.gpu import ntt as gntt
 
-    # one table of n elements (one multiply per element, not two) costs 32 n bytes more: a resident key's domain
-    # on a large card takes it, a streamed key's (12 GiB) keeps the two ~sqrt(n) tables its plan counts on
-    assert gntt.domain_bytes(26, True) - gntt.domain_bytes(26) >= 2 * GiB - (1 << 20)
-    assert gntt.full_shift_fits(26, 132 * GiB) and gntt.full_shift_fits(24, 40 * GiB)
-    assert not gntt.full_shift_fits(24, 12 * GiB) and not gntt.full_shift_fits(26, 24 * GiB)
+    # a shift table of n elements (one multiply per element, not two) and an inverse stage table cost 64 n bytes
+    # more: a resident key's domain on a large card takes them, a streamed key's (12 GiB) keeps the one stage table
+    # and the two ~sqrt(n) shift tables its plan counts on
+    assert gntt.domain_bytes(26, True) - gntt.domain_bytes(26) >= 4 * GiB - (1 << 20)
+    assert gntt.full_tables_fit(26, 132 * GiB) and gntt.full_tables_fit(24, 40 * GiB)
+    assert not gntt.full_tables_fit(24, 12 * GiB) and not gntt.full_tables_fit(26, 24 * GiB)
     assert gntt.shift_split(20, True) == 20 and gntt.shift_split(20) == 10

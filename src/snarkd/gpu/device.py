@@ -25,7 +25,7 @@ from snarkd.gpu import resident as gresident
 from snarkd.gpu import stream as gstream
 from snarkd.gpu.busy import KernelClock
 from snarkd.gpu.memory import DeviceMemory, GpuUnavailable, cupy_module, pinned_bytes
-from snarkd.gpu.ntt import NttDomain, full_shift_fits
+from snarkd.gpu.ntt import NttDomain, full_tables_fit
 from snarkd.gpu.resident import Residency, ResidentKey
 
 
@@ -97,23 +97,23 @@ class GpuDevice:
                 self._modules[curve] = mod
             return mod
 
-    def ntt_domain(self, curve: str, log_n: int, full_shift: bool = False) -> NttDomain:
-        """Twiddles of the 2^log_n domain of `curve` on this device (built once; full_shift: with the coset
-        shift's full table, see full_shift)."""
+    def ntt_domain(self, curve: str, log_n: int, full_tables: bool = False) -> NttDomain:
+        """Twiddles of the 2^log_n domain of `curve` on this device (built once; full_tables: with the coset
+        shift's full table and the inverse's own stage table, see full_tables)."""
         mod = self.module(curve)
         with self._lock:
-            dom = self._domains.get((curve, log_n, full_shift))
+            dom = self._domains.get((curve, log_n, full_tables))
             if dom is None:
                 with self.cupy.cuda.Device(self.index):
-                    dom = NttDomain(mod, curve, log_n, full_shift=full_shift)
+                    dom = NttDomain(mod, curve, log_n, full_tables=full_tables)
                     self.synchronize()  # built on this thread's stream; others use it on theirs
-                self._domains[(curve, log_n, full_shift)] = dom
+                self._domains[(curve, log_n, full_tables)] = dom
             return dom
 
-    def full_shift(self, log_n: int) -> bool:
-        """Whether proofs with resident bases take the 2^log_n domain with the full shift table (ntt.full_shift_fits:
+    def full_tables(self, log_n: int) -> bool:
+        """Whether proofs with resident bases take the 2^log_n domain with the full tables (ntt.full_tables_fit:
         room in this device's budget); streamed keys' plans count on the split tables."""
-        return full_shift_fits(log_n, self.memory.budget)
+        return full_tables_fit(log_n, self.memory.budget)
 
     def resident(self, zkey, tables: str = "auto", msm_window_bits: int = 0, stream: bool = False,
                  csr: str = "device") -> ResidentKey:
@@ -252,9 +252,9 @@ class GpuDevice:
         stream.synchronize()  # the pinned buffer goes back to CuPy's pool
         return [a, b]
 
-    def h_values(self, curve: str, log_n: int, vecs: list, mode: str = "in-place", full_shift: bool = False):
+    def h_values(self, curve: str, log_n: int, vecs: list, mode: str = "in-place", full_tables: bool = False):
         """The H scalars of a proof from vecs = [A·w, B·w] (emptied: consumed) on the 2^log_n domain (ntt.H_MODES)."""
-        return self.ntt_domain(curve, log_n, full_shift).h_from(vecs, mode)
+        return self.ntt_domain(curve, log_n, full_tables).h_from(vecs, mode)
 
     def msm(self, curve: str, g2: bool, bases, scalars, n: int, native, c: int = 0, stats: dict | None = None,
             table=None, **kw):

@@ -49,7 +49,7 @@ def plan_passes(log_n: int) -> list[tuple[int, int, int]]:
     return passes
 
 
-FULL_SHIFT_SHARE = 64  # a full coset-shift table (n elements) where it takes at most 1/64 of the device budget
+FULL_TABLES_SHARE = 64  # full tables where each (n elements) takes at most 1/64 of the device budget
 
 
 def shift_split(log_n: int, full: bool = False) -> int:
@@ -58,28 +58,33 @@ def shift_split(log_n: int, full: bool = False) -> int:
     return log_n if full else (log_n + 1) // 2
 
 
-def full_shift_fits(log_n: int, budget: int) -> bool:
-    """Whether a resident key's domain takes the full shift table: its 32 n bytes are a small share of the
-    budget. The split tables' second multiply costs H about 2.5% on the H200 (bench/ntt_tables.py against the
-    three-table NTT: +4.7% split, +2.4% full); a streamed key's plan counts on the split tables
+def full_tables_fit(log_n: int, budget: int) -> bool:
+    """Whether a resident key's domain takes the full tables (a coset-shift table and an inverse stage table,
+    n elements each): each one's 32 n bytes a small share of the budget. Without them (bench/ntt_tables.py
+    against the three-table NTT, H200): the split shift's second multiply costs H ~2.5%, the inverse's twiddle
+    sign taken in the butterfly ~4% of each inverse NTT. A streamed key's plan counts on the small tables
     (stream.KeyShape.tables_bytes)."""
-    return (32 << log_n) * FULL_SHIFT_SHARE <= budget
+    return (32 << log_n) * FULL_TABLES_SHARE <= budget
 
 
 def domain_bytes(log_n: int, full: bool = False) -> int:
-    """Device bytes an NttDomain holds: the stage table (n elements) and the coset-shift tables."""
+    """Device bytes an NttDomain holds: the stage table (n elements), the coset-shift tables and, full, the
+    inverse stage table (n elements)."""
     s = shift_split(log_n, full)
-    return 32 * ((1 << log_n) + (1 << s) + (1 << (log_n - s)) + 5)
+    inverse = (1 << log_n) if full else 0
+    return 32 * ((1 << log_n) + inverse + (1 << s) + (1 << (log_n - s)) + 5)
 
 
 class NttDomain:
     """Twiddles for one (curve, log_n) on one device: one stage table T[m + j] = w_{2m}^j (n elements) for
     the forward and the inverse transforms, and the coset shift g^i / n from two tables of ~sqrt(n)
-    elements (domain_bytes: about 32 n bytes, where separate forward, inverse and shift tables took 96 n), or
-    from one table of n elements (full_shift: one multiply less per element, for budgets with room).
-    Built on the device once, then kept by its GpuDevice (device.py)."""
+    elements (domain_bytes: about 32 n bytes, where separate forward, inverse and shift tables took 96 n).
+    full_tables, for budgets with room: the shift from one table of n elements (one multiply less per
+    element) and an inverse stage table Tinv[m + j] = w_{2m}^-j (the inverse passes then run the forward
+    kernels on it, with no sign to take in the butterfly). Built on the device once, then kept by its
+    GpuDevice (device.py)."""
 
-    def __init__(self, mod, curve: str, log_n: int, radix_log: int = RADIX_LOG, full_shift: bool = False):
+    def __init__(self, mod, curve: str, log_n: int, radix_log: int = RADIX_LOG, full_tables: bool = False):
         import cupy
 
         if radix_log not in RADIX_LOGS:
@@ -98,14 +103,18 @@ class NttDomain:
         winv = pow(w, -1, r)
         g = self.curve.nqr**2 % r if log_n == s else pow(root_s, 1 << (s - log_n - 1), r)
         ninv = pow(self.n, -1, r)
-        self.full_shift = full_shift
-        self.shift_lo = shift_split(log_n, full_shift)
+        self.full_tables = full_tables
+        self.shift_lo = shift_split(log_n, full_tables)
         g_hi = pow(g, 1 << self.shift_lo, r)
         self.mod = mod
         self.consts = cupy.asarray(np.stack([mont_words(x, r) for x in (w, winv, g, ninv, g_hi)]))
         n = self.n
         self.tw = cupy.empty(n * 8, dtype=cupy.uint32)
         launch(self.mod, "fr_stage_twiddles", n, (self.tw, self.consts[0], np.int32(log_n)))
+        self.tw_inv = None
+        if full_tables:
+            self.tw_inv = cupy.empty(n * 8, dtype=cupy.uint32)
+            launch(self.mod, "fr_stage_twiddles", n, (self.tw_inv, self.consts[1], np.int32(log_n)))
         lo, hi = 1 << self.shift_lo, 1 << (log_n - self.shift_lo)
         self.shift = cupy.empty((lo + hi) * 8, dtype=cupy.uint32)
         launch(self.mod, "fr_powers", lo, (self.shift, self.consts[2], self.consts[3], np.uint64(lo)))
@@ -114,7 +123,8 @@ class NttDomain:
 
     @property
     def nbytes(self) -> int:
-        return int(self.consts.nbytes + self.shift.nbytes + self.tw.nbytes)
+        inverse = self.tw_inv.nbytes if self.tw_inv is not None else 0
+        return int(self.consts.nbytes + self.shift.nbytes + self.tw.nbytes + inverse)
 
     # -- transforms (in place on a flat uint32 device array of n*8 words) --------
 
@@ -122,10 +132,13 @@ class NttDomain:
         tile = 1 << (k + g)
         threads = min(512, max(32, tile >> self.radix_log))
         blocks = self.n >> (k + g)
-        full = shift is not None and self.full_shift  # the first DIT pass of a coset shift from the full table
+        full = shift is not None and self.full_tables  # the first DIT pass of a coset shift from the full table
+        tw = self.tw
+        if inverse and self.tw_inv is not None:  # w^-j from a table of its own: the forward kernels
+            tw, inverse = self.tw_inv, False
         fn = self.mod.get_function(f"ntt_pass_r{self.radix_log}{'_inv' if inverse else ''}{'_fs' if full else ''}")
         null = np.intp(0)
-        fn((blocks,), (threads,), (data, self.tw, shift if shift is not None else null,
+        fn((blocks,), (threads,), (data, tw, shift if shift is not None else null,
                                    np.int32(self.shift_lo), np.int32(self.log_n), np.int32(s0), np.int32(k), np.int32(g), np.int32(1 if dif else 0),
                                    src if src is not None else null, scale if scale is not None else null),
            shared_mem=tile * 32)

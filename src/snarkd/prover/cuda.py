@@ -184,7 +184,7 @@ class CudaBackend:
                 with timer.phase("spmv"), kernels():
                     ab = dev.spmv(rk, w)
             with timer.phase("ntt"), kernels():
-                h = dev.h_values(curve, zk.domain_power, ab, full_shift=dev.full_shift(zk.domain_power))
+                h = dev.h_values(curve, zk.domain_power, ab, full_tables=dev.full_tables(zk.domain_power))
             # one digit sort of w serves A, B1, C (w[n_public+1:]) and B2 when their window modes agree
             sorts, nv = {}, zk.n_vars
 
