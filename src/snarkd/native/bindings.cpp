@@ -651,6 +651,12 @@ PYBIND11_MODULE(_core, m) {
     msm_gls_mode() = mode;
     return prev;
   }, py::arg("mode"), "Testing aid: the G2 MSMs' endomorphism split (GLS; 0 off, 1 by the cost model, 2 always); returns the previous mode");
+  m.def("_set_msm_window", [](unsigned c) {
+    unsigned prev = msm_force_c();
+    if (c == 1 || c > 24) throw py::value_error("c: 0 (the cost model) or a window of 2 to 24 bits");
+    msm_force_c() = c;
+    return prev;
+  }, py::arg("c"), "Testing aid: every MSM's window size in bits (0: chosen by the cost model); returns the previous one");
   auto bn = m.def_submodule("bn254", "BN254 (bn128)");
   bind_curve<BN>(bn);
   auto bls = m.def_submodule("bls12_381", "BLS12-381");

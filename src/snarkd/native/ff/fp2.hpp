@@ -1,11 +1,14 @@
 // Quadratic extension F[u]/(u^2 - NONRES). Both BN254 and BLS12-381 use u^2 = -1.
 #pragma once
+#include <type_traits>
+
 #include "ff/mont.hpp"
 
 namespace snarkd {
 
 template <class F, int NONRES>
 struct Fp2 {
+  using Base = F;
   F c0, c1;
   static constexpr size_t N = 2 * F::N;  // limbs in total
 
@@ -62,12 +65,23 @@ struct Fp2 {
   inline Fp2& operator*=(const Fp2& b) { return *this = *this * b; }
   inline Fp2& operator+=(const Fp2& b) { return *this = *this + b; }
   inline Fp2& operator-=(const Fp2& b) { return *this = *this - b; }
-  inline Fp2 inv() const {
-    // 1/(c0 + c1 u) = (c0 - c1 u) / (c0^2 - NONRES c1^2)
-    F norm = c0.sqr() - mul_nr(c1.sqr());
-    F ni = norm.inv();
-    return {c0 * ni, (c1 * ni).neg()};
+  // c0^2 - NONRES c1^2 = (c0 + c1 u)(c0 - c1 u), in the base field
+  inline F norm() const {
+    if constexpr (NONRES == -1) return F::sqr_sum(c0, c1);
+    else return c0.sqr() - mul_nr(c1.sqr());
   }
+  // 1/(c0 + c1 u) = (c0 - c1 u) / norm, given ni = 1 / norm
+  inline Fp2 inv_from_norm(const F& ni) const { return {c0 * ni, (c1 * ni).neg()}; }
+  inline Fp2 inv() const { return inv_from_norm(norm().inv()); }
 };
 
+}  // namespace snarkd
+
+namespace snarkd {
+// Whether F is a quadratic extension (Fp2<...>): batch inversions there invert the norms
+// in the base field instead (three base products per element cheaper than Fp2's).
+template <class F, class = void>
+struct IsFp2 : std::false_type {};
+template <class F>
+struct IsFp2<F, std::void_t<typename F::Base>> : std::true_type {};
 }  // namespace snarkd

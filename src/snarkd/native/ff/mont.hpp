@@ -308,6 +308,36 @@ struct Mont {
     return false;
   }
 
+  // a^2 + b^2 with one Montgomery reduction: two plain products summed (< 2p^2 < pR),
+  // then reduced (the norm of a0 + a1 u when u^2 = -1).
+  static inline Mont sqr_sum(const Mont& a, const Mont& b) {
+#if defined(__x86_64__) && defined(__OPTIMIZE__)
+    if constexpr ((N == 4 || N == 6) && LAZY_OK) {
+      if (__builtin_expect(g_use_adx, 1)) {
+        using ull = unsigned long long;
+        constexpr size_t W = 2 * N;
+        u64 t0[W], t1[W];
+        if constexpr (N == 4) {
+          adx::mul_wide4(t0, a.v, a.v);
+          adx::mul_wide4(t1, b.v, b.v);
+        } else {
+          adx::mul_wide6(t0, a.v, a.v);
+          adx::mul_wide6(t1, b.v, b.v);
+        }
+        unsigned char c = 0;
+#pragma GCC unroll 12
+        for (size_t i = 0; i < W; i++) c = _addcarry_u64(c, t0[i], t1[i], (ull*)&t0[i]);
+        Mont r;
+        if constexpr (N == 4) adx::redc4<P::MOD, &P::INV>(r.v, t0);
+        else adx::redc6<P::MOD, &P::INV>(r.v, t0);
+        final_sub(r.v);
+        return r;
+      }
+    }
+#endif
+    return a.sqr() + b.sqr();
+  }
+
   static inline __attribute__((always_inline)) Mont sub(const Mont& a, const Mont& b) {
     Mont r = a;
 #if defined(__x86_64__)

@@ -1,15 +1,15 @@
 // Multithreaded Pippenger MSM with signed (Booth) digits. Buckets are batch-affine
-// (BatchAffineBuckets: a batch of pending additions shares one inversion, ~5M+1S
-// a point against the XYZZ mixed add's 8M+2S; the 8-lane IFMA path does the same
-// per lane) wherever there are at least 64 buckets, with XYZZ buckets as the
-// fallback for a bucket already pending and for equal x; below that, XYZZ alone.
+// (msm/buckets.hpp: a batch of pending additions shares one inversion, ~5M+1S a point
+// against the XYZZ mixed add's 8M+2S, and the bucket reduction runs the same way), eight
+// at a time on AVX-512 IFMA and one at a time elsewhere; on the scalar path XYZZ buckets
+// alone below 64 buckets (too few additions per batch to share an inversion).
 // Scalars: plain little-endian Fr integers (4 limbs); values >= r are reduced
 // mod r (by repeated subtraction), which is exact for points of order r.
 // Bases equal to the all-zero point (infinity) are skipped.
 // G1 and G2 (both curves) split each scalar with an endomorphism when the cost model
 // says it pays (ec/glv.hpp, glv_pays below): 2n points, half the windows.
 // Work split: (window x point-chunk) tasks scheduled dynamically over threads;
-// each task owns its bucket array and reduces it with a running sum.
+// each task owns its bucket array and reduces it (msm/buckets.hpp's reduce_buckets).
 #pragma once
 #include <algorithm>
 #include <cmath>
@@ -36,76 +36,6 @@ inline int& msm_glv_mode() { static int m = 1; return m; }
 // The same for G2 (GLS: the Frobenius-based psi, ec/glv.hpp)
 inline int& msm_gls_mode() { static int m = 1; return m; }
 inline size_t msm_batch_size() { return std::max<size_t>(1, msm_batch_size_ref()); }
-
-template <class Cfg>
-struct BatchAffineBuckets {
-  using F = typename Cfg::F;
-  using Aff = Affine<Cfg>;
-  using Pt = XYZZ<Cfg>;
-  std::vector<Aff> ab;        // affine bucket values
-  std::vector<uint8_t> st;    // 0 empty, 1 set, 2 set + pending in the batch
-  std::vector<uint8_t> xu;    // fallback XYZZ bucket in use
-  std::vector<Pt> xb;         // fallback XYZZ buckets (initialised on first use)
-  std::vector<uint32_t> bidx; // batch: bucket index
-  std::vector<Aff> bp;        // batch: point to add
-  std::vector<F> den, scr;    // batch: x differences, scratch for the inversion
-  size_t nb = 0, B = 1, m = 0;
-
-  void reset(size_t nb_, size_t B_) {
-    nb = nb_; B = std::max<size_t>(1, B_); m = 0;
-    if (ab.size() < nb) { ab.resize(nb); xb.resize(nb); }
-    st.assign(nb, 0);
-    xu.assign(nb, 0);
-    if (bidx.size() < B) { bidx.resize(B); bp.resize(B); den.resize(B); scr.resize(B); }
-  }
-  inline void prefetch(size_t j) const {
-    __builtin_prefetch(&ab[j], 1);
-    __builtin_prefetch(&st[j], 1);
-  }
-  inline void fallback(size_t j, const Aff& p) {
-    if (!xu[j]) { xb[j] = Pt::inf(); xu[j] = 1; }
-    xb[j].add_affine(p);
-  }
-  inline void add(size_t j, const Aff& p) {
-    uint8_t s = st[j];
-    if (s == 0) { ab[j] = p; st[j] = 1; return; }
-    if (s == 2) { fallback(j, p); return; }
-    F dx = p.x - ab[j].x;
-    if (dx.is_zero()) { fallback(j, p); return; }
-    st[j] = 2;
-    bidx[m] = (uint32_t)j;
-    bp[m] = p;
-    den[m] = dx;
-    if (++m == B) flush();
-  }
-  void flush() {
-    if (m == 0) return;
-    batch_inverse(den.data(), m, scr.data());
-    for (size_t i = 0; i < m; i++) {
-      if (i + 4 < m) __builtin_prefetch(&ab[bidx[i + 4]], 1);
-      size_t j = bidx[i];
-      Aff& a = ab[j];
-      const Aff& q = bp[i];
-      F lam = (q.y - a.y) * den[i];
-      F x3 = lam.sqr() - a.x - q.x;
-      a.y = lam * (a.x - x3) - a.y;
-      a.x = x3;
-      st[j] = 1;
-    }
-    m = 0;
-  }
-  // sum_j (j+1) * bucket_j
-  Pt reduce() {
-    flush();
-    Pt run = Pt::inf(), sum = Pt::inf();
-    for (size_t j = nb; j-- > 0;) {
-      if (st[j]) run.add_affine(ab[j]);
-      if (xu[j]) run.add(xb[j]);
-      sum.add(run);
-    }
-    return sum;
-  }
-};
 
 constexpr uint32_t NEG = 0x80000000u;  // digit sign bit; low bits = |digit|
 
@@ -293,6 +223,39 @@ inline bool glv_pays(size_t n, unsigned T, unsigned bits, unsigned* cmax = nullp
   }
 }
 
+// The batch-affine Pippenger (msm/buckets.hpp) on adder BA: digits recomputed per window
+// from the scalars and their carry bits (Recoder), (window x chunk) tasks on T threads,
+// crowded windows by bucket sort.
+template <class Cfg, class Fr, class BA>
+Affine<Cfg> msm_batched(const MsmPoints<Cfg>& pts, const uint8_t* scalars, const uint8_t* neg, size_t n, unsigned sbits,
+                        unsigned T, MsmPlan plan) {
+  using Pt = XYZZ<Cfg>;
+  if (plan.c < 4) plan = {4, sbits / 4 + 1, plan.k};
+  const unsigned c = plan.c, nw = plan.nw, k = plan.k;
+  const size_t nb = (size_t)1 << (c - 1), ntasks = (size_t)nw * k;
+  Recoder<Fr> rec;
+  rec.build(scalars, nullptr, n, c, nw, T);
+  rec.neg = neg;
+  const size_t B = std::min<size_t>(std::max<size_t>(nb / 4, 64), msm_batch_size());
+  unsigned TT = (unsigned)std::min<size_t>(T, ntasks);
+  std::vector<Pt> partial(ntasks, Pt::inf());
+  std::vector<Buckets<Cfg, BA>> acc(TT);
+  std::vector<SortedBuckets<Cfg, BA>> sorted(TT);
+  parallel_tasks(ntasks, TT, [&](size_t task, unsigned tid) {
+    unsigned w = (unsigned)(task / k), ch = (unsigned)(task % k);
+    size_t b = n * ch / k, e = n * (ch + 1) / k;
+    partial[task] = window_sum(acc[tid], sorted[tid], window_buckets(w, c, nw, sbits), nb, B, pts, e - b,
+                               [&](size_t q) { return rec.digit(b + q, w); }, [&](size_t q) { return b + q; },
+                               neg && w + 1 == nw && window_buckets(w, c, nw, sbits) < nb);
+  });
+  Pt sum = Pt::inf();
+  for (unsigned w = nw; w-- > 0;) {
+    for (unsigned i = 0; i < c; i++) sum.dbl();
+    for (unsigned ch = 0; ch < k; ch++) sum.add(partial[(size_t)w * k + ch]);
+  }
+  return sum.to_affine();
+}
+
 // sum_i s_i P_i over pts.at(0 .. n-1), scalars of at most sbits bits (32 bytes
 // each), neg (or null): per scalar, 1 = subtract instead (GLV halves)
 template <class Cfg, class Fr>
@@ -303,37 +266,13 @@ Affine<Cfg> msm_core(const MsmPoints<Cfg>& pts, const uint8_t* scalars, const ui
   if (n == 0) return Aff::inf();
   MsmPlan plan = msm_plan(n, T, sbits, nullptr, cmax);
   if (msm_force_c() >= 2) plan = {msm_force_c(), sbits / msm_force_c() + 1, 1};
-  const size_t ntasks0 = (size_t)plan.nw * plan.k;
+  if (msm_batch_affine_enabled()) {
 #if defined(SNARKD_SIMD52)
-  if (g_use_simd52 && msm_batch_affine_enabled()) {
-    // 8-lane batch-affine buckets; digits from the scalars and their carry bits
-    if (plan.c < 4) plan = {4, sbits / 4 + 1, plan.k};
-    const unsigned c = plan.c, nw = plan.nw, k = plan.k;
-    const size_t nb = (size_t)1 << (c - 1), ntasks = (size_t)nw * k;
-    Recoder<Fr> rec;
-    rec.build(scalars, nullptr, n, c, nw, T);
-    rec.neg = neg;
-    const size_t B = std::min<size_t>(std::max<size_t>(nb / 4, 64), msm_batch_size());
-    unsigned TT = (unsigned)std::min<size_t>(T, ntasks);
-    std::vector<Pt> partial(ntasks, Pt::inf());
-    std::vector<SimdBuckets<Cfg>> acc(TT);
-    std::vector<SortedBuckets<Cfg>> sorted(TT);
-    parallel_tasks(ntasks, TT, [&](size_t task, unsigned tid) {
-      unsigned w = (unsigned)(task / k), ch = (unsigned)(task % k);
-      size_t b = n * ch / k, e = n * (ch + 1) / k;
-      partial[task] = window_sum(acc[tid], sorted[tid], window_buckets(w, c, nw, sbits), nb, B, pts, e - b,
-                                 [&](size_t q) { return rec.digit(b + q, w); }, [&](size_t q) { return b + q; },
-                                 neg && w + 1 == nw && window_buckets(w, c, nw, sbits) < nb);
-    });
-    Pt sum = Pt::inf();
-    for (unsigned w = nw; w-- > 0;) {
-      for (unsigned i = 0; i < c; i++) sum.dbl();
-      for (unsigned ch = 0; ch < k; ch++) sum.add(partial[(size_t)w * k + ch]);
-    }
-    return sum.to_affine();
-  }
+    if (g_use_simd52) return msm_batched<Cfg, Fr, SimdBatchAdd<Cfg>>(pts, scalars, neg, n, sbits, T, plan);
 #endif
-  (void)ntasks0;
+    // one addition at a time: below 64 buckets a batch would share its inversion among too few
+    if (plan.c >= 7) return msm_batched<Cfg, Fr, ScalarBatchAdd<Cfg>>(pts, scalars, neg, n, sbits, T, plan);
+  }
   const unsigned c = plan.c, nw = plan.nw, k = plan.k;
   const size_t nb = (size_t)1 << (c - 1);
   std::vector<uint32_t> digits((size_t)nw * n);
@@ -363,33 +302,7 @@ Affine<Cfg> msm_core(const MsmPoints<Cfg>& pts, const uint8_t* scalars, const ui
   const size_t ntasks = (size_t)nw * k;
   unsigned TT = (unsigned)std::min<size_t>(T, ntasks);
   std::vector<Pt> partial(ntasks, Pt::inf());
-  if (msm_batch_affine_enabled() && nb >= 64) {
-    // Batch-affine buckets: pending affine additions are collected in a batch and
-    // share one inversion (Montgomery's trick): ~5M+1S per point instead of the
-    // 8M+2S XYZZ mixed add. A bucket already pending in the batch, or an addition
-    // with equal x (doubling / P + (-P)), goes to a per-bucket XYZZ fallback.
-    const size_t B = std::min<size_t>(nb / 8, msm_batch_size());
-    std::vector<BatchAffineBuckets<Cfg>> acc(TT);
-    parallel_tasks(ntasks, TT, [&](size_t task, unsigned tid) {
-      unsigned w = (unsigned)(task / k), ch = (unsigned)(task % k);
-      size_t b = n * ch / k, e = n * (ch + 1) / k;
-      BatchAffineBuckets<Cfg>& bk = acc[tid];
-      bk.reset(nb, B);
-      const uint32_t* dg = digits.data() + (size_t)w * n;
-      for (size_t i = b; i < e; i++) {
-        uint32_t d = dg[i];
-        if (i + 8 < e) {
-          uint32_t dn = dg[i + 8] & ~NEG;
-          if (dn) bk.prefetch(dn - 1);
-        }
-        if (!d) continue;
-        Aff p = Aff::load(pts.at(i));
-        if (d & NEG) { p.y = p.y.neg(); d &= ~NEG; }
-        bk.add(d - 1, p);
-      }
-      partial[task] = bk.reduce();
-    });
-  } else {
+  {
     std::vector<std::vector<Pt>> buckets(TT, std::vector<Pt>(nb));
     parallel_tasks(ntasks, TT, [&](size_t task, unsigned tid) {
       unsigned w = (unsigned)(task / k), ch = (unsigned)(task % k);

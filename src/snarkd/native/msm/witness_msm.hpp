@@ -9,7 +9,8 @@
 // after the public inputs). G1 jobs split the full scalars with the endomorphism
 // where the cost model says it pays (ec/glv.hpp; ones stay summed directly), G2 jobs
 // with the G2 endomorphism (GLS) the same way.
-// Without AVX-512 IFMA each MSM runs through msm() (which splits the same way).
+// The batch-affine additions run eight at a time on AVX-512 IFMA (SimdBatchAdd), one at
+// a time elsewhere (ScalarBatchAdd); the same tasks, digits and splits either way.
 #pragma once
 #include <algorithm>
 #include <atomic>
@@ -35,12 +36,16 @@ struct WitnessMsm {
                   unsigned T, std::vector<A1>& out1, std::vector<A2>& out2) {
     out1.assign(j1.size(), A1::inf());
     out2.assign(j2.size(), A2::inf());
+    if (msm_batch_affine_enabled()) {
 #if defined(SNARKD_SIMD52)
-    if (g_use_simd52 && msm_batch_affine_enabled()) {
-      run_simd(scalars, ns, j1, j2, T, out1, out2);
+      if (g_use_simd52) {
+        run_batched<SimdBatchAdd>(scalars, ns, j1, j2, T, out1, out2);
+        return;
+      }
+#endif
+      run_batched<ScalarBatchAdd>(scalars, ns, j1, j2, T, out1, out2);
       return;
     }
-#endif
     for (size_t k = 0; k < j1.size(); k++) {
       size_t n = std::min(j1[k].n, ns > j1[k].start ? ns - j1[k].start : 0);
       out1[k] = msm<G1, Fr>(j1[k].bases, scalars + j1[k].start * 32, n, T);
@@ -51,9 +56,9 @@ struct WitnessMsm {
     }
   }
 
-#if defined(SNARKD_SIMD52)
-  // scalar class: 0 zero, 1 one, 2 other
-  static void run_simd(const uint8_t* scalars, size_t ns, const std::vector<MsmJob>& j1, const std::vector<MsmJob>& j2,
+  // scalar class: 0 zero, 1 one, 2 other. BA: the batch-affine adder (msm/buckets.hpp)
+  template <template <class> class BA>
+  static void run_batched(const uint8_t* scalars, size_t ns, const std::vector<MsmJob>& j1, const std::vector<MsmJob>& j2,
                        unsigned T, std::vector<A1>& out1, std::vector<A2>& out2) {
     // 1) classify (parallel, each thread a range; lists stay in index order)
     const unsigned TC = (unsigned)std::max<size_t>(1, std::min<size_t>(T, ns / 4096));
@@ -141,17 +146,17 @@ struct WitnessMsm {
     std::vector<XYZZ<G1>> part1(tasks.size(), XYZZ<G1>::inf());
     std::vector<XYZZ<G2>> part2(tasks.size(), XYZZ<G2>::inf());
     const unsigned TT = (unsigned)std::max<size_t>(1, std::min<size_t>(T, tasks.size()));
-    std::vector<SimdBuckets<G1>> bk1(TT);
-    std::vector<SimdBuckets<G2>> bk2(TT);
-    std::vector<SortedBuckets<G1>> sb1(TT);
-    std::vector<SortedBuckets<G2>> sb2(TT);
+    std::vector<Buckets<G1, BA<G1>>> bk1(TT);
+    std::vector<Buckets<G2, BA<G2>>> bk2(TT);
+    std::vector<SortedBuckets<G1, BA<G1>>> sb1(TT);
+    std::vector<SortedBuckets<G2, BA<G2>>> sb2(TT);
     parallel_tasks(tasks.size(), TT, [&](size_t ti, unsigned tid) {
       const Task& t = tasks[ti];
       if (t.g == 1)
-        part1[ti] = run_task<G1>(t.kind, t.a, t.b, j1[t.job], bk1[tid], sb1[tid], ones, full, g1d,
+        part1[ti] = run_task(t.kind, t.a, t.b, j1[t.job], bk1[tid], sb1[tid], ones, full, g1d,
                                  glv ? phi[t.job].data() : nullptr);
       else
-        part2[ti] = run_task<G2>(t.kind, t.a, t.b, j2[t.job], bk2[tid], sb2[tid], ones, full, g2d,
+        part2[ti] = run_task(t.kind, t.a, t.b, j2[t.job], bk2[tid], sb2[tid], ones, full, g2d,
                                  gls ? psi[t.job].data() : nullptr);
     });
 
@@ -198,13 +203,13 @@ struct WitnessMsm {
 
   // phi: with the endomorphism split (G1 or G2), the images of the job's full points:
   // entries [0, m) of a window are the job's full scalars' |k1|, [m, 2m) their |k2|
-  template <class Cfg>
-  static XYZZ<Cfg> run_task(unsigned kind, size_t a, size_t b, const MsmJob& job, SimdBuckets<Cfg>& bk,
-                            SortedBuckets<Cfg>& sb, const std::vector<uint32_t>& ones, const std::vector<uint32_t>& full,
+  template <class Cfg, class BA>
+  static XYZZ<Cfg> run_task(unsigned kind, size_t a, size_t b, const MsmJob& job, Buckets<Cfg, BA>& bk,
+                            SortedBuckets<Cfg, BA>& sb, const std::vector<uint32_t>& ones, const std::vector<uint32_t>& full,
                             const Digits& d, const Affine<Cfg>* phi) {
     if (kind == 1) {
       bk.ba.reserve(d.B < 256 ? 256 : d.B);
-      return sum_points_simd<Cfg>(bk.ba, job.bases, ones.data() + a, b - a, job.start);
+      return sum_points(bk.ba, job.bases, ones.data() + a, b - a, job.start);
     }
     const unsigned w = (unsigned)a;
     const uint32_t lo = (uint32_t)job.start;
@@ -220,7 +225,6 @@ struct WitnessMsm {
                       [&](size_t q) { return q < m ? (size_t)(full[k0 + q] - lo) : npts + (q - m); },
                       w + 1 == d.rec.nw && nbw < d.nb);
   }
-#endif
 };
 
 }  // namespace snarkd
