@@ -163,3 +163,37 @@ def test_cli_auto_below_the_gpu_threshold_takes_the_lean_path(chain_circuit, tmp
     assert res.returncode == 0, res.stderr
     assert "backend: cpu (auto: domain" in res.stderr and "auto_cuda_min_domain" in res.stderr, res.stderr
     assert oracle.snarkjs_verify(chain_circuit.vk, tmp_path / "q.json", tmp_path / "p.json")
+
+
+def test_ifma_off_gives_the_same_proof(all_circuits):
+    """The scalar path (no AVX-512 IFMA: what AVX2-class CPUs run) and the 8-lane one make the same proof
+    bytes for the same r and s, on every fixture circuit (on a CPU without IFMA both runs are scalar)."""
+    from snarkd.native import _core
+
+    prev = _core._set_simd52(False)
+    try:
+        scalar = [prove_files(c.zkey, c.wtns, r=R, s=S).proof for c in all_circuits]
+    finally:
+        _core._set_simd52(prev)
+    lanes = [prove_files(c.zkey, c.wtns, r=R, s=S).proof for c in all_circuits]
+    for c, a, b in zip(all_circuits, scalar, lanes):
+        assert a == b, c.name
+
+
+@pytest.mark.slow
+def test_cli_with_ifma_off_is_accepted_by_snarkjs(chain_circuit, zero_witness, tmp_path):
+    """SNARKD_CPU_IFMA=off on the lean `snarkd prove` path: the scalar kernels in use, no numpy imported,
+    snarkjs accepts the proofs (full-size and mostly-zero witnesses)."""
+    import os
+
+    for i, wtns in enumerate((chain_circuit.wtns, zero_witness)):
+        proof, public = tmp_path / f"p{i}.json", tmp_path / f"q{i}.json"
+        code = ("import sys; from snarkd.cli import main; "
+                f"rc = main(['prove', '--backend', 'cpu', {str(chain_circuit.zkey)!r}, {str(wtns)!r}, "
+                f"{str(proof)!r}, {str(public)!r}]); assert rc == 0, rc; "
+                "from snarkd.native import _core; assert not _core.uses_simd52(), 'IFMA still on'; "
+                "assert 'numpy' not in sys.modules, 'numpy imported'")
+        env = dict(os.environ, SNARKD_CPU_IFMA="off")
+        res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
+        assert res.returncode == 0, res.stderr
+        assert oracle.snarkjs_verify(chain_circuit.vk, public, proof)

@@ -54,6 +54,9 @@ def main(argv: list[str] | None = None) -> int:
         parser.print_help(sys.stderr)
         return 2
     try:
+        from snarkd.config.cpu import apply_env  # $SNARKD_CPU_IFMA, without loading the config layer
+
+        apply_env()
         return int(args.func(args) or 0)
     except KeyboardInterrupt:
         print("snarkd: interrupted", file=sys.stderr)

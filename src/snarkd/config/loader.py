@@ -29,7 +29,7 @@ from pathlib import Path
 
 from snarkd.config.kinds import MAX_SOCKET_PATH, Context, EntryError, socket_path_too_long, toml_value
 from snarkd.config.render import effective_toml
-from snarkd.config.sections import (SECTION_CLASSES, AggregateSection, ClusterSection, DaemonSection, DebugSection, GpusSection,
+from snarkd.config.sections import (SECTION_CLASSES, AggregateSection, ClusterSection, CpuSection, DaemonSection, DebugSection, GpusSection,
                                     KeysSection, LimitsSection, MemorySection, PipelineSection,
                                     ProveSection, SchedulerSection, SynthesisSection, TransportSection, WitnessSection, section_keys)
 from snarkd.config.settings import BY_NAME, SECTIONS, SETTINGS, Setting
@@ -73,6 +73,7 @@ class Config:
     scheduler: SchedulerSection = field(init=False, repr=False, compare=False)
     aggregate: AggregateSection = field(init=False, repr=False, compare=False)
     cluster: ClusterSection = field(init=False, repr=False, compare=False)
+    cpu: CpuSection = field(init=False, repr=False, compare=False)
     prove: ProveSection = field(init=False, repr=False, compare=False)
     debug: DebugSection = field(init=False, repr=False, compare=False)
 

@@ -130,6 +130,11 @@ class ClusterSection:
 
 
 @dataclass(frozen=True)
+class CpuSection:
+    ifma: str  # "auto" | "off" (config/cpu.py)
+
+
+@dataclass(frozen=True)
 class ProveSection:
     backend: str
     auto_cuda_min_domain: int
@@ -190,7 +195,7 @@ SECTION_CLASSES = {"daemon": DaemonSection, "transport": TransportSection, "keys
                    "synthesis": SynthesisSection, "witness": WitnessSection, "gpus": GpusSection,
                    "memory": MemorySection,
                    "pipeline": PipelineSection, "limits": LimitsSection, "scheduler": SchedulerSection, "aggregate": AggregateSection,
-                   "cluster": ClusterSection,
+                   "cluster": ClusterSection, "cpu": CpuSection,
                    "prove": ProveSection, "debug": DebugSection}
 
 

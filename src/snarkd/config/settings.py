@@ -21,6 +21,7 @@ from pathlib import Path
 from snarkd.config.kinds import (Address, Bool, BoolOrAuto, CachePath, Choice, Context, DirList, DirPath, Devices,
                                  Duration, FilePath, Float, Int, Kind, KeyTable, OptionalDir, RayAddress, ReadFile,
                                  Size, SizeOrOff, Text)
+from snarkd.config.cpu import IFMA_CHOICES, IFMA_ENV
 from snarkd.config.lanes import LaneTable
 
 LOG_LEVELS = ("debug", "info", "warning", "error")
@@ -248,6 +249,11 @@ SETTINGS: tuple[Setting, ...] = (
     S("cluster", "min_actors", Int(0), 1, "engine actors with every preloaded key resident before the front is ready"),
     S("cluster", "ready_timeout", Duration(), 600.0,
       "how long start waits for min_actors, and LoadKey for the actors to load a key"),
+    # -- the native core's CPU kernels ---------------------------------------------------------
+    S("cpu", "ifma", Choice(*IFMA_CHOICES), "auto",
+      "AVX-512 IFMA 8-lane kernels (MSM buckets, NTT): auto = where the CPU has them; off = never, the 4-limb "
+      "BMI2/ADX path of CPUs without AVX-512 (same proofs; for measuring that path on a CPU with IFMA). "
+      "snarkd prove reads the environment variable only", env=IFMA_ENV),
     # -- one-shot proving and tests --------------------------------------------------------------
     S("prove", "backend", Choice("cpu", "cuda", "auto"), "cpu",
       "default --backend of one-shot `snarkd prove` (the daemon uses [gpus])", env="SNARKD_BACKEND"),
