@@ -20,6 +20,10 @@ struct Fp2 {
     return r;
   }
   inline void store(void* p) const { std::memcpy(p, this, sizeof(Fp2)); }
+  inline __attribute__((always_inline)) void store_words(void* p) const {
+    c0.store_words(p);
+    c1.store_words(static_cast<uint8_t*>(p) + sizeof(F));
+  }
   inline bool is_zero() const { return c0.is_zero() && c1.is_zero(); }
   inline bool is_canonical() const { return c0.is_canonical() && c1.is_canonical(); }
   inline bool operator==(const Fp2& o) const { return c0 == o.c0 && c1 == o.c1; }
@@ -36,9 +40,9 @@ struct Fp2 {
     }
   }
 
-  friend inline Fp2 operator+(const Fp2& a, const Fp2& b) { return {a.c0 + b.c0, a.c1 + b.c1}; }
-  friend inline Fp2 operator-(const Fp2& a, const Fp2& b) { return {a.c0 - b.c0, a.c1 - b.c1}; }
-  friend inline Fp2 operator*(const Fp2& a, const Fp2& b) {
+  friend inline __attribute__((always_inline)) Fp2 operator+(const Fp2& a, const Fp2& b) { return {a.c0 + b.c0, a.c1 + b.c1}; }
+  friend inline __attribute__((always_inline)) Fp2 operator-(const Fp2& a, const Fp2& b) { return {a.c0 - b.c0, a.c1 - b.c1}; }
+  friend inline __attribute__((always_inline)) Fp2 operator*(const Fp2& a, const Fp2& b) {
     // Karatsuba: 3 base multiplications; the sums feeding the third product
     // stay unreduced (< 2p, see Mont::add_nr).
     if constexpr (NONRES == -1) {
@@ -50,7 +54,7 @@ struct Fp2 {
     if constexpr (NONRES == -1) return {t0 - t1, s - t0 - t1};
     else return {t0 + mul_nr(t1), s - t0 - t1};
   }
-  inline Fp2 sqr() const {
+  inline __attribute__((always_inline)) Fp2 sqr() const {
     if constexpr (NONRES == -1) {
       // (c0 + c1)(c0 - c1) + 2 c0 c1 u : 2 base multiplications
       F t = c0 * c1;
@@ -59,19 +63,56 @@ struct Fp2 {
       return *this * *this;
     }
   }
-  inline Fp2 dbl() const { return {c0.dbl(), c1.dbl()}; }
-  inline Fp2 neg() const { return {c0.neg(), c1.neg()}; }
+  // o = a op b in place (o may alias a or b): see Mont::mul_to
+  static inline __attribute__((always_inline)) void mul_to(Fp2& o, const Fp2& a, const Fp2& b) {
+    if constexpr (NONRES == -1) {
+      if (F::fp2_mul_lazy(o.c0, o.c1, a.c0, a.c1, b.c0, b.c1)) return;
+    }
+    o = a * b;
+  }
+  static inline __attribute__((always_inline)) void sqr_to(Fp2& o, const Fp2& a) {
+    if constexpr (NONRES == -1) {
+      F s = F::add_nr(a.c0, a.c1), d, t;
+      F::sub_to(d, a.c0, a.c1);
+      F::mul_to(t, a.c0, a.c1);
+      F::mul_to(o.c0, s, d);
+      F::add_to(o.c1, t, t);
+    } else {
+      o = a.sqr();
+    }
+  }
+  static inline __attribute__((always_inline)) void add_to(Fp2& o, const Fp2& a, const Fp2& b) {
+    F::add_to(o.c0, a.c0, b.c0);
+    F::add_to(o.c1, a.c1, b.c1);
+  }
+  static inline __attribute__((always_inline)) void sub_to(Fp2& o, const Fp2& a, const Fp2& b) {
+    F::sub_to(o.c0, a.c0, b.c0);
+    F::sub_to(o.c1, a.c1, b.c1);
+  }
+  // o = (c0 - c1 u) / norm, given ni = 1 / norm (inv_from_norm in place)
+  inline __attribute__((always_inline)) void inv_from_norm_to(Fp2& o, const F& ni) const {
+    F t;
+    F::mul_to(o.c0, c0, ni);
+    F::mul_to(t, c1, ni);
+    F::sub_to(o.c1, F::zero(), t);
+  }
+  inline __attribute__((always_inline)) Fp2 dbl() const { return {c0.dbl(), c1.dbl()}; }
+  inline __attribute__((always_inline)) Fp2 neg() const { return {c0.neg(), c1.neg()}; }
   inline Fp2 operator-() const { return neg(); }
   inline Fp2& operator*=(const Fp2& b) { return *this = *this * b; }
   inline Fp2& operator+=(const Fp2& b) { return *this = *this + b; }
   inline Fp2& operator-=(const Fp2& b) { return *this = *this - b; }
   // c0^2 - NONRES c1^2 = (c0 + c1 u)(c0 - c1 u), in the base field
-  inline F norm() const {
+  inline __attribute__((always_inline)) F norm() const {
     if constexpr (NONRES == -1) return F::sqr_sum(c0, c1);
     else return c0.sqr() - mul_nr(c1.sqr());
   }
+  inline __attribute__((always_inline)) void norm_to(F& o) const {
+    if constexpr (NONRES == -1) F::sqr_sum_to(o, c0, c1);
+    else o = norm();
+  }
   // 1/(c0 + c1 u) = (c0 - c1 u) / norm, given ni = 1 / norm
-  inline Fp2 inv_from_norm(const F& ni) const { return {c0 * ni, (c1 * ni).neg()}; }
+  inline __attribute__((always_inline)) Fp2 inv_from_norm(const F& ni) const { return {c0 * ni, (c1 * ni).neg()}; }
   inline Fp2 inv() const { return inv_from_norm(norm().inv()); }
 };
 

@@ -145,20 +145,46 @@ def gen_final_sub(N):
 
 
 def gen_add(N):
-    """t = a + b mod p for a, b < p (no overflow: p < 2^(64N - 2))."""
-    L = [f"{'addq' if j == 0 else 'adcq'} {8*j}(%[b]), %[t{j}]" for j in range(N)]
-    return _vector_op(N, "add", "t = t + b mod p (t, b < p)", L + _subtract_p_unless_borrow(N), with_b=True)
+    """out = a + b mod p for a, b < p (no overflow: p < 2^(64N - 2))."""
+    L = [f"movq {8*j}(%[a]), %[t{j}]" for j in range(N)]
+    L += [f"{'addq' if j == 0 else 'adcq'} {8*j}(%[b]), %[t{j}]" for j in range(N)]
+    return _binary_op(N, "add", "out = a + b mod p (a, b < p)", L + _subtract_p_unless_borrow(N))
 
 
 def gen_sub(N):
-    """t = a - b mod p: on a borrow add p back (p or 0 chosen by cmov; mov leaves the flags)."""
-    L = [f"{'subq' if j == 0 else 'sbbq'} {8*j}(%[b]), %[t{j}]" for j in range(N)]
+    """out = a - b mod p: on a borrow add p back (p or 0 chosen by cmov; mov leaves the flags)."""
+    L = [f"movq {8*j}(%[a]), %[t{j}]" for j in range(N)]
+    L += [f"{'subq' if j == 0 else 'sbbq'} {8*j}(%[b]), %[t{j}]" for j in range(N)]
     for j in range(N):
         L.append(f"movq $0, %[s{j}]")
         L.append(f"cmovcq {8*j}+%[p], %[s{j}]")
     for j in range(N):
         L.append(f"{'addq' if j == 0 else 'adcq'} %[s{j}], %[t{j}]")
-    return _vector_op(N, "sub", "t = t - b mod p (t, b < p)", L, with_b=True)
+    return _binary_op(N, "sub", "out = a - b mod p (a, b < p)", L)
+
+
+def _binary_op(N, name, doc, L):
+    """a and b are read inside the asm, word by word: a copy of the operand struct made by the
+    compiler would read it with 16-byte loads, which cannot be forwarded from the 8-byte stores
+    that wrote it a few instructions earlier (a store-forwarding stall of ~15 cycles per load)."""
+    body = asm_body(L)
+    ts = ", ".join(f'[t{j}] "=&r"(t{j})' for j in range(N))
+    ss = ", ".join(f'[s{j}] "=&r"(s{j})' for j in range(N))
+    stores = " ".join(f"out[{j}] = t{j};" for j in range(N))
+    return f"""
+// {doc}. Plain x86-64 (no BMI2/ADX needed); a and b are read word by word inside.
+template <const uint64_t* P>
+static inline __attribute__((always_inline)) void {name}{N}(uint64_t* out, const uint64_t* a, const uint64_t* b) {{
+  static constexpr uint64_t kP[{N}] = {{{", ".join(f"P[{j}]" for j in range(N))}}};
+  uint64_t {", ".join(f"t{j}" for j in range(N))}, {", ".join(f"s{j}" for j in range(N))};
+  asm(
+{body}
+      : {ts}, {ss}
+      : [p] "m"(kP), [a] "r"(a), [b] "r"(b), "m"(*(const uint64_t(*)[{N}])a), "m"(*(const uint64_t(*)[{N}])b)
+      : "cc");
+  {stores}
+}}
+"""
 
 
 def _vector_op(N, name, doc, L, with_b):

@@ -60,6 +60,19 @@ struct Mont {
   // Unaligned load/store of raw little-endian limbs (data may come from an mmap).
   static inline Mont load(const void* p) { Mont r; std::memcpy(r.v, p, sizeof(r.v)); return r; }
   inline void store(void* p) const { std::memcpy(p, v, sizeof(v)); }
+  // The same, word by word through general registers: for a value just computed (its
+  // words written by 8-byte stores a few instructions earlier), which a plain copy would
+  // read back with 16-byte loads that cannot be forwarded from those stores (a ~15-cycle
+  // stall each; the empty asm keeps the compiler from merging the words into vectors).
+  inline __attribute__((always_inline)) void store_words(void* p) const {
+    uint8_t* d = static_cast<uint8_t*>(p);
+#pragma GCC unroll 8
+    for (size_t i = 0; i < N; i++) {
+      u64 w = v[i];
+      asm("" : "+r"(w));
+      std::memcpy(d + 8 * i, &w, 8);
+    }
+  }
 
   inline bool is_zero() const {
     u64 acc = 0;
@@ -117,29 +130,35 @@ struct Mont {
 
   // Inlined where it is used: the asm path is short, and a call costs a register
   // save/restore and a round trip through memory per multiplication.
-  static inline __attribute__((always_inline)) Mont mul(const Mont& a, const Mont& b) {
+  // o = a * b in place (o may be a or b): the hot loops use the _to forms so that a result
+  // goes straight to where it is kept, not through a temporary copied with 16-byte moves.
+  static inline __attribute__((always_inline)) void mul_to(Mont& o, const Mont& a, const Mont& b) {
 #if defined(__x86_64__)
     if constexpr (N == 4) {
       if (__builtin_expect(g_use_adx, 1)) {
-        Mont r;
-        adx::mont_mul4<P::MOD, &P::INV>(r.v, a.v, b.v);
-        final_sub(r.v);
-        return r;
+        adx::mont_mul4<P::MOD, &P::INV>(o.v, a.v, b.v);
+        final_sub(o.v);
+        return;
       }
     }
 #if defined(__OPTIMIZE__)  // at -O0 the frame pointer leaves too few registers
     if constexpr (N == 6) {
       if (__builtin_expect(g_use_adx, 1)) {
-        Mont r;
-        adx::mont_mul6<P::MOD, &P::INV>(r.v, a.v, b.v);
-        final_sub(r.v);
-        return r;
+        adx::mont_mul6<P::MOD, &P::INV>(o.v, a.v, b.v);
+        final_sub(o.v);
+        return;
       }
     }
 #endif
 #endif
-    return mul_portable(a, b);
+    o = mul_portable(a, b);
   }
+  static inline __attribute__((always_inline)) Mont mul(const Mont& a, const Mont& b) {
+    Mont r;
+    mul_to(r, a, b);
+    return r;
+  }
+  static inline __attribute__((always_inline)) void sqr_to(Mont& o, const Mont& a) { mul_to(o, a, a); }
 
   // CPUs without BMI2/ADX (and other architectures): kept out of line so the
   // inlined fast path stays small.
@@ -213,11 +232,34 @@ struct Mont {
   }
 #endif
 
-  static inline __attribute__((always_inline)) Mont add(const Mont& a, const Mont& b) {
-    Mont r = a;
+  // o = a + b, o = a - b in place (o may be a or b). On x86-64 the asm reads a and b word
+  // by word: `Mont r = a` would let the compiler copy a with 16-byte loads, which stall when
+  // a was just written by 8-byte stores (store forwarding; see store_words).
+  static inline __attribute__((always_inline)) void add_to(Mont& o, const Mont& a, const Mont& b) {
 #if defined(__x86_64__)
-    if constexpr (N == 4) { adx::add4<P::MOD>(r.v, b.v); return r; }
-    if constexpr (N == 6) { adx::add6<P::MOD>(r.v, b.v); return r; }
+    if constexpr (N == 4) { adx::add4<P::MOD>(o.v, a.v, b.v); return; }
+#if defined(__OPTIMIZE__)  // at -O0 the frame pointer leaves too few registers for 6 limbs
+    if constexpr (N == 6) { adx::add6<P::MOD>(o.v, a.v, b.v); return; }
+#endif
+#endif
+    o = add(a, b);
+  }
+  static inline __attribute__((always_inline)) void sub_to(Mont& o, const Mont& a, const Mont& b) {
+#if defined(__x86_64__)
+    if constexpr (N == 4) { adx::sub4<P::MOD>(o.v, a.v, b.v); return; }
+#if defined(__OPTIMIZE__)  // at -O0 the frame pointer leaves too few registers for 6 limbs
+    if constexpr (N == 6) { adx::sub6<P::MOD>(o.v, a.v, b.v); return; }
+#endif
+#endif
+    o = sub(a, b);
+  }
+  static inline __attribute__((always_inline)) Mont add(const Mont& a, const Mont& b) {
+    Mont r;
+#if defined(__x86_64__)
+    if constexpr (N == 4) { adx::add4<P::MOD>(r.v, a.v, b.v); return r; }
+#if defined(__OPTIMIZE__)  // at -O0 the frame pointer leaves too few registers for 6 limbs
+    if constexpr (N == 6) { adx::add6<P::MOD>(r.v, a.v, b.v); return r; }
+#endif
 #endif
     u64 c = 0;
 #pragma GCC unroll 8
@@ -233,7 +275,7 @@ struct Mont {
   // a + b without the final subtraction: result < 2p, only valid as an input to
   // mul (CIOS no-carry output (ab + mp)/R < 2p needs 4p < R: LAZY_OK).
   static constexpr bool LAZY_OK = P::MOD[N - 1] < (1ULL << 62);
-  static inline Mont add_nr(const Mont& a, const Mont& b) {
+  static inline __attribute__((always_inline)) Mont add_nr(const Mont& a, const Mont& b) {
     if constexpr (!LAZY_OK) {
       return add(a, b);
     } else {
@@ -259,7 +301,7 @@ struct Mont {
   // (a0 + a1 u)(b0 + b1 u) with u^2 = -1, lazy reduction: three plain 512-bit
   // products (Karatsuba) and one Montgomery reduction per output component.
   // Returns false (nothing written) where no such path exists (N != 4, no ADX).
-  static inline bool fp2_mul_lazy(Mont& c0, Mont& c1, const Mont& a0, const Mont& a1, const Mont& b0,
+  static inline __attribute__((always_inline)) bool fp2_mul_lazy(Mont& c0, Mont& c1, const Mont& a0, const Mont& a1, const Mont& b0,
                                   const Mont& b1) {
 #if defined(__x86_64__) && defined(__OPTIMIZE__)
     if constexpr ((N == 4 || N == 6) && LAZY_OK) {
@@ -267,15 +309,25 @@ struct Mont {
       using ull = unsigned long long;
       constexpr size_t W = 2 * N;
       u64 t0[W], t1[W], t2[W];
-      Mont sa = add_nr(a0, a1), sb = add_nr(b0, b1);
+      // the sums straight into word arrays (a Mont returned by value is copied with
+      // 16-byte moves, which stall on the 8-byte stores just made: see store_words)
+      u64 sa[N], sb[N];
+      {
+        unsigned char ca = 0, cb = 0;
+#pragma GCC unroll 6
+        for (size_t i = 0; i < N; i++) {
+          ca = _addcarry_u64(ca, a0.v[i], a1.v[i], (ull*)&sa[i]);
+          cb = _addcarry_u64(cb, b0.v[i], b1.v[i], (ull*)&sb[i]);
+        }
+      }
       if constexpr (N == 4) {
         adx::mul_wide4(t0, a0.v, b0.v);
         adx::mul_wide4(t1, a1.v, b1.v);
-        adx::mul_wide4(t2, sa.v, sb.v);  // < 4p^2
+        adx::mul_wide4(t2, sa, sb);  // < 4p^2
       } else {
         adx::mul_wide6(t0, a0.v, b0.v);
         adx::mul_wide6(t1, a1.v, b1.v);
-        adx::mul_wide6(t2, sa.v, sb.v);
+        adx::mul_wide6(t2, sa, sb);
       }
       // t2 - t0 - t1 = a0 b1 + a1 b0 < 2p^2 < pR
       unsigned char bw = 0;
@@ -310,7 +362,7 @@ struct Mont {
 
   // a^2 + b^2 with one Montgomery reduction: two plain products summed (< 2p^2 < pR),
   // then reduced (the norm of a0 + a1 u when u^2 = -1).
-  static inline Mont sqr_sum(const Mont& a, const Mont& b) {
+  static inline __attribute__((always_inline)) void sqr_sum_to(Mont& o, const Mont& a, const Mont& b) {
 #if defined(__x86_64__) && defined(__OPTIMIZE__)
     if constexpr ((N == 4 || N == 6) && LAZY_OK) {
       if (__builtin_expect(g_use_adx, 1)) {
@@ -327,22 +379,28 @@ struct Mont {
         unsigned char c = 0;
 #pragma GCC unroll 12
         for (size_t i = 0; i < W; i++) c = _addcarry_u64(c, t0[i], t1[i], (ull*)&t0[i]);
-        Mont r;
-        if constexpr (N == 4) adx::redc4<P::MOD, &P::INV>(r.v, t0);
-        else adx::redc6<P::MOD, &P::INV>(r.v, t0);
-        final_sub(r.v);
-        return r;
+        if constexpr (N == 4) adx::redc4<P::MOD, &P::INV>(o.v, t0);
+        else adx::redc6<P::MOD, &P::INV>(o.v, t0);
+        final_sub(o.v);
+        return;
       }
     }
 #endif
-    return a.sqr() + b.sqr();
+    o = add(mul(a, a), mul(b, b));
+  }
+  static inline __attribute__((always_inline)) Mont sqr_sum(const Mont& a, const Mont& b) {
+    Mont r;
+    sqr_sum_to(r, a, b);
+    return r;
   }
 
   static inline __attribute__((always_inline)) Mont sub(const Mont& a, const Mont& b) {
-    Mont r = a;
+    Mont r;
 #if defined(__x86_64__)
-    if constexpr (N == 4) { adx::sub4<P::MOD>(r.v, b.v); return r; }
-    if constexpr (N == 6) { adx::sub6<P::MOD>(r.v, b.v); return r; }
+    if constexpr (N == 4) { adx::sub4<P::MOD>(r.v, a.v, b.v); return r; }
+#if defined(__OPTIMIZE__)  // at -O0 the frame pointer leaves too few registers for 6 limbs
+    if constexpr (N == 6) { adx::sub6<P::MOD>(r.v, a.v, b.v); return r; }
+#endif
 #endif
     u64 borrow = 0;
 #pragma GCC unroll 8

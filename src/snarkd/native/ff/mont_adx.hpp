@@ -936,12 +936,16 @@ static inline __attribute__((always_inline)) void final_sub4(uint64_t* t) {
       : "cc");
 }
 
-// t = t + b mod p (t, b < p). Plain x86-64 (no BMI2/ADX needed).
+// out = a + b mod p (a, b < p). Plain x86-64 (no BMI2/ADX needed); a and b are read word by word inside.
 template <const uint64_t* P>
-static inline __attribute__((always_inline)) void add4(uint64_t* t, const uint64_t* b) {
+static inline __attribute__((always_inline)) void add4(uint64_t* out, const uint64_t* a, const uint64_t* b) {
   static constexpr uint64_t kP[4] = {P[0], P[1], P[2], P[3]};
-  uint64_t s0, s1, s2, s3;
+  uint64_t t0, t1, t2, t3, s0, s1, s2, s3;
   asm(
+      "movq 0(%[a]), %[t0]\n\t"
+      "movq 8(%[a]), %[t1]\n\t"
+      "movq 16(%[a]), %[t2]\n\t"
+      "movq 24(%[a]), %[t3]\n\t"
       "addq 0(%[b]), %[t0]\n\t"
       "adcq 8(%[b]), %[t1]\n\t"
       "adcq 16(%[b]), %[t2]\n\t"
@@ -958,17 +962,22 @@ static inline __attribute__((always_inline)) void add4(uint64_t* t, const uint64
       "cmovncq %[s1], %[t1]\n\t"
       "cmovncq %[s2], %[t2]\n\t"
       "cmovncq %[s3], %[t3]\n\t"
-      : [t0] "+r"(t[0]), [t1] "+r"(t[1]), [t2] "+r"(t[2]), [t3] "+r"(t[3]), [s0] "=&r"(s0), [s1] "=&r"(s1), [s2] "=&r"(s2), [s3] "=&r"(s3)
-      : [p] "m"(kP), [b] "r"(b), "m"(*(const uint64_t(*)[4])b)
+      : [t0] "=&r"(t0), [t1] "=&r"(t1), [t2] "=&r"(t2), [t3] "=&r"(t3), [s0] "=&r"(s0), [s1] "=&r"(s1), [s2] "=&r"(s2), [s3] "=&r"(s3)
+      : [p] "m"(kP), [a] "r"(a), [b] "r"(b), "m"(*(const uint64_t(*)[4])a), "m"(*(const uint64_t(*)[4])b)
       : "cc");
+  out[0] = t0; out[1] = t1; out[2] = t2; out[3] = t3;
 }
 
-// t = t - b mod p (t, b < p). Plain x86-64 (no BMI2/ADX needed).
+// out = a - b mod p (a, b < p). Plain x86-64 (no BMI2/ADX needed); a and b are read word by word inside.
 template <const uint64_t* P>
-static inline __attribute__((always_inline)) void sub4(uint64_t* t, const uint64_t* b) {
+static inline __attribute__((always_inline)) void sub4(uint64_t* out, const uint64_t* a, const uint64_t* b) {
   static constexpr uint64_t kP[4] = {P[0], P[1], P[2], P[3]};
-  uint64_t s0, s1, s2, s3;
+  uint64_t t0, t1, t2, t3, s0, s1, s2, s3;
   asm(
+      "movq 0(%[a]), %[t0]\n\t"
+      "movq 8(%[a]), %[t1]\n\t"
+      "movq 16(%[a]), %[t2]\n\t"
+      "movq 24(%[a]), %[t3]\n\t"
       "subq 0(%[b]), %[t0]\n\t"
       "sbbq 8(%[b]), %[t1]\n\t"
       "sbbq 16(%[b]), %[t2]\n\t"
@@ -985,9 +994,10 @@ static inline __attribute__((always_inline)) void sub4(uint64_t* t, const uint64
       "adcq %[s1], %[t1]\n\t"
       "adcq %[s2], %[t2]\n\t"
       "adcq %[s3], %[t3]\n\t"
-      : [t0] "+r"(t[0]), [t1] "+r"(t[1]), [t2] "+r"(t[2]), [t3] "+r"(t[3]), [s0] "=&r"(s0), [s1] "=&r"(s1), [s2] "=&r"(s2), [s3] "=&r"(s3)
-      : [p] "m"(kP), [b] "r"(b), "m"(*(const uint64_t(*)[4])b)
+      : [t0] "=&r"(t0), [t1] "=&r"(t1), [t2] "=&r"(t2), [t3] "=&r"(t3), [s0] "=&r"(s0), [s1] "=&r"(s1), [s2] "=&r"(s2), [s3] "=&r"(s3)
+      : [p] "m"(kP), [a] "r"(a), [b] "r"(b), "m"(*(const uint64_t(*)[4])a), "m"(*(const uint64_t(*)[4])b)
       : "cc");
+  out[0] = t0; out[1] = t1; out[2] = t2; out[3] = t3;
 }
 
 // t in [0, 2p) -> t mod p. Plain x86-64 (no BMI2/ADX needed).
@@ -1019,12 +1029,18 @@ static inline __attribute__((always_inline)) void final_sub6(uint64_t* t) {
       : "cc");
 }
 
-// t = t + b mod p (t, b < p). Plain x86-64 (no BMI2/ADX needed).
+// out = a + b mod p (a, b < p). Plain x86-64 (no BMI2/ADX needed); a and b are read word by word inside.
 template <const uint64_t* P>
-static inline __attribute__((always_inline)) void add6(uint64_t* t, const uint64_t* b) {
+static inline __attribute__((always_inline)) void add6(uint64_t* out, const uint64_t* a, const uint64_t* b) {
   static constexpr uint64_t kP[6] = {P[0], P[1], P[2], P[3], P[4], P[5]};
-  uint64_t s0, s1, s2, s3, s4, s5;
+  uint64_t t0, t1, t2, t3, t4, t5, s0, s1, s2, s3, s4, s5;
   asm(
+      "movq 0(%[a]), %[t0]\n\t"
+      "movq 8(%[a]), %[t1]\n\t"
+      "movq 16(%[a]), %[t2]\n\t"
+      "movq 24(%[a]), %[t3]\n\t"
+      "movq 32(%[a]), %[t4]\n\t"
+      "movq 40(%[a]), %[t5]\n\t"
       "addq 0(%[b]), %[t0]\n\t"
       "adcq 8(%[b]), %[t1]\n\t"
       "adcq 16(%[b]), %[t2]\n\t"
@@ -1049,17 +1065,24 @@ static inline __attribute__((always_inline)) void add6(uint64_t* t, const uint64
       "cmovncq %[s3], %[t3]\n\t"
       "cmovncq %[s4], %[t4]\n\t"
       "cmovncq %[s5], %[t5]\n\t"
-      : [t0] "+r"(t[0]), [t1] "+r"(t[1]), [t2] "+r"(t[2]), [t3] "+r"(t[3]), [t4] "+r"(t[4]), [t5] "+r"(t[5]), [s0] "=&r"(s0), [s1] "=&r"(s1), [s2] "=&r"(s2), [s3] "=&r"(s3), [s4] "=&r"(s4), [s5] "=&r"(s5)
-      : [p] "m"(kP), [b] "r"(b), "m"(*(const uint64_t(*)[6])b)
+      : [t0] "=&r"(t0), [t1] "=&r"(t1), [t2] "=&r"(t2), [t3] "=&r"(t3), [t4] "=&r"(t4), [t5] "=&r"(t5), [s0] "=&r"(s0), [s1] "=&r"(s1), [s2] "=&r"(s2), [s3] "=&r"(s3), [s4] "=&r"(s4), [s5] "=&r"(s5)
+      : [p] "m"(kP), [a] "r"(a), [b] "r"(b), "m"(*(const uint64_t(*)[6])a), "m"(*(const uint64_t(*)[6])b)
       : "cc");
+  out[0] = t0; out[1] = t1; out[2] = t2; out[3] = t3; out[4] = t4; out[5] = t5;
 }
 
-// t = t - b mod p (t, b < p). Plain x86-64 (no BMI2/ADX needed).
+// out = a - b mod p (a, b < p). Plain x86-64 (no BMI2/ADX needed); a and b are read word by word inside.
 template <const uint64_t* P>
-static inline __attribute__((always_inline)) void sub6(uint64_t* t, const uint64_t* b) {
+static inline __attribute__((always_inline)) void sub6(uint64_t* out, const uint64_t* a, const uint64_t* b) {
   static constexpr uint64_t kP[6] = {P[0], P[1], P[2], P[3], P[4], P[5]};
-  uint64_t s0, s1, s2, s3, s4, s5;
+  uint64_t t0, t1, t2, t3, t4, t5, s0, s1, s2, s3, s4, s5;
   asm(
+      "movq 0(%[a]), %[t0]\n\t"
+      "movq 8(%[a]), %[t1]\n\t"
+      "movq 16(%[a]), %[t2]\n\t"
+      "movq 24(%[a]), %[t3]\n\t"
+      "movq 32(%[a]), %[t4]\n\t"
+      "movq 40(%[a]), %[t5]\n\t"
       "subq 0(%[b]), %[t0]\n\t"
       "sbbq 8(%[b]), %[t1]\n\t"
       "sbbq 16(%[b]), %[t2]\n\t"
@@ -1084,9 +1107,10 @@ static inline __attribute__((always_inline)) void sub6(uint64_t* t, const uint64
       "adcq %[s3], %[t3]\n\t"
       "adcq %[s4], %[t4]\n\t"
       "adcq %[s5], %[t5]\n\t"
-      : [t0] "+r"(t[0]), [t1] "+r"(t[1]), [t2] "+r"(t[2]), [t3] "+r"(t[3]), [t4] "+r"(t[4]), [t5] "+r"(t[5]), [s0] "=&r"(s0), [s1] "=&r"(s1), [s2] "=&r"(s2), [s3] "=&r"(s3), [s4] "=&r"(s4), [s5] "=&r"(s5)
-      : [p] "m"(kP), [b] "r"(b), "m"(*(const uint64_t(*)[6])b)
+      : [t0] "=&r"(t0), [t1] "=&r"(t1), [t2] "=&r"(t2), [t3] "=&r"(t3), [t4] "=&r"(t4), [t5] "=&r"(t5), [s0] "=&r"(s0), [s1] "=&r"(s1), [s2] "=&r"(s2), [s3] "=&r"(s3), [s4] "=&r"(s4), [s5] "=&r"(s5)
+      : [p] "m"(kP), [a] "r"(a), [b] "r"(b), "m"(*(const uint64_t(*)[6])a), "m"(*(const uint64_t(*)[6])b)
       : "cc");
+  out[0] = t0; out[1] = t1; out[2] = t2; out[3] = t3; out[4] = t4; out[5] = t5;
 }
 }  // namespace adx
 }  // namespace snarkd

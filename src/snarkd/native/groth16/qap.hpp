@@ -30,12 +30,17 @@ void qap_h(const Fr* a, const Fr* b, Fr* h, unsigned log_n, unsigned T, double* 
   std::vector<Fr> A(a, a + n), B(b, b + n), C(n);
   if (inputs_done) inputs_done(ctx);
   parallel_for(n, T, [&](size_t s, size_t e, unsigned) {
-    for (size_t i = s; i < e; i++) C[i] = A[i] * B[i];
+    for (size_t i = s; i < e; i++) Fr::mul_to(C[i], A[i], B[i]);
   }, 4096);
   for (auto* v : {&A, &B, &C}) Ntt<Tr>::coset_shift(v->data(), log_n, T);
   auto t0 = std::chrono::steady_clock::now();
   parallel_for(n, T, [&](size_t s, size_t e, unsigned) {
-    for (size_t i = s; i < e; i++) h[i] = (A[i] * B[i] - C[i]).from_mont();
+    for (size_t i = s; i < e; i++) {
+      Fr t;
+      Fr::mul_to(t, A[i], B[i]);
+      Fr::sub_to(t, t, C[i]);
+      h[i] = t.from_mont();
+    }
   }, 4096);
   if (h_ms) *h_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 }

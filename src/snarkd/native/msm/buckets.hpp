@@ -79,29 +79,33 @@ struct ScalarBatchAdd {
   }
 
   // Runs the queue; additions with equal x are appended to `equal` (dst untouched).
+  // Every result is written in place (the _to forms, store_words): a value copied right
+  // after it was computed is read back with 16-byte loads that stall on the 8-byte stores
+  // just made (store forwarding), which cost this loop a third of its time.
   void flush() {
     if (m == 0) return;
     FI acc = FI::one();
     for (size_t i = 0; i < m; i++) {
       if (i + 2 < m) __builtin_prefetch(qd[i + 2]);
-      Aff a = Aff::load(qd[i]), b = Aff::load(qs[i]);
-      if (qn[i]) b.y = b.y.neg();  // 0 stays 0: infinity stays all-zero
-      p1[i] = a;
-      p2[i] = b;
+      Aff& a = p1[i];
+      Aff& b = p2[i];
+      a = Aff::load(qd[i]);
+      b = Aff::load(qs[i]);
+      if (qn[i]) F::sub_to(b.y, F::zero(), b.y);  // 0 stays 0: infinity stays all-zero
       uint8_t k = 0;
       if (b.is_inf()) k = 2;
       else if (a.is_inf()) k = 1;
       else {
-        F d = b.x - a.x;
+        F& d = dx[i];
+        F::sub_to(d, b.x, a.x);
         if (d.is_zero()) k = 3;
         else {
-          dx[i] = d;
-          pre[i] = acc;
+          acc.store_words(&pre[i]);
           if constexpr (NORM) {
-            nx[i] = d.norm();
-            acc = acc * nx[i];
+            d.norm_to(nx[i]);
+            FI::mul_to(acc, acc, nx[i]);
           } else {
-            acc = acc * d;
+            FI::mul_to(acc, acc, d);
           }
         }
       }
@@ -115,16 +119,25 @@ struct ScalarBatchAdd {
       if (k == 0) {
         F t;  // 1 / dx_i
         if constexpr (NORM) {
-          t = dx[i].inv_from_norm(inv * pre[i]);
-          inv = inv * nx[i];
+          FI ni;
+          FI::mul_to(ni, inv, pre[i]);
+          dx[i].inv_from_norm_to(t, ni);
+          FI::mul_to(inv, inv, nx[i]);
         } else {
-          t = inv * pre[i];
-          inv = inv * dx[i];
+          F::mul_to(t, inv, pre[i]);
+          F::mul_to(inv, inv, dx[i]);
         }
-        F lam = (b.y - a.y) * t;
-        F x3 = lam.sqr() - a.x - b.x;
-        Aff r{x3, lam * (a.x - x3) - a.y};
-        r.store(qd[i]);
+        F lam, x3, y3;
+        F::sub_to(lam, b.y, a.y);
+        F::mul_to(lam, lam, t);
+        F::sqr_to(x3, lam);
+        F::sub_to(x3, x3, a.x);
+        F::sub_to(x3, x3, b.x);
+        F::sub_to(y3, a.x, x3);
+        F::mul_to(y3, lam, y3);
+        F::sub_to(y3, y3, a.y);
+        x3.store_words(qd[i]);
+        y3.store_words(qd[i] + sizeof(F));
       } else if (k == 1) {
         b.store(qd[i]);
       } else if (k == 3) {

@@ -175,7 +175,9 @@ inline double glv_split_cost() {
 // 0.75-0.88x at 2^13 (and 0.85-0.92x at 2^15 on the scalar path); from 2^14 (8-lane)
 // or 2^16 (scalar) up it is even or behind (0.90-1.13x, 3% behind in a one-thread
 // perf run): the bucket additions are the same, and the split, the images and the
-// second half's top window cost what the saved reductions gain.
+// second half's top window cost what the saved reductions gain. The scalar path with its
+// batch-affine reduction (msm/buckets.hpp; BN254, one thread, CPU time): 0.84x at 2^12,
+// 0.93-0.97x at 2^13-2^15, 1.05x at 2^16.
 inline size_t glv_max_points() {
 #if defined(SNARKD_SIMD52)
   if (g_use_simd52) return (size_t)1 << 13;
@@ -188,17 +190,18 @@ inline size_t glv_max_points() {
 // the same as on G1; a G2 addition costs about three G1 ones). Measured
 // (bench/results/gls-cpu-msm*.json, bench/gls_cpu.py, 2 threads, both curves; process CPU
 // time, split / plain): 0.59-0.78x at 2^12 points, 0.82-0.96x at 2^13 on both paths. Above,
-// on the 8-lane path even (0.94-1.08x to 2^18); on the scalar path BN254's G2 is even
-// (0.95-1.02x) and BLS12-381's (6-limb Fq: the split's fixed cost per point is smaller
-// next to its additions) still wins, 0.87-0.97x in two runs, up to 2^18, the largest
-// size measured.
+// on the 8-lane path even (0.94-1.08x to 2^18). On the scalar path with its batch-affine
+// reduction (msm/buckets.hpp; one thread, CPU time, bench/cpu-notes.md "Round 3: the scalar
+// path"): BN254 0.89x at 2^12, 0.93x at 2^13, 0.97-0.98x at 2^14-2^15; BLS12-381 (6-limb Fq:
+// the split's fixed cost per point is smaller next to its additions) 0.96x at 2^14 and even
+// (0.96-1.03x) at 2^16-2^18, where the images' memory (2n points) buys nothing.
 inline double gls_split_cost() { return 0.25; }
 template <class Cfg>
 inline size_t gls_max_points() {
 #if defined(SNARKD_SIMD52)
   if (g_use_simd52) return (size_t)1 << 13;
 #endif
-  return Cfg::F::N >= 12 ? (size_t)1 << 18 : (size_t)1 << 13;
+  return Cfg::F::N >= 12 ? (size_t)1 << 15 : (size_t)1 << 13;
 }
 
 // Whether the endomorphism split pays for an MSM of n points on Cfg: twice the

@@ -71,6 +71,28 @@ struct Ntt {
 
   static constexpr unsigned LOG_BLOCK = 11;  // 2^11 * 32 B = 64 KiB blocks stay in L2
 
+  // Butterflies written in place (Mont's _to forms): a product or sum returned by value
+  // and then copied into the array is read back with 16-byte loads that stall on the
+  // 8-byte stores just made (store forwarding; see Mont::store_words).
+  static inline __attribute__((always_inline)) void bfly1(Fr& x, Fr& y) {  // (x, y) <- (x + y, x - y)
+    Fr t;
+    Fr::sub_to(t, x, y);
+    Fr::add_to(x, x, y);
+    t.store_words(&y);
+  }
+  static inline __attribute__((always_inline)) void bfly_dit(Fr& x, Fr& y, const Fr& w) {  // (x + wy, x - wy)
+    Fr t;
+    Fr::mul_to(t, y, w);
+    Fr::sub_to(y, x, t);
+    Fr::add_to(x, x, t);
+  }
+  static inline __attribute__((always_inline)) void bfly_dif(Fr& x, Fr& y, const Fr& w) {  // (x + y, (x - y) w)
+    Fr t;
+    Fr::sub_to(t, x, y);
+    Fr::add_to(x, x, y);
+    Fr::mul_to(y, t, w);
+  }
+
   // Cooley-Tukey, bit-reversed input -> natural output.
   static void dit(Fr* a, unsigned log_n, const Fr* tw, unsigned T) {
     size_t n = (size_t)1 << log_n;
@@ -79,18 +101,10 @@ struct Ntt {
     parallel_for(n / B, T, [&](size_t b, size_t e, unsigned) {
       for (size_t blk = b; blk < e; blk++) {
         Fr* x = a + blk * B;
-        for (size_t i = 0; i < B; i += 2) {  // m = 1: twiddle is 1
-          Fr t = x[i + 1];
-          x[i + 1] = x[i] - t;
-          x[i] = x[i] + t;
-        }
+        for (size_t i = 0; i < B; i += 2) bfly1(x[i], x[i + 1]);  // m = 1: twiddle is 1
         for (size_t m = 2; m < B; m *= 2)
           for (size_t s = 0; s < B; s += 2 * m)
-            for (size_t j = 0; j < m; j++) {
-              Fr t = x[s + j + m] * tw[m + j];
-              x[s + j + m] = x[s + j] - t;
-              x[s + j] = x[s + j] + t;
-            }
+            for (size_t j = 0; j < m; j++) bfly_dit(x[s + j], x[s + j + m], tw[m + j]);
       }
     });
     for (size_t m = B; m < n; m *= 2) {
@@ -98,9 +112,7 @@ struct Ntt {
         for (size_t k = b; k < e; k++) {
           size_t j = k & (m - 1);
           size_t i = ((k - j) << 1) + j;
-          Fr t = a[i + m] * tw[m + j];
-          a[i + m] = a[i] - t;
-          a[i] = a[i] + t;
+          bfly_dit(a[i], a[i + m], tw[m + j]);
         }
       }, 1024);
     }
@@ -116,9 +128,7 @@ struct Ntt {
         for (size_t k = b; k < e; k++) {
           size_t j = k & (m - 1);
           size_t i = ((k - j) << 1) + j;
-          Fr u = a[i], v = a[i + m];
-          a[i] = u + v;
-          a[i + m] = (u - v) * tw[m + j];
+          bfly_dif(a[i], a[i + m], tw[m + j]);
         }
       }, 1024);
     }
@@ -127,16 +137,8 @@ struct Ntt {
         Fr* x = a + blk * B;
         for (size_t m = B / 2; m >= 2; m /= 2)
           for (size_t s = 0; s < B; s += 2 * m)
-            for (size_t j = 0; j < m; j++) {
-              Fr u = x[s + j], v = x[s + j + m];
-              x[s + j] = u + v;
-              x[s + j + m] = (u - v) * tw[m + j];
-            }
-        for (size_t i = 0; i < B; i += 2) {
-          Fr u = x[i], v = x[i + 1];
-          x[i] = u + v;
-          x[i + 1] = u - v;
-        }
+            for (size_t j = 0; j < m; j++) bfly_dif(x[s + j], x[s + j + m], tw[m + j]);
+        for (size_t i = 0; i < B; i += 2) bfly1(x[i], x[i + 1]);
       }
     });
   }
@@ -158,7 +160,7 @@ struct Ntt {
     if (inverse && scale) {
       Fr ninv = inv_n(n);
       parallel_for(n, T, [&](size_t b, size_t e, unsigned) {
-        for (size_t i = b; i < e; i++) a[i] = a[i] * ninv;
+        for (size_t i = b; i < e; i++) Fr::mul_to(a[i], a[i], ninv);
       }, 4096);
     }
   }
@@ -187,11 +189,11 @@ struct Ntt {
       size_t m = (size_t)1 << l;
       const Fr h = hp[l];
       parallel_for(m, T, [&](size_t b, size_t e, unsigned) {
-        for (size_t i = b; i < e; i++) V[i + m] = V[i] * h;
+        for (size_t i = b; i < e; i++) Fr::mul_to(V[i + m], V[i], h);
       }, 8192);
     }
     parallel_for(n, T, [&](size_t b, size_t e, unsigned) {
-      for (size_t i = b; i < e; i++) a[i] = a[i] * V[i];
+      for (size_t i = b; i < e; i++) Fr::mul_to(a[i], a[i], V[i]);
     }, 4096);
     dit(a, log_n, ftw->data(), T);
   }
