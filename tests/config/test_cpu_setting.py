@@ -11,7 +11,8 @@ import sys
 import pytest
 
 from snarkd.config import Config
-from snarkd.config.cpu import IFMA_ENV, apply_env
+from snarkd.cli import apply_ifma
+from snarkd.config.cpu import IFMA_ENV, ifma_from_env
 from snarkd.errors import EXIT_BAD_INPUT, InputError
 from snarkd.native import _core
 
@@ -23,22 +24,22 @@ def restore_ifma():
     _core._set_simd52(prev or _core.cpu_has_simd52())
 
 
-def test_unset_changes_nothing(restore_ifma):
-    before = _core.uses_simd52()
-    assert apply_env({}) is None
-    assert _core.uses_simd52() == before
+def test_unset_is_none():
+    assert ifma_from_env({}) is None
 
 
 def test_off_and_auto(restore_ifma):
-    assert apply_env({IFMA_ENV: "off"}) == "off"
+    assert ifma_from_env({IFMA_ENV: "off"}) == "off"
+    apply_ifma("off")
     assert not _core.uses_simd52()
-    assert apply_env({IFMA_ENV: " Auto "}) == "auto"
+    assert ifma_from_env({IFMA_ENV: " Auto "}) == "auto"
+    apply_ifma("auto")
     assert _core.uses_simd52() == _core.cpu_has_simd52()
 
 
-def test_unknown_value_names_the_variable(restore_ifma):
+def test_unknown_value_names_the_variable():
     with pytest.raises(InputError, match="SNARKD_CPU_IFMA='avx2': expected one of auto, off"):
-        apply_env({IFMA_ENV: "avx2"})
+        ifma_from_env({IFMA_ENV: "avx2"})
 
 
 def test_config_file_and_environment(tmp_path):

@@ -54,9 +54,11 @@ def main(argv: list[str] | None = None) -> int:
         parser.print_help(sys.stderr)
         return 2
     try:
-        from snarkd.config.cpu import apply_env  # $SNARKD_CPU_IFMA, without loading the config layer
+        from snarkd.config.cpu import ifma_from_env  # $SNARKD_CPU_IFMA, without loading the config layer
 
-        apply_env()
+        ifma = ifma_from_env()
+        if ifma is not None:
+            apply_ifma(ifma)
         return int(args.func(args) or 0)
     except KeyboardInterrupt:
         print("snarkd: interrupted", file=sys.stderr)
@@ -70,6 +72,14 @@ def main(argv: list[str] | None = None) -> int:
             traceback.print_exc()
             print(f"snarkd: internal error: {exc!r}", file=sys.stderr)
         return exit_code_of(exc)
+
+
+def apply_ifma(value: str) -> None:
+    """[cpu] ifma for this process (snarkd.config.cpu): "off" switches the native core's AVX-512 IFMA
+    kernels off, "auto" uses them where the CPU has them."""
+    from snarkd.native import _core
+
+    _core._set_simd52(value != "off")
 
 
 def add_remote_args(p: argparse.ArgumentParser) -> None:
