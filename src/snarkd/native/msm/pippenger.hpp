@@ -193,15 +193,14 @@ inline size_t glv_max_points() {
 // on the 8-lane path even (0.94-1.08x to 2^18). On the scalar path with its batch-affine
 // reduction (msm/buckets.hpp; one thread, CPU time, bench/cpu-notes.md "Round 3: the scalar
 // path"): BN254 0.89x at 2^12, 0.93x at 2^13, 0.97-0.98x at 2^14-2^15; BLS12-381 (6-limb Fq:
-// the split's fixed cost per point is smaller next to its additions) 0.96x at 2^14 and even
-// (0.96-1.03x) at 2^16-2^18, where the images' memory (2n points) buys nothing.
+// the split's fixed cost per point is smaller next to its additions) 0.96x at 2^14-2^15 and
+// even (0.96-1.03x) at 2^16-2^18. So 2^13 on both paths and curves: above it the 4% the split
+// saves on BLS12-381's B2 (about 1% of a proof) costs its images (n points of 192 bytes) and
+// the halves' bucket-sorted top window, ~10 MiB of a chain 2^15 proof's peak RSS (55 vs 45).
 inline double gls_split_cost() { return 0.25; }
 template <class Cfg>
 inline size_t gls_max_points() {
-#if defined(SNARKD_SIMD52)
-  if (g_use_simd52) return (size_t)1 << 13;
-#endif
-  return Cfg::F::N >= 12 ? (size_t)1 << 15 : (size_t)1 << 13;
+  return (size_t)1 << 13;
 }
 
 // Whether the endomorphism split pays for an MSM of n points on Cfg: twice the
