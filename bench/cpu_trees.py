@@ -21,7 +21,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import statistics
 import subprocess
 import sys
@@ -32,33 +31,11 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "bench"))
 
-from prove_vs_snarkjs import SNARKJS, parse_timings  # noqa: E402
+from prove_vs_rapidsnark import cpu_name  # noqa: E402
+from prove_vs_snarkjs import SNARKJS, parse_timings, timed  # noqa: E402
 
 CHILD = ("import sys; from snarkd.native import _core; _core._set_simd52(sys.argv[1] == 'on'); "
          "from snarkd.cli import main; sys.exit(main(sys.argv[2:]))")
-
-
-def timed(cmd: list[str], env: dict) -> tuple[float, int, str, float]:
-    """(wall seconds, peak RSS bytes, stderr, CPU seconds user + system) of one child process."""
-    start = time.perf_counter()
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env)
-    err = proc.stderr.read()
-    _, status, usage = os.wait4(proc.pid, 0)
-    wall = time.perf_counter() - start
-    code = os.waitstatus_to_exitcode(status)
-    if code != 0:
-        raise RuntimeError(f"{' '.join(cmd[:3])} failed ({code}): {err[-2000:]}")
-    return wall, usage.ru_maxrss * 1024, err, usage.ru_utime + usage.ru_stime
-
-
-def cpu_model() -> str:
-    try:
-        for line in open("/proc/cpuinfo"):
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor()
 
 
 def main() -> int:
@@ -136,7 +113,7 @@ def main() -> int:
                 if x["circuit"] == d.name and x["ifma"] == path and x["tree"] != base:
                     print(f"{d.name:16} ifma {path:3} {x['tree']}/{base}: wall {x['wall_s'] / b['wall_s']:.3f} "
                           f"cpu {x['cpu_s'] / b['cpu_s']:.3f}")
-    meta = {"cpu": cpu_model(), "cores": os.cpu_count(), "runs": args.runs, "threads": args.threads or os.cpu_count(),
+    meta = {"cpu": cpu_name(), "cores": os.cpu_count(), "runs": args.runs, "threads": args.threads or os.cpu_count(),
             "load_min": round(min(load), 2), "load_max": round(max(load), 2),
             "trees": {k: str(Path(v).resolve()) for k, v in trees.items()}, "verified_by_snarkjs": verified,
             "time": time.strftime("%Y-%m-%d %H:%M:%S")}

@@ -24,10 +24,11 @@ REPO = Path(__file__).resolve().parent.parent
 SNARKJS = REPO / "node_modules" / ".bin" / "snarkjs"
 
 
-def timed(cmd: list[str]) -> tuple[float, int, str, float]:
-    """(wall seconds, peak RSS bytes, stderr, CPU seconds user + system) of one child process."""
+def timed(cmd: list[str], env: dict | None = None) -> tuple[float, int, str, float]:
+    """(wall seconds, peak RSS bytes, stderr, CPU seconds user + system) of one child process (env: its
+    environment, else this one's)."""
     start = time.perf_counter()
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env)
     err = proc.stderr.read()
     _, status, usage = os.wait4(proc.pid, 0)
     wall = time.perf_counter() - start

@@ -47,8 +47,9 @@ struct Aligned64 {
 };
 
 template <class Cfg>
-struct SimdBatchAdd {
-  using Curve = Cfg;
+struct SimdBatchAdd : AddQueue<Cfg> {
+  using Q = AddQueue<Cfg>;
+  using Q::qd, Q::qs, Q::qn, Q::equal, Q::B, Q::m;
   using F = typename Cfg::F;
   using VC = simd52::VecCoord<F>;
   using T = typename VC::T;
@@ -57,33 +58,14 @@ struct SimdBatchAdd {
   static constexpr size_t PS = sizeof(Aff);
   static constexpr unsigned W = VC::WORDS;  // 64-bit words per coordinate
 
-  struct Equal { uint8_t* dst; Aff p, q; };  // an addition left to the caller: dst = p + q, p.x == q.x
-
-  std::vector<uint8_t*> qd;
-  std::vector<const uint8_t*> qs;
-  std::vector<uint8_t> qn;
   Aligned64<T> sx1, sy1, sx2, sy2, sdx, spre;
   std::vector<__mmask8> sdinf, ssinf, sdeg;
-  std::vector<Equal> equal;
-  size_t B = 8, m = 0;
 
-  void reserve(size_t B_) {
-    B = std::max<size_t>(8, B_ & ~(size_t)7);
-    m = 0;
-    if (qd.size() < B) {
-      qd.resize(B); qs.resize(B); qn.resize(B);
-      size_t G = B / 8;
-      sx1.resize(G); sy1.resize(G); sx2.resize(G); sy2.resize(G); sdx.resize(G); spre.resize(G);
-      sdinf.resize(G); ssinf.resize(G); sdeg.resize(G);
-    }
-  }
-  bool full() const { return m == B; }
-  // queue dst += (neg ? -src : src); the caller flushes when full()
-  inline void push(uint8_t* dst, const uint8_t* src, bool neg) {
-    qd[m] = dst;
-    qs[m] = src;
-    qn[m] = neg;
-    m++;
+  void reserve(size_t B_) {  // whole groups of eight
+    if (!this->reserve_queue(std::max<size_t>(8, B_ & ~(size_t)7))) return;
+    size_t G = B / 8;
+    sx1.resize(G); sy1.resize(G); sx2.resize(G); sy2.resize(G); sdx.resize(G); spre.resize(G);
+    sdinf.resize(G); ssinf.resize(G); sdeg.resize(G);
   }
 
   SNARKD_SIMD52_INLINE static __mmask8 all_zero(const V* w) {

@@ -33,6 +33,37 @@
 
 namespace snarkd {
 
+// The queue both adders share: additions dst += (neg ? -src : src), at most B of them.
+template <class Cfg>
+struct AddQueue {
+  using Curve = Cfg;
+  using Aff = Affine<Cfg>;
+  struct Equal { uint8_t* dst; Aff p, q; };  // an addition left to the caller: dst = p + q, p.x == q.x
+
+  std::vector<uint8_t*> qd;
+  std::vector<const uint8_t*> qs;
+  std::vector<uint8_t> qn;
+  std::vector<Equal> equal;
+  size_t B = 1, m = 0;
+
+  // room for B_ additions; true when the queue grew (the adder's own arrays grow with it)
+  bool reserve_queue(size_t B_) {
+    B = B_;
+    m = 0;
+    if (qd.size() >= B) return false;
+    qd.resize(B); qs.resize(B); qn.resize(B);
+    return true;
+  }
+  bool full() const { return m == B; }
+  // queue dst += (neg ? -src : src); the caller flushes when full()
+  inline void push(uint8_t* dst, const uint8_t* src, bool neg) {
+    qd[m] = dst;
+    qs[m] = src;
+    qn[m] = neg;
+    m++;
+  }
+};
+
 // The field the adder's batch inversion runs in: F, or for F = Fp2 its base field (the
 // x differences' norms are inverted, 1/d = conj(d) / norm(d): 7 base products per
 // element instead of the 9 of three Fp2 products).
@@ -42,41 +73,23 @@ template <class F>
 struct InvField<F, true> { using type = typename F::Base; };
 
 template <class Cfg>
-struct ScalarBatchAdd {
-  using Curve = Cfg;
+struct ScalarBatchAdd : AddQueue<Cfg> {
+  using Q = AddQueue<Cfg>;
+  using Q::qd, Q::qs, Q::qn, Q::equal, Q::B, Q::m;
   using F = typename Cfg::F;
   using FI = typename InvField<F>::type;
   using Aff = Affine<Cfg>;
   static constexpr bool NORM = IsFp2<F>::value;
 
-  struct Equal { uint8_t* dst; Aff p, q; };  // an addition left to the caller: dst = p + q, p.x == q.x
-
-  std::vector<uint8_t*> qd;
-  std::vector<const uint8_t*> qs;
-  std::vector<uint8_t> qn;
   std::vector<Aff> p1, p2;    // the loaded dst and src (src negated where asked)
   std::vector<F> dx;          // x differences
   std::vector<FI> nx, pre;    // what is inverted (dx, or its norm), and the running product before it
   std::vector<uint8_t> kind;  // 0 add, 1 dst infinity (dst = src), 2 src infinity (dst kept), 3 equal x
-  std::vector<Equal> equal;
-  size_t B = 1, m = 0;
 
   void reserve(size_t B_) {
-    B = std::max<size_t>(1, B_);
-    m = 0;
-    if (qd.size() < B) {
-      qd.resize(B); qs.resize(B); qn.resize(B);
-      p1.resize(B); p2.resize(B); dx.resize(B); pre.resize(B); kind.resize(B);
-      if constexpr (NORM) nx.resize(B);
-    }
-  }
-  bool full() const { return m == B; }
-  // queue dst += (neg ? -src : src); the caller flushes when full()
-  inline void push(uint8_t* dst, const uint8_t* src, bool neg) {
-    qd[m] = dst;
-    qs[m] = src;
-    qn[m] = neg;
-    m++;
+    if (!this->reserve_queue(std::max<size_t>(1, B_))) return;
+    p1.resize(B); p2.resize(B); dx.resize(B); pre.resize(B); kind.resize(B);
+    if constexpr (NORM) nx.resize(B);
   }
 
   // Backward, G plain additions at a time: each addition is a chain of dependent products
