@@ -73,6 +73,47 @@ def test_a_lanes_share_keeps_the_last_slots_and_memory_for_it():
     assert lanes.admissible("bulk", 400, 400, in_slots=1) and not lanes.admissible("bulk", 401, 400, in_slots=1)
 
 
+def test_a_lanes_share_keeps_synthesis_workers_for_it():
+    # bulk holding every synthesis worker (synthesizing, or blocked handing on to a full device queue) kept an
+    # urgent job waiting for one although its share of the pipeline's slots was free
+    lanes = Lanes(LANES, slots=100, synthesis_workers=4)  # urgent's share 0.5: 2 of the 4 workers
+    assert lanes.reserved_synthesis("urgent") == 2 and lanes.reserved_synthesis("bulk") == 0
+    lanes.use["bulk"].synthesis = 2
+    assert not lanes.admissible("bulk", 0, 0, in_slots=2) and lanes.admissible("urgent", 0, 0, in_slots=2)
+    lanes.use["urgent"].synthesis = 1  # urgent uses one of its two: it keeps one more
+    assert not lanes.admissible("bulk", 0, 0, in_slots=3) and lanes.admissible("urgent", 0, 0, in_slots=3)
+    lanes.use["urgent"].synthesis, lanes.use["bulk"].synthesis = 2, 1
+    assert lanes.admissible("bulk", 0, 0, in_slots=3)  # urgent's two in use: it keeps none free
+    # a share always leaves the other lanes one worker: one worker in all is never kept from bulk
+    one = Lanes(LANES, slots=100, synthesis_workers=1)
+    assert one.admissible("bulk", 0, 0, in_slots=0)
+
+
+def test_waiting_putters_enter_a_full_stage_queue_by_rank():
+    from types import SimpleNamespace
+
+    from snarkd.engine.stages import StageQueue
+
+    def part(name, rank):
+        return SimpleNamespace(name=name, index=0, job=SimpleNamespace(rank=rank))
+
+    q, stop = StageQueue(1), threading.Event()
+    assert q.put(part("first", (0, 0, 1)), stop)
+    putters = []
+    for name, rank in (("bulk-a", (0, 0, 2)), ("bulk-b", (0, 0, 3)), ("urgent", (-10, 0, 4))):
+        t = threading.Thread(target=q.put, args=(part(name, rank), stop))
+        t.start()
+        putters.append(t)
+        while len(q._waiting) < len(putters):  # each blocked on the full queue before the next comes
+            time.sleep(0.001)
+    got = [q.get(stop).name for _ in range(4)]
+    for t in putters:
+        t.join(5)
+    # the urgent partition came last but entered first once there was room
+    assert got == ["first", "urgent", "bulk-a", "bulk-b"], got
+    assert len(q) == 0 and not q._waiting
+
+
 def test_the_scheduler_admits_another_lane_past_a_head_kept_out_by_a_share(chain_bn128):
     circ, wtns = chain_bn128
     eng = make(circ, lanes={"urgent": Lane("urgent", priority=0, share=0.5), "bulk": Lane("bulk", priority=5)})

@@ -84,7 +84,7 @@ class Engine(EngineBase):
         # a lane's share is of what a newcomer could wait behind in the pipeline: the synthesis workers, the device
         # queue, the device slots, the finalize queue and workers (the most it holds anyway: no bound without shares)
         self.book.lanes = Lanes(c.lanes, slots=c.synthesis_workers + 2 * depth + slots + c.finalize_workers,
-                                budget=self.budget.budget)
+                                synthesis_workers=c.synthesis_workers, budget=self.budget.budget)
         self.book.max_weight = c.max_queued_weight
         self.book.self_verify = c.self_verify
         self.workers = stages.Workers({"synthesis": c.synthesis_workers, "device": len(self.devices) * c.workers_per_device,
@@ -95,7 +95,7 @@ class Engine(EngineBase):
     def start(self) -> "Engine":
         c = self.config
         synth = stages.Stage("synthesis", lambda: self.book.admit(self._stopping), self._synthesize,
-                             self._hand_on(self._device_q))
+                             self._hand_on(self._device_q, left_synthesis=True))
         final = stages.Stage("finalize", lambda: self._final_q.get(self._stopping), self._finalize, self._complete,
                              queue_phase="finalize_queue")
         for i in range(c.synthesis_workers):
@@ -320,10 +320,12 @@ class Engine(EngineBase):
         return wasm_safety_net(lk.require_wasm(), part.inputs, part.witness_source, attempt, report=report,
                                timed=lambda: timer.phase("witness_wasm"))
 
-    def _hand_on(self, q: stages.StageQueue):
+    def _hand_on(self, q: stages.StageQueue, left_synthesis: bool = False):
         def put(part: Partition) -> None:
             if self.dropped(part) or not q.put(part, self._stopping):
                 self.dropped(part)
+            if left_synthesis:  # its synthesis worker is free for the next partition (engine/lanes.py)
+                self.book.left_synthesis(part)
 
         return put
 
