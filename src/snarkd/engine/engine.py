@@ -25,6 +25,7 @@ inside another host process (a Ray actor).
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import threading
 import time
@@ -216,12 +217,14 @@ class Engine(EngineBase):
                 try:
                     key = parts[0].job.key
                     self.residency.ensure(d, key, timers[0])
-                    if len(parts) == 1:
-                        sums = [backend.device_stage(key.key, synths[0], timers[0], self.config.threads,
-                                                     with_g2=self.g2_on_device)]
-                    else:
-                        sums = backend.device_stage_batch(key.key, synths, timers, self.config.threads,
-                                                          with_g2=self.g2_on_device)
+                    # a lane above priority 0: its kernels first where SMs come free (Backend.urgent)
+                    with backend.urgent() if parts[0].job.lane_priority > 0 else contextlib.nullcontext():
+                        if len(parts) == 1:
+                            sums = [backend.device_stage(key.key, synths[0], timers[0], self.config.threads,
+                                                         with_g2=self.g2_on_device)]
+                        else:
+                            sums = backend.device_stage_batch(key.key, synths, timers, self.config.threads,
+                                                              with_g2=self.g2_on_device)
                 finally:
                     with self._lock:
                         self.acct.device_freed(d)

@@ -13,6 +13,7 @@ lives on its GpuDevice, under its lock. Nothing here imports CuPy at import time
 
 from __future__ import annotations
 
+import logging
 import threading
 import weakref
 
@@ -27,6 +28,8 @@ from snarkd.gpu.busy import KernelClock
 from snarkd.gpu.memory import DeviceMemory, GpuUnavailable, cupy_module, pinned_bytes
 from snarkd.gpu.ntt import NttDomain, full_tables_fit
 from snarkd.gpu.resident import Residency, ResidentKey
+
+log = logging.getLogger("snarkd.gpu")
 
 
 def device_count() -> int:
@@ -79,6 +82,26 @@ class GpuDevice:
         if own_stream:
             self._local.stream = self.cupy.cuda.Stream(non_blocking=True)  # kept alive with its thread
             self._local.stream.use()
+
+    def urgent_stream(self):
+        """The calling thread's stream of the device's highest priority (made on first use, kept with the thread),
+        to be entered with `with`: kernels queued inside go on it, and the GPU gives SMs that come free to its
+        waiting blocks before other streams' (copies are not prioritised; nothing running is preempted). The
+        device stages of lanes above priority 0 run on it (engine: Backend.urgent)."""
+        s = getattr(self._local, "urgent", None)
+        if s is None:
+            s = self._local.urgent = self._priority_stream()
+        return s
+
+    def _priority_stream(self):
+        cupy = self.cupy
+        try:
+            _, greatest = cupy.cuda.runtime.deviceGetStreamPriorityRange()
+            return cupy.cuda.Stream(non_blocking=True, priority=greatest)
+        except (AttributeError, TypeError) as e:  # a CuPy without stream priorities: a plain stream of its own
+            log.warning("GPU %d: no stream priorities in this CuPy (%s): urgent lanes' kernels share the GPU "
+                        "equally", self.index, e)
+            return cupy.cuda.Stream(non_blocking=True)
 
     def sync_stream(self) -> None:
         """Wait for the work this thread queued (its current stream)."""

@@ -14,7 +14,7 @@ backend: implement `Backend` in a module of its own and add its name to
 from __future__ import annotations
 
 import threading
-from typing import TYPE_CHECKING, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, ContextManager, Protocol, runtime_checkable
 
 from snarkd.errors import BackendUnavailable
 from snarkd.prover.chooser import NAMES, choose, cuda_device_count  # noqa: F401 - cuda_device_count re-exported
@@ -59,6 +59,10 @@ class Backend(Protocol):
 
     def kernel_seconds(self) -> float | None:
         """Seconds the device itself computed so far (None where that is not measured apart)."""
+
+    def urgent(self) -> "ContextManager":
+        """A context for a device stage of an urgent lane (priority above 0): on a GPU, its kernels go on the
+        device's highest-priority stream; elsewhere nothing changes."""
 
     def device_stage(self, key, synth: Synthesized, timer, threads: int = 0, with_g2: bool = False) -> G1Sums:
         """NTTs, H and the MSMs (G2 too when with_g2). Consumes synth.a and synth.b."""

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+
 from snarkd.prover.qap import h_coset_values, sparse_products
 from snarkd.prover.types import G1Sums, Synthesized
 
@@ -39,6 +41,9 @@ class CpuBackend:
 
     def batch_limit(self, key) -> int:
         return 1
+
+    def urgent(self):
+        return contextlib.nullcontext()  # one device stage at a time on the cores: nothing to put first
 
     def device_stage_batch(self, key, synths: list, timers: list, threads: int = 0, with_g2: bool = False) -> list:
         return [self.device_stage(key, s, t, threads, with_g2) for s, t in zip(synths, timers)]

@@ -74,6 +74,10 @@ class CudaBackend:
         device itself, so work never lands on another GPU."""
         self.dev.use(own_stream=True)
 
+    def urgent(self):
+        """The calling device worker's highest-priority stream, entered with `with` (GpuDevice.urgent_stream)."""
+        return self.dev.urgent_stream()
+
     def kernel_seconds(self) -> float:
         """Seconds the GPU ran this device's kernels so far (gpu/busy.py)."""
         return self.dev.clock.seconds()
