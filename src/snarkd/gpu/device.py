@@ -30,6 +30,7 @@ from snarkd.gpu.ntt import NttDomain, full_tables_fit
 from snarkd.gpu.resident import Residency, ResidentKey
 
 log = logging.getLogger("snarkd.gpu")
+PRIORITY_PAST_RANGE = -1000  # stream priorities: lower is more urgent; CUDA clamps this to the device's greatest
 
 
 def device_count() -> int:
@@ -94,14 +95,26 @@ class GpuDevice:
         return s
 
     def _priority_stream(self):
+        """A non-blocking stream of the device's greatest priority: through CuPy where it takes a priority
+        (CUDA clamps one past the range to its end), else made by the CUDA runtime (cuda-python) and wrapped."""
         cupy = self.cupy
         try:
-            _, greatest = cupy.cuda.runtime.deviceGetStreamPriorityRange()
-            return cupy.cuda.Stream(non_blocking=True, priority=greatest)
-        except (AttributeError, TypeError) as e:  # a CuPy without stream priorities: a plain stream of its own
-            log.warning("GPU %d: no stream priorities in this CuPy (%s): urgent lanes' kernels share the GPU "
-                        "equally", self.index, e)
-            return cupy.cuda.Stream(non_blocking=True)
+            return cupy.cuda.Stream(non_blocking=True, priority=PRIORITY_PAST_RANGE)
+        except TypeError:
+            pass
+        try:
+            from cuda.bindings import runtime as cudart
+
+            err, _, greatest = cudart.cudaDeviceGetStreamPriorityRange()
+            if err == cudart.cudaError_t.cudaSuccess:
+                err, handle = cudart.cudaStreamCreateWithPriority(cudart.cudaStreamNonBlocking, greatest)
+            if err == cudart.cudaError_t.cudaSuccess:
+                return cupy.cuda.ExternalStream(int(handle))  # kept with its thread, never destroyed
+            why = f"the CUDA runtime answered {err}"
+        except ImportError as e:
+            why = f"this CuPy takes no stream priority and cuda-python is missing ({e})"
+        log.warning("GPU %d: no high-priority stream (%s): urgent lanes' kernels share the GPU equally", self.index, why)
+        return cupy.cuda.Stream(non_blocking=True)
 
     def sync_stream(self) -> None:
         """Wait for the work this thread queued (its current stream)."""
