@@ -90,6 +90,11 @@ class StageQueue:
             self._cv.notify_all()
         return [it[-1] for it in chosen]
 
+    def head(self) -> Partition | None:
+        """The partition that would be taken next (left in the queue), or None."""
+        with self._cv:
+            return self._items[0][-1] if self._items else None
+
     def ahead_of(self, rank: tuple) -> bool:
         """Whether a partition of a better rank (Job.rank) than `rank` waits here."""
         with self._cv:
@@ -144,28 +149,35 @@ def run(stage: Stage, worker: str, engine) -> None:
                     p.timings[stage.queue_phase] = (time.monotonic() - p.t_ready) * 1000
                 if not engine.dropped(p):
                     batch.append(p)
-        timers = [SpanTimer(worker) for _ in batch]
-        start = time.time()
-        try:
-            if stage.work_batch is not None:
-                stage.work_batch(batch, timers)
-            else:
-                stage.work(part, timers[0])
-        except Exception as exc:  # noqa: BLE001 - the jobs fail with the error's kind, the worker lives on
-            if isinstance(exc, StageFailed) or (isinstance(exc, SnarkdError) and exc.kind != SnarkdError.kind):
-                error, kind, where = str(exc), exc.kind, getattr(exc, "where", "")
-            else:  # a bug
-                log.exception("job %s partition %d: %s stage failed", part.job.id, part.index, stage.name)
-                error, kind, where = f"internal error in the {stage.name} stage: {exc!r}", SnarkdError.kind, ""
-            for p in batch:
-                engine.fail(p, error, kind, where)
-            continue
-        end = time.time()
-        for p, timer in zip(batch, timers):
-            waited = timer.ms.get(stage.wait_phase, 0.0) / 1000 if stage.wait_phase else 0.0
-            p.record(stage.name, timer, start + waited, end)
-            p.t_ready = time.monotonic()
-            stage.hand_on(p)
+        run_batch(stage, batch, worker, engine)
+
+
+def run_batch(stage: Stage, batch: list, worker: str, engine) -> None:
+    """The stage's work on a batch taken from its queue (the worker loop's, or a device stage run at another's
+    yield point: engine/preempt.py): timed, recorded, handed on; a failure fails the batch's jobs."""
+    part = batch[0]
+    timers = [SpanTimer(worker) for _ in batch]
+    start = time.time()
+    try:
+        if stage.work_batch is not None:
+            stage.work_batch(batch, timers)
+        else:
+            stage.work(part, timers[0])
+    except Exception as exc:  # noqa: BLE001 - the jobs fail with the error's kind, the worker lives on
+        if isinstance(exc, StageFailed) or (isinstance(exc, SnarkdError) and exc.kind != SnarkdError.kind):
+            error, kind, where = str(exc), exc.kind, getattr(exc, "where", "")
+        else:  # a bug
+            log.exception("job %s partition %d: %s stage failed", part.job.id, part.index, stage.name)
+            error, kind, where = f"internal error in the {stage.name} stage: {exc!r}", SnarkdError.kind, ""
+        for p in batch:
+            engine.fail(p, error, kind, where)
+        return
+    end = time.time()
+    for p, timer in zip(batch, timers):
+        waited = timer.ms.get(stage.wait_phase, 0.0) / 1000 if stage.wait_phase else 0.0
+        p.record(stage.name, timer, start + waited, end)
+        p.t_ready = time.monotonic()
+        stage.hand_on(p)
 
 
 class Workers:

@@ -306,14 +306,15 @@ class GpuDevice:
         budget, others = (room, 0) if room is not None else (self.memory.budget, self.held_bytes(but=zkey))
         return gstream.plan(shape, budget, others, batch_max, chunk, csr_modes, expect)
 
-    def msm_pass(self, curve: str, host, segments, c: int, native):
+    def msm_pass(self, curve: str, host, segments, c: int, native, between=None):
         """stream.msm_pass on this device: every (proof, set) MSM of one pass over the streamed bases (segments:
         [(ranges, tasks_of, vectors)]); the bytes sent and the copy engine's busy time are added to this device's
-        counters. Returns (per proof {set: point}, {"bytes", "copy_s", "kernel_s", "segment_kernel_s": [...]})."""
+        counters; between: stream.msm_pass's (called at each chunk boundary). Returns (per proof {set: point},
+        {"bytes", "copy_s", "kernel_s", "segment_kernel_s": [...]})."""
         stats = gstream.PassStats()
         ref = self.copy_clock.reference()
         kref = self.clock.reference()
-        out = gstream.msm_pass(self, curve, host, segments, c, native, stats)
+        out = gstream.msm_pass(self, curve, host, segments, c, native, stats, between=between)
         self.sync_stream()
         copy_s = self.copy_clock.add(ref, stats.copy_pairs)
         kernel_s = self.clock.add(kref, [(a, b) for _, a, b in stats.kernel_pairs])

@@ -263,13 +263,16 @@ def h_tasks(lo: int, hi: int) -> list[Task]:
     return [Task("h", False, lo, hi, 0)]
 
 
-def msm_pass(dev, curve: str, host, segments: list, c: int, native, stats: PassStats, groups: int = GROUPS) -> list[dict]:
+def msm_pass(dev, curve: str, host, segments: list, c: int, native, stats: PassStats, groups: int = GROUPS,
+             between=None) -> list[dict]:
     """Σ scalars·bases for every (proof, set) of the pass. segments: [(ranges, tasks_of, vectors)], run in order
     over one set of slot groups: ranges [(lo, hi)] of the scalar index, tasks_of(lo, hi) -> [Task], vectors[p]
     proof p's scalars on the device (u32 words, 8 per element); every segment has one vector per proof and
     its own set names. Returns per proof {set name: affine point} as GpuDevice.msm does. Queued on the calling
     thread's current stream; the chunks go up on a copy stream of the pass's own. stats.kernel_pairs gets
-    (segment, start, end) per range."""
+    (segment, start, end) per range. between: None, or called after each range but the last, once its MSMs are
+    queued (a chunk boundary: the engine's yield point, which may queue other work on this stream before the
+    next range's; the pass's buffers and sums are left as they are)."""
     import cupy
 
     mod = dev.module(curve)
@@ -334,6 +337,8 @@ def msm_pass(dev, curve: str, host, segments: list, c: int, native, stats: PassS
         freed[k % len(bufs)] = t1
         if k + len(bufs) < len(steps):
             pending[k + len(bufs)] = send(k + len(bufs))
+        if between is not None and k + 1 < len(steps):
+            between()
     out: list[dict] = [{} for _ in segments[0][2]]
     for (p, name), (a, nr) in acc.items():
         g2 = name == "b2"

@@ -54,6 +54,10 @@ class Backend(Protocol):
         """How many proofs of `key` one device stage takes together (device_stage_batch): >1 where they share
         work, as a streamed key's chunks; 1 elsewhere."""
 
+    def preempt_blocker(self, key) -> str:
+        """Why a device stage of `key` cannot start now beside the stages holding this device (a paused one keeps
+        its buffers: engine/preempt.py): "" when it can, else the reason ("device_memory", "key_not_resident")."""
+
     def work_bytes(self, key) -> int:
         """Device memory one device stage of `key` needs beyond what stays resident (an upper estimate)."""
 
@@ -64,10 +68,14 @@ class Backend(Protocol):
         """A context for a device stage of an urgent lane (priority above 0): on a GPU, its kernels go on the
         device's highest-priority stream; elsewhere nothing changes."""
 
-    def device_stage(self, key, synth: Synthesized, timer, threads: int = 0, with_g2: bool = False) -> G1Sums:
-        """NTTs, H and the MSMs (G2 too when with_g2). Consumes synth.a and synth.b."""
+    def device_stage(self, key, synth: Synthesized, timer, threads: int = 0, with_g2: bool = False,
+                     yield_point=None) -> G1Sums:
+        """NTTs, H and the MSMs (G2 too when with_g2). Consumes synth.a and synth.b. yield_point: None, or a
+        callable invoked at the stage's boundaries (between MSMs, between a streamed pass's chunks) that may run
+        other device work before returning (the seconds it paused); the stage goes on where it stopped."""
 
-    def device_stage_batch(self, key, synths: list, timers: list, threads: int = 0, with_g2: bool = False) -> list:
+    def device_stage_batch(self, key, synths: list, timers: list, threads: int = 0, with_g2: bool = False,
+                           yield_point=None) -> list:
         """device_stage of up to batch_limit(key) proofs of one key, each timed on its own timer; a G1Sums each."""
 
 

@@ -158,6 +158,16 @@ class CudaBackend:
             return self.stream_bases == "on"
         return not self.dev.fits(key.zkey, self.msm_c)
 
+    def preempt_blocker(self, key) -> str:
+        """Why a device stage of `key` cannot start now beside the stages holding this device's memory (a paused
+        stage keeps its reservation: engine/preempt.py): "" when it can; "key_not_resident" when the key would
+        have to be uploaded first (its upload and tables are not sized beside a paused stage); "device_memory"
+        when its work does not fit in the budget beside what is reserved."""
+        if self.dev.residency(key.zkey) is None:
+            return "key_not_resident"
+        mem = self.dev.memory
+        return "" if mem.reserved + self.work_bytes(key) <= mem.budget else "device_memory"
+
     def work_bytes(self, key) -> int:
         """Device memory one device stage needs beyond the resident key (an upper estimate)."""
         if self.bases_streamed(key):
@@ -165,9 +175,11 @@ class CudaBackend:
             return plan.peak - plan.held
         return self.dev.proof_bytes(key.zkey, self.msm_c)
 
-    def device_stage(self, key, synth: Synthesized, timer, threads: int = 0, with_g2: bool = False) -> G1Sums:
+    def device_stage(self, key, synth: Synthesized, timer, threads: int = 0, with_g2: bool = False,
+                     yield_point=None) -> G1Sums:
+        """yield_point: called before each MSM (Backend.device_stage; the host has waited for the previous one)."""
         if self.bases_streamed(key):
-            return self.device_stage_batch(key, [synth], [timer], threads, with_g2)[0]
+            return self.device_stage_batch(key, [synth], [timer], threads, with_g2, yield_point)[0]
         zk, native, dev, c = key.zkey, key.native, self.dev, self.msm_c
         curve = key.curve.native
         a_host, b_host = synth.a, synth.b
@@ -193,6 +205,8 @@ class CudaBackend:
             sorts, nv = {}, zk.n_vars
 
             def msm(name: str, g2: bool, scalars, n: int, offset: int = 0, tag: str = ""):
+                if yield_point is not None:
+                    yield_point()
                 with timer.phase(f"msm_{name}"), kernels():
                     return dev.msm(curve, g2, getattr(rk, name), scalars, n, native, c, table=rk.tables.get(name),
                                    offset=offset, sorts=sorts if tag else None, tag=tag)
@@ -208,14 +222,22 @@ class CudaBackend:
             timer.record("kernels", kernels.count() * 1e3)
         return sums
 
-    def device_stage_batch(self, key, synths: list, timers: list, threads: int = 0, with_g2: bool = False) -> list:
+    def device_stage_batch(self, key, synths: list, timers: list, threads: int = 0, with_g2: bool = False,
+                           yield_point=None) -> list:
         """The device stage of several proofs of one streamed key (at most batch_limit(key)), run by the plan for
         that many (stage_plan): each proof's witness up, A·w and B·w (on the device, or sent up from synthesis),
         H; then the passes over the H bases and over A, B1, C, B2 for all of them (stream.msm_pass: one pass
         when the plan merges them). With the witnesses kept on the device, each goes up on the copy stream
         while the previous proof's A·w, B·w and H run. The passes' times, bytes and busy seconds are shared out
-        evenly over the batch's timers. Returns one G1Sums per proof, in order."""
+        evenly over the batch's timers (less the time paused at yield_point, called between the passes' chunks:
+        Backend.device_stage). Returns one G1Sums per proof, in order."""
         import cupy
+
+        paused = [0.0]  # seconds spent at yield points, taken out of the passes' wall times
+
+        def pause() -> None:
+            if yield_point is not None:
+                paused[0] += yield_point()
 
         zk, native, dev = key.zkey, key.native, self.dev
         curve = key.curve.native
@@ -265,33 +287,37 @@ class CudaBackend:
                 del w
                 if not early:
                     dev.sync_stream()
+                    pause()
             dev.sync_stream()
             for kernels, timer in zip(brackets, timers):
                 timer.record("kernels", kernels.count() * 1e3)
             if early:
                 del wdev
             w_ranges = (plan.ranges(zk.n_vars), lambda lo, hi: gstream.w_tasks(lo, hi, zk.n_public, with_g2))
-            t0 = time.perf_counter()
+            pause()
+            t0, p0 = time.perf_counter(), paused[0]
             if plan.merged:
                 out, st = dev.msm_pass(curve, rk.host, [(plan.ranges(zk.domain_size), gstream.h_tasks, hs), (*w_ranges, ws)],
-                                       plan.c, native)
+                                       plan.c, native, between=pause)
                 del hs, ws
-                t2 = time.perf_counter()
+                t2 = time.perf_counter() - (paused[0] - p0)
                 # one pass: its wall time shared by the two sets in proportion to their kernels' GPU time
                 kh, kw = st["segment_kernel_s"]
                 t1 = t0 + (t2 - t0) * kh / max(kh + kw, 1e-9)
                 out_h = out_w = out
                 stats = [st]
             else:
-                out_h, st_h = dev.msm_pass(curve, rk.host, [(plan.ranges(zk.domain_size), gstream.h_tasks, hs)], plan.c, native)
+                out_h, st_h = dev.msm_pass(curve, rk.host, [(plan.ranges(zk.domain_size), gstream.h_tasks, hs)], plan.c,
+                                           native, between=pause)
                 del hs
-                t1 = time.perf_counter()
+                t1 = time.perf_counter() - (paused[0] - p0)
+                pause()
                 for i, synth in enumerate(synths):
                     if ws[i] is None:
                         ws[i] = mem.upload(synth.witness)
-                out_w, st_w = dev.msm_pass(curve, rk.host, [(*w_ranges, ws)], plan.c, native)
+                out_w, st_w = dev.msm_pass(curve, rk.host, [(*w_ranges, ws)], plan.c, native, between=pause)
                 del ws
-                t2 = time.perf_counter()
+                t2 = time.perf_counter() - (paused[0] - p0)
                 stats = [st_h, st_w]
         dev.count_streamed_proofs(k)
         zero = np.zeros(2 * zk.limbs, dtype=np.uint64)  # infinity: a set with no rows (a key of public inputs only)

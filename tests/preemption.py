@@ -1,0 +1,50 @@
+"""Tests' choreography of a preemption (engine/preempt.py): a bulk device stage held at its first yield point until
+what the test waits for is there (an urgent partition queued, or waiting at the device's gate), so an urgent job
+surely arrives during it, without timing anything."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+
+def hold_first_yield(engine, until, lane: str = "bulk", d: int = 0, timeout: float = 60.0) -> threading.Event:
+    """Wrap device d's yield points: the first stage of `lane` to reach one sets the returned event and waits there
+    until until() holds (at most `timeout` seconds), then calls the engine's yield point; every later call goes
+    straight through."""
+    prem = engine.preemption[d]
+    real = prem.yield_point
+    reached = threading.Event()
+
+    def yield_point(parts, timers):
+        inner = real(parts, timers)
+        if reached.is_set() or parts[0].job.lane != lane:
+            return inner
+        calls = []
+
+        def held() -> float:
+            if not calls:
+                calls.append(1)
+                reached.set()
+                end = time.monotonic() + timeout
+                while not until() and time.monotonic() < end:
+                    time.sleep(0.002)
+            return inner()
+
+        return held
+
+    prem.yield_point = yield_point
+    return reached
+
+
+def queued_head(engine, lane: str = "urgent"):
+    """until(): a partition of `lane` is at the head of the device queue."""
+    def check() -> bool:
+        head = engine._device_q.head()
+        return head is not None and head.job.lane == lane
+    return check
+
+
+def span(part, stage: str) -> dict:
+    (s,) = [s for s in part.spans if s["stage"] == stage]
+    return s
