@@ -8,10 +8,11 @@ import threading
 import time
 
 
-def hold_first_yield(engine, until, lane: str = "bulk", d: int = 0, timeout: float = 60.0) -> threading.Event:
-    """Wrap device d's yield points: the first stage of `lane` to reach one sets the returned event and waits there
-    until until() holds (at most `timeout` seconds), then calls the engine's yield point; every later call goes
-    straight through."""
+def hold_first_yield(engine, until, lane: str = "bulk", d: int = 0, timeout: float = 60.0,
+                     skip: int = 0) -> threading.Event:
+    """Wrap device d's yield points: the first stage of `lane` to reach one (past its first `skip`) sets the returned
+    event and waits there until until() holds (at most `timeout` seconds), then calls the engine's yield point;
+    every other call goes straight through."""
     prem = engine.preemption[d]
     real = prem.yield_point
     reached = threading.Event()
@@ -23,8 +24,8 @@ def hold_first_yield(engine, until, lane: str = "bulk", d: int = 0, timeout: flo
         calls = []
 
         def held() -> float:
-            if not calls:
-                calls.append(1)
+            calls.append(1)
+            if len(calls) == skip + 1:
                 reached.set()
                 end = time.monotonic() + timeout
                 while not until() and time.monotonic() < end:

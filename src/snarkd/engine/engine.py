@@ -256,9 +256,9 @@ class Engine(EngineBase):
         return stages.Stage("device", lambda: None, None, self._hand_on(self._final_q), queue_phase="device_queue",
                             wait_phase="device_wait", work_batch=self._device_work(d, nested=True))
 
-    def run_nested(self, d: int, parts: list, worker: str) -> None:
+    def run_nested(self, d: int, parts: list, worker: str) -> int:
         """Partitions taken from the device queue at a yield point of a stage on device d: their device stage, on
-        the paused stage's thread (engine/preempt.py), then on to finalize."""
+        the paused stage's thread (engine/preempt.py), then on to finalize. Returns how many ran (not dropped)."""
         now = time.monotonic()
         batch = []
         for p in parts:
@@ -268,6 +268,7 @@ class Engine(EngineBase):
                 batch.append(p)
         if batch:
             stages.run_batch(self._nested[d], batch, worker, self)
+        return len(batch)
 
     def _finalize(self, part: Partition, timer) -> None:
         job, lk = part.job, part.job.key

@@ -160,6 +160,6 @@ class Preemption:
         lk = head.job.key
         limit = self.backend.batch_limit(lk.key) - 1
         got += q.take_matching(lambda p: p.job.key is lk and p.job.lane_priority > level, limit) if limit > 0 else []
-        self._counted(len(got))
-        self.engine.run_nested(self.d, got, worker)
-        return True
+        ran = self.engine.run_nested(self.d, got, worker)
+        self._counted(ran)
+        return ran > 0

@@ -145,9 +145,12 @@ class Scheduler(JobTable):
             part.state = COMPLETED
             self.acct.in_flight -= 1
             job.n_done += 1
-            if part.t_admitted:  # its latency and stage times, for the completion model (engine/eta.py)
-                self.eta.observe(job.key.id, time.monotonic() - part.t_admitted,
-                                 {s: part.timings[s] / 1000 for s in STAGES if s in part.timings})
+            if part.t_admitted:  # its latency and stage times, for the completion model (engine/eta.py); a device
+                # stage's own work, less the time another lane's device work ran inside it (engine/preempt.py)
+                work = {s: part.timings[s] / 1000 for s in STAGES if s in part.timings}
+                if "device" in work:
+                    work["device"] = max(0.0, work["device"] - part.timings.get("preempted", 0.0) / 1000)
+                self.eta.observe(job.key.id, time.monotonic() - part.t_admitted, work)
             self.acct.count("partitions_completed")
             self.acct.add_phases(part.timings)
             self.cv.later(self.notify, "on_partition", part)
