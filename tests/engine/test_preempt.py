@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 
 from preemption import hold_first_yield, queued_head, span
 
@@ -97,6 +98,32 @@ def test_a_preemption_the_device_cannot_take_is_skipped_and_counted_once(chain_b
     assert u.preempt_skipped == ("device_memory",)
     dev = eng.status().devices[0]
     assert dev.preemptions == 0 and dev.preempt_skipped == {"device_memory": 1}
+
+
+def test_with_preempt_off_a_stage_runs_to_its_end(chain_bn128, running, monkeypatch):
+    circ, wtns = chain_bn128
+    eng = make(circ, preempt=False)
+    urgent_queued = queued_head(eng)
+    real, entered = CPU.device_stage, threading.Event()
+
+    def first_waits(*args, **kw):  # the bulk stage (the first) goes on once the urgent partition is queued
+        assert kw.get("yield_point") is None
+        if not entered.is_set():
+            entered.set()
+            end = time.monotonic() + 60
+            while not urgent_queued() and time.monotonic() < end:
+                time.sleep(0.002)
+        return real(*args, **kw)
+
+    monkeypatch.setattr(CPU, "device_stage", first_waits)
+    running(eng)
+    data = wtns.read_bytes()
+    bulk = eng.submit("k", data, "bulk0", lane="bulk")
+    assert entered.wait(60)
+    urgent = eng.submit("k", data, "urgent", lane="urgent")
+    b, u = finished(eng, circ, [bulk, urgent])
+    assert span(u, "device")["start"] >= span(b, "device")["end"] and "preempted" not in b.timings
+    assert eng.status().devices[0].preemptions == 0
 
 
 def test_the_gate_lends_a_slot_to_a_higher_lane_only_and_gets_it_back():

@@ -222,7 +222,8 @@ class Engine(EngineBase):
             for t in timers[1:]:
                 t.record("device_wait", timers[0].ms["device_wait"])
             # a stage on a lent slot yields to no one: the stage that lent it waits for it
-            yield_point = None if nested or seat.lent else preemption.yield_point(parts, timers)
+            yield_point = None if nested or seat.lent or not self.config.preempt else \
+                preemption.yield_point(parts, timers)
             try:
                 with self._lock:
                     self.acct.device_held(d)
