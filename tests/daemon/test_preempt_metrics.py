@@ -1,7 +1,7 @@
 """Preemption through the gRPC servicer, in process (a real Engine, the CPU backend): an urgent job submitted while
 a bulk job's device stage runs has its device stage run at the bulk one's yield point (engine/preempt.py), both
-proofs verify, and the Metrics text and the status's engine record count it per device, with the skipped
-preemptions' series at zero for each reason."""
+proofs verify, and the Metrics text, the status's engine record and `snarkd status`'s line count it per device,
+with the skipped preemptions' series at zero for each reason."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from preemption import hold_first_yield, queued_head
 from test_deadline_service import Context, Gate, start_service, stop_services
 
 from snarkd.config.lanes import Lane
+from snarkd.daemon.lifecycle import _preemption_lines
 from snarkd.daemon.proto import snarkd_pb2 as pb
 from snarkd.verifier import verify
 
@@ -35,7 +36,9 @@ def test_a_preemption_is_counted_in_metrics_and_status(chain_bn128, tmp_path):
         assert 'snarkd_preemptions_total{device="cpu"} 1.0' in text
         for reason in ("device_memory", "key_not_resident"):
             assert f'snarkd_preemptions_skipped_total{{device="cpu",reason="{reason}"}} 0.0' in text
-        (dev,) = json.loads(s.Status(pb.StatusRequest(), ctx).engine_json)["devices"]
+        engine_json = s.Status(pb.StatusRequest(), ctx).engine_json
+        (dev,) = json.loads(engine_json)["devices"]
         assert dev["preemptions"] == 1 and dev["preempt_skipped"] == {}
+        assert _preemption_lines(engine_json) == ["preemptions: cpu 1"]  # snarkd status's line
     finally:
         stop_services([s])
