@@ -39,9 +39,9 @@ def hold_first_yield(engine, until, lane: str = "bulk", d: int = 0, timeout: flo
 
 
 def queued_head(engine, lane: str = "urgent"):
-    """until(): a partition of `lane` is at the head of the device queue."""
+    """until(): a partition of `lane` is the device queue's next (queued, or first to enter a full queue)."""
     def check() -> bool:
-        head = engine._device_q.head()
+        head = engine._device_q.head(waiting=True)
         return head is not None and head.job.lane == lane
     return check
 

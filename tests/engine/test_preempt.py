@@ -17,6 +17,7 @@ from snarkd.config.lanes import Lane
 from snarkd.engine import Engine, EngineConfig, KeyStore
 from snarkd.engine.jobs import COMPLETED
 from snarkd.engine.preempt import DeviceGate
+from snarkd.engine.stages import StageQueue
 from snarkd.prover.backend import CPU
 from snarkd.verifier import verify
 
@@ -54,6 +55,10 @@ def test_a_queued_urgent_stage_runs_at_the_bulk_stages_yield_point(chain_bn128, 
     bulk = eng.submit("k", data, "bulk0", lane="bulk")
     assert reached.wait(60)
     later = eng.submit("k", data, "bulk1", lane="bulk")  # queued too: the same lane never preempts
+    end = time.monotonic() + 60
+    while eng._device_q.head() is not later.partitions[0]:  # it fills the device queue (capacity 1): the
+        assert time.monotonic() < end  # urgent partition then waits to enter, its synthesis worker blocked
+        time.sleep(0.002)
     urgent = eng.submit("k", data, "urgent", lane="urgent")
     b, b1, u = finished(eng, circ, [bulk, later, urgent])
     paused, u_dev, b_dev = span(b, "preempted"), span(u, "device"), span(b, "device")
@@ -124,6 +129,24 @@ def test_with_preempt_off_a_stage_runs_to_its_end(chain_bn128, running, monkeypa
     b, u = finished(eng, circ, [bulk, urgent])
     assert span(u, "device")["start"] >= span(b, "device")["end"] and "preempted" not in b.timings
     assert eng.status().devices[0].preemptions == 0
+
+
+def test_a_partition_waiting_to_enter_a_full_queue_can_be_taken():
+    q, stop = StageQueue(1), threading.Event()
+    part = lambda name, level: type("P", (), {"index": 0, "name": name,  # noqa: E731
+                                               "job": type("J", (), {"rank": (-level, 0, 0)})()})()
+    bulk, urgent = part("bulk", 0), part("urgent", 10)
+    assert q.put(bulk, stop)
+    entered = []
+    t = threading.Thread(target=lambda: entered.append(q.put(urgent, stop)))
+    t.start()
+    while q.head(waiting=True) is not urgent:
+        time.sleep(0.001)
+    assert q.head() is bulk  # queued, it is not; it would enter first
+    assert q.take_matching(lambda p: p is urgent, 1) == []  # only with waiting=True
+    assert q.take_matching(lambda p: p is urgent, 1, waiting=True) == [urgent]
+    t.join(10)
+    assert entered == [True] and len(q) == 1 and q.get(stop) is bulk and q.head(waiting=True) is None
 
 
 def test_the_gate_lends_a_slot_to_a_higher_lane_only_and_gets_it_back():

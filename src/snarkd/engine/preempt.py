@@ -7,8 +7,9 @@ for this device, in this order:
 
   - a worker of this device waiting at the gate for a slot with such work (a device with fewer slots than
     workers, as the CPU's one): the running stage lends it its slot and waits until that stage is done;
-  - the device queue's head: the running stage's own thread takes it (with queued companions of its key, up to
-    the backend's batch) and runs its device stage, then hands it on to finalize as any device worker would.
+  - the device queue's head, or the first partition waiting to enter it when it is full (its synthesis worker
+    blocked handing it on): the running stage's own thread takes it (with companions of its key, up to the
+    backend's batch) and runs its device stage, then hands it on to finalize as any device worker would.
 
 Then the paused stage goes on where it stopped: nothing is redone. It keeps its buffers and its device memory,
 so the newcomer must fit beside them (Backend.preempt_blocker); when it does not, preemption is skipped and
@@ -104,7 +105,7 @@ class Preemption:
         q = self.engine._device_q
 
         def yield_now() -> float:
-            head = q.head()
+            head = q.head(waiting=True)
             if not (head is not None and head.job.lane_priority > level) and \
                     not any(w.level > level for w in list(self.gate.waiting)):
                 return 0.0  # the common case: nothing of a higher lane waits for a device
@@ -151,15 +152,16 @@ class Preemption:
 
     def _run_queued(self, level: int, worker: str) -> bool:
         q = self.engine._device_q
-        head = q.head()
+        head = q.head(waiting=True)
         if head is None or head.job.lane_priority <= level or self._blocked([head]):
             return False
-        got = q.take_matching(lambda p: p is head, 1)
+        got = q.take_matching(lambda p: p is head, 1, waiting=True)
         if not got:
             return False  # another worker took it
         lk = head.job.key
         limit = self.backend.batch_limit(lk.key) - 1
-        got += q.take_matching(lambda p: p.job.key is lk and p.job.lane_priority > level, limit) if limit > 0 else []
+        got += q.take_matching(lambda p: p.job.key is lk and p.job.lane_priority > level, limit, waiting=True) \
+            if limit > 0 else []
         ran = self.engine.run_nested(self.d, got, worker)
         self._counted(ran)
         return ran > 0

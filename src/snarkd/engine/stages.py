@@ -35,6 +35,8 @@ class StageQueue:
         self.maxsize = maxsize
         self._items: list = []  # heap of (rank, index, seq, partition)
         self._waiting: list = []  # heap of the waiting putters' (rank, index, seq)
+        self._waiting_parts: dict = {}  # their partitions, by key (a yield point may take one: take_matching)
+        self._taken: set = set()  # keys of waiting putters' partitions taken before they entered (their put is done)
         self._seq = itertools.count()
         self._cv = threading.Condition()
 
@@ -46,24 +48,36 @@ class StageQueue:
         key = (part.job.rank, part.index, next(self._seq))
         with self._cv:
             heapq.heappush(self._waiting, key)
+            self._waiting_parts[key] = part
             try:
                 while not stopping.is_set():
+                    if key in self._taken:  # a stage took it while it waited (take_matching(waiting=True))
+                        self._taken.discard(key)
+                        return True
                     if len(self._items) < self.maxsize and self._waiting[0] == key:
                         heapq.heappop(self._waiting)
+                        del self._waiting_parts[key]
                         heapq.heappush(self._items, (*key, part))
                         self._cv.notify_all()
                         return True
                     self._cv.wait(POLL)
-                self._waiting.remove(key)
-                heapq.heapify(self._waiting)
-                self._cv.notify_all()
+                if key in self._taken:
+                    self._taken.discard(key)
+                    return True
+                self._leave_locked(key)
                 return False
             except BaseException:
-                if key in self._waiting:
-                    self._waiting.remove(key)
-                    heapq.heapify(self._waiting)
-                    self._cv.notify_all()
+                self._taken.discard(key)
+                self._leave_locked(key)
                 raise
+
+    def _leave_locked(self, key) -> None:
+        """A waiting putter gives up (the engine stops): its place in line goes."""
+        if key in self._waiting:
+            self._waiting.remove(key)
+            heapq.heapify(self._waiting)
+            self._cv.notify_all()
+        self._waiting_parts.pop(key, None)
 
     def get(self, stopping: threading.Event) -> Partition | None:
         with self._cv:
@@ -75,24 +89,39 @@ class StageQueue:
                 self._cv.wait(POLL)
         return None
 
-    def take_matching(self, match: Callable[[Partition], bool], limit: int) -> list[Partition]:
+    def take_matching(self, match: Callable[[Partition], bool], limit: int, waiting: bool = False) -> list[Partition]:
         """Up to `limit` queued partitions for which match(part) holds, highest priority first, taken out now
-        (no waiting): companions of a partition that a batched stage runs with it."""
+        (no waiting): companions of a partition that a batched stage runs with it. waiting: partitions whose
+        putters wait for room count as queued (taken, their put returns as if they had entered)."""
         if limit <= 0:
             return []
         with self._cv:
-            chosen = sorted((it for it in self._items if match(it[-1])), key=lambda it: it[:-1])[:limit]
+            pool = [(it[:-1], it[-1], True) for it in self._items]
+            if waiting:
+                pool += [(k, p, False) for k, p in self._waiting_parts.items()]
+            chosen = sorted((c for c in pool if match(c[1])), key=lambda c: c[0])[:limit]
             if not chosen:
                 return []
-            ids = {id(it) for it in chosen}
-            self._items[:] = [it for it in self._items if id(it) not in ids]
-            heapq.heapify(self._items)
+            queued = {c[0] for c in chosen if c[2]}
+            if queued:
+                self._items[:] = [it for it in self._items if it[:-1] not in queued]
+                heapq.heapify(self._items)
+            for key, _, was_queued in chosen:
+                if not was_queued:
+                    self._waiting.remove(key)
+                    del self._waiting_parts[key]
+                    self._taken.add(key)
+            heapq.heapify(self._waiting)
             self._cv.notify_all()
-        return [it[-1] for it in chosen]
+        return [c[1] for c in chosen]
 
-    def head(self) -> Partition | None:
-        """The partition that would be taken next (left in the queue), or None."""
+    def head(self, waiting: bool = False) -> Partition | None:
+        """The partition that would be taken next (left in the queue), or None; waiting: or that would enter next,
+        when it ranks before every queued one (a full queue's waiting putters)."""
         with self._cv:
+            best = self._items[0][:-1] if self._items else None
+            if waiting and self._waiting and (best is None or self._waiting[0] < best):
+                return self._waiting_parts[self._waiting[0]]
             return self._items[0][-1] if self._items else None
 
     def ahead_of(self, rank: tuple) -> bool:
