@@ -11,7 +11,9 @@ for this device, in this order:
     blocked handing it on): the running stage's own thread takes it (with companions of its key, up to the
     backend's batch) and runs its device stage, then hands it on to finalize as any device worker would.
 
-Then the paused stage goes on where it stopped: nothing is redone. It keeps its buffers and its device memory,
+A stage run so is an ordinary device stage of its lane: on a GPU, on the worker's highest-priority stream
+(Backend.urgent), beside the at most one chunk of work the paused stage has queued on its own stream (the pass's
+host loop waits for each chunk's digit sort). Then the paused stage goes on where it stopped: nothing is redone. It keeps its buffers and its device memory,
 so the newcomer must fit beside them (Backend.preempt_blocker); when it does not, preemption is skipped and
 counted once per partition by reason ("device_memory", "key_not_resident"), and that work waits its turn. One
 preemption at a time per device, and none inside a preempting stage: no two stages can wait on each other.
