@@ -1,6 +1,6 @@
 """Preemption on the GPU (engine/preempt.py): a bulk batch of a streamed key (a hand-made plan of 50-point chunks, as
-test_gpu_stream.py's) is held at a chunk boundary of its H pass (gpu/stream.msm_pass's `between`) until an urgent
-job of another key is queued; the urgent device stage then runs there, beside the paused batch's buffers and
+test_gpu_stream.py's) is held at a boundary inside its H pass (gpu/stream.msm_pass's `between`: after the first
+proof's MSMs of the first chunk) until an urgent job of another key is queued; the urgent device stage then runs there, beside the paused batch's buffers and
 device memory, and the batch goes on where it stopped. The urgent job finishes before the bulk job (one finalize
 worker: the urgent proof is first in its queue), every proof verifies (the native verifier, and snarkjs for one
 of each). With the bulk batch holding the whole device budget the preemption is skipped for device memory and
@@ -64,7 +64,7 @@ def test_an_urgent_job_runs_at_a_chunk_boundary_of_a_bulk_batch(tmp_path, case):
             job = eng.submit(key_id, witnesses=[wt], lane=key_id)
             assert job.done.wait(120) and job.state == "COMPLETED", job.error
         assert be.residency(urgent_lk.key) is not None and be.bases_streamed(bulk_lk.key)
-        # hold the bulk batch at its second yield point: after the H pass's first chunk (the first is before it)
+        # hold the bulk batch at its second yield point, in its H pass (the first is before the passes)
         reached = hold_first_yield(eng, queued_head(eng), skip=1)
         bulk = eng.submit("bulk", witnesses=[wt] * BULK, lane="bulk")
         assert reached.wait(120), "the bulk batch never reached a chunk boundary"

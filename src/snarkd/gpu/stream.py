@@ -270,9 +270,10 @@ def msm_pass(dev, curve: str, host, segments: list, c: int, native, stats: PassS
     proof p's scalars on the device (u32 words, 8 per element); every segment has one vector per proof and
     its own set names. Returns per proof {set name: affine point} as GpuDevice.msm does. Queued on the calling
     thread's current stream; the chunks go up on a copy stream of the pass's own. stats.kernel_pairs gets
-    (segment, start, end) per range. between: None, or called after each range but the last, once its MSMs are
-    queued (a chunk boundary: the engine's yield point, which may queue other work on this stream before the
-    next range's; the pass's buffers and sums are left as they are)."""
+    (segment, start, end) per range (per proof's part of it with `between`). between: None, or called at the pass's
+    boundaries: between two proofs' MSMs of a range, and after each range but the last once its MSMs are queued
+    (the engine's yield point, which may run other device work there; the pass's buffers, sums and queued copies
+    are left as they are, and its kernel brackets leave the time out)."""
     import cupy
 
     mod = dev.module(curve)
@@ -319,6 +320,13 @@ def msm_pass(dev, curve: str, host, segments: list, c: int, native, stats: PassS
         t0.record(compute)
         nr = len(segments[s][0])
         for p, vec in enumerate(segments[s][2]):
+            if p and between is not None:  # between two proofs' MSMs of the range: its bracket closes around it
+                t1 = cupy.cuda.Event()
+                t1.record(compute)
+                stats.kernel_pairs.append((s, t0, t1))
+                between()
+                t0 = cupy.cuda.Event()
+                t0.record(compute)
             scal = vec[8 * lo : 8 * hi]
             sorts: dict = {}  # one digit sort of this chunk of the proof's scalars serves every set
             for name, (bases, t) in views.items():

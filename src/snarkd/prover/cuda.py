@@ -229,8 +229,8 @@ class CudaBackend:
         H; then the passes over the H bases and over A, B1, C, B2 for all of them (stream.msm_pass: one pass
         when the plan merges them). With the witnesses kept on the device, each goes up on the copy stream
         while the previous proof's A·w, B·w and H run. The passes' times, bytes and busy seconds are shared out
-        evenly over the batch's timers (less the time paused at yield_point, called between the passes' chunks:
-        Backend.device_stage). Returns one G1Sums per proof, in order."""
+        evenly over the batch's timers (less the time paused at yield_point, called between the passes' chunks and
+        between two proofs' MSMs of a chunk: Backend.device_stage). Returns one G1Sums per proof, in order."""
         import cupy
 
         paused = [0.0]  # seconds spent at yield points, taken out of the passes' wall times
