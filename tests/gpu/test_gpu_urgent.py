@@ -51,3 +51,46 @@ def test_urgent_and_bulk_lanes_prove_side_by_side_on_the_gpu(tmp_path):
     finally:
         eng.stop(5)
         eng.join_workers(10)
+
+
+def test_an_urgent_streamed_proof_runs_by_its_own_plan_beside_a_paused_stages_reservation():
+    # a bulk stage paused at a yield point keeps its reservation: with an urgent share, the key's plan leaves that
+    # room free and an urgent lone proof runs by a plan sized for it (CudaBackend.urgent_plan)
+    from gpu_helpers import load_key
+
+    from snarkd.prover import groth16
+    from snarkd.prover.backend import get_backend
+    from snarkd.prover.timing import PhaseTimer
+
+    def prove(backend):
+        timer = PhaseTimer()
+        synth = groth16.synthesize(key, wtns, timer)
+        sums = groth16.device_stage(key, synth, timer, 0, with_g2=backend != "cpu", backend=backend)
+        return groth16.finalize(key, synth.witness, sums, timer, 0, 5, 6)
+
+    key = load_key("bn128")
+    wtns = read_wtns(EXAMPLES["bn128"] / "chain.wtns")
+    be = get_backend("cuda")
+    mem = be.dev.memory
+    saved = be.urgent_share, be.stream_bases
+    try:
+        be.release(key)
+        be.urgent_share, be.stream_bases = 0.25, "on"
+        keep = int(0.25 * mem.budget)
+        base, small = be.stream_plan(key), be.urgent_plan(key)
+        assert base.peak <= mem.budget - be.dev.held_bytes(but=key.zkey) - keep  # the room is left free
+        assert small is not None and small.csr == base.csr and small.peak - small.held <= keep
+        be.make_resident(key)
+        assert be.bases_streamed(key)
+        paused = mem.budget - mem.reserved - (small.peak - small.held)
+        with mem.reserve(paused, what="a paused bulk stage"):
+            assert be.preempt_blocker(key) == ""
+            with be.urgent():
+                chosen = be._stage_plan_now(key, 1)
+                assert mem.reserved + chosen.peak - chosen.held <= mem.budget
+                proof = prove(be)
+        assert proof.proof == prove("cpu").proof
+        assert verify(json.loads((EXAMPLES["bn128"] / "vk.json").read_text()), proof.public, proof.proof)
+    finally:
+        be.urgent_share, be.stream_bases = saved
+        be.release(key)

@@ -90,6 +90,10 @@ class Engine(EngineBase):
         # queue, the device slots, the finalize queue and workers (the most it holds anyway: no bound without shares)
         self.book.lanes = Lanes(c.lanes, slots=c.synthesis_workers + 2 * depth + slots + c.finalize_workers,
                                 synthesis_workers=c.synthesis_workers, budget=self.budget.budget)
+        # what streamed keys' device plans leave free for an urgent lane's stage run at a bulk stage's yield point
+        urgent = max((u.lane.share for u in self.book.lanes.use.values() if u.lane.priority > 0), default=0.0)
+        for b in self.devices:
+            b.urgent_share = urgent if c.preempt else 0.0
         self.book.max_weight = c.max_queued_weight
         self.book.self_verify = c.self_verify
         self.workers = stages.Workers({"synthesis": c.synthesis_workers, "device": len(self.devices) * c.workers_per_device,

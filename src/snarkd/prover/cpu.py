@@ -14,6 +14,7 @@ class CpuBackend:
     g2_on_device = False  # on the CPU the G2 MSM is left to finalize, off the device worker
     max_concurrent = 1  # one device stage at a time: each uses every core
     gpu = None  # no GPU: aggregation on this backend's machine runs its Miller loops on the CPU
+    urgent_share = 0.0  # host memory: the engine's budget and lane shares bound it
 
     def __repr__(self) -> str:
         return "CpuBackend()"

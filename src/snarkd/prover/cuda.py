@@ -19,8 +19,9 @@ whose chunks cross PCIe once for the whole batch, overlapped with the MSMs.
 
 from __future__ import annotations
 
+import threading
 import time
-from contextlib import ExitStack
+from contextlib import ExitStack, contextmanager
 
 import numpy as np
 
@@ -58,6 +59,12 @@ class CudaBackend:
         self.stream_batch_max = gstream.BATCH_MAX
         self.stream_csr_modes = gstream.CSR_MODES  # a benchmark narrows these to compare (bench/large_proof.py)
         self._plans: dict[int, object] = {}  # id(zkey) -> its StreamPlan here (made once per key)
+        self._urgent_plans: dict[int, object] = {}  # id(zkey) -> the plan of an urgent stage beside a paused one
+        self._urgent_local = threading.local()  # .on: this thread runs an urgent lane's stage (urgent())
+        # Of the budget, what a streamed key's plan leaves free for an urgent lane's stage run at a bulk stage's yield
+        # point (engine/preempt.py), which keeps its reservation while paused: the largest share of a lane above
+        # priority 0, set by the engine (0: plans take the whole budget, and such preemptions are skipped).
+        self.urgent_share = 0.0
         self._stage_plans: dict[tuple[int, int], object] = {}  # (id(zkey), proofs in the stage) -> the stage's plan
 
     def __repr__(self) -> str:
@@ -74,9 +81,17 @@ class CudaBackend:
         device itself, so work never lands on another GPU."""
         self.dev.use(own_stream=True)
 
+    @contextmanager
     def urgent(self):
-        """The calling device worker's highest-priority stream, entered with `with` (GpuDevice.urgent_stream)."""
-        return self.dev.urgent_stream()
+        """An urgent lane's device stage: on the calling worker's highest-priority stream (GpuDevice.urgent_stream),
+        and, for a streamed key whose own plan does not fit beside the stages holding the device, by its urgent plan
+        (urgent_plan)."""
+        self._urgent_local.on = True
+        try:
+            with self.dev.urgent_stream():
+                yield
+        finally:
+            self._urgent_local.on = False
 
     def kernel_seconds(self) -> float:
         """Seconds the GPU ran this device's kernels so far (gpu/busy.py)."""
@@ -85,6 +100,7 @@ class CudaBackend:
     def release(self, key) -> None:
         self._plans.pop(id(key.zkey), None)
         self._stage_plans = {k: v for k, v in self._stage_plans.items() if k[0] != id(key.zkey)}
+        self._urgent_plans.pop(id(key.zkey), None)
         self.dev.release(key.zkey)
 
     def residency(self, key):
@@ -111,10 +127,17 @@ class CudaBackend:
 
     def stream_plan(self, key):
         """The key's StreamPlan on this device (gpu/stream.py), made once; a key no plan fits is refused,
-        naming its size and the budget (GpuMemoryError: the key cannot be proved here)."""
+        naming its size and the budget (GpuMemoryError: the key cannot be proved here). With an urgent share, the
+        plan leaves that much of the budget free for urgent_plan where the key still fits without it."""
         plan = self._plans.get(id(key.zkey))
         if plan is None:
-            plan = self.dev.stream_plan(key.zkey, True, self.stream_batch_max, 0, self.stream_csr_modes)
+            plan = None
+            keep = int(self.urgent_share * self.dev.memory.budget)
+            if keep:
+                room = self.dev.memory.budget - self.dev.held_bytes(but=key.zkey) - keep
+                plan = self.dev.stream_plan(key.zkey, True, self.stream_batch_max, 0, self.stream_csr_modes, room=room)
+            if plan is None:
+                plan = self.dev.stream_plan(key.zkey, True, self.stream_batch_max, 0, self.stream_csr_modes)
             if plan is None:
                 shape = gstream.KeyShape.of(key.zkey, 0)
                 best = gstream.largest_power(shape.curve, self.dev.memory.budget)
@@ -139,6 +162,29 @@ class CudaBackend:
                                        room=base.peak) or base
             self._stage_plans[(id(key.zkey), k)] = got
         return got
+
+    def urgent_plan(self, key):
+        """The plan of a lone urgent proof of a streamed key in the room the key's plan leaves (urgent_share): the
+        key's CSR placement (what it holds on the device is shared), chunks sized for that room; None without one."""
+        keep = int(self.urgent_share * self.dev.memory.budget)
+        base = self.stream_plan(key)
+        if not keep or not base.parts:
+            return None
+        if id(key.zkey) not in self._urgent_plans:
+            self._urgent_plans[id(key.zkey)] = self.dev.stream_plan(key.zkey, True, 1, 0, (base.csr,), expect=1,
+                                                                    room=base.held + keep)
+        return self._urgent_plans[id(key.zkey)]
+
+    def _stage_plan_now(self, key, k: int):
+        """stage_plan, or for an urgent lane's lone proof whose stage plan does not fit beside what is reserved now
+        (a bulk stage paused at a yield point keeps its reservation), the urgent plan."""
+        plan = self.stage_plan(key, k)
+        if k == 1 and getattr(self._urgent_local, "on", False):
+            mem = self.dev.memory
+            small = self.urgent_plan(key)
+            if small is not None and mem.reserved + plan.peak - plan.held > mem.budget:
+                return small
+        return plan
 
     def host_spmv(self, key) -> bool:
         """Whether synthesis must compute A·w, B·w on the CPU for `key` (a streamed key whose CSR stays on the host)."""
@@ -166,7 +212,11 @@ class CudaBackend:
         if self.dev.residency(key.zkey) is None:
             return "key_not_resident"
         mem = self.dev.memory
-        return "" if mem.reserved + self.work_bytes(key) <= mem.budget else "device_memory"
+        need = self.work_bytes(key)
+        small = self.urgent_plan(key) if self.bases_streamed(key) else None
+        if small is not None:  # a preempting stage is an urgent lane's: it may run by the urgent plan
+            need = min(need, small.peak - small.held)
+        return "" if mem.reserved + need <= mem.budget else "device_memory"
 
     def work_bytes(self, key) -> int:
         """Device memory one device stage needs beyond the resident key (an upper estimate)."""
@@ -244,7 +294,7 @@ class CudaBackend:
         k = len(synths)
         if k > self.stream_plan(key).batch:
             raise ValueError(f"a batch of {k} proofs; the stream plan takes at most {self.stream_plan(key).batch}")
-        plan = self.stage_plan(key, k)
+        plan = self._stage_plan_now(key, k)
         mem = dev.memory
         with mem.guard(f"a batch of {k} streamed proof(s)"), \
                 mem.reserve(plan.peak - plan.held, what=f"batch of {k} streamed proof(s)"):
