@@ -135,7 +135,7 @@ for s in "$@"; do
     step lanes24s
     wait_key 24 bn128 ${KEY_WAIT:-400} || continue
     python3 bench/daemon_gpu.py --key-dir $KEYS/chain24-bn128 --gpu-budget 12GiB --j 4 --count 16 --count-j1 5 \
-      --warm 2 --synthesis 4 --threads 8 --wpd 1 --urgent-every 2 --out "$OUT/lanes24s" 2>&1 | tail -3 | cut -c1-1500
+      --warm 2 --synthesis 4 --threads 8 --wpd 1 --urgent-every 2 --urgent-share 0.25 --out "$OUT/lanes24s" 2>&1 | tail -3 | cut -c1-1500
     ;;
   shakey)  # the SHA-256 2^17 key from .devcarry (bench/make_sha256_key.py's r1cs, wasm, input, witness; seed 5eed)
     step shakey
