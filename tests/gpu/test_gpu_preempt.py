@@ -28,7 +28,9 @@ from snarkd.formats.wtns import read_wtns  # noqa: E402
 from snarkd.gpu import stream as gstream  # noqa: E402
 from snarkd.verifier import verify  # noqa: E402
 
-LANES = {"urgent": Lane("urgent", priority=10), "bulk": Lane("bulk", priority=0)}
+# urgent keeps a share: without one, the bulk job holds every pipeline slot (6 here) and the urgent job is not even
+# admitted until the held batch ends (the first device run waited there 60 s in each case)
+LANES = {"urgent": Lane("urgent", priority=10, share=0.25), "bulk": Lane("bulk", priority=0)}
 CHUNK = 50  # the example key (103 variables, domain 128): 3 ranges in each pass, so boundaries inside the H pass
 BULK = 8  # proofs in the bulk job: one batch (the plan's batch)
 
