@@ -23,7 +23,6 @@ from __future__ import annotations
 import hashlib
 import hmac
 import os
-import secrets
 import stat
 import threading
 from pathlib import Path
@@ -90,7 +89,7 @@ def cache_dir_ok(d) -> bool:
 
 def secret_path() -> Path:
     """This user's cache secret: $XDG_CACHE_HOME/snarkd/cache.key (else ~/.cache/snarkd/cache.key)."""
-    from snarkd.config.settings import cache_secret_path
+    from snarkd.config.dirs import cache_secret_path
 
     return cache_secret_path()
 
@@ -112,6 +111,8 @@ def secret() -> bytes:
             raise UntrustedCache(f"{path}: the cache secret is not used: {why}")
         try:
             fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+            import secrets  # only here: the secret is made once per user
+
             with os.fdopen(fd, "wb") as fh:
                 fh.write(secrets.token_bytes(32))
         except FileExistsError:

@@ -17,12 +17,14 @@
 
 from __future__ import annotations
 
-import logging
 import os
 import re
-from dataclasses import dataclass
+from collections import namedtuple
 from pathlib import Path
-from typing import Any, Callable, Iterable
+
+TYPE_CHECKING = False  # typing, logging and dataclasses stay out of `snarkd witness`'s imports (~20 ms)
+if TYPE_CHECKING:
+    from typing import Any, Callable, Iterable
 
 from snarkd.formats import json_text
 from snarkd.formats.json_text import MAX_INPUT_DEPTH
@@ -90,7 +92,11 @@ def load_input_json(path: str | os.PathLike, warn: Callable[[str], None] | None 
         text = (f"{p}: {', '.join(rounded[:3])}{more}: an integer above 2^53 written as a JSON number; snarkd "
                 "uses it exactly, snarkjs and circom's witness_calculator.js (JSON.parse) round it to the nearest "
                 "double and compute another witness. Write it as a string to get the same witness from both.")
-        (warn or logging.getLogger("snarkd.witness").warning)(text)
+        if warn is None:
+            import logging
+
+            warn = logging.getLogger("snarkd.witness").warning
+        warn(text)
     return obj
 
 
@@ -282,16 +288,11 @@ def values_to_bytes(name: str, value: Any, flat: list, prime: int, n32: int) -> 
     return data
 
 
-@dataclass(frozen=True)
-class PreparedInput:
+class PreparedInput(namedtuple("PreparedInput", "name hash_msb hash_lsb data count")):
     """One input signal, ready to set: its name, hash halves, and its values as little-endian bytes
     (count values of 4 * n32 bytes each)."""
 
-    name: str
-    hash_msb: int
-    hash_lsb: int
-    data: bytes
-    count: int
+    __slots__ = ()
 
     @property
     def hash(self) -> int:

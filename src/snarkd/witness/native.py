@@ -37,20 +37,29 @@ from __future__ import annotations
 
 import hashlib
 import itertools
-import logging
 import os
 import threading
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
 
 from snarkd.errors import InputError
-from snarkd.formats.wtns import Witness, write_wtns
 from snarkd.witness import inputs as inp
 from snarkd.witness import program_file
 
-log = logging.getLogger("snarkd.witness")
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Callable
+
+    from snarkd.formats.wtns import Witness
+
+# No logging, dataclasses, typing or formats.wtns at import: `snarkd witness` on a cached program never needs
+# them (~20 ms of its whole-process time); they load where used.
+
+
+def _log():
+    import logging
+
+    return logging.getLogger("snarkd.witness")
 
 CURVES = {"bn128": 0, "bls12381": 1}
 # The program's bounds (a circuit whose wasm takes many ways: bigint loops bounded by values). A request that
@@ -79,15 +88,18 @@ class NativeUnavailable(InputError):
     interpreter does not follow). `--engine native` exits 3 with this message; `auto` uses the wasm."""
 
 
-@dataclass
 class WitnessStats:
     """Witnesses by how they were made (the engine's metrics and the bench report read these)."""
 
-    native: int = 0    # replayed
-    recorded: int = 0  # a guard missed: recorded natively (a new path)
-    wasm: int = 0      # the wasm engine served it (the circuit failed, or the recorder cannot follow it)
-    control: int = 0   # no path fits a value-dependent program: the wasm's control flow run natively
-    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    def __init__(self):
+        self.native = 0    # replayed
+        self.recorded = 0  # a guard missed: recorded natively (a new path)
+        self.wasm = 0      # the wasm engine served it (the circuit failed, or the recorder cannot follow it)
+        self.control = 0   # no path fits a value-dependent program: the wasm's control flow run natively
+        self._lock = threading.Lock()
+
+    def __repr__(self) -> str:
+        return f"WitnessStats({self.as_dict()})"
 
     def add(self, kind: str) -> None:
         with self._lock:
@@ -190,10 +202,10 @@ class NativeCalculator:
                     raise program_file.ProgramFileError("sizes disagree with its header (corrupt)")
             except program_file.ProgramFileError as exc:
                 if str(exc) != "not found":
-                    log.warning("ignoring native witness program %s: %s; rebuilding it", path, exc)
+                    _log().warning("ignoring native witness program %s: %s; rebuilding it", path, exc)
                 continue
             except (ValueError, KeyError, TypeError) as exc:  # the native checks of the body, a bad header
-                log.warning("ignoring native witness program %s: %s; rebuilding it", path, exc)
+                _log().warning("ignoring native witness program %s: %s; rebuilding it", path, exc)
                 continue
             self.loaded_from = path
             return True
@@ -246,14 +258,14 @@ class NativeCalculator:
         if res.ok:
             self.program.add_path(res.path)
             stats = res.stats
-            log.info("native witness program for %s built in %.0f ms: %d instructions, %d registers, %d guards, "
+            _log().info("native witness program for %s built in %.0f ms: %d instructions, %d registers, %d guards, "
                      "%d ternaries on signals converted", self.name, self.build_ms, stats["instructions"],
                      stats["registers"], stats["guards"], stats["converted_ifs"])
             self._save()
         elif res.error_kind == "unsupported":
             raise NativeUnavailable(f"{self.name}: no native witness program: {res.message}")
         else:  # placeholder inputs made the circuit itself fail: the first real request records the path
-            log.info("native witness program for %s: placeholder inputs do not run through (%s); the first request "
+            _log().info("native witness program for %s: placeholder inputs do not run through (%s); the first request "
                      "records it", self.name, res.message.strip().splitlines()[0] if res.message.strip() else res.code)
 
     def _record(self, inputs: list, force: bool):
@@ -298,7 +310,7 @@ class NativeCalculator:
             self._hits = None
             if drop:
                 self.dropped_paths += len(drop)
-                log.info("native witness program for %s: %d paths kept (%.1f MB), %d replayed least often dropped",
+                _log().info("native witness program for %s: %d paths kept (%.1f MB), %d replayed least often dropped",
                          self.name, kept, total / 1e6, len(drop))
         self._save()
 
@@ -306,7 +318,7 @@ class NativeCalculator:
         with self._save_lock:
             saved = program_file.save(self._paths, self._ident, self.meta, self.program)
         if saved is None:
-            log.warning("native witness program for %s: no writable place to keep it (%s); it lives in this "
+            _log().warning("native witness program for %s: no writable place to keep it (%s); it lives in this "
                         "process only", self.name, ", ".join(map(str, self._paths)))
         else:
             self.loaded_from = saved
@@ -339,6 +351,8 @@ class NativeCalculator:
         """(Witness, "native" | "recorded" | "control" | "wasm"): the witness and how it was made."""
         import numpy as np
 
+        from snarkd.formats.wtns import Witness
+
         raw, source = self.calculate_bytes(inputs, log=log)
         values = np.frombuffer(raw, dtype="<u8").reshape(self.witness_size, 4)
         return Witness(self.prime, values), source
@@ -361,7 +375,8 @@ class NativeCalculator:
             frame = _uninitialized(32 * self.program.frame_rows)
             status, _, _, events = self.program.evaluate(values, frame, log is not None)
             if status == 0:
-                self._hits = self._paths_hits() + 1
+                if self._hits is not None:  # else path_stats counts this replay when first asked (it sizes every path)
+                    self._hits += 1
                 self.stats.add("native")
                 if log is not None:
                     render_log(events, log)
@@ -369,7 +384,7 @@ class NativeCalculator:
         if status == 1 and control_flow:  # value-dependent: the wasm's control flow, run natively
             if not self._said_control_flow:
                 self._said_control_flow = True
-                logging.getLogger("snarkd.witness").info(  # (`log` is the request's log sink here)
+                _log().info(  # (`log` is the request's log sink here)
                     "native witness program for %s: %d paths and still a miss: value-dependent; requests no "
                     "path fits run the wasm's control flow natively (nothing more recorded)", self.name,
                     self.program.n_paths)
@@ -414,6 +429,8 @@ class NativeCalculator:
 
     def calculate_to_file(self, inputs: dict, out, *, log: Callable[[str], None] | None = None) -> None:
         """Calculate and write a .wtns (byte-identical to `snarkjs wtns calculate`)."""
+        from snarkd.formats.wtns import write_wtns
+
         raw, _ = self.calculate_bytes(inputs, log=log)
         write_wtns(out, self.prime, raw)
 
