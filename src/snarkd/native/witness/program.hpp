@@ -876,6 +876,7 @@ std::shared_ptr<Path<F>> read_path(ByteReader& r, uint32_t witness_size, uint32_
     coding::VarintReader c(r.take(size_t(len)), size_t(len));
     p->code.reserve(ni);  // not zeroed: every instruction is decoded into it (or this throws, the path dropped)
     PIns* code = p->code.data();
+    advise_huge_pages(code, size_t(ni) * sizeof(PIns));
     // decoded and checked a block at a time, the check reading what the decoder just wrote while it is in
     // the cache (one pass over a large program's code, not two)
     coding::CodeDecoder dec;
