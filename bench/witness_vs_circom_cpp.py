@@ -13,7 +13,10 @@ module it imports (+~30 ms). An installed package has its bytecode compiled at i
 bytecode written and read (the variable removed), as users run it.
 
     python bench/witness_vs_circom_cpp.py [--dir bench/work/sha256-bn128] [--runs 9] [--inputs 3] [--snarkjs]
-        [--json bench/results/witness-vs-circom-cpp.json]
+        [--side NAME=SRC ...] [--json bench/results/witness-vs-circom-cpp.json]
+
+--side NAME=SRC times snarkd from another source tree too (its src/ folder, native modules built in it), e.g.
+--side main=/tmp/main/src beside this tree's (named "snarkd").
 """
 
 from __future__ import annotations
@@ -90,8 +93,13 @@ def main() -> int:
     ap.add_argument("--runs", type=int, default=9)
     ap.add_argument("--inputs", type=int, default=3, help="more random inputs checked byte for byte (not timed)")
     ap.add_argument("--snarkjs", action="store_true", help="also time snarkjs wtns calculate")
+    ap.add_argument("--side", action="append", default=[], metavar="NAME=SRC", help="another snarkd source tree")
     ap.add_argument("--json", type=Path, default=REPO / "bench" / "results" / "witness-vs-circom-cpp.json")
     args = ap.parse_args()
+    sides = {"snarkd": REPO / "src"}
+    for s in args.side:
+        name, _, src = s.partition("=")
+        sides[f"snarkd_{name}"] = Path(src).resolve()
     if args.runs < 7:
         ap.error("--runs must be >= 7")
     d = args.dir.resolve()
@@ -101,8 +109,8 @@ def main() -> int:
     cpp = cpp_dir / "circuit_cpp" / "circuit"
     work = d / "bench-out"
     work.mkdir(exist_ok=True)
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-    env["PYTHONPATH"] = str(REPO / "src")
+    base_env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    envs = {name: dict(base_env, PYTHONPATH=str(src)) for name, src in sides.items()}
     ours = snarkd_command()
 
     def snarkd(i: Path, o: Path, *more: str) -> list[str]:
@@ -119,22 +127,25 @@ def main() -> int:
         ref, n, c = work / "snarkjs.wtns", work / "native.wtns", work / "cpp.wtns"
         subprocess.run(["node", str(SNARKJS), "wtns", "calculate", str(wasm), str(i), str(ref)], check=True,
                        capture_output=True)
-        subprocess.run(snarkd(i, n), check=True, env=env)
+        for name, env in envs.items():
+            n.unlink(missing_ok=True)
+            subprocess.run(snarkd(i, n), check=True, env=env)
+            assert n.read_bytes() == ref.read_bytes(), f"{i.name}: {name}'s witness differs from snarkjs's"
         subprocess.run([str(cpp), str(i), str(c)], check=True, capture_output=True)
-        assert n.read_bytes() == ref.read_bytes(), f"{i.name}: snarkd's witness differs from snarkjs's"
         assert c.read_bytes() == ref.read_bytes(), f"{i.name}: the C++ generator's witness differs from snarkjs's"
-    phases = subprocess.run(snarkd(inp, work / "native.wtns", "--timings"), check=True, env=env, capture_output=True,
-                            text=True).stderr
+    phases = {name: subprocess.run(snarkd(inp, work / "native.wtns", "--timings"), check=True, env=env,
+                                   capture_output=True, text=True).stderr for name, env in envs.items()}
 
-    tools = {"snarkd_native": snarkd(inp, work / "native.wtns"),
-             "circom_cpp": [str(cpp), str(inp), str(work / "cpp.wtns")]}
+    tools = {name: (snarkd(inp, work / f"{name}.wtns"), env) for name, env in envs.items()}
+    tools["circom_cpp"] = ([str(cpp), str(inp), str(work / "cpp.wtns")], base_env)
     if args.snarkjs:
-        tools["snarkjs"] = ["node", str(SNARKJS), "wtns", "calculate", str(wasm), str(inp), str(work / "j.wtns")]
+        tools["snarkjs"] = (["node", str(SNARKJS), "wtns", "calculate", str(wasm), str(inp), str(work / "j.wtns")],
+                            base_env)
     load_before = load()
     wall = {k: [] for k in tools}
     rss = {k: [] for k in tools}
     for _ in range(args.runs):
-        for name, cmd in tools.items():
+        for name, (cmd, env) in tools.items():
             s, r = timed(cmd, env)
             wall[name].append(s)
             rss[name].append(r)
@@ -145,9 +156,9 @@ def main() -> int:
         "wall_ms_median": med,
         "wall_ms_min": {k: round(min(v) * 1e3, 2) for k, v in wall.items()},
         "peak_rss_mib": {k: round(max(v) / 2**20, 1) for k, v in rss.items()},
-        "snarkd_over_cpp": round(med["snarkd_native"] / med["circom_cpp"], 2),
-        "snarkd_phases_ms": {line.split()[0]: float(line.split()[1]) for line in phases.splitlines()
-                             if len(line.split()) == 3 and line.split()[2] == "ms"},
+        "over_cpp": {k: round(med[k] / med["circom_cpp"], 2) for k in envs},
+        "snarkd_phases_ms": {k: {line.split()[0]: float(line.split()[1]) for line in text.splitlines()
+                                 if len(line.split()) == 3 and line.split()[2] == "ms"} for k, text in phases.items()},
         "cpp_build_s": round(build_s, 1) if build_s else "built earlier",
         "byte_identical_to_snarkjs": [p.name for p in checked],
         "runs_s": wall,
@@ -156,6 +167,7 @@ def main() -> int:
         "benchmark": "snarkd witness --engine native (program cached) vs circom's C++ witness generator, whole process",
         "runs": args.runs,
         "snarkd_command": ours[0],
+        "snarkd_sources": {k: str(v) for k, v in sides.items()},
         "load_before": load_before,
         "load_after": load_after,
         "machine": {"platform": platform.platform(), "cpus": os.cpu_count(), "python": platform.python_version(),
@@ -165,7 +177,7 @@ def main() -> int:
     for name in tools:
         print(f"{name:<14} median {med[name]:8.1f} ms  min {row['wall_ms_min'][name]:8.1f} ms  "
               f"peak RSS {row['peak_rss_mib'][name]:6.1f} MiB")
-    print(f"snarkd / C++: {row['snarkd_over_cpp']}x (medians of {args.runs}); snarkd phases {row['snarkd_phases_ms']}; "
+    print(f"over C++: {row['over_cpp']} (medians of {args.runs}); snarkd phases {row['snarkd_phases_ms']}; "
           f"load {load_before} -> {load_after}; {cpu_name()}, {os.cpu_count()} cores")
     args.json.parent.mkdir(parents=True, exist_ok=True)
     args.json.write_text(json.dumps(result, indent=1) + "\n")
