@@ -61,6 +61,7 @@ def _log():
 
     return logging.getLogger("snarkd.witness")
 
+
 CURVES = {"bn128": 0, "bls12381": 1}
 # The program's bounds (a circuit whose wasm takes many ways: bigint loops bounded by values). A request that
 # misses every kept path is recorded natively and its path kept; to stay within both bounds the paths replayed
@@ -77,8 +78,14 @@ MAX_PROGRAM_BYTES = 256 << 20  # the paths together, as in the .wprog
 # for the Nth input as for the first. The kept paths are still replayed first where they have served requests
 # (hits); where none ever has, the control-flow run comes at once but for every PROBE_EVERY-th request, which
 # tries them first (a partial replay of each, paid once in that many requests). A circuit with a few shapes that
-# recur (its paths replayed as often as there are paths) goes on learning them within MAX_PATHS. Derived from the paths and their hits, not stored: a program file means the same under
-# any setting of this bound.
+# recur (its paths replayed as often as there are paths) goes on learning them within MAX_PATHS.
+# The verdict, when a recording makes it (`_keep`), also bounds the file: it is written with the paths that have
+# served replays and the smallest of the others (on a tie the newest), not the rest, and with the verdict in its
+# header ("value_dependent"): a program loaded from it is value-dependent until its paths have served
+# CONTROL_FLOW_AFTER replays (the evidence that clears the verdict in the process that made it). Where no path has
+# served (every input another way: RSA signatures) the file is then no larger than after its first request,
+# for any traffic (it held CONTROL_FLOW_AFTER paths: 3.45x on the bigint bench). The process that made the verdict
+# keeps its paths (a circuit whose shapes recur goes on finding them there).
 CONTROL_FLOW_AFTER = 3
 PROBE_EVERY = 8
 
@@ -288,11 +295,15 @@ class NativeCalculator:
     @property
     def value_dependent(self) -> bool:
         """Misses run the wasm's control flow natively instead of being recorded (CONTROL_FLOW_AFTER)."""
+        if self.meta.get("value_dependent"):  # the verdict (in the file: fewer paths there): until they serve
+            return self._paths_hits() < CONTROL_FLOW_AFTER
         n = self.program.n_paths
         return n >= CONTROL_FLOW_AFTER and self._paths_hits() < n
 
     def _keep(self, path) -> None:
-        """Add a newly recorded path within MAX_PATHS and MAX_PROGRAM_BYTES (the rule above), then save."""
+        """Add a newly recorded path within MAX_PATHS and MAX_PROGRAM_BYTES (the paths replayed least often
+        dropped), then save: all its paths, or (the recording made it value-dependent) those that have served and
+        this one (the rules above)."""
         with self._keep_lock:
             self.program.add_path(path)
             stats = self.program.path_stats()
@@ -307,16 +318,27 @@ class NativeCalculator:
                 total -= stats[i]["bytes"]
             for i in sorted(drop, reverse=True):
                 self.program.remove_path(i)
+                del stats[i]
             self._hits = None
             if drop:
                 self.dropped_paths += len(drop)
                 _log().info("native witness program for %s: %d paths kept (%.1f MB), %d replayed least often dropped",
-                         self.name, kept, total / 1e6, len(drop))
-        self._save()
+                            self.name, kept, total / 1e6, len(drop))
+            # a recording runs only where the program is not value-dependent: a verdict of the file's is over
+            self.meta.pop("value_dependent", None)
+            file_paths = None
+            if len(stats) >= CONTROL_FLOW_AFTER and sum(p["hits"] for p in stats) < len(stats):
+                self.meta["value_dependent"] = True
+                unserved = [i for i, p in enumerate(stats) if not p["hits"]]
+                smallest = min(unserved, key=lambda i: (stats[i]["bytes"], -i))
+                file_paths = [i for i, p in enumerate(stats) if p["hits"] or i == smallest]
+                _log().info("native witness program for %s: value-dependent; its file keeps %d of %d paths (those "
+                            "that served replays, and the smallest other)", self.name, len(file_paths), len(stats))
+            self._save(file_paths)  # under the lock: the indices are of these paths
 
-    def _save(self) -> None:
+    def _save(self, file_paths: list[int] | None = None) -> None:
         with self._save_lock:
-            saved = program_file.save(self._paths, self._ident, self.meta, self.program)
+            saved = program_file.save(self._paths, self._ident, self.meta, self.program, file_paths)
         if saved is None:
             _log().warning("native witness program for %s: no writable place to keep it (%s); it lives in this "
                         "process only", self.name, ", ".join(map(str, self._paths)))

@@ -64,10 +64,10 @@ def _context(ident: dict) -> bytes:
     return b"wprog\0" + json.dumps(ident, sort_keys=True).encode()
 
 
-def write(path: Path, ident: dict, meta: dict, program) -> None:
+def write(path: Path, ident: dict, meta: dict, program, keep: list[int] | None = None) -> None:
     """program: the program's bytes, or the native Program itself, which writes them straight to the file
-    (`write_to`: a 2^20 circuit's program is 70 MB, never held as one more copy). The tag is computed over
-    what was written, read back from the file (the page cache) in chunks."""
+    (`write_to`: a 2^20 circuit's program is 70 MB, never held as one more copy; keep: only these of its paths).
+    The tag is computed over what was written, read back from the file (the page cache) in chunks."""
     from snarkd.formats.file_trust import TAG_BYTES, tag_stream
 
     header = json.dumps({"identity": ident, "meta": meta}, sort_keys=True).encode()
@@ -75,7 +75,7 @@ def write(path: Path, ident: dict, meta: dict, program) -> None:
         fh.write(pack(MAGIC, VERSION, header))
         if hasattr(program, "write_to"):
             fh.flush()
-            crc, _ = program.write_to(fh.fileno())
+            crc, _ = program.write_to(fh.fileno(), keep)
             fh.seek(0, os.SEEK_END)
         else:
             fh.write(program)
@@ -87,7 +87,7 @@ def write(path: Path, ident: dict, meta: dict, program) -> None:
         fh.write(tag)
 
 
-def save(paths: list[Path], ident: dict, meta: dict, program) -> Path | None:
+def save(paths: list[Path], ident: dict, meta: dict, program, keep: list[int] | None = None) -> Path | None:
     """Write to the first place that takes it and where it would be trusted when read back; None when none
     does (the program then lives in this process only)."""
     from snarkd.formats.file_trust import UntrustedCache, dir_problem
@@ -97,7 +97,7 @@ def save(paths: list[Path], ident: dict, meta: dict, program) -> Path | None:
             path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
             if dir_problem(path.parent):
                 continue
-            write(path, ident, meta, program)
+            write(path, ident, meta, program, keep)
             return path
         except (OSError, UntrustedCache):
             continue
