@@ -25,9 +25,12 @@ import hmac
 import os
 import stat
 import threading
-from pathlib import Path
 
 from snarkd.errors import InputError
+
+TYPE_CHECKING = False  # pathlib stays out of a cached program's load (`snarkd witness`): paths are strings here
+if TYPE_CHECKING:
+    from pathlib import Path
 
 TAG_BYTES = 32
 _lock = threading.Lock()
@@ -89,24 +92,31 @@ def cache_dir_ok(d) -> bool:
 
 def secret_path() -> Path:
     """This user's cache secret: $XDG_CACHE_HOME/snarkd/cache.key (else ~/.cache/snarkd/cache.key)."""
-    from snarkd.config.dirs import cache_secret_path
+    from pathlib import Path
 
-    return cache_secret_path()
+    return Path(_secret_file())
+
+
+def _secret_file() -> str:
+    from snarkd.config.dirs import cache_secret_file
+
+    return cache_secret_file()
 
 
 def secret() -> bytes:
     """The 32-byte secret, made on first use (0600, in a 0700 directory); UntrustedCache when it cannot be
     made or is not this user's alone (then no cache is trusted, and every one is rebuilt)."""
-    path = secret_path()
+    path = _secret_file()
     with _lock:
-        key = _secret.get(str(path))
+        key = _secret.get(path)
         if key is not None:
             return key
+        folder = os.path.dirname(path)
         try:
-            path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+            os.makedirs(folder, mode=0o700, exist_ok=True)
         except OSError as exc:
             raise UntrustedCache(f"{path}: cannot make the cache secret's directory ({exc.strerror or exc})") from None
-        why = dir_problem(path.parent)
+        why = dir_problem(folder)
         if why:
             raise UntrustedCache(f"{path}: the cache secret is not used: {why}")
         try:
@@ -120,11 +130,11 @@ def secret() -> bytes:
         except OSError as exc:
             raise UntrustedCache(f"{path}: cannot make the cache secret ({exc.strerror or exc})") from None
         key = _read_secret(path)
-        _secret[str(path)] = key
+        _secret[path] = key
         return key
 
 
-def _read_secret(path: Path) -> bytes:
+def _read_secret(path: str) -> bytes:
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
     except OSError as exc:
@@ -166,10 +176,10 @@ def seal(data, context: bytes) -> bytes:
 def open_cache(path) -> tuple[int, os.stat_result]:
     """(fd, its stat) of the cache file at `path` if it may be trusted as this user's: its directory's owner and
     mode, not a link, a regular file, owned by this user or root; UntrustedCache otherwise."""
-    path = Path(path)
+    path = os.fspath(path)
     if not os.path.lexists(path):  # nothing there: no warning about its directory
         raise UntrustedCache(f"{path}: not found")
-    why = dir_problem(path.parent)
+    why = dir_problem(os.path.dirname(path) or ".")
     if why:
         raise UntrustedCache(f"{path}: not used: {why}")
     try:

@@ -40,7 +40,6 @@ import itertools
 import os
 import threading
 import time
-from pathlib import Path
 
 from snarkd.errors import InputError
 from snarkd.witness import inputs as inp
@@ -48,12 +47,13 @@ from snarkd.witness import program_file
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from pathlib import Path
     from typing import Callable
 
     from snarkd.formats.wtns import Witness
 
-# No logging, dataclasses, typing or formats.wtns at import: `snarkd witness` on a cached program never needs
-# them (~20 ms of its whole-process time); they load where used.
+# No logging, dataclasses, typing, pathlib or formats.wtns at import: `snarkd witness` on a cached program never
+# needs them (~25 ms of its whole-process time); they load where used (program paths are strings here).
 
 
 def _log():
@@ -151,12 +151,12 @@ class NativeCalculator:
         from snarkd.native import _witness  # lazy: only native witness work loads it
 
         self._native = _witness
-        self._bytes, self.path, self.name, self.sym = inp.read_wasm(wasm, name, sym)
+        self._bytes, self._path, self.name, self._sym = inp.read_wasm(wasm, name, sym)
         self.sanity_check = bool(sanity_check)
         self.strict = strict
         self.on_fallback = on_fallback
         self.max_memory, self.fuel = max_memory, int(fuel or 0)
-        self._wasm_kwargs = dict(sym=self.sym, sanity_check=sanity_check, name=self.name, cache=cache,
+        self._wasm_kwargs = dict(sym=self._sym, sanity_check=sanity_check, name=self.name, cache=cache,
                                  max_instances=max_instances, max_memory=max_memory, fuel=fuel)
         self._wasm_calc = None
         self._wasm_lock = threading.Lock()
@@ -169,11 +169,11 @@ class NativeCalculator:
         self._parsed = None
         self.stats = WitnessStats()
         self.build_ms = 0.0
-        self.loaded_from: Path | None = None
+        self._loaded_from: str | None = None
         sha = hashlib.sha256(self._bytes).hexdigest()
         self._ident = program_file.identity(sha, self.sanity_check)
-        self._paths = [Path(program)] if program is not None else []
-        self._paths += program_file.candidates(self.path, sha, None)
+        self._paths = [os.fspath(program)] if program is not None else []
+        self._paths += program_file.candidates(self._path, sha, None)
         if not self._load(self._paths):  # beside the wasm first: the cache setting is read only when needed
             more = program_file.candidates(None, sha, _cache_dir(cache))
             self._paths += more
@@ -199,7 +199,28 @@ class NativeCalculator:
 
     # -- the program: load, build, save -------------------------------------------------------
 
-    def _load(self, paths: list[Path]) -> bool:
+    @property
+    def path(self) -> Path | None:
+        """The circuit .wasm's path (None: given as bytes)."""
+        from pathlib import Path
+
+        return None if self._path is None else Path(self._path)
+
+    @property
+    def sym(self) -> Path | None:
+        """The circuit's .sym file, where known (it names missing inputs in errors)."""
+        from pathlib import Path
+
+        return None if self._sym is None else Path(self._sym)
+
+    @property
+    def loaded_from(self) -> Path | None:
+        """The program file this calculator's program was loaded from or last saved to (None: this process only)."""
+        from pathlib import Path
+
+        return None if self._loaded_from is None else Path(self._loaded_from)
+
+    def _load(self, paths: list[str]) -> bool:
         for path in paths:
             try:
                 meta, body = program_file.read(path, self._ident)
@@ -214,7 +235,7 @@ class NativeCalculator:
             except (ValueError, KeyError, TypeError) as exc:  # the native checks of the body, a bad header
                 _log().warning("ignoring native witness program %s: %s; rebuilding it", path, exc)
                 continue
-            self.loaded_from = path
+            self._loaded_from = path
             return True
         return False
 
@@ -343,7 +364,7 @@ class NativeCalculator:
             _log().warning("native witness program for %s: no writable place to keep it (%s); it lives in this "
                         "process only", self.name, ", ".join(map(str, self._paths)))
         else:
-            self.loaded_from = saved
+            self._loaded_from = os.fspath(saved)
 
     # -- inputs ---------------------------------------------------------------------------------
 
@@ -351,8 +372,8 @@ class NativeCalculator:
         return self._sizes.get((msb, lsb), -1)
 
     def input_signals(self) -> list[tuple[str, int]] | None:
-        if self._input_names is None and self.sym is not None and self.sym.exists():
-            self._input_names = inp.sized_input_names(self.sym, self._signal_size)
+        if self._input_names is None and self._sym is not None and os.path.exists(self._sym):
+            self._input_names = inp.sized_input_names(self._sym, self._signal_size)
         return self._input_names
 
     def missing_inputs(self, given: set) -> list[str]:
@@ -479,12 +500,12 @@ def _uninitialized(nbytes: int):
     return np.empty(nbytes, dtype=np.uint8) if np is not None else bytearray(nbytes)
 
 
-def _cache_dir(cache) -> Path | None:
+def _cache_dir(cache) -> str | None:
     if cache is True:
         from snarkd.config import default
 
         d = default("keys.wasm_cache")
-        return None if d == "off" else Path(d)
+        return None if d == "off" else os.fspath(d)
     if cache in (False, None, "off", ""):
         return None
-    return Path(cache)
+    return os.fspath(cache)
