@@ -35,10 +35,10 @@ request served by the wasm engine is reported through `on_fallback`.
 
 from __future__ import annotations
 
+import _thread  # the locks threading.Lock is; the threading module (~1 ms of imports) is not needed here
 import hashlib
 import itertools
 import os
-import threading
 import time
 
 from snarkd.errors import InputError
@@ -103,7 +103,7 @@ class WitnessStats:
         self.recorded = 0  # a guard missed: recorded natively (a new path)
         self.wasm = 0      # the wasm engine served it (the circuit failed, or the recorder cannot follow it)
         self.control = 0   # no path fits a value-dependent program: the wasm's control flow run natively
-        self._lock = threading.Lock()
+        self._lock = _thread.allocate_lock()
 
     def __repr__(self) -> str:
         return f"WitnessStats({self.as_dict()})"
@@ -159,9 +159,9 @@ class NativeCalculator:
         self._wasm_kwargs = dict(sym=self._sym, sanity_check=sanity_check, name=self.name, cache=cache,
                                  max_instances=max_instances, max_memory=max_memory, fuel=fuel)
         self._wasm_calc = None
-        self._wasm_lock = threading.Lock()
-        self._save_lock = threading.Lock()
-        self._keep_lock = threading.Lock()  # adding and dropping paths: indices must not move underneath
+        self._wasm_lock = _thread.allocate_lock()
+        self._save_lock = _thread.allocate_lock()
+        self._keep_lock = _thread.allocate_lock()  # adding and dropping paths: indices must not move underneath
         self.dropped_paths = 0
         self._said_control_flow = False
         self._hits = None  # replays the kept paths have served (their hits summed), once known
