@@ -139,6 +139,9 @@ def run_witness(args) -> int:
     return 0
 
 
+run_witness.exit_at_once = True  # snarkd.cli.main: no interpreter teardown after the .wtns is written
+
+
 def _verified(args, key, calc, inputs, source, result, timer):
     """The proof, self-verified. A native witness whose proof fails is recomputed on the wasm engine
     and proved again (the native engine's safety net, witness.wasm_safety_net: never expected, said on stderr)."""
