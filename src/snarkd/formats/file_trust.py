@@ -210,9 +210,8 @@ def read_cache(path, context: bytes, max_bytes: int) -> memoryview:
     with os.fdopen(fd, "rb", buffering=0) as fh:
         if not TAG_BYTES <= st.st_size <= max_bytes + TAG_BYTES:
             raise UntrustedCache(f"{path}: not used: {st.st_size} bytes, outside 32..{max_bytes + TAG_BYTES}")
-        buf = bytearray(st.st_size)
-        got = fh.readinto(buf)
-    if got != st.st_size:
+        buf = fh.read(st.st_size)  # into a new bytes object: no zero-filled buffer written a second time
+    if len(buf) != st.st_size:
         raise UntrustedCache(f"{path}: not used: changed while it was read")
     data = memoryview(buf)[:-TAG_BYTES]
     check_tag(path, data, buf[-TAG_BYTES:], context)
