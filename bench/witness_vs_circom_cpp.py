@@ -2,8 +2,10 @@
 side by side in one run.
 
 The circuit folder holds circuit.circom, circuit.wasm and input.json (bench/make_sha256_key.py writes
-bench/work/sha256-bn128). circom's C++ generator is built once beside it (CIRCUIT-cpp/: `circom2 --c`, then
-`make`; needs libgmp-dev, nlohmann-json3-dev and nasm), its build time recorded. Then, interleaved, --runs times
+bench/work/sha256-bn128, bench/make_rsa_verifier.py bench/work/rsa-bn128), and lib/ where its includes are (else
+circomlib's). circom's C++ generator is built once beside it (CIRCUIT-cpp/: `circom2 --c`, then `make`; needs
+libgmp-dev, nlohmann-json3-dev and nasm), its build time recorded. Byte identity is checked on input.json, the
+folder's inputs-*.json and (inputs of bits only) --inputs random ones. Then, interleaved, --runs times
 each: the snarkd console script (what a user runs; `python -m snarkd` where there is none), the C++ binary, and
 (with --snarkjs) `snarkjs wtns calculate`; wall time medians, peak RSS from GNU time. Every tool's .wtns is checked
 byte-identical to snarkjs's, on input.json and on --inputs more random messages.
@@ -56,14 +58,17 @@ def build_cpp(circuit: Path, out: Path) -> float:
         return 0.0
     out.mkdir(parents=True, exist_ok=True)
     shutil.copy(circuit / "circuit.circom", out / "circuit.circom")
-    lib = out / "circomlib"
+    # circom2 (WASI) reads below its cwd only: the circuit's lib/ (or circomlib) copied there
+    own_lib = circuit / "lib"
+    lib = out / ("lib" if own_lib.exists() else "circomlib")
     if lib.exists():
         shutil.rmtree(lib)
-    shutil.copytree(REPO / "node_modules" / "circomlib" / "circuits", lib)  # circom2 (WASI) reads below its cwd only
+    shutil.copytree(own_lib if own_lib.exists() else REPO / "node_modules" / "circomlib" / "circuits", lib)
     t = time.perf_counter()
     try:
-        subprocess.run(["node", str(CIRCOM2), "circuit.circom", "--c", "-o", "."], cwd=out, check=True,
-                       capture_output=True)
+        subprocess.run(["node", str(CIRCOM2), "circuit.circom", "--c", "-o", ".", *(["-l", "lib"] if own_lib.exists()
+                                                                                   else [])],
+                       cwd=out, check=True, capture_output=True)
     finally:
         shutil.rmtree(lib)
     subprocess.run(["make", "-j", str(os.cpu_count() or 1)], cwd=out / "circuit_cpp", check=True, capture_output=True)
@@ -76,13 +81,17 @@ def snarkd_command() -> list[str]:
 
 
 def random_inputs(template: dict, n: int) -> list[dict]:
-    """n inputs shaped as template (its arrays of bits filled with random bits)."""
+    """n inputs shaped as template, random bits, where every value of the template is a bit (else none)."""
     rng = random.Random(37)
 
+    def leaves(v):
+        return [x for item in v for x in leaves(item)] if isinstance(v, list) else [v]
+
+    if not all(str(x) in ("0", "1") for v in template.values() for x in leaves(v)):
+        return []
+
     def fill(v):
-        if isinstance(v, list):
-            return [fill(x) for x in v]
-        return rng.getrandbits(1) if str(v) in ("0", "1") else v
+        return [fill(x) for x in v] if isinstance(v, list) else rng.getrandbits(1)
 
     return [{k: fill(v) for k, v in template.items()} for _ in range(n)]
 
@@ -117,7 +126,7 @@ def main() -> int:
         return [*ours, "witness", "--engine", "native", "--quiet", *more, str(wasm), str(i), str(o)]
 
     # byte identity on every input, each tool against snarkjs (the first native run also builds the program)
-    checked = [inp]
+    checked = [inp, *sorted(d.glob("inputs-*.json"))]
     template = json.loads(inp.read_text())
     for k, extra in enumerate(random_inputs(template, args.inputs)):
         p = work / f"input-{k}.json"
