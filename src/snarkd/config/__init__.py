@@ -2,12 +2,34 @@
 
 The bottom layer beside formats/ and curves/: every other layer may read a Config
 or call `default()`, and only this package reads snarkd's environment variables.
+
+The names below are imported on first use (PEP 562): a process that only needs `config.dirs` (the cache
+secret's path, on every cached-program load of `snarkd witness`) does not pay ~30 ms for the validator.
 """
 
-from snarkd.config.kinds import Listen, parse_listen
-from snarkd.config.loader import CONFIG_ENV, Config, ConfigError, config_path, default
-from snarkd.config.sections import EngineConfig
-from snarkd.config.settings import SETTINGS, Setting
+from __future__ import annotations
+
+import importlib
+
+_WHERE = {
+    "Listen": "kinds", "parse_listen": "kinds",
+    "CONFIG_ENV": "loader", "Config": "loader", "ConfigError": "loader", "config_path": "loader", "default": "loader",
+    "EngineConfig": "sections",
+    "SETTINGS": "settings", "Setting": "settings",
+}
 
 __all__ = ["Config", "ConfigError", "EngineConfig", "Listen", "SETTINGS", "Setting", "CONFIG_ENV", "config_path", "default",
            "parse_listen"]
+
+
+def __getattr__(name: str):
+    module = _WHERE.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value  # later lookups are plain attribute reads
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_WHERE])
