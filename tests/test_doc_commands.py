@@ -33,8 +33,8 @@ CI_STEP = ".ci/run runs this very step before the suite; run from a test it woul
 
 # (page, command): why it cannot run in CI. Every entry must still be a command of that page.
 SKIP: dict[tuple[str, str], str] = {
-    **{(page, cmd): INSTALL for page in ("README.md", "docs/install.md")
-       for cmd in ("python3 -m venv .venv", ". .venv/bin/activate", "pip install .", "pip install -e '.[test,cluster]'")},
+    **{(page, cmd): INSTALL for page in ("README.md", "docs/install.md") for cmd in
+       ("python3 -m venv .venv", ". .venv/bin/activate", "pip install .", "pip install -e '.[test,cluster]'")},
     ("README.md", "npm ci"): CI_STEP,
     ("README.md", "python -m pytest -n 2 -q"): CI_STEP + " (it is the suite this test is part of)",
     ("docs/install.md", "npm ci"): CI_STEP,
