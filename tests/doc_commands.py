@@ -23,7 +23,7 @@ PAGES = ["README.md", *sorted(f"docs/{p.name}" for p in (REPO / "docs").glob("*.
 SHELL_LANGS = {"bash", "sh", "shell", "console"}
 
 FENCE = re.compile(r"^```([\w-]*)[^\n]*\n(.*?)^```[ \t]*$", re.M | re.S)
-INLINE_SNARKD = re.compile(r"`(snarkd [a-z-][^`\n]*)`")
+INLINE_SNARKD = re.compile(r"`(snarkd [A-Za-z-][^`\n]*)`")
 LONG_FLAG = re.compile(r"(?<![\w-])(--[a-z][a-z0-9-]*)")
 
 
