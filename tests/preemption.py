@@ -7,6 +7,22 @@ from __future__ import annotations
 import threading
 import time
 
+from snarkd.config.lanes import Lane
+from snarkd.engine import Engine, EngineConfig, KeyStore
+
+LANES = {"urgent": Lane("urgent", priority=10, share=0.5), "bulk": Lane("bulk", priority=0)}
+
+
+def lanes_engine(circ, **kw) -> Engine:
+    """An engine (not started) with an urgent and a bulk lane (LANES) and circ's key loaded as "k": one synthesis
+    worker, one thread, one device worker unless kw says otherwise."""
+    keys = KeyStore("/")
+    cfg = dict(synthesis_workers=1, threads=1, workers_per_device=1, memory_budget="64MiB", lanes=LANES)
+    cfg.update(kw)
+    eng = Engine(EngineConfig(**cfg), keys)
+    keys.load("k", str(circ.zkey))
+    return eng
+
 
 def hold_first_yield(engine, until, lane: str = "bulk", d: int = 0, timeout: float = 60.0,
                      skip: int = 0) -> threading.Event:

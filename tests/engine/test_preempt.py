@@ -11,27 +11,13 @@ import json
 import threading
 import time
 
-from preemption import hold_first_yield, queued_head, span
+from preemption import hold_first_yield, lanes_engine, queued_head, span
 
-from snarkd.config.lanes import Lane
-from snarkd.engine import Engine, EngineConfig, KeyStore
 from snarkd.engine.jobs import COMPLETED
 from snarkd.engine.preempt import DeviceGate
 from snarkd.engine.stages import StageQueue
 from snarkd.prover.backend import CPU
 from snarkd.verifier import verify
-
-LANES = {"urgent": Lane("urgent", priority=10, share=0.5), "bulk": Lane("bulk", priority=0)}
-
-
-def make(circ, **kw):
-    keys = KeyStore("/")
-    cfg = dict(synthesis_workers=1, threads=1, workers_per_device=1, memory_budget="64MiB", lanes=LANES)
-    cfg.update(kw)
-    eng = Engine(EngineConfig(**cfg), keys)
-    keys.load("k", str(circ.zkey))
-    return eng
-
 
 def finished(eng, circ, jobs):
     vk = json.loads(circ.vk.read_text())
@@ -48,7 +34,7 @@ def inside(inner: dict, outer: dict) -> bool:
 
 def test_a_queued_urgent_stage_runs_at_the_bulk_stages_yield_point(chain_bn128, running):
     circ, wtns = chain_bn128
-    eng = make(circ)  # one device worker: the urgent partition waits in the device queue
+    eng = lanes_engine(circ)  # one device worker: the urgent partition waits in the device queue
     reached = hold_first_yield(eng, queued_head(eng))
     running(eng)
     data = wtns.read_bytes()
@@ -72,7 +58,7 @@ def test_a_queued_urgent_stage_runs_at_the_bulk_stages_yield_point(chain_bn128, 
 
 def test_an_urgent_stage_waiting_at_the_gate_borrows_the_paused_stages_slot(chain_bn128, running):
     circ, wtns = chain_bn128
-    eng = make(circ, workers_per_device=2)  # two workers, the CPU's one slot: the idle one takes the urgent partition
+    eng = lanes_engine(circ, workers_per_device=2)  # two workers, the CPU's one slot: the idle one takes the urgent partition
     gate = eng._device_gates[0]
     reached = hold_first_yield(eng, lambda: any(w.level > 0 for w in list(gate.waiting)))
     running(eng)
@@ -90,7 +76,7 @@ def test_an_urgent_stage_waiting_at_the_gate_borrows_the_paused_stages_slot(chai
 def test_a_preemption_the_device_cannot_take_is_skipped_and_counted_once(chain_bn128, running, monkeypatch):
     circ, wtns = chain_bn128
     monkeypatch.setattr(CPU, "preempt_blocker", lambda key: "device_memory")
-    eng = make(circ)
+    eng = lanes_engine(circ)
     reached = hold_first_yield(eng, queued_head(eng))
     running(eng)
     data = wtns.read_bytes()
@@ -107,7 +93,7 @@ def test_a_preemption_the_device_cannot_take_is_skipped_and_counted_once(chain_b
 
 def test_with_preempt_off_a_stage_runs_to_its_end(chain_bn128, running, monkeypatch):
     circ, wtns = chain_bn128
-    eng = make(circ, preempt=False)
+    eng = lanes_engine(circ, preempt=False)
     urgent_queued = queued_head(eng)
     real, entered = CPU.device_stage, threading.Event()
 
