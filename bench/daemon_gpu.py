@@ -11,6 +11,11 @@ the client picks: by reference on this host). Both use the same engine settings.
 self-verified by the engine; one per run is kept for `snarkjs groth16 verify`.
 Per run: s/proof, latency (p50, p95), the engine's phases, lock-busy and kernel-busy per device.
 Writes OUT/daemon-gpu.json and OUT/sample-proof.json, OUT/sample-public.json, OUT/vk.json.
+
+--urgent-every S (lanes): the daemon gets two lanes, `urgent` (priority 10, share --urgent-share) and `bulk`, and
+runs instead: urgent jobs alone at j = 1 (the idle latency), then for each j > 1 bulk jobs alone and bulk jobs
+with one urgent job every S seconds beside them (`snarkd bench --urgent-lane`). Reported: the urgent jobs'
+p50/p99 against the idle p50, bulk proofs/s with and without them (OUT/daemon-lanes.json).
 """
 
 from __future__ import annotations
@@ -107,6 +112,49 @@ def summary(kind: str, j: int, wall: float, lat: list, timings: list, d0: list, 
     }
 
 
+LANES = ["[scheduler.lanes.urgent]", "priority = 10", "share = {share}", "[scheduler.lanes.bulk]", "priority = 0"]
+
+
+def lane_runs(a, addr: str, wtns: Path, vk: dict) -> list[dict]:
+    """Urgent jobs alone (j = 1), then per j > 1: bulk alone, bulk with urgent jobs every a.urgent_every s."""
+    def lane_stats(run: dict, lane: str) -> dict:
+        jobs = [jb for jb in run["jobs"] if jb.get("lane", "default") == lane]
+        ok = [jb for jb in jobs if jb["state"] == "COMPLETED"]
+        lat = sorted(jb["end"] - jb["start"] for jb in ok)
+        wall = run["t_end"] - run["t_start"]
+        pick = (lambda q: round(lat[min(len(lat) - 1, int(q * len(lat)))] * 1e3, 1)) if lat else (lambda q: None)
+        phases: dict = {}
+        for jb in ok:
+            for k, v in {**jb["partitions"][0]["timings"], "admission": jb["timings"].get("admission", 0.0)}.items():
+                phases.setdefault(k, []).append(v)
+        return {"jobs": len(jobs), "completed": len(ok), "proofs_per_s": round(len(ok) / wall, 2) if wall else None,
+                "phase_median_ms": {k: round(statistics.median(v), 2) for k, v in sorted(phases.items())},
+                "latency_ms": {"p50": round(statistics.median(lat) * 1e3, 1) if lat else None, "p99": pick(0.99),
+                               "max": round(lat[-1] * 1e3, 1) if lat else None},
+                "deadline_missed": sum(jb["state"] == "DEADLINE" for jb in jobs)}
+
+    out = []
+    idle = run_bench(addr, "k", witness=str(wtns), count=a.count_j1, inflight=1, progress=False, vk=vk, lane="urgent")
+    base = lane_stats(idle, "urgent")
+    out.append({"kind": "lanes", "run": "urgent alone", "j": 1, "urgent": base, "verified_by_client": idle.get("verified")})
+    log(json.dumps(out[-1]))
+    for j in [j for j in a.j if j > 1]:
+        alone = run_bench(addr, "k", witness=str(wtns), count=a.count, inflight=j, progress=False, vk=vk, lane="bulk")
+        mixed = run_bench(addr, "k", witness=str(wtns), count=a.count, inflight=j, progress=False, vk=vk, lane="bulk",
+                          urgent_lane="urgent", urgent_every=a.urgent_every)
+        b0, b1, u = lane_stats(alone, "bulk"), lane_stats(mixed, "bulk"), lane_stats(mixed, "urgent")
+        idle50 = base["latency_ms"]["p50"]
+        out.append({"kind": "lanes", "run": f"bulk j={j} + urgent every {a.urgent_every} s", "j": j, "bulk_alone": b0,
+                    "bulk_with_urgent": b1, "urgent": u,
+                    "urgent_p50_over_idle_p50": round(u["latency_ms"]["p50"] / idle50, 3) if u["completed"] else None,
+                    "urgent_p99_over_idle_p50": round(u["latency_ms"]["p99"] / idle50, 3) if u["completed"] else None,
+                    "bulk_throughput_ratio": round(b1["proofs_per_s"] / b0["proofs_per_s"], 3),
+                    "verified_by_client": [alone.get("verified"), mixed.get("verified")],
+                    "failed": [jb["error"] for r in (alone, mixed) for jb in r["jobs"] if jb["state"] != "COMPLETED"]})
+        log(json.dumps(out[-1]))
+    return out
+
+
 def run_daemon(a, zkey: Path, wtns: Path, work: Path, out_dir: Path) -> list[dict]:
     e = engine_settings(a)
     port = free_port()
@@ -121,6 +169,7 @@ def run_daemon(a, zkey: Path, wtns: Path, work: Path, out_dir: Path) -> list[dic
         f'memory_budget = "{e["gpu_memory_budget"]}"',
         "[memory]", f'budget = "{e["memory_budget"]}"',
         "[pipeline]", f"finalize_workers = {e['finalize_workers']}",
+        *([line.format(share=a.urgent_share) for line in LANES] if a.urgent_every else []),
         "[keys.preload]", f'k = "{zkey}"']) + "\n")
     env = {**os.environ, "PYTHONPATH": str(REPO / "src")}
     snarkd = [sys.executable, "-m", "snarkd"]
@@ -133,6 +182,8 @@ def run_daemon(a, zkey: Path, wtns: Path, work: Path, out_dir: Path) -> list[dic
     out = []
     try:
         run_bench(addr, "k", witness=str(wtns), count=a.warm, inflight=max(a.j), progress=False, partitions=a.partitions)
+        if a.urgent_every:
+            return lane_runs(a, addr, wtns, vk)
         for j, transport in [(j, t) for j in a.j for t in (a.transports if j == 1 else a.transports[:1])]:
             with tempfile.TemporaryDirectory() as proofs:
                 run = run_bench(addr, "k", witness=str(wtns), count=a.count if j > 1 else a.count_j1, inflight=j,
@@ -179,6 +230,9 @@ def main() -> int:
     ap.add_argument("--transports", default="auto",
                     help="witness transports of the daemon's j = 1 runs, comma-separated (the first one for j > 1)")
     ap.add_argument("--only", choices=("both", "engine", "daemon"), default="both")
+    ap.add_argument("--urgent-every", type=float, default=0.0, metavar="S",
+                    help="lanes: urgent jobs every S seconds beside bulk ones (daemon only; see above)")
+    ap.add_argument("--urgent-share", type=float, default=0.1, help="the urgent lane's share of slots and memory")
     ap.add_argument("--out", default=os.environ.get("OUT", "bench/results"))
     a = ap.parse_args()
     a.devices = [int(x) for x in a.devices.split(",") if x.strip()]
@@ -194,12 +248,17 @@ def main() -> int:
            "key": {"path": str(zkey), "domain_size": z.domain_size, "n_vars": z.n_vars, "curve": z.curve.name},
            "settings": {k: list(v) if isinstance(v, tuple) else v for k, v in engine_settings(a).items()}, "runs": []}
     z.close()
+    if a.urgent_every:
+        a.only = "daemon"
+        res["benchmark"] = "urgent and bulk lanes through the daemon (bench/daemon_gpu.py --urgent-every)"
     if a.only in ("both", "engine"):
         res["runs"] += run_in_process(a, zkey, wtns)
     if a.only in ("both", "daemon"):
         with tempfile.TemporaryDirectory() as work:
             res["runs"] += run_daemon(a, zkey, wtns, Path(work), out_dir)
-    (out_dir / "daemon-gpu.json").write_text(json.dumps(res, indent=1))
+    (out_dir / ("daemon-lanes.json" if a.urgent_every else "daemon-gpu.json")).write_text(json.dumps(res, indent=1))
+    if a.urgent_every:
+        return 0 if all(not r.get("failed") for r in res["runs"]) else 1
     print(f"{'kind':7} {'j':>3} {'s/proof':>8} {'p50 ms':>7} {'p95 ms':>7}  lock-busy  kernel-busy  transport")
     for r in res["runs"]:
         print(f"{r['kind']:7} {r['j']:3d} {r['s_per_proof'] or 0:8.4f} {r['latency_ms'].get('p50', 0):7.1f} "

@@ -6,6 +6,7 @@ output, so `--compare` both checks that two trees compute the same bytes and put
     python bench/ntt_tables.py --src OLD/src --out old.json
     python bench/ntt_tables.py --src src --out new.json
     python bench/ntt_tables.py --compare old.json new.json
+    python bench/ntt_tables.py --compare old1.json,old2.json new1.json,new2.json   (runs taken in turns: medians)
 
 Per (curve, 2^k): the domain's build time and device bytes (NttDomain.nbytes), the forward and the inverse
 natural-order NTT, and H in place (h_from: three coset NTT pairs and the element-wise steps); medians of
@@ -86,6 +87,21 @@ def run(src: str, powers: list[int], reps: int) -> dict:
     return {"src": src, "gpu": cupy.cuda.runtime.getDeviceProperties(0)["name"].decode(), "reps": reps, "rows": rows}
 
 
+def merged(runs: list[dict]) -> dict:
+    """Several runs of one tree (taken in turns with the other's, in separate processes) as one: per row,
+    the median of the runs' medians (small domains take tens of microseconds, where one run's clocks and
+    launch overheads move a median by 10%); the outputs' digests must agree between runs."""
+    rows = []
+    for group in zip(*(r["rows"] for r in runs)):
+        row = dict(group[0])
+        for op in ("ntt", "intt", "h"):
+            if len({g[f"{op}_sha256"] for g in group}) != 1:
+                raise SystemExit(f"{row['curve']} 2^{row['log_n']} {op}: outputs differ between runs of one tree")
+            row[f"{op}_ms"] = round(statistics.median(g[f"{op}_ms"] for g in group), 4)
+        rows.append(row)
+    return {**runs[0], "rows": rows, "runs": len(runs)}
+
+
 def compare(a: dict, b: dict) -> int:
     """Print the two runs side by side; 1 if any output differs."""
     bad = 0
@@ -105,14 +121,14 @@ def main() -> int:
     ap.add_argument("--out")
     ap.add_argument("--powers", default="16,20,22,24,26")
     ap.add_argument("--reps", type=int, default=7)
-    ap.add_argument("--compare", nargs=2, metavar=("BEFORE", "AFTER"))
+    ap.add_argument("--compare", nargs=2, metavar=("BEFORE", "AFTER"), help="two runs' JSON files (or comma lists)")
     ap.add_argument("--split-shift", action="store_true",
                     help="time the coset shift's two ~sqrt(n) tables (a streamed key's domain) where the tree has the choice")
     args = ap.parse_args()
     global FULL
     FULL = not args.split_shift
     if args.compare:
-        a, b = (json.load(open(p)) for p in args.compare)
+        a, b = (merged([json.load(open(p)) for p in side.split(",")]) for side in args.compare)
         return compare(a, b)
     res = run(args.src, [int(p) for p in args.powers.split(",")], args.reps)
     if args.out:

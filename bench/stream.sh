@@ -20,6 +20,14 @@
 #             (snarkd bench's runner over gRPC) beside the in-process engine
 # ntt         bench/ntt_tables.py: NTT and H of old/src (a checkout of the sources before a change, carried) and
 #             of src, side by side, outputs compared byte for byte
+# nttsmall    the same at 2^16..2^22, three runs of each tree taken in turns, medians of their medians
+# key20       the 2^20 BN254 chain key (background)
+# lanes20     bench/daemon_gpu.py --urgent-every 0.2: urgent and bulk lanes through the daemon, 2^20 key resident
+# lanes24s    the same on the 2^24 key streamed at 12 GiB (bulk j = 4, urgent every 2 s)
+# shakey      the SHA-256 2^17 key from .devcarry/ (r1cs and witness as .xz, wasm, input.json; `snarkd setup`)
+# inputs      bench/daemon_inputs.py on that key: from inputs vs from a witness, j = 32, three rounds
+# js          clients/js/bench/bench.mjs (fullProve through the JavaScript client) on the SHA-256 key and the chain
+#             example, Node.js and the client's dependencies from .nodecarry/ (node.xz, jsprod.tar.xz), dist carried
 # drop:P      delete the 2^P keys (disk)
 # pack        $OUT as one results.tgz (the machine returns 8 files at most)
 set -uo pipefail
@@ -100,11 +108,58 @@ for s in "$@"; do
     python3 bench/ntt_tables.py --src src --out "$OUT/ntt-after.json" > /dev/null
     python3 bench/ntt_tables.py --compare "$OUT/ntt-before.json" "$OUT/ntt-after.json" | tee "$OUT/ntt-compare.txt"
     ;;
+  nttsmall)  # the small domains, where one run's median moves by 10%: 3 runs of each tree, in turns, 51 reps
+    step nttsmall
+    b="" a=""
+    for r in 1 2 3; do
+      python3 bench/ntt_tables.py --src old/src --powers 16,18,20,22 --reps 51 --out "$OUT/ntt-small-before-$r.json" > /dev/null
+      python3 bench/ntt_tables.py --src src --powers 16,18,20,22 --reps 51 --out "$OUT/ntt-small-after-$r.json" > /dev/null
+      b="$b${b:+,}$OUT/ntt-small-before-$r.json" a="$a${a:+,}$OUT/ntt-small-after-$r.json"
+    done
+    python3 bench/ntt_tables.py --compare "$b" "$a" | tee "$OUT/ntt-small-compare.txt"
+    ;;
   daemon24)
     step daemon24
     wait_key 24 bn128 ${KEY_WAIT:-400} || continue
     python3 bench/daemon_gpu.py --key-dir $KEYS/chain24-bn128 --gpu-budget 12GiB --partitions 10 --j 2 --count 4 \
       --warm 1 --synthesis 4 --threads 8 --wpd 1 --out "$OUT/daemon24" 2>&1 | tail -4
+    ;;
+  key20) step key20; make_key 20 bn128 ;;
+  lanes20)  # urgent jobs every 200 ms beside bulk jobs at j = 32 on the 2^20 key, bases resident
+    step lanes20
+    wait_key 20 bn128 ${KEY_WAIT:-200} || continue
+    python3 bench/daemon_gpu.py --key-dir $KEYS/chain20-bn128 --j 32 --count 192 --count-j1 40 --warm 32 \
+      --urgent-every 0.2 --out "$OUT/lanes20" 2>&1 | tail -3 | cut -c1-1500
+    ;;
+  lanes24s)  # the same on the 2^24 key streamed at 12 GiB: bulk at j = 4, an urgent job every 2 s
+    step lanes24s
+    wait_key 24 bn128 ${KEY_WAIT:-400} || continue
+    python3 bench/daemon_gpu.py --key-dir $KEYS/chain24-bn128 --gpu-budget 12GiB --j 4 --count 16 --count-j1 5 \
+      --warm 2 --synthesis 4 --threads 8 --wpd 1 --urgent-every 2 --urgent-share 0.25 --out "$OUT/lanes24s" 2>&1 | tail -3 | cut -c1-1500
+    ;;
+  shakey)  # the SHA-256 2^17 key from .devcarry (bench/make_sha256_key.py's r1cs, wasm, input, witness; seed 5eed)
+    step shakey
+    d=bench/work/sha256-bn128
+    mkdir -p $d
+    for f in circuit.r1cs witness.wtns; do [ -f $d/$f ] || xz -dc .devcarry/$f.xz > $d/$f; done
+    cp -n .devcarry/circuit.wasm .devcarry/input.json $d/
+    [ -f $d/circuit.zkey ] || python3 -m snarkd setup $d/circuit.r1cs $d/circuit.zkey --vk $d/vk.json --seed 5eed 2>&1 | tail -1
+    ;;
+  inputs)  # proofs from inputs beside proofs from a witness, SHA-256 at j = 32, three rounds
+    step inputs
+    python3 bench/daemon_inputs.py --key-dir bench/work/sha256-bn128 --name sha256 --j 32 --rounds 3 \
+      --out "$OUT/inputs" 2>&1 | tail -8 | cut -c1-600
+    ;;
+  js)  # the JavaScript client's fullProve through a daemon on this machine (clients/js/bench), SHA-256 and chain:
+       # Node.js and the client's production dependencies from .nodecarry/ (no snarkjs there: --skip-snarkjs)
+    step js
+    mkdir -p /tmp/nodebin
+    [ -x /tmp/nodebin/node ] || { xz -dc .nodecarry/node.xz > /tmp/nodebin/node && chmod +x /tmp/nodebin/node; }
+    (cd clients/js && tar xJf ../../.nodecarry/jsprod.tar.xz &&
+      for c in bench/work/sha256-bn128 examples/chain-bn128; do
+        SNARKD_PYTHON=python3 /tmp/nodebin/node bench/bench.mjs --circuit ../../$c -j 1,16 -n 64 --skip-snarkjs \
+          > "$OUT/js-$(basename $c).json" 2> "$OUT/js-$(basename $c).log"; echo "js $c rc $?"
+      done)
     ;;
   pack)
     step pack

@@ -64,7 +64,7 @@ def test_each_section_is_a_typed_class_with_a_field_per_setting(tmp_path):
 
 def test_only_the_config_layer_reads_the_environment():
     allowed = {
-        "config/loader.py", "config/settings.py", "config/kinds.py",
+        "config/loader.py", "config/settings.py", "config/kinds.py", "config/dirs.py",
         "config/cpu.py",  # SNARKD_CPU_IFMA, read by the CLI without loading the loader
         "daemon/sdnotify.py",  # NOTIFY_SOCKET: systemd's protocol, not a setting
         "daemon/lifecycle.py",  # copies the environment for the daemon it spawns

@@ -36,9 +36,9 @@ def test_a_partitioned_job_goes_in_batches_up_to_the_backend_limit(chain_bn128, 
     batches = []
     real = CPU.device_stage_batch
 
-    def record(key, synths, timers, threads=0, with_g2=False):
+    def record(key, synths, timers, threads=0, with_g2=False, yield_point=None):
         batches.append(len(synths))
-        return real(key, synths, timers, threads, with_g2)
+        return real(key, synths, timers, threads, with_g2, yield_point)
 
     monkeypatch.setattr(CPU, "batch_limit", lambda key: 4)
     monkeypatch.setattr(CPU, "device_stage_batch", record)

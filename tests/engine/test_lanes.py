@@ -9,29 +9,18 @@ import threading
 import time
 
 import pytest
+from preemption import LANES, lanes_engine
 
 from snarkd.config.lanes import Lane
-from snarkd.engine import Busy, Engine, EngineConfig, KeyStore
+from snarkd.engine import Busy
 from snarkd.engine.jobs import COMPLETED
 from snarkd.engine.lanes import Lanes, weight
 from snarkd.errors import InputError
 from snarkd.verifier import verify
 
-LANES = {"urgent": Lane("urgent", priority=10, share=0.5), "bulk": Lane("bulk", priority=0)}
-
-
-def make(circ, **kw):
-    keys = KeyStore("/")
-    cfg = dict(synthesis_workers=1, threads=1, workers_per_device=1, memory_budget="64MiB", lanes=LANES)
-    cfg.update(kw)
-    eng = Engine(EngineConfig(**cfg), keys)
-    keys.load("k", str(circ.zkey))
-    return eng
-
-
 def test_lanes_are_served_by_lane_priority_before_job_priority(chain_bn128, running):
     circ, wtns = chain_bn128
-    eng = make(circ)
+    eng = lanes_engine(circ)
     order = []
 
     class Obs:
@@ -73,9 +62,50 @@ def test_a_lanes_share_keeps_the_last_slots_and_memory_for_it():
     assert lanes.admissible("bulk", 400, 400, in_slots=1) and not lanes.admissible("bulk", 401, 400, in_slots=1)
 
 
+def test_a_lanes_share_keeps_synthesis_workers_for_it():
+    # bulk holding every synthesis worker (synthesizing, or blocked handing on to a full device queue) kept an
+    # urgent job waiting for one although its share of the pipeline's slots was free
+    lanes = Lanes(LANES, slots=100, synthesis_workers=4)  # urgent's share 0.5: 2 of the 4 workers
+    assert lanes.reserved_synthesis("urgent") == 2 and lanes.reserved_synthesis("bulk") == 0
+    lanes.use["bulk"].synthesis = 2
+    assert not lanes.admissible("bulk", 0, 0, in_slots=2) and lanes.admissible("urgent", 0, 0, in_slots=2)
+    lanes.use["urgent"].synthesis = 1  # urgent uses one of its two: it keeps one more
+    assert not lanes.admissible("bulk", 0, 0, in_slots=3) and lanes.admissible("urgent", 0, 0, in_slots=3)
+    lanes.use["urgent"].synthesis, lanes.use["bulk"].synthesis = 2, 1
+    assert lanes.admissible("bulk", 0, 0, in_slots=3)  # urgent's two in use: it keeps none free
+    # a share always leaves the other lanes one worker: one worker in all is never kept from bulk
+    one = Lanes(LANES, slots=100, synthesis_workers=1)
+    assert one.admissible("bulk", 0, 0, in_slots=0)
+
+
+def test_waiting_putters_enter_a_full_stage_queue_by_rank():
+    from types import SimpleNamespace
+
+    from snarkd.engine.stages import StageQueue
+
+    def part(name, rank):
+        return SimpleNamespace(name=name, index=0, job=SimpleNamespace(rank=rank))
+
+    q, stop = StageQueue(1), threading.Event()
+    assert q.put(part("first", (0, 0, 1)), stop)
+    putters = []
+    for name, rank in (("bulk-a", (0, 0, 2)), ("bulk-b", (0, 0, 3)), ("urgent", (-10, 0, 4))):
+        t = threading.Thread(target=q.put, args=(part(name, rank), stop))
+        t.start()
+        putters.append(t)
+        while len(q._waiting) < len(putters):  # each blocked on the full queue before the next comes
+            time.sleep(0.001)
+    got = [q.get(stop).name for _ in range(4)]
+    for t in putters:
+        t.join(5)
+    # the urgent partition came last but entered first once there was room
+    assert got == ["first", "urgent", "bulk-a", "bulk-b"], got
+    assert len(q) == 0 and not q._waiting
+
+
 def test_the_scheduler_admits_another_lane_past_a_head_kept_out_by_a_share(chain_bn128):
     circ, wtns = chain_bn128
-    eng = make(circ, lanes={"urgent": Lane("urgent", priority=0, share=0.5), "bulk": Lane("bulk", priority=5)})
+    eng = lanes_engine(circ, lanes={"urgent": Lane("urgent", priority=0, share=0.5), "bulk": Lane("bulk", priority=5)})
     data = wtns.read_bytes()
     slots = eng.book.lanes.slots  # synthesis 1 + device queue 1 + device slot 1 + finalize queue 1 + finalize 1
     assert slots == 5 and eng.book.lanes.reserved_slots("urgent") == 3
@@ -101,10 +131,10 @@ def test_the_scheduler_admits_another_lane_past_a_head_kept_out_by_a_share(chain
 def test_queue_bounds_count_weight_not_jobs(chain_bn128):
     circ, wtns = chain_bn128
     assert weight(type("K", (), {"domain_size": 1 << 24})(), 10) == 2560  # beside a 2^16 proof's 1
-    eng = make(circ, lanes={"bulk": Lane("bulk", max_queued=1.0)})
+    eng = lanes_engine(circ, lanes={"bulk": Lane("bulk", max_queued=1.0)})
     w1 = weight(eng.keys.get("k").key, 1)  # one partition of this key
     assert w1 == eng.keys.get("k").key.domain_size / 65536
-    eng = make(circ, lanes={"bulk": Lane("bulk", max_queued=4 * w1)}, max_queued_weight=6 * w1)
+    eng = lanes_engine(circ, lanes={"bulk": Lane("bulk", max_queued=4 * w1)}, max_queued_weight=6 * w1)
     data = wtns.read_bytes()
     big = eng.submit("k", witnesses=[data] * 3, job_id="big", lane="bulk")  # 3 units of w1
     assert big.weight == pytest.approx(3 * w1)
@@ -124,7 +154,7 @@ def test_queue_bounds_count_weight_not_jobs(chain_bn128):
 
 def test_a_job_heavier_than_its_lanes_bound_runs_alone_rather_than_never(chain_bn128, running):
     circ, wtns = chain_bn128
-    eng = running(make(circ, lanes={"bulk": Lane("bulk", max_queued=1e-6)}))
+    eng = running(lanes_engine(circ, lanes={"bulk": Lane("bulk", max_queued=1e-6)}))
     job = eng.submit("k", witnesses=[wtns.read_bytes()] * 2, lane="bulk")
     with pytest.raises(Busy):
         eng.submit("k", wtns.read_bytes(), lane="bulk")
@@ -133,7 +163,7 @@ def test_a_job_heavier_than_its_lanes_bound_runs_alone_rather_than_never(chain_b
 
 def test_an_unknown_lane_is_refused_naming_it_and_a_lanes_deadline_is_its_jobs_default(chain_bn128):
     circ, wtns = chain_bn128
-    eng = make(circ, lanes={**LANES, "soon": Lane("soon", deadline=30.0)})
+    eng = lanes_engine(circ, lanes={**LANES, "soon": Lane("soon", deadline=30.0)})
     with pytest.raises(InputError) as e:
         eng.submit("k", wtns.read_bytes(), lane="nope")
     assert "lane: no lane 'nope'" in str(e.value) and "bulk, default, soon, urgent" in str(e.value)
@@ -146,7 +176,7 @@ def test_an_unknown_lane_is_refused_naming_it_and_a_lanes_deadline_is_its_jobs_d
 
 def test_observers_are_told_after_the_engines_lock_is_let_go(chain_bn128, running):
     circ, wtns = chain_bn128
-    eng = make(circ)
+    eng = lanes_engine(circ)
     seen = []
 
     class Obs:

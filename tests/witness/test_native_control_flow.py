@@ -98,12 +98,39 @@ def test_a_value_dependent_program_reloads_as_one_and_records_nothing(curve, tmp
         byte_identical(calc, c, bigint_inputs(i), tmp_path, i)
     size = wprog(calc)
     again = NativeCalculator(calc.path, cache=False, strict=True)
-    assert again.value_dependent and again.program.n_paths == calc.program.n_paths
+    assert again.value_dependent and again.program.n_paths == 1  # the file keeps the newest path (none served)
     for i in range(20, 26):
         assert byte_identical(again, c, bigint_inputs(i), tmp_path, f"again-{i}") == "control"
     assert again.stats.recorded == 0 and again.stats.wasm == 0
     assert wprog(again) == size
     assert again.describe()["value_dependent"] is True
+
+
+def test_the_verdict_keeps_the_file_at_its_size_after_one_request_until_its_path_serves(tmp_path):
+    """When a recording makes the program value-dependent, its file keeps the paths that have served (none here)
+    and the smallest other, and the verdict: one path, no larger than after the first request, for any traffic; a
+    program loaded from it is value-dependent until its path has served CONTROL_FLOW_AFTER replays, then learns."""
+    c = compiled("bigint.circom", "bn128", N=N_BITS, K=K_LIMBS)
+    calc = fresh(c, tmp_path)
+    sources = [byte_identical(calc, c, bigint_inputs(0), tmp_path, 0)]
+    after_one = wprog(calc)
+    for i in range(1, 16):
+        sources.append(byte_identical(calc, c, bigint_inputs(i), tmp_path, i))
+    recorded = [i for i, s in enumerate(sources) if s == "recorded"]
+    assert len(recorded) == native_module.CONTROL_FLOW_AFTER and sources[recorded[-1] + 1:] == ["control"] * (
+        len(sources) - recorded[-1] - 1)
+    sizes = [p["bytes"] for p in calc.program.path_stats()]  # in the order recorded
+    assert calc.program.n_paths == native_module.CONTROL_FLOW_AFTER and calc.meta["value_dependent"] is True
+    assert wprog(calc) <= after_one + len(', "value_dependent": true')  # one path, the verdict in the header
+    again = NativeCalculator(calc.path, cache=False, strict=True)
+    assert again.value_dependent and again.program.n_paths == 1
+    assert again.program.path_stats()[0]["bytes"] == min(sizes)
+    kept = recorded[len(sizes) - 1 - sizes[::-1].index(min(sizes))]  # the request whose path the file kept
+    served = [byte_identical(again, c, bigint_inputs(kept), tmp_path, f"kept-{k}")
+              for k in range(native_module.PROBE_EVERY + native_module.CONTROL_FLOW_AFTER - 1)]
+    assert served.count("native") == native_module.CONTROL_FLOW_AFTER and not again.value_dependent
+    assert byte_identical(again, c, bigint_inputs(40), tmp_path, "learnt") == "recorded"
+    assert "value_dependent" not in again.meta and again.program.n_paths == 2
 
 
 def test_a_path_that_serves_requests_is_still_replayed(tmp_path, monkeypatch):

@@ -272,3 +272,50 @@ def test_a_program_in_a_directory_others_can_write_is_not_used_nor_written_there
     assert calc.build_ms > 0 and calc.loaded_from is not None and calc.loaded_from.parent == tmp_path / "own-cache"
     assert (shared / "control.wasm.wprog").read_bytes() == before
     assert (calc.calculate(INPUTS).values == _snarkjs_values(c)).all()
+
+
+def _code_span(body: bytes) -> tuple[int, int]:
+    """(offset, length) of the first path's coded instructions in a program body (program.hpp write_path)."""
+    import struct
+
+    nc = struct.unpack_from("<I", body, 12)[0]
+    at = 12 + 5 * 4 + 8 + 32 * nc
+    return at + 8, struct.unpack_from("<Q", body, at)[0]
+
+
+def test_a_large_program_loads_block_by_block_and_damage_in_its_code_is_refused_or_stays_in_bounds(tmp_path):
+    """The load decodes and checks a path's code 4096 instructions at a time: a program of many blocks round-trips
+    and replays to snarkjs's witness once loaded; bytes flipped in its code either fail the load's checks
+    (ValueError) or load a program whose replay stays in its frame (a status, never a crash)."""
+    import random
+
+    sha = compiled("sha256.circom", "bn128", include_circomlib=True)
+    wasm = tmp_path / "sha.wasm"
+    shutil.copy(sha.wasm, wasm)
+    NativeCalculator(wasm, cache=False)
+    calc = NativeCalculator(wasm, cache=False)  # loaded from its file
+    assert calc.build_ms == 0 and calc.program.path_stats()[0]["instructions"] > 10 * 4096
+    inputs = {"in": [random.Random(3).getrandbits(1) for _ in range(64)]}
+    out = tmp_path / "w.wtns"
+    calc.calculate_to_file(inputs, out)
+    assert out.read_bytes() == sha.snarkjs_witness(inputs).read_bytes()
+    body = calc.program.serialize()
+    Program = type(calc.program)
+    assert Program.load(calc.program.curve, body).serialize() == body
+    values = bytes(32 * calc.input_size)
+    start, length = _code_span(body)
+    rng = random.Random(17)
+    refused = 0
+    for _ in range(150):
+        damaged = bytearray(body)
+        for _ in range(rng.choice((1, 3))):
+            damaged[start + rng.randrange(length)] ^= 1 << rng.randrange(8)
+        try:
+            program = Program.load(calc.program.curve, bytes(damaged))
+        except ValueError as exc:
+            assert "native witness program" in str(exc)
+            refused += 1
+            continue
+        status, _, _, _ = program.evaluate(values, bytearray(32 * program.frame_rows))
+        assert status in (0, 1, 2)
+    assert 0 < refused < 150

@@ -77,6 +77,29 @@ def test_witness_cli_file_errors(arrays, tmp_path):
     assert not out.exists()
 
 
+# What `snarkd witness --engine native` on a cached program never imports: each cost its whole process time
+# (bench/witness_vs_circom_cpp.py; a process of ~70 ms of which ~30 ms were these, measured with -X importtime).
+NOT_ON_THE_CACHED_PATH = ("numpy", "wasmtime", "logging", "dataclasses", "typing", "pathlib", "tempfile", "threading",
+                          "pkgutil", "snarkd.config.loader", "snarkd.formats.binfile")
+
+
+def test_witness_cli_on_a_cached_program_stays_lean(arrays, tmp_path):
+    wasm = tmp_path / "circuit.wasm"
+    wasm.write_bytes(arrays.wasm.read_bytes())
+    inp = write_json(tmp_path / "input.json", ARRAYS_INPUT)
+    out = tmp_path / "out.wtns"
+    assert snarkd("witness", "--engine", "native", "--quiet", wasm, inp, out).returncode == 0  # builds the program
+    assert (tmp_path / "circuit.wasm.wprog").exists()
+    out.unlink()
+    code = ("import sys; from snarkd.cli import main; "
+            f"rc = main(['witness', '--engine', 'native', '--quiet', {str(wasm)!r}, {str(inp)!r}, {str(out)!r}]); "
+            f"print(rc, [m for m in {NOT_ON_THE_CACHED_PATH!r} if m in sys.modules])")
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.split("\n")[-2] == "0 []", res.stdout
+    assert out.read_bytes() == arrays.snarkjs_witness(ARRAYS_INPUT).read_bytes()
+
+
 def test_cli_usage_errors():
     assert snarkd("witness", "only-one-arg").returncode == 2
     assert snarkd("fullprove", "a", "b", "c").returncode == 2

@@ -12,10 +12,8 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { performance } from "node:perf_hooks";
 import { parseArgs } from "node:util";
-import * as snarkjs from "snarkjs";
 import { connect } from "../dist/esm/index.js";
 import { EXAMPLES, startDaemon } from "../test/daemon.mjs";
-import { endCurves } from "../test/oracle.mjs";
 
 const { values: args } = parseArgs({
   options: {
@@ -69,13 +67,15 @@ try {
   }
   const sd = await connect({ address });
   for (const j of concurrencies) result.client.push(await measure(() => sd.groth16.fullProve(input, args.key), j));
+  result.daemon_status = await sd.status();  // its devices and backend: what the client's figures were made on
   sd.close();
-  if (!args["skip-snarkjs"]) {
+  if (!args["skip-snarkjs"]) {  // imported only here: --skip-snarkjs runs where only the client's own dependencies are
+    const snarkjs = await import("snarkjs");
     for (const j of concurrencies) result.snarkjs.push(await measure(() => snarkjs.groth16.fullProve(input, wasm, zkey), j));
   }
 } finally {
   await daemon?.stop();
-  await endCurves();
+  if (!args["skip-snarkjs"]) await (await import("../test/oracle.mjs")).endCurves();
 }
 for (const [i, c] of result.client.entries()) {
   const s = result.snarkjs[i];

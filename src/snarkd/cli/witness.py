@@ -131,11 +131,15 @@ def run_witness(args) -> int:
         calc, values, _, _ = _calculate(args, timings, bar, values_only=True)
         t = time.perf_counter()
         with bar.step("write"):
-            write_wtns(args.out, calc.prime, values)
+            # not fsynced, as snarkjs and circom's C++ generator write it (still atomic: the old file or the new)
+            write_wtns(args.out, calc.prime, values, durable=False)
     timings["write"] = (time.perf_counter() - t) * 1e3
     if args.timings:
         _print_timings(timings, (time.perf_counter() - start) * 1e3)
     return 0
+
+
+run_witness.exit_at_once = True  # snarkd.cli.main: no interpreter teardown after the .wtns is written
 
 
 def _verified(args, key, calc, inputs, source, result, timer):

@@ -104,6 +104,7 @@ class LimitsSection:
 @dataclass(frozen=True)
 class SchedulerSection:
     lanes: dict[str, Lane]  # the configured lanes ("default" is added where they are used: lanes_with_default)
+    preempt: bool
 
 
 @dataclass(frozen=True)
@@ -184,6 +185,7 @@ class EngineConfig:
     wasm_memory: int = _default("wasm_memory")  # [limits] wasm_memory
     wasm_fuel: int = _default("wasm_fuel")  # [limits] wasm_fuel
     lanes: dict = field(default_factory=dict)  # [scheduler] lanes (name -> config.lanes.Lane)
+    preempt: bool = _default("preempt")  # [scheduler] preempt
     debug_delay_s: float = _default("debug_delay_s")  # [debug] synthesis_delay
 
     @classmethod

@@ -22,6 +22,7 @@ from snarkd.config.kinds import (Address, Bool, BoolOrAuto, CachePath, Choice, C
                                  Duration, FilePath, Float, Int, Kind, KeyTable, OptionalDir, RayAddress, ReadFile,
                                  Size, SizeOrOff, Text)
 from snarkd.config.cpu import IFMA_CHOICES, IFMA_ENV
+from snarkd.config.dirs import cache_base, runtime_dir
 from snarkd.config.lanes import LaneTable
 
 LOG_LEVELS = ("debug", "info", "warning", "error")
@@ -46,14 +47,6 @@ class Setting:
         return f"{self.section}.{self.key}"
 
 
-def runtime_dir(env) -> Path:
-    """Where pid and log files go by default: $XDG_RUNTIME_DIR/snarkd, else /tmp/snarkd-UID."""
-    xdg = env.get("XDG_RUNTIME_DIR")
-    if xdg and os.path.isdir(xdg):
-        return Path(xdg) / "snarkd"
-    return Path(f"/tmp/snarkd-{os.getuid()}")
-
-
 def _listen_slug(ctx: Context) -> str:
     listen = ctx.values[("daemon", "listen")]
     if listen.kind == "unix":
@@ -65,18 +58,8 @@ def _beside_pid_file(suffix: str):
     return lambda c: str(Path(c.values[("daemon", "pid_file")]).with_suffix(suffix))
 
 
-def _cache_base(env) -> Path:
-    return Path(env.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")) / "snarkd"
-
-
 def _wasm_cache(ctx: Context) -> str:
-    return str(_cache_base(ctx.env) / "wasm")
-
-
-def cache_secret_path(env=None) -> Path:
-    """This user's cache secret (formats/file_trust.py): $XDG_CACHE_HOME/snarkd/cache.key, else
-    ~/.cache/snarkd/cache.key."""
-    return _cache_base(os.environ if env is None else env) / "cache.key"
+    return str(cache_base(ctx.env) / "wasm")
 
 
 def default_runtime_dir() -> Path:
@@ -214,6 +197,8 @@ SETTINGS: tuple[Setting, ...] = (
       "named lanes, each a table [scheduler.lanes.NAME]: priority (served first), share (of the pipeline slots "
       "and memory budget, kept for it), max_queued (weight units), deadline (its jobs' default); lane \"default\" "
       "always exists", engine="lanes"),
+    S("scheduler", "preempt", Bool(), True, "a device stage yields at its chunk and MSM boundaries to device work of "
+      "a higher lane that fits beside it (false: a stage runs to its end)", engine="preempt"),
     # -- the Aggregate RPC: SnarkPack aggregates of proofs the daemon made or was given ------------
     S("aggregate", "max_concurrent", Int(1), 1,
       "Aggregate calls running at once (each is CPU-heavy: seconds to a minute on the aggregate threads); one more "

@@ -357,6 +357,7 @@ def format_status(st: dict) -> str:
     lines += _unverified_lines(st.get("engine_json", ""))
     lines.append(f"memory: RSS {_mib(st['rss_bytes'])}, peak {_mib(st['peak_rss_bytes'])}")
     lines.append(f"workers: {st['workers']}, devices: {', '.join(st['devices']) or 'auto'}")
+    lines += _preemption_lines(st.get("engine_json", ""))
     lines += _cluster_lines(st.get("engine_json", ""))
     return "\n".join(lines)
 
@@ -399,6 +400,22 @@ def _unverified_lines(engine_json: str) -> list[str]:
     per_key = ", ".join(f"{k} {n}" for k, n in sorted(es.get("unverified_proofs", {}).items())) or "none yet"
     return [f"unverified: [pipeline] self_verify = false: proofs of jobs without batch_verify are returned "
             f"unverified; so far, per key: {per_key}"]
+
+
+def _preemption_lines(engine_json: str) -> list[str]:
+    """Device stages run at a lower lane's yield point, and those skipped by reason, per device (once any were)."""
+    try:
+        devices = json.loads(engine_json or "{}").get("devices") or []
+    except ValueError:
+        return []
+    if not any(d.get("preemptions") or d.get("preempt_skipped") for d in devices):
+        return []
+
+    def one(d) -> str:
+        skipped = ", ".join(f"{r} {n}" for r, n in sorted(d.get("preempt_skipped", {}).items()))
+        return f"{d['name']} {d.get('preemptions', 0)}" + (f" (skipped: {skipped})" if skipped else "")
+
+    return ["preemptions: " + "; ".join(one(d) for d in devices)]
 
 
 def _cluster_lines(engine_json: str) -> list[str]:

@@ -28,6 +28,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from snarkd.daemon.security import ADMIN, ROLES, Principal
 from snarkd.daemon.status import as_json, prover_json
+from snarkd.engine.preempt import SKIP_REASONS
 
 log = logging.getLogger("snarkd")
 
@@ -171,6 +172,7 @@ class _Collector:
                 k.add_metric([d.name], d.kernel_busy_s)
         yield c
         yield k
+        yield from _preemption_metrics(st.devices)
         w = GaugeMetricFamily("snarkd_workers_alive", "Worker threads alive, per stage", labels=["stage"])
         x = GaugeMetricFamily("snarkd_workers_expected", "Worker threads configured, per stage", labels=["stage"])
         for name, n in st.workers.items():
@@ -196,6 +198,22 @@ LANE_SERIES = ((GaugeMetricFamily, "snarkd_lane_jobs_queued", "Jobs not started,
                 "expired"),
                (CounterMetricFamily, "snarkd_lane_deadline_missed", "Jobs of a lane refused for their deadline, "
                 "expired, or finished past it", "deadline_missed"))
+
+
+def _preemption_metrics(devices: list):
+    """Per device: device stages run at a lower lane's yield point, and those skipped, by reason (engine/preempt.py)."""
+    done = CounterMetricFamily("snarkd_preemptions", "Partitions whose device stage ran at a yield point of a lower "
+                               "lane's stage (a chunk or MSM boundary), per device", labels=["device"])
+    skipped = CounterMetricFamily("snarkd_preemptions_skipped", "Partitions of a higher lane that could not run at a "
+                                  "lower lane's yield point, per device and reason (device_memory: not room beside the "
+                                  "paused stage; key_not_resident: its key not on the device); counted once each",
+                                  labels=["device", "reason"])
+    for d in devices:
+        done.add_metric([d.name], d.preemptions)
+        for reason in sorted(set(SKIP_REASONS) | set(d.preempt_skipped)):
+            skipped.add_metric([d.name, reason], d.preempt_skipped.get(reason, 0))
+    yield done
+    yield skipped
 
 
 def _lane_metrics(lanes: list):

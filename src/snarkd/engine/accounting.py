@@ -1,4 +1,4 @@
-"""What the engine counts: jobs by outcome, phase time, device-held time, the memory budget.
+"""What the engine counts: jobs by outcome, phase time, device-held time, preemptions, the memory budget.
 
 Not thread-safe on its own: the engine calls it under its lock.
 """
@@ -28,9 +28,19 @@ class Accounting:
         self._busy = [0.0] * len(devices)  # seconds each device had at least one device stage running
         self._since: list[float | None] = [None] * len(devices)
         self._holders = [0] * len(devices)
+        # per device: partitions whose device stage ran at a lower lane's yield point (engine/preempt.py), and
+        # partitions that could not, by reason (counted once each)
+        self.preemptions = [0] * len(devices)
+        self.preempt_skipped: list[dict[str, int]] = [{} for _ in devices]
 
     def count(self, name: str, n: int = 1) -> None:
         self.counters[name] += n
+
+    def count_preemption(self, d: int, n: int = 1) -> None:
+        self.preemptions[d] += n
+
+    def count_preempt_skipped(self, d: int, reason: str) -> None:
+        self.preempt_skipped[d][reason] = self.preempt_skipped[d].get(reason, 0) + 1
 
     def add_phases(self, timings: dict) -> None:
         for k, v in timings.items():

@@ -5,7 +5,9 @@
         ──► device queue (bounded, by priority) ──►
       device workers, workers_per_device per device, pinned; a device slot (the backend's limit:
       one at a time on the CPU, every worker on a GPU, each on its own stream) is held for the
-      device work only; a/b/c are freed and their budget released after
+      device work only; a/b/c are freed and their budget released after; at the backend's yield
+      points (between MSMs, between a streamed pass's chunks) a higher lane's device work runs
+      first (engine/preempt.py)
         ──► finalize queue (bounded) ──►
       finalize workers (CPU: G2 MSM unless on the device, blinding, assembly, self-verification)
         ──► the job completes when all its partitions have
@@ -25,8 +27,8 @@ inside another host process (a Ray actor).
 
 from __future__ import annotations
 
+import contextlib
 import logging
-import threading
 import time
 
 from snarkd.config import EngineConfig
@@ -39,6 +41,7 @@ from snarkd.engine.jobs import RUNNING, Job, Partition
 from snarkd.engine.keys import KeyStore
 from snarkd.engine.lanes import Lanes
 from snarkd.engine.memory import MemoryBudget, estimate
+from snarkd.engine.preempt import DeviceGate, Preemption
 from snarkd.engine.residency import DeviceResidency
 from snarkd.engine.scheduler import KEEP_FINISHED, Scheduler
 from snarkd.engine.status import EngineStatus, KeyStatus, engine_status, key_status
@@ -76,7 +79,9 @@ class Engine(EngineBase):
         depth = c.queue_depth or max(1, len(self.devices) * c.workers_per_device)
         self._device_q, self._final_q = stages.StageQueue(depth), stages.StageQueue(depth)
         # device stages at once per device: the backend's limit, else one per device worker
-        self._device_slots = [threading.Semaphore(b.max_concurrent or c.workers_per_device) for b in self.devices]
+        self._device_gates = [DeviceGate(b.max_concurrent or c.workers_per_device) for b in self.devices]
+        self.preemption = [Preemption(self, d, g) for d, g in enumerate(self._device_gates)]
+        self._nested = [self._nested_stage(d) for d in range(len(self.devices))]
         slots = sum(b.max_concurrent or c.workers_per_device for b in self.devices)
         workers = {"synthesis": c.synthesis_workers, "device": slots, "finalize": c.finalize_workers}
         self.book.eta.stages = lambda: workers  # the completion model's stages and their workers (engine/eta.py)
@@ -84,7 +89,11 @@ class Engine(EngineBase):
         # a lane's share is of what a newcomer could wait behind in the pipeline: the synthesis workers, the device
         # queue, the device slots, the finalize queue and workers (the most it holds anyway: no bound without shares)
         self.book.lanes = Lanes(c.lanes, slots=c.synthesis_workers + 2 * depth + slots + c.finalize_workers,
-                                budget=self.budget.budget)
+                                synthesis_workers=c.synthesis_workers, budget=self.budget.budget)
+        # what streamed keys' device plans leave free for an urgent lane's stage run at a bulk stage's yield point
+        urgent = max((u.lane.share for u in self.book.lanes.use.values() if u.lane.priority > 0), default=0.0)
+        for b in self.devices:
+            b.urgent_share = urgent if c.preempt else 0.0
         self.book.max_weight = c.max_queued_weight
         self.book.self_verify = c.self_verify
         self.workers = stages.Workers({"synthesis": c.synthesis_workers, "device": len(self.devices) * c.workers_per_device,
@@ -95,7 +104,7 @@ class Engine(EngineBase):
     def start(self) -> "Engine":
         c = self.config
         synth = stages.Stage("synthesis", lambda: self.book.admit(self._stopping), self._synthesize,
-                             self._hand_on(self._device_q))
+                             self._hand_on(self._device_q, left_synthesis=True))
         final = stages.Stage("finalize", lambda: self._final_q.get(self._stopping), self._finalize, self._complete,
                              queue_phase="finalize_queue")
         for i in range(c.synthesis_workers):
@@ -198,35 +207,47 @@ class Engine(EngineBase):
 
         return gather
 
-    def _device_work(self, d: int):
-        backend, slots = self.devices[d], self._device_slots[d]
+    def _device_work(self, d: int, nested: bool = False):
+        """The device stage's work on device d. nested: run at another stage's yield point (engine/preempt.py), on
+        that stage's thread and slot (no slot of its own, no yield points of its own)."""
+        backend, gate, preemption = self.devices[d], self._device_gates[d], self.preemption[d]
 
         def work(parts: list, timers: list) -> None:
             synths = []
             for part in parts:
                 synths.append(part.synth)
                 part.synth = None
-            with timers[0].phase("device_wait"):
-                slots.acquire()
+            seat = None
+            if nested:
+                timers[0].record("device_wait", 0.0)
+            else:
+                with timers[0].phase("device_wait"):
+                    seat = gate.acquire(parts)
             for t in timers[1:]:
                 t.record("device_wait", timers[0].ms["device_wait"])
+            # a stage on a lent slot yields to no one: the stage that lent it waits for it
+            yield_point = None if nested or seat.lent or not self.config.preempt else \
+                preemption.yield_point(parts, timers)
             try:
                 with self._lock:
                     self.acct.device_held(d)
                 try:
                     key = parts[0].job.key
                     self.residency.ensure(d, key, timers[0])
-                    if len(parts) == 1:
-                        sums = [backend.device_stage(key.key, synths[0], timers[0], self.config.threads,
-                                                     with_g2=self.g2_on_device)]
-                    else:
-                        sums = backend.device_stage_batch(key.key, synths, timers, self.config.threads,
-                                                          with_g2=self.g2_on_device)
+                    # a lane above priority 0: its kernels first where SMs come free (Backend.urgent)
+                    with backend.urgent() if parts[0].job.lane_priority > 0 else contextlib.nullcontext():
+                        if len(parts) == 1:
+                            sums = [backend.device_stage(key.key, synths[0], timers[0], self.config.threads,
+                                                         with_g2=self.g2_on_device, yield_point=yield_point)]
+                        else:
+                            sums = backend.device_stage_batch(key.key, synths, timers, self.config.threads,
+                                                              with_g2=self.g2_on_device, yield_point=yield_point)
                 finally:
                     with self._lock:
                         self.acct.device_freed(d)
             finally:
-                slots.release()
+                if seat is not None:
+                    gate.release(seat)
             for part, synth, s in zip(parts, synths, sums):
                 part.sums = s
                 part.w = synth.witness
@@ -234,6 +255,25 @@ class Engine(EngineBase):
                     self.book.release_locked(part, part.est.buffers)
 
         return work
+
+    def _nested_stage(self, d: int) -> stages.Stage:
+        """The device stage as run at a yield point of device d (run_nested)."""
+        return stages.Stage("device", lambda: None, None, self._hand_on(self._final_q), queue_phase="device_queue",
+                            wait_phase="device_wait", work_batch=self._device_work(d, nested=True))
+
+    def run_nested(self, d: int, parts: list, worker: str) -> int:
+        """Partitions taken from the device queue at a yield point of a stage on device d: their device stage, on
+        the paused stage's thread (engine/preempt.py), then on to finalize. Returns how many ran (not dropped)."""
+        now = time.monotonic()
+        batch = []
+        for p in parts:
+            p.device_taken = True
+            p.timings["device_queue"] = (now - p.t_ready) * 1000
+            if not self.dropped(p):
+                batch.append(p)
+        if batch:
+            stages.run_batch(self._nested[d], batch, worker, self)
+        return len(batch)
 
     def _finalize(self, part: Partition, timer) -> None:
         job, lk = part.job, part.job.key
@@ -320,10 +360,12 @@ class Engine(EngineBase):
         return wasm_safety_net(lk.require_wasm(), part.inputs, part.witness_source, attempt, report=report,
                                timed=lambda: timer.phase("witness_wasm"))
 
-    def _hand_on(self, q: stages.StageQueue):
+    def _hand_on(self, q: stages.StageQueue, left_synthesis: bool = False):
         def put(part: Partition) -> None:
             if self.dropped(part) or not q.put(part, self._stopping):
                 self.dropped(part)
+            if left_synthesis:  # its synthesis worker is free for the next partition (engine/lanes.py)
+                self.book.left_synthesis(part)
 
         return put
 

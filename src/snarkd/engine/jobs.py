@@ -53,6 +53,8 @@ class Partition:
     t_ready: float = 0.0  # monotonic: when it entered its current queue
     t_admitted: float = 0.0  # monotonic: when it was admitted (its service time runs from here: engine/eta.py)
     slot: bool = False  # holds one of its lane's pipeline slots (admission to the end of its device stage)
+    in_synthesis: bool = False  # holds a synthesis worker (admission until handed on to the device queue)
+    preempt_skipped: tuple = ()  # why it could not run at a lower lane's yield point (each reason counted once)
 
     def record(self, stage: str, timer: SpanTimer, start: float, end: float) -> None:
         """A stage's phases, its total (ms) and its span (wall-clock seconds)."""

@@ -5,10 +5,11 @@ domain size / 2^16 (MSM and NTT work grow about linearly in it), so a 10-partiti
 a 2^16 proof's 1. Queue bounds ([limits] max_queued_weight, a lane's max_queued) count unfinished weight, not
 jobs. Memory is weighed in bytes (engine/memory.py) when a partition is admitted into the pipeline.
 
-A lane's **share** keeps that fraction of the pipeline's slots and of the memory budget for it: another lane
-may not take the last ones it has not used. A partition holds a slot from its admission until it leaves the
-pipeline (the engine's slots are what its stages hold at most: synthesis workers + device queue + device slots +
-finalize queue + finalize workers), and its bytes until they are given back. Not thread-safe: the job table's
+A lane's **share** keeps that fraction of the pipeline's slots, of the synthesis workers (at least one) and of
+the memory budget for it: another lane may not take the last ones it has not used. A partition holds a slot
+from its admission until it leaves the pipeline (the engine's slots are what its stages hold at most: synthesis
+workers + device queue + device slots + finalize queue + finalize workers), a synthesis worker from its admission
+until it is handed on to the device queue, and its bytes until they are given back. Not thread-safe: the job table's
 lock guards it.
 """
 
@@ -32,6 +33,7 @@ def weight(key, n_parts: int) -> float:
 class LaneUse:
     lane: Lane
     slots: int = 0  # pipeline slots its partitions hold now
+    synthesis: int = 0  # synthesis workers its partitions hold now (synthesizing, or waiting to hand on)
     bytes: int = 0  # memory budget its partitions hold now
     weight: float = 0.0  # of its unfinished jobs
     queued: int = 0  # unfinished jobs not yet running
@@ -47,6 +49,7 @@ class Lanes:
 
     config: dict = field(default_factory=dict)  # name -> Lane ([scheduler] lanes)
     slots: int = 1 << 30  # pipeline slots in all (the engine sets them)
+    synthesis_workers: int = 1 << 30  # the engine's synthesis workers (the engine sets them)
     budget: int = 0  # bytes of the memory budget (0: reservations of memory off)
 
     def __post_init__(self):
@@ -64,6 +67,13 @@ class Lanes:
     def reserved_slots(self, name: str) -> int:
         return math.ceil(self.use[name].lane.share * self.slots - 1e-9) if self.slots < 1 << 30 else 0
 
+    def reserved_synthesis(self, name: str) -> int:
+        """Synthesis workers kept for the lane: its share of them, at least one where it has a share."""
+        share = self.use[name].lane.share
+        if not share or self.synthesis_workers >= 1 << 30:
+            return 0
+        return max(1, math.ceil(share * self.synthesis_workers - 1e-9))
+
     def _kept_for_others(self, name: str, held, reserved) -> float:
         """What the other lanes' shares still keep free of a resource (their reservation minus their use)."""
         return sum(max(0, reserved(n) - held(u)) for n, u in self.use.items() if n != name)
@@ -73,6 +83,13 @@ class Lanes:
         the budget taken in all? Only the other lanes' unused reservations are checked here (the budget itself
         by the caller)."""
         if in_slots + 1 + self._kept_for_others(name, lambda u: u.slots, self.reserved_slots) > self.slots:
+            return False
+        # the share's slots are of the whole pipeline, so bulk could still hold every synthesis worker (synthesizing,
+        # or blocked handing on to a full device queue) and an urgent job would wait for one to come free
+        # (what they keep leaves this lane one worker at least: few workers and several shares never starve it)
+        in_synthesis = sum(u.synthesis for u in self.use.values())
+        kept = min(self._kept_for_others(name, lambda u: u.synthesis, self.reserved_synthesis), self.synthesis_workers - 1)
+        if kept and in_synthesis + 1 + kept > self.synthesis_workers:
             return False
         if self.budget:
             kept = self._kept_for_others(name, lambda u: u.bytes, lambda n: int(self.use[n].lane.share * self.budget))

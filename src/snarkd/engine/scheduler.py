@@ -92,7 +92,8 @@ class Scheduler(JobTable):
         self.budget.reserve(part.est.total)
         part.reserved, part.state, part.slot = part.est.total, RUNNING, True
         use = self.lanes.use[part.job.lane]
-        use.bytes, use.slots = use.bytes + part.reserved, use.slots + 1
+        use.bytes, use.slots, use.synthesis = use.bytes + part.reserved, use.slots + 1, use.synthesis + 1
+        part.in_synthesis = True
         self.acct.in_flight += 1
         now = time.monotonic()
         part.timings["queue_wait"] = (now - part.t_ready) * 1000
@@ -106,6 +107,17 @@ class Scheduler(JobTable):
         if part.slot:
             part.slot = False
             self.lanes.use[part.job.lane].slots -= 1
+            self.cv.notify_all()
+
+    def left_synthesis(self, part: Partition) -> None:
+        """It was handed on to the device queue (or left the pipeline): its lane's synthesis worker is free."""
+        with self.cv:
+            self.left_synthesis_locked(part)
+
+    def left_synthesis_locked(self, part: Partition) -> None:
+        if part.in_synthesis:
+            part.in_synthesis = False
+            self.lanes.use[part.job.lane].synthesis -= 1
             self.cv.notify_all()
 
     def dropped(self, part: Partition, stopping: threading.Event) -> bool:
@@ -133,9 +145,12 @@ class Scheduler(JobTable):
             part.state = COMPLETED
             self.acct.in_flight -= 1
             job.n_done += 1
-            if part.t_admitted:  # its latency and stage times, for the completion model (engine/eta.py)
-                self.eta.observe(job.key.id, time.monotonic() - part.t_admitted,
-                                 {s: part.timings[s] / 1000 for s in STAGES if s in part.timings})
+            if part.t_admitted:  # its latency and stage times, for the completion model (engine/eta.py); a device
+                # stage's own work, less the time another lane's device work ran inside it (engine/preempt.py)
+                work = {s: part.timings[s] / 1000 for s in STAGES if s in part.timings}
+                if "device" in work:
+                    work["device"] = max(0.0, work["device"] - part.timings.get("preempted", 0.0) / 1000)
+                self.eta.observe(job.key.id, time.monotonic() - part.t_admitted, work)
             self.acct.count("partitions_completed")
             self.acct.add_phases(part.timings)
             self.cv.later(self.notify, "on_partition", part)
@@ -153,6 +168,7 @@ class Scheduler(JobTable):
             return
         part.exited = True
         self.free_slot_locked(part)
+        self.left_synthesis_locked(part)
         if part.reserved:
             self.budget.release(part.reserved)
             self.lanes.use[part.job.lane].bytes -= part.reserved

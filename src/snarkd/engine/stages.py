@@ -10,8 +10,8 @@ anything else is logged with its traceback as an internal error).
 from __future__ import annotations
 
 import heapq
+import itertools
 import logging
-import queue
 import threading
 import time
 from dataclasses import dataclass
@@ -26,56 +26,111 @@ POLL = 0.2
 
 class StageQueue:
     """A bounded priority queue between two stages (Job.rank: lane priority, then job priority, then submission
-    order)."""
+    order). Putters waiting for room are let in by rank too, not in the order the room woke them: a full device
+    queue with a dozen bulk partitions waiting to enter (their synthesis workers blocked) otherwise keeps an
+    urgent partition out for as many device stages (bench/daemon_gpu.py --urgent-every: urgent p50 7.5x its idle
+    latency at 2^20, j = 32)."""
 
     def __init__(self, maxsize: int):
-        self.q: queue.PriorityQueue = queue.PriorityQueue(maxsize)
+        self.maxsize = maxsize
+        self._items: list = []  # heap of (rank, index, seq, partition)
+        self._waiting: list = []  # heap of the waiting putters' (rank, index, seq)
+        self._waiting_parts: dict = {}  # their partitions, by key (a yield point may take one: take_matching)
+        self._taken: set = set()  # keys of waiting putters' partitions taken before they entered (their put is done)
+        self._seq = itertools.count()
+        self._cv = threading.Condition()
 
     @property
     def capacity(self) -> int:
-        return self.q.maxsize
+        return self.maxsize
 
     def put(self, part: Partition, stopping: threading.Event) -> bool:
-        item = (part.job.rank, part.index, part)
-        while not stopping.is_set():
+        key = (part.job.rank, part.index, next(self._seq))
+        with self._cv:
+            heapq.heappush(self._waiting, key)
+            self._waiting_parts[key] = part
             try:
-                self.q.put(item, timeout=POLL)
-                return True
-            except queue.Full:
-                continue
-        return False
+                while not stopping.is_set():
+                    if key in self._taken:  # a stage took it while it waited (take_matching(waiting=True))
+                        self._taken.discard(key)
+                        return True
+                    if len(self._items) < self.maxsize and self._waiting[0] == key:
+                        heapq.heappop(self._waiting)
+                        del self._waiting_parts[key]
+                        heapq.heappush(self._items, (*key, part))
+                        self._cv.notify_all()
+                        return True
+                    self._cv.wait(POLL)
+                if key in self._taken:
+                    self._taken.discard(key)
+                    return True
+                self._leave_locked(key)
+                return False
+            except BaseException:
+                self._taken.discard(key)
+                self._leave_locked(key)
+                raise
+
+    def _leave_locked(self, key) -> None:
+        """A waiting putter gives up (the engine stops): its place in line goes."""
+        if key in self._waiting:
+            self._waiting.remove(key)
+            heapq.heapify(self._waiting)
+            self._cv.notify_all()
+        self._waiting_parts.pop(key, None)
 
     def get(self, stopping: threading.Event) -> Partition | None:
-        while not stopping.is_set():
-            try:
-                return self.q.get(timeout=POLL)[-1]
-            except queue.Empty:
-                continue
+        with self._cv:
+            while not stopping.is_set():
+                if self._items:
+                    item = heapq.heappop(self._items)
+                    self._cv.notify_all()
+                    return item[-1]
+                self._cv.wait(POLL)
         return None
 
-    def take_matching(self, match: Callable[[Partition], bool], limit: int) -> list[Partition]:
+    def take_matching(self, match: Callable[[Partition], bool], limit: int, waiting: bool = False) -> list[Partition]:
         """Up to `limit` queued partitions for which match(part) holds, highest priority first, taken out now
-        (no waiting): companions of a partition that a batched stage runs with it."""
+        (no waiting): companions of a partition that a batched stage runs with it. waiting: partitions whose
+        putters wait for room count as queued (taken, their put returns as if they had entered)."""
         if limit <= 0:
             return []
-        with self.q.mutex:
-            chosen = sorted((it for it in self.q.queue if match(it[-1])), key=lambda it: it[:-1])[:limit]
+        with self._cv:
+            pool = [(it[:-1], it[-1], True) for it in self._items]
+            if waiting:
+                pool += [(k, p, False) for k, p in self._waiting_parts.items()]
+            chosen = sorted((c for c in pool if match(c[1])), key=lambda c: c[0])[:limit]
             if not chosen:
                 return []
-            ids = {id(it) for it in chosen}
-            self.q.queue[:] = [it for it in self.q.queue if id(it) not in ids]
-            heapq.heapify(self.q.queue)
-            self.q.unfinished_tasks -= len(chosen)
-            self.q.not_full.notify(len(chosen))
-        return [it[-1] for it in chosen]
+            queued = {c[0] for c in chosen if c[2]}
+            if queued:
+                self._items[:] = [it for it in self._items if it[:-1] not in queued]
+                heapq.heapify(self._items)
+            for key, _, was_queued in chosen:
+                if not was_queued:
+                    self._waiting.remove(key)
+                    del self._waiting_parts[key]
+                    self._taken.add(key)
+            heapq.heapify(self._waiting)
+            self._cv.notify_all()
+        return [c[1] for c in chosen]
+
+    def head(self, waiting: bool = False) -> Partition | None:
+        """The partition that would be taken next (left in the queue), or None; waiting: or that would enter next,
+        when it ranks before every queued one (a full queue's waiting putters)."""
+        with self._cv:
+            best = self._items[0][:-1] if self._items else None
+            if waiting and self._waiting and (best is None or self._waiting[0] < best):
+                return self._waiting_parts[self._waiting[0]]
+            return self._items[0][-1] if self._items else None
 
     def ahead_of(self, rank: tuple) -> bool:
         """Whether a partition of a better rank (Job.rank) than `rank` waits here."""
-        with self.q.mutex:
-            return bool(self.q.queue) and self.q.queue[0][0] < rank
+        with self._cv:
+            return bool(self._items) and self._items[0][0] < rank
 
     def __len__(self) -> int:
-        return self.q.qsize()
+        return len(self._items)
 
 
 class PartitionsFailed(InputError):
@@ -123,28 +178,35 @@ def run(stage: Stage, worker: str, engine) -> None:
                     p.timings[stage.queue_phase] = (time.monotonic() - p.t_ready) * 1000
                 if not engine.dropped(p):
                     batch.append(p)
-        timers = [SpanTimer(worker) for _ in batch]
-        start = time.time()
-        try:
-            if stage.work_batch is not None:
-                stage.work_batch(batch, timers)
-            else:
-                stage.work(part, timers[0])
-        except Exception as exc:  # noqa: BLE001 - the jobs fail with the error's kind, the worker lives on
-            if isinstance(exc, StageFailed) or (isinstance(exc, SnarkdError) and exc.kind != SnarkdError.kind):
-                error, kind, where = str(exc), exc.kind, getattr(exc, "where", "")
-            else:  # a bug
-                log.exception("job %s partition %d: %s stage failed", part.job.id, part.index, stage.name)
-                error, kind, where = f"internal error in the {stage.name} stage: {exc!r}", SnarkdError.kind, ""
-            for p in batch:
-                engine.fail(p, error, kind, where)
-            continue
-        end = time.time()
-        for p, timer in zip(batch, timers):
-            waited = timer.ms.get(stage.wait_phase, 0.0) / 1000 if stage.wait_phase else 0.0
-            p.record(stage.name, timer, start + waited, end)
-            p.t_ready = time.monotonic()
-            stage.hand_on(p)
+        run_batch(stage, batch, worker, engine)
+
+
+def run_batch(stage: Stage, batch: list, worker: str, engine) -> None:
+    """The stage's work on a batch taken from its queue (the worker loop's, or a device stage run at another's
+    yield point: engine/preempt.py): timed, recorded, handed on; a failure fails the batch's jobs."""
+    part = batch[0]
+    timers = [SpanTimer(worker) for _ in batch]
+    start = time.time()
+    try:
+        if stage.work_batch is not None:
+            stage.work_batch(batch, timers)
+        else:
+            stage.work(part, timers[0])
+    except Exception as exc:  # noqa: BLE001 - the jobs fail with the error's kind, the worker lives on
+        if isinstance(exc, StageFailed) or (isinstance(exc, SnarkdError) and exc.kind != SnarkdError.kind):
+            error, kind, where = str(exc), exc.kind, getattr(exc, "where", "")
+        else:  # a bug
+            log.exception("job %s partition %d: %s stage failed", part.job.id, part.index, stage.name)
+            error, kind, where = f"internal error in the {stage.name} stage: {exc!r}", SnarkdError.kind, ""
+        for p in batch:
+            engine.fail(p, error, kind, where)
+        return
+    end = time.time()
+    for p, timer in zip(batch, timers):
+        waited = timer.ms.get(stage.wait_phase, 0.0) / 1000 if stage.wait_phase else 0.0
+        p.record(stage.name, timer, start + waited, end)
+        p.t_ready = time.monotonic()
+        stage.hand_on(p)
 
 
 class Workers:

@@ -103,6 +103,8 @@ class DeviceStatus:
     busy_fraction: float
     kernel_busy_s: float | None  # seconds its kernels ran (None: not measured apart)
     workers: int
+    preemptions: int = 0  # partitions whose device stage ran at a lower lane's yield point (engine/preempt.py)
+    preempt_skipped: dict[str, int] = field(default_factory=dict)  # partitions that could not, by reason
 
 
 @dataclass
@@ -188,14 +190,16 @@ def engine_status(engine) -> EngineStatus:
         eta = engine.book.eta.status_locked(engine.book.jobs.values())
         lanes = lane_statuses(engine.book.lanes)
         unverified = dict(engine.book.unverified)
+        preempted = list(acct.preemptions)
+        skipped = [dict(x) for x in acct.preempt_skipped]
     up = max(1e-9, now - engine.t_start)
     c = engine.config
     return EngineStatus(
         accepting=engine.accepting, started=engine.started, uptime_s=up, jobs=jobs,
         queues=Queues(pending=counts["pending"], **engine.queue_depths()), partitions_in_flight=in_flight,
         cpu_s=cpu_seconds(), memory=Memory(**mem, rss=rss(), keys=engine.keys.resident_bytes()),
-        devices=[DeviceStatus(b.name, busy[b.name], busy[b.name] / up, b.kernel_seconds(), c.workers_per_device)
-                 for b in engine.devices],
+        devices=[DeviceStatus(b.name, busy[b.name], busy[b.name] / up, b.kernel_seconds(), c.workers_per_device,
+                              preempted[d], skipped[d]) for d, b in enumerate(engine.devices)],
         workers={k: WorkerCount(n, engine.alive(k)) for k, n in engine.workers.expected.items()},
         config={**{k: v for k, v in asdict(c).items() if k != "debug_delay_s"},
                 "g2_on_device": engine.g2_on_device},  # as resolved ("auto" -> where it runs)

@@ -20,18 +20,20 @@ hold caches (callers write only there).
 
 from __future__ import annotations
 
+import _thread  # the locks threading.Lock is; the threading module (~1 ms of imports) is not needed here
 import hashlib
 import hmac
 import os
-import secrets
 import stat
-import threading
-from pathlib import Path
 
 from snarkd.errors import InputError
 
+TYPE_CHECKING = False  # pathlib stays out of a cached program's load (`snarkd witness`): paths are strings here
+if TYPE_CHECKING:
+    from pathlib import Path
+
 TAG_BYTES = 32
-_lock = threading.Lock()
+_lock = _thread.allocate_lock()
 _secret: dict[str, bytes] = {}  # secret path -> key, read once per process
 
 
@@ -90,28 +92,37 @@ def cache_dir_ok(d) -> bool:
 
 def secret_path() -> Path:
     """This user's cache secret: $XDG_CACHE_HOME/snarkd/cache.key (else ~/.cache/snarkd/cache.key)."""
-    from snarkd.config.settings import cache_secret_path
+    from pathlib import Path
 
-    return cache_secret_path()
+    return Path(_secret_file())
+
+
+def _secret_file() -> str:
+    from snarkd.config.dirs import cache_secret_file
+
+    return cache_secret_file()
 
 
 def secret() -> bytes:
     """The 32-byte secret, made on first use (0600, in a 0700 directory); UntrustedCache when it cannot be
     made or is not this user's alone (then no cache is trusted, and every one is rebuilt)."""
-    path = secret_path()
+    path = _secret_file()
     with _lock:
-        key = _secret.get(str(path))
+        key = _secret.get(path)
         if key is not None:
             return key
+        folder = os.path.dirname(path)
         try:
-            path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+            os.makedirs(folder, mode=0o700, exist_ok=True)
         except OSError as exc:
             raise UntrustedCache(f"{path}: cannot make the cache secret's directory ({exc.strerror or exc})") from None
-        why = dir_problem(path.parent)
+        why = dir_problem(folder)
         if why:
             raise UntrustedCache(f"{path}: the cache secret is not used: {why}")
         try:
             fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+            import secrets  # only here: the secret is made once per user
+
             with os.fdopen(fd, "wb") as fh:
                 fh.write(secrets.token_bytes(32))
         except FileExistsError:
@@ -119,11 +130,11 @@ def secret() -> bytes:
         except OSError as exc:
             raise UntrustedCache(f"{path}: cannot make the cache secret ({exc.strerror or exc})") from None
         key = _read_secret(path)
-        _secret[str(path)] = key
+        _secret[path] = key
         return key
 
 
-def _read_secret(path: Path) -> bytes:
+def _read_secret(path: str) -> bytes:
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
     except OSError as exc:
@@ -165,10 +176,10 @@ def seal(data, context: bytes) -> bytes:
 def open_cache(path) -> tuple[int, os.stat_result]:
     """(fd, its stat) of the cache file at `path` if it may be trusted as this user's: its directory's owner and
     mode, not a link, a regular file, owned by this user or root; UntrustedCache otherwise."""
-    path = Path(path)
+    path = os.fspath(path)
     if not os.path.lexists(path):  # nothing there: no warning about its directory
         raise UntrustedCache(f"{path}: not found")
-    why = dir_problem(path.parent)
+    why = dir_problem(os.path.dirname(path) or ".")
     if why:
         raise UntrustedCache(f"{path}: not used: {why}")
     try:
@@ -199,9 +210,8 @@ def read_cache(path, context: bytes, max_bytes: int) -> memoryview:
     with os.fdopen(fd, "rb", buffering=0) as fh:
         if not TAG_BYTES <= st.st_size <= max_bytes + TAG_BYTES:
             raise UntrustedCache(f"{path}: not used: {st.st_size} bytes, outside 32..{max_bytes + TAG_BYTES}")
-        buf = bytearray(st.st_size)
-        got = fh.readinto(buf)
-    if got != st.st_size:
+        buf = fh.read(st.st_size)  # into a new bytes object: no zero-filled buffer written a second time
+    if len(buf) != st.st_size:
         raise UntrustedCache(f"{path}: not used: changed while it was read")
     data = memoryview(buf)[:-TAG_BYTES]
     check_tag(path, data, buf[-TAG_BYTES:], context)

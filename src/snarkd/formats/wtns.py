@@ -8,19 +8,19 @@ from __future__ import annotations
 
 import os
 import struct
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
-from snarkd.atomic import atomic_write_bytes
-from snarkd.curves.params import curve_by_r
+from snarkd.atomic import atomic_open
 from snarkd.errors import FormatError, MismatchError
 
-from .binfile import BinFile, first_not_below, limbs_to_int, u32, uint
-
+TYPE_CHECKING = False  # typing stays out of `snarkd witness`'s imports
 if TYPE_CHECKING:
     import numpy as np
 
+    from .binfile import BinFile
     from .zkey import ZKey
+
+# Imported where used, not here: the binfile reader (it loads the native core) and curves.params. `snarkd witness`
+# only writes, and imports this module on its whole-process path.
 
 MAGIC = b"wtns"
 VERSIONS = (2,)
@@ -28,25 +28,39 @@ N8 = 32
 LIMBS = N8 // 8
 
 
-@dataclass
 class Witness:
-    prime: int
-    values: np.ndarray  # (n, 4) uint64, plain form, little-endian limbs
-    path: str = "<witness>"
+    """A witness: the field's prime and its values, (n, 4) uint64 limbs (plain form, little-endian). A plain
+    class, not a dataclass: dataclasses costs `snarkd witness` ~9 ms of imports."""
+
+    __slots__ = ("prime", "values", "path")
+
+    def __init__(self, prime: int, values: np.ndarray, path: str = "<witness>"):
+        self.prime = prime
+        self.values = values
+        self.path = path
+
+    def __repr__(self) -> str:
+        return f"Witness(prime={self.prime!r}, values=<{len(self)} values>, path={self.path!r})"
 
     def __len__(self) -> int:
         return int(self.values.shape[0])
 
     def value(self, i: int) -> int:
+        from .binfile import limbs_to_int
+
         return limbs_to_int(self.values[i])
 
     def to_ints(self) -> list[int]:
+        from .binfile import limbs_to_int
+
         return [limbs_to_int(v) for v in self.values]
 
 
 def read_header(bf: BinFile) -> tuple[int, int, int]:
     """(prime, nWitness, file offset of the values) of an opened .wtns, checked
     (field size, section sizes); no numpy."""
+    from .binfile import u32, uint
+
     sec1 = bf.section(1, "header")
     label1 = bf.label(1)
     if len(sec1) < 4:
@@ -78,6 +92,8 @@ def _parse(bf: BinFile, copy: bool) -> Witness:
 def read_wtns(path: str | os.PathLike) -> Witness:
     """Read a .wtns file. Values are copied out of the mapping (a witness is small
     next to its key, and this lets the file be closed at once)."""
+    from .binfile import BinFile
+
     bf = BinFile.open(path, MAGIC, VERSIONS)
     try:
         return _parse(bf, copy=True)
@@ -88,12 +104,16 @@ def read_wtns(path: str | os.PathLike) -> Witness:
 def map_wtns(path: str | os.PathLike) -> Witness:
     """A .wtns file as a zero-copy view of its memory map (the daemon's by-reference witnesses):
     the mapping lives as long as the values do, also after the file is unlinked."""
+    from .binfile import BinFile
+
     return _parse(BinFile.open(path, MAGIC, VERSIONS), copy=False)
 
 
 def parse_wtns(data, name: str = "<witness bytes>", copy: bool = True) -> Witness:
     """Parse .wtns bytes (e.g. received over the network); same checks as read_wtns.
     copy=False: the values are a view of `data` (which must then stay unchanged)."""
+    from .binfile import BinFile
+
     bf = BinFile.from_bytes(data, name, MAGIC, VERSIONS)
     return _parse(bf, copy=copy)
 
@@ -103,50 +123,55 @@ def wtns_size(n_values: int) -> int:
     return 12 + (12 + 4 + N8 + 4) + 12 + N8 * n_values
 
 
-def wtns_bytes(prime: int, values) -> bytes:
-    """The exact bytes snarkjs writes for this witness. values: (n, 4) uint64 limbs (numpy), their
-    bytes (a bytes-like object of n * 32 bytes: the native witness path, which never imports numpy), or
-    a sequence of ints."""
+def _body(values) -> tuple[memoryview, int]:
+    """(the values' bytes, how many values). values: (n, 4) uint64 limbs (numpy), their bytes (a bytes-like
+    object of n * 32 bytes: the native witness path, which never imports numpy, and whose buffer is written as
+    it is, not copied), or a sequence of ints."""
     import sys
 
     np = sys.modules.get("numpy")  # an ndarray can only come from a process that imported numpy
     if isinstance(values, (bytes, bytearray, memoryview)):
-        body = bytes(values)
+        body = memoryview(values).cast("B")
         if len(body) % N8:
             raise ValueError(f"witness bytes must be a multiple of {N8}, got {len(body)}")
-        n = len(body) // N8
-    elif np is not None and isinstance(values, np.ndarray):
+        return body, len(body) // N8
+    if np is not None and isinstance(values, np.ndarray):
         arr = np.ascontiguousarray(values, dtype="<u8")
         if arr.ndim != 2 or not 1 <= arr.shape[1] <= LIMBS:
             raise ValueError(f"witness values must have shape (n, {LIMBS}), got {arr.shape}")
-        body = arr.tobytes()
-        n = arr.shape[0]
-    else:
-        vals = [int(v) for v in values]
-        n = len(vals)
-        body = b"".join(v.to_bytes(N8, "little") for v in vals)
+        return memoryview(arr).cast("B"), arr.shape[0]
+    vals = [int(v) for v in values]
+    return memoryview(b"".join(v.to_bytes(N8, "little") for v in vals)), len(vals)
+
+
+def _head(prime: int, body_len: int, n: int) -> bytes:
+    """Everything snarkjs writes before the values."""
     # snarkjs writes a field's own element size: 32 bytes for BN254 and BLS12-381, 8 for 64-bit fields
-    n8 = len(body) // n if n else N8
+    n8 = body_len // n if n else N8
     hdr = struct.pack("<I", n8) + prime.to_bytes(n8, "little") + struct.pack("<I", n)
-    return b"".join(
-        [
-            MAGIC,
-            struct.pack("<II", 2, 2),
-            struct.pack("<IQ", 1, len(hdr)),
-            hdr,
-            struct.pack("<IQ", 2, len(body)),
-            body,
-        ]
-    )
+    return b"".join([MAGIC, struct.pack("<II", 2, 2), struct.pack("<IQ", 1, len(hdr)), hdr,
+                     struct.pack("<IQ", 2, body_len)])
 
 
-def write_wtns(path: str | os.PathLike, prime: int, values) -> None:
-    """Write a .wtns atomically, byte-identical to snarkjs's. `values`: (n, 4)
-    uint64 limbs (plain) or a sequence of ints."""
-    atomic_write_bytes(path, wtns_bytes(prime, values))
+def wtns_bytes(prime: int, values) -> bytes:
+    """The exact bytes snarkjs writes for this witness (values: as `_body` takes them)."""
+    body, n = _body(values)
+    return _head(prime, len(body), n) + body
+
+
+def write_wtns(path: str | os.PathLike, prime: int, values, durable: bool = True) -> None:
+    """Write a .wtns atomically, byte-identical to snarkjs's (values: as `_body` takes them; written from their
+    own buffer, not joined into one more copy). durable=False: no fsync before the rename (`snarkd witness`, as
+    snarkjs and circom's C++ generator write it: a reader still sees the old file or the whole new one)."""
+    body, n = _body(values)
+    with atomic_open(path, "wb", durable) as fh:
+        fh.write(_head(prime, len(body), n))
+        fh.write(body)
 
 
 def _field_name(p: int) -> str:
+    from snarkd.curves.params import curve_by_r
+
     c = curve_by_r(p)
     return f"{p} ({c.name} scalar field)" if c else f"{p} (unknown field)"
 
@@ -177,6 +202,8 @@ def check_witness(witness: Witness, zkey: "ZKey", name: str | None = None, threa
     w[0] == 1, every value canonical (< r; checked on `threads` threads, 0: all)."""
     name = name or witness.path
     check_witness_header(witness, zkey, name)
+    from .binfile import first_not_below
+
     bad = first_not_below(witness.values, zkey.r, threads)
     if bad >= 0:
         raise MismatchError(f"{name}: witness value w[{bad}] is not canonical (not below the field prime r = {zkey.r})")

@@ -13,6 +13,7 @@ lives on its GpuDevice, under its lock. Nothing here imports CuPy at import time
 
 from __future__ import annotations
 
+import logging
 import threading
 import weakref
 
@@ -27,6 +28,9 @@ from snarkd.gpu.busy import KernelClock
 from snarkd.gpu.memory import DeviceMemory, GpuUnavailable, cupy_module, pinned_bytes
 from snarkd.gpu.ntt import NttDomain, full_tables_fit
 from snarkd.gpu.resident import Residency, ResidentKey
+
+log = logging.getLogger("snarkd.gpu")
+PRIORITY_PAST_RANGE = -1000  # stream priorities: lower is more urgent; CUDA clamps this to the device's greatest
 
 
 def device_count() -> int:
@@ -79,6 +83,38 @@ class GpuDevice:
         if own_stream:
             self._local.stream = self.cupy.cuda.Stream(non_blocking=True)  # kept alive with its thread
             self._local.stream.use()
+
+    def urgent_stream(self):
+        """The calling thread's stream of the device's highest priority (made on first use, kept with the thread),
+        to be entered with `with`: kernels queued inside go on it, and the GPU gives SMs that come free to its
+        waiting blocks before other streams' (copies are not prioritised; nothing running is preempted). The
+        device stages of lanes above priority 0 run on it (engine: Backend.urgent)."""
+        s = getattr(self._local, "urgent", None)
+        if s is None:
+            s = self._local.urgent = self._priority_stream()
+        return s
+
+    def _priority_stream(self):
+        """A non-blocking stream of the device's greatest priority: through CuPy where it takes a priority
+        (CUDA clamps one past the range to its end), else made by the CUDA runtime (cuda-python) and wrapped."""
+        cupy = self.cupy
+        try:
+            return cupy.cuda.Stream(non_blocking=True, priority=PRIORITY_PAST_RANGE)
+        except TypeError:
+            pass
+        try:
+            from cuda.bindings import runtime as cudart
+
+            err, _, greatest = cudart.cudaDeviceGetStreamPriorityRange()
+            if err == cudart.cudaError_t.cudaSuccess:
+                err, handle = cudart.cudaStreamCreateWithPriority(cudart.cudaStreamNonBlocking, greatest)
+            if err == cudart.cudaError_t.cudaSuccess:
+                return cupy.cuda.ExternalStream(int(handle))  # kept with its thread, never destroyed
+            why = f"the CUDA runtime answered {err}"
+        except ImportError as e:
+            why = f"this CuPy takes no stream priority and cuda-python is missing ({e})"
+        log.warning("GPU %d: no high-priority stream (%s): urgent lanes' kernels share the GPU equally", self.index, why)
+        return cupy.cuda.Stream(non_blocking=True)
 
     def sync_stream(self) -> None:
         """Wait for the work this thread queued (its current stream)."""
@@ -270,14 +306,15 @@ class GpuDevice:
         budget, others = (room, 0) if room is not None else (self.memory.budget, self.held_bytes(but=zkey))
         return gstream.plan(shape, budget, others, batch_max, chunk, csr_modes, expect)
 
-    def msm_pass(self, curve: str, host, segments, c: int, native):
+    def msm_pass(self, curve: str, host, segments, c: int, native, between=None):
         """stream.msm_pass on this device: every (proof, set) MSM of one pass over the streamed bases (segments:
         [(ranges, tasks_of, vectors)]); the bytes sent and the copy engine's busy time are added to this device's
-        counters. Returns (per proof {set: point}, {"bytes", "copy_s", "kernel_s", "segment_kernel_s": [...]})."""
+        counters; between: stream.msm_pass's (called at each chunk boundary). Returns (per proof {set: point},
+        {"bytes", "copy_s", "kernel_s", "segment_kernel_s": [...]})."""
         stats = gstream.PassStats()
         ref = self.copy_clock.reference()
         kref = self.clock.reference()
-        out = gstream.msm_pass(self, curve, host, segments, c, native, stats)
+        out = gstream.msm_pass(self, curve, host, segments, c, native, stats, between=between)
         self.sync_stream()
         copy_s = self.copy_clock.add(ref, stats.copy_pairs)
         kernel_s = self.clock.add(kref, [(a, b) for _, a, b in stats.kernel_pairs])

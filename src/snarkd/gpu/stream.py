@@ -263,13 +263,17 @@ def h_tasks(lo: int, hi: int) -> list[Task]:
     return [Task("h", False, lo, hi, 0)]
 
 
-def msm_pass(dev, curve: str, host, segments: list, c: int, native, stats: PassStats, groups: int = GROUPS) -> list[dict]:
+def msm_pass(dev, curve: str, host, segments: list, c: int, native, stats: PassStats, groups: int = GROUPS,
+             between=None) -> list[dict]:
     """Σ scalars·bases for every (proof, set) of the pass. segments: [(ranges, tasks_of, vectors)], run in order
     over one set of slot groups: ranges [(lo, hi)] of the scalar index, tasks_of(lo, hi) -> [Task], vectors[p]
     proof p's scalars on the device (u32 words, 8 per element); every segment has one vector per proof and
     its own set names. Returns per proof {set name: affine point} as GpuDevice.msm does. Queued on the calling
     thread's current stream; the chunks go up on a copy stream of the pass's own. stats.kernel_pairs gets
-    (segment, start, end) per range."""
+    (segment, start, end) per range (per proof's part of it with `between`). between: None, or called at the pass's
+    boundaries: between two proofs' MSMs of a range, and after each range but the last once its MSMs are queued
+    (the engine's yield point, which may run other device work there; the pass's buffers, sums and queued copies
+    are left as they are, and its kernel brackets leave the time out)."""
     import cupy
 
     mod = dev.module(curve)
@@ -316,6 +320,13 @@ def msm_pass(dev, curve: str, host, segments: list, c: int, native, stats: PassS
         t0.record(compute)
         nr = len(segments[s][0])
         for p, vec in enumerate(segments[s][2]):
+            if p and between is not None:  # between two proofs' MSMs of the range: its bracket closes around it
+                t1 = cupy.cuda.Event()
+                t1.record(compute)
+                stats.kernel_pairs.append((s, t0, t1))
+                between()
+                t0 = cupy.cuda.Event()
+                t0.record(compute)
             scal = vec[8 * lo : 8 * hi]
             sorts: dict = {}  # one digit sort of this chunk of the proof's scalars serves every set
             for name, (bases, t) in views.items():
@@ -334,6 +345,8 @@ def msm_pass(dev, curve: str, host, segments: list, c: int, native, stats: PassS
         freed[k % len(bufs)] = t1
         if k + len(bufs) < len(steps):
             pending[k + len(bufs)] = send(k + len(bufs))
+        if between is not None and k + 1 < len(steps):
+            between()
     out: list[dict] = [{} for _ in segments[0][2]]
     for (p, name), (a, nr) in acc.items():
         g2 = name == "b2"

@@ -17,6 +17,7 @@
 #include <cstring>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <system_error>
 #include <vector>
@@ -505,11 +506,19 @@ struct ProgramT : ProgramBase {
     }
     return out;
   }
-  std::pair<uint32_t, uint64_t> write_to(int fd) const {
+  // keep: the indices of the paths to write (a value-dependent program's file keeps fewer than it holds), or all
+  std::pair<uint32_t, uint64_t> write_to(int fd, const std::optional<std::vector<size_t>>& keep) const {
     auto snap = snapshot();
+    std::vector<std::shared_ptr<Path<F>>> chosen;
+    if (keep) {
+      for (size_t i : *keep) {
+        if (i >= snap->size()) throw py::index_error("no such path");
+        chosen.push_back((*snap)[i]);
+      }
+    }
     py::gil_scoped_release nogil;
     FdWriter w(fd);
-    write(w, *snap);
+    write(w, keep ? chosen : *snap);
     return w.finish();
   }
   static std::unique_ptr<ProgramT> load(const uint8_t* data, size_t len) {
@@ -654,16 +663,17 @@ PYBIND11_MODULE(_witness, mod) {
            "Replay: inputs (n_inputs, 4) uint64 plain; frame (frame_rows, 4) uint64, its first witness_size rows\n"
            "receive the witness (plain). Returns (status 0 ok / 1 miss / 2 trap, path, instruction, logs).")
       .def("serialize", [](Program& p) { return p.with([](auto& t) { return t.serialize(); }); }, "The program's bytes")
-      .def("write_to", [](Program& p, int fd) {
+      .def("write_to", [](Program& p, int fd, std::optional<std::vector<size_t>> keep) {
         try {
-          return p.with([&](auto& t) { return t.write_to(fd); });
+          return p.with([&](auto& t) { return t.write_to(fd, keep); });
         } catch (const std::system_error& e) {
           errno = e.code().value();
           PyErr_SetFromErrno(PyExc_OSError);
           throw py::error_already_set();
         }
-      }, py::arg("fd"),
-           "Write the program's bytes (serialize's) to a file descriptor at its position: (CRC-32C, bytes written)")
+      }, py::arg("fd"), py::arg("keep") = py::none(),
+           "Write the program's bytes (serialize's) to a file descriptor at its position: (CRC-32C, bytes written);\n"
+           "keep: only these paths (indices), in this order")
       .def_static("load", [](int curve, py::object data) {
         Buf b(data, "program");
         Program p{curve, nullptr};

@@ -14,7 +14,7 @@ backend: implement `Backend` in a module of its own and add its name to
 from __future__ import annotations
 
 import threading
-from typing import TYPE_CHECKING, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, ContextManager, Protocol, runtime_checkable
 
 from snarkd.errors import BackendUnavailable
 from snarkd.prover.chooser import NAMES, choose, cuda_device_count  # noqa: F401 - cuda_device_count re-exported
@@ -32,6 +32,7 @@ class Backend(Protocol):
     g2_on_device: bool  # the G2 MSM belongs in its device stage (fast there), not in finalize on the CPU
     max_concurrent: int  # device stages at once on this device (0: one per device worker)
     gpu: object  # the snarkd.gpu GpuDevice it computes on (aggregation's Miller loops run there too), or None
+    urgent_share: float  # of its memory, what streamed keys' plans leave for urgent lanes' stages (the engine sets it)
 
     def pin(self) -> None:
         """Bind the calling thread to this backend's device (each device worker calls it once)."""
@@ -54,16 +55,28 @@ class Backend(Protocol):
         """How many proofs of `key` one device stage takes together (device_stage_batch): >1 where they share
         work, as a streamed key's chunks; 1 elsewhere."""
 
+    def preempt_blocker(self, key) -> str:
+        """Why a device stage of `key` cannot start now beside the stages holding this device (a paused one keeps
+        its buffers: engine/preempt.py): "" when it can, else the reason ("device_memory", "key_not_resident")."""
+
     def work_bytes(self, key) -> int:
         """Device memory one device stage of `key` needs beyond what stays resident (an upper estimate)."""
 
     def kernel_seconds(self) -> float | None:
         """Seconds the device itself computed so far (None where that is not measured apart)."""
 
-    def device_stage(self, key, synth: Synthesized, timer, threads: int = 0, with_g2: bool = False) -> G1Sums:
-        """NTTs, H and the MSMs (G2 too when with_g2). Consumes synth.a and synth.b."""
+    def urgent(self) -> "ContextManager":
+        """A context for a device stage of an urgent lane (priority above 0): on a GPU, its kernels go on the
+        device's highest-priority stream; elsewhere nothing changes."""
 
-    def device_stage_batch(self, key, synths: list, timers: list, threads: int = 0, with_g2: bool = False) -> list:
+    def device_stage(self, key, synth: Synthesized, timer, threads: int = 0, with_g2: bool = False,
+                     yield_point=None) -> G1Sums:
+        """NTTs, H and the MSMs (G2 too when with_g2). Consumes synth.a and synth.b. yield_point: None, or a
+        callable invoked at the stage's boundaries (between MSMs, between a streamed pass's chunks) that may run
+        other device work before returning (the seconds it paused); the stage goes on where it stopped."""
+
+    def device_stage_batch(self, key, synths: list, timers: list, threads: int = 0, with_g2: bool = False,
+                           yield_point=None) -> list:
         """device_stage of up to batch_limit(key) proofs of one key, each timed on its own timer; a G1Sums each."""
 
 

@@ -19,8 +19,9 @@ whose chunks cross PCIe once for the whole batch, overlapped with the MSMs.
 
 from __future__ import annotations
 
+import threading
 import time
-from contextlib import ExitStack
+from contextlib import ExitStack, contextmanager
 
 import numpy as np
 
@@ -58,6 +59,12 @@ class CudaBackend:
         self.stream_batch_max = gstream.BATCH_MAX
         self.stream_csr_modes = gstream.CSR_MODES  # a benchmark narrows these to compare (bench/large_proof.py)
         self._plans: dict[int, object] = {}  # id(zkey) -> its StreamPlan here (made once per key)
+        self._urgent_plans: dict[int, object] = {}  # id(zkey) -> the plan of an urgent stage beside a paused one
+        self._urgent_local = threading.local()  # .on: this thread runs an urgent lane's stage (urgent())
+        # Of the budget, what a streamed key's plan leaves free for an urgent lane's stage run at a bulk stage's yield
+        # point (engine/preempt.py), which keeps its reservation while paused: the largest share of a lane above
+        # priority 0, set by the engine (0: plans take the whole budget, and such preemptions are skipped).
+        self.urgent_share = 0.0
         self._stage_plans: dict[tuple[int, int], object] = {}  # (id(zkey), proofs in the stage) -> the stage's plan
 
     def __repr__(self) -> str:
@@ -74,6 +81,18 @@ class CudaBackend:
         device itself, so work never lands on another GPU."""
         self.dev.use(own_stream=True)
 
+    @contextmanager
+    def urgent(self):
+        """An urgent lane's device stage: on the calling worker's highest-priority stream (GpuDevice.urgent_stream),
+        and, for a streamed key whose own plan does not fit beside the stages holding the device, by its urgent plan
+        (urgent_plan)."""
+        self._urgent_local.on = True
+        try:
+            with self.dev.urgent_stream():
+                yield
+        finally:
+            self._urgent_local.on = False
+
     def kernel_seconds(self) -> float:
         """Seconds the GPU ran this device's kernels so far (gpu/busy.py)."""
         return self.dev.clock.seconds()
@@ -81,6 +100,7 @@ class CudaBackend:
     def release(self, key) -> None:
         self._plans.pop(id(key.zkey), None)
         self._stage_plans = {k: v for k, v in self._stage_plans.items() if k[0] != id(key.zkey)}
+        self._urgent_plans.pop(id(key.zkey), None)
         self.dev.release(key.zkey)
 
     def residency(self, key):
@@ -107,10 +127,17 @@ class CudaBackend:
 
     def stream_plan(self, key):
         """The key's StreamPlan on this device (gpu/stream.py), made once; a key no plan fits is refused,
-        naming its size and the budget (GpuMemoryError: the key cannot be proved here)."""
+        naming its size and the budget (GpuMemoryError: the key cannot be proved here). With an urgent share, the
+        plan leaves that much of the budget free for urgent_plan where the key still fits without it."""
         plan = self._plans.get(id(key.zkey))
         if plan is None:
-            plan = self.dev.stream_plan(key.zkey, True, self.stream_batch_max, 0, self.stream_csr_modes)
+            plan = None
+            keep = int(self.urgent_share * self.dev.memory.budget)
+            if keep:
+                room = self.dev.memory.budget - self.dev.held_bytes(but=key.zkey) - keep
+                plan = self.dev.stream_plan(key.zkey, True, self.stream_batch_max, 0, self.stream_csr_modes, room=room)
+            if plan is None:
+                plan = self.dev.stream_plan(key.zkey, True, self.stream_batch_max, 0, self.stream_csr_modes)
             if plan is None:
                 shape = gstream.KeyShape.of(key.zkey, 0)
                 best = gstream.largest_power(shape.curve, self.dev.memory.budget)
@@ -136,6 +163,29 @@ class CudaBackend:
             self._stage_plans[(id(key.zkey), k)] = got
         return got
 
+    def urgent_plan(self, key):
+        """The plan of a lone urgent proof of a streamed key in the room the key's plan leaves (urgent_share): the
+        key's CSR placement (what it holds on the device is shared), chunks sized for that room; None without one."""
+        keep = int(self.urgent_share * self.dev.memory.budget)
+        base = self.stream_plan(key)
+        if not keep or not base.parts:
+            return None
+        if id(key.zkey) not in self._urgent_plans:
+            self._urgent_plans[id(key.zkey)] = self.dev.stream_plan(key.zkey, True, 1, 0, (base.csr,), expect=1,
+                                                                    room=base.held + keep)
+        return self._urgent_plans[id(key.zkey)]
+
+    def _stage_plan_now(self, key, k: int):
+        """stage_plan, or for an urgent lane's lone proof whose stage plan does not fit beside what is reserved now
+        (a bulk stage paused at a yield point keeps its reservation), the urgent plan."""
+        plan = self.stage_plan(key, k)
+        if k == 1 and getattr(self._urgent_local, "on", False):
+            mem = self.dev.memory
+            small = self.urgent_plan(key)
+            if small is not None and mem.reserved + plan.peak - plan.held > mem.budget:
+                return small
+        return plan
+
     def host_spmv(self, key) -> bool:
         """Whether synthesis must compute A·w, B·w on the CPU for `key` (a streamed key whose CSR stays on the host)."""
         return self.bases_streamed(key) and self.stream_plan(key).csr == "host"
@@ -154,6 +204,20 @@ class CudaBackend:
             return self.stream_bases == "on"
         return not self.dev.fits(key.zkey, self.msm_c)
 
+    def preempt_blocker(self, key) -> str:
+        """Why a device stage of `key` cannot start now beside the stages holding this device's memory (a paused
+        stage keeps its reservation: engine/preempt.py): "" when it can; "key_not_resident" when the key would
+        have to be uploaded first (its upload and tables are not sized beside a paused stage); "device_memory"
+        when its work does not fit in the budget beside what is reserved."""
+        if self.dev.residency(key.zkey) is None:
+            return "key_not_resident"
+        mem = self.dev.memory
+        need = self.work_bytes(key)
+        small = self.urgent_plan(key) if self.bases_streamed(key) else None
+        if small is not None:  # a preempting stage is an urgent lane's: it may run by the urgent plan
+            need = min(need, small.peak - small.held)
+        return "" if mem.reserved + need <= mem.budget else "device_memory"
+
     def work_bytes(self, key) -> int:
         """Device memory one device stage needs beyond the resident key (an upper estimate)."""
         if self.bases_streamed(key):
@@ -161,9 +225,11 @@ class CudaBackend:
             return plan.peak - plan.held
         return self.dev.proof_bytes(key.zkey, self.msm_c)
 
-    def device_stage(self, key, synth: Synthesized, timer, threads: int = 0, with_g2: bool = False) -> G1Sums:
+    def device_stage(self, key, synth: Synthesized, timer, threads: int = 0, with_g2: bool = False,
+                     yield_point=None) -> G1Sums:
+        """yield_point: called before each MSM (Backend.device_stage; the host has waited for the previous one)."""
         if self.bases_streamed(key):
-            return self.device_stage_batch(key, [synth], [timer], threads, with_g2)[0]
+            return self.device_stage_batch(key, [synth], [timer], threads, with_g2, yield_point)[0]
         zk, native, dev, c = key.zkey, key.native, self.dev, self.msm_c
         curve = key.curve.native
         a_host, b_host = synth.a, synth.b
@@ -189,6 +255,8 @@ class CudaBackend:
             sorts, nv = {}, zk.n_vars
 
             def msm(name: str, g2: bool, scalars, n: int, offset: int = 0, tag: str = ""):
+                if yield_point is not None:
+                    yield_point()
                 with timer.phase(f"msm_{name}"), kernels():
                     return dev.msm(curve, g2, getattr(rk, name), scalars, n, native, c, table=rk.tables.get(name),
                                    offset=offset, sorts=sorts if tag else None, tag=tag)
@@ -204,21 +272,29 @@ class CudaBackend:
             timer.record("kernels", kernels.count() * 1e3)
         return sums
 
-    def device_stage_batch(self, key, synths: list, timers: list, threads: int = 0, with_g2: bool = False) -> list:
+    def device_stage_batch(self, key, synths: list, timers: list, threads: int = 0, with_g2: bool = False,
+                           yield_point=None) -> list:
         """The device stage of several proofs of one streamed key (at most batch_limit(key)), run by the plan for
         that many (stage_plan): each proof's witness up, A·w and B·w (on the device, or sent up from synthesis),
         H; then the passes over the H bases and over A, B1, C, B2 for all of them (stream.msm_pass: one pass
         when the plan merges them). With the witnesses kept on the device, each goes up on the copy stream
         while the previous proof's A·w, B·w and H run. The passes' times, bytes and busy seconds are shared out
-        evenly over the batch's timers. Returns one G1Sums per proof, in order."""
+        evenly over the batch's timers (less the time paused at yield_point, called between the passes' chunks and
+        between two proofs' MSMs of a chunk: Backend.device_stage). Returns one G1Sums per proof, in order."""
         import cupy
+
+        paused = [0.0]  # seconds spent at yield points, taken out of the passes' wall times
+
+        def pause() -> None:
+            if yield_point is not None:
+                paused[0] += yield_point()
 
         zk, native, dev = key.zkey, key.native, self.dev
         curve = key.curve.native
         k = len(synths)
         if k > self.stream_plan(key).batch:
             raise ValueError(f"a batch of {k} proofs; the stream plan takes at most {self.stream_plan(key).batch}")
-        plan = self.stage_plan(key, k)
+        plan = self._stage_plan_now(key, k)
         mem = dev.memory
         with mem.guard(f"a batch of {k} streamed proof(s)"), \
                 mem.reserve(plan.peak - plan.held, what=f"batch of {k} streamed proof(s)"):
@@ -261,33 +337,37 @@ class CudaBackend:
                 del w
                 if not early:
                     dev.sync_stream()
+                    pause()
             dev.sync_stream()
             for kernels, timer in zip(brackets, timers):
                 timer.record("kernels", kernels.count() * 1e3)
             if early:
                 del wdev
             w_ranges = (plan.ranges(zk.n_vars), lambda lo, hi: gstream.w_tasks(lo, hi, zk.n_public, with_g2))
-            t0 = time.perf_counter()
+            pause()
+            t0, p0 = time.perf_counter(), paused[0]
             if plan.merged:
                 out, st = dev.msm_pass(curve, rk.host, [(plan.ranges(zk.domain_size), gstream.h_tasks, hs), (*w_ranges, ws)],
-                                       plan.c, native)
+                                       plan.c, native, between=pause)
                 del hs, ws
-                t2 = time.perf_counter()
+                t2 = time.perf_counter() - (paused[0] - p0)
                 # one pass: its wall time shared by the two sets in proportion to their kernels' GPU time
                 kh, kw = st["segment_kernel_s"]
                 t1 = t0 + (t2 - t0) * kh / max(kh + kw, 1e-9)
                 out_h = out_w = out
                 stats = [st]
             else:
-                out_h, st_h = dev.msm_pass(curve, rk.host, [(plan.ranges(zk.domain_size), gstream.h_tasks, hs)], plan.c, native)
+                out_h, st_h = dev.msm_pass(curve, rk.host, [(plan.ranges(zk.domain_size), gstream.h_tasks, hs)], plan.c,
+                                           native, between=pause)
                 del hs
-                t1 = time.perf_counter()
+                t1 = time.perf_counter() - (paused[0] - p0)
+                pause()
                 for i, synth in enumerate(synths):
                     if ws[i] is None:
                         ws[i] = mem.upload(synth.witness)
-                out_w, st_w = dev.msm_pass(curve, rk.host, [(*w_ranges, ws)], plan.c, native)
+                out_w, st_w = dev.msm_pass(curve, rk.host, [(*w_ranges, ws)], plan.c, native, between=pause)
                 del ws
-                t2 = time.perf_counter()
+                t2 = time.perf_counter() - (paused[0] - p0)
                 stats = [st_h, st_w]
         dev.count_streamed_proofs(k)
         zero = np.zeros(2 * zk.limbs, dtype=np.uint64)  # infinity: a set with no rows (a key of public inputs only)

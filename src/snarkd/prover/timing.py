@@ -34,6 +34,7 @@ PHASES: dict[str, str] = {
     "msm_w": "a streamed key: one pass over the A, B1, C, B2 bases for a batch of proofs (its share per proof)",
     "h2d": "a streamed key: the copy engine sending bases (CUDA events; overlaps the MSMs; share per proof)",
     "kernels": "GPU time of the device stage's kernels (CUDA events; part of device)",
+    "preempted": "a device stage paused at its yield points while a higher lane's device work ran (part of device)",
     "device": "device stage total (holding a device slot)",
     "finalize_queue": "waiting in the finalize queue",
     "assemble": "blinding with r, s and proof assembly",

@@ -6,8 +6,6 @@ lazily: a process that only replays never imports wasmtime."""
 
 from __future__ import annotations
 
-import logging
-
 from snarkd.witness.errors import (
     CircuitAssertError,
     CircuitFormatError,
@@ -19,7 +17,10 @@ from snarkd.witness.errors import (
     WitnessError,
 )
 from snarkd.witness.inputs import fnv_hash, load_input_json
-from snarkd.witness.protocol import NATIVE_SOURCES, SOURCES, WitnessEngine, wasm_safety_net
+
+# protocol's names (it imports typing) and the calculators load on first use (__getattr__ below): `snarkd
+# witness` on a cached program imports neither typing nor logging.
+_PROTOCOL = ("NATIVE_SOURCES", "SOURCES", "WitnessEngine", "wasm_safety_net")
 
 ENGINES = ("auto", "native", "wasm")
 
@@ -69,6 +70,8 @@ def make_calculator(wasm, engine: str = "auto", *, on_fallback=None, **kwargs) -
         except NativeUnavailable as exc:
             if engine == "native":
                 raise
+            import logging
+
             logging.getLogger("snarkd.witness").info("%s; using the wasm engine", exc)
     kwargs.pop("program", None)
     from snarkd.witness.calculator import WitnessCalculator
@@ -82,6 +85,10 @@ def calculate_with_source(calc: WitnessEngine, inputs: dict, *, log=None):
 
 
 def __getattr__(name: str):  # PEP 562: the calculators and their dependencies load on first use
+    if name in _PROTOCOL:
+        from snarkd.witness import protocol
+
+        return getattr(protocol, name)
     if name in ("WitnessCalculator", "calculate_witness"):
         from snarkd.witness import calculator
 

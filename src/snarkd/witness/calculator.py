@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 import threading
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any, Callable
 
 import numpy as np
@@ -59,7 +60,9 @@ class WitnessCalculator:
         max_memory: int | None = None,
         fuel: int = 0,
     ):
-        data, self.path, self.name, self.sym = inp.read_wasm(wasm, name, sym)
+        data, path, self.name, sym_path = inp.read_wasm(wasm, name, sym)
+        self.path = None if path is None else Path(path)
+        self.sym = None if sym_path is None else Path(sym_path)
         self.sanity_check = sanity_check
         self.max_memory, self.fuel = max_memory, int(fuel or 0)
         self.module = compile_module(data, self.name, cache=cache, fuel=self.fuel > 0)
@@ -129,7 +132,7 @@ class WitnessCalculator:
         """(name, size) of the main component's input signals, from the .sym file; None without one."""
         if self._input_names is not None:
             return self._input_names
-        if self.sym is None or not self.sym.exists():
+        if self.sym is None or not os.path.exists(self.sym):
             return None
         if inst is None:
             with self._instance() as i:

@@ -17,12 +17,13 @@
 
 from __future__ import annotations
 
-import logging
 import os
 import re
-from dataclasses import dataclass
-from pathlib import Path
-from typing import Any, Callable, Iterable
+from collections import namedtuple
+
+TYPE_CHECKING = False  # typing, logging, dataclasses and pathlib stay out of `snarkd witness`'s imports (~25 ms)
+if TYPE_CHECKING:
+    from typing import Any, Callable, Iterable
 
 from snarkd.formats import json_text
 from snarkd.formats.json_text import MAX_INPUT_DEPTH
@@ -79,7 +80,7 @@ def load_input_json(path: str | os.PathLike, warn: Callable[[str], None] | None 
     number (rounded_by_json_parse); by default the "snarkd.witness" logger does."""
     from snarkd.errors import InputError
 
-    p = Path(path)
+    p = os.fspath(path)
     obj = json_text.load(p, "inputs", max_depth=MAX_INPUT_DEPTH)
     check_depth(obj, name=str(p))
     if not isinstance(obj, dict):
@@ -90,7 +91,11 @@ def load_input_json(path: str | os.PathLike, warn: Callable[[str], None] | None 
         text = (f"{p}: {', '.join(rounded[:3])}{more}: an integer above 2^53 written as a JSON number; snarkd "
                 "uses it exactly, snarkjs and circom's witness_calculator.js (JSON.parse) round it to the nearest "
                 "double and compute another witness. Write it as a string to get the same witness from both.")
-        (warn or logging.getLogger("snarkd.witness").warning)(text)
+        if warn is None:
+            import logging
+
+            warn = logging.getLogger("snarkd.witness").warning
+        warn(text)
     return obj
 
 
@@ -282,16 +287,11 @@ def values_to_bytes(name: str, value: Any, flat: list, prime: int, n32: int) -> 
     return data
 
 
-@dataclass(frozen=True)
-class PreparedInput:
+class PreparedInput(namedtuple("PreparedInput", "name hash_msb hash_lsb data count")):
     """One input signal, ready to set: its name, hash halves, and its values as little-endian bytes
     (count values of 4 * n32 bytes each)."""
 
-    name: str
-    hash_msb: int
-    hash_lsb: int
-    data: bytes
-    count: int
+    __slots__ = ()
 
     @property
     def hash(self) -> int:
@@ -353,7 +353,7 @@ def prepare_inputs(inputs: dict, signal_size: Callable[[int, int], int], prime: 
 _INDEX_SUFFIX = re.compile(r"(\[\d+\])+\Z")
 
 
-def sized_input_names(sym: Path, signal_size: Callable[[int, int], int]) -> list[tuple[str, int]]:
+def sized_input_names(sym: str | os.PathLike, signal_size: Callable[[int, int], int]) -> list[tuple[str, int]]:
     """(name, size) of the main component's input signals: the names from the circuit's .sym file
     (rows: signal, witness index, component, name), the sizes from signal_size (-1: not an input)."""
     seen: dict[str, None] = {}
@@ -379,14 +379,14 @@ def sized_input_names(sym: Path, signal_size: Callable[[int, int], int]) -> list
     return names
 
 
-def read_wasm(wasm, name: str | None, sym) -> tuple[bytes, Path | None, str, Path | None]:
+def read_wasm(wasm, name: str | None, sym) -> tuple[bytes, str | None, str, str | None]:
     """(bytes, path, display name, .sym path) of a circuit .wasm given as a path or bytes; the
     .sym is found beside it (circom's layout: NAME_js/NAME.wasm and NAME.sym) unless given."""
     from snarkd.errors import InputError
 
     if isinstance(wasm, (bytes, bytearray, memoryview)):
-        return bytes(wasm), None, name or "circuit.wasm", Path(sym) if sym is not None else None
-    path = Path(wasm)
+        return bytes(wasm), None, name or "circuit.wasm", os.fspath(sym) if sym is not None else None
+    path = os.fspath(wasm)
     if not os.path.lexists(path):
         raise InputError(f"{path}: circuit .wasm not found")
     from snarkd.formats.file_trust import open_regular
@@ -398,9 +398,10 @@ def read_wasm(wasm, name: str | None, sym) -> tuple[bytes, Path | None, str, Pat
     except OSError as exc:
         raise InputError(f"{path}: cannot read circuit .wasm: {exc}") from None
     if sym is None:
-        stem = path.stem
-        for cand in (path.parent.parent / f"{stem}.sym", path.parent / f"{stem}.sym"):
-            if cand.exists():
+        folder = os.path.dirname(path)
+        sym_name = os.path.splitext(os.path.basename(path))[0] + ".sym"
+        for cand in (os.path.join(os.path.dirname(folder), sym_name), os.path.join(folder, sym_name)):
+            if os.path.exists(cand):
                 sym = cand
                 break
-    return data, path, name or str(path), Path(sym) if sym is not None else None
+    return data, path, name or path, os.fspath(sym) if sym is not None else None

@@ -35,22 +35,32 @@ request served by the wasm engine is reported through `on_fallback`.
 
 from __future__ import annotations
 
+import _thread  # the locks threading.Lock is; the threading module (~1 ms of imports) is not needed here
 import hashlib
 import itertools
-import logging
 import os
-import threading
 import time
-from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Callable
 
 from snarkd.errors import InputError
-from snarkd.formats.wtns import Witness, write_wtns
 from snarkd.witness import inputs as inp
 from snarkd.witness import program_file
 
-log = logging.getLogger("snarkd.witness")
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from pathlib import Path
+    from typing import Callable
+
+    from snarkd.formats.wtns import Witness
+
+# No logging, dataclasses, typing, pathlib or formats.wtns at import: `snarkd witness` on a cached program never
+# needs them (~25 ms of its whole-process time); they load where used (program paths are strings here).
+
+
+def _log():
+    import logging
+
+    return logging.getLogger("snarkd.witness")
+
 
 CURVES = {"bn128": 0, "bls12381": 1}
 # The program's bounds (a circuit whose wasm takes many ways: bigint loops bounded by values). A request that
@@ -68,8 +78,14 @@ MAX_PROGRAM_BYTES = 256 << 20  # the paths together, as in the .wprog
 # for the Nth input as for the first. The kept paths are still replayed first where they have served requests
 # (hits); where none ever has, the control-flow run comes at once but for every PROBE_EVERY-th request, which
 # tries them first (a partial replay of each, paid once in that many requests). A circuit with a few shapes that
-# recur (its paths replayed as often as there are paths) goes on learning them within MAX_PATHS. Derived from the paths and their hits, not stored: a program file means the same under
-# any setting of this bound.
+# recur (its paths replayed as often as there are paths) goes on learning them within MAX_PATHS.
+# The verdict, when a recording makes it (`_keep`), also bounds the file: it is written with the paths that have
+# served replays and the smallest of the others (on a tie the newest), not the rest, and with the verdict in its
+# header ("value_dependent"): a program loaded from it is value-dependent until its paths have served
+# CONTROL_FLOW_AFTER replays (the evidence that clears the verdict in the process that made it). Where no path has
+# served (every input another way: RSA signatures) the file is then no larger than after its first request,
+# for any traffic (it held CONTROL_FLOW_AFTER paths: 3.45x on the bigint bench). The process that made the verdict
+# keeps its paths (a circuit whose shapes recur goes on finding them there).
 CONTROL_FLOW_AFTER = 3
 PROBE_EVERY = 8
 
@@ -79,15 +95,18 @@ class NativeUnavailable(InputError):
     interpreter does not follow). `--engine native` exits 3 with this message; `auto` uses the wasm."""
 
 
-@dataclass
 class WitnessStats:
     """Witnesses by how they were made (the engine's metrics and the bench report read these)."""
 
-    native: int = 0    # replayed
-    recorded: int = 0  # a guard missed: recorded natively (a new path)
-    wasm: int = 0      # the wasm engine served it (the circuit failed, or the recorder cannot follow it)
-    control: int = 0   # no path fits a value-dependent program: the wasm's control flow run natively
-    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    def __init__(self):
+        self.native = 0    # replayed
+        self.recorded = 0  # a guard missed: recorded natively (a new path)
+        self.wasm = 0      # the wasm engine served it (the circuit failed, or the recorder cannot follow it)
+        self.control = 0   # no path fits a value-dependent program: the wasm's control flow run natively
+        self._lock = _thread.allocate_lock()
+
+    def __repr__(self) -> str:
+        return f"WitnessStats({self.as_dict()})"
 
     def add(self, kind: str) -> None:
         with self._lock:
@@ -132,17 +151,17 @@ class NativeCalculator:
         from snarkd.native import _witness  # lazy: only native witness work loads it
 
         self._native = _witness
-        self._bytes, self.path, self.name, self.sym = inp.read_wasm(wasm, name, sym)
+        self._bytes, self._path, self.name, self._sym = inp.read_wasm(wasm, name, sym)
         self.sanity_check = bool(sanity_check)
         self.strict = strict
         self.on_fallback = on_fallback
         self.max_memory, self.fuel = max_memory, int(fuel or 0)
-        self._wasm_kwargs = dict(sym=self.sym, sanity_check=sanity_check, name=self.name, cache=cache,
+        self._wasm_kwargs = dict(sym=self._sym, sanity_check=sanity_check, name=self.name, cache=cache,
                                  max_instances=max_instances, max_memory=max_memory, fuel=fuel)
         self._wasm_calc = None
-        self._wasm_lock = threading.Lock()
-        self._save_lock = threading.Lock()
-        self._keep_lock = threading.Lock()  # adding and dropping paths: indices must not move underneath
+        self._wasm_lock = _thread.allocate_lock()
+        self._save_lock = _thread.allocate_lock()
+        self._keep_lock = _thread.allocate_lock()  # adding and dropping paths: indices must not move underneath
         self.dropped_paths = 0
         self._said_control_flow = False
         self._hits = None  # replays the kept paths have served (their hits summed), once known
@@ -150,11 +169,11 @@ class NativeCalculator:
         self._parsed = None
         self.stats = WitnessStats()
         self.build_ms = 0.0
-        self.loaded_from: Path | None = None
+        self._loaded_from: str | None = None
         sha = hashlib.sha256(self._bytes).hexdigest()
         self._ident = program_file.identity(sha, self.sanity_check)
-        self._paths = [Path(program)] if program is not None else []
-        self._paths += program_file.candidates(self.path, sha, None)
+        self._paths = [os.fspath(program)] if program is not None else []
+        self._paths += program_file.candidates(self._path, sha, None)
         if not self._load(self._paths):  # beside the wasm first: the cache setting is read only when needed
             more = program_file.candidates(None, sha, _cache_dir(cache))
             self._paths += more
@@ -180,7 +199,28 @@ class NativeCalculator:
 
     # -- the program: load, build, save -------------------------------------------------------
 
-    def _load(self, paths: list[Path]) -> bool:
+    @property
+    def path(self) -> Path | None:
+        """The circuit .wasm's path (None: given as bytes)."""
+        from pathlib import Path
+
+        return None if self._path is None else Path(self._path)
+
+    @property
+    def sym(self) -> Path | None:
+        """The circuit's .sym file, where known (it names missing inputs in errors)."""
+        from pathlib import Path
+
+        return None if self._sym is None else Path(self._sym)
+
+    @property
+    def loaded_from(self) -> Path | None:
+        """The program file this calculator's program was loaded from or last saved to (None: this process only)."""
+        from pathlib import Path
+
+        return None if self._loaded_from is None else Path(self._loaded_from)
+
+    def _load(self, paths: list[str]) -> bool:
         for path in paths:
             try:
                 meta, body = program_file.read(path, self._ident)
@@ -190,12 +230,12 @@ class NativeCalculator:
                     raise program_file.ProgramFileError("sizes disagree with its header (corrupt)")
             except program_file.ProgramFileError as exc:
                 if str(exc) != "not found":
-                    log.warning("ignoring native witness program %s: %s; rebuilding it", path, exc)
+                    _log().warning("ignoring native witness program %s: %s; rebuilding it", path, exc)
                 continue
             except (ValueError, KeyError, TypeError) as exc:  # the native checks of the body, a bad header
-                log.warning("ignoring native witness program %s: %s; rebuilding it", path, exc)
+                _log().warning("ignoring native witness program %s: %s; rebuilding it", path, exc)
                 continue
-            self.loaded_from = path
+            self._loaded_from = path
             return True
         return False
 
@@ -246,14 +286,14 @@ class NativeCalculator:
         if res.ok:
             self.program.add_path(res.path)
             stats = res.stats
-            log.info("native witness program for %s built in %.0f ms: %d instructions, %d registers, %d guards, "
+            _log().info("native witness program for %s built in %.0f ms: %d instructions, %d registers, %d guards, "
                      "%d ternaries on signals converted", self.name, self.build_ms, stats["instructions"],
                      stats["registers"], stats["guards"], stats["converted_ifs"])
             self._save()
         elif res.error_kind == "unsupported":
             raise NativeUnavailable(f"{self.name}: no native witness program: {res.message}")
         else:  # placeholder inputs made the circuit itself fail: the first real request records the path
-            log.info("native witness program for %s: placeholder inputs do not run through (%s); the first request "
+            _log().info("native witness program for %s: placeholder inputs do not run through (%s); the first request "
                      "records it", self.name, res.message.strip().splitlines()[0] if res.message.strip() else res.code)
 
     def _record(self, inputs: list, force: bool):
@@ -276,11 +316,15 @@ class NativeCalculator:
     @property
     def value_dependent(self) -> bool:
         """Misses run the wasm's control flow natively instead of being recorded (CONTROL_FLOW_AFTER)."""
+        if self.meta.get("value_dependent"):  # the verdict (in the file: fewer paths there): until they serve
+            return self._paths_hits() < CONTROL_FLOW_AFTER
         n = self.program.n_paths
         return n >= CONTROL_FLOW_AFTER and self._paths_hits() < n
 
     def _keep(self, path) -> None:
-        """Add a newly recorded path within MAX_PATHS and MAX_PROGRAM_BYTES (the rule above), then save."""
+        """Add a newly recorded path within MAX_PATHS and MAX_PROGRAM_BYTES (the paths replayed least often
+        dropped), then save: all its paths, or (the recording made it value-dependent) those that have served and
+        this one (the rules above)."""
         with self._keep_lock:
             self.program.add_path(path)
             stats = self.program.path_stats()
@@ -295,21 +339,32 @@ class NativeCalculator:
                 total -= stats[i]["bytes"]
             for i in sorted(drop, reverse=True):
                 self.program.remove_path(i)
+                del stats[i]
             self._hits = None
             if drop:
                 self.dropped_paths += len(drop)
-                log.info("native witness program for %s: %d paths kept (%.1f MB), %d replayed least often dropped",
-                         self.name, kept, total / 1e6, len(drop))
-        self._save()
+                _log().info("native witness program for %s: %d paths kept (%.1f MB), %d replayed least often dropped",
+                            self.name, kept, total / 1e6, len(drop))
+            # a recording runs only where the program is not value-dependent: a verdict of the file's is over
+            self.meta.pop("value_dependent", None)
+            file_paths = None
+            if len(stats) >= CONTROL_FLOW_AFTER and sum(p["hits"] for p in stats) < len(stats):
+                self.meta["value_dependent"] = True
+                unserved = [i for i, p in enumerate(stats) if not p["hits"]]
+                smallest = min(unserved, key=lambda i: (stats[i]["bytes"], -i))
+                file_paths = [i for i, p in enumerate(stats) if p["hits"] or i == smallest]
+                _log().info("native witness program for %s: value-dependent; its file keeps %d of %d paths (those "
+                            "that served replays, and the smallest other)", self.name, len(file_paths), len(stats))
+            self._save(file_paths)  # under the lock: the indices are of these paths
 
-    def _save(self) -> None:
+    def _save(self, file_paths: list[int] | None = None) -> None:
         with self._save_lock:
-            saved = program_file.save(self._paths, self._ident, self.meta, self.program)
+            saved = program_file.save(self._paths, self._ident, self.meta, self.program, file_paths)
         if saved is None:
-            log.warning("native witness program for %s: no writable place to keep it (%s); it lives in this "
+            _log().warning("native witness program for %s: no writable place to keep it (%s); it lives in this "
                         "process only", self.name, ", ".join(map(str, self._paths)))
         else:
-            self.loaded_from = saved
+            self._loaded_from = os.fspath(saved)
 
     # -- inputs ---------------------------------------------------------------------------------
 
@@ -317,8 +372,8 @@ class NativeCalculator:
         return self._sizes.get((msb, lsb), -1)
 
     def input_signals(self) -> list[tuple[str, int]] | None:
-        if self._input_names is None and self.sym is not None and self.sym.exists():
-            self._input_names = inp.sized_input_names(self.sym, self._signal_size)
+        if self._input_names is None and self._sym is not None and os.path.exists(self._sym):
+            self._input_names = inp.sized_input_names(self._sym, self._signal_size)
         return self._input_names
 
     def missing_inputs(self, given: set) -> list[str]:
@@ -338,6 +393,8 @@ class NativeCalculator:
     def calculate_with_source(self, inputs: dict, *, log: Callable[[str], None] | None = None):
         """(Witness, "native" | "recorded" | "control" | "wasm"): the witness and how it was made."""
         import numpy as np
+
+        from snarkd.formats.wtns import Witness
 
         raw, source = self.calculate_bytes(inputs, log=log)
         values = np.frombuffer(raw, dtype="<u8").reshape(self.witness_size, 4)
@@ -361,7 +418,8 @@ class NativeCalculator:
             frame = _uninitialized(32 * self.program.frame_rows)
             status, _, _, events = self.program.evaluate(values, frame, log is not None)
             if status == 0:
-                self._hits = self._paths_hits() + 1
+                if self._hits is not None:  # else path_stats counts this replay when first asked (it sizes every path)
+                    self._hits += 1
                 self.stats.add("native")
                 if log is not None:
                     render_log(events, log)
@@ -369,7 +427,7 @@ class NativeCalculator:
         if status == 1 and control_flow:  # value-dependent: the wasm's control flow, run natively
             if not self._said_control_flow:
                 self._said_control_flow = True
-                logging.getLogger("snarkd.witness").info(  # (`log` is the request's log sink here)
+                _log().info(  # (`log` is the request's log sink here)
                     "native witness program for %s: %d paths and still a miss: value-dependent; requests no "
                     "path fits run the wasm's control flow natively (nothing more recorded)", self.name,
                     self.program.n_paths)
@@ -414,6 +472,8 @@ class NativeCalculator:
 
     def calculate_to_file(self, inputs: dict, out, *, log: Callable[[str], None] | None = None) -> None:
         """Calculate and write a .wtns (byte-identical to `snarkjs wtns calculate`)."""
+        from snarkd.formats.wtns import write_wtns
+
         raw, _ = self.calculate_bytes(inputs, log=log)
         write_wtns(out, self.prime, raw)
 
@@ -440,12 +500,12 @@ def _uninitialized(nbytes: int):
     return np.empty(nbytes, dtype=np.uint8) if np is not None else bytearray(nbytes)
 
 
-def _cache_dir(cache) -> Path | None:
+def _cache_dir(cache) -> str | None:
     if cache is True:
         from snarkd.config import default
 
         d = default("keys.wasm_cache")
-        return None if d == "off" else Path(d)
+        return None if d == "off" else os.fspath(d)
     if cache in (False, None, "off", ""):
         return None
-    return Path(cache)
+    return os.fspath(cache)

@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import json
 import os
-from pathlib import Path
 
 from snarkd.atomic import atomic_open
 from snarkd.formats.checked_header import CRC, PREFIX, crc32c, pack, unpack
@@ -50,13 +49,15 @@ def identity(wasm_sha256: str, sanity_check: bool) -> dict:
             "instructions": int(_witness.PROGRAM_FORMAT)}
 
 
-def candidates(wasm_path: str | os.PathLike | None, wasm_sha256: str, cache_dir: Path | None) -> list[Path]:
-    """Where a program for this wasm may be, in the order they are tried."""
+def candidates(wasm_path: str | os.PathLike | None, wasm_sha256: str,
+               cache_dir: str | os.PathLike | None) -> list[str]:
+    """Where a program for this wasm may be, in the order they are tried (strings: pathlib stays out of a cached
+    program's load)."""
     out = []
     if wasm_path is not None:
-        out.append(Path(f"{os.fspath(wasm_path)}{SUFFIX}"))
+        out.append(f"{os.fspath(wasm_path)}{SUFFIX}")
     if cache_dir is not None:
-        out.append(cache_dir / f"{wasm_sha256[:40]}{SUFFIX}")
+        out.append(os.path.join(os.fspath(cache_dir), f"{wasm_sha256[:40]}{SUFFIX}"))
     return out
 
 
@@ -64,10 +65,10 @@ def _context(ident: dict) -> bytes:
     return b"wprog\0" + json.dumps(ident, sort_keys=True).encode()
 
 
-def write(path: Path, ident: dict, meta: dict, program) -> None:
+def write(path: str | os.PathLike, ident: dict, meta: dict, program, keep: list[int] | None = None) -> None:
     """program: the program's bytes, or the native Program itself, which writes them straight to the file
-    (`write_to`: a 2^20 circuit's program is 70 MB, never held as one more copy). The tag is computed over
-    what was written, read back from the file (the page cache) in chunks."""
+    (`write_to`: a 2^20 circuit's program is 70 MB, never held as one more copy; keep: only these of its paths).
+    The tag is computed over what was written, read back from the file (the page cache) in chunks."""
     from snarkd.formats.file_trust import TAG_BYTES, tag_stream
 
     header = json.dumps({"identity": ident, "meta": meta}, sort_keys=True).encode()
@@ -75,7 +76,7 @@ def write(path: Path, ident: dict, meta: dict, program) -> None:
         fh.write(pack(MAGIC, VERSION, header))
         if hasattr(program, "write_to"):
             fh.flush()
-            crc, _ = program.write_to(fh.fileno())
+            crc, _ = program.write_to(fh.fileno(), keep)
             fh.seek(0, os.SEEK_END)
         else:
             fh.write(program)
@@ -87,17 +88,18 @@ def write(path: Path, ident: dict, meta: dict, program) -> None:
         fh.write(tag)
 
 
-def save(paths: list[Path], ident: dict, meta: dict, program) -> Path | None:
+def save(paths: list, ident: dict, meta: dict, program, keep: list[int] | None = None):
     """Write to the first place that takes it and where it would be trusted when read back; None when none
     does (the program then lives in this process only)."""
     from snarkd.formats.file_trust import UntrustedCache, dir_problem
 
     for path in paths:
+        folder = os.path.dirname(os.fspath(path)) or "."
         try:
-            path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-            if dir_problem(path.parent):
+            os.makedirs(folder, mode=0o700, exist_ok=True)
+            if dir_problem(folder):
                 continue
-            write(path, ident, meta, program)
+            write(path, ident, meta, program, keep)
             return path
         except (OSError, UntrustedCache):
             continue
@@ -117,7 +119,7 @@ def _why_untrusted(exc, path, ident: dict) -> str:
     return why
 
 
-def read(path: Path, ident: dict) -> tuple[dict, memoryview]:
+def read(path: str | os.PathLike, ident: dict) -> tuple[dict, memoryview]:
     """(meta, the program's bytes) of a checked file bound to `ident`; ProgramFileError otherwise."""
     from snarkd.formats.file_trust import UntrustedCache, read_cache
 

@@ -712,6 +712,9 @@ inline PodVec<uint8_t> encode_gaps(const PodVec<uint32_t>& xs) {
 class VarintReader {
  public:
   VarintReader(const uint8_t* p, size_t n) : p_(p), end_(p + n) {}
+  const uint8_t* at() const { return p_; }
+  size_t left() const { return size_t(end_ - p_); }
+  void skip(size_t n) { p_ += n; }  // n <= left()
   uint8_t byte() {
     if (p_ == end_) bad();
     return *p_++;
@@ -732,6 +735,44 @@ class VarintReader {
   const uint8_t* p_;
   const uint8_t* end_;
 };
+
+// encode_code's inverse: the next n instructions into out (room for n, not initialized). Most instructions are four
+// bytes (every delta one byte: the head and three varints below 0x80), read as one word; the rest go byte by
+// byte. A load is mostly this loop (a SHA-256 program: 628,430 instructions), on every `snarkd witness`.
+struct CodeDecoder {
+  PIns prev[64] = {};  // the last instruction of each op (what the deltas are from)
+  void decode(VarintReader& c, PIns* out, size_t n);
+};
+inline void CodeDecoder::decode(VarintReader& c, PIns* out, size_t n) {
+  for (size_t i = 0; i < n; i++) {
+    PIns in;
+    if (c.left() >= 4) {
+      uint32_t w;
+      std::memcpy(&w, c.at(), 4);
+      if (!(w & 0x80808000u)) {  // bytes 1-3 each a whole varint (over half the instructions)
+        PIns& pv = prev[w & 63];
+        in.op = uint16_t(w & 63);
+        in.k = uint16_t((w >> 6) & 3);
+        in.d = pv.d + unzigzag((w >> 8) & 0x7F);
+        in.a = pv.a + unzigzag((w >> 16) & 0x7F);
+        in.b = pv.b + unzigzag(w >> 24);
+        pv = in;
+        out[i] = in;
+        c.skip(4);
+        continue;
+      }
+    }
+    const uint8_t head = c.byte();
+    PIns& pv = prev[head & 63];
+    in.op = uint16_t(head & 63);
+    in.k = uint16_t(head >> 6);
+    in.d = pv.d + unzigzag(c.varint());
+    in.a = pv.a + unzigzag(c.varint());
+    in.b = pv.b + unzigzag(c.varint());
+    pv = in;
+    out[i] = in;
+  }
+}
 }  // namespace coding
 
 // W: ByteWriter, or anything with u32, u64 and raw (the module's file writer)
@@ -757,6 +798,62 @@ void write_path(W& w, const Path<F>& p) {
   w.raw(gaps.data(), gaps.size());
 }
 
+// What the load's check asks of each op's fields: d a frame slot (CK_D); a and b operands, each a frame slot or,
+// where its k bit says so, a constant (CK_A, CK_B); a a frame slot whatever k says (CK_AF, a copy); followed by its
+// EXT, whose a (CK_EXT) and b (CK_EXT_B) are operands. CK_OTHER: checked one by one (rare ops, unknown ones).
+// Table-driven because this runs over every instruction of every load (most of a load's time was the switch).
+enum : uint8_t { CK_D = 1, CK_A = 2, CK_B = 4, CK_AF = 8, CK_EXT = 16, CK_EXT_B = 32, CK_OTHER = 64 };
+constexpr std::array<uint8_t, 64> make_check_table() {
+  std::array<uint8_t, 64> t{};
+  for (auto& m : t) m = CK_OTHER;
+  for (uint16_t op : {R_ADD, R_SUB, R_MUL, R_DIV, R_POW, R_EQ, R_NEQ, R_LT, R_GT, R_LEQ, R_GEQ, R_LAND, R_LOR,
+                      R_BAND, R_BOR, R_BXOR, R_SHL, R_SHR, R_IDIV, R_MOD})
+    t[op] = CK_D | CK_A | CK_B;
+  for (uint16_t op : {R_NEG, R_INV, R_LNOT, R_BNOT, R_TONORM, R_TOMONT}) t[op] = CK_D | CK_A;
+  for (uint16_t op : {R_LOG_VAL, R_GUARD_TRUE, R_GUARD_FALSE, R_GUARD_INT}) t[op] = CK_A;
+  for (uint16_t op : {R_GUARD_EQ, R_GUARD_NE}) t[op] = CK_A | CK_B;
+  t[R_SELECT] = t[R_MADD] = CK_D | CK_A | CK_B | CK_EXT;
+  t[R_MADD2] = CK_D | CK_A | CK_B | CK_EXT | CK_EXT_B;
+  t[R_COPY] = CK_D | CK_AF;
+  return t;  // R_LOADIN, R_SETC, R_LOG_STR, R_BIT, R_EXT (never alone) and unknown ops: CK_OTHER
+}
+inline constexpr std::array<uint8_t, 64> CHECK_TABLE = make_check_table();
+
+// Every operand index of code[from, n) against the frame (frame slots), pool (nc constants), strings (ns) and
+// inputs: a damaged program is refused at its load, never replayed out of bounds. Returns where it stopped: n, or
+// (more: the code goes on past n, not yet decoded) an instruction whose EXT is at n.
+inline size_t check_code(const PIns* code, size_t from, size_t n, bool more, uint64_t frame, uint32_t nc, uint32_t ns,
+                         uint32_t n_inputs) {
+  auto operand = [&](uint32_t x, bool is_const) { return uint64_t(x) < (is_const ? uint64_t(nc) : frame); };
+  for (size_t i = from; i < n; i++) {
+    const PIns& in = code[i];
+    const uint8_t m = in.op < 64 ? CHECK_TABLE[in.op] : uint8_t(CK_OTHER);
+    bool ok;
+    if (!(m & CK_OTHER)) {
+      ok = (!(m & CK_D) || in.d < frame) & (!(m & CK_A) || operand(in.a, in.k & 1)) &
+           (!(m & CK_B) || operand(in.b, in.k & 2)) & (!(m & CK_AF) || in.a < frame);
+      if (ok && (m & CK_EXT)) {
+        if (more && i + 1 == n) return i;
+        ok = i + 1 < n;
+        if (ok) {
+          const PIns& e = code[++i];
+          ok = e.op == R_EXT && operand(e.a, e.k & 1) && (!(m & CK_EXT_B) || operand(e.b, e.k & 2));
+        }
+      }
+    } else {
+      switch (in.op) {
+        case R_LOADIN: ok = in.d < frame && in.a < n_inputs; break;
+        case R_SETC: ok = in.d < frame && in.a < nc; break;
+        case R_LOG_STR: ok = in.a < ns; break;
+        case R_BIT: ok = in.d < frame && operand(in.a, in.k & 1) && in.b < 64 * 4; break;
+        default: ok = false;  // R_EXT only after a select or a multiply-add; unknown ops
+      }
+    }
+    if (!ok) throw std::runtime_error("native witness program: instruction " + std::to_string(i) + " is malformed");
+  }
+  return n;
+}
+
 // Reads a path and checks every operand index against its pool/frame: a damaged file is refused
 // here, never replayed out of bounds.
 template <class F>
@@ -777,18 +874,21 @@ std::shared_ptr<Path<F>> read_path(ByteReader& r, uint32_t witness_size, uint32_
     const uint64_t len = r.u64();
     if (len > uint64_t(ni) * 16) throw std::runtime_error("native witness program: implausible code length");
     coding::VarintReader c(r.take(size_t(len)), size_t(len));
-    p->code.resize(ni);
-    PIns prev[64] = {};
-    for (PIns& in : p->code) {
-      const uint8_t head = c.byte();
-      PIns& pv = prev[head & 63];
-      in.op = uint16_t(head & 63);
-      in.k = uint16_t(head >> 6);
-      in.d = pv.d + coding::unzigzag(c.varint());
-      in.a = pv.a + coding::unzigzag(c.varint());
-      in.b = pv.b + coding::unzigzag(c.varint());
-      pv = in;
+    p->code.reserve(ni);  // not zeroed: every instruction is decoded into it (or this throws, the path dropped)
+    PIns* code = p->code.data();
+    advise_huge_pages(code, size_t(ni) * sizeof(PIns));
+    // decoded and checked a block at a time, the check reading what the decoder just wrote while it is in
+    // the cache (one pass over a large program's code, not two)
+    coding::CodeDecoder dec;
+    const uint64_t frame = uint64_t(witness_size) + p->n_regs;
+    size_t checked = 0;
+    for (size_t at = 0; at < ni;) {
+      const size_t end = std::min(size_t(ni), at + 4096);
+      dec.decode(c, code + at, end - at);
+      checked = check_code(code, checked, end, end < ni, frame, nc, ns, n_inputs);
+      at = end;
     }
+    p->code.assume_filled(ni);
     if (!c.done()) coding::VarintReader::bad();
   }
   for (uint32_t k = 0; k < ns; k++) {
@@ -810,39 +910,6 @@ std::shared_ptr<Path<F>> read_path(ByteReader& r, uint32_t witness_size, uint32_
   }
   for (uint32_t x : p->to_plain)
     if (x >= witness_size) throw std::runtime_error("native witness program: a conversion outside the witness");
-  const uint64_t frame = uint64_t(witness_size) + p->n_regs;
-  auto in_frame = [&](uint32_t x) { return x < frame; };
-  auto operand = [&](uint32_t x, bool is_const) { return is_const ? x < nc : in_frame(x); };
-  for (size_t i = 0; i < p->code.size(); i++) {
-    const PIns& in = p->code[i];
-    bool ok = true;
-    const bool ca = in.k & 1, cb = in.k & 2;
-    switch (in.op) {
-      case R_LOADIN: ok = in_frame(in.d) && in.a < n_inputs; break;
-      case R_SETC: ok = in_frame(in.d) && in.a < nc; break;
-      case R_COPY: ok = in_frame(in.d) && in_frame(in.a); break;
-      case R_EXT: ok = false; break;  // only after a select
-      case R_LOG_STR: ok = in.a < ns; break;
-      case R_LOG_VAL: case R_GUARD_TRUE: case R_GUARD_FALSE: case R_GUARD_INT: ok = operand(in.a, ca); break;
-      case R_GUARD_EQ: case R_GUARD_NE: ok = operand(in.a, ca) && operand(in.b, cb); break;
-      case R_BIT: ok = in_frame(in.d) && operand(in.a, ca) && in.b < 64 * 4; break;
-      case R_NEG: case R_INV: case R_LNOT: case R_BNOT: case R_TONORM: case R_TOMONT:
-        ok = in_frame(in.d) && operand(in.a, ca);
-        break;
-      case R_SELECT: case R_MADD: case R_MADD2: {
-        ok = in_frame(in.d) && operand(in.a, ca) && operand(in.b, cb) && i + 1 < p->code.size();
-        if (ok) {
-          const PIns& e = p->code[i + 1];
-          ok = e.op == R_EXT && operand(e.a, e.k & 1) && (in.op != R_MADD2 || operand(e.b, e.k & 2));
-          i++;
-        }
-        break;
-      }
-      default:
-        ok = in.op < R_SELECT && in_frame(in.d) && operand(in.a, ca) && operand(in.b, cb);
-    }
-    if (!ok) throw std::runtime_error("native witness program: instruction " + std::to_string(i) + " is malformed");
-  }
   return p;
 }
 

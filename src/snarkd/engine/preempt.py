@@ -1,0 +1,170 @@
+"""Preemption at chunk boundaries: a device stage of a higher lane runs at a yield point of a lower lane's stage.
+
+A backend's device stage calls its `yield_point` (a parameter, None: no yielding) at its boundaries: between its
+MSMs (the CPU; a GPU proof with resident bases), and in a streamed pass between two proofs' MSMs of a chunk and
+between chunks (gpu/stream.msm_pass).
+There the engine looks for device work of a lane whose priority is above every job of the running stage, ready
+for this device, in this order:
+
+  - a worker of this device waiting at the gate for a slot with such work (a device with fewer slots than
+    workers, as the CPU's one): the running stage lends it its slot and waits until that stage is done;
+  - the device queue's head, or the first partition waiting to enter it when it is full (its synthesis worker
+    blocked handing it on): the running stage's own thread takes it (with companions of its key, up to the
+    backend's batch) and runs its device stage, then hands it on to finalize as any device worker would.
+
+A stage run so is an ordinary device stage of its lane: on a GPU, on the worker's highest-priority stream
+(Backend.urgent), beside the at most one chunk of work the paused stage has queued on its own stream (the pass's
+host loop waits for each chunk's digit sort). Then the paused stage goes on where it stopped: nothing is redone. It keeps its buffers and its device memory,
+so the newcomer must fit beside them (Backend.preempt_blocker); when it does not, preemption is skipped and
+counted once per partition by reason ("device_memory", "key_not_resident"), and that work waits its turn. One
+preemption at a time per device, and none inside a preempting stage: no two stages can wait on each other.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+
+SKIP_REASONS = ("device_memory", "key_not_resident")  # why a preemption was skipped (Backend.preempt_blocker)
+
+
+def lane_level(parts) -> int:
+    """The highest lane priority among a stage's partitions: only work of a higher lane preempts it."""
+    return max(p.job.lane_priority for p in parts)
+
+
+class Waiter:
+    """A device stage waiting at a gate: its partitions, its lane level, and whether a slot was lent to it."""
+
+    def __init__(self, parts: list):
+        self.parts, self.level = parts, lane_level(parts)
+        self.lent = False  # it runs on a paused stage's slot (given back at release)
+        self.returned = False
+
+
+class DeviceGate:
+    """One device's slots (the backend's max_concurrent, else one per device worker). A stage at a yield point
+    may lend its slot to a waiting stage of a higher lane (lend), and waits until that one releases it."""
+
+    def __init__(self, slots: int):
+        self._cv = threading.Condition()
+        self._free = slots
+        self.waiting: list[Waiter] = []  # read without the lock only as a hint (yield points' quick check)
+
+    def acquire(self, parts: list) -> Waiter:
+        with self._cv:
+            w = Waiter(parts)
+            self.waiting.append(w)
+            while not w.lent and self._free == 0:
+                self._cv.wait()
+            self.waiting.remove(w)
+            if not w.lent:
+                self._free -= 1
+            return w
+
+    def release(self, w: Waiter) -> None:
+        with self._cv:
+            if w.lent:
+                w.returned = True  # back to the stage that lent it
+            else:
+                self._free += 1
+            self._cv.notify_all()
+
+    def best_waiter(self, above: int) -> Waiter | None:
+        """The waiting stage of the highest lane above `above` (the first to come among equals), or None."""
+        with self._cv:
+            best = None
+            for w in self.waiting:
+                if not w.lent and w.level > above and (best is None or w.level > best.level):
+                    best = w
+            return best
+
+    def lend(self, w: Waiter) -> bool:
+        """Lend the caller's slot to `w` and wait until it is given back; False when `w` no longer waits (it got a
+        slot of its own meanwhile)."""
+        with self._cv:
+            if w.lent or w not in self.waiting:
+                return False
+            w.lent = True
+            self._cv.notify_all()
+            while not w.returned:
+                self._cv.wait()
+        return True
+
+
+class Preemption:
+    """The yield points of one device's stages. `engine` provides the device queue (_device_q), the accounting
+    (acct under _lock) and run_nested(d, parts, worker); `gate` is the device's DeviceGate."""
+
+    def __init__(self, engine, d: int, gate: DeviceGate):
+        self.engine, self.d, self.gate = engine, d, gate
+        self.backend = engine.devices[d]
+        self._busy = threading.Lock()  # one preemption at a time on this device (never nested)
+
+    def yield_point(self, parts: list, timers: list):
+        """The yield point for a stage running `parts` (timed on `timers`): a callable that returns the seconds the
+        stage was paused (0.0 when it went on at once). Time paused is recorded as the phase "preempted"."""
+        level = lane_level(parts)
+        q = self.engine._device_q
+
+        def yield_now() -> float:
+            head = q.head(waiting=True)
+            if not (head is not None and head.job.lane_priority > level) and \
+                    not any(w.level > level for w in list(self.gate.waiting)):
+                return 0.0  # the common case: nothing of a higher lane waits for a device
+            if not self._busy.acquire(blocking=False):
+                return 0.0  # another stage of this device is preempted now: this one goes on
+            try:
+                w0 = time.time()
+                if not (self._lend(level) or self._run_queued(level, timers[0].worker)):
+                    return 0.0
+                w1 = time.time()
+            finally:
+                self._busy.release()
+            for t in timers:
+                t.record("preempted", (w1 - w0) * 1000)
+                t.spans.append({"stage": "preempted", "worker": t.worker, "start": w0, "end": w1})
+            return w1 - w0
+
+        return yield_now
+
+    def _blocked(self, parts: list) -> bool:
+        """Whether the device cannot take these partitions' stage beside the paused one; counts why, once per
+        partition."""
+        why = self.backend.preempt_blocker(parts[0].job.key.key)
+        if why:
+            with self.engine._lock:
+                for p in parts:
+                    if why not in p.preempt_skipped:
+                        p.preempt_skipped += (why,)
+                        self.engine.acct.count_preempt_skipped(self.d, why)
+        return bool(why)
+
+    def _counted(self, n: int) -> None:
+        with self.engine._lock:
+            self.engine.acct.count_preemption(self.d, n)
+
+    def _lend(self, level: int) -> bool:
+        w = self.gate.best_waiter(level)
+        if w is None or self._blocked(w.parts):
+            return False
+        if not self.gate.lend(w):
+            return False
+        self._counted(len(w.parts))
+        return True
+
+    def _run_queued(self, level: int, worker: str) -> bool:
+        q = self.engine._device_q
+        head = q.head(waiting=True)
+        if head is None or head.job.lane_priority <= level or self._blocked([head]):
+            return False
+        got = q.take_matching(lambda p: p is head, 1, waiting=True)
+        if not got:
+            return False  # another worker took it
+        lk = head.job.key
+        limit = self.backend.batch_limit(lk.key) - 1
+        got += q.take_matching(lambda p: p.job.key is lk and p.job.lane_priority > level, limit, waiting=True) \
+            if limit > 0 else []
+        ran = self.engine.run_nested(self.d, got, worker)
+        self._counted(ran)
+        return ran > 0

@@ -1,0 +1,163 @@
+"""Preemption at yield points (engine/preempt.py) on the CPU backend, whose device stage yields before each MSM: an
+urgent partition that arrives while a bulk device stage runs has its device stage run inside the bulk one's (its
+span within the bulk's "preempted" span), on the bulk's thread when it was queued or on its own worker when it waited
+at the device's gate; bulk work of the same lane is never run so; a preemption the device cannot take beside the
+paused stage is skipped and counted once by reason; every proof verifies. Ordering is read from the partitions'
+spans (the timeline), never from wall-clock thresholds."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+
+from preemption import hold_first_yield, lanes_engine, queued_head, span
+
+from snarkd.engine.jobs import COMPLETED
+from snarkd.engine.preempt import DeviceGate
+from snarkd.engine.stages import StageQueue
+from snarkd.prover.backend import CPU
+from snarkd.verifier import verify
+
+def finished(eng, circ, jobs):
+    vk = json.loads(circ.vk.read_text())
+    for j in jobs:
+        done = eng.await_(j.id, 120)
+        assert done.state == COMPLETED, done.error
+        assert verify(vk, done.result.public, done.result.proof)
+    return [j.partitions[0] for j in jobs]
+
+
+def inside(inner: dict, outer: dict) -> bool:
+    return outer["start"] <= inner["start"] and inner["end"] <= outer["end"]
+
+
+def test_a_queued_urgent_stage_runs_at_the_bulk_stages_yield_point(chain_bn128, running):
+    circ, wtns = chain_bn128
+    eng = lanes_engine(circ)  # one device worker: the urgent partition waits in the device queue
+    reached = hold_first_yield(eng, queued_head(eng))
+    running(eng)
+    data = wtns.read_bytes()
+    bulk = eng.submit("k", data, "bulk0", lane="bulk")
+    assert reached.wait(60)
+    later = eng.submit("k", data, "bulk1", lane="bulk")  # queued too: the same lane never preempts
+    end = time.monotonic() + 60
+    while eng._device_q.head() is not later.partitions[0]:  # it fills the device queue (capacity 1): the
+        assert time.monotonic() < end  # urgent partition then waits to enter, its synthesis worker blocked
+        time.sleep(0.002)
+    urgent = eng.submit("k", data, "urgent", lane="urgent")
+    b, b1, u = finished(eng, circ, [bulk, later, urgent])
+    paused, u_dev, b_dev = span(b, "preempted"), span(u, "device"), span(b, "device")
+    assert inside(u_dev, paused) and inside(paused, b_dev)  # the urgent device stage ran inside the bulk one's
+    assert u_dev["worker"] == b_dev["worker"]  # on the paused stage's thread
+    assert b.timings["preempted"] > 0 and "preempted" not in u.timings
+    assert span(b1, "device")["start"] >= b_dev["end"]  # the second bulk partition waited its turn
+    dev = eng.status().devices[0]
+    assert dev.preemptions == 1 and dev.preempt_skipped == {}
+
+
+def test_an_urgent_stage_waiting_at_the_gate_borrows_the_paused_stages_slot(chain_bn128, running):
+    circ, wtns = chain_bn128
+    eng = lanes_engine(circ, workers_per_device=2)  # two workers, the CPU's one slot: the idle one takes the urgent partition
+    gate = eng._device_gates[0]
+    reached = hold_first_yield(eng, lambda: any(w.level > 0 for w in list(gate.waiting)))
+    running(eng)
+    data = wtns.read_bytes()
+    bulk = eng.submit("k", data, "bulk0", lane="bulk")
+    assert reached.wait(60)
+    urgent = eng.submit("k", data, "urgent", lane="urgent")
+    b, u = finished(eng, circ, [bulk, urgent])
+    paused, u_dev, b_dev = span(b, "preempted"), span(u, "device"), span(b, "device")
+    assert inside(u_dev, paused) and inside(paused, b_dev)
+    assert u_dev["worker"] != b_dev["worker"]  # on its own worker, with the bulk stage's slot
+    assert eng.status().devices[0].preemptions == 1
+
+
+def test_a_preemption_the_device_cannot_take_is_skipped_and_counted_once(chain_bn128, running, monkeypatch):
+    circ, wtns = chain_bn128
+    monkeypatch.setattr(CPU, "preempt_blocker", lambda key: "device_memory")
+    eng = lanes_engine(circ)
+    reached = hold_first_yield(eng, queued_head(eng))
+    running(eng)
+    data = wtns.read_bytes()
+    bulk = eng.submit("k", data, "bulk0", lane="bulk")
+    assert reached.wait(60)
+    urgent = eng.submit("k", data, "urgent", lane="urgent")
+    b, u = finished(eng, circ, [bulk, urgent])
+    # it waited for the whole bulk stage, whose later yield points (four more MSMs) did not count it again
+    assert span(u, "device")["start"] >= span(b, "device")["end"] and "preempted" not in b.timings
+    assert u.preempt_skipped == ("device_memory",)
+    dev = eng.status().devices[0]
+    assert dev.preemptions == 0 and dev.preempt_skipped == {"device_memory": 1}
+
+
+def test_with_preempt_off_a_stage_runs_to_its_end(chain_bn128, running, monkeypatch):
+    circ, wtns = chain_bn128
+    eng = lanes_engine(circ, preempt=False)
+    urgent_queued = queued_head(eng)
+    real, entered = CPU.device_stage, threading.Event()
+
+    def first_waits(*args, **kw):  # the bulk stage (the first) goes on once the urgent partition is queued
+        assert kw.get("yield_point") is None
+        if not entered.is_set():
+            entered.set()
+            end = time.monotonic() + 60
+            while not urgent_queued() and time.monotonic() < end:
+                time.sleep(0.002)
+        return real(*args, **kw)
+
+    monkeypatch.setattr(CPU, "device_stage", first_waits)
+    running(eng)
+    data = wtns.read_bytes()
+    bulk = eng.submit("k", data, "bulk0", lane="bulk")
+    assert entered.wait(60)
+    urgent = eng.submit("k", data, "urgent", lane="urgent")
+    b, u = finished(eng, circ, [bulk, urgent])
+    assert span(u, "device")["start"] >= span(b, "device")["end"] and "preempted" not in b.timings
+    assert eng.status().devices[0].preemptions == 0
+
+
+def test_a_partition_waiting_to_enter_a_full_queue_can_be_taken():
+    q, stop = StageQueue(1), threading.Event()
+    part = lambda name, level: type("P", (), {"index": 0, "name": name,  # noqa: E731
+                                               "job": type("J", (), {"rank": (-level, 0, 0)})()})()
+    bulk, urgent = part("bulk", 0), part("urgent", 10)
+    assert q.put(bulk, stop)
+    entered = []
+    t = threading.Thread(target=lambda: entered.append(q.put(urgent, stop)))
+    t.start()
+    while q.head(waiting=True) is not urgent:
+        time.sleep(0.001)
+    assert q.head() is bulk  # queued, it is not; it would enter first
+    assert q.take_matching(lambda p: p is urgent, 1) == []  # only with waiting=True
+    assert q.take_matching(lambda p: p is urgent, 1, waiting=True) == [urgent]
+    t.join(10)
+    assert entered == [True] and len(q) == 1 and q.get(stop) is bulk and q.head(waiting=True) is None
+
+
+def test_the_gate_lends_a_slot_to_a_higher_lane_only_and_gets_it_back():
+    gate = DeviceGate(1)
+    part = lambda level: type("P", (), {"job": type("J", (), {"lane_priority": level})()})()  # noqa: E731
+    held = gate.acquire([part(0)])
+    order, got = [], {}
+
+    def waiter(name, level):
+        seat = gate.acquire([part(level)])
+        got[name] = seat
+        order.append((name, seat.lent))
+        gate.release(seat)
+
+    t = threading.Thread(target=waiter, args=("urgent", 10))
+    t.start()
+    while not gate.waiting:
+        threading.Event().wait(0.001)
+    assert gate.best_waiter(10) is None  # equal lanes do not preempt each other
+    w = gate.best_waiter(0)
+    assert w is not None and w.level == 10
+    assert gate.lend(w)  # returns once the urgent stage gave the slot back
+    t.join(10)
+    assert order == [("urgent", True)] and not gate.lend(w)  # it no longer waits
+    gate.release(held)
+    again = gate.acquire([part(0)])  # the slot is free again: the lent one did not leak or double
+    assert not again.lent
+    gate.release(again)
