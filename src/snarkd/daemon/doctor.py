@@ -19,6 +19,7 @@ from pathlib import Path
 import psutil
 
 from snarkd.config import Config, config_path
+from snarkd.config.cpu import ifma_from_env
 from snarkd.daemon.netcheck import check_free
 from snarkd.daemon.pidfile import lock_is_held, read_pid_file
 from snarkd.errors import SnarkdError
@@ -63,9 +64,12 @@ def check_native() -> Check:
            "this CPU has no BMI2/ADX: the portable multiplication is used")
     lanes = ("AVX-512 IFMA 8-lane MSM/NTT in use" if uses52 else
              "AVX-512 IFMA present but not in use" if has52 else "no AVX-512 IFMA: scalar MSM/NTT (slower, same proofs)")
-    if (has and not uses) or (has52 and not uses52):  # only tests switch them off
+    if has52 and not uses52 and not (has and not uses) and ifma_from_env() == "off":  # asked for: [cpu] ifma
+        return Check("native", OK, f"{build}; {mul}; {lanes} (SNARKD_CPU_IFMA=off)", data=data)
+    if (has and not uses) or (has52 and not uses52):
         return Check("native", WARN, f"{build}; {mul}; {lanes}",
-                     "nothing in snarkd turns it off outside tests: rebuild with pip install .", data)
+                     "only SNARKD_CPU_IFMA=off ([cpu] ifma = \"off\") turns IFMA off outside tests; otherwise "
+                     "rebuild with pip install .", data)
     return Check("native", OK, f"{build}; {mul}; {lanes}", data=data)
 
 
