@@ -34,6 +34,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "src"))
 
+from snarkd.bench.report import lane_summary  # noqa: E402
 from snarkd.bench.runner import run_bench  # noqa: E402
 from snarkd.config import EngineConfig  # noqa: E402
 from snarkd.daemon.netcheck import free_tcp_port as free_port  # noqa: E402
@@ -118,20 +119,19 @@ LANES = ["[scheduler.lanes.urgent]", "priority = 10", "share = {share}", "[sched
 def lane_runs(a, addr: str, wtns: Path, vk: dict) -> list[dict]:
     """Urgent jobs alone (j = 1), then per j > 1: bulk alone, bulk with urgent jobs every a.urgent_every s."""
     def lane_stats(run: dict, lane: str) -> dict:
-        jobs = [jb for jb in run["jobs"] if jb.get("lane", "default") == lane]
-        ok = [jb for jb in jobs if jb["state"] == "COMPLETED"]
-        lat = sorted(jb["end"] - jb["start"] for jb in ok)
+        """`snarkd bench`'s per-lane summary (report.lane_summary) in ms, with the lane's rate and phase medians."""
+        summary = lane_summary(run["jobs"]).get(lane, {"jobs": 0, "completed": 0, "deadline_missed": 0, "latency_s": {}})
+        ok = [jb for jb in run["jobs"] if jb.get("lane", "default") == lane and jb["state"] == "COMPLETED"]
         wall = run["t_end"] - run["t_start"]
-        pick = (lambda q: round(lat[min(len(lat) - 1, int(q * len(lat)))] * 1e3, 1)) if lat else (lambda q: None)
         phases: dict = {}
         for jb in ok:
             for k, v in {**jb["partitions"][0]["timings"], "admission": jb["timings"].get("admission", 0.0)}.items():
                 phases.setdefault(k, []).append(v)
-        return {"jobs": len(jobs), "completed": len(ok), "proofs_per_s": round(len(ok) / wall, 2) if wall else None,
+        return {"jobs": summary["jobs"], "completed": summary["completed"],
+                "proofs_per_s": round(len(ok) / wall, 2) if wall else None,
                 "phase_median_ms": {k: round(statistics.median(v), 2) for k, v in sorted(phases.items())},
-                "latency_ms": {"p50": round(statistics.median(lat) * 1e3, 1) if lat else None, "p99": pick(0.99),
-                               "max": round(lat[-1] * 1e3, 1) if lat else None},
-                "deadline_missed": sum(jb["state"] == "DEADLINE" for jb in jobs)}
+                "latency_ms": {q: round(v * 1e3, 1) for q, v in summary["latency_s"].items()},
+                "deadline_missed": summary["deadline_missed"]}
 
     out = []
     idle = run_bench(addr, "k", witness=str(wtns), count=a.count_j1, inflight=1, progress=False, vk=vk, lane="urgent")
@@ -147,6 +147,8 @@ def lane_runs(a, addr: str, wtns: Path, vk: dict) -> list[dict]:
         out.append({"kind": "lanes", "run": f"bulk j={j} + urgent every {a.urgent_every} s", "j": j, "bulk_alone": b0,
                     "bulk_with_urgent": b1, "urgent": u,
                     "urgent_p50_over_idle_p50": round(u["latency_ms"]["p50"] / idle50, 3) if u["completed"] else None,
+                    "urgent_p99_over_idle_p99": round(u["latency_ms"]["p99"] / base["latency_ms"]["p99"], 3)
+                    if u["completed"] else None,
                     "urgent_p99_over_idle_p50": round(u["latency_ms"]["p99"] / idle50, 3) if u["completed"] else None,
                     "bulk_throughput_ratio": round(b1["proofs_per_s"] / b0["proofs_per_s"], 3),
                     "verified_by_client": [alone.get("verified"), mixed.get("verified")],

@@ -23,6 +23,17 @@ def gen_glv():
     return gen
 
 
+@functools.lru_cache(maxsize=None)
+def _endo_constants(pe: int, q: int, r: int, g2: bool) -> dict:
+    model = gen_glv()
+    return (model.g2_constants if g2 else model.constants)(pe, q, r)
+
+
+def endo_constants(curve, g2: bool) -> dict:
+    """The model's split constants of `curve` (tests/helpers.CURVES): GLV on G1, GLS on G2 (made once)."""
+    return _endo_constants(curve.pe, curve.q, curve.r, g2)
+
+
 def mode_switch(set_split):
     """A fixture body: set(simd, split mode) for the test (set_split: _core._set_glv or _set_gls), the previous
     settings back afterwards."""

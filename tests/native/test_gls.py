@@ -3,7 +3,6 @@ BN254 and psi^2 on BLS12-381 are multiplication by GLS_LAMBDA on G2 (py_ecc, Pyt
 integers and the native scalar multiplication), the decomposition k = k1 + lambda k2 with
 |k1|, |k2| < 2^127 (hypothesis), and split G2 MSMs equal to plain ones on random and edge
 scalars, both curves, several sizes, the 8-lane path on and off (where the CPU has it)."""
-import functools
 import random
 
 import numpy as np
@@ -11,7 +10,7 @@ import pytest
 
 from snarkd.native import _core
 from helpers import CURVES, enc_many
-from split_helpers import (BOUND, decode_split, gen_glv, mode_switch, plain_forced_default,
+from split_helpers import (BOUND, decode_split, endo_constants, gen_glv, mode_switch, plain_forced_default,
                            random_points)
 
 rng = random.Random(1039)
@@ -24,14 +23,8 @@ def modes():
     yield from mode_switch(_core._set_gls)
 
 
-@functools.lru_cache(maxsize=None)
-def _constants(name):
-    curve = next(c for c in CURVES if c.name == name)
-    return gen_glv().g2_constants(curve.pe, curve.q, curve.r)
-
-
 def gls_constants(curve):
-    return _constants(curve.name)
+    return endo_constants(curve, g2=True)
 
 
 def split(curve, ks):

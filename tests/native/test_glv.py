@@ -2,7 +2,6 @@
 curves (py_ecc and the native scalar multiplication), the decomposition k = k1 + lambda k2
 with |k1|, |k2| < 2^128 (hypothesis), and split MSMs equal to plain ones on random and edge
 scalars, both curves, several sizes, the 8-lane path on and off."""
-import functools
 import random
 
 import numpy as np
@@ -10,7 +9,7 @@ import pytest
 
 from snarkd.native import _core
 from helpers import CURVES, enc_many
-from split_helpers import (BOUND, decode_split, gen_glv, mode_switch, plain_forced_default,
+from split_helpers import (BOUND, decode_split, endo_constants, gen_glv, mode_switch, plain_forced_default,
                            random_points)
 
 rng = random.Random(381)
@@ -22,14 +21,8 @@ def modes():
     yield from mode_switch(_core._set_glv)
 
 
-@functools.lru_cache(maxsize=None)
-def _constants(name):
-    curve = next(c for c in CURVES if c.name == name)
-    return gen_glv().constants(curve.pe, curve.q, curve.r)
-
-
 def glv_constants(curve):
-    return _constants(curve.name)
+    return endo_constants(curve, g2=False)
 
 
 def model_split(c, k):
