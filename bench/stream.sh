@@ -10,7 +10,8 @@
 # key26       the same for the 2^26 BN254 key (~5 min on 16 cores, 47 GB of disk until its .r1cs is deleted)
 # tests       tests/gpu (with the streamed-key tests); proofs snarkjs cannot check here are kept
 # s24:CURVE   bench/large_proof.py on the 2^24 key, side by side in one run: bases resident without tables (full
-#             budget, tables off), streamed at [gpus] memory_budget 12GiB, and (BN254) resident with tables:
+#             budget, tables off), at each [gpus] memory_budget of BUDGETS (default 12GiB; snarkd's own choice of
+#             streamed or resident there), and (BN254) resident with tables:
 #             3 proofs one at a time, 4 at j = 4, a 10-partition job
 # s26         the same on the 2^26 BN254 key: resident without tables, streamed at 12GiB
 # s24small    the 2^24 BN254 key at memory_budget 3GiB (the 2^26-at-12GiB regime at a quarter of the size: the
@@ -82,7 +83,9 @@ for s in "$@"; do
     wait_key 24 "$c" ${KEY_WAIT:-400} || continue
     kd=$KEYS/chain24-$c od=$OUT/s24-$c
     large "$kd" "$od" resident --tables off --n1 3 --n2 4 --inflight 4 --partitions 10 --stream off
-    large "$kd" "$od" streamed --gpu-budget 12GiB --n1 3 --n2 4 --inflight 4 --partitions 10
+    for b in ${BUDGETS:-12GiB}; do
+      large "$kd" "$od" "budget-$b" --gpu-budget "$b" --n1 3 --n2 4 --inflight 4 --partitions 10
+    done
     if [ "$c" = bn128 ] && [ -z "${NO_TABLES_RUN:-}" ]; then large "$kd" "$od" tables --n1 3 --n2 0 --stream off; fi
     ;;
   s26)

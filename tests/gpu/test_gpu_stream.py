@@ -139,6 +139,28 @@ def test_a_partitioned_job_of_a_streamed_key_is_one_batch(tmp_path, merged):
         be.release(key)
 
 
+def test_a_host_csr_is_copied_into_page_locked_memory_of_its_own():
+    """The CSR is built on the heap: registered in place, its page-rounded extent covered neighbours' pages, and
+    a later device-to-host copy into a new array starting there and running past it failed (cudaErrorInvalidValue,
+    test_gpu_prove's streamed-CSR case after other tests). It is copied into a pinned allocation instead."""
+    rng = np.random.default_rng(7)
+    mats = [(np.sort(rng.integers(0, 900, 301)).astype(np.uint32), rng.integers(0, 99, 900).astype(np.uint32),
+             rng.integers(0, 2**63, 3600, dtype=np.uint64)) for _ in range(2)]
+    rt = cupy.cuda.runtime
+    hc = hostbases.HostCsr(mats, cupy)
+    try:
+        assert hc.pinned
+        for heap, pinned in zip((x for m in mats for x in m), (x for m in hc.mats for x in m)):
+            assert np.array_equal(heap, pinned) and heap.ctypes.data != pinned.ctypes.data
+            assert rt.pointerGetAttributes(pinned.ctypes.data).type == hostbases.MEMORY_TYPE_HOST
+            assert rt.pointerGetAttributes(heap.ctypes.data).type != hostbases.MEMORY_TYPE_HOST  # left as it was
+        d = cupy.arange(1 << 14, dtype=cupy.uint32)
+        for n in range(1, 1 << 14, 97):  # fresh heap arrays of many sizes, wherever malloc puts them
+            assert int(d[:n].get()[-1]) == n - 1
+    finally:
+        hc.close()
+
+
 def test_a_read_only_key_mapping_is_registered_in_place(tmp_path):
     """A key file mapped read-only (as zkeys are) is page-locked where it is, not copied: a 2^26 key fell back to a
     24 GiB pinned copy (11 s at load, the size of the bases in host memory) when writable registration came first."""

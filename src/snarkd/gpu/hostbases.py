@@ -89,35 +89,74 @@ class HostBases:
         self._reg = None
 
     def _pinned_copy(self, src: dict) -> None:
-        rt = self.cupy.cuda.runtime
-        ptr = rt.hostAlloc(max(self.nbytes, 1), HOST_ALLOC_PORTABLE)
-        self._alloc = ptr
-        buf = np.ctypeslib.as_array((np.ctypeslib.ctypes.c_uint8 * max(self.nbytes, 1)).from_address(ptr))
-        off = 0
-        for name, a in src.items():
-            view = buf[off : off + a.nbytes].view(a.dtype).reshape(a.shape)
-            parallel_copy(view.reshape(-1).view(np.uint8), a.reshape(-1).view(np.uint8))
-            self.arrays[name] = view
-            off += a.nbytes
+        self._alloc, views = pinned_copy(self.cupy, list(src.values()))
+        self.arrays = dict(zip(src, views))
         self.mode = "pinned-copy"
 
     def close(self) -> None:
-        rt = self.cupy.cuda.runtime
         self._unregister()
         self.arrays = {}
-        if self._alloc is not None:
-            try:
-                rt.freeHost(self._alloc)
-            except Exception:  # noqa: BLE001
-                pass
-            self._alloc = None
+        free_host(self.cupy, self._alloc)
+        self._alloc = None
+
+
+def pinned_copy(cupy, arrays: list) -> tuple[int, list]:
+    """The arrays copied into one page-locked allocation of their own (cudaHostAlloc, portable; each at a
+    256-byte boundary): (its address, for free_host; the copies, same shapes and dtypes)."""
+    offs, total = [], 0
+    for a in arrays:
+        offs.append(total)
+        total += -(-int(a.nbytes) // 256) * 256
+    ptr = cupy.cuda.runtime.hostAlloc(max(total, 1), HOST_ALLOC_PORTABLE)
+    buf = np.ctypeslib.as_array((np.ctypeslib.ctypes.c_uint8 * max(total, 1)).from_address(ptr))
+    views = []
+    for a, off in zip(arrays, offs):
+        view = buf[off : off + a.nbytes].view(a.dtype).reshape(a.shape)
+        parallel_copy(view.reshape(-1).view(np.uint8), np.ascontiguousarray(a).reshape(-1).view(np.uint8))
+        views.append(view)
+    return ptr, views
+
+
+def free_host(cupy, ptr) -> None:
+    if ptr is not None:
+        try:
+            cupy.cuda.runtime.freeHost(ptr)
+        except Exception:  # noqa: BLE001 - the context is gone at exit: nothing left to free
+            pass
+
+
+def file_pages(lo: int, hi: int, maps: str = "/proc/self/maps") -> bool:
+    """Whether the host pages [lo, hi) all belong to one file's mapping (a mapped key; a shared anonymous mapping
+    is one too, of /dev/zero): pages no allocator hands to anything else. Heap pages are shared with whatever
+    malloc puts beside an array; registered, the driver takes them for page-locked memory of the registration's
+    extent, and a later copy into a new allocation that starts inside them and runs past the registration's end
+    fails (cudaErrorInvalidValue)."""
+    spans = []
+    try:
+        with open(maps) as f:
+            for line in f:
+                parts = line.split(None, 5)
+                if len(parts) == 6 and parts[4] != "0" and parts[5].startswith("/"):
+                    a, b = parts[0].split("-")
+                    spans.append((int(a, 16), int(b, 16), parts[3], parts[4]))
+    except OSError:
+        return False
+    spans.sort()
+    cur, file = lo, None
+    for a, b, dev, inode in spans:
+        if a <= cur < b and file in (None, (dev, inode)):
+            cur, file = b, (dev, inode)
+            if cur >= hi:
+                return True
+    return lo >= hi
 
 
 def register_arrays(cupy, arrays: list, read_only: bool) -> list[int]:
-    """Page-lock host arrays where they are: their page-rounded ranges, merged where they share pages (a zkey's
-    point sections are adjacent: one range), each registered once (read_only: the arrays may be a read-only
-    mapping, registered read-only when a writable registration is refused). Every array is then checked to be
-    host memory to the driver, else all is undone and the error raised (the caller falls back to a copy).
+    """Page-lock host arrays of a mapped file where they are: their page-rounded ranges, merged where they share
+    pages (a zkey's point sections are adjacent: one range), each registered once (read_only: the arrays may be
+    a read-only mapping, registered read-only when a writable registration is refused). Arrays not in a file's
+    mapping (file_pages) are refused before anything is registered; every array is then checked to be host
+    memory to the driver, else all is undone and the error raised (the caller falls back to a copy).
     Returns the registered starts (for unregister)."""
     spans = sorted((a.ctypes.data & ~(PAGE - 1), -(-(a.ctypes.data + a.nbytes) // PAGE) * PAGE) for a in arrays if a.size)
     merged: list[list[int]] = []
@@ -129,12 +168,15 @@ def register_arrays(cupy, arrays: list, read_only: bool) -> list[int]:
     rt = cupy.cuda.runtime
     done: list[int] = []
     # A read-only mapping (a mapped key file: its arrays are not writeable) is registered read-only, as the driver
-    # requires; anything else writable, since the page-rounded range may hold other heap memory (a key read into
-    # memory rather than mapped) and a device-to-host copy into pages registered read-only fails. (Trying writable
-    # first on a read-only mapping failed both ways on the H200 host: the key fell back to a 24 GiB pinned copy.)
+    # requires; a writable one writable. (Trying writable first on a read-only mapping failed both ways on the
+    # H200 host: the key fell back to a 24 GiB pinned copy.)
     flags = HOST_REGISTER_PORTABLE
     if read_only and not any(a.flags.writeable for a in arrays if a.size):
         flags |= HOST_REGISTER_READ_ONLY
+    for lo, hi in merged:
+        if not file_pages(lo, hi):
+            raise RuntimeError(f"host range {lo:#x}+{hi - lo} is not pages of a mapped file (heap or anonymous "
+                               "memory shares its pages with other allocations): not registered")
     try:
         for lo, hi in merged:
             rt.hostRegister(lo, hi - lo, flags)
@@ -166,15 +208,18 @@ class HostCsr:
     BLOCK_ENTRIES = 1 << 23
 
     def __init__(self, mats: list, cupy):
-        self.cupy, self.mats = cupy, mats
+        self.cupy = cupy
         arrays = [x for m in mats for x in m]
         self.nbytes = sum(int(x.nbytes) for x in arrays)
+        # copied into page-locked memory of its own: the CSR is built on the heap, whose pages it shares with other
+        # allocations (registering them in place broke later copies into those neighbours: file_pages)
         try:
-            self._reg, self.pinned = register_arrays(cupy, arrays, read_only=False), True
+            self._alloc, views = pinned_copy(cupy, arrays)
+            self.mats, self.pinned = [tuple(views[3 * i : 3 * i + 3]) for i in range(len(mats))], True
         except Exception as e:  # noqa: BLE001 - sent from pageable memory: slower, still right
-            self._reg, self.pinned = [], False
+            self._alloc, self.mats, self.pinned = None, mats, False
             log.warning("the CSR of a streamed key stays pageable (%s)", e)
-        self.blocks = [self._blocks(rp) for rp, _, _ in mats]
+        self.blocks = [self._blocks(rp) for rp, _, _ in self.mats]
         self.max_rows = max((r1 - r0 for bl in self.blocks for r0, r1, _, _ in bl), default=0)
         self.max_entries = max((e1 - e0 for bl in self.blocks for _, _, e0, e1 in bl), default=0)
 
@@ -194,8 +239,9 @@ class HostCsr:
         return 2 * (4 * (min(domain, HostCsr.BLOCK_ROWS) + 1) + 36 * min(entries, HostCsr.BLOCK_ENTRIES))
 
     def close(self) -> None:
-        unregister(self.cupy, self._reg)
-        self._reg, self.mats = [], []
+        self.mats = []
+        free_host(self.cupy, self._alloc)
+        self._alloc = None
 
 
 _lock = threading.Lock()
