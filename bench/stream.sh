@@ -13,6 +13,7 @@
 #             budget, tables off), at each [gpus] memory_budget of BUDGETS (default 12GiB; snarkd's own choice of
 #             streamed or resident there), and (BN254) resident with tables:
 #             3 proofs one at a time, 4 at j = 4, a 10-partition job
+# tables24    the BN254 2^24 key resident with tables alone (s24's last run)
 # s26         the same on the 2^26 BN254 key: resident without tables, streamed at 12GiB
 # s24small    the 2^24 BN254 key at memory_budget 3GiB (the 2^26-at-12GiB regime at a quarter of the size: the
 #             CSR off the device, H parked): A·w, B·w from the streamed CSR vs on the CPU, beside resident
@@ -105,6 +106,11 @@ for s in "$@"; do
     large "$kd" "$od" tables --n1 2 --n2 0 --stream off
     ;;
   key24bn) step key24bn; make_key 24 bn128 ;;
+  tables24)  # the resident figure alone: the 2^24 BN254 key with window tables, full budget
+    step tables24
+    wait_key 24 bn128 ${KEY_WAIT:-400} || continue
+    large $KEYS/chain24-bn128 "$OUT/s24-bn128" tables --n1 3 --n2 0 --stream off
+    ;;
   ntt)
     step ntt
     python3 bench/ntt_tables.py --src old/src --out "$OUT/ntt-before.json" > /dev/null

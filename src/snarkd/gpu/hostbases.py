@@ -173,7 +173,7 @@ def register_arrays(cupy, arrays: list, read_only: bool) -> list[int]:
     flags = HOST_REGISTER_PORTABLE
     if read_only and not any(a.flags.writeable for a in arrays if a.size):
         flags |= HOST_REGISTER_READ_ONLY
-    for lo, hi in merged:
+    for lo, hi in spans:  # each array's pages in one file's mapping (several arrays' mappings may adjoin)
         if not file_pages(lo, hi):
             raise RuntimeError(f"host range {lo:#x}+{hi - lo} is not pages of a mapped file (heap or anonymous "
                                "memory shares its pages with other allocations): not registered")
