@@ -14,7 +14,7 @@
 #             streamed or resident there), and (BN254) resident with tables:
 #             3 proofs one at a time, 4 at j = 4, a 10-partition job
 # tables24    the BN254 2^24 key resident with tables alone (s24's last run)
-# s26         the same on the 2^26 BN254 key: resident without tables, streamed at 12GiB
+# s26         as s24 on the 2^26 BN254 key: resident without tables, streamed at 12GiB
 # s24small    the 2^24 BN254 key at memory_budget 3GiB (the 2^26-at-12GiB regime at a quarter of the size: the
 #             CSR off the device, H parked): A·w, B·w from the streamed CSR vs on the CPU, beside resident
 #             without tables and (the resident figure) with tables
