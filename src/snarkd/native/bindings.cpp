@@ -16,6 +16,7 @@
 #include "msm/witness_msm.hpp"
 #include "ntt/ntt.hpp"
 #include "crc32c.hpp"
+#include "groth16/blind.hpp"
 #include "groth16/csr.hpp"
 #include "groth16/prove.hpp"
 #include "groth16/qap.hpp"
@@ -529,6 +530,45 @@ void bind_curve(py::module_& m) {
      "are a read-only file mapping whose pages may be released after use; prepared: the sidecar's CSR blocks "
      "(then section 4 is not read); on_phase(name, ms): called as each phase ends (the GIL taken for it). "
      "No numpy involved.");
+
+  m.def("groth16_blind", [](py::dict sums, py::dict header, py::bytes r, py::bytes s, py::bytes rs) {
+    using GB = Groth16Blind<G1, G2>;
+    using A1 = Affine<G1>;
+    using A2 = Affine<G2>;
+    std::vector<std::unique_ptr<Buf>> keep;
+    auto view = [&](py::dict d, const char* name, size_t need) -> const uint8_t* {
+      if (!d.contains(name)) throw py::value_error(std::string(name) + ": missing");
+      keep.push_back(std::make_unique<Buf>(d[name], name));
+      if (keep.back()->len() != need)
+        throw py::value_error(std::string(name) + ": " + std::to_string(keep.back()->len()) + " bytes, expected " +
+                              std::to_string(need));
+      return keep.back()->data();
+    };
+    auto scalar = [](py::bytes b, const char* name) {
+      std::string v = b;
+      if (v.size() != 32) throw py::value_error(std::string(name) + ": 32 bytes expected");
+      std::array<u64, 4> x;
+      std::memcpy(x.data(), v.data(), 32);
+      if (!Fr::lt_mod(x.data())) throw py::value_error(std::string(name) + ": not below r");
+      return x;
+    };
+    A1 a = A1::load(view(sums, "a", sizeof(A1))), b1 = A1::load(view(sums, "b1", sizeof(A1)));
+    A1 c = A1::load(view(sums, "c", sizeof(A1))), h = A1::load(view(sums, "h", sizeof(A1)));
+    A2 b2 = A2::load(view(sums, "b2", sizeof(A2)));
+    typename GB::Header k;
+    k.alpha1 = view(header, "alpha1", sizeof(A1));
+    k.beta1 = view(header, "beta1", sizeof(A1));
+    k.delta1 = view(header, "delta1", sizeof(A1));
+    k.beta2 = view(header, "beta2", sizeof(A2));
+    k.delta2 = view(header, "delta2", sizeof(A2));
+    auto rr = scalar(r, "r"), ss = scalar(s, "s"), rss = scalar(rs, "rs");
+    auto pf = GB::blind(a, b1, c, h, b2, k, rr.data(), ss.data(), rss.data());
+    return py::make_tuple(py::bytes((const char*)&pf.pi_a, sizeof(pf.pi_a)), py::bytes((const char*)&pf.pi_b, sizeof(pf.pi_b)),
+                          py::bytes((const char*)&pf.pi_c, sizeof(pf.pi_c)));
+  }, py::arg("sums"), py::arg("header"), py::arg("r"), py::arg("s"), py::arg("rs"),
+     "(pi_a, pi_b, pi_c) as affine Montgomery bytes: the blinding and assembly of a proof (groth16/blind.hpp, the "
+     "one-shot groth16_prove's own) from its MSM sums (dict a, b1, c, h, b2) and the key's header points (dict "
+     "alpha1, beta1, delta1, beta2, delta2), as the zkey stores points. r, s, rs = r*s mod r: 32-byte LE.");
 
   m.def("prepare_csr", [](py::object coefs, size_t domain, size_t n_vars) {
     Buf C(coefs, "coefs");

@@ -18,7 +18,7 @@ import secrets
 
 import numpy as np
 
-from snarkd.curves.encoding import fr_array_from_ints, g1_to_json, g2_to_json, limbs_to_int
+from snarkd.curves.encoding import g1_bytes_to_json, g2_bytes_to_json, limbs_to_int
 from snarkd.formats.wtns import Witness, check_witness
 from snarkd.prover.backend import resolve
 from snarkd.prover.proving_key import ProvingKey
@@ -46,14 +46,6 @@ def device_stage(key: ProvingKey, synth: Synthesized, timer: PhaseTimer, threads
     return resolve(backend).device_stage(key, synth, timer, threads, with_g2)
 
 
-def _combine_g1(native, points: list[np.ndarray], scalars: list[int], threads: int) -> np.ndarray:
-    return native.msm_g1(np.stack(points), fr_array_from_ints(scalars), threads)
-
-
-def _combine_g2(native, points: list[np.ndarray], scalars: list[int], threads: int) -> np.ndarray:
-    return native.msm_g2(np.stack(points), fr_array_from_ints(scalars), threads)
-
-
 def finalize(
     key: ProvingKey,
     witness_values: np.ndarray,
@@ -63,7 +55,8 @@ def finalize(
     r: int | None = None,
     s: int | None = None,
 ) -> Proof:
-    """G2 MSM (unless the device did it), blinding with fresh r, s, and proof.json assembly."""
+    """G2 MSM (unless the device did it), blinding with fresh r, s, and proof.json assembly (one native function
+    for every path: native/groth16/blind.hpp)."""
     zk, native, curve = key.zkey, key.native, key.curve
     w = witness_values
     if sums.b2 is None:
@@ -73,11 +66,12 @@ def finalize(
         order = curve.r
         r = secrets.randbelow(order) if r is None else r % order
         s = secrets.randbelow(order) if s is None else s % order
-        pi_a = _combine_g1(native, [sums.a, zk.alpha1, zk.delta1], [1, 1, r], threads)
-        pib1 = _combine_g1(native, [sums.b1, zk.beta1, zk.delta1], [1, 1, s], threads)
-        pi_b = _combine_g2(native, [sums.b2, zk.beta2, zk.delta2], [1, 1, s], threads)
-        pi_c = _combine_g1(native, [sums.c, sums.h, pi_a, pib1, zk.delta1], [1, 1, s, r, (-r * s) % order], threads)
-        proof = proof_json(curve.name, g1_to_json(curve, pi_a), g2_to_json(curve, pi_b), g1_to_json(curve, pi_c))
+        pi_a, pi_b, pi_c = native.groth16_blind(  # native/groth16/blind.hpp: the one-shot path's own assembly
+            {"a": sums.a, "b1": sums.b1, "c": sums.c, "h": sums.h, "b2": sums.b2},
+            {"alpha1": zk.alpha1, "beta1": zk.beta1, "delta1": zk.delta1, "beta2": zk.beta2, "delta2": zk.delta2},
+            r.to_bytes(32, "little"), s.to_bytes(32, "little"), (r * s % order).to_bytes(32, "little"))
+        proof = proof_json(curve.name, g1_bytes_to_json(curve, pi_a), g2_bytes_to_json(curve, pi_b),
+                           g1_bytes_to_json(curve, pi_c))
         public = [str(limbs_to_int(w[i])) for i in range(1, zk.n_public + 1)]
     return Proof(proof=proof, public=public, timings=dict(timer.ms), curve=curve.name)
 

@@ -1,10 +1,7 @@
 // The whole Groth16 prover over a key's raw sections, for a one-shot proof:
 // witness check, A.w and B.w, the QAP step, the H MSM, the witness MSMs and the
-// blinding, in one call (snarkjs's groth16_prove.js order and formulas):
-//
-//   pi_a = sum w_i A_i + alpha1 + r delta1
-//   pi_b = sum w_i B2_i + beta2 + s delta2                       (G2)
-//   pi_c = sum_{i>l} w_i C_i + sum h_j H_j + s pi_a + r (sum w_i B1_i + beta1 + s delta1) - r s delta1
+// blinding (groth16/blind.hpp, shared with the staged prover), in one call
+// (snarkjs's groth16_prove.js order).
 //
 // The bulk sections are checked (canonical coordinates, coefficient entries)
 // just before their first use, and with drop_pages (the sections are a
@@ -27,6 +24,7 @@
 #include <vector>
 
 #include "ec/point.hpp"
+#include "groth16/blind.hpp"
 #include "groth16/csr.hpp"
 #include "groth16/prover.hpp"
 #include "groth16/qap.hpp"
@@ -188,11 +186,11 @@ struct Groth16Prover {
     std::vector<Fr>().swap(b);
     lap("ntt");
 
-    XYZZ<G1> sum_h;
+    A1 sum_h;
     {
       res.err = check_points(9, k.h, dom, false, T);
       if (!res.err.message.empty()) return res;
-      sum_h = XYZZ<G1>::from_affine(msm<G1, Fr>(k.h, (const uint8_t*)hv.data(), dom, T));
+      sum_h = msm<G1, Fr>(k.h, (const uint8_t*)hv.data(), dom, T);
       std::vector<Fr>().swap(hv);
       if (drop_pages) drop(k.h, dom * sizeof(A1));
     }
@@ -226,27 +224,18 @@ struct Groth16Prover {
       lap("msm_b2");
     }
 
-    // blinding and assembly
-    auto mul1 = [&](const uint8_t* p, const u64* e) { return scalar_mul(A1::load(p), e, 4); };
-    XYZZ<G1> pa = XYZZ<G1>::from_affine(o1[0]);
-    pa.add_affine_checked(A1::load(k.alpha1));
-    pa.add(mul1(k.delta1, r));
-    A1 pi_a = pa.to_affine();
-    XYZZ<G1> pb1 = XYZZ<G1>::from_affine(o1[1]);
-    pb1.add_affine_checked(A1::load(k.beta1));
-    pb1.add(mul1(k.delta1, s));
-    XYZZ<G2> pb = XYZZ<G2>::from_affine(o2);
-    pb.add_affine_checked(A2::load(k.beta2));
-    pb.add(scalar_mul(A2::load(k.delta2), s, 4));
-    XYZZ<G1> pc = XYZZ<G1>::from_affine(o1[2]);
-    pc.add(sum_h);
-    pc.add(scalar_mul(pi_a, s, 4));
-    pc.add(scalar_mul(pb1.to_affine(), r, 4));
-    XYZZ<G1> rsd = mul1(k.delta1, rs);
-    pc.add(rsd.neg());
-    res.pi_a = pi_a;
-    res.pi_b = pb.to_affine();
-    res.pi_c = pc.to_affine();
+    // blinding and assembly (groth16/blind.hpp: the staged prover's too)
+    using GB = Groth16Blind<G1, G2>;
+    typename GB::Header hdr;
+    hdr.alpha1 = k.alpha1;
+    hdr.beta1 = k.beta1;
+    hdr.delta1 = k.delta1;
+    hdr.beta2 = k.beta2;
+    hdr.delta2 = k.delta2;
+    auto pf = GB::blind(o1[0], o1[1], o1[2], sum_h, o2, hdr, r, s, rs);
+    res.pi_a = pf.pi_a;
+    res.pi_b = pf.pi_b;
+    res.pi_c = pf.pi_c;
     lap("assemble");
     return res;
   }
