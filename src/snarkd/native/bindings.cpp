@@ -194,6 +194,17 @@ py::array_t<uint64_t> do_msm(py::object bases, py::object scalars, long threads)
   return out;
 }
 
+// A blinding scalar given as 32 little-endian bytes, below the group order r (groth16_prove, groth16_blind).
+template <class Fr>
+std::array<u64, 4> scalar_below_r(py::bytes b, const char* name) {
+  std::string v = b;
+  if (v.size() != 32) throw py::value_error(std::string(name) + ": 32 bytes expected");
+  std::array<u64, 4> x;
+  std::memcpy(x.data(), v.data(), 32);
+  if (!Fr::lt_mod(x.data())) throw py::value_error(std::string(name) + ": not below r");
+  return x;
+}
+
 // msm_witness: [(bases, start), ...] on G1 and on G2 over one scalar vector.
 template <class NS>
 py::tuple do_msm_witness(py::object scalars, py::list g1, py::list g2, long threads) {
@@ -481,15 +492,7 @@ void bind_curve(py::module_& m) {
     }
     Buf W(witness, "witness");
     if (W.len() != 32 * n_vars) throw py::value_error("witness: " + std::to_string(W.len()) + " bytes, expected 32 * n_vars");
-    auto scalar = [](py::bytes b, const char* name) {
-      std::string v = b;
-      if (v.size() != 32) throw py::value_error(std::string(name) + ": 32 bytes expected");
-      std::array<u64, 4> x;
-      std::memcpy(x.data(), v.data(), 32);
-      if (!Fr::lt_mod(x.data())) throw py::value_error(std::string(name) + ": not below r");
-      return x;
-    };
-    auto rr = scalar(r, "r"), ss = scalar(s, "s"), rss = scalar(rs, "rs");
+    auto rr = scalar_below_r<Fr>(r, "r"), ss = scalar_below_r<Fr>(s, "s"), rss = scalar_below_r<Fr>(rs, "rs");
     typename GP::Result res;
     std::function<void(const char*, double)> report;
     std::unique_ptr<py::error_already_set> raised;  // an exception of the callback, re-raised after the proof
@@ -544,14 +547,6 @@ void bind_curve(py::module_& m) {
                               std::to_string(need));
       return keep.back()->data();
     };
-    auto scalar = [](py::bytes b, const char* name) {
-      std::string v = b;
-      if (v.size() != 32) throw py::value_error(std::string(name) + ": 32 bytes expected");
-      std::array<u64, 4> x;
-      std::memcpy(x.data(), v.data(), 32);
-      if (!Fr::lt_mod(x.data())) throw py::value_error(std::string(name) + ": not below r");
-      return x;
-    };
     A1 a = A1::load(view(sums, "a", sizeof(A1))), b1 = A1::load(view(sums, "b1", sizeof(A1)));
     A1 c = A1::load(view(sums, "c", sizeof(A1))), h = A1::load(view(sums, "h", sizeof(A1)));
     A2 b2 = A2::load(view(sums, "b2", sizeof(A2)));
@@ -561,7 +556,7 @@ void bind_curve(py::module_& m) {
     k.delta1 = view(header, "delta1", sizeof(A1));
     k.beta2 = view(header, "beta2", sizeof(A2));
     k.delta2 = view(header, "delta2", sizeof(A2));
-    auto rr = scalar(r, "r"), ss = scalar(s, "s"), rss = scalar(rs, "rs");
+    auto rr = scalar_below_r<Fr>(r, "r"), ss = scalar_below_r<Fr>(s, "s"), rss = scalar_below_r<Fr>(rs, "rs");
     auto pf = GB::blind(a, b1, c, h, b2, k, rr.data(), ss.data(), rss.data());
     return py::make_tuple(py::bytes((const char*)&pf.pi_a, sizeof(pf.pi_a)), py::bytes((const char*)&pf.pi_b, sizeof(pf.pi_b)),
                           py::bytes((const char*)&pf.pi_c, sizeof(pf.pi_c)));
