@@ -121,13 +121,18 @@ def test_the_verdict_keeps_the_file_at_its_size_after_one_request_until_its_path
         len(sources) - recorded[-1] - 1)
     sizes = [p["bytes"] for p in calc.program.path_stats()]  # in the order recorded
     assert calc.program.n_paths == native_module.CONTROL_FLOW_AFTER and calc.meta["value_dependent"] is True
-    assert wprog(calc) <= after_one + len(', "value_dependent": true')  # one path, the verdict in the header
+    # one path, the verdict and its paths' replays in the header
+    assert wprog(calc) <= after_one + len(', "hits": 0, "value_dependent": true')
     again = NativeCalculator(calc.path, cache=False, strict=True)
-    assert again.value_dependent and again.program.n_paths == 1
+    assert again.meta["hits"] == 0
+    assert again.value_dependent and again._program is None  # paths that never served: not decoded until asked for
+    ctl = byte_identical(again, c, bigint_inputs(41), tmp_path, "lazy")
+    assert ctl == "control" and again._program is None
+    assert again.program.n_paths == 1
     assert again.program.path_stats()[0]["bytes"] == min(sizes)
     kept = recorded[len(sizes) - 1 - sizes[::-1].index(min(sizes))]  # the request whose path the file kept
     served = [byte_identical(again, c, bigint_inputs(kept), tmp_path, f"kept-{k}")
-              for k in range(native_module.PROBE_EVERY + native_module.CONTROL_FLOW_AFTER - 1)]
+              for k in range(native_module.PROBE_EVERY + native_module.CONTROL_FLOW_AFTER - 2)]  # ("lazy": 1st)
     assert served.count("native") == native_module.CONTROL_FLOW_AFTER and not again.value_dependent
     assert byte_identical(again, c, bigint_inputs(40), tmp_path, "learnt") == "recorded"
     assert "value_dependent" not in again.meta and again.program.n_paths == 2
