@@ -15,7 +15,7 @@ module it imports (+~30 ms). An installed package has its bytecode compiled at i
 bytecode written and read (the variable removed), as users run it.
 
     python bench/witness_vs_circom_cpp.py [--dir bench/work/sha256-bn128] [--runs 9] [--inputs 3] [--snarkjs]
-        [--side NAME=SRC ...] [--json bench/results/witness-vs-circom-cpp.json]
+        [--side NAME=SRC ...] [--pool DIR] [--json bench/results/witness-vs-circom-cpp.json]
 
 --side NAME=SRC times snarkd from another source tree too (its src/ folder, native modules built in it), e.g.
 --side main=/tmp/main/src beside this tree's (named "snarkd").
@@ -103,6 +103,9 @@ def main() -> int:
     ap.add_argument("--inputs", type=int, default=3, help="more random inputs checked byte for byte (not timed)")
     ap.add_argument("--snarkjs", action="store_true", help="also time snarkjs wtns calculate")
     ap.add_argument("--side", action="append", default=[], metavar="NAME=SRC", help="another snarkd source tree")
+    ap.add_argument("--pool", type=Path, help="time each round on the next of this folder's inputs-*.json (every round "
+                    "another input: a value-dependent circuit's new signatures; with --snarkjs each timed witness is "
+                    "checked against snarkjs's of that round)")
     ap.add_argument("--json", type=Path, default=REPO / "bench" / "results" / "witness-vs-circom-cpp.json")
     args = ap.parse_args()
     sides = {"snarkd": REPO / "src"}
@@ -145,19 +148,35 @@ def main() -> int:
     phases = {name: subprocess.run(snarkd(inp, work / "native.wtns", "--timings"), check=True, env=env,
                                    capture_output=True, text=True).stderr for name, env in envs.items()}
 
-    tools = {name: (snarkd(inp, work / f"{name}.wtns"), env) for name, env in envs.items()}
-    tools["circom_cpp"] = ([str(cpp), str(inp), str(work / "cpp.wtns")], base_env)
-    if args.snarkjs:
-        tools["snarkjs"] = (["node", str(SNARKJS), "wtns", "calculate", str(wasm), str(inp), str(work / "j.wtns")],
-                            base_env)
+    pool = sorted(args.pool.resolve().glob("inputs-*.json"), key=lambda p: int(p.stem.split("-")[1])) if args.pool \
+        else [inp]
+    if args.pool and len(pool) < args.runs:
+        ap.error(f"--pool {args.pool}: {len(pool)} inputs for {args.runs} runs")
+
+    def tools_for(i: Path) -> dict:
+        tools = {name: (snarkd(i, work / f"{name}.wtns"), env) for name, env in envs.items()}
+        tools["circom_cpp"] = ([str(cpp), str(i), str(work / "circom_cpp.wtns")], base_env)
+        if args.snarkjs:
+            tools["snarkjs"] = (["node", str(SNARKJS), "wtns", "calculate", str(wasm), str(i),
+                                 str(work / "snarkjs.wtns")], base_env)
+        return tools
+
+    tools = tools_for(inp)
     load_before = load()
     wall = {k: [] for k in tools}
     rss = {k: [] for k in tools}
-    for _ in range(args.runs):
-        for name, (cmd, env) in tools.items():
+    timed_identical = []
+    for k in range(args.runs):
+        i = pool[k % len(pool)]
+        for name, (cmd, env) in tools_for(i).items():
             s, r = timed(cmd, env)
             wall[name].append(s)
             rss[name].append(r)
+        if args.snarkjs and args.pool:  # every timed witness of this round against snarkjs's
+            ref = (work / "snarkjs.wtns").read_bytes()
+            for name in tools:
+                assert (work / f"{name}.wtns").read_bytes() == ref, f"{i.name}: {name}'s timed witness differs"
+            timed_identical.append(i.name)
     load_after = load()
     med = {k: median_ms(v) for k, v in wall.items()}
     row = {
@@ -170,6 +189,8 @@ def main() -> int:
                                  if len(line.split()) == 3 and line.split()[2] == "ms"} for k, text in phases.items()},
         "cpp_build_s": round(build_s, 1) if build_s else "built earlier",
         "byte_identical_to_snarkjs": [p.name for p in checked],
+        "timed_inputs": [pool[k % len(pool)].name for k in range(args.runs)],
+        "timed_witnesses_identical_to_snarkjs": timed_identical,
         "runs_s": wall,
     }
     result = {
