@@ -40,7 +40,7 @@ sys.path.insert(0, str(REPO / "tests"))
 sys.path.insert(0, str(REPO / "src"))
 
 from prove_vs_rapidsnark import cpu_name  # noqa: E402  (bench/ is on sys.path)
-from witness_native import median_ms, timed  # noqa: E402
+from witness_native import TIME, median_ms  # noqa: E402
 from witness_vs_snarkjs import SNARKJS  # noqa: E402
 
 CIRCOM2 = REPO / "node_modules" / "circom2" / "cli.js"
@@ -73,6 +73,20 @@ def build_cpp(circuit: Path, out: Path) -> float:
         shutil.rmtree(lib)
     subprocess.run(["make", "-j", str(os.cpu_count() or 1)], cwd=out / "circuit_cpp", check=True, capture_output=True)
     return time.perf_counter() - t
+
+
+def timed(cmd: list[str], env: dict | None = None) -> tuple[float, int, float]:
+    """(wall seconds, peak RSS bytes, CPU seconds: user + system) of one child process, from GNU time (the CPU time
+    is what a loaded machine changes least: other processes lengthen the wall time, not the work)."""
+    start = time.perf_counter()
+    proc = subprocess.run([TIME, "-f", "maxrss_kib=%M cpu_s=%U+%S", *cmd], stdout=subprocess.DEVNULL,
+                          stderr=subprocess.PIPE, env=env, text=True)
+    wall = time.perf_counter() - start
+    if proc.returncode != 0:
+        raise RuntimeError(f"{' '.join(cmd[:5])} failed: {proc.stderr[-2000:]}")
+    rss, cpu = [line for line in proc.stderr.splitlines() if line.startswith("maxrss_kib=")][-1].split()
+    user, system = cpu.split("=")[1].split("+")
+    return wall, int(rss.split("=")[1]) * 1024, float(user) + float(system)
 
 
 def snarkd_command() -> list[str]:
@@ -165,13 +179,15 @@ def main() -> int:
     load_before = load()
     wall = {k: [] for k in tools}
     rss = {k: [] for k in tools}
+    cpu = {k: [] for k in tools}
     timed_identical = []
     for k in range(args.runs):
         i = pool[k % len(pool)]
         for name, (cmd, env) in tools_for(i).items():
-            s, r = timed(cmd, env)
+            s, r, c = timed(cmd, env)
             wall[name].append(s)
             rss[name].append(r)
+            cpu[name].append(c)
         if args.snarkjs and args.pool:  # every timed witness of this round against snarkjs's
             ref = (work / "snarkjs.wtns").read_bytes()
             for name in tools:
@@ -183,8 +199,10 @@ def main() -> int:
         "circuit": d.name,
         "wall_ms_median": med,
         "wall_ms_min": {k: round(min(v) * 1e3, 2) for k, v in wall.items()},
+        "cpu_ms_median": {k: median_ms(v) for k, v in cpu.items()},
         "peak_rss_mib": {k: round(max(v) / 2**20, 1) for k, v in rss.items()},
         "over_cpp": {k: round(med[k] / med["circom_cpp"], 2) for k in envs},
+        "over_cpp_cpu": {k: round(median_ms(cpu[k]) / median_ms(cpu["circom_cpp"]), 2) for k in envs},
         "snarkd_phases_ms": {k: {line.split()[0]: float(line.split()[1]) for line in text.splitlines()
                                  if len(line.split()) == 3 and line.split()[2] == "ms"} for k, text in phases.items()},
         "cpp_build_s": round(build_s, 1) if build_s else "built earlier",
@@ -206,8 +224,8 @@ def main() -> int:
     }
     for name in tools:
         print(f"{name:<14} median {med[name]:8.1f} ms  min {row['wall_ms_min'][name]:8.1f} ms  "
-              f"peak RSS {row['peak_rss_mib'][name]:6.1f} MiB")
-    print(f"over C++: {row['over_cpp']} (medians of {args.runs}); snarkd phases {row['snarkd_phases_ms']}; "
+              f"CPU median {row['cpu_ms_median'][name]:8.1f} ms  peak RSS {row['peak_rss_mib'][name]:6.1f} MiB")
+    print(f"over C++: {row['over_cpp']} (wall), {row['over_cpp_cpu']} (CPU) (medians of {args.runs}); snarkd phases {row['snarkd_phases_ms']}; "
           f"load {load_before} -> {load_after}; {cpu_name()}, {os.cpu_count()} cores")
     args.json.parent.mkdir(parents=True, exist_ok=True)
     args.json.write_text(json.dumps(result, indent=1) + "\n")
