@@ -39,6 +39,7 @@ import _thread  # the locks threading.Lock is; the threading module (~1 ms of im
 import hashlib
 import itertools
 import os
+import sys
 import time
 
 from snarkd.errors import InputError
@@ -466,10 +467,13 @@ class NativeCalculator:
         if status == 1 and control_flow:  # value-dependent: the wasm's control flow, run natively
             if not self._said_control_flow:
                 self._said_control_flow = True
-                _log().info(  # (`log` is the request's log sink here)
-                    "native witness program for %s: %s paths and still a miss: value-dependent; requests no "
-                    "path fits run the wasm's control flow natively (nothing more recorded)", self.name,
-                    "its" if self._program is None else self._program.n_paths)  # (not loaded for a message)
+                # only where logging is loaded: else nothing has configured a handler, and an INFO record would go
+                # nowhere (importing logging for it was ~6 ms of a one-shot `snarkd witness`)
+                if "logging" in sys.modules:
+                    _log().info(  # (`log` is the request's log sink here)
+                        "native witness program for %s: %s paths and still a miss: value-dependent; requests no "
+                        "path fits run the wasm's control flow natively (nothing more recorded)", self.name,
+                        "its" if self._program is None else self._program.n_paths)  # (not loaded for a message)
             res = self._run(recorded_inputs)
             if res.ok:
                 self.stats.add("control")
