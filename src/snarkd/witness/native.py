@@ -169,6 +169,7 @@ class NativeCalculator:
         self._probe = itertools.count(1)  # value-dependent requests while no path has served one
         self._parsed = None
         self._program = self._body = None
+        self._program_lock = _thread.allocate_lock()
         self.stats = WitnessStats()
         self.build_ms = 0.0
         self._loaded_from: str | None = None
@@ -255,15 +256,17 @@ class NativeCalculator:
         PROBE_EVERY-th request) or the paths are asked for: a one-shot `snarkd witness` never decodes them
         (1.6 M instructions, 6.8 MB, ~30 ms of its whole-process time)."""
         if self._program is None:
-            body, self._body = self._body, None
-            try:
-                self._program = self._load_body(body)
-            except (program_file.ProgramFileError, ValueError, KeyError, TypeError) as exc:
-                # checked (HMAC, CRC) when read: only a native check of the body can fail here; no path then
-                _log().warning("ignoring the paths of native witness program %s: %s", self._loaded_from, exc)
-                self._program = self._native.Program(CURVES[self.curve], self.witness_size, self.input_size)
-                self.meta.pop("value_dependent", None)
-                self.meta.pop("hits", None)
+            with self._program_lock:  # a daemon's requests: one load
+                if self._program is None:
+                    try:
+                        self._program = self._load_body(self._body)
+                    except (program_file.ProgramFileError, ValueError, KeyError, TypeError) as exc:
+                        # checked (HMAC, CRC) when read: only a native check of the body can fail here; no path then
+                        _log().warning("ignoring the paths of native witness program %s: %s", self._loaded_from, exc)
+                        self.meta.pop("value_dependent", None)
+                        self.meta.pop("hits", None)
+                        self._program = self._native.Program(CURVES[self.curve], self.witness_size, self.input_size)
+                    self._body = None
         return self._program
 
     @program.setter
@@ -346,7 +349,7 @@ class NativeCalculator:
 
     def _paths_hits(self) -> int:
         if self._hits is None and self._program is None:  # not loaded: the file's count (_unserved_verdict)
-            return int(self.meta["hits"])
+            return int(self.meta.get("hits", 0))
         if self._hits is None:  # path_stats sizes every path: asked once, then kept up to date
             self._hits = sum(p["hits"] for p in self.program.path_stats())
         return self._hits
