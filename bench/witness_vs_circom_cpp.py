@@ -15,7 +15,7 @@ module it imports (+~30 ms). An installed package has its bytecode compiled at i
 bytecode written and read (the variable removed), as users run it.
 
     python bench/witness_vs_circom_cpp.py [--dir bench/work/sha256-bn128] [--runs 9] [--inputs 3] [--snarkjs]
-        [--side NAME=SRC ...] [--json bench/results/witness-vs-circom-cpp.json]
+        [--side NAME=SRC ...] [--pool DIR] [--json bench/results/witness-vs-circom-cpp.json]
 
 --side NAME=SRC times snarkd from another source tree too (its src/ folder, native modules built in it), e.g.
 --side main=/tmp/main/src beside this tree's (named "snarkd").
@@ -40,7 +40,7 @@ sys.path.insert(0, str(REPO / "tests"))
 sys.path.insert(0, str(REPO / "src"))
 
 from prove_vs_rapidsnark import cpu_name  # noqa: E402  (bench/ is on sys.path)
-from witness_native import median_ms, timed  # noqa: E402
+from witness_native import TIME, median_ms  # noqa: E402
 from witness_vs_snarkjs import SNARKJS  # noqa: E402
 
 CIRCOM2 = REPO / "node_modules" / "circom2" / "cli.js"
@@ -75,6 +75,20 @@ def build_cpp(circuit: Path, out: Path) -> float:
     return time.perf_counter() - t
 
 
+def timed(cmd: list[str], env: dict | None = None) -> tuple[float, int, float]:
+    """(wall seconds, peak RSS bytes, CPU seconds: user + system) of one child process, from GNU time (the CPU time
+    is what a loaded machine changes least: other processes lengthen the wall time, not the work)."""
+    start = time.perf_counter()
+    proc = subprocess.run([TIME, "-f", "maxrss_kib=%M cpu_s=%U+%S", *cmd], stdout=subprocess.DEVNULL,
+                          stderr=subprocess.PIPE, env=env, text=True)
+    wall = time.perf_counter() - start
+    if proc.returncode != 0:
+        raise RuntimeError(f"{' '.join(cmd[:5])} failed: {proc.stderr[-2000:]}")
+    rss, cpu = [line for line in proc.stderr.splitlines() if line.startswith("maxrss_kib=")][-1].split()
+    user, system = cpu.split("=")[1].split("+")
+    return wall, int(rss.split("=")[1]) * 1024, float(user) + float(system)
+
+
 def snarkd_command() -> list[str]:
     script = Path(sys.executable).parent / "snarkd"
     return [str(script)] if script.exists() else [sys.executable, "-m", "snarkd"]
@@ -103,6 +117,9 @@ def main() -> int:
     ap.add_argument("--inputs", type=int, default=3, help="more random inputs checked byte for byte (not timed)")
     ap.add_argument("--snarkjs", action="store_true", help="also time snarkjs wtns calculate")
     ap.add_argument("--side", action="append", default=[], metavar="NAME=SRC", help="another snarkd source tree")
+    ap.add_argument("--pool", type=Path, help="time each round on the next of this folder's inputs-*.json (every round "
+                    "another input: a value-dependent circuit's new signatures; with --snarkjs each timed witness is "
+                    "checked against snarkjs's of that round)")
     ap.add_argument("--json", type=Path, default=REPO / "bench" / "results" / "witness-vs-circom-cpp.json")
     args = ap.parse_args()
     sides = {"snarkd": REPO / "src"}
@@ -145,31 +162,53 @@ def main() -> int:
     phases = {name: subprocess.run(snarkd(inp, work / "native.wtns", "--timings"), check=True, env=env,
                                    capture_output=True, text=True).stderr for name, env in envs.items()}
 
-    tools = {name: (snarkd(inp, work / f"{name}.wtns"), env) for name, env in envs.items()}
-    tools["circom_cpp"] = ([str(cpp), str(inp), str(work / "cpp.wtns")], base_env)
-    if args.snarkjs:
-        tools["snarkjs"] = (["node", str(SNARKJS), "wtns", "calculate", str(wasm), str(inp), str(work / "j.wtns")],
-                            base_env)
+    pool = sorted(args.pool.resolve().glob("inputs-*.json"), key=lambda p: int(p.stem.split("-")[1])) if args.pool \
+        else [inp]
+    if args.pool and len(pool) < args.runs:
+        ap.error(f"--pool {args.pool}: {len(pool)} inputs for {args.runs} runs")
+
+    def tools_for(i: Path) -> dict:
+        tools = {name: (snarkd(i, work / f"{name}.wtns"), env) for name, env in envs.items()}
+        tools["circom_cpp"] = ([str(cpp), str(i), str(work / "circom_cpp.wtns")], base_env)
+        if args.snarkjs:
+            tools["snarkjs"] = (["node", str(SNARKJS), "wtns", "calculate", str(wasm), str(i),
+                                 str(work / "snarkjs.wtns")], base_env)
+        return tools
+
+    tools = tools_for(inp)
     load_before = load()
     wall = {k: [] for k in tools}
     rss = {k: [] for k in tools}
-    for _ in range(args.runs):
-        for name, (cmd, env) in tools.items():
-            s, r = timed(cmd, env)
+    cpu = {k: [] for k in tools}
+    timed_identical = []
+    for k in range(args.runs):
+        i = pool[k % len(pool)]
+        for name, (cmd, env) in tools_for(i).items():
+            s, r, c = timed(cmd, env)
             wall[name].append(s)
             rss[name].append(r)
+            cpu[name].append(c)
+        if args.snarkjs and args.pool:  # every timed witness of this round against snarkjs's
+            ref = (work / "snarkjs.wtns").read_bytes()
+            for name in tools:
+                assert (work / f"{name}.wtns").read_bytes() == ref, f"{i.name}: {name}'s timed witness differs"
+            timed_identical.append(i.name)
     load_after = load()
     med = {k: median_ms(v) for k, v in wall.items()}
     row = {
         "circuit": d.name,
         "wall_ms_median": med,
         "wall_ms_min": {k: round(min(v) * 1e3, 2) for k, v in wall.items()},
+        "cpu_ms_median": {k: median_ms(v) for k, v in cpu.items()},
         "peak_rss_mib": {k: round(max(v) / 2**20, 1) for k, v in rss.items()},
         "over_cpp": {k: round(med[k] / med["circom_cpp"], 2) for k in envs},
+        "over_cpp_cpu": {k: round(median_ms(cpu[k]) / median_ms(cpu["circom_cpp"]), 2) for k in envs},
         "snarkd_phases_ms": {k: {line.split()[0]: float(line.split()[1]) for line in text.splitlines()
                                  if len(line.split()) == 3 and line.split()[2] == "ms"} for k, text in phases.items()},
         "cpp_build_s": round(build_s, 1) if build_s else "built earlier",
         "byte_identical_to_snarkjs": [p.name for p in checked],
+        "timed_inputs": [pool[k % len(pool)].name for k in range(args.runs)],
+        "timed_witnesses_identical_to_snarkjs": timed_identical,
         "runs_s": wall,
     }
     result = {
@@ -185,8 +224,8 @@ def main() -> int:
     }
     for name in tools:
         print(f"{name:<14} median {med[name]:8.1f} ms  min {row['wall_ms_min'][name]:8.1f} ms  "
-              f"peak RSS {row['peak_rss_mib'][name]:6.1f} MiB")
-    print(f"over C++: {row['over_cpp']} (medians of {args.runs}); snarkd phases {row['snarkd_phases_ms']}; "
+              f"CPU median {row['cpu_ms_median'][name]:8.1f} ms  peak RSS {row['peak_rss_mib'][name]:6.1f} MiB")
+    print(f"over C++: {row['over_cpp']} (wall), {row['over_cpp_cpu']} (CPU) (medians of {args.runs}); snarkd phases {row['snarkd_phases_ms']}; "
           f"load {load_before} -> {load_after}; {cpu_name()}, {os.cpu_count()} cores")
     args.json.parent.mkdir(parents=True, exist_ok=True)
     args.json.write_text(json.dumps(result, indent=1) + "\n")

@@ -9,8 +9,11 @@ recursion, shifts by input amounts, a ternary, assert and log."""
 
 from __future__ import annotations
 
+import json
 import random
 import shutil
+import subprocess
+import sys
 
 import pytest
 
@@ -121,16 +124,44 @@ def test_the_verdict_keeps_the_file_at_its_size_after_one_request_until_its_path
         len(sources) - recorded[-1] - 1)
     sizes = [p["bytes"] for p in calc.program.path_stats()]  # in the order recorded
     assert calc.program.n_paths == native_module.CONTROL_FLOW_AFTER and calc.meta["value_dependent"] is True
-    assert wprog(calc) <= after_one + len(', "value_dependent": true')  # one path, the verdict in the header
+    # one path, the verdict and its paths' replays in the header
+    assert wprog(calc) <= after_one + len(', "hits": 0, "value_dependent": true')
     again = NativeCalculator(calc.path, cache=False, strict=True)
-    assert again.value_dependent and again.program.n_paths == 1
+    assert again.meta["hits"] == 0
+    assert again.value_dependent and again._program is None  # paths that never served: not decoded until asked for
+    ctl = byte_identical(again, c, bigint_inputs(41), tmp_path, "lazy")
+    assert ctl == "control" and again._program is None
+    assert again.program.n_paths == 1
     assert again.program.path_stats()[0]["bytes"] == min(sizes)
     kept = recorded[len(sizes) - 1 - sizes[::-1].index(min(sizes))]  # the request whose path the file kept
     served = [byte_identical(again, c, bigint_inputs(kept), tmp_path, f"kept-{k}")
-              for k in range(native_module.PROBE_EVERY + native_module.CONTROL_FLOW_AFTER - 1)]
+              for k in range(native_module.PROBE_EVERY + native_module.CONTROL_FLOW_AFTER - 2)]  # ("lazy": 1st)
     assert served.count("native") == native_module.CONTROL_FLOW_AFTER and not again.value_dependent
     assert byte_identical(again, c, bigint_inputs(40), tmp_path, "learnt") == "recorded"
     assert "value_dependent" not in again.meta and again.program.n_paths == 2
+
+
+def test_a_new_input_from_the_cli_on_a_value_dependent_file_stays_lean(tmp_path):
+    """`snarkd witness --engine native` in a fresh process on a value-dependent program file (the verdict, no path
+    ever served): the control-flow run's witness is snarkjs's, and the process imports neither the wasm engine (its
+    validation: the file vouches for these bytes) nor logging, nor decodes the file's path."""
+    from test_witness_cli import NOT_ON_THE_CACHED_PATH
+
+    c = compiled("bigint.circom", "bn128", N=N_BITS, K=K_LIMBS)
+    calc = fresh(c, tmp_path)
+    for i in range(native_module.CONTROL_FLOW_AFTER):
+        assert byte_identical(calc, c, bigint_inputs(i), tmp_path, i) == "recorded"
+    assert calc.meta["value_dependent"] is True and calc.meta["hits"] == 0
+    inputs = bigint_inputs(50)
+    inp, out = tmp_path / "input.json", tmp_path / "cli.wtns"
+    inp.write_text(json.dumps(inputs))
+    code = ("import sys; from snarkd.cli import main; "
+            f"rc = main(['witness', '--engine', 'native', '--quiet', {str(calc.path)!r}, {str(inp)!r}, {str(out)!r}]); "
+            f"print(rc, [m for m in {NOT_ON_THE_CACHED_PATH!r} if m in sys.modules])")
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.split("\n")[-2] == "0 []", res.stdout
+    assert out.read_bytes() == c.snarkjs_witness(inputs).read_bytes()
 
 
 def test_a_path_that_serves_requests_is_still_replayed(tmp_path, monkeypatch):

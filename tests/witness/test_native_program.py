@@ -111,6 +111,24 @@ def test_a_well_formed_but_wrong_program_body_is_refused_by_the_native_checks(co
     assert again.build_ms > 0
 
 
+def test_a_wrong_body_under_an_unserved_verdict_is_refused_when_first_loaded(control, caplog):
+    """A value-dependent file whose paths never served is loaded lazily (native.py `program`): its body's native
+    checks run when the paths are first asked for, and a body they refuse leaves no path (and no verdict) instead
+    of a crash; the control-flow run before that needs no path."""
+    c, wasm = control
+    calc = NativeCalculator(wasm, cache=False)
+    path = wasm.with_name(wasm.name + ".wprog")
+    meta, _ = program_file.read(path, calc._ident)
+    bad = _one_instruction_program(calc.witness_size, calc.input_size, 2**31)
+    program_file.write(path, calc._ident, dict(meta, value_dependent=True, hits=0), bad)
+    again = NativeCalculator(wasm, cache=False)
+    assert again.value_dependent and again._program is None
+    with caplog.at_level(logging.WARNING, logger="snarkd.witness"):
+        assert again.program.n_paths == 0
+    assert any("ignoring the paths of native witness program" in r.message for r in caplog.records)
+    assert not again.value_dependent and "hits" not in again.meta
+
+
 def test_a_program_of_another_wasm_or_setting_is_stale(control, caplog, tmp_path):
     c, wasm = control
     other = compiled("ops.circom", "bn128")

@@ -39,6 +39,7 @@ import _thread  # the locks threading.Lock is; the threading module (~1 ms of im
 import hashlib
 import itertools
 import os
+import sys
 import time
 
 from snarkd.errors import InputError
@@ -167,6 +168,8 @@ class NativeCalculator:
         self._hits = None  # replays the kept paths have served (their hits summed), once known
         self._probe = itertools.count(1)  # value-dependent requests while no path has served one
         self._parsed = None
+        self._program = self._body = None
+        self._program_lock = _thread.allocate_lock()
         self.stats = WitnessStats()
         self.build_ms = 0.0
         self._loaded_from: str | None = None
@@ -225,9 +228,10 @@ class NativeCalculator:
             try:
                 meta, body = program_file.read(path, self._ident)
                 self._set_facts(meta)
-                self.program = self._native.Program.load(CURVES[self.curve], body)
-                if self.program.witness_size != self.witness_size or self.program.n_inputs != self.input_size:
-                    raise program_file.ProgramFileError("sizes disagree with its header (corrupt)")
+                if _unserved_verdict(meta):  # its paths are loaded when a replay is tried (see `program`)
+                    self._program, self._body = None, body
+                else:
+                    self._program = self._load_body(body)
             except program_file.ProgramFileError as exc:
                 if str(exc) != "not found":
                     _log().warning("ignoring native witness program %s: %s; rebuilding it", path, exc)
@@ -239,11 +243,46 @@ class NativeCalculator:
             return True
         return False
 
+    def _load_body(self, body):
+        program = self._native.Program.load(CURVES[self.curve], body)
+        if program.witness_size != self.witness_size or program.n_inputs != self.input_size:
+            raise program_file.ProgramFileError("sizes disagree with its header (corrupt)")
+        return program
+
+    @property
+    def program(self):
+        """The native Program (its paths). A value-dependent file whose paths have served no replays (an RSA
+        verifier's: every signature runs the control flow) is loaded only when a replay is tried (every
+        PROBE_EVERY-th request) or the paths are asked for: a one-shot `snarkd witness` never decodes them
+        (1.6 M instructions, 6.8 MB, ~30 ms of its whole-process time)."""
+        if self._program is None:
+            with self._program_lock:  # a daemon's requests: one load
+                if self._program is None:
+                    try:
+                        self._program = self._load_body(self._body)
+                    except (program_file.ProgramFileError, ValueError, KeyError, TypeError) as exc:
+                        # checked (HMAC, CRC) when read: only a native check of the body can fail here; no path then
+                        _log().warning("ignoring the paths of native witness program %s: %s", self._loaded_from, exc)
+                        self.meta.pop("value_dependent", None)
+                        self.meta.pop("hits", None)
+                        self._program = self._native.Program(CURVES[self.curve], self.witness_size, self.input_size)
+                    self._body = None
+        return self._program
+
+    @program.setter
+    def program(self, value) -> None:
+        self._program, self._body = value, None
+
     def _module(self):
         if self._parsed is None:
-            from snarkd.witness.wasm_runtime import validate_module
+            if self._loaded_from is None:
+                from snarkd.witness.wasm_runtime import validate_module
 
-            validate_module(self._bytes, self.name)  # an invalid module is bad input (exit 3), whichever engine
+                validate_module(self._bytes, self.name)  # an invalid module is bad input (exit 3), whichever engine
+            # else these bytes were validated already: a program file is written only after they were (_build and
+            # _keep parse them here first), and one is loaded only under this user's HMAC tag bound to their SHA-256
+            # (program_file). Not importing wasm_runtime keeps numpy and wasmtime (~100 ms) out of a value-dependent
+            # circuit's control-flow run in a fresh process.
             try:
                 self._parsed = self._native.Wasm(self._bytes)
             except self._native.Unsupported as exc:
@@ -309,6 +348,8 @@ class NativeCalculator:
                                 input_base=self.input_base, n_inputs=self.input_size)
 
     def _paths_hits(self) -> int:
+        if self._hits is None and self._program is None:  # not loaded: the file's count (_unserved_verdict)
+            return int(self.meta.get("hits", 0))
         if self._hits is None:  # path_stats sizes every path: asked once, then kept up to date
             self._hits = sum(p["hits"] for p in self.program.path_stats())
         return self._hits
@@ -347,12 +388,14 @@ class NativeCalculator:
                             self.name, kept, total / 1e6, len(drop))
             # a recording runs only where the program is not value-dependent: a verdict of the file's is over
             self.meta.pop("value_dependent", None)
+            self.meta.pop("hits", None)
             file_paths = None
             if len(stats) >= CONTROL_FLOW_AFTER and sum(p["hits"] for p in stats) < len(stats):
                 self.meta["value_dependent"] = True
                 unserved = [i for i, p in enumerate(stats) if not p["hits"]]
                 smallest = min(unserved, key=lambda i: (stats[i]["bytes"], -i))
                 file_paths = [i for i, p in enumerate(stats) if p["hits"] or i == smallest]
+                self.meta["hits"] = sum(stats[i]["hits"] for i in file_paths)  # the loaded program's, lazily
                 _log().info("native witness program for %s: value-dependent; its file keeps %d of %d paths (those "
                             "that served replays, and the smallest other)", self.name, len(file_paths), len(stats))
             self._save(file_paths)  # under the lock: the indices are of these paths
@@ -427,10 +470,13 @@ class NativeCalculator:
         if status == 1 and control_flow:  # value-dependent: the wasm's control flow, run natively
             if not self._said_control_flow:
                 self._said_control_flow = True
-                _log().info(  # (`log` is the request's log sink here)
-                    "native witness program for %s: %d paths and still a miss: value-dependent; requests no "
-                    "path fits run the wasm's control flow natively (nothing more recorded)", self.name,
-                    self.program.n_paths)
+                # only where logging is loaded: else nothing has configured a handler, and an INFO record would go
+                # nowhere (importing logging for it was ~6 ms of a one-shot `snarkd witness`)
+                if "logging" in sys.modules:
+                    _log().info(  # (`log` is the request's log sink here)
+                        "native witness program for %s: %s paths and still a miss: value-dependent; requests no "
+                        "path fits run the wasm's control flow natively (nothing more recorded)", self.name,
+                        "its" if self._program is None else self._program.n_paths)  # (not loaded for a message)
             res = self._run(recorded_inputs)
             if res.ok:
                 self.stats.add("control")
@@ -487,6 +533,13 @@ class NativeCalculator:
                 "build_ms": round(self.build_ms, 1), "paths": self.program.path_stats(),
                 "dropped_paths": self.dropped_paths, "value_dependent": self.value_dependent,
                 **self.stats.as_dict()}
+
+
+def _unserved_verdict(meta: dict) -> bool:
+    """A file written value-dependent whose paths had served fewer than CONTROL_FLOW_AFTER replays (its header
+    says how many; files without the count are loaded at once)."""
+    hits = meta.get("hits")
+    return bool(meta.get("value_dependent")) and type(hits) is int and 0 <= hits < CONTROL_FLOW_AFTER
 
 
 def _uninitialized(nbytes: int):

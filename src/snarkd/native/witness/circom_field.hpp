@@ -257,7 +257,21 @@ struct CircomField {
   static F neg(const F& a) { return a.neg(); }
   static F inv(const F& a) { return a.inv(); }  // inv(0) = 0, as ffwasm's
   static F div(const F& a, const F& b) { return a * b.inv(); }
-  static F pow_n(const F& a, const F& e_plain) { return a.pow_limbs(e_plain.v, N); }
+  // a^e from the exponent's top bit (F::pow_limbs walks all 256: bigint code's `2 ** n` has n < 2^8, and 248
+  // squarings per call of nothing but ones were a quarter of the RSA verifier's control-flow run)
+  static F pow_n(const F& a, const F& e_plain) {
+    F r = F::one();
+    size_t i = N;
+    while (i > 0 && !e_plain.v[i - 1]) i--;
+    if (!i) return r;
+    int b = 63 - __builtin_clzll(e_plain.v[i - 1]);
+    for (; i-- > 0; b = 63)
+      for (; b >= 0; b--) {
+        r = r.sqr();
+        if ((e_plain.v[i] >> b) & 1) r = r * a;
+      }
+    return r;
+  }
   static F pow(const F& a, const F& e) { return pow_n(a, to_n(e)); }
   static int idiv(const F& a, const F& b, F& out) {
     F q;

@@ -562,31 +562,33 @@ class Recorder {
     return v;
   }
 
-  // The plain forms of the last few Montgomery values converted either way. circom's integer work (loop
-  // counters compared and turned into indices, bits shifted out and masked) converts the same value to
-  // plain and back again and again; a hit costs a few compares instead of a Montgomery product.
-  struct PlainMemo {
-    F mont[8], plain[8];  // zero <-> zero to begin with: a true pair
-    u64 mont_low[8], plain_low[8];  // their low limbs side by side: a miss is eight compares of one word
-    unsigned next = 0;
-  } memo_ = {};
+  // The plain forms of Montgomery values converted either way lately. circom's integer work (loop counters compared
+  // and turned into indices, bits shifted out and masked) converts the same few values to plain and back again and
+  // again; a hit costs one compare of four limbs instead of a Montgomery product. Two direct-mapped tables (by the
+  // Montgomery form, by the plain form) of MEMO_SLOTS pairs each, indexed by a hash of the low limb: a slot holds the
+  // last pair that fell there (zero <-> zero to begin with: a true pair). Eight pairs searched in turn were ~10% of
+  // the RSA verifier's control-flow run, the scan and its misses' products alike.
+  static constexpr unsigned MEMO_BITS = 9, MEMO_SLOTS = 1u << MEMO_BITS;
+  struct MemoPair {
+    F key, value;
+  };
+  std::unique_ptr<MemoPair[]> to_plain_ = std::make_unique<MemoPair[]>(MEMO_SLOTS);  // value-initialized: zeros
+  std::unique_ptr<MemoPair[]> to_mont_ = std::make_unique<MemoPair[]>(MEMO_SLOTS);
+  static unsigned memo_slot(u64 low) { return unsigned((low * 0x9E3779B97F4A7C15ull) >> (64 - MEMO_BITS)); }
   void remember_plain(const F& m, const F& n) {
-    memo_.mont[memo_.next] = m;
-    memo_.plain[memo_.next] = n;
-    memo_.mont_low[memo_.next] = m.v[0];
-    memo_.plain_low[memo_.next] = n.v[0];
-    memo_.next = (memo_.next + 1) & 7;
+    to_plain_[memo_slot(m.v[0])] = MemoPair{m, n};
+    to_mont_[memo_slot(n.v[0])] = MemoPair{n, m};
   }
   F plain(const F& m) {
-    for (unsigned k = 0; k < 8; k++)
-      if (memo_.mont_low[k] == m.v[0] && memo_.mont[k] == m) return memo_.plain[k];
+    const MemoPair& e = to_plain_[memo_slot(m.v[0])];
+    if (e.key == m) return e.value;
     F n = m.from_mont();
     remember_plain(m, n);
     return n;
   }
   F mont(const F& n) {  // a plain value (a literal, a result) in Montgomery form, remembering the pair
-    for (unsigned k = 0; k < 8; k++)
-      if (memo_.plain_low[k] == n.v[0] && memo_.plain[k] == n) return memo_.mont[k];
+    const MemoPair& e = to_mont_[memo_slot(n.v[0])];
+    if (e.key == n) return e.value;
     F m = n.to_mont();
     remember_plain(m, n);
     return m;

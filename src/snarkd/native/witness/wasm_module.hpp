@@ -23,7 +23,9 @@ struct WasmError : std::runtime_error {
 };
 
 // Internal opcodes: the wasm opcode byte where there is one; 0x100+ for the 0xFC-prefixed
-// bulk-memory instructions and for our own (the decoded `else` jump, function end).
+// bulk-memory instructions and for our own (the decoded `else` jump, function end). Ours follow the
+// bulk-memory ones closely: the interpreter's switch is then one jump table (at 0x200+ they were
+// compares after it, and OP_LOCAL_ADDI is the commonest instruction run).
 enum Op : uint16_t {
   OP_UNREACHABLE = 0x00, OP_NOP = 0x01, OP_IF = 0x04, OP_BR = 0x0C, OP_BR_IF = 0x0D,
   OP_BR_TABLE = 0x0E, OP_RETURN = 0x0F, OP_CALL = 0x10, OP_CALL_INDIRECT = 0x11, OP_DROP = 0x1A,
@@ -31,11 +33,11 @@ enum Op : uint16_t {
   OP_GLOBAL_GET = 0x23, OP_GLOBAL_SET = 0x24, OP_MEMORY_SIZE = 0x3F, OP_MEMORY_GROW = 0x40,
   OP_I32_CONST = 0x41, OP_I64_CONST = 0x42,
   OP_MEMORY_COPY = 0x10A, OP_MEMORY_FILL = 0x10B,
-  OP_JUMP = 0x200,  // the `else` of an if: jump over the else arm (a = target pc)
-  OP_END = 0x201,   // the end of the function body: return
+  OP_JUMP = 0x10C,  // the `else` of an if: jump over the else arm (a = target pc)
+  OP_END = 0x10D,   // the end of the function body: return
   // Fused at decode time (circom's address arithmetic is mostly `const, const, mul, local, add`):
-  OP_I32_ADDI = 0x202,   // top = u32(top + a)
-  OP_LOCAL_ADDI = 0x203, // push u32(local a + b)
+  OP_I32_ADDI = 0x10E,   // top = u32(top + a)
+  OP_LOCAL_ADDI = 0x10F, // push u32(local a + b)
 };
 
 // One decoded instruction (16 bytes).
