@@ -207,6 +207,7 @@ def run_daemon(a, zkey: Path, wtns: Path, work: Path, out_dir: Path) -> list[dic
                        for jb in ok]
             s["outside_ms_p50"] = round(statistics.median(outside), 2) if outside else None
             s["daemon_cpu_cores"] = run["summary"].get("daemon_cpu_cores")
+            s["in_flight_max"] = run["summary"]["in_flight_max"]  # the client's most jobs at once: j, never more
             out.append(s)
             log(json.dumps(s))
     finally:
