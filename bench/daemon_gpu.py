@@ -72,7 +72,9 @@ def run_in_process(a, zkey: Path, wtns: Path) -> list[dict]:
                 inflight[0][1].done.wait(600)
                 now = time.monotonic()
                 for t0, job in [x for x in inflight if x[1].done.is_set()]:
-                    done.append((now - t0, job))
+                    # its own end (Job.finished), not when the head of the line was seen done: at j > 1 a job
+                    # that finished before the head otherwise counts the head's wait too
+                    done.append(((job.finished or now) - t0, job))
                 inflight = [x for x in inflight if not x[1].done.is_set()]
             return done
 
@@ -207,6 +209,7 @@ def run_daemon(a, zkey: Path, wtns: Path, work: Path, out_dir: Path) -> list[dic
                        for jb in ok]
             s["outside_ms_p50"] = round(statistics.median(outside), 2) if outside else None
             s["daemon_cpu_cores"] = run["summary"].get("daemon_cpu_cores")
+            s["in_flight_max"] = run["summary"]["in_flight_max"]  # the client's most jobs at once: j, never more
             out.append(s)
             log(json.dumps(s))
     finally:

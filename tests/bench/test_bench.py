@@ -70,6 +70,7 @@ def test_bench_cj_run_report_json_timeline(daemon, tmp_path):
     sm = run["summary"]
     assert sm["completed"] == 4 and sm["failed"] == 0 and 0 < sm["device_busy_fraction"]["cpu"] <= 1
     assert sm["latency_s"]["min"] <= sm["latency_s"]["p50"] <= sm["latency_s"]["p95"] <= sm["latency_s"]["max"]
+    assert sm["in_flight_max"] <= 2  # -j 2: never a job more in flight (tests/bench/test_runner.py)
     assert run["daemon_after"]["config_fingerprint"] and run["daemon_after"]["engine"]["config"]["synthesis_workers"] == 2
     assert all(len(j["partitions"]) == 2 and "witness" in j["partitions"][0]["timings"] for j in run["jobs"])
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.stat().st_size > 10_000

@@ -204,3 +204,27 @@ def test_observers_are_told_after_the_engines_lock_is_let_go(chain_bn128, runnin
     assert ("partition", "done", True, False) in seen
     # a job's end is told before its waiters wake (a result leaves only once the daemon's journal has it)
     assert ("job", "done", True, False) in seen and ("job", "gone", True, False) in seen
+
+
+def test_each_engine_plans_its_devices_with_its_own_lanes_urgent_share(monkeypatch):
+    """get_backend gives every engine of a process the same backend object; the urgent share of streamed keys'
+    plans (CudaBackend.urgent_share) was set on it by each engine, so two engines saw the last one's. Now each
+    engine proves with its own view (Backend.with_urgent_share), and the shared object keeps none."""
+    from snarkd.config import EngineConfig
+    from snarkd.engine import Engine
+    from snarkd.prover.cuda import CudaBackend
+
+    shared = CudaBackend.__new__(CudaBackend)  # no GPU here: with_urgent_share needs none (a copy, and a field)
+    shared.dev, shared.name, shared.max_concurrent = object(), "cuda:0", 1
+    monkeypatch.setattr("snarkd.engine.engine.resolve_devices", lambda config: [shared])
+
+    def engine(preempt: bool = True, **lanes):
+        cfg = {n: Lane(n, priority=10 if n.startswith("urgent") else 0, share=s) for n, s in lanes.items()}
+        return Engine(EngineConfig(synthesis_workers=1, memory_budget="64MiB", lanes=cfg, preempt=preempt))
+
+    quarter = engine(urgent=0.25, bulk=0.5)  # bulk's share is not an urgent lane's
+    half = engine(urgent=0.1, urgent2=0.5)  # the largest share of a lane above priority 0
+    unpreempted, plain = engine(preempt=False, urgent=0.5), engine()
+    assert [e.devices[0].urgent_share for e in (quarter, half, unpreempted, plain)] == [0.25, 0.5, 0.0, 0.0]
+    assert shared.urgent_share == 0.0 and plain.devices[0] is shared and unpreempted.devices[0] is shared
+    assert quarter.devices[0].dev is shared.dev and half.devices[0].dev is shared.dev  # one device, one residency

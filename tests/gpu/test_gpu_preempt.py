@@ -53,12 +53,12 @@ def test_an_urgent_job_runs_at_a_chunk_boundary_of_a_bulk_batch(tmp_path, case):
         be.release(key)
     # no-room: the bulk batch reserves the whole device budget, so nothing fits beside it while it is paused
     peak = be.dev.memory.budget if case == "no-room" else 1 << 28
-    be._plans[id(bulk_lk.key.zkey)] = hand_plan(CHUNK, peak)
+    be.use_stream_plan(bulk_lk.key, hand_plan(CHUNK, peak))
     with be.dev.memory.guard("the bulk key"):  # streamed whatever [gpus] stream_bases says (as make_resident does)
         be.dev.resident(bulk_lk.key.zkey, "off", be.msm_c, True, "device")
         be.dev.synchronize()
     if case == "urgent-streamed":
-        be._plans[id(urgent_lk.key.zkey)] = hand_plan(1 << 16, 1 << 28)  # one chunk a pass
+        be.use_stream_plan(urgent_lk.key, hand_plan(1 << 16, 1 << 28))  # one chunk a pass
     wt = read_wtns(EXAMPLES["bn128"] / "chain.wtns")
     eng.start()
     try:

@@ -79,7 +79,7 @@ def test_streamed_bases_give_the_cpu_proof(curve, csr, h_mode, keep_w, merged):
     wtns = read_wtns(EXAMPLES[curve] / "chain.wtns")
     be = get_backend("cuda", stream_bases="on")
     be.release(key)
-    be._plans[id(key.zkey)] = StreamPlan(100, 4, csr, h_mode, keep_w, 1 << 28, 0, merged)
+    be.use_stream_plan(key, StreamPlan(100, 4, csr, h_mode, keep_w, 1 << 28, 0, merged))
     try:
         cpu = prove_with(key, wtns, "cpu", 9, 10)
         assert be.host_spmv(key) is (csr == "host")

@@ -117,7 +117,7 @@ def test_a_partitioned_job_of_a_streamed_key_is_one_batch(tmp_path, merged):
     key = lk.key
     be.release(key)
     # a batch's witnesses go up on the copy stream beside the previous proof's kernels (kept on the device)
-    be._plans[id(key.zkey)] = gstream.StreamPlan(100, 8, "device", "in-place", True, 1 << 28, 0, merged)
+    be.use_stream_plan(key, gstream.StreamPlan(100, 8, "device", "in-place", True, 1 << 28, 0, merged))
     wt = read_wtns(EXAMPLES["bn128"] / "chain.wtns")
     eng.start()
     try:

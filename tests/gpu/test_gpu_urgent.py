@@ -70,12 +70,11 @@ def test_an_urgent_streamed_proof_runs_by_its_own_plan_beside_a_paused_stages_re
 
     key = load_key("bn128")
     wtns = read_wtns(EXAMPLES["bn128"] / "chain.wtns")
-    be = get_backend("cuda")
+    be = get_backend("cuda").with_urgent_share(0.25)  # an engine's view with an urgent lane's share of 0.25
     mem = be.dev.memory
-    saved = be.urgent_share, be.stream_bases
     try:
         be.release(key)
-        be.urgent_share, be.stream_bases = 0.25, "on"
+        be.stream_bases = "on"  # the view's only
         keep = int(0.25 * mem.budget)
         base, small = be.stream_plan(key), be.urgent_plan(key)
         assert base.peak <= mem.budget - be.dev.held_bytes(but=key.zkey) - keep  # the room is left free
@@ -92,5 +91,5 @@ def test_an_urgent_streamed_proof_runs_by_its_own_plan_beside_a_paused_stages_re
         assert proof.proof == prove("cpu").proof
         assert verify(json.loads((EXAMPLES["bn128"] / "vk.json").read_text()), proof.public, proof.proof)
     finally:
-        be.urgent_share, be.stream_bases = saved
         be.release(key)
+    assert get_backend("cuda").urgent_share == 0.0 and get_backend("cuda").stream_bases == "auto"  # left as it was

@@ -62,6 +62,17 @@ def busy_from_spans(jobs: list[dict], t0: float, t1: float) -> dict:
     return {d: union_seconds(iv, t0, t1) / wall for d, iv in sorted(per.items())}
 
 
+def most_in_flight(jobs: list[dict]) -> int:
+    """The most jobs the client had in flight at once (its own start/end of each): at most the run's
+    `inflight`, or its latencies are those of a deeper queue than it says."""
+    edges = sorted([(j["start"], 1) for j in jobs] + [(j["end"], -1) for j in jobs])  # an end before a start at a tie
+    most = cur = 0
+    for _, step in edges:
+        cur += step
+        most = max(most, cur)
+    return most
+
+
 def lane_summary(jobs: list[dict]) -> dict:
     """Per lane: jobs, completed, latency percentiles of the completed (s), deadlines missed (refused or
     expired)."""
@@ -126,6 +137,8 @@ def summarize(run: dict) -> dict:
         "key_bytes": sum(k.get("bytes", 0) for k in d1.get("keys", [])),
         "lanes": lane_summary(jobs),
         "deadline_missed": sum(j["state"] == "DEADLINE" for j in jobs),
+        # the COUNT jobs' most at once, the urgent lane's jobs (numbered from COUNT) aside
+        "in_flight_max": most_in_flight([j for j in jobs if j.get("i", 0) < run.get("count", len(jobs))]),
     }
     return run
 

@@ -39,7 +39,7 @@ from snarkd.engine.devices import resolve_devices
 from snarkd.engine.errors import KeyChanged, TooLarge
 from snarkd.engine.jobs import RUNNING, Job, Partition
 from snarkd.engine.keys import KeyStore
-from snarkd.engine.lanes import Lanes
+from snarkd.engine.lanes import Lanes, urgent_share
 from snarkd.engine.memory import MemoryBudget, estimate
 from snarkd.engine.preempt import DeviceGate, Preemption
 from snarkd.engine.residency import DeviceResidency
@@ -67,7 +67,10 @@ class Engine(EngineBase):
         self.keys.configure(c.key_max_resident, c.key_host_budget)
         self.keys.wasm_limits = (c.wasm_memory, c.wasm_fuel)
         self.keys.witness_engine = c.witness_engine
-        self.devices = resolve_devices(c)
+        # this engine's view of each device: backends are shared per process (get_backend), the urgent share of
+        # streamed keys' device plans is this engine's lanes' (two engines in one process may have different lanes)
+        share = urgent_share(c.lanes) if c.preempt else 0.0
+        self.devices = [b.with_urgent_share(share) for b in resolve_devices(c)]
         # one synthesis feeds every device: it leaves A·w, B·w out only when every backend computes them itself
         self.sparse_on_host = not all(b.spmv_on_device for b in self.devices)
         self.g2_on_device = c.g2_on_device is True or (c.g2_on_device == "auto" and all(b.g2_on_device for b in self.devices))
@@ -90,10 +93,6 @@ class Engine(EngineBase):
         # queue, the device slots, the finalize queue and workers (the most it holds anyway: no bound without shares)
         self.book.lanes = Lanes(c.lanes, slots=c.synthesis_workers + 2 * depth + slots + c.finalize_workers,
                                 synthesis_workers=c.synthesis_workers, budget=self.budget.budget)
-        # what streamed keys' device plans leave free for an urgent lane's stage run at a bulk stage's yield point
-        urgent = max((u.lane.share for u in self.book.lanes.use.values() if u.lane.priority > 0), default=0.0)
-        for b in self.devices:
-            b.urgent_share = urgent if c.preempt else 0.0
         self.book.max_weight = c.max_queued_weight
         self.book.self_verify = c.self_verify
         self.workers = stages.Workers({"synthesis": c.synthesis_workers, "device": len(self.devices) * c.workers_per_device,

@@ -109,6 +109,12 @@ class Lanes:
                 use.deadline_missed += 1
 
 
+def urgent_share(config: dict) -> float:
+    """The largest share of a lane above priority 0 (EngineConfig.lanes): what streamed keys' device plans leave
+    free for such a lane's device stage run at a bulk stage's yield point (engine/preempt.py)."""
+    return max((lane.share for lane in _lanes(config).values() if lane.priority > 0), default=0.0)
+
+
 def _lanes(config: dict) -> dict:
     """Lanes from EngineConfig.lanes: Lane objects, or their fields as dicts (a config that crossed Ray)."""
     return {n: v if isinstance(v, Lane) else Lane(**{**v, "name": n}) for n, v in (config or {}).items()}

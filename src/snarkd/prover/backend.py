@@ -32,10 +32,14 @@ class Backend(Protocol):
     g2_on_device: bool  # the G2 MSM belongs in its device stage (fast there), not in finalize on the CPU
     max_concurrent: int  # device stages at once on this device (0: one per device worker)
     gpu: object  # the snarkd.gpu GpuDevice it computes on (aggregation's Miller loops run there too), or None
-    urgent_share: float  # of its memory, what streamed keys' plans leave for urgent lanes' stages (the engine sets it)
+    urgent_share: float  # of its memory, what streamed keys' plans leave for urgent lanes' stages (with_urgent_share)
 
     def pin(self) -> None:
         """Bind the calling thread to this backend's device (each device worker calls it once)."""
+
+    def with_urgent_share(self, share: float) -> "Backend":
+        """This backend for an engine whose urgent lanes keep `share` of its memory: itself when that changes
+        nothing, else a view of it with that urgent_share (backends are shared per process: get_backend)."""
 
     def release(self, key) -> None:
         """Drop what this backend keeps for `key` (resident bases, tables)."""

@@ -22,6 +22,9 @@ class CpuBackend:
     def pin(self) -> None:
         pass
 
+    def with_urgent_share(self, share: float) -> "CpuBackend":
+        return self  # host memory: the engine's budget and lane shares bound it, not a device plan
+
     def release(self, key) -> None:
         pass
 

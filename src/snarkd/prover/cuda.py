@@ -19,6 +19,7 @@ whose chunks cross PCIe once for the whole batch, overlapped with the MSMs.
 
 from __future__ import annotations
 
+import copy
 import threading
 import time
 from contextlib import ExitStack, contextmanager
@@ -40,6 +41,11 @@ class CudaBackend:
     spmv_on_device = True  # A·w, B·w from the resident CSR: synthesis only checks the witness
     g2_on_device = True  # the G2 MSM takes ~15 ms here at 2^20, ~1 s on a CPU
     max_concurrent = 0  # every device worker at once, each on its own stream (memory reservations bound them)
+    # Of the budget, what a streamed key's plan leaves free for an urgent lane's stage run at a bulk stage's yield
+    # point (engine/preempt.py), which keeps its reservation while paused: an engine's largest share of a lane above
+    # priority 0, in the view it proves with (with_urgent_share; 0: plans take the whole budget, and such
+    # preemptions are skipped).
+    urgent_share = 0.0
 
     def __init__(self, device: int = 0, *, memory_budget: int | str = "auto", msm_tables: str = "auto",
                  msm_window_bits: int = 0, cubin_dir: str = "", stream_bases: str = "auto"):
@@ -58,17 +64,25 @@ class CudaBackend:
         self.stream_bases = stream_bases
         self.stream_batch_max = gstream.BATCH_MAX
         self.stream_csr_modes = gstream.CSR_MODES  # a benchmark narrows these to compare (bench/large_proof.py)
-        self._plans: dict[int, object] = {}  # id(zkey) -> its StreamPlan here (made once per key)
-        self._urgent_plans: dict[int, object] = {}  # id(zkey) -> the plan of an urgent stage beside a paused one
+        # the plan caches, keyed by the urgent share too: one backend's views (with_urgent_share) share them
+        self._plans: dict[tuple, object] = {}  # (id(zkey), share) -> its StreamPlan here (made once per key)
+        self._urgent_plans: dict[tuple, object] = {}  # (id(zkey), share) -> an urgent stage's plan beside a paused one
         self._urgent_local = threading.local()  # .on: this thread runs an urgent lane's stage (urgent())
-        # Of the budget, what a streamed key's plan leaves free for an urgent lane's stage run at a bulk stage's yield
-        # point (engine/preempt.py), which keeps its reservation while paused: the largest share of a lane above
-        # priority 0, set by the engine (0: plans take the whole budget, and such preemptions are skipped).
-        self.urgent_share = 0.0
-        self._stage_plans: dict[tuple[int, int], object] = {}  # (id(zkey), proofs in the stage) -> the stage's plan
+        self._stage_plans: dict[tuple, object] = {}  # (id(zkey), share, proofs in the stage) -> the stage's plan
 
     def __repr__(self) -> str:
         return f"CudaBackend(device={self.dev.index}, msm_tables={self.msm_tables!r})"
+
+    def with_urgent_share(self, share: float) -> "CudaBackend":
+        """This backend as an engine whose urgent lanes have `share` of the budget uses it (Backend.with_urgent_share):
+        get_backend gives every engine of a process the same object, so the share is the view's, not set on that
+        object (two engines would plan with the last one's). The view shares the device, what is resident on it and
+        the plan caches (keyed by the share)."""
+        if share == self.urgent_share:
+            return self
+        view = copy.copy(self)
+        view.urgent_share = share
+        return view
 
     @property
     def gpu(self):
@@ -98,9 +112,9 @@ class CudaBackend:
         return self.dev.clock.seconds()
 
     def release(self, key) -> None:
-        self._plans.pop(id(key.zkey), None)
-        self._stage_plans = {k: v for k, v in self._stage_plans.items() if k[0] != id(key.zkey)}
-        self._urgent_plans.pop(id(key.zkey), None)
+        for cache in (self._plans, self._stage_plans, self._urgent_plans):  # every view's: in place, they share them
+            for k in [k for k in cache if k[0] == id(key.zkey)]:
+                del cache[k]
         self.dev.release(key.zkey)
 
     def residency(self, key):
@@ -129,7 +143,7 @@ class CudaBackend:
         """The key's StreamPlan on this device (gpu/stream.py), made once; a key no plan fits is refused,
         naming its size and the budget (GpuMemoryError: the key cannot be proved here). With an urgent share, the
         plan leaves that much of the budget free for urgent_plan where the key still fits without it."""
-        plan = self._plans.get(id(key.zkey))
+        plan = self._plans.get((id(key.zkey), self.urgent_share))
         if plan is None:
             plan = None
             keep = int(self.urgent_share * self.dev.memory.budget)
@@ -146,8 +160,12 @@ class CudaBackend:
                     f"variables, bases {shape.base_bytes / 2**30:.2f} GiB) does not fit device {self.dev.index}'s "
                     f"budget of {self.dev.memory.budget / 2**30:.2f} GiB even with its bases streamed from the host; "
                     f"the largest circuit this budget proves is 2^{best['power']} ({best.get('next', '')})")
-            self._plans[id(key.zkey)] = plan
+            self._plans[(id(key.zkey), self.urgent_share)] = plan
         return plan
+
+    def use_stream_plan(self, key, plan) -> None:
+        """Prove `key` by `plan` (one made by hand: a test's, a benchmark's) instead of the one stream_plan makes."""
+        self._plans[(id(key.zkey), self.urgent_share)] = plan
 
     def stage_plan(self, key, k: int):
         """The plan for a stage of k proofs of a streamed key: the cheapest for k (stream.plan's expect) among those
@@ -156,11 +174,11 @@ class CudaBackend:
         base = self.stream_plan(key)
         if not base.parts:  # a plan made by hand (a test's, a benchmark's) runs as given
             return base
-        got = self._stage_plans.get((id(key.zkey), k))
+        got = self._stage_plans.get((id(key.zkey), self.urgent_share, k))
         if got is None:  # same chunk and CSR placement (made at load), so the same bytes held
             got = self.dev.stream_plan(key.zkey, True, max(base.batch, k), base.chunk, (base.csr,), expect=k,
                                        room=base.peak) or base
-            self._stage_plans[(id(key.zkey), k)] = got
+            self._stage_plans[(id(key.zkey), self.urgent_share, k)] = got
         return got
 
     def urgent_plan(self, key):
@@ -170,10 +188,11 @@ class CudaBackend:
         base = self.stream_plan(key)
         if not keep or not base.parts:
             return None
-        if id(key.zkey) not in self._urgent_plans:
-            self._urgent_plans[id(key.zkey)] = self.dev.stream_plan(key.zkey, True, 1, 0, (base.csr,), expect=1,
-                                                                    room=base.held + keep)
-        return self._urgent_plans[id(key.zkey)]
+        at = (id(key.zkey), self.urgent_share)
+        if at not in self._urgent_plans:
+            self._urgent_plans[at] = self.dev.stream_plan(key.zkey, True, 1, 0, (base.csr,), expect=1,
+                                                          room=base.held + keep)
+        return self._urgent_plans[at]
 
     def _stage_plan_now(self, key, k: int):
         """stage_plan, or for an urgent lane's lone proof whose stage plan does not fit beside what is reserved now

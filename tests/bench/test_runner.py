@@ -1,0 +1,78 @@
+"""snarkd bench's runner keeps exactly `inflight` jobs in flight: a client standing in for the daemon counts the
+Prove calls it holds at once (the runner's pool once had a worker more than j when no urgent lane ran, so a
+j = 1 run kept two jobs in flight: its latency was twice its time per proof, half a device stage in
+device_queue)."""
+
+from __future__ import annotations
+
+import threading
+import time
+from types import SimpleNamespace
+
+import pytest
+
+from snarkd.bench import runner
+from snarkd.bench.report import most_in_flight
+
+HOLD_S = 0.03  # each fake Prove call's time: long enough for a surplus worker to overlap it
+
+
+class CountingClient:
+    """Client's surface as the runner uses it; records the most Prove calls held at once, per lane."""
+
+    def __init__(self, *args, **kwargs):
+        self.lock = threading.Lock()
+        self.now: dict = {}
+        self.most: dict = {}
+        self.last_transport = "fake"
+        CountingClient.last = self
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+    def status(self) -> dict:
+        return {"keys": [{"id": "k"}], "engine_json": "{}"}
+
+    def prove(self, key, *, priority=0, lane="", deadline=None, **kwargs):
+        with self.lock:
+            self.now[lane] = self.now.get(lane, 0) + 1
+            self.most[lane] = max(self.most.get(lane, 0), self.now[lane])
+        time.sleep(HOLD_S)
+        with self.lock:
+            self.now[lane] -= 1
+        return SimpleNamespace(job_id="j", timings={"total": HOLD_S * 1e3},
+                               partitions=[SimpleNamespace(index=0, timings={}, spans=[], proof={}, public=[])])
+
+
+@pytest.fixture
+def client(monkeypatch):
+    monkeypatch.setattr(runner, "Client", CountingClient)
+    return CountingClient
+
+
+@pytest.mark.parametrize("inflight", [1, 3])
+def test_runner_keeps_inflight_jobs_at_once(client, inflight):
+    run = runner.run_bench("fake:1", "k", witness=b"w", count=4 * inflight, inflight=inflight, progress=False)
+    assert client.last.most == {"": inflight}  # the daemon saw j at once, never j + 1
+    assert run["summary"]["in_flight_max"] == inflight  # and the report says so from the jobs' own start/end
+    if inflight == 1:  # one at a time: each job starts after the one before it answered
+        jobs = sorted(run["jobs"], key=lambda j: j["start"])
+        assert all(a["end"] <= b["start"] for a, b in zip(jobs, jobs[1:]))
+
+
+def test_runner_urgent_lane_comes_on_top_of_inflight(client):
+    """With an urgent lane the bulk jobs still have j in flight; the urgent ones are extra, on their own thread."""
+    run = runner.run_bench("fake:1", "k", witness=b"w", count=8, inflight=2, lane="bulk", urgent_lane="urgent",
+                           urgent_every=HOLD_S, progress=False)
+    assert client.last.most["bulk"] == 2 and client.last.most.get("urgent", 0) >= 1
+    assert run["summary"]["in_flight_max"] == 2
+    assert run["summary"]["lanes"]["urgent"]["completed"] >= 1
+
+
+def test_most_in_flight_counts_overlaps_and_lets_an_end_go_before_a_start_at_a_tie():
+    jobs = [{"start": 0.0, "end": 2.0}, {"start": 2.0, "end": 3.0}, {"start": 1.0, "end": 2.5}]
+    assert most_in_flight(jobs) == 2
+    assert most_in_flight([]) == 0
