@@ -98,3 +98,18 @@ def test_only_the_config_layer_reads_the_environment():
         if re.search(r"os\.environ|getenv\(", path.read_text()) and rel not in allowed:
             readers.add(rel)
     assert readers == set()
+
+
+def test_only_entry_points_resolve_settings_from_the_environment():
+    """Config.defaults() and config.default() read the environment: only entry points (the CLI) call them;
+    library code takes values as parameters. The witness package's two are known and listed (issue 35 item 4:
+    its `cache=True` resolves [keys] wasm_cache itself; every caller in snarkd passes the value)."""
+    left = {"witness/wasm_runtime.py", "witness/native.py"}
+    callers = set()
+    for path in (REPO / "src" / "snarkd").rglob("*.py"):
+        rel = path.relative_to(REPO / "src" / "snarkd").as_posix()
+        if rel.startswith(("config/", "cli/")):
+            continue
+        if re.search(r"Config\.defaults\(\)|\bdefault\(\"", path.read_text()):
+            callers.add(rel)
+    assert callers == left

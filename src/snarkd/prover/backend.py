@@ -114,8 +114,8 @@ def get_backend(name: str = "cpu", device: int = 0, *, memory_budget: int | str 
 
 def from_settings(name: str, device: int = 0, *, cfg=None, msm_tables: str | None = None) -> Backend:
     """The backend `name` with the [gpus] settings of `cfg`, a validated Config (default: the declared
-    defaults; the environment's overrides are read by entry points, which pass Config.defaults() as the
-    CLI does). msm_tables: instead of [gpus] msm_tables."""
+    defaults; entry points read the environment's overrides and pass their Config, as the CLI does).
+    msm_tables: instead of [gpus] msm_tables."""
     if str(name).lower() == "cpu":
         return CPU
     from snarkd.config import EngineConfig  # lazy: the CPU path needs no config
