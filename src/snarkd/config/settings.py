@@ -260,3 +260,13 @@ SETTINGS: tuple[Setting, ...] = (
 SECTIONS: tuple[str, ...] = tuple(dict.fromkeys(s.section for s in SETTINGS))
 BY_NAME: dict[str, Setting] = {s.name: s for s in SETTINGS}
 ENGINE_SETTINGS: tuple[Setting, ...] = tuple(s for s in SETTINGS if s.engine)
+
+
+def declared(name: str):
+    """A setting's declared default, parsed (no config file, no environment): the default of a library
+    parameter that takes the setting, e.g. `threads: int = declared("aggregate.threads")`. Not for a default
+    derived from other settings (those have one only in a Config)."""
+    s = BY_NAME[name]
+    if s.derive is not None:
+        raise ValueError(f"{name}: its default is derived from other settings; read it from a Config")
+    return s.kind.parse(s.default, Context(Path("."), {}, {}))
