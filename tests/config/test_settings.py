@@ -3,13 +3,14 @@ table in docs/daemon.md and EngineConfig are derived from the declarations, and 
 
 from __future__ import annotations
 
+import pickle
 import re
 import typing
 from pathlib import Path
 
 from snarkd.config import SETTINGS, Config, EngineConfig
 from snarkd.config.render import example_toml, readme_table
-from snarkd.config.sections import SECTION_CLASSES, GpusSection, section_keys
+from snarkd.config.sections import SECTION_CLASSES, section_keys
 from snarkd.config.settings import ENGINE_SETTINGS, SECTIONS
 
 REPO = Path(__file__).resolve().parents[2]
@@ -49,16 +50,38 @@ def test_engine_config_is_derived():
     assert fields == [s.engine for s in ENGINE_SETTINGS]
     ec = EngineConfig()
     assert (ec.synthesis_workers, ec.workers_per_device, ec.msm_tables, ec.devices) == (2, 2, "auto", ())
+    # the engine's status shows every engine setting but the testing stall and the local cache path
+    assert set(ec.status_view()) == set(fields) - {"debug_delay_s", "wasm_cache"}
+    assert pickle.loads(pickle.dumps(ec)) == ec  # the cluster front sends it to its actors
+
+
+def test_library_defaults_are_the_declared_ones_not_the_environment(monkeypatch, tmp_path):
+    """Only entry points read the environment (Config.load/defaults); what the library builds without a
+    Config is the declared defaults, whatever the environment says."""
+    from snarkd.config.sections import ENGINE_DEFAULTS
+    from snarkd.engine import KeyStore
+
+    monkeypatch.setenv("SNARKD_GPU_MSM_TABLES", "off")
+    monkeypatch.setenv("SNARKD_WASM_CACHE", str(tmp_path / "elsewhere"))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    declared = Config.defaults(env={})
+    assert EngineConfig().msm_tables == "auto" == declared.gpus.msm_tables
+    assert EngineConfig().wasm_cache == ENGINE_DEFAULTS["wasm_cache"] == declared.keys.wasm_cache
+    assert KeyStore().wasm_cache == declared.keys.wasm_cache != str(tmp_path / "elsewhere")
+    entry = Config.defaults()  # an entry point: the environment read here
+    assert EngineConfig.from_config(entry).msm_tables == "off"
+    assert EngineConfig.from_config(entry).wasm_cache == str(tmp_path / "elsewhere")
 
 
 def test_each_section_is_a_typed_class_with_a_field_per_setting(tmp_path):
-    assert list(SECTION_CLASSES) == list(SECTIONS), "a section of SETTINGS has no class in config/sections.py"
+    """Derived from SETTINGS: every Kind says what type its values are (none is left `object`)."""
+    assert list(SECTION_CLASSES) == list(SECTIONS)
     for sec, cls in SECTION_CLASSES.items():
         assert section_keys(cls) == [s.key for s in SETTINGS if s.section == sec], sec
         hints = typing.get_type_hints(cls)
         assert all(hints[k] is not object for k in section_keys(cls)), sec
     cfg = Config.from_text('[gpus]\nstream_bases = "on"\n', str(tmp_path / "c.toml"), tmp_path, env={})
-    assert isinstance(cfg.gpus, GpusSection) and cfg.gpus.stream_bases == "on"
+    assert type(cfg.gpus).__name__ == "GpusSection" and cfg.gpus.stream_bases == "on"
     assert EngineConfig.from_config(cfg).stream_bases == "on"
 
 
@@ -75,3 +98,18 @@ def test_only_the_config_layer_reads_the_environment():
         if re.search(r"os\.environ|getenv\(", path.read_text()) and rel not in allowed:
             readers.add(rel)
     assert readers == set()
+
+
+def test_only_entry_points_resolve_settings_from_the_environment():
+    """Config.defaults() and config.default() read the environment: only entry points (the CLI) call them;
+    library code takes values as parameters. The witness package's two are known and listed (issue 35 item 4:
+    its `cache=True` resolves [keys] wasm_cache itself; every caller in snarkd passes the value)."""
+    left = {"witness/wasm_runtime.py", "witness/native.py"}
+    callers = set()
+    for path in (REPO / "src" / "snarkd").rglob("*.py"):
+        rel = path.relative_to(REPO / "src" / "snarkd").as_posix()
+        if rel.startswith(("config/", "cli/")):
+            continue
+        if re.search(r"Config\.defaults\(\)|\bdefault\(\"", path.read_text()):
+            callers.add(rel)
+    assert callers == left

@@ -54,9 +54,11 @@ def test_ifma_switched_off_is_a_warning_with_its_fix(monkeypatch):
     prev = _core._set_simd52(False)
     try:
         c = doctor.check_native()
+        asked = doctor.check_native("off")  # the CLI passes the SNARKD_CPU_IFMA it applied
     finally:
         _core._set_simd52(prev)
     assert c.level == "warn" and "IFMA present but not in use" in c.detail and "rebuild" in c.fix
+    assert asked.level == "ok" and asked.detail.endswith("(SNARKD_CPU_IFMA=off)")
 
 
 @pytest.mark.skipif(HAVE_CUPY, reason="CuPy is installed here: the GPU checks run instead (tests/gpu)")

@@ -52,10 +52,13 @@ def test_a_non_backend_object_is_a_type_error():
             prove(key, read_wtns(case / "chain.wtns"), backend=42)
 
 
-def test_a_backend_by_name_takes_the_gpus_settings_from_the_environment(monkeypatch, tmp_path):
-    """prove(key, w, backend="cuda") from a library caller gets [gpus] settings as the CLI does:
-    their environment overrides included (a prebuilt cubin_dir, not an NVRTC compile)."""
+def test_a_backend_by_name_takes_the_declared_gpus_settings_and_the_cli_the_environment(monkeypatch, tmp_path):
+    """prove(key, w, backend="cuda") from a library caller gets the [gpus] settings' declared defaults: the
+    library never reads the environment. The CLI, an entry point, reads it (Config.defaults()) and passes it
+    down, so SNARKD_GPU_CUBIN_DIR still reaches `snarkd prove --backend cuda`."""
     import snarkd.prover.backend as backend
+    from snarkd.cli.prove import _backend
+    from snarkd.config import Config
 
     seen = {}
     monkeypatch.setattr(backend, "get_backend", lambda name, device=0, **opts: seen.update(name=name, **opts) or CPU)
@@ -63,6 +66,10 @@ def test_a_backend_by_name_takes_the_gpus_settings_from_the_environment(monkeypa
     monkeypatch.setenv("SNARKD_GPU_STREAM_BASES", "on")
     assert backend.resolve("cuda") is CPU
     assert seen == {"name": "cuda", "memory_budget": "auto", "msm_tables": "auto", "msm_window_bits": 0,
+                    "cubin_dir": "", "stream_bases": "auto"}
+    seen.clear()
+    assert _backend("cuda", Config.defaults()) is CPU
+    assert seen == {"name": "cuda", "memory_budget": "auto", "msm_tables": "off", "msm_window_bits": 0,
                     "cubin_dir": str(tmp_path), "stream_bases": "on"}
     assert backend.resolve("cpu") is CPU and backend.resolve(None) is CPU
 

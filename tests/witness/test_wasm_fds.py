@@ -78,7 +78,7 @@ def test_no_descriptor_or_store_per_failed_run(torture):
 
 
 @pytest.mark.parametrize("engine", ["wasm", "auto"])
-def test_the_daemons_witness_path_keeps_no_descriptor_per_key_load(engine, tmp_path, monkeypatch):
+def test_the_daemons_witness_path_keeps_no_descriptor_per_key_load(engine, tmp_path, monkeypatch, wasm_cache):
     """The engine as the daemon runs it: a key loaded with its .wasm, a job from inputs, the key unloaded; 50
     times (each load makes the key's calculator anew). Each proof is checked against the key's vk. A finished
     job keeps its key, and so the key's calculator, while the engine remembers it (the last KEEP_FINISHED jobs,
@@ -95,7 +95,7 @@ def test_the_daemons_witness_path_keeps_no_descriptor_per_key_load(engine, tmp_p
     shutil.copyfile(circ.wasm, tmp_path / "chain.wasm")
     vk = json.loads(circ.vk.read_text())
     eng = Engine(EngineConfig(synthesis_workers=1, threads=1, workers_per_device=1, memory_budget="256MiB",
-                              witness_engine=engine))
+                              witness_engine=engine, wasm_cache=str(wasm_cache)))  # the engine reads no environment
     eng.start()
     try:
         def one(i):

@@ -14,9 +14,10 @@ ORDER = 45
 
 
 def run(args) -> int:
+    from snarkd.config.cpu import ifma_from_env
     from snarkd.daemon import doctor
 
-    checks = doctor.run(args.config)
+    checks = doctor.run(args.config, ifma=ifma_from_env())  # the one main() applied
     if args.json:
         print(json.dumps(doctor.as_json(checks), indent=1, default=str))
     else:

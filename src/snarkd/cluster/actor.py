@@ -89,8 +89,8 @@ class EngineActor:
                             format=f"%(asctime)s %(levelname)s [{name}] %(message)s")
         self.name = name
         self.key_cache = Path(key_cache or default_key_cache())
-        self.keys = KeyStore("/", engine_settings.get("wasm_cache", True))
-        config = EngineConfig(**{k: v for k, v in engine_settings.items() if k != "wasm_cache"})
+        config = EngineConfig(**engine_settings)
+        self.keys = KeyStore("/", config.wasm_cache)
         self.engine = Engine(config, self.keys).start()
         self.started = time.time()
 

@@ -72,7 +72,7 @@ class ClusterEngine(EngineBase):
         # every actor's engine: this config's engine settings, on the GPU Ray gives the actor
         self.config = replace(EngineConfig.from_config(config), devices=())
         self.devices: list = []  # ProvingEngine.devices: the front proves on none (its actors do, on their own GPUs)
-        self.actor_settings = {**asdict(self.config), "wasm_cache": config.keys.wasm_cache}
+        self.actor_settings = asdict(self.config)
         self.book = Book(witness_budget(self.settings.witness_budget), self.settings.max_attempts, keys,
                          self._notify, max_active=self.config.max_queued_jobs)
         self.budget = self.book.budget

@@ -22,6 +22,7 @@ import ray
 
 from snarkd.cluster.actor import KeyAbsent, KeyDiffers, ProveError, vk_digest
 from snarkd.engine import KeyStore, LoadedKey
+from snarkd.engine.keys import DEFAULT_WASM_CACHE
 
 log = logging.getLogger("snarkd")
 
@@ -51,7 +52,7 @@ class ClusterKeyStore(KeyStore):
     that holds it has ended, as a single daemon closes it: those jobs' partitions still need the actors'
     copies."""
 
-    def __init__(self, param_cache: str = ".", wasm_cache: object = True, rule=None):
+    def __init__(self, param_cache: str = ".", wasm_cache: str = DEFAULT_WASM_CACHE, rule=None):
         super().__init__(param_cache, wasm_cache, rule=rule)
         self.on_load = None
         self.on_unload = None

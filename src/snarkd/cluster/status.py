@@ -14,7 +14,7 @@ taking a snapshot never waits for an actor.
 from __future__ import annotations
 
 import time
-from dataclasses import asdict, dataclass, replace
+from dataclasses import dataclass, replace
 
 from snarkd.cluster.router import DEAD, READY
 from snarkd.engine.memory import rss
@@ -157,7 +157,7 @@ def front_status(front) -> EngineStatus:
         queues=queues, partitions_in_flight=outstanding, cpu_s=cpu_seconds(),
         memory=Memory(**mem, rss=rss(), keys=front.keys.resident_bytes()),
         devices=devices, workers=workers,
-        config={**{k: v for k, v in asdict(front.config).items() if k != "debug_delay_s"},
+        config={**front.config.status_view(),
                 "cluster": {k: getattr(front.settings, k) for k in front.settings.__dataclass_fields__}},
         phase_ms=phase_ms, keys=_key_budget(front, statuses), eta=eta, lanes=lanes, unverified_proofs=dict(front.book.unverified),
         cluster=ClusterStatus(

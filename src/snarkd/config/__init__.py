@@ -1,7 +1,9 @@
 """Settings, declared once (settings.py), validated once (loader.py), rendered for people (render.py).
 
-The bottom layer beside formats/ and curves/: every other layer may read a Config
-or call `default()`, and only this package reads snarkd's environment variables.
+The bottom layer beside formats/ and curves/: every other layer may read a Config, and only this
+package reads snarkd's environment variables, for entry points (the CLI, the daemon): `Config.load`,
+`Config.defaults()`, `default()`. Library code takes values as parameters whose defaults are the declared
+ones (EngineConfig(), settings.declared), never the environment's.
 
 The names below are imported on first use (PEP 562): a process that only needs `config.dirs` (the cache
 secret's path, on every cached-program load of `snarkd witness`) does not pay ~30 ms for the validator.

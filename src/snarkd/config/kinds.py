@@ -48,6 +48,7 @@ def resolve_path(value: str, base: Path) -> Path:
 
 class Kind:
     doc = ""  # the value's form, for the settings table (docs/daemon.md)
+    type: object = object  # what parse returns: the type of the setting's field in its section (sections.py)
 
     def parse(self, value, ctx: Context):
         raise NotImplementedError
@@ -73,6 +74,7 @@ def _typed(value, kind: type, name: str):
 
 
 class Int(Kind):
+    type = int
     def __init__(self, minimum: int = 0, maximum: int | None = None, zero: str = ""):
         self.minimum, self.maximum, self.zero = minimum, maximum, zero
         self.doc = "integer" + (f", 0 = {zero}" if zero else f" ≥ {minimum}")
@@ -94,6 +96,7 @@ class Int(Kind):
 
 class Float(Kind):
     """A number >= minimum (an integer is read as one); zero: what 0 means."""
+    type = float
 
     def __init__(self, minimum: float = 0.0, zero: str = ""):
         self.minimum, self.zero = minimum, zero
@@ -114,6 +117,7 @@ class Float(Kind):
 
 
 class Bool(Kind):
+    type = bool
     doc = "true | false"
 
     def parse(self, value, ctx):
@@ -131,6 +135,7 @@ class Bool(Kind):
 
 
 class Choice(Kind):
+    type = str
     def __init__(self, *options: str):
         self.options = options
         self.doc = " | ".join(f'"{o}"' for o in options)
@@ -144,6 +149,7 @@ class Choice(Kind):
 
 
 class BoolOrAuto(Kind):
+    type = bool | str  # or "auto"
     doc = 'true | false | "auto"'
 
     def parse(self, value, ctx):
@@ -156,12 +162,13 @@ class BoolOrAuto(Kind):
 
 
 class Size(Kind):
+    type = int | str  # bytes, or "auto"
     doc = '"auto" or a size ("64GiB", "500MB", bytes)'
 
     def __init__(self, auto: bool = True):
         self.auto = auto
         if not auto:
-            self.doc = 'a size ("64GiB", "500MB", bytes)'
+            self.doc, self.type = 'a size ("64GiB", "500MB", bytes)', int
 
     def parse(self, value, ctx):
         v = parse_size(value)
@@ -178,6 +185,7 @@ class Size(Kind):
 
 class SizeOrOff(Kind):
     """A size limit that may be switched off: "off" (no limit, the value 0) or a size."""
+    type = int  # bytes, 0 = off
 
     doc = '"off" or a size ("8GiB", "500MB", bytes)'
 
@@ -197,6 +205,7 @@ class SizeOrOff(Kind):
 
 
 class Duration(Kind):
+    type = float  # seconds
     doc = 'a duration ("60s", "500ms", "2m")'
 
     def __init__(self, env_unit: float = 1.0):
@@ -216,6 +225,7 @@ class Duration(Kind):
 
 
 class Text(Kind):
+    type = str
     doc = "string"
 
     def parse(self, value, ctx):
@@ -286,6 +296,7 @@ def parse_listen(text: str, base: Path) -> Listen:
 class Address(Kind):
     def __init__(self, tcp_only: bool = False, optional: bool = False):
         self.tcp_only, self.optional = tcp_only, optional
+        self.type = Listen | None if optional else Listen
         self.doc = '"HOST:PORT"' if tcp_only else '"HOST:PORT" or "unix:PATH"'
         if optional:
             self.doc += ' ("" = off)'
@@ -308,6 +319,7 @@ class Address(Kind):
 
 class RayAddress(Kind):
     """Where the cluster front finds Ray: "" (off), "local", "auto", "HOST:PORT" or "ray://HOST:PORT"."""
+    type = str
 
     doc = '"" (off) | "local" | "auto" | "HOST:PORT" | "ray://HOST:PORT"'
 
@@ -326,6 +338,7 @@ class RayAddress(Kind):
 class FilePath(Kind):
     """A file the daemon writes: its directory must exist (or be creatable) and be writable.
     With `off`, "off" (or "") turns the feature off and parses to "off"."""
+    type = str  # a path, or "off" where off is allowed
 
     doc = "path (relative to the config file)"
 
@@ -354,6 +367,7 @@ class FilePath(Kind):
 class ReadFile(Kind):
     """A file the daemon reads (a certificate, a key, a token file): it must exist and be
     readable. "" = not set (None)."""
+    type = str | None
 
     doc = 'readable file (relative to the config file); "" = none'
 
@@ -376,6 +390,7 @@ class ReadFile(Kind):
 
 class DirPath(Kind):
     """An existing directory."""
+    type = str
 
     doc = "directory (relative to the config file)"
 
@@ -392,6 +407,7 @@ class DirPath(Kind):
 
 class DirList(Kind):
     """A list of existing directories."""
+    type = tuple[str, ...]
 
     doc = "list of directories"
 
@@ -406,6 +422,7 @@ class DirList(Kind):
 
 class OptionalDir(Kind):
     """A directory the daemon creates, or "" for none."""
+    type = str  # "" = off
 
     doc = 'directory, or "" (off)'
 
@@ -416,6 +433,7 @@ class OptionalDir(Kind):
 
 class CachePath(Kind):
     """A cache directory (created on first use), or "off"."""
+    type = str  # a directory, or "off"
 
     doc = 'directory, or "off"'
 
@@ -427,6 +445,7 @@ class CachePath(Kind):
 
 
 class Devices(Kind):
+    type = tuple[int, ...]
     doc = "list of device indices ([] = every GPU, else the CPU)"
 
     def parse(self, value, ctx):
@@ -452,6 +471,7 @@ class EntryError(ValueError):
 
 class KeyTable(Kind):
     """A TOML table of key id = "path.zkey" (paths relative to [keys] param_cache)."""
+    type = dict[str, str]
 
     doc = 'table: key id = "path.zkey"'
 

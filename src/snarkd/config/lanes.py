@@ -44,6 +44,7 @@ def lanes_with_default(lanes: dict) -> dict[str, Lane]:
 
 class LaneTable(Kind):
     """A table of lanes: [scheduler.lanes.NAME] with priority, share, max_queued, deadline."""
+    type = dict[str, Lane]  # the configured lanes ("default" is added where they are used: lanes_with_default)
 
     doc = "table of tables: [scheduler.lanes.NAME] priority, share, max_queued, deadline"
 

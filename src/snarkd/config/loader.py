@@ -29,9 +29,7 @@ from pathlib import Path
 
 from snarkd.config.kinds import MAX_SOCKET_PATH, Context, EntryError, socket_path_too_long, toml_value
 from snarkd.config.render import effective_toml
-from snarkd.config.sections import (SECTION_CLASSES, AggregateSection, ClusterSection, CpuSection, DaemonSection, DebugSection, GpusSection,
-                                    KeysSection, LimitsSection, MemorySection, PipelineSection,
-                                    ProveSection, SchedulerSection, SynthesisSection, TransportSection, WitnessSection, section_keys)
+from snarkd.config.sections import SECTION_CLASSES, section_keys
 from snarkd.config.settings import BY_NAME, SECTIONS, SETTINGS, Setting
 from snarkd.errors import InputError
 
@@ -60,22 +58,7 @@ class Config:
     base_dir: str = "."
     text: str = field(default="", repr=False, compare=False)
     overrides: tuple = ()  # names of settings taken from the environment
-    # the sections, typed (sections.py), built from `values`
-    daemon: DaemonSection = field(init=False, repr=False, compare=False)
-    transport: TransportSection = field(init=False, repr=False, compare=False)
-    keys: KeysSection = field(init=False, repr=False, compare=False)
-    synthesis: SynthesisSection = field(init=False, repr=False, compare=False)
-    witness: WitnessSection = field(init=False, repr=False, compare=False)
-    gpus: GpusSection = field(init=False, repr=False, compare=False)
-    memory: MemorySection = field(init=False, repr=False, compare=False)
-    pipeline: PipelineSection = field(init=False, repr=False, compare=False)
-    limits: LimitsSection = field(init=False, repr=False, compare=False)
-    scheduler: SchedulerSection = field(init=False, repr=False, compare=False)
-    aggregate: AggregateSection = field(init=False, repr=False, compare=False)
-    cluster: ClusterSection = field(init=False, repr=False, compare=False)
-    cpu: CpuSection = field(init=False, repr=False, compare=False)
-    prove: ProveSection = field(init=False, repr=False, compare=False)
-    debug: DebugSection = field(init=False, repr=False, compare=False)
+    # and one attribute per section (cfg.gpus: a SECTION_CLASSES["gpus"]), built from `values`
 
     def __post_init__(self):
         for sec, cls in SECTION_CLASSES.items():
@@ -273,9 +256,7 @@ class _Validator:
             return v
         body = data.get(s.section, {})
         if s.key not in body:
-            if s.derive is not None:
-                return s.derive(ctx)
-            return s.kind.parse(s.default, ctx)
+            return s.default_value(ctx)
         raw = body[s.key]
         try:
             return s.kind.parse(raw, ctx)

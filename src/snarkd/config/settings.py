@@ -6,7 +6,7 @@ derived from SETTINGS; tests/config checks that they agree. To add a setting, ad
 one line here (and read it where it is used).
 
 `engine` names the EngineConfig field a setting feeds (the embeddable engine takes
-those without a config file). `derive` computes a default from settings declared
+those without a config file; `status` whether the engine's status shows it). `derive` computes a default from settings declared
 before it (and the environment); `example` is what the example config shows.
 """
 
@@ -41,10 +41,15 @@ class Setting:
     derive: object = None  # (Context) -> default, when the default depends on other settings
     default_doc: str = ""  # how a derived default reads in the docs
     example: object = None  # the example config's value (None: the default; "#": shown commented out)
+    status: bool = True  # an engine setting shown in the engine's status (`snarkd status`, GET /status)
 
     @property
     def name(self) -> str:
         return f"{self.section}.{self.key}"
+
+    def default_value(self, ctx: Context):
+        """The effective default: derived from the settings before it (and ctx's environment), else parsed."""
+        return self.derive(ctx) if self.derive is not None else self.kind.parse(self.default, ctx)
 
 
 def _listen_slug(ctx: Context) -> str:
@@ -119,7 +124,8 @@ SETTINGS: tuple[Setting, ...] = (
       env="SNARKD_PARAM_CACHE", derive=lambda c: str(c.base), default_doc="the config file's directory",
       example="/var/lib/snarkd"),
     S("keys", "wasm_cache", CachePath(), None, "compiled circuit .wasm modules are kept here (\"off\": never)",
-      env="SNARKD_WASM_CACHE", derive=_wasm_cache, default_doc="$XDG_CACHE_HOME/snarkd/wasm"),
+      env="SNARKD_WASM_CACHE", derive=_wasm_cache, default_doc="$XDG_CACHE_HOME/snarkd/wasm", engine="wasm_cache",
+      status=False),
     S("keys", "allowed_dirs", DirList(), [], "more directories that LoadKey and wasm paths may name, besides "
       "param_cache (checked after resolving symlinks)"),
     S("keys", "max_resident", Int(0, zero="no limit"), 0,
@@ -248,9 +254,19 @@ SETTINGS: tuple[Setting, ...] = (
       "even at 2^20, GPU 1.5x faster at 2^21)"),
     S("debug", "synthesis_delay", Duration(env_unit=0.001), 0.0,
       "testing only: stall each partition's synthesis this long (environment: milliseconds)",
-      env="SNARKD_DEBUG_PROVE_DELAY_MS", engine="debug_delay_s", example="#"),
+      env="SNARKD_DEBUG_PROVE_DELAY_MS", engine="debug_delay_s", example="#", status=False),
 )
 
 SECTIONS: tuple[str, ...] = tuple(dict.fromkeys(s.section for s in SETTINGS))
 BY_NAME: dict[str, Setting] = {s.name: s for s in SETTINGS}
 ENGINE_SETTINGS: tuple[Setting, ...] = tuple(s for s in SETTINGS if s.engine)
+
+
+def declared(name: str):
+    """A setting's declared default, parsed (no config file, no environment): the default of a library
+    parameter that takes the setting, e.g. `threads: int = declared("aggregate.threads")`. Not for a default
+    derived from other settings (those have one only in a Config)."""
+    s = BY_NAME[name]
+    if s.derive is not None:
+        raise ValueError(f"{name}: its default is derived from other settings; read it from a Config")
+    return s.kind.parse(s.default, Context(Path("."), {}, {}))

@@ -33,6 +33,7 @@ from snarkd.aggregate import proof_format, prover
 from snarkd.aggregate.files import AggregateNotVerified, check_json
 from snarkd.aggregate.srs import AggregationSRS, read_srs, read_srs_max_n
 from snarkd.aggregate.statement import read_proofs, read_vk
+from snarkd.config.settings import declared
 from snarkd.engine.errors import Busy, KeyChanged
 from snarkd.engine.paths import PathRule
 from snarkd.errors import DaemonError, InputError
@@ -73,7 +74,8 @@ def check_count(n: int) -> None:
 class Aggregator:
     """observe(result, seconds, n): each call's outcome ("completed", "rejected", "failed"), for the metrics."""
 
-    def __init__(self, max_concurrent: int = 1, threads: int = 0, srs_resident: int = 2,
+    def __init__(self, max_concurrent: int = declared("aggregate.max_concurrent"),
+                 threads: int = declared("aggregate.threads"), srs_resident: int = declared("aggregate.srs_resident"),
                  default_srs: str | None = None, rule: PathRule | None = None, observe=None, gpu=None):
         self.max_concurrent, self.threads, self.srs_resident = max_concurrent, threads, srs_resident
         self.gpu = gpu  # a GpuDevice for the Miller loops ([aggregate] backend), or None

@@ -19,7 +19,6 @@ from pathlib import Path
 import psutil
 
 from snarkd.config import Config, config_path
-from snarkd.config.cpu import ifma_from_env
 from snarkd.daemon.netcheck import check_free
 from snarkd.daemon.pidfile import lock_is_held, read_pid_file
 from snarkd.errors import SnarkdError
@@ -47,7 +46,8 @@ def _size(n: int) -> str:
 # --------------------------------------------------------------------------- the machine
 
 
-def check_native() -> Check:
+def check_native(ifma: str | None = None) -> Check:
+    """ifma: [cpu] ifma as this process applied it (the CLI: $SNARKD_CPU_IFMA, snarkd.cli.apply_ifma), None: unset."""
     try:
         from snarkd.native import _core
     except ImportError as exc:
@@ -64,7 +64,7 @@ def check_native() -> Check:
            "this CPU has no BMI2/ADX: the portable multiplication is used")
     lanes = ("AVX-512 IFMA 8-lane MSM/NTT in use" if uses52 else
              "AVX-512 IFMA present but not in use" if has52 else "no AVX-512 IFMA: scalar MSM/NTT (slower, same proofs)")
-    if has52 and not uses52 and not (has and not uses) and ifma_from_env() == "off":  # asked for: [cpu] ifma
+    if has52 and not uses52 and not (has and not uses) and ifma == "off":  # asked for: [cpu] ifma
         return Check("native", OK, f"{build}; {mul}; {lanes} (SNARKD_CPU_IFMA=off)", data=data)
     if (has and not uses) or (has52 and not uses52):
         return Check("native", WARN, f"{build}; {mul}; {lanes}",
@@ -309,8 +309,8 @@ def check_wasm_cache(cfg: Config) -> Check:
 # --------------------------------------------------------------------------- all of them
 
 
-def run(path: str | None) -> list[Check]:
-    checks = [check_native()]
+def run(path: str | None, ifma: str | None = None) -> list[Check]:
+    checks = [check_native(ifma)]
     cfg, c = load_config(path)
     checks.append(check_host(cfg))
     checks += check_cupy(cfg)

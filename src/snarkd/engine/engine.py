@@ -62,7 +62,7 @@ class Engine(EngineBase):
     def __init__(self, config: EngineConfig | None = None, keys: KeyStore | None = None):
         super().__init__()
         self.config = c = config or EngineConfig()
-        self.keys = keys or KeyStore()
+        self.keys = keys or KeyStore(wasm_cache=c.wasm_cache)
         self.keys.max_instances = c.synthesis_workers
         self.keys.configure(c.key_max_resident, c.key_host_budget)
         self.keys.wasm_limits = (c.wasm_memory, c.wasm_fuel)

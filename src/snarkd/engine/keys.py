@@ -28,6 +28,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from snarkd.config.sections import ENGINE_DEFAULTS
 from snarkd.engine.errors import AlreadyExists, KeyChanged, NotFound
 from snarkd.engine.paths import PathRule
 from snarkd.engine.status import KeyStatus
@@ -36,6 +37,7 @@ from snarkd.formats.zkey import vk_json
 from snarkd.prover import ProvingKey
 
 log = logging.getLogger("snarkd")
+DEFAULT_WASM_CACHE = ENGINE_DEFAULTS["wasm_cache"]  # [keys] wasm_cache, declared (no environment: entry points pass it)
 
 
 def find_wasm(zkey_path: str | os.PathLike) -> Path | None:
@@ -69,7 +71,7 @@ class LoadedKey:
     users: int = 0
     unloaded: bool = False
     max_instances: int = 0  # witness-calculator instances (the engine's synthesis workers)
-    wasm_cache: object = True  # [keys] wasm_cache: a directory, "off", or True (the default)
+    wasm_cache: object = "off"  # [keys] wasm_cache: a directory, or "off" (set by its KeyStore)
     last_used: float = 0.0  # Unix time a job last took or left it (0: never used)
     loaded_at: float = field(default_factory=time.time)
     evictions: int = 0
@@ -77,7 +79,7 @@ class LoadedKey:
     meta: dict = field(default_factory=dict)  # curve, bytes, n_vars, ...: kept while the key is evicted
     spoiled: str = ""  # why its mapped file cannot be trusted any more ("" while sound): see KeyStore.spoiled
     wasm_limits: tuple = (None, 0)  # ([limits] wasm_memory bytes, wasm_fuel)
-    witness_engine: str = "auto"  # [witness] engine
+    witness_engine: str = ENGINE_DEFAULTS["witness_engine"]  # [witness] engine
     _vk: dict | None = field(default=None, repr=False)
     _calc: object = field(default=None, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
@@ -145,7 +147,7 @@ class LoadedKey:
 class KeyStore:
     """Keys by id. Thread-safe."""
 
-    def __init__(self, param_cache: str = ".", wasm_cache: object = True, rule: PathRule | None = None):
+    def __init__(self, param_cache: str = ".", wasm_cache: str = DEFAULT_WASM_CACHE, rule: PathRule | None = None):
         self.param_cache = Path(param_cache)
         # the rule for paths of load(), except preloaded keys from the config (the daemon and the cluster front:
         # ClientPaths.from_config(config).keys, engine/paths.py); None (embedded use): any path
@@ -153,7 +155,7 @@ class KeyStore:
         self.wasm_cache = wasm_cache
         self.max_instances = 0  # per key's witness calculator; set by the engine
         self.wasm_limits = (None, 0)  # (memory bytes, fuel) per witness calculation; set by the engine
-        self.witness_engine = "auto"  # [witness] engine; set by the engine
+        self.witness_engine = ENGINE_DEFAULTS["witness_engine"]  # [witness] engine; set by the engine
         self._keys: dict[str, LoadedKey] = {}
         self._lock = threading.Lock()
         self.max_resident = 0  # keys mapped at once (0: no limit); set by the engine ([keys] max_resident)

@@ -201,7 +201,7 @@ def engine_status(engine) -> EngineStatus:
         devices=[DeviceStatus(b.name, busy[b.name], busy[b.name] / up, b.kernel_seconds(), c.workers_per_device,
                               preempted[d], skipped[d]) for d, b in enumerate(engine.devices)],
         workers={k: WorkerCount(n, engine.alive(k)) for k, n in engine.workers.expected.items()},
-        config={**{k: v for k, v in asdict(c).items() if k != "debug_delay_s"},
+        config={**c.status_view(),
                 "g2_on_device": engine.g2_on_device},  # as resolved ("auto" -> where it runs)
         phase_ms=phase_ms, keys=key_budget(engine, device_evictions), eta=eta, lanes=lanes,
         unverified_proofs=unverified)

@@ -88,13 +88,22 @@ _lock = threading.Lock()
 _cuda: dict[tuple, Backend] = {}
 
 
-def get_backend(name: str = "cpu", device: int = 0, *, memory_budget: int | str = "auto", msm_tables: str = "auto",
-                msm_window_bits: int = 0, cubin_dir: str = "", stream_bases: str = "auto") -> Backend:
+def get_backend(name: str = "cpu", device: int = 0, *, memory_budget: int | str | None = None,
+                msm_tables: str | None = None, msm_window_bits: int | None = None, cubin_dir: str | None = None,
+                stream_bases: str | None = None) -> Backend:
     """The backend `name` ("cpu", "cuda" or "auto") on `device`. The cuda options are
-    [gpus] settings (snarkd.config); one CudaBackend per (device, options)."""
+    [gpus] settings (snarkd.config); one left None is that setting's declared default. One CudaBackend per
+    (device, options)."""
     name, _ = choose(str(name))
     if name == "cpu":
         return CPU
+    from snarkd.config.sections import ENGINE_DEFAULTS as d
+
+    memory_budget = d["gpu_memory_budget"] if memory_budget is None else memory_budget
+    msm_tables = d["msm_tables"] if msm_tables is None else msm_tables
+    msm_window_bits = d["msm_window_bits"] if msm_window_bits is None else msm_window_bits
+    cubin_dir = d["cubin_dir"] if cubin_dir is None else cubin_dir
+    stream_bases = d["stream_bases"] if stream_bases is None else stream_bases
     opts = (int(device), memory_budget, msm_tables, int(msm_window_bits), cubin_dir, stream_bases)
     with _lock:
         be = _cuda.get(opts)
@@ -108,18 +117,16 @@ def get_backend(name: str = "cpu", device: int = 0, *, memory_budget: int | str 
 
 
 def from_settings(name: str, device: int = 0, *, cfg=None, msm_tables: str | None = None) -> Backend:
-    """The backend `name` with the [gpus] settings of `cfg` (default: what a library caller has without a
-    config file: the defaults and environment overrides, e.g. SNARKD_GPU_CUBIN_DIR), as the CLI does.
+    """The backend `name` with the [gpus] settings of `cfg`, a validated Config (default: the declared
+    defaults; entry points read the environment's overrides and pass their Config, as the CLI does).
     msm_tables: instead of [gpus] msm_tables."""
     if str(name).lower() == "cpu":
         return CPU
-    if cfg is None:
-        from snarkd.config import Config  # lazy: the CPU path needs no config
+    from snarkd.config import EngineConfig  # lazy: the CPU path needs no config
 
-        cfg = Config.defaults()
-    g = cfg.gpus
-    return get_backend(name, device, memory_budget=g.memory_budget, msm_tables=msm_tables or g.msm_tables,
-                       msm_window_bits=g.msm_window_bits, cubin_dir=g.cubin_dir, stream_bases=g.stream_bases)
+    c = EngineConfig.from_config(cfg) if cfg is not None else EngineConfig()
+    return get_backend(name, device, memory_budget=c.gpu_memory_budget, msm_tables=msm_tables or c.msm_tables,
+                       msm_window_bits=c.msm_window_bits, cubin_dir=c.cubin_dir, stream_bases=c.stream_bases)
 
 
 def resolve(backend) -> Backend:

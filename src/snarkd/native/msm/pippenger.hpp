@@ -26,16 +26,14 @@ namespace snarkd {
 
 struct MsmPlan { unsigned c, nw, k; };
 
-// Knobs (tests/benchmarks may flip them): batch-affine bucket accumulation.
-inline bool& msm_batch_affine_flag() { static bool f = true; return f; }
-inline bool msm_batch_affine_enabled() { return msm_batch_affine_flag(); }
-inline size_t& msm_batch_size_ref() { static size_t b = 512; return b; }
-inline unsigned& msm_force_c() { static unsigned c = 0; return c; }  // benchmarking only
+// Pending additions a batch-affine bucket array holds at most before it inverts them together
+constexpr size_t MSM_BATCH_SIZE = 512;
+// Knob (tests/benchmarks flip it: _core._set_msm_window): the window width, 0 = msm_plan's
+inline unsigned& msm_force_c() { static unsigned c = 0; return c; }
 // Endomorphism split (GLV) on G1: 0 never, 1 where glv_pays (default), 2 always (tests)
 inline int& msm_glv_mode() { static int m = 1; return m; }
 // The same for G2 (GLS: the Frobenius-based psi, ec/glv.hpp)
 inline int& msm_gls_mode() { static int m = 1; return m; }
-inline size_t msm_batch_size() { return std::max<size_t>(1, msm_batch_size_ref()); }
 
 constexpr uint32_t NEG = 0x80000000u;  // digit sign bit; low bits = |digit|
 
@@ -238,7 +236,7 @@ Affine<Cfg> msm_batched(const MsmPoints<Cfg>& pts, const uint8_t* scalars, const
   Recoder<Fr> rec;
   rec.build(scalars, nullptr, n, c, nw, T);
   rec.neg = neg;
-  const size_t B = std::min<size_t>(std::max<size_t>(nb / 4, 64), msm_batch_size());
+  const size_t B = std::min<size_t>(std::max<size_t>(nb / 4, 64), MSM_BATCH_SIZE);
   unsigned TT = (unsigned)std::min<size_t>(T, ntasks);
   std::vector<Pt> partial(ntasks, Pt::inf());
   std::vector<Buckets<Cfg, BA>> acc(TT);
@@ -268,13 +266,11 @@ Affine<Cfg> msm_core(const MsmPoints<Cfg>& pts, const uint8_t* scalars, const ui
   if (n == 0) return Aff::inf();
   MsmPlan plan = msm_plan(n, T, sbits, nullptr, cmax);
   if (msm_force_c() >= 2) plan = {msm_force_c(), sbits / msm_force_c() + 1, 1};
-  if (msm_batch_affine_enabled()) {
 #if defined(SNARKD_SIMD52)
-    if (g_use_simd52) return msm_batched<Cfg, Fr, SimdBatchAdd<Cfg>>(pts, scalars, neg, n, sbits, T, plan);
+  if (g_use_simd52) return msm_batched<Cfg, Fr, SimdBatchAdd<Cfg>>(pts, scalars, neg, n, sbits, T, plan);
 #endif
-    // one addition at a time: below 64 buckets a batch would share its inversion among too few
-    if (plan.c >= 7) return msm_batched<Cfg, Fr, ScalarBatchAdd<Cfg>>(pts, scalars, neg, n, sbits, T, plan);
-  }
+  // one addition at a time: below 64 buckets a batch would share its inversion among too few
+  if (plan.c >= 7) return msm_batched<Cfg, Fr, ScalarBatchAdd<Cfg>>(pts, scalars, neg, n, sbits, T, plan);
   const unsigned c = plan.c, nw = plan.nw, k = plan.k;
   const size_t nb = (size_t)1 << (c - 1);
   std::vector<uint32_t> digits((size_t)nw * n);

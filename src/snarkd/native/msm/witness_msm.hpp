@@ -36,24 +36,13 @@ struct WitnessMsm {
                   unsigned T, std::vector<A1>& out1, std::vector<A2>& out2) {
     out1.assign(j1.size(), A1::inf());
     out2.assign(j2.size(), A2::inf());
-    if (msm_batch_affine_enabled()) {
 #if defined(SNARKD_SIMD52)
-      if (g_use_simd52) {
-        run_batched<SimdBatchAdd>(scalars, ns, j1, j2, T, out1, out2);
-        return;
-      }
-#endif
-      run_batched<ScalarBatchAdd>(scalars, ns, j1, j2, T, out1, out2);
+    if (g_use_simd52) {
+      run_batched<SimdBatchAdd>(scalars, ns, j1, j2, T, out1, out2);
       return;
     }
-    for (size_t k = 0; k < j1.size(); k++) {
-      size_t n = std::min(j1[k].n, ns > j1[k].start ? ns - j1[k].start : 0);
-      out1[k] = msm<G1, Fr>(j1[k].bases, scalars + j1[k].start * 32, n, T);
-    }
-    for (size_t k = 0; k < j2.size(); k++) {
-      size_t n = std::min(j2[k].n, ns > j2[k].start ? ns - j2[k].start : 0);
-      out2[k] = msm<G2, Fr>(j2[k].bases, scalars + j2[k].start * 32, n, T);
-    }
+#endif
+    run_batched<ScalarBatchAdd>(scalars, ns, j1, j2, T, out1, out2);
   }
 
   // scalar class: 0 zero, 1 one, 2 other. BA: the batch-affine adder (msm/buckets.hpp)
@@ -190,7 +179,7 @@ struct WitnessMsm {
       if (msm_force_c() >= 2) plan = {msm_force_c(), bits / msm_force_c() + 1, 1};
       if (plan.c < 4) plan = {4, bits / 4 + 1, 1};
       nb = (size_t)1 << (plan.c - 1);
-      B = std::min<size_t>(std::max<size_t>(nb / 4, 64), msm_batch_size());
+      B = std::min<size_t>(std::max<size_t>(nb / 4, 64), MSM_BATCH_SIZE);
       rec.build(sc, index, m, plan.c, plan.nw, T);
       rec.neg = neg;
     }
