@@ -16,6 +16,10 @@ median of the per-round ratios. Every tool's proof is checked once with
 
 A folder holds circuit.zkey, witness.wtns and vk.json (bench/make_chain_keys.py,
 bench/make_sha256_key.py). --prepare builds snarkd's sidecar first (snarkd prepare).
+--ifma off,on runs snarkd once per IFMA setting in the same rounds (off: the documented
+SNARKD_CPU_IFMA=off, for the AVX2-class path on a CPU that has IFMA); --verify-all checks
+every timed proof with snarkjs, between runs; --note records free text (e.g. rapidsnark's
+source commit) in the JSON.
 """
 
 from __future__ import annotations
@@ -54,62 +58,92 @@ def key_info(zkey: Path) -> dict:
                 "domain_size": lay.domain_size, "zkey_mib": bf.nbytes / 2**20}
 
 
-def bench_dir(d: Path, runs: int, threads: int, with_snarkjs: bool, rapidsnark: str | None, prepare: bool) -> dict:
+def snarkd_env(ifma: str) -> dict:
+    """The child's environment for one IFMA setting: "on" leaves SNARKD_CPU_IFMA unset (auto), "off"
+    sets the documented SNARKD_CPU_IFMA=off."""
+    env = {k: v for k, v in os.environ.items() if k != "SNARKD_CPU_IFMA"}
+    if ifma == "off":
+        env["SNARKD_CPU_IFMA"] = "off"
+    return env
+
+
+def bench_dir(d: Path, runs: int, threads: int, with_snarkjs: bool, rapidsnark: str | None, prepare: bool,
+              ifma: list[str] | None = None, verify_all: bool = False) -> dict:
     zkey, wtns, vk = d / "circuit.zkey", d / "witness.wtns", d / "vk.json"
     info = key_info(zkey)
     tmp = Path(tempfile.mkdtemp(prefix="snarkd-vs-"))
     if prepare:
         subprocess.run([sys.executable, "-m", "snarkd", "prepare", str(zkey)], check=True, capture_output=True)
-    tools: dict[str, list[str]] = {}
-    snarkd = [sys.executable, "-m", "snarkd", "prove", str(zkey), str(wtns), str(tmp / "sd_p.json"), str(tmp / "sd_q.json"), "--timings"]
-    if threads:
-        snarkd += ["--threads", str(threads)]
-    tools["snarkd"] = snarkd
+    tools: dict[str, tuple[list[str], dict | None]] = {}  # name -> (command, environment); proofs in tmp/NAME_{p,q}.json
+
+    def out(name: str) -> list[str]:
+        return [str(tmp / f"{name}_p.json"), str(tmp / f"{name}_q.json")]
+
+    for mode in ifma or [None]:
+        name = "snarkd" if mode is None else f"snarkd-ifma-{mode}"
+        cmd = [sys.executable, "-m", "snarkd", "prove", str(zkey), str(wtns), *out(name), "--timings"]
+        if threads:
+            cmd += ["--threads", str(threads)]
+        tools[name] = (cmd, None if mode is None else snarkd_env(mode))
     if rapidsnark:
-        tools["rapidsnark"] = [rapidsnark, str(zkey), str(wtns), str(tmp / "rs_p.json"), str(tmp / "rs_q.json")]
+        tools["rapidsnark"] = ([rapidsnark, str(zkey), str(wtns), *out("rapidsnark")], None)
     if with_snarkjs:
-        tools["snarkjs"] = ["node", str(SNARKJS), "groth16", "prove", str(zkey), str(wtns), str(tmp / "sj_p.json"), str(tmp / "sj_q.json")]
+        tools["snarkjs"] = (["node", str(SNARKJS), "groth16", "prove", str(zkey), str(wtns), *out("snarkjs")], None)
     names = list(tools)
+    mine = [n for n in names if n.startswith("snarkd")]
+
+    def check(name: str) -> bool:
+        return verify(vk, tmp / f"{name}_q.json", tmp / f"{name}_p.json")
+
     verified = {}
     for name in names:  # warm the page cache; check each tool's proof once
-        timed(tools[name])
-        pre = {"snarkd": "sd", "rapidsnark": "rs", "snarkjs": "sj"}[name]
-        verified[name] = verify(vk, tmp / f"{pre}_q.json", tmp / f"{pre}_p.json")
+        timed(*tools[name])
+        verified[name] = check(name)
+    n_verified = {n: int(verified[n]) for n in names}
     wall = {n: [] for n in names}
     cpu = {n: [] for n in names}
     rss = {n: [] for n in names}
-    phases = []
+    phases = {n: [] for n in mine}
     load = [os.getloadavg()[0]]
     for i in range(runs):
         order = names[i % len(names):] + names[: i % len(names)]
         for name in order:
-            w, r, err, c = timed(tools[name])
+            w, r, err, c = timed(*tools[name])
             wall[name].append(w)
             cpu[name].append(c)
             rss[name].append(r)
-            if name == "snarkd":
-                phases.append(parse_timings(err))
-        print(f"{d.name} round {i + 1}/{runs}: " + "  ".join(f"{n} {wall[n][-1]:.3f}s" for n in names), file=sys.stderr)
-    load.append(os.getloadavg()[0])
+            if name in mine:
+                phases[name].append(parse_timings(err))
+            if verify_all:  # after the timed child has exited: the check runs between, not beside, timings
+                ok = check(name)
+                verified[name] = verified[name] and ok
+                n_verified[name] += int(ok)
+        load.append(os.getloadavg()[0])
+        print(f"{d.name} round {i + 1}/{runs} (load {load[-1]:.2f}): " + "  ".join(f"{n} {wall[n][-1]:.3f}s" for n in names),
+              file=sys.stderr)
     med = {n: statistics.median(wall[n]) for n in names}
-    out = {
+    res = {
         "dir": str(d), **info, "runs": runs, "threads": threads or os.cpu_count(), "prepared_sidecar": prepare,
-        "load_average_start_end": load,
+        "load_average_1min_per_round": load,  # first entry before round 1
+        "load_average_median": statistics.median(load),
         "verified_by_snarkjs": verified,
+        "proofs_verified": n_verified,  # the warm-up proof plus, with --verify-all, every timed one
         "wall_s": wall,
         "median_s": med,
         "cpu_s": cpu,  # user + system of the process: less sensitive to a loaded machine than wall time
         "median_cpu_s": {n: statistics.median(cpu[n]) for n in names},
         "peak_rss_mib": {n: max(rss[n]) / 2**20 for n in names},
-        "snarkd_phase_median_ms": {k: statistics.median(p.get(k, 0.0) for p in phases) for k in phases[0]} if phases else {},
+        "median_rss_mib": {n: statistics.median(rss[n]) / 2**20 for n in names},
+        "snarkd_phase_median_ms": {n: {k: statistics.median(p.get(k, 0.0) for p in ph) for k in ph[0]} for n, ph in phases.items() if ph},
     }
     ratios = {}
-    for other in names[1:]:
-        per_round = [a / b for a, b in zip(wall["snarkd"], wall[other])]
-        ratios[f"snarkd/{other}"] = {"ratio_of_medians": med["snarkd"] / med[other], "median_of_round_ratios": statistics.median(per_round),
-                                     "cpu_ratio_of_medians": statistics.median(cpu["snarkd"]) / statistics.median(cpu[other])}
-    out["ratios"] = ratios
-    return out
+    for m in mine:
+        for other in (n for n in names if n not in mine):
+            per_round = [a / b for a, b in zip(wall[m], wall[other])]
+            ratios[f"{m}/{other}"] = {"ratio_of_medians": med[m] / med[other], "median_of_round_ratios": statistics.median(per_round),
+                                      "cpu_ratio_of_medians": statistics.median(cpu[m]) / statistics.median(cpu[other])}
+    res["ratios"] = ratios
+    return res
 
 
 def main() -> int:
@@ -119,15 +153,24 @@ def main() -> int:
     ap.add_argument("--threads", type=int, default=0)
     ap.add_argument("--no-snarkjs", action="store_true", help="leave snarkjs out (slow on big circuits)")
     ap.add_argument("--prepare", action="store_true", help="build snarkd's prepared sidecar first")
+    ap.add_argument("--ifma", help="comma list of off,on: snarkd once per setting (off: SNARKD_CPU_IFMA=off), "
+                    "all in the same rotated rounds")
+    ap.add_argument("--verify-all", action="store_true", help="check every timed proof with snarkjs, not only the first")
+    ap.add_argument("--note", default="", help="free text kept in the JSON (rapidsnark's commit, what else ran)")
     ap.add_argument("--json", type=Path)
     args = ap.parse_args()
+    ifma = args.ifma.split(",") if args.ifma else None
+    if ifma and not set(ifma) <= {"off", "on"}:
+        print(f"--ifma {args.ifma}: each setting must be off or on", file=sys.stderr)
+        return 2
     rapidsnark = os.environ.get("RAPIDSNARK") or None
     if rapidsnark and not os.access(rapidsnark, os.X_OK):
         print(f"RAPIDSNARK={rapidsnark}: not an executable", file=sys.stderr)
         return 2
-    results = [bench_dir(d, args.runs, args.threads, not args.no_snarkjs, rapidsnark, args.prepare) for d in args.dir]
+    results = [bench_dir(d, args.runs, args.threads, not args.no_snarkjs, rapidsnark, args.prepare, ifma, args.verify_all)
+               for d in args.dir]
     doc = {"machine": f"{platform.node()} {platform.machine()} {os.cpu_count()} cpus", "cpu": cpu_name(),
-           "rapidsnark": rapidsnark, "results": results}
+           "rapidsnark": rapidsnark, "note": args.note, "results": results}
     print(json.dumps(doc, indent=1))
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)

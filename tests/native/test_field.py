@@ -51,6 +51,22 @@ def test_field_edges(name, mod, pfx, p, L):
 
 
 @pytest.mark.parametrize("name,mod,pfx,p,L", FIELDS, ids=[f[0] for f in FIELDS])
+def test_inverse_of_sparse_limbs(name, mod, pfx, p, L):
+    """The inversion runs on the stored (Montgomery) integer, and its divsteps take runs of
+    zero bits in one shift and up to six steps in one addition: stored values with long zero
+    runs, single bits, all-ones runs and near-p values, inverted and checked against Python."""
+    R = 1 << (64 * L)
+    stored = ([1, 2, 3, 5, 7, 63, 64, 65, (1 << 6) - 1, (1 << 12) + 1, p - 1, p - 2, p - 3, (p - 1) // 2, (p + 1) // 2]
+              + [1 << k for k in range(0, p.bit_length() - 1, 7)]
+              + [(1 << k) - 1 for k in range(2, p.bit_length() - 1, 11)]
+              + [(1 << k) + 1 for k in (61, 62, 63, 64, 124, 186)])
+    stored = [v for v in stored if 0 < v < p]
+    f = lambda name: getattr(mod, f"{pfx}_{name}")  # noqa: E731
+    inv_stored = dec_many(f("inv")(enc_many(stored, L)), L)  # stored v is the element v / R
+    assert inv_stored == [pow(v * pow(R, -1, p), -1, p) * R % p for v in stored]
+
+
+@pytest.mark.parametrize("name,mod,pfx,p,L", FIELDS, ids=[f[0] for f in FIELDS])
 def test_to_mont_reduces_large_plain(name, mod, pfx, p, L):
     xs = [p, p + 5, (1 << (64 * L)) - 1]
     got = dec_many(getattr(mod, f"{pfx}_from_mont")(getattr(mod, f"{pfx}_to_mont")(enc_many(xs, L))), L)

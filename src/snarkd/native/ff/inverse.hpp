@@ -52,38 +52,46 @@ struct DivstepInverse {
 
   // 62 divsteps on the low 64 bits of f and g. Returns the matrix (u v; q r) with
   // 2^62 f' = u f + v g, 2^62 g' = q f + r g; updates delta.
+  //
+  // Several steps at a time: a run of even g is one shift (ctz), and between swaps f stays
+  // fixed while each step adds f to an odd g and halves, so the next k of those steps
+  // (k <= delta's distance from a swap, k <= 6) come to g += w f with w = -g / f mod 2^k
+  // (f^-1 mod 64 = f (2 - f^2) for odd f), the halvings left to the next shift. The same
+  // steps as one at a time, with about a sixth of the data-dependent branches, which
+  // mispredicted on nearly every step (bench/cpu-notes.md, round 4).
   static inline void divsteps62(int64_t& delta, uint64_t f, uint64_t g, int64_t& u, int64_t& v, int64_t& q,
                                 int64_t& r) {
-    u = 1; v = 0; q = 0; r = 1;
+    uint64_t uu = 1, vv = 0, qq = 0, rr = 1;  // wrapping arithmetic; the true values stay within 63 bits
+    int64_t eta = -delta;
     int i = 62;
-    while (i > 0) {
-      // runs of even g: halve g, double the f row (delta grows by one per step)
-      if (!(g & 1)) {
-        int z = g ? __builtin_ctzll(g) : 64;
-        if (z > i) z = i;
-        g >>= z;
-        u = (int64_t)((uint64_t)u << z);
-        v = (int64_t)((uint64_t)v << z);
-        delta += z;
-        i -= z;
-        continue;
+    for (;;) {
+      const int z = __builtin_ctzll(g | (~0ULL << i));  // i >= 1: the mask caps the run at i
+      g >>= z;
+      uu <<= z;
+      vv <<= z;
+      eta -= z;
+      i -= z;
+      if (i == 0) break;
+      if (eta < 0) {  // delta > 0, g odd: (f, g) <- (g, -f), the step's addition follows
+        eta = -eta;
+        uint64_t t = f;
+        f = g;
+        g = 0 - t;
+        t = uu; uu = qq; qq = 0 - t;
+        t = vv; vv = rr; rr = 0 - t;
       }
-      if (delta > 0) {  // (f, g) <- (g, (g - f) / 2)
-        delta = 1 - delta;
-        uint64_t nf = g;
-        g = (g - f) >> 1;
-        f = nf;
-        int64_t nu = 2 * q, nv = 2 * r;
-        q -= u; r -= v;
-        u = nu; v = nv;
-      } else {  // g <- (g + f) / 2
-        delta = 1 + delta;
-        g = (g + f) >> 1;
-        q += u; r += v;
-        u *= 2; v *= 2;
-      }
-      i--;
+      int64_t k = eta + 1 < i ? eta + 1 : i;
+      if (k > 6) k = 6;
+      const uint64_t w = (f * g * (f * f - 2)) & (~0ULL >> (64 - k));
+      g += w * f;
+      qq += w * uu;
+      rr += w * vv;
     }
+    delta = -eta;
+    u = (int64_t)uu;
+    v = (int64_t)vv;
+    q = (int64_t)qq;
+    r = (int64_t)rr;
   }
 
   // (f, g) <- ((u f + v g) / 2^62, (q f + r g) / 2^62), exact divisions.

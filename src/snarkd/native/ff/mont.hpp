@@ -158,6 +158,33 @@ struct Mont {
     mul_to(r, a, b);
     return r;
   }
+  // o = a * b in [0, 2p), the final subtraction left out, for a, b < 2p: for values that only
+  // feed further products (the batch-affine adder's running products, 1/dx and lambda). With
+  // 4p < R the Montgomery result of such inputs is below (4p^2 + pR) / R < 2p, and the CIOS
+  // accumulator stays below a + p < R. Not canonical: compare, test or store only after
+  // canonical_to.
+  static inline __attribute__((always_inline)) void mul_lazy_to(Mont& o, const Mont& a, const Mont& b) {
+    static_assert(P::MOD[N - 1] < (1ULL << 62), "lazy products need 4p < R");
+#if defined(__x86_64__)
+    if constexpr (N == 4) {
+      if (__builtin_expect(g_use_adx, 1)) {
+        adx::mont_mul4<P::MOD, &P::INV>(o.v, a.v, b.v);
+        return;
+      }
+    }
+#if defined(__OPTIMIZE__)
+    if constexpr (N == 6) {
+      if (__builtin_expect(g_use_adx, 1)) {
+        adx::mont_mul6<P::MOD, &P::INV>(o.v, a.v, b.v);
+        return;
+      }
+    }
+#endif
+#endif
+    mul_to(o, a, b);  // canonical, so below 2p too
+  }
+  // a value below 2p (mul_lazy_to's) brought to [0, p)
+  static inline __attribute__((always_inline)) void canonical_to(Mont& o) { final_sub(o.v); }
   static inline __attribute__((always_inline)) void sqr_to(Mont& o, const Mont& a) { mul_to(o, a, a); }
 
   // CPUs without BMI2/ADX (and other architectures): kept out of line so the

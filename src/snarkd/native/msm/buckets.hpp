@@ -114,18 +114,21 @@ struct ScalarBatchAdd : AddQueue<Cfg> {
       const size_t q = j + G - 1 - g;
       if constexpr (NORM) {
         FI n;
-        FI::mul_to(n, inv, pre[q]);
-        FI::mul_to(inv, inv, nx[q]);
+        FI::mul_lazy_to(n, inv, pre[q]);
+        FI::mul_lazy_to(inv, inv, nx[q]);
         dx[q].inv_from_norm_to(t[g], n);
       } else {
-        F::mul_to(t[g], inv, pre[q]);
-        F::mul_to(inv, inv, dx[q]);
+        F::mul_lazy_to(t[g], inv, pre[q]);
+        F::mul_lazy_to(inv, inv, dx[q]);
       }
     }
 #pragma GCC unroll 8
     for (size_t g = 0; g < G; g++) { const size_t q = j + G - 1 - g; F::sub_to(l[g], p2[q].y, p1[q].y); }
 #pragma GCC unroll 8
-    for (size_t g = 0; g < G; g++) F::mul_to(l[g], l[g], t[g]);
+    for (size_t g = 0; g < G; g++) {
+      if constexpr (NORM) F::mul_to(l[g], l[g], t[g]);
+      else F::mul_lazy_to(l[g], l[g], t[g]);  // lambda only feeds the two products below
+    }
 #pragma GCC unroll 8
     for (size_t g = 0; g < G; g++) F::sqr_to(x[g], l[g]);
 #pragma GCC unroll 8
@@ -156,7 +159,20 @@ struct ScalarBatchAdd : AddQueue<Cfg> {
       Aff& b = p2[i];
       a = Aff::load(qd[i]);
       b = Aff::load(qs[i]);
-      if (qn[i]) F::sub_to(b.y, F::zero(), b.y);  // 0 stays 0: infinity stays all-zero
+      {  // b.y = -b.y where asked, without a branch: the signs are random, so a branch here
+         // mispredicted every other addition (0 - 0 stays 0: infinity stays all-zero)
+        F ny;
+        F::sub_to(ny, F::zero(), b.y);
+        const uint64_t mask = (uint64_t)0 - qn[i];
+        uint64_t* yw = reinterpret_cast<uint64_t*>(&b.y);
+        const uint64_t* nw = reinterpret_cast<const uint64_t*>(&ny);
+#pragma GCC unroll 12
+        for (size_t w = 0; w < sizeof(F) / 8; w++) {
+          uint64_t v = yw[w] ^ ((yw[w] ^ nw[w]) & mask);
+          asm("" : "+r"(v));  // word by word through general registers (see Mont::store_words)
+          yw[w] = v;
+        }
+      }
       uint8_t k = 0;
       if (b.is_inf()) k = 2;
       else if (a.is_inf()) k = 1;
@@ -168,14 +184,15 @@ struct ScalarBatchAdd : AddQueue<Cfg> {
           acc.store_words(&pre[i]);
           if constexpr (NORM) {
             d.norm_to(nx[i]);
-            FI::mul_to(acc, acc, nx[i]);
+            FI::mul_lazy_to(acc, acc, nx[i]);
           } else {
-            FI::mul_to(acc, acc, d);
+            FI::mul_lazy_to(acc, acc, d);
           }
         }
       }
       kind[i] = k;
     }
+    FI::canonical_to(acc);  // the running products are below 2p (mul_lazy_to); the inversion takes [0, p)
     FI inv = acc.inv();
     size_t i = m;
     while (i > 0) {
