@@ -161,3 +161,39 @@ def test_the_gate_lends_a_slot_to_a_higher_lane_only_and_gets_it_back():
     again = gate.acquire([part(0)])  # the slot is free again: the lent one did not leak or double
     assert not again.lent
     gate.release(again)
+
+
+def test_while_a_stage_runs_at_a_yield_point_the_devices_lower_stages_wait_at_theirs():
+    """Preemption.holding: with several device workers, a second bulk stage would keep its kernels running beside the
+    urgent stage's (on a GPU, sharing its SMs); it stops at its next yield point until the urgent stage ends, and the
+    wait is its phase "preempted". Stages of the urgent lane or above go on."""
+    from snarkd.engine.preempt import Preemption
+
+    part = lambda level: type("P", (), {"job": type("J", (), {"lane_priority": level})()})()  # noqa: E731
+    queue = type("Q", (), {"head": lambda self, waiting=False: None})()
+    engine = type("E", (), {"devices": [CPU], "_device_q": queue})()
+    prem = Preemption(engine, 0, DeviceGate(2))
+
+    class Timer:
+        worker = "gpu0-1"
+
+        def __init__(self):
+            self.ms, self.spans = {}, []
+
+        def record(self, name, ms):
+            self.ms[name] = self.ms.get(name, 0.0) + ms
+
+    bulk_t, peer_t = Timer(), Timer()
+    bulk, peer = prem.yield_point([part(0)], [bulk_t]), prem.yield_point([part(10)], [peer_t])
+    assert bulk() == 0.0 and bulk_t.ms == {}  # nothing held: straight on
+    events, paused = [], []
+    with prem.holding(10):
+        t = threading.Thread(target=lambda: (paused.append(bulk()), events.append("bulk went on")))
+        t.start()
+        t.join(0.3)
+        assert t.is_alive() and peer() == 0.0  # held; the urgent lane's own stages are not
+        events.append("urgent stage ended")
+    t.join(10)
+    assert events == ["urgent stage ended", "bulk went on"]
+    assert paused[0] > 0 and bulk_t.ms["preempted"] > 0 and bulk_t.spans[0]["stage"] == "preempted"
+    assert peer_t.ms == {}
