@@ -12,8 +12,6 @@ from __future__ import annotations
 import json
 import random
 import shutil
-import subprocess
-import sys
 
 import pytest
 
@@ -145,7 +143,7 @@ def test_a_new_input_from_the_cli_on_a_value_dependent_file_stays_lean(tmp_path)
     """`snarkd witness --engine native` in a fresh process on a value-dependent program file (the verdict, no path
     ever served): the control-flow run's witness is snarkjs's, and the process imports neither the wasm engine (its
     validation: the file vouches for these bytes) nor logging, nor decodes the file's path."""
-    from test_witness_cli import NOT_ON_THE_CACHED_PATH
+    from test_witness_cli import lean_cli_witness
 
     c = compiled("bigint.circom", "bn128", N=N_BITS, K=K_LIMBS)
     calc = fresh(c, tmp_path)
@@ -155,12 +153,7 @@ def test_a_new_input_from_the_cli_on_a_value_dependent_file_stays_lean(tmp_path)
     inputs = bigint_inputs(50)
     inp, out = tmp_path / "input.json", tmp_path / "cli.wtns"
     inp.write_text(json.dumps(inputs))
-    code = ("import sys; from snarkd.cli import main; "
-            f"rc = main(['witness', '--engine', 'native', '--quiet', {str(calc.path)!r}, {str(inp)!r}, {str(out)!r}]); "
-            f"print(rc, [m for m in {NOT_ON_THE_CACHED_PATH!r} if m in sys.modules])")
-    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
-    assert res.returncode == 0, res.stderr
-    assert res.stdout.split("\n")[-2] == "0 []", res.stdout
+    lean_cli_witness(calc.path, inp, out)
     assert out.read_bytes() == c.snarkjs_witness(inputs).read_bytes()
 
 

@@ -83,6 +83,16 @@ NOT_ON_THE_CACHED_PATH = ("numpy", "wasmtime", "logging", "dataclasses", "typing
                           "pkgutil", "snarkd.config.loader", "snarkd.formats.binfile")
 
 
+def lean_cli_witness(wasm, inp, out) -> None:
+    """`snarkd witness --engine native` in a fresh process: it succeeds and imports none of NOT_ON_THE_CACHED_PATH."""
+    code = ("import sys; from snarkd.cli import main; "
+            f"rc = main(['witness', '--engine', 'native', '--quiet', {str(wasm)!r}, {str(inp)!r}, {str(out)!r}]); "
+            f"print(rc, [m for m in {NOT_ON_THE_CACHED_PATH!r} if m in sys.modules])")
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.split("\n")[-2] == "0 []", res.stdout
+
+
 def test_witness_cli_on_a_cached_program_stays_lean(arrays, tmp_path):
     wasm = tmp_path / "circuit.wasm"
     wasm.write_bytes(arrays.wasm.read_bytes())
@@ -91,12 +101,7 @@ def test_witness_cli_on_a_cached_program_stays_lean(arrays, tmp_path):
     assert snarkd("witness", "--engine", "native", "--quiet", wasm, inp, out).returncode == 0  # builds the program
     assert (tmp_path / "circuit.wasm.wprog").exists()
     out.unlink()
-    code = ("import sys; from snarkd.cli import main; "
-            f"rc = main(['witness', '--engine', 'native', '--quiet', {str(wasm)!r}, {str(inp)!r}, {str(out)!r}]); "
-            f"print(rc, [m for m in {NOT_ON_THE_CACHED_PATH!r} if m in sys.modules])")
-    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
-    assert res.returncode == 0, res.stderr
-    assert res.stdout.split("\n")[-2] == "0 []", res.stdout
+    lean_cli_witness(wasm, inp, out)
     assert out.read_bytes() == arrays.snarkjs_witness(ARRAYS_INPUT).read_bytes()
 
 
