@@ -166,7 +166,7 @@ def test_the_gate_lends_a_slot_to_a_higher_lane_only_and_gets_it_back():
 def test_while_a_stage_runs_at_a_yield_point_the_devices_lower_stages_wait_at_theirs():
     """Preemption.holding: with several device workers, a second bulk stage would keep its kernels running beside the
     urgent stage's (on a GPU, sharing its SMs); it stops at its next yield point until the urgent stage ends, and the
-    wait is its phase "preempted". Stages of the urgent lane or above go on."""
+    wait is its phase "preempted". Stages of the urgent lane or above go on, and so does a stage begun during the hold."""
     from snarkd.engine.preempt import Preemption
 
     part = lambda level: type("P", (), {"job": type("J", (), {"lane_priority": level})()})()  # noqa: E731
@@ -192,6 +192,8 @@ def test_while_a_stage_runs_at_a_yield_point_the_devices_lower_stages_wait_at_th
         t.start()
         t.join(0.3)
         assert t.is_alive() and peer() == 0.0  # held; the urgent lane's own stages are not
+        late_t = Timer()  # a stage begun during the hold (a slot came free) may hold memory the urgent one needs
+        assert prem.yield_point([part(0)], [late_t])() == 0.0 and late_t.ms == {}
         events.append("urgent stage ended")
     t.join(10)
     assert events == ["urgent stage ended", "bulk went on"]

@@ -104,16 +104,18 @@ class Preemption:
         self._busy = threading.Lock()  # one preemption at a time on this device (never nested)
         self._hold = threading.Condition()
         self._holding = 0  # the lane level of the stage running at a yield point of this device now (0: none)
+        self._hold_since = 0.0  # when it began (time.monotonic())
 
     @contextlib.contextmanager
     def holding(self, level: int):
         """While a stage of lane `level` runs at a yield point, every other stage of this device below that level
         waits at its next yield point (held): with several device workers the others' kernels otherwise share the
-        GPU with the urgent stage's (2^20 on an H200: its kernels 67 ms beside a second bulk stage, 36 alone). A
-        held stage is mid-stage, its device memory reserved already, and no slot is free for a new one: the
-        preempting stage, which fitted beside them (preempt_blocker), waits on nothing they hold."""
+        GPU with the urgent stage's (2^20 on an H200: its kernels 67 ms beside a second bulk stage, 36 alone).
+        Only stages that began before it are held: their device memory was reserved when the preempting stage was
+        found to fit beside them (preempt_blocker), so it waits on nothing they hold; a stage begun since (a slot
+        came free) may hold memory it needs, and goes on."""
         with self._hold:
-            self._holding = level
+            self._holding, self._hold_since = level, time.monotonic()
         try:
             yield
         finally:
@@ -121,13 +123,15 @@ class Preemption:
                 self._holding = 0
                 self._hold.notify_all()
 
-    def _held(self, level: int) -> tuple[float, float] | None:
-        """Wait while a stage above `level` runs at another stage's yield point; (start, end) of the wait, or None."""
-        if self._holding <= level:  # read without the lock: the common case, nothing held
+    def _held(self, level: int, began: float) -> tuple[float, float] | None:
+        """Wait while a stage above `level` runs at another stage's yield point, if this stage (begun at `began`)
+        is older than that; (start, end) of the wait, or None."""
+        held = lambda: self._holding > level and began < self._hold_since  # noqa: E731
+        if not held():  # read without the lock: the common case, nothing held
             return None
         w0 = time.time()
         with self._hold:
-            self._hold.wait_for(lambda: self._holding <= level)
+            self._hold.wait_for(lambda: not held())
         return w0, time.time()
 
     def yield_point(self, parts: list, timers: list):
@@ -135,9 +139,10 @@ class Preemption:
         stage was paused (0.0 when it went on at once). Time paused is recorded as the phase "preempted"."""
         level = lane_level(parts)
         q = self.engine._device_q
+        began = time.monotonic()
 
         def yield_now() -> float:
-            waited = self._held(level)
+            waited = self._held(level, began)
             if waited is not None:
                 return record(*waited)
             head = q.head(waiting=True)
