@@ -32,7 +32,10 @@ void qap_h(const Fr* a, const Fr* b, Fr* h, unsigned log_n, unsigned T, double* 
   parallel_for(n, T, [&](size_t s, size_t e, unsigned) {
     for (size_t i = s; i < e; i++) Fr::mul_to(C[i], A[i], B[i]);
   }, 4096);
-  for (auto* v : {&A, &B, &C}) Ntt<Tr>::coset_shift(v->data(), log_n, T);
+  {
+    const std::vector<Fr> V = Ntt<Tr>::coset_scales(log_n, T);  // one set of scales for all three
+    for (auto* v : {&A, &B, &C}) Ntt<Tr>::coset_shift(v->data(), log_n, T, V.data());
+  }
   auto t0 = std::chrono::steady_clock::now();
   parallel_for(n, T, [&](size_t s, size_t e, unsigned) {
     for (size_t i = s; i < e; i++) {

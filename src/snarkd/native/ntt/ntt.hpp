@@ -93,14 +93,19 @@ struct Ntt {
     Fr::mul_to(y, t, w);
   }
 
-  // Cooley-Tukey, bit-reversed input -> natural output.
-  static void dit(Fr* a, unsigned log_n, const Fr* tw, unsigned T) {
+  // Cooley-Tukey, bit-reversed input -> natural output. scale (optional): a[i] *= scale[i]
+  // first, block by block while the block is in L2 (no pass of its own over the array).
+  static void dit(Fr* a, unsigned log_n, const Fr* tw, unsigned T, const Fr* scale = nullptr) {
     size_t n = (size_t)1 << log_n;
     if (n == 1) return;
     const size_t B = (size_t)1 << std::min(log_n, LOG_BLOCK);
     parallel_for(n / B, T, [&](size_t b, size_t e, unsigned) {
       for (size_t blk = b; blk < e; blk++) {
         Fr* x = a + blk * B;
+        if (scale) {
+          const Fr* v = scale + blk * B;
+          for (size_t i = 0; i < B; i++) Fr::mul_to(x[i], x[i], v[i]);
+        }
         for (size_t i = 0; i < B; i += 2) bfly1(x[i], x[i + 1]);  // m = 1: twiddle is 1
         for (size_t m = 2; m < B; m *= 2)
           for (size_t s = 0; s < B; s += 2 * m)
@@ -168,18 +173,28 @@ struct Ntt {
   // Evaluations on <w_n> -> evaluations on the odd coset g*<w_n>, g = w_{2n}
   // (snarkjs uses Fr.shift when n = 2^s). No permutation pass: inverse DIF
   // (natural -> bit-reversed coefficients), scale coefficient rev(i) by
-  // g^rev(i)/n in bit-reversed order, forward DIT (bit-reversed -> natural).
+  // g^rev(i)/n in bit-reversed order (coset_scales; inside the DIT's first
+  // block pass), forward DIT (bit-reversed -> natural).
   static void coset_shift(Fr* a, unsigned log_n, unsigned T) {
-    size_t n = (size_t)1 << log_n;
-    Fr g = log_n == Tr::S ? Tr::shift() : root_of_unity(log_n + 1);
-    Fr ninv = inv_n(n);
-    if (n == 1) return;  // a constant: same value everywhere
+    if (log_n == 0) return;  // a constant: same value everywhere
+    std::vector<Fr> V = coset_scales(log_n, T);
+    coset_shift(a, log_n, T, V.data());
+  }
+  // The same with the scales V = coset_scales(log_n) given: the QAP step shifts three
+  // arrays of one size and builds V (n products) once for all three.
+  static void coset_shift(Fr* a, unsigned log_n, unsigned T, const Fr* V) {
+    if (log_n == 0) return;
     auto itw = twiddles(log_n, true);
     auto ftw = twiddles(log_n, false);
     dif(a, log_n, itw->data(), T);
-    // V[i] = g^rev(i) / n built by doubling: V_{2m}[i + m] = V_{2m}[i] * g^(n/2m)
+    dit(a, log_n, ftw->data(), T, V);
+  }
+  // V[i] = g^rev(i) / n built by doubling: V_{2m}[i + m] = V_{2m}[i] * g^(n/2m)
+  static std::vector<Fr> coset_scales(unsigned log_n, unsigned T) {
+    size_t n = (size_t)1 << log_n;
+    Fr g = log_n == Tr::S ? Tr::shift() : root_of_unity(log_n + 1);
     std::vector<Fr> V(n);
-    V[0] = ninv;
+    V[0] = inv_n(n);
     std::vector<Fr> hp(log_n);  // hp[l] = g^(n / 2^(l+1))
     {
       Fr h = g;
@@ -192,10 +207,7 @@ struct Ntt {
         for (size_t i = b; i < e; i++) Fr::mul_to(V[i + m], V[i], h);
       }, 8192);
     }
-    parallel_for(n, T, [&](size_t b, size_t e, unsigned) {
-      for (size_t i = b; i < e; i++) Fr::mul_to(a[i], a[i], V[i]);
-    }, 4096);
-    dit(a, log_n, ftw->data(), T);
+    return V;
   }
 };
 
