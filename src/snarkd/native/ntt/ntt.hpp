@@ -108,8 +108,10 @@ struct Ntt {
         }
         for (size_t i = 0; i < B; i += 2) bfly1(x[i], x[i + 1]);  // m = 1: twiddle is 1
         for (size_t m = 2; m < B; m *= 2)
-          for (size_t s = 0; s < B; s += 2 * m)
-            for (size_t j = 0; j < m; j++) bfly_dit(x[s + j], x[s + j + m], tw[m + j]);
+          for (size_t s = 0; s < B; s += 2 * m) {
+            bfly1(x[s], x[s + m]);  // j = 0: the twiddle is 1 (1/m of the block's products)
+            for (size_t j = 1; j < m; j++) bfly_dit(x[s + j], x[s + j + m], tw[m + j]);
+          }
       }
     });
     for (size_t m = B; m < n; m *= 2) {
@@ -141,8 +143,10 @@ struct Ntt {
       for (size_t blk = b; blk < e; blk++) {
         Fr* x = a + blk * B;
         for (size_t m = B / 2; m >= 2; m /= 2)
-          for (size_t s = 0; s < B; s += 2 * m)
-            for (size_t j = 0; j < m; j++) bfly_dif(x[s + j], x[s + j + m], tw[m + j]);
+          for (size_t s = 0; s < B; s += 2 * m) {
+            bfly1(x[s], x[s + m]);  // j = 0: the twiddle is 1
+            for (size_t j = 1; j < m; j++) bfly_dif(x[s + j], x[s + j + m], tw[m + j]);
+          }
         for (size_t i = 0; i < B; i += 2) bfly1(x[i], x[i + 1]);
       }
     });
