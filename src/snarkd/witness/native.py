@@ -226,9 +226,10 @@ class NativeCalculator:
     def _load(self, paths: list[str]) -> bool:
         for path in paths:
             try:
-                meta, body = program_file.read(path, self._ident)
+                # its paths are loaded when a replay is tried (see `program`): the body is read then
+                meta, body = program_file.read(path, self._ident, defer=_unserved_verdict)
                 self._set_facts(meta)
-                if _unserved_verdict(meta):  # its paths are loaded when a replay is tried (see `program`)
+                if _unserved_verdict(meta):
                     self._program, self._body = None, body
                 else:
                     self._program = self._load_body(body)
@@ -259,9 +260,12 @@ class NativeCalculator:
             with self._program_lock:  # a daemon's requests: one load
                 if self._program is None:
                     try:
-                        self._program = self._load_body(self._body)
+                        body = self._body
+                        if isinstance(body, program_file.DeferredBody):
+                            body = body.load()
+                        self._program = self._load_body(body)
                     except (program_file.ProgramFileError, ValueError, KeyError, TypeError) as exc:
-                        # checked (HMAC, CRC) when read: only a native check of the body can fail here; no path then
+                        # a body read now that fails its tag, or a native check of the body: no path then
                         _log().warning("ignoring the paths of native witness program %s: %s", self._loaded_from, exc)
                         self.meta.pop("value_dependent", None)
                         self.meta.pop("hits", None)
