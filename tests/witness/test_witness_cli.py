@@ -80,7 +80,8 @@ def test_witness_cli_file_errors(arrays, tmp_path):
 # What `snarkd witness --engine native` on a cached program never imports: each cost its whole process time
 # (bench/witness_vs_circom_cpp.py; a process of ~70 ms of which ~30 ms were these, measured with -X importtime).
 NOT_ON_THE_CACHED_PATH = ("numpy", "wasmtime", "logging", "dataclasses", "typing", "pathlib", "tempfile", "threading",
-                          "pkgutil", "snarkd.config.loader", "snarkd.formats.binfile")
+                          "pkgutil", "snarkd.config.loader", "snarkd.formats.binfile",
+                          "shutil")  # shutil: argparse's help width, found only when help is written (cli.HelpFormatter)
 
 
 def lean_cli_witness(wasm, inp, out) -> None:
