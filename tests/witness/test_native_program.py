@@ -129,6 +129,34 @@ def test_a_wrong_body_under_an_unserved_verdict_is_refused_when_first_loaded(con
     assert not again.value_dependent and "hits" not in again.meta
 
 
+def test_an_unserved_verdict_reads_its_header_alone_and_checks_the_whole_tag_when_loaded(control, caplog):
+    """Under an unserved verdict only the opening is read (its header tag checked): the body is read, and the whole
+    file's tag checked, when the paths are first asked for; a body altered in place after the header was read
+    (header and header tag intact) is refused then, by the whole file's tag, leaving no path."""
+    c, wasm = control
+    calc = NativeCalculator(wasm, cache=False)
+    path = wasm.with_name(wasm.name + ".wprog")
+    meta, body = program_file.read(path, calc._ident)
+    program_file.write(path, calc._ident, dict(meta, value_dependent=True, hits=0), bytes(body))
+    again = NativeCalculator(wasm, cache=False)
+    assert isinstance(again._body, program_file.DeferredBody)
+    # the full read of the same file gives the same body the deferred one does
+    assert bytes(program_file.read(path, calc._ident)[1]) == bytes(body)
+    data = bytearray(path.read_bytes())
+    data[len(data) - 80] ^= 1  # inside the program, before its CRC and the two tags
+    with open(path, "r+b") as fh:  # in place: the descriptor the calculator holds sees it
+        fh.write(data)
+    with caplog.at_level(logging.WARNING, logger="snarkd.witness"):
+        assert again.program.n_paths == 0
+    assert any("tag does not match" in r.message for r in caplog.records)
+    # the whole file's tag is checked on a full read too
+    with pytest.raises(program_file.ProgramFileError, match="tag does not match"):
+        program_file.read(path, calc._ident)
+    # the control-flow run needs no path, and gives snarkjs's witness
+    fresh = NativeCalculator(wasm, cache=False)
+    assert (fresh.calculate(INPUTS).values == _snarkjs_values(c)).all()
+
+
 def test_a_program_of_another_wasm_or_setting_is_stale(control, caplog, tmp_path):
     c, wasm = control
     other = compiled("ops.circom", "bn128")

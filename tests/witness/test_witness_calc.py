@@ -301,7 +301,9 @@ def test_not_a_circom_wasm(tmp_path):
 
 
 def test_compiled_module_cache(arrays, tmp_path, monkeypatch):
-    monkeypatch.setenv("SNARKD_WASM_CACHE", str(tmp_path / "cache"))
+    from snarkd.config.sections import ENGINE_DEFAULTS
+
+    monkeypatch.setitem(ENGINE_DEFAULTS, "wasm_cache", str(tmp_path / "cache"))  # what cache=True means
     a = WitnessCalculator(arrays.wasm).calculate_words(ARRAYS_INPUT)
     entries = list((tmp_path / "cache").glob("*.cwasm"))
     assert len(entries) == 1
@@ -309,9 +311,17 @@ def test_compiled_module_cache(arrays, tmp_path, monkeypatch):
     entries[0].write_bytes(b"corrupt")
     assert np.array_equal(WitnessCalculator(arrays.wasm).calculate_words(ARRAYS_INPUT), a)  # recompiled
     assert entries[0].read_bytes() != b"corrupt"
-    monkeypatch.setenv("SNARKD_WASM_CACHE", "off")
+    monkeypatch.setitem(ENGINE_DEFAULTS, "wasm_cache", "off")
     assert np.array_equal(WitnessCalculator(arrays.wasm, cache=False).calculate_words(ARRAYS_INPUT), a)
     assert wasm_runtime.cache_dir() is None
+    # the library never reads the environment: cache=True is the declared default, whatever it says; a callable
+    # (an entry point's resolution) is asked when a cache is needed
+    monkeypatch.setitem(ENGINE_DEFAULTS, "wasm_cache", str(tmp_path / "declared"))
+    monkeypatch.setenv("SNARKD_WASM_CACHE", str(tmp_path / "from-env"))
+    WitnessCalculator(arrays.wasm).calculate_words(ARRAYS_INPUT)
+    assert list((tmp_path / "declared").glob("*.cwasm")) and not (tmp_path / "from-env").exists()
+    WitnessCalculator(arrays.wasm, cache=lambda: str(tmp_path / "given")).calculate_words(ARRAYS_INPUT)
+    assert list((tmp_path / "given").glob("*.cwasm"))
 
 
 def test_missing_input_named_with_subcomponents(poseidon):

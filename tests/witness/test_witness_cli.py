@@ -80,7 +80,8 @@ def test_witness_cli_file_errors(arrays, tmp_path):
 # What `snarkd witness --engine native` on a cached program never imports: each cost its whole process time
 # (bench/witness_vs_circom_cpp.py; a process of ~70 ms of which ~30 ms were these, measured with -X importtime).
 NOT_ON_THE_CACHED_PATH = ("numpy", "wasmtime", "logging", "dataclasses", "typing", "pathlib", "tempfile", "threading",
-                          "pkgutil", "snarkd.config.loader", "snarkd.formats.binfile")
+                          "pkgutil", "snarkd.config.loader", "snarkd.formats.binfile",
+                          "shutil")  # shutil: argparse's help width, found only when help is written (cli.HelpFormatter)
 
 
 def lean_cli_witness(wasm, inp, out) -> None:
@@ -191,3 +192,15 @@ def test_rounded_by_json_parse_paths():
 
     assert rounded_by_json_parse({"a": 2**53, "b": 2**53 + 1, "c": [True, -(2**64 + 1), "9007199254740993"],
                                   "d": {"e": [[10**400]]}, "f": 2.0**70}) == ["b", "c[1]", "d.e[0][0]"]
+
+
+def test_witness_cli_resolves_the_wasm_cache_from_its_environment(arrays, tmp_path, monkeypatch):
+    """The library's cache=True is the declared default; the entry point passes [keys] wasm_cache as configured
+    ($SNARKD_WASM_CACHE here), so the compiled module is kept there."""
+    monkeypatch.setenv("SNARKD_WASM_CACHE", str(tmp_path / "configured"))
+    inp = write_json(tmp_path / "input.json", ARRAYS_INPUT)
+    out = tmp_path / "out.wtns"
+    res = snarkd("witness", "--engine", "wasm", "--quiet", arrays.wasm, inp, out)
+    assert res.returncode == 0, res.stderr
+    assert list((tmp_path / "configured").glob("*.cwasm"))
+    assert out.read_bytes() == arrays.snarkjs_witness(ARRAYS_INPUT).read_bytes()

@@ -58,12 +58,15 @@ def compiled(filename: str, curve: str, include_circomlib: bool = False, compile
 
 @pytest.fixture(autouse=True)
 def wasm_cache(tmp_path_factory, monkeypatch):
-    """Compiled-module cache in a per-session temp folder, not the user's ~/.cache
-    (subprocesses inherit it through the environment)."""
+    """Compiled-module cache in a per-session temp folder, not the user's ~/.cache: the declared default the
+    library's cache=True means, and the environment subprocesses (the CLI, an entry point) resolve it from."""
+    from snarkd.config.sections import ENGINE_DEFAULTS
+
     global _CACHE_DIR
     if _CACHE_DIR is None:
         _CACHE_DIR = tmp_path_factory.mktemp("wasm-cache")
     monkeypatch.setenv("SNARKD_WASM_CACHE", str(_CACHE_DIR))
+    monkeypatch.setitem(ENGINE_DEFAULTS, "wasm_cache", str(_CACHE_DIR))
     return _CACHE_DIR
 
 

@@ -15,6 +15,44 @@ import sys
 from snarkd import __version__
 from snarkd.errors import EXIT_CODES, SnarkdError, exit_code_of
 
+class _WidthWhenWriting:
+    """argparse's formatter with the terminal's width found when help is written, not when each parser and argument
+    is made: argparse's own imports shutil for it (with zlib, bz2 and lzma: ~1.7 ms of every command's start-up,
+    `snarkd witness` on a cached program included, which never writes help). The same width argparse takes."""
+
+    def __init__(self, prog, indent_increment=2, max_help_position=24, width=None):
+        super().__init__(prog, indent_increment, max_help_position, width=80 if width is None else width)
+        if width is None:
+            self._asked_help_position = max_help_position
+            del self._width, self._max_help_position  # found by __getattr__ when first used
+
+    def __getattr__(self, name):
+        if name not in ("_width", "_max_help_position"):
+            raise AttributeError(name)
+        import shutil
+
+        width = shutil.get_terminal_size().columns - 2  # as argparse.HelpFormatter does
+        self._width = width
+        self._max_help_position = min(self._asked_help_position, max(width - 20, self._indent_increment * 2))
+        return getattr(self, name)
+
+
+class HelpFormatter(_WidthWhenWriting, argparse.HelpFormatter):
+    pass
+
+
+class RawDescriptionHelpFormatter(_WidthWhenWriting, argparse.RawDescriptionHelpFormatter):
+    pass
+
+
+class Parser(argparse.ArgumentParser):
+    """An ArgumentParser whose formatter finds the terminal's width only when it writes help (its subcommands'
+    parsers too)."""
+
+    def __init__(self, *args, formatter_class=HelpFormatter, **kwargs):
+        super().__init__(*args, formatter_class=formatter_class, **kwargs)
+
+
 EPILOG = "exit codes:\n" + "".join(f"  {code}  {text.replace('`', '')}\n" for code, text in EXIT_CODES.items())
 
 
@@ -22,14 +60,14 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     """The full parser, or (command given) one holding only the module named after
     that command: `snarkd prove` then imports prove.py alone, not every command's
     dependencies (the config layer alone costs ~9 MB and ~50 ms of start-up)."""
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="snarkd",
         description="Groth16 prover and proving daemon for circom/snarkjs circuits (bn128, bls12381).",
         epilog=EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"snarkd {__version__}")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
     modules = [_command_module(command)] if command is not None else _all_modules()
     modules = [m for m in modules if m is not None and hasattr(m, "register")]
     for module in sorted(modules, key=lambda m: (getattr(m, "ORDER", 100), m.__name__)):
@@ -127,7 +165,7 @@ def client_kwargs(args) -> dict:
 
 def add_epilog(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     parser.epilog = EPILOG
-    parser.formatter_class = argparse.RawDescriptionHelpFormatter
+    parser.formatter_class = RawDescriptionHelpFormatter
     return parser
 
 

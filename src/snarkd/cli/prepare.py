@@ -53,7 +53,9 @@ def _witness_program(args) -> None:
         return
     start = time.perf_counter()
     try:
-        calc = NativeCalculator(wasm)
+        from snarkd.config import default
+
+        calc = NativeCalculator(wasm, cache=default("keys.wasm_cache"))  # the entry point resolves the setting
     except NativeUnavailable as exc:
         print(f"{exc} (witnesses from inputs use the wasm engine)", file=sys.stderr)
         return

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import argparse
 import sys
 
-from snarkd.cli import EPILOG
+from snarkd.cli import EPILOG, RawDescriptionHelpFormatter
 
 ORDER = 40
 
@@ -31,7 +30,7 @@ def register(sub) -> None:
         help="single-party Groth16 setup for development (NOT secure for production)",
         description=DESCRIPTION,
         epilog=EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=RawDescriptionHelpFormatter,
     )
     p.add_argument("r1cs", metavar="CIRCUIT.r1cs")
     p.add_argument("zkey", metavar="KEY.zkey")

@@ -44,8 +44,8 @@ class WitnessCalculator:
     `<dir>/<stem>.sym` when one exists. sanity_check: circom's init(1) (extra
     checks; snarkjs uses 0). max_instances: cap on concurrent instances (None =
     one per concurrent caller). cache: keep/load the compiled module in the on-disk
-    cache: True = [keys] wasm_cache (`snarkd.witness.wasm_runtime.cache_dir`), a
-    directory, or False / "off".
+    cache: True = [keys] wasm_cache's declared default (`snarkd.witness.wasm_runtime.cache_dir`), a
+    directory, False / "off", or a callable giving one of those when first needed (an entry point's resolution).
     """
 
     def __init__(
@@ -56,7 +56,7 @@ class WitnessCalculator:
         sanity_check: bool = False,
         max_instances: int | None = None,
         name: str | None = None,
-        cache: bool | str | os.PathLike = True,
+        cache=True,
         max_memory: int | None = None,
         fuel: int = 0,
     ):

@@ -379,6 +379,22 @@ def sized_input_names(sym: str | os.PathLike, signal_size: Callable[[int, int], 
     return names
 
 
+def cache_folder(cache) -> str | None:
+    """The folder a calculator's `cache` argument names, None for none ("off", False, None). True: [keys] wasm_cache's
+    declared default ($XDG_CACHE_HOME/snarkd/wasm, never $SNARKD_WASM_CACHE: entry points resolve that and pass
+    it); a callable: called now, for its folder (an entry point's resolution, deferred until a cache is needed:
+    `snarkd witness` loads a program beside the .wasm without the config layer)."""
+    if callable(cache):
+        cache = cache()
+    if cache is True:
+        from snarkd.config.sections import ENGINE_DEFAULTS
+
+        cache = ENGINE_DEFAULTS["wasm_cache"]
+    if cache in (False, None, "off", ""):
+        return None
+    return os.fspath(cache)
+
+
 def read_wasm(wasm, name: str | None, sym) -> tuple[bytes, str | None, str, str | None]:
     """(bytes, path, display name, .sym path) of a circuit .wasm given as a path or bytes; the
     .sym is found beside it (circom's layout: NAME_js/NAME.wasm and NAME.sym) unless given."""

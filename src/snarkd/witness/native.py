@@ -146,7 +146,7 @@ class NativeCalculator:
     native = True  # WitnessEngine: witnesses from the program (a request it cannot serve says "wasm" as its source)
 
     def __init__(self, wasm, *, sym=None, sanity_check: bool = False, name: str | None = None,
-                 cache: bool | str | os.PathLike = True, program: str | os.PathLike | None = None,
+                 cache: bool | str | os.PathLike | Callable[[], str] = True, program: str | os.PathLike | None = None,
                  strict: bool = False, on_fallback: Callable[[str], None] | None = None,
                  max_instances: int | None = None, max_memory: int | None = None, fuel: int = 0):
         from snarkd.native import _witness  # lazy: only native witness work loads it
@@ -178,7 +178,7 @@ class NativeCalculator:
         self._paths = [os.fspath(program)] if program is not None else []
         self._paths += program_file.candidates(self._path, sha, None)
         if not self._load(self._paths):  # beside the wasm first: the cache setting is read only when needed
-            more = program_file.candidates(None, sha, _cache_dir(cache))
+            more = program_file.candidates(None, sha, inp.cache_folder(cache))
             self._paths += more
             if not self._load(more):
                 self._build()
@@ -226,9 +226,10 @@ class NativeCalculator:
     def _load(self, paths: list[str]) -> bool:
         for path in paths:
             try:
-                meta, body = program_file.read(path, self._ident)
+                # its paths are loaded when a replay is tried (see `program`): the body is read then
+                meta, body = program_file.read(path, self._ident, defer=_unserved_verdict)
                 self._set_facts(meta)
-                if _unserved_verdict(meta):  # its paths are loaded when a replay is tried (see `program`)
+                if _unserved_verdict(meta):
                     self._program, self._body = None, body
                 else:
                     self._program = self._load_body(body)
@@ -259,9 +260,12 @@ class NativeCalculator:
             with self._program_lock:  # a daemon's requests: one load
                 if self._program is None:
                     try:
-                        self._program = self._load_body(self._body)
+                        body = self._body
+                        if isinstance(body, program_file.DeferredBody):
+                            body = body.load()
+                        self._program = self._load_body(body)
                     except (program_file.ProgramFileError, ValueError, KeyError, TypeError) as exc:
-                        # checked (HMAC, CRC) when read: only a native check of the body can fail here; no path then
+                        # a body read now that fails its tag, or a native check of the body: no path then
                         _log().warning("ignoring the paths of native witness program %s: %s", self._loaded_from, exc)
                         self.meta.pop("value_dependent", None)
                         self.meta.pop("hits", None)
@@ -302,7 +306,7 @@ class NativeCalculator:
             raise NativeUnavailable(f"{self.name}: no native witness program for this field "
                                     f"(prime {facts['prime']}; BN254 and BLS12-381 scalar fields are native)")
         signals = facts["signals"]
-        limit = self.max_memory or 4 << 30  # the recording's own bound ([limits] wasm_memory)
+        limit = self.max_memory or _declared_wasm_memory()  # the recording's own bound
         if 32 * (facts["input_size"] + facts["witness_size"]) > limit:
             raise NativeUnavailable(f"{self.name}: {facts['input_size']} inputs and {facts['witness_size']} witness "
                                     f"values pass the memory limit ({limit} bytes)")
@@ -553,12 +557,9 @@ def _uninitialized(nbytes: int):
     return np.empty(nbytes, dtype=np.uint8) if np is not None else bytearray(nbytes)
 
 
-def _cache_dir(cache) -> str | None:
-    if cache is True:
-        from snarkd.config import default
+def _declared_wasm_memory() -> int:
+    """[limits] wasm_memory's declared default: a recording's bound when the caller gives none (entry points pass
+    the configured one)."""
+    from snarkd.config.sections import ENGINE_DEFAULTS
 
-        d = default("keys.wasm_cache")
-        return None if d == "off" else os.fspath(d)
-    if cache in (False, None, "off", ""):
-        return None
-    return os.fspath(cache)
+    return int(ENGINE_DEFAULTS["wasm_memory"])

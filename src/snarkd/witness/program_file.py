@@ -3,7 +3,13 @@ circuit's .wasm, kept so that the next process replays at once instead of record
 
     magic "snarkdWP" | u32 version | u32 H | H bytes of JSON header | u32 CRC-32C of the header
     (formats/checked_header.py) | the program (the native core's serialization) | u32 CRC-32C of the program
+    | 32-byte HMAC-SHA256 tag of the opening (prefix, header, its CRC) and of the identity: the header tag
     | 32-byte HMAC-SHA256 tag of all the above and of the identity (formats/file_trust.py)
+
+The header tag lets a reader trust the header alone (`read(..., defer=)`): a value-dependent program whose
+paths have served no replays (an RSA verifier's) is not read, hashed or checked by a one-shot `snarkd witness`
+that never replays it (6.8 MB: ~10 ms of its whole process); the body is read, and the whole file's tag checked,
+only when it is loaded (`DeferredBody.load`, from the descriptor opened first: a file replaced since is not read).
 
 The header binds the file to one .wasm (its SHA-256), one `sanity_check` setting and this layout
 version, and carries what Python needs before the native core is involved (the field, the sizes,
@@ -31,7 +37,7 @@ from snarkd.atomic import atomic_open
 from snarkd.formats.checked_header import CRC, PREFIX, crc32c, pack, unpack
 
 MAGIC = b"snarkdWP"
-VERSION = 2  # 2: the HMAC tag
+VERSION = 3  # 2: the HMAC tag; 3: the header tag
 SUFFIX = ".wprog"
 MAX_BYTES = 16 << 30  # read before its tag is checked: bounded (a 2^20 SHA-256 circuit's program is 70 MB)
 
@@ -65,15 +71,20 @@ def _context(ident: dict) -> bytes:
     return b"wprog\0" + json.dumps(ident, sort_keys=True).encode()
 
 
+def _head_context(ident: dict) -> bytes:
+    return _context(ident) + b"\0header"  # another context: a header tag is never taken for a whole file's
+
+
 def write(path: str | os.PathLike, ident: dict, meta: dict, program, keep: list[int] | None = None) -> None:
     """program: the program's bytes, or the native Program itself, which writes them straight to the file
     (`write_to`: a 2^20 circuit's program is 70 MB, never held as one more copy; keep: only these of its paths).
     The tag is computed over what was written, read back from the file (the page cache) in chunks."""
-    from snarkd.formats.file_trust import TAG_BYTES, tag_stream
+    from snarkd.formats.file_trust import TAG_BYTES, tag as head_tag, tag_stream
 
     header = json.dumps({"identity": ident, "meta": meta}, sort_keys=True).encode()
+    opening = pack(MAGIC, VERSION, header)
     with atomic_open(path, "w+b", durable=False) as fh:  # a cache: a file lost to a power cut is rebuilt
-        fh.write(pack(MAGIC, VERSION, header))
+        fh.write(opening)
         if hasattr(program, "write_to"):
             fh.flush()
             crc, _ = program.write_to(fh.fileno(), keep)
@@ -82,6 +93,7 @@ def write(path: str | os.PathLike, ident: dict, meta: dict, program, keep: list[
             fh.write(program)
             crc = crc32c(program)
         fh.write(CRC.pack(crc))
+        fh.write(head_tag(opening, _head_context(ident)))
         fh.flush()
         tag = tag_stream(fh.fileno(), fh.tell(), _context(ident))
         assert len(tag) == TAG_BYTES
@@ -111,7 +123,7 @@ def _why_untrusted(exc, path, ident: dict) -> str:
     only read for the message)."""
     why = str(exc).removeprefix(f"{path}: ")
     try:
-        obj, _ = unpack(exc.data, MAGIC, VERSION, "witness program", ValueError)
+        obj, _ = unpack(exc.data or b"", MAGIC, VERSION, "witness program", ValueError)
         if isinstance(obj, dict) and obj.get("identity") != ident:
             return f"stale: made from another .wasm or with another sanity-check setting ({why})"
     except Exception:
@@ -119,12 +131,108 @@ def _why_untrusted(exc, path, ident: dict) -> str:
     return why
 
 
-def read(path: str | os.PathLike, ident: dict) -> tuple[dict, memoryview]:
-    """(meta, the program's bytes) of a checked file bound to `ident`; ProgramFileError otherwise."""
+class DeferredBody:
+    """A program file's body not read yet: `load()` reads the file open since its header was checked, checks the
+    whole file's tag and that its opening is the one checked, and gives the program's bytes (ProgramFileError
+    otherwise)."""
+
+    def __init__(self, path: str, fd: int, size: int, opening: bytes, ident: dict):
+        self.path, self._fd, self._size, self._opening, self._ident = path, fd, size, opening, ident
+
+    def load(self) -> memoryview:
+        from snarkd.formats.file_trust import TAG_BYTES, UntrustedCache, check_tag
+
+        if self._fd < 0:
+            raise ProgramFileError("its body was loaded or dropped already")
+        try:
+            buf = os.pread(self._fd, self._size, 0)
+        except OSError as exc:
+            raise ProgramFileError(f"cannot read its body ({exc.strerror or exc})") from None
+        finally:
+            self.close()
+        if len(buf) != self._size or not buf.startswith(self._opening):
+            raise ProgramFileError("changed since its header was read")
+        data = memoryview(buf)[:-TAG_BYTES]
+        try:
+            check_tag(self.path, data, buf[-TAG_BYTES:], _context(self._ident))
+        except UntrustedCache as exc:
+            raise ProgramFileError(_why_untrusted(exc, self.path, self._ident)) from None
+        return _program_of(data, len(self._opening))
+
+    def close(self) -> None:
+        fd, self._fd = self._fd, -1
+        if fd >= 0:
+            os.close(fd)
+
+    def __del__(self):
+        self.close()
+
+
+def _program_of(data, body: int) -> memoryview:
+    """The program's bytes (a view) in a file's checked data (its whole-file tag removed)."""
+    from snarkd.formats.file_trust import TAG_BYTES
+
+    end = len(data) - TAG_BYTES - CRC.size  # the header tag, then the whole file's
+    if end < body:
+        raise ProgramFileError(f"too short ({len(data)} bytes) to be a witness program")
+    # no CRC-32C of the program here: the HMAC tag over it matched, and it catches all a CRC would
+    return data[body:end]
+
+
+def _read_deferred(path: str, ident: dict, defer):
+    """(meta, DeferredBody) when the header's tag matches and defer(meta) says the body can wait; None when the
+    whole file is to be read now."""
+    from snarkd.formats.file_trust import TAG_BYTES, UntrustedCache, open_cache, tag
+    import hmac
+
+    try:
+        fd, st = open_cache(path)
+    except UntrustedCache as exc:
+        raise ProgramFileError(str(exc).removeprefix(f"{path}: ")) from None
+    keep = False
+    try:
+        size = st.st_size
+        lead = os.pread(fd, PREFIX.size, 0)
+        if len(lead) < PREFIX.size or not PREFIX.size + 2 * CRC.size + 2 * TAG_BYTES <= size <= MAX_BYTES:
+            return None  # the whole read says what is wrong
+        hlen = PREFIX.unpack(lead)[2]
+        if PREFIX.size + hlen + 2 * CRC.size + 2 * TAG_BYTES > size:
+            return None
+        opening = os.pread(fd, PREFIX.size + hlen + CRC.size, 0)
+        tags = os.pread(fd, 2 * TAG_BYTES, size - 2 * TAG_BYTES)
+        if len(opening) != PREFIX.size + hlen + CRC.size or len(tags) != 2 * TAG_BYTES:
+            return None
+        if not hmac.compare_digest(tag(opening, _head_context(ident)), tags[:TAG_BYTES]):
+            return None  # the whole read checks the whole file's tag, and says why it is refused
+        obj, _ = unpack(opening, MAGIC, VERSION, "witness program", ProgramFileError)
+        if not isinstance(obj, dict) or obj.get("identity") != ident:
+            raise ProgramFileError("stale: made from another .wasm or with another sanity-check setting")
+        meta = obj.get("meta")
+        if not isinstance(meta, dict):
+            raise ProgramFileError("header without meta (corrupt)")
+        if not defer(meta):
+            return None
+        keep = True
+        return meta, DeferredBody(path, fd, size, opening, ident)
+    except OSError as exc:
+        raise ProgramFileError(f"cannot read it ({exc.strerror or exc})") from None
+    finally:
+        if not keep:
+            os.close(fd)
+
+
+def read(path: str | os.PathLike, ident: dict, defer=None) -> tuple[dict, memoryview | DeferredBody]:
+    """(meta, the program's bytes) of a checked file bound to `ident`; ProgramFileError otherwise. defer(meta):
+    when it says yes of a header under a matching header tag, (meta, DeferredBody): the body is read later."""
     from snarkd.formats.file_trust import UntrustedCache, read_cache
 
     if not os.path.lexists(path):
         raise ProgramFileError("not found")
+    path = os.fspath(path)
+    if defer is not None:
+        got = _read_deferred(path, ident, defer)
+        if got is not None:
+            return got
     try:
         data = read_cache(path, _context(ident), MAX_BYTES)
     except UntrustedCache as exc:
@@ -134,10 +242,7 @@ def read(path: str | os.PathLike, ident: dict) -> tuple[dict, memoryview]:
     obj, body = unpack(data, MAGIC, VERSION, "witness program", ProgramFileError, tail=CRC.size)
     if not isinstance(obj, dict) or obj.get("identity") != ident:
         raise ProgramFileError("stale: made from another .wasm or with another sanity-check setting")
-    program = data[body:-CRC.size]  # a view: the program is not copied again before its load
-    if crc32c(program) != CRC.unpack_from(data, len(data) - CRC.size)[0]:
-        raise ProgramFileError("program checksum mismatch (truncated or corrupt)")
     meta = obj.get("meta")
     if not isinstance(meta, dict):
         raise ProgramFileError("header without meta (corrupt)")
-    return meta, program
+    return meta, _program_of(data, body)

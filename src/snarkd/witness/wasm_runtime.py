@@ -28,7 +28,6 @@ import numpy as np
 import wasmtime
 
 from snarkd.atomic import atomic_write_bytes
-from snarkd.config import default
 from snarkd.witness.errors import CircuitFormatError
 
 # circom's generated witness_calculator.js (circom 2.2.x), exceptionHandler.
@@ -151,10 +150,12 @@ def _wasmtime_version() -> str:
 
 
 def cache_dir() -> Path | None:
-    """Where compiled modules are kept: [keys] wasm_cache ($SNARKD_WASM_CACHE, default
-    $XDG_CACHE_HOME/snarkd/wasm); None when it is "off"."""
-    d = default("keys.wasm_cache")
-    return None if d == "off" else Path(d)
+    """Where compiled modules are kept by default: [keys] wasm_cache's declared default
+    ($XDG_CACHE_HOME/snarkd/wasm; entry points pass the configured one, $SNARKD_WASM_CACHE included)."""
+    from snarkd.witness.inputs import cache_folder
+
+    d = cache_folder(True)
+    return None if d is None else Path(d)
 
 
 def _cache_entry(data: bytes, d: Path | None, fuel: bool) -> tuple[Path | None, bytes]:
@@ -216,12 +217,15 @@ def _store_cached(module: wasmtime.Module, path: Path | None, data: bytes = b"",
         pass
 
 
-def compile_module(wasm: bytes, name: str, cache: bool | str | os.PathLike = True, fuel: bool = False) -> wasmtime.Module:
+def compile_module(wasm: bytes, name: str, cache=True, fuel: bool = False) -> wasmtime.Module:
     """Compile (or load from the on-disk cache, see `cache_dir`) and check a circom 2
     witness generator. Cranelift takes seconds on big circuits; a cached module
     loads in milliseconds. Entries are keyed by the wasm's SHA-256 and the
     wasmtime version, and wasmtime refuses entries from another engine setup."""
-    d = cache_dir() if cache is True else None if cache in (False, "off", "") else Path(cache)
+    from snarkd.witness.inputs import cache_folder
+
+    folder = cache_folder(cache)  # True, a folder, "off", or an entry point's deferred resolution
+    d = None if folder is None else Path(folder)
     module, path = _load_cached(wasm, d, fuel)
     if module is None:
         try:
