@@ -153,6 +153,9 @@ def lane_runs(a, addr: str, wtns: Path, vk: dict) -> list[dict]:
                     if u["completed"] else None,
                     "urgent_p99_over_idle_p50": round(u["latency_ms"]["p99"] / idle50, 3) if u["completed"] else None,
                     "bulk_throughput_ratio": round(b1["proofs_per_s"] / b0["proofs_per_s"], 3),
+                    # every proof the device made beside the urgent lane (bulk + urgent) against bulk alone
+                    "all_proofs_throughput_ratio": round((b1["proofs_per_s"] + u["proofs_per_s"]) / b0["proofs_per_s"], 3),
+                    "urgent_dropped": mixed["summary"].get("urgent_dropped", 0),
                     "verified_by_client": [alone.get("verified"), mixed.get("verified")],
                     "failed": [jb["error"] for r in (alone, mixed) for jb in r["jobs"] if jb["state"] != "COMPLETED"]})
         log(json.dumps(out[-1]))

@@ -76,3 +76,19 @@ def test_most_in_flight_counts_overlaps_and_lets_an_end_go_before_a_start_at_a_t
     jobs = [{"start": 0.0, "end": 2.0}, {"start": 2.0, "end": 3.0}, {"start": 1.0, "end": 2.5}]
     assert most_in_flight(jobs) == 2
     assert most_in_flight([]) == 0
+
+
+def test_urgent_arrivals_beyond_the_bound_are_dropped_and_counted_and_latency_counts_from_arrival(client):
+    """An urgent job every 5 ms against a 30 ms Prove call and one urgent slot: most arrivals find the slot
+    busy; they are dropped and counted instead of queueing in the client without bound, and the ones sent
+    never overlap (at most one urgent call held at once)."""
+    run = runner.run_bench("fake:1", "k", witness=b"w", count=6, inflight=1, lane="bulk", urgent_lane="urgent",
+                           urgent_every=HOLD_S / 6, urgent_outstanding=1, progress=False)
+    assert client.last.most["urgent"] == 1
+    s = run["summary"]
+    assert s["urgent_dropped"] >= 1
+    urgent = [j for j in run["jobs"] if j["lane"] == "urgent"]
+    assert s["lanes"]["urgent"]["jobs"] == len(urgent) >= 1
+    assert all(j["end"] - j["start"] >= HOLD_S * 0.9 for j in urgent)  # each waited a whole call at least
+    with pytest.raises(ValueError, match="urgent_outstanding"):
+        runner.run_bench("fake:1", "k", witness=b"w", urgent_outstanding=0, progress=False)

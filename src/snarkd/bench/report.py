@@ -137,6 +137,7 @@ def summarize(run: dict) -> dict:
         "key_bytes": sum(k.get("bytes", 0) for k in d1.get("keys", [])),
         "lanes": lane_summary(jobs),
         "deadline_missed": sum(j["state"] == "DEADLINE" for j in jobs),
+        "urgent_dropped": run.get("urgent_dropped", 0),  # urgent arrivals not sent: every urgent slot was busy
         # the COUNT jobs' most at once, the urgent lane's jobs (numbered from COUNT) aside
         "in_flight_max": most_in_flight([j for j in jobs if j.get("i", 0) < run.get("count", len(jobs))]),
     }
@@ -177,6 +178,9 @@ def format_report(run: dict) -> str:
                  if lat else "no job completed")
         lines.append(f"lane {name}: {ln['completed']}/{ln['jobs']} completed, {ln['deadline_missed']} deadline(s) "
                      f"missed; latency {shown}")
+    if s.get("urgent_dropped"):
+        lines.append(f"urgent arrivals dropped: {s['urgent_dropped']} (every urgent slot busy: the lane could not "
+                     "keep up with --urgent-every)")
     busy = s["device_busy_fraction"]
     if busy:
         lines.append("device busy: " + ", ".join(f"{k} {v:.0%}" for k, v in busy.items())

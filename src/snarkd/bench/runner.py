@@ -24,6 +24,8 @@ from snarkd.daemon.client import Client, RemoteDeadlineExceeded
 from snarkd.errors import SnarkdError
 from snarkd.verifier import verify
 
+URGENT_OUTSTANDING = 4  # urgent jobs in flight at most (run_bench's urgent_outstanding; `snarkd bench --urgent-outstanding`)
+
 
 def _status(client) -> dict:
     st = client.status()
@@ -38,16 +40,23 @@ def run_bench(addr: str, key: str, *, witness: bytes | str | None = None, inputs
               inflight: int = 1, partitions: int = 1, priority: int = 0, timeout: float = 3600,
               vk: dict | None = None, progress: bool = True, proofs_dir: str | None = None,
               transport: str = "auto", connect: dict | None = None, lane: str = "", deadline: float | None = None,
-              urgent_lane: str = "", urgent_every: float = 0.0, urgent_deadline: float | None = None) -> dict:
+              urgent_lane: str = "", urgent_every: float = 0.0, urgent_deadline: float | None = None,
+              urgent_outstanding: int = URGENT_OUTSTANDING) -> dict:
     """Run the bench; returns the run dict (with "summary"). witness: .wtns bytes, or a .wtns file's
     path (the client can then hand the daemon the file itself); vk: verify every proof client-side too;
     proofs_dir: write every proof as proof-<job>-<partition>.json / public-<job>-<partition>.json;
     transport: how witnesses travel (snarkd.daemon.client.TRANSPORTS; auto = the fastest available);
     connect: Client keyword arguments (tls_ca, token_file, ...); lane, deadline: the jobs' lane and deadline
     (seconds). urgent_lane with urgent_every: besides the COUNT jobs, one job on that lane every urgent_every
-    seconds while they run (its deadline urgent_deadline), so the report compares the lanes' latencies."""
+    seconds while they run (its deadline urgent_deadline), so the report compares the lanes' latencies. An
+    urgent job's latency counts from its arrival (the tick), not from when a client thread took it; at most
+    urgent_outstanding of them are in flight: a tick that finds that many is dropped and counted
+    (summary.urgent_dropped), so an urgent rate the daemon cannot keep up with shows as drops, not as a
+    client-side queue that grows without bound."""
     if (witness is None) == (inputs is None):
         raise ValueError("give a witness or inputs")
+    if urgent_outstanding < 1:
+        raise ValueError("urgent_outstanding must be at least 1")
     if count < 1 or inflight < 1 or partitions < 1:
         raise ValueError("count, inflight and partitions must be at least 1")
     if isinstance(witness, str):
@@ -58,7 +67,7 @@ def run_bench(addr: str, key: str, *, witness: bytes | str | None = None, inputs
         kwargs = {"inputs": [json.dumps(inputs)] * partitions}
     run = {"format": "snarkd-bench/1", "addr": addr, "key": key, "source": "witness" if witness is not None else "inputs",
            "count": count, "inflight": inflight, "partitions": partitions, "priority": priority, "lane": lane,
-           "deadline": deadline, "urgent_lane": urgent_lane, "urgent_every": urgent_every,
+           "deadline": deadline, "urgent_lane": urgent_lane, "urgent_every": urgent_every, "urgent_dropped": 0,
            "started_at": datetime.now(timezone.utc).isoformat(timespec="seconds"), "jobs": []}
     bar = None
     if progress:
@@ -71,8 +80,10 @@ def run_bench(addr: str, key: str, *, witness: bytes | str | None = None, inputs
             raise SnarkdError(f"the daemon at {addr} has no key {key!r} loaded "
                               f"(loaded: {', '.join(k['id'] for k in run['daemon_before'].get('keys', [])) or 'none'})")
 
-        def one(i: int, job_lane: str = lane, job_deadline: float | None = deadline) -> dict:
-            rec = {"i": i, "start": time.time(), "state": "COMPLETED", "error": "", "lane": job_lane or "default"}
+        def one(i: int, job_lane: str = lane, job_deadline: float | None = deadline,
+                arrived: float | None = None) -> dict:
+            rec = {"i": i, "start": arrived if arrived is not None else time.time(), "state": "COMPLETED",
+                   "error": "", "lane": job_lane or "default"}
             try:
                 r = client.prove(key, priority=priority, lane=job_lane, deadline=job_deadline, **kwargs)
                 rec["end"] = time.time()  # the answer is here: the latency a client sees (its own checks below are not the daemon's)
@@ -103,10 +114,13 @@ def run_bench(addr: str, key: str, *, witness: bytes | str | None = None, inputs
 
         def urgent(done: threading.Event) -> list:
             futures, n = [], 0
-            with ThreadPoolExecutor(max_workers=4, thread_name_prefix="bench-urgent") as upool:
+            with ThreadPoolExecutor(max_workers=urgent_outstanding, thread_name_prefix="bench-urgent") as upool:
                 while not done.wait(urgent_every):
+                    if sum(not f.done() for f in futures) >= urgent_outstanding:
+                        run["urgent_dropped"] += 1  # every urgent thread busy: this arrival is not sent
+                        continue
                     n += 1
-                    futures.append(upool.submit(one, count + n, urgent_lane, urgent_deadline))
+                    futures.append(upool.submit(one, count + n, urgent_lane, urgent_deadline, time.time()))
             return [f.result() for f in futures]
 
         run["t_start"] = time.time()

@@ -36,6 +36,8 @@ def register(sub) -> None:
     p.add_argument("--urgent-every", type=float, default=0.2, metavar="S", help="seconds between urgent jobs "
                    "(default 0.2)")
     p.add_argument("--urgent-deadline", type=float, metavar="S", help="the urgent jobs' deadline, seconds")
+    p.add_argument("--urgent-outstanding", type=int, metavar="N", help="urgent jobs in flight at most; an urgent "
+                   "arrival that finds N is dropped and counted (default 4)")
     p.add_argument("--vk", metavar="VK.json", help="also verify every returned proof in the client")
     p.add_argument("--proofs-dir", metavar="DIR", help="write every proof and public file there (for snarkjs verify)")
     p.add_argument("--json", metavar="OUT.json", help="write the full run (jobs, timings, spans, summary) as JSON")
@@ -70,6 +72,8 @@ def run(args) -> int:
             raise InputError(f"--{name} must be at least 1")
     if args.urgent_lane and not args.urgent_every > 0:
         raise InputError("--urgent-every must be more than 0 seconds")
+    if args.urgent_outstanding is not None and args.urgent_outstanding < 1:
+        raise InputError("--urgent-outstanding must be at least 1")
     witness = inputs = vk = None
     if args.witness:
         if not os.path.isfile(args.witness):
@@ -94,7 +98,8 @@ def run(args) -> int:
                        progress=not args.no_progress and sys.stderr.isatty(), proofs_dir=args.proofs_dir,
                        transport=args.transport, connect=client_kwargs(args), lane=args.lane,
                        deadline=args.deadline, urgent_lane=args.urgent_lane, urgent_every=args.urgent_every,
-                       urgent_deadline=args.urgent_deadline)
+                       urgent_deadline=args.urgent_deadline,
+                       **({"urgent_outstanding": args.urgent_outstanding} if args.urgent_outstanding else {}))
     result["witness"] = args.witness or ""
     result["input"] = args.input or ""
     print(format_report(result))
