@@ -199,3 +199,39 @@ def test_while_a_stage_runs_at_a_yield_point_the_devices_lower_stages_wait_at_th
     assert events == ["urgent stage ended", "bulk went on"]
     assert paused[0] > 0 and bulk_t.ms["preempted"] > 0 and bulk_t.spans[0]["stage"] == "preempted"
     assert peer_t.ms == {}
+
+
+def test_a_lower_stage_that_gets_a_slot_during_a_hold_waits_before_it_begins():
+    """Preemption.wait_to_begin: a bulk stage that gets a slot while an urgent stage runs at a yield point would
+    otherwise run its kernels beside the urgent stage's; it waits before it begins (before it reserves device
+    memory: it holds nothing the urgent stage needs), the wait recorded as "preempted". Stages of the urgent lane
+    begin at once, and nothing waits when no hold runs."""
+    from snarkd.engine.preempt import Preemption
+
+    part = lambda level: type("P", (), {"job": type("J", (), {"lane_priority": level})()})()  # noqa: E731
+    engine = type("E", (), {"devices": [CPU], "_device_q": None})()
+    prem = Preemption(engine, 0, DeviceGate(2))
+
+    class Timer:
+        worker = "gpu0-1"
+
+        def __init__(self):
+            self.ms, self.spans = {}, []
+
+        def record(self, name, ms):
+            self.ms[name] = self.ms.get(name, 0.0) + ms
+
+    idle_t = Timer()
+    assert prem.wait_to_begin([part(0)], [idle_t]) == 0.0 and idle_t.ms == {}
+    events, waited, late_t, peer_t = [], [], Timer(), Timer()
+    with prem.holding(10):
+        t = threading.Thread(target=lambda: (waited.append(prem.wait_to_begin([part(0)], [late_t])),
+                                             events.append("bulk began")))
+        t.start()
+        t.join(0.3)
+        assert t.is_alive()  # waiting to begin
+        assert prem.wait_to_begin([part(10)], [peer_t]) == 0.0 and peer_t.ms == {}  # the urgent lane's own: at once
+        events.append("urgent stage ended")
+    t.join(10)
+    assert events == ["urgent stage ended", "bulk began"]
+    assert waited[0] > 0 and late_t.ms["preempted"] > 0 and late_t.spans[0]["stage"] == "preempted"

@@ -225,8 +225,10 @@ class Engine(EngineBase):
             for t in timers[1:]:
                 t.record("device_wait", timers[0].ms["device_wait"])
             # a stage on a lent slot yields to no one: the stage that lent it waits for it
-            yield_point = None if nested or seat.lent or not self.config.preempt else \
-                preemption.yield_point(parts, timers)
+            preemptible = self.config.preempt and not (nested or seat.lent)
+            if preemptible:
+                preemption.wait_to_begin(parts, timers)  # while a higher lane's stage runs at a yield point
+            yield_point = preemption.yield_point(parts, timers) if preemptible else None
             try:
                 with self._lock:
                     self.acct.device_held(d)

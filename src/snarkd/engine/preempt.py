@@ -18,7 +18,8 @@ host loop waits for each chunk's digit sort). Then the paused stage goes on wher
 so the newcomer must fit beside them (Backend.preempt_blocker); when it does not, preemption is skipped and
 counted once per partition by reason ("device_memory", "key_not_resident"), and that work waits its turn. One
 preemption at a time per device, and none inside a preempting stage: no two stages can wait on each other. While it
-runs, the device's other stages of lower lanes stop at their next yield point until it ends (Preemption.holding).
+runs, the device's other stages of lower lanes stop at their next yield point, and one that gets a slot waits before
+it begins, until it ends (Preemption.holding).
 """
 
 from __future__ import annotations
@@ -111,9 +112,9 @@ class Preemption:
         """While a stage of lane `level` runs at a yield point, every other stage of this device below that level
         waits at its next yield point (held): with several device workers the others' kernels otherwise share the
         GPU with the urgent stage's (2^20 on an H200: its kernels 67 ms beside a second bulk stage, 36 alone).
-        Only stages that began before it are held: their device memory was reserved when the preempting stage was
-        found to fit beside them (preempt_blocker), so it waits on nothing they hold; a stage begun since (a slot
-        came free) may hold memory it needs, and goes on."""
+        At yield points only stages that began before it are held: their device memory was reserved when the
+        preempting stage was found to fit beside them (preempt_blocker), so it waits on nothing they hold. A stage
+        that gets a slot while it runs waits before it begins instead (wait_to_begin), holding no device memory."""
         with self._hold:
             self._holding, self._hold_since = level, time.monotonic()
         try:
@@ -133,6 +134,24 @@ class Preemption:
         with self._hold:
             self._hold.wait_for(lambda: not held())
         return w0, time.time()
+
+    def wait_to_begin(self, parts: list, timers: list) -> float:
+        """A stage that got a slot while a stage of a higher lane runs at a yield point waits before it begins
+        (before it reserves device memory or launches anything), so its kernels do not share the GPU with the
+        preempting stage's. It holds nothing the preempting stage needs yet: the wait cannot deadlock, where
+        holding it at its first yield point could (its memory reserved after the preempting stage was found to
+        fit). Returns the seconds waited, recorded as "preempted"."""
+        level = lane_level(parts)
+        if not self._holding > level:  # read without the lock: the common case, nothing held
+            return 0.0
+        w0 = time.time()
+        with self._hold:
+            self._hold.wait_for(lambda: not self._holding > level)
+        w1 = time.time()
+        for t in timers:
+            t.record("preempted", (w1 - w0) * 1000)
+            t.spans.append({"stage": "preempted", "worker": t.worker, "start": w0, "end": w1})
+        return w1 - w0
 
     def yield_point(self, parts: list, timers: list):
         """The yield point for a stage running `parts` (timed on `timers`): a callable that returns the seconds the
