@@ -137,7 +137,7 @@ for s in "$@"; do
   lanes20)  # urgent jobs every 200 ms beside bulk jobs at j = 32 on the 2^20 key, bases resident
     step lanes20
     wait_key 20 bn128 ${KEY_WAIT:-200} || continue
-    python3 bench/daemon_gpu.py --key-dir $KEYS/chain20-bn128 --j 32 --count 192 --count-j1 40 --warm 32 \
+    python3 bench/daemon_gpu.py --key-dir $KEYS/chain20-bn128 --j 32 --count ${LANES_COUNT:-192} --count-j1 ${LANES_COUNT_J1:-40} --warm 32 \
       --urgent-every 0.2 --out "$OUT/lanes20" 2>&1 | tail -3 | cut -c1-1500
     ;;
   lanes24s)  # the same on the 2^24 key streamed at 12 GiB: bulk at j = 4, an urgent job every 2 s
