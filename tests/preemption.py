@@ -48,6 +48,7 @@ def hold_first_yield(engine, until, lane: str = "bulk", d: int = 0, timeout: flo
                     time.sleep(0.002)
             return inner()
 
+        held.close = inner.close  # the engine ends the stage's own hold through it
         return held
 
     prem.yield_point = yield_point

@@ -192,6 +192,7 @@ def test_while_a_stage_runs_at_a_yield_point_the_devices_lower_stages_wait_at_th
         t.start()
         t.join(0.3)
         assert t.is_alive() and peer() == 0.0  # held; the urgent lane's own stages are not
+        peer.close()  # (an urgent stage holds the device from its first yield point until it ends)
         late_t = Timer()  # a stage begun during the hold (a slot came free) may hold memory the urgent one needs
         assert prem.yield_point([part(0)], [late_t])() == 0.0 and late_t.ms == {}
         events.append("urgent stage ended")
@@ -235,3 +236,46 @@ def test_a_lower_stage_that_gets_a_slot_during_a_hold_waits_before_it_begins():
     t.join(10)
     assert events == ["urgent stage ended", "bulk began"]
     assert waited[0] > 0 and late_t.ms["preempted"] > 0 and late_t.spans[0]["stage"] == "preempted"
+
+
+def test_a_higher_lane_stage_on_a_slot_of_its_own_holds_the_device_from_its_first_yield_point_until_closed():
+    """An urgent stage that found a slot free (no preemption) still keeps a bulk stage's kernels off the GPU while it
+    runs: from its first yield point (its device memory reserved by then) until close(), older bulk stages wait at
+    their yield points and new ones before they begin. Two holds at once end independently; a bulk stage holds no one."""
+    from snarkd.engine.preempt import Preemption
+
+    part = lambda level: type("P", (), {"job": type("J", (), {"lane_priority": level})()})()  # noqa: E731
+    queue = type("Q", (), {"head": lambda self, waiting=False: None})()
+    engine = type("E", (), {"devices": [CPU], "_device_q": queue})()
+    prem = Preemption(engine, 0, DeviceGate(3))
+
+    class Timer:
+        worker = "gpu0-1"
+
+        def __init__(self):
+            self.ms, self.spans = {}, []
+
+        def record(self, name, ms):
+            self.ms[name] = self.ms.get(name, 0.0) + ms
+
+    bulk_t = Timer()
+    bulk = prem.yield_point([part(0)], [bulk_t])
+    other_bulk = prem.yield_point([part(0)], [Timer()])
+    assert other_bulk() == 0.0 and bulk() == 0.0  # a bulk stage's own yield point holds no one
+    time.sleep(0.002)  # so both urgent stages began after the bulk stage
+    u1, u2 = prem.yield_point([part(10)], [Timer()]), prem.yield_point([part(10)], [Timer()])
+    assert u1() == 0.0 and u2() == 0.0  # both hold now
+    events = []
+    t = threading.Thread(target=lambda: (bulk(), events.append("bulk went on")))
+    t.start()
+    t.join(0.2)
+    assert t.is_alive()
+    u1.close()
+    t.join(0.2)
+    assert t.is_alive()  # the second urgent stage still runs
+    events.append("urgent stages ended")
+    u2.close()
+    u2.close()  # closing twice is harmless
+    t.join(10)
+    assert events == ["urgent stages ended", "bulk went on"] and bulk_t.ms["preempted"] > 0
+    assert prem._holds == ()

@@ -247,6 +247,8 @@ class Engine(EngineBase):
                     with self._lock:
                         self.acct.device_freed(d)
             finally:
+                if yield_point is not None:
+                    yield_point.close()  # a higher lane's stage holds the device until here
                 if seat is not None:
                     gate.release(seat)
             for part, synth, s in zip(parts, synths, sums):

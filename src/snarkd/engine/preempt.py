@@ -104,8 +104,9 @@ class Preemption:
         self.backend = engine.devices[d]
         self._busy = threading.Lock()  # one preemption at a time on this device (never nested)
         self._hold = threading.Condition()
-        self._holding = 0  # the lane level of the stage running at a yield point of this device now (0: none)
-        self._hold_since = 0.0  # when it began (time.monotonic())
+        # the holds on this device now, as (lane level, since: time.monotonic()) pairs: a new tuple on every change,
+        # so a yield point's quick check reads one attribute without the lock
+        self._holds: tuple = ()
 
     @contextlib.contextmanager
     def holding(self, level: int):
@@ -115,77 +116,79 @@ class Preemption:
         At yield points only stages that began before it are held: their device memory was reserved when the
         preempting stage was found to fit beside them (preempt_blocker), so it waits on nothing they hold. A stage
         that gets a slot while it runs waits before it begins instead (wait_to_begin), holding no device memory."""
-        with self._hold:
-            self._holding, self._hold_since = level, time.monotonic()
+        hold = self._begin_hold(level)
         try:
             yield
         finally:
-            with self._hold:
-                self._holding = 0
-                self._hold.notify_all()
+            self._end_hold(hold)
 
-    def _held(self, level: int, began: float) -> tuple[float, float] | None:
-        """Wait while a stage above `level` runs at another stage's yield point, if this stage (begun at `began`)
-        is older than that; (start, end) of the wait, or None."""
-        held = lambda: self._holding > level and began < self._hold_since  # noqa: E731
-        if not held():  # read without the lock: the common case, nothing held
-            return None
-        w0 = time.time()
+    def _begin_hold(self, level: int) -> tuple:
+        hold = (level, time.monotonic())
         with self._hold:
-            self._hold.wait_for(lambda: not held())
-        return w0, time.time()
+            self._holds += (hold,)
+        return hold
 
-    def wait_to_begin(self, parts: list, timers: list) -> float:
-        """A stage that got a slot while a stage of a higher lane runs at a yield point waits before it begins
-        (before it reserves device memory or launches anything), so its kernels do not share the GPU with the
-        preempting stage's. It holds nothing the preempting stage needs yet: the wait cannot deadlock, where
-        holding it at its first yield point could (its memory reserved after the preempting stage was found to
-        fit). Returns the seconds waited, recorded as "preempted"."""
-        level = lane_level(parts)
-        if not self._holding > level:  # read without the lock: the common case, nothing held
+    def _end_hold(self, hold: tuple) -> None:
+        with self._hold:
+            holds = list(self._holds)
+            holds.remove(hold)
+            self._holds = tuple(holds)
+            self._hold.notify_all()
+
+    def _above(self, level: int, began: float | None = None) -> bool:
+        """Whether a hold above `level` runs (one that began after `began`, when given)."""
+        return any(h > level and (began is None or began < since) for h, since in self._holds)
+
+    def _wait_while_above(self, level: int, began: float | None, timers: list) -> float:
+        if not self._above(level, began):  # without the lock: the common case, nothing held
             return 0.0
         w0 = time.time()
         with self._hold:
-            self._hold.wait_for(lambda: not self._holding > level)
-        w1 = time.time()
+            self._hold.wait_for(lambda: not self._above(level, began))
+        return self._record(timers, w0, time.time())
+
+    @staticmethod
+    def _record(timers: list, w0: float, w1: float) -> float:
         for t in timers:
             t.record("preempted", (w1 - w0) * 1000)
             t.spans.append({"stage": "preempted", "worker": t.worker, "start": w0, "end": w1})
         return w1 - w0
 
-    def yield_point(self, parts: list, timers: list):
+    def wait_to_begin(self, parts: list, timers: list) -> float:
+        """A stage that got a slot while a stage of a higher lane holds this device waits before it begins
+        (before it reserves device memory or launches anything), so its kernels do not share the GPU with the
+        holding stage's. It holds nothing the holding stage needs yet: the wait cannot deadlock, where holding
+        it at its first yield point could (its memory reserved after the preempting stage was found to fit).
+        Returns the seconds waited, recorded as "preempted"."""
+        return self._wait_while_above(lane_level(parts), None, timers)
+
+    def yield_point(self, parts: list, timers: list) -> "YieldPoint":
         """The yield point for a stage running `parts` (timed on `timers`): a callable that returns the seconds the
-        stage was paused (0.0 when it went on at once). Time paused is recorded as the phase "preempted"."""
-        level = lane_level(parts)
+        stage was paused (0.0 when it went on at once). Time paused is recorded as the phase "preempted". A stage
+        of a lane above the lowest, running on a slot of its own (no preemption needed: a slot was free when it
+        came), holds the device from its first yield point (its memory reserved by then) until close(): the
+        lower stages beside it wait as they would for a preempting stage."""
+        return YieldPoint(self, parts, timers)
+
+    def _yield(self, level: int, began: float, timers: list) -> float:
+        waited = self._wait_while_above(level, began, timers)
+        if waited:
+            return waited
         q = self.engine._device_q
-        began = time.monotonic()
-
-        def yield_now() -> float:
-            waited = self._held(level, began)
-            if waited is not None:
-                return record(*waited)
-            head = q.head(waiting=True)
-            if not (head is not None and head.job.lane_priority > level) and \
-                    not any(w.level > level for w in list(self.gate.waiting)):
-                return 0.0  # the common case: nothing of a higher lane waits for a device
-            if not self._busy.acquire(blocking=False):
-                return 0.0  # another stage of this device is preempted now: this one goes on
-            try:
-                w0 = time.time()
-                if not (self._lend(level) or self._run_queued(level, timers[0].worker)):
-                    return 0.0
-                w1 = time.time()
-            finally:
-                self._busy.release()
-            return record(w0, w1)
-
-        def record(w0: float, w1: float) -> float:
-            for t in timers:
-                t.record("preempted", (w1 - w0) * 1000)
-                t.spans.append({"stage": "preempted", "worker": t.worker, "start": w0, "end": w1})
-            return w1 - w0
-
-        return yield_now
+        head = q.head(waiting=True)
+        if not (head is not None and head.job.lane_priority > level) and \
+                not any(w.level > level for w in list(self.gate.waiting)):
+            return 0.0  # the common case: nothing of a higher lane waits for a device
+        if not self._busy.acquire(blocking=False):
+            return 0.0  # another stage of this device is preempted now: this one goes on
+        try:
+            w0 = time.time()
+            if not (self._lend(level) or self._run_queued(level, timers[0].worker)):
+                return 0.0
+            w1 = time.time()
+        finally:
+            self._busy.release()
+        return self._record(timers, w0, w1)
 
     def _blocked(self, parts: list) -> bool:
         """Whether the device cannot take these partitions' stage beside the paused one; counts why, once per
@@ -229,3 +232,22 @@ class Preemption:
             ran = self.engine.run_nested(self.d, got, worker)
         self._counted(ran)
         return ran > 0
+
+
+class YieldPoint:
+    """One stage's yield point (Preemption.yield_point); close() when the stage ends."""
+
+    def __init__(self, prem: Preemption, parts: list, timers: list):
+        self.prem, self.timers = prem, timers
+        self.level, self.began = lane_level(parts), time.monotonic()
+        self.hold = None  # this stage's own hold (a lane above 0), from its first yield point
+
+    def __call__(self) -> float:
+        if self.level > 0 and self.hold is None:
+            self.hold = self.prem._begin_hold(self.level)
+        return self.prem._yield(self.level, self.began, self.timers)
+
+    def close(self) -> None:
+        if self.hold is not None:
+            self.prem._end_hold(self.hold)
+            self.hold = None
