@@ -76,8 +76,9 @@ class Backend(Protocol):
     def device_stage(self, key, synth: Synthesized, timer, threads: int = 0, with_g2: bool = False,
                      yield_point=None) -> G1Sums:
         """NTTs, H and the MSMs (G2 too when with_g2). Consumes synth.a and synth.b. yield_point: None, or a
-        callable invoked at the stage's boundaries (between MSMs, between a streamed pass's chunks) that may run
-        other device work before returning (the seconds it paused); the stage goes on where it stopped."""
+        callable invoked at the stage's boundaries (once its device memory is reserved, between MSMs, between a
+        streamed pass's chunks) that may run other device work before returning (the seconds it paused); the
+        stage goes on where it stopped."""
 
     def device_stage_batch(self, key, synths: list, timers: list, threads: int = 0, with_g2: bool = False,
                            yield_point=None) -> list:

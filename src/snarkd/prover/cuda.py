@@ -246,7 +246,9 @@ class CudaBackend:
 
     def device_stage(self, key, synth: Synthesized, timer, threads: int = 0, with_g2: bool = False,
                      yield_point=None) -> G1Sums:
-        """yield_point: called before each MSM (Backend.device_stage; the host has waited for the previous one)."""
+        """yield_point: called once the proof's device memory is reserved (before its upload: an urgent stage's
+        hold on the device begins there, engine/preempt.py) and before each MSM (Backend.device_stage; the host
+        has waited for the previous one)."""
         if self.bases_streamed(key):
             return self.device_stage_batch(key, [synth], [timer], threads, with_g2, yield_point)[0]
         zk, native, dev, c = key.zkey, key.native, self.dev, self.msm_c
@@ -259,6 +261,8 @@ class CudaBackend:
             # on the thread's own stream; only this proof's work is waited for
             rk = dev.resident(zk, self.msm_tables, c)
             kernels = dev.clock.brackets()
+            if yield_point is not None:
+                yield_point()
             with timer.phase("upload"):
                 w = mem.upload(synth.witness)
                 ab = None
