@@ -11,6 +11,7 @@ from pathlib import Path
 from snarkd.config import SETTINGS, Config, EngineConfig
 from snarkd.config.render import example_toml, readme_table
 from snarkd.config.sections import SECTION_CLASSES, section_keys
+from snarkd.config import settings as settings_module
 from snarkd.config.settings import ENGINE_SETTINGS, SECTIONS
 
 REPO = Path(__file__).resolve().parents[2]
@@ -53,6 +54,21 @@ def test_engine_config_is_derived():
     # the engine's status shows every engine setting but the testing stall and the local cache path
     assert set(ec.status_view()) == set(fields) - {"debug_delay_s", "wasm_cache"}
     assert pickle.loads(pickle.dumps(ec)) == ec  # the cluster front sends it to its actors
+
+
+def test_engine_names_are_the_keys_but_the_documented_eight():
+    """EngineConfig's fields (and the status's config record) use the file's keys, but for the eight whose key alone
+    is ambiguous in one flat namespace (settings.py's docstring says why each): no other setting is renamed."""
+    renamed = {s.name: s.engine for s in ENGINE_SETTINGS if s.engine != s.key}
+    assert renamed == {"keys.max_resident": "key_max_resident", "keys.host_budget": "key_host_budget",
+                       "keys.device_budget": "key_device_budget", "synthesis.workers": "synthesis_workers",
+                       "witness.engine": "witness_engine", "gpus.memory_budget": "gpu_memory_budget",
+                       "memory.budget": "memory_budget", "debug.synthesis_delay": "debug_delay_s"}
+    assert len(ENGINE_SETTINGS) - len(renamed) == 22
+    doc = settings_module.__doc__
+    for name, field in renamed.items():
+        section, key = name.split(".")
+        assert f"[{section}]" in doc and (field in doc or field.split("_")[0] + "_*" in doc), name
 
 
 def test_library_defaults_are_the_declared_ones_not_the_environment(monkeypatch, tmp_path):

@@ -57,3 +57,41 @@ def test_views_plan_with_their_own_share_and_share_the_caches():
     half.release(key)  # a key dropped by one engine's view: every view's plans of it go
     assert shared._plans == shared._urgent_plans == shared._stage_plans == {} and shared.dev.released == [key.zkey]
     assert quarter.stream_plan(key) is not old and quarter.stream_plan(key).room == old.room
+
+
+class Interleaved(dict):
+    """A plan cache whose listing lets another engine's view run its release of the same key right after the
+    keys were listed and before they are dropped (the interleaving of two threads, made deterministic)."""
+
+    def __init__(self, *a, between=None):
+        super().__init__(*a)
+        self.between = between
+
+    def __iter__(self):
+        keys = list(super().__iter__())
+        yield from keys
+        between, self.between = self.between, None
+        if between:
+            between()
+
+
+def test_two_views_releasing_one_key_at_once():
+    """Two engines' views (with_urgent_share) sharing the caches release one key at the same moment (the second
+    runs between the first's listing of a cache and its dropping of the plans): no KeyError, every plan of the
+    key gone from every cache, the other key's plans kept; a plan asked for afterwards is made again."""
+    shared = backend()
+    key, other = SimpleNamespace(zkey=object()), SimpleNamespace(zkey=object())
+    quarter, half = shared.with_urgent_share(0.25), shared.with_urgent_share(0.5)
+    for view in (quarter, half):
+        for k in (key, other):
+            view.stream_plan(k), view.stage_plan(k, 2), view.urgent_plan(k)
+    assert len(shared._plans) == len(shared._stage_plans) == len(shared._urgent_plans) == 4
+    wrapped = Interleaved(shared._plans, between=lambda: half.release(key))
+    for view in (shared, quarter, half):  # the views share the caches: replaced in each
+        view._plans = wrapped
+    quarter.release(key)
+    assert shared.dev.released == [key.zkey, key.zkey]  # half's release, then quarter's own
+    for cache in (shared._plans, shared._stage_plans, shared._urgent_plans):
+        assert sorted(k[1] for k in cache) == [0.25, 0.5] and all(k[0] == id(other.zkey) for k in cache)
+    plan = quarter.urgent_plan(key)
+    assert plan.room == 50 + 250 and shared._urgent_plans[(id(key.zkey), 0.25)] is plan

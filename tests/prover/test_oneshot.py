@@ -180,6 +180,42 @@ def test_ifma_off_gives_the_same_proof(all_circuits):
         assert a == b, c.name
 
 
+def test_a_path_switch_waits_for_a_running_proof(chain_circuit):
+    """[cpu] ifma's switch (_core.set_ifma, through snarkd.cli.apply_ifma in production) asked for from another
+    thread while a one-shot proof runs (at its first phase report, from inside the native call) returns only
+    after the proof: the proof ran on one path throughout and equals the staged prover's. Asked for from inside
+    the call itself (its callback) it raises instead of waiting for itself."""
+    import threading
+
+    from snarkd.native import _core
+
+    before = _core.uses_simd52()
+    state = {}
+
+    class Switching(PhaseTimer):
+        @contextmanager
+        def phase(self, name):
+            if name != "load" and "thread" not in state:
+                with pytest.raises(RuntimeError, match="from inside a native call"):
+                    _core.set_ifma(not before)
+                done = threading.Event()
+                state["thread"] = threading.Thread(target=lambda: (_core.set_ifma(not before), done.set()))
+                state["thread"].start()
+                state["done_early"] = done.wait(0.5)  # it cannot return while the proof runs
+                state["during"] = _core.uses_simd52()
+            with super().phase(name):
+                yield
+
+    try:
+        result = prove_files(chain_circuit.zkey, chain_circuit.wtns, timer=Switching(), r=R, s=S)
+        state["thread"].join()
+        assert state["done_early"] is False and state["during"] == before
+        assert _core.uses_simd52() == (not before and _core.cpu_has_simd52())  # switched once the proof ended
+    finally:
+        _core.set_ifma(before or _core.cpu_has_simd52())
+    assert result.proof == _staged(chain_circuit.zkey, chain_circuit.wtns).proof
+
+
 @pytest.mark.slow
 def test_cli_with_ifma_off_is_accepted_by_snarkjs(chain_circuit, zero_witness, tmp_path):
     """SNARKD_CPU_IFMA=off on the lean `snarkd prove` path: the scalar kernels in use, no numpy imported,

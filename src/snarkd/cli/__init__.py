@@ -141,11 +141,13 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def apply_ifma(value: str) -> None:
-    """[cpu] ifma for this process (snarkd.config.cpu): "off" switches the native core's AVX-512 IFMA
-    kernels off, "auto" uses them where the CPU has them."""
+    """[cpu] ifma for this process (snarkd.config.cpu), the one place it is applied (this entry point's
+    $SNARKD_CPU_IFMA, `snarkd serve`'s config): "off" switches the native core's AVX-512 IFMA kernels off,
+    "auto" uses them where the CPU has them. The switch (_core.set_ifma) waits for native calls already
+    running, so none of them changes path midway."""
     from snarkd.native import _core
 
-    _core._set_simd52(value != "off")
+    _core.set_ifma(value != "off")
 
 
 def add_remote_args(p: argparse.ArgumentParser) -> None:

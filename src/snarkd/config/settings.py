@@ -8,6 +8,19 @@ one line here (and read it where it is used).
 `engine` names the EngineConfig field a setting feeds (the embeddable engine takes
 those without a config file; `status` whether the engine's status shows it). `derive` computes a default from settings declared
 before it (and the environment); `example` is what the example config shows.
+
+The engine's name is the file's key wherever the key alone says what it is (22 of the 30). EngineConfig is one
+flat namespace over nine sections, and the same names are public beyond it: the `config` record of the engine's
+status (GET /status, `snarkd status --json`), the cluster actors' reports (cluster/actor.py), the benchmarks'
+settings and bench/results. So eight keep their section in the name, and must:
+  [memory] budget, [gpus] memory_budget  memory_budget, gpu_memory_budget: by their keys both are a memory budget,
+                                         and status's "memory_budget" has always been the host's (a GPU's taking
+                                         it would change what that field means without a word)
+  [keys] max_resident, host_budget, device_budget  key_*: beside the proofs' two budgets, whose budget it is
+  [synthesis] workers                    synthesis_workers: beside workers_per_device and finalize_workers
+  [witness] engine                       witness_engine: in the engine's own config "engine" says the engine
+  [debug] synthesis_delay                debug_delay_s: seconds (its variable is in milliseconds); never shown
+tests/config/test_settings.py holds this list: a new engine setting takes its key, or joins the list with a reason.
 """
 
 from __future__ import annotations

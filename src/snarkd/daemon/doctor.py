@@ -55,7 +55,7 @@ def check_native(ifma: str | None = None) -> Check:
                      "rebuild it: pip install . (a C++17 compiler is needed)")
     march = getattr(_core, "build_march", None)
     build = "unknown build flags" if march is None else ("portable build (-O3)" if not march else f"-march={march} build")
-    has, uses = bool(_core.cpu_has_adx()), bool(getattr(_core, "uses_adx", _core.cpu_has_adx)())
+    has, uses = bool(_core.cpu_has_adx()), bool(_core.uses_adx())
     has52, uses52 = bool(_core.cpu_has_simd52()), bool(_core.uses_simd52())
     data = {"build_march": march, "cpu_has_adx": has, "uses_adx": uses, "threads": int(_core.hardware_threads()),
             "cpu_has_avx512_ifma": has52, "uses_avx512_ifma": uses52}

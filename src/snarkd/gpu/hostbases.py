@@ -108,12 +108,17 @@ def pinned_copy(cupy, arrays: list) -> tuple[int, list]:
         offs.append(total)
         total += -(-int(a.nbytes) // 256) * 256
     ptr = cupy.cuda.runtime.hostAlloc(max(total, 1), HOST_ALLOC_PORTABLE)
-    buf = np.ctypeslib.as_array((np.ctypeslib.ctypes.c_uint8 * max(total, 1)).from_address(ptr))
-    views = []
-    for a, off in zip(arrays, offs):
-        view = buf[off : off + a.nbytes].view(a.dtype).reshape(a.shape)
-        parallel_copy(view.reshape(-1).view(np.uint8), np.ascontiguousarray(a).reshape(-1).view(np.uint8))
-        views.append(view)
+    try:
+        buf = np.ctypeslib.as_array((np.ctypeslib.ctypes.c_uint8 * max(total, 1)).from_address(ptr))
+        views = []
+        for a, off in zip(arrays, offs):
+            view = buf[off : off + a.nbytes].view(a.dtype).reshape(a.shape)
+            parallel_copy(view.reshape(-1).view(np.uint8), np.ascontiguousarray(a).reshape(-1).view(np.uint8))
+            views.append(view)
+    except BaseException:  # the callers fall back to pageable memory: the allocation would be left locked
+        views = buf = None
+        free_host(cupy, ptr)
+        raise
     return ptr, views
 
 
@@ -125,12 +130,8 @@ def free_host(cupy, ptr) -> None:
             pass
 
 
-def file_pages(lo: int, hi: int, maps: str = "/proc/self/maps") -> bool:
-    """Whether the host pages [lo, hi) all belong to one file's mapping (a mapped key; a shared anonymous mapping
-    is one too, of /dev/zero): pages no allocator hands to anything else. Heap pages are shared with whatever
-    malloc puts beside an array; registered, the driver takes them for page-locked memory of the registration's
-    extent, and a later copy into a new allocation that starts inside them and runs past the registration's end
-    fails (cudaErrorInvalidValue)."""
+def file_mappings(maps: str = "/proc/self/maps") -> list[tuple[int, int, str, str]] | None:
+    """The process's file mappings, sorted: (start, end, device, inode); None when `maps` cannot be read."""
     spans = []
     try:
         with open(maps) as f:
@@ -140,8 +141,19 @@ def file_pages(lo: int, hi: int, maps: str = "/proc/self/maps") -> bool:
                     a, b = parts[0].split("-")
                     spans.append((int(a, 16), int(b, 16), parts[3], parts[4]))
     except OSError:
+        return None
+    return sorted(spans)
+
+
+def file_pages(lo: int, hi: int, maps: str = "/proc/self/maps", mappings: list | None = None) -> bool:
+    """Whether the host pages [lo, hi) all belong to one file's mapping (a mapped key; a shared anonymous mapping
+    is one too, of /dev/zero): pages no allocator hands to anything else. Heap pages are shared with whatever
+    malloc puts beside an array; registered, the driver takes them for page-locked memory of the registration's
+    extent, and a later copy into a new allocation that starts inside them and runs past the registration's end
+    fails (cudaErrorInvalidValue). mappings: file_mappings() read once for several ranges (else `maps` is read)."""
+    spans = file_mappings(maps) if mappings is None else mappings
+    if spans is None:
         return False
-    spans.sort()
     cur, file = lo, None
     for a, b, dev, inode in spans:
         if a <= cur < b and file in (None, (dev, inode)):
@@ -173,8 +185,9 @@ def register_arrays(cupy, arrays: list, read_only: bool) -> list[int]:
     flags = HOST_REGISTER_PORTABLE
     if read_only and not any(a.flags.writeable for a in arrays if a.size):
         flags |= HOST_REGISTER_READ_ONLY
+    mappings = file_mappings()  # read once for all the arrays (the maps of a process with a big key run long)
     for lo, hi in spans:  # each array's pages in one file's mapping (several arrays' mappings may adjoin)
-        if not file_pages(lo, hi):
+        if not file_pages(lo, hi, mappings=mappings or []):
             raise RuntimeError(f"host range {lo:#x}+{hi - lo} is not pages of a mapped file (heap or anonymous "
                                "memory shares its pages with other allocations): not registered")
     try:

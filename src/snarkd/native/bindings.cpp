@@ -1,12 +1,13 @@
 // pybind11 bindings: snarkd.native._core.{bn254,bls12_381}.
 // Inputs are any C-contiguous buffers (read through raw pointers, never copied);
-// outputs are numpy uint64 arrays. The GIL is released around all computation.
+// outputs are numpy uint64 arrays. The GIL is released around all computation (Computing).
 #include <pybind11/pybind11.h>
 #include <pybind11/numpy.h>
 
 #include <array>
 #include <functional>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -21,12 +22,39 @@
 #include "groth16/prove.hpp"
 #include "groth16/qap.hpp"
 #include "parallel.hpp"
+#include "path_gate.hpp"
 #include "py_buffer.hpp"
 
 namespace py = pybind11;
 using namespace snarkd;
 
 namespace {
+
+// Every computation of this module runs inside one: the GIL released, then the path gate held
+// (path_gate.hpp), so the path switches below never change under it.
+struct Computing {
+  py::gil_scoped_release rel;
+  struct Hold {
+    Hold() { path_gate().enter(); }
+    ~Hold() { path_gate().leave(); }
+  } hold;
+};
+
+// Changes process-wide path switches (set() with the GIL held and no computation running) and
+// returns set()'s result. From inside a computation (a callback of one) it raises instead of
+// waiting for itself.
+template <class Set>
+auto switch_paths(Set&& set) {
+  if (PathGate::held_here()) throw std::runtime_error("a native path switch from inside a native call");
+  {
+    py::gil_scoped_release rel;  // the running calls may need the GIL to end (a phase callback)
+    path_gate().close();
+  }
+  struct Reopen {
+    ~Reopen() { path_gate().open(); }
+  } reopen;
+  return set();
+}
 
 py::array_t<uint64_t> new_u64(size_t rows, size_t cols) {
   return py::array_t<uint64_t>(std::vector<py::ssize_t>{(py::ssize_t)rows, (py::ssize_t)cols});
@@ -56,7 +84,7 @@ py::array_t<uint64_t> elementwise2(py::object a, py::object b, long threads, Op 
   uint8_t* o = (uint8_t*)out.mutable_data();
   unsigned T = resolve_threads(threads);
   {
-    py::gil_scoped_release rel;
+    Computing rel;
     parallel_for(n, T, [&](size_t s, size_t e, unsigned) {
       for (size_t i = s; i < e; i++) op(F::load(A.data() + i * sizeof(F)), F::load(B.data() + i * sizeof(F))).store(o + i * sizeof(F));
     }, 4096);
@@ -72,7 +100,7 @@ py::array_t<uint64_t> elementwise1(py::object a, long threads, Op op) {
   uint8_t* o = (uint8_t*)out.mutable_data();
   unsigned T = resolve_threads(threads);
   {
-    py::gil_scoped_release rel;
+    Computing rel;
     parallel_for(n, T, [&](size_t s, size_t e, unsigned) {
       for (size_t i = s; i < e; i++) op(F::load(A.data() + i * sizeof(F))).store(o + i * sizeof(F));
     }, 1024);
@@ -119,7 +147,7 @@ void bind_group(py::module_& m, const char* pfx) {
     if (n != nb) throw py::value_error("q: point count differs from p");
     auto out = new_u64_1d(n * PL);
     uint8_t* o = (uint8_t*)out.mutable_data();
-    py::gil_scoped_release rel;
+    Computing rel;
     for (size_t i = 0; i < n; i++) {
       Pt x = Pt::from_affine(Aff::load(A.data() + i * PS));
       x.add(Pt::from_affine(Aff::load(B.data() + i * PS)));
@@ -132,7 +160,7 @@ void bind_group(py::module_& m, const char* pfx) {
     size_t n = A.count(PS, "points");
     auto out = new_u64_1d(n * PL);
     uint8_t* o = (uint8_t*)out.mutable_data();
-    py::gil_scoped_release rel;
+    Computing rel;
     for (size_t i = 0; i < n; i++) {
       Pt x = Pt::from_affine(Aff::load(A.data() + i * PS));
       x.dbl();
@@ -145,7 +173,7 @@ void bind_group(py::module_& m, const char* pfx) {
     size_t n = A.count(PS, "points");
     auto out = new_u64_1d(n * PL);
     uint8_t* o = (uint8_t*)out.mutable_data();
-    py::gil_scoped_release rel;
+    Computing rel;
     for (size_t i = 0; i < n; i++) Aff::load(A.data() + i * PS).neg().store(o + i * PS);
     return out;
   }, py::arg("p"));
@@ -157,7 +185,7 @@ void bind_group(py::module_& m, const char* pfx) {
       throw py::value_error("p: expected 1 or " + std::to_string(n) + " points, got " + std::to_string(np_));
     auto out = new_u64_1d(n * PL);
     uint8_t* o = (uint8_t*)out.mutable_data();
-    py::gil_scoped_release rel;
+    Computing rel;
     for (size_t i = 0; i < n; i++) {
       u64 k[4];
       std::memcpy(k, S.data() + i * 32, 32);
@@ -169,7 +197,7 @@ void bind_group(py::module_& m, const char* pfx) {
   m.def((p + "_first_not_on_curve").c_str(), [](py::object a) -> long {
     Buf A(a, "points");
     size_t n = A.count(PS, "points");
-    py::gil_scoped_release rel;
+    Computing rel;
     for (size_t i = 0; i < n; i++)
       if (!Aff::load(A.data() + i * PS).on_curve()) return (long)i;
     return -1;
@@ -188,7 +216,7 @@ py::array_t<uint64_t> do_msm(py::object bases, py::object scalars, long threads)
   auto out = new_u64_1d(sizeof(Aff) / 8);
   uint8_t* o = (uint8_t*)out.mutable_data();
   {
-    py::gil_scoped_release rel;
+    Computing rel;
     msm<Cfg, Fr>(Bs.data(), Sc.data(), n, T).store(o);
   }
   return out;
@@ -234,7 +262,7 @@ py::tuple do_msm_witness(py::object scalars, py::list g1, py::list g2, long thre
   std::vector<A2> o2;
   unsigned T = resolve_threads(threads);
   {
-    py::gil_scoped_release rel;
+    Computing rel;
     WitnessMsm<typename NS::G1Cfg, typename NS::G2Cfg, typename NS::Fr>::run(Sc.data(), ns, j1, j2, T, o1, o2);
   }
   py::list r1, r2;
@@ -319,7 +347,7 @@ void bind_endo(py::module_& m, const char* lam_name, const char* split_name, con
     u64 *o1 = (u64*)k1.mutable_data(), *o2 = (u64*)k2.mutable_data();
     uint8_t *s1 = n1.mutable_data(), *s2 = n2.mutable_data();
     {
-      py::gil_scoped_release rel;
+      Computing rel;
       for (size_t i = 0; i < n; i++) {
         u64 k[4];
         std::memcpy(k, S.data() + i * 32, 32);
@@ -337,7 +365,7 @@ void bind_endo(py::module_& m, const char* lam_name, const char* split_name, con
     size_t n = P.count(sizeof(A), "points");
     auto out = new_u64_1d(n * sizeof(A) / 8);
     uint8_t* o = (uint8_t*)out.mutable_data();
-    py::gil_scoped_release rel;
+    Computing rel;
     for (size_t i = 0; i < n; i++) glv_phi<Cfg>(A::load(P.data() + i * sizeof(A))).store(o + i * sizeof(A));
     return out;
   }, py::arg("points"), (std::string("the endomorphism per point (= ") + lam_name + " * P on the subgroup)").c_str());
@@ -387,7 +415,7 @@ void bind_curve(py::module_& m) {
     size_t n = B.count(32, "Fr elements");
     unsigned l = log2_exact(n, "values", S);
     unsigned TT = resolve_threads(threads);
-    py::gil_scoped_release rel;
+    Computing rel;
     with_fr_inplace<Fr>(B, n, [&](Fr* a) { N::transform(a, l, inverse, TT); });
   }, py::arg("values"), py::arg("inverse") = false, T, "In-place NTT (natural order, Montgomery); inverse includes 1/n");
 
@@ -396,7 +424,7 @@ void bind_curve(py::module_& m) {
     size_t n = B.count(32, "Fr elements");
     unsigned l = log2_exact(n, "values", S);
     unsigned TT = resolve_threads(threads);
-    py::gil_scoped_release rel;
+    Computing rel;
     with_fr_inplace<Fr>(B, n, [&](Fr* a) { N::coset_shift(a, l, TT); });
   }, py::arg("values"), T, "In place: evaluations on <w_n> -> evaluations on w_2n * <w_n>");
 
@@ -408,7 +436,7 @@ void bind_curve(py::module_& m) {
     Fr* pb = (Fr*)b.mutable_data();
     std::string err;
     {
-      py::gil_scoped_release rel;
+      Computing rel;
       for (size_t i = 0; i < domain; i++) { pa[i] = Fr::zero(); pb[i] = Fr::zero(); }
       err = spmv_ab<Fr>(C.data(), C.len(), W.data(), nw, domain, pa, pb, resolve_threads(threads));
     }
@@ -426,7 +454,7 @@ void bind_curve(py::module_& m) {
     uint8_t* o = (uint8_t*)out.mutable_data();
     unsigned TT = resolve_threads(threads);
     {
-      py::gil_scoped_release rel;
+      Computing rel;
       parallel_for(n, TT, [&](size_t s, size_t e, unsigned) {
         for (size_t i = s; i < e; i++)
           (Fr::load(A.data() + 32 * i) * Fr::load(B.data() + 32 * i) - Fr::load(Cc.data() + 32 * i))
@@ -446,7 +474,7 @@ void bind_curve(py::module_& m) {
     unsigned TT = resolve_threads(threads);
     double h_ms = 0;
     {
-      py::gil_scoped_release rel;
+      Computing rel;
       qap_h<typename NS::FrTr>((const Fr*)A.data(), (const Fr*)B.data(), h, l, TT, &h_ms);
     }
     return py::make_tuple(out, h_ms);
@@ -507,7 +535,7 @@ void bind_curve(py::module_& m) {
         }
       };
     {
-      py::gil_scoped_release rel;
+      Computing rel;
       res = GP::prove(k, W.data(), rr.data(), ss.data(), rss.data(), resolve_threads(threads), drop_pages, report);
     }
     if (raised) throw std::move(*raised);
@@ -576,7 +604,7 @@ void bind_curve(py::module_& m) {
     std::string err;
     long bad = -1;
     {
-      py::gil_scoped_release rel;
+      Computing rel;
       err = coefs_error<Fr>(C.data(), domain, n_vars, &bad);
       if (err.empty()) build_csr<Fr>(C.data(), domain, m);
     }
@@ -608,7 +636,7 @@ void bind_curve(py::module_& m) {
     Fr* pa = (Fr*)a.mutable_data();
     Fr* pb = (Fr*)b.mutable_data();
     {
-      py::gil_scoped_release rel;
+      Computing rel;
       spmv_csr<Fr>(v.rows, v.vrows, v.ent, v.val, W.data(), nw, domain, pa, pb, resolve_threads(threads));
     }
     return py::make_tuple(a, b);
@@ -647,11 +675,16 @@ PYBIND11_MODULE(_core, m) {
   m.doc() = "snarkd native CPU core (Montgomery fields, G1/G2, Pippenger MSM, NTT, Groth16 pieces)";
   m.def("hardware_threads", &hardware_threads);
   m.def("cpu_has_adx", &detect_adx, "True if the CPU has BMI2+ADX (4-limb mul then uses the mulx/adcx/adox path)");
+  // The path switches: each waits for this module's running computations and changes its
+  // setting between them (path_gate.hpp), so a call never mixes paths.
   m.def("_set_adx", [](bool on) {
-    bool prev = g_use_adx;
-    g_use_adx = on && detect_adx();
-    return prev;
-  }, py::arg("on"), "Testing aid: enable/disable the BMI2/ADX multiplication path; returns the previous setting");
+    return switch_paths([on] {
+      bool prev = g_use_adx;
+      g_use_adx = on && detect_adx();
+      return prev;
+    });
+  }, py::arg("on"), "Testing aid: enable/disable the BMI2/ADX multiplication path (waits for running native calls); "
+                    "returns the previous setting");
   m.def("uses_adx", [] { return g_use_adx; }, "True while the BMI2/ADX multiplication path is in use");
   // How this core was built (snarkd doctor): setup.py passes SNARKD_NATIVE_MARCH ("" = portable flags).
 #ifndef SNARKD_BUILD_MARCH
@@ -662,35 +695,47 @@ PYBIND11_MODULE(_core, m) {
     Buf B(data, "data");
     uint32_t c;
     {
-      py::gil_scoped_release rel;
+      Computing rel;
       c = crc32c(B.data(), B.len());
     }
     return c;
   }, py::arg("data"), "CRC-32C of a buffer (SSE4.2 crc32 where available)");
   m.def("cpu_has_simd52", &detect_simd52, "True if the CPU has AVX-512 IFMA (8-lane field arithmetic in the MSM and NTT)");
-  m.def("_set_simd52", [](bool on) {
-    bool prev = g_use_simd52;
-    g_use_simd52 = on && detect_simd52();
-    return prev;
-  }, py::arg("on"), "Testing aid: enable/disable the AVX-512 IFMA kernels; returns the previous setting");
+  auto set_ifma = [](bool on) {
+    return switch_paths([on] {
+      bool prev = g_use_simd52;
+      g_use_simd52 = on && detect_simd52();
+      return prev;
+    });
+  };
+  m.def("set_ifma", set_ifma, py::arg("on"),
+        "[cpu] ifma's switch (snarkd.cli.apply_ifma): the AVX-512 IFMA kernels where the CPU has them (True) or "
+        "never (False). Waits for running native calls, so none mixes paths; returns the previous setting");
+  m.def("_set_simd52", set_ifma, py::arg("on"), "set_ifma's former name (bench scripts and tests); the same switch");
   m.def("uses_simd52", [] { return g_use_simd52; }, "True while the AVX-512 IFMA kernels are in use");
   m.def("_set_glv", [](int mode) {
-    int prev = msm_glv_mode();
     if (mode < 0 || mode > 2) throw py::value_error("mode: 0 (off), 1 (where the cost model says it pays) or 2 (always)");
-    msm_glv_mode() = mode;
-    return prev;
+    return switch_paths([mode] {
+      int prev = msm_glv_mode();
+      msm_glv_mode() = mode;
+      return prev;
+    });
   }, py::arg("mode"), "Testing aid: the G1 MSMs' endomorphism split (0 off, 1 by the cost model, 2 always); returns the previous mode");
   m.def("_set_gls", [](int mode) {
-    int prev = msm_gls_mode();
     if (mode < 0 || mode > 2) throw py::value_error("mode: 0 (off), 1 (where the cost model says it pays) or 2 (always)");
-    msm_gls_mode() = mode;
-    return prev;
+    return switch_paths([mode] {
+      int prev = msm_gls_mode();
+      msm_gls_mode() = mode;
+      return prev;
+    });
   }, py::arg("mode"), "Testing aid: the G2 MSMs' endomorphism split (GLS; 0 off, 1 by the cost model, 2 always); returns the previous mode");
   m.def("_set_msm_window", [](unsigned c) {
-    unsigned prev = msm_force_c();
     if (c == 1 || c > 24) throw py::value_error("c: 0 (the cost model) or a window of 2 to 24 bits");
-    msm_force_c() = c;
-    return prev;
+    return switch_paths([c] {
+      unsigned prev = msm_force_c();
+      msm_force_c() = c;
+      return prev;
+    });
   }, py::arg("c"), "Testing aid: every MSM's window size in bits (0: chosen by the cost model); returns the previous one");
   auto bn = m.def_submodule("bn254", "BN254 (bn128)");
   bind_curve<BN>(bn);

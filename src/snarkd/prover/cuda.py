@@ -35,6 +35,7 @@ from snarkd.prover.types import G1Sums, Synthesized
 from snarkd.units import parse_size
 
 STREAM_MODES = ("auto", "on", "off")
+_UNMADE = object()  # a plan cache's miss (None is a plan's answer: none fits)
 
 
 class CudaBackend:
@@ -112,9 +113,13 @@ class CudaBackend:
         return self.dev.clock.seconds()
 
     def release(self, key) -> None:
+        zid = id(key.zkey)
         for cache in (self._plans, self._stage_plans, self._urgent_plans):  # every view's: in place, they share them
-            for k in [k for k in cache if k[0] == id(key.zkey)]:
-                del cache[k]
+            # another view (another engine's) may release the same key meanwhile, or add a plan: its keys listed at
+            # once (list() of a dict is one step under the GIL), each dropped if still there
+            for k in list(cache):
+                if k[0] == zid:
+                    cache.pop(k, None)
         self.dev.release(key.zkey)
 
     def residency(self, key):
@@ -189,10 +194,11 @@ class CudaBackend:
         if not keep or not base.parts:
             return None
         at = (id(key.zkey), self.urgent_share)
-        if at not in self._urgent_plans:
-            self._urgent_plans[at] = self.dev.stream_plan(key.zkey, True, 1, 0, (base.csr,), expect=1,
-                                                          room=base.held + keep)
-        return self._urgent_plans[at]
+        plan = self._urgent_plans.get(at, _UNMADE)  # read once: another view's release may drop it meanwhile
+        if plan is _UNMADE:  # (None, no urgent plan fits, is kept too)
+            plan = self._urgent_plans[at] = self.dev.stream_plan(key.zkey, True, 1, 0, (base.csr,), expect=1,
+                                                                 room=base.held + keep)
+        return plan
 
     def _stage_plan_now(self, key, k: int):
         """stage_plan, or for an urgent lane's lone proof whose stage plan does not fit beside what is reserved now

@@ -32,7 +32,8 @@ using u128 = unsigned __int128;
 
 #if defined(__x86_64__)
 // Runtime dispatch (portable build): 4-limb multiplication uses mulx/adcx/adox
-// asm when the CPU has BMI2 + ADX. Not const so tests can force the C path.
+// asm when the CPU has BMI2 + ADX. Not const so tests can force the C path; changed only
+// through native/path_gate.hpp's switch, between computations (read here per product).
 inline bool detect_adx() {
   unsigned a, b, c, d;
   if (!__get_cpuid_count(7, 0, &a, &b, &c, &d)) return false;

@@ -45,7 +45,8 @@ inline bool detect_simd52() {
   const unsigned need = (1u << 16) | (1u << 17) | (1u << 21) | (1u << 30) | (1u << 31);  // F DQ IFMA BW VL
   return (b & need) == need;
 }
-// Not const: tests switch it off to compare both paths.
+// Not const: [cpu] ifma and tests switch it off (_core.set_ifma), between computations only
+// (native/path_gate.hpp): one call sees one setting throughout.
 inline bool g_use_simd52 = detect_simd52();
 
 namespace simd52 {

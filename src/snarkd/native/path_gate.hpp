@@ -1,0 +1,70 @@
+// The gate between a native module's computations and its process-wide path switches: the
+// BMI2/ADX products (ff/mont.hpp g_use_adx), the AVX-512 IFMA kernels (ff/simd52.hpp
+// g_use_simd52) and the MSM's split modes and forced window (msm/pippenger.hpp).
+//
+// The hot code reads those switches as plain values where it dispatches: once per product
+// for ADX, once per MSM, NTT or stage for the others. Passing them down as parameters would
+// mean a template argument on every field operation; instead a switch changes only while
+// no computation of the module runs:
+//   - every call that computes with the GIL released holds the gate shared for its whole
+//     length (enter/leave; bindings.cpp's Computing releases the GIL first, then enters);
+//   - a switch is changed with the gate closed (close: it waits for the running calls and
+//     keeps new ones out, a waiting switch going before new calls) AND the GIL held, which
+//     keeps out the small calls that compute with the GIL held.
+// So one call sees one setting from its start to its end (one MSM never mixes paths), the
+// reads are ordered after the write by the gate's mutex (no data race), and the loops pay
+// nothing. Each extension module has its own switches (an inline variable per shared
+// object) and so its own gate; only _core's switches are ever changed.
+#pragma once
+#include <condition_variable>
+#include <mutex>
+
+namespace snarkd {
+
+class PathGate {
+ public:
+  // A computation starts: waits while a switch is closing or closed. Nested entries of one
+  // thread (a call's callback into Python calling the module again) pass straight through:
+  // a waiting switch would otherwise wait for this thread, and this thread for it.
+  void enter() {
+    if (depth_++) return;
+    std::unique_lock<std::mutex> l(m_);
+    cv_.wait(l, [&] { return !closed_; });
+    ++running_;
+  }
+  void leave() {
+    if (--depth_) return;
+    std::lock_guard<std::mutex> l(m_);
+    if (--running_ == 0) cv_.notify_all();
+  }
+  // Whether this thread is inside a computation (a switch from there would wait for itself).
+  static bool held_here() { return depth_ > 0; }
+  // For a switch: waits for any other switch, keeps new computations out, then waits for the
+  // running ones to end. open() lets them in again.
+  void close() {
+    std::unique_lock<std::mutex> l(m_);
+    cv_.wait(l, [&] { return !closed_; });
+    closed_ = true;
+    cv_.wait(l, [&] { return running_ == 0; });
+  }
+  void open() {
+    std::lock_guard<std::mutex> l(m_);
+    closed_ = false;
+    cv_.notify_all();
+  }
+
+ private:
+  std::mutex m_;
+  std::condition_variable cv_;
+  unsigned running_ = 0;
+  bool closed_ = false;
+  static inline thread_local unsigned depth_ = 0;
+};
+
+// This module's gate.
+inline PathGate& path_gate() {
+  static PathGate g;
+  return g;
+}
+
+}  // namespace snarkd
