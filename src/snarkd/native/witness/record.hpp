@@ -1025,6 +1025,7 @@ class Recorder {
   template <bool ARM>
   void exec(size_t depth, size_t arm_frames, uint32_t arm_start, uint32_t arm_stop);  // interp.hpp
   void branch(const Ins& in);
+  static uint64_t pushed(uint16_t op, const Ins& in, const uint64_t* L);
 
 
   // --- symbolic `if` (ifconvert.hpp) -------------------------------------------------------------
