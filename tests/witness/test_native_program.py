@@ -45,6 +45,8 @@ def test_built_once_then_loaded(control):
     (lambda b: b[:-40] + bytes([b[-40] ^ 0x10]) + b[-39:], "tag does not match"),  # one bit of the program
     (lambda b: b"snarkdPK" + b[8:], "tag does not match"),
     (lambda b: b[:8] + (99).to_bytes(4, "little") + b[12:], "tag does not match"),
+    # an earlier snarkd's file (version 2: no header tag): its whole-file tag is over another layout; said so
+    (lambda b: b[:8] + (2).to_bytes(4, "little") + b[12:], "in an old format (version 2, this snarkd writes version 3)"),
     (lambda b: b"", "0 bytes"),
 ])
 def test_a_damaged_program_is_ignored_with_a_warning_and_rebuilt(control, caplog, damage, reason):

@@ -122,6 +122,12 @@ def _why_untrusted(exc, path, ident: dict) -> str:
     """What a refused file seems to be: a program of another wasm or setting says so (its header, untrusted,
     only read for the message)."""
     why = str(exc).removeprefix(f"{path}: ")
+    data = exc.data or b""
+    if len(data) >= PREFIX.size and bytes(data[: len(MAGIC)]) == MAGIC:
+        version = PREFIX.unpack(bytes(data[: PREFIX.size]))[1]
+        if 1 <= version < VERSION:  # an earlier snarkd's file: its tag is over another layout, not a damage
+            return (f"in an old format (version {version}, this snarkd writes version {VERSION}): rebuilt once "
+                    "in the current one")
     try:
         obj, _ = unpack(exc.data or b"", MAGIC, VERSION, "witness program", ValueError)
         if isinstance(obj, dict) and obj.get("identity") != ident:

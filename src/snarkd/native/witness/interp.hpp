@@ -70,6 +70,41 @@ void Recorder<P>::exec(size_t depth, size_t arm_frames, uint32_t arm_start, uint
           }
           break;
         }
+        case OP_EQZ_BR_IF: {  // i32.eqz, br_if (the second instruction: the branch)
+          const Ins& br = code[pc + 1];
+          if (uint32_t(S[--sp_]) == 0) {
+            leaving_arm(br.a);
+            if (br.a <= pc + 1) tick();
+            branch(br);
+            pc = br.a;
+          } else {
+            pc += 2;
+          }
+          break;
+        }
+        case OP_PUSH3: {
+          S[sp_++] = pushed(in.arity, in, L);
+          S[sp_++] = pushed(code[pc + 1].op, code[pc + 1], L);
+          S[sp_++] = pushed(code[pc + 2].op, code[pc + 2], L);
+          pc += 3;
+          break;
+        }
+        case OP_PUSH2: {
+          S[sp_++] = pushed(in.arity, in, L);
+          S[sp_++] = pushed(code[pc + 1].op, code[pc + 1], L);
+          pc += 2;
+          break;
+        }
+        case OP_LA_MUL: S[sp_++] = uint32_t(uint32_t(pushed(in.arity, in, L)) * uint32_t(code[pc + 1].b)); pc += 3; break;
+        case OP_LA_MUL_ADD:
+          S[sp_++] = uint32_t(uint32_t(pushed(in.arity, in, L)) * uint32_t(code[pc + 1].b) + code[pc + 3].a);
+          pc += 4;
+          break;
+        case OP_LA_SET: L[code[pc + 1].a] = uint32_t(L[in.a] + in.b); pc += 2; break;
+        // the commonest integer instructions here, not through wasm_numeric's second dispatch
+        case 0x45: S[sp_ - 1] = uint32_t(S[sp_ - 1]) == 0; pc++; break;
+        case 0x6A: sp_--; S[sp_ - 1] = uint32_t(S[sp_ - 1] + S[sp_]); pc++; break;
+        case 0x6C: sp_--; S[sp_ - 1] = uint32_t(uint32_t(S[sp_ - 1]) * uint32_t(S[sp_])); pc++; break;
         case OP_I32_ADDI: S[sp_ - 1] = uint32_t(S[sp_ - 1] + in.a); pc++; break;
         case OP_LOCAL_ADDI: S[sp_++] = uint32_t(L[in.a] + in.b); pc++; break;
         case OP_BR_TABLE: {
@@ -245,6 +280,12 @@ case OPC: {                                                    \
       // switch_frame: the current frame changed (call/return) or an if-conversion ran
     }
   }
+}
+
+// The value one push of a fused run (OP_PUSH2...) pushes: its own op given (a run's head keeps it in `arity`).
+template <class P>
+inline uint64_t Recorder<P>::pushed(uint16_t op, const Ins& in, const uint64_t* L) {
+  return op == OP_LOCAL_ADDI ? uint64_t(uint32_t(L[in.a] + in.b)) : op == OP_I32_CONST ? in.b : L[in.a];
 }
 
 template <class P>

@@ -38,6 +38,18 @@ enum Op : uint16_t {
   // Fused at decode time (circom's address arithmetic is mostly `const, const, mul, local, add`):
   OP_I32_ADDI = 0x10E,   // top = u32(top + a)
   OP_LOCAL_ADDI = 0x10F, // push u32(local a + b)
+  // Superinstructions (fuse_straight_line, after a body is decoded): the head of a short straight-line run is
+  // rewritten and the run's other instructions are kept where they were, so the head's handler reads its operands
+  // from them and a jump into the run (there is none: runs hold no label) would still run the original code.
+  // The head's own wasm op is kept in its `arity` field. circom's calls of its field functions are mostly
+  // `local+k, local+k, local+k, call`, its address arithmetic `local+k, const, mul, +k`.
+  OP_PUSH2 = 0x110,      // the head and the next instruction, each a push (local+k, const, local.get)
+  OP_PUSH3 = 0x111,      // three pushes
+  OP_LA_MUL = 0x112,     // push u32((local a + b) * c): head local+k (or local.get), const c, i32.mul
+  OP_LA_MUL_ADD = 0x113, // the same and + d (the fourth instruction, an OP_I32_ADDI)
+  OP_LA_SET = 0x114,     // local.set x of u32(local a + b)
+  OP_EQZ_BR_IF = 0x115,  // i32.eqz, br_if: branch when the top is zero
+  OP_LAST = 0x116,
 };
 
 // One decoded instruction (16 bytes).
@@ -186,6 +198,9 @@ class Module {
 
   // Decode a body (once). Throws WasmError naming the function on anything unsupported.
   void decode(uint32_t f);
+  // Superinstructions over a decoded body (see OP_PUSH2): runs that hold none of `labels` (the pcs where a
+  // block, loop, if arm or end begins: every branch target, every arm's start and end) inside them.
+  static void fuse_straight_line(Func& f, const std::vector<uint32_t>& labels);
 
  private:
   std::unordered_map<std::string, uint32_t> by_name_;
@@ -430,6 +445,7 @@ inline void Module::decode(uint32_t fi) {
     auto& code = f.code;
     // Instructions before `barrier` may be branch targets or follow one: never folded into.
     size_t barrier = 0;
+    std::vector<uint32_t> labels;  // every value `barrier` took: where straight-line runs begin
     auto last_is = [&](size_t back, uint16_t op) {
       return code.size() >= barrier + back && code[code.size() - back].op == op;
     };
@@ -493,7 +509,7 @@ inline void Module::decode(uint32_t fi) {
     for (;;) {
       uint8_t op = r.byte();
       const uint32_t pc = uint32_t(code.size());
-      if (op == 0x02 || op == 0x03 || op == 0x04 || op == 0x05 || op == 0x0B) barrier = code.size();
+      if (op == 0x02 || op == 0x03 || op == 0x04 || op == 0x05 || op == 0x0B) labels.push_back(uint32_t(barrier = code.size()));
       if ((op == 0x6A || op == 0x6B || op == 0x6C) && (pop(2), push(1), fold_i32(op))) continue;
       if (op == 0x6A || op == 0x6B || op == 0x6C) { code.push_back({op, 0, 0, 0}); continue; }
       switch (op) {
@@ -511,7 +527,7 @@ inline void Module::decode(uint32_t fi) {
           pop(1);
           code.push_back({OP_IF, 0, 0, 0});
           ctl.push_back({2, h, ar, pc + 1, pc, ~0u, false, {}, {}});
-          barrier = code.size();
+          labels.push_back(uint32_t(barrier = code.size()));
           break;
         }
         case 0x05: {
@@ -521,7 +537,7 @@ inline void Module::decode(uint32_t fi) {
           c.else_pc = pc;
           c.fixups.push_back(pc);  // the jump to the end
           code.push_back({OP_JUMP, uint16_t(c.arity), 0, c.height});
-          barrier = code.size();
+          labels.push_back(uint32_t(barrier = code.size()));
           code[c.if_pc].a = pc + 1;
           c.unreachable = false;
           h = c.height;
@@ -661,10 +677,53 @@ inline void Module::decode(uint32_t fi) {
       }
     }
   finished:
+    fuse_straight_line(f, labels);
     f.decoded = true;
   } catch (const WasmError& e) {
     f.code.clear();
     throw WasmError(who + ": " + e.what());
+  }
+}
+
+inline void Module::fuse_straight_line(Func& f, const std::vector<uint32_t>& labels) {
+  auto& code = f.code;
+  const size_t n = code.size();
+  std::vector<uint8_t> label(n + 1, 0);
+  for (uint32_t l : labels)
+    if (l <= n) label[l] = 1;
+  auto is_push = [&](size_t k) {
+    const uint16_t op = code[k].op;
+    return op == OP_LOCAL_ADDI || op == OP_I32_CONST || op == OP_LOCAL_GET;
+  };
+  // pcs head+1 .. head+len-1 exist and begin no run (the head itself may: a branch to it runs the whole run)
+  auto inside = [&](size_t head, size_t len) {
+    if (head + len > n) return false;
+    for (size_t k = head + 1; k < head + len; k++)
+      if (label[k]) return false;
+    return true;
+  };
+  for (size_t pc = 0; pc < n;) {
+    Ins& in = code[pc];
+    const uint16_t op = in.op;
+    uint16_t fused = 0;
+    size_t len = 1;
+    if ((op == OP_LOCAL_ADDI || op == OP_LOCAL_GET) && inside(pc, 3) && code[pc + 1].op == OP_I32_CONST &&
+        code[pc + 2].op == 0x6C) {
+      if (inside(pc, 4) && code[pc + 3].op == OP_I32_ADDI) fused = OP_LA_MUL_ADD, len = 4;
+      else fused = OP_LA_MUL, len = 3;
+    } else if (op == OP_LOCAL_ADDI && inside(pc, 2) && code[pc + 1].op == OP_LOCAL_SET) {
+      fused = OP_LA_SET, len = 2;
+    } else if (op == 0x45 && inside(pc, 2) && code[pc + 1].op == OP_BR_IF) {
+      fused = OP_EQZ_BR_IF, len = 2;
+    } else if (is_push(pc) && inside(pc, 2) && is_push(pc + 1)) {
+      if (inside(pc, 3) && is_push(pc + 2)) fused = OP_PUSH3, len = 3;
+      else fused = OP_PUSH2, len = 2;
+    }
+    if (fused) {
+      in.arity = op;  // (no branch among the heads: arity is free)
+      in.op = fused;
+    }
+    pc += len;
   }
 }
 
