@@ -121,6 +121,26 @@ void bind_field(py::module_& m, const char* pfx) {
   m.def((p + "_sub").c_str(), [](py::object a, py::object b, long t) {
     return elementwise2<F>(a, b, t, [](const F& x, const F& y) { return x - y; });
   }, py::arg("a"), py::arg("b"), T);
+  m.def((p + "_sqr").c_str(), [](py::object a, long t) {
+    return elementwise1<F>(a, t, [](const F& x) { F r; F::sqr_to(r, x); return r; });
+  }, py::arg("a"), T, "Elementwise square (Montgomery in/out; the dedicated squaring where there is one)");
+  m.def((p + "_mul_lazy").c_str(), [](py::object a, py::object b, long t) {
+    if constexpr (F::Params::MOD[F::N - 1] < (1ULL << 62)) {
+      return elementwise2<F>(a, b, t, [](const F& x, const F& y) { F r; F::mul_lazy_to(r, x, y); return r; });
+    } else {
+      throw py::value_error("no lazy products in this field (4p > R)");
+      return py::array_t<uint64_t>();
+    }
+  }, py::arg("a"), py::arg("b"), T,
+     "Testing: stored values below 2p in, a*b/R mod p in [0, 2p) out (the final subtraction left out)");
+  m.def((p + "_sqr_lazy").c_str(), [](py::object a, long t) {
+    if constexpr (F::Params::MOD[F::N - 1] < (1ULL << 62)) {
+      return elementwise1<F>(a, t, [](const F& x) { F r; F::sqr_lazy_to(r, x); return r; });
+    } else {
+      throw py::value_error("no lazy products in this field (4p > R)");
+      return py::array_t<uint64_t>();
+    }
+  }, py::arg("a"), T, "Testing: stored values below 2p in, a^2/R mod p in [0, 2p) out");
   m.def((p + "_inv").c_str(), [](py::object a, long t) {
     return elementwise1<F>(a, t, [](const F& x) { return x.inv(); });
   }, py::arg("a"), T, "Elementwise inverse (0 -> 0)");

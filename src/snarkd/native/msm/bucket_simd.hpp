@@ -93,6 +93,15 @@ struct SimdBatchAdd : AddQueue<Cfg> {
         ps[k] = qs[e];
         neg |= (__mmask8)(qn[e] << k);
       }
+      // the next group's dst and src, every cache line (see ScalarBatchAdd::prefetch_point)
+      for (size_t e = base + 8; e < std::min(m, base + 16); e++) {
+        for (size_t o = 0; o < 2 * W * 8; o += 64) {
+          __builtin_prefetch(qd[e] + o);
+          __builtin_prefetch(qs[e] + o);
+        }
+        __builtin_prefetch(qd[e] + 2 * W * 8 - 1);
+        __builtin_prefetch(qs[e] + 2 * W * 8 - 1);
+      }
       V wd[2 * W], ws[2 * W];
       simd52::load_rows<2 * W>(pd, wd);
       simd52::load_rows<2 * W>(ps, ws);
