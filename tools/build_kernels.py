@@ -6,7 +6,9 @@ build of older sources is never loaded; this removes them.
 
     python tools/build_kernels.py [--nvcc PATH] [--jobs N] [--check]
 
-Run it after any change to src/snarkd/gpu/{kernels.cu,curve.cuh,field.cuh,params.cuh} and commit the result
+Run it after any change to the kernels' sources (gpu.module.SOURCES: src/snarkd/gpu/{kernels.cu,curve.cuh,
+field.cuh,params.cuh,pairing.cuh} and the headers shared with the CPU core, src/snarkd/native/{host_device.hpp,
+ec/xyzz.hpp,pairing/lines.hpp}) and commit the result
 (tests/gpu/test_kernel_builds.py fails until then). A fresh install never needs nvcc: the package carries
 these; without a build for its GPU, snarkd compiles with NVRTC at run time (gpu/module.py).
 --check: exit 1 unless the packaged builds are those of the current sources (nothing is built).

@@ -4,6 +4,7 @@ device, every kernel the host code launches present, and the files declared as p
 
 from __future__ import annotations
 
+import glob
 import re
 import struct
 import subprocess
@@ -82,3 +83,41 @@ def test_every_kernel_the_host_code_launches_is_built():
 def test_the_builds_are_package_data():
     data = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["setuptools"]["package-data"]["snarkd"]
     assert "gpu/kernels/*.cubin" in data and "gpu/kernels/*.ptx" in data
+
+
+def _included(path: Path, seen: set[Path]) -> set[Path]:
+    """path and every file it includes by a quoted #include, found as nvcc and NVRTC find them: beside the
+    including file, else in gpu/ (module.load's -I)."""
+    path = path.resolve()
+    if path in seen:
+        return seen
+    seen.add(path)
+    for name in re.findall(r'^\s*#\s*include\s+"([^"]+)"', path.read_text(), re.M):
+        here = path.parent / name
+        _included(here if here.is_file() else gm.HERE / name, seen)
+    return seen
+
+
+def test_the_source_hash_covers_every_file_the_kernels_include():
+    """SOURCES (what source_hash() reads, so what names the builds and keys NVRTC's cache) is exactly the
+    files kernels.cu reads, the CPU core's shared headers (native/ec/xyzz.hpp, ...) among them."""
+    files = _included(gm.HERE / "kernels.cu", set())
+    assert files == {(gm.HERE / s).resolve() for s in gm.SOURCES}
+    assert (gm.HERE.parent / "native" / "ec" / "xyzz.hpp").resolve() in files
+
+
+def test_every_kernel_source_is_package_data():
+    """An installed package can compile the kernels with NVRTC: every file they include is package data."""
+    data = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["setuptools"]["package-data"]["snarkd"]
+    root = REPO / "src" / "snarkd"
+    shipped = {Path(p).resolve() for pat in data for p in glob.glob(str(root / pat), recursive=True)}
+    missing = {(gm.HERE / s).resolve() for s in gm.SOURCES} - shipped
+    assert not missing, missing
+
+
+def test_nvrtc_options_carry_the_source_hash():
+    """CuPy's kernel cache keys on the code and the options, not on included files: the hash of the sources
+    is in the options, so an edited header is a cache miss."""
+    opts = gm.nvrtc_options("bls12_381", ("SNARKD_X=1",))
+    assert opts == ("-std=c++17", f"-I{gm.HERE}", "-DSNARKD_BLS12_381", "-DSNARKD_X=1",
+                    f"-DSNARKD_SOURCES={gm.source_hash()}")

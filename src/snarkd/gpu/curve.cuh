@@ -1,12 +1,15 @@
-// Short Weierstrass points (a = 0) on the device, mirroring the CPU core
-// (src/snarkd/native/ec/point.hpp): affine in the zkey layout (x, y;
-// all-zero = infinity) and XYZZ buckets (x = X/ZZ, y = Y/ZZZ).
+// Short Weierstrass points (a = 0) on the device: affine in the zkey layout (x, y;
+// all-zero = infinity) and XYZZ buckets (x = X/ZZ, y = Y/ZZZ). The point formulas
+// are the CPU core's own (src/snarkd/native/ec/xyzz.hpp, included by its path
+// relative to this file); what is the device's alone stays here: the word
+// load/store and the point operations as real calls.
 #pragma once
 #include "field.cuh"
+#include "../native/ec/xyzz.hpp"
 
-// Point operations are real calls (not inlined): each is thousands of
-// instructions, so the call costs nothing and the kernels stay small enough to
-// compile in seconds.
+// Point operations are real calls (not inlined; the CPU's are inline): each is
+// thousands of instructions, so the call costs nothing and the kernels stay
+// small enough to compile in seconds.
 #define SNARKD_PT __device__ __noinline__
 
 template <class F>
@@ -31,80 +34,9 @@ struct XYZZ {
     X.store(p); Y.store(p + F::N); ZZ.store(p + 2 * F::N); ZZZ.store(p + 3 * F::N);
   }
 
-  // dbl-2008-s-1
-  SNARKD_PT void dbl() {
-    if (is_inf()) return;
-    F U = Y.dbl();
-    F V = U.sqr();
-    F W = U * V;
-    F S = X * V;
-    F X2 = X.sqr();
-    F M = X2.dbl() + X2;
-    X = M.sqr() - S.dbl();
-    Y = M * (S - X) - W * Y;
-    ZZ = V * ZZ;
-    ZZZ = W * ZZZ;
-  }
-
-  // mdbl-2008-s-1: this = 2a
-  SNARKD_PT void set_dbl_affine(const Affine<F>& a) {
-    F U = a.y.dbl();
-    F V = U.sqr();
-    F W = U * V;
-    F S = a.x * V;
-    F X2 = a.x.sqr();
-    F M = X2.dbl() + X2;
-    X = M.sqr() - S.dbl();
-    Y = M * (S - X) - W * a.y;
-    ZZ = V;
-    ZZZ = W;
-  }
-
-  // madd-2008-s: this += a (a not infinity)
-  SNARKD_PT void add_affine(const Affine<F>& a) {
-    if (is_inf()) {
-      X = a.x; Y = a.y; ZZ = F::one(); ZZZ = F::one();
-      return;
-    }
-    F U2 = a.x * ZZ;
-    F S2 = a.y * ZZZ;
-    F P = U2 - X;
-    F R = S2 - Y;
-    if (P.is_zero()) {
-      if (R.is_zero()) set_dbl_affine(a);
-      else *this = inf();
-      return;
-    }
-    F PP = P.sqr();
-    F PPP = P * PP;
-    F Q = X * PP;
-    X = R.sqr() - PPP - Q.dbl();
-    Y = R * (Q - X) - Y * PPP;
-    ZZ = ZZ * PP;
-    ZZZ = ZZZ * PPP;
-  }
-
-  // add-2008-s: this += o
-  SNARKD_PT void add(const XYZZ& o) {
-    if (o.is_inf()) return;
-    if (is_inf()) { *this = o; return; }
-    F U1 = X * o.ZZ;
-    F U2 = o.X * ZZ;
-    F S1 = Y * o.ZZZ;
-    F S2 = o.Y * ZZZ;
-    F P = U2 - U1;
-    F R = S2 - S1;
-    if (P.is_zero()) {
-      if (R.is_zero()) dbl();
-      else *this = inf();
-      return;
-    }
-    F PP = P.sqr();
-    F PPP = P * PP;
-    F Q = U1 * PP;
-    X = R.sqr() - PPP - Q.dbl();
-    Y = R * (Q - X) - S1 * PPP;
-    ZZ = ZZ * o.ZZ * PP;
-    ZZZ = ZZZ * o.ZZZ * PPP;
-  }
+  // The formulas: native/ec/xyzz.hpp, shared with the CPU core (inlined into these calls).
+  SNARKD_PT void dbl() { snarkd::xyzz::dbl(*this); }                                 // dbl-2008-s-1
+  SNARKD_PT void set_dbl_affine(const Affine<F>& a) { snarkd::xyzz::set_dbl_affine(*this, a); }  // this = 2a
+  SNARKD_PT void add_affine(const Affine<F>& a) { snarkd::xyzz::add_affine(*this, a); }  // this += a (a not infinity)
+  SNARKD_PT void add(const XYZZ& o) { snarkd::xyzz::add(*this, o); }                 // this += o
 };

@@ -1,8 +1,11 @@
 """The CUDA module for one curve, and how its kernels are launched. Each GpuDevice (device.py) loads it
 once per curve and keeps it.
 
-kernels.cu includes curve.cuh -> field.cuh -> params.cuh; -DSNARKD_BN254 or -DSNARKD_BLS12_381 picks the
-constants. Where the module comes from, first match wins:
+kernels.cu includes curve.cuh -> field.cuh -> params.cuh and pairing.cuh, and from the CPU core the
+arithmetic written once for both, ../native/{host_device.hpp, ec/xyzz.hpp, pairing/lines.hpp} (by paths
+relative to the including file, which nvcc and NVRTC both resolve from that file's folder, in the source tree
+and in an installed package alike: package data has native/**/*.hpp); SOURCES lists every file a build reads.
+-DSNARKD_BN254 or -DSNARKD_BLS12_381 picks the constants. Where the module comes from, first match wins:
 
     cubin_dir   [gpus] cubin_dir (or $SNARKD_GPU_CUBIN_DIR): kernels-<curve>-sm<cc>-<hash>.cubin for exactly
                 this device (a build of one's own: `python -m snarkd.gpu.module build DIR [MACRO ...]`)
@@ -11,7 +14,8 @@ constants. Where the module comes from, first match wins:
                 with Y <= its minor (machine code runs on later minors of its major), else, on a GPU newer
                 than every build, the PTX of the newest (the driver compiles it once and caches it)
     NVRTC       compiled here through CuPy's RawModule (seconds; CuPy keeps the result in its on-disk kernel
-                cache, ~/.cupy/kernel_cache, so the next process reads it from there)
+                cache, ~/.cupy/kernel_cache, so the next process reads it from there; that cache's key covers the
+                code and the options but no included file, so the options carry source_hash())
 
 <hash> is `source_hash()`: a build of other sources is never loaded (tests/gpu/test_kernel_builds.py fails
 until tools/build_kernels.py has rebuilt the packaged ones). Variants (extra macros, for benchmarks) are
@@ -31,7 +35,9 @@ from snarkd.curves.params import BLS12_381, BN254
 
 log = logging.getLogger("snarkd.gpu")
 HERE = Path(__file__).resolve().parent
-SOURCES = ("kernels.cu", "curve.cuh", "field.cuh", "params.cuh", "pairing.cuh")
+# Every file kernels.cu includes, relative to this folder (tests/gpu/test_kernel_builds.py checks the list).
+SOURCES = ("kernels.cu", "curve.cuh", "field.cuh", "params.cuh", "pairing.cuh", "../native/host_device.hpp",
+           "../native/ec/xyzz.hpp", "../native/pairing/lines.hpp")
 PACKAGED = HERE / "kernels"
 ARCHS = ("80", "86", "89", "90")  # machine code shipped for these; PTX of the last for newer GPUs
 CURVES = {"bn254": BN254, "bls12_381": BLS12_381}
@@ -102,17 +108,24 @@ def load(curve: str, cc: str, cubin_dir: str = "", defines: tuple[str, ...] = ()
     benchmark's variant; none in production)."""
     import cupy
 
-    macro = _macro(curve)
+    _macro(curve)  # an unknown curve fails here, before any file is looked for
     path = prebuilt(curve, cc, cubin_dir, defines)
     if path is not None:
         log.debug("kernels for %s on sm_%s: %s", curve, cc, path)
         return cupy.RawModule(path=str(path))
     log.info("kernels for %s on sm_%s: no prebuilt module; compiling with NVRTC", curve, cc)
     code = (HERE / "kernels.cu").read_text()
-    opts = ("-std=c++17", f"-I{HERE}", f"-D{macro}", *(f"-D{d}" for d in defines))
-    mod = cupy.RawModule(code=code, options=opts, backend="nvrtc")
+    mod = cupy.RawModule(code=code, options=nvrtc_options(curve, defines), backend="nvrtc")
     mod.compile()
     return mod
+
+
+def nvrtc_options(curve: str, defines: tuple[str, ...] = ()) -> tuple[str, ...]:
+    """NVRTC's options for kernels.cu: the headers' folder, the curve, the variant's macros, and
+    SNARKD_SOURCES=<source_hash()>, unused by the code: CuPy's kernel cache keys on the code and the
+    options only, so a change to an included header must reach the options to miss it."""
+    return ("-std=c++17", f"-I{HERE}", f"-D{_macro(curve)}", *(f"-D{d}" for d in defines),
+            f"-DSNARKD_SOURCES={source_hash()}")
 
 
 def launch(mod, name: str, count: int, args, block: int = 256, shared_mem: int = 0) -> None:

@@ -1,7 +1,7 @@
 // Miller loops on the device, for SnarkPack's pairing products (aggregate/):
 // the optimal ate loop of the CPU core (src/snarkd/native/pairing/miller_loop.hpp),
-// with the same projective line formulas, so a product computed here is the
-// same Fp12 element, byte for byte, as the CPU's (tests/gpu/test_pairing_gpu.py).
+// with its two steps, native/pairing/lines.hpp, so a product computed here is
+// the same Fp12 element, byte for byte, as the CPU's (tests/gpu/test_gpu_pairing.py).
 //
 // Fp12 = Fp6[w] / (w^2 - v), Fp6 = Fp2[v] / (v^3 - xi): BN254 xi = 9 + u (a
 // D-twist: lines at 1, w, vw), BLS12-381 xi = 1 + u (an M-twist: lines at 1,
@@ -14,6 +14,7 @@
 // values, level by level, down to one per product.
 #pragma once
 #include "curve.cuh"
+#include "../native/pairing/lines.hpp"
 
 #if defined(SNARKD_BN254)
 #define SNARKD_XI0 9
@@ -131,39 +132,24 @@ struct Fq12 {
 struct Line { Fq2 c, cx, cy; };
 struct G2Proj { Fq2 X, Y, Z; };
 
-static SNARKD_DI Fq2 twist_b3() {
-  Fq2 b;
+// What the shared steps (native/pairing/lines.hpp) take from each side: here 3 b' is folded from
+// params.cuh's constants and a / 2 is fq_half's.
+struct LineOps {
+  static SNARKD_DI Fq2 twist_b3() {
+    Fq2 b;
 #pragma unroll
-  for (int i = 0; i < Fq::N; i++) { b.c0.v[i] = g2_b0(i); b.c1.v[i] = g2_b1(i); }
-  return b.dbl() + b;
-}
+    for (int i = 0; i < Fq::N; i++) { b.c0.v[i] = g2_b0(i); b.c1.v[i] = g2_b1(i); }
+    return b.dbl() + b;
+  }
+  static SNARKD_DI Fq2 half(const Fq2& a) { return half2(a); }
+};
 
-// T <- 2T; the tangent line at T (the CPU's dbl_step, formula for formula)
-static SNARKD_EXT Line dbl_step(G2Proj& T) {
-  const Fq2 A = half2(T.X * T.Y), B = T.Y.sqr(), C = T.Z.sqr();
-  const Fq2 E = twist_b3() * C;
-  const Fq2 F = E.dbl() + E;
-  const Fq2 G = half2(B + F);
-  const Fq2 H = (T.Y + T.Z).sqr() - (B + C);
-  const Fq2 X2 = T.X.sqr(), E2 = E.sqr();
-  const Line l{E - B, X2.dbl() + X2, H.neg()};
-  T.X = A * (B - F);
-  T.Y = G.sqr() - (E2.dbl() + E2);
-  T.Z = B * H;
-  return l;
-}
+// T <- 2T; the tangent line at T (the CPU's dbl_step: the same formulas)
+static SNARKD_EXT Line dbl_step(G2Proj& T) { return snarkd::pairing::line_dbl<LineOps, Line>(T); }
 
 // T <- T + Q (Q affine, not infinity); the chord line (the CPU's add_step)
 static SNARKD_EXT Line add_step(G2Proj& T, const Fq2 qx, const Fq2 qy) {
-  const Fq2 theta = T.Y - qy * T.Z, lambda = T.X - qx * T.Z;
-  const Fq2 C = theta.sqr(), D = lambda.sqr();
-  const Fq2 E = lambda * D, F = T.Z * C, G = T.X * D;
-  const Fq2 H = E + F - G.dbl();
-  const Line l{theta * qx - lambda * qy, theta.neg(), lambda};
-  T.X = lambda * H;
-  T.Y = theta * (G - H) - T.Y * E;
-  T.Z = T.Z * E;
-  return l;
+  return snarkd::pairing::line_add<Line>(T, qx, qy);
 }
 
 static SNARKD_DI Fq12 apply_line(const Fq12& f, const Line& l, const Fq& px, const Fq& py) {

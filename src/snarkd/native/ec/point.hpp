@@ -1,10 +1,11 @@
 // Short Weierstrass y^2 = x^3 + b (a = 0) over a coordinate field F.
 // Affine points use the snarkjs layout (x then y; all-zero bytes = infinity).
 // Projective arithmetic uses XYZZ coordinates (x = X/ZZ, y = Y/ZZZ, ZZ^3 = ZZZ^2):
-// a mixed add costs 8M+2S and needs no inversion (EFD "xyzz" formulas).
+// a mixed add costs 8M+2S and needs no inversion (EFD "xyzz" formulas, ec/xyzz.hpp).
 #pragma once
 #include <cstdint>
 #include <cstring>
+#include "ec/xyzz.hpp"
 #include "ff/mont.hpp"
 
 namespace snarkd {
@@ -44,85 +45,14 @@ struct XYZZ {
   }
   inline XYZZ neg() const { return {X, Y.neg(), ZZ, ZZZ}; }
 
-  // dbl-2008-s-1
-  inline void dbl() {
-    if (is_inf()) return;
-    F U = Y.dbl();
-    F V = U.sqr();
-    F W = U * V;
-    F S = X * V;
-    F X2 = X.sqr();
-    F M = X2.dbl() + X2;
-    X = M.sqr() - S.dbl();
-    Y = M * (S - X) - W * Y;
-    ZZ = V * ZZ;
-    ZZZ = W * ZZZ;
-  }
-
-  // mdbl-2008-s-1: this = 2*a (a affine, not infinity)
-  inline void set_dbl_affine(const Aff& a) {
-    F U = a.y.dbl();
-    F V = U.sqr();
-    F W = U * V;
-    F S = a.x * V;
-    F X2 = a.x.sqr();
-    F M = X2.dbl() + X2;
-    X = M.sqr() - S.dbl();
-    Y = M * (S - X) - W * a.y;
-    ZZ = V;
-    ZZZ = W;
-  }
-
-  // madd-2008-s: this += a (a affine, must not be infinity)
-  inline void add_affine(const Aff& a) {
-    if (is_inf()) {
-      X = a.x; Y = a.y; ZZ = F::one(); ZZZ = F::one();
-      return;
-    }
-    F U2 = a.x * ZZ;
-    F S2 = a.y * ZZZ;
-    F P = U2 - X;
-    F R = S2 - Y;
-    if (P.is_zero()) {
-      if (R.is_zero()) set_dbl_affine(a);
-      else *this = inf();
-      return;
-    }
-    F PP = P.sqr();
-    F PPP = P * PP;
-    F Q = X * PP;
-    X = R.sqr() - PPP - Q.dbl();
-    Y = R * (Q - X) - Y * PPP;
-    ZZ = ZZ * PP;
-    ZZZ = ZZZ * PPP;
-  }
+  // The formulas: ec/xyzz.hpp, shared with the device (gpu/curve.cuh).
+  inline void dbl() { xyzz::dbl(*this); }                                 // dbl-2008-s-1
+  inline void set_dbl_affine(const Aff& a) { xyzz::set_dbl_affine(*this, a); }  // this = 2a (a not infinity)
+  inline void add_affine(const Aff& a) { xyzz::add_affine(*this, a); }    // this += a (a not infinity)
   inline void add_affine_checked(const Aff& a) {
     if (!a.is_inf()) add_affine(a);
   }
-
-  // add-2008-s: this += o
-  inline void add(const XYZZ& o) {
-    if (o.is_inf()) return;
-    if (is_inf()) { *this = o; return; }
-    F U1 = X * o.ZZ;
-    F U2 = o.X * ZZ;
-    F S1 = Y * o.ZZZ;
-    F S2 = o.Y * ZZZ;
-    F P = U2 - U1;
-    F R = S2 - S1;
-    if (P.is_zero()) {
-      if (R.is_zero()) dbl();
-      else *this = inf();
-      return;
-    }
-    F PP = P.sqr();
-    F PPP = P * PP;
-    F Q = U1 * PP;
-    X = R.sqr() - PPP - Q.dbl();
-    Y = R * (Q - X) - S1 * PPP;
-    ZZ = ZZ * o.ZZ * PP;
-    ZZZ = ZZZ * o.ZZZ * PPP;
-  }
+  inline void add(const XYZZ& o) { xyzz::add(*this, o); }                 // this += o
 
   inline Aff to_affine() const {
     if (is_inf()) return Aff::inf();

@@ -2,7 +2,8 @@
 // BLS12_381Pairing at the bottom).
 //
 // G2 points live on the sextic twist E'(Fp2). Lines are computed in homogeneous
-// projective coordinates (Costello-Lange-Naehrig / Aranha et al. 2010) and
+// projective coordinates (Costello-Lange-Naehrig / Aranha et al. 2010; the two steps
+// in pairing/lines.hpp, which the device's loop, gpu/pairing.cuh, shares) and
 // stored without P as three Fp2 values (c, cx, cy): the line at P = (xP, yP) is
 //   c + cx*xP + cy*yP placed at (vw, w, 1) for a D-twist   (BN254)
 //                            at (1,  v, vw) for an M-twist  (BLS12-381)
@@ -13,6 +14,7 @@
 #include "curves/groups.hpp"
 #include "ec/point.hpp"
 #include "pairing/fp12.hpp"
+#include "pairing/lines.hpp"
 
 namespace snarkd {
 namespace pairing {
@@ -45,40 +47,12 @@ struct MillerLoop {
     return b3;
   }
 
-  // T <- 2T, returns the tangent line at T.
-  static inline L dbl_step(Proj& T) {
-    F2 A = half2(T.X * T.Y);
-    F2 B = T.Y.sqr();
-    F2 C = T.Z.sqr();
-    F2 E = twist_b3() * C;
-    F2 Fv = E.dbl() + E;
-    F2 G = half2(B + Fv);
-    F2 H = (T.Y + T.Z).sqr() - (B + C);  // 2YZ
-    F2 X2 = T.X.sqr();
-    F2 E2 = E.sqr();
-    L l{E - B, X2.dbl() + X2, H.neg()};
-    T.X = A * (B - Fv);
-    T.Y = G.sqr() - (E2.dbl() + E2);
-    T.Z = B * H;
-    return l;
-  }
+  static inline F2 half(const F2& a) { return half2(a); }
 
-  // T <- T + Q (Q affine, not infinity), returns the chord line.
-  static inline L add_step(Proj& T, const G2& Q) {
-    F2 theta = T.Y - Q.y * T.Z;
-    F2 lambda = T.X - Q.x * T.Z;
-    F2 C = theta.sqr();
-    F2 D = lambda.sqr();
-    F2 E = lambda * D;
-    F2 Fv = T.Z * C;
-    F2 G = T.X * D;
-    F2 H = E + Fv - G.dbl();
-    L l{theta * Q.x - lambda * Q.y, theta.neg(), lambda};
-    T.X = lambda * H;
-    T.Y = theta * (G - H) - T.Y * E;
-    T.Z = T.Z * E;
-    return l;
-  }
+  // The two steps (pairing/lines.hpp, shared with the device's Miller loop, gpu/pairing.cuh).
+  static inline L dbl_step(Proj& T) { return line_dbl<MillerLoop, L>(T); }  // T <- 2T, the tangent line at T
+  // T <- T + Q (Q affine, not infinity), the chord line.
+  static inline L add_step(Proj& T, const G2& Q) { return line_add<L>(T, Q.x, Q.y); }
 
   // Lines of the loop for Q (empty if Q is infinity). Order of use:
   // for each digit after the top: dbl line, then an add line if the digit != 0;
