@@ -163,25 +163,35 @@ def test_the_gate_lends_a_slot_to_a_higher_lane_only_and_gets_it_back():
     gate.release(again)
 
 
+
+class Timer:
+    """A stage's timer as Preemption records on it (phase "preempted" and its span)."""
+    worker = "gpu0-1"
+
+    def __init__(self):
+        self.ms, self.spans = {}, []
+
+    def record(self, name, ms):
+        self.ms[name] = self.ms.get(name, 0.0) + ms
+
+
+def _part(level: int):
+    return type("P", (), {"job": type("J", (), {"lane_priority": level})()})()
+
+
+def _preemption(slots: int):
+    """A device's Preemption over an empty device queue (holds and yield points alone)."""
+    from snarkd.engine.preempt import Preemption
+
+    queue = type("Q", (), {"head": lambda self, waiting=False: None})()
+    return Preemption(type("E", (), {"devices": [CPU], "_device_q": queue})(), 0, DeviceGate(slots))
+
+
 def test_while_a_stage_runs_at_a_yield_point_the_devices_lower_stages_wait_at_theirs():
     """Preemption.holding: with several device workers, a second bulk stage would keep its kernels running beside the
     urgent stage's (on a GPU, sharing its SMs); it stops at its next yield point until the urgent stage ends, and the
     wait is its phase "preempted". Stages of the urgent lane or above go on, and so does a stage begun during the hold."""
-    from snarkd.engine.preempt import Preemption
-
-    part = lambda level: type("P", (), {"job": type("J", (), {"lane_priority": level})()})()  # noqa: E731
-    queue = type("Q", (), {"head": lambda self, waiting=False: None})()
-    engine = type("E", (), {"devices": [CPU], "_device_q": queue})()
-    prem = Preemption(engine, 0, DeviceGate(2))
-
-    class Timer:
-        worker = "gpu0-1"
-
-        def __init__(self):
-            self.ms, self.spans = {}, []
-
-        def record(self, name, ms):
-            self.ms[name] = self.ms.get(name, 0.0) + ms
+    prem, part = _preemption(2), _part
 
     bulk_t, peer_t = Timer(), Timer()
     bulk, peer = prem.yield_point([part(0)], [bulk_t]), prem.yield_point([part(10)], [peer_t])
@@ -207,20 +217,7 @@ def test_a_lower_stage_that_gets_a_slot_during_a_hold_waits_before_it_begins():
     otherwise run its kernels beside the urgent stage's; it waits before it begins (before it reserves device
     memory: it holds nothing the urgent stage needs), the wait recorded as "preempted". Stages of the urgent lane
     begin at once, and nothing waits when no hold runs."""
-    from snarkd.engine.preempt import Preemption
-
-    part = lambda level: type("P", (), {"job": type("J", (), {"lane_priority": level})()})()  # noqa: E731
-    engine = type("E", (), {"devices": [CPU], "_device_q": None})()
-    prem = Preemption(engine, 0, DeviceGate(2))
-
-    class Timer:
-        worker = "gpu0-1"
-
-        def __init__(self):
-            self.ms, self.spans = {}, []
-
-        def record(self, name, ms):
-            self.ms[name] = self.ms.get(name, 0.0) + ms
+    prem, part = _preemption(2), _part
 
     idle_t = Timer()
     assert prem.wait_to_begin([part(0)], [idle_t]) == 0.0 and idle_t.ms == {}
@@ -242,21 +239,7 @@ def test_a_higher_lane_stage_on_a_slot_of_its_own_holds_the_device_from_its_firs
     """An urgent stage that found a slot free (no preemption) still keeps a bulk stage's kernels off the GPU while it
     runs: from its first yield point (its device memory reserved by then) until close(), older bulk stages wait at
     their yield points and new ones before they begin. Two holds at once end independently; a bulk stage holds no one."""
-    from snarkd.engine.preempt import Preemption
-
-    part = lambda level: type("P", (), {"job": type("J", (), {"lane_priority": level})()})()  # noqa: E731
-    queue = type("Q", (), {"head": lambda self, waiting=False: None})()
-    engine = type("E", (), {"devices": [CPU], "_device_q": queue})()
-    prem = Preemption(engine, 0, DeviceGate(3))
-
-    class Timer:
-        worker = "gpu0-1"
-
-        def __init__(self):
-            self.ms, self.spans = {}, []
-
-        def record(self, name, ms):
-            self.ms[name] = self.ms.get(name, 0.0) + ms
+    prem, part = _preemption(3), _part
 
     bulk_t = Timer()
     bulk = prem.yield_point([part(0)], [bulk_t])
