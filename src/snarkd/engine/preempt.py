@@ -165,7 +165,7 @@ class Preemption:
     def yield_point(self, parts: list, timers: list) -> "YieldPoint":
         """The yield point for a stage running `parts` (timed on `timers`): a callable that returns the seconds the
         stage was paused (0.0 when it went on at once). Time paused is recorded as the phase "preempted". A stage
-        of a lane above the lowest, running on a slot of its own (no preemption needed: a slot was free when it
+        of a lane of priority above 0 (the default lane's), running on a slot of its own (no preemption needed: a slot was free when it
         came), holds the device from its first yield point (its memory reserved by then) until close(): the
         lower stages beside it wait as they would for a preempting stage."""
         return YieldPoint(self, parts, timers)
