@@ -3,6 +3,7 @@
 
     python bench/daemon_inputs.py --key-dir DIR [--name sha256] [--devices 0] [--j 32] [--count 192]
                                   [--synthesis 8] [--engine native] [--rounds 2] [--out DIR]
+                                  [--inputs-dir DIR --warm-inputs 32]
 
 DIR holds circuit.zkey, circuit.wasm (the circuit's circom .wasm), input.json and witness.wtns (the
 witness of those inputs). One daemon (`snarkd start`, the key preloaded with its .wasm, `[witness]
@@ -12,6 +13,17 @@ run: s/proof, latency, the daemon's CPU cores (its process CPU time over the wal
 by source (native / recorded / wasm), the phase medians. Proofs are verified by the client; the public
 signals of the first proof from inputs must equal those from the witness. Writes OUT/daemon-inputs-NAME.json
 and a sample proof from inputs (for `snarkjs groth16 verify`).
+
+Distinct statements (--inputs-dir DIR: its inputs-N.json, bench/make_rsa_verifier.py's RSA signatures): job i
+of a run sends the i-th input of the timed pool (cycled), so every job in flight proves another signature, and
+"from a witness" sends the matching witness, computed before any timing with the native engine (this process,
+its own program file: the daemon's beside the key's .wasm is not touched), one per input, so both sides prove
+the same statements. The first --warm-inputs inputs of DIR serve the warm-up only, each once, and are never sent
+again: on a value-dependent circuit the daemon records the first requests it sees (the first wave of j at once,
+before it has the CONTROL_FLOW_AFTER paths that make the verdict) and keeps their paths; a kept path that later
+served a replay would count as a hit and send the program back to learning shapes (docs/witnesses.md). The timed
+pool (the rest of DIR) then runs the wasm's control flow natively, nothing recorded: `witnesses` per run says so
+(control vs native vs recorded vs wasm). Without --inputs-dir: the key dir's input.json and witness.wtns, as before.
 """
 
 from __future__ import annotations
@@ -19,11 +31,13 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
@@ -53,10 +67,56 @@ def config(a, work: Path, zkey: Path, wasm: Path, port: int) -> Path:
     return cfg
 
 
-def one_run(addr: str, kind: str, a, witness: Path, inputs: dict, vk: dict, proofs: str | None) -> dict:
-    args = dict(witness=str(witness)) if kind == "witness" else dict(inputs=inputs)
+def pool_files(d: Path) -> list[Path]:
+    """DIR's inputs-N.json in N's order."""
+    found = [(int(m.group(1)), f) for f in d.glob("inputs-*.json") if (m := re.fullmatch(r"inputs-(\d+)\.json", f.name))]
+    return [f for _, f in sorted(found)]
+
+
+def split_pool(files: list, warm: int) -> tuple[list, list]:
+    """(the warm-up's inputs, the timed pool): the first `warm` serve the warm-up once, the rest are timed."""
+    if len(files) <= warm:
+        raise SystemExit(f"{len(files)} inputs in the pool: more than --warm-inputs {warm} are needed "
+                         "(bench/make_rsa_verifier.py --signatures N)")
+    return files[:warm], files[warm:]
+
+
+def precompute_witnesses(wasm: Path, pool: list[dict], out: Path, workers: int) -> dict:
+    """The pool's witnesses with the native engine, one .wtns per input (out/w-I.wtns), before any timing. Its
+    own program file under `out` (the daemon's, beside the key's .wasm, is left as it is). Threads: the native
+    run releases the GIL. Returns the paths, the sources (native/recorded/control/wasm) and the wall time."""
+    from snarkd.formats.wtns import write_wtns
+    from snarkd.witness.native import CONTROL_FLOW_AFTER, NativeCalculator
+
+    t0 = time.monotonic()
+    out.mkdir(parents=True, exist_ok=True)
+    calc = NativeCalculator(str(wasm), program=str(out / "bench.wprog"))
+    paths = [str(out / f"w-{i}.wtns") for i in range(len(pool))]
+    sources: dict[str, int] = {}
+
+    def one(i: int) -> str:
+        w, source = calc.calculate_with_source(pool[i])
+        write_wtns(paths[i], w.prime, w.values, durable=False)
+        return source
+
+    first = min(len(pool), CONTROL_FLOW_AFTER)  # the recordings that make the verdict, one at a time
+    done = [one(i) for i in range(first)]
+    with ThreadPoolExecutor(max_workers=max(1, workers)) as pool_threads:
+        done += pool_threads.map(one, range(first, len(pool)))
+    for src in done:
+        sources[src] = sources.get(src, 0) + 1
+    return {"paths": paths, "sources": sources, "seconds": round(time.monotonic() - t0, 2), "workers": workers}
+
+
+def one_run(addr: str, kind: str, a, witness, inputs, vk: dict, proofs: str | None) -> dict:
+    """witness: a .wtns path or a list of them (the pool's); inputs: a dict or a list (the pool)."""
+    if kind == "witness":
+        args = dict(witness=witness if isinstance(witness, list) else str(witness))
+    else:
+        args = dict(inputs=inputs)
     run = run_bench(addr, "k", **args, count=a.count, inflight=a.j, progress=False, vk=vk, proofs_dir=proofs)
     out = summarize(kind, a.j, run)
+    out["distinct"] = run.get("distinct", 1)
     log(json.dumps(out))
     return out
 
@@ -110,13 +170,24 @@ def main() -> int:
     ap.add_argument("--wpd", type=int, default=2)
     ap.add_argument("--fin", type=int, default=4)
     ap.add_argument("--engine", choices=("auto", "native", "wasm"), default="native")
+    ap.add_argument("--inputs-dir", help="a pool of inputs-N.json (distinct statements, cycled); witnesses computed "
+                    "from them before timing (default: the key dir's input.json and witness.wtns)")
+    ap.add_argument("--warm-inputs", type=int, default=32,
+                    help="with --inputs-dir: the pool's first inputs, each sent once in the warm-up, never timed")
+    ap.add_argument("--witness-workers", type=int, default=os.cpu_count() or 1,
+                    help="with --inputs-dir: threads computing the pool's witnesses before timing")
     ap.add_argument("--out", default=os.environ.get("OUT", "bench/results"))
     a = ap.parse_args()
     a.devices = [int(x) for x in a.devices.split(",") if x.strip()]
     kd, out_dir = Path(a.key_dir).resolve(), Path(a.out)
     out_dir.mkdir(parents=True, exist_ok=True)
     zkey, wasm, wtns = kd / "circuit.zkey", kd / "circuit.wasm", kd / "witness.wtns"
-    inputs = json.loads((kd / "input.json").read_text())
+    if a.inputs_dir:
+        warm_files, timed_files = split_pool(pool_files(Path(a.inputs_dir)), a.warm_inputs)
+        warm_inputs = [json.loads(f.read_text()) for f in warm_files]
+        inputs = [json.loads(f.read_text()) for f in timed_files]
+    else:
+        inputs = json.loads((kd / "input.json").read_text())
     z = read_zkey(zkey)
     vk = vk_json(z, alphabeta=False)
     res = {"benchmark": "proofs from inputs beside proofs from a witness through one daemon (bench/daemon_inputs.py)",
@@ -124,13 +195,28 @@ def main() -> int:
            "key": {"name": a.name, "domain_size": z.domain_size, "n_vars": z.n_vars, "curve": z.curve.name},
            "settings": {"synthesis_workers": a.synthesis, "threads": a.threads, "devices": a.devices,
                         "workers_per_device": a.wpd, "finalize_workers": a.fin, "witness_engine": a.engine,
-                        "j": a.j, "count": a.count},
+                        "j": a.j, "count": a.count, "rounds": a.rounds},
            "runs": []}
     z.close()
+    # the daemon's program file for this .wasm, as the daemon will find it (a value-dependent verdict in it: the
+    # daemon runs the control flow from its first request, nothing recorded in the warm-up)
+    res["wprog_before_start"] = [str(p) for p in sorted(kd.glob("*.wprog"))]
     env = {**os.environ, "PYTHONPATH": str(REPO / "src")}
     snarkd = [sys.executable, "-m", "snarkd"]
     with tempfile.TemporaryDirectory() as work:
         work = Path(work)
+        warm_witness = str(wtns)
+        if a.inputs_dir:
+            log(f"{len(warm_inputs)} warm-up inputs, {len(inputs)} timed: their witnesses (native engine, "
+                f"{a.witness_workers} threads)")
+            pre = precompute_witnesses(wasm, inputs, work / "pool", a.witness_workers)
+            wtns = pre.pop("paths")
+            warm_witness = wtns[: max(1, min(len(wtns), a.warm))]
+            res["pool"] = {"dir": str(Path(a.inputs_dir).resolve()), "warm_inputs": len(warm_inputs),
+                           "distinct_inputs": len(inputs), "jobs_per_run": a.count,
+                           "each_input_per_run": round(a.count / len(inputs), 2), "witnesses_before_timing": pre}
+            log(f"pool witnesses: {json.dumps(pre)}")
+        res["distinct_inputs"] = len(inputs) if isinstance(inputs, list) else 1
         cfg = config(a, work, zkey, wasm, free_port())
         t0 = time.monotonic()
         r = subprocess.run([*snarkd, "start", "--config", str(cfg)], env=env, capture_output=True, text=True, timeout=900)
@@ -140,8 +226,16 @@ def main() -> int:
         log(r.stdout.strip().splitlines()[0])
         addr = cfg.read_text().split('listen = "')[1].split('"')[0]
         try:
-            run_bench(addr, "k", witness=str(wtns), count=a.warm, inflight=a.j, progress=False)
-            run_bench(addr, "k", inputs=inputs, count=a.warm, inflight=a.j, progress=False)
+            t0 = time.monotonic()
+            run_bench(addr, "k", witness=warm_witness, count=a.warm, inflight=a.j, progress=False)
+            if a.inputs_dir:  # each warm-up input once (distinct: the recordings happen here)
+                w = run_bench(addr, "k", inputs=warm_inputs, count=len(warm_inputs), inflight=a.j, progress=False)
+            else:
+                w = run_bench(addr, "k", inputs=inputs, count=a.warm, inflight=a.j, progress=False)
+            res["warm_up"] = {"seconds": round(time.monotonic() - t0, 2), "inputs_jobs": len(w["jobs"]),
+                              "failed": sum(jb["state"] != "COMPLETED" for jb in w["jobs"]),
+                              "witnesses": w["summary"].get("witnesses")}
+            log(f"warm-up: {json.dumps(res['warm_up'])}")
             publics = {}
             for rnd in range(a.rounds):
                 for kind in ("witness", "inputs"):
@@ -165,7 +259,9 @@ def main() -> int:
     m = res["median_s_per_proof"]
     failed = [f for r in res["runs"] for f in r["failed"]]
     print(f"{a.name}: j = {a.j}, median s/proof from a witness {m['witness']}, from inputs {m['inputs']} "
-          f"({m['inputs_over_witness']}x); daemon cores {[r['daemon_cpu_cores'] for r in res['runs']]}; same public "
+          f"({m['inputs_over_witness']}x); {res['distinct_inputs']} distinct input(s); daemon cores "
+          f"{[r['daemon_cpu_cores'] for r in res['runs']]}; witnesses from inputs "
+          f"{[r['witnesses'] for r in res['runs'] if r['kind'] == 'inputs']}; same public "
           f"signals: {res['same_public_signals']}" + (f"; {len(failed)} job(s) failed, first: {failed[0]}" if failed else ""))
     return 0 if all(not r["failed"] for r in res["runs"]) and res["same_public_signals"] else 1
 

@@ -1,6 +1,7 @@
 """zk-email's RSAVerifier65537(121, 17) (from @zk-email/circuits on npm) for the witness benches.
 
-Writes bench/work/rsa-bn128/: circuit.circom, circuit.wasm (circom2), input.json (a real RSA-2048 PKCS#1 v1.5
+Writes bench/work/rsa-bn128/: circuit.circom, circuit.wasm and circuit.r1cs (circom2; the r1cs for `snarkd setup`:
+a 2^18 domain, see stream.sh's rsakey), input.json (a real RSA-2048 PKCS#1 v1.5
 SHA-256 signature, made with `cryptography`), and inputs-N.json with --signatures N more (each another key and
 message: value-dependent work, another course through the wasm's long division). The npm package goes to
 bench/work/rsa-npm (its own package.json there, so npm does not touch the repository's).
@@ -64,7 +65,7 @@ def main() -> int:
         shutil.rmtree(lib)
     for name in ("@zk-email", "circomlib"):
         shutil.copytree(npm_dir / "node_modules" / name, lib / name, symlinks=False)
-    subprocess.run(["node", str(REPO / "node_modules" / "circom2" / "cli.js"), "circuit.circom", "--wasm", "-l", "lib",
+    subprocess.run(["node", str(REPO / "node_modules" / "circom2" / "cli.js"), "circuit.circom", "--wasm", "--r1cs", "-l", "lib",
                     "-o", "."], cwd=d, check=True, capture_output=True)
     shutil.copy2(d / "circuit_js" / "circuit.wasm", d / "circuit.wasm")
     (d / "input.json").write_text(json.dumps(signed_input(0)) + "\n")

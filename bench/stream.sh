@@ -28,6 +28,15 @@
 # lanes24s    the same on the 2^24 key streamed at 12 GiB (bulk j = 4, urgent every 2 s)
 # shakey      the SHA-256 2^17 key from .devcarry/ (r1cs and witness as .xz, wasm, input.json; `snarkd setup`)
 # inputs      bench/daemon_inputs.py on that key: from inputs vs from a witness, j = 32, three rounds
+# rsakey      zk-email's RSAVerifier65537(121,17) 2^18 key from .devcarry/rsa/ (bench/make_rsa_verifier.py
+#             --signatures 160: circuit.r1cs.xz, circuit.wasm, input.json, inputs/inputs-N.json; `snarkd setup`,
+#             seed 5eed) into bench/work/rsa-bn128 (its pool in pool/); independent of shakey
+# rsainputs   bench/daemon_inputs.py on that key: from inputs vs from a witness, distinct RSA signatures (every
+#             job in flight another one: inputs 1-32 the warm-up's only, 33-160 timed, one each per run; the
+#             witnesses of the same 128 computed natively before timing), j = 16, three rounds; the daemon's
+#             .wprog removed first (a defined start: the warm-up records, then every timed witness is a
+#             control-flow run). RSA_SYNTHESIS (16) and RSA_THREADS (2): [synthesis] workers and threads; RSA_J (16),
+#             RSA_COUNT (128), RSA_ROUNDS (3) for a smaller run; RSA_DEVICES (0; "" = the CPU where no GPU is)
 # js          clients/js/bench/bench.mjs (fullProve through the JavaScript client) on the SHA-256 key and the chain
 #             example, Node.js and the client's dependencies from .nodecarry/ (node.xz, jsprod.tar.xz), dist carried
 # drop:P      delete the 2^P keys (disk)
@@ -158,6 +167,24 @@ for s in "$@"; do
     step inputs
     python3 bench/daemon_inputs.py --key-dir bench/work/sha256-bn128 --name sha256 --j 32 --rounds 3 \
       --out "$OUT/inputs" 2>&1 | tail -8 | cut -c1-600
+    ;;
+  rsakey)  # the RSA verifier's 2^18 key from .devcarry/rsa (bench/make_rsa_verifier.py's r1cs, wasm, inputs; seed 5eed)
+    step rsakey
+    d=bench/work/rsa-bn128
+    mkdir -p $d/pool
+    [ -f $d/circuit.r1cs ] || xz -dc .devcarry/rsa/circuit.r1cs.xz > $d/circuit.r1cs
+    cp -n .devcarry/rsa/circuit.wasm .devcarry/rsa/input.json $d/
+    cp -n .devcarry/rsa/inputs/inputs-*.json $d/pool/
+    echo "rsakey: $(ls $d/pool | wc -l) inputs in $d/pool"
+    [ -f $d/circuit.zkey ] || python3 -m snarkd setup $d/circuit.r1cs $d/circuit.zkey --vk $d/vk.json --seed 5eed 2>&1 | tail -1
+    ;;
+  rsainputs)  # proofs from inputs beside proofs from a witness, RSA verifier, distinct signatures, j = 16, three rounds
+    step rsainputs
+    d=bench/work/rsa-bn128
+    rm -f $d/*.wprog
+    python3 bench/daemon_inputs.py --key-dir $d --name rsa --inputs-dir $d/pool --warm-inputs 32 --devices "${RSA_DEVICES-0}" --j ${RSA_J:-16} \
+      --count ${RSA_COUNT:-128} --warm 32 --rounds ${RSA_ROUNDS:-3} --synthesis ${RSA_SYNTHESIS:-16} --threads ${RSA_THREADS:-2} \
+      --out "$OUT/rsainputs" 2>&1 | tail -10 | cut -c1-900
     ;;
   js)  # the JavaScript client's fullProve through a daemon on this machine (clients/js/bench), SHA-256 and chain:
        # Node.js and the client's production dependencies from .nodecarry/ (no snarkjs there: --skip-snarkjs)

@@ -156,3 +156,22 @@ def test_daemon_inputs_reports_a_run_whose_jobs_all_failed(tmp_path):
     assert out["latency_ms"] == {"p50": None, "p95": None} and out["s_per_proof"] is None
     assert daemon_inputs.medians([out, dict(out, kind="inputs")]) == {"witness": None, "inputs": None,
                                                                      "inputs_over_witness": None}
+
+
+def test_daemon_inputs_pool_in_numeric_order_warm_inputs_never_timed(tmp_path):
+    """bench/daemon_inputs.py --inputs-dir: inputs-N.json in N's order (10 after 9), the first --warm-inputs for
+    the warm-up only, the rest timed; a pool no larger than the warm-up is refused."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
+    import daemon_inputs
+
+    for n in (1, 2, 9, 10, 11):
+        (tmp_path / f"inputs-{n}.json").write_text("{}")
+    (tmp_path / "inputs-x.json").write_text("{}")
+    (tmp_path / "input.json").write_text("{}")
+    files = daemon_inputs.pool_files(tmp_path)
+    assert [f.name for f in files] == ["inputs-1.json", "inputs-2.json", "inputs-9.json", "inputs-10.json",
+                                       "inputs-11.json"]
+    warm, timed = daemon_inputs.split_pool(files, 2)
+    assert [f.name for f in warm] == ["inputs-1.json", "inputs-2.json"] and len(timed) == 3
+    with pytest.raises(SystemExit, match="more than --warm-inputs 5"):
+        daemon_inputs.split_pool(files, 5)

@@ -92,3 +92,30 @@ def test_urgent_arrivals_beyond_the_bound_are_dropped_and_counted_and_latency_co
     assert all(j["end"] - j["start"] >= HOLD_S * 0.9 for j in urgent)  # each waited a whole call at least
     with pytest.raises(ValueError, match="urgent_outstanding"):
         runner.run_bench("fake:1", "k", witness=b"w", urgent_outstanding=0, progress=False)
+
+
+class RecordingClient(CountingClient):
+    """Records each Prove call's keyword arguments (the statement it sent)."""
+
+    def prove(self, key, *, priority=0, lane="", deadline=None, **kwargs):
+        with self.lock:
+            self.sent = getattr(self, "sent", []) + [kwargs]
+        return super().prove(key, priority=priority, lane=lane, deadline=deadline, **kwargs)
+
+
+def test_runner_pools_send_each_job_its_own_statement(monkeypatch):
+    """A list of inputs (or of witnesses) is a pool: job i sends element i % len (bench/daemon_inputs.py's
+    --inputs-dir: every job in flight another RSA signature); one dict or one witness is sent by every job."""
+    monkeypatch.setattr(runner, "Client", RecordingClient)
+    pool = [{"x": str(i)} for i in range(3)]
+    run = runner.run_bench("fake:1", "k", inputs=pool, count=7, inflight=2, progress=False)
+    assert run["distinct"] == 3 and run["summary"]["completed"] == 7
+    sent = sorted(RecordingClient.last.sent, key=lambda kw: kw["inputs"][0])
+    assert [kw["inputs"] for kw in sent] == sorted([[f'{{"x": "{i % 3}"}}'] for i in range(7)])
+    run = runner.run_bench("fake:1", "k", witness=["a.wtns", "b.wtns"], count=4, inflight=1, partitions=2,
+                           progress=False)
+    assert [kw["witness_paths"] for kw in RecordingClient.last.sent] == [["a.wtns"] * 2, ["b.wtns"] * 2] * 2
+    run = runner.run_bench("fake:1", "k", inputs={"x": "9"}, count=2, inflight=1, progress=False)
+    assert run["distinct"] == 1 and [kw["inputs"] for kw in RecordingClient.last.sent] == [['{"x": "9"}']] * 2
+    with pytest.raises(ValueError, match="empty pool"):
+        runner.run_bench("fake:1", "k", inputs=[], progress=False)

@@ -36,14 +36,27 @@ def _status(client) -> dict:
     return st
 
 
-def run_bench(addr: str, key: str, *, witness: bytes | str | None = None, inputs: dict | None = None, count: int = 1,
+def _job_kwargs(witness, inputs, partitions: int) -> dict:
+    """Client.prove's keyword arguments for one job: a .wtns path (the daemon reads the file), .wtns bytes, or
+    inputs (sent as JSON), one per partition."""
+    if isinstance(witness, str):
+        return {"witness_paths": [witness] * partitions}
+    if witness is not None:
+        return {"witnesses": [witness] * partitions}
+    return {"inputs": [json.dumps(inputs)] * partitions}
+
+
+def run_bench(addr: str, key: str, *, witness: bytes | str | list | None = None, inputs: dict | list | None = None,
+              count: int = 1,
               inflight: int = 1, partitions: int = 1, priority: int = 0, timeout: float = 3600,
               vk: dict | None = None, progress: bool = True, proofs_dir: str | None = None,
               transport: str = "auto", connect: dict | None = None, lane: str = "", deadline: float | None = None,
               urgent_lane: str = "", urgent_every: float = 0.0, urgent_deadline: float | None = None,
               urgent_outstanding: int = URGENT_OUTSTANDING) -> dict:
     """Run the bench; returns the run dict (with "summary"). witness: .wtns bytes, or a .wtns file's
-    path (the client can then hand the daemon the file itself); vk: verify every proof client-side too;
+    path (the client can then hand the daemon the file itself); inputs: a dict of circuit inputs. Either may
+    be a list instead (a pool): job i sends element i % len (distinct statements: bench/daemon_inputs.py's
+    --inputs-dir, every job in flight another RSA signature); vk: verify every proof client-side too;
     proofs_dir: write every proof as proof-<job>-<partition>.json / public-<job>-<partition>.json;
     transport: how witnesses travel (snarkd.daemon.client.TRANSPORTS; auto = the fastest available);
     connect: Client keyword arguments (tls_ca, token_file, ...); lane, deadline: the jobs' lane and deadline
@@ -59,14 +72,18 @@ def run_bench(addr: str, key: str, *, witness: bytes | str | None = None, inputs
         raise ValueError("urgent_outstanding must be at least 1")
     if count < 1 or inflight < 1 or partitions < 1:
         raise ValueError("count, inflight and partitions must be at least 1")
-    if isinstance(witness, str):
-        kwargs = {"witness_paths": [witness] * partitions}
+    pool = witness if isinstance(witness, list) else inputs if isinstance(inputs, list) else None
+    if pool is not None and not pool:
+        raise ValueError("an empty pool of witnesses or inputs")
+    if pool is None:
+        job_kwargs = [_job_kwargs(witness, inputs, partitions)]
     elif witness is not None:
-        kwargs = {"witnesses": [witness] * partitions}
+        job_kwargs = [_job_kwargs(w, None, partitions) for w in pool]
     else:
-        kwargs = {"inputs": [json.dumps(inputs)] * partitions}
+        job_kwargs = [_job_kwargs(None, x, partitions) for x in pool]
     run = {"format": "snarkd-bench/1", "addr": addr, "key": key, "source": "witness" if witness is not None else "inputs",
-           "count": count, "inflight": inflight, "partitions": partitions, "priority": priority, "lane": lane,
+           "distinct": len(job_kwargs), "count": count, "inflight": inflight, "partitions": partitions,
+           "priority": priority, "lane": lane,
            "deadline": deadline, "urgent_lane": urgent_lane, "urgent_every": urgent_every, "urgent_dropped": 0,
            "started_at": datetime.now(timezone.utc).isoformat(timespec="seconds"), "jobs": []}
     bar = None
@@ -85,7 +102,8 @@ def run_bench(addr: str, key: str, *, witness: bytes | str | None = None, inputs
             rec = {"i": i, "start": arrived if arrived is not None else time.time(), "state": "COMPLETED",
                    "error": "", "lane": job_lane or "default"}
             try:
-                r = client.prove(key, priority=priority, lane=job_lane, deadline=job_deadline, **kwargs)
+                r = client.prove(key, priority=priority, lane=job_lane, deadline=job_deadline,
+                                 **job_kwargs[i % len(job_kwargs)])
                 rec["end"] = time.time()  # the answer is here: the latency a client sees (its own checks below are not the daemon's)
                 rec["job_id"] = r.job_id
                 rec["timings"] = r.timings
