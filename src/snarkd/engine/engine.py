@@ -175,8 +175,6 @@ class Engine(EngineBase):
         part.synth = synthesize(lk.key, witness, timer, self.config.threads,
                                 witness_name=f"witness of job {job.id} partition {part.index}",
                                 sparse=self.sparse_on_host or any(b.host_spmv(lk.key) for b in self.devices))
-        if self.devices:
-            self.devices[0].stage_host(part.synth, timer)  # a GPU's: pinned now, so its upload is the DMA alone
 
     def _gather(self, d: int):
         """Companions for a device stage on device d: queued partitions of the same key, up to the backend's

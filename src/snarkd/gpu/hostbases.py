@@ -25,12 +25,13 @@ import time
 
 import numpy as np
 
-from snarkd.gpu.memory import MEMORY_TYPE_HOST, parallel_copy
+from snarkd.gpu.memory import parallel_copy
 
 log = logging.getLogger("snarkd.gpu")
 SECTIONS = ("a", "b1", "b2", "c", "h")  # the zkey's point sections, in file order
 HOST_REGISTER_PORTABLE, HOST_REGISTER_READ_ONLY = 0x01, 0x08  # cudaHostRegister flags
 HOST_ALLOC_PORTABLE = 0x01  # cudaHostAlloc flag
+MEMORY_TYPE_HOST = 1  # cudaMemoryTypeHost (cudaPointerGetAttributes)
 PAGE = 4096
 MODES = ("registered", "pinned-copy", "pageable")
 

@@ -10,8 +10,7 @@ a crash. `reserve()` lets a caller wait for room (several workers on one
 device) or fail fast.
 
 Host buffers reach the device in chunks through two pinned staging buffers, on the
-calling thread's stream (`upload`); a buffer already page-locked (`HostStaging`: a proof's
-witness copied there by its synthesis worker, or registered host bases) goes by DMA alone.
+calling thread's stream (`upload`).
 """
 
 from __future__ import annotations
@@ -51,81 +50,6 @@ def parallel_copy(dst: np.ndarray, src: np.ndarray) -> None:
               for o in range(0, n, step)]
     for f in pieces:
         f.result()
-
-
-# Page-locked bytes that synthesis workers may hold for proofs waiting for a device stage (HostStaging): past it
-# a witness stays in pageable memory and its upload stages it through the pinned chunks as before.
-HOST_PIN_LIMIT = 4 * GiB
-HOST_PIN_MIN = 1 << 20  # smaller arrays are not worth a pinned buffer (their staged upload is short)
-
-MEMORY_TYPE_HOST = 1  # cudaMemoryTypeHost (cudaPointerGetAttributes)
-
-
-def is_pinned(arr: np.ndarray) -> bool:
-    """Whether `arr`'s memory is page-locked for CUDA (pinned, or registered with cudaHostRegister): its
-    transfers then need no staging copy."""
-    import cupy
-
-    if arr.nbytes == 0:
-        return False
-    try:
-        attrs = cupy.cuda.runtime.pointerGetAttributes(arr.ctypes.data)
-    except cupy.cuda.runtime.CUDARuntimeError:
-        return False
-    return attrs.type == MEMORY_TYPE_HOST
-
-
-class HostStaging:
-    """Host arrays copied into page-locked memory ahead of their upload, within HOST_PIN_LIMIT bytes alive.
-
-    The copy into pinned memory that `upload` would make on a device worker's critical path (a 2^20 witness:
-    3 ms alone, 12-50 ms with 32 bulk jobs' synthesis on the host's cores: issue 34's urgent tail) is made
-    once, earlier, by the synthesis worker; the device stage's upload is then the DMA alone. Allocations come
-    from CuPy's pinned pool (portable: any device may read them; reused when the array dies, and proofs of one
-    key have one witness size). One per process (`host_staging`): the limit holds for all devices together."""
-
-    def __init__(self, limit: int = HOST_PIN_LIMIT):
-        self.limit = limit
-        self._lock = threading.Lock()
-        self.held = 0  # bytes of staged arrays alive
-
-    def stage(self, arr: np.ndarray, device_id: int) -> np.ndarray:
-        """`arr` in pinned memory (a copy, same dtype and shape), or `arr` itself when it is small or the limit
-        is reached. device_id: the device whose context allocates (a synthesis thread that never touched a GPU
-        would otherwise make one on device 0)."""
-        import weakref
-
-        import cupy
-
-        n = arr.nbytes
-        if n < HOST_PIN_MIN or not arr.flags.c_contiguous:
-            return arr
-        with self._lock:
-            if self.held + n > self.limit:
-                return arr
-            self.held += n
-        try:
-            with cupy.cuda.Device(device_id):
-                buf = pinned_bytes(n)
-            out = buf.view(arr.dtype).reshape(arr.shape)
-            np.copyto(out, arr)
-        except BaseException:
-            self._release(n)
-            raise
-        weakref.finalize(buf, self._release, n)  # every view of `out` keeps buf (its base) alive
-        return out
-
-    def _release(self, n: int) -> None:
-        with self._lock:
-            self.held -= n
-
-
-_staging = HostStaging()
-
-
-def host_staging() -> HostStaging:
-    """The process's HostStaging."""
-    return _staging
 
 
 def pinned_bytes(nbytes: int) -> np.ndarray:
@@ -251,12 +175,6 @@ class DeviceMemory:
         if nbytes == 0:
             return dst
         stream = cupy.cuda.get_current_stream() if stream is None else stream
-        if is_pinned(src):  # staged by its synthesis worker (HostStaging) or registered: the DMA alone
-            dst.data.copy_from_host_async(src.ctypes.data, nbytes, stream=stream)
-            done = cupy.cuda.Event()
-            done.record(stream)
-            done.synchronize()
-            return dst
         chunk = min(UPLOAD_CHUNK, nbytes)
         stages = [pinned_bytes(chunk) for _ in range(2 if nbytes > chunk else 1)]
         sent = [None] * len(stages)  # per buffer: an event after its last transfer

@@ -51,10 +51,6 @@ class Backend(Protocol):
         """Put `key` on this device now, before a device stage, timed as the phase "key_upload" on
         `timer`; True when it was uploaded (False: it was there, or nothing is kept per device)."""
 
-    def stage_host(self, synth: Synthesized, timer) -> None:
-        """Put the synthesized proof's host arrays where this backend's device stage reads them fastest, now, on
-        the synthesis worker (a GPU: page-locked memory, timed as "pin"); nothing for the CPU."""
-
     def host_spmv(self, key) -> bool:
         """Whether synthesis computes A·w, B·w for `key` on the CPU even though spmv_on_device (a streamed
         key whose CSR does not fit beside its work)."""

@@ -40,9 +40,6 @@ class CpuBackend:
     def kernel_seconds(self) -> None:
         return None  # no separate device clock: its device stage is all native CPU work
 
-    def stage_host(self, synth: Synthesized, timer) -> None:
-        pass  # its device stage reads the arrays where they are
-
     def host_spmv(self, key) -> bool:
         return True
 

@@ -28,7 +28,7 @@ import numpy as np
 
 from snarkd.gpu import device as gdevice
 from snarkd.gpu import stream as gstream
-from snarkd.gpu.memory import GpuMemoryError, GpuUnavailable, host_staging
+from snarkd.gpu.memory import GpuMemoryError, GpuUnavailable
 from snarkd.gpu.resident import TABLE_MODES
 from snarkd.prover.qap import sparse_products
 from snarkd.prover.types import G1Sums, Synthesized
@@ -210,16 +210,6 @@ class CudaBackend:
             if small is not None and mem.reserved + plan.peak - plan.held > mem.budget:
                 return small
         return plan
-
-    def stage_host(self, synth: Synthesized, timer) -> None:
-        """The witness (and a, b when synthesis made them) copied into page-locked memory by the synthesis worker
-        (gpu/memory.HostStaging, within its limit): the device stage's upload is then the DMA alone, not a copy
-        made on the device worker's critical path while every core runs other jobs' synthesis."""
-        staging, dev_id = host_staging(), self.dev.index
-        with timer.phase("pin"):
-            synth.witness = staging.stage(synth.witness, dev_id)
-            if synth.a is not None:
-                synth.a, synth.b = staging.stage(synth.a, dev_id), staging.stage(synth.b, dev_id)
 
     def host_spmv(self, key) -> bool:
         """Whether synthesis must compute A·w, B·w on the CPU for `key` (a streamed key whose CSR stays on the host)."""

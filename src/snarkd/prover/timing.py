@@ -19,7 +19,6 @@ PHASES: dict[str, str] = {
     "witness_wasm": "a native witness recomputed on the wasm engine because its proof failed self-verification",
     "check": "witness checked against the key (field, length, canonical values)",
     "spmv": "sparse products a = A·w, b = B·w",
-    "pin": "the witness (and a, b) copied into page-locked memory for the GPU's DMA (synthesis, GPU backends)",
     "synthesis": "synthesis stage total",
     "device_queue": "waiting in the device queue",
     "device_wait": "waiting for the device lock",
