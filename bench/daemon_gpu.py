@@ -172,7 +172,6 @@ def run_daemon(a, zkey: Path, wtns: Path, work: Path, out_dir: Path) -> list[dic
     cfg = work / "snarkd.toml"
     cfg.write_text("\n".join([
         "[daemon]", f'listen = "127.0.0.1:{port}"', f'pid_file = "{work}/snarkd.pid"', f'log_file = "{work}/snarkd.log"',
-        *([f'gil_switch_interval = "{a.gil_switch_interval}"'] if a.gil_switch_interval else []),
         # the journal keeps every unfinished job's witnesses: j jobs of 10 partitions of a 2^24 key are 5 GiB each
         f"spool_max = {2 * wtns.stat().st_size * a.partitions * max(max(a.j), a.warm) + (1 << 30)}",
         "[transport]", f'witness_spool = "{work}/spool"',
@@ -246,8 +245,6 @@ def main() -> int:
     ap.add_argument("--urgent-every", type=float, default=0.0, metavar="S",
                     help="lanes: urgent jobs every S seconds beside bulk ones (daemon only; see above)")
     ap.add_argument("--urgent-share", type=float, default=0.1, help="the urgent lane's share of slots and memory")
-    ap.add_argument("--gil-switch-interval", default="", metavar="DURATION",
-                    help='the daemon\'s [daemon] gil_switch_interval (e.g. "0.5ms"; default: the setting\'s)')
     ap.add_argument("--out", default=os.environ.get("OUT", "bench/results"))
     a = ap.parse_args()
     a.devices = [int(x) for x in a.devices.split(",") if x.strip()]
@@ -261,8 +258,7 @@ def main() -> int:
     res = {"benchmark": "GPU proofs through the daemon (gRPC) vs the in-process engine (bench/daemon_gpu.py)",
            "date": time.strftime("%Y-%m-%dT%H:%M:%S"), "cpus": os.cpu_count(),
            "key": {"path": str(zkey), "domain_size": z.domain_size, "n_vars": z.n_vars, "curve": z.curve.name},
-           "settings": {k: list(v) if isinstance(v, tuple) else v for k, v in engine_settings(a).items()},
-           "daemon_gil_switch_interval": a.gil_switch_interval or "default", "runs": []}
+           "settings": {k: list(v) if isinstance(v, tuple) else v for k, v in engine_settings(a).items()}, "runs": []}
     z.close()
     if a.urgent_every:
         a.only = "daemon"

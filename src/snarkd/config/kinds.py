@@ -208,23 +208,17 @@ class Duration(Kind):
     type = float  # seconds
     doc = 'a duration ("60s", "500ms", "2m")'
 
-    def __init__(self, env_unit: float = 1.0, positive: bool = False):
+    def __init__(self, env_unit: float = 1.0):
         self.env_unit = env_unit  # what a bare number in the environment counts (0.001: milliseconds)
-        self.positive = positive  # 0 has no meaning (an interval, not a timeout)
 
     def parse(self, value, ctx):
-        return self._checked(parse_duration(value))
+        return parse_duration(value)
 
     def parse_env(self, text, ctx):
         try:
-            return self._checked(parse_duration(float(text) * self.env_unit))
+            return parse_duration(float(text) * self.env_unit)
         except ValueError:
-            return self._checked(parse_duration(text))
-
-    def _checked(self, seconds: float) -> float:
-        if self.positive and seconds <= 0:
-            raise ValueError("must be more than 0")
-        return seconds
+            return parse_duration(text)
 
     def toml(self, value) -> str:
         return toml_value(format_duration(value))

@@ -124,10 +124,6 @@ SETTINGS: tuple[Setting, ...] = (
     S("daemon", "spool_max", Size(auto=False), "4GiB", "bytes of inline witnesses and inputs kept beside the "
       "journal for unfinished jobs (a job that would pass it is refused: RESOURCE_EXHAUSTED, busy while others "
       "hold it, too large when its own bytes pass it)"),
-    S("daemon", "gil_switch_interval", Duration(positive=True), "5ms",
-      "how long one Python thread may keep the interpreter while another waits (sys.setswitchinterval): the "
-      "daemon's device workers launch kernels from Python, and a request's admission, upload and reply wait "
-      "that long for each turn"),
     S("daemon", "result_retention", Duration(), 3600.0, "finished jobs stay fetchable with Await this long"),
     S("transport", "witness_spool", OptionalDir(), None,
       "by-reference witnesses: the daemon's own 0700 directory where same-host clients put .wtns files "

@@ -157,7 +157,6 @@ class Server:
         self.log.info("snarkd starting version=%s pid=%d python=%s", __version__, os.getpid(), sys.version.split()[0])
         self.log.info("configuration loaded source=%s listen=%s fingerprint=%s", cfg.source, cfg.daemon.listen,
                       cfg.fingerprint)
-        sys.setswitchinterval(cfg.daemon.gil_switch_interval)  # before any worker thread starts
 
     def _lock_pid_file(self) -> None:
         cfg = self.config
