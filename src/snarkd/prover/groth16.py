@@ -28,8 +28,7 @@ import secrets
 from snarkd.curves.encoding import g1_bytes_to_json, g2_bytes_to_json
 from snarkd.errors import MismatchError
 from snarkd.formats.wtns import Witness, check_header_values
-from snarkd.prover.backend import resolve
-from snarkd.prover.cpu import msm_b2
+from snarkd.prover.cpu import CPU, msm_b2
 from snarkd.prover.qap import sparse_products
 from snarkd.prover.timing import PhaseTimer
 from snarkd.prover.types import G1Sums, Proof, SectionKey, Synthesized, proof_json
@@ -75,7 +74,7 @@ def device_stage(key, synth: Synthesized, timer: PhaseTimer, threads: int = 0, w
                  backend=None) -> G1Sums:
     """NTTs, H and the G1 MSMs (G2 too when with_g2) on `backend` (a name or a
     Backend; None: the CPU). Frees synth.a and synth.b (the big buffers)."""
-    return resolve(backend).device_stage(key, synth, timer, threads, with_g2)
+    return _resolve(backend).device_stage(key, synth, timer, threads, with_g2)
 
 
 def finalize(
@@ -123,13 +122,23 @@ def prove(
     that runs G2 well runs every MSM. A backend that cannot run raises
     BackendUnavailable: nothing falls back silently. On the CPU the native core's
     path switches ([cpu] ifma) wait for the whole proof, which so runs on one path."""
-    be = resolve(backend)
+    be = _resolve(backend)
     timer = timer or PhaseTimer()
     with _one_path(be):
         synth = synthesize(key, witness, timer, threads, witness_name,
                            sparse=not be.spmv_on_device or be.host_spmv(key))
         sums = be.device_stage(key, synth, timer, threads, with_g2=be.g2_on_device)
         return finalize(key, synth.witness, sums, timer, threads, r, s)
+
+
+def _resolve(backend):
+    """prover.backend.resolve, imported only for a backend other than the CPU (the one-shot path's imports
+    stay lean)."""
+    if backend is None or backend is CPU:
+        return CPU
+    from snarkd.prover.backend import resolve
+
+    return resolve(backend)
 
 
 def _one_path(backend):
