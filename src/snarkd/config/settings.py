@@ -257,7 +257,7 @@ SETTINGS: tuple[Setting, ...] = (
     S("cpu", "ifma", Choice(*IFMA_CHOICES), "auto",
       "AVX-512 IFMA 8-lane kernels (MSM buckets, NTT): auto = where the CPU has them; off = never, the 4-limb "
       "BMI2/ADX path of CPUs without AVX-512 (same proofs; for measuring that path on a CPU with IFMA). "
-      "snarkd prove reads the environment variable only", env=IFMA_ENV),
+      "snarkd prove reads the environment variable only", env=IFMA_ENV, engine="ifma"),
     # -- one-shot proving and tests --------------------------------------------------------------
     S("prove", "backend", Choice("cpu", "cuda", "auto"), "cpu",
       "default --backend of one-shot `snarkd prove` (the daemon uses [gpus])", env="SNARKD_BACKEND"),
