@@ -63,6 +63,11 @@ py::array_t<uint64_t> new_u64(size_t rows, size_t cols) {
 }
 py::array_t<uint64_t> new_u64_1d(size_t n) { return py::array_t<uint64_t>((py::ssize_t)n); }
 
+// The path gate held across several calls (hold_paths): a proof made of several steps runs on one path.
+struct PathHold {
+  bool held = false;
+};
+
 // A domain vector of a proof's steps (a, b = A.w, B.w on the domain; h): n rows of 4 u64 words, owned
 // here, read through the buffer protocol as (n, 4) uint64 (numpy.asarray views it without a copy).
 // Making one needs no numpy: the one-shot `snarkd prove` never imports it.
@@ -683,6 +688,14 @@ void bind_curve(py::module_& m) {
   }, py::arg("prepared"), py::arg("witness"), py::arg("domain_size"), T,
      "(a, b) = (A.w, B.w) from the prepared sidecar's CSR blocks (witness values canonical): FrVector each");
 
+  m.def("drop_pages", [](py::object buffer) {
+    Buf B(buffer, "buffer");
+    drop_pages(B.data(), B.len());
+  }, py::arg("buffer"), "Release the whole pages of a read-only file mapping's buffer (read again from the page cache "
+     "if touched): a one-shot proof's section after its last use");
+  m.def("hold_paths", [] { return PathHold(); },
+        "A context holding this module's path gate (path_gate.hpp) on this thread: a path switch asked for meanwhile "
+        "waits for its end (from this thread it raises), so a proof made of several native calls runs on one path");
   m.def("fr_mul_pointwise", [](py::object a, py::object b, long t) {
     return elementwise2<Fr>(a, b, t, [](const Fr& x, const Fr& y) { return x * y; });
   }, py::arg("a"), py::arg("b"), T);
@@ -713,22 +726,6 @@ struct BLS {
 
 PYBIND11_MODULE(_core, m) {
   m.doc() = "snarkd native CPU core (Montgomery fields, G1/G2, Pippenger MSM, NTT, Groth16 pieces)";
-  py::class_<FrVector>(m, "FrVector", py::buffer_protocol(),
-                       "A domain vector of a proof's steps: (n, 4) uint64 rows through the buffer protocol")
-      .def_buffer([](FrVector& v) {
-        return py::buffer_info(v.data(), sizeof(u64), py::format_descriptor<uint64_t>::format(), 2,
-                               {(py::ssize_t)v.n, (py::ssize_t)4}, {(py::ssize_t)32, (py::ssize_t)8});
-      })
-      .def("__len__", [](const FrVector& v) { return v.n; })
-      .def_property_readonly("nbytes", [](const FrVector& v) { return 32 * v.n; });
-  m.def("drop_pages", [](py::object buffer) {
-    Buf B(buffer, "buffer");
-    drop_pages(B.data(), B.len());
-  }, py::arg("buffer"), "Release the whole pages of a read-only file mapping's buffer (read again from the page cache "
-     "if touched): a one-shot proof's section after its last use");
-  struct PathHold {
-    bool held = false;
-  };
   py::class_<PathHold>(m, "PathHold")
       .def("__enter__", [](PathHold& h) {
         if (!h.held) {
@@ -743,9 +740,14 @@ PYBIND11_MODULE(_core, m) {
           h.held = false;
         }
       });
-  m.def("hold_paths", [] { return PathHold(); },
-        "A context holding this module's path gate (path_gate.hpp) on this thread: a path switch asked for meanwhile "
-        "waits for its end (from this thread it raises), so a proof made of several native calls runs on one path");
+  py::class_<FrVector>(m, "FrVector", py::buffer_protocol(),
+                       "A domain vector of a proof's steps: (n, 4) uint64 rows through the buffer protocol")
+      .def_buffer([](FrVector& v) {
+        return py::buffer_info(v.data(), sizeof(u64), py::format_descriptor<uint64_t>::format(), 2,
+                               {(py::ssize_t)v.n, (py::ssize_t)4}, {(py::ssize_t)32, (py::ssize_t)8});
+      })
+      .def("__len__", [](const FrVector& v) { return v.n; })
+      .def_property_readonly("nbytes", [](const FrVector& v) { return 32 * v.n; });
   m.def("hardware_threads", &hardware_threads);
   m.def("cpu_has_adx", &detect_adx, "True if the CPU has BMI2+ADX (4-limb mul then uses the mulx/adcx/adox path)");
   // The path switches: each waits for this module's running computations and changes its

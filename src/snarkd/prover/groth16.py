@@ -31,9 +31,7 @@ from snarkd.formats.wtns import Witness, check_header_values
 from snarkd.prover.cpu import CPU, msm_b2
 from snarkd.prover.qap import sparse_products
 from snarkd.prover.timing import PhaseTimer
-from snarkd.prover.types import G1Sums, Proof, SectionKey, Synthesized, proof_json
-
-HEADER = ("alpha1", "beta1", "delta1", "beta2", "delta2")  # the key's header points a proof is blinded with
+from snarkd.prover.types import HEADER, G1Sums, Proof, SectionKey, Synthesized, proof_json
 
 
 def _bytes(values) -> memoryview:
@@ -102,7 +100,7 @@ def finalize(
         proof = proof_json(curve.name, g1_bytes_to_json(curve, pi_a), g2_bytes_to_json(curve, pi_b),
                            g1_bytes_to_json(curve, pi_c))
         public = public_values(witness_values, key.n_public)
-    return Proof(proof=proof, public=public, timings=dict(timer.ms), curve=curve.name)
+    return Proof(proof=proof, public=public, timings=dict(timer.ms), curve=curve.name, points=(pi_a, pi_b, pi_c))
 
 
 def prove(
@@ -124,7 +122,7 @@ def prove(
     path switches ([cpu] ifma) wait for the whole proof, which so runs on one path."""
     be = _resolve(backend)
     timer = timer or PhaseTimer()
-    with _one_path(be):
+    with _one_path(be, key):
         synth = synthesize(key, witness, timer, threads, witness_name,
                            sparse=not be.spmv_on_device or be.host_spmv(key))
         sums = be.device_stage(key, synth, timer, threads, with_g2=be.g2_on_device)
@@ -141,10 +139,6 @@ def _resolve(backend):
     return resolve(backend)
 
 
-def _one_path(backend):
+def _one_path(backend, key):
     """The native core's path gate held for a CPU proof (a switch asked for meanwhile waits for its end)."""
-    if backend.gpu is not None:
-        return contextlib.nullcontext()
-    from snarkd.native import _core
-
-    return _core.hold_paths()
+    return key.native.hold_paths() if backend.gpu is None else contextlib.nullcontext()

@@ -15,12 +15,16 @@ class Proof:
     public: list[str]
     timings: dict[str, float] = field(default_factory=dict)
     curve: str = ""
+    points: tuple = field(default=(), repr=False)  # (pi_a, pi_b, pi_c) as affine Montgomery bytes: the self-check's
 
 
 def proof_json(curve_name: str, pi_a: list, pi_b: list, pi_c: list) -> dict:
     """snarkjs's proof.json object from the three points' JSON coordinates: the one place a proof is assembled
     (prover/groth16.finalize, for every path)."""
     return {"pi_a": pi_a, "pi_b": pi_b, "pi_c": pi_c, "protocol": "groth16", "curve": curve_name}
+
+
+HEADER = ("alpha1", "beta1", "delta1", "beta2", "delta2")  # the key's header points a proof is blinded with
 
 
 class SectionKey(Protocol):
