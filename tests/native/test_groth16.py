@@ -88,3 +88,18 @@ def test_h_and_pointwise(curve):
     assert [curve.ur(x) for x in dec_many(p, 4)] == [x * y % r for x, y in zip(a, b)]
     with pytest.raises(ValueError, match="c"):
         m.h_from_coset(A, B, C[:-1])
+
+
+def test_the_steps_domain_vectors(curve):
+    """spmv_ab/qap_h hand FrVectors along (numpy-free; numpy views them without a copy); qap_h(release=True), a
+    one-shot proof's, frees a and b once read and gives the same H."""
+    r, m, domain = curve.r, curve.mod, 16
+    w, ents = _random_case(curve, domain)
+    sec, wit = _section(ents, r), enc_many(w, 4).tobytes()
+    a, b = m.spmv_ab(sec, wit, domain)
+    assert type(a).__name__ == "FrVector" and len(a) == domain and a.nbytes == 32 * domain
+    keep, _ = m.qap_h(a, b)
+    h, _ = m.qap_h(a, b, release=True)
+    assert len(a) == len(b) == 0 and np.array_equal(np.asarray(h), np.asarray(keep))
+    with pytest.raises(ValueError, match="release"):
+        m.qap_h(np.asarray(keep), np.asarray(keep), release=True)

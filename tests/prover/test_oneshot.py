@@ -234,3 +234,18 @@ def test_cli_with_ifma_off_is_accepted_by_snarkjs(chain_circuit, zero_witness, t
         res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
         assert res.returncode == 0, res.stderr
         assert oracle.snarkjs_verify(chain_circuit.vk, public, proof)
+
+
+@pytest.mark.parametrize("name,coord", [("delta1", 1), ("beta2", 3)])
+def test_noncanonical_header_point_same_error(chain_circuit, tmp_path, name, coord):
+    """A header point the proof blinds with, checked in "check" (MappedKey.use) as read_zkey checks it."""
+    zkey = tmp_path / "k.zkey"
+    shutil.copy(chain_circuit.zkey, zkey)
+    with KeyFile(zkey) as key:
+        off, _ = key.layout.header_points[name]
+        n8q = key.layout.n8q
+    _patch(zkey, off + coord * n8q, b"\xff" * n8q)
+    staged, oneshot = _both_errors(zkey, chain_circuit.wtns)
+    assert type(staged) is type(oneshot) is FormatError
+    assert str(staged) == str(oneshot)
+    assert f"point {name}: coordinate {('x', 'y')[coord] if name == 'delta1' else 'y.c1'} is not canonical" in str(oneshot)
