@@ -60,3 +60,24 @@ def test_both_paths_run_the_same_steps(chain_circuit, monkeypatch):
                     ("synthesize", "ProvingKey"), ("finalize", "ProvingKey")]
     assert oneshot.proof == staged.proof and oneshot.public == staged.public
     assert oneshot.points == staged.points
+
+
+def test_the_one_shot_key_checks_before_first_use_and_releases_after_last(chain_circuit, monkeypatch):
+    """On the one-shot path each bulk section is checked (use) just before the step that reads it and its pages
+    are released (done: the core's drop_pages) right after: the key is never resident all at once."""
+    from snarkd.prover.mapped import MappedKey
+
+    events, dropped = [], []
+    use, done = MappedKey.use, MappedKey.done
+    monkeypatch.setattr(MappedKey, "use", lambda self, *n: (events.append(("use", n)), use(self, *n))[1])
+    monkeypatch.setattr(MappedKey, "done", lambda self, *n: (events.append(("done", n)), done(self, *n))[1])
+    native = getattr(_core, "bn254" if chain_circuit.curve == "bn128" else "bls12_381")
+    real_drop = native.drop_pages
+    monkeypatch.setattr(native, "drop_pages", lambda buf: (dropped.append(len(buf)), real_drop(buf))[1])
+    prove_files(chain_circuit.zkey, chain_circuit.wtns, r=R, s=S)
+    spmv = [("use", ("coefs",)), ("done", ("coefs",))]
+    if events[1] == ("done", ("prepared",)):  # a valid sidecar beside the fixture's key: A, B come from it
+        spmv = [("done", ("prepared",))]
+    assert events == [("use", ("alpha1", "beta1", "delta1", "beta2", "delta2")), *spmv,
+                      *[(kind, (name,)) for name in ("h", "a", "b1", "c", "b2") for kind in ("use", "done")]]
+    assert len(dropped) >= 6 and all(dropped)
