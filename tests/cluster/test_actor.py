@@ -48,6 +48,25 @@ def check(case, tmp_path, reply) -> bool:
     return oracle.snarkjs_verify(case.vk, tmp_path / "public.json", tmp_path / "proof.json")
 
 
+def test_the_actor_applies_cpu_ifma_from_its_config(chain_circuit, tmp_path):
+    """[cpu] ifma = off in the settings the front sends: the actor's process runs the scalar kernels (the core
+    and native witnesses), and its proofs are still accepted."""
+    from snarkd.native import _core, _witness
+
+    before = _core.uses_simd52(), _witness.uses_simd52()
+    settings = {**EngineConfig(synthesis_workers=1, threads=1, workers_per_device=1).__dict__, "wasm_cache": "off",
+                "ifma": "off"}
+    a = EngineActor("a9@test", settings, key_cache=str(tmp_path / "cache"))
+    try:
+        assert not _core.uses_simd52() and not _witness.uses_simd52()
+        a.load_key("k", front_spec(chain_circuit.zkey).plain())
+        assert check(chain_circuit, tmp_path, a.prove("k", "job.0.1", witness=readonly(read_wtns(chain_circuit.wtns))))
+    finally:
+        a.stop(0)
+        _core.set_ifma(before[0] or _core.cpu_has_simd52())
+        _witness.set_ifma(before[1] or _core.cpu_has_simd52())
+
+
 def test_key_by_path_and_a_proof_snarkjs_accepts(actor, chain_circuit, tmp_path):
     spec = front_spec(chain_circuit.zkey)
     info = actor.load_key("k", spec.plain())

@@ -10,18 +10,19 @@ import sys
 
 import pytest
 
-from snarkd.config import Config
+from snarkd.config import Config, EngineConfig
 from snarkd.cli import apply_ifma
 from snarkd.config.cpu import IFMA_ENV, ifma_from_env
 from snarkd.errors import EXIT_BAD_INPUT, InputError
-from snarkd.native import _core
+from snarkd.native import _core, _witness
 
 
 @pytest.fixture
 def restore_ifma():
-    prev = _core.uses_simd52()
+    prev = _core.uses_simd52(), _witness.uses_simd52()
     yield
-    _core._set_simd52(prev or _core.cpu_has_simd52())
+    _core._set_simd52(prev[0] or _core.cpu_has_simd52())
+    _witness.set_ifma(prev[1] or _core.cpu_has_simd52())
 
 
 def test_unset_is_none():
@@ -35,6 +36,22 @@ def test_off_and_auto(restore_ifma):
     assert ifma_from_env({IFMA_ENV: " Auto "}) == "auto"
     apply_ifma("auto")
     assert _core.uses_simd52() == _core.cpu_has_simd52()
+
+
+def test_it_reaches_native_witnesses(restore_ifma):
+    """The _witness extension has its own copy of the switch (native/witness_module.cpp): the one entry,
+    snarkd.native.apply_ifma (through the CLI's), switches it with the core's."""
+    apply_ifma("off")
+    assert not _core.uses_simd52() and not _witness.uses_simd52()
+    apply_ifma("auto")
+    assert _witness.uses_simd52() == _core.uses_simd52() == _core.cpu_has_simd52()
+
+
+def test_an_engine_setting(tmp_path):
+    """[cpu] ifma travels in EngineConfig (ifma): a cluster's engine actors apply the front's."""
+    cfg = Config.from_text('[cpu]\nifma = "off"\n', str(tmp_path / "c.toml"), tmp_path, env={})
+    assert EngineConfig.from_config(cfg).ifma == "off"
+    assert EngineConfig().ifma == "auto"
 
 
 def test_unknown_value_names_the_variable():

@@ -37,16 +37,16 @@ def test_spmv_ab(curve):
     for mat, con, sig, coef in ents:
         want[mat][con] = (want[mat][con] + coef * w[sig]) % r
     for t in (1, 2, 5):
-        a, b = curve.mod.spmv_ab(sec, wit, domain, threads=t)
+        a, b = (np.asarray(v) for v in curve.mod.spmv_ab(sec, wit, domain, threads=t))  # FrVectors: numpy views
         assert a.shape == (domain, 4) and a.dtype == np.uint64
         assert [curve.ur(x) for x in dec_many(a, 4)] == want[0]
         assert [curve.ur(x) for x in dec_many(b, 4)] == want[1]
     # trailing bytes are tolerated; numpy uint8 view of a bigger file works
     blob = np.frombuffer(b"xxxx" + sec + b"tail", dtype=np.uint8)
-    a2, _ = curve.mod.spmv_ab(blob[4:4 + len(sec)], np.frombuffer(wit, dtype=np.uint8), domain)
+    a2 = np.asarray(curve.mod.spmv_ab(blob[4:4 + len(sec)], np.frombuffer(wit, dtype=np.uint8), domain)[0])
     assert [curve.ur(x) for x in dec_many(a2, 4)] == want[0]
     # empty section
-    a0, b0 = curve.mod.spmv_ab(struct.pack("<I", 0), wit, domain)
+    a0, b0 = (np.asarray(v) for v in curve.mod.spmv_ab(struct.pack("<I", 0), wit, domain))
     assert not a0.any() and not b0.any()
 
 
@@ -88,3 +88,18 @@ def test_h_and_pointwise(curve):
     assert [curve.ur(x) for x in dec_many(p, 4)] == [x * y % r for x, y in zip(a, b)]
     with pytest.raises(ValueError, match="c"):
         m.h_from_coset(A, B, C[:-1])
+
+
+def test_the_steps_domain_vectors(curve):
+    """spmv_ab/qap_h hand FrVectors along (numpy-free; numpy views them without a copy); qap_h(release=True), a
+    one-shot proof's, frees a and b once read and gives the same H."""
+    r, m, domain = curve.r, curve.mod, 16
+    w, ents = _random_case(curve, domain)
+    sec, wit = _section(ents, r), enc_many(w, 4).tobytes()
+    a, b = m.spmv_ab(sec, wit, domain)
+    assert type(a).__name__ == "FrVector" and len(a) == domain and a.nbytes == 32 * domain
+    keep, _ = m.qap_h(a, b)
+    h, _ = m.qap_h(a, b, release=True)
+    assert len(a) == len(b) == 0 and np.array_equal(np.asarray(h), np.asarray(keep))
+    with pytest.raises(ValueError, match="release"):
+        m.qap_h(np.asarray(keep), np.asarray(keep), release=True)

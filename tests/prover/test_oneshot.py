@@ -1,6 +1,6 @@
-"""The one-shot CPU prover (prover/oneshot.py: one native call, no numpy): the same
-proof as the staged prover for the same r and s, accepted by snarkjs, and the same
-errors (file, section, message) for bad keys and witnesses."""
+"""The one-shot CPU prover (prover/oneshot.py: the staged prover's steps over the mapped key, no numpy):
+the same proof as the staged prover for the same r and s, accepted by snarkjs, and the same errors (file,
+section, message) for bad keys and witnesses."""
 
 from __future__ import annotations
 
@@ -48,8 +48,8 @@ def test_snarkjs_accepts(chain_circuit, zero_witness, tmp_path):
             assert result.timings[phase] >= 0.0
 
 
-def test_the_native_prover_reports_the_declared_proof_steps_in_order(chain_circuit):
-    """prove.hpp's laps are timing.PROOF_STEPS (the length of snarkd prove's progress bar); and a KeyFile
+def test_the_one_shot_proof_reports_the_declared_proof_steps_in_order(chain_circuit):
+    """Its phases are timing.PROOF_STEPS (the length of snarkd prove's progress bar); and a KeyFile
     opened once serves the proof (its header read once per `snarkd prove`) and stays open for its owner."""
     order = []
 
@@ -64,7 +64,8 @@ def test_the_native_prover_reports_the_declared_proof_steps_in_order(chain_circu
         assert 1 << key.domain_power == key.layout.domain_size
         result = prove_files(key, chain_circuit.wtns, timer=Recorder(), r=R, s=S)
         assert key.file.buffer is not None  # left open: the caller closes it
-    assert order == ["load", *PROOF_STEPS, "assemble", "verify"]  # the proof's JSON adds to "assemble"
+    assert order == ["load", *PROOF_STEPS, "verify"]
+    assert result.timings["h"] >= 0.0  # the QAP step's last part, inside "ntt" (recorded, not a bar step)
     assert result.proof == _staged(chain_circuit.zkey, chain_circuit.wtns).proof
 
 
@@ -233,3 +234,18 @@ def test_cli_with_ifma_off_is_accepted_by_snarkjs(chain_circuit, zero_witness, t
         res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
         assert res.returncode == 0, res.stderr
         assert oracle.snarkjs_verify(chain_circuit.vk, public, proof)
+
+
+@pytest.mark.parametrize("name,coord", [("delta1", 1), ("beta2", 3)])
+def test_noncanonical_header_point_same_error(chain_circuit, tmp_path, name, coord):
+    """A header point the proof blinds with, checked in "check" (MappedKey.use) as read_zkey checks it."""
+    zkey = tmp_path / "k.zkey"
+    shutil.copy(chain_circuit.zkey, zkey)
+    with KeyFile(zkey) as key:
+        off, _ = key.layout.header_points[name]
+        n8q = key.layout.n8q
+    _patch(zkey, off + coord * n8q, b"\xff" * n8q)
+    staged, oneshot = _both_errors(zkey, chain_circuit.wtns)
+    assert type(staged) is type(oneshot) is FormatError
+    assert str(staged) == str(oneshot)
+    assert f"point {name}: coordinate {('x', 'y')[coord] if name == 'delta1' else 'y.c1'} is not canonical" in str(oneshot)

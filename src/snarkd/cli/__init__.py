@@ -141,13 +141,11 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def apply_ifma(value: str) -> None:
-    """[cpu] ifma for this process (snarkd.config.cpu), the one place it is applied (this entry point's
-    $SNARKD_CPU_IFMA, `snarkd serve`'s config): "off" switches the native core's AVX-512 IFMA kernels off,
-    "auto" uses them where the CPU has them. The switch (_core.set_ifma) waits for native calls already
-    running, so none of them changes path midway."""
-    from snarkd.native import _core
+    """[cpu] ifma for this process (snarkd.config.cpu): this entry point's $SNARKD_CPU_IFMA, `snarkd serve`'s
+    config; the switch itself is snarkd.native.apply_ifma (the core and native witnesses)."""
+    from snarkd.native import apply_ifma as apply
 
-    _core.set_ifma(value != "off")
+    apply(value)
 
 
 def add_remote_args(p: argparse.ArgumentParser) -> None:

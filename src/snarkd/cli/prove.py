@@ -65,7 +65,7 @@ class _Key:
 
     def file(self):
         if self._file is None:
-            from snarkd.prover.oneshot import KeyFile
+            from snarkd.prover.mapped import KeyFile
 
             self._file = KeyFile(self.path)
         return self._file
@@ -78,7 +78,7 @@ class _Key:
 
 def _plan(name: str | None, check_points: bool, key: _Key):
     """(backend name, why, the config or None) of a one-shot proof: --backend, else [prove] backend.
-    "cpu" is the lean path (prover/oneshot.py: one native call, no numpy, no config import for an
+    "cpu" is the lean path (prover/oneshot.py: the prover's steps over the mapped key, no numpy, no config import for an
     explicit --backend cpu). auto takes the GPU only where it wins for one proof ([prove]
     auto_cuda_min_domain), deciding on the key's header first: asking CUDA whether a GPU is there
     costs ~0.8 s of start-up."""
@@ -107,7 +107,7 @@ def _backend(name: str, cfg):
 
 
 def _prove_lean(args, key: _Key, witness_path: str, proof_path: str, public_path: str):
-    """The lean path: one native call, no numpy (prover/oneshot.py); its timer."""
+    """The lean path: the prover's steps over the mapped key, no numpy (prover/oneshot.py); its timer."""
     from snarkd.prover.oneshot import prove_files
     from snarkd.prover.output import write_proof
     from snarkd.prover.timing import PhaseTimer

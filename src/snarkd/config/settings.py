@@ -255,9 +255,10 @@ SETTINGS: tuple[Setting, ...] = (
       "how long start waits for min_actors, and LoadKey for the actors to load a key"),
     # -- the native core's CPU kernels ---------------------------------------------------------
     S("cpu", "ifma", Choice(*IFMA_CHOICES), "auto",
-      "AVX-512 IFMA 8-lane kernels (MSM buckets, NTT): auto = where the CPU has them; off = never, the 4-limb "
-      "BMI2/ADX path of CPUs without AVX-512 (same proofs; for measuring that path on a CPU with IFMA). "
-      "snarkd prove reads the environment variable only", env=IFMA_ENV),
+      "AVX-512 IFMA 8-lane kernels (MSM buckets, NTT, native witnesses): auto = where the CPU has them; off = "
+      "never, the 4-limb BMI2/ADX path of CPUs without AVX-512 (same proofs; for measuring that path on a CPU with "
+      "IFMA). snarkd prove reads the environment variable only; a cluster's engine actors apply the front's",
+      env=IFMA_ENV, engine="ifma"),
     # -- one-shot proving and tests --------------------------------------------------------------
     S("prove", "backend", Choice("cpu", "cuda", "auto"), "cpu",
       "default --backend of one-shot `snarkd prove` (the daemon uses [gpus])", env="SNARKD_BACKEND"),

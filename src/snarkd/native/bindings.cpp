@@ -1,6 +1,8 @@
 // pybind11 bindings: snarkd.native._core.{bn254,bls12_381}.
 // Inputs are any C-contiguous buffers (read through raw pointers, never copied);
-// outputs are numpy uint64 arrays. The GIL is released around all computation (Computing).
+// outputs are numpy uint64 arrays, except the proof's steps (prover/groth16.py sequences them): their
+// domain vectors are FrVector (buffer protocol) and their sums bytes, so a one-shot proof never imports
+// numpy. The GIL is released around all computation (Computing).
 #include <pybind11/pybind11.h>
 #include <pybind11/numpy.h>
 
@@ -19,7 +21,7 @@
 #include "crc32c.hpp"
 #include "groth16/blind.hpp"
 #include "groth16/csr.hpp"
-#include "groth16/prove.hpp"
+#include "groth16/checks.hpp"
 #include "groth16/qap.hpp"
 #include "parallel.hpp"
 #include "path_gate.hpp"
@@ -60,6 +62,25 @@ py::array_t<uint64_t> new_u64(size_t rows, size_t cols) {
   return py::array_t<uint64_t>(std::vector<py::ssize_t>{(py::ssize_t)rows, (py::ssize_t)cols});
 }
 py::array_t<uint64_t> new_u64_1d(size_t n) { return py::array_t<uint64_t>((py::ssize_t)n); }
+
+// The path gate held across several calls (hold_paths): a proof made of several steps runs on one path.
+struct PathHold {
+  bool held = false;
+};
+
+// A domain vector of a proof's steps (a, b = A.w, B.w on the domain; h): n rows of 4 u64 words, owned
+// here, read through the buffer protocol as (n, 4) uint64 (numpy.asarray views it without a copy).
+// Making one needs no numpy: the one-shot `snarkd prove` never imports it.
+struct FrVector {
+  std::unique_ptr<u64[]> w;
+  size_t n = 0;
+  FrVector(size_t rows, bool zero) : w(zero ? new u64[4 * rows]() : new u64[4 * rows]), n(rows) {}
+  u64* data() const { return w.get(); }
+  void release() {
+    w.reset();
+    n = 0;
+  }
+};
 
 py::int_ limbs_to_int(const u64* l, size_t n) {
   py::int_ r(0);
@@ -242,7 +263,7 @@ py::array_t<uint64_t> do_msm(py::object bases, py::object scalars, long threads)
   return out;
 }
 
-// A blinding scalar given as 32 little-endian bytes, below the group order r (groth16_prove, groth16_blind).
+// A blinding scalar given as 32 little-endian bytes, below the group order r (groth16_blind).
 template <class Fr>
 std::array<u64, 4> scalar_below_r(py::bytes b, const char* name) {
   std::string v = b;
@@ -451,19 +472,16 @@ void bind_curve(py::module_& m) {
   m.def("spmv_ab", [](py::object coefs, py::object witness, size_t domain, long threads) {
     Buf C(coefs, "coefs_section"), W(witness, "witness");
     size_t nw = W.count(32, "32-byte plain Fr witness values");
-    auto a = new_u64(domain, 4), b = new_u64(domain, 4);
-    Fr* pa = (Fr*)a.mutable_data();
-    Fr* pb = (Fr*)b.mutable_data();
+    FrVector a(domain, true), b(domain, true);
     std::string err;
     {
       Computing rel;
-      for (size_t i = 0; i < domain; i++) { pa[i] = Fr::zero(); pb[i] = Fr::zero(); }
-      err = spmv_ab<Fr>(C.data(), C.len(), W.data(), nw, domain, pa, pb, resolve_threads(threads));
+      err = spmv_ab<Fr>(C.data(), C.len(), W.data(), nw, domain, (Fr*)a.data(), (Fr*)b.data(), resolve_threads(threads));
     }
     if (!err.empty()) throw py::value_error(err);
-    return py::make_tuple(a, b);
+    return py::make_tuple(py::cast(std::move(a)), py::cast(std::move(b)));
   }, py::arg("coefs_section"), py::arg("witness"), py::arg("domain_size"), T,
-     "(a, b) = (A.w, B.w) on the domain, Montgomery uint64[domain, 4]");
+     "(a, b) = (A.w, B.w) on the domain, Montgomery: FrVector (domain, 4) uint64 each");
 
   m.def("h_from_coset", [](py::object a, py::object b, py::object c, long threads) {
     Buf A(a, "a"), B(b, "b"), Cc(c, "c");
@@ -484,103 +502,111 @@ void bind_curve(py::module_& m) {
     return out;
   }, py::arg("a"), py::arg("b"), py::arg("c"), T, "(a*b - c) pointwise, Montgomery in, plain out");
 
-  m.def("qap_h", [](py::object a, py::object b, long threads) {
+  m.def("qap_h", [](py::object a, py::object b, long threads, bool release) {
+    FrVector *va = nullptr, *vb = nullptr;
+    if (release) {
+      if (!py::isinstance<FrVector>(a) || !py::isinstance<FrVector>(b))
+        throw py::value_error("release: a and b must be FrVector (spmv_ab's, spmv_prepared's)");
+      va = a.cast<FrVector*>();
+      vb = b.cast<FrVector*>();
+    }
     Buf A(a, "a"), B(b, "b");
     size_t n = A.count(32, "Fr elements");
     if (B.count(32, "Fr elements") != n) throw py::value_error("b: length differs from a");
     unsigned l = log2_exact(n, "a", S);
-    auto out = new_u64(n, 4);
-    Fr* h = (Fr*)out.mutable_data();
+    FrVector out(n, false);
     unsigned TT = resolve_threads(threads);
     double h_ms = 0;
     {
       Computing rel;
-      qap_h<typename NS::FrTr>((const Fr*)A.data(), (const Fr*)B.data(), h, l, TT, &h_ms);
+      struct Inputs { FrVector *a, *b; } in{va, vb};
+      qap_h<typename NS::FrTr>((const Fr*)A.data(), (const Fr*)B.data(), (Fr*)out.data(), l, TT, &h_ms,
+                               release ? +[](void* c) {  // read once: freed before the transforms
+                                 auto* p = (Inputs*)c;
+                                 p->a->release();
+                                 p->b->release();
+                               } : nullptr, &in);
+#if defined(SNARKD_SIMD52)
+      if (release) NttSimd<typename NS::FrTr>::clear_tables();  // one proof: their memory back before the MSMs
+#endif
     }
-    return py::make_tuple(out, h_ms);
-  }, py::arg("a"), py::arg("b"), T,
-     "(h, h_ms): H values of the QAP step, (a b - c) on the odd coset with c = a o b, plain out (a, b: A.w, B.w on "
-     "the domain, Montgomery); h_ms: milliseconds of the last step (H from the coset values)");
+    return py::make_tuple(py::cast(std::move(out)), h_ms);
+  }, py::arg("a"), py::arg("b"), T, py::arg("release") = false,
+     "(h, h_ms): H values of the QAP step, (a b - c) on the odd coset with c = a o b, plain out, an FrVector (a, b: "
+     "A.w, B.w on the domain, Montgomery); h_ms: milliseconds of the last step (H from the coset values). release "
+     "(a one-shot proof): a and b are FrVectors freed once read, and the transforms' tables are given back after");
 
-  m.def("groth16_prove", [](py::dict sec, py::object witness, size_t n_vars, size_t n_public, size_t domain,
-                            py::bytes r, py::bytes s, py::bytes rs, long threads, bool drop_pages, py::object prepared,
-                            py::object on_phase) {
-    using GP = Groth16Prover<G1, G2, Fr, typename NS::FrTr>;
-    constexpr size_t P1 = sizeof(Affine<G1>), P2 = sizeof(Affine<G2>);
-    std::vector<std::unique_ptr<Buf>> keep;
-    auto view = [&](const char* name, size_t need) -> const uint8_t* {
-      keep.push_back(std::make_unique<Buf>(sec[name], name));
-      if (need != (size_t)-1 && keep.back()->len() != need)
-        throw py::value_error(std::string(name) + ": " + std::to_string(keep.back()->len()) + " bytes, expected " +
-                              std::to_string(need));
-      return keep.back()->data();
-    };
-    if (n_vars < n_public + 1) throw py::value_error("n_vars < n_public + 1");
-    if (domain == 0 || (domain & (domain - 1)) || domain > ((size_t)1 << S)) throw py::value_error("domain: not a power of two in range");
-    typename GP::Key k;
-    k.coefs = view("coefs", (size_t)-1);
-    k.coefs_len = keep.back()->len();
-    if (k.coefs_len < 4) throw py::value_error("coefs: too short");
-    k.a = view("a", n_vars * P1);
-    k.b1 = view("b1", n_vars * P1);
-    k.b2 = view("b2", n_vars * P2);
-    k.c = view("c", (n_vars - n_public - 1) * P1);
-    k.h = view("h", domain * P1);
-    k.alpha1 = view("alpha1", P1);
-    k.beta1 = view("beta1", P1);
-    k.delta1 = view("delta1", P1);
-    k.beta2 = view("beta2", P2);
-    k.delta2 = view("delta2", P2);
-    k.n_vars = n_vars;
-    k.n_public = n_public;
-    k.domain = domain;
-    if (!prepared.is_none()) {
-      auto v = csr_views<Fr>(prepared.cast<py::dict>(), domain, n_vars, keep);
-      for (int q = 0; q < 2; q++) { k.rows[q] = v.rows[q]; k.vrows[q] = v.vrows[q]; k.ent[q] = v.ent[q]; k.val[q] = v.val[q]; }
-    }
-    Buf W(witness, "witness");
-    if (W.len() != 32 * n_vars) throw py::value_error("witness: " + std::to_string(W.len()) + " bytes, expected 32 * n_vars");
-    auto rr = scalar_below_r<Fr>(r, "r"), ss = scalar_below_r<Fr>(s, "s"), rss = scalar_below_r<Fr>(rs, "rs");
-    typename GP::Result res;
-    std::function<void(const char*, double)> report;
-    std::unique_ptr<py::error_already_set> raised;  // an exception of the callback, re-raised after the proof
-    if (!on_phase.is_none())
-      report = [&](const char* name, double ms) {
-        py::gil_scoped_acquire g;
-        if (raised) return;
-        try {
-          on_phase(name, ms);
-        } catch (py::error_already_set& e) {
-          raised = std::make_unique<py::error_already_set>(std::move(e));
-        }
-      };
+  // The checks and sums of a proof's steps (prover/groth16.py sequences them; groth16/checks.hpp):
+  // numpy-free, their results plain values and bytes.
+  m.def("first_noncanonical_fr", [](py::object values, long threads) -> long {
+    Buf V(values, "values");
+    size_t n = V.count(32, "32-byte plain Fr values");
+    unsigned TT = resolve_threads(threads);
+    Computing rel;
+    return first_noncanonical<Fr>(V.data(), n, 1, TT);
+  }, py::arg("values"), T, "Index of the first value not below r (32-byte plain Fr values: a witness), or -1");
+  m.def("first_noncanonical_point", [](py::object points, bool g2, long threads) -> py::object {
+    Buf P(points, "points");
+    const size_t coords = g2 ? 4 : 2;
+    size_t n = P.count(coords * sizeof(Fq), "affine points");
+    unsigned TT = resolve_threads(threads);
+    long bad, coord = 0;
     {
       Computing rel;
-      res = GP::prove(k, W.data(), rr.data(), ss.data(), rss.data(), resolve_threads(threads), drop_pages, report);
+      bad = first_noncanonical<Fq>(P.data(), n, coords, TT, &coord);
     }
-    if (raised) throw std::move(*raised);
-    py::dict out;
-    py::list ms;
-    for (auto& p : res.ms) ms.append(py::make_tuple(p.first, p.second));
-    out["ms"] = ms;
-    if (!res.err.message.empty()) {
-      out["error"] = py::make_tuple(res.err.section, res.err.index, res.err.message);
-      return out;
+    if (bad < 0) return py::none();
+    return py::make_tuple(bad, coord);
+  }, py::arg("points"), py::arg("g2") = false, T,
+     "None, or (point, coordinate) of the first coordinate not below q among affine points as the zkey stores them "
+     "(coordinate: 0 x, 1 y; G2: 0 x.c0, 1 x.c1, 2 y.c0, 3 y.c1)");
+  m.def("coefs_error", [](py::object coefs, size_t domain, size_t n_vars) -> py::object {
+    Buf C(coefs, "coefs");
+    uint32_t count = 0;
+    if (C.len() >= 4) std::memcpy(&count, C.data(), 4);
+    if (C.len() < 4 || (C.len() - 4) / 44 < count) throw py::value_error("coefs: shorter than its entry count");
+    long bad = -1;
+    std::string e;
+    {
+      Computing rel;
+      e = coefs_error<Fr>(C.data(), domain, n_vars, &bad);
     }
-    out["error"] = py::none();
-    out["pi_a"] = py::bytes((const char*)&res.pi_a, sizeof(res.pi_a));
-    out["pi_b"] = py::bytes((const char*)&res.pi_b, sizeof(res.pi_b));
-    out["pi_c"] = py::bytes((const char*)&res.pi_c, sizeof(res.pi_c));
-    return out;
-  }, py::arg("sections"), py::arg("witness"), py::arg("n_vars"), py::arg("n_public"), py::arg("domain_size"),
-     py::arg("r"), py::arg("s"), py::arg("rs"), T, py::arg("drop_pages") = false, py::arg("prepared") = py::none(),
-     py::arg("on_phase") = py::none(),
-     "A whole proof over the key's raw sections (dict: coefs, a, b1, b2, c, h, alpha1, beta1, delta1, beta2, delta2) "
-     "and the witness (plain values). r, s, rs = r*s mod r: 32-byte LE. Returns {'pi_a', 'pi_b', 'pi_c': affine "
-     "Montgomery bytes, 'ms': [(phase, ms)], 'error': None or (section, index, message)}. drop_pages: the sections "
-     "are a read-only file mapping whose pages may be released after use; prepared: the sidecar's CSR blocks "
-     "(then section 4 is not read); on_phase(name, ms): called as each phase ends (the GIL taken for it). "
-     "No numpy involved.");
+    if (e.empty()) return py::none();
+    return py::make_tuple(bad, e);
+  }, py::arg("coefs"), py::arg("domain_size"), py::arg("n_vars"),
+     "None, or (entry, message) of zkey section 4's first bad entry (its u32 count first), as snarkd.formats.zkey says it");
+  m.def("msm_h", [](py::object bases, py::object h, long threads) {
+    Buf Bs(bases, "bases"), H(h, "h");
+    size_t n = H.count(32, "32-byte plain scalars");
+    if (Bs.len() != n * sizeof(Affine<G1>))
+      throw py::value_error("bases: " + std::to_string(Bs.len()) + " bytes, expected " + std::to_string(n) + " G1 points");
+    unsigned TT = resolve_threads(threads);
+    Affine<G1> sum;
+    {
+      Computing rel;
+      sum = msm<G1, Fr>(Bs.data(), H.data(), n, TT);
+    }
+    return py::bytes((const char*)&sum, sizeof(sum));
+  }, py::arg("bases"), py::arg("h"), T, "Σ h_j H_j (G1) as affine Montgomery bytes: a proof's H sum");
+  m.def("msm_w", [](py::object bases, py::object witness, size_t start, bool g2, long threads) {
+    Buf Bs(bases, "bases"), W(witness, "witness");
+    size_t nw = W.count(32, "32-byte plain Fr witness values");
+    size_t n = Bs.count(g2 ? sizeof(Affine<G2>) : sizeof(Affine<G1>), "points");
+    if (start > nw || n > nw - start)
+      throw py::value_error("bases: " + std::to_string(n) + " points from value " + std::to_string(start) + " but " +
+                            std::to_string(nw) + " witness values");
+    unsigned TT = resolve_threads(threads);
+    std::vector<Affine<G1>> o1;
+    std::vector<Affine<G2>> o2;
+    {
+      Computing rel;
+      std::vector<MsmJob> job{{Bs.data(), start, n}}, none;
+      WitnessMsm<G1, G2, Fr>::run(W.data(), nw, g2 ? none : job, g2 ? job : none, TT, o1, o2);
+    }
+    return g2 ? py::bytes((const char*)&o2[0], sizeof(o2[0])) : py::bytes((const char*)&o1[0], sizeof(o1[0]));
+  }, py::arg("bases"), py::arg("witness"), py::arg("start") = 0, py::arg("g2") = false, T,
+     "Σ_i w[start + i] bases_i (G1, or G2 with g2) as affine Montgomery bytes: a proof's witness sums (zeros skipped, "
+     "ones summed directly)");
 
   m.def("groth16_blind", [](py::dict sums, py::dict header, py::bytes r, py::bytes s, py::bytes rs) {
     using GB = Groth16Blind<G1, G2>;
@@ -610,7 +636,7 @@ void bind_curve(py::module_& m) {
                           py::bytes((const char*)&pf.pi_c, sizeof(pf.pi_c)));
   }, py::arg("sums"), py::arg("header"), py::arg("r"), py::arg("s"), py::arg("rs"),
      "(pi_a, pi_b, pi_c) as affine Montgomery bytes: the blinding and assembly of a proof (groth16/blind.hpp, the "
-     "one-shot groth16_prove's own) from its MSM sums (dict a, b1, c, h, b2) and the key's header points (dict "
+     "one place a proof is blinded) from its MSM sums (dict a, b1, c, h, b2) and the key's header points (dict "
      "alpha1, beta1, delta1, beta2, delta2), as the zkey stores points. r, s, rs = r*s mod r: 32-byte LE.");
 
   m.def("prepare_csr", [](py::object coefs, size_t domain, size_t n_vars) {
@@ -652,17 +678,24 @@ void bind_curve(py::module_& m) {
     size_t nw = W.count(32, "32-byte plain Fr witness values");
     std::vector<std::unique_ptr<Buf>> keep;
     auto v = csr_views<Fr>(prepared, domain, nw, keep);
-    auto a = new_u64(domain, 4), b = new_u64(domain, 4);
-    Fr* pa = (Fr*)a.mutable_data();
-    Fr* pb = (Fr*)b.mutable_data();
+    FrVector a(domain, false), b(domain, false);
     {
       Computing rel;
-      spmv_csr<Fr>(v.rows, v.vrows, v.ent, v.val, W.data(), nw, domain, pa, pb, resolve_threads(threads));
+      spmv_csr<Fr>(v.rows, v.vrows, v.ent, v.val, W.data(), nw, domain, (Fr*)a.data(), (Fr*)b.data(),
+                   resolve_threads(threads));
     }
-    return py::make_tuple(a, b);
+    return py::make_tuple(py::cast(std::move(a)), py::cast(std::move(b)));
   }, py::arg("prepared"), py::arg("witness"), py::arg("domain_size"), T,
-     "(a, b) = (A.w, B.w) from the prepared sidecar's CSR blocks (witness values canonical)");
+     "(a, b) = (A.w, B.w) from the prepared sidecar's CSR blocks (witness values canonical): FrVector each");
 
+  m.def("drop_pages", [](py::object buffer) {
+    Buf B(buffer, "buffer");
+    drop_pages(B.data(), B.len());
+  }, py::arg("buffer"), "Release the whole pages of a read-only file mapping's buffer (read again from the page cache "
+     "if touched): a one-shot proof's section after its last use");
+  m.def("hold_paths", [] { return PathHold(); },
+        "A context holding this module's path gate (path_gate.hpp) on this thread: a path switch asked for meanwhile "
+        "waits for its end (from this thread it raises), so a proof made of several native calls runs on one path");
   m.def("fr_mul_pointwise", [](py::object a, py::object b, long t) {
     return elementwise2<Fr>(a, b, t, [](const Fr& x, const Fr& y) { return x * y; });
   }, py::arg("a"), py::arg("b"), T);
@@ -693,6 +726,28 @@ struct BLS {
 
 PYBIND11_MODULE(_core, m) {
   m.doc() = "snarkd native CPU core (Montgomery fields, G1/G2, Pippenger MSM, NTT, Groth16 pieces)";
+  py::class_<PathHold>(m, "PathHold")
+      .def("__enter__", [](PathHold& h) {
+        if (!h.held) {
+          py::gil_scoped_release rel;  // a switch waiting for the gate may need the GIL to finish
+          path_gate().enter();
+          h.held = true;
+        }
+      })
+      .def("__exit__", [](PathHold& h, py::args) {
+        if (h.held) {
+          path_gate().leave();
+          h.held = false;
+        }
+      });
+  py::class_<FrVector>(m, "FrVector", py::buffer_protocol(),
+                       "A domain vector of a proof's steps: (n, 4) uint64 rows through the buffer protocol")
+      .def_buffer([](FrVector& v) {
+        return py::buffer_info(v.data(), sizeof(u64), py::format_descriptor<uint64_t>::format(), 2,
+                               {(py::ssize_t)v.n, (py::ssize_t)4}, {(py::ssize_t)32, (py::ssize_t)8});
+      })
+      .def("__len__", [](const FrVector& v) { return v.n; })
+      .def_property_readonly("nbytes", [](const FrVector& v) { return 32 * v.n; });
   m.def("hardware_threads", &hardware_threads);
   m.def("cpu_has_adx", &detect_adx, "True if the CPU has BMI2+ADX (4-limb mul then uses the mulx/adcx/adox path)");
   // The path switches: each waits for this module's running computations and changes its

@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "crc32c.hpp"
+#include "path_gate.hpp"
 #include "curves/bls12_381.hpp"
 #include "curves/bn254.hpp"
 #include "py_buffer.hpp"
@@ -38,6 +39,17 @@ using namespace snarkd;
 using namespace snarkd::witness;
 
 namespace {
+
+// The computations that read this module's path switch (its own g_use_simd52: [cpu] ifma, set_ifma below) run
+// inside one: the GIL released, then the module's path gate held (path_gate.hpp), so the switch never changes
+// under a running witness.
+struct Computing {
+  py::gil_scoped_release rel;
+  struct Hold {
+    Hold() { path_gate().enter(); }
+    ~Hold() { path_gate().leave(); }
+  } hold;
+};
 
 enum Curve : int { BN254 = 0, BLS12_381 = 1 };
 
@@ -330,11 +342,11 @@ RecordResult refusals_returned(int curve, py::list inputs, uint64_t max_memory, 
   try {
     if (curve == BN254) {
       auto in = inputs_from<bn254::FrP>(inputs);
-      py::gil_scoped_release nogil;
+      Computing nogil;
       body(OnCurve<bn254::FrP>{}, in, lim, out, wit, logs);
     } else if (curve == BLS12_381) {
       auto in = inputs_from<bls12_381::FrP>(inputs);
-      py::gil_scoped_release nogil;
+      Computing nogil;
       body(OnCurve<bls12_381::FrP>{}, in, lim, out, wit, logs);
     } else {
       throw py::value_error("curve must be 0 (bn128) or 1 (bls12381)");
@@ -557,6 +569,23 @@ PYBIND11_MODULE(_witness, mod) {
 
   py::register_exception<Unsupported>(mod, "Unsupported");
   mod.attr("PROGRAM_FORMAT") = PROGRAM_FORMAT;
+  // [cpu] ifma's switch for this module (snarkd.cli.apply_ifma sets it with _core's): its own copy of
+  // g_use_simd52, changed only while none of its computations runs (path_gate.hpp)
+  mod.def("set_ifma", [](bool on) {
+    if (PathGate::held_here()) throw std::runtime_error("a native path switch from inside a native call");
+    {
+      py::gil_scoped_release rel;  // a running witness may need the GIL to end (its logs)
+      path_gate().close();
+    }
+    struct Reopen {
+      ~Reopen() { path_gate().open(); }
+    } reopen;
+    bool prev = g_use_simd52;
+    g_use_simd52 = on && detect_simd52();
+    return prev;
+  }, py::arg("on"), "[cpu] ifma for native witnesses: the AVX-512 IFMA kernels where the CPU has them (True) or never; "
+     "waits for running witness calls; returns the previous setting");
+  mod.def("uses_simd52", [] { return g_use_simd52; }, "True while native witnesses use the AVX-512 IFMA kernels");
 
   py::class_<Wasm>(mod, "Wasm")
       .def(py::init([](py::bytes b) { return std::make_unique<Wasm>(std::string(b)); }), py::arg("wasm"),
@@ -651,7 +680,7 @@ PYBIND11_MODULE(_witness, mod) {
                std::vector<std::pair<bool, std::string>> logs;
                std::tuple<int, int, size_t> r;
                {
-                 py::gil_scoped_release nogil;
+                 Computing nogil;
                  r = t.evaluate((const uint64_t*)in.data(), (F*)fr.wdata(), rows, want_logs ? &logs : nullptr);
                }
                py::list lg;

@@ -58,9 +58,11 @@ class CpuBackend:
 
     def device_stage(self, key, synth: Synthesized, timer, threads: int = 0, with_g2: bool = False,
                      yield_point=None) -> G1Sums:
-        """yield_point: called before each MSM (the engine's preemption boundary: engine/preempt.py), or None."""
+        """yield_point: called before each MSM (the engine's preemption boundary: engine/preempt.py), or None.
+        key: any SectionKey (snarkd.prover.types): each section checked before its first use and done with
+        after its last (a one-shot key's pages released), the sums bytes: no numpy."""
         pause = yield_point or (lambda: 0.0)
-        zk, native, w = key.zkey, key.native, synth.witness
+        native, w = key.native, synth.witness
         a, b = synth.a, synth.b
         synth.a = synth.b = None
         if a is None:  # synthesized without the sparse products
@@ -69,26 +71,34 @@ class CpuBackend:
         del a, b
         pause()
         with timer.phase("msm_h"):
-            res_h = native.msm_g1(zk.h, h, threads)
+            key.use("h")
+            sum_h = native.msm_h(key.section("h"), h, threads)
+            key.done("h")
         del h
-        # msm_witness: the witness's zeros skipped and ones summed directly (real
-        # circuits are full of both), the rest through 8-lane batch-affine Pippenger
-        l = zk.n_public + 1
-        pause()
-        with timer.phase("msm_a"):
-            sum_a = native.msm_witness(w, [(zk.a, 0)], [], threads)[0][0]
-        pause()
-        with timer.phase("msm_b1"):
-            sum_b1 = native.msm_witness(w, [(zk.b1, 0)], [], threads)[0][0]
-        pause()
-        with timer.phase("msm_c"):
-            sum_c = native.msm_witness(w, [(zk.c, l)], [], threads)[0][0]
-        sums = G1Sums(h=res_h, a=sum_a, b1=sum_b1, c=sum_c)
+        # msm_w: the witness's zeros skipped and ones summed directly (real circuits are full of both), the
+        # rest through 8-lane batch-affine Pippenger; one at a time, each on all threads
+        sums = {}
+        for name, start in (("a", 0), ("b1", 0), ("c", key.n_public + 1)):
+            pause()
+            with timer.phase(f"msm_{name}"):
+                key.use(name)
+                sums[name] = native.msm_w(key.section(name), w, start, False, threads)
+                key.done(name)
+        out = G1Sums(h=sum_h, **sums)
         if with_g2:
             pause()
-            with timer.phase("msm_b2"):
-                sums.b2 = native.msm_witness(w, [], [(zk.b2, 0)], threads)[1][0]
-        return sums
+            out.b2 = msm_b2(key, w, timer, threads)
+        return out
+
+
+def msm_b2(key, w, timer, threads: int = 0):
+    """The G2 sum Σ w_i·B2_i on the CPU: in the device stage (with_g2) or, where a device leaves it, in
+    finalize (prover/groth16.py)."""
+    with timer.phase("msm_b2"):
+        key.use("b2")
+        b2 = key.native.msm_w(key.section("b2"), w, 0, True, threads)
+        key.done("b2")
+    return b2
 
 
 CPU = CpuBackend()

@@ -1,4 +1,4 @@
-"""The Groth16 prover as snarkjs runs it (groth16_prove.js), phase by phase.
+"""The Groth16 prover as snarkjs runs it (groth16_prove.js): the one place its steps are sequenced.
 
     pi_a = Σ w_i·A_i + α1 + r·δ1
     pi_b = Σ w_i·B2_i + β2 + s·δ2            (G2)
@@ -8,47 +8,76 @@ The work is split in three stages, as a proving service schedules it
 (cuzk's "split API"): `synthesize` (CPU: witness check, sparse products),
 `device_stage` (NTTs and the MSMs, on a Backend: the CPU core or a GPU) and
 `finalize` (the G2 MSM unless the backend did it, blinding and assembly, on
-the CPU). `prove` runs all three. Each phase is timed under the name users
-see in `--timings`; big buffers are dropped as soon as they are dead.
+the CPU). `prove` runs all three back to back: the engine and the Ray actors
+call the stages one by one, `snarkd prove`/`fullprove` call `prove`.
+
+Each step is one native call with the GIL released (snarkd.native._core: the
+checks, spmv, qap_h, msm_h/msm_w, groth16_blind), over a SectionKey
+(prover.types): a resident ProvingKey, or the one-shot MappedKey
+(prover.oneshot) whose sections are checked just before their first use and
+released after their last. Each phase is timed under the name users see in
+`--timings`. Nothing here imports numpy: on the CPU a one-shot proof never
+does.
 """
 
 from __future__ import annotations
 
+import contextlib
 import secrets
 
-import numpy as np
-
-from snarkd.curves.encoding import g1_bytes_to_json, g2_bytes_to_json, limbs_to_int
-from snarkd.formats.wtns import Witness, check_witness
-from snarkd.prover.backend import resolve
-from snarkd.prover.proving_key import ProvingKey
+from snarkd.curves.encoding import g1_bytes_to_json, g2_bytes_to_json
+from snarkd.errors import MismatchError
+from snarkd.formats.wtns import Witness, check_header_values
+from snarkd.prover.cpu import CPU, msm_b2
 from snarkd.prover.qap import sparse_products
 from snarkd.prover.timing import PhaseTimer
-from snarkd.prover.types import G1Sums, Proof, Synthesized, proof_json
+from snarkd.prover.types import HEADER, G1Sums, Proof, SectionKey, Synthesized, proof_json
 
 
-def synthesize(key: ProvingKey, witness: Witness, timer: PhaseTimer, threads: int = 0, witness_name: str = "witness",
+def _bytes(values) -> memoryview:
+    """The witness values' bytes (a numpy array or a memoryview, C-contiguous)."""
+    return memoryview(values).cast("B")
+
+
+def check_witness(key: SectionKey, witness: Witness, name: str, threads: int = 0) -> None:
+    """MismatchError unless `witness` fits `key`: same field, nVars values, w[0] == 1, every value canonical."""
+    n = len(witness)
+    w0 = int.from_bytes(_bytes(witness.values)[0:32], "little") if n else None
+    check_header_values(witness.prime, n, w0, key.curve.r, key.n_vars, key.curve.name, key.path, name)
+    bad = key.native.first_noncanonical_fr(witness.values, threads)
+    if bad >= 0:
+        raise MismatchError(f"{name}: witness value w[{bad}] is not canonical (not below the field prime r = {key.curve.r})")
+
+
+def public_values(witness_values, n_public: int) -> list[str]:
+    """w[1..n_public] as decimal strings (public.json)."""
+    b = _bytes(witness_values)
+    return [str(int.from_bytes(b[32 * i : 32 * i + 32], "little")) for i in range(1, n_public + 1)]
+
+
+def synthesize(key: SectionKey, witness: Witness, timer: PhaseTimer, threads: int = 0, witness_name: str = "witness",
                sparse: bool = True) -> Synthesized:
-    """Check the witness and (sparse=True) compute a = A·w, b = B·w. With
+    """Check the witness (and the key's header points) and (sparse=True) compute a = A·w, b = B·w. With
     sparse=False a and b stay None, for a backend that computes them itself."""
     with timer.phase("check"):
-        check_witness(witness, key.zkey, witness_name, threads)
+        check_witness(key, witness, witness_name, threads)
+        key.use(*HEADER)
     if not sparse:
         return Synthesized(witness=witness.values, a=None, b=None)
     a, b = sparse_products(key, witness.values, timer, threads)
     return Synthesized(witness=witness.values, a=a, b=b)
 
 
-def device_stage(key: ProvingKey, synth: Synthesized, timer: PhaseTimer, threads: int = 0, with_g2: bool = False,
+def device_stage(key, synth: Synthesized, timer: PhaseTimer, threads: int = 0, with_g2: bool = False,
                  backend=None) -> G1Sums:
     """NTTs, H and the G1 MSMs (G2 too when with_g2) on `backend` (a name or a
     Backend; None: the CPU). Frees synth.a and synth.b (the big buffers)."""
-    return resolve(backend).device_stage(key, synth, timer, threads, with_g2)
+    return _resolve(backend).device_stage(key, synth, timer, threads, with_g2)
 
 
 def finalize(
-    key: ProvingKey,
-    witness_values: np.ndarray,
+    key: SectionKey,
+    witness_values,
     sums: G1Sums,
     timer: PhaseTimer,
     threads: int = 0,
@@ -57,27 +86,25 @@ def finalize(
 ) -> Proof:
     """G2 MSM (unless the device did it), blinding with fresh r, s, and proof.json assembly (one native function
     for every path: native/groth16/blind.hpp)."""
-    zk, native, curve = key.zkey, key.native, key.curve
-    w = witness_values
+    native, curve = key.native, key.curve
     if sums.b2 is None:
-        with timer.phase("msm_b2"):
-            sums.b2 = native.msm_witness(w, [], [(zk.b2, 0)], threads)[1][0]
+        sums.b2 = msm_b2(key, witness_values, timer, threads)
     with timer.phase("assemble"):
         order = curve.r
         r = secrets.randbelow(order) if r is None else r % order
         s = secrets.randbelow(order) if s is None else s % order
-        pi_a, pi_b, pi_c = native.groth16_blind(  # native/groth16/blind.hpp: the one-shot path's own assembly
+        pi_a, pi_b, pi_c = native.groth16_blind(
             {"a": sums.a, "b1": sums.b1, "c": sums.c, "h": sums.h, "b2": sums.b2},
-            {"alpha1": zk.alpha1, "beta1": zk.beta1, "delta1": zk.delta1, "beta2": zk.beta2, "delta2": zk.delta2},
+            {name: key.section(name) for name in HEADER},
             r.to_bytes(32, "little"), s.to_bytes(32, "little"), (r * s % order).to_bytes(32, "little"))
         proof = proof_json(curve.name, g1_bytes_to_json(curve, pi_a), g2_bytes_to_json(curve, pi_b),
                            g1_bytes_to_json(curve, pi_c))
-        public = [str(limbs_to_int(w[i])) for i in range(1, zk.n_public + 1)]
-    return Proof(proof=proof, public=public, timings=dict(timer.ms), curve=curve.name)
+        public = public_values(witness_values, key.n_public)
+    return Proof(proof=proof, public=public, timings=dict(timer.ms), curve=curve.name, points=(pi_a, pi_b, pi_c))
 
 
 def prove(
-    key: ProvingKey,
+    key: SectionKey,
     witness: Witness,
     threads: int = 0,
     r: int | None = None,
@@ -91,9 +118,27 @@ def prove(
     backend: a name ("cpu", "cuda", "auto") or a Backend (None: the CPU). A backend
     that computes the sparse products itself gets the witness unprocessed, and one
     that runs G2 well runs every MSM. A backend that cannot run raises
-    BackendUnavailable: nothing falls back silently."""
-    be = resolve(backend)
+    BackendUnavailable: nothing falls back silently. On the CPU the native core's
+    path switches ([cpu] ifma) wait for the whole proof, which so runs on one path."""
+    be = _resolve(backend)
     timer = timer or PhaseTimer()
-    synth = synthesize(key, witness, timer, threads, witness_name, sparse=not be.spmv_on_device or be.host_spmv(key))
-    sums = be.device_stage(key, synth, timer, threads, with_g2=be.g2_on_device)
-    return finalize(key, synth.witness, sums, timer, threads, r, s)
+    with _one_path(be, key):
+        synth = synthesize(key, witness, timer, threads, witness_name,
+                           sparse=not be.spmv_on_device or be.host_spmv(key))
+        sums = be.device_stage(key, synth, timer, threads, with_g2=be.g2_on_device)
+        return finalize(key, synth.witness, sums, timer, threads, r, s)
+
+
+def _resolve(backend):
+    """prover.backend.resolve, imported only for a backend other than the CPU (the one-shot path's imports
+    stay lean)."""
+    if backend is None or backend is CPU:
+        return CPU
+    from snarkd.prover.backend import resolve
+
+    return resolve(backend)
+
+
+def _one_path(backend, key):
+    """The native core's path gate held for a CPU proof (a switch asked for meanwhile waits for its end)."""
+    return key.native.hold_paths() if backend.gpu is None else contextlib.nullcontext()

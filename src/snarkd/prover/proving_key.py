@@ -20,10 +20,14 @@ def native_for(curve: Curve):
 
 @dataclass
 class ProvingKey:
+    """The staged prover's key (a SectionKey, snarkd.prover.types): read_zkey checked every section at load,
+    and it stays resident for as many proofs as come (the engine's)."""
+
     zkey: ZKey
     path: str = ""
     native: object = field(default=None, repr=False)
     prepared: PreparedFile | None = field(default=None, repr=False)
+    read_once = False  # kept for many proofs: nothing given back after one
 
     @classmethod
     def load(cls, path: str | os.PathLike, check_points: bool = False, prepared: str = "use") -> "ProvingKey":
@@ -37,6 +41,16 @@ class ProvingKey:
             zkey.close()
             raise
         return cls(zkey=zkey, path=os.fspath(path), native=native_for(zkey.curve), prepared=prep)
+
+    def section(self, name: str):
+        """A section (coefs, a, b1, b2, c, h) or header point as a zero-copy array of the mapping."""
+        return getattr(self.zkey, name)
+
+    def use(self, *names: str) -> None:
+        pass  # read_zkey checked them all
+
+    def done(self, *names: str) -> None:
+        pass  # resident for the next proof
 
     def drop_prepared(self, why: str) -> None:
         """Stop using the sidecar (the native core refused its arrays) and remove it."""

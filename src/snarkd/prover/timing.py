@@ -44,7 +44,7 @@ PHASES: dict[str, str] = {
     "total": "submit to result",
 }
 STAGES = ("synthesis", "device", "finalize")
-# The phases of one proof, in order, as the native one-shot prover reports them (groth16/prove.hpp's laps;
+# The phases of one proof on the CPU, in order, as prover/groth16.prove runs them ("h" is recorded inside "ntt";
 # tests/prover/test_oneshot.py checks them): the length of `snarkd prove`'s progress bar.
 PROOF_STEPS = ("check", "spmv", "ntt", "msm_h", "msm_a", "msm_b1", "msm_c", "msm_b2", "assemble")
 

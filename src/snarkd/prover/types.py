@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:  # annotations only: the one-shot prove path runs without numpy
     import numpy as np
@@ -15,22 +15,55 @@ class Proof:
     public: list[str]
     timings: dict[str, float] = field(default_factory=dict)
     curve: str = ""
+    points: tuple = field(default=(), repr=False)  # (pi_a, pi_b, pi_c) as affine Montgomery bytes: the self-check's
 
 
 def proof_json(curve_name: str, pi_a: list, pi_b: list, pi_c: list) -> dict:
-    """snarkjs's proof.json object from the three points' JSON coordinates: the one place both provers (the
-    staged groth16.finalize and the one-shot native path, oneshot.py) assemble it."""
+    """snarkjs's proof.json object from the three points' JSON coordinates: the one place a proof is assembled
+    (prover/groth16.finalize, for every path)."""
     return {"pi_a": pi_a, "pi_b": pi_b, "pi_c": pi_c, "protocol": "groth16", "curve": curve_name}
+
+
+HEADER = ("alpha1", "beta1", "delta1", "beta2", "delta2")  # the key's header points a proof is blinded with
+
+
+class SectionKey(Protocol):
+    """A proving key as the proof's steps (prover/groth16.py) read it: its sizes, its native core and its
+    sections by name (coefs, a, b1, b2, c, h and the header points alpha1, beta1, delta1, beta2, delta2) as
+    buffers. Two kinds: prover.proving_key.ProvingKey (read_zkey checked every section at load; the engine
+    keeps it resident) and prover.oneshot.MappedKey (a one-shot proof: each bulk section checked just
+    before its first use, its pages released after its last)."""
+
+    curve: object
+    native: object
+    path: str
+    n_vars: int
+    n_public: int
+    domain_size: int
+    prepared: object  # the prepared sidecar (snarkd.prover.prepared) or None
+    read_once: bool  # one proof reads it (its transforms' tables and its a, b are given back as soon as used)
+
+    def section(self, name: str): ...
+
+    def use(self, *names: str) -> None:
+        """Before the first use of these sections: FormatError naming the section if one is malformed."""
+
+    def done(self, *names: str) -> None:
+        """After the last use of these sections ("prepared": the sidecar's blocks)."""
+
+    def drop_prepared(self, why: str) -> None:
+        """Stop using the sidecar (the native core refused its arrays) and remove it."""
 
 
 @dataclass
 class Synthesized:
-    """A witness checked against its key, with a = A·w and b = B·w on the domain
-    (None when the backend computes them itself: `Backend.spmv_on_device`)."""
+    """A witness checked against its key, with a = A·w and b = B·w on the domain (native FrVectors, None when
+    the backend computes them itself: `Backend.spmv_on_device`). witness: the values, (n, 4) uint64 limbs (a
+    numpy array, or a memoryview of the mapped file on the one-shot path)."""
 
-    witness: np.ndarray
-    a: np.ndarray | None
-    b: np.ndarray | None
+    witness: np.ndarray | memoryview
+    a: object | None
+    b: object | None
 
     @property
     def nbytes(self) -> int:
@@ -39,10 +72,11 @@ class Synthesized:
 
 @dataclass
 class G1Sums:
-    """The device stage's output: the MSM results (affine, Montgomery limbs)."""
+    """The device stage's output: the MSM results (affine, Montgomery limbs: bytes from the CPU, arrays from a
+    GPU; any buffer)."""
 
-    h: np.ndarray
-    a: np.ndarray
-    b1: np.ndarray
-    c: np.ndarray
-    b2: np.ndarray | None = None  # set when the G2 MSM also ran in the device stage
+    h: object
+    a: object
+    b1: object
+    c: object
+    b2: object | None = None  # set when the G2 MSM also ran in the device stage

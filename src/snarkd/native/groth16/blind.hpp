@@ -1,7 +1,6 @@
 // A Groth16 proof from its five MSM sums: the blinding with r, s and the assembly (snarkjs's
-// groth16_prove.js formulas), written once for every prover path -- the one-shot proof
-// (groth16/prove.hpp) and the staged one (prover/groth16.finalize through `groth16_blind`), so a
-// fix to either is a fix to both:
+// groth16_prove.js formulas), written once: prover/groth16.finalize calls it through `groth16_blind`
+// for every path (the one-shot `snarkd prove`, the engine, fullprove, the GPU):
 //
 //   pi_a = A + alpha1 + r delta1
 //   pi_b = B2 + beta2 + s delta2                                   (G2)
