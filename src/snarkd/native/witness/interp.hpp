@@ -3,6 +3,8 @@
 // store through the recorder's shadow checks, calls to circom's field functions handed to
 // host_call, and an `if` on a traced condition handed to symbolic_if (ifconvert.hpp).
 #pragma once
+#include <atomic>
+#include <mutex>
 
 namespace snarkd::witness {
 
@@ -10,7 +12,75 @@ namespace snarkd::witness {
 // The budgets count loop iterations and calls (every endless run loops), not instructions.
 template <class P>
 template <bool ARM>
+// no cross-jumping: it would merge the handlers' dispatch jumps back into one (a switch again)
+__attribute__((optimize("no-crossjumping", "no-gcse")))
 void Recorder<P>::exec(size_t depth, size_t arm_frames, uint32_t arm_start, uint32_t arm_stop) {
+  // Direct threaded dispatch: each handler ends with its own indirect jump through the table (one jump site per
+  // handler predicts the next instruction from this one; a switch's single jump site mispredicted most of its
+  // dispatches: a quarter of the interpreter's samples in the RSA verifier's control-flow run sat on it). The
+  // operand stack pointer lives in a register (`sp`), stored back to sp_ before anything else reads it (enter,
+  // leave, host_call, symbolic_if) and read again after: as a member every store through the stack (the build
+  // does not assume strict aliasing) made the compiler load it again.
+  static const void* table[OP_LAST];
+  static std::atomic<bool> table_ready{false};
+  if (!table_ready.load(std::memory_order_acquire)) {
+    static std::mutex table_mutex;
+    std::lock_guard<std::mutex> lock(table_mutex);
+    if (!table_ready.load(std::memory_order_relaxed)) {
+      for (auto& t : table) t = &&L_DEFAULT;
+      table[OP_UNREACHABLE] = &&L_UNREACHABLE;
+      table[OP_IF] = &&L_IF;
+      table[OP_JUMP] = &&L_BR;
+      table[OP_BR] = &&L_BR;
+      table[OP_BR_IF] = &&L_BR_IF;
+      table[OP_EQZ_BR_IF] = &&L_EQZ_BR_IF;
+      table[OP_PUSH3] = &&L_PUSH3;
+      table[OP_PUSH2] = &&L_PUSH2;
+      table[OP_LA_MUL] = &&L_LA_MUL;
+      table[OP_LA_MUL_ADD] = &&L_LA_MUL_ADD;
+      table[OP_LA_SET] = &&L_LA_SET;
+      table[0x45] = &&L_I32_EQZ;
+      table[0x46] = &&L_I32_EQ;
+      table[0x47] = &&L_I32_NE;
+      table[0x49] = &&L_I32_LT_U;
+      table[0x4B] = &&L_I32_GT_U;
+      table[0x4D] = &&L_I32_LE_U;
+      table[0x4F] = &&L_I32_GE_U;
+      table[0x6A] = &&L_I32_ADD;
+      table[0x6B] = &&L_I32_SUB;
+      table[0x6C] = &&L_I32_MUL;
+      table[0x71] = &&L_I32_AND;
+      table[0x74] = &&L_I32_SHL;
+      table[0x76] = &&L_I32_SHR_U;
+      table[OP_I32_ADDI] = &&L_I32_ADDI;
+      table[OP_LOCAL_ADDI] = &&L_LOCAL_ADDI;
+      table[OP_BR_TABLE] = &&L_BR_TABLE;
+      table[OP_RETURN] = &&L_RETURN;
+      table[OP_END] = &&L_RETURN;
+      table[OP_CALL] = &&L_CALL;
+      table[OP_CALL_INDIRECT] = &&L_CALL_INDIRECT;
+      table[OP_DROP] = &&L_DROP;
+      table[OP_SELECT] = &&L_SELECT;
+      table[OP_LOCAL_GET] = &&L_LOCAL_GET;
+      table[OP_LOCAL_SET] = &&L_LOCAL_SET;
+      table[OP_LOCAL_TEE] = &&L_LOCAL_TEE;
+      table[OP_GLOBAL_GET] = &&L_GLOBAL_GET;
+      table[OP_GLOBAL_SET] = &&L_GLOBAL_SET;
+      table[0x28] = &&L_LD_28; table[0x29] = &&L_LD_29; table[0x2C] = &&L_LD_2C; table[0x2D] = &&L_LD_2D;
+      table[0x2E] = &&L_LD_2E; table[0x2F] = &&L_LD_2F; table[0x30] = &&L_LD_30; table[0x31] = &&L_LD_31;
+      table[0x32] = &&L_LD_32; table[0x33] = &&L_LD_33; table[0x34] = &&L_LD_34; table[0x35] = &&L_LD_35;
+      table[0x36] = &&L_ST_36; table[0x37] = &&L_ST_37; table[0x3A] = &&L_ST_3A; table[0x3B] = &&L_ST_3B;
+      table[0x3C] = &&L_ST_3C; table[0x3D] = &&L_ST_3D; table[0x3E] = &&L_ST_3E;
+      table[OP_MEMORY_SIZE] = &&L_MEMORY_SIZE;
+      table[OP_MEMORY_GROW] = &&L_MEMORY_GROW;
+      table[OP_MEMORY_COPY] = &&L_MEMORY_COPY;
+      table[OP_MEMORY_FILL] = &&L_MEMORY_FILL;
+      table[OP_I32_CONST] = &&L_CONST;
+      table[OP_I64_CONST] = &&L_CONST;
+      table_ready.store(true, std::memory_order_release);
+    }
+  }
+
   constexpr bool arm = ARM;
   auto leaving_arm = [&](uint32_t target) {  // a branch out of the arm, or a return from it
     if (arm && frames_.size() == arm_frames && (target < arm_start || target > arm_stop))
@@ -20,266 +90,377 @@ void Recorder<P>::exec(size_t depth, size_t arm_frames, uint32_t arm_start, uint
     if (++steps_ > lim_.max_steps) trap("step budget exhausted (loop iterations and calls)");
     if (ARM && --arm_steps_left_ == 0) throw detail::ArmAbort{"long arm"};
   };
-  for (;;) {
-    Frame& fr = frames_.back();  // frames_ never reallocates (reserved); loc_ may: L is re-read here
-    const Func& fn = m_.funcs[fr.func];
-    const Ins* code = fn.code.data();
-    uint32_t pc = fr.pc;
-    uint64_t* L = loc_.data() + fr.locals;
-    bool switch_frame = false;
-    while (!switch_frame) {
-      if (ARM && frames_.size() == arm_frames && pc == arm_stop) {
-        fr.pc = pc;
-        return;
-      }
-      const Ins& in = code[pc];
-      uint64_t* S = stk_.data();
-      switch (in.op) {
-        case OP_UNREACHABLE: trap("unreachable");
-        case OP_IF: {
-          uint32_t c = uint32_t(S[--sp_]);
-          if (pending_.valid && pending_.if_pc == pc && pending_.depth == frames_.size() &&
-              steps_ - pending_.step <= 3) {
-            Pending pd = pending_;
-            pending_.valid = false;
-            fr.pc = pc;
-            pc = symbolic_if(fn, in, pc, c != 0, pd);
-            // symbolic_if ran arms in this frame: re-read the frame (vectors may have moved)
-            switch_frame = true;
-            frames_.back().pc = pc;
-            break;
-          }
-          pc = c ? pc + 1 : in.a;
-          break;
-        }
-        case OP_JUMP: case OP_BR: {
-          leaving_arm(in.a);
-          if (in.a <= pc) tick();
-          branch(in);
-          pc = in.a;
-          break;
-        }
-        case OP_BR_IF: {
-          if (uint32_t(S[--sp_])) {
-            leaving_arm(in.a);
-            if (in.a <= pc) tick();
-            branch(in);
-            pc = in.a;
-          } else {
-            pc++;
-          }
-          break;
-        }
-        case OP_EQZ_BR_IF: {  // i32.eqz, br_if (the second instruction: the branch)
-          const Ins& br = code[pc + 1];
-          if (uint32_t(S[--sp_]) == 0) {
-            leaving_arm(br.a);
-            if (br.a <= pc + 1) tick();
-            branch(br);
-            pc = br.a;
-          } else {
-            pc += 2;
-          }
-          break;
-        }
-        case OP_PUSH3: {
-          S[sp_++] = pushed(in.arity, in, L);
-          S[sp_++] = pushed(code[pc + 1].op, code[pc + 1], L);
-          S[sp_++] = pushed(code[pc + 2].op, code[pc + 2], L);
-          pc += 3;
-          break;
-        }
-        case OP_PUSH2: {
-          S[sp_++] = pushed(in.arity, in, L);
-          S[sp_++] = pushed(code[pc + 1].op, code[pc + 1], L);
-          pc += 2;
-          break;
-        }
-        case OP_LA_MUL: S[sp_++] = uint32_t(uint32_t(pushed(in.arity, in, L)) * uint32_t(code[pc + 1].b)); pc += 3; break;
-        case OP_LA_MUL_ADD:
-          S[sp_++] = uint32_t(uint32_t(pushed(in.arity, in, L)) * uint32_t(code[pc + 1].b) + code[pc + 3].a);
-          pc += 4;
-          break;
-        case OP_LA_SET: L[code[pc + 1].a] = uint32_t(L[in.a] + in.b); pc += 2; break;
-        // the commonest integer instructions here, not through wasm_numeric's second dispatch
-        case 0x45: S[sp_ - 1] = uint32_t(S[sp_ - 1]) == 0; pc++; break;
-        case 0x6A: sp_--; S[sp_ - 1] = uint32_t(S[sp_ - 1] + S[sp_]); pc++; break;
-        case 0x6C: sp_--; S[sp_ - 1] = uint32_t(uint32_t(S[sp_ - 1]) * uint32_t(S[sp_])); pc++; break;
-        case OP_I32_ADDI: S[sp_ - 1] = uint32_t(S[sp_ - 1] + in.a); pc++; break;
-        case OP_LOCAL_ADDI: S[sp_++] = uint32_t(L[in.a] + in.b); pc++; break;
-        case OP_BR_TABLE: {
-          uint32_t i = uint32_t(S[--sp_]);
-          if (i >= in.b - 1) i = uint32_t(in.b - 1);
-          const BrTarget& t = fn.table[in.a + i];
-          Ins tmp{OP_BR, uint16_t(t.arity), t.pc, t.height};
-          leaving_arm(t.pc);
-          if (t.pc <= pc) tick();
-          branch(tmp);
-          pc = t.pc;
-          break;
-        }
-        case OP_RETURN: case OP_END: {
-          if (arm && frames_.size() == arm_frames) throw detail::ArmAbort{"returns from the arm"};
-          leave();
-          if (frames_.size() == depth) return;
-          switch_frame = true;
-          break;
-        }
-        case OP_CALL: case OP_CALL_INDIRECT: {
-          uint32_t callee;
-          if (in.op == OP_CALL) callee = in.a;
-          else {
-            uint32_t i = uint32_t(S[--sp_]);
-            if (i >= m_.table.size() || m_.table[i] == ~0u) trap("undefined table element");
-            callee = m_.table[i];
-            const FuncType& want = m_.types[in.a];
-            const FuncType& got = m_.type_of(callee);
-            if (want.params != got.params || want.results != got.results) trap("indirect call type mismatch");
-          }
-          HostFn h = host_[callee];
-          if (h != H_NONE) {
-            fr.pc = pc;
-            if (h == H_IMPORT_NOP) {
-              const FuncType& t = m_.type_of(callee);
-              sp_ -= uint32_t(t.params.size());
-              for (size_t k = 0; k < t.results.size(); k++) S[sp_++] = 0;
-            } else if (h == H_IMPORT_ERROR) {
-              if (arm_depth_) throw detail::ArmAbort{"error"};
-              throw CircuitFailure(0, "the circuit called runtime.error");
-            } else {
-              host_call(h, pc);
-            }
-            if (h == H_PRINT_ERROR || h == H_WRITE_BUFFER) {
-              // they ran getMessageChar, which may have grown the stacks: re-read this frame
-              frames_.back().pc = pc + 1;
-              switch_frame = true;
-              break;
-            }
-            pc++;
-            break;
-          }
-          tick();
-          fr.pc = pc + 1;
-          enter(callee);
-          switch_frame = true;
-          break;
-        }
-        case OP_DROP: sp_--; pc++; break;
-        case OP_SELECT: {
-          uint32_t c = uint32_t(S[--sp_]);
-          uint64_t b = S[--sp_];
-          if (!c) S[sp_ - 1] = b;
-          pc++;
-          break;
-        }
-        case OP_LOCAL_GET: S[sp_++] = L[in.a]; pc++; break;
-        case OP_LOCAL_SET: L[in.a] = S[--sp_]; pc++; break;
-        case OP_LOCAL_TEE: L[in.a] = S[sp_ - 1]; pc++; break;
-        case OP_GLOBAL_GET: S[sp_++] = globals_[in.a]; pc++; break;
-        case OP_GLOBAL_SET:
-          if (arm_depth_) throw detail::ArmAbort{"global"};
-          globals_[in.a] = S[--sp_];
-          pc++;
-          break;
-#define LOAD(OPC, T, N, CONV)                                   \
-case OPC: {                                                    \
-  uint64_t ea = uint64_t(uint32_t(S[sp_ - 1])) + in.a;         \
-  raw_read(ea, N);                                             \
-  T v;                                                         \
-  std::memcpy(&v, mem_.data() + ea, N);                        \
-  S[sp_ - 1] = CONV;                                           \
-  pc++;                                                        \
-  break;                                                       \
-}
-        LOAD(0x28, uint32_t, 4, uint64_t(v))
-        LOAD(0x29, uint64_t, 8, v)
-        LOAD(0x2C, int8_t, 1, uint64_t(uint32_t(int32_t(v))))
-        LOAD(0x2D, uint8_t, 1, uint64_t(v))
-        LOAD(0x2E, int16_t, 2, uint64_t(uint32_t(int32_t(v))))
-        LOAD(0x2F, uint16_t, 2, uint64_t(v))
-        LOAD(0x30, int8_t, 1, uint64_t(int64_t(v)))
-        LOAD(0x31, uint8_t, 1, uint64_t(v))
-        LOAD(0x32, int16_t, 2, uint64_t(int64_t(v)))
-        LOAD(0x33, uint16_t, 2, uint64_t(v))
-        LOAD(0x34, int32_t, 4, uint64_t(int64_t(v)))
-        LOAD(0x35, uint32_t, 4, uint64_t(v))
-#undef LOAD
-#define STORE(OPC, T, N)                                         \
-case OPC: {                                                    \
-  T v = T(S[sp_ - 1]);                                         \
-  uint64_t ea = uint64_t(uint32_t(S[sp_ - 2])) + in.a;         \
-  sp_ -= 2;                                                    \
-  raw_write(ea, N);                                            \
-  std::memcpy(mem_.data() + ea, &v, N);                        \
-  pc++;                                                        \
-  break;                                                       \
-}
-        STORE(0x36, uint32_t, 4)
-        STORE(0x37, uint64_t, 8)
-        STORE(0x3A, uint8_t, 1)
-        STORE(0x3B, uint16_t, 2)
-        STORE(0x3C, uint8_t, 1)
-        STORE(0x3D, uint16_t, 2)
-        STORE(0x3E, uint32_t, 4)
-#undef STORE
-        case OP_MEMORY_SIZE: S[sp_++] = mem_.size() >> 16; pc++; break;
-        case OP_MEMORY_GROW: {
-          if (arm_depth_) throw detail::ArmAbort{"memory.grow"};
-          uint64_t n = uint32_t(S[sp_ - 1]);
-          uint64_t old = mem_.size() >> 16;
-          uint64_t want = (old + n) << 16;
-          if (want > lim_.max_memory || (m_.mem_has_max && old + n > m_.mem_max) || old + n > 65536) {
-            S[sp_ - 1] = uint32_t(-1);
-          } else {
-            mem_.resize(want);
-            shadow_.resize(want / 4);
-            native_form_.resize(want / 256 + 1);
-            S[sp_ - 1] = old;
-          }
-          pc++;
-          break;
-        }
-        case OP_MEMORY_COPY: {
-          uint64_t n = uint32_t(S[sp_ - 1]), s = uint32_t(S[sp_ - 2]), d = uint32_t(S[sp_ - 3]);
-          sp_ -= 3;
-          charge(n >> 16);
-          if (n) {
-            raw_read(s, uint32_t(n));
-            raw_write(d, uint32_t(n));
-            std::memmove(mem_.data() + d, mem_.data() + s, n);
-          } else if (s > mem_.size() || d > mem_.size()) {
-            trap("out of bounds memory access");
-          }
-          pc++;
-          break;
-        }
-        case OP_MEMORY_FILL: {
-          uint64_t n = uint32_t(S[sp_ - 1]), v = uint32_t(S[sp_ - 2]), d = uint32_t(S[sp_ - 3]);
-          sp_ -= 3;
-          charge(n >> 16);
-          if (n) {
-            raw_write(d, uint32_t(n));
-            std::memset(mem_.data() + d, int(v & 0xFF), n);
-          } else if (d > mem_.size()) {
-            trap("out of bounds memory access");
-          }
-          pc++;
-          break;
-        }
-        case OP_I32_CONST: case OP_I64_CONST: S[sp_++] = in.b; pc++; break;
-        default:
-          if (const char* why = wasm_numeric(in.op, S, sp_)) {
-            if (why == NOT_NUMERIC) throw Unsupported("internal: opcode " + std::to_string(in.op));
-            trap(why);
-          }
-          pc++;
-          break;
-      }
-    }
-    if (!frames_.empty()) {
-      // switch_frame: the current frame changed (call/return) or an if-conversion ran
-    }
+  // frames_ never reallocates (reserved); loc_ and stk_ may (enter, nested runs): L and S are re-read at L_FRAME
+  Frame* fr;
+  const Func* fn;
+  const Ins* code;
+  const Ins* in;
+  uint32_t pc;
+  uint64_t* L;
+  uint64_t* S;
+  uint32_t sp;
+  uint32_t callee_;
+  auto do_branch = [&](uint32_t k, uint64_t height) {
+    const uint32_t base = fr->base + uint32_t(height);
+    for (uint32_t i = 0; i < k; i++) S[base + i] = S[sp - k + i];
+    sp = base + k;
+  };
+#define SYNC() (sp_ = sp)
+#define RELOAD() (S = stk_.data(), sp = sp_)
+#define NEXT()                                                        \
+  do {                                                                \
+    if (ARM && frames_.size() == arm_frames && pc == arm_stop) {      \
+      fr->pc = pc;                                                    \
+      SYNC();                                                         \
+      return;                                                         \
+    }                                                                 \
+    in = code + pc;                                                   \
+    goto* table[in->op];                                              \
+  } while (0)
+
+L_FRAME:
+  fr = &frames_.back();
+  fn = &m_.funcs[fr->func];
+  code = fn->code.data();
+  pc = fr->pc;
+  L = loc_.data() + fr->locals;
+  RELOAD();
+  NEXT();
+
+L_UNREACHABLE:
+  SYNC();
+  trap("unreachable");
+L_IF: {
+  const uint32_t c = uint32_t(S[--sp]);
+  if (pending_.valid && pending_.if_pc == pc && pending_.depth == frames_.size() && steps_ - pending_.step <= 3) {
+    Pending pd = pending_;
+    pending_.valid = false;
+    fr->pc = pc;
+    SYNC();
+    pc = symbolic_if(*fn, *in, pc, c != 0, pd);
+    // symbolic_if ran arms in this frame: re-read the frame (vectors may have moved)
+    frames_.back().pc = pc;
+    goto L_FRAME;
   }
+  pc = c ? pc + 1 : in->a;
+  NEXT();
+}
+L_BR:
+  leaving_arm(in->a);
+  if (in->a <= pc) tick();
+  do_branch(in->arity, in->b);
+  pc = in->a;
+  NEXT();
+L_BR_IF:
+  if (uint32_t(S[--sp])) {
+    leaving_arm(in->a);
+    if (in->a <= pc) tick();
+    do_branch(in->arity, in->b);
+    pc = in->a;
+  } else {
+    pc++;
+  }
+  NEXT();
+L_EQZ_BR_IF: {  // i32.eqz, br_if (the second instruction: the branch)
+  const Ins& br = code[pc + 1];
+  if (uint32_t(S[--sp]) == 0) {
+    leaving_arm(br.a);
+    if (br.a <= pc + 1) tick();
+    do_branch(br.arity, br.b);
+    pc = br.a;
+  } else {
+    pc += 2;
+  }
+  NEXT();
+}
+L_PUSH3:
+  S[sp] = pushed(in->arity, *in, L);
+  S[sp + 1] = pushed(code[pc + 1].op, code[pc + 1], L);
+  S[sp + 2] = pushed(code[pc + 2].op, code[pc + 2], L);
+  sp += 3;
+  pc += 3;
+  NEXT();
+L_PUSH2:
+  S[sp] = pushed(in->arity, *in, L);
+  S[sp + 1] = pushed(code[pc + 1].op, code[pc + 1], L);
+  sp += 2;
+  pc += 2;
+  NEXT();
+L_LA_MUL:
+  S[sp++] = uint32_t(uint32_t(pushed(in->arity, *in, L)) * uint32_t(code[pc + 1].b));
+  pc += 3;
+  NEXT();
+L_LA_MUL_ADD:
+  S[sp++] = uint32_t(uint32_t(pushed(in->arity, *in, L)) * uint32_t(code[pc + 1].b) + code[pc + 3].a);
+  pc += 4;
+  NEXT();
+L_LA_SET:
+  L[code[pc + 1].a] = uint32_t(L[in->a] + in->b);
+  pc += 2;
+  NEXT();
+  // the commonest integer instructions here, not through wasm_numeric's second dispatch (the same definitions)
+L_I32_EQZ: S[sp - 1] = uint32_t(S[sp - 1]) == 0; pc++; NEXT();
+#define CMP32(LBL, EXPR)                                    \
+  LBL : {                                                   \
+    const uint32_t b = uint32_t(S[--sp]), a = uint32_t(S[sp - 1]); \
+    S[sp - 1] = (EXPR) ? 1 : 0;                             \
+    pc++;                                                   \
+    NEXT();                                                 \
+  }
+  CMP32(L_I32_EQ, a == b)
+  CMP32(L_I32_NE, a != b)
+  CMP32(L_I32_LT_U, a < b)
+  CMP32(L_I32_GT_U, a > b)
+  CMP32(L_I32_LE_U, a <= b)
+  CMP32(L_I32_GE_U, a >= b)
+#undef CMP32
+#define BIN32(LBL, EXPR)                                    \
+  LBL : {                                                   \
+    const uint32_t b = uint32_t(S[--sp]), a = uint32_t(S[sp - 1]); \
+    S[sp - 1] = uint32_t(EXPR);                             \
+    pc++;                                                   \
+    NEXT();                                                 \
+  }
+  BIN32(L_I32_ADD, a + b)
+  BIN32(L_I32_SUB, a - b)
+  BIN32(L_I32_MUL, a * b)
+  BIN32(L_I32_AND, a & b)
+  BIN32(L_I32_SHL, a << (b & 31))
+  BIN32(L_I32_SHR_U, a >> (b & 31))
+#undef BIN32
+L_I32_ADDI: S[sp - 1] = uint32_t(S[sp - 1] + in->a); pc++; NEXT();
+L_LOCAL_ADDI: S[sp++] = uint32_t(L[in->a] + in->b); pc++; NEXT();
+L_BR_TABLE: {
+  uint32_t i = uint32_t(S[--sp]);
+  if (i >= in->b - 1) i = uint32_t(in->b - 1);
+  const BrTarget& t = fn->table[in->a + i];
+  leaving_arm(t.pc);
+  if (t.pc <= pc) tick();
+  do_branch(t.arity, t.height);
+  pc = t.pc;
+  NEXT();
+}
+L_RETURN:
+  if (arm && frames_.size() == arm_frames) throw detail::ArmAbort{"returns from the arm"};
+  SYNC();
+  leave();
+  if (frames_.size() == depth) return;
+  goto L_FRAME;
+L_CALL_INDIRECT: {
+  const uint32_t i = uint32_t(S[--sp]);
+  SYNC();
+  if (i >= m_.table.size() || m_.table[i] == ~0u) trap("undefined table element");
+  const uint32_t callee = m_.table[i];
+  const FuncType& want = m_.types[in->a];
+  const FuncType& got = m_.type_of(callee);
+  if (want.params != got.params || want.results != got.results) trap("indirect call type mismatch");
+  callee_ = callee;
+  goto L_CALL_TO;
+}
+L_CALL:
+  callee_ = in->a;
+L_CALL_TO: {
+  const uint32_t callee = callee_;
+  const HostFn h = host_[callee];
+  if (h != H_NONE && h < H_EXCEPTION) {  // circom's field functions (not the runtime's imports)
+    fr->pc = pc;
+    // The commonest ones here, as host_call does them (the same steps, in the same order), their arguments taken
+    // from the stack in registers: the call into host_call and its dispatch were a large part of each (the RSA
+    // verifier's control-flow run makes 8.9 M calls, nearly all Fr_copy, Fr_toInt, Fr_add, Fr_isTrue, Fr_mul).
+    switch (h) {
+      case H_COPY: {
+        host_seq_++;
+        const uint32_t r = uint32_t(S[sp - 2]), a = uint32_t(S[sp - 1]);
+        sp -= 2;
+        if (a == shared_elem_ && fr->func == uint32_t(f_set_input_)) input_copy_due_ = false;
+        write_elem(r, read_elem(a));
+        break;
+      }
+      case H_ISTRUE: {
+        host_seq_++;
+        pending_.valid = false;
+        const uint32_t a = uint32_t(S[--sp]);
+        const Val x = read_elem(a);
+        const bool t = CF::is_true(x.v);
+        if (x.id) istrue_traced(x.id, t, pc);
+        S[sp++] = t ? 1 : 0;
+        break;
+      }
+      case H_TOINT: {
+        host_seq_++;
+        const uint32_t a = uint32_t(S[--sp]);
+        const Val x = read_elem(a);
+        const int32_t v = CF::n_to_int32(plain(x.v));
+        // setInputSignal converts the value it stores to decide its representation only
+        if (x.id && fr->func != uint32_t(f_set_input_)) guard(T_GUARD_INT, x.id, uint32_t(v));
+        S[sp++] = uint32_t(v);
+        break;
+      }
+      case H_ADD: case H_SUB: case H_MUL: case H_DIV: case H_IDIV: case H_MOD: case H_POW: case H_EQ: case H_NEQ:
+      case H_LT: case H_GT: case H_LEQ: case H_GEQ: case H_LAND: case H_LOR: case H_BAND: case H_BOR: case H_BXOR:
+      case H_SHL: case H_SHR: {  // host_call's binary field ops (pR, pA, pB)
+        host_seq_++;
+        const uint32_t r = uint32_t(S[sp - 3]), a = uint32_t(S[sp - 2]), b = uint32_t(S[sp - 1]);
+        sp -= 3;
+        write_elem(r, binary(h, read_elem(a), read_elem(b)));
+        break;
+      }
+      default:
+        SYNC();
+        host_call(h, pc);
+        RELOAD();
+        break;
+    }
+    pc++;
+    NEXT();
+  }
+  if (h != H_NONE) {
+    fr->pc = pc;
+    if (h == H_IMPORT_NOP) {
+      const FuncType& t = m_.type_of(callee);
+      sp -= uint32_t(t.params.size());
+      for (size_t k = 0; k < t.results.size(); k++) S[sp++] = 0;
+    } else if (h == H_IMPORT_ERROR) {
+      SYNC();
+      if (arm_depth_) throw detail::ArmAbort{"error"};
+      throw CircuitFailure(0, "the circuit called runtime.error");
+    } else {
+      SYNC();
+      host_call(h, pc);
+      if (h == H_PRINT_ERROR || h == H_WRITE_BUFFER) {
+        // they ran getMessageChar, which may have grown the stacks: re-read this frame
+        frames_.back().pc = pc + 1;
+        goto L_FRAME;
+      }
+      RELOAD();
+    }
+    pc++;
+    NEXT();
+  }
+  tick();
+  fr->pc = pc + 1;
+  SYNC();
+  enter(callee);
+  goto L_FRAME;
+}
+L_DROP: sp--; pc++; NEXT();
+L_SELECT: {
+  const uint32_t c = uint32_t(S[--sp]);
+  const uint64_t b = S[--sp];
+  if (!c) S[sp - 1] = b;
+  pc++;
+  NEXT();
+}
+L_LOCAL_GET: S[sp++] = L[in->a]; pc++; NEXT();
+L_LOCAL_SET: L[in->a] = S[--sp]; pc++; NEXT();
+L_LOCAL_TEE: L[in->a] = S[sp - 1]; pc++; NEXT();
+L_GLOBAL_GET: S[sp++] = globals_[in->a]; pc++; NEXT();
+L_GLOBAL_SET:
+  if (arm_depth_) throw detail::ArmAbort{"global"};
+  globals_[in->a] = S[--sp];
+  pc++;
+  NEXT();
+#define LOAD(LBL, T, N, CONV)                                 \
+  LBL : {                                                     \
+    const uint64_t ea = uint64_t(uint32_t(S[sp - 1])) + in->a; \
+    raw_read(ea, N);                                          \
+    T v;                                                      \
+    std::memcpy(&v, mem_.data() + ea, N);                     \
+    S[sp - 1] = CONV;                                         \
+    pc++;                                                     \
+    NEXT();                                                   \
+  }
+  LOAD(L_LD_28, uint32_t, 4, uint64_t(v))
+  LOAD(L_LD_29, uint64_t, 8, v)
+  LOAD(L_LD_2C, int8_t, 1, uint64_t(uint32_t(int32_t(v))))
+  LOAD(L_LD_2D, uint8_t, 1, uint64_t(v))
+  LOAD(L_LD_2E, int16_t, 2, uint64_t(uint32_t(int32_t(v))))
+  LOAD(L_LD_2F, uint16_t, 2, uint64_t(v))
+  LOAD(L_LD_30, int8_t, 1, uint64_t(int64_t(v)))
+  LOAD(L_LD_31, uint8_t, 1, uint64_t(v))
+  LOAD(L_LD_32, int16_t, 2, uint64_t(int64_t(v)))
+  LOAD(L_LD_33, uint16_t, 2, uint64_t(v))
+  LOAD(L_LD_34, int32_t, 4, uint64_t(int64_t(v)))
+  LOAD(L_LD_35, uint32_t, 4, uint64_t(v))
+#undef LOAD
+#define STORE(LBL, T, N)                                      \
+  LBL : {                                                     \
+    const T v = T(S[sp - 1]);                                 \
+    const uint64_t ea = uint64_t(uint32_t(S[sp - 2])) + in->a; \
+    sp -= 2;                                                  \
+    raw_write(ea, N);                                         \
+    std::memcpy(mem_.data() + ea, &v, N);                     \
+    pc++;                                                     \
+    NEXT();                                                   \
+  }
+  STORE(L_ST_36, uint32_t, 4)
+  STORE(L_ST_37, uint64_t, 8)
+  STORE(L_ST_3A, uint8_t, 1)
+  STORE(L_ST_3B, uint16_t, 2)
+  STORE(L_ST_3C, uint8_t, 1)
+  STORE(L_ST_3D, uint16_t, 2)
+  STORE(L_ST_3E, uint32_t, 4)
+#undef STORE
+L_MEMORY_SIZE: S[sp++] = mem_.size() >> 16; pc++; NEXT();
+L_MEMORY_GROW: {
+  if (arm_depth_) throw detail::ArmAbort{"memory.grow"};
+  const uint64_t n = uint32_t(S[sp - 1]);
+  const uint64_t old = mem_.size() >> 16;
+  const uint64_t want = (old + n) << 16;
+  if (want > lim_.max_memory || (m_.mem_has_max && old + n > m_.mem_max) || old + n > 65536) {
+    S[sp - 1] = uint32_t(-1);
+  } else {
+    mem_.resize(want);
+    shadow_.resize(want / 4);
+    native_form_.resize(want / 256 + 1);
+    S[sp - 1] = old;
+  }
+  pc++;
+  NEXT();
+}
+L_MEMORY_COPY: {
+  const uint64_t n = uint32_t(S[sp - 1]), s = uint32_t(S[sp - 2]), d = uint32_t(S[sp - 3]);
+  sp -= 3;
+  charge(n >> 16);
+  if (n) {
+    raw_read(s, uint32_t(n));
+    raw_write(d, uint32_t(n));
+    std::memmove(mem_.data() + d, mem_.data() + s, n);
+  } else if (s > mem_.size() || d > mem_.size()) {
+    trap("out of bounds memory access");
+  }
+  pc++;
+  NEXT();
+}
+L_MEMORY_FILL: {
+  const uint64_t n = uint32_t(S[sp - 1]), v = uint32_t(S[sp - 2]), d = uint32_t(S[sp - 3]);
+  sp -= 3;
+  charge(n >> 16);
+  if (n) {
+    raw_write(d, uint32_t(n));
+    std::memset(mem_.data() + d, int(v & 0xFF), n);
+  } else if (d > mem_.size()) {
+    trap("out of bounds memory access");
+  }
+  pc++;
+  NEXT();
+}
+L_CONST: S[sp++] = in->b; pc++; NEXT();
+L_DEFAULT: {
+  uint32_t t = sp;  // (sp's address not taken: it stays in a register)
+  const char* why = wasm_numeric(in->op, S, t);
+  sp = t;
+  if (why) {
+    SYNC();
+    if (why == NOT_NUMERIC) throw Unsupported("internal: opcode " + std::to_string(in->op));
+    trap(why);
+  }
+  pc++;
+  NEXT();
+}
+#undef NEXT
+#undef RELOAD
+#undef SYNC
 }
 
 // The value one push of a fused run (OP_PUSH2...) pushes: its own op given (a run's head keeps it in `arity`).

@@ -593,6 +593,17 @@ class Recorder {
     remember_plain(m, n);
     return m;
   }
+  // One limb stored from its register. The limbs of write_elem were spilled to the stack one by one and
+  // reloaded two at a time into a vector register for a 16-byte store: a load that spans two pending stores
+  // is not forwarded from them and waits for both to retire (half of write_elem's samples in the RSA
+  // verifier's control-flow run sat on that load).
+  static inline void store_limb(uint8_t* p, u64 v) {
+#if defined(__x86_64__)
+    asm("movq %1, %0" : "=m"(*reinterpret_cast<u64*>(p)) : "r"(v));
+#else
+    std::memcpy(p, &v, 8);
+#endif
+  }
   void write_elem(uint32_t a, const Val& x) {
     bounds(a, ELEM);
     not_in_runtime(a, ELEM);
@@ -617,7 +628,7 @@ class Recorder {
     uint32_t* sh = shadow_.data() + w0;
     const uint64_t header = uint64_t(0xC0000000u) << 32;  // short word 0, type long Montgomery
     std::memcpy(p, &header, 8);
-    std::memcpy(p + 8, l, sizeof l);
+    for (size_t k = 0; k < P::N; k++) store_limb(p + 8 + 8 * k, l[k]);
     static_assert(ELEM % 8 == 0, "an element is a whole number of shadow word pairs");
     for (uint32_t k = 0; k < ELEM / 4; k += 2) std::memcpy(sh + k, &twice, 8);
     set_native_form(w0, w0 + ELEM / 4 - 1, true);
