@@ -24,39 +24,13 @@
 #include "groth16/checks.hpp"
 #include "groth16/qap.hpp"
 #include "parallel.hpp"
-#include "path_gate.hpp"
 #include "py_buffer.hpp"
+#include "py_path_gate.hpp"
 
 namespace py = pybind11;
 using namespace snarkd;
 
 namespace {
-
-// Every computation of this module runs inside one: the GIL released, then the path gate held
-// (path_gate.hpp), so the path switches below never change under it.
-struct Computing {
-  py::gil_scoped_release rel;
-  struct Hold {
-    Hold() { path_gate().enter(); }
-    ~Hold() { path_gate().leave(); }
-  } hold;
-};
-
-// Changes process-wide path switches (set() with the GIL held and no computation running) and
-// returns set()'s result. From inside a computation (a callback of one) it raises instead of
-// waiting for itself.
-template <class Set>
-auto switch_paths(Set&& set) {
-  if (PathGate::held_here()) throw std::runtime_error("a native path switch from inside a native call");
-  {
-    py::gil_scoped_release rel;  // the running calls may need the GIL to end (a phase callback)
-    path_gate().close();
-  }
-  struct Reopen {
-    ~Reopen() { path_gate().open(); }
-  } reopen;
-  return set();
-}
 
 py::array_t<uint64_t> new_u64(size_t rows, size_t cols) {
   return py::array_t<uint64_t>(std::vector<py::ssize_t>{(py::ssize_t)rows, (py::ssize_t)cols});

@@ -7,14 +7,15 @@
 // mean a template argument on every field operation; instead a switch changes only while
 // no computation of the module runs:
 //   - every call that computes with the GIL released holds the gate shared for its whole
-//     length (enter/leave; bindings.cpp's Computing releases the GIL first, then enters);
+//     length (enter/leave; py_path_gate.hpp's Computing releases the GIL first, then enters);
 //   - a switch is changed with the gate closed (close: it waits for the running calls and
 //     keeps new ones out, a waiting switch going before new calls) AND the GIL held, which
 //     keeps out the small calls that compute with the GIL held.
 // So one call sees one setting from its start to its end (one MSM never mixes paths), the
 // reads are ordered after the write by the gate's mutex (no data race), and the loops pay
 // nothing. Each extension module has its own switches (an inline variable per shared
-// object) and so its own gate; only _core's switches are ever changed.
+// object) and so its own gate; _core's and _witness's are changed (py_path_gate.hpp: Computing,
+// switch_paths).
 #pragma once
 #include <condition_variable>
 #include <mutex>

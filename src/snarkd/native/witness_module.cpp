@@ -26,10 +26,10 @@
 #include <unistd.h>
 
 #include "crc32c.hpp"
-#include "path_gate.hpp"
 #include "curves/bls12_381.hpp"
 #include "curves/bn254.hpp"
 #include "py_buffer.hpp"
+#include "py_path_gate.hpp"
 #include "witness/program.hpp"
 #include "witness/record.hpp"
 #include "witness/wasm_module.hpp"
@@ -39,17 +39,6 @@ using namespace snarkd;
 using namespace snarkd::witness;
 
 namespace {
-
-// The computations that read this module's path switch (its own g_use_simd52: [cpu] ifma, set_ifma below) run
-// inside one: the GIL released, then the module's path gate held (path_gate.hpp), so the switch never changes
-// under a running witness.
-struct Computing {
-  py::gil_scoped_release rel;
-  struct Hold {
-    Hold() { path_gate().enter(); }
-    ~Hold() { path_gate().leave(); }
-  } hold;
-};
 
 enum Curve : int { BN254 = 0, BLS12_381 = 1 };
 
@@ -572,17 +561,11 @@ PYBIND11_MODULE(_witness, mod) {
   // [cpu] ifma's switch for this module (snarkd.cli.apply_ifma sets it with _core's): its own copy of
   // g_use_simd52, changed only while none of its computations runs (path_gate.hpp)
   mod.def("set_ifma", [](bool on) {
-    if (PathGate::held_here()) throw std::runtime_error("a native path switch from inside a native call");
-    {
-      py::gil_scoped_release rel;  // a running witness may need the GIL to end (its logs)
-      path_gate().close();
-    }
-    struct Reopen {
-      ~Reopen() { path_gate().open(); }
-    } reopen;
-    bool prev = g_use_simd52;
-    g_use_simd52 = on && detect_simd52();
-    return prev;
+    return switch_paths([on] {
+      bool prev = g_use_simd52;
+      g_use_simd52 = on && detect_simd52();
+      return prev;
+    });
   }, py::arg("on"), "[cpu] ifma for native witnesses: the AVX-512 IFMA kernels where the CPU has them (True) or never; "
      "waits for running witness calls; returns the previous setting");
   mod.def("uses_simd52", [] { return g_use_simd52; }, "True while native witnesses use the AVX-512 IFMA kernels");
