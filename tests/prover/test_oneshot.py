@@ -155,7 +155,7 @@ def test_cli_prove_imports_no_numpy(chain_circuit, tmp_path):
 @pytest.mark.slow
 def test_cli_auto_below_the_gpu_threshold_takes_the_lean_path(chain_circuit, tmp_path):
     """--backend auto that lands on the CPU (a domain under [prove] auto_cuda_min_domain) proves on the
-    one-shot native path, as --backend cpu does: no numpy, and snarkjs accepts the proof."""
+    one-shot path (the key mapped), as --backend cpu does: no numpy, and snarkjs accepts the proof."""
     code = ("import sys; from snarkd.cli import main; "
             f"rc = main(['prove', '--backend', 'auto', '--timings', {str(chain_circuit.zkey)!r}, "
             f"{str(chain_circuit.wtns)!r}, {str(tmp_path / 'p.json')!r}, {str(tmp_path / 'q.json')!r}]); "

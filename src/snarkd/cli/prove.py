@@ -83,7 +83,7 @@ def _plan(name: str | None, check_points: bool, key: _Key):
     auto_cuda_min_domain), deciding on the key's header first: asking CUDA whether a GPU is there
     costs ~0.8 s of start-up."""
     if name and name.lower() == "cpu" and not check_points:
-        return "cpu", "one-shot native path", None
+        return "cpu", "one-shot path: the key mapped, each section checked as it is used", None
     from snarkd.config import Config
 
     cfg = Config.defaults()
@@ -93,7 +93,7 @@ def _plan(name: str | None, check_points: bool, key: _Key):
 
         chosen, why = choose(name, size=1 << key.file().domain_power, floor=cfg.prove.auto_cuda_min_domain)
         return chosen, why, cfg
-    why = name if name != "cpu" else ("staged path (--check-points)" if check_points else "one-shot native path")
+    why = name if name != "cpu" else ("the key read whole and checked (--check-points)" if check_points else "one-shot path: the key mapped, each section checked as it is used")
     return name, why, cfg
 
 
