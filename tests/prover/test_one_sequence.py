@@ -20,7 +20,7 @@ R, S = 0x1234567890ABCDEF, 0xFEDCBA0987654321
 def test_the_native_core_has_no_prover_of_its_own():
     for curve in (_core.bn254, _core.bls12_381):
         assert not hasattr(curve, "groth16_prove")
-        for step in ("first_noncanonical_fr", "spmv_ab", "qap_h", "msm_h", "msm_w", "groth16_blind"):
+        for step in ("first_noncanonical_point", "spmv_ab", "qap_h", "msm_h", "msm_w", "groth16_blind"):
             assert hasattr(curve, step), step
     native = SRC / "native"
     assert not (native / "groth16" / "prove.hpp").exists()

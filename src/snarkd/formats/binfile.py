@@ -212,13 +212,17 @@ def limbs_to_int(limbs) -> int:
 def first_not_below(limbs, modulus: int, threads: int = 0) -> int:
     """Index of the first row of `limbs` (shape (N, L), little-endian u64 limbs)
     whose value is >= modulus, or -1. One native pass, the GIL released, on up to
-    `threads` threads (0: all cores)."""
-    import numpy as _np
+    `threads` threads (0: all cores). limbs: any buffer; numpy is imported only to copy
+    a non-contiguous one (the one-shot prover passes the mapped witness: no numpy)."""
+    view = memoryview(limbs)
+    if not view.c_contiguous:
+        import numpy as _np
 
-    limbs = _np.ascontiguousarray(limbs)
-    if limbs.ndim != 2:
+        limbs = _np.ascontiguousarray(limbs)
+        view = memoryview(limbs)
+    if view.ndim != 2:
         raise ValueError("limbs must be (N, L)")
-    nl = limbs.shape[1]
+    nl = view.shape[1]
     if modulus >> (64 * nl):
         return -1  # every L-limb value is below the modulus
     return _scan.first_not_below(limbs, modulus.to_bytes(8 * nl, "little"), nl, threads)

@@ -200,10 +200,18 @@ def check_witness_header(witness: Witness, zkey: "ZKey", name: str | None = None
 def check_witness(witness: Witness, zkey: "ZKey", name: str | None = None, threads: int = 0) -> None:
     """MismatchError unless `witness` fits `zkey`: same field, nVars values,
     w[0] == 1, every value canonical (< r; checked on `threads` threads, 0: all)."""
-    name = name or witness.path
-    check_witness_header(witness, zkey, name)
+    check_witness_fits(witness, zkey.r, zkey.n_vars, zkey.curve.name, zkey.path, name or witness.path, threads)
+
+
+def check_witness_fits(witness: Witness, r: int, n_vars: int, curve_name: str, key_path, name: str,
+                       threads: int = 0) -> None:
+    """check_witness against a key given by its field r, nVars, curve and path (the prover's steps take any
+    key: prover/groth16.py). Numpy-free: the values may be any (n, 4) buffer of u64 limbs, C-contiguous."""
     from .binfile import first_not_below
 
-    bad = first_not_below(witness.values, zkey.r, threads)
+    n = len(witness)
+    w0 = int.from_bytes(memoryview(witness.values).cast("B")[0:32], "little") if n else None
+    check_header_values(witness.prime, n, w0, r, n_vars, curve_name, key_path, name)
+    bad = first_not_below(witness.values, r, threads)
     if bad >= 0:
-        raise MismatchError(f"{name}: witness value w[{bad}] is not canonical (not below the field prime r = {zkey.r})")
+        raise MismatchError(f"{name}: witness value w[{bad}] is not canonical (not below the field prime r = {r})")

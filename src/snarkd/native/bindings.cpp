@@ -512,13 +512,6 @@ void bind_curve(py::module_& m) {
 
   // The checks and sums of a proof's steps (prover/groth16.py sequences them; groth16/checks.hpp):
   // numpy-free, their results plain values and bytes.
-  m.def("first_noncanonical_fr", [](py::object values, long threads) -> long {
-    Buf V(values, "values");
-    size_t n = V.count(32, "32-byte plain Fr values");
-    unsigned TT = resolve_threads(threads);
-    Computing rel;
-    return first_noncanonical<Fr>(V.data(), n, 1, TT);
-  }, py::arg("values"), T, "Index of the first value not below r (32-byte plain Fr values: a witness), or -1");
   m.def("first_noncanonical_point", [](py::object points, bool g2, long threads) -> py::object {
     Buf P(points, "points");
     const size_t coords = g2 ? 4 : 2;

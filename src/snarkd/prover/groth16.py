@@ -11,10 +11,11 @@ The work is split in three stages, as a proving service schedules it
 the CPU). `prove` runs all three back to back: the engine and the Ray actors
 call the stages one by one, `snarkd prove`/`fullprove` call `prove`.
 
-Each step is one native call with the GIL released (snarkd.native._core: the
-checks, spmv, qap_h, msm_h/msm_w, groth16_blind), over a SectionKey
+Each step is one native call with the GIL released (the witness's scan in
+snarkd.native._scan through formats.wtns.check_witness_fits; snarkd.native._core:
+the key's checks, spmv, qap_h, msm_h/msm_w, groth16_blind), over a SectionKey
 (prover.types): a resident ProvingKey, or the one-shot MappedKey
-(prover.oneshot) whose sections are checked just before their first use and
+(prover.mapped) whose sections are checked just before their first use and
 released after their last. Each phase is timed under the name users see in
 `--timings`. Nothing here imports numpy: on the CPU a one-shot proof never
 does.
@@ -26,8 +27,7 @@ import contextlib
 import secrets
 
 from snarkd.curves.encoding import g1_bytes_to_json, g2_bytes_to_json
-from snarkd.errors import MismatchError
-from snarkd.formats.wtns import Witness, check_header_values
+from snarkd.formats.wtns import Witness, check_witness_fits
 from snarkd.prover.cpu import CPU, msm_b2
 from snarkd.prover.qap import sparse_products
 from snarkd.prover.timing import PhaseTimer
@@ -37,16 +37,6 @@ from snarkd.prover.types import HEADER, G1Sums, Proof, SectionKey, Synthesized, 
 def _bytes(values) -> memoryview:
     """The witness values' bytes (a numpy array or a memoryview, C-contiguous)."""
     return memoryview(values).cast("B")
-
-
-def check_witness(key: SectionKey, witness: Witness, name: str, threads: int = 0) -> None:
-    """MismatchError unless `witness` fits `key`: same field, nVars values, w[0] == 1, every value canonical."""
-    n = len(witness)
-    w0 = int.from_bytes(_bytes(witness.values)[0:32], "little") if n else None
-    check_header_values(witness.prime, n, w0, key.curve.r, key.n_vars, key.curve.name, key.path, name)
-    bad = key.native.first_noncanonical_fr(witness.values, threads)
-    if bad >= 0:
-        raise MismatchError(f"{name}: witness value w[{bad}] is not canonical (not below the field prime r = {key.curve.r})")
 
 
 def public_values(witness_values, n_public: int) -> list[str]:
@@ -60,7 +50,7 @@ def synthesize(key: SectionKey, witness: Witness, timer: PhaseTimer, threads: in
     """Check the witness (and the key's header points) and (sparse=True) compute a = A·w, b = B·w. With
     sparse=False a and b stay None, for a backend that computes them itself."""
     with timer.phase("check"):
-        check_witness(key, witness, witness_name, threads)
+        check_witness_fits(witness, key.curve.r, key.n_vars, key.curve.name, key.path, witness_name, threads)
         key.use(*HEADER)
     if not sparse:
         return Synthesized(witness=witness.values, a=None, b=None)

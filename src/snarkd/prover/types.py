@@ -31,7 +31,7 @@ class SectionKey(Protocol):
     """A proving key as the proof's steps (prover/groth16.py) read it: its sizes, its native core and its
     sections by name (coefs, a, b1, b2, c, h and the header points alpha1, beta1, delta1, beta2, delta2) as
     buffers. Two kinds: prover.proving_key.ProvingKey (read_zkey checked every section at load; the engine
-    keeps it resident) and prover.oneshot.MappedKey (a one-shot proof: each bulk section checked just
+    keeps it resident) and prover.mapped.MappedKey (a one-shot proof: each bulk section checked just
     before its first use, its pages released after its last)."""
 
     curve: object
