@@ -11,9 +11,9 @@ import sys
 import pytest
 
 from snarkd.config import Config, EngineConfig
-from snarkd.cli import apply_ifma
 from snarkd.config.cpu import IFMA_ENV, ifma_from_env
 from snarkd.errors import EXIT_BAD_INPUT, InputError
+from snarkd.native import apply_ifma
 from snarkd.native import _core, _witness
 
 
@@ -40,7 +40,7 @@ def test_off_and_auto(restore_ifma):
 
 def test_it_reaches_native_witnesses(restore_ifma):
     """The _witness extension has its own copy of the switch (native/witness_module.cpp): the one entry,
-    snarkd.native.apply_ifma (through the CLI's), switches it with the core's."""
+    snarkd.native.apply_ifma, switches it with the core's."""
     apply_ifma("off")
     assert not _core.uses_simd52() and not _witness.uses_simd52()
     apply_ifma("auto")

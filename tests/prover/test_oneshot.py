@@ -182,7 +182,7 @@ def test_ifma_off_gives_the_same_proof(all_circuits):
 
 
 def test_a_path_switch_waits_for_a_running_proof(chain_circuit):
-    """[cpu] ifma's switch (_core.set_ifma, through snarkd.cli.apply_ifma in production) asked for from another
+    """[cpu] ifma's switch (_core.set_ifma, through snarkd.native.apply_ifma in production) asked for from another
     thread while a one-shot proof runs (at its first phase report, from inside the native call) returns only
     after the proof: the proof ran on one path throughout and equals the staged prover's. Asked for from inside
     the call itself (its callback) it raises instead of waiting for itself."""

@@ -114,6 +114,8 @@ def main(argv: list[str] | None = None) -> int:
 
         ifma = ifma_from_env()
         if ifma is not None:
+            from snarkd.native import apply_ifma
+
             apply_ifma(ifma)
         rc = int(args.func(args) or 0)
         if entry and rc == 0 and getattr(args.func, "exit_at_once", False):
@@ -138,14 +140,6 @@ def main(argv: list[str] | None = None) -> int:
             traceback.print_exc()
             print(f"snarkd: internal error: {exc!r}", file=sys.stderr)
         return exit_code_of(exc)
-
-
-def apply_ifma(value: str) -> None:
-    """[cpu] ifma for this process (snarkd.config.cpu): this entry point's $SNARKD_CPU_IFMA, `snarkd serve`'s
-    config; the switch itself is snarkd.native.apply_ifma (the core and native witnesses)."""
-    from snarkd.native import apply_ifma as apply
-
-    apply(value)
 
 
 def add_remote_args(p: argparse.ArgumentParser) -> None:

@@ -44,7 +44,7 @@ def cmd_serve(args) -> int:
             raise
     else:
         cfg = _load(args)
-    from snarkd.cli import apply_ifma
+    from snarkd.native import apply_ifma
 
     apply_ifma(cfg.cpu.ifma)  # [cpu] ifma of the file, or $SNARKD_CPU_IFMA over it
     return serve(cfg, ready_fd=args.ready_fd, log_to_stderr=not args.daemonized)

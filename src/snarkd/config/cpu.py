@@ -2,7 +2,7 @@
 
 `snarkd prove` on its lean path (snarkd.prover.oneshot) does not load the config layer, so
 the CLI entry point asks this module, which imports nothing of it, for SNARKD_CPU_IFMA and
-switches the native core (snarkd.cli.apply_ifma); `snarkd serve` applies its config's
+switches the native core (snarkd.native.apply_ifma); `snarkd serve` applies its config's
 [cpu] ifma (the same variable overrides the file). The setting is declared with the others
 in settings.py.
 

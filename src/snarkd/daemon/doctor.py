@@ -47,7 +47,7 @@ def _size(n: int) -> str:
 
 
 def check_native(ifma: str | None = None) -> Check:
-    """ifma: [cpu] ifma as this process applied it (the CLI: $SNARKD_CPU_IFMA, snarkd.cli.apply_ifma), None: unset."""
+    """ifma: [cpu] ifma as this process applied it (the CLI: $SNARKD_CPU_IFMA, snarkd.native.apply_ifma), None: unset."""
     try:
         from snarkd.native import _core
     except ImportError as exc:

@@ -751,7 +751,7 @@ PYBIND11_MODULE(_core, m) {
     });
   };
   m.def("set_ifma", set_ifma, py::arg("on"),
-        "[cpu] ifma's switch (snarkd.cli.apply_ifma): the AVX-512 IFMA kernels where the CPU has them (True) or "
+        "[cpu] ifma's switch (snarkd.native.apply_ifma): the AVX-512 IFMA kernels where the CPU has them (True) or "
         "never (False). Waits for running native calls, so none mixes paths; returns the previous setting");
   m.def("_set_simd52", set_ifma, py::arg("on"), "set_ifma's former name (bench scripts and tests); the same switch");
   m.def("uses_simd52", [] { return g_use_simd52; }, "True while the AVX-512 IFMA kernels are in use");

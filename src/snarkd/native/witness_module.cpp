@@ -558,7 +558,7 @@ PYBIND11_MODULE(_witness, mod) {
 
   py::register_exception<Unsupported>(mod, "Unsupported");
   mod.attr("PROGRAM_FORMAT") = PROGRAM_FORMAT;
-  // [cpu] ifma's switch for this module (snarkd.cli.apply_ifma sets it with _core's): its own copy of
+  // [cpu] ifma's switch for this module (snarkd.native.apply_ifma sets it with _core's): its own copy of
   // g_use_simd52, changed only while none of its computations runs (path_gate.hpp)
   mod.def("set_ifma", [](bool on) {
     return switch_paths([on] {
