@@ -27,7 +27,8 @@
 # lanes20     bench/daemon_gpu.py --urgent-every 0.2: urgent and bulk lanes through the daemon, 2^20 key resident
 # lanes24s    the same on the 2^24 key streamed at 12 GiB (bulk j = 4, urgent every 2 s)
 # shakey      the SHA-256 2^17 key from .devcarry/ (r1cs and witness as .xz, wasm, input.json; `snarkd setup`)
-# inputs      bench/daemon_inputs.py on that key: from inputs vs from a witness, j = 32, three rounds
+# inputs      bench/daemon_inputs.py on that key: from inputs vs from a witness, j = 32, three rounds (named more than
+#             once: one daemon run each, in inputs/, inputs-2/, ...)
 # rsakey      zk-email's RSAVerifier65537(121,17) 2^18 key from .devcarry/rsa/ (bench/make_rsa_verifier.py
 #             --signatures 160: circuit.r1cs.xz, circuit.wasm, input.json, inputs/inputs-N.json; `snarkd setup`,
 #             seed 5eed) into bench/work/rsa-bn128 (its pool in pool/); independent of shakey
@@ -165,8 +166,9 @@ for s in "$@"; do
     ;;
   inputs)  # proofs from inputs beside proofs from a witness, SHA-256 at j = 32, three rounds
     step inputs
+    INPUTS_RUNS=$(( ${INPUTS_RUNS:-0} + 1 ))  # each run of the step its own folder: inputs, inputs-2, inputs-3
     python3 bench/daemon_inputs.py --key-dir bench/work/sha256-bn128 --name sha256 --j 32 --rounds 3 \
-      --out "$OUT/inputs" 2>&1 | tail -8 | cut -c1-600
+      --out "$OUT/inputs$( [ $INPUTS_RUNS -gt 1 ] && echo -$INPUTS_RUNS)" 2>&1 | tail -8 | cut -c1-600
     ;;
   rsakey)  # the RSA verifier's 2^18 key from .devcarry/rsa (bench/make_rsa_verifier.py's r1cs, wasm, inputs; seed 5eed)
     step rsakey
