@@ -15,7 +15,9 @@ Writes OUT/daemon-gpu.json and OUT/sample-proof.json, OUT/sample-public.json, OU
 --urgent-every S (lanes): the daemon gets two lanes, `urgent` (priority 10, share --urgent-share) and `bulk`, and
 runs instead: urgent jobs alone at j = 1 (the idle latency), then for each j > 1 bulk jobs alone and bulk jobs
 with one urgent job every S seconds beside them (`snarkd bench --urgent-lane`). Reported: the urgent jobs'
-p50/p99 against the idle p50, bulk proofs/s with and without them (OUT/daemon-lanes.json).
+p50/p99 against the idle p50, bulk proofs/s with and without them (OUT/daemon-lanes.json). --urgent-client
+thread,process repeats each mixed run with the urgent jobs sent from a thread of the bulk client's process and from
+a client process of their own (runner.run_bench's urgent_process).
 """
 
 from __future__ import annotations
@@ -134,6 +136,7 @@ def lane_runs(a, addr: str, wtns: Path, vk: dict) -> list[dict]:
                 "proofs_per_s": round(len(ok) / wall, 2) if wall else None,
                 "phase_median_ms": {k: round(statistics.median(v), 2) for k, v in sorted(phases.items())},
                 "slowest": [{"latency_ms": round((jb["end"] - jb["start"]) * 1e3, 1),
+                             "admission_ms": round(jb["timings"].get("admission", 0.0), 2),
                              "phase_ms": {k: round(v, 2) for k, v in sorted(jb["partitions"][0]["timings"].items())}}
                             for jb in slowest],
                 "latency_ms": {q: round(v * 1e3, 1) for q, v in summary["latency_s"].items()},
@@ -144,14 +147,14 @@ def lane_runs(a, addr: str, wtns: Path, vk: dict) -> list[dict]:
     base = lane_stats(idle, "urgent")
     out.append({"kind": "lanes", "run": "urgent alone", "j": 1, "urgent": base, "verified_by_client": idle.get("verified")})
     log(json.dumps(out[-1]))
-    for j in [j for j in a.j if j > 1]:
+    for j, client in [(j, c) for j in a.j if j > 1 for c in a.urgent_client]:
         alone = run_bench(addr, "k", witness=str(wtns), count=a.count, inflight=j, progress=False, vk=vk, lane="bulk")
         mixed = run_bench(addr, "k", witness=str(wtns), count=a.count, inflight=j, progress=False, vk=vk, lane="bulk",
-                          urgent_lane="urgent", urgent_every=a.urgent_every)
+                          urgent_lane="urgent", urgent_every=a.urgent_every, urgent_process=client == "process")
         b0, b1, u = lane_stats(alone, "bulk"), lane_stats(mixed, "bulk"), lane_stats(mixed, "urgent")
         idle50 = base["latency_ms"]["p50"]
-        out.append({"kind": "lanes", "run": f"bulk j={j} + urgent every {a.urgent_every} s", "j": j, "bulk_alone": b0,
-                    "bulk_with_urgent": b1, "urgent": u,
+        out.append({"kind": "lanes", "run": f"bulk j={j} + urgent every {a.urgent_every} s", "j": j,
+                    "urgent_client": client, "bulk_alone": b0, "bulk_with_urgent": b1, "urgent": u,
                     "urgent_p50_over_idle_p50": round(u["latency_ms"]["p50"] / idle50, 3) if u["completed"] else None,
                     "urgent_p99_over_idle_p99": round(u["latency_ms"]["p99"] / base["latency_ms"]["p99"], 3)
                     if u["completed"] else None,
@@ -245,11 +248,17 @@ def main() -> int:
     ap.add_argument("--urgent-every", type=float, default=0.0, metavar="S",
                     help="lanes: urgent jobs every S seconds beside bulk ones (daemon only; see above)")
     ap.add_argument("--urgent-share", type=float, default=0.1, help="the urgent lane's share of slots and memory")
+    ap.add_argument("--urgent-client", default="thread",
+                    help="where the urgent jobs come from, comma-separated for one mixed run each: thread (a thread "
+                    "of the bulk jobs' client process) or process (a client process of their own)")
     ap.add_argument("--out", default=os.environ.get("OUT", "bench/results"))
     a = ap.parse_args()
     a.devices = [int(x) for x in a.devices.split(",") if x.strip()]
     a.j = [int(x) for x in a.j.split(",")]
     a.transports = [x.strip() for x in a.transports.split(",") if x.strip()]
+    a.urgent_client = [x.strip() for x in a.urgent_client.split(",") if x.strip()]
+    if not a.urgent_client or set(a.urgent_client) - {"thread", "process"}:
+        ap.error("--urgent-client: thread, process, or both comma-separated")
     kd, out_dir = Path(a.key_dir), Path(a.out)
     out_dir.mkdir(parents=True, exist_ok=True)
     zkey, wtns = kd / "circuit.zkey", kd / "witness.wtns"

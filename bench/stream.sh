@@ -25,6 +25,7 @@
 # nttsmall    the same at 2^16..2^22, three runs of each tree taken in turns, medians of their medians
 # key20       the 2^20 BN254 chain key (background)
 # lanes20     bench/daemon_gpu.py --urgent-every 0.2: urgent and bulk lanes through the daemon, 2^20 key resident
+#             (LANES_URGENT_CLIENT=thread,process: the urgent jobs from the bulk client's process, then their own)
 # lanes24s    the same on the 2^24 key streamed at 12 GiB (bulk j = 4, urgent every 2 s)
 # shakey      the SHA-256 2^17 key from .devcarry/ (r1cs and witness as .xz, wasm, input.json; `snarkd setup`)
 # inputs      bench/daemon_inputs.py on that key: from inputs vs from a witness, j = 32, three rounds (named more than
@@ -148,7 +149,7 @@ for s in "$@"; do
     step lanes20
     wait_key 20 bn128 ${KEY_WAIT:-200} || continue
     python3 bench/daemon_gpu.py --key-dir $KEYS/chain20-bn128 --j 32 --count ${LANES_COUNT:-192} --count-j1 ${LANES_COUNT_J1:-40} --warm 32 \
-      --urgent-every 0.2 --out "$OUT/lanes20" 2>&1 | tail -3 | cut -c1-1500
+      --urgent-every 0.2 --urgent-client ${LANES_URGENT_CLIENT:-thread} --out "$OUT/lanes20" 2>&1 | tail -3 | cut -c1-1500
     ;;
   lanes24s)  # the same on the 2^24 key streamed at 12 GiB: bulk at j = 4, an urgent job every 2 s
     step lanes24s

@@ -191,6 +191,14 @@ def test_bench_reports_each_lanes_latency_and_deadline_misses(setup, reaper, cha
     assert 0 < lat["p50"] <= lat["p95"] <= lat["p99"] <= lat["max"]
     report = format_report(run)
     assert "lane bulk: 12/12 completed, 0 deadline(s) missed; latency p50 " in report and "lane urgent: " in report
+    # the urgent jobs from a client process of their own: counted, verified and timed from their arrival the same way
+    apart = run_bench(setup.addr, "chain", witness=str(wtns), count=12, inflight=2, lane="bulk", urgent_lane="urgent",
+                      urgent_every=0.05, urgent_process=True, progress=False, vk=json.loads(circ.vk.read_text()))
+    lanes = apart["summary"]["lanes"]
+    assert lanes["bulk"]["completed"] == 12 and lanes["urgent"]["completed"] == lanes["urgent"]["jobs"] >= 1
+    urgent = [j for j in apart["jobs"] if j["lane"] == "urgent"]
+    assert apart["verified"] == len(apart["jobs"]) and sorted(j["i"] for j in urgent) == list(range(13, 13 + len(urgent)))
+    assert all(j["start"] < j["end"] and j["timings"]["total"] > 0 for j in urgent)
     # a deadline it cannot meet (the model has measured the key by now): refused, counted as missed, per lane
     late = run_bench(setup.addr, "chain", witness=str(wtns), count=3, lane="bulk", deadline=1e-4, progress=False)
     assert late["summary"]["lanes"]["bulk"]["deadline_missed"] == late["summary"]["deadline_missed"] == 3

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import queue
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -52,7 +53,7 @@ def run_bench(addr: str, key: str, *, witness: bytes | str | list | None = None,
               vk: dict | None = None, progress: bool = True, proofs_dir: str | None = None,
               transport: str = "auto", connect: dict | None = None, lane: str = "", deadline: float | None = None,
               urgent_lane: str = "", urgent_every: float = 0.0, urgent_deadline: float | None = None,
-              urgent_outstanding: int = URGENT_OUTSTANDING) -> dict:
+              urgent_outstanding: int = URGENT_OUTSTANDING, urgent_process: bool = False) -> dict:
     """Run the bench; returns the run dict (with "summary"). witness: .wtns bytes, or a .wtns file's
     path (the client can then hand the daemon the file itself); inputs: a dict of circuit inputs. Either may
     be a list instead (a pool): job i sends element i % len (distinct statements: bench/daemon_inputs.py's
@@ -65,7 +66,9 @@ def run_bench(addr: str, key: str, *, witness: bytes | str | list | None = None,
     urgent job's latency counts from its arrival (the tick), not from when a client thread took it; at most
     urgent_outstanding of them are in flight: a tick that finds that many is dropped and counted
     (summary.urgent_dropped), so an urgent rate the daemon cannot keep up with shows as drops, not as a
-    client-side queue that grows without bound."""
+    client-side queue that grows without bound. urgent_process: the urgent jobs come from a client process of
+    their own (its own channel and interpreter), as a deadline-bound requester beside a bulk one would; by
+    default they share this process with the bulk jobs' INFLIGHT threads."""
     if (witness is None) == (inputs is None):
         raise ValueError("give a witness or inputs")
     if urgent_outstanding < 1:
@@ -99,56 +102,34 @@ def run_bench(addr: str, key: str, *, witness: bytes | str | list | None = None,
 
         def one(i: int, job_lane: str = lane, job_deadline: float | None = deadline,
                 arrived: float | None = None) -> dict:
-            rec = {"i": i, "start": arrived if arrived is not None else time.time(), "state": "COMPLETED",
-                   "error": "", "lane": job_lane or "default"}
-            try:
-                r = client.prove(key, priority=priority, lane=job_lane, deadline=job_deadline,
-                                 **job_kwargs[i % len(job_kwargs)])
-                rec["end"] = time.time()  # the answer is here: the latency a client sees (its own checks below are not the daemon's)
-                rec["job_id"] = r.job_id
-                rec["timings"] = r.timings
-                rec["partitions"] = [{"index": p.index, "timings": p.timings, "spans": p.spans}
-                                     for p in r.partitions]
-                if proofs_dir:
-                    for p in r.partitions:
-                        atomic_write_json(os.path.join(proofs_dir, f"proof-{i}-{p.index}.json"), p.proof)
-                        atomic_write_json(os.path.join(proofs_dir, f"public-{i}-{p.index}.json"), p.public)
-                if vk is not None:
-                    ok = all(verify(vk, p.public, p.proof) for p in r.partitions)
-                    if not ok:
-                        rec["state"], rec["error"] = "INVALID", "a returned proof does not verify"
-                    else:
-                        with lock:
-                            verified[0] += 1
-            except RemoteDeadlineExceeded as exc:  # refused by its estimate, or expired: a deadline missed
-                rec["state"], rec["error"] = "DEADLINE", str(exc)
-            except SnarkdError as exc:
-                rec["state"], rec["error"] = "FAILED", str(exc)
-            rec.setdefault("end", time.time())
-            if bar is not None:
-                with lock:
+            rec = _one_job(client, key, i, job_kwargs[i % len(job_kwargs)], priority, job_lane, job_deadline,
+                           arrived, vk, proofs_dir)
+            with lock:
+                verified[0] += rec.pop("verified")
+                if bar is not None:
                     bar.update(1)
             return rec
 
-        def urgent(done: threading.Event) -> list:
-            futures, n = [], 0
-            with ThreadPoolExecutor(max_workers=urgent_outstanding, thread_name_prefix="bench-urgent") as upool:
-                while not done.wait(urgent_every):
-                    if sum(not f.done() for f in futures) >= urgent_outstanding:
-                        run["urgent_dropped"] += 1  # every urgent thread busy: this arrival is not sent
-                        continue
-                    n += 1
-                    futures.append(upool.submit(one, count + n, urgent_lane, urgent_deadline, time.time()))
-            return [f.result() for f in futures]
+        def urgent(done) -> list:
+            if urgent_process:
+                return _urgent_from_process(addr, key, job_kwargs, count, priority, urgent_lane, urgent_every,
+                                            urgent_deadline, urgent_outstanding, vk, proofs_dir, timeout, transport,
+                                            connect, done, run, verified)
+            recs, dropped = _urgent_loop(lambda n, arrived: one(count + n, urgent_lane, urgent_deadline, arrived),
+                                         urgent_every, urgent_outstanding, done)
+            run["urgent_dropped"] += dropped
+            return recs
 
         run["t_start"] = time.time()
-        done = threading.Event()
+        done = _UrgentSignals(urgent_process)
         # exactly `inflight` workers for the COUNT jobs; the urgent lane's loop has a thread of its own (a worker
         # more in this pool let j + 1 jobs run when there was no urgent lane: at j = 1 each job waited for
         # another's device stage, p50 twice the time per proof)
         with ThreadPoolExecutor(max_workers=1, thread_name_prefix="bench-side") as side_pool, \
                 ThreadPoolExecutor(max_workers=inflight, thread_name_prefix="bench") as pool:
             side = side_pool.submit(urgent, done) if urgent_lane and urgent_every > 0 else None
+            if side is not None and urgent_process:
+                done.ready.wait()  # the urgent client's process is up and connected before the bulk jobs start
             try:
                 run["jobs"] = list(pool.map(one, range(count)))
             finally:
@@ -162,3 +143,110 @@ def run_bench(addr: str, key: str, *, witness: bytes | str | list | None = None,
     if vk is not None:
         run["verified"] = verified[0]
     return summarize(run)
+
+
+def _one_job(client, key: str, i: int, kwargs: dict, priority: int, lane: str, deadline, arrived, vk,
+             proofs_dir) -> dict:
+    """Job i through `client`: its record (start, end, state, the daemon's timings and spans) with "verified" (1
+    when vk was given and every partition's proof verifies here, else 0)."""
+    rec = {"i": i, "start": arrived if arrived is not None else time.time(), "state": "COMPLETED", "error": "",
+           "lane": lane or "default", "verified": 0}
+    try:
+        r = client.prove(key, priority=priority, lane=lane, deadline=deadline, **kwargs)
+        rec["end"] = time.time()  # the answer is here: the latency a client sees (its own checks below are not the daemon's)
+        rec["job_id"] = r.job_id
+        rec["timings"] = r.timings
+        rec["partitions"] = [{"index": p.index, "timings": p.timings, "spans": p.spans} for p in r.partitions]
+        if proofs_dir:
+            for p in r.partitions:
+                atomic_write_json(os.path.join(proofs_dir, f"proof-{i}-{p.index}.json"), p.proof)
+                atomic_write_json(os.path.join(proofs_dir, f"public-{i}-{p.index}.json"), p.public)
+        if vk is not None:
+            if all(verify(vk, p.public, p.proof) for p in r.partitions):
+                rec["verified"] = 1
+            else:
+                rec["state"], rec["error"] = "INVALID", "a returned proof does not verify"
+    except RemoteDeadlineExceeded as exc:  # refused by its estimate, or expired: a deadline missed
+        rec["state"], rec["error"] = "DEADLINE", str(exc)
+    except SnarkdError as exc:
+        rec["state"], rec["error"] = "FAILED", str(exc)
+    rec.setdefault("end", time.time())
+    return rec
+
+
+def _urgent_loop(send, every: float, outstanding: int, done) -> tuple[list, int]:
+    """One urgent job every `every` seconds until `done` is set, send(n, arrived) running the n-th on a thread of
+    its own (arrived: the tick's time, where its latency starts); an arrival that finds `outstanding` in flight is
+    dropped. Returns (the records, the arrivals dropped)."""
+    futures, n, dropped = [], 0, 0
+    with ThreadPoolExecutor(max_workers=outstanding, thread_name_prefix="bench-urgent") as upool:
+        while not done.wait(every):
+            if sum(not f.done() for f in futures) >= outstanding:
+                dropped += 1  # every urgent thread busy: this arrival is not sent
+                continue
+            n += 1
+            futures.append(upool.submit(send, n, time.time()))
+    return [f.result() for f in futures], dropped
+
+
+class _UrgentSignals:
+    """The bulk run's end (set, wait) for the urgent lane's loop, and, with the loop in a process of its own, that
+    process's readiness: multiprocessing events (spawn), so they cross into it."""
+
+    def __init__(self, process: bool):
+        if process:
+            import multiprocessing
+
+            ctx = multiprocessing.get_context("spawn")  # not fork: this process holds gRPC's threads
+            self.ctx, self.stop, self.ready = ctx, ctx.Event(), ctx.Event()
+        else:
+            self.ctx, self.stop, self.ready = None, threading.Event(), threading.Event()
+
+    def set(self) -> None:
+        self.stop.set()
+
+    def wait(self, timeout: float) -> bool:
+        return self.stop.wait(timeout)
+
+
+def _urgent_from_process(addr, key, job_kwargs, count, priority, lane, every, deadline, outstanding, vk, proofs_dir,
+                         timeout, transport, connect, signals, run, verified) -> list:
+    """The urgent lane's loop in a spawned process with its own Client; its records come back through a queue."""
+    results = signals.ctx.Queue()
+    proc = signals.ctx.Process(target=_urgent_process_main, name="bench-urgent-client", daemon=True,
+                               args=(addr, key, job_kwargs, count, priority, lane, every, deadline, outstanding, vk,
+                                     proofs_dir, timeout, transport, connect, signals.stop, signals.ready, results))
+    proc.start()
+    try:
+        while True:  # (records, dropped) or an error text; ready is set by the child once connected
+            try:
+                got = results.get(timeout=1.0)
+                break
+            except queue.Empty:
+                if not proc.is_alive():
+                    got = f"it exited with code {proc.exitcode} before reporting"
+                    break
+    finally:
+        signals.ready.set()  # never leave the bulk run waiting, whatever the child did
+        proc.join(timeout=30)
+    if isinstance(got, str):
+        raise SnarkdError(f"the urgent lane's client process failed: {got}")
+    recs, dropped = got
+    run["urgent_dropped"] += dropped
+    verified[0] += sum(r.pop("verified") for r in recs)
+    return recs
+
+
+def _urgent_process_main(addr, key, job_kwargs, count, priority, lane, every, deadline, outstanding, vk, proofs_dir,
+                         timeout, transport, connect, stop, ready, results) -> None:
+    try:
+        with Client(addr, timeout=timeout, transport=transport, **(connect or {})) as client:
+            client.status()  # connected (and the witness spool found) before the first tick
+            ready.set()
+            send = lambda n, arrived: _one_job(client, key, count + n,  # noqa: E731
+                                               job_kwargs[(count + n) % len(job_kwargs)], priority, lane, deadline,
+                                               arrived, vk, proofs_dir)
+            results.put(_urgent_loop(send, every, outstanding, stop))
+    except BaseException as exc:  # reported to the parent, which raises it
+        ready.set()
+        results.put(f"{type(exc).__name__}: {exc}")
