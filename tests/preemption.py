@@ -55,6 +55,38 @@ def hold_first_yield(engine, until, lane: str = "bulk", d: int = 0, timeout: flo
     return reached
 
 
+def alongside(engine, d: int = 0) -> tuple[threading.Event, threading.Event]:
+    """Device d's lane worker (Preemption.begin_alongside) choreographed: `began` is set once a stage of it has
+    begun beside the running ones, and that stage's device work waits (60 s at most) until a stage of a lower lane
+    is held at one of its yield points (`held`), so the hold is seen however short the stages are. Patches the
+    engine's own objects (its Preemption and backend view); returns (began, held)."""
+    prem, be = engine.preemption[d], engine.devices[d]
+    began, held = threading.Event(), threading.Event()
+    real_begin, real_wait = prem.begin_alongside, prem._wait_while_above
+
+    def begin(parts):
+        hold = real_begin(parts)
+        if hold is not None:
+            began.set()
+        return hold
+
+    def wait(level, since, timers):
+        if prem._above(level, since):
+            held.set()
+        return real_wait(level, since, timers)
+
+    def gated(real):
+        def stage(*args, **kw):
+            if began.is_set() and threading.current_thread().name.endswith("/lanes"):
+                held.wait(60)
+            return real(*args, **kw)
+        return stage
+
+    prem.begin_alongside, prem._wait_while_above = begin, wait
+    be.device_stage, be.device_stage_batch = gated(be.device_stage), gated(be.device_stage_batch)
+    return began, held
+
+
 def queued_head(engine, lane: str = "urgent"):
     """until(): a partition of `lane` is the device queue's next (queued, or first to enter a full queue)."""
     def check() -> bool:

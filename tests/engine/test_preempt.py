@@ -11,7 +11,7 @@ import json
 import threading
 import time
 
-from preemption import hold_first_yield, lanes_engine, queued_head, span
+from preemption import alongside, hold_first_yield, lanes_engine, queued_head, span
 
 from snarkd.engine.jobs import COMPLETED
 from snarkd.engine.preempt import DeviceGate
@@ -91,6 +91,51 @@ def test_a_preemption_the_device_cannot_take_is_skipped_and_counted_once(chain_b
     assert dev.preemptions == 0 and dev.preempt_skipped == {"device_memory": 1}
 
 
+def test_a_device_whose_stages_overlap_runs_an_urgent_stage_at_once_on_its_lane_worker(chain_bn128, running,
+                                                                                       monkeypatch):
+    """A device whose stages run side by side (max_concurrent 0, a GPU's) has a lane worker: with its one slot
+    taken by a bulk stage, the urgent partition's device stage begins at once there, and the bulk stage waits at
+    its next yield point until that stage ends."""
+    circ, wtns = chain_bn128
+    monkeypatch.setattr(CPU, "max_concurrent", 0)
+    eng = lanes_engine(circ)  # one device worker (one slot), and the lane worker
+    assert eng.workers.expected["device"] == 2
+    began, _ = alongside(eng)
+    reached = hold_first_yield(eng, began.is_set)
+    running(eng)
+    assert "cpu/lanes" in eng.workers.running()
+    data = wtns.read_bytes()
+    bulk = eng.submit("k", data, "bulk0", lane="bulk")
+    assert reached.wait(60)
+    urgent = eng.submit("k", data, "urgent", lane="urgent")
+    b, u = finished(eng, circ, [bulk, urgent])
+    paused, u_dev, b_dev = span(b, "preempted"), span(u, "device"), span(b, "device")
+    assert u_dev["worker"].endswith("/lanes") and u.timings["device_wait"] == 0.0
+    assert u_dev["start"] <= paused["start"] < u_dev["end"] < b_dev["end"]  # begun at once; the bulk stage held
+    assert "preempted" not in u.timings
+    assert eng.status().devices[0].preemptions == 1
+
+
+def test_a_lane_workers_stage_that_does_not_fit_beside_the_running_ones_waits_for_a_slot(chain_bn128, running,
+                                                                                        monkeypatch):
+    circ, wtns = chain_bn128
+    monkeypatch.setattr(CPU, "max_concurrent", 0)
+    monkeypatch.setattr(CPU, "preempt_blocker", lambda key: "device_memory")
+    eng = lanes_engine(circ)
+    gate = eng._device_gates[0]
+    reached = hold_first_yield(eng, lambda: any(w.level > 0 for w in list(gate.waiting)))
+    running(eng)
+    data = wtns.read_bytes()
+    bulk = eng.submit("k", data, "bulk0", lane="bulk")
+    assert reached.wait(60)
+    urgent = eng.submit("k", data, "urgent", lane="urgent")
+    b, u = finished(eng, circ, [bulk, urgent])
+    assert span(u, "device")["worker"].endswith("/lanes")
+    assert span(u, "device")["start"] >= span(b, "device")["end"] and "preempted" not in b.timings
+    dev = eng.status().devices[0]
+    assert dev.preemptions == 0 and dev.preempt_skipped == {"device_memory": 1}
+
+
 def test_with_preempt_off_a_stage_runs_to_its_end(chain_bn128, running, monkeypatch):
     circ, wtns = chain_bn128
     eng = lanes_engine(circ, preempt=False)
@@ -133,6 +178,25 @@ def test_a_partition_waiting_to_enter_a_full_queue_can_be_taken():
     assert q.take_matching(lambda p: p is urgent, 1, waiting=True) == [urgent]
     t.join(10)
     assert entered == [True] and len(q) == 1 and q.get(stop) is bulk and q.head(waiting=True) is None
+
+
+def test_get_matching_blocks_until_a_matching_partition_is_queued_or_waits_to_enter():
+    q, stop = StageQueue(1), threading.Event()
+    part = lambda name, level: type("P", (), {"index": 0, "name": name,  # noqa: E731
+                                               "job": type("J", (), {"rank": (-level, 0, 0)})()})()
+    bulk, urgent = part("bulk", 0), part("urgent", 10)
+    got = []
+    t = threading.Thread(target=lambda: got.append(q.get_matching(lambda p: p.name == "urgent", stop)))
+    t.start()
+    assert q.put(bulk, stop)  # not its kind: it stays queued
+    entered = []
+    u = threading.Thread(target=lambda: entered.append(q.put(urgent, stop)))  # the queue is full: it waits to enter
+    u.start()
+    t.join(10)
+    u.join(10)
+    assert got == [urgent] and entered == [True] and len(q) == 1 and q.get(stop) is bulk
+    stop.set()
+    assert q.get_matching(lambda p: True, stop) is None
 
 
 def test_the_gate_lends_a_slot_to_a_higher_lane_only_and_gets_it_back():

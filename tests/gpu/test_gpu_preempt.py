@@ -1,10 +1,11 @@
 """Preemption on the GPU (engine/preempt.py): a bulk batch of a streamed key (a hand-made plan of 50-point chunks, as
 test_gpu_stream.py's) is held at a boundary inside its H pass (gpu/stream.msm_pass's `between`: after the first
-proof's MSMs of the first chunk) until an urgent job of another key is queued; the urgent device stage then runs there, beside the paused batch's buffers and
-device memory, and the batch goes on where it stopped. The urgent job finishes before the bulk job (one finalize
+proof's MSMs of the first chunk) until an urgent job of another key has begun on the device's lane worker, beside
+the batch's buffers and device memory; the batch then waits at its next boundary until the urgent stage ends, and
+goes on where it stopped. The urgent job finishes before the bulk job (one finalize
 worker: the urgent proof is first in its queue), every proof verifies (the native verifier, and snarkjs for one
 of each). With the bulk batch holding the whole device budget the preemption is skipped for device memory and
-counted, and the urgent device stage waits for the batch's end. Ordering is read from the partitions' spans.
+counted, and the urgent device stage waits for a slot: the batch's end. Ordering is read from the partitions' spans.
 
     python -m pytest -q tests/gpu/test_gpu_preempt.py        (on the GPU machine)
 """
@@ -19,7 +20,7 @@ from gpu_helpers import EXAMPLES, example_zkey, require_gpu, snarkjs_verify
 
 require_gpu()
 
-from preemption import hold_first_yield, queued_head, span  # noqa: E402
+from preemption import alongside, hold_first_yield, span  # noqa: E402
 
 from snarkd.config import EngineConfig  # noqa: E402
 from snarkd.config.lanes import Lane  # noqa: E402
@@ -66,8 +67,12 @@ def test_an_urgent_job_runs_at_a_chunk_boundary_of_a_bulk_batch(tmp_path, case):
             job = eng.submit(key_id, witnesses=[wt], lane=key_id)
             assert job.done.wait(120) and job.state == "COMPLETED", job.error
         assert be.residency(urgent_lk.key) is not None and be.bases_streamed(bulk_lk.key)
-        # hold the bulk batch at its second yield point, in its H pass (the first is before the passes)
-        reached = hold_first_yield(eng, queued_head(eng), skip=1)
+        # hold the bulk batch at its second yield point, in its H pass (the first is before the passes), until the
+        # urgent stage has begun beside it on the lane worker (no-room: until it waits for a slot instead)
+        began, _ = alongside(eng)
+        gate = eng._device_gates[0]
+        reached = hold_first_yield(eng, (lambda: any(w.level > 0 for w in list(gate.waiting))) if case == "no-room"
+                                   else began.is_set, skip=1)
         bulk = eng.submit("bulk", witnesses=[wt] * BULK, lane="bulk")
         assert reached.wait(120), "the bulk batch never reached a chunk boundary"
         urgent = eng.submit("urgent", witnesses=[wt], lane="urgent")
@@ -93,8 +98,9 @@ def test_an_urgent_job_runs_at_a_chunk_boundary_of_a_bulk_batch(tmp_path, case):
             assert dev.preemptions == 0 and dev.preempt_skipped == {"device_memory": 1}
             assert u_dev["start"] >= b_dev["end"] and "preempted" not in first.timings
         else:
-            paused = span(first, "preempted")
-            assert paused["start"] <= u_dev["start"] and u_dev["end"] <= paused["end"] <= b_dev["end"]
+            paused = span(first, "preempted")  # held at its next boundary while the urgent stage ran beside it
+            assert u_dev["worker"].endswith("/lanes") and u.timings["device_wait"] == 0.0
+            assert u_dev["start"] <= paused["start"] < u_dev["end"] and paused["end"] <= b_dev["end"]
             assert u_dev["end"] < b_dev["end"] and urgent.finished < bulk.finished
             assert dev.preemptions == 1 and dev.preempt_skipped == {}
             assert first.timings["preempted"] > 0

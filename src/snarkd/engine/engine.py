@@ -39,7 +39,7 @@ from snarkd.engine.devices import resolve_devices
 from snarkd.engine.errors import KeyChanged, TooLarge
 from snarkd.engine.jobs import RUNNING, Job, Partition
 from snarkd.engine.keys import KeyStore
-from snarkd.engine.lanes import Lanes, urgent_share
+from snarkd.engine.lanes import Lanes, has_priority_lane, urgent_share
 from snarkd.engine.memory import MemoryBudget, estimate
 from snarkd.engine.preempt import DeviceGate, Preemption
 from snarkd.engine.residency import DeviceResidency
@@ -95,7 +95,11 @@ class Engine(EngineBase):
                                 synthesis_workers=c.synthesis_workers, budget=self.budget.budget)
         self.book.max_weight = c.max_queued_weight
         self.book.self_verify = c.self_verify
-        self.workers = stages.Workers({"synthesis": c.synthesis_workers, "device": len(self.devices) * c.workers_per_device,
+        # a GPU whose stages run side by side gets a worker more for lanes above priority 0 (engine/preempt.py)
+        self._lane_devices = [d for d, b in enumerate(self.devices)
+                              if c.preempt and b.max_concurrent == 0 and has_priority_lane(c.lanes)]
+        self.workers = stages.Workers({"synthesis": c.synthesis_workers,
+                                       "device": len(self.devices) * c.workers_per_device + len(self._lane_devices),
                                        "finalize": c.finalize_workers})
 
     # ------------------------------------------------------------------ lifecycle
@@ -115,6 +119,8 @@ class Engine(EngineBase):
                                gather=self._gather(d), work_batch=work)
             for k in range(c.workers_per_device):
                 self.workers.spawn(dev, f"{backend.name}/w{k}", self, backend.pin)
+            if d in self._lane_devices:
+                self.workers.spawn(self._lane_worker(d), f"{backend.name}/lanes", self, backend.pin)
         for i in range(c.finalize_workers):
             self.workers.spawn(final, f"final-{i}", self)
         self._started, self.t_start = True, time.monotonic()
@@ -206,9 +212,11 @@ class Engine(EngineBase):
 
         return gather
 
-    def _device_work(self, d: int, nested: bool = False):
+    def _device_work(self, d: int, nested: bool = False, alongside: bool = False):
         """The device stage's work on device d. nested: run at another stage's yield point (engine/preempt.py), on
-        that stage's thread and slot (no slot of its own, no yield points of its own)."""
+        that stage's thread and slot (no slot of its own, no yield points of its own). alongside: the lane
+        worker's, begun at once beside the running stages, which it holds at their yield points (no slot, no
+        yield points of its own), or, where it does not fit beside them, waiting for a slot as any stage."""
         backend, gate, preemption = self.devices[d], self._device_gates[d], self.preemption[d]
 
         def work(parts: list, timers: list) -> None:
@@ -216,8 +224,10 @@ class Engine(EngineBase):
             for part in parts:
                 synths.append(part.synth)
                 part.synth = None
-            seat = None
+            seat, hold = None, None
             if nested:
+                timers[0].record("device_wait", 0.0)
+            elif alongside and (hold := preemption.begin_alongside(parts)) is not None:
                 timers[0].record("device_wait", 0.0)
             else:
                 with timers[0].phase("device_wait"):
@@ -225,7 +235,7 @@ class Engine(EngineBase):
             for t in timers[1:]:
                 t.record("device_wait", timers[0].ms["device_wait"])
             # a stage on a lent slot yields to no one: the stage that lent it waits for it
-            preemptible = self.config.preempt and not (nested or seat.lent)
+            preemptible = self.config.preempt and seat is not None and not seat.lent
             if preemptible:
                 preemption.wait_to_begin(parts, timers)  # while a higher lane's stage runs at a yield point
             yield_point = preemption.yield_point(parts, timers) if preemptible else None
@@ -251,6 +261,8 @@ class Engine(EngineBase):
                     yield_point.close()  # a higher lane's stage holds the device until here
                 if seat is not None:
                     gate.release(seat)
+                if hold is not None:
+                    preemption.end_alongside(hold)
             for part, synth, s in zip(parts, synths, sums):
                 part.sums = s
                 part.w = synth.witness
@@ -258,6 +270,13 @@ class Engine(EngineBase):
                     self.book.release_locked(part, part.est.buffers)
 
         return work
+
+    def _lane_worker(self, d: int) -> stages.Stage:
+        """The device stage of device d's lane worker: partitions of lanes above priority 0 only, one at a time."""
+        return stages.Stage("device", lambda: self._device_q.get_matching(lambda p: p.job.lane_priority > 0,
+                                                                          self._stopping),
+                            None, self._hand_on(self._final_q), queue_phase="device_queue", wait_phase="device_wait",
+                            work_batch=self._device_work(d, alongside=True))
 
     def _nested_stage(self, d: int) -> stages.Stage:
         """The device stage as run at a yield point of device d (run_nested)."""

@@ -115,6 +115,11 @@ def urgent_share(config: dict) -> float:
     return max((lane.share for lane in _lanes(config).values() if lane.priority > 0), default=0.0)
 
 
+def has_priority_lane(config: dict) -> bool:
+    """Whether a lane above priority 0 is configured (EngineConfig.lanes): GPUs then get a lane worker each."""
+    return any(lane.priority > 0 for lane in _lanes(config).values())
+
+
 def _lanes(config: dict) -> dict:
     """Lanes from EngineConfig.lanes: Lane objects, or their fields as dicts (a config that crossed Ray)."""
     return {n: v if isinstance(v, Lane) else Lane(**{**v, "name": n}) for n, v in (config or {}).items()}

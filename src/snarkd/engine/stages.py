@@ -49,6 +49,7 @@ class StageQueue:
         with self._cv:
             heapq.heappush(self._waiting, key)
             self._waiting_parts[key] = part
+            self._cv.notify_all()  # a lane's own worker takes waiting putters' partitions too (get_matching)
             try:
                 while not stopping.is_set():
                     if key in self._taken:  # a stage took it while it waited (take_matching(waiting=True))
@@ -96,23 +97,38 @@ class StageQueue:
         if limit <= 0:
             return []
         with self._cv:
-            pool = [(it[:-1], it[-1], True) for it in self._items]
-            if waiting:
-                pool += [(k, p, False) for k, p in self._waiting_parts.items()]
-            chosen = sorted((c for c in pool if match(c[1])), key=lambda c: c[0])[:limit]
-            if not chosen:
-                return []
-            queued = {c[0] for c in chosen if c[2]}
-            if queued:
-                self._items[:] = [it for it in self._items if it[:-1] not in queued]
-                heapq.heapify(self._items)
-            for key, _, was_queued in chosen:
-                if not was_queued:
-                    self._waiting.remove(key)
-                    del self._waiting_parts[key]
-                    self._taken.add(key)
-            heapq.heapify(self._waiting)
-            self._cv.notify_all()
+            return self._take_matching_locked(match, limit, waiting)
+
+    def get_matching(self, match: Callable[[Partition], bool], stopping: threading.Event) -> Partition | None:
+        """The best partition for which match(part) holds, queued or waiting to enter (as take_matching with
+        waiting), blocking until there is one; None when the engine stops. A lane's own device worker takes its
+        work so (Engine._lane_worker)."""
+        with self._cv:
+            while not stopping.is_set():
+                got = self._take_matching_locked(match, 1, True)
+                if got:
+                    return got[0]
+                self._cv.wait(POLL)
+        return None
+
+    def _take_matching_locked(self, match, limit: int, waiting: bool) -> list[Partition]:
+        pool = [(it[:-1], it[-1], True) for it in self._items]
+        if waiting:
+            pool += [(k, p, False) for k, p in self._waiting_parts.items()]
+        chosen = sorted((c for c in pool if match(c[1])), key=lambda c: c[0])[:limit]
+        if not chosen:
+            return []
+        queued = {c[0] for c in chosen if c[2]}
+        if queued:
+            self._items[:] = [it for it in self._items if it[:-1] not in queued]
+            heapq.heapify(self._items)
+        for key, _, was_queued in chosen:
+            if not was_queued:
+                self._waiting.remove(key)
+                del self._waiting_parts[key]
+                self._taken.add(key)
+        heapq.heapify(self._waiting)
+        self._cv.notify_all()
         return [c[1] for c in chosen]
 
     def head(self, waiting: bool = False) -> Partition | None:
