@@ -30,6 +30,8 @@
 # shakey      the SHA-256 2^17 key from .devcarry/ (r1cs and witness as .xz, wasm, input.json; `snarkd setup`)
 # inputs      bench/daemon_inputs.py on that key: from inputs vs from a witness, j = 32, three rounds (named more than
 #             once: one daemon run each, in inputs/, inputs-2/, ...)
+# chaininputs bench/daemon_inputs.py on the 2^20 chain key (key20) with circom's wasm of Chain(1048573) carried as
+#             .devcarry/chain20.wasm: from inputs vs from a witness, j = 32, three rounds
 # rsakey      zk-email's RSAVerifier65537(121,17) 2^18 key from .devcarry/rsa/ (bench/make_rsa_verifier.py
 #             --signatures 160: circuit.r1cs.xz, circuit.wasm, input.json, inputs/inputs-N.json; `snarkd setup`,
 #             seed 5eed) into bench/work/rsa-bn128 (its pool in pool/); independent of shakey
@@ -170,6 +172,14 @@ for s in "$@"; do
     INPUTS_RUNS=$(( ${INPUTS_RUNS:-0} + 1 ))  # each run of the step its own folder: inputs, inputs-2, inputs-3
     python3 bench/daemon_inputs.py --key-dir bench/work/sha256-bn128 --name sha256 --j 32 --rounds 3 \
       --out "$OUT/inputs$( [ $INPUTS_RUNS -gt 1 ] && echo -$INPUTS_RUNS)" 2>&1 | tail -8 | cut -c1-600
+    ;;
+  chaininputs)  # from inputs vs from a witness on the 2^20 chain key (key20), j = 32, three rounds: circom's wasm of
+                # Chain(1048573) from .devcarry/chain20.wasm (the key's r1cs is the one circom writes: chain_circuit.py)
+    step chaininputs
+    wait_key 20 bn128 ${KEY_WAIT:-200} || continue
+    cp .devcarry/chain20.wasm $KEYS/chain20-bn128/circuit.wasm
+    python3 bench/daemon_inputs.py --key-dir $KEYS/chain20-bn128 --name chain20 --j 32 --rounds 3 \
+      --out "$OUT/chaininputs" 2>&1 | tail -3 | cut -c1-600
     ;;
   rsakey)  # the RSA verifier's 2^18 key from .devcarry/rsa (bench/make_rsa_verifier.py's r1cs, wasm, inputs; seed 5eed)
     step rsakey

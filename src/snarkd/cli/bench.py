@@ -2,7 +2,7 @@
 
     snarkd bench --addr 127.0.0.1:9820 --key chain --witness w.wtns -c 20 -j 4 \\
                  [--partitions P] [--json out.json] [--timeline out.png] [--vk vk.json]
-                 [--lane NAME] [--deadline S] [--urgent-lane NAME --urgent-every S --urgent-deadline S]
+                 [--lane NAME] [--deadline S] [--urgent-lane NAME --urgent-every S --urgent-deadline S] [--urgent-process]
 """
 
 from __future__ import annotations
@@ -38,6 +38,8 @@ def register(sub) -> None:
     p.add_argument("--urgent-deadline", type=float, metavar="S", help="the urgent jobs' deadline, seconds")
     p.add_argument("--urgent-outstanding", type=int, metavar="N", help="urgent jobs in flight at most; an urgent "
                    "arrival that finds N is dropped and counted (default 4)")
+    p.add_argument("--urgent-process", action="store_true", help="send the urgent jobs from a client process of "
+                   "their own (as a separate deadline-bound requester would), not from a thread beside the others")
     p.add_argument("--vk", metavar="VK.json", help="also verify every returned proof in the client")
     p.add_argument("--proofs-dir", metavar="DIR", help="write every proof and public file there (for snarkjs verify)")
     p.add_argument("--json", metavar="OUT.json", help="write the full run (jobs, timings, spans, summary) as JSON")
@@ -98,7 +100,7 @@ def run(args) -> int:
                        progress=not args.no_progress and sys.stderr.isatty(), proofs_dir=args.proofs_dir,
                        transport=args.transport, connect=client_kwargs(args), lane=args.lane,
                        deadline=args.deadline, urgent_lane=args.urgent_lane, urgent_every=args.urgent_every,
-                       urgent_deadline=args.urgent_deadline,
+                       urgent_deadline=args.urgent_deadline, urgent_process=args.urgent_process,
                        **({"urgent_outstanding": args.urgent_outstanding} if args.urgent_outstanding else {}))
     result["witness"] = args.witness or ""
     result["input"] = args.input or ""
