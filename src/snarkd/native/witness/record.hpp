@@ -281,10 +281,11 @@ class Recorder {
 
   ZeroedPodVec<uint8_t> mem_;  // fresh zero pages: what the circuit never touches is never faulted in
   ZeroedPodVec<Shadow> shadow_;  // per 4-byte word (Shadow)
-  // A bit per 4-byte word (a recording's; the control-flow run's are NATIVE_FORM in shadow_): its bytes are the native Fr functions' own form of an element (write_elem: short word 0,
-  // long Montgomery), which need not be the bytes the wasm's Fr functions leave there for the same value (a short
-  // form, the short word of a value made long kept, normal or Montgomery). The value is the same, the raw bytes
-  // are not: a raw load of them (i32.load, memory.copy, Fr_int_copy's plain copy) is refused instead of followed.
+  // A bit per 4-byte word (a recording's; the control-flow run keeps them as NATIVE_FORM in shadow_): its bytes are
+  // the native Fr functions' own form of an element (write_elem: short word 0, long Montgomery), which need not be
+  // the bytes the wasm's Fr functions leave there for the same value (a short form, the short word of a value made
+  // long kept, normal or Montgomery). The value is the same, the raw bytes are not: a raw load of them (i32.load,
+  // memory.copy, Fr_int_copy's plain copy) is refused instead of followed.
   // Found by the wasm fuzz (seed 13): a getWitnessSize that says 39 for 21 made getWitness read its signal
   // index past the witness list, from the short word of a signal, and take another signal than the wasm did.
   ZeroedPodVec<uint64_t> native_form_;
@@ -452,22 +453,22 @@ class Recorder {
   }
   inline void set_native_form(uint64_t w0, uint64_t w1, bool on) {
     if constexpr (NATIVE_FORM != 0) {
-      for (uint64_t w = w0; w <= w1; w++) shadow_[w] = on ? shadow_[w] | NATIVE_FORM : shadow_id(w);
-      return;
-    }
-    for (uint64_t k = w0 >> 6; k <= w1 >> 6; k++) {
-      const uint64_t m = word_mask(k == w0 >> 6 ? w0 & 63 : 0, k == w1 >> 6 ? w1 & 63 : 63);
-      native_form_[k] = on ? native_form_[k] | m : native_form_[k] & ~m;
+      for (uint64_t w = w0; w <= w1; w++) shadow_[w] = on ? Shadow(shadow_[w] | NATIVE_FORM) : shadow_id(w);
+    } else {
+      for (uint64_t k = w0 >> 6; k <= w1 >> 6; k++) {
+        const uint64_t m = word_mask(k == w0 >> 6 ? w0 & 63 : 0, k == w1 >> 6 ? w1 & 63 : 63);
+        native_form_[k] = on ? native_form_[k] | m : native_form_[k] & ~m;
+      }
     }
   }
   inline bool any_native_form(uint64_t w0, uint64_t w1) {
     if constexpr (NATIVE_FORM != 0) {
       for (uint64_t w = w0; w <= w1; w++)
         if (shadow_[w] & NATIVE_FORM) return true;
-      return false;
+    } else {
+      for (uint64_t k = w0 >> 6; k <= w1 >> 6; k++)
+        if (native_form_[k] & word_mask(k == w0 >> 6 ? w0 & 63 : 0, k == w1 >> 6 ? w1 & 63 : 63)) return true;
     }
-    for (uint64_t k = w0 >> 6; k <= w1 >> 6; k++)
-      if (native_form_[k] & word_mask(k == w0 >> 6 ? w0 & 63 : 0, k == w1 >> 6 ? w1 & 63 : 63)) return true;
     return false;
   }
   inline void journal_word(uint32_t w) {
@@ -636,7 +637,8 @@ class Recorder {
     uint8_t* s = reinterpret_cast<uint8_t*>(shadow_.data() + w0);
     const uint64_t pattern = repeated(id);
     for (uint32_t k = 0; k + 8 <= ELEM_SHADOW_BYTES; k += 8) std::memcpy(s + k, &pattern, 8);
-    if constexpr (ELEM_SHADOW_TAIL != 0) std::memcpy(s + ELEM_SHADOW_BYTES - ELEM_SHADOW_TAIL, &pattern, ELEM_SHADOW_TAIL);
+    if constexpr (ELEM_SHADOW_TAIL != 0)
+      std::memcpy(s + ELEM_SHADOW_BYTES - ELEM_SHADOW_TAIL, &pattern, ELEM_SHADOW_TAIL);
   }
   // One limb stored from its register. The limbs of write_elem were spilled to the stack one by one and
   // reloaded two at a time into a vector register for a 16-byte store: a load that spans two pending stores
