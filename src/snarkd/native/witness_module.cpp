@@ -246,7 +246,7 @@ void run_as(const Wasm& w, const std::vector<std::pair<uint64_t, std::vector<Mon
   Big<F> cw;
   uint64_t steps = 0;
   try {
-    Recorder<P> r(*w.module, lim, false, /*untraced=*/true);
+    Recorder<P, /*UNTRACED=*/true> r(*w.module, lim, false);
     const auto table = r.input_signals();
     r.record(sanity, inputs, table, input_base, n_inputs);
     t = r.take_trace();

@@ -9,20 +9,20 @@
 
 namespace snarkd::witness {
 
-template <class P>
-auto Recorder<P>::snapshot() -> Snapshot {
+template <class P, bool UNTRACED>
+auto Recorder<P, UNTRACED>::snapshot() -> Snapshot {
   const Frame& fr = frames_.back();
   Snapshot s{journal_.size(), elem_log_.size(), trace_.nodes.size(), trace_.strings.size(), sp_, lp_,
              frames_.size(), {}};
   s.locals.assign(loc_.begin() + fr.locals, loc_.begin() + lp_);
   return s;
 }
-template <class P>
-void Recorder<P>::rollback(const Snapshot& s, bool drop_nodes) {
+template <class P, bool UNTRACED>
+void Recorder<P, UNTRACED>::rollback(const Snapshot& s, bool drop_nodes) {
   for (size_t k = journal_.size(); k-- > s.journal;) {
     const JEntry& e = journal_[k];
     std::memcpy(mem_.data() + size_t(e.addr) * 4, &e.word, 4);
-    shadow_[e.addr] = e.shadow;
+    shadow_[e.addr] = Shadow(e.shadow);
     set_native_form(e.addr, e.addr, e.native_form);
   }
   journal_.resize(s.journal);
@@ -38,8 +38,8 @@ void Recorder<P>::rollback(const Snapshot& s, bool drop_nodes) {
 }
 
 // Run one arm of an `if` (from `start` until the if's end `stop`) in the current frame, in arm mode.
-template <class P>
-void Recorder<P>::run_arm(uint32_t start, uint32_t stop) {
+template <class P, bool UNTRACED>
+void Recorder<P, UNTRACED>::run_arm(uint32_t start, uint32_t stop) {
   frames_.back().pc = start;
   if (start == stop) return;
   arm_depth_++;
@@ -57,8 +57,8 @@ void Recorder<P>::run_arm(uint32_t start, uint32_t stop) {
 }
 
 // An `if` deciding on isTrue(traced value). Returns the pc to continue at (in this frame).
-template <class P>
-uint32_t Recorder<P>::symbolic_if(const Func& fn, const Ins& in, uint32_t pc, bool cond, const Pending& pd) {
+template <class P, bool UNTRACED>
+uint32_t Recorder<P, UNTRACED>::symbolic_if(const Func& fn, const Ins& in, uint32_t pc, bool cond, const Pending& pd) {
   const uint32_t then_start = pc + 1, else_start = in.a, end = uint32_t(in.b);
   const uint32_t then_stop = (else_start == end) ? end : else_start - 1;  // the `else` jump
   // (isTrue(v) == want) takes the then arm
@@ -167,7 +167,7 @@ uint32_t Recorder<P>::symbolic_if(const Func& fn, const Ins& in, uint32_t pc, bo
     }
     // the other arm's element, from its final words
     uint32_t nid = nt_word(w0).second;
-    bool ok = !(nid & LIMB_BIT);
+    bool ok = !(nid & LIMB);
     uint8_t buf[ELEM];
     for (uint32_t k = 0; k < ELEM / 4; k++) {
       auto [wv, ws] = nt_word(w0 + k);

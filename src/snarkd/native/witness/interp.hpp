@@ -10,11 +10,11 @@ namespace snarkd::witness {
 
 // ARM: running one arm of an if-converted `if` (stops at its end; guards and effects abort).
 // The budgets count loop iterations and calls (every endless run loops), not instructions.
-template <class P>
+template <class P, bool UNTRACED>
 template <bool ARM>
 // no cross-jumping: it would merge the handlers' dispatch jumps back into one (a switch again)
 __attribute__((optimize("no-crossjumping", "no-gcse")))
-void Recorder<P>::exec(size_t depth, size_t arm_frames, uint32_t arm_start, uint32_t arm_stop) {
+void Recorder<P, UNTRACED>::exec(size_t depth, size_t arm_frames, uint32_t arm_start, uint32_t arm_stop) {
   // Direct threaded dispatch: each handler ends with its own indirect jump through the table (one jump site per
   // handler predicts the next instruction from this one; a switch's single jump site mispredicted most of its
   // dispatches: a quarter of the interpreter's samples in the RSA verifier's control-flow run sat on it). The
@@ -132,15 +132,17 @@ L_UNREACHABLE:
   trap("unreachable");
 L_IF: {
   const uint32_t c = uint32_t(S[--sp]);
-  if (pending_.valid && pending_.if_pc == pc && pending_.depth == frames_.size() && steps_ - pending_.step <= 3) {
-    Pending pd = pending_;
-    pending_.valid = false;
-    fr->pc = pc;
-    SYNC();
-    pc = symbolic_if(*fn, *in, pc, c != 0, pd);
-    // symbolic_if ran arms in this frame: re-read the frame (vectors may have moved)
-    frames_.back().pc = pc;
-    goto L_FRAME;
+  if constexpr (!UNTRACED) {  // (the control-flow run converts no `if`)
+    if (pending_.valid && pending_.if_pc == pc && pending_.depth == frames_.size() && steps_ - pending_.step <= 3) {
+      Pending pd = pending_;
+      pending_.valid = false;
+      fr->pc = pc;
+      SYNC();
+      pc = symbolic_if(*fn, *in, pc, c != 0, pd);
+      // symbolic_if ran arms in this frame: re-read the frame (vectors may have moved)
+      frames_.back().pc = pc;
+      goto L_FRAME;
+    }
   }
   pc = c ? pc + 1 : in->a;
   NEXT();
@@ -322,7 +324,7 @@ L_CALL_TO: {
       for (size_t k = 0; k < t.results.size(); k++) S[sp++] = 0;
     } else if (h == H_IMPORT_ERROR) {
       SYNC();
-      if (arm_depth_) throw detail::ArmAbort{"error"};
+      if (in_arm()) throw detail::ArmAbort{"error"};
       throw CircuitFailure(0, "the circuit called runtime.error");
     } else {
       SYNC();
@@ -356,7 +358,7 @@ L_LOCAL_SET: L[in->a] = S[--sp]; pc++; NEXT();
 L_LOCAL_TEE: L[in->a] = S[sp - 1]; pc++; NEXT();
 L_GLOBAL_GET: S[sp++] = globals_[in->a]; pc++; NEXT();
 L_GLOBAL_SET:
-  if (arm_depth_) throw detail::ArmAbort{"global"};
+  if (in_arm()) throw detail::ArmAbort{"global"};
   globals_[in->a] = S[--sp];
   pc++;
   NEXT();
@@ -403,16 +405,14 @@ L_GLOBAL_SET:
 #undef STORE
 L_MEMORY_SIZE: S[sp++] = mem_.size() >> 16; pc++; NEXT();
 L_MEMORY_GROW: {
-  if (arm_depth_) throw detail::ArmAbort{"memory.grow"};
+  if (in_arm()) throw detail::ArmAbort{"memory.grow"};
   const uint64_t n = uint32_t(S[sp - 1]);
   const uint64_t old = mem_.size() >> 16;
   const uint64_t want = (old + n) << 16;
   if (want > lim_.max_memory || (m_.mem_has_max && old + n > m_.mem_max) || old + n > 65536) {
     S[sp - 1] = uint32_t(-1);
   } else {
-    mem_.resize(want);
-    shadow_.resize(want / 4);
-    native_form_.resize(want / 256 + 1);
+    size_memory(want);
     S[sp - 1] = old;
   }
   pc++;
@@ -464,13 +464,13 @@ L_DEFAULT: {
 }
 
 // The value one push of a fused run (OP_PUSH2...) pushes: its own op given (a run's head keeps it in `arity`).
-template <class P>
-inline uint64_t Recorder<P>::pushed(uint16_t op, const Ins& in, const uint64_t* L) {
+template <class P, bool UNTRACED>
+inline uint64_t Recorder<P, UNTRACED>::pushed(uint16_t op, const Ins& in, const uint64_t* L) {
   return op == OP_LOCAL_ADDI ? uint64_t(uint32_t(L[in.a] + in.b)) : op == OP_I32_CONST ? in.b : L[in.a];
 }
 
-template <class P>
-void Recorder<P>::branch(const Ins& in) {
+template <class P, bool UNTRACED>
+void Recorder<P, UNTRACED>::branch(const Ins& in) {
   uint32_t base = frames_.back().base + uint32_t(in.b);
   uint32_t k = in.arity;
   for (uint32_t i = 0; i < k; i++) stk_[base + i] = stk_[sp_ - k + i];

@@ -37,9 +37,6 @@ namespace snarkd::witness {
 
 inline constexpr uint32_t CONST_BIT = 0x80000000u;
 inline constexpr int MAX_MESSAGE = 1 << 16;  // characters of one circom message read through getMessageChar
-// A shadow word with this bit names no element: it is part of the plain 32-byte body of value (id & ~LIMB_BIT)
-// that Fr_int_copy copied out of its element (circom 2.0.x's getWitness and log()).
-inline constexpr uint32_t LIMB_BIT = 0x80000000u;
 // The control-flow run's mark of a value computed from the inputs (in place of a trace id: no trace is kept).
 inline constexpr uint32_t TAINT = 1;
 
@@ -109,12 +106,28 @@ struct RecordLimits {
   uint64_t max_error_bytes = uint64_t(64) << 10; // circom's error messages (the rest is cut)
 };
 
-template <class P>
+// UNTRACED: the control-flow run. Nothing is traced: a value computed from the inputs carries the mark TAINT
+// instead of a trace id, and where a recording would put a guard (a branch, a loop bound, an index decided by
+// such a value) the run simply goes the way this request's value says (no guard, no if-conversion). Everything
+// a recording refuses about such values (their raw bytes read, Fr_eqR on them, ...) is refused the same way:
+// the run follows exactly what a recording follows, for this request. An instantiation of its own, so that its
+// shadow is a byte per word (it only ever holds 0, TAINT and LIMB | TAINT): a quarter of a recording's shadow
+// to fault in, fill and compare, and no code for the trace on its hot paths.
+template <class P, bool UNTRACED = false>
 class Recorder {
  public:
   using F = Mont<P>;
   using CF = CircomField<P>;
   static constexpr uint32_t ELEM = 8 + 8 * P::N;  // circom's element: short, type, long
+  // A shadow word per 4 bytes of memory: the trace id of the element it is part of (a recording), or its mark.
+  using Shadow = std::conditional_t<UNTRACED, uint8_t, uint32_t>;
+  // A shadow word with this bit names no element: it is part of the plain 32-byte body of value (id & ~LIMB)
+  // that Fr_int_copy copied out of its element (circom 2.0.x's getWitness and log()).
+  static constexpr Shadow LIMB = Shadow(Shadow(1) << (8 * sizeof(Shadow) - 1));
+  // The control-flow run keeps a word's native-form bit (native_form_) in its shadow byte: one byte to write, and
+  // one to test on a raw access. A recording keeps them apart (its shadow words hold whole trace ids).
+  static constexpr Shadow NATIVE_FORM = UNTRACED ? 0x40 : 0;
+  static_assert(UNTRACED ? TAINT < LIMB : CONST_BIT <= LIMB, "a shadow word holds a mark or a node id below LIMB");
 
   struct Val {
     uint32_t id;  // 0: concrete
@@ -125,13 +138,7 @@ class Recorder {
     uint32_t pos, size;
   };
 
-  // untraced: the control-flow run. Nothing is traced: a value computed from the inputs carries the mark TAINT
-  // instead of a trace id, and where a recording would put a guard (a branch, a loop bound, an index decided by
-  // such a value) the run simply goes the way this request's value says (no guard, no if-conversion). Everything
-  // a recording refuses about such values (their raw bytes read, Fr_eqR on them, ...) is refused the same way:
-  // the run follows exactly what a recording follows, for this request.
-  Recorder(const Module& m, RecordLimits lim, bool force_asserts, bool untraced = false)
-      : m_(m), lim_(lim), force_(force_asserts), untraced_(untraced) {
+  Recorder(const Module& m, RecordLimits lim, bool force_asserts) : m_(m), lim_(lim), force_(force_asserts) {
     for (uint32_t f = 0; f < m_.funcs.size(); f++) {
       const Func& fn = m_.funcs[f];
       HostFn h = H_NONE;
@@ -233,7 +240,7 @@ class Recorder {
       if (!sig) throw CircuitFailure(1, "Signal not found.\n");
       for (uint32_t i = 0; i < values.size(); i++) {
         uint32_t idx = sig->pos + i - input_base;
-        uint32_t id = (i < sig->size && idx < n_inputs) ? (untraced_ ? TAINT : node(T_INPUT, idx, 0, 0)) : 0;
+        uint32_t id = (i < sig->size && idx < n_inputs) ? (UNTRACED ? TAINT : node(T_INPUT, idx, 0, 0)) : 0;
         write_elem(shared_elem_, Val{id, values[i]});
         input_copy_due_ = false;
         call(uint32_t(f_set_input_), {uint32_t(hash >> 32), uint32_t(hash), i});
@@ -249,7 +256,7 @@ class Recorder {
       charge(1);  // a call, as the wasm's own
       call(uint32_t(f_get_witness_), {i});
       Val v = read_shared_value(host_seq_);
-      trace_.witness[i] = untraced_ ? 0 : v.id ? v.id : const_id(v.v);
+      trace_.witness[i] = UNTRACED ? 0 : v.id ? v.id : const_id(v.v);
       if (!force_) concrete_[i] = v.v;
     }
   }
@@ -268,17 +275,17 @@ class Recorder {
   const Module& m_;
   RecordLimits lim_;
   bool force_;
-  bool untraced_;
   std::vector<HostFn> host_;
   int f_set_input_, f_get_witness_, f_init_, f_msg_char_, f_shared_, f_map_pos_;
   uint32_t shared_ = 0, shared_elem_ = 0;
 
   ZeroedPodVec<uint8_t> mem_;  // fresh zero pages: what the circuit never touches is never faulted in
-  ZeroedPodVec<uint32_t> shadow_;  // per 4-byte word: the trace value of the element it is part of
-  // A bit per 4-byte word: its bytes are the native Fr functions' own form of an element (write_elem: short word 0,
-  // long Montgomery), which need not be the bytes the wasm's Fr functions leave there for the same value (a short
-  // form, the short word of a value made long kept, normal or Montgomery). The value is the same, the raw bytes
-  // are not: a raw load of them (i32.load, memory.copy, Fr_int_copy's plain copy) is refused instead of followed.
+  ZeroedPodVec<Shadow> shadow_;  // per 4-byte word (Shadow)
+  // A bit per 4-byte word (a recording's; the control-flow run keeps them as NATIVE_FORM in shadow_): its bytes are
+  // the native Fr functions' own form of an element (write_elem: short word 0, long Montgomery), which need not be
+  // the bytes the wasm's Fr functions leave there for the same value (a short form, the short word of a value made
+  // long kept, normal or Montgomery). The value is the same, the raw bytes are not: a raw load of them (i32.load,
+  // memory.copy, Fr_int_copy's plain copy) is refused instead of followed.
   // Found by the wasm fuzz (seed 13): a getWitnessSize that says 39 for 21 made getWitness read its signal
   // index past the witness list, from the short word of a signal, and take another signal than the wasm did.
   ZeroedPodVec<uint64_t> native_form_;
@@ -322,6 +329,8 @@ class Recorder {
   std::vector<JEntry> journal_;
   std::vector<uint32_t> elem_log_;
   int arm_depth_ = 0;
+  // Running an arm of an if-converted `if` (never in the control-flow run: it converts no `if`).
+  bool in_arm() const { return !UNTRACED && arm_depth_; }
   uint64_t arm_steps_left_ = 0;
   struct Pending {
     bool valid = false;
@@ -367,9 +376,7 @@ class Recorder {
   void instantiate() {
     uint64_t bytes = uint64_t(m_.mem_initial) << 16;
     if (bytes > lim_.max_memory) throw CircuitFailure(5, "the circuit's initial memory is larger than its limit");
-    mem_.resize(bytes);
-    shadow_.resize(bytes / 4);
-    native_form_.resize(bytes / 256 + 1);
+    size_memory(bytes);
     for (auto& d : m_.data) {
       if (uint64_t(d.offset) + d.len > mem_.size()) throw Unsupported("data segment outside memory");
       std::memcpy(mem_.data() + d.offset, d.bytes, d.len);
@@ -383,13 +390,19 @@ class Recorder {
     shared_elem_ = shared_ - 8;
     runtime_end_ = shared_elem_;
   }
+  void size_memory(uint64_t bytes) {  // at instantiation, and memory.grow
+    mem_.resize(bytes);
+    shadow_.resize(bytes / 4);
+    if constexpr (!NATIVE_FORM) native_form_.resize(bytes / 256 + 1);
+  }
   [[noreturn]] void trap(const std::string& what) {
-    if (arm_depth_) throw detail::ArmAbort{"trap"};
+    if (in_arm()) throw detail::ArmAbort{"trap"};
     throw CircuitFailure(0, "wasm trap: " + what);
   }
-  inline void bounds(uint64_t addr, uint64_t n) {
-    if (addr + n > mem_.size()) trap("out of bounds memory access");
+  __attribute__((always_inline)) void bounds(uint64_t addr, uint64_t n) {
+    if (addr + n > mem_.size()) out_of_bounds();
   }
+  [[noreturn]] __attribute__((noinline, cold)) void out_of_bounds() { trap("out of bounds memory access"); }
   void bounds_or_unsupported(uint64_t addr, uint64_t n, const char* what) {
     if (addr + n > mem_.size()) throw Unsupported(std::string(what) + " lies outside the memory");
   }
@@ -415,9 +428,17 @@ class Recorder {
     if (watch_load_ && watched_ == ~0ull && n == 8) watched_ = addr;
     uint64_t w0 = addr >> 2, w1 = (addr + n - 1) >> 2;
     for (uint64_t w = w0; w <= w1; w++)
-      if (shadow_[w]) unsupported_raw();
-    if (any_native_form(w0, w1)) unsupported_native_form(addr);
+      if (shadow_[w]) raw_read_refused(addr, w0, w1);  // an id, or (the control-flow run's) NATIVE_FORM
+    if constexpr (!NATIVE_FORM)
+      if (any_native_form(w0, w1)) unsupported_native_form(addr);
   }
+  [[noreturn]] __attribute__((noinline, cold)) void raw_read_refused(uint64_t addr, uint64_t w0, uint64_t w1) {
+    for (uint64_t w = w0; w <= w1; w++)
+      if (shadow_id(w)) unsupported_raw();
+    unsupported_native_form(addr);
+  }
+  // The trace id (or mark) a shadow word holds, with LIMB.
+  Shadow shadow_id(uint64_t w) const { return Shadow(shadow_[w] & ~NATIVE_FORM); }
   [[noreturn]] __attribute__((noinline, cold)) void unsupported_raw() {
     throw Unsupported(where() + " reads the bytes of a field element computed from the inputs");
   }
@@ -431,18 +452,27 @@ class Recorder {
     return (hi == 63 ? ~uint64_t(0) : (uint64_t(1) << (hi + 1)) - 1) & ~((uint64_t(1) << lo) - 1);
   }
   inline void set_native_form(uint64_t w0, uint64_t w1, bool on) {
-    for (uint64_t k = w0 >> 6; k <= w1 >> 6; k++) {
-      const uint64_t m = word_mask(k == w0 >> 6 ? w0 & 63 : 0, k == w1 >> 6 ? w1 & 63 : 63);
-      native_form_[k] = on ? native_form_[k] | m : native_form_[k] & ~m;
+    if constexpr (NATIVE_FORM != 0) {
+      for (uint64_t w = w0; w <= w1; w++) shadow_[w] = on ? Shadow(shadow_[w] | NATIVE_FORM) : shadow_id(w);
+    } else {
+      for (uint64_t k = w0 >> 6; k <= w1 >> 6; k++) {
+        const uint64_t m = word_mask(k == w0 >> 6 ? w0 & 63 : 0, k == w1 >> 6 ? w1 & 63 : 63);
+        native_form_[k] = on ? native_form_[k] | m : native_form_[k] & ~m;
+      }
     }
   }
   inline bool any_native_form(uint64_t w0, uint64_t w1) {
-    for (uint64_t k = w0 >> 6; k <= w1 >> 6; k++)
-      if (native_form_[k] & word_mask(k == w0 >> 6 ? w0 & 63 : 0, k == w1 >> 6 ? w1 & 63 : 63)) return true;
+    if constexpr (NATIVE_FORM != 0) {
+      for (uint64_t w = w0; w <= w1; w++)
+        if (shadow_[w] & NATIVE_FORM) return true;
+    } else {
+      for (uint64_t k = w0 >> 6; k <= w1 >> 6; k++)
+        if (native_form_[k] & word_mask(k == w0 >> 6 ? w0 & 63 : 0, k == w1 >> 6 ? w1 & 63 : 63)) return true;
+    }
     return false;
   }
   inline void journal_word(uint32_t w) {
-    if (arm_depth_) {
+    if (in_arm()) {
       if (journal_.size() >= lim_.arm_journal) throw detail::ArmAbort{"writes too much memory"};
       journal_.push_back({w, load32(w * 4), shadow_[w], bool(native_form_[w >> 6] >> (w & 63) & 1)});
     }
@@ -468,9 +498,9 @@ class Recorder {
     uint64_t w0 = addr >> 2, w1 = (addr + n - 1) >> 2;
     for (uint64_t w = w0; w <= w1; w++) {
       journal_word(uint32_t(w));
-      shadow_[w] = 0;
+      shadow_[w] = 0;  // (NATIVE_FORM in it cleared too)
     }
-    set_native_form(w0, w1, false);  // the bytes the wasm stores, as it stores them
+    if constexpr (!NATIVE_FORM) set_native_form(w0, w1, false);  // the bytes the wasm stores, as it stores them
   }
 
   __attribute__((always_inline)) Val read_elem(uint32_t a) {
@@ -478,20 +508,9 @@ class Recorder {
     if (a < runtime_end_) runtime_read(a);  // ffwasm's scratch: the wasm's bytes there are not ours
     if (a & 3) unaligned_elem();
     const uint32_t w0 = a >> 2;
-    const uint32_t id = shadow_[w0];
-    if (id & LIMB_BIT) partly_overwritten(a);
-    {  // every shadow word of the element names the same value: two words per compare
-      static_assert(ELEM % 8 == 0, "an element is a whole number of shadow word pairs");
-      const uint64_t twice = uint64_t(id) * 0x100000001ull;
-      const uint32_t* s = shadow_.data() + w0;
-      uint64_t diff = 0;
-      for (uint32_t k = 0; k < ELEM / 4; k += 2) {
-        uint64_t pair;
-        std::memcpy(&pair, s + k, 8);
-        diff |= pair ^ twice;
-      }
-      if (diff) partly_overwritten(a);
-    }
+    const Shadow id = shadow_id(w0);
+    if (id & LIMB) partly_overwritten(a);
+    if (!elem_shadow_is(w0, id)) partly_overwritten(a);  // every shadow word of the element names the same value
     const uint8_t* p = mem_.data() + a;
     uint32_t type;
     std::memcpy(&type, p + 4, 4);
@@ -593,6 +612,34 @@ class Recorder {
     remember_plain(m, n);
     return m;
   }
+  // An element's shadow words, eight bytes at a time (a recording's 40 bytes, the control-flow run's 10): all
+  // `id` (read_elem's check, NATIVE_FORM aside), or set to it (write_elem).
+  static constexpr uint32_t ELEM_SHADOW_BYTES = ELEM / 4 * sizeof(Shadow);
+  static constexpr uint32_t ELEM_SHADOW_TAIL = ELEM_SHADOW_BYTES % 8;
+  static uint64_t repeated(Shadow id) { return uint64_t(id) * (~uint64_t(0) / uint64_t(Shadow(~Shadow(0)))); }
+  bool elem_shadow_is(uint32_t w0, Shadow id) const {
+    const uint8_t* s = reinterpret_cast<const uint8_t*>(shadow_.data() + w0);
+    const uint64_t pattern = repeated(id), ids = ~repeated(NATIVE_FORM);
+    uint64_t diff = 0;
+    for (uint32_t k = 0; k + 8 <= ELEM_SHADOW_BYTES; k += 8) {
+      uint64_t chunk;
+      std::memcpy(&chunk, s + k, 8);
+      diff |= (chunk & ids) ^ pattern;
+    }
+    if constexpr (ELEM_SHADOW_TAIL != 0) {
+      uint64_t tail = 0;
+      std::memcpy(&tail, s + ELEM_SHADOW_BYTES - ELEM_SHADOW_TAIL, ELEM_SHADOW_TAIL);
+      diff |= (tail & ids) ^ (pattern >> (64 - 8 * ELEM_SHADOW_TAIL));
+    }
+    return !diff;
+  }
+  void set_elem_shadow(uint32_t w0, Shadow id) {
+    uint8_t* s = reinterpret_cast<uint8_t*>(shadow_.data() + w0);
+    const uint64_t pattern = repeated(id);
+    for (uint32_t k = 0; k + 8 <= ELEM_SHADOW_BYTES; k += 8) std::memcpy(s + k, &pattern, 8);
+    if constexpr (ELEM_SHADOW_TAIL != 0)
+      std::memcpy(s + ELEM_SHADOW_BYTES - ELEM_SHADOW_TAIL, &pattern, ELEM_SHADOW_TAIL);
+  }
   // One limb stored from its register. The limbs of write_elem were spilled to the stack one by one and
   // reloaded two at a time into a vector register for a 16-byte store: a load that spans two pending stores
   // is not forwarded from them and waits for both to retire (half of write_elem's samples in the RSA
@@ -609,7 +656,7 @@ class Recorder {
     not_in_runtime(a, ELEM);
     if (a & 3) throw Unsupported("unaligned field element");
     const uint32_t w0 = a >> 2;
-    if (arm_depth_) {
+    if (in_arm()) {
       for (uint32_t k = 0; k < ELEM / 4; k++) journal_word(w0 + k);
       elem_log_.push_back(a);
     }
@@ -618,20 +665,18 @@ class Recorder {
     // The value limb by limb: it was mostly just stored limb by limb (a field function's result), and a wider
     // load of it (the copy vectorized) waits for those stores to retire instead of taking their data
     // (store-to-load forwarding fails): 29% of this function in the RSA verifier's control-flow run.
-    const uint64_t twice = uint64_t(x.id) * 0x100000001ull;
+    const Shadow id = Shadow(x.id);
     u64 l[P::N];
     for (size_t k = 0; k < P::N; k++) {
       l[k] = x.v.v[k];
       asm("" : "+r"(l[k]));
     }
     uint8_t* p = mem_.data() + a;
-    uint32_t* sh = shadow_.data() + w0;
     const uint64_t header = uint64_t(0xC0000000u) << 32;  // short word 0, type long Montgomery
     std::memcpy(p, &header, 8);
     for (size_t k = 0; k < P::N; k++) store_limb(p + 8 + 8 * k, l[k]);
-    static_assert(ELEM % 8 == 0, "an element is a whole number of shadow word pairs");
-    for (uint32_t k = 0; k < ELEM / 4; k += 2) std::memcpy(sh + k, &twice, 8);
-    set_native_form(w0, w0 + ELEM / 4 - 1, true);
+    set_elem_shadow(w0, Shadow(id | NATIVE_FORM));
+    if constexpr (!NATIVE_FORM) set_native_form(w0, w0 + ELEM / 4 - 1, true);
   }
   // ffwasm's representation changes (toNormal...): the value stays; a concrete element is
   // rewritten in long normal form so a raw reader sees what the wasm would give it.
@@ -639,7 +684,7 @@ class Recorder {
     Val x = read_elem(a);
     if (x.id) return;
     not_in_runtime(a, ELEM);
-    if (arm_depth_) for (uint32_t k = 0; k < ELEM / 4; k++) journal_word((a >> 2) + k);
+    if (in_arm()) for (uint32_t k = 0; k < ELEM / 4; k++) journal_word((a >> 2) + k);
     uint8_t* p = mem_.data() + a;
     uint32_t sv = 0, type = 0x80000000u;
     F n = plain(x.v);
@@ -654,13 +699,13 @@ class Recorder {
   // ffwasm's Fr_int_copy(src, dst): the 8 * N bytes of an element's body. Bytes no traced value owns are
   // copied as the wasm copies them; the body of a traced element only right after Fr_toLongNormal put it in
   // long normal form (then the wasm's bytes are the plain value, whatever form it held): the copy holds
-  // those bytes, and its shadow words name the value with LIMB_BIT.
+  // those bytes, and its shadow words name the value with LIMB.
   void int_copy(uint32_t src, uint32_t dst) {
     constexpr uint32_t BODY = 8 * P::N;
     bounds(src, BODY);
     bounds(dst, BODY);
     bool traced = false;
-    for (uint64_t w = src >> 2; w <= (uint64_t(src) + BODY - 1) >> 2; w++) traced |= shadow_[w] != 0;
+    for (uint64_t w = src >> 2; w <= (uint64_t(src) + BODY - 1) >> 2; w++) traced |= shadow_id(w) != 0;
     if (!traced) {
       if (any_native_form(src >> 2, (uint64_t(src) + BODY - 1) >> 2)) unsupported_native_form(src);
       for (uint32_t k = 0; k < P::N; k++) {  // 8 bytes at a time, in order, as ffwasm's loop
@@ -678,7 +723,7 @@ class Recorder {
     const F n = plain(x.v);
     raw_write(dst, BODY);
     std::memcpy(mem_.data() + dst, n.v, BODY);
-    for (uint64_t w = dst >> 2; w <= (uint64_t(dst) + BODY - 1) >> 2; w++) shadow_[w] = LIMB_BIT | x.id;
+    for (uint64_t w = dst >> 2; w <= (uint64_t(dst) + BODY - 1) >> 2; w++) shadow_[w] = Shadow(LIMB | x.id);
   }
   // The value getWitness or a log() left for its reader (readSharedRWMemory): the body Fr_int_copy put in the
   // shared memory when that was the host call at `seq` (circom 2.0.x), else the element in front of it.
@@ -686,15 +731,15 @@ class Recorder {
     if (shared_body_.seq != seq) return read_elem(shared_elem_);
     constexpr uint32_t BODY = 8 * P::N;
     bounds(shared_, BODY);
-    const uint32_t s0 = shadow_[shared_ >> 2];
+    const Shadow s0 = shadow_id(shared_ >> 2);
     for (uint32_t k = 1; k < BODY / 4; k++)
-      if (shadow_[(shared_ >> 2) + k] != s0)
+      if (shadow_id((shared_ >> 2) + k) != s0)
         throw Unsupported(where() + ": the shared memory holds parts of several values");
-    if (s0 && !(s0 & LIMB_BIT)) partly_overwritten(shared_elem_);
+    if (s0 && !(s0 & LIMB)) partly_overwritten(shared_elem_);
     u64 l[P::N];
     std::memcpy(l, mem_.data() + shared_, BODY);
     F::reduce_raw(l);
-    return Val{s0 & ~LIMB_BIT, mont(F::from_limbs(l))};
+    return Val{uint32_t(Shadow(s0 & ~LIMB)), mont(F::from_limbs(l))};
   }
 
   // --- the trace ------------------------------------------------------------------------------------
@@ -735,8 +780,8 @@ class Recorder {
   }
 
   void guard(uint8_t op, uint32_t id, uint32_t b = 0) {
-    if (untraced_) return;  // the control-flow run: the value decides, nothing to check later
-    if (arm_depth_) throw detail::ArmAbort{"guard"};
+    if constexpr (UNTRACED) return;  // the control-flow run: the value decides, nothing to check later
+    if (in_arm()) throw detail::ArmAbort{"guard"};
     node(op, id, b, 0);
     guards_++;
   }
@@ -755,7 +800,7 @@ class Recorder {
       case H_IDIV: case H_MOD: {
         // \ and % trap on 0: an arm that may not run must not contain them (its select
         // would make the replay trap where the wasm does not)
-        if (arm_depth_ && (a.id || b.id)) throw detail::ArmAbort{"partial op"};
+        if (in_arm() && (a.id || b.id)) throw detail::ArmAbort{"partial op"};
         F q;
         if (h == H_IDIV ? CF::n_idiv(plain(a.v), plain(b.v), q) : CF::n_mod(plain(a.v), plain(b.v), q))
           trap("integer divide by zero");
@@ -780,13 +825,14 @@ class Recorder {
       default: throw Unsupported("internal: binary op");
     }
     if (!a.id && !b.id) return Val{0, r};
+    // the identities below give r or a product with 0 (the one that drops the mark): only that one to look for
+    if constexpr (UNTRACED) return Val{op == T_MUL && (is_const(a, 0) || is_const(b, 0)) ? 0 : TAINT, r};
     // identities that keep the trace short (exact in the field)
     if ((op == T_ADD || op == T_SUB) && is_const(b, 0)) return a;
     if (op == T_ADD && is_const(a, 0)) return b;
     if (op == T_MUL && is_const(b, 1)) return a;
     if (op == T_MUL && is_const(a, 1)) return b;
     if (op == T_MUL && (is_const(a, 0) || is_const(b, 0))) return Val{0, F::zero()};
-    if (untraced_) return Val{TAINT, r};
     return Val{node(op, id_of(a), id_of(b), 0), r};
   }
   Val unary(HostFn h, const Val& a) {
@@ -801,7 +847,7 @@ class Recorder {
       default: throw Unsupported("internal: unary op");
     }
     if (!a.id) return Val{0, r};
-    if (untraced_) return Val{TAINT, r};
+    if constexpr (UNTRACED) return Val{TAINT, r};
     if (op == T_MUL) return Val{node(T_MUL, a.id, a.id, 0), r};
     return Val{node(op, a.id, 0, 0), r};
   }
@@ -921,17 +967,17 @@ class Recorder {
       case H_EXCEPTION: {
         uint32_t code = arg(0, 1);
         sp_ -= 1;
-        if (arm_depth_) throw detail::ArmAbort{"exception"};
+        if (in_arm()) throw detail::ArmAbort{"exception"};
         throw CircuitFailure(int(code), err_text_);
       }
       case H_PRINT_ERROR: {
-        if (arm_depth_) throw detail::ArmAbort{"error message"};
+        if (in_arm()) throw detail::ArmAbort{"error message"};
         std::string s = message() + "\n";
         if (err_text_.size() < lim_.max_error_bytes) err_text_ += s.substr(0, lim_.max_error_bytes - err_text_.size());
         return;
       }
       case H_WRITE_BUFFER: {
-        if (arm_depth_) throw detail::ArmAbort{"log"};
+        if (in_arm()) throw detail::ArmAbort{"log"};
         std::string s = message();
         log_bytes_ += s.size() + 1;
         if (log_bytes_ > lim_.max_log_bytes)
@@ -941,9 +987,9 @@ class Recorder {
         return;
       }
       case H_SHOW_SHARED: {
-        if (arm_depth_) throw detail::ArmAbort{"log"};
+        if (in_arm()) throw detail::ArmAbort{"log"};
         Val x = read_shared_value(host_seq_ - 1);  // copyFr2SharedRWMemory's, just before
-        node(T_LOG_VAL, untraced_ ? const_id(x.v) : id_of(x), 0, 0);
+        node(T_LOG_VAL, UNTRACED ? const_id(x.v) : id_of(x), 0, 0);
         return;
       }
       default: {  // binary field ops (pR, pA, pB)
@@ -957,7 +1003,7 @@ class Recorder {
 
   // Fr_isTrue of a traced value: a guard, or (when an `if` consumes it) the if's own decision.
   void istrue_traced(uint32_t id, bool t, uint32_t pc) {
-    if (untraced_) return;  // the control-flow run: the `if` goes the way the value says
+    if constexpr (UNTRACED) return;  // the control-flow run: the `if` goes the way the value says
     const Func& fn = m_.funcs[frames_.back().func];
     const auto& code = fn.code;
     if (pc + 1 < code.size() && code[pc + 1].op == OP_IF) {
