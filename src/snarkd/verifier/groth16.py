@@ -45,8 +45,7 @@ from __future__ import annotations
 
 import re
 import threading
-from collections import OrderedDict
-from dataclasses import dataclass
+from collections import OrderedDict, namedtuple
 from pathlib import Path
 
 from snarkd.curves.params import BLS12_381, BN254, Curve
@@ -278,17 +277,11 @@ def _check_proof_labels(curve: Curve, proof, proof_name: str) -> None:
         raise InputError(f"{proof_name}: curve {proof['curve']!r} does not match the key's {curve.name!r}")
 
 
-@dataclass(frozen=True)
-class KeyPoints:
-    """A snarkjs verification key read once: its curve and its points in the zkey layout."""
+class KeyPoints(namedtuple("KeyPoints", "curve alpha beta gamma delta ic n_public")):
+    """A snarkjs verification key read once: its curve and its points (bytes) in the zkey layout. A named tuple,
+    not a dataclass: see curves.params.Curve."""
 
-    curve: Curve
-    alpha: bytes
-    beta: bytes
-    gamma: bytes
-    delta: bytes
-    ic: bytes
-    n_public: int
+    __slots__ = ()
 
     def prepared(self, name: str = "verification key"):
         return prepared_vk(self.curve, self.alpha, self.beta, self.gamma, self.delta, self.ic, name)
