@@ -17,7 +17,7 @@ threads) and each `--timings` phase, the peak RSS, and the load average around t
 
 Usage: python bench/cpu_trees.py --tree before=/tmp/base --tree after=. \\
            --dir bench/work/chain16-bn128 --dir bench/work/sha256-bn128 [--runs 7] \\
-           [--ifma off,on] [--threads 0] [--source NAME] [--json bench/results/OUT.json]
+           [--ifma off,on] [--threads 0] [--source NAME] [--no-backend-flag] [--json bench/results/OUT.json]
 """
 from __future__ import annotations
 
@@ -52,6 +52,8 @@ def main() -> int:
     ap.add_argument("--no-verify", action="store_true", help="skip snarkjs groth16 verify of the first proofs")
     ap.add_argument("--source", action="append", default=[], metavar="NAME",
                     help="run this tree from source: no bytecode, each process compiles its modules (repeatable)")
+    ap.add_argument("--no-backend-flag", action="store_true",
+                    help="`snarkd prove` without --backend cpu, as the rapidsnark pairs run it ([prove] backend: cpu)")
     ap.add_argument("--json", type=Path)
     args = ap.parse_args()
 
@@ -68,7 +70,7 @@ def main() -> int:
     settings = [(name, d, path) for d in args.dir for path in paths for name in trees]
 
     def cmd(name, d, path, out):
-        c = [sys.executable, "-c", CHILD, path, "prove", "--backend", "cpu", str(d / "circuit.zkey"),
+        c = [sys.executable, "-c", CHILD, path, "prove", *([] if args.no_backend_flag else ["--backend", "cpu"]), str(d / "circuit.zkey"),
              str(d / "witness.wtns"), str(out / "proof.json"), str(out / "public.json"), "--timings", "--no-progress"]
         if args.threads:
             c += ["--threads", str(args.threads)]
@@ -131,7 +133,7 @@ def main() -> int:
     meta = {"cpu": cpu_name(), "cores": os.cpu_count(), "runs": args.runs, "threads": args.threads or os.cpu_count(),
             "load_min": round(min(load), 2), "load_max": round(max(load), 2),
             "trees": {k: str(Path(v).resolve()) for k, v in trees.items()}, "verified_by_snarkjs": verified,
-            "from_source": args.source,  # the other trees' modules were byte-compiled first
+            "from_source": args.source, "backend_flag": not args.no_backend_flag,  # the other trees' modules were byte-compiled first
             "time": time.strftime("%Y-%m-%d %H:%M:%S")}
     print(f"load average {meta['load_min']}-{meta['load_max']}")
     if args.json:
