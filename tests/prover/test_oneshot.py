@@ -142,8 +142,10 @@ def test_witness_of_another_circuit(chain_circuit, many_public_circuit):
 
 
 # Start-up a `snarkd prove` without flags does without (bench/cpu-notes.md, round 7): numpy ~60 ms; the config
-# layer ~50 ms (its validator, tomllib, one dataclass per section); dataclasses ~12 ms (inspect, ast, dis, tokenize)
-NOT_ON_THE_PROVE_PATH = ("numpy", "snarkd.config.loader", "snarkd.config.settings", "tomllib", "dataclasses", "inspect")
+# layer ~50 ms (its validator, tomllib, one dataclass per section); dataclasses ~12 ms (inspect, ast, dis, tokenize);
+# pathlib ~5-10 ms (with urllib.parse, ipaddress)
+NOT_ON_THE_PROVE_PATH = ("numpy", "snarkd.config.loader", "snarkd.config.settings", "tomllib", "dataclasses", "inspect",
+                         "pathlib")
 
 
 def test_cli_prove_imports_no_numpy(chain_circuit, tmp_path):
