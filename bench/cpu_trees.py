@@ -8,19 +8,23 @@ rotated order so that load from other processes moves every setting alike. The 8
 path is switched off in the child with the testing switch `_core._set_simd52(False)`,
 which every tree has (the documented SNARKD_CPU_IFMA=off is newer than some trees).
 The first proof of every (tree, circuit, path) is checked with `snarkjs groth16 verify`.
+Each tree's modules are compiled to bytecode first, as an installed snarkd's are (byte_compile in
+prove_vs_snarkjs.py); --source NAME runs that tree's children from source instead, every process
+compiling its modules (what this harness measured before round 7 where PYTHONDONTWRITEBYTECODE is set).
 
 Reports per setting the medians of wall time, process CPU time (user + system, all
 threads) and each `--timings` phase, the peak RSS, and the load average around the run.
 
 Usage: python bench/cpu_trees.py --tree before=/tmp/base --tree after=. \\
            --dir bench/work/chain16-bn128 --dir bench/work/sha256-bn128 [--runs 7] \\
-           [--ifma off,on] [--threads 0] [--json bench/results/OUT.json]
+           [--ifma off,on] [--threads 0] [--source NAME] [--no-backend-flag] [--json bench/results/OUT.json]
 """
 from __future__ import annotations
 
 import argparse
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -32,7 +36,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "bench"))
 
 from prove_vs_rapidsnark import cpu_name  # noqa: E402
-from prove_vs_snarkjs import SNARKJS, parse_timings, timed  # noqa: E402
+from prove_vs_snarkjs import SNARKJS, byte_compile, parse_timings, timed  # noqa: E402
 
 CHILD = ("import sys; from snarkd.native import _core; _core._set_simd52(sys.argv[1] == 'on'); "
          "from snarkd.cli import main; sys.exit(main(sys.argv[2:]))")
@@ -46,16 +50,27 @@ def main() -> int:
     ap.add_argument("--ifma", default="off,on")
     ap.add_argument("--threads", type=int, default=0)
     ap.add_argument("--no-verify", action="store_true", help="skip snarkjs groth16 verify of the first proofs")
+    ap.add_argument("--source", action="append", default=[], metavar="NAME",
+                    help="run this tree from source: no bytecode, each process compiles its modules (repeatable)")
+    ap.add_argument("--no-backend-flag", action="store_true",
+                    help="`snarkd prove` without --backend cpu, as the rapidsnark pairs run it ([prove] backend: cpu)")
     ap.add_argument("--json", type=Path)
     args = ap.parse_args()
 
     trees = dict(t.split("=", 1) for t in args.tree)
     paths = [p for p in args.ifma.split(",") if p]
     tmp = Path(tempfile.mkdtemp(prefix="snarkd-trees-"))
+    src = {}  # tree name -> the src/ folder its children import
+    for name, path in trees.items():
+        src[name] = Path(path).resolve() / "src"
+        if name in args.source:  # a copy without the tree's __pycache__ folders, which its children may not write
+            src[name] = shutil.copytree(src[name], tmp / f"{name}-src", ignore=shutil.ignore_patterns("__pycache__"))
+        else:
+            byte_compile(src[name])
     settings = [(name, d, path) for d in args.dir for path in paths for name in trees]
 
     def cmd(name, d, path, out):
-        c = [sys.executable, "-c", CHILD, path, "prove", "--backend", "cpu", str(d / "circuit.zkey"),
+        c = [sys.executable, "-c", CHILD, path, "prove", *([] if args.no_backend_flag else ["--backend", "cpu"]), str(d / "circuit.zkey"),
              str(d / "witness.wtns"), str(out / "proof.json"), str(out / "public.json"), "--timings", "--no-progress"]
         if args.threads:
             c += ["--threads", str(args.threads)]
@@ -63,7 +78,9 @@ def main() -> int:
 
     def env(name):
         e = dict(os.environ)
-        e["PYTHONPATH"] = str(Path(trees[name]).resolve() / "src")
+        e["PYTHONPATH"] = str(src[name])
+        if name in args.source:
+            e["PYTHONDONTWRITEBYTECODE"] = "1"
         return e
 
     rows = {s: {"wall": [], "cpu": [], "rss": [], "phases": []} for s in settings}
@@ -116,6 +133,7 @@ def main() -> int:
     meta = {"cpu": cpu_name(), "cores": os.cpu_count(), "runs": args.runs, "threads": args.threads or os.cpu_count(),
             "load_min": round(min(load), 2), "load_max": round(max(load), 2),
             "trees": {k: str(Path(v).resolve()) for k, v in trees.items()}, "verified_by_snarkjs": verified,
+            "from_source": args.source, "backend_flag": not args.no_backend_flag,  # the other trees' modules were byte-compiled first
             "time": time.strftime("%Y-%m-%d %H:%M:%S")}
     print(f"load average {meta['load_min']}-{meta['load_max']}")
     if args.json:

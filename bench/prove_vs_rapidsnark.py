@@ -17,7 +17,8 @@ median of the per-round ratios. Every tool's proof is checked once with
 A folder holds circuit.zkey, witness.wtns and vk.json (bench/make_chain_keys.py,
 bench/make_sha256_key.py). --prepare builds snarkd's sidecar first (snarkd prepare).
 --ifma off,on runs snarkd once per IFMA setting in the same rounds (off: the documented
-SNARKD_CPU_IFMA=off, for the AVX2-class path on a CPU that has IFMA); --verify-all checks
+SNARKD_CPU_IFMA=off, for the AVX2-class path on a CPU that has IFMA); --tree NAME=PATH runs another
+snarkd checkout (its src/, built in place) in the same rounds, as snarkd-NAME; --verify-all checks
 every timed proof with snarkjs, between runs; --note records free text (e.g. rapidsnark's
 source commit) in the JSON.
 """
@@ -34,7 +35,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from prove_vs_snarkjs import parse_timings, timed  # the same child-process timing (bench/ is on sys.path)
+from prove_vs_snarkjs import byte_compile, parse_timings, timed  # the same child-process timing (bench/ is on sys.path)
 
 REPO = Path(__file__).resolve().parent.parent
 SNARKJS = REPO / "node_modules" / ".bin" / "snarkjs"
@@ -68,7 +69,7 @@ def snarkd_env(ifma: str) -> dict:
 
 
 def bench_dir(d: Path, runs: int, threads: int, with_snarkjs: bool, rapidsnark: str | None, prepare: bool,
-              ifma: list[str] | None = None, verify_all: bool = False) -> dict:
+              ifma: list[str] | None = None, verify_all: bool = False, trees: dict[str, Path] | None = None) -> dict:
     zkey, wtns, vk = d / "circuit.zkey", d / "witness.wtns", d / "vk.json"
     info = key_info(zkey)
     tmp = Path(tempfile.mkdtemp(prefix="snarkd-vs-"))
@@ -79,12 +80,16 @@ def bench_dir(d: Path, runs: int, threads: int, with_snarkjs: bool, rapidsnark: 
     def out(name: str) -> list[str]:
         return [str(tmp / f"{name}_p.json"), str(tmp / f"{name}_q.json")]
 
-    for mode in ifma or [None]:
-        name = "snarkd" if mode is None else f"snarkd-ifma-{mode}"
-        cmd = [sys.executable, "-m", "snarkd", "prove", str(zkey), str(wtns), *out(name), "--timings"]
-        if threads:
-            cmd += ["--threads", str(threads)]
-        tools[name] = (cmd, None if mode is None else snarkd_env(mode))
+    for tree, src in {"": None, **(trees or {})}.items():  # "": the snarkd this interpreter imports
+        for mode in ifma or [None]:
+            name = "snarkd" + (f"-{tree}" if tree else "") + ("" if mode is None else f"-ifma-{mode}")
+            cmd = [sys.executable, "-m", "snarkd", "prove", str(zkey), str(wtns), *out(name), "--timings"]
+            if threads:
+                cmd += ["--threads", str(threads)]
+            env = None if mode is None else snarkd_env(mode)
+            if src is not None:
+                env = {**(env or os.environ), "PYTHONPATH": str(src)}
+            tools[name] = (cmd, env)
     if rapidsnark:
         tools["rapidsnark"] = ([rapidsnark, str(zkey), str(wtns), *out("rapidsnark")], None)
     if with_snarkjs:
@@ -156,6 +161,8 @@ def main() -> int:
     ap.add_argument("--ifma", help="comma list of off,on: snarkd once per setting (off: SNARKD_CPU_IFMA=off), "
                     "all in the same rotated rounds")
     ap.add_argument("--verify-all", action="store_true", help="check every timed proof with snarkjs, not only the first")
+    ap.add_argument("--tree", action="append", default=[], metavar="NAME=PATH",
+                    help="another snarkd checkout (built in place) run in the same rounds, e.g. the base of a change")
     ap.add_argument("--note", default="", help="free text kept in the JSON (rapidsnark's commit, what else ran)")
     ap.add_argument("--json", type=Path)
     args = ap.parse_args()
@@ -167,10 +174,13 @@ def main() -> int:
     if rapidsnark and not os.access(rapidsnark, os.X_OK):
         print(f"RAPIDSNARK={rapidsnark}: not an executable", file=sys.stderr)
         return 2
-    results = [bench_dir(d, args.runs, args.threads, not args.no_snarkjs, rapidsnark, args.prepare, ifma, args.verify_all)
-               for d in args.dir]
+    trees = {name: Path(path).resolve() / "src" for name, path in (t.split("=", 1) for t in args.tree)}
+    for src in [None, *trees.values()]:
+        byte_compile(src)  # snarkd's modules as pip installs them: none compiled inside a timed process
+    results = [bench_dir(d, args.runs, args.threads, not args.no_snarkjs, rapidsnark, args.prepare, ifma, args.verify_all,
+                         trees) for d in args.dir]
     doc = {"machine": f"{platform.node()} {platform.machine()} {os.cpu_count()} cpus", "cpu": cpu_name(),
-           "rapidsnark": rapidsnark, "note": args.note, "results": results}
+           "rapidsnark": rapidsnark, "note": args.note, "snarkd_bytecode": "compiled before timing", "results": results}
     print(json.dumps(doc, indent=1))
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)

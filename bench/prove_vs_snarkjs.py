@@ -38,6 +38,25 @@ def timed(cmd: list[str], env: dict | None = None) -> tuple[float, int, str, flo
     return wall, usage.ru_maxrss * 1024, err, usage.ru_utime + usage.ru_stime
 
 
+def byte_compile(src: Path | None = None) -> Path:
+    """Compile snarkd's modules (src: a tree's src/ folder; None: the snarkd this interpreter imports) to bytecode
+    once, before anything is timed, as pip does when it installs the package. Where PYTHONDONTWRITEBYTECODE is set
+    (this repository's sandboxes set it) nothing else writes the .pyc files, and every timed `snarkd prove` of a
+    tree run from source compiled its ~30 modules again: ~50 ms of process CPU (a tenth of a small proof's) that
+    an installed snarkd never spends (bench/cpu-notes.md, round 7). Returns the package folder."""
+    import compileall
+
+    if src is None:
+        import importlib.util
+
+        pkg = Path(importlib.util.find_spec("snarkd").submodule_search_locations[0])
+    else:
+        pkg = Path(src) / "snarkd"
+    if not compileall.compile_dir(str(pkg), quiet=1):
+        raise RuntimeError(f"compileall failed in {pkg}")
+    return pkg
+
+
 def parse_timings(stderr: str) -> dict[str, float]:
     out = {}
     for line in stderr.splitlines():
@@ -65,6 +84,7 @@ def main() -> int:
         ours += ["--threads", str(args.threads)]
     theirs = ["node", str(SNARKJS), "groth16", "prove", str(zkey), str(wtns), str(tmp / "sp.json"), str(tmp / "sq.json")]
 
+    byte_compile()  # as installed: no module compiled from source inside a timed process
     timed(ours)  # warm the page cache for both
     ok = subprocess.run(["node", str(SNARKJS), "groth16", "verify", str(vk), str(tmp / "q.json"), str(tmp / "p.json")], capture_output=True, text=True)
     verified = ok.returncode == 0
@@ -89,6 +109,7 @@ def main() -> int:
         "n_vars": hdr[1],
         "domain_size": hdr[2],
         "runs": args.runs,
+        "bytecode": "compiled before timing (byte_compile)",
         "snarkd_verified_by_snarkjs": verified,
         "snarkd_s": s_wall,
         "snarkjs_s": j_wall,

@@ -105,6 +105,7 @@ def test_only_the_config_layer_reads_the_environment():
     allowed = {
         "config/loader.py", "config/settings.py", "config/kinds.py", "config/dirs.py",
         "config/cpu.py",  # SNARKD_CPU_IFMA, read by the CLI without loading the loader
+        "config/prove.py",  # SNARKD_BACKEND, read by `snarkd prove` without loading the loader
         "daemon/sdnotify.py",  # NOTIFY_SOCKET: systemd's protocol, not a setting
         "daemon/lifecycle.py",  # copies the environment for the daemon it spawns
     }
@@ -128,3 +129,22 @@ def test_only_entry_points_resolve_settings_from_the_environment():
         if re.search(r"Config\.defaults\(\)|\bdefault\(\"", path.read_text()):
             callers.add(rel)
     assert callers == set()
+
+
+def test_prove_backend_from_env_agrees_with_the_config():
+    """`snarkd prove` reads [prove] backend without the config layer (config/prove.py): the same value as
+    Config.defaults() for every environment, or None where the config layer rejects the variable."""
+    import pytest
+
+    from snarkd.config import ConfigError
+    from snarkd.config.prove import BACKEND_ENV, backend_from_env
+
+    for raw in (None, "", "cpu", "CPU", "auto", "Auto", "cuda", "gpu", " cpu", "cpu "):
+        env = {} if raw is None else {BACKEND_ENV: raw}
+        try:
+            expected = Config.defaults(env).prove.backend
+        except ConfigError:
+            expected = None
+        assert backend_from_env(env) == expected, raw
+    with pytest.raises(ConfigError, match=BACKEND_ENV):
+        Config.defaults({BACKEND_ENV: "gpu"})

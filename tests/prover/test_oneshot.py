@@ -141,11 +141,19 @@ def test_witness_of_another_circuit(chain_circuit, many_public_circuit):
     assert type(oneshot) is MismatchError and str(staged) == str(oneshot)
 
 
+# Start-up a `snarkd prove` without flags does without (bench/cpu-notes.md, round 7): numpy ~60 ms; the config
+# layer ~50 ms (its validator, tomllib, one dataclass per section); dataclasses ~12 ms (inspect, ast, dis, tokenize);
+# pathlib ~5-10 ms (with urllib.parse, ipaddress)
+NOT_ON_THE_PROVE_PATH = ("numpy", "snarkd.config.loader", "snarkd.config.settings", "tomllib", "dataclasses", "inspect",
+                         "pathlib")
+
+
 def test_cli_prove_imports_no_numpy(chain_circuit, tmp_path):
     code = ("import sys; from snarkd.cli import main; "
             f"rc = main(['prove', {str(chain_circuit.zkey)!r}, {str(chain_circuit.wtns)!r}, "
             f"{str(tmp_path / 'p.json')!r}, {str(tmp_path / 'q.json')!r}]); "
-            "assert rc == 0, rc; assert 'numpy' not in sys.modules, 'numpy imported'")
+            f"assert rc == 0, rc; loaded = [m for m in {NOT_ON_THE_PROVE_PATH!r} if m in sys.modules]; "
+            "assert not loaded, f'imported: {loaded}'")
     env = {k: v for k, v in __import__("os").environ.items() if k != "SNARKD_BACKEND"}
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
     assert res.returncode == 0, res.stderr

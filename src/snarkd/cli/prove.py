@@ -78,10 +78,14 @@ class _Key:
 
 def _plan(name: str | None, check_points: bool, key: _Key):
     """(backend name, why, the config or None) of a one-shot proof: --backend, else [prove] backend.
-    "cpu" is the lean path (prover/oneshot.py: the prover's steps over the mapped key, no numpy, no config import for an
-    explicit --backend cpu). auto takes the GPU only where it wins for one proof ([prove]
+    "cpu" is the lean path (prover/oneshot.py: the prover's steps over the mapped key, no numpy, no config import). auto takes the GPU only where it wins for one proof ([prove]
     auto_cuda_min_domain), deciding on the key's header first: asking CUDA whether a GPU is there
-    costs ~0.8 s of start-up."""
+    costs ~0.8 s of start-up. Without --backend, [prove] backend comes from the environment alone (a one-shot
+    proof reads no config file), so the config layer (~50 ms of start-up) is loaded only for another backend."""
+    if not name:
+        from snarkd.config.prove import backend_from_env
+
+        name = backend_from_env()  # None: $SNARKD_BACKEND is no backend, which Config.defaults() reports
     if name and name.lower() == "cpu" and not check_points:
         return "cpu", "one-shot path: the key mapped, each section checked as it is used", None
     from snarkd.config import Config

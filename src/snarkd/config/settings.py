@@ -35,6 +35,7 @@ from snarkd.config.kinds import (Address, Bool, BoolOrAuto, CachePath, Choice, C
                                  Duration, FilePath, Float, Int, Kind, KeyTable, OptionalDir, RayAddress, ReadFile,
                                  Size, SizeOrOff, Text)
 from snarkd.config.cpu import IFMA_CHOICES, IFMA_ENV
+from snarkd.config.prove import BACKEND_CHOICES, BACKEND_DEFAULT, BACKEND_ENV
 from snarkd.config.dirs import cache_base, runtime_dir
 from snarkd.config.lanes import LaneTable
 
@@ -260,8 +261,8 @@ SETTINGS: tuple[Setting, ...] = (
       "IFMA). snarkd prove reads the environment variable only; a cluster's engine actors apply the front's",
       env=IFMA_ENV, engine="ifma"),
     # -- one-shot proving and tests --------------------------------------------------------------
-    S("prove", "backend", Choice("cpu", "cuda", "auto"), "cpu",
-      "default --backend of one-shot `snarkd prove` (the daemon uses [gpus])", env="SNARKD_BACKEND"),
+    S("prove", "backend", Choice(*BACKEND_CHOICES), BACKEND_DEFAULT,
+      "default --backend of one-shot `snarkd prove` (the daemon uses [gpus])", env=BACKEND_ENV),
     S("prove", "auto_cuda_min_domain", Int(1), 1 << 21,
       "--backend auto takes the GPU from this domain size up; below, one proof is faster on the CPU (the GPU "
       "path pays ~0.7 s of CuPy import and CUDA start-up per process; measured on an H200 host with 16 cores: "

@@ -2,23 +2,20 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections import namedtuple
 
 
-@dataclass(frozen=True)
-class Curve:
-    name: str  # snarkjs's name, written into proof.json ("bn128", "bls12381")
-    native: str  # submodule of snarkd.native._core
-    q: int  # base field modulus
-    r: int  # scalar field modulus (group order)
-    n8q: int  # bytes per base field element
-    n8r: int  # bytes per scalar field element
-    two_adicity: int
-    g1: tuple  # the G1 generator (x, y), plain integers
-    g2: tuple  # the G2 generator ((x.c0, x.c1), (y.c0, y.c1))
-    # snarkjs (ffjavascript) derives roots of unity from the smallest quadratic
-    # non-residue, 5 on both curves -- not from a multiplicative generator.
-    nqr: int = 5
+class Curve(namedtuple("Curve", "name native q r n8q n8r two_adicity g1 g2 nqr", defaults=(5,))):
+    """A curve's constants (immutable, compared and hashed by value). name: snarkjs's name, written into proof.json
+    ("bn128", "bls12381"); native: submodule of snarkd.native._core; q, r: base and scalar field moduli (r the
+    group order); n8q, n8r: bytes per base / scalar field element; g1: the G1 generator (x, y), plain integers;
+    g2: the G2 generator ((x.c0, x.c1), (y.c0, y.c1)); nqr: snarkjs (ffjavascript) derives roots of unity from
+    the smallest quadratic non-residue, 5 on both curves, not from a multiplicative generator.
+
+    A named tuple, not a frozen dataclass: dataclasses (it imports inspect, ast, dis, tokenize) cost every
+    `snarkd prove` process ~12 ms of its start-up (bench/cpu-notes.md, round 7)."""
+
+    __slots__ = ()
 
     @property
     def fq_limbs(self) -> int:

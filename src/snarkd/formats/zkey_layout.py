@@ -9,9 +9,9 @@ sections (canonical coordinates, coefficient entries) come after.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections import namedtuple
 
-from snarkd.curves.params import Curve, curve_by_q
+from snarkd.curves.params import curve_by_q
 from snarkd.errors import FormatError
 
 from .binfile import BinFile, u32, uint
@@ -22,19 +22,11 @@ HEADER_POINTS = (("alpha1", 1), ("beta1", 1), ("beta2", 2), ("gamma2", 2), ("del
 COEF_ENTRY = 12  # u32 matrix, u32 constraint, u32 signal; then an n8r-byte value
 
 
-@dataclass(frozen=True)
-class ZKeyLayout:
-    curve: Curve
-    n8q: int
-    q: int
-    n8r: int
-    r: int
-    n_vars: int
-    n_public: int
-    domain_size: int
-    n_coefs: int
-    header_points: dict  # name -> (file offset, bytes)
-    sections: dict  # name (ic, coefs, a, b1, b2, c, h) -> (file offset, bytes)
+class ZKeyLayout(namedtuple("ZKeyLayout", "curve n8q q n8r r n_vars n_public domain_size n_coefs header_points sections")):
+    """A zkey's header values and section extents. header_points: name -> (file offset, bytes); sections: name
+    (ic, coefs, a, b1, b2, c, h) -> (file offset, bytes). A named tuple, not a dataclass: see curves.params.Curve."""
+
+    __slots__ = ()
 
     @property
     def limbs(self) -> int:

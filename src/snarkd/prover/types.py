@@ -1,21 +1,30 @@
-"""What flows between the prover's stages (a leaf module: the backends and the engine import it)."""
+"""What flows between the prover's stages (a leaf module: the backends and the engine import it).
+
+Plain classes, not dataclasses: dataclasses (it imports inspect, ast, dis, tokenize) cost every `snarkd prove`
+process ~12 ms of its start-up (bench/cpu-notes.md, round 7)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:  # annotations only: the one-shot prove path runs without numpy
     import numpy as np
 
 
-@dataclass
 class Proof:
-    proof: dict
-    public: list[str]
-    timings: dict[str, float] = field(default_factory=dict)
-    curve: str = ""
-    points: tuple = field(default=(), repr=False)  # (pi_a, pi_b, pi_c) as affine Montgomery bytes: the self-check's
+    """proof.json's object, the public values, the phases' timings (ms), the curve's name, and points: (pi_a, pi_b,
+    pi_c) as affine Montgomery bytes (the self-check's)."""
+
+    def __init__(self, proof: dict, public: list[str], timings: dict[str, float] | None = None, curve: str = "",
+                 points: tuple = ()):
+        self.proof = proof
+        self.public = public
+        self.timings = {} if timings is None else timings
+        self.curve = curve
+        self.points = points
+
+    def __repr__(self) -> str:
+        return f"Proof(proof={self.proof!r}, public={self.public!r}, timings={self.timings!r}, curve={self.curve!r})"
 
 
 def proof_json(curve_name: str, pi_a: list, pi_b: list, pi_c: list) -> dict:
@@ -55,28 +64,28 @@ class SectionKey(Protocol):
         """Stop using the sidecar (the native core refused its arrays) and remove it."""
 
 
-@dataclass
 class Synthesized:
     """A witness checked against its key, with a = A·w and b = B·w on the domain (native FrVectors, None when
     the backend computes them itself: `Backend.spmv_on_device`). witness: the values, (n, 4) uint64 limbs (a
     numpy array, or a memoryview of the mapped file on the one-shot path)."""
 
-    witness: np.ndarray | memoryview
-    a: object | None
-    b: object | None
+    def __init__(self, witness: np.ndarray | memoryview, a: object | None, b: object | None):
+        self.witness = witness
+        self.a = a
+        self.b = b
 
     @property
     def nbytes(self) -> int:
         return sum(x.nbytes for x in (self.a, self.b) if x is not None)
 
 
-@dataclass
 class G1Sums:
     """The device stage's output: the MSM results (affine, Montgomery limbs: bytes from the CPU, arrays from a
-    GPU; any buffer)."""
+    GPU; any buffer). b2: set when the G2 MSM also ran in the device stage."""
 
-    h: object
-    a: object
-    b1: object
-    c: object
-    b2: object | None = None  # set when the G2 MSM also ran in the device stage
+    def __init__(self, h: object, a: object, b1: object, c: object, b2: object | None = None):
+        self.h = h
+        self.a = a
+        self.b1 = b1
+        self.c = c
+        self.b2 = b2

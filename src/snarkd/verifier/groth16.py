@@ -43,11 +43,10 @@ same mutated proofs and keys and holds every difference to this list.
 
 from __future__ import annotations
 
+import os
 import re
 import threading
-from collections import OrderedDict
-from dataclasses import dataclass
-from pathlib import Path
+from collections import OrderedDict, namedtuple
 
 from snarkd.curves.params import BLS12_381, BN254, Curve
 from snarkd.errors import InputError
@@ -278,17 +277,11 @@ def _check_proof_labels(curve: Curve, proof, proof_name: str) -> None:
         raise InputError(f"{proof_name}: curve {proof['curve']!r} does not match the key's {curve.name!r}")
 
 
-@dataclass(frozen=True)
-class KeyPoints:
-    """A snarkjs verification key read once: its curve and its points in the zkey layout."""
+class KeyPoints(namedtuple("KeyPoints", "curve alpha beta gamma delta ic n_public")):
+    """A snarkjs verification key read once: its curve and its points (bytes) in the zkey layout. A named tuple,
+    not a dataclass: see curves.params.Curve."""
 
-    curve: Curve
-    alpha: bytes
-    beta: bytes
-    gamma: bytes
-    delta: bytes
-    ic: bytes
-    n_public: int
+    __slots__ = ()
 
     def prepared(self, name: str = "verification key"):
         return prepared_vk(self.curve, self.alpha, self.beta, self.gamma, self.delta, self.ic, name)
@@ -365,8 +358,9 @@ def verify(vk: dict, public: list, proof: dict, names: tuple[str, str, str] = ("
     return verify_points(curve, k.alpha, k.beta, k.gamma, k.delta, k.ic, pubs, a, b, c, vk_name=vk_name)
 
 
-def load_json(path: str | Path, what: str):
-    """A JSON file, or InputError naming the file (missing, not a file, too big, not JSON)."""
+def load_json(path: str | os.PathLike, what: str):
+    """A JSON file, or InputError naming the file (missing, not a file, too big, not JSON). (os.PathLike, not
+    pathlib's Path: pathlib and urllib.parse, ~5-10 ms, are not imported by a plain `snarkd prove`.)"""
     from snarkd.formats import json_text  # here: it imports numpy, which the prover's self-check does without
 
     return json_text.load(path, what)
