@@ -77,6 +77,10 @@ class DeviceGate:
                 self._free += 1
             self._cv.notify_all()
 
+    def free_slots(self) -> int:
+        with self._cv:
+            return self._free
+
     def best_waiter(self, above: int) -> Waiter | None:
         """The waiting stage of the highest lane above `above` (the first to come among equals), or None."""
         with self._cv:
@@ -170,8 +174,11 @@ class Preemption:
         """A higher lane's stage taken by the device's lane worker (Engine._lane_worker) begins at once beside the
         stages running, on the highest-priority stream, and holds the device: they pause at their next yield point
         until end_alongside. One preemption at a time per device (this waits for one at a yield point to end).
-        None, and nothing held, when its work does not fit beside them (Backend.preempt_blocker): it then waits
-        for a slot as any stage does."""
+        None, and nothing held, when a slot is free (nothing to begin beside: it takes the slot, as any stage) or
+        when its work does not fit beside the running stages (Backend.preempt_blocker, counted as skipped): it then
+        waits for a slot as any stage does."""
+        if self.gate.free_slots():
+            return None
         self._busy.acquire()
         if self._blocked(parts):
             self._busy.release()
