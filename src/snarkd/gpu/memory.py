@@ -28,41 +28,25 @@ UPLOAD_CHUNK = 16 << 20  # bytes per pinned staging buffer (two per upload)
 # moves ~7 GB/s, so a 512 MiB witness spent ~70 ms there while the link takes ~50 GB/s.
 UPLOAD_COPY_THREADS = 4
 UPLOAD_COPY_MIN = 1 << 20  # smaller pieces are copied on the calling thread
-# two pools: an urgent lane's copies (urgent_copies) never queue behind bulk stages' pieces in a shared FIFO
-_copy_pools: dict = {}
+_copy_pool = None
 _copy_pool_lock = threading.Lock()
-_copy_local = threading.local()
-
-
-@contextlib.contextmanager
-def urgent_copies():
-    """On this thread, parallel_copy uses the pool kept for lanes above priority 0 (Backend.urgent)."""
-    before = getattr(_copy_local, "urgent", False)
-    _copy_local.urgent = True
-    try:
-        yield
-    finally:
-        _copy_local.urgent = before
 
 
 def parallel_copy(dst: np.ndarray, src: np.ndarray) -> None:
     """dst[:] = src (uint8, same length), in UPLOAD_COPY_THREADS page-aligned pieces."""
+    global _copy_pool
     n = src.nbytes
     if n < 2 * UPLOAD_COPY_MIN or UPLOAD_COPY_THREADS <= 1:
         dst[:n] = src
         return
-    urgent = getattr(_copy_local, "urgent", False)
-    pool = _copy_pools.get(urgent)
-    if pool is None:
+    if _copy_pool is None:
         with _copy_pool_lock:
-            pool = _copy_pools.get(urgent)
-            if pool is None:
+            if _copy_pool is None:
                 from concurrent.futures import ThreadPoolExecutor
 
-                pool = _copy_pools[urgent] = ThreadPoolExecutor(
-                    UPLOAD_COPY_THREADS, thread_name_prefix="snarkd-upload-urgent" if urgent else "snarkd-upload")
+                _copy_pool = ThreadPoolExecutor(UPLOAD_COPY_THREADS, thread_name_prefix="snarkd-upload")
     step = max(UPLOAD_COPY_MIN, (-(-n // UPLOAD_COPY_THREADS) + 4095) & ~4095)
-    pieces = [pool.submit(np.copyto, dst[o : min(o + step, n)], src[o : min(o + step, n)])
+    pieces = [_copy_pool.submit(np.copyto, dst[o : min(o + step, n)], src[o : min(o + step, n)])
               for o in range(0, n, step)]
     for f in pieces:
         f.result()

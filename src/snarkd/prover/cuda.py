@@ -27,7 +27,6 @@ from contextlib import ExitStack, contextmanager
 import numpy as np
 
 from snarkd.gpu import device as gdevice
-from snarkd.gpu import memory as gmemory
 from snarkd.gpu import stream as gstream
 from snarkd.gpu.memory import GpuMemoryError, GpuUnavailable
 from snarkd.gpu.resident import TABLE_MODES
@@ -104,7 +103,7 @@ class CudaBackend:
         (urgent_plan)."""
         self._urgent_local.on = True
         try:
-            with self.dev.urgent_stream(), gmemory.urgent_copies():  # its witness copies in a pool of their own
+            with self.dev.urgent_stream():
                 yield
         finally:
             self._urgent_local.on = False
