@@ -87,6 +87,12 @@ def alongside(engine, d: int = 0) -> tuple[threading.Event, threading.Event]:
     return began, held
 
 
+def gate_waiter(engine, d: int = 0):
+    """until(): a stage of a lane above priority 0 waits for a slot at device d's gate."""
+    gate = engine._device_gates[d]
+    return lambda: any(w.level > 0 for w in list(gate.waiting))
+
+
 def queued_head(engine, lane: str = "urgent"):
     """until(): a partition of `lane` is the device queue's next (queued, or first to enter a full queue)."""
     def check() -> bool:

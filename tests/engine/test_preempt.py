@@ -11,7 +11,7 @@ import json
 import threading
 import time
 
-from preemption import alongside, hold_first_yield, lanes_engine, queued_head, span
+from preemption import alongside, gate_waiter, hold_first_yield, lanes_engine, queued_head, span
 
 from snarkd.engine.jobs import COMPLETED
 from snarkd.engine.preempt import DeviceGate
@@ -26,6 +26,18 @@ def finished(eng, circ, jobs):
         assert done.state == COMPLETED, done.error
         assert verify(vk, done.result.public, done.result.proof)
     return [j.partitions[0] for j in jobs]
+
+
+def bulk_then_urgent(eng, circ, wtns, running, until):
+    """A bulk job held at its device stage's first yield point until until() holds, an urgent job submitted once
+    it is there: both finished and verified; their first partitions."""
+    reached = hold_first_yield(eng, until)
+    running(eng)
+    data = wtns.read_bytes()
+    bulk = eng.submit("k", data, "bulk0", lane="bulk")
+    assert reached.wait(60)
+    urgent = eng.submit("k", data, "urgent", lane="urgent")
+    return finished(eng, circ, [bulk, urgent])
 
 
 def inside(inner: dict, outer: dict) -> bool:
@@ -59,14 +71,7 @@ def test_a_queued_urgent_stage_runs_at_the_bulk_stages_yield_point(chain_bn128, 
 def test_an_urgent_stage_waiting_at_the_gate_borrows_the_paused_stages_slot(chain_bn128, running):
     circ, wtns = chain_bn128
     eng = lanes_engine(circ, workers_per_device=2)  # two workers, the CPU's one slot: the idle one takes the urgent partition
-    gate = eng._device_gates[0]
-    reached = hold_first_yield(eng, lambda: any(w.level > 0 for w in list(gate.waiting)))
-    running(eng)
-    data = wtns.read_bytes()
-    bulk = eng.submit("k", data, "bulk0", lane="bulk")
-    assert reached.wait(60)
-    urgent = eng.submit("k", data, "urgent", lane="urgent")
-    b, u = finished(eng, circ, [bulk, urgent])
+    b, u = bulk_then_urgent(eng, circ, wtns, running, gate_waiter(eng))
     paused, u_dev, b_dev = span(b, "preempted"), span(u, "device"), span(b, "device")
     assert inside(u_dev, paused) and inside(paused, b_dev)
     assert u_dev["worker"] != b_dev["worker"]  # on its own worker, with the bulk stage's slot
@@ -77,13 +82,7 @@ def test_a_preemption_the_device_cannot_take_is_skipped_and_counted_once(chain_b
     circ, wtns = chain_bn128
     monkeypatch.setattr(CPU, "preempt_blocker", lambda key: "device_memory")
     eng = lanes_engine(circ)
-    reached = hold_first_yield(eng, queued_head(eng))
-    running(eng)
-    data = wtns.read_bytes()
-    bulk = eng.submit("k", data, "bulk0", lane="bulk")
-    assert reached.wait(60)
-    urgent = eng.submit("k", data, "urgent", lane="urgent")
-    b, u = finished(eng, circ, [bulk, urgent])
+    b, u = bulk_then_urgent(eng, circ, wtns, running, queued_head(eng))
     # it waited for the whole bulk stage, whose later yield points (four more MSMs) did not count it again
     assert span(u, "device")["start"] >= span(b, "device")["end"] and "preempted" not in b.timings
     assert u.preempt_skipped == ("device_memory",)
@@ -101,14 +100,8 @@ def test_a_device_whose_stages_overlap_runs_an_urgent_stage_at_once_on_its_lane_
     eng = lanes_engine(circ)  # one device worker (one slot), and the lane worker
     assert eng.workers.expected["device"] == 2
     began, _ = alongside(eng)
-    reached = hold_first_yield(eng, began.is_set)
-    running(eng)
-    assert "cpu/lanes" in eng.workers.running()
-    data = wtns.read_bytes()
-    bulk = eng.submit("k", data, "bulk0", lane="bulk")
-    assert reached.wait(60)
-    urgent = eng.submit("k", data, "urgent", lane="urgent")
-    b, u = finished(eng, circ, [bulk, urgent])
+    b, u = bulk_then_urgent(eng, circ, wtns, running, began.is_set)
+    assert "cpu/lanes" in [s["worker"] for s in u.spans]
     paused, u_dev, b_dev = span(b, "preempted"), span(u, "device"), span(b, "device")
     assert u_dev["worker"].endswith("/lanes") and u.timings["device_wait"] == 0.0
     assert u_dev["start"] <= paused["start"] < u_dev["end"] < b_dev["end"]  # begun at once; the bulk stage held
@@ -122,14 +115,7 @@ def test_a_lane_workers_stage_that_does_not_fit_beside_the_running_ones_waits_fo
     monkeypatch.setattr(CPU, "max_concurrent", 0)
     monkeypatch.setattr(CPU, "preempt_blocker", lambda key: "device_memory")
     eng = lanes_engine(circ)
-    gate = eng._device_gates[0]
-    reached = hold_first_yield(eng, lambda: any(w.level > 0 for w in list(gate.waiting)))
-    running(eng)
-    data = wtns.read_bytes()
-    bulk = eng.submit("k", data, "bulk0", lane="bulk")
-    assert reached.wait(60)
-    urgent = eng.submit("k", data, "urgent", lane="urgent")
-    b, u = finished(eng, circ, [bulk, urgent])
+    b, u = bulk_then_urgent(eng, circ, wtns, running, gate_waiter(eng))
     assert span(u, "device")["worker"].endswith("/lanes")
     assert span(u, "device")["start"] >= span(b, "device")["end"] and "preempted" not in b.timings
     dev = eng.status().devices[0]

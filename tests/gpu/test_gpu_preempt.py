@@ -20,7 +20,7 @@ from gpu_helpers import EXAMPLES, example_zkey, require_gpu, snarkjs_verify
 
 require_gpu()
 
-from preemption import alongside, hold_first_yield, span  # noqa: E402
+from preemption import alongside, gate_waiter, hold_first_yield, span  # noqa: E402
 
 from snarkd.config import EngineConfig  # noqa: E402
 from snarkd.config.lanes import Lane  # noqa: E402
@@ -70,9 +70,7 @@ def test_an_urgent_job_runs_at_a_chunk_boundary_of_a_bulk_batch(tmp_path, case):
         # hold the bulk batch at its second yield point, in its H pass (the first is before the passes), until the
         # urgent stage has begun beside it on the lane worker (no-room: until it waits for a slot instead)
         began, _ = alongside(eng)
-        gate = eng._device_gates[0]
-        reached = hold_first_yield(eng, (lambda: any(w.level > 0 for w in list(gate.waiting))) if case == "no-room"
-                                   else began.is_set, skip=1)
+        reached = hold_first_yield(eng, gate_waiter(eng) if case == "no-room" else began.is_set, skip=1)
         bulk = eng.submit("bulk", witnesses=[wt] * BULK, lane="bulk")
         assert reached.wait(120), "the bulk batch never reached a chunk boundary"
         urgent = eng.submit("urgent", witnesses=[wt], lane="urgent")
