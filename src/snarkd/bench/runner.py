@@ -112,11 +112,14 @@ def run_bench(addr: str, key: str, *, witness: bytes | str | list | None = None,
 
         def urgent(done) -> list:
             if urgent_process:
-                return _urgent_from_process(addr, key, job_kwargs, count, priority, urgent_lane, urgent_every,
-                                            urgent_deadline, urgent_outstanding, vk, proofs_dir, timeout, transport,
-                                            connect, done, run, verified)
-            recs, dropped = _urgent_loop(lambda n, arrived: one(count + n, urgent_lane, urgent_deadline, arrived),
-                                         urgent_every, urgent_outstanding, done)
+                recs, dropped = _urgent_from_process(addr, key, job_kwargs, count, priority, urgent_lane,
+                                                     urgent_every, urgent_deadline, urgent_outstanding, vk,
+                                                     proofs_dir, timeout, transport, connect, done)
+                with lock:
+                    verified[0] += sum(r.pop("verified") for r in recs)
+            else:
+                recs, dropped = _urgent_loop(lambda n, arrived: one(count + n, urgent_lane, urgent_deadline, arrived),
+                                             urgent_every, urgent_outstanding, done)
             run["urgent_dropped"] += dropped
             return recs
 
@@ -210,8 +213,9 @@ class _UrgentSignals:
 
 
 def _urgent_from_process(addr, key, job_kwargs, count, priority, lane, every, deadline, outstanding, vk, proofs_dir,
-                         timeout, transport, connect, signals, run, verified) -> list:
-    """The urgent lane's loop in a spawned process with its own Client; its records come back through a queue."""
+                         timeout, transport, connect, signals) -> tuple[list, int]:
+    """The urgent lane's loop (_urgent_loop) in a spawned process with its own Client: its (records, arrivals
+    dropped), back through a queue."""
     results = signals.ctx.Queue()
     proc = signals.ctx.Process(target=_urgent_process_main, name="bench-urgent-client", daemon=True,
                                args=(addr, key, job_kwargs, count, priority, lane, every, deadline, outstanding, vk,
@@ -231,10 +235,7 @@ def _urgent_from_process(addr, key, job_kwargs, count, priority, lane, every, de
         proc.join(timeout=30)
     if isinstance(got, str):
         raise SnarkdError(f"the urgent lane's client process failed: {got}")
-    recs, dropped = got
-    run["urgent_dropped"] += dropped
-    verified[0] += sum(r.pop("verified") for r in recs)
-    return recs
+    return got
 
 
 def _urgent_process_main(addr, key, job_kwargs, count, priority, lane, every, deadline, outstanding, vk, proofs_dir,

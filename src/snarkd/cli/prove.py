@@ -76,6 +76,9 @@ class _Key:
             self._file = None
 
 
+ONE_SHOT_WHY = "one-shot path: the key mapped, each section checked as it is used"  # the backend line's why
+
+
 def _plan(name: str | None, check_points: bool, key: _Key):
     """(backend name, why, the config or None) of a one-shot proof: --backend, else [prove] backend.
     "cpu" is the lean path (prover/oneshot.py: the prover's steps over the mapped key, no numpy, no config import). auto takes the GPU only where it wins for one proof ([prove]
@@ -87,7 +90,7 @@ def _plan(name: str | None, check_points: bool, key: _Key):
 
         name = backend_from_env()  # None: $SNARKD_BACKEND is no backend, which Config.defaults() reports
     if name and name.lower() == "cpu" and not check_points:
-        return "cpu", "one-shot path: the key mapped, each section checked as it is used", None
+        return "cpu", ONE_SHOT_WHY, None
     from snarkd.config import Config
 
     cfg = Config.defaults()
@@ -97,7 +100,8 @@ def _plan(name: str | None, check_points: bool, key: _Key):
 
         chosen, why = choose(name, size=1 << key.file().domain_power, floor=cfg.prove.auto_cuda_min_domain)
         return chosen, why, cfg
-    why = name if name != "cpu" else ("the key read whole and checked (--check-points)" if check_points else "one-shot path: the key mapped, each section checked as it is used")
+    why = name if name != "cpu" else ("the key read whole and checked (--check-points)" if check_points
+                                      else ONE_SHOT_WHY)
     return name, why, cfg
 
 
