@@ -257,6 +257,9 @@ class Engine(EngineBase):
                     with self._lock:
                         self.acct.device_freed(d)
             finally:
+                let_go = time.time()
+                for t in timers:
+                    t.let_go = let_go
                 if yield_point is not None:
                     yield_point.close()  # a higher lane's stage holds the device until here
                 if seat is not None:

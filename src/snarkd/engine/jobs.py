@@ -21,6 +21,10 @@ class SpanTimer(PhaseTimer):
         super().__init__()
         self.worker = worker
         self.spans: list[dict] = []
+        # where a stage's work hands its resource back before its bookkeeping ends (the device stage's slot),
+        # the wall-clock time it did so: the stage's span ends there, so a stage that waited for that slot
+        # never appears to start before the span it waited for ended
+        self.let_go: float | None = None
 
     @contextmanager
     def phase(self, name: str):

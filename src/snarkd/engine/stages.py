@@ -220,7 +220,7 @@ def run_batch(stage: Stage, batch: list, worker: str, engine) -> None:
     end = time.time()
     for p, timer in zip(batch, timers):
         waited = timer.ms.get(stage.wait_phase, 0.0) / 1000 if stage.wait_phase else 0.0
-        p.record(stage.name, timer, start + waited, end)
+        p.record(stage.name, timer, start + waited, timer.let_go or end)
         p.t_ready = time.monotonic()
         stage.hand_on(p)
 
