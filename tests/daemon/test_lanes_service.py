@@ -170,3 +170,45 @@ def test_the_token_file_binds_a_token_to_a_lane(tmp_path):
         with pytest.raises(DaemonError) as e:
             TokenTable.load(str(path))
         assert message in str(e.value) and ":1:" in str(e.value)
+
+
+def test_an_urgent_lanes_witness_by_path_is_read_into_the_engines_buffer(chain_bn128, tmp_path):
+    """A by-path witness of a lane above priority 0 is read into the buffer the engine gives for that lane (on a
+    GPU: page-locked memory, one DMA to the device), by the urgent read pool; other lanes' into the reader's own
+    arrays. The proofs verify either way; an unknown lane is refused before the file is read."""
+    from snarkd.daemon.transport import Transport
+    from snarkd.engine.paths import PathRule
+
+    circ, wtns = chain_bn128
+    allowed = tmp_path / "witnesses"
+    allowed.mkdir()
+    s = start_service(circ.zkey, tmp_path, False, {"gate": Gate(), "transport": Transport(None, PathRule([allowed], "t"))},
+                      lanes=LANES)
+    try:
+        by_path_into_the_lanes_buffer(s, circ, wtns, allowed)
+    finally:
+        stop_services([s])
+
+
+def by_path_into_the_lanes_buffer(s, circ, wtns, allowed):
+    import numpy as np
+
+    path = allowed / "w.wtns"
+    path.write_bytes(wtns.read_bytes())
+    given = []
+
+    def buffer(nbytes):
+        given.append(np.empty(nbytes, dtype=np.uint8))
+        return given[-1]
+
+    real = s.engine.witness_buffer
+    s.engine.witness_buffer = lambda lane: buffer if real(lane) is None and s.engine.lane(lane).priority > 0 else real(lane)
+    vk = json.loads(circ.vk.read_text())
+    for lane, job_id in (("urgent", "u"), ("bulk", "b")):
+        r = s.Prove(pb.ProveRequest(key_id="chain", witness_paths=[str(path)], lane=lane, job_id=job_id),
+                    Context("alice"))
+        assert verify(vk, json.loads(r.public_json), json.loads(r.proof_json)), lane
+    assert len(given) == 1 and given[0].nbytes == path.stat().st_size  # the urgent job's only
+    assert bytes(given[0]) == path.read_bytes()
+    e = abort(s.Submit, pb.ProveRequest(key_id="chain", witness_paths=[str(path)], lane="fast"), Context("alice"))
+    assert e.code.name == "INVALID_ARGUMENT" and "no lane 'fast'" in e.message and len(given) == 1

@@ -228,3 +228,23 @@ def test_each_engine_plans_its_devices_with_its_own_lanes_urgent_share(monkeypat
     assert [e.devices[0].urgent_share for e in (quarter, half, unpreempted, plain)] == [0.25, 0.5, 0.0, 0.0]
     assert shared.urgent_share == 0.0 and plain.devices[0] is shared and unpreempted.devices[0] is shared
     assert quarter.devices[0].dev is shared.dev and half.devices[0].dev is shared.dev  # one device, one residency
+
+
+def test_lanes_above_priority_0_get_page_locked_witness_buffers_where_a_gpu_proves(chain_bn128):
+    """ProvingEngine.witness_buffer: an unknown lane is refused before anything is read; on the CPU every lane
+    reads into the reader's own arrays (None); where a device has a GPU, lanes above priority 0 (and only they)
+    read into its page-locked host memory (GpuDevice.host_buffer; tests/gpu/test_gpu_urgent.py uploads from it)."""
+    from types import SimpleNamespace
+
+    circ, _ = chain_bn128
+    eng = lanes_engine(circ)
+    with pytest.raises(InputError, match="no lane 'nope'"):
+        eng.witness_buffer("nope")
+    assert [eng.witness_buffer(name) for name in ("urgent", "bulk", "")] == [None, None, None]
+
+    def host_buffer(nbytes):
+        raise AssertionError("not called here")
+
+    eng.devices = [SimpleNamespace(gpu=None), SimpleNamespace(gpu=SimpleNamespace(host_buffer=host_buffer))]
+    assert eng.witness_buffer("urgent") is host_buffer
+    assert eng.witness_buffer("bulk") is None and eng.witness_buffer("") is None

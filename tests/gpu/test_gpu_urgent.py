@@ -2,6 +2,7 @@
 Backend.urgent), and proofs made there and beside them are right."""
 import json
 
+import numpy as np
 import pytest
 from gpu_helpers import EXAMPLES, example_zkey, require_gpu
 
@@ -93,3 +94,57 @@ def test_an_urgent_streamed_proof_runs_by_its_own_plan_beside_a_paused_stages_re
     finally:
         be.release(key)
     assert get_backend("cuda").urgent_share == 0.0 and get_backend("cuda").stream_bases == "auto"  # left as it was
+
+
+def test_a_witness_in_page_locked_memory_goes_up_in_one_transfer(monkeypatch, tmp_path):
+    """GpuDevice.host_buffer (where the daemon reads an urgent lane's witness) is page-locked; DeviceMemory.upload
+    sends such an array (or a view into it) with one transfer, no staging copy, and the same bytes arrive as from
+    pageable memory; an urgent job whose witness lies there proves, and the proof verifies (native and snarkjs)."""
+    from gpu_helpers import snarkjs_verify
+
+    from snarkd.engine.engine import Engine, EngineConfig
+    from snarkd.formats.wtns import parse_wtns
+    from snarkd.gpu import memory
+
+    dev = gdevice.get(0)
+    dev.use()
+    n = 3 * memory.UPLOAD_CHUNK + 4100
+    locked = dev.host_buffer(n)
+    locked[:] = np.random.default_rng(7).integers(0, 256, n, dtype=np.uint8)
+    pageable = locked.copy()
+    assert memory.page_locked(cupy, locked) and memory.page_locked(cupy, locked[4096:])
+    assert not memory.page_locked(cupy, pageable)
+    staged = []
+    real = memory.parallel_copy
+    monkeypatch.setattr(memory, "parallel_copy", lambda d, s: staged.append(s.nbytes) or real(d, s))
+    up_locked = dev.memory.upload(locked[4096:])
+    assert staged == []
+    up_pageable = dev.memory.upload(pageable[4096:])
+    assert staged and sum(staged) == n - 4096
+    assert bool(cupy.array_equal(up_locked, up_pageable))
+
+    lanes = {"urgent": Lane("urgent", priority=10, share=0.25), "bulk": Lane("bulk", priority=0)}
+    eng = Engine(EngineConfig(synthesis_workers=2, devices=(0,), workers_per_device=2, memory_budget=4 << 30,
+                              lanes=lanes))
+    eng.keys.load("chain", example_zkey("bn128", tmp_path))
+    file = (EXAMPLES["bn128"] / "chain.wtns").read_bytes()
+    buffer = eng.witness_buffer("urgent")
+    assert buffer is not None and eng.witness_buffer("bulk") is None
+    data = buffer(len(file))
+    data[:] = np.frombuffer(file, dtype=np.uint8)
+    wtns = parse_wtns(data, "chain.wtns", copy=False)
+    vk = json.loads((EXAMPLES["bn128"] / "vk.json").read_text())
+    eng.start()
+    try:
+        staged.clear()
+        job = eng.submit("chain", witnesses=[wtns], lane="urgent")
+        eng.await_(job.id, timeout=120)
+        assert job.state == "COMPLETED", (job.state, job.error)
+        assert staged == []  # its witness went up with no staging copy
+        assert verify(vk, job.result.public, job.result.proof)
+        (tmp_path / "proof.json").write_text(json.dumps(job.result.proof))
+        (tmp_path / "public.json").write_text(json.dumps(job.result.public))
+        assert snarkjs_verify(EXAMPLES["bn128"] / "vk.json", tmp_path / "public.json", tmp_path / "proof.json")
+    finally:
+        eng.stop(30)
+        eng.join_workers(30)

@@ -111,7 +111,7 @@ class Admission:
             if witnesses is not None or any(t.inline):
                 raise InputError("give witnesses inline, by path or streamed, not several ways at once")
             t.received = s.transport.read(list(request.witness_paths), request.key_id, s._n_vars(request.key_id),
-                                          keep=s.journal is not None)
+                                          keep=s.journal is not None, buffer=s.engine.witness_buffer(t.lane))
             t.witnesses = [r.witness for r in t.received]
         else:
             t.witnesses = t.streamed = witnesses

@@ -138,10 +138,12 @@ class Received:
     linked: bool  # the file had other names when it was read (a hard link): its inode is not the daemon's alone
 
 
-def read_file(path: Path, name: str, limit: int, over=None):
+def read_file(path: Path, name: str, limit: int, over=None, buffer=None):
     """The bytes of regular file `path`, read (not mapped) into a buffer of the daemon's own; refused before a
     byte is read when larger than `limit` (`over(size)` gives the error). Returns (bytes, other names it has).
-    O_NOFOLLOW: a symlink put in place after the path was checked is refused, not followed."""
+    O_NOFOLLOW: a symlink put in place after the path was checked is refused, not followed. buffer(nbytes): where
+    the bytes go (ProvingEngine.witness_buffer: page-locked for an urgent lane's GPU upload), read by the pool of
+    urgent lanes; None: a fresh array, by the shared pool."""
     import numpy as np
 
     try:
@@ -156,8 +158,8 @@ def read_file(path: Path, name: str, limit: int, over=None):
             raise InputError(f"{name}: empty witness")
         if st.st_size > limit:
             raise over(st.st_size) if over else InputError(f"{name}: {st.st_size} bytes, more than {limit}")
-        data = np.empty(st.st_size, dtype=np.uint8)  # not zero-filled: every byte is read over
-        got = read_into(fd, memoryview(data), st.st_size)
+        data = np.empty(st.st_size, dtype=np.uint8) if buffer is None else buffer(st.st_size)  # read over whole
+        got = read_into(fd, memoryview(data), st.st_size, urgent=buffer is not None)
         if got != st.st_size:
             raise InputError(f"{name}: the file shrank while it was read (from {st.st_size} bytes)")
         return data, st.st_nlink - 1
@@ -165,10 +167,11 @@ def read_file(path: Path, name: str, limit: int, over=None):
         os.close(fd)
 
 
-def read_witness(path: Path, name: str, key_id: str, n_vars: int) -> tuple[Witness, object, int]:
-    """(the witness, its bytes, other names the file has) of the .wtns at `path`, read into the daemon's memory and
-    bounded by a .wtns of the key before a byte is read."""
-    data, links = read_file(path, name, witness_bound(n_vars), lambda size: too_large(name, size, key_id, n_vars))
+def read_witness(path: Path, name: str, key_id: str, n_vars: int, buffer=None) -> tuple[Witness, object, int]:
+    """(the witness, its bytes, other names the file has) of the .wtns at `path`, read into the daemon's memory
+    (`buffer`: read_file's) and bounded by a .wtns of the key before a byte is read."""
+    data, links = read_file(path, name, witness_bound(n_vars), lambda size: too_large(name, size, key_id, n_vars),
+                            buffer)
     try:
         return parse_wtns(data, name, copy=False), data, links
     except FormatError as exc:
@@ -194,10 +197,10 @@ class Transport:
             return real, True
         return real, False
 
-    def read(self, paths: list[str], key_id: str, n_vars: int, keep: bool = False) -> list[Received]:
-        """The witnesses at these paths, read into the daemon's memory, each bounded by a .wtns of the key.
-        Files from the spool are consumed: removed once read, or, with `keep` (the journal's), left for the
-        caller (Received.spooled) and removed by it."""
+    def read(self, paths: list[str], key_id: str, n_vars: int, keep: bool = False, buffer=None) -> list[Received]:
+        """The witnesses at these paths, read into the daemon's memory (`buffer`: read_file's), each bounded by a
+        .wtns of the key. Files from the spool are consumed: removed once read, or, with `keep` (the journal's),
+        left for the caller (Received.spooled) and removed by it."""
         out: list[Received] = []
         taken: list[Path] = []  # spool files named so far
         try:
@@ -206,7 +209,7 @@ class Transport:
                 taken += [real] if consumed else []
                 name = f"witness{f' (partition {i})' if len(paths) > 1 else ''} {p}"
                 try:
-                    w, data, links = read_witness(real, name, key_id, n_vars)
+                    w, data, links = read_witness(real, name, key_id, n_vars, buffer)
                 finally:
                     if consumed and not keep:
                         real.unlink(missing_ok=True)

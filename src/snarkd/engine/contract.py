@@ -62,6 +62,11 @@ class ProvingEngine(Protocol):
     def lane(self, name: str):
         """The lane of that name (config.lanes.Lane; "" = "default"); InputError naming an unknown one."""
 
+    def witness_buffer(self, lane: str):
+        """Where a witness of `lane` read by the daemon goes: a function nbytes -> uint8 array (page-locked host
+        memory where a lane above priority 0 proves on a GPU in this process: its upload is then one DMA, no
+        staging copy), or None (the reader's own array). InputError naming an unknown lane."""
+
     def jobs(self) -> list[Job]:
         """The jobs it holds now (unfinished, and the last finished ones), in submission order (ListJobs)."""
 
@@ -229,6 +234,10 @@ class EngineBase:
 
     def lane(self, name: str):
         return self.book.lanes.lane(name)
+
+    def witness_buffer(self, lane: str):
+        self.lane(lane)  # an unknown lane is refused before a witness is read
+        return None
 
     def jobs(self) -> list[Job]:
         return self.book.jobs_now()

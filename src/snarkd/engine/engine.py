@@ -212,6 +212,14 @@ class Engine(EngineBase):
 
         return gather
 
+    def witness_buffer(self, lane: str):
+        """ProvingEngine.witness_buffer: page-locked memory for a lane above priority 0 where a GPU proves here."""
+        if self.lane(lane).priority > 0:
+            for b in self.devices:
+                if b.gpu is not None:
+                    return b.gpu.host_buffer
+        return None
+
     def _device_work(self, d: int, nested: bool = False, alongside: bool = False):
         """The device stage's work on device d. nested: run at another stage's yield point (engine/preempt.py), on
         that stage's thread and slot (no slot of its own, no yield points of its own). alongside: the lane
