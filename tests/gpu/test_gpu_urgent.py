@@ -114,13 +114,13 @@ def test_a_witness_in_page_locked_memory_goes_up_in_one_transfer(monkeypatch, tm
     pageable = locked.copy()
     assert memory.page_locked(cupy, locked) and memory.page_locked(cupy, locked[4096:])
     assert not memory.page_locked(cupy, pageable)
-    staged = []
+    staged = []  # (address, bytes) of every staging copy's source
     real = memory.parallel_copy
-    monkeypatch.setattr(memory, "parallel_copy", lambda d, s: staged.append(s.nbytes) or real(d, s))
+    monkeypatch.setattr(memory, "parallel_copy", lambda d, s: staged.append((s.ctypes.data, s.nbytes)) or real(d, s))
     up_locked = dev.memory.upload(locked[4096:])
     assert staged == []
     up_pageable = dev.memory.upload(pageable[4096:])
-    assert staged and sum(staged) == n - 4096
+    assert staged and sum(n for _, n in staged) == n - 4096
     assert bool(cupy.array_equal(up_locked, up_pageable))
 
     lanes = {"urgent": Lane("urgent", priority=10, share=0.25), "bulk": Lane("bulk", priority=0)}
@@ -134,13 +134,18 @@ def test_a_witness_in_page_locked_memory_goes_up_in_one_transfer(monkeypatch, tm
     data[:] = np.frombuffer(file, dtype=np.uint8)
     wtns = parse_wtns(data, "chain.wtns", copy=False)
     vk = json.loads((EXAMPLES["bn128"] / "vk.json").read_text())
+    direct = []  # addresses DeviceMemory.upload found page-locked (sent as they are)
+    locked_here = memory.page_locked
+    monkeypatch.setattr(memory, "page_locked", lambda c, h: (r := locked_here(c, h)) and direct.append(h.ctypes.data) or r)
     eng.start()
     try:
-        staged.clear()
         job = eng.submit("chain", witnesses=[wtns], lane="urgent")
         eng.await_(job.id, timeout=120)
         assert job.state == "COMPLETED", (job.state, job.error)
-        assert staged == []  # its witness went up with no staging copy
+        lo, hi = data.ctypes.data, data.ctypes.data + data.nbytes
+        assert not [a for a, _ in staged if lo <= a < hi]  # its witness went up with no staging copy,
+        assert [a for a in direct if lo <= a < hi]  # as it lies, in one transfer
+        assert staged  # while the key's first upload (pageable) was staged
         assert verify(vk, job.result.public, job.result.proof)
         (tmp_path / "proof.json").write_text(json.dumps(job.result.proof))
         (tmp_path / "public.json").write_text(json.dumps(job.result.public))
