@@ -31,7 +31,8 @@
 # inputs      bench/daemon_inputs.py on that key: from inputs vs from a witness, j = 32, three rounds (named more than
 #             once: one daemon run each, in inputs/, inputs-2/, ...)
 # chaininputs bench/daemon_inputs.py on the 2^20 chain key (key20) with circom's wasm of Chain(1048573) carried as
-#             .devcarry/chain20.wasm: from inputs vs from a witness, j = 32, three rounds
+#             .devcarry/chain20.wasm (`python bench/make_chain_wasm.py --power 20 --out .devcarry/chain20.wasm
+#             --verify`): from inputs vs from a witness, j = 32, three rounds
 # rsakey      zk-email's RSAVerifier65537(121,17) 2^18 key from .devcarry/rsa/ (bench/make_rsa_verifier.py
 #             --signatures 160: circuit.r1cs.xz, circuit.wasm, input.json, inputs/inputs-N.json; `snarkd setup`,
 #             seed 5eed) into bench/work/rsa-bn128 (its pool in pool/); independent of shakey
