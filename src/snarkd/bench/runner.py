@@ -16,6 +16,7 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timezone
+from typing import NamedTuple
 
 from tqdm import tqdm
 
@@ -112,9 +113,9 @@ def run_bench(addr: str, key: str, *, witness: bytes | str | list | None = None,
 
         def urgent(done) -> list:
             if urgent_process:
-                recs, dropped = _urgent_from_process(addr, key, job_kwargs, count, priority, urgent_lane,
-                                                     urgent_every, urgent_deadline, urgent_outstanding, vk,
-                                                     proofs_dir, timeout, transport, connect, done)
+                recs, dropped = _urgent_from_process(UrgentClient(
+                    addr, key, job_kwargs, count, priority, urgent_lane, urgent_every, urgent_deadline,
+                    urgent_outstanding, vk, proofs_dir, timeout, transport, connect), done)
                 with lock:
                     verified[0] += sum(r.pop("verified") for r in recs)
             else:
@@ -212,14 +213,30 @@ class _UrgentSignals:
         return self.stop.wait(timeout)
 
 
-def _urgent_from_process(addr, key, job_kwargs, count, priority, lane, every, deadline, outstanding, vk, proofs_dir,
-                         timeout, transport, connect, signals) -> tuple[list, int]:
+class UrgentClient(NamedTuple):
+    """What a client process of the urgent lane's own needs (sent to it pickled): where and what it sends."""
+    addr: str
+    key: str
+    job_kwargs: list  # per job, cycled: the witness or inputs to send
+    first: int  # the number of the first urgent job (after the bulk jobs')
+    priority: int
+    lane: str
+    every: float  # seconds between arrivals
+    deadline: float | None
+    outstanding: int  # arrivals dropped beyond this many in flight
+    vk: object
+    proofs_dir: object
+    timeout: float
+    transport: str
+    connect: dict | None
+
+
+def _urgent_from_process(c: UrgentClient, signals) -> tuple[list, int]:
     """The urgent lane's loop (_urgent_loop) in a spawned process with its own Client: its (records, arrivals
     dropped), back through a queue."""
     results = signals.ctx.Queue()
     proc = signals.ctx.Process(target=_urgent_process_main, name="bench-urgent-client", daemon=True,
-                               args=(addr, key, job_kwargs, count, priority, lane, every, deadline, outstanding, vk,
-                                     proofs_dir, timeout, transport, connect, signals.stop, signals.ready, results))
+                               args=(c, signals.stop, signals.ready, results))
     proc.start()
     try:
         while True:  # (records, dropped) or an error text; ready is set by the child once connected
@@ -238,16 +255,15 @@ def _urgent_from_process(addr, key, job_kwargs, count, priority, lane, every, de
     return got
 
 
-def _urgent_process_main(addr, key, job_kwargs, count, priority, lane, every, deadline, outstanding, vk, proofs_dir,
-                         timeout, transport, connect, stop, ready, results) -> None:
+def _urgent_process_main(c: UrgentClient, stop, ready, results) -> None:
     try:
-        with Client(addr, timeout=timeout, transport=transport, **(connect or {})) as client:
+        with Client(c.addr, timeout=c.timeout, transport=c.transport, **(c.connect or {})) as client:
             client.status()  # connected (and the witness spool found) before the first tick
             ready.set()
-            send = lambda n, arrived: _one_job(client, key, count + n,  # noqa: E731
-                                               job_kwargs[(count + n) % len(job_kwargs)], priority, lane, deadline,
-                                               arrived, vk, proofs_dir)
-            results.put(_urgent_loop(send, every, outstanding, stop))
+            send = lambda n, arrived: _one_job(client, c.key, c.first + n,  # noqa: E731
+                                               c.job_kwargs[(c.first + n) % len(c.job_kwargs)], c.priority, c.lane,
+                                               c.deadline, arrived, c.vk, c.proofs_dir)
+            results.put(_urgent_loop(send, c.every, c.outstanding, stop))
     except BaseException as exc:  # reported to the parent, which raises it
         ready.set()
         results.put(f"{type(exc).__name__}: {exc}")
