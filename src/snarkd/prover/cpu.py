@@ -66,8 +66,11 @@ class CpuBackend:
         a, b = synth.a, synth.b
         synth.a = synth.b = None
         if a is None:  # synthesized without the sparse products
-            a, b = sparse_products(key, w, timer, threads)
-        h = h_coset_values(key, a, b, timer, threads)
+            with timer.phase("spmv"):
+                a, b = sparse_products(key, w, threads)
+        with timer.phase("ntt"):
+            h, h_ms = h_coset_values(key, a, b, threads)
+        timer.split("ntt", "h", h_ms)
         del a, b
         pause()
         with timer.phase("msm_h"):
