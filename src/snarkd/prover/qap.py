@@ -3,10 +3,15 @@
 snarkjs's H basis is the Lagrange basis of the 2n-domain at its odd points, so
 the prover needs (a·b − c)(ω_{2n}^{2i+1}) for i < n: interpolate each of a, b
 and c on the n-domain, shift coefficient j by ω_{2n}^j, and evaluate again.
-No division by Z is needed: a·b − c vanishes on the even points.
+No division by Z is needed: a·b − c vanishes on the even points, and snarkjs
+never stores C: on the domain, c = a∘b for a satisfying witness.
 
-Both steps take a SectionKey (snarkd.prover.types) and return native FrVectors:
-no numpy on this path. Their callers time them (phases "spmv", "ntt" and "h").
+Two steps: `sparse_products` (a = A·w, b = B·w: here) and the H values, one
+native call (`qap_h`: the six transforms and the pointwise steps; it says how
+long its last step, the H values, took) that the CPU backend makes itself
+(prover/cpu.py; a GPU computes them on the device). Both take a SectionKey
+(snarkd.prover.types) and give native FrVectors: no numpy on this path. Their
+callers time them (phases "spmv", "ntt" and "h").
 """
 
 from __future__ import annotations
@@ -28,14 +33,3 @@ def sparse_products(key, witness_values, threads: int = 0):
     key.done("coefs")
     return ab
 
-
-def h_coset_values(key, a, b, threads: int = 0):
-    """(plain, non-Montgomery scalars for the H MSM, one per domain point (an FrVector); the milliseconds of
-    its last step, the H values).
-
-    snarkjs never stores C: on the domain, c = a∘b for a satisfying witness. The
-    native qap_h does the six transforms and the pointwise steps in one call and
-    says how long its last step took (its caller reports it as the phase "h",
-    apart from "ntt"). A key read once (a one-shot proof) gives a and b back as
-    soon as they are read."""
-    return key.native.qap_h(a, b, threads, release=key.read_once)
