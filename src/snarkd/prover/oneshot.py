@@ -53,7 +53,7 @@ def prove_files(zkey: str | os.PathLike | KeyFile, witness_path: str | os.PathLi
             with timer.phase("verify"):
                 ok = _verifies(mapped, result)
             if not ok:
-                _self_check_failed(key.path, result.proof, result.public, witness_name, threads)
+                _self_check_failed(mapped, result.proof, result.public, witness_name, threads)
         if write is not None:
             with timer.phase("write"):
                 write_proof(result, *write)
@@ -79,12 +79,10 @@ def _verifies(key: MappedKey, result: Proof) -> bool:
         return False
 
 
-def _self_check_failed(zkey_path, proof: dict, public: list[str], witness_name: str, threads: int) -> None:
-    """The self-check's verdict with its diagnosis (which needs the numpy reader: only here)."""
-    from snarkd.formats.zkey import read_zkey
-    from snarkd.verifier.self_check import SelfCheckError, verify_against_key
+def _self_check_failed(key: MappedKey, proof: dict, public: list[str], witness_name: str, threads: int) -> None:
+    """The self-check's verdict with its diagnosis, on the mapped key's own sections (numpy only here)."""
+    from snarkd.verifier.self_check import SelfCheckError, verify_against_sections
 
-    with read_zkey(zkey_path) as zk:
-        verify_against_key(zk, proof, public, witness_name=witness_name, threads=threads)
+    verify_against_sections(key, proof, public, witness_name=witness_name, threads=threads)
     raise SelfCheckError(f"self-check failed: the proof does not verify against the verification key inside "
-                         f"{os.fspath(zkey_path)}; nothing was written.")
+                         f"{key.path}; nothing was written.")
