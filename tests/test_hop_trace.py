@@ -26,7 +26,10 @@ def test_hop_trace_of_a_one_shot_proof(tmp_path):
     sequence = hops.index(["prover/oneshot", "->", "prover/groth16"])
     native = hops.index(["prover/groth16", "->", "native/_core.bn254"])
     assert hops.index(["cli/prove", "->", "prover/oneshot"]) < sequence < native < \
-        hops.index(["cli/prove", "->", "prover/output"])
+        hops.index(["prover/oneshot", "->", "verifier/groth16"]) < hops.index(["prover/oneshot", "->", "prover/output"])
+    # the steps time nothing of their own (their caller does), and the CLI leaves the key to the proof
+    assert not [h for h in hops if h[0] == "prover/qap" and h[2] == "prover/timing"]
+    assert [h[2] for h in hops if h[0] == "cli/prove"] == ["cli/__init__", "config/prove", "prover/oneshot"]
     assert [h for h in hops if h[1] == "<-"] == [["cli/prove", "<-", "cli/__init__"]]  # the proof never calls back up
     assert len(set(map(tuple, hops))) == len(hops)  # each hop once
     assert res.stderr.rstrip().endswith(f"{len(hops)} hops")

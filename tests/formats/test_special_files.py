@@ -40,7 +40,7 @@ def test_a_fifo_or_device_as_a_circuit_wasm_or_srs_is_refused_at_once(tmp_path):
     t = time.monotonic()
     for p in (fifo, "/dev/zero"):
         for read in (lambda: read_wasm(p, None, None), lambda: read_srs(p),
-                     lambda: sized_input_names(p, lambda msb, lsb: -1)):  # the .sym found beside a wasm
+                     lambda: sized_input_names(p, lambda name_hash: -1)):  # the .sym found beside a wasm
             with pytest.raises(InputError, match="not a regular file") as exc:
                 read()
             assert str(p) in str(exc.value)

@@ -41,7 +41,7 @@ def test_one_place_sequences_assembles_and_blinds():
     assert _calls(r"\.groth16_blind\(") == {"prover/groth16.py"}
     assert _calls(r"\bproof_json\(") == {"prover/groth16.py", "prover/types.py"}  # its call, its definition
     assert _calls(r"\bsynthesize\(") <= {"prover/groth16.py", "engine/engine.py"}  # the engine stages it
-    assert _calls(r"\.qap_h\(") == {"prover/qap.py"}
+    assert _calls(r"\.qap_h\(") == {"prover/cpu.py"}  # the H values: the CPU backend's device stage
     assert _calls(r"\.msm_w\(") == {"prover/cpu.py"}
 
 

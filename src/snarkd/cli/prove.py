@@ -57,18 +57,23 @@ def _bar_length(verify: bool) -> int:
 
 
 class _Key:
-    """The key's one-shot file, opened on first need and then kept (its header is read once per `snarkd prove`:
-    the auto backend, the progress bar and the proof all use it)."""
+    """The key of a one-shot proof: its path, and its KeyFile once something before the proof asked for its
+    domain (the auto backend, the progress bar): then opened once, and the proof uses it (its header read
+    once per `snarkd prove`)."""
 
     def __init__(self, path: str):
         self.path, self._file = path, None
 
     def file(self):
         if self._file is None:
-            from snarkd.prover.mapped import KeyFile
+            from snarkd.formats.zkey_layout import KeyFile
 
             self._file = KeyFile(self.path)
         return self._file
+
+    def for_proof(self):
+        """The KeyFile if one was opened, else the path (the proof opens it)."""
+        return self.path if self._file is None else self._file
 
     def close(self) -> None:
         if self._file is not None:
@@ -114,34 +119,29 @@ def _backend(name: str, cfg):
     return from_settings(name, cfg=cfg, msm_tables=None if "gpus.msm_tables" in cfg.overrides else "off")
 
 
-def _prove_lean(args, key: _Key, witness_path: str, proof_path: str, public_path: str):
-    """The lean path: the prover's steps over the mapped key, no numpy (prover/oneshot.py); its timer."""
+def _prove_lean(args, key: _Key, witness_path: str, proof_path: str, public_path: str) -> dict[str, float]:
+    """The lean path: the prover's steps over the mapped key, no numpy (prover/oneshot.py); its timings."""
     from snarkd.prover.oneshot import prove_files
-    from snarkd.prover.output import write_proof
-    from snarkd.prover.timing import PhaseTimer
 
-    timer, bar = PhaseTimer(), None
+    bar = None
     # a progress bar as snarkd.prover.progress.wanted decides, tqdm imported only to show one
     if args.progress or (args.progress is None and not args.quiet and sys.stderr.isatty()):
         power = key.file().domain_power
         if args.progress or (1 << power) >= LARGE_DOMAIN:
             from snarkd.prover.progress import PhaseBar
 
-            timer = bar = PhaseBar(f"prove 2^{power}", _bar_length(args.verify), True)
+            bar = PhaseBar(f"prove 2^{power}", _bar_length(args.verify), True)
     try:
-        result = prove_files(key.file(), witness_path, threads=args.threads, timer=timer, witness_name=witness_path,
-                             verify=args.verify)
-        with timer.phase("write"):
-            write_proof(result, proof_path, public_path)
+        return prove_files(key.for_proof(), witness_path, threads=args.threads, timer=bar, witness_name=witness_path,
+                           verify=args.verify, write=(proof_path, public_path)).timings
     finally:
         if bar is not None:
             bar.close()
-    return timer
 
 
 def _prove_staged(args, backend_name: str, cfg, zkey_path: str, witness_path: str, proof_path: str,
                   public_path: str):
-    """The staged path (prover.groth16: a GPU backend, or --check-points); (the backend's name, the timer)."""
+    """The staged path (prover.groth16: a GPU backend, or --check-points); (the backend's name, its timings)."""
     from snarkd.formats.wtns import read_wtns
     from snarkd.prover import ProvingKey, prove
     from snarkd.prover.output import write_proof
@@ -165,7 +165,7 @@ def _prove_staged(args, backend_name: str, cfg, zkey_path: str, witness_path: st
                                    threads=args.threads)
         with timer.phase("write"):
             write_proof(result, proof_path, public_path)
-    return backend.name, timer
+    return backend.name, timer.ms
 
 
 def run(args) -> int:
@@ -205,12 +205,13 @@ def run(args) -> int:
         backend_name, why, cfg = _plan(args.backend, args.check_points, zkey)
         lean = backend_name == "cpu" and not args.check_points
         if lean:
-            timer = _prove_lean(args, zkey, witness_path, proof_path, public_path)
+            timings = _prove_lean(args, zkey, witness_path, proof_path, public_path)
     finally:
         zkey.close()
     if not lean:
-        backend_name, timer = _prove_staged(args, backend_name, cfg, zkey_path, witness_path, proof_path, public_path)
+        backend_name, timings = _prove_staged(args, backend_name, cfg, zkey_path, witness_path, proof_path,
+                                              public_path)
     if args.timings:
-        _print_timings(timer.ms, (time.perf_counter() - start) * 1e3)
+        _print_timings(timings, (time.perf_counter() - start) * 1e3)
         print(f"backend: {backend_name} ({why})", file=sys.stderr)
     return 0

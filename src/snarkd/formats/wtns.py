@@ -56,6 +56,32 @@ class Witness:
         return [limbs_to_int(v) for v in self.values]
 
 
+class MappedWitness(Witness):
+    """A .wtns mapped for one proof, numpy-free (the one-shot prover's, prover/oneshot.py): values is a (n, 4)
+    memoryview of u64 limbs over the mapping; close() lets the view and the mapping go."""
+
+    __slots__ = ("_file",)
+
+    @classmethod
+    def open(cls, path: str | os.PathLike, name: str) -> "MappedWitness":
+        from .binfile import BinFile
+
+        bf = BinFile.open(path, MAGIC, VERSIONS)
+        try:
+            prime, n, off = read_header(bf)
+            values = bf.buffer[off : off + N8 * n].cast("Q", [n, LIMBS]) if n else bf.buffer[off:off]
+        except BaseException:
+            bf.close()
+            raise
+        witness = cls(prime, values, name)
+        witness._file = bf
+        return witness
+
+    def close(self) -> None:
+        self.values.release()
+        self._file.close()
+
+
 def read_header(bf: BinFile) -> tuple[int, int, int]:
     """(prime, nWitness, file offset of the values) of an opened .wtns, checked
     (field size, section sizes); no numpy."""

@@ -124,3 +124,36 @@ def read_layout(bf: BinFile) -> ZKeyLayout:
 def open_zkey(path) -> BinFile:
     """A .zkey file, memory-mapped, its magic and version checked (FormatError naming it otherwise)."""
     return BinFile.open(path, MAGIC, VERSIONS)
+
+
+class KeyFile:
+    """A .zkey mapped and its layout read, once, numpy-free: the one-shot prover's key (prover/mapped.MappedKey
+    reads its sections; `snarkd prove` may ask its domain first: the auto backend, the progress bar)."""
+
+    def __init__(self, path):
+        self.path = path
+        self.file = open_zkey(path)
+        try:
+            self.layout = read_layout(self.file)
+        except BaseException:
+            self.file.close()
+            raise
+
+    @property
+    def domain_power(self) -> int:
+        return self.layout.domain_size.bit_length() - 1
+
+    def views(self) -> dict[str, memoryview]:
+        """Every point section, §4 and the header points by name (layout names), zero-copy views of the mapping."""
+        buf, lay = self.file.buffer, self.layout
+        return {name: buf[off : off + nbytes] for name, (off, nbytes) in (*lay.sections.items(),
+                                                                          *lay.header_points.items())}
+
+    def close(self) -> None:
+        self.file.close()
+
+    def __enter__(self) -> "KeyFile":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()

@@ -3,13 +3,15 @@
 Follow a proof through the files in this order:
   groth16.py      synthesize -> device_stage -> finalize, each phase timed: the one sequence of the steps
   proving_key.py  the resident, memory-mapped key (a SectionKey: what the steps read)
-  mapped.py       a key mapped for one proof (the one-shot SectionKey: checked, then released, section by section)
+  mapped.py       a key mapped for one proof (the one-shot SectionKey over formats.zkey_layout.KeyFile: checked,
+                  then released, section by section)
   qap.py          witness -> the H-polynomial evaluations on the odd coset
   backend.py      the device seam: the Backend protocol and get_backend()
   cpu.py, cuda.py the two backends (cuda.py drives snarkd.gpu)
   types.py        SectionKey, Synthesized, G1Sums, Proof: what the stages read and pass on
   output.py       proof.json / public.json exactly as snarkjs writes them
-  oneshot.py      `snarkd prove` on the CPU: groth16.prove over the mapped key (mapped.py), no numpy
+  oneshot.py      `snarkd prove` on the CPU: files in (the key and witness mapped), groth16.prove, the self-check,
+                  files out; no numpy
 
 Names are resolved on first use (PEP 562), so the one-shot path imports only
 what it needs.

@@ -349,8 +349,10 @@ class CudaBackend:
                     ab = [mem.upload(a_host), mem.upload(b_host)] if a_host is not None else None
                 del a_host, b_host
                 if ab is None and plan.csr == "host":  # synthesized without them (a caller's choice): the CPU's
+                    with timer.phase("spmv"):
+                        ab = sparse_products(key, synth.witness, threads)
                     with timer.phase("upload"):
-                        ab = [mem.upload(x) for x in sparse_products(key, synth.witness, timer, threads)]
+                        ab = [mem.upload(x) for x in ab]
                 if ab is None and plan.csr == "streamed":
                     wbox = [w]
                     del w

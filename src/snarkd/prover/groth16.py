@@ -54,7 +54,8 @@ def synthesize(key: SectionKey, witness: Witness, timer: PhaseTimer, threads: in
         key.use(*HEADER)
     if not sparse:
         return Synthesized(witness=witness.values, a=None, b=None)
-    a, b = sparse_products(key, witness.values, timer, threads)
+    with timer.phase("spmv"):
+        a, b = sparse_products(key, witness.values, threads)
     return Synthesized(witness=witness.values, a=a, b=b)
 
 

@@ -1,8 +1,8 @@
 """`snarkd prove` on the CPU: one proof through the staged prover's own steps, run back to back.
 
-The key and the witness stay memory-mapped (with the key's prepared sidecar
-when there is a valid one: snarkd.prover.prepared) and go to
-prover.groth16.prove as a MappedKey: zero-copy section buffers, each bulk
+The key and the witness stay memory-mapped (formats.zkey_layout.KeyFile, formats.wtns.MappedWitness; with the
+key's prepared sidecar when there is a valid one: snarkd.prover.prepared) and go to
+prover.groth16.prove, the key as a MappedKey (prover.mapped): zero-copy section buffers, each bulk
 section checked just before its first use (canonical coordinates, coefficient
 entries) and its pages released after its last, so the key is never resident
 all at once. The sequence of the steps is prover/groth16.py's, the one every
@@ -16,12 +16,11 @@ from __future__ import annotations
 import os
 
 from snarkd.errors import InputError
-from snarkd.formats.binfile import BinFile
-from snarkd.formats.wtns import MAGIC as WTNS_MAGIC, VERSIONS as WTNS_VERSIONS, Witness
-from snarkd.formats.wtns import read_header as read_wtns_header
-from snarkd.prover import prepared as _prepared
+from snarkd.formats.wtns import MappedWitness
+from snarkd.formats.zkey_layout import KeyFile
 from snarkd.prover.groth16 import prove
-from snarkd.prover.mapped import KeyFile, MappedKey
+from snarkd.prover.mapped import MappedKey
+from snarkd.prover.output import write_proof
 from snarkd.prover.timing import PhaseTimer
 from snarkd.prover.types import Proof
 
@@ -30,24 +29,23 @@ __all__ = ["KeyFile", "prove_files"]
 
 def prove_files(zkey: str | os.PathLike | KeyFile, witness_path: str | os.PathLike, threads: int = 0,
                 timer: PhaseTimer | None = None, r: int | None = None, s: int | None = None,
-                witness_name: str | None = None, verify: bool = True) -> Proof:
+                witness_name: str | None = None, verify: bool = True,
+                write: tuple[str | os.PathLike, str | os.PathLike] | None = None) -> Proof:
     """Prove with fresh blinding from the OS CSPRNG (r, s only for reproducible tests).
     zkey: a path, or a KeyFile opened already (left open for its owner to close).
     verify: check the proof against the key's own verification data before returning it
     (native pairing, ~2 ms); a proof that does not verify raises SelfCheckError (exit 4)
-    naming the likely cause (snarkd.verifier.self_check)."""
+    naming the likely cause (snarkd.verifier.self_check), and nothing is written.
+    write: (proof.json, public.json) paths, written (phase "write") once the proof passed its self-check."""
     timer = timer or PhaseTimer()
     witness_name = witness_name or os.fspath(witness_path)
-    key = wf = mapped = values = None
+    key = witness = mapped = None
     try:
         with timer.phase("load"):
             key = zkey if isinstance(zkey, KeyFile) else KeyFile(zkey)
-            wf = BinFile.open(witness_path, WTNS_MAGIC, WTNS_VERSIONS)
-            prime, n, woff = read_wtns_header(wf)
-            lay = key.layout
-            mapped = MappedKey(key, _prepared.load(key.path, key.file, lay.curve.name, lay.n_vars, lay.domain_size))
-            values = wf.buffer[woff : woff + 32 * n].cast("Q", [n, 4]) if n else wf.buffer[woff:woff]
-        result = prove(mapped, Witness(prime, values, witness_name), threads, r, s, witness_name, timer)
+            witness = MappedWitness.open(witness_path, witness_name)
+            mapped = MappedKey(key)
+        result = prove(mapped, witness, threads, r, s, witness_name, timer)
         if verify:
             # the proof checked against the key's own verification data before it is returned:
             # a damaged key, a witness that does not satisfy the circuit, a bug -- exit 4, and
@@ -55,17 +53,19 @@ def prove_files(zkey: str | os.PathLike | KeyFile, witness_path: str | os.PathLi
             with timer.phase("verify"):
                 ok = _verifies(mapped, result)
             if not ok:
-                _self_check_failed(key.path, result.proof, result.public, witness_name, threads)
+                _self_check_failed(mapped, result.proof, result.public, witness_name, threads)
+        if write is not None:
+            with timer.phase("write"):
+                write_proof(result, *write)
         result.timings = dict(timer.ms)
         return result
     finally:
-        if values is not None:
-            values.release()
+        if witness is not None:
+            witness.close()
         if mapped is not None:
             mapped.release()
-        for f in (wf, key if key is not zkey else None):
-            if f is not None:
-                f.close()
+        if key is not None and key is not zkey:
+            key.close()
 
 
 def _verifies(key: MappedKey, result: Proof) -> bool:
@@ -79,12 +79,10 @@ def _verifies(key: MappedKey, result: Proof) -> bool:
         return False
 
 
-def _self_check_failed(zkey_path, proof: dict, public: list[str], witness_name: str, threads: int) -> None:
-    """The self-check's verdict with its diagnosis (which needs the numpy reader: only here)."""
-    from snarkd.formats.zkey import read_zkey
-    from snarkd.verifier.self_check import SelfCheckError, verify_against_key
+def _self_check_failed(key: MappedKey, proof: dict, public: list[str], witness_name: str, threads: int) -> None:
+    """The self-check's verdict with its diagnosis, on the mapped key's own sections (numpy only here)."""
+    from snarkd.verifier.self_check import SelfCheckError, verify_against_sections
 
-    with read_zkey(zkey_path) as zk:
-        verify_against_key(zk, proof, public, witness_name=witness_name, threads=threads)
+    verify_against_sections(key, proof, public, witness_name=witness_name, threads=threads)
     raise SelfCheckError(f"self-check failed: the proof does not verify against the verification key inside "
-                         f"{os.fspath(zkey_path)}; nothing was written.")
+                         f"{key.path}; nothing was written.")

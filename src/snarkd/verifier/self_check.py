@@ -13,9 +13,9 @@ no subgroup test); if none is found, the witness is the likelier culprit, and
 from __future__ import annotations
 
 from snarkd.errors import EXIT_INTERNAL, InputError, SnarkdError
-from snarkd.formats.zkey import ZKey
+from snarkd.formats.zkey import HEADER_POINTS, ZKey
 from snarkd.verifier.groth16 import proof_points, verify_points
-from snarkd.verifier.key_check import check_key_points
+from snarkd.verifier.key_check import POINT_SECTIONS, check_key_points
 
 
 class SelfCheckError(SnarkdError):
@@ -54,3 +54,29 @@ def verify_against_key(zkey: ZKey, proof: dict, public: list[str], witness_name:
         f"of the same size, or edited values), or the key is damaged in a way that leaves its points on the curve "
         f"(a truncated download, bit rot). `snarkd check {zkey.path} CIRCUIT.r1cs WITNESS.wtns` tells which."
     )
+
+
+class _SectionsAsZKey:
+    """A key mapped for one proof (prover/mapped.MappedKey: sections by name) as verify_against_key reads a ZKey:
+    numpy views of the same buffers, so that the diagnosis of a failed one-shot self-check reads the key's file
+    no second time."""
+
+    def __init__(self, key):
+        import numpy as np
+
+        self.curve, self.path = key.curve, key.path
+        limbs = key.curve.n8q // 8
+        for name, _ in HEADER_POINTS:
+            setattr(self, name, np.frombuffer(key.section(name), dtype="<u8"))
+        for _, _, name, g in POINT_SECTIONS:
+            setattr(self, name, np.frombuffer(key.section(name), dtype="<u8").reshape(-1, 2 * g * limbs))
+
+
+def verify_against_sections(key, proof: dict, public: list[str], witness_name: str = "the witness",
+                            threads: int = 0) -> None:
+    """verify_against_key for a key given by its sections (a one-shot proof's MappedKey)."""
+    view = _SectionsAsZKey(key)
+    try:
+        verify_against_key(view, proof, public, witness_name, threads)
+    finally:
+        view.__dict__.clear()  # the views let go before the key's buffers are released

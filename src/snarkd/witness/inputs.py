@@ -311,18 +311,19 @@ def iter_signals(inputs: dict) -> Iterable[tuple[str, Any, list]]:
         yield name, value, flatten(value)
 
 
-def prepare_inputs(inputs: dict, signal_size: Callable[[int, int], int], prime: int, n32: int, input_size: int,
+def prepare_inputs(inputs: dict, signal_size: Callable[[tuple[int, int]], int | None], prime: int, n32: int,
+                   input_size: int,
                    missing_names: Callable[[set], list], circuit: str) -> list[PreparedInput]:
     """Validate and encode inputs (names, sizes, values) against a circuit's input signals, as
-    circom's witness_calculator.js would, with our errors. signal_size(msb, lsb): the size of the
-    input signal with that name hash, -1 for none; missing_names(given): the input signals not
+    circom's witness_calculator.js would, with our errors. signal_size((msb, lsb)): the size of the
+    input signal with that name hash, None or -1 for none (a dict's get: the native engine's table); missing_names(given): the input signals not
     given, when a .sym file names them (else [])."""
     prepared = []
     total = 0
     for name, value, flat in iter_signals(inputs):
         msb, lsb = split_hash(fnv_hash(name))
-        size = signal_size(msb, lsb)
-        if size < 0:
+        size = signal_size((msb, lsb))
+        if size is None or size < 0:
             raise UnknownSignalError(
                 f"input '{name}' is not an input signal of the circuit {circuit} (circom: Signal {name} not found)",
                 name,
@@ -353,9 +354,10 @@ def prepare_inputs(inputs: dict, signal_size: Callable[[int, int], int], prime: 
 _INDEX_SUFFIX = re.compile(r"(\[\d+\])+\Z")
 
 
-def sized_input_names(sym: str | os.PathLike, signal_size: Callable[[int, int], int]) -> list[tuple[str, int]]:
+def sized_input_names(sym: str | os.PathLike, signal_size: Callable[[tuple[int, int]], int | None]
+                      ) -> list[tuple[str, int]]:
     """(name, size) of the main component's input signals: the names from the circuit's .sym file
-    (rows: signal, witness index, component, name), the sizes from signal_size (-1: not an input)."""
+    (rows: signal, witness index, component, name), the sizes from signal_size, as prepare_inputs takes it."""
     seen: dict[str, None] = {}
     main_component = None
     from snarkd.formats.file_trust import open_regular
@@ -373,8 +375,8 @@ def sized_input_names(sym: str | os.PathLike, signal_size: Callable[[int, int], 
             seen.setdefault(_INDEX_SUFFIX.sub("", parts[3][5:]), None)
     names = []
     for name in seen:
-        size = signal_size(*split_hash(fnv_hash(name)))
-        if size >= 0:
+        size = signal_size(split_hash(fnv_hash(name)))
+        if size is not None and size >= 0:
             names.append((name, size))
     return names
 

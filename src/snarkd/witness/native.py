@@ -227,9 +227,9 @@ class NativeCalculator:
         for path in paths:
             try:
                 # its paths are loaded when a replay is tried (see `program`): the body is read then
-                meta, body = program_file.read(path, self._ident, defer=_unserved_verdict)
+                meta, body = program_file.read(path, self._ident, defer_below=CONTROL_FLOW_AFTER)
                 self._set_facts(meta)
-                if _unserved_verdict(meta):
+                if program_file.unserved(meta, CONTROL_FLOW_AFTER):
                     self._program, self._body = None, body
                 else:
                     self._program = self._load_body(body)
@@ -352,7 +352,7 @@ class NativeCalculator:
                                 input_base=self.input_base, n_inputs=self.input_size)
 
     def _paths_hits(self) -> int:
-        if self._hits is None and self._program is None:  # not loaded: the file's count (_unserved_verdict)
+        if self._hits is None and self._program is None:  # not loaded: the file's count (program_file.unserved)
             return int(self.meta.get("hits", 0))
         if self._hits is None:  # path_stats sizes every path: asked once, then kept up to date
             self._hits = sum(p["hits"] for p in self.program.path_stats())
@@ -415,12 +415,9 @@ class NativeCalculator:
 
     # -- inputs ---------------------------------------------------------------------------------
 
-    def _signal_size(self, msb: int, lsb: int) -> int:
-        return self._sizes.get((msb, lsb), -1)
-
     def input_signals(self) -> list[tuple[str, int]] | None:
         if self._input_names is None and self._sym is not None and os.path.exists(self._sym):
-            self._input_names = inp.sized_input_names(self._sym, self._signal_size)
+            self._input_names = inp.sized_input_names(self._sym, self._sizes.get)
         return self._input_names
 
     def missing_inputs(self, given: set) -> list[str]:
@@ -428,7 +425,7 @@ class NativeCalculator:
         return [n for n, size in names if n not in given and size > 0] if names else []
 
     def prepare(self, inputs: dict) -> list[inp.PreparedInput]:
-        return inp.prepare_inputs(inputs, self._signal_size, self.prime, self.n32, self.input_size,
+        return inp.prepare_inputs(inputs, self._sizes.get, self.prime, self.n32, self.input_size,
                                   self.missing_inputs, self.name)
 
     # -- calculation ------------------------------------------------------------------------------
@@ -537,13 +534,6 @@ class NativeCalculator:
                 "build_ms": round(self.build_ms, 1), "paths": self.program.path_stats(),
                 "dropped_paths": self.dropped_paths, "value_dependent": self.value_dependent,
                 **self.stats.as_dict()}
-
-
-def _unserved_verdict(meta: dict) -> bool:
-    """A file written value-dependent whose paths had served fewer than CONTROL_FLOW_AFTER replays (its header
-    says how many; files without the count are loaded at once)."""
-    hits = meta.get("hits")
-    return bool(meta.get("value_dependent")) and type(hits) is int and 0 <= hits < CONTROL_FLOW_AFTER
 
 
 def _uninitialized(nbytes: int):

@@ -6,7 +6,7 @@ circuit's .wasm, kept so that the next process replays at once instead of record
     | 32-byte HMAC-SHA256 tag of the opening (prefix, header, its CRC) and of the identity: the header tag
     | 32-byte HMAC-SHA256 tag of all the above and of the identity (formats/file_trust.py)
 
-The header tag lets a reader trust the header alone (`read(..., defer=)`): a value-dependent program whose
+The header tag lets a reader trust the header alone (`read(..., defer_below=)`): a value-dependent program whose
 paths have served no replays (an RSA verifier's) is not read, hashed or checked by a one-shot `snarkd witness`
 that never replays it (6.8 MB: ~10 ms of its whole process); the body is read, and the whole file's tag checked,
 only when it is loaded (`DeferredBody.load`, from the descriptor opened first: a file replaced since is not read).
@@ -185,8 +185,15 @@ def _program_of(data, body: int) -> memoryview:
     return data[body:end]
 
 
-def _read_deferred(path: str, ident: dict, defer):
-    """(meta, DeferredBody) when the header's tag matches and defer(meta) says the body can wait; None when the
+def unserved(meta: dict, replays: int) -> bool:
+    """A file written value-dependent whose paths had served fewer than `replays` replays (its header says how
+    many; files without the count are loaded at once)."""
+    hits = meta.get("hits")
+    return bool(meta.get("value_dependent")) and type(hits) is int and 0 <= hits < replays
+
+
+def _read_deferred(path: str, ident: dict, replays: int):
+    """(meta, DeferredBody) when the header's tag matches and it is `unserved` (the body can wait); None when the
     whole file is to be read now."""
     from snarkd.formats.file_trust import TAG_BYTES, UntrustedCache, open_cache, tag
     import hmac
@@ -216,7 +223,7 @@ def _read_deferred(path: str, ident: dict, defer):
         meta = obj.get("meta")
         if not isinstance(meta, dict):
             raise ProgramFileError("header without meta (corrupt)")
-        if not defer(meta):
+        if not unserved(meta, replays):
             return None
         keep = True
         return meta, DeferredBody(path, fd, size, opening, ident)
@@ -227,16 +234,17 @@ def _read_deferred(path: str, ident: dict, defer):
             os.close(fd)
 
 
-def read(path: str | os.PathLike, ident: dict, defer=None) -> tuple[dict, memoryview | DeferredBody]:
-    """(meta, the program's bytes) of a checked file bound to `ident`; ProgramFileError otherwise. defer(meta):
-    when it says yes of a header under a matching header tag, (meta, DeferredBody): the body is read later."""
+def read(path: str | os.PathLike, ident: dict, defer_below: int | None = None) -> tuple[dict, memoryview | DeferredBody]:
+    """(meta, the program's bytes) of a checked file bound to `ident`; ProgramFileError otherwise. defer_below:
+    a header under a matching header tag that is `unserved(meta, defer_below)` gives (meta, DeferredBody): the
+    body is read later."""
     from snarkd.formats.file_trust import UntrustedCache, read_cache
 
     if not os.path.lexists(path):
         raise ProgramFileError("not found")
     path = os.fspath(path)
-    if defer is not None:
-        got = _read_deferred(path, ident, defer)
+    if defer_below is not None:
+        got = _read_deferred(path, ident, defer_below)
         if got is not None:
             return got
     try:

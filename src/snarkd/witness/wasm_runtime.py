@@ -422,14 +422,15 @@ class CircuitInstance:
 
     # -- calculation -----------------------------------------------------------
 
-    def input_signal_size(self, msb: int, lsb: int) -> int:
-        """Size of the input signal with this name hash; -1 if the circuit has none.
+    def input_signal_size(self, name_hash: tuple[int, int]) -> int:
+        """Size of the input signal with this name hash (msb, lsb); -1 if the circuit has none.
 
         circom's getInputSignalSize reads the size at offset 12 of the hash-map
         entry, and for an unknown hash at offset 12 of address 0 (whatever is
         there, usually 0, so circom's own `< 0` check never fires). Poking a -1
         sentinel there for the duration of this pure read tells the cases apart.
         """
+        msb, lsb = name_hash
         saved = self.memory.read(self.store, 12, 16)
         self.memory.write(self.store, b"\xff\xff\xff\xff", 12)
         try:
