@@ -36,6 +36,10 @@ void Recorder<P, UNTRACED>::exec(size_t depth, size_t arm_frames, uint32_t arm_s
       table[OP_EQZ_BR_IF] = &&L_EQZ_BR_IF;
       table[OP_PUSH3] = &&L_PUSH3;
       table[OP_PUSH2] = &&L_PUSH2;
+      table[OP_PUSH1_CALL] = &&L_PUSH1_CALL;
+      table[OP_PUSH2_CALL] = &&L_PUSH2_CALL;
+      table[OP_PUSH3_CALL] = &&L_PUSH3_CALL;
+      table[OP_MUL_ADDI_SCALE_BASE] = &&L_MUL_ADDI_SCALE_BASE;
       table[OP_LA_MUL] = &&L_LA_MUL;
       table[OP_LA_MUL_ADD] = &&L_LA_MUL_ADD;
       table[OP_LA_SET] = &&L_LA_SET;
@@ -188,6 +192,35 @@ L_PUSH2:
   sp += 2;
   pc += 2;
   NEXT();
+  // The pushes of a call's arguments, then the call itself (the run's last instruction, no label inside the run:
+  // not an arm's end either, so NEXT's arm test has nothing to stop at there).
+L_PUSH1_CALL:
+  S[sp++] = pushed(in->arity, *in, L);
+  pc += 1;
+  in = code + pc;
+  goto L_CALL;
+L_PUSH2_CALL:
+  S[sp] = pushed(in->arity, *in, L);
+  S[sp + 1] = pushed(code[pc + 1].op, code[pc + 1], L);
+  sp += 2;
+  pc += 2;
+  in = code + pc;
+  goto L_CALL;
+L_PUSH3_CALL:
+  S[sp] = pushed(in->arity, *in, L);
+  S[sp + 1] = pushed(code[pc + 1].op, code[pc + 1], L);
+  S[sp + 2] = pushed(code[pc + 2].op, code[pc + 2], L);
+  sp += 3;
+  pc += 3;
+  in = code + pc;
+  goto L_CALL;
+L_MUL_ADDI_SCALE_BASE: {
+  const uint32_t index = uint32_t(uint32_t(S[sp - 2]) * uint32_t(S[sp - 1]) + code[pc + 1].a);
+  S[sp - 2] = uint32_t(uint32_t(L[code[pc + 4].a]) + index * uint32_t(code[pc + 2].b));
+  sp -= 1;
+  pc += 6;
+  NEXT();
+}
 L_LA_MUL:
   S[sp++] = uint32_t(uint32_t(pushed(in->arity, *in, L)) * uint32_t(code[pc + 1].b));
   pc += 3;
