@@ -39,6 +39,10 @@ void Recorder<P, UNTRACED>::exec(size_t depth, size_t arm_frames, uint32_t arm_s
       table[OP_PUSH1_CALL] = &&L_PUSH1_CALL;
       table[OP_PUSH2_CALL] = &&L_PUSH2_CALL;
       table[OP_PUSH3_CALL] = &&L_PUSH3_CALL;
+      table[OP_PUSH4_CALL] = &&L_PUSH4_CALL;
+      table[OP_LA_SET2] = &&L_LA_SET2;
+      table[OP_LA_SET3] = &&L_LA_SET3;
+      table[OP_LOCAL_EQZ_BR_IF] = &&L_LOCAL_EQZ_BR_IF;
       table[OP_MUL_ADDI_SCALE_BASE] = &&L_MUL_ADDI_SCALE_BASE;
       table[OP_LA_MUL] = &&L_LA_MUL;
       table[OP_LA_MUL_ADD] = &&L_LA_MUL_ADD;
@@ -214,6 +218,15 @@ L_PUSH3_CALL:
   pc += 3;
   in = code + pc;
   goto L_CALL;
+L_PUSH4_CALL:
+  S[sp] = pushed(in->arity, *in, L);
+  S[sp + 1] = pushed(code[pc + 1].op, code[pc + 1], L);
+  S[sp + 2] = pushed(code[pc + 2].op, code[pc + 2], L);
+  S[sp + 3] = pushed(code[pc + 3].op, code[pc + 3], L);
+  sp += 4;
+  pc += 4;
+  in = code + pc;
+  goto L_CALL;
 L_MUL_ADDI_SCALE_BASE: {
   const uint32_t index = uint32_t(uint32_t(S[sp - 2]) * uint32_t(S[sp - 1]) + code[pc + 1].a);
   S[sp - 2] = uint32_t(uint32_t(L[code[pc + 4].a]) + index * uint32_t(code[pc + 2].b));
@@ -233,6 +246,29 @@ L_LA_SET:
   L[code[pc + 1].a] = uint32_t(L[in->a] + in->b);
   pc += 2;
   NEXT();
+L_LA_SET2:  // each in turn (a later one may read what an earlier one set)
+  L[code[pc + 1].a] = uint32_t(L[in->a] + in->b);
+  L[code[pc + 3].a] = uint32_t(L[code[pc + 2].a] + code[pc + 2].b);
+  pc += 4;
+  NEXT();
+L_LA_SET3:
+  L[code[pc + 1].a] = uint32_t(L[in->a] + in->b);
+  L[code[pc + 3].a] = uint32_t(L[code[pc + 2].a] + code[pc + 2].b);
+  L[code[pc + 5].a] = uint32_t(L[code[pc + 4].a] + code[pc + 4].b);
+  pc += 6;
+  NEXT();
+L_LOCAL_EQZ_BR_IF: {  // local.get, i32.eqz, br_if (the third instruction: the branch)
+  const Ins& br = code[pc + 2];
+  if (uint32_t(L[in->a]) == 0) {
+    leaving_arm(br.a);
+    if (br.a <= pc + 2) tick();
+    do_branch(br.arity, br.b);
+    pc = br.a;
+  } else {
+    pc += 3;
+  }
+  NEXT();
+}
   // the commonest integer instructions here, not through wasm_numeric's second dispatch (the same definitions)
 L_I32_EQZ: S[sp - 1] = uint32_t(S[sp - 1]) == 0; pc++; NEXT();
 #define CMP32(LBL, EXPR)                                    \

@@ -57,7 +57,12 @@ enum Op : uint16_t {
   // circom's two-level address: u32(local x + u32(u32(top2 * top + k) * c)) from i32.mul, +k (OP_I32_ADDI),
   // i32.const c, i32.mul, local.get x, i32.add (an index from Fr_toInt, scaled, into an array of elements)
   OP_MUL_ADDI_SCALE_BASE = 0x119,
-  OP_LAST = 0x11A,
+  OP_PUSH4_CALL = 0x11A,
+  // two or three OP_LA_SETs in a row (circom's copy loops step their pointers and count together)
+  OP_LA_SET2 = 0x11B,
+  OP_LA_SET3 = 0x11C,
+  OP_LOCAL_EQZ_BR_IF = 0x11D,  // local.get, i32.eqz, br_if: a loop's exit test
+  OP_LAST = 0x11E,
 };
 
 // One decoded instruction (16 bytes).
@@ -720,18 +725,26 @@ inline void Module::fuse_straight_line(Func& f, const std::vector<uint32_t>& lab
       if (inside(pc, 4) && code[pc + 3].op == OP_I32_ADDI) fused = OP_LA_MUL_ADD, len = 4;
       else fused = OP_LA_MUL, len = 3;
     } else if (op == OP_LOCAL_ADDI && inside(pc, 2) && code[pc + 1].op == OP_LOCAL_SET) {
-      fused = OP_LA_SET, len = 2;
+      auto la_set = [&](size_t k) {
+        return inside(pc, k + 2) && code[pc + k].op == OP_LOCAL_ADDI && code[pc + k + 1].op == OP_LOCAL_SET;
+      };
+      if (la_set(2) && la_set(4)) fused = OP_LA_SET3, len = 6;
+      else if (la_set(2)) fused = OP_LA_SET2, len = 4;
+      else fused = OP_LA_SET, len = 2;
+    } else if (op == OP_LOCAL_GET && inside(pc, 3) && code[pc + 1].op == 0x45 && code[pc + 2].op == OP_BR_IF) {
+      fused = OP_LOCAL_EQZ_BR_IF, len = 3;
     } else if (op == 0x45 && inside(pc, 2) && code[pc + 1].op == OP_BR_IF) {
       fused = OP_EQZ_BR_IF, len = 2;
     } else if (op == 0x6C && inside(pc, 6) && code[pc + 1].op == OP_I32_ADDI && code[pc + 2].op == OP_I32_CONST &&
                code[pc + 3].op == 0x6C && code[pc + 4].op == OP_LOCAL_GET && code[pc + 5].op == 0x6A) {
       fused = OP_MUL_ADDI_SCALE_BASE, len = 6;
     } else if (is_push(pc)) {
-      size_t pushes = 1;  // a run of up to three pushes, and the call after it if one follows
-      while (pushes < 3 && inside(pc, pushes + 1) && is_push(pc + pushes)) pushes++;
+      size_t pushes = 1;  // a run of up to four pushes and the call after it, or else of up to three pushes
+      while (pushes < 4 && inside(pc, pushes + 1) && is_push(pc + pushes)) pushes++;
       const bool call = inside(pc, pushes + 1) && code[pc + pushes].op == OP_CALL;
-      if (call) fused = pushes == 1 ? OP_PUSH1_CALL : pushes == 2 ? OP_PUSH2_CALL : OP_PUSH3_CALL, len = pushes + 1;
-      else if (pushes > 1) fused = pushes == 2 ? OP_PUSH2 : OP_PUSH3, len = pushes;
+      static constexpr uint16_t with_call[] = {0, OP_PUSH1_CALL, OP_PUSH2_CALL, OP_PUSH3_CALL, OP_PUSH4_CALL};
+      if (call) fused = with_call[pushes], len = pushes + 1;
+      else if (pushes > 1) fused = pushes == 2 ? OP_PUSH2 : OP_PUSH3, len = pushes == 2 ? 2 : 3;
     }
     if (fused) {
       in.arity = op;  // (no branch among the heads: arity is free)
