@@ -40,6 +40,10 @@ void Recorder<P, UNTRACED>::exec(size_t depth, size_t arm_frames, uint32_t arm_s
       table[OP_PUSH2_CALL] = &&L_PUSH2_CALL;
       table[OP_PUSH3_CALL] = &&L_PUSH3_CALL;
       table[OP_PUSH4_CALL] = &&L_PUSH4_CALL;
+      table[OP_LA1_CALL] = &&L_LA1_CALL;
+      table[OP_LA2_CALL] = &&L_LA2_CALL;
+      table[OP_LA3_CALL] = &&L_LA3_CALL;
+      table[OP_LA4_CALL] = &&L_LA4_CALL;
       table[OP_LA_SET2] = &&L_LA_SET2;
       table[OP_LA_SET3] = &&L_LA_SET3;
       table[OP_LOCAL_EQZ_BR_IF] = &&L_LOCAL_EQZ_BR_IF;
@@ -227,6 +231,38 @@ L_PUSH4_CALL:
   pc += 4;
   in = code + pc;
   goto L_CALL;
+#define LA_PUSH(K) S[sp + K] = uint32_t(L[code[pc + K].a] + code[pc + K].b)
+L_LA1_CALL:
+  LA_PUSH(0);
+  sp += 1;
+  pc += 1;
+  in = code + pc;
+  goto L_CALL;
+L_LA2_CALL:
+  LA_PUSH(0);
+  LA_PUSH(1);
+  sp += 2;
+  pc += 2;
+  in = code + pc;
+  goto L_CALL;
+L_LA3_CALL:
+  LA_PUSH(0);
+  LA_PUSH(1);
+  LA_PUSH(2);
+  sp += 3;
+  pc += 3;
+  in = code + pc;
+  goto L_CALL;
+L_LA4_CALL:
+  LA_PUSH(0);
+  LA_PUSH(1);
+  LA_PUSH(2);
+  LA_PUSH(3);
+  sp += 4;
+  pc += 4;
+  in = code + pc;
+  goto L_CALL;
+#undef LA_PUSH
 L_MUL_ADDI_SCALE_BASE: {
   const uint32_t index = uint32_t(uint32_t(S[sp - 2]) * uint32_t(S[sp - 1]) + code[pc + 1].a);
   S[sp - 2] = uint32_t(uint32_t(L[code[pc + 4].a]) + index * uint32_t(code[pc + 2].b));

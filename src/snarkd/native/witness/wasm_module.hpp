@@ -62,7 +62,13 @@ enum Op : uint16_t {
   OP_LA_SET2 = 0x11B,
   OP_LA_SET3 = 0x11C,
   OP_LOCAL_EQZ_BR_IF = 0x11D,  // local.get, i32.eqz, br_if: a loop's exit test
-  OP_LAST = 0x11E,
+  // OP_PUSH{1,2,3,4}_CALL whose pushes are all local+k (circom's element addresses, frame + offset): no test of
+  // each push's kind, whose outcome one handler shared by every call site could not predict
+  OP_LA1_CALL = 0x11E,
+  OP_LA2_CALL = 0x11F,
+  OP_LA3_CALL = 0x120,
+  OP_LA4_CALL = 0x121,
+  OP_LAST = 0x122,
 };
 
 // One decoded instruction (16 bytes).
@@ -743,7 +749,10 @@ inline void Module::fuse_straight_line(Func& f, const std::vector<uint32_t>& lab
       while (pushes < 4 && inside(pc, pushes + 1) && is_push(pc + pushes)) pushes++;
       const bool call = inside(pc, pushes + 1) && code[pc + pushes].op == OP_CALL;
       static constexpr uint16_t with_call[] = {0, OP_PUSH1_CALL, OP_PUSH2_CALL, OP_PUSH3_CALL, OP_PUSH4_CALL};
-      if (call) fused = with_call[pushes], len = pushes + 1;
+      static constexpr uint16_t la_call[] = {0, OP_LA1_CALL, OP_LA2_CALL, OP_LA3_CALL, OP_LA4_CALL};
+      bool all_la = true;
+      for (size_t k = 0; k < pushes; k++) all_la = all_la && code[pc + k].op == OP_LOCAL_ADDI;
+      if (call) fused = all_la ? la_call[pushes] : with_call[pushes], len = pushes + 1;
       else if (pushes > 1) fused = pushes == 2 ? OP_PUSH2 : OP_PUSH3, len = pushes == 2 ? 2 : 3;
     }
     if (fused) {
