@@ -22,6 +22,7 @@ void Recorder<P, UNTRACED>::exec(size_t depth, size_t arm_frames, uint32_t arm_s
   // leave, host_call, symbolic_if) and read again after: as a member every store through the stack (the build
   // does not assume strict aliasing) made the compiler load it again.
   static const void* table[OP_LAST];
+  static const void* field_table[H_EXCEPTION];  // circom's field functions by HostFn (below H_EXCEPTION)
   static std::atomic<bool> table_ready{false};
   if (!table_ready.load(std::memory_order_acquire)) {
     static std::mutex table_mutex;
@@ -36,6 +37,18 @@ void Recorder<P, UNTRACED>::exec(size_t depth, size_t arm_frames, uint32_t arm_s
       table[OP_EQZ_BR_IF] = &&L_EQZ_BR_IF;
       table[OP_PUSH3] = &&L_PUSH3;
       table[OP_PUSH2] = &&L_PUSH2;
+      table[OP_PUSH1_CALL] = &&L_PUSH1_CALL;
+      table[OP_PUSH2_CALL] = &&L_PUSH2_CALL;
+      table[OP_PUSH3_CALL] = &&L_PUSH3_CALL;
+      table[OP_PUSH4_CALL] = &&L_PUSH4_CALL;
+      table[OP_LA1_CALL] = &&L_LA1_CALL;
+      table[OP_LA2_CALL] = &&L_LA2_CALL;
+      table[OP_LA3_CALL] = &&L_LA3_CALL;
+      table[OP_LA4_CALL] = &&L_LA4_CALL;
+      table[OP_LA_SET2] = &&L_LA_SET2;
+      table[OP_LA_SET3] = &&L_LA_SET3;
+      table[OP_LOCAL_EQZ_BR_IF] = &&L_LOCAL_EQZ_BR_IF;
+      table[OP_MUL_ADDI_SCALE_BASE] = &&L_MUL_ADDI_SCALE_BASE;
       table[OP_LA_MUL] = &&L_LA_MUL;
       table[OP_LA_MUL_ADD] = &&L_LA_MUL_ADD;
       table[OP_LA_SET] = &&L_LA_SET;
@@ -77,6 +90,13 @@ void Recorder<P, UNTRACED>::exec(size_t depth, size_t arm_frames, uint32_t arm_s
       table[OP_MEMORY_FILL] = &&L_MEMORY_FILL;
       table[OP_I32_CONST] = &&L_CONST;
       table[OP_I64_CONST] = &&L_CONST;
+      for (auto& t : field_table) t = &&L_FIELD_OTHER;
+      field_table[H_COPY] = &&L_FIELD_COPY;
+      field_table[H_ISTRUE] = &&L_FIELD_ISTRUE;
+      field_table[H_TOINT] = &&L_FIELD_TOINT;
+      for (HostFn b : {H_ADD, H_SUB, H_MUL, H_DIV, H_IDIV, H_MOD, H_POW, H_EQ, H_NEQ, H_LT, H_GT, H_LEQ, H_GEQ, H_LAND,
+                       H_LOR, H_BAND, H_BOR, H_BXOR, H_SHL, H_SHR})
+        field_table[b] = &&L_FIELD_BINARY;
       table_ready.store(true, std::memory_order_release);
     }
   }
@@ -100,6 +120,17 @@ void Recorder<P, UNTRACED>::exec(size_t depth, size_t arm_frames, uint32_t arm_s
   uint64_t* S;
   uint32_t sp;
   uint32_t callee_;
+  HostFn field_fn;  // the field function a call reached (L_FIELD_*)
+  // A call's own dispatch: a field function straight to its handler, anything else through L_CALL_TO.
+#define FIELD_CALL()                                       \
+  do {                                                     \
+    field_fn = host_[in->a];                               \
+    if (field_fn != H_NONE && field_fn < H_EXCEPTION) {    \
+      fr->pc = pc;                                         \
+      goto* field_table[field_fn];                         \
+    }                                                      \
+    goto L_CALL;                                           \
+  } while (0)
   auto do_branch = [&](uint32_t k, uint64_t height) {
     const uint32_t base = fr->base + uint32_t(height);
     for (uint32_t i = 0; i < k; i++) S[base + i] = S[sp - k + i];
@@ -188,6 +219,76 @@ L_PUSH2:
   sp += 2;
   pc += 2;
   NEXT();
+  // The pushes of a call's arguments, then the call itself (the run's last instruction, no label inside the run:
+  // not an arm's end either, so NEXT's arm test has nothing to stop at there).
+L_PUSH1_CALL:
+  S[sp++] = pushed(in->arity, *in, L);
+  pc += 1;
+  in = code + pc;
+  FIELD_CALL();
+L_PUSH2_CALL:
+  S[sp] = pushed(in->arity, *in, L);
+  S[sp + 1] = pushed(code[pc + 1].op, code[pc + 1], L);
+  sp += 2;
+  pc += 2;
+  in = code + pc;
+  FIELD_CALL();
+L_PUSH3_CALL:
+  S[sp] = pushed(in->arity, *in, L);
+  S[sp + 1] = pushed(code[pc + 1].op, code[pc + 1], L);
+  S[sp + 2] = pushed(code[pc + 2].op, code[pc + 2], L);
+  sp += 3;
+  pc += 3;
+  in = code + pc;
+  FIELD_CALL();
+L_PUSH4_CALL:
+  S[sp] = pushed(in->arity, *in, L);
+  S[sp + 1] = pushed(code[pc + 1].op, code[pc + 1], L);
+  S[sp + 2] = pushed(code[pc + 2].op, code[pc + 2], L);
+  S[sp + 3] = pushed(code[pc + 3].op, code[pc + 3], L);
+  sp += 4;
+  pc += 4;
+  in = code + pc;
+  FIELD_CALL();
+#define LA_PUSH(K) S[sp + K] = uint32_t(L[code[pc + K].a] + code[pc + K].b)
+L_LA1_CALL:
+  LA_PUSH(0);
+  sp += 1;
+  pc += 1;
+  in = code + pc;
+  FIELD_CALL();
+L_LA2_CALL:
+  LA_PUSH(0);
+  LA_PUSH(1);
+  sp += 2;
+  pc += 2;
+  in = code + pc;
+  FIELD_CALL();
+L_LA3_CALL:
+  LA_PUSH(0);
+  LA_PUSH(1);
+  LA_PUSH(2);
+  sp += 3;
+  pc += 3;
+  in = code + pc;
+  FIELD_CALL();
+L_LA4_CALL:
+  LA_PUSH(0);
+  LA_PUSH(1);
+  LA_PUSH(2);
+  LA_PUSH(3);
+  sp += 4;
+  pc += 4;
+  in = code + pc;
+  FIELD_CALL();
+#undef LA_PUSH
+L_MUL_ADDI_SCALE_BASE: {
+  const uint32_t index = uint32_t(uint32_t(S[sp - 2]) * uint32_t(S[sp - 1]) + code[pc + 1].a);
+  S[sp - 2] = uint32_t(uint32_t(L[code[pc + 4].a]) + index * uint32_t(code[pc + 2].b));
+  sp -= 1;
+  pc += 6;
+  NEXT();
+}
 L_LA_MUL:
   S[sp++] = uint32_t(uint32_t(pushed(in->arity, *in, L)) * uint32_t(code[pc + 1].b));
   pc += 3;
@@ -200,6 +301,29 @@ L_LA_SET:
   L[code[pc + 1].a] = uint32_t(L[in->a] + in->b);
   pc += 2;
   NEXT();
+L_LA_SET2:  // each in turn (a later one may read what an earlier one set)
+  L[code[pc + 1].a] = uint32_t(L[in->a] + in->b);
+  L[code[pc + 3].a] = uint32_t(L[code[pc + 2].a] + code[pc + 2].b);
+  pc += 4;
+  NEXT();
+L_LA_SET3:
+  L[code[pc + 1].a] = uint32_t(L[in->a] + in->b);
+  L[code[pc + 3].a] = uint32_t(L[code[pc + 2].a] + code[pc + 2].b);
+  L[code[pc + 5].a] = uint32_t(L[code[pc + 4].a] + code[pc + 4].b);
+  pc += 6;
+  NEXT();
+L_LOCAL_EQZ_BR_IF: {  // local.get, i32.eqz, br_if (the third instruction: the branch)
+  const Ins& br = code[pc + 2];
+  if (uint32_t(L[in->a]) == 0) {
+    leaving_arm(br.a);
+    if (br.a <= pc + 2) tick();
+    do_branch(br.arity, br.b);
+    pc = br.a;
+  } else {
+    pc += 3;
+  }
+  NEXT();
+}
   // the commonest integer instructions here, not through wasm_numeric's second dispatch (the same definitions)
 L_I32_EQZ: S[sp - 1] = uint32_t(S[sp - 1]) == 0; pc++; NEXT();
 #define CMP32(LBL, EXPR)                                    \
@@ -266,55 +390,8 @@ L_CALL_TO: {
   const HostFn h = host_[callee];
   if (h != H_NONE && h < H_EXCEPTION) {  // circom's field functions (not the runtime's imports)
     fr->pc = pc;
-    // The commonest ones here, as host_call does them (the same steps, in the same order), their arguments taken
-    // from the stack in registers: the call into host_call and its dispatch were a large part of each (the RSA
-    // verifier's control-flow run makes 8.9 M calls, nearly all Fr_copy, Fr_toInt, Fr_add, Fr_isTrue, Fr_mul).
-    switch (h) {
-      case H_COPY: {
-        host_seq_++;
-        const uint32_t r = uint32_t(S[sp - 2]), a = uint32_t(S[sp - 1]);
-        sp -= 2;
-        if (a == shared_elem_ && fr->func == uint32_t(f_set_input_)) input_copy_due_ = false;
-        write_elem(r, read_elem(a));
-        break;
-      }
-      case H_ISTRUE: {
-        host_seq_++;
-        pending_.valid = false;
-        const uint32_t a = uint32_t(S[--sp]);
-        const Val x = read_elem(a);
-        const bool t = CF::is_true(x.v);
-        if (x.id) istrue_traced(x.id, t, pc);
-        S[sp++] = t ? 1 : 0;
-        break;
-      }
-      case H_TOINT: {
-        host_seq_++;
-        const uint32_t a = uint32_t(S[--sp]);
-        const Val x = read_elem(a);
-        const int32_t v = CF::n_to_int32(plain(x.v));
-        // setInputSignal converts the value it stores to decide its representation only
-        if (x.id && fr->func != uint32_t(f_set_input_)) guard(T_GUARD_INT, x.id, uint32_t(v));
-        S[sp++] = uint32_t(v);
-        break;
-      }
-      case H_ADD: case H_SUB: case H_MUL: case H_DIV: case H_IDIV: case H_MOD: case H_POW: case H_EQ: case H_NEQ:
-      case H_LT: case H_GT: case H_LEQ: case H_GEQ: case H_LAND: case H_LOR: case H_BAND: case H_BOR: case H_BXOR:
-      case H_SHL: case H_SHR: {  // host_call's binary field ops (pR, pA, pB)
-        host_seq_++;
-        const uint32_t r = uint32_t(S[sp - 3]), a = uint32_t(S[sp - 2]), b = uint32_t(S[sp - 1]);
-        sp -= 3;
-        write_elem(r, binary(h, read_elem(a), read_elem(b)));
-        break;
-      }
-      default:
-        SYNC();
-        host_call(h, pc);
-        RELOAD();
-        break;
-    }
-    pc++;
-    NEXT();
+    field_fn = h;
+    goto* field_table[h];
   }
   if (h != H_NONE) {
     fr->pc = pc;
@@ -345,6 +422,57 @@ L_CALL_TO: {
   enter(callee);
   goto L_FRAME;
 }
+  // circom's field functions, the commonest ones here as host_call does them (the same steps, in the same order),
+  // their arguments taken from the stack in registers: the call into host_call and its dispatch were a large part
+  // of each (the RSA verifier's control-flow run makes 8.6 M calls, nearly all Fr_copy, Fr_toInt, Fr_add,
+  // Fr_isTrue, Fr_mul). Reached through field_table from each call handler's own jump (FIELD_CALL), not from
+  // one switch: a fused call's handler mostly calls one kind (two pushes: Fr_copy; three: a binary op), which its
+  // own jump predicts. fr->pc and field_fn are set on the way in.
+L_FIELD_COPY: {
+  host_seq_++;
+  const uint32_t r = uint32_t(S[sp - 2]), a = uint32_t(S[sp - 1]);
+  sp -= 2;
+  if (a == shared_elem_ && fr->func == uint32_t(f_set_input_)) input_copy_due_ = false;
+  write_elem(r, read_elem(a));
+  pc++;
+  NEXT();
+}
+L_FIELD_ISTRUE: {
+  host_seq_++;
+  pending_.valid = false;
+  const uint32_t a = uint32_t(S[--sp]);
+  const Val x = read_elem(a);
+  const bool t = CF::is_true(x.v);
+  if (x.id) istrue_traced(x.id, t, pc);
+  S[sp++] = t ? 1 : 0;
+  pc++;
+  NEXT();
+}
+L_FIELD_TOINT: {
+  host_seq_++;
+  const uint32_t a = uint32_t(S[--sp]);
+  const Val x = read_elem(a);
+  const int32_t v = CF::n_to_int32(plain(x.v));
+  // setInputSignal converts the value it stores to decide its representation only
+  if (x.id && fr->func != uint32_t(f_set_input_)) guard(T_GUARD_INT, x.id, uint32_t(v));
+  S[sp++] = uint32_t(v);
+  pc++;
+  NEXT();
+}
+L_FIELD_BINARY: {  // host_call's binary field ops (pR, pA, pB)
+  host_seq_++;
+  const uint32_t r = uint32_t(S[sp - 3]), a = uint32_t(S[sp - 2]), b = uint32_t(S[sp - 1]);
+  sp -= 3;
+  write_elem(r, binary(field_fn, read_elem(a), read_elem(b)));
+  pc++;
+  NEXT();
+}
+L_FIELD_OTHER:
+  SYNC();
+  host_call(field_fn, pc);
+  RELOAD();
+  pc++;
+  NEXT();
 L_DROP: sp--; pc++; NEXT();
 L_SELECT: {
   const uint32_t c = uint32_t(S[--sp]);
@@ -458,6 +586,7 @@ L_DEFAULT: {
   pc++;
   NEXT();
 }
+#undef FIELD_CALL
 #undef NEXT
 #undef RELOAD
 #undef SYNC

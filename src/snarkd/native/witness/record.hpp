@@ -808,7 +808,7 @@ class Recorder {
         op = h == H_IDIV ? T_IDIV : T_MOD;
         break;
       }
-      case H_POW: r = CF::pow_n(a.v, plain(b.v)); op = T_POW; break;
+      case H_POW: r = pow(a.v, plain(b.v)); op = T_POW; break;
       case H_EQ: r = CF::eq(a.v, b.v); op = T_EQ; break;
       case H_NEQ: r = CF::neq(a.v, b.v); op = T_NEQ; break;
       case H_LT: r = CF::boolean(CF::n_less(plain(a.v), plain(b.v))); op = T_LT; break;
@@ -834,6 +834,30 @@ class Recorder {
     if (op == T_MUL && is_const(a, 1)) return b;
     if (op == T_MUL && (is_const(a, 0) || is_const(b, 0))) return Val{0, F::zero()};
     return Val{node(op, id_of(a), id_of(b), 0), r};
+  }
+  // a ** e. A small base to a small power whose result has at most 128 bits (zk-email's poly_eval: x ** i, x and i
+  // below 33) is taken in integers and converted once, not squared and multiplied in Montgomery form bit by bit.
+  F pow(const F& a, const F& e_plain) {
+    auto one_limb_below = [](const F& n, uint64_t bound) {
+      for (size_t i = 1; i < P::N; i++)
+        if (n.v[i]) return false;
+      return n.v[0] < bound;
+    };
+    if (one_limb_below(e_plain, 128)) {
+      const F base = plain(a);
+      if (one_limb_below(base, uint64_t(1) << 32)) {
+        unsigned __int128 x = 1;
+        bool fits = true;
+        for (uint64_t k = 0; k < e_plain.v[0] && fits; k++) fits = !__builtin_mul_overflow(x, base.v[0], &x);
+        if (fits) {
+          F n = F::zero();
+          n.v[0] = uint64_t(x);
+          n.v[1] = uint64_t(x >> 64);
+          return mont(n);  // below 2^128 < p: the integer is the field element
+        }
+      }
+    }
+    return CF::pow_n(a, e_plain);
   }
   Val unary(HostFn h, const Val& a) {
     F r;

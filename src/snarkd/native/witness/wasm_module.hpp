@@ -49,7 +49,26 @@ enum Op : uint16_t {
   OP_LA_MUL_ADD = 0x113, // the same and + d (the fourth instruction, an OP_I32_ADDI)
   OP_LA_SET = 0x114,     // local.set x of u32(local a + b)
   OP_EQZ_BR_IF = 0x115,  // i32.eqz, br_if: branch when the top is zero
-  OP_LAST = 0x116,
+  // A call's argument pushes and the call: one dispatch for circom's `local+k, [local+k, [local+k,]] call Fr_...`
+  // (the RSA verifier's control-flow run: 7.4 M of its 8.6 M calls per signature right after one to three pushes)
+  OP_PUSH1_CALL = 0x116,
+  OP_PUSH2_CALL = 0x117,
+  OP_PUSH3_CALL = 0x118,
+  // circom's two-level address: u32(local x + u32(u32(top2 * top + k) * c)) from i32.mul, +k (OP_I32_ADDI),
+  // i32.const c, i32.mul, local.get x, i32.add (an index from Fr_toInt, scaled, into an array of elements)
+  OP_MUL_ADDI_SCALE_BASE = 0x119,
+  OP_PUSH4_CALL = 0x11A,
+  // two or three OP_LA_SETs in a row (circom's copy loops step their pointers and count together)
+  OP_LA_SET2 = 0x11B,
+  OP_LA_SET3 = 0x11C,
+  OP_LOCAL_EQZ_BR_IF = 0x11D,  // local.get, i32.eqz, br_if: a loop's exit test
+  // OP_PUSH{1,2,3,4}_CALL whose pushes are all local+k (circom's element addresses, frame + offset): no test of
+  // each push's kind, whose outcome one handler shared by every call site could not predict
+  OP_LA1_CALL = 0x11E,
+  OP_LA2_CALL = 0x11F,
+  OP_LA3_CALL = 0x120,
+  OP_LA4_CALL = 0x121,
+  OP_LAST = 0x122,
 };
 
 // One decoded instruction (16 bytes).
@@ -712,12 +731,29 @@ inline void Module::fuse_straight_line(Func& f, const std::vector<uint32_t>& lab
       if (inside(pc, 4) && code[pc + 3].op == OP_I32_ADDI) fused = OP_LA_MUL_ADD, len = 4;
       else fused = OP_LA_MUL, len = 3;
     } else if (op == OP_LOCAL_ADDI && inside(pc, 2) && code[pc + 1].op == OP_LOCAL_SET) {
-      fused = OP_LA_SET, len = 2;
+      auto la_set = [&](size_t k) {
+        return inside(pc, k + 2) && code[pc + k].op == OP_LOCAL_ADDI && code[pc + k + 1].op == OP_LOCAL_SET;
+      };
+      if (la_set(2) && la_set(4)) fused = OP_LA_SET3, len = 6;
+      else if (la_set(2)) fused = OP_LA_SET2, len = 4;
+      else fused = OP_LA_SET, len = 2;
+    } else if (op == OP_LOCAL_GET && inside(pc, 3) && code[pc + 1].op == 0x45 && code[pc + 2].op == OP_BR_IF) {
+      fused = OP_LOCAL_EQZ_BR_IF, len = 3;
     } else if (op == 0x45 && inside(pc, 2) && code[pc + 1].op == OP_BR_IF) {
       fused = OP_EQZ_BR_IF, len = 2;
-    } else if (is_push(pc) && inside(pc, 2) && is_push(pc + 1)) {
-      if (inside(pc, 3) && is_push(pc + 2)) fused = OP_PUSH3, len = 3;
-      else fused = OP_PUSH2, len = 2;
+    } else if (op == 0x6C && inside(pc, 6) && code[pc + 1].op == OP_I32_ADDI && code[pc + 2].op == OP_I32_CONST &&
+               code[pc + 3].op == 0x6C && code[pc + 4].op == OP_LOCAL_GET && code[pc + 5].op == 0x6A) {
+      fused = OP_MUL_ADDI_SCALE_BASE, len = 6;
+    } else if (is_push(pc)) {
+      size_t pushes = 1;  // a run of up to four pushes and the call after it, or else of up to three pushes
+      while (pushes < 4 && inside(pc, pushes + 1) && is_push(pc + pushes)) pushes++;
+      const bool call = inside(pc, pushes + 1) && code[pc + pushes].op == OP_CALL;
+      static constexpr uint16_t with_call[] = {0, OP_PUSH1_CALL, OP_PUSH2_CALL, OP_PUSH3_CALL, OP_PUSH4_CALL};
+      static constexpr uint16_t la_call[] = {0, OP_LA1_CALL, OP_LA2_CALL, OP_LA3_CALL, OP_LA4_CALL};
+      bool all_la = true;
+      for (size_t k = 0; k < pushes; k++) all_la = all_la && code[pc + k].op == OP_LOCAL_ADDI;
+      if (call) fused = all_la ? la_call[pushes] : with_call[pushes], len = pushes + 1;
+      else if (pushes > 1) fused = pushes == 2 ? OP_PUSH2 : OP_PUSH3, len = pushes == 2 ? 2 : 3;
     }
     if (fused) {
       in.arity = op;  // (no branch among the heads: arity is free)
