@@ -220,14 +220,14 @@ def test_msm_batch_affine_hypothesis(curve, g2, window, data):
 
 @pytest.mark.parametrize("g2", [False, True], ids=["g1", "g2"])
 def test_msm_digit_table_and_carries(curve, g2, window):
-    """Window 15 (the widest whose digits go to the 16-bit table: |d| up to 2^14) and 16 (digits
-    recomputed from carries) over scalars whose windows sit on the recoding's edges (+-2^(c-1),
+    """Windows 15 and 16 (the widest whose digits go to the 16-bit table: +2^15 is its one
+    digit without a sign bit to spare) and 17 (digits recomputed from carries) over scalars whose windows sit on the recoding's edges (+-2^(c-1),
     2^c - 1 carried up, r - 1, values >= r) and random ones, with repeated bases and infinity:
     the MSM and msm_witness equal the naive sum."""
     msm, mul, add, e, width = _ops(curve, g2)
     r = curve.r
     bases = _bases(curve, g2, 24, n_distinct=9)
-    for c in (15, 16):
+    for c in (15, 16, 17):
         h = 1 << (c - 1)
         sc = [h, h + 1, 2 * h - 1, 2 * h, h << c, (h + 1) << (2 * c), (1 << (8 * c)) - 1, r - 1, r, (1 << 256) - 1,
               0, 1] + [rng.randrange(r) for _ in range(12)]

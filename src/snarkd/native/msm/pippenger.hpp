@@ -62,15 +62,16 @@ inline void signed_digits(const u64* s, size_t nl, unsigned c, unsigned nw, uint
     out[(size_t)w * stride] = d;
   }
 }
-// Signed window digits of the (reduced) scalars. For c <= 15 a window-major table of
-// 16-bit digits (|d| in bits 0-14, bit 15 the sign; nw * 2 bytes per scalar: 2.6 MB for
-// 2^16 scalars at c = 13), recoded once: each (window x chunk) task streams its row, and the
-// witness MSMs A, B1, C (and B2 without the G2 split) read the same table, where the digits
-// recomputed per window from the scalar and its carries cost each MSM a recoding (the
-// recoder was 4.2% of a one-thread chain 2^16 proof without IFMA, bench/cpu-notes.md round
-// 7). Wider windows: one word of carry bits per scalar (bit w: the carry into window w),
-// the digit recomputed on the fly. Scalar k is sc + 32 * idx[k] (idx null: k). Needs
-// nw <= 64 (c >= 4 for 256-bit scalars).
+// Signed window digits of the (reduced) scalars. For c <= 16 a window-major table of
+// 16-bit digits (|d| in bits 0-14, bit 15 the sign; +2^15, which only c = 16 reaches, as
+// 0x8000: a negative digit is never 0; nw * 2 bytes per scalar: 2.6 MB for 2^16 scalars
+// at c = 13, 32 MB for 2^20 at c = 16), recoded once: each (window x chunk) task streams
+// its row, and the witness MSMs A, B1, C (and B2 without the G2 split) read the same
+// table, where the digits recomputed per window from the scalar and its carries cost
+// each MSM a recoding (the recoder was 4.2% of a one-thread chain 2^16 proof without
+// IFMA, bench/cpu-notes.md round 7). Wider windows: one word of carry bits per scalar
+// (bit w: the carry into window w), the digit recomputed on the fly. Scalar k is
+// sc + 32 * idx[k] (idx null: k). Needs nw <= 64 (c >= 4 for 256-bit scalars).
 template <class Fr>
 struct Recoder {
   unsigned c = 0, nw = 0;
@@ -79,9 +80,9 @@ struct Recoder {
   const uint32_t* idx = nullptr;
   std::vector<uint8_t> own;  // reduced copy, only when some scalar was >= r
   std::vector<u64> carries;
-  std::vector<uint16_t> tab;  // c <= 15: digit of scalar k in window w at tab[w * n + k]
+  std::vector<uint16_t> tab;  // c <= 16: digit of scalar k in window w at tab[w * n + k]
   const uint8_t* neg = nullptr;  // per scalar: 1 = negated (GLV halves): digits flipped
-  static constexpr unsigned TABLE_MAX_C = 15;
+  static constexpr unsigned TABLE_MAX_C = 16;
 
   void build(const uint8_t* scalars, const uint32_t* index, size_t n_, unsigned c_, unsigned nw_, unsigned T) {
     c = c_; nw = nw_; n = n_; sc = scalars; idx = index;
@@ -167,7 +168,9 @@ struct Recoder {
     const uint32_t flip = neg && neg[k] ? NEG : 0;
     if (!tab.empty()) {
       const uint32_t t = tab[(size_t)w * n + k];
-      return t ? (((t & 0x7fffu) | ((t & 0x8000u) << 16)) ^ flip) : 0;
+      if (!t) return 0;
+      if (t == 0x8000u) return 0x8000u ^ flip;  // +2^15 (c = 16)
+      return ((t & 0x7fffu) | ((t & 0x8000u) << 16)) ^ flip;
     }
     u64 v = window((const u64*)scalar(k), w) + ((carries[k] >> w) & 1);
     if (v > ((u64)1 << (c - 1))) {
