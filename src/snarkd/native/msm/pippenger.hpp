@@ -275,8 +275,8 @@ inline bool glv_pays(size_t n, unsigned T, unsigned bits, unsigned* cmax = nullp
   }
 }
 
-// The batch-affine Pippenger (msm/buckets.hpp) on adder BA: digits recomputed per window
-// from the scalars and their carry bits (Recoder), (window x chunk) tasks on T threads,
+// The batch-affine Pippenger (msm/buckets.hpp) on adder BA: digits recoded once (Recoder's
+// table, or carry bits for c > 16), (window x chunk) tasks on T threads,
 // crowded windows by bucket sort.
 template <class Cfg, class Fr, class BA>
 Affine<Cfg> msm_batched(const MsmPoints<Cfg>& pts, const uint8_t* scalars, const uint8_t* neg, size_t n, unsigned sbits,
