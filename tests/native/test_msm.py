@@ -238,3 +238,20 @@ def test_msm_digit_table_and_carries(curve, g2, window):
         g1, g2s = curve.mod.msm_witness(enc_many(w, 4), [] if g2 else [(bases, 0)], [(bases, 0)] if g2 else [],
                                         threads=1)
         assert np.array_equal((g2s if g2 else g1)[0], want), c
+
+
+@pytest.mark.parametrize("g2", [False, True], ids=["g1", "g2"])
+def test_msm_sorted_window_in_chunks(curve, g2):
+    """More points than one chunk of the bucket-sorted top window (8,192): three chunks and a
+    remainder, over full-size scalars (r - 1 and random) on a small pool of bases (repeats,
+    a negation, a double, infinity): the MSM and msm_witness equal the naive sum."""
+    msm, mul, add, e, width = _ops(curve, g2)
+    pool = _pool(curve, g2)
+    n = 3 * 8192 + 5
+    idx = [rng.randrange(len(pool)) for _ in range(n)]
+    bases = np.ascontiguousarray(pool[idx]).reshape(-1)
+    sc = [curve.r - 1 if i % 11 == 0 else rng.randrange(curve.r) for i in range(n)]
+    want = _naive_grouped(curve, mul, add, bases, sc, width)
+    assert np.array_equal(msm(bases, enc_many(sc, 4), threads=2), want)
+    g1, g2s = curve.mod.msm_witness(enc_many(sc, 4), [] if g2 else [(bases, 0)], [(bases, 0)] if g2 else [], threads=2)
+    assert np.array_equal((g2s if g2 else g1)[0], want)
