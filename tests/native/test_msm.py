@@ -216,3 +216,42 @@ def test_msm_batch_affine_hypothesis(curve, g2, window, data):
     g1, g2s = curve.mod.msm_witness(enc_many(w, 4), [] if g2 else [(bases, 0)], [(bases, 0)] if g2 else [],
                                     threads=threads)
     assert np.array_equal((g2s if g2 else g1)[0], want)
+
+
+@pytest.mark.parametrize("g2", [False, True], ids=["g1", "g2"])
+def test_msm_digit_table_and_carries(curve, g2, window):
+    """Windows 15 and 16 (the widest whose digits go to the 16-bit table: +2^15 is its one
+    digit without a sign bit to spare) and 17 (digits recomputed from carries) over scalars whose windows sit on the recoding's edges (+-2^(c-1),
+    2^c - 1 carried up, r - 1, values >= r) and random ones, with repeated bases and infinity:
+    the MSM and msm_witness equal the naive sum."""
+    msm, mul, add, e, width = _ops(curve, g2)
+    r = curve.r
+    bases = _bases(curve, g2, 24, n_distinct=9)
+    for c in (15, 16, 17):
+        h = 1 << (c - 1)
+        sc = [h, h + 1, 2 * h - 1, 2 * h, h << c, (h + 1) << (2 * c), (1 << (8 * c)) - 1, r - 1, r, (1 << 256) - 1,
+              0, 1] + [rng.randrange(r) for _ in range(12)]
+        want = _naive_grouped(curve, mul, add, bases, sc, width)
+        window(c)
+        assert np.array_equal(msm(bases, enc_many([s % (1 << 256) for s in sc], 4), threads=2), want), c
+        w = [s % r for s in sc]
+        g1, g2s = curve.mod.msm_witness(enc_many(w, 4), [] if g2 else [(bases, 0)], [(bases, 0)] if g2 else [],
+                                        threads=1)
+        assert np.array_equal((g2s if g2 else g1)[0], want), c
+
+
+@pytest.mark.parametrize("g2", [False, True], ids=["g1", "g2"])
+def test_msm_sorted_window_in_chunks(curve, g2):
+    """More points than one chunk of the bucket-sorted top window (8,192): three chunks and a
+    remainder, over full-size scalars (r - 1 and random) on a small pool of bases (repeats,
+    a negation, a double, infinity): the MSM and msm_witness equal the naive sum."""
+    msm, mul, add, e, width = _ops(curve, g2)
+    pool = _pool(curve, g2)
+    n = 3 * 8192 + 5
+    idx = [rng.randrange(len(pool)) for _ in range(n)]
+    bases = np.ascontiguousarray(pool[idx]).reshape(-1)
+    sc = [curve.r - 1 if i % 11 == 0 else rng.randrange(curve.r) for i in range(n)]
+    want = _naive_grouped(curve, mul, add, bases, sc, width)
+    assert np.array_equal(msm(bases, enc_many(sc, 4), threads=2), want)
+    g1, g2s = curve.mod.msm_witness(enc_many(sc, 4), [] if g2 else [(bases, 0)], [(bases, 0)] if g2 else [], threads=2)
+    assert np.array_equal((g2s if g2 else g1)[0], want)

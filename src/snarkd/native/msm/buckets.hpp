@@ -399,6 +399,10 @@ XYZZ<typename BA::Curve> reduce_buckets(BA& ba, const Affine<typename BA::Curve>
 // of a round share a destination, so batches are as large as the round: no
 // queue, no conflicts, no fallback, whatever the digits (crowded top window,
 // small scalars). Sum of run lengths minus the number of runs = additions.
+// The points go through in chunks of CH (at least 16 per bucket), each chunk's bucket
+// sums added into the window's: the pair sums of a whole window of 2^16 G2 points were
+// 4 MiB held at once, the step that set a chain 2^16 proof's peak RSS (bench/cpu-notes.md
+// round 8), for at most one addition per bucket and chunk more (n / 16 at worst).
 template <class Cfg, class BA>
 struct SortedBuckets {
   using F = typename Cfg::F;
@@ -406,19 +410,30 @@ struct SortedBuckets {
   using Pt = XYZZ<Cfg>;
   static constexpr size_t PS = sizeof(Aff);
   static constexpr uint32_t NEGF = 0x80000000u;
+  static constexpr size_t CHUNK = 1 << 13;
 
-  std::vector<uint32_t> cnt, dg, order;  // bucket offsets, digits, point indices | NEGF sorted by bucket
-  std::vector<Aff> ab, scr;             // bucket sums; partial sums (one per pair of round 0)
+  std::vector<uint32_t> cnt, dg, order, sbase;  // bucket offsets, digits, point indices | NEGF sorted by bucket
+  std::vector<Aff> ab, scr;                     // bucket sums; partial sums (one per pair of round 0)
   BA ba;
 
   // digit(k): |d| | NEGF (0: none) for k < n; index(k): the point of entry k
   template <class Digit, class Index>
   Pt run(size_t nb, size_t n, const MsmPoints<Cfg>& pts, size_t B, Digit digit, Index index) {
     ba.reserve(B);
+    ab.assign(nb, Aff::inf());
+    const size_t CH = std::max<size_t>(CHUNK, 16 * nb);
+    for (size_t k0 = 0; k0 < n; k0 += CH) run_chunk(nb, k0, std::min(n, k0 + CH), pts, digit, index);
+    return reduce_buckets(ba, ab.data(), nb);
+  }
+
+  // entries [k0, k1): each bucket's points summed, the sums added into ab
+  template <class Digit, class Index>
+  void run_chunk(size_t nb, size_t k0, size_t k1, const MsmPoints<Cfg>& pts, Digit digit, Index index) {
+    const size_t n = k1 - k0;
     cnt.assign(nb + 1, 0);
     dg.resize(n);
     for (size_t k = 0; k < n; k++) {
-      uint32_t d = digit(k);
+      uint32_t d = digit(k0 + k);
       dg[k] = d;
       if (d) cnt[d & ~NEGF]++;  // bucket |d| - 1 counted at |d|
     }
@@ -428,12 +443,11 @@ struct SortedBuckets {
       std::vector<uint32_t> pos(cnt.begin(), cnt.end() - 1);
       for (size_t k = 0; k < n; k++) {
         uint32_t d = dg[k];
-        if (d) order[pos[(d & ~NEGF) - 1]++] = (uint32_t)index(k) | (d & NEGF);
+        if (d) order[pos[(d & ~NEGF) - 1]++] = (uint32_t)index(k0 + k) | (d & NEGF);
       }
     }
     // round 0: runs of points -> scr (pairs added; a lone last point copied)
-    ab.assign(nb, Aff::inf());
-    std::vector<uint32_t> sbase(nb + 1);
+    sbase.resize(nb + 1);
     size_t m = 0;
     for (size_t j = 0; j < nb; j++) {
       sbase[j] = (uint32_t)m;
@@ -471,9 +485,14 @@ struct SortedBuckets {
       ba.flush();
       settle_equal(ba);
     }
-    for (size_t j = 0; j < nb; j++)
-      if (sbase[j + 1] > sbase[j]) ab[j] = scr[sbase[j]];
-    return reduce_buckets(ba, ab.data(), nb);
+    // the chunk's bucket sums into the window's (an empty bucket takes the sum as it is)
+    for (size_t j = 0; j < nb; j++) {
+      if (sbase[j + 1] == sbase[j]) continue;
+      ba.push((uint8_t*)&ab[j], (const uint8_t*)&scr[sbase[j]], false);
+      if (ba.full()) { ba.flush(); settle_equal(ba); }
+    }
+    ba.flush();
+    settle_equal(ba);
   }
 };
 

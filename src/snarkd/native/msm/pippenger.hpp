@@ -62,22 +62,30 @@ inline void signed_digits(const u64* s, size_t nl, unsigned c, unsigned nw, uint
     out[(size_t)w * stride] = d;
   }
 }
-// Signed window digits recomputed on the fly from the (reduced) scalars and one
-// word of carry bits per scalar (bit w: the carry into window w), instead of a
-// digit array of nw words per scalar (10 MB for 2^17 scalars). Scalar k is
+// Signed window digits of the (reduced) scalars. For c <= 16 a window-major table of
+// 16-bit digits (|d| in bits 0-14, bit 15 the sign; +2^15, which only c = 16 reaches, as
+// 0x8000: a negative digit is never 0; nw * 2 bytes per scalar: 2.6 MB for 2^16 scalars
+// at c = 13, 32 MB for 2^20 at c = 16), recoded once: each (window x chunk) task streams
+// its row, and the witness MSMs A, B1, C (and B2 without the G2 split) read the same
+// table, where the digits recomputed per window from the scalar and its carries cost
+// each MSM a recoding (the recoder was 4.2% of a one-thread chain 2^16 proof without
+// IFMA, bench/cpu-notes.md round 7). Wider windows: one word of carry bits per scalar
+// (bit w: the carry into window w), the digit recomputed on the fly. Scalar k is
 // sc + 32 * idx[k] (idx null: k). Needs nw <= 64 (c >= 4 for 256-bit scalars).
 template <class Fr>
 struct Recoder {
   unsigned c = 0, nw = 0;
+  size_t n = 0;
   const uint8_t* sc = nullptr;
   const uint32_t* idx = nullptr;
   std::vector<uint8_t> own;  // reduced copy, only when some scalar was >= r
   std::vector<u64> carries;
+  std::vector<uint16_t> tab;  // c <= 16: digit of scalar k in window w at tab[w * n + k]
   const uint8_t* neg = nullptr;  // per scalar: 1 = negated (GLV halves): digits flipped
+  static constexpr unsigned TABLE_MAX_C = 16;
 
-  void build(const uint8_t* scalars, const uint32_t* index, size_t n, unsigned c_, unsigned nw_, unsigned T) {
-    c = c_; nw = nw_; sc = scalars; idx = index;
-    carries.assign(n, 0);
+  void build(const uint8_t* scalars, const uint32_t* index, size_t n_, unsigned c_, unsigned nw_, unsigned T) {
+    c = c_; nw = nw_; n = n_; sc = scalars; idx = index;
     std::atomic<bool> noncanon{false};
     parallel_for(n, T, [&](size_t b, size_t e, unsigned) {
       for (size_t k = b; k < e; k++)
@@ -94,6 +102,44 @@ struct Recoder {
       sc = own.data();
       idx = nullptr;
     }
+    if (c <= TABLE_MAX_C) {
+      carries.clear();
+      tab.resize((size_t)nw * n);
+      // blocks of 64 scalars, window by window: each row's 128 bytes written together (a
+      // scalar at a time wrote nw rows 2 bytes each, and the build cost more than it saved)
+      parallel_for(n, T, [&](size_t b, size_t e, unsigned) {
+        constexpr size_t BLK = 64;
+        u64 carry[BLK];
+        const u64* sp[BLK];
+        const u64 mask = ((u64)1 << c) - 1, half = (u64)1 << (c - 1), full = (u64)1 << c;
+        for (size_t k0 = b; k0 < e; k0 += BLK) {
+          const size_t kn = std::min(BLK, e - k0);
+          for (size_t j = 0; j < kn; j++) { carry[j] = 0; sp[j] = (const u64*)scalar(k0 + j); }
+          for (unsigned w = 0; w < nw; w++) {
+            uint16_t* row = tab.data() + (size_t)w * n + k0;
+            const size_t pos = (size_t)w * c, limb = pos / 64, sh = pos % 64;
+            // the window's limbs are the same for the whole row: its two forms as two loops
+            const bool in = limb < Fr::N, cross = in && sh + c > 64 && limb + 1 < Fr::N;
+            auto emit = [&](size_t j, u64 v) {
+              v += carry[j];
+              const u64 neg_mag = full - v;  // v == 2^c: digit 0, carried up
+              carry[j] = v > half;
+              row[j] = (uint16_t)(carry[j] ? (neg_mag ? (neg_mag | 0x8000u) : 0) : v);
+            };
+            if (cross)
+              for (size_t j = 0; j < kn; j++) emit(j, ((sp[j][limb] >> sh) | (sp[j][limb + 1] << (64 - sh))) & mask);
+            else if (in)
+              for (size_t j = 0; j < kn; j++) emit(j, (sp[j][limb] >> sh) & mask);
+            else
+              for (size_t j = 0; j < kn; j++) emit(j, 0);
+          }
+        }
+      }, 1024);
+      std::vector<uint8_t>().swap(own);  // the table is all the windows read from here on
+      return;
+    }
+    tab.clear();
+    carries.assign(n, 0);
     parallel_for(n, T, [&](size_t b, size_t e, unsigned) {
       for (size_t k = b; k < e; k++) {
         u64 bits = 0, carry = 0;
@@ -119,8 +165,14 @@ struct Recoder {
   }
   // digit of scalar k in window w: |d| | NEG if negative (0: nothing to add)
   inline uint32_t digit(size_t k, unsigned w) const {
-    u64 v = window((const u64*)scalar(k), w) + ((carries[k] >> w) & 1);
     const uint32_t flip = neg && neg[k] ? NEG : 0;
+    if (!tab.empty()) {
+      const uint32_t t = tab[(size_t)w * n + k];
+      if (!t) return 0;
+      if (t == 0x8000u) return 0x8000u ^ flip;  // +2^15 (c = 16)
+      return ((t & 0x7fffu) | ((t & 0x8000u) << 16)) ^ flip;
+    }
+    u64 v = window((const u64*)scalar(k), w) + ((carries[k] >> w) & 1);
     if (v > ((u64)1 << (c - 1))) {
       uint32_t a = (uint32_t)(((u64)1 << c) - v);  // v == 2^c: digit 0, carried up
       return a ? ((a | NEG) ^ flip) : 0;
@@ -223,8 +275,8 @@ inline bool glv_pays(size_t n, unsigned T, unsigned bits, unsigned* cmax = nullp
   }
 }
 
-// The batch-affine Pippenger (msm/buckets.hpp) on adder BA: digits recomputed per window
-// from the scalars and their carry bits (Recoder), (window x chunk) tasks on T threads,
+// The batch-affine Pippenger (msm/buckets.hpp) on adder BA: digits recoded once (Recoder's
+// table, or carry bits for c > 16), (window x chunk) tasks on T threads,
 // crowded windows by bucket sort.
 template <class Cfg, class Fr, class BA>
 Affine<Cfg> msm_batched(const MsmPoints<Cfg>& pts, const uint8_t* scalars, const uint8_t* neg, size_t n, unsigned sbits,

@@ -73,8 +73,8 @@ struct WitnessMsm {
     }
     const size_t nf = full.size();
 
-    // 2) signed digits of the full scalars: recomputed per window from the scalars
-    //    and one word of carries each (see Recoder). G1 may take the endomorphism
+    // 2) signed digits of the full scalars, recoded once into a table that every window
+    //    of every job reads (see Recoder). G1 may take the endomorphism
     //    split (ec/glv.hpp): the full scalars' halves (|k1| at q, |k2| at nf + q)
     //    over each job's full points followed by their images phi(P).
     //    G2 likewise with its own endomorphism (GLS, its own lambda: separate halves).
