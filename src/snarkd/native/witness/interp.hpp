@@ -194,18 +194,22 @@ L_BR_IF:
     pc++;
   }
   NEXT();
-L_EQZ_BR_IF: {  // i32.eqz, br_if (the second instruction: the branch)
-  const Ins& br = code[pc + 1];
-  if (uint32_t(S[--sp]) == 0) {
-    leaving_arm(br.a);
-    if (br.a <= pc + 1) tick();
-    do_branch(br.arity, br.b);
-    pc = br.a;
-  } else {
-    pc += 2;
+// br_if, K instructions after this one, taken when V (evaluated once) is zero
+#define BRANCH_IF_ZERO(V, K)          \
+  {                                   \
+    const Ins& br = code[pc + K];     \
+    if (uint32_t(V) == 0) {           \
+      leaving_arm(br.a);              \
+      if (br.a <= pc + K) tick();     \
+      do_branch(br.arity, br.b);      \
+      pc = br.a;                      \
+    } else {                          \
+      pc += K + 1;                    \
+    }                                 \
+    NEXT();                           \
   }
-  NEXT();
-}
+L_EQZ_BR_IF:  // i32.eqz, br_if (the second instruction: the branch)
+  BRANCH_IF_ZERO(S[--sp], 1)
 L_PUSH3:
   S[sp] = pushed(in->arity, *in, L);
   S[sp + 1] = pushed(code[pc + 1].op, code[pc + 1], L);
@@ -221,66 +225,51 @@ L_PUSH2:
   NEXT();
   // The pushes of a call's arguments, then the call itself (the run's last instruction, no label inside the run:
   // not an arm's end either, so NEXT's arm test has nothing to stop at there).
+#define PUSH(K) S[sp + K] = pushed(K ? code[pc + K].op : in->arity, code[pc + K], L)
+#define PUSHED_CALL(N) \
+  sp += N;             \
+  pc += N;             \
+  in = code + pc;      \
+  FIELD_CALL()
 L_PUSH1_CALL:
-  S[sp++] = pushed(in->arity, *in, L);
-  pc += 1;
-  in = code + pc;
-  FIELD_CALL();
+  PUSH(0);
+  PUSHED_CALL(1);
 L_PUSH2_CALL:
-  S[sp] = pushed(in->arity, *in, L);
-  S[sp + 1] = pushed(code[pc + 1].op, code[pc + 1], L);
-  sp += 2;
-  pc += 2;
-  in = code + pc;
-  FIELD_CALL();
+  PUSH(0);
+  PUSH(1);
+  PUSHED_CALL(2);
 L_PUSH3_CALL:
-  S[sp] = pushed(in->arity, *in, L);
-  S[sp + 1] = pushed(code[pc + 1].op, code[pc + 1], L);
-  S[sp + 2] = pushed(code[pc + 2].op, code[pc + 2], L);
-  sp += 3;
-  pc += 3;
-  in = code + pc;
-  FIELD_CALL();
+  PUSH(0);
+  PUSH(1);
+  PUSH(2);
+  PUSHED_CALL(3);
 L_PUSH4_CALL:
-  S[sp] = pushed(in->arity, *in, L);
-  S[sp + 1] = pushed(code[pc + 1].op, code[pc + 1], L);
-  S[sp + 2] = pushed(code[pc + 2].op, code[pc + 2], L);
-  S[sp + 3] = pushed(code[pc + 3].op, code[pc + 3], L);
-  sp += 4;
-  pc += 4;
-  in = code + pc;
-  FIELD_CALL();
+  PUSH(0);
+  PUSH(1);
+  PUSH(2);
+  PUSH(3);
+  PUSHED_CALL(4);
+#undef PUSH
 #define LA_PUSH(K) S[sp + K] = uint32_t(L[code[pc + K].a] + code[pc + K].b)
 L_LA1_CALL:
   LA_PUSH(0);
-  sp += 1;
-  pc += 1;
-  in = code + pc;
-  FIELD_CALL();
+  PUSHED_CALL(1);
 L_LA2_CALL:
   LA_PUSH(0);
   LA_PUSH(1);
-  sp += 2;
-  pc += 2;
-  in = code + pc;
-  FIELD_CALL();
+  PUSHED_CALL(2);
 L_LA3_CALL:
   LA_PUSH(0);
   LA_PUSH(1);
   LA_PUSH(2);
-  sp += 3;
-  pc += 3;
-  in = code + pc;
-  FIELD_CALL();
+  PUSHED_CALL(3);
 L_LA4_CALL:
   LA_PUSH(0);
   LA_PUSH(1);
   LA_PUSH(2);
   LA_PUSH(3);
-  sp += 4;
-  pc += 4;
-  in = code + pc;
-  FIELD_CALL();
+  PUSHED_CALL(4);
+#undef PUSHED_CALL
 #undef LA_PUSH
 L_MUL_ADDI_SCALE_BASE: {
   const uint32_t index = uint32_t(uint32_t(S[sp - 2]) * uint32_t(S[sp - 1]) + code[pc + 1].a);
@@ -312,18 +301,9 @@ L_LA_SET3:
   L[code[pc + 5].a] = uint32_t(L[code[pc + 4].a] + code[pc + 4].b);
   pc += 6;
   NEXT();
-L_LOCAL_EQZ_BR_IF: {  // local.get, i32.eqz, br_if (the third instruction: the branch)
-  const Ins& br = code[pc + 2];
-  if (uint32_t(L[in->a]) == 0) {
-    leaving_arm(br.a);
-    if (br.a <= pc + 2) tick();
-    do_branch(br.arity, br.b);
-    pc = br.a;
-  } else {
-    pc += 3;
-  }
-  NEXT();
-}
+L_LOCAL_EQZ_BR_IF:  // local.get, i32.eqz, br_if (the third instruction: the branch)
+  BRANCH_IF_ZERO(L[in->a], 2)
+#undef BRANCH_IF_ZERO
   // the commonest integer instructions here, not through wasm_numeric's second dispatch (the same definitions)
 L_I32_EQZ: S[sp - 1] = uint32_t(S[sp - 1]) == 0; pc++; NEXT();
 #define CMP32(LBL, EXPR)                                    \
