@@ -131,11 +131,12 @@ def lane_runs(a, addr: str, wtns: Path, vk: dict) -> list[dict]:
         for jb in ok:
             for k, v in {**jb["partitions"][0]["timings"], "admission": jb["timings"].get("admission", 0.0)}.items():
                 phases.setdefault(k, []).append(v)
-        slowest = sorted(ok, key=lambda jb: jb["end"] - jb["start"])[-3:]  # where a tail's time went
+        slowest = sorted(ok, key=lambda jb: jb["end"] - jb["start"])[-5:]  # where a tail's time went
         return {"jobs": summary["jobs"], "completed": summary["completed"],
                 "proofs_per_s": round(len(ok) / wall, 2) if wall else None,
                 "phase_median_ms": {k: round(statistics.median(v), 2) for k, v in sorted(phases.items())},
                 "slowest": [{"latency_ms": round((jb["end"] - jb["start"]) * 1e3, 1),
+                             "sent_s": round(jb["start"] - min(j["start"] for j in ok), 3),  # into the run
                              "admission_ms": round(jb["timings"].get("admission", 0.0), 2),
                              "phase_ms": {k: round(v, 2) for k, v in sorted(jb["partitions"][0]["timings"].items())}}
                             for jb in slowest],

@@ -25,6 +25,7 @@
 # nttsmall    the same at 2^16..2^22, three runs of each tree taken in turns, medians of their medians
 # key20       the 2^20 BN254 chain key (background)
 # lanes20     bench/daemon_gpu.py --urgent-every 0.2: urgent and bulk lanes through the daemon, 2^20 key resident
+#             (named more than once: one run each, in lanes20/, lanes20-2/, ...)
 #             (LANES_URGENT_CLIENT=thread,process: the urgent jobs from the bulk client's process, then their own)
 # lanes24s    the same on the 2^24 key streamed at 12 GiB (bulk j = 4, urgent every 2 s)
 # shakey      the SHA-256 2^17 key from .devcarry/ (r1cs and witness as .xz, wasm, input.json; `snarkd setup`)
@@ -151,8 +152,10 @@ for s in "$@"; do
   lanes20)  # urgent jobs every 200 ms beside bulk jobs at j = 32 on the 2^20 key, bases resident
     step lanes20
     wait_key 20 bn128 ${KEY_WAIT:-200} || continue
+    LANES_RUNS=$(( ${LANES_RUNS:-0} + 1 ))  # each run of the step its own folder: lanes20, lanes20-2, ...
     python3 bench/daemon_gpu.py --key-dir $KEYS/chain20-bn128 --j 32 --count ${LANES_COUNT:-192} --count-j1 ${LANES_COUNT_J1:-40} --warm 32 \
-      --urgent-every 0.2 --urgent-client ${LANES_URGENT_CLIENT:-thread} --out "$OUT/lanes20" 2>&1 | tail -3 | cut -c1-1500
+      --urgent-every 0.2 --urgent-client ${LANES_URGENT_CLIENT:-thread} \
+      --out "$OUT/lanes20$( [ $LANES_RUNS -gt 1 ] && echo -$LANES_RUNS)" 2>&1 | tail -3 | cut -c1-1500
     ;;
   lanes24s)  # the same on the 2^24 key streamed at 12 GiB: bulk at j = 4, an urgent job every 2 s
     step lanes24s

@@ -50,10 +50,14 @@ def parse_size(value) -> int | str:
 
 
 def format_duration(seconds: float) -> str:
-    """The shortest spelling parse_duration reads back exactly ("60s", "250ms")."""
+    """The shortest spelling parse_duration reads back exactly ("60s", "250ms", "0.5ms")."""
     if seconds == int(seconds):
         return f"{int(seconds)}s"
-    return f"{round(seconds * 1000)}ms"
+    ms = seconds * 1000
+    for text in (f"{round(ms)}ms", f"{ms:g}ms"):
+        if parse_duration(text) == seconds:
+            return text
+    return f"{seconds:.20f}".rstrip("0") + "s"  # positional: the parser takes no exponent
 
 
 def format_size(nbytes: int | str) -> str:

@@ -11,7 +11,7 @@ import pytest
 from clirun import env, snarkd
 
 from snarkd.config import Config, ConfigError, parse_listen
-from snarkd.units import parse_duration, parse_size
+from snarkd.units import format_duration, parse_duration, parse_size
 
 
 def load(text: str, tmp_path, environ=None) -> Config:
@@ -37,6 +37,7 @@ def load(text: str, tmp_path, environ=None) -> Config:
         ('[daemon]\nlog_level = "loud"\n', 2, "[daemon] log_level"),
         ('[daemon]\npid_file = "/dev/null/x.pid"\n', 2, "[daemon] pid_file"),
         ("[daemon\nlisten = 1\n", 1, "not valid TOML"),
+        ('[daemon]\nswitch_interval = "0s"\n', 2, '[daemon] switch_interval = "0s": must be positive'),
     ],
 )
 def test_errors_name_key_and_line(tmp_path, text, line, needle):
@@ -87,6 +88,11 @@ def test_fingerprint_tracks_effective_config(tmp_path):
 
 def test_value_parsers(tmp_path):
     assert parse_duration("500ms") == 0.5 and parse_duration("2m") == 120 and parse_duration(3) == 3.0
+    for seconds in (0.0005, 0.25, 60.0, 0.0001, 1e-7, 0.0003):  # the spelling written back reads back exactly
+        assert parse_duration(format_duration(seconds)) == seconds
+    assert format_duration(0.0005) == "0.5ms" and format_duration(0.25) == "250ms"
+    assert load('[daemon]\nswitch_interval = "0.2ms"\n', tmp_path).daemon.switch_interval == 0.0002
+    assert load("", tmp_path).daemon.switch_interval == 0.0005
     assert parse_size("2GiB") == 2 * 2**30 and parse_size("auto") == "auto"
     u = parse_listen("unix:s.sock", tmp_path)
     assert u.kind == "unix" and u.path == str(tmp_path / "s.sock") and u.grpc == f"unix:{tmp_path / 's.sock'}"

@@ -248,3 +248,26 @@ def test_lanes_above_priority_0_get_page_locked_witness_buffers_where_a_gpu_prov
     eng.devices = [SimpleNamespace(gpu=None), SimpleNamespace(gpu=SimpleNamespace(host_buffer=host_buffer))]
     assert eng.witness_buffer("urgent") is host_buffer
     assert eng.witness_buffer("bulk") is None and eng.witness_buffer("") is None
+
+
+def test_a_loaded_keys_first_urgent_witness_buffer_is_made_at_load(chain_bn128, monkeypatch):
+    """Where a lane above priority 0 reads witnesses into a buffer of the device's (page-locked memory on a GPU),
+    one witness's worth is made when a key loads, so the first urgent job does not wait for it; a preparation
+    that fails is logged and the key still loads."""
+    from snarkd.formats.wtns import wtns_size
+
+    circ, wtns = chain_bn128
+    eng = lanes_engine(circ)
+    made = []
+    monkeypatch.setattr(eng, "witness_buffer",
+                        lambda lane: (lambda n: made.append((lane, n))) if eng.lane(lane).priority > 0 else None)
+    eng.keys.load("k2", str(circ.zkey))
+    assert made == [("urgent", wtns_size(eng.keys.get("k2").meta["n_vars"]))]
+    assert wtns_size(eng.keys.get("k2").meta["n_vars"]) == len(wtns.read_bytes())
+
+    def broken(lane):
+        raise RuntimeError("no page-locked memory")
+
+    monkeypatch.setattr(eng, "witness_buffer", broken)
+    eng.keys.load("k3", str(circ.zkey))
+    assert eng.keys.get("k3").meta["n_vars"] == eng.keys.get("k2").meta["n_vars"]

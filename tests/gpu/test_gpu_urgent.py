@@ -153,3 +153,44 @@ def test_a_witness_in_page_locked_memory_goes_up_in_one_transfer(monkeypatch, tm
     finally:
         eng.stop(30)
         eng.join_workers(30)
+
+
+def test_page_locked_memory_refused_gives_pageable_memory_and_the_upload_still_arrives(monkeypatch, caplog):
+    """Where the host gives no more page-locked memory (cudaHostAlloc refuses: RAM, a container's limit),
+    GpuDevice.host_buffer returns pageable memory instead, said in the log; the witness goes up through the
+    staging buffers and the same bytes arrive. An urgent job never fails for it."""
+    from snarkd.gpu import memory
+
+    def refused(nbytes):
+        raise cupy.cuda.runtime.CUDARuntimeError(2)  # cudaErrorMemoryAllocation
+
+    dev = gdevice.get(0)
+    dev.use()
+    n = memory.UPLOAD_CHUNK + 12344  # whole 8-byte words (upload's default dtype)
+    with monkeypatch.context() as m, caplog.at_level("WARNING", logger="snarkd"):
+        m.setattr(cupy.cuda, "alloc_pinned_memory", refused)
+        buf = dev.host_buffer(n)
+    assert buf.nbytes == n and buf.dtype == np.uint8 and not memory.page_locked(cupy, buf)
+    assert "page-locked host memory refused" in caplog.text
+    buf[:] = np.random.default_rng(3).integers(0, 256, n, dtype=np.uint8)
+    assert bool(cupy.array_equal(dev.memory.upload(buf, dtype=np.uint8), cupy.asarray(buf)))
+
+
+def test_a_key_load_makes_the_first_urgent_witness_buffer(tmp_path):
+    """Loading a key where an urgent lane proves on a GPU makes one witness's page-locked memory and gives it back
+    to CuPy's pinned pool: the first urgent witness then takes that block instead of waiting for a new one."""
+    from snarkd.engine.engine import Engine, EngineConfig
+    from snarkd.formats.wtns import wtns_size
+
+    pool = cupy.get_default_pinned_memory_pool()
+    pool.free_all_blocks()
+    lanes = {"urgent": Lane("urgent", priority=10, share=0.25), "bulk": Lane("bulk", priority=0)}
+    eng = Engine(EngineConfig(synthesis_workers=1, devices=(0,), workers_per_device=1, memory_budget=4 << 30,
+                              lanes=lanes))
+    eng.keys.load("chain", example_zkey("bn128", tmp_path))
+    kept = pool.n_free_blocks()
+    assert kept >= 1
+    data = eng.witness_buffer("urgent")(wtns_size(eng.keys.get("chain").meta["n_vars"]))
+    assert pool.n_free_blocks() == kept - 1  # the block made at load, taken again
+    del data
+    assert pool.n_free_blocks() == kept

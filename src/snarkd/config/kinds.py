@@ -208,17 +208,25 @@ class Duration(Kind):
     type = float  # seconds
     doc = 'a duration ("60s", "500ms", "2m")'
 
-    def __init__(self, env_unit: float = 1.0):
+    def __init__(self, env_unit: float = 1.0, positive: bool = False):
         self.env_unit = env_unit  # what a bare number in the environment counts (0.001: milliseconds)
+        self.positive = positive  # 0 refused
 
     def parse(self, value, ctx):
-        return parse_duration(value)
+        return self._checked(parse_duration(value))
 
     def parse_env(self, text, ctx):
         try:
-            return parse_duration(float(text) * self.env_unit)
-        except ValueError:
-            return parse_duration(text)
+            return self._checked(parse_duration(float(text) * self.env_unit))
+        except ValueError as exc:
+            if "positive" in str(exc):
+                raise
+            return self._checked(parse_duration(text))
+
+    def _checked(self, seconds: float) -> float:
+        if self.positive and seconds <= 0:
+            raise ValueError("must be positive")
+        return seconds
 
     def toml(self, value) -> str:
         return toml_value(format_duration(value))

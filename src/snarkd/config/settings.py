@@ -98,6 +98,10 @@ SETTINGS: tuple[Setting, ...] = (
       derive=lambda c: str(runtime_dir(c.env) / f"snarkd-{_listen_slug(c)}.log"),
       default_doc="beside the pid file, .log", example="/var/log/snarkd/snarkd.log"),
     S("daemon", "drain_timeout", Duration(), 60.0, "on SIGTERM: finish in-flight proofs this long, then cancel"),
+    S("daemon", "switch_interval", Duration(positive=True), "0.5ms",
+      "how long a daemon thread waiting to run Python waits for the one running it (sys.setswitchinterval; "
+      "Python's own is 5ms): an urgent job's device stage gets to launch its kernels between the bulk jobs' "
+      "Python work sooner (docs/daemon.md, lanes)"),
     S("daemon", "log_level", Choice(*LOG_LEVELS), "info", "debug | info | warning | error"),
     S("daemon", "log_format", Choice(*LOG_FORMATS), "text",
       "text lines, or one JSON object per line with the same fields (time, level, pid, message)"),

@@ -155,8 +155,9 @@ class Server:
     def _announce(self) -> None:
         cfg = self.config
         self.log.info("snarkd starting version=%s pid=%d python=%s", __version__, os.getpid(), sys.version.split()[0])
-        self.log.info("configuration loaded source=%s listen=%s fingerprint=%s", cfg.source, cfg.daemon.listen,
-                      cfg.fingerprint)
+        sys.setswitchinterval(cfg.daemon.switch_interval)  # [daemon] switch_interval: the whole process's threads
+        self.log.info("configuration loaded source=%s listen=%s fingerprint=%s switch_interval=%gs", cfg.source,
+                      cfg.daemon.listen, cfg.fingerprint, sys.getswitchinterval())
 
     def _lock_pid_file(self) -> None:
         cfg = self.config

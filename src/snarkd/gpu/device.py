@@ -25,7 +25,7 @@ from snarkd.gpu import pairing as gpairing
 from snarkd.gpu import resident as gresident
 from snarkd.gpu import stream as gstream
 from snarkd.gpu.busy import KernelClock
-from snarkd.gpu.memory import DeviceMemory, GpuUnavailable, cupy_module, pinned_bytes
+from snarkd.gpu.memory import DeviceMemory, GpuUnavailable, cupy_module, pinned_bytes, pinned_or_pageable
 from snarkd.gpu.ntt import NttDomain, full_tables_fit
 from snarkd.gpu.resident import Residency, ResidentKey
 
@@ -88,8 +88,9 @@ class GpuDevice:
     def host_buffer(nbytes: int):
         """nbytes of page-locked host memory (CuPy's pinned pool, reused once freed), for a witness an urgent lane
         reads at admission: its upload (DeviceMemory.upload) is then one DMA with no staging copy, which under bulk
-        load waited for CPU time (an urgent proof's upload: 3-4 ms idle, 15-21 ms in the slowest at j = 32)."""
-        return pinned_bytes(nbytes)
+        load waited for CPU time (an urgent proof's upload: 3-4 ms idle, 15-21 ms in the slowest at j = 32). Where
+        the host refuses page-locked memory, pageable memory (memory.pinned_or_pageable): the job still runs."""
+        return pinned_or_pageable(nbytes)
 
     def urgent_stream(self):
         """The calling thread's stream of the device's highest priority (made on first use, kept with the thread),
@@ -301,7 +302,7 @@ class GpuDevice:
 
     def msm(self, curve: str, g2: bool, bases, scalars, n: int, native, c: int = 0, stats: dict | None = None,
             table=None, **kw):
-        """gpu.msm.msm with this device's module (kw: offset, sorts, tag, plan)."""
+        """gpu.msm.msm with this device's module (kw: offset, sorts, tag, plan, between)."""
         return gmsm.msm(self.module(curve), curve, g2, bases, scalars, n, native, c, stats, table, **kw)
 
     def stream_plan(self, zkey, g2: bool = True, batch_max: int = gstream.BATCH_MAX, chunk: int = 0,

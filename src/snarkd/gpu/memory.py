@@ -16,12 +16,14 @@ calling thread's stream (`upload`).
 from __future__ import annotations
 
 import contextlib
+import logging
 import threading
 
 import numpy as np
 
 from snarkd.errors import EXIT_INTERNAL, EXIT_USAGE, BackendUnavailable, SnarkdError
 
+log = logging.getLogger("snarkd")
 GiB = 1 << 30
 UPLOAD_CHUNK = 16 << 20  # bytes per pinned staging buffer (two per upload)
 # Threads that copy a chunk into pinned memory (numpy releases the GIL for the copy): one thread
@@ -57,6 +59,21 @@ def pinned_bytes(nbytes: int) -> np.ndarray:
     import cupy
 
     return np.frombuffer(cupy.cuda.alloc_pinned_memory(nbytes), dtype=np.uint8, count=nbytes)
+
+
+def pinned_or_pageable(nbytes: int) -> np.ndarray:
+    """pinned_bytes, or where the host gives no more page-locked memory (RAM, a container's or RLIMIT_MEMLOCK's
+    limit) pageable memory instead, said in the log: for bytes that are only read from (a witness read at
+    admission), whose upload then goes through the staging buffers as any other's does. Never for the staging
+    buffers themselves: an asynchronous copy from them must be from page-locked memory."""
+    import cupy
+
+    try:
+        return pinned_bytes(nbytes)
+    except (MemoryError, cupy.cuda.runtime.CUDARuntimeError) as exc:
+        log.warning("gpu: %d bytes of page-locked host memory refused (%s): pageable memory instead, uploaded "
+                    "through the staging buffers", nbytes, exc)
+        return np.empty(nbytes, dtype=np.uint8)
 
 
 def page_locked(cupy, host: np.ndarray) -> bool:

@@ -257,12 +257,15 @@ def device_copy(dst, src, count: int) -> None:
 
 def msm_window_sums(mod, curve_name: str, g2: bool, bases, scalars, n: int, c: int = 0, stats: dict | None = None,
                     table: WindowTable | None = None, *, offset: int = 0, sorts: dict | None = None, tag: str = "",
-                    plan: Plan = PLAN, on_device: bool = False):
+                    plan: Plan = PLAN, on_device: bool = False, between=None):
     """Device part of sum_{offset <= i < n} scalars[i] * bases[i - offset]: returns (host
     uint32 array of nw XYZZ points, c); with a window table, one point (the whole sum) and c.
     sorts: a dict kept by the caller for one set of scalars (tag names them): the digit
     sort is made once per (tag, n, c, table mode) and reused by later MSMs. plan: a benchmark's variant.
-    on_device: the window sums stay a device array (no host sync; the streamed pass gathers them)."""
+    on_device: the window sums stay a device array (no host sync; the streamed pass gathers them).
+    between: called after each phase's kernels are queued (the sort, each accumulation round), before the next's
+    (a device stage's yield point: while a higher lane's stage holds the device, this MSM queues no more kernels,
+    so the urgent kernels share the GPU with one phase of it, not with the rest of the MSM)."""
     import cupy
 
     curve = CURVES[curve_name]
@@ -297,6 +300,8 @@ def msm_window_sums(mod, curve_name: str, g2: bool, bases, scalars, n: int, c: i
         if sorts is not None:
             sorts[key] = sort
     mark("sort")
+    if between is not None:
+        between()
 
     points = None
     rounds = sort.rounds()
@@ -311,6 +316,8 @@ def msm_window_sums(mod, curve_name: str, g2: bool, bases, scalars, n: int, c: i
             launch(mod, f"{grp}_accum_xyzz", nitems, (points, seg_start, item_start, item_seg, np.uint32(L),
                                                       np.uint32(nitems), out), 128)
         points = out
+        if between is not None:
+            between()
     fin = rounds[-1][2]
     mark("accumulate")
 
@@ -380,7 +387,8 @@ def combine_windows(curve_name: str, g2: bool, sums: np.ndarray, c: int, native)
 
 
 def msm(mod, curve_name: str, g2: bool, bases, scalars, n: int, native, c: int = 0, stats: dict | None = None,
-        table: WindowTable | None = None, *, offset: int = 0, sorts: dict | None = None, tag: str = "") -> np.ndarray:
+        table: WindowTable | None = None, *, offset: int = 0, sorts: dict | None = None, tag: str = "",
+        between=None) -> np.ndarray:
     """sum_{offset <= i < n} scalars[i] * bases[i - offset]: bases and scalars device
     uint32 arrays (zkey layout; scalars plain Fr). Returns the affine Montgomery
     point as the CPU core's msm_g1/msm_g2 does. With a window table for these
@@ -389,7 +397,8 @@ def msm(mod, curve_name: str, g2: bool, bases, scalars, n: int, native, c: int =
     curve = CURVES[curve_name]
     if n - offset <= 0:
         return np.zeros((4 if g2 else 2) * curve.n8q // 8, dtype=np.uint64)
-    sums, c = msm_window_sums(mod, curve_name, g2, bases, scalars, n, c, stats, table, offset=offset, sorts=sorts, tag=tag)
+    sums, c = msm_window_sums(mod, curve_name, g2, bases, scalars, n, c, stats, table, offset=offset, sorts=sorts, tag=tag,
+                              between=between)
     if table is not None:
         return xyzz_to_affine_words(curve, g2, sums)[0]
     return combine_windows(curve_name, g2, sums, c, native)

@@ -284,11 +284,19 @@ class CudaBackend:
             sorts, nv = {}, zk.n_vars
 
             def msm(name: str, g2: bool, scalars, n: int, offset: int = 0, tag: str = ""):
+                paused = [0.0]
+
+                def between() -> None:  # inside the MSM, between its kernels' phases (gpu.msm.msm_window_sums)
+                    paused[0] += yield_point()
+
                 if yield_point is not None:
                     yield_point()
                 with timer.phase(f"msm_{name}"), kernels():
-                    return dev.msm(curve, g2, getattr(rk, name), scalars, n, native, c, table=rk.tables.get(name),
-                                   offset=offset, sorts=sorts if tag else None, tag=tag)
+                    out = dev.msm(curve, g2, getattr(rk, name), scalars, n, native, c, table=rk.tables.get(name),
+                                  offset=offset, sorts=sorts if tag else None, tag=tag,
+                                  between=between if yield_point is not None else None)
+                timer.exclude(f"msm_{name}", paused[0] * 1e3)
+                return out
 
             res_h = msm("h", False, h, zk.domain_size)
             del h

@@ -77,8 +77,13 @@ class PhaseTimer:
     def split(self, name: str, part: str, ms: float) -> None:
         """`ms` of phase `name` (timed already) reported as its own phase `part` instead (a native call that
         says how long its last step took)."""
-        self.ms[name] = max(self.ms[name] - ms, 0.0)
+        self.exclude(name, ms)
         self.record(part, ms)
+
+    def exclude(self, name: str, ms: float) -> None:
+        """Take `ms` out of phase `name` (timed already): time inside it that another phase holds (a pause at a
+        yield point within it, recorded as "preempted" by whoever paused it)."""
+        self.ms[name] = max(self.ms.get(name, 0.0) - ms, 0.0)
 
     def total(self) -> float:
         return sum(self.ms.values())
