@@ -9,9 +9,10 @@ each step's undo kept on a stack and run in reverse when a later step fails (no 
     commit   release(accepted=True): the claim ends, an ending held back meanwhile is recorded
 
 The service builds one Admission from its collaborators (the engine, the key store, the transport, the journal,
-the per-client quota and job ids) and calls down into it with what only it knows (the caller; whether it serves);
-admission never calls back into the service. It also holds the checks every way in shares: a witness's bound by
-its key (`n_vars`, `inline_precheck`, `assemble`) and the journaled jobs run again after a restart (`rerun`).
+the per-client quota and job ids: fixed for its life) and calls down into it with what only the service knows (the
+caller, once it has checked that it serves); admission never calls back into the service. Every way a job comes in
+goes through it: a witness bounded by a .wtns of its key (`n_vars`; on the wire before decoding, `inline_precheck`;
+a stream's partitions, `assemble`), and the journaled jobs run again after a restart (`rerun`).
 
 The engine tells the daemon of a job's end (ProverService.on_job) after its lock is let go
 (engine/jobtable.Deferring), so an undo's cancel may call back into the journal and quota safely.
