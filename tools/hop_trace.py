@@ -5,6 +5,8 @@
     python tools/hop_trace.py witness --engine native CIRCUIT.wasm input.json w.wtns
     python tools/hop_trace.py --after Status --until handle_exit serve --config snarkd.toml
         # a daemon: from its first Status call to SIGTERM's handler; the hops print when it has stopped
+    python tools/hop_trace.py prove --addr HOST:PORT --key chain W.wtns proof.json public.json
+        # a job to it (ARCHITECTURE.md's: tests/daemon/test_job_trace.py takes the pair)
 
 It runs this tree's src/ (first on sys.path). A hop is a module's calls into one other module, counted once however
 often they come (the first such call is shown). Left out: imports (module bodies), logging and metrics, and calls among config/'s

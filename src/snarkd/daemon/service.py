@@ -16,7 +16,6 @@ Accepted jobs are journaled (journal.py) before the client hears their id or res
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 import os
@@ -28,7 +27,7 @@ from functools import wraps
 import grpc
 from google.protobuf.message import DecodeError
 
-from snarkd.daemon.admission import Admission, Ticket, engine_submit, inline_witnesses
+from snarkd.daemon.admission import Admission, ClientQuota, JobIds, shown
 from snarkd.daemon.aggregation import Aggregator, Item
 from snarkd.daemon.journal import Journal, Row
 from snarkd.daemon.metrics import DaemonMetrics
@@ -36,16 +35,15 @@ from snarkd.daemon.proto import snarkd_pb2 as pb
 from snarkd.daemon.proto import snarkd_pb2_grpc as pb_grpc
 from snarkd.daemon.security import ADMIN, PROVE, Gate, Principal
 from snarkd.daemon.status import DaemonStatus, key_message, prover_view, snapshot, status_reply
-from snarkd.daemon.transport import Transport, check_inline, read_witness, wire_witness_sizes
-from snarkd.formats.wtns import wtns_bytes
-from snarkd.engine import CANCELLED, COMPLETED, FAILED, QUEUED, RUNNING, Busy, KeyStore, NotFound, TooLarge, Unavailable
+from snarkd.daemon.transport import Transport
+from snarkd.engine import CANCELLED, COMPLETED, FAILED, QUEUED, RUNNING, Busy, KeyStore, NotFound, Unavailable
 from snarkd.engine.contract import ProvingEngine
 from snarkd.engine.errors import Cancelled, Expired, KeyChanged, NotReady
 from snarkd.engine.jobs import EXPIRED
 from snarkd.engine.jobtable import no_such_job
 from snarkd.errors import KIND_TRAILER, DaemonError, InputError, SnarkdError, error_class, grpc_code_of, kind_of, rebuild
 from snarkd.formats import json_text
-from snarkd.ids import KEY_ID_RULE, MAX_ID, is_job_id, is_key_id
+from snarkd.ids import KEY_ID_RULE, is_job_id, is_key_id
 
 log = logging.getLogger("snarkd")
 
@@ -147,7 +145,7 @@ def add_prover_service(servicer, server) -> None:
     handlers = {}
     for method, h in cap.handlers.items():
         cls = METHOD_REQUESTS.get(method)
-        check = servicer.inline_precheck if method in ("Prove", "Submit") else None
+        check = servicer.admission.inline_precheck if method in ("Prove", "Submit") else None
         handlers[method] = h._replace(request_deserializer=lenient(cls, check)) if cls is not None else h
     server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(cap.name, handlers),))
     server.add_registered_method_handlers(cap.name, handlers)
@@ -162,68 +160,6 @@ def _checked(messages):
         if isinstance(m, Malformed):
             raise InputError(f"message {i} of the stream: {m.message}")
         yield m
-
-
-class ClientQuota:
-    """Unfinished jobs per client ([limits] max_queued_per_client)."""
-
-    def __init__(self, limit: int):
-        self.limit = limit
-        self._lock = threading.Lock()
-        self._count: dict[str, int] = {}
-        self._owner: dict[str, str] = {}  # job id -> client
-
-    def take(self, client: str, job_id: str, force: bool = False) -> None:
-        with self._lock:
-            n = self._count.get(client, 0)
-            if n >= self.limit and not force:
-                raise Busy(f"client {client!r} has {n} unfinished job(s), the most [limits] max_queued_per_client "
-                           f"({self.limit}) allows; retry when some finish")
-            self._count[client] = n + 1
-            self._owner[job_id] = client
-
-    def release(self, job_id: str) -> None:
-        with self._lock:
-            client = self._owner.pop(job_id, None)
-            if client is not None:
-                n = self._count.get(client, 1) - 1
-                if n > 0:
-                    self._count[client] = n
-                else:
-                    self._count.pop(client, None)
-
-
-def shown(job) -> str:
-    """The id a job's client knows it by (a Job or a journal Row): its per-token name, else its id."""
-    return job.name or job.id
-
-
-class JobIds:
-    """Per-token job ids. With tokens on, the id a client names ("name") is its token's own: the engine and the
-    journal hold the job under `engine_id(token, name)`, a tag of the token's name before it, so another token's
-    "j1" is another job, and Submit's ALREADY_EXISTS only ever says that the caller's own id is taken (it used to
-    tell one tenant that another's id existed). Replies, ListJobs and errors show the name. An admin token reaches
-    another token's job as "TOKEN/NAME" ("/" is in no job id), or by its name alone when one token only has a job
-    of that name (ProverService._any_token). Without tokens (one tenant) ids are global as they
-    always were: the engine id is the name."""
-
-    def __init__(self, scoped: bool):
-        self.scoped = scoped
-
-    def engine_id(self, client: str, name: str) -> str:
-        if not self.scoped:
-            return name
-        tag = "t" + hashlib.sha256(client.encode("utf-8", "surrogateescape")).hexdigest()[:12] + "."
-        if len(tag) + len(name) <= MAX_ID:
-            return tag + name
-        return tag + "h" + hashlib.sha256(name.encode("utf-8", "surrogateescape")).hexdigest()[:40]
-
-    def lookup(self, who: Principal, job_id: str) -> str:
-        """The engine id a caller means by job_id: its own job of that name; an admin's "TOKEN/NAME": that token's."""
-        if self.scoped and who.may(ADMIN) and "/" in job_id:
-            client, _, name = job_id.rpartition("/")
-            return self.engine_id(client, name)
-        return self.engine_id(who.name, job_id)
 
 
 def job_info(job, client: str = "") -> pb.JobInfo:
@@ -271,6 +207,7 @@ class ProverService(pb_grpc.ProverServicer):
         self._calls = threading.local()
         self._user_cancelled: set[str] = set()  # ended by Cancel or a departed Prove client, not by a shutdown
         self.ids = JobIds(scoped=self.gate.tokens is not None)
+        self.admission = Admission(engine, keys, self.transport, journal, self.quota, self.ids)
         for _, who in getattr(self.gate.tokens, "entries", ()):  # a token bound to a lane not configured: at start
             if who.lane:
                 try:
@@ -297,7 +234,7 @@ class ProverService(pb_grpc.ProverServicer):
         if self.state == "draining":
             raise Unavailable("the daemon is shutting down: it finishes in-flight proofs but takes no new work")
 
-    # -- engine observer (called under the engine's lock: nothing slow here) ------------------
+    # -- engine observer (called once the engine's lock is let go: engine/jobtable.Deferring) -----
 
     def on_partition(self, part) -> None:
         pass
@@ -335,57 +272,10 @@ class ProverService(pb_grpc.ProverServicer):
 
     # -- proofs -------------------------------------------------------------------------
 
-    def _n_vars(self, key_id: str) -> int:
-        """Values in a witness of key `key_id` (NotFound when no such key is loaded), which bounds its .wtns."""
-        return int(self.keys.get(key_id).meta["n_vars"])
-
-    def inline_precheck(self, data: bytes):
-        """The TooLarge refusing a Prove/Submit request whose inline witness no .wtns of its key can be, found
-        on the request's wire bytes (transport.wire_witness_sizes) before protobuf decodes and copies them;
-        None to decode it (the decoded request is checked again)."""
-        head = wire_witness_sizes(data)
-        if head is None or not head[1]:
-            return None
-        try:
-            check_inline(head[1], head[0], self._n_vars(head[0]))
-        except NotFound:
-            return None
-        except TooLarge as exc:
-            return exc.with_traceback(None)  # its frames hold the request's bytes
-        return None
-
-    def journal_copy(self, request, job, witnesses, kept: list[str]):
-        """What the journal keeps to run the job again: the request itself, naming the journal's own copies of
-        by-reference witnesses instead of the paths the client gave; streamed witnesses inline; its deadline
-        as the absolute time it became at submit (a restart does not move it); its lane as resolved (a
-        token's lane too, so a restart keeps it)."""
-        keep = pb.ProveRequest()
-        keep.CopyFrom(request)
-        keep.job_id = shown(job)
-        keep.ClearField("deadline_s")
-        keep.deadline_unix = job.deadline_wall
-        keep.lane = job.lane
-        if kept:
-            del keep.witness_paths[:]
-            keep.witness_paths.extend(kept)
-        elif witnesses is not None:
-            keep.witnesses.extend(wtns_bytes(w.prime, w.values) for w in witnesses)
-        return keep.SerializeToString()
-
     def _submit(self, request, witnesses=None):
         """Queue the request's job, journaled first (admission.py); `witnesses` when they came in a stream."""
-        arrived = time.monotonic()
-        adm = Admission(self)
-        return adm.run(adm.ticket(request, witnesses, arrived), arrived)
-
-    def _rerun_witnesses(self, req):
-        """The witnesses of a journaled request: the journal's own files, read (not confined: the daemon wrote
-        them), or, from a journal of an older daemon, paths the client named (confined as at submit)."""
-        if not req.witness_paths:
-            return None
-        n_vars = self._n_vars(req.key_id)
-        return [read_witness(p, f"journaled witness {p}", req.key_id, n_vars)[0] if self.journal.adopted(p)
-                else self.transport.read([p], req.key_id, n_vars)[0].witness for p in req.witness_paths]
+        self._serving()
+        return self.admission.admit(request, self.caller(), witnesses)
 
     def recover(self) -> dict:
         """Submit again every journaled job that had not finished (at start, before serving)."""
@@ -402,10 +292,7 @@ class ProverService(pb_grpc.ProverServicer):
                     log.warning("journal: job %s expired while the daemon was down; not re-run", row.id)
                     out["expired"] += 1
                     continue
-                deadline = req.deadline_unix - time.time() if req.deadline_unix else None
-                ticket = Ticket(req, row.client, shown(row), row.id, req.lane, deadline,
-                                witnesses=self._rerun_witnesses(req), inline=inline_witnesses(req))
-                job = engine_submit(self.engine, ticket, rerun=True)
+                self.admission.rerun(row, req)
             except (OSError, DecodeError, SnarkdError) as exc:
                 why = f"not re-run after the restart: {exc}"
                 if isinstance(exc, NotFound):
@@ -414,8 +301,6 @@ class ProverService(pb_grpc.ProverServicer):
                 log.warning("journal: job %s %s", row.id, why)
                 out["failed"] += 1
                 continue
-            job.client, job.name = row.client, row.name
-            self.quota.take(row.client, row.id, force=True)
             self.journal.rerun(row.id)
             out["rerun"] += 1
         return out
@@ -466,10 +351,7 @@ class ProverService(pb_grpc.ProverServicer):
         return next(iter(found.values()))
 
     def _streamed(self, chunks):
-        request, witnesses = self.transport.assemble(chunks, self._n_vars, self.engine.config.max_partitions)
-        if request.witness or request.witnesses or request.witness_paths or request.inputs_json:
-            raise InputError("a witness stream carries its witnesses as chunks only")
-        return self._submit(request, witnesses)
+        return self._submit(*self.admission.assemble(chunks))
 
     def _result(self, job, context) -> pb.ProveReply:
         """Wait for the job; its reply, or the error its failure maps to."""

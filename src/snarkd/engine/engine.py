@@ -88,7 +88,9 @@ class Engine(EngineBase):
         self._nested = [self._nested_stage(d) for d in range(len(self.devices))]
         slots = sum(b.max_concurrent or c.workers_per_device for b in self.devices)
         workers = {"synthesis": c.synthesis_workers, "device": slots, "finalize": c.finalize_workers}
-        self.book.eta.stages = lambda: workers  # the completion model's stages and their workers (engine/eta.py)
+        # the completion model's stages and their workers (engine/eta.py): fixed here, so the model copies a dict
+        # rather than calling back into the engine (a cluster front's come and go: it gives a function of its own)
+        self.book.eta.stages = workers.copy
         self.book.finish_past_deadline = c.finish_past_deadline
         # a lane's share is of what a newcomer could wait behind in the pipeline: the synthesis workers, the device
         # queue, the device slots, the finalize queue and workers (the most it holds anyway: no bound without shares)
@@ -160,7 +162,7 @@ class Engine(EngineBase):
         self.book.add(job)
 
     def status(self) -> EngineStatus:
-        return engine_status(self)
+        return engine_status(self, self.queue_depths())
 
     def key_status(self, lk) -> KeyStatus:
         return key_status(lk, self.devices)

@@ -178,7 +178,9 @@ def cpu_seconds() -> float:
     return cpu.user + cpu.system
 
 
-def engine_status(engine) -> EngineStatus:
+def engine_status(engine, queues: dict) -> EngineStatus:
+    """The engine's status record; `queues`: Engine.queue_depths(), given by the engine (read from its parts, the
+    record calls nothing of the engine's own module back)."""
     now = time.monotonic()
     counts = engine.book.counts()
     with engine.book.cv:
@@ -196,11 +198,11 @@ def engine_status(engine) -> EngineStatus:
     c = engine.config
     return EngineStatus(
         accepting=engine.accepting, started=engine.started, uptime_s=up, jobs=jobs,
-        queues=Queues(pending=counts["pending"], **engine.queue_depths()), partitions_in_flight=in_flight,
+        queues=Queues(pending=counts["pending"], **queues), partitions_in_flight=in_flight,
         cpu_s=cpu_seconds(), memory=Memory(**mem, rss=rss(), keys=engine.keys.resident_bytes()),
         devices=[DeviceStatus(b.name, busy[b.name], busy[b.name] / up, b.kernel_seconds(), c.workers_per_device,
                               preempted[d], skipped[d]) for d, b in enumerate(engine.devices)],
-        workers={k: WorkerCount(n, engine.alive(k)) for k, n in engine.workers.expected.items()},
+        workers={k: WorkerCount(n, engine.workers.alive(k)) for k, n in engine.workers.expected.items()},
         config={**c.status_view(),
                 "g2_on_device": engine.g2_on_device},  # as resolved ("auto" -> where it runs)
         phase_ms=phase_ms, keys=key_budget(engine, device_evictions), eta=eta, lanes=lanes,
