@@ -147,7 +147,7 @@ class Journal:
             self.db = sqlite3.connect(str(self.path), check_same_thread=False, isolation_level=None, timeout=30)
             self.db.execute("PRAGMA journal_mode=WAL")
             self.db.execute("PRAGMA synchronous=FULL")
-            self.db.execute("PRAGMA wal_autocheckpoint=0")  # checkpoints: the writer thread's (_checkpoint)
+            self.db.execute("PRAGMA wal_autocheckpoint=0")  # checkpoints: a thread of their own (_checkpoint_loop)
             self.db.executescript(SCHEMA)
             columns = {r[1] for r in self.db.execute("PRAGMA table_info(jobs)")}
             for col in ("name", "lane"):  # a journal of before
@@ -336,13 +336,15 @@ class Journal:
         try:
             taken = bool(self._read("SELECT 1 FROM jobs WHERE id = ?", (job_id,)))
         except sqlite3.Error as exc:
-            taken = exc
-        if taken is not False:
-            with self._lock:
-                self._claimed.pop(job_id, None)
-            if taken is True:
-                raise _id_in_use(job_id)
-            raise DaemonError(f"cannot read [daemon] journal {self.path}: {taken}")
+            self._unclaim(job_id)
+            raise DaemonError(f"cannot read [daemon] journal {self.path}: {exc}") from None
+        if taken:
+            self._unclaim(job_id)
+            raise _id_in_use(job_id)
+
+    def _unclaim(self, job_id: str) -> None:
+        with self._lock:
+            self._claimed.pop(job_id, None)
 
     def release(self, job_id: str, accepted: bool) -> None:
         """The claim ends: with the job accepted, an ending held back meanwhile is queued now; without (accept
