@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import sys
 
-from snarkd.cli import add_epilog, add_remote_args, client_kwargs
+from snarkd.cli.parsing import add_epilog, add_remote_args, client_kwargs
 from snarkd.errors import EXIT_OK, UsageError
 
 ORDER = 22

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import sys
 
-from snarkd.cli import add_epilog
+from snarkd.cli.parsing import add_epilog
 from snarkd.errors import EXIT_OK, UsageError
 
 ORDER = 21

@@ -11,7 +11,7 @@ import json
 import os
 import sys
 
-from snarkd.cli import add_epilog, add_remote_args, client_kwargs
+from snarkd.cli.parsing import add_epilog, add_remote_args, client_kwargs
 from snarkd.errors import InputError, UsageError
 
 ORDER = 60

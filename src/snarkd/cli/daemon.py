@@ -11,7 +11,7 @@ import json
 import os
 import sys
 
-from snarkd.cli import add_epilog
+from snarkd.cli.parsing import add_epilog
 from snarkd.config import Config, config_path
 from snarkd.config.settings import BY_NAME
 from snarkd.errors import EXIT_DAEMON, EXIT_OK, SnarkdError, reworded

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 
-from snarkd.cli import add_epilog
+from snarkd.cli.parsing import add_epilog
 from snarkd.errors import EXIT_INTERNAL, EXIT_OK
 
 ORDER = 45

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from snarkd.cli import add_epilog
+from snarkd.cli.parsing import add_epilog
 
 ORDER = 25
 

@@ -11,7 +11,7 @@ import json
 import sys
 import time
 
-from snarkd.cli import add_epilog
+from snarkd.cli.parsing import add_epilog
 from snarkd.errors import EXIT_OK
 
 ORDER = 56

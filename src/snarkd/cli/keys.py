@@ -15,7 +15,7 @@ import json
 import sys
 import time
 
-from snarkd.cli import add_epilog, add_remote_args, client_kwargs
+from snarkd.cli.parsing import add_epilog, add_remote_args, client_kwargs
 from snarkd.errors import EXIT_OK
 
 ORDER = 55

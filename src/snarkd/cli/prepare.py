@@ -7,7 +7,7 @@ import os
 import sys
 import time
 
-from snarkd.cli import add_epilog
+from snarkd.cli.parsing import add_epilog
 
 ORDER = 15
 

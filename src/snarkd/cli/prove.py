@@ -6,7 +6,7 @@ import os
 import sys
 import time
 
-from snarkd.cli import add_epilog, add_remote_args, client_kwargs
+from snarkd.cli.parsing import add_epilog, add_remote_args, client_kwargs
 from snarkd.errors import InputError
 
 ORDER = 10

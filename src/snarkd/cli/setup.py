@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 
-from snarkd.cli import EPILOG, RawDescriptionHelpFormatter
+from snarkd.cli.parsing import EPILOG, RawDescriptionHelpFormatter
 
 ORDER = 40
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 
-from snarkd.cli import add_epilog
+from snarkd.cli.parsing import add_epilog
 from snarkd.errors import EXIT_INVALID, EXIT_OK
 
 ORDER = 23

@@ -7,7 +7,7 @@ from __future__ import annotations
 import sys
 import time
 
-from snarkd.cli import add_epilog
+from snarkd.cli.parsing import add_epilog
 
 ORDER = 30
 LARGE_WASM = 1 << 20  # a circuit .wasm this large takes seconds to compile and run: show its progress
