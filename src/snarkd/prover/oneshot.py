@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import os
 
-from snarkd.errors import InputError
 from snarkd.formats.wtns import MappedWitness
 from snarkd.formats.zkey_layout import KeyFile
 from snarkd.prover.groth16 import prove
@@ -50,8 +49,10 @@ def prove_files(zkey: str | os.PathLike | KeyFile, witness_path: str | os.PathLi
             # the proof checked against the key's own verification data before it is returned:
             # a damaged key, a witness that does not satisfy the circuit, a bug -- exit 4, and
             # nothing is written
+            from snarkd.verifier.groth16 import verify_on_sections
+
             with timer.phase("verify"):
-                ok = _verifies(mapped, result)
+                ok = verify_on_sections(mapped, result)
             if not ok:
                 _self_check_failed(mapped, result.proof, result.public, witness_name, threads)
         if write is not None:
@@ -66,17 +67,6 @@ def prove_files(zkey: str | os.PathLike | KeyFile, witness_path: str | os.PathLi
             mapped.release()
         if key is not None and key is not zkey:
             key.close()
-
-
-def _verifies(key: MappedKey, result: Proof) -> bool:
-    """The proof against the key's verification data (native pairing on the mapped header and IC)."""
-    from snarkd.verifier.groth16 import verify_points
-
-    try:
-        return verify_points(key.curve, key.section("alpha1"), key.section("beta2"), key.section("gamma2"),
-                             key.section("delta2"), key.section("ic"), [int(v) for v in result.public], *result.points)
-    except InputError:  # a verification-key point off its curve: the key is damaged
-        return False
 
 
 def _self_check_failed(key: MappedKey, proof: dict, public: list[str], witness_name: str, threads: int) -> None:

@@ -338,6 +338,18 @@ def read_publics(curve: Curve, n_public: int, public, pub_name: str) -> list[int
 check_proof_labels = _check_proof_labels
 
 
+def verify_on_sections(key, result) -> bool:
+    """A prover's proof (`result`: its points as affine Montgomery bytes and its public values) against the
+    verification data inside the key it was made with (`key.section`: a mapped or a loaded .zkey), with no JSON
+    in between: the self-check of every proving path (the one-shot proof, the engine's). A key point off its
+    curve (a damaged key) is a failed check, not an error."""
+    try:
+        return verify_points(key.curve, key.section("alpha1"), key.section("beta2"), key.section("gamma2"),
+                             key.section("delta2"), key.section("ic"), [int(v) for v in result.public], *result.points)
+    except InputError:
+        return False
+
+
 def verify(vk: dict, public: list, proof: dict, names: tuple[str, str, str] = ("vk", "public", "proof")) -> bool:
     """True iff `proof` is a valid Groth16 proof of `public` under `vk` (snarkjs JSON objects)."""
     vk_name, pub_name, proof_name = names
