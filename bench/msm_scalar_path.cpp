@@ -1,14 +1,15 @@
-// G1 and G2 (BN254) MSM on the scalar path (IFMA off), one thread, process CPU time: the
+// G1 and G2 MSM (BN254, or BLS12-381 with a 4th argument "bls") on the scalar path (IFMA off), one thread, process CPU time: the
 // median of R runs, and a hash of the result so that two builds can be checked against
 // each other (bench/cpu-notes.md, round 4). G2 takes random coordinates: the adder's cost
 // does not depend on the curve equation, and the hash still compares builds.
 //
 //   g++ -O3 -std=c++17 -fno-strict-aliasing -pthread -I TREE/src/snarkd/native \
-//       bench/msm_scalar_path.cpp -o /tmp/msm_TREE && /tmp/msm_TREE 16 9 g2
+//       bench/msm_scalar_path.cpp -o /tmp/msm_TREE && /tmp/msm_TREE 16 9 g2 [bls]
 #include <algorithm>
 #include <cstdio>
 #include <ctime>
 #include <random>
+#include <string>
 #include <type_traits>
 #include <vector>
 #include "curves/groups.hpp"
@@ -17,16 +18,27 @@ using namespace snarkd;
 static double cpu_now() { timespec t; clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t); return t.tv_sec * 1e3 + t.tv_nsec * 1e-6; }
 template <class Cfg, class Fr>
 void run(const char* name, unsigned lg, int R) {
+  using Fq = typename Cfg::F;
   using Aff = Affine<Cfg>; using Pt = XYZZ<Cfg>;
   size_t n = (size_t)1 << lg;
   std::mt19937_64 rng(5);
   std::vector<Aff> P(n);
-  if constexpr (std::is_same_v<Cfg, bn254::G1Cfg>) {
-    Aff g{bn254::Fq::one(), bn254::Fq::one().dbl()};
+  if constexpr (!IsFp2<Fq>::value) {  // G1: multiples of the generator
+    Aff g;
+    if constexpr (std::is_same_v<Cfg, bn254::G1Cfg>) {
+      g = Aff{bn254::Fq::one(), bn254::Fq::one().dbl()};
+    } else {
+      const uint64_t gx[6] = {0xfb3af00adb22c6bbULL, 0x6c55e83ff97a1aefULL, 0xa14e3a3f171bac58ULL,
+                              0xc3688c4f9774b905ULL, 0x2695638c4fa9ac0fULL, 0x17f1d3a73197d794ULL};
+      const uint64_t gy[6] = {0x0caa232946c5e7e1ULL, 0xd03cc744a2888ae4ULL, 0x00db18cb2c04b3edULL,
+                              0xfcf5e095d5d00af6ULL, 0xa09e30ed741d8ae4ULL, 0x08b3f481e3aaa0f1ULL};
+      g = Aff{Fq::from_limbs(gx), Fq::from_limbs(gy)};
+    }
     Pt acc = Pt::from_affine(g);
     for (size_t i = 0; i < n; i++) { acc.dbl(); acc.add_affine(g); P[i] = acc.to_affine(); }
   } else {  // G2: random coordinates (the cost does not depend on the curve equation; results compared run to run)
-    auto rf = [&]() { uint64_t l[4] = {rng(), rng(), rng(), rng() & 0x0fffffffffffffffULL}; return bn254::Fq::from_limbs(l); };
+    using B = typename Fq::Base;
+    auto rf = [&]() { uint64_t l[B::N]; for (auto& w : l) w = rng(); l[B::N - 1] &= 0x0fffffffffffffffULL; return B::from_limbs(l); };
     for (size_t i = 0; i < n; i++) P[i] = Aff{{rf(), rf()}, {rf(), rf()}};
   }
   std::vector<uint64_t> sc(4 * n);
@@ -64,6 +76,11 @@ int main(int argc, char** argv) {
   g_use_simd52 = false;
   std::mt19937_64 rng(7);
   printf("inversion: bn254 Fq %.0f ns, bls12-381 Fq %.0f ns\n", inv_ns<bn254::Fq, 4>(rng), inv_ns<bls12_381::Fq, 6>(rng));
+  if (argc > 4) {
+    run<bls12_381::G1Cfg, bls12_381::Fr>("bls12-381 G1", lg, R);
+    if (std::string(argv[3]) == "g2") run<bls12_381::G2Cfg, bls12_381::Fr>("bls12-381 G2", lg, R);
+    return 0;
+  }
   run<bn254::G1Cfg, bn254::Fr>("bn254 G1", lg, R);
-  if (argc > 3) run<bn254::G2Cfg, bn254::Fr>("bn254 G2", lg, R);
+  if (argc > 3 && std::string(argv[3]) == "g2") run<bn254::G2Cfg, bn254::Fr>("bn254 G2", lg, R);
 }

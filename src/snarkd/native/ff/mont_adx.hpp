@@ -419,23 +419,17 @@ static inline __attribute__((always_inline)) void mont_mul6(uint64_t* out, const
 
 // out[0..7] = a*b as a plain 512-bit product (no reduction).
 static inline __attribute__((always_inline)) void mul_wide4(uint64_t* out, const uint64_t* a, const uint64_t* b) {
-  uint64_t r0 = 0, r1 = 0, r2 = 0, r3 = 0, r4 = 0, lo, hi;
+  uint64_t r0, r1, r2, r3, r4, lo, hi;
   asm(
-      "xorl %%eax, %%eax\n\t"
       "movq 0(%[b]), %%rdx\n\t"
-      "mulxq 0(%[a]), %[lo], %[hi]\n\t"
-      "adoxq %[lo], %[r0]\n\t"
-      "adcxq %[hi], %[r1]\n\t"
-      "mulxq 8(%[a]), %[lo], %[hi]\n\t"
-      "adoxq %[lo], %[r1]\n\t"
-      "adcxq %[hi], %[r2]\n\t"
-      "mulxq 16(%[a]), %[lo], %[hi]\n\t"
-      "adoxq %[lo], %[r2]\n\t"
-      "adcxq %[hi], %[r3]\n\t"
-      "mulxq 24(%[a]), %[lo], %[hi]\n\t"
-      "adoxq %[lo], %[r3]\n\t"
-      "adcxq %[hi], %[r4]\n\t"
-      "adoxq %%rax, %[r4]\n\t"
+      "mulxq 0(%[a]), %[r0], %[r1]\n\t"
+      "mulxq 8(%[a]), %[lo], %[r2]\n\t"
+      "addq %[lo], %[r1]\n\t"
+      "mulxq 16(%[a]), %[lo], %[r3]\n\t"
+      "adcq %[lo], %[r2]\n\t"
+      "mulxq 24(%[a]), %[lo], %[r4]\n\t"
+      "adcq %[lo], %[r3]\n\t"
+      "adcq $0, %[r4]\n\t"
       "movq %[r0], 0(%[o])\n\t"
       "xorq %[r0], %[r0]\n\t"
       "xorl %%eax, %%eax\n\t"
@@ -492,7 +486,7 @@ static inline __attribute__((always_inline)) void mul_wide4(uint64_t* out, const
       "movq %[r0], 40(%[o])\n\t"
       "movq %[r1], 48(%[o])\n\t"
       "movq %[r2], 56(%[o])\n\t"
-      : [r0] "+&r"(r0), [r1] "+&r"(r1), [r2] "+&r"(r2), [r3] "+&r"(r3), [r4] "+&r"(r4), [lo] "=&r"(lo), [hi] "=&r"(hi),
+      : [r0] "=&r"(r0), [r1] "=&r"(r1), [r2] "=&r"(r2), [r3] "=&r"(r3), [r4] "=&r"(r4), [lo] "=&r"(lo), [hi] "=&r"(hi),
         "=m"(*(uint64_t(*)[8])out)
       : [a] "r"(a), [b] "r"(b), [o] "r"(out), "m"(*(const uint64_t(*)[4])a), "m"(*(const uint64_t(*)[4])b)
       : "rax", "rdx", "cc");
@@ -773,29 +767,21 @@ static inline __attribute__((always_inline)) void redc4(uint64_t* out, const uin
 
 // out[0..11] = a*b as a plain 768-bit product (no reduction).
 static inline __attribute__((always_inline)) void mul_wide6(uint64_t* out, const uint64_t* a, const uint64_t* b) {
-  uint64_t r0 = 0, r1 = 0, r2 = 0, r3 = 0, r4 = 0, r5 = 0, r6 = 0, lo, hi;
+  uint64_t r0, r1, r2, r3, r4, r5, r6, lo, hi;
   asm(
-      "xorl %%eax, %%eax\n\t"
       "movq 0(%[b]), %%rdx\n\t"
-      "mulxq 0(%[a]), %[lo], %[hi]\n\t"
-      "adoxq %[lo], %[r0]\n\t"
-      "adcxq %[hi], %[r1]\n\t"
-      "mulxq 8(%[a]), %[lo], %[hi]\n\t"
-      "adoxq %[lo], %[r1]\n\t"
-      "adcxq %[hi], %[r2]\n\t"
-      "mulxq 16(%[a]), %[lo], %[hi]\n\t"
-      "adoxq %[lo], %[r2]\n\t"
-      "adcxq %[hi], %[r3]\n\t"
-      "mulxq 24(%[a]), %[lo], %[hi]\n\t"
-      "adoxq %[lo], %[r3]\n\t"
-      "adcxq %[hi], %[r4]\n\t"
-      "mulxq 32(%[a]), %[lo], %[hi]\n\t"
-      "adoxq %[lo], %[r4]\n\t"
-      "adcxq %[hi], %[r5]\n\t"
-      "mulxq 40(%[a]), %[lo], %[hi]\n\t"
-      "adoxq %[lo], %[r5]\n\t"
-      "adcxq %[hi], %[r6]\n\t"
-      "adoxq %%rax, %[r6]\n\t"
+      "mulxq 0(%[a]), %[r0], %[r1]\n\t"
+      "mulxq 8(%[a]), %[lo], %[r2]\n\t"
+      "addq %[lo], %[r1]\n\t"
+      "mulxq 16(%[a]), %[lo], %[r3]\n\t"
+      "adcq %[lo], %[r2]\n\t"
+      "mulxq 24(%[a]), %[lo], %[r4]\n\t"
+      "adcq %[lo], %[r3]\n\t"
+      "mulxq 32(%[a]), %[lo], %[r5]\n\t"
+      "adcq %[lo], %[r4]\n\t"
+      "mulxq 40(%[a]), %[lo], %[r6]\n\t"
+      "adcq %[lo], %[r5]\n\t"
+      "adcq $0, %[r6]\n\t"
       "movq %[r0], 0(%[o])\n\t"
       "xorq %[r0], %[r0]\n\t"
       "xorl %%eax, %%eax\n\t"
@@ -918,7 +904,7 @@ static inline __attribute__((always_inline)) void mul_wide6(uint64_t* out, const
       "movq %[r2], 72(%[o])\n\t"
       "movq %[r3], 80(%[o])\n\t"
       "movq %[r4], 88(%[o])\n\t"
-      : [r0] "+&r"(r0), [r1] "+&r"(r1), [r2] "+&r"(r2), [r3] "+&r"(r3), [r4] "+&r"(r4), [r5] "+&r"(r5), [r6] "+&r"(r6), [lo] "=&r"(lo), [hi] "=&r"(hi),
+      : [r0] "=&r"(r0), [r1] "=&r"(r1), [r2] "=&r"(r2), [r3] "=&r"(r3), [r4] "=&r"(r4), [r5] "=&r"(r5), [r6] "=&r"(r6), [lo] "=&r"(lo), [hi] "=&r"(hi),
         "=m"(*(uint64_t(*)[12])out)
       : [a] "r"(a), [b] "r"(b), [o] "r"(out), "m"(*(const uint64_t(*)[6])a), "m"(*(const uint64_t(*)[6])b)
       : "rax", "rdx", "cc");

@@ -8,7 +8,9 @@
 // together on flush(): a forward pass loads every dst and src and multiplies the x
 // differences into running products, one inversion (divsteps, ff/inverse.hpp) inverts
 // the product, and a backward pass recovers each 1/dx, computes lambda, x3, y3 and
-// stores the new dst (5M + 1S per addition and a share of the inversion). Every load
+// stores the new dst (5M + 1S per addition and a share of the inversion; on Fp2 the
+// forward pass also forms (y2 - y1) conj(dx), so the backward one scales it by
+// 1/norm(dx) into lambda). Every load
 // happens before any store, so a dst may be another queued addition's src. Infinity on
 // either side is taken care of; equal x (doubling or P + (-P)) is left to the caller
 // (`equal`, settled exactly by settle_equal). Interface: reserve(B), push(dst, src,
@@ -82,7 +84,7 @@ struct ScalarBatchAdd : AddQueue<Cfg> {
   static constexpr bool NORM = IsFp2<F>::value;
 
   std::vector<Aff> p1, p2;    // the loaded dst and src (src negated where asked)
-  std::vector<F> dx;          // x differences
+  std::vector<F> dx;          // x differences (Fp2: (y2 - y1) conj(dx), lambda times norm(dx))
   std::vector<FI> nx, pre;    // what is inverted (dx, or its norm), and the running product before it
   std::vector<uint8_t> kind;  // 0 add, 1 dst infinity (dst = src), 2 src infinity (dst kept), 3 equal x
 
@@ -105,29 +107,32 @@ struct ScalarBatchAdd : AddQueue<Cfg> {
     for (size_t g = 0; g < G; g++) any |= kind[j + g];
     return any == 0;
   }
-  // the plain additions of slots j + G - 1 down to j (the backward order), inv advanced past them
+  // the plain additions of slots j + G - 1 down to j (the backward order), each slot's chain
+  // of inverses (invs[slot & 1]) advanced past it
   template <size_t G>
-  inline __attribute__((always_inline)) void add_group(size_t j, FI& inv) {
+  inline __attribute__((always_inline)) void add_group(size_t j, FI* invs) {
     F t[G], l[G], x[G], y[G];
 #pragma GCC unroll 8
     for (size_t g = 0; g < G; g++) {
       const size_t q = j + G - 1 - g;
-      if constexpr (NORM) {
+      if constexpr (NORM) {  // lambda = (y2 - y1) conj(dx) (the forward pass's) / norm(dx)
         FI n;
+        FI& inv = invs[q & 1];
         FI::mul_lazy_to(n, inv, pre[q]);
         FI::mul_lazy_to(inv, inv, nx[q]);
-        dx[q].inv_from_norm_to(t[g], n);
+        FI::mul_to(l[g].c0, dx[q].c0, n);
+        FI::mul_to(l[g].c1, dx[q].c1, n);
       } else {
+        FI& inv = invs[q & 1];
         F::mul_lazy_to(t[g], inv, pre[q]);
         F::mul_lazy_to(inv, inv, dx[q]);
       }
     }
+    if constexpr (!NORM) {
 #pragma GCC unroll 8
-    for (size_t g = 0; g < G; g++) { const size_t q = j + G - 1 - g; F::sub_to(l[g], p2[q].y, p1[q].y); }
+      for (size_t g = 0; g < G; g++) { const size_t q = j + G - 1 - g; F::sub_to(l[g], p2[q].y, p1[q].y); }
 #pragma GCC unroll 8
-    for (size_t g = 0; g < G; g++) {
-      if constexpr (NORM) F::mul_to(l[g], l[g], t[g]);
-      else F::mul_lazy_to(l[g], l[g], t[g]);  // lambda only feeds the two products below
+      for (size_t g = 0; g < G; g++) F::mul_lazy_to(l[g], l[g], t[g]);  // lambda only feeds the two products below
     }
 #pragma GCC unroll 8
     for (size_t g = 0; g < G; g++) F::sqr_to(x[g], l[g]);
@@ -161,10 +166,20 @@ struct ScalarBatchAdd : AddQueue<Cfg> {
   // Every result is written in place (the _to forms, store_words): a value copied right
   // after it was computed is read back with 16-byte loads that stall on the 8-byte stores
   // just made (store forwarding), which cost this loop a third of its time.
+  //
+  // Two running products, over the even and the odd slots: one product chain is serial (each
+  // product waits ~70 cycles on the last), and beside G1's little other work per addition the
+  // forward pass ran at its latency; two chains keep two products in flight there, and in the
+  // backward pass the G slots of a group no longer wait on each other's inverse. One inversion
+  // still serves both (of their product, then 1/a = b/(ab)): 3 more products per flush.
+  // G1 MSM 0.97-1.00 in process (code placement moves it as much), G2 even (its forward pass
+  // already has an Fp2 product beside the chain); four chains no better than two (cpu-notes
+  // round 9).
   void flush() {
     if (m == 0) return;
-    FI acc = FI::one();
+    FI accs[2] = {FI::one(), FI::one()};
     for (size_t i = 0; i < m; i++) {
+      FI& acc = accs[i & 1];
       if (i + PF < m) {
         prefetch_point(qd[i + PF]);
         prefetch_point(qs[i + PF]);
@@ -199,6 +214,15 @@ struct ScalarBatchAdd : AddQueue<Cfg> {
           if constexpr (NORM) {
             d.norm_to(nx[i]);
             FI::mul_lazy_to(acc, acc, nx[i]);
+            // (y2 - y1) conj(dx) here, not (y2 - y1)(conj(dx) / norm) in the backward pass:
+            // the same products (3 for the Fp2 one, 2 base ones by 1/norm), but this Fp2
+            // product does not wait for the inversion, and beside the running product's
+            // serial chain it fills that chain's latency (G2 MSM -3%, cpu-notes round 9)
+            F l, c;
+            F::sub_to(l, b.y, a.y);
+            c.c0 = d.c0;
+            FI::sub_to(c.c1, FI::zero(), d.c1);
+            F::mul_to(d, l, c);
           } else {
             FI::mul_lazy_to(acc, acc, d);
           }
@@ -206,18 +230,23 @@ struct ScalarBatchAdd : AddQueue<Cfg> {
       }
       kind[i] = k;
     }
-    FI::canonical_to(acc);  // the running products are below 2p (mul_lazy_to); the inversion takes [0, p)
-    FI inv = acc.inv();
+    // the running products are below 2p (mul_lazy_to): their full product is canonical, as the
+    // inversion needs
+    FI prod, invs[2];
+    FI::mul_to(prod, accs[0], accs[1]);
+    const FI inv = prod.inv();
+    FI::mul_lazy_to(invs[0], inv, accs[1]);
+    FI::mul_lazy_to(invs[1], inv, accs[0]);
     size_t i = m;
     while (i > 0) {
       if (i >= GROUP && plain_run<GROUP>(i - GROUP)) {
-        add_group<GROUP>(i - GROUP, inv);
+        add_group<GROUP>(i - GROUP, invs);
         i -= GROUP;
         continue;
       }
       i--;
       const uint8_t k = kind[i];
-      if (k == 0) add_group<1>(i, inv);
+      if (k == 0) add_group<1>(i, invs);
       else if (k == 1) p2[i].store(qd[i]);
       else if (k == 3) equal.push_back({qd[i], p1[i], p2[i]});
     }
