@@ -432,7 +432,7 @@ L_FIELD_TOINT: {
   host_seq_++;
   const uint32_t a = uint32_t(S[--sp]);
   const Val x = read_elem(a);
-  const int32_t v = CF::n_to_int32(plain(x.v));
+  const int32_t v = CF::n_to_int32(plain_of(x));
   // setInputSignal converts the value it stores to decide its representation only
   if (x.id && fr->func != uint32_t(f_set_input_)) guard(T_GUARD_INT, x.id, uint32_t(v));
   S[sp++] = uint32_t(v);
