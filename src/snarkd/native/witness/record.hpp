@@ -552,6 +552,19 @@ class Recorder {
       return out;
     }
     if constexpr (UNTRACED) {  // short forms taken as the plain values they are
+      int32_t sv;
+      std::memcpy(&sv, p, 4);
+      if (type == 0x40000000u && sv >= 0 && sv < SMALL_LITERALS) {  // circom's usual literal: decode_plain, inline
+        const F& m = small_literals()[sv];  // (its Montgomery form, kept beside it, must be sv's: as decode_plain)
+        u64 diff = 0;
+        for (size_t k = 0; k < P::N; k++) diff |= m.v[k] ^ reinterpret_cast<const u64*>(p + 8)[k];
+        if (diff) not_circoms(a);
+        F v = F::zero();
+        v.v[0] = uint64_t(sv);
+        put(out.v, v.v);
+        out.plain = true;
+        return out;
+      }
       put(out.v, decode_plain(p, a).v);
       out.plain = true;
       return out;
