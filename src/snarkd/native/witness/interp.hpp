@@ -443,7 +443,8 @@ L_FIELD_BINARY: {  // host_call's binary field ops (pR, pA, pB)
   host_seq_++;
   const uint32_t r = uint32_t(S[sp - 3]), a = uint32_t(S[sp - 2]), b = uint32_t(S[sp - 1]);
   sp -= 3;
-  write_elem(r, binary(field_fn, read_elem(a), read_elem(b)));
+  if constexpr (UNTRACED) binary_to(r, field_fn, read_elem(a), read_elem(b));  // (plain_forms.hpp)
+  else write_elem(r, binary(field_fn, read_elem(a), read_elem(b)));
   pc++;
   NEXT();
 }

@@ -75,11 +75,11 @@ typename Recorder<P, UNTRACED>::F Recorder<P, UNTRACED>::mul_forms(const Val& a,
   return na < nb ? mont(a.v) * b.v : a.v * mont(b.v);
 }
 
+// a OP b into r (its form: rp); returns the result's mark
 template <class P, bool UNTRACED>
-typename Recorder<P, UNTRACED>::Val Recorder<P, UNTRACED>::binary_forms(HostFn h, const Val& a, const Val& b) {
-  F r;
-  bool rp = true;  // the result's form: plain unless an operation below says otherwise
-  switch (h) {  // (r copied into the result by put(), not as an F: see record.hpp)
+uint32_t Recorder<P, UNTRACED>::binary_value(HostFn h, const Val& a, const Val& b, F& r, bool& rp) {
+  rp = true;  // plain unless an operation below says otherwise
+  switch (h) {
     case H_ADD:
     case H_SUB: {
       const bool same = a.plain == b.plain;
@@ -125,11 +125,25 @@ typename Recorder<P, UNTRACED>::Val Recorder<P, UNTRACED>::binary_forms(HostFn h
   // a product with 0 is the one result that drops the mark of a value computed from the inputs (as a recording's
   // identities: its other ones give an operand or r itself)
   const bool by_zero = h == H_MUL && ((!a.id && a.v.is_zero()) || (!b.id && b.v.is_zero()));
+  return (!a.id && !b.id) || by_zero ? 0 : TAINT;
+}
+
+template <class P, bool UNTRACED>
+typename Recorder<P, UNTRACED>::Val Recorder<P, UNTRACED>::binary_forms(HostFn h, const Val& a, const Val& b) {
   Val out;
-  out.id = (!a.id && !b.id) || by_zero ? 0 : TAINT;
-  put(out.v, r.v);
-  out.plain = rp;
+  F r;
+  out.id = binary_value(h, a, b, r, out.plain);
+  put(out.v, r.v);  // (not as an F: see record.hpp)
   return out;
+}
+
+// Fr_add(dst, a, b) and the like: the result written from where it was computed (no Val between)
+template <class P, bool UNTRACED>
+void Recorder<P, UNTRACED>::binary_to(uint32_t dst, HostFn h, const Val& a, const Val& b) {
+  F r;
+  bool rp;
+  const uint32_t id = binary_value(h, a, b, r, rp);
+  write_value(dst, id, r, rp);
 }
 
 template <class P, bool UNTRACED>

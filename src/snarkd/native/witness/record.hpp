@@ -672,7 +672,9 @@ class Recorder {
   // the control-flow run's field functions on values in either form (plain_forms.hpp)
   F decode_plain(const uint8_t* p, uint32_t a);
   F mul_forms(const Val& a, const Val& b, bool& plain_out);
+  uint32_t binary_value(HostFn h, const Val& a, const Val& b, F& r, bool& rp);
   Val binary_forms(HostFn h, const Val& a, const Val& b);
+  void binary_to(uint32_t dst, HostFn h, const Val& a, const Val& b);
   Val unary_forms(HostFn h, const Val& a);
   // An element's shadow words, eight bytes at a time (a recording's 40 bytes, the control-flow run's 10): all
   // `id` (read_elem's check, NATIVE_FORM aside), or set to it (write_elem).
@@ -731,7 +733,8 @@ class Recorder {
     std::memmove(dst.v, src, sizeof dst.v);
 #endif
   }
-  void write_elem(uint32_t a, const Val& x) {
+  void write_elem(uint32_t a, const Val& x) { write_value(a, x.id, x.v, x.plain); }
+  __attribute__((always_inline)) void write_value(uint32_t a, uint32_t x_id, const F& x_v, bool x_plain) {
     bounds(a, ELEM);
     not_in_runtime(a, ELEM);
     if (a & 3) throw Unsupported("unaligned field element");
@@ -745,15 +748,15 @@ class Recorder {
     // The value limb by limb: it was mostly just stored limb by limb (a field function's result), and a wider
     // load of it (the copy vectorized) waits for those stores to retire instead of taking their data
     // (store-to-load forwarding fails): 29% of this function in the RSA verifier's control-flow run.
-    const Shadow id = Shadow(x.id);
+    const Shadow id = Shadow(x_id);
     u64 l[P::N];
     for (size_t k = 0; k < P::N; k++) {
-      l[k] = x.v.v[k];
+      l[k] = x_v.v[k];
       asm("" : "+r"(l[k]));
     }
     uint8_t* p = mem_.data() + a;
     // short word 0, type long Montgomery (or long normal: a plain value of the control-flow run)
-    const uint64_t header = uint64_t(x.plain ? 0x80000000u : 0xC0000000u) << 32;
+    const uint64_t header = uint64_t(x_plain ? 0x80000000u : 0xC0000000u) << 32;
     std::memcpy(p, &header, 8);
     for (size_t k = 0; k < P::N; k++) store_limb(p + 8 + 8 * k, l[k]);
     set_elem_shadow(w0, Shadow(id | NATIVE_FORM));
@@ -1099,7 +1102,8 @@ class Recorder {
       default: {  // binary field ops (pR, pA, pB)
         uint32_t r = arg(0, 3), a = arg(1, 3), b = arg(2, 3);
         sp_ -= 3;
-        write_elem(r, binary(h, read_elem(a), read_elem(b)));
+        if constexpr (UNTRACED) binary_to(r, h, read_elem(a), read_elem(b));
+        else write_elem(r, binary(h, read_elem(a), read_elem(b)));
         return;
       }
     }
