@@ -128,15 +128,6 @@ uint32_t Recorder<P, UNTRACED>::binary_value(HostFn h, const Val& a, const Val& 
   return (!a.id && !b.id) || by_zero ? 0 : TAINT;
 }
 
-template <class P, bool UNTRACED>
-typename Recorder<P, UNTRACED>::Val Recorder<P, UNTRACED>::binary_forms(HostFn h, const Val& a, const Val& b) {
-  Val out;
-  F r;
-  out.id = binary_value(h, a, b, r, out.plain);
-  put(out.v, r.v);  // (not as an F: see record.hpp)
-  return out;
-}
-
 // Fr_add(dst, a, b) and the like: the result written from where it was computed (no Val between)
 template <class P, bool UNTRACED>
 void Recorder<P, UNTRACED>::binary_to(uint32_t dst, HostFn h, const Val& a, const Val& b) {

@@ -673,7 +673,6 @@ class Recorder {
   F decode_plain(const uint8_t* p, uint32_t a);
   F mul_forms(const Val& a, const Val& b, bool& plain_out);
   uint32_t binary_value(HostFn h, const Val& a, const Val& b, F& r, bool& rp);
-  Val binary_forms(HostFn h, const Val& a, const Val& b);
   void binary_to(uint32_t dst, HostFn h, const Val& a, const Val& b);
   Val unary_forms(HostFn h, const Val& a);
   // An element's shadow words, eight bytes at a time (a recording's 40 bytes, the control-flow run's 10): all
@@ -873,7 +872,7 @@ class Recorder {
 
   // --- circom's field functions -----------------------------------------------------------------
   Val binary(HostFn h, const Val& a, const Val& b) {
-    if constexpr (UNTRACED) return binary_forms(h, a, b);
+    static_assert(!UNTRACED, "the control-flow run's binary field functions are binary_to (plain_forms.hpp)");
     F r;
     uint8_t op;
     switch (h) {
