@@ -69,6 +69,30 @@ def test_every_operator_matches_the_wasm(ops, data):
     same_witness(native, wasm, {"a": str(a), "b": str(b), "k": str(k)})
 
 
+@pytest.fixture(scope="session")
+def forms(curve):
+    c = compiled("forms.circom", curve)
+    return c, NativeCalculator(c.wasm, cache=False, strict=True), WitnessCalculator(c.wasm, cache=False)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_the_control_flow_run_matches_the_wasm_on_every_pairing_of_forms(forms, data):
+    """The control-flow run keeps values plain or Montgomery as their operation left them (plain_forms.hpp):
+    forms.circom takes every operator over plain x plain, Montgomery x plain and plain x Montgomery operands,
+    products below and past p among them; its witness must be the wasm's, byte for byte."""
+    c, native, wasm = forms
+    p = R[c.curve]
+    inputs = {"a": str(data.draw(field_values(p), "a")), "b": str(data.draw(field_values(p), "b"))}
+    expect = wasm.calculate(inputs)
+    res = native._run([(q.hash, q.data) for q in native.prepare(inputs)])
+    assert res.ok, res.message
+    assert bytes(res.witness) == expect.values.tobytes(), f"control-flow run differs for {inputs}"
+    a, b = (int(inputs[k]) for k in "ab")
+    got = expect.to_ints()
+    assert got[1 + 2] == a * b % p and got[1 + 18 * 2 + 13] == (a >> 130) * (b >> 130) % p  # o[0][2], o[2][13]
+
+
 def test_operators_on_both_arms_and_the_guarded_division(ops):
     """o[26]/o[27]/o[30] are ternaries on signals (one path for every input); o[31] has \\ in one
     arm (a guard: each side of b == 2 is its own path, learnt when first met)."""

@@ -258,11 +258,8 @@ void run_as(const Wasm& w, const std::vector<std::pair<uint64_t, std::vector<Mon
     out.message = e.what();
     return;
   }
-  witness_plain.resize(cw.size() * 4);
-  for (size_t i = 0; i < cw.size(); i++) {
-    F n = cw[i].from_mont();
-    std::memcpy(&witness_plain[4 * i], n.v, 32);
-  }
+  witness_plain.resize(cw.size() * 4);  // (the control-flow run's concrete witness is plain already)
+  for (size_t i = 0; i < cw.size(); i++) std::memcpy(&witness_plain[4 * i], cw[i].v, 32);
   for (size_t k = 1; k < t.nodes.size(); k++) {
     const TNode& nd = t.nodes[k];
     if (nd.op == T_LOG_STR) {

@@ -432,7 +432,7 @@ L_FIELD_TOINT: {
   host_seq_++;
   const uint32_t a = uint32_t(S[--sp]);
   const Val x = read_elem(a);
-  const int32_t v = CF::n_to_int32(plain(x.v));
+  const int32_t v = CF::n_to_int32(plain_of(x));
   // setInputSignal converts the value it stores to decide its representation only
   if (x.id && fr->func != uint32_t(f_set_input_)) guard(T_GUARD_INT, x.id, uint32_t(v));
   S[sp++] = uint32_t(v);
@@ -443,7 +443,8 @@ L_FIELD_BINARY: {  // host_call's binary field ops (pR, pA, pB)
   host_seq_++;
   const uint32_t r = uint32_t(S[sp - 3]), a = uint32_t(S[sp - 2]), b = uint32_t(S[sp - 1]);
   sp -= 3;
-  write_elem(r, binary(field_fn, read_elem(a), read_elem(b)));
+  if constexpr (UNTRACED) binary_to(r, field_fn, read_elem(a), read_elem(b));  // (plain_forms.hpp)
+  else write_elem(r, binary(field_fn, read_elem(a), read_elem(b)));
   pc++;
   NEXT();
 }

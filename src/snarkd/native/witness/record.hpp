@@ -27,6 +27,9 @@
 #include <string>
 #include <unordered_map>
 #include <vector>
+#if defined(__x86_64__)
+#include <emmintrin.h>
+#endif
 
 #include "witness/circom_field.hpp"
 #include "witness/trace.hpp"
@@ -132,6 +135,9 @@ class Recorder {
   struct Val {
     uint32_t id;  // 0: concrete
     F v;
+    // v's form: Montgomery (a recording's every value), or plain (plain_forms.hpp: the control-flow run keeps a value
+    // in the form the operation that made it left it in, and converts only where an operation needs the other)
+    bool plain = false;
   };
   struct InputSignal {
     uint64_t hash;
@@ -257,13 +263,14 @@ class Recorder {
       call(uint32_t(f_get_witness_), {i});
       Val v = read_shared_value(host_seq_);
       trace_.witness[i] = UNTRACED ? 0 : v.id ? v.id : const_id(v.v);
-      if (!force_) concrete_[i] = v.v;
+      if (!force_) concrete_[i] = UNTRACED ? plain_of(v) : v.v;  // (the control-flow run's witness: plain)
     }
   }
 
   Trace<F>& trace() { return trace_; }
   uint32_t witness_count() const { return uint32_t(trace_.witness.size()); }
-  const Big<F>& concrete_witness() const { return concrete_; }  // empty when force
+  // empty when force; Montgomery, but plain from the control-flow run (UNTRACED), which writes it out as it is
+  const Big<F>& concrete_witness() const { return concrete_; }
   // What a recording leaves for the compiler, taken out so the recorder (its memory and shadow) can go first.
   Trace<F> take_trace() { return std::move(trace_); }
   Big<F> take_concrete_witness() { return std::move(concrete_); }
@@ -508,17 +515,58 @@ class Recorder {
     if (a < runtime_end_) runtime_read(a);  // ffwasm's scratch: the wasm's bytes there are not ours
     if (a & 3) unaligned_elem();
     const uint32_t w0 = a >> 2;
+    const uint8_t* p = mem_.data() + a;
+    Val out;  // one object for every return (a second one was copied into it: a wide load of narrow stores again)
+    if constexpr (UNTRACED) {
+      // An element write_elem wrote and nothing has touched since (a raw store clears its words' shadow bytes,
+      // to_long_normal and int_copy write others): every shadow byte NATIVE_FORM with one mark. Its value is then
+      // canonical and its type write_elem's, so the checks below cannot fail: two compares instead of them (they
+      // were a fifth of the RSA verifier's control-flow run).
+      static_assert(ELEM_SHADOW_BYTES > 8 && ELEM_SHADOW_BYTES <= 16, "the shadow bytes of one element: 8 + a tail");
+      constexpr uint64_t OWN = repeated(NATIVE_FORM), OWN_TAINTED = repeated(NATIVE_FORM | TAINT);
+      constexpr uint64_t TAIL = ~uint64_t(0) >> (64 - 8 * ELEM_SHADOW_TAIL);
+      const uint8_t* s = reinterpret_cast<const uint8_t*>(shadow_.data() + w0);
+      uint64_t head, tail = 0;
+      std::memcpy(&head, s, 8);
+      std::memcpy(&tail, s + 8, ELEM_SHADOW_TAIL);
+      if ((head == OWN || head == OWN_TAINTED) && tail == (head & TAIL)) {
+        uint32_t type;
+        std::memcpy(&type, p + 4, 4);
+        put(out.v, reinterpret_cast<const u64*>(p + 8));
+        out.id = uint32_t(head & TAINT);
+        out.plain = !(type & 0x40000000u);
+        return out;
+      }
+    }
     const Shadow id = shadow_id(w0);
     if (id & LIMB) partly_overwritten(a);
     if (!elem_shadow_is(w0, id)) partly_overwritten(a);  // every shadow word of the element names the same value
-    const uint8_t* p = mem_.data() + a;
     uint32_t type;
     std::memcpy(&type, p + 4, 4);
-    Val out;
     out.id = id;
-    if (type == 0xC0000000u) {  // long Montgomery: what our Fr functions write
+    // long Montgomery: what our Fr functions write; long normal too in the control-flow run (its plain values)
+    if (type == 0xC0000000u || (UNTRACED && type == 0x80000000u)) {
       std::memcpy(out.v.v, p + 8, sizeof out.v.v);
       if (!F::lt_mod(out.v.v)) not_circoms(a);
+      out.plain = type == 0x80000000u;
+      return out;
+    }
+    if constexpr (UNTRACED) {  // short forms taken as the plain values they are
+      int32_t sv;
+      std::memcpy(&sv, p, 4);
+      if (type == 0x40000000u && sv >= 0 && sv < SMALL_LITERALS) {  // circom's usual literal: decode_plain, inline
+        const F& m = small_literals()[sv];  // (its Montgomery form, kept beside it, must be sv's: as decode_plain)
+        u64 diff = 0;
+        for (size_t k = 0; k < P::N; k++) diff |= m.v[k] ^ reinterpret_cast<const u64*>(p + 8)[k];
+        if (diff) not_circoms(a);
+        F v = F::zero();
+        v.v[0] = uint64_t(sv);
+        put(out.v, v.v);
+        out.plain = true;
+        return out;
+      }
+      put(out.v, decode_plain(p, a).v);
+      out.plain = true;
       return out;
     }
     out.v = decode_other(p, a);
@@ -612,11 +660,26 @@ class Recorder {
     remember_plain(m, n);
     return m;
   }
+  // A value in either form, in the one wanted (plain_forms.hpp: a recording's are all Montgomery).
+  F plain_of(const Val& x) { return x.plain ? x.v : plain(x.v); }
+  F mont_of(const Val& x) { return x.plain ? mont(x.v) : x.v; }
+  static Val plain_val(uint32_t id, const F& n) {
+    Val r{id, n};
+    r.plain = true;
+    return r;
+  }
+  bool same_value(const Val& x, const Val& y) { return x.plain == y.plain ? x.v == y.v : plain_of(x) == plain_of(y); }
+  // the control-flow run's field functions on values in either form (plain_forms.hpp)
+  F decode_plain(const uint8_t* p, uint32_t a);
+  F mul_forms(const Val& a, const Val& b, bool& plain_out);
+  uint32_t binary_value(HostFn h, const Val& a, const Val& b, F& r, bool& rp);
+  void binary_to(uint32_t dst, HostFn h, const Val& a, const Val& b);
+  Val unary_forms(HostFn h, const Val& a);
   // An element's shadow words, eight bytes at a time (a recording's 40 bytes, the control-flow run's 10): all
   // `id` (read_elem's check, NATIVE_FORM aside), or set to it (write_elem).
   static constexpr uint32_t ELEM_SHADOW_BYTES = ELEM / 4 * sizeof(Shadow);
   static constexpr uint32_t ELEM_SHADOW_TAIL = ELEM_SHADOW_BYTES % 8;
-  static uint64_t repeated(Shadow id) { return uint64_t(id) * (~uint64_t(0) / uint64_t(Shadow(~Shadow(0)))); }
+  static constexpr uint64_t repeated(Shadow id) { return uint64_t(id) * (~uint64_t(0) / uint64_t(Shadow(~Shadow(0)))); }
   bool elem_shadow_is(uint32_t w0, Shadow id) const {
     const uint8_t* s = reinterpret_cast<const uint8_t*>(shadow_.data() + w0);
     const uint64_t pattern = repeated(id), ids = ~repeated(NATIVE_FORM);
@@ -651,7 +714,26 @@ class Recorder {
     std::memcpy(p, &v, 8);
 #endif
   }
-  void write_elem(uint32_t a, const Val& x) {
+  // A value's limbs copied by 8-byte loads into 16-byte stores. A load is forwarded from a store still in flight
+  // only when that one store covers it: limbs are mostly stored one at a time (as they are computed, write_elem's
+  // store_limb) and the compiler's copies of an F load 16 bytes at a time, which then wait for those stores to retire
+  // (a copy of read_elem's value into its reader doubled the control-flow run's time). Loaded narrow, stored wide:
+  // whichever way a reader loads the copy, one store covers it.
+  static inline void put(F& dst, const u64* src) {
+#if defined(__x86_64__)
+    static_assert(P::N % 2 == 0, "limbs in pairs");
+    for (size_t k = 0; k < P::N; k += 2) {
+      u64 lo, hi;
+      asm("movq %1, %0" : "=r"(lo) : "m"(src[k]));
+      asm("movq %1, %0" : "=r"(hi) : "m"(src[k + 1]));
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(dst.v + k), _mm_set_epi64x(int64_t(hi), int64_t(lo)));
+    }
+#else
+    std::memmove(dst.v, src, sizeof dst.v);
+#endif
+  }
+  void write_elem(uint32_t a, const Val& x) { write_value(a, x.id, x.v, x.plain); }
+  __attribute__((always_inline)) void write_value(uint32_t a, uint32_t x_id, const F& x_v, bool x_plain) {
     bounds(a, ELEM);
     not_in_runtime(a, ELEM);
     if (a & 3) throw Unsupported("unaligned field element");
@@ -665,14 +747,15 @@ class Recorder {
     // The value limb by limb: it was mostly just stored limb by limb (a field function's result), and a wider
     // load of it (the copy vectorized) waits for those stores to retire instead of taking their data
     // (store-to-load forwarding fails): 29% of this function in the RSA verifier's control-flow run.
-    const Shadow id = Shadow(x.id);
+    const Shadow id = Shadow(x_id);
     u64 l[P::N];
     for (size_t k = 0; k < P::N; k++) {
-      l[k] = x.v.v[k];
+      l[k] = x_v.v[k];
       asm("" : "+r"(l[k]));
     }
     uint8_t* p = mem_.data() + a;
-    const uint64_t header = uint64_t(0xC0000000u) << 32;  // short word 0, type long Montgomery
+    // short word 0, type long Montgomery (or long normal: a plain value of the control-flow run)
+    const uint64_t header = uint64_t(x_plain ? 0x80000000u : 0xC0000000u) << 32;
     std::memcpy(p, &header, 8);
     for (size_t k = 0; k < P::N; k++) store_limb(p + 8 + 8 * k, l[k]);
     set_elem_shadow(w0, Shadow(id | NATIVE_FORM));
@@ -687,7 +770,7 @@ class Recorder {
     if (in_arm()) for (uint32_t k = 0; k < ELEM / 4; k++) journal_word((a >> 2) + k);
     uint8_t* p = mem_.data() + a;
     uint32_t sv = 0, type = 0x80000000u;
-    F n = plain(x.v);
+    F n = plain_of(x);
     std::memcpy(p, &sv, 4);
     std::memcpy(p + 4, &type, 4);
     std::memcpy(p + 8, n.v, sizeof n.v);
@@ -720,7 +803,7 @@ class Recorder {
       throw Unsupported(where() + ": Fr_int_copy of the body of a field element computed from the inputs, "
                         "not right after Fr_toLongNormal");
     const Val x = read_elem(src - 8);
-    const F n = plain(x.v);
+    const F n = plain_of(x);
     raw_write(dst, BODY);
     std::memcpy(mem_.data() + dst, n.v, BODY);
     for (uint64_t w = dst >> 2; w <= (uint64_t(dst) + BODY - 1) >> 2; w++) shadow_[w] = Shadow(LIMB | x.id);
@@ -739,6 +822,7 @@ class Recorder {
     u64 l[P::N];
     std::memcpy(l, mem_.data() + shared_, BODY);
     F::reduce_raw(l);
+    if constexpr (UNTRACED) return plain_val(uint32_t(Shadow(s0 & ~LIMB)), F::from_limbs(l));
     return Val{uint32_t(Shadow(s0 & ~LIMB)), mont(F::from_limbs(l))};
   }
 
@@ -788,6 +872,7 @@ class Recorder {
 
   // --- circom's field functions -----------------------------------------------------------------
   Val binary(HostFn h, const Val& a, const Val& b) {
+    static_assert(!UNTRACED, "the control-flow run's binary field functions are binary_to (plain_forms.hpp)");
     F r;
     uint8_t op;
     switch (h) {
@@ -825,8 +910,6 @@ class Recorder {
       default: throw Unsupported("internal: binary op");
     }
     if (!a.id && !b.id) return Val{0, r};
-    // the identities below give r or a product with 0 (the one that drops the mark): only that one to look for
-    if constexpr (UNTRACED) return Val{op == T_MUL && (is_const(a, 0) || is_const(b, 0)) ? 0 : TAINT, r};
     // identities that keep the trace short (exact in the field)
     if ((op == T_ADD || op == T_SUB) && is_const(b, 0)) return a;
     if (op == T_ADD && is_const(a, 0)) return b;
@@ -836,30 +919,30 @@ class Recorder {
     return Val{node(op, id_of(a), id_of(b), 0), r};
   }
   // a ** e. A small base to a small power whose result has at most 128 bits (zk-email's poly_eval: x ** i, x and i
-  // below 33) is taken in integers and converted once, not squared and multiplied in Montgomery form bit by bit.
+  // below 33) is taken in integers (small_pow) and converted once, not squared and multiplied in Montgomery form bit
+  // by bit.
+  static bool one_limb_below(const F& n, uint64_t bound) {
+    for (size_t i = 1; i < P::N; i++)
+      if (n.v[i]) return false;
+    return n.v[0] < bound;
+  }
+  static bool small_pow(const F& base, const F& e_plain, F& out) {  // plain base and result
+    if (!one_limb_below(e_plain, 128) || !one_limb_below(base, uint64_t(1) << 32)) return false;
+    unsigned __int128 x = 1;
+    for (uint64_t k = 0; k < e_plain.v[0]; k++)
+      if (__builtin_mul_overflow(x, base.v[0], &x)) return false;
+    out = F::zero();
+    out.v[0] = uint64_t(x);
+    out.v[1] = uint64_t(x >> 64);
+    return true;  // below 2^128 < p: the integer is the field element
+  }
   F pow(const F& a, const F& e_plain) {
-    auto one_limb_below = [](const F& n, uint64_t bound) {
-      for (size_t i = 1; i < P::N; i++)
-        if (n.v[i]) return false;
-      return n.v[0] < bound;
-    };
-    if (one_limb_below(e_plain, 128)) {
-      const F base = plain(a);
-      if (one_limb_below(base, uint64_t(1) << 32)) {
-        unsigned __int128 x = 1;
-        bool fits = true;
-        for (uint64_t k = 0; k < e_plain.v[0] && fits; k++) fits = !__builtin_mul_overflow(x, base.v[0], &x);
-        if (fits) {
-          F n = F::zero();
-          n.v[0] = uint64_t(x);
-          n.v[1] = uint64_t(x >> 64);
-          return mont(n);  // below 2^128 < p: the integer is the field element
-        }
-      }
-    }
+    F n;
+    if (one_limb_below(e_plain, 128) && small_pow(plain(a), e_plain, n)) return mont(n);
     return CF::pow_n(a, e_plain);
   }
   Val unary(HostFn h, const Val& a) {
+    if constexpr (UNTRACED) return unary_forms(h, a);
     F r;
     uint8_t op;
     switch (h) {
@@ -871,7 +954,6 @@ class Recorder {
       default: throw Unsupported("internal: unary op");
     }
     if (!a.id) return Val{0, r};
-    if constexpr (UNTRACED) return Val{TAINT, r};
     if (op == T_MUL) return Val{node(T_MUL, a.id, a.id, 0), r};
     return Val{node(op, a.id, 0, 0), r};
   }
@@ -948,7 +1030,7 @@ class Recorder {
         uint32_t a = arg(0, 1);
         sp_ -= 1;
         Val x = read_elem(a);
-        int32_t v = CF::n_to_int32(plain(x.v));
+        int32_t v = CF::n_to_int32(plain_of(x));
         // setInputSignal converts the value it stores to decide its representation only
         if (x.id && frames_.back().func != uint32_t(f_set_input_)) guard(T_GUARD_INT, x.id, uint32_t(v));
         stk_[sp_++] = uint32_t(v);
@@ -964,7 +1046,7 @@ class Recorder {
           input_copy_due_ = true;
         }
         else if (x.id || y.id) throw Unsupported("Fr_eqR on a value computed from the inputs in " + fn.name);
-        else r = x.v == y.v;
+        else r = same_value(x, y);
         stk_[sp_++] = r;
         return;
       }
@@ -1013,13 +1095,14 @@ class Recorder {
       case H_SHOW_SHARED: {
         if (in_arm()) throw detail::ArmAbort{"log"};
         Val x = read_shared_value(host_seq_ - 1);  // copyFr2SharedRWMemory's, just before
-        node(T_LOG_VAL, UNTRACED ? const_id(x.v) : id_of(x), 0, 0);
+        node(T_LOG_VAL, UNTRACED ? const_id(mont_of(x)) : id_of(x), 0, 0);
         return;
       }
       default: {  // binary field ops (pR, pA, pB)
         uint32_t r = arg(0, 3), a = arg(1, 3), b = arg(2, 3);
         sp_ -= 3;
-        write_elem(r, binary(h, read_elem(a), read_elem(b)));
+        if constexpr (UNTRACED) binary_to(r, h, read_elem(a), read_elem(b));
+        else write_elem(r, binary(h, read_elem(a), read_elem(b)));
         return;
       }
     }
@@ -1151,3 +1234,4 @@ class Recorder {
 
 #include "witness/ifconvert.hpp"
 #include "witness/interp.hpp"
+#include "witness/plain_forms.hpp"
