@@ -1,8 +1,9 @@
 """Preemption at chunk boundaries: a device stage of a higher lane runs at a yield point of a lower lane's stage.
 
 A backend's device stage calls its `yield_point` (a parameter, None: no yielding) at its boundaries: between its
-MSMs (the CPU; a GPU proof with resident bases), and in a streamed pass between two proofs' MSMs of a chunk and
-between chunks (gpu/stream.msm_pass).
+MSMs (the CPU), before each MSM and between an MSM's phases (a GPU proof with resident bases: after its digit sort
+and each accumulation round, gpu/msm.msm_window_sums), and in a streamed pass between two proofs' MSMs of a chunk
+and between chunks (gpu/stream.msm_pass).
 There the engine looks for device work of a lane whose priority is above every job of the running stage, ready
 for this device, in this order:
 

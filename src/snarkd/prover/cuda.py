@@ -253,8 +253,9 @@ class CudaBackend:
     def device_stage(self, key, synth: Synthesized, timer, threads: int = 0, with_g2: bool = False,
                      yield_point=None) -> G1Sums:
         """yield_point: called once the proof's device memory is reserved (before its upload: an urgent stage's
-        hold on the device begins there, engine/preempt.py) and before each MSM (Backend.device_stage; the host
-        has waited for the previous one)."""
+        hold on the device begins there, engine/preempt.py), before each MSM (Backend.device_stage; the host
+        has waited for the previous one) and between an MSM's phases (gpu.msm.msm_window_sums' `between`; the time
+        paused there is taken out of the MSM's phase: the engine records it as "preempted")."""
         if self.bases_streamed(key):
             return self.device_stage_batch(key, [synth], [timer], threads, with_g2, yield_point)[0]
         zk, native, dev, c = key.zkey, key.native, self.dev, self.msm_c
