@@ -557,7 +557,11 @@ class Recorder {
       if (type == 0x40000000u && sv >= 0 && sv < SMALL_LITERALS) {  // circom's usual literal: decode_plain, inline
         const F& m = small_literals()[sv];  // (its Montgomery form, kept beside it, must be sv's: as decode_plain)
         u64 diff = 0;
-        for (size_t k = 0; k < P::N; k++) diff |= m.v[k] ^ reinterpret_cast<const u64*>(p + 8)[k];
+        for (size_t k = 0; k < P::N; k++) {  // wasm memory: elements 4-byte aligned, so limbs read by memcpy
+          u64 limb;
+          std::memcpy(&limb, p + 8 + 8 * k, 8);
+          diff |= m.v[k] ^ limb;
+        }
         if (diff) not_circoms(a);
         F v = F::zero();
         v.v[0] = uint64_t(sv);
