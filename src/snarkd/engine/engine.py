@@ -101,7 +101,7 @@ class Engine(EngineBase):
         # a GPU whose stages run side by side gets a worker more for lanes above priority 0 (engine/preempt.py)
         self._lane_devices = [d for d, b in enumerate(self.devices)
                               if c.preempt and b.max_concurrent == 0 and has_priority_lane(c.lanes)]
-        self.keys.on_load.append(self._warm_witness_buffer)
+        self.keys.preparers.append(self._warm_witness_buffer)
         self.workers = stages.Workers({"synthesis": c.synthesis_workers,
                                        "device": len(self.devices) * c.workers_per_device + len(self._lane_devices),
                                        "finalize": c.finalize_workers})

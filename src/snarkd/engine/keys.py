@@ -156,7 +156,7 @@ class KeyStore:
         self.max_instances = 0  # per key's witness calculator; set by the engine
         self.wasm_limits = (None, 0)  # (memory bytes, fuel) per witness calculation; set by the engine
         self.witness_engine = ENGINE_DEFAULTS["witness_engine"]  # [witness] engine; set by the engine
-        self.on_load: list = []  # called with each key once loaded (the engine prepares what its first job would)
+        self.preparers: list = []  # called with each key once loaded (the engine prepares what its first job would)
         self._keys: dict[str, LoadedKey] = {}
         self._lock = threading.Lock()
         self.max_resident = 0  # keys mapped at once (0: no limit); set by the engine ([keys] max_resident)
@@ -208,7 +208,7 @@ class KeyStore:
         log.info("key loaded id=%s curve=%s bytes=%d n_vars=%d domain=%d wasm=%s ms=%.1f",
                  key_id, key.curve.name, key.nbytes, key.n_vars, key.domain_size, lk.wasm or "-", ms)
         self.enforce_budget(keep=lk)
-        for prepare in self.on_load:
+        for prepare in self.preparers:
             try:
                 prepare(lk)
             except Exception:  # noqa: BLE001 - a preparation that fails leaves the first job to pay for it
