@@ -217,11 +217,10 @@ class Duration(Kind):
 
     def parse_env(self, text, ctx):
         try:
-            return self._checked(parse_duration(float(text) * self.env_unit))
-        except ValueError as exc:
-            if "positive" in str(exc):
-                raise
-            return self._checked(parse_duration(text))
+            seconds = parse_duration(float(text) * self.env_unit)
+        except ValueError:
+            seconds = parse_duration(text)
+        return self._checked(seconds)
 
     def _checked(self, seconds: float) -> float:
         if self.positive and seconds <= 0:
