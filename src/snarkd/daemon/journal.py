@@ -389,17 +389,26 @@ class Journal:
                 self.purge()
 
     def _write_endings(self, endings: list) -> None:
+        """Each ending's reply made once (one that cannot be made is logged and left unrecorded: the job runs again
+        after a restart), then the group committed; where the group fails, each alone, so that one bad ending does
+        not lose the others. Every waiter is told either way."""
         if not endings:
             return
+        rows = []
+        for job_id, state, error, error_kind, result in endings:
+            try:
+                rows.append((job_id, state, error, error_kind, result() if result is not None else None))
+            except Exception:  # noqa: BLE001 - the journal must never take the daemon down
+                log.exception("journal: cannot record the end of job %s", job_id)
         try:
-            spools = self._record_ends(endings)
-        except Exception:  # noqa: BLE001 - one at a time, so that one bad ending does not lose the others
+            spools = self._record_ends(rows)
+        except Exception:  # noqa: BLE001 - as above
             spools = []
-            for item in endings:
+            for row in rows:
                 try:
-                    spools += self._record_ends([item])
-                except Exception:  # noqa: BLE001 - the journal must never take the daemon down
-                    log.exception("journal: cannot record the end of job %s", item[0])
+                    spools += self._record_ends([row])
+                except Exception:  # noqa: BLE001 - as above
+                    log.exception("journal: cannot record the end of job %s", row[0])
         self._mark_recorded(*(item[0] for item in endings))
         for spool in spools:  # after the waiters are told: freeing a 32 MiB witness's pages takes ~1-2 ms
             self._unspool(*spool)
@@ -410,13 +419,11 @@ class Journal:
         with self._cv:
             return self._cv.wait_for(lambda: job_id in self._recorded, timeout)
 
-    def _record_ends(self, endings: list) -> list[tuple[Path, int]]:
-        """Commit jobs' endings [(id, state, error, error_kind, result)] in one transaction; returns their spools
-        (request file, bytes) for the caller to remove. Once committed the spool files are no row's: a crash
-        before they go leaves orphans() to remove. An ending of a job not journaled (the journal was off for
-        it) or already ended changes nothing."""
-        rows = [(job_id, state, error, error_kind, result() if result is not None else None)
-                for job_id, state, error, error_kind, result in endings]
+    def _record_ends(self, rows: list) -> list[tuple[Path, int]]:
+        """Commit jobs' endings [(id, state, error, error_kind, the reply's bytes or None)] in one transaction;
+        returns their spools (request file, bytes) for the caller to remove. Once committed the spool files are no
+        row's: a crash before they go leaves orphans() to remove. An ending of a job not journaled (the journal was
+        off for it) or already ended changes nothing."""
         spools = []
         with self._db_lock:
             self.db.execute("BEGIN IMMEDIATE")
@@ -438,8 +445,9 @@ class Journal:
                 raise
         return spools
 
-    def _finish(self, job_id, state, error, error_kind, result) -> None:
-        for spool in self._record_ends([(job_id, state, error, error_kind, result)]):
+    def _finish(self, job_id, state, error, error_kind) -> None:
+        """An ending with no reply, committed at once on the caller's thread (recovery at start)."""
+        for spool in self._record_ends([(job_id, state, error, error_kind, None)]):
             self._unspool(*spool)
 
     def purge(self, now: float | None = None) -> int:
@@ -502,11 +510,11 @@ class Journal:
 
     def expire_now(self, job_id: str, error: str) -> None:
         """A job whose deadline passed while the daemon was down: recorded EXPIRED, never run."""
-        self._finish(job_id, "EXPIRED", error, "expired", None)
+        self._finish(job_id, "EXPIRED", error, "expired")
 
     def fail_now(self, job_id: str, error: str) -> None:
         """A job that cannot be re-run after a restart (its key is gone, its spool unreadable)."""
-        self._finish(job_id, "FAILED", error, "input", None)
+        self._finish(job_id, "FAILED", error, "input")
 
     def counts(self) -> dict:
         rows = self._read("SELECT state, COUNT(*) FROM jobs GROUP BY state")
