@@ -37,6 +37,31 @@ def test_hop_trace_of_a_one_shot_proof(tmp_path):
     assert (tmp_path / "proof.json").is_file()
 
 
+def test_hop_trace_of_a_native_witness_first_and_cached(tmp_path):
+    """`snarkd witness --engine native` the first time (the program recorded and saved, the wasm cache's folder
+    read through config.deferred) and again with the program beside the .wasm: nothing calls back up, and the
+    second run reads no setting (the cache is needed only when no program lies beside the .wasm); the witness is
+    the bundled one, byte for byte."""
+    for name in ("chain.wasm", "input.json"):
+        (tmp_path / name).write_bytes((EXAMPLE / name).read_bytes())
+    env = {**clirun.env(), "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    runs = []
+    for _ in range(2):
+        res = subprocess.run([sys.executable, str(REPO / "tools" / "hop_trace.py"), "witness", "--engine", "native",
+                              tmp_path / "chain.wasm", tmp_path / "input.json", tmp_path / "w.wtns"],
+                             capture_output=True, text=True, timeout=120, env=env)
+        assert res.returncode == 0, res.stderr
+        runs.append([line.split()[1:4] for line in res.stderr.splitlines() if re.match(r"\s*\d+  \S", line)])
+        assert (tmp_path / "w.wtns").read_bytes() == (EXAMPLE / "chain.wtns").read_bytes()
+    first, cached = runs
+    assert (tmp_path / "chain.wasm.wprog").is_file()
+    assert ["witness/inputs", "->", "config/__init__"] in first  # the deferred setting, read by a call down
+    assert ["witness/inputs", "->", "config/__init__"] not in cached
+    for hops in runs:
+        assert [h for h in hops if h[1] == "<-"] == []  # nothing calls back up
+        assert len(set(map(tuple, hops))) == len(hops)
+
+
 def test_a_call_back_into_a_module_below_on_the_stack_is_marked(tmp_path, monkeypatch):
     """Two modules of a stand-in source tree: lower calls upper, which calls back into lower (down and back up):
     that hop is marked `<-`, the others `->`."""

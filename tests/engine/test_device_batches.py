@@ -7,7 +7,7 @@ from __future__ import annotations
 import threading
 
 from snarkd.engine.engine import Engine, EngineConfig
-from snarkd.engine.stages import StageQueue
+from snarkd.engine.stage_queue import StageQueue
 from snarkd.prover.backend import CPU
 from snarkd.verifier import verify
 

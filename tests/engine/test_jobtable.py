@@ -22,26 +22,35 @@ class Item:
 
 
 class Key:
-    id = "k"
+    def __init__(self, job_id):
+        self.id = job_id  # a key per job here: what was released names the job
+
+
+class Keys:
+    def __init__(self):
+        self.released = []
+
+    def release(self, lk, proved=0):
+        self.released.append((lk.id, proved))
 
 
 class Table(jobtable.JobTable):
     def __init__(self, max_active=1 << 30):
-        self.counted, self.released, self.events = [], [], []
-        super().__init__(keys=None, notify=lambda event, obj: self.events.append((event, obj.id)), max_active=max_active)
-
-    def count(self, name):
-        self.counted.append(name)
+        self.counted, self.events = [], []
+        super().__init__(keys=Keys(), notify=lambda event, obj: self.events.append((event, obj.id)), max_active=max_active,
+                         count=self.counted.append)
 
     def drop_locked(self, item):
         item.left = True
+        self.item_left_locked(item.job)
 
-    def release_key_if_done_locked(self, job):
-        self.released.append(job.id)
+    @property
+    def released(self):
+        return [job_id for job_id, _ in self.keys.released]
 
 
 def add(t, job_id, n_items=1, priority=0):
-    job = Job(job_id, Key(), priority=priority, seq=next(SEQ))  # unique, as the engine's
+    job = Job(job_id, Key(job_id), priority=priority, seq=next(SEQ))  # unique, as the engine's
     items = [Item(job) for _ in range(n_items)]
     with t.cv:
         t.add_locked(job, list(enumerate(items)))
@@ -73,6 +82,18 @@ def test_a_job_ends_once_and_its_queued_items_leave():
     assert all(i.left for i in gone_items) and not any(i.left for i in kept_items)
     assert [e[-1] for e in sorted(t.pending)] == kept_items
     assert t.released == ["gone"] and t.events == [("on_job", "gone")] and t.counted.count("cancelled") == 1
+
+
+def test_the_key_goes_back_once_with_the_last_item_to_leave():
+    t = Table()
+    job, items = add(t, "j", 3)
+    with t.cv:
+        t.pending = [e for e in t.pending if e[-1] is not items[0]]  # one item out of the queue: running somewhere
+        t.end_locked(job, CANCELLED, "by request", "cancelled")  # the two queued ones leave now
+        assert t.released == [] and job.items_out == 1  # the running one has not come back yet
+        t.item_left_locked(job)
+        t.release_key_if_done_locked(job)  # asked again: still once
+    assert t.keys.released == [("j", 0)]
 
 
 def test_exactly_the_last_ended_jobs_are_remembered(monkeypatch):

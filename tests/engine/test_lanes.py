@@ -81,7 +81,7 @@ def test_a_lanes_share_keeps_synthesis_workers_for_it():
 def test_waiting_putters_enter_a_full_stage_queue_by_rank():
     from types import SimpleNamespace
 
-    from snarkd.engine.stages import StageQueue
+    from snarkd.engine.stage_queue import StageQueue
 
     def part(name, rank):
         return SimpleNamespace(name=name, index=0, job=SimpleNamespace(rank=rank))

@@ -15,7 +15,7 @@ from preemption import alongside, gate_waiter, hold_first_yield, lanes_engine, q
 
 from snarkd.engine.jobs import COMPLETED
 from snarkd.engine.preempt import DeviceGate
-from snarkd.engine.stages import StageQueue
+from snarkd.engine.stage_queue import StageQueue
 from snarkd.prover.backend import CPU
 from snarkd.verifier import verify
 

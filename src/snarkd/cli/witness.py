@@ -101,24 +101,17 @@ def _fell_back(message: str) -> None:  # also the warnings about input.json
     print(f"snarkd: {message}", file=sys.stderr, flush=True)
 
 
-def _configured_wasm_cache() -> str:
-    """[keys] wasm_cache as this process is configured ($SNARKD_WASM_CACHE, else the XDG default): called by the
-    calculator only when it needs a cache (a program beside the .wasm loads without the config layer)."""
-    from snarkd.config import default
-
-    return default("keys.wasm_cache")
-
-
 def _calculate(args, timings: dict[str, float], bar, values_only: bool = False):
     """(calculator, witness, inputs, how the witness was made); values_only: the witness's values as .wtns wants
     them (on the native engine, bytes: no numpy in the process)."""
+    from snarkd.config import deferred  # [keys] wasm_cache, read only when no program lies beside the .wasm
     from snarkd.witness import load_input_json, make_calculator
 
     t = time.perf_counter()
     with bar.step("compile"):
         inputs = load_input_json(args.input, warn=_fell_back)
         calc = make_calculator(args.wasm, _engine(args), sym=args.sym, sanity_check=args.sanity_check,
-                               on_fallback=_fell_back, cache=_configured_wasm_cache)
+                               on_fallback=_fell_back, cache=deferred("keys.wasm_cache"))
     timings["load" if calc.native else "compile"] = (time.perf_counter() - t) * 1e3
     t = time.perf_counter()
     with bar.step("calculate"):

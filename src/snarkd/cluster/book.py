@@ -33,7 +33,7 @@ from snarkd.engine import (
     TooLarge,
     Unavailable,
 )
-from snarkd.engine.jobtable import JobTable
+from snarkd.engine.jobtable import Counters, JobTable
 from snarkd.errors import SnarkdError
 from snarkd.prover import Proof
 
@@ -86,15 +86,12 @@ class WitnessBudget:
 
 class Book(JobTable):
     def __init__(self, budget: int, max_attempts: int, keys, notify, max_active: int = 1 << 30):
-        super().__init__(keys, notify, max_active)
+        self.counters = Counters.fromkeys(COUNTERS, 0)
+        super().__init__(keys, notify, max_active, count=self.counters.count)
         self.budget = WitnessBudget(budget)
         self.max_attempts = max_attempts
         self.tasks: dict[str, list[Task]] = {}  # job id -> its tasks
-        self.counters = dict.fromkeys(COUNTERS, 0)
         self.phase_ms: dict[str, float] = {}
-
-    def count(self, name: str) -> None:
-        self.counters[name] += 1
 
     def drop_locked(self, task: Task) -> None:
         self._leave(task)
@@ -195,8 +192,7 @@ class Book(JobTable):
             self._leave(task)
             job = task.job
             if job.state in ENDED:
-                self.release_key_if_done_locked(job)
-                return False
+                return False  # its key went back with its last task
             part = task.part
             t = dict(reply["timings"])
             t.pop("total", None)
@@ -237,8 +233,7 @@ class Book(JobTable):
             task.lost_on.append(actor)
             job = task.job
             if job.state in ENDED:
-                self._leave(task)
-                self.release_key_if_done_locked(job)
+                self._leave(task)  # its key goes back with its last task
                 return False
             if task.attempts >= self.max_attempts:
                 self._leave(task)
@@ -258,6 +253,7 @@ class Book(JobTable):
         if task.left:
             return
         task.left = True
+        self.item_left_locked(task.job)
         task.actor = ""
         task.witness_ref = task.inputs = None  # the object store frees the witness with its last reference
         self._give_back(task.nbytes)
@@ -265,14 +261,7 @@ class Book(JobTable):
     def running_locked(self, job: Job) -> list[Task]:
         return [t for t in self.tasks.get(job.id, []) if t.actor and not t.left]
 
-    def release_key_if_done_locked(self, job: Job) -> None:
-        if job.released or job.state not in ENDED or not all(t.left for t in self.tasks.get(job.id, [])):
-            return
-        job.released = True
-        self.keys.release(job.key, proved=job.n_done if job.state == COMPLETED else 0)
-
     def drained_locked(self, left: list[Job]) -> None:
         for j in left:  # their tasks on actors are not coming back: the front is stopping
             for t in self.tasks.get(j.id, []):
-                self._leave(t)
-            self.release_key_if_done_locked(j)
+                self._leave(t)  # the last one releases the job's key

@@ -21,7 +21,29 @@ _WHERE = {
 }
 
 __all__ = ["Config", "ConfigError", "EngineConfig", "Listen", "SETTINGS", "Setting", "CONFIG_ENV", "config_path", "default",
-           "parse_listen"]
+           "deferred", "parse_listen"]
+
+
+class Deferred:
+    """One setting as `default(name)` gives it (its environment override, else its default), read when called: an
+    entry point hands this to library code that needs the value only on some paths (`snarkd witness` reads [keys]
+    wasm_cache only when no program lies beside the .wasm), so the validator is not loaded for the others and the
+    library calls down into config/, never back up into the entry point."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name: str):
+        self.name = name
+
+    def __call__(self):
+        return importlib.import_module(f"{__name__}.loader").default(self.name)
+
+    def __repr__(self) -> str:
+        return f"deferred({self.name!r})"
+
+
+def deferred(name: str) -> Deferred:
+    return Deferred(name)
 
 
 def __getattr__(name: str):

@@ -42,6 +42,7 @@ from snarkd.engine.keys import KeyStore
 from snarkd.engine.lanes import Lanes, has_priority_lane, urgent_share
 from snarkd.engine.memory import MemoryBudget, estimate
 from snarkd.engine.preempt import DeviceGate, Preemption
+from snarkd.engine.stage_queue import StageQueue
 from snarkd.engine.residency import DeviceResidency
 from snarkd.engine.scheduler import KEEP_FINISHED, Scheduler
 from snarkd.engine.status import EngineStatus, KeyStatus, engine_status, key_status
@@ -81,7 +82,7 @@ class Engine(EngineBase):
         self._lock = self.book.cv  # accounting is kept under the book's lock
         self.residency = DeviceResidency(self.devices, self.keys, c.key_max_resident, c.key_device_budget, self._lock)
         depth = c.queue_depth or max(1, len(self.devices) * c.workers_per_device)
-        self._device_q, self._final_q = stages.StageQueue(depth), stages.StageQueue(depth)
+        self._device_q, self._final_q = StageQueue(depth), StageQueue(depth)
         # device stages at once per device: the backend's limit, else one per device worker
         self._device_gates = [DeviceGate(b.max_concurrent or c.workers_per_device) for b in self.devices]
         self.preemption = [Preemption(self, d, g) for d, g in enumerate(self._device_gates)]
@@ -407,7 +408,7 @@ class Engine(EngineBase):
         return wasm_safety_net(lk.require_wasm(), part.inputs, part.witness_source, attempt, report=report,
                                timed=lambda: timer.phase("witness_wasm"))
 
-    def _hand_on(self, q: stages.StageQueue, left_synthesis: bool = False):
+    def _hand_on(self, q: StageQueue, left_synthesis: bool = False):
         def put(part: Partition) -> None:
             if self.dropped(part) or not q.put(part, self._stopping):
                 self.dropped(part)

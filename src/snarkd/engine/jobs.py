@@ -87,6 +87,7 @@ class Job:
     error_kind: str = ""  # the kind of the error it failed with (snarkd/errors.py), "" when it did not
     done: threading.Event = field(default_factory=threading.Event)
     released: bool = False  # key released (all partitions left the pipeline)
+    items_out: int = 0  # its work items in the job table not yet left (JobTable.item_left_locked)
     client: str = ""  # who submitted it (the daemon's token name or peer address)
     named: bool = False  # its id came from the client (who can then Await it after losing a Prove call)
     name: str = ""  # the id its client knows it by, when not `id` (the daemon's per-token job ids) ("" = id)

@@ -3,8 +3,10 @@ pending heap of their work items, the [limits] max_queued_jobs bound, and how a 
 runs under one condition variable (`cv`).
 
 A work item is what waits in the heap: a Partition in the engine, a Task (one partition on its way to
-an actor) at the front. Subclasses say how their items leave (`drop_locked`), when a job's key can be
-released (`release_key_if_done_locked`) and where counters go (`count`).
+an actor) at the front. Subclasses say how a queued item of an ended job leaves (`drop_locked`) and tell the
+table when any item has left (`item_left_locked`): the table releases a job's key once it has ended and its last
+item has left. Where counters go is handed in (`count`: the engine's Accounting, the front's own Counters), so the
+table's own bookkeeping never calls back up into the subclass's module.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import threading
 import time
 import uuid
 from collections import OrderedDict, deque
+from typing import Callable
 
 from snarkd.engine.errors import AlreadyExists, Busy, Cancelled, Expired, NotFound
 from snarkd.engine.eta import ServiceTimes
@@ -70,9 +73,17 @@ def no_such_job(job_id: str) -> NotFound:
     return NotFound(f"no job with id {shown} (finished jobs are kept for the last {KEEP_FINISHED})")
 
 
+class Counters(dict):
+    """Named counts kept beside a job table by an owner with no Accounting (the cluster front's Book)."""
+
+    def count(self, name: str, n: int = 1) -> None:
+        self[name] = self.get(name, 0) + n
+
+
 class JobTable:
-    def __init__(self, keys, notify, max_active: int = 1 << 30):
+    def __init__(self, keys, notify, max_active: int = 1 << 30, count: Callable[[str], None] | None = None):
         self.keys, self.notify = keys, notify
+        self.count = count if count is not None else Counters().count  # "submitted" and each end state's name
         self.max_active, self.active = max_active, 0  # jobs accepted and not ended ([limits] max_queued_jobs)
         self.cv = Deferring()
         self.pending: list = []  # heap of (job.rank, index, item)
@@ -89,16 +100,23 @@ class JobTable:
 
     # -- what subclasses say ------------------------------------------------------------------
 
-    def count(self, name: str) -> None:
-        raise NotImplementedError
-
     def drop_locked(self, item) -> None:
         """A queued item of a job that ended leaves (its bytes go back)."""
         raise NotImplementedError
 
+    def item_left_locked(self, job: Job) -> None:
+        """One of the job's items left for good (proved, dropped or given up): its key goes back when it was the
+        last and the job has ended."""
+        job.items_out -= 1
+        self.release_key_if_done_locked(job)
+
     def release_key_if_done_locked(self, job: Job) -> None:
         """Release the job's key once it has ended and all its items have left."""
-        raise NotImplementedError
+        if job.released or job.state not in ENDED or job.items_out > 0:
+            return
+        job.released = True
+        # the key store has its own lock, never taken around ours: no lock-order cycle
+        self.keys.release(job.key, proved=job.n_done if job.state == COMPLETED else 0)
 
     def forget_locked(self, job_id: str) -> None:
         """A finished job drops out of the table (subclasses forget what they keep beside it)."""
@@ -131,6 +149,7 @@ class JobTable:
         if job.deadline:
             self.deadlined.add(job)
         self.count("submitted")
+        job.items_out += len(items)
         for index, item in items:
             heapq.heappush(self.pending, (job.rank, index, item))
         while len(self.ended_ids) > KEEP_FINISHED:

@@ -27,11 +27,8 @@ STAGES = ("synthesis", "device", "finalize")  # the pipeline's stages, timed und
 
 class Scheduler(JobTable):
     def __init__(self, keys, acct: Accounting, notify, max_active: int = 1 << 30):
-        super().__init__(keys, notify, max_active)
+        super().__init__(keys, notify, max_active, count=acct.count)
         self.acct, self.budget = acct, acct.budget
-
-    def count(self, name: str) -> None:
-        self.acct.count(name)
 
     def drop_locked(self, part: Partition) -> None:
         self.exit_locked(part)
@@ -154,7 +151,9 @@ class Scheduler(JobTable):
             self.acct.count("partitions_completed")
             self.acct.add_phases(part.timings)
             self.cv.later(self.notify, "on_partition", part)
-            part.exited = True
+            if not part.exited:
+                part.exited = True
+                self.item_left_locked(job)
             self.free_slot_locked(part)
             if part.reserved:
                 self.release_locked(part, part.reserved)
@@ -176,15 +175,8 @@ class Scheduler(JobTable):
         if part.state == RUNNING:
             self.acct.in_flight -= 1
         part.drop_buffers()
-        self.release_key_if_done_locked(part.job)
+        self.item_left_locked(part.job)
         self.cv.notify_all()
-
-    def release_key_if_done_locked(self, job: Job) -> None:
-        if job.released or job.state not in ENDED or not all(p.exited for p in job.partitions):
-            return
-        job.released = True
-        # KeyStore has its own lock, never taken around ours: no lock-order cycle
-        self.keys.release(job.key, proved=job.n_done if job.state == COMPLETED else 0)
 
     def release_locked(self, part: Partition, nbytes: int) -> None:
         """Give part of a partition's reservation back (its big buffers died)."""
