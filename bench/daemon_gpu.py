@@ -178,6 +178,7 @@ def run_daemon(a, zkey: Path, wtns: Path, work: Path, out_dir: Path) -> list[dic
         "[daemon]", f'listen = "127.0.0.1:{port}"', f'pid_file = "{work}/snarkd.pid"', f'log_file = "{work}/snarkd.log"',
         # the journal keeps every unfinished job's witnesses: j jobs of 10 partitions of a 2^24 key are 5 GiB each
         f"spool_max = {2 * wtns.stat().st_size * a.partitions * max(max(a.j), a.warm) + (1 << 30)}",
+        *a.daemon_setting,
         "[transport]", f'witness_spool = "{work}/spool"',
         "[synthesis]", f"workers = {e['synthesis_workers']}", f"threads = {e['threads']}",
         "[gpus]", f"devices = {list(e['devices'])}", f"workers_per_device = {e['workers_per_device']}",
@@ -246,6 +247,8 @@ def main() -> int:
     ap.add_argument("--transports", default="auto",
                     help="witness transports of the daemon's j = 1 runs, comma-separated (the first one for j > 1)")
     ap.add_argument("--only", choices=("both", "engine", "daemon"), default="both")
+    ap.add_argument("--daemon-setting", action="append", default=[], metavar="LINE",
+                    help='a line added to the daemon\'s [daemon] table, e.g. \'switch_interval = "5ms"\' (A/B of a setting)')
     ap.add_argument("--urgent-every", type=float, default=0.0, metavar="S",
                     help="lanes: urgent jobs every S seconds beside bulk ones (daemon only; see above)")
     ap.add_argument("--urgent-share", type=float, default=0.1, help="the urgent lane's share of slots and memory")
