@@ -106,12 +106,15 @@ def _lazy_field(p, L):
 def _sqr_inputs(p):
     edge = [0, 1, 2, 3, p - 1, p - 2, p, p + 1, 2 * p - 1, 2 * p - 2, (p - 1) // 2, (p + 1) // 2,
             1 << 64, (1 << 128) - 1, (1 << 192) + 5, (1 << 63) - 1, ((1 << 64) - 1) << 64]
-    return edge + [p - (1 << k) for k in (1, 64, 128, 192)] + [2 * p - (1 << k) for k in (1, 64, 128, 192)]
+    # the words of 6-limb values too (BLS12-381's Fq: sqr_wide6's rows and its doubling pass)
+    edge += [x for k in (256, 320) for x in ((1 << k) - 1, 1 << k, ((1 << 64) - 1) << k)]
+    ks = (1, 64, 128, 192, 256, 320)
+    return edge + [p - (1 << k) for k in ks if 1 << k < p] + [2 * p - (1 << k) for k in ks if 1 << k < p]
 
 
 @pytest.mark.parametrize("name,mod,pfx,p,L", FIELDS, ids=[f[0] for f in FIELDS])
 def test_square_matches_product(name, mod, pfx, p, L):
-    """The dedicated squaring (4 limbs with ADX: mont_sqr4) against Python and against the
+    """The dedicated squaring (with ADX, 4 limbs: mont_sqr4; 6 limbs: sqr_wide6 + redc6) against Python and against the
     product a * a, byte for byte, on canonical edges and random values (hypothesis)."""
     f = lambda n: getattr(mod, f"{pfx}_{n}")  # noqa: E731
     R = 1 << (64 * L)

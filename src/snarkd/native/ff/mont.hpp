@@ -52,12 +52,15 @@ struct Mont {
   static constexpr size_t BITS = P::BITS;
   static_assert(P::MOD[N - 1] < 0x7fffffffffffffffULL, "no-carry CIOS needs a spare top bit");
   u64 v[N];
-  // the dedicated 4-limb squaring (sqr_to, sqr_lazy_to): x86-64 with ADX (checked at run
-  // time), optimised builds (its asm takes 12 registers); a^2 < pR for a < 2p needs 4p < R
+  // the dedicated 4- and 6-limb squarings (sqr_to, sqr_lazy_to): x86-64 with ADX (checked at
+  // run time), optimised builds (their asm takes 12-13 registers); a^2 < pR for a < 2p needs
+  // 4p < R
 #if defined(__x86_64__) && defined(__OPTIMIZE__)
   static constexpr bool HAS_SQR4 = N == 4 && P::MOD[N - 1] < (1ULL << 62);
+  static constexpr bool HAS_SQR6 = N == 6 && P::MOD[N - 1] < (1ULL << 62);
 #else
   static constexpr bool HAS_SQR4 = false;
+  static constexpr bool HAS_SQR6 = false;
 #endif
 
   static inline Mont zero() { Mont r; for (size_t i = 0; i < N; i++) r.v[i] = 0; return r; }
@@ -197,10 +200,13 @@ struct Mont {
   // square instead of 16, then a Montgomery reduction), bit-identical to mul_to(o, a, a)
   // (both give the canonical a^2/R mod p). sqr_lazy_to leaves it in [0, 2p) for a < 2p, as
   // mul_lazy_to does: a^2 < 4p^2 < pR (4p < R), so redc4's bound holds.
+  // On 6 limbs (BLS12-381) the square (adx::sqr_wide6: 21 mulx instead of 36) and its
+  // reduction (redc6) are two asm blocks through a stack array: one block would need more
+  // registers than x86-64 has left beside rdx and the pointers.
   static inline __attribute__((always_inline)) void sqr_to(Mont& o, const Mont& a) {
-    if constexpr (HAS_SQR4) {
+    if constexpr (HAS_SQR4 || HAS_SQR6) {
       if (__builtin_expect(g_use_adx, 1)) {
-        sqr4_redc(o, a);
+        sqr_redc(o, a);
         final_sub(o.v);
         return;
       }
@@ -208,19 +214,25 @@ struct Mont {
     mul_to(o, a, a);
   }
   static inline __attribute__((always_inline)) void sqr_lazy_to(Mont& o, const Mont& a) {
-    if constexpr (HAS_SQR4) {
+    if constexpr (HAS_SQR4 || HAS_SQR6) {
       if (__builtin_expect(g_use_adx, 1)) {
-        sqr4_redc(o, a);
+        sqr_redc(o, a);
         return;
       }
     }
     mul_lazy_to(o, a, a);
   }
-  // a^2 / R in [0, 2p) for a < 2p (HAS_SQR4 and ADX only)
-  static inline __attribute__((always_inline)) void sqr4_redc(Mont& o, const Mont& a) {
+  // a^2 / R in [0, 2p) for a < 2p (HAS_SQR4 or HAS_SQR6, and ADX only)
+  static inline __attribute__((always_inline)) void sqr_redc(Mont& o, const Mont& a) {
 #if defined(__x86_64__) && defined(__OPTIMIZE__)
     if constexpr (HAS_SQR4) {
       adx::mont_sqr4<P::MOD, &P::INV>(o.v, a.v);
+      return;
+    }
+    if constexpr (HAS_SQR6) {
+      u64 t[12];
+      adx::sqr_wide6(t, a.v);
+      adx::redc6<P::MOD, &P::INV>(o.v, t);
       return;
     }
 #endif
@@ -440,8 +452,8 @@ struct Mont {
           adx::sqr_wide4(t0, a.v);
           adx::sqr_wide4(t1, b.v);
         } else {
-          adx::mul_wide6(t0, a.v, a.v);
-          adx::mul_wide6(t1, b.v, b.v);
+          adx::sqr_wide6(t0, a.v);
+          adx::sqr_wide6(t1, b.v);
         }
         unsigned char c = 0;
 #pragma GCC unroll 12
