@@ -52,6 +52,11 @@ void Recorder<P, UNTRACED>::exec(size_t depth, size_t arm_frames, uint32_t arm_s
       table[OP_LA_MUL] = &&L_LA_MUL;
       table[OP_LA_MUL_ADD] = &&L_LA_MUL_ADD;
       table[OP_LA_SET] = &&L_LA_SET;
+      table[OP_F_COPY] = &&L_F_COPY;
+      table[OP_F_ADDSUB] = &&L_F_ADDSUB;
+      table[OP_F_BINARY] = &&L_F_BINARY;
+      table[OP_F_ISTRUE] = &&L_F_ISTRUE;
+      table[OP_F_TOINT] = &&L_F_TOINT;
       table[0x45] = &&L_I32_EQZ;
       table[0x46] = &&L_I32_EQ;
       table[0x47] = &&L_I32_NE;
@@ -94,9 +99,9 @@ void Recorder<P, UNTRACED>::exec(size_t depth, size_t arm_frames, uint32_t arm_s
       field_table[H_COPY] = &&L_FIELD_COPY;
       field_table[H_ISTRUE] = &&L_FIELD_ISTRUE;
       field_table[H_TOINT] = &&L_FIELD_TOINT;
-      for (HostFn b : {H_ADD, H_SUB, H_MUL, H_DIV, H_IDIV, H_MOD, H_POW, H_EQ, H_NEQ, H_LT, H_GT, H_LEQ, H_GEQ, H_LAND,
-                       H_LOR, H_BAND, H_BOR, H_BXOR, H_SHL, H_SHR})
-        field_table[b] = &&L_FIELD_BINARY;
+      for (int b = 0; b < H_EXCEPTION; b++)
+        if (binary_field_fn(HostFn(b))) field_table[b] = &&L_FIELD_BINARY;
+      field_table[H_ADD] = field_table[H_SUB] = &&L_FIELD_ADDSUB;
       table_ready.store(true, std::memory_order_release);
     }
   }
@@ -121,6 +126,7 @@ void Recorder<P, UNTRACED>::exec(size_t depth, size_t arm_frames, uint32_t arm_s
   uint32_t sp;
   uint32_t callee_;
   HostFn field_fn;  // the field function a call reached (L_FIELD_*)
+  uint32_t arg0, arg1, arg2;  // its arguments (L_*_ARGS), from the stack or (OP_F_*) from the locals
   // A call's own dispatch: a field function straight to its handler, anything else through L_CALL_TO.
 #define FIELD_CALL()                                       \
   do {                                                     \
@@ -408,30 +414,32 @@ L_CALL_TO: {
   // Fr_isTrue, Fr_mul). Reached through field_table from each call handler's own jump (FIELD_CALL), not from
   // one switch: a fused call's handler mostly calls one kind (two pushes: Fr_copy; three: a binary op), which its
   // own jump predicts. fr->pc and field_fn are set on the way in.
-L_FIELD_COPY: {
-  host_seq_++;
-  const uint32_t r = uint32_t(S[sp - 2]), a = uint32_t(S[sp - 1]);
+L_FIELD_COPY:
+  arg0 = uint32_t(S[sp - 2]), arg1 = uint32_t(S[sp - 1]);
   sp -= 2;
-  if (a == shared_elem_ && fr->func == uint32_t(f_set_input_)) input_copy_due_ = false;
-  write_elem(r, read_elem(a));
+L_COPY_ARGS:
+  host_seq_++;
+  if (arg1 == shared_elem_ && fr->func == uint32_t(f_set_input_)) input_copy_due_ = false;
+  write_elem(arg0, read_elem(arg1));
   pc++;
   NEXT();
-}
-L_FIELD_ISTRUE: {
+L_FIELD_ISTRUE:
+  arg0 = uint32_t(S[--sp]);
+L_ISTRUE_ARGS: {
   host_seq_++;
   pending_.valid = false;
-  const uint32_t a = uint32_t(S[--sp]);
-  const Val x = read_elem(a);
+  const Val x = read_elem(arg0);
   const bool t = CF::is_true(x.v);
   if (x.id) istrue_traced(x.id, t, pc);
   S[sp++] = t ? 1 : 0;
   pc++;
   NEXT();
 }
-L_FIELD_TOINT: {
+L_FIELD_TOINT:
+  arg0 = uint32_t(S[--sp]);
+L_TOINT_ARGS: {
   host_seq_++;
-  const uint32_t a = uint32_t(S[--sp]);
-  const Val x = read_elem(a);
+  const Val x = read_elem(arg0);
   const int32_t v = CF::n_to_int32(plain_of(x));
   // setInputSignal converts the value it stores to decide its representation only
   if (x.id && fr->func != uint32_t(f_set_input_)) guard(T_GUARD_INT, x.id, uint32_t(v));
@@ -439,15 +447,64 @@ L_FIELD_TOINT: {
   pc++;
   NEXT();
 }
-L_FIELD_BINARY: {  // host_call's binary field ops (pR, pA, pB)
-  host_seq_++;
-  const uint32_t r = uint32_t(S[sp - 3]), a = uint32_t(S[sp - 2]), b = uint32_t(S[sp - 1]);
+L_FIELD_ADDSUB:  // Fr_add, Fr_sub
+  arg0 = uint32_t(S[sp - 3]), arg1 = uint32_t(S[sp - 2]), arg2 = uint32_t(S[sp - 1]);
   sp -= 3;
-  if constexpr (UNTRACED) binary_to(r, field_fn, read_elem(a), read_elem(b));  // (plain_forms.hpp)
-  else write_elem(r, binary(field_fn, read_elem(a), read_elem(b)));
+L_ADDSUB_ARGS:
+  if constexpr (UNTRACED) {  // operands in one form (nearly all) here, without binary_to's calls and switch
+    host_seq_++;
+    const Val x = read_elem(arg1), y = read_elem(arg2);
+    if (x.plain == y.plain) {
+      // as binary_value: the sum or difference in their form, marked when either operand is
+      const F v = field_fn == H_ADD ? x.v + y.v : x.v - y.v;
+      write_value(arg0, x.id | y.id ? TAINT : 0, v, x.plain);
+    } else {
+      binary_to(arg0, field_fn, x, y);
+    }
+    pc++;
+    NEXT();
+  }
+  goto L_BINARY_ARGS;
+L_FIELD_BINARY:  // host_call's binary field ops (pR, pA, pB)
+  arg0 = uint32_t(S[sp - 3]), arg1 = uint32_t(S[sp - 2]), arg2 = uint32_t(S[sp - 1]);
+  sp -= 3;
+L_BINARY_ARGS:
+  host_seq_++;
+  if constexpr (UNTRACED) binary_to(arg0, field_fn, read_elem(arg1), read_elem(arg2));  // (plain_forms.hpp)
+  else write_elem(arg0, binary(field_fn, read_elem(arg1), read_elem(arg2)));
   pc++;
   NEXT();
-}
+  // The fused calls with their arguments from the locals (OP_F_*: local+k, or local.get with b 0), the callee's
+  // kind in arity; pc and fr->pc at the call, as FIELD_CALL leaves them
+#define LOCAL_ARG(K) uint32_t(L[code[pc + K].a] + code[pc + K].b)
+L_F_COPY:
+  arg0 = LOCAL_ARG(0), arg1 = LOCAL_ARG(1);
+  pc += 2;
+  fr->pc = pc;
+  goto L_COPY_ARGS;
+L_F_ISTRUE:
+  arg0 = LOCAL_ARG(0);
+  pc += 1;
+  fr->pc = pc;
+  goto L_ISTRUE_ARGS;
+L_F_TOINT:
+  arg0 = LOCAL_ARG(0);
+  pc += 1;
+  fr->pc = pc;
+  goto L_TOINT_ARGS;
+L_F_ADDSUB:
+  arg0 = LOCAL_ARG(0), arg1 = LOCAL_ARG(1), arg2 = LOCAL_ARG(2);
+  field_fn = HostFn(in->arity);
+  pc += 3;
+  fr->pc = pc;
+  goto L_ADDSUB_ARGS;
+L_F_BINARY:
+  arg0 = LOCAL_ARG(0), arg1 = LOCAL_ARG(1), arg2 = LOCAL_ARG(2);
+  field_fn = HostFn(in->arity);
+  pc += 3;
+  fr->pc = pc;
+  goto L_BINARY_ARGS;
+#undef LOCAL_ARG
 L_FIELD_OTHER:
   SYNC();
   host_call(field_fn, pc);

@@ -95,6 +95,49 @@ inline const HostSpec* host_specs() {
   return specs;
 }
 
+// circom's binary field functions (pR, pA, pB) but + and - (interp.hpp runs them as one)
+inline bool binary_field_fn(HostFn h) {
+  switch (h) {
+    case H_MUL: case H_DIV: case H_IDIV: case H_MOD: case H_POW: case H_EQ: case H_NEQ: case H_LT: case H_GT:
+    case H_LEQ: case H_GEQ: case H_LAND: case H_LOR: case H_BAND: case H_BOR: case H_BXOR: case H_SHL: case H_SHR:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// Which of circom's field functions f is (by its name and signature), else H_NONE: the Recorder's calls and
+// fuse_field_calls's fused ones agree on it.
+inline HostFn circom_field_fn(const Module& m, uint32_t f) {
+  const Func& fn = m.funcs[f];
+  if (fn.imported) return H_NONE;
+  for (const HostSpec* s = host_specs(); s->name; s++) {
+    if (fn.name == s->name) {
+      const FuncType& t = m.type_of(f);
+      return int(t.params.size()) == s->params && int(t.results.size()) == s->results ? s->fn : H_NONE;
+    }
+  }
+  return H_NONE;
+}
+
+// The calls of circom's commonest field functions with their arguments from locals, each one handler
+// (Module::fuse_field_calls, OP_F_COPY...; interp.hpp runs them): once, before the module is shared.
+inline void fuse_field_calls(Module& m) {
+  std::vector<uint16_t> op(m.funcs.size(), 0), tag(m.funcs.size(), 0);
+  for (uint32_t f = 0; f < m.funcs.size(); f++) {
+    const HostFn h = circom_field_fn(m, f);
+    tag[f] = h;
+    switch (h) {
+      case H_COPY: op[f] = OP_F_COPY; break;
+      case H_ADD: case H_SUB: op[f] = OP_F_ADDSUB; break;
+      case H_ISTRUE: op[f] = OP_F_ISTRUE; break;
+      case H_TOINT: op[f] = OP_F_TOINT; break;
+      default: op[f] = binary_field_fn(h) ? OP_F_BINARY : 0; break;
+    }
+  }
+  m.fuse_field_calls(op, tag);
+}
+
 // Limits of one recording (the daemon's [limits] apply to it as to the wasm engine's run).
 // Every buffer a recording grows is bounded by one of these: a hostile or broken wasm gets a clean
 // refusal (Unsupported, or the circuit's failure), never an allocation that takes the process down.
@@ -162,13 +205,7 @@ class Recorder {
         if (h != H_IMPORT_NOP && h != H_IMPORT_ERROR && (t.params.size() != (h == H_EXCEPTION ? 1u : 0u) || !t.results.empty()))
           throw Unsupported("import runtime." + fn.name + " has another signature than circom's");
       } else {
-        for (const HostSpec* s = host_specs(); s->name; s++) {
-          if (fn.name == s->name) {
-            const FuncType& t = m_.type_of(f);
-            if (int(t.params.size()) == s->params && int(t.results.size()) == s->results) h = s->fn;
-            break;
-          }
-        }
+        h = circom_field_fn(m_, f);
       }
       host_.push_back(h);
     }

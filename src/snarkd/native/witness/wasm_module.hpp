@@ -68,7 +68,16 @@ enum Op : uint16_t {
   OP_LA2_CALL = 0x11F,
   OP_LA3_CALL = 0x120,
   OP_LA4_CALL = 0x121,
-  OP_LAST = 0x122,
+  // OP_PUSH{1,2,3}_CALL / OP_LA{1,2,3}_CALL whose pushes are all local+k or local.get and whose callee is one of
+  // circom's field functions (fuse_field_calls, with the callee's kind in `arity`): the handler takes the arguments
+  // from the locals (a local.get's b is 0) straight into the field function's own code, with no operand stack
+  // between and no second dispatch on the callee (the RSA verifier's control-flow run: most of its 8.6 M calls)
+  OP_F_COPY = 0x122,    // Fr_copy(dst, src)
+  OP_F_ADDSUB = 0x123,  // Fr_add / Fr_sub(dst, a, b)
+  OP_F_BINARY = 0x124,  // circom's other binary field functions (dst, a, b)
+  OP_F_ISTRUE = 0x125,  // Fr_isTrue(a)
+  OP_F_TOINT = 0x126,   // Fr_toInt(a)
+  OP_LAST = 0x127,
 };
 
 // One decoded instruction (16 bytes).
@@ -220,6 +229,10 @@ class Module {
   // Superinstructions over a decoded body (see OP_PUSH2): runs that hold none of `labels` (the pcs where a
   // block, loop, if arm or end begins: every branch target, every arm's start and end) inside them.
   static void fuse_straight_line(Func& f, const std::vector<uint32_t>& labels);
+  // The fused calls (OP_PUSHn_CALL, OP_LAn_CALL) of function f where fused_op[f] is set, with exactly its params
+  // pushed and every push local+k or local.get: the head becomes fused_op[f] with tag[f] in `arity`. Before the
+  // module is shared (it is const to its users).
+  void fuse_field_calls(const std::vector<uint16_t>& fused_op, const std::vector<uint16_t>& tag);
 
  private:
   std::unordered_map<std::string, uint32_t> by_name_;
@@ -760,6 +773,32 @@ inline void Module::fuse_straight_line(Func& f, const std::vector<uint32_t>& lab
       in.op = fused;
     }
     pc += len;
+  }
+}
+
+inline void Module::fuse_field_calls(const std::vector<uint16_t>& fused_op, const std::vector<uint16_t>& tag) {
+  for (Func& f : funcs) {
+    if (!f.decoded) continue;
+    auto& code = f.code;
+    for (size_t pc = 0; pc < code.size(); pc++) {
+      Ins& in = code[pc];
+      size_t pushes = 0;
+      if (in.op >= OP_LA1_CALL && in.op <= OP_LA4_CALL) pushes = in.op - OP_LA1_CALL + 1u;
+      else if (in.op >= OP_PUSH1_CALL && in.op <= OP_PUSH3_CALL) pushes = in.op - OP_PUSH1_CALL + 1u;
+      else if (in.op == OP_PUSH4_CALL) pushes = 4;
+      if (!pushes) continue;
+      const uint32_t callee = code[pc + pushes].a;  // (fuse_straight_line: the run ends in its OP_CALL)
+      if (callee >= fused_op.size() || !fused_op[callee] || type_of(callee).params.size() != pushes) continue;
+      bool locals = true;  // the head's own op is in arity (OP_PUSHn_CALL) or local+k (OP_LAn_CALL)
+      for (size_t k = 0; k < pushes; k++) {
+        const uint16_t op = k ? code[pc + k].op : in.op >= OP_LA1_CALL ? uint16_t(OP_LOCAL_ADDI) : in.arity;
+        locals = locals && (op == OP_LOCAL_ADDI || op == OP_LOCAL_GET);
+      }
+      if (!locals) continue;
+      in.op = fused_op[callee];
+      in.arity = tag[callee];
+      pc += pushes;
+    }
   }
 }
 
