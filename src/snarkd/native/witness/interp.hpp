@@ -52,11 +52,17 @@ void Recorder<P, UNTRACED>::exec(size_t depth, size_t arm_frames, uint32_t arm_s
       table[OP_LA_MUL] = &&L_LA_MUL;
       table[OP_LA_MUL_ADD] = &&L_LA_MUL_ADD;
       table[OP_LA_SET] = &&L_LA_SET;
-      table[OP_F_COPY] = &&L_F_COPY;
-      table[OP_F_ADDSUB] = &&L_F_ADDSUB;
-      table[OP_F_BINARY] = &&L_F_BINARY;
-      table[OP_F_ISTRUE] = &&L_F_ISTRUE;
-      table[OP_F_TOINT] = &&L_F_TOINT;
+#define F_OPS(OP, LBL)        \
+  table[OP] = &&LBL##1;       \
+  table[OP + 1] = &&LBL##2;   \
+  table[OP + 2] = &&LBL##3;   \
+  table[OP + 3] = &&LBL##4;
+      F_OPS(OP_F_COPY, L_F_COPY)
+      F_OPS(OP_F_ADDSUB, L_F_ADDSUB)
+      F_OPS(OP_F_BINARY, L_F_BINARY)
+      F_OPS(OP_F_ISTRUE, L_F_ISTRUE)
+      F_OPS(OP_F_TOINT, L_F_TOINT)
+#undef F_OPS
       table[0x45] = &&L_I32_EQZ;
       table[0x46] = &&L_I32_EQ;
       table[0x47] = &&L_I32_NE;
@@ -420,7 +426,8 @@ L_FIELD_COPY:
 L_COPY_ARGS:
   host_seq_++;
   if (arg1 == shared_elem_ && fr->func == uint32_t(f_set_input_)) input_copy_due_ = false;
-  write_elem(arg0, read_elem(arg1));
+  if constexpr (UNTRACED) copy_elem(arg0, arg1);
+  else write_elem(arg0, read_elem(arg1));
   pc++;
   NEXT();
 L_FIELD_ISTRUE:
@@ -474,36 +481,37 @@ L_BINARY_ARGS:
   else write_elem(arg0, binary(field_fn, read_elem(arg1), read_elem(arg2)));
   pc++;
   NEXT();
-  // The fused calls with their arguments from the locals (OP_F_*: local+k, or local.get with b 0), the callee's
-  // kind in arity; pc and fr->pc at the call, as FIELD_CALL leaves them
+  // The fused calls (OP_F_*, wasm_module.hpp): N pushes, the callee's P params. Pushes before the arguments pushed,
+  // the arguments not pushed taken from the stack, the rest from the pushes' locals; the callee's kind in arity, pc
+  // and fr->pc at the call, as FIELD_CALL leaves them.
 #define LOCAL_ARG(K) uint32_t(L[code[pc + K].a] + code[pc + K].b)
-L_F_COPY:
-  arg0 = LOCAL_ARG(0), arg1 = LOCAL_ARG(1);
-  pc += 2;
-  fr->pc = pc;
-  goto L_COPY_ARGS;
-L_F_ISTRUE:
-  arg0 = LOCAL_ARG(0);
-  pc += 1;
-  fr->pc = pc;
-  goto L_ISTRUE_ARGS;
-L_F_TOINT:
-  arg0 = LOCAL_ARG(0);
-  pc += 1;
-  fr->pc = pc;
-  goto L_TOINT_ARGS;
-L_F_ADDSUB:
-  arg0 = LOCAL_ARG(0), arg1 = LOCAL_ARG(1), arg2 = LOCAL_ARG(2);
-  field_fn = HostFn(in->arity);
-  pc += 3;
-  fr->pc = pc;
-  goto L_ADDSUB_ARGS;
-L_F_BINARY:
-  arg0 = LOCAL_ARG(0), arg1 = LOCAL_ARG(1), arg2 = LOCAL_ARG(2);
-  field_fn = HostFn(in->arity);
-  pc += 3;
-  fr->pc = pc;
-  goto L_BINARY_ARGS;
+#define F_CALL(LBL, P, N, GO, KIND)                               \
+  LBL: {                                                          \
+    constexpr int E = N > P ? N - P : 0, SA = P > N ? P - N : 0;  \
+    uint32_t v[3];                                                \
+    for (int k = 0; k < E; k++) S[sp + k] = LOCAL_ARG(k);         \
+    sp += E;                                                      \
+    for (int k = 0; k < SA; k++) v[k] = uint32_t(S[sp - SA + k]); \
+    sp -= SA;                                                     \
+    for (int k = SA; k < P; k++) v[k] = LOCAL_ARG(E + k - SA);    \
+    arg0 = v[0];                                                  \
+    if constexpr (P > 1) arg1 = v[1];                             \
+    if constexpr (P > 2) arg2 = v[2];                             \
+    if constexpr (KIND) field_fn = HostFn(in->arity);             \
+    pc += N;                                                      \
+    fr->pc = pc;                                                  \
+    goto GO;                                                      \
+  }
+  // KIND: the handler reads field_fn (one handler for several field functions)
+#define F_CALLS(LBL, P, GO, KIND) \
+  F_CALL(LBL##1, P, 1, GO, KIND) F_CALL(LBL##2, P, 2, GO, KIND) F_CALL(LBL##3, P, 3, GO, KIND) F_CALL(LBL##4, P, 4, GO, KIND)
+  F_CALLS(L_F_COPY, 2, L_COPY_ARGS, false)
+  F_CALLS(L_F_ADDSUB, 3, L_ADDSUB_ARGS, true)
+  F_CALLS(L_F_BINARY, 3, L_BINARY_ARGS, true)
+  F_CALLS(L_F_ISTRUE, 1, L_ISTRUE_ARGS, false)
+  F_CALLS(L_F_TOINT, 1, L_TOINT_ARGS, false)
+#undef F_CALLS
+#undef F_CALL
 #undef LOCAL_ARG
 L_FIELD_OTHER:
   SYNC();
