@@ -209,7 +209,7 @@ L_BR_IF:
 // br_if, K instructions after this one, taken when V (evaluated once) is zero
 #define BRANCH_IF_ZERO(V, K)          \
   {                                   \
-    const Ins& br = code[pc + K];     \
+    const Ins& br = in[K];            \
     if (uint32_t(V) == 0) {           \
       leaving_arm(br.a);              \
       if (br.a <= pc + K) tick();     \
@@ -224,20 +224,20 @@ L_EQZ_BR_IF:  // i32.eqz, br_if (the second instruction: the branch)
   BRANCH_IF_ZERO(S[--sp], 1)
 L_PUSH3:
   S[sp] = pushed(in->arity, *in, L);
-  S[sp + 1] = pushed(code[pc + 1].op, code[pc + 1], L);
-  S[sp + 2] = pushed(code[pc + 2].op, code[pc + 2], L);
+  S[sp + 1] = pushed(in[1].op, in[1], L);
+  S[sp + 2] = pushed(in[2].op, in[2], L);
   sp += 3;
   pc += 3;
   NEXT();
 L_PUSH2:
   S[sp] = pushed(in->arity, *in, L);
-  S[sp + 1] = pushed(code[pc + 1].op, code[pc + 1], L);
+  S[sp + 1] = pushed(in[1].op, in[1], L);
   sp += 2;
   pc += 2;
   NEXT();
   // The pushes of a call's arguments, then the call itself (the run's last instruction, no label inside the run:
   // not an arm's end either, so NEXT's arm test has nothing to stop at there).
-#define PUSH(K) S[sp + K] = pushed(K ? code[pc + K].op : in->arity, code[pc + K], L)
+#define PUSH(K) S[sp + K] = pushed(K ? in[K].op : in->arity, in[K], L)
 #define PUSHED_CALL(N) \
   sp += N;             \
   pc += N;             \
@@ -262,7 +262,7 @@ L_PUSH4_CALL:
   PUSH(3);
   PUSHED_CALL(4);
 #undef PUSH
-#define LA_PUSH(K) S[sp + K] = uint32_t(L[code[pc + K].a] + code[pc + K].b)
+#define LA_PUSH(K) S[sp + K] = uint32_t(L[in[K].a] + in[K].b)
 L_LA1_CALL:
   LA_PUSH(0);
   PUSHED_CALL(1);
@@ -284,33 +284,33 @@ L_LA4_CALL:
 #undef PUSHED_CALL
 #undef LA_PUSH
 L_MUL_ADDI_SCALE_BASE: {
-  const uint32_t index = uint32_t(uint32_t(S[sp - 2]) * uint32_t(S[sp - 1]) + code[pc + 1].a);
-  S[sp - 2] = uint32_t(uint32_t(L[code[pc + 4].a]) + index * uint32_t(code[pc + 2].b));
+  const uint32_t index = uint32_t(uint32_t(S[sp - 2]) * uint32_t(S[sp - 1]) + in[1].a);
+  S[sp - 2] = uint32_t(uint32_t(L[in[4].a]) + index * uint32_t(in[2].b));
   sp -= 1;
   pc += 6;
   NEXT();
 }
 L_LA_MUL:
-  S[sp++] = uint32_t(uint32_t(pushed(in->arity, *in, L)) * uint32_t(code[pc + 1].b));
+  S[sp++] = uint32_t(uint32_t(pushed(in->arity, *in, L)) * uint32_t(in[1].b));
   pc += 3;
   NEXT();
 L_LA_MUL_ADD:
-  S[sp++] = uint32_t(uint32_t(pushed(in->arity, *in, L)) * uint32_t(code[pc + 1].b) + code[pc + 3].a);
+  S[sp++] = uint32_t(uint32_t(pushed(in->arity, *in, L)) * uint32_t(in[1].b) + in[3].a);
   pc += 4;
   NEXT();
 L_LA_SET:
-  L[code[pc + 1].a] = uint32_t(L[in->a] + in->b);
+  L[in[1].a] = uint32_t(L[in->a] + in->b);
   pc += 2;
   NEXT();
 L_LA_SET2:  // each in turn (a later one may read what an earlier one set)
-  L[code[pc + 1].a] = uint32_t(L[in->a] + in->b);
-  L[code[pc + 3].a] = uint32_t(L[code[pc + 2].a] + code[pc + 2].b);
+  L[in[1].a] = uint32_t(L[in->a] + in->b);
+  L[in[3].a] = uint32_t(L[in[2].a] + in[2].b);
   pc += 4;
   NEXT();
 L_LA_SET3:
-  L[code[pc + 1].a] = uint32_t(L[in->a] + in->b);
-  L[code[pc + 3].a] = uint32_t(L[code[pc + 2].a] + code[pc + 2].b);
-  L[code[pc + 5].a] = uint32_t(L[code[pc + 4].a] + code[pc + 4].b);
+  L[in[1].a] = uint32_t(L[in->a] + in->b);
+  L[in[3].a] = uint32_t(L[in[2].a] + in[2].b);
+  L[in[5].a] = uint32_t(L[in[4].a] + in[4].b);
   pc += 6;
   NEXT();
 L_LOCAL_EQZ_BR_IF:  // local.get, i32.eqz, br_if (the third instruction: the branch)
@@ -484,7 +484,7 @@ L_BINARY_ARGS:
   // The fused calls (OP_F_*, wasm_module.hpp): N pushes, the callee's P params. Pushes before the arguments pushed,
   // the arguments not pushed taken from the stack, the rest from the pushes' locals; the callee's kind in arity, pc
   // and fr->pc at the call, as FIELD_CALL leaves them.
-#define LOCAL_ARG(K) uint32_t(L[code[pc + K].a] + code[pc + K].b)
+#define LOCAL_ARG(K) uint32_t(L[in[K].a] + in[K].b)
 #define F_CALL(LBL, P, N, GO, KIND)                               \
   LBL: {                                                          \
     constexpr int E = N > P ? N - P : 0, SA = P > N ? P - N : 0;  \
