@@ -64,6 +64,7 @@ struct Wasm {
   explicit Wasm(std::string b) : bytes(std::move(b)) {
     try {
       module = std::make_unique<Module>((const uint8_t*)bytes.data(), bytes.size());
+      fuse_field_calls(*module);  // before any Recorder reads it
     } catch (const WasmError& e) {
       throw Unsupported(e.what());
     } catch (const std::bad_alloc&) {

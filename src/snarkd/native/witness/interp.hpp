@@ -52,6 +52,17 @@ void Recorder<P, UNTRACED>::exec(size_t depth, size_t arm_frames, uint32_t arm_s
       table[OP_LA_MUL] = &&L_LA_MUL;
       table[OP_LA_MUL_ADD] = &&L_LA_MUL_ADD;
       table[OP_LA_SET] = &&L_LA_SET;
+#define F_OPS(OP, LBL)        \
+  table[OP] = &&LBL##1;       \
+  table[OP + 1] = &&LBL##2;   \
+  table[OP + 2] = &&LBL##3;   \
+  table[OP + 3] = &&LBL##4;
+      F_OPS(OP_F_COPY, L_F_COPY)
+      F_OPS(OP_F_ADDSUB, L_F_ADDSUB)
+      F_OPS(OP_F_BINARY, L_F_BINARY)
+      F_OPS(OP_F_ISTRUE, L_F_ISTRUE)
+      F_OPS(OP_F_TOINT, L_F_TOINT)
+#undef F_OPS
       table[0x45] = &&L_I32_EQZ;
       table[0x46] = &&L_I32_EQ;
       table[0x47] = &&L_I32_NE;
@@ -94,9 +105,9 @@ void Recorder<P, UNTRACED>::exec(size_t depth, size_t arm_frames, uint32_t arm_s
       field_table[H_COPY] = &&L_FIELD_COPY;
       field_table[H_ISTRUE] = &&L_FIELD_ISTRUE;
       field_table[H_TOINT] = &&L_FIELD_TOINT;
-      for (HostFn b : {H_ADD, H_SUB, H_MUL, H_DIV, H_IDIV, H_MOD, H_POW, H_EQ, H_NEQ, H_LT, H_GT, H_LEQ, H_GEQ, H_LAND,
-                       H_LOR, H_BAND, H_BOR, H_BXOR, H_SHL, H_SHR})
-        field_table[b] = &&L_FIELD_BINARY;
+      for (int b = 0; b < H_EXCEPTION; b++)
+        if (binary_field_fn(HostFn(b))) field_table[b] = &&L_FIELD_BINARY;
+      field_table[H_ADD] = field_table[H_SUB] = &&L_FIELD_ADDSUB;
       table_ready.store(true, std::memory_order_release);
     }
   }
@@ -121,6 +132,7 @@ void Recorder<P, UNTRACED>::exec(size_t depth, size_t arm_frames, uint32_t arm_s
   uint32_t sp;
   uint32_t callee_;
   HostFn field_fn;  // the field function a call reached (L_FIELD_*)
+  uint32_t arg0, arg1, arg2;  // its arguments (L_*_ARGS), from the stack or (OP_F_*) from the locals
   // A call's own dispatch: a field function straight to its handler, anything else through L_CALL_TO.
 #define FIELD_CALL()                                       \
   do {                                                     \
@@ -197,7 +209,7 @@ L_BR_IF:
 // br_if, K instructions after this one, taken when V (evaluated once) is zero
 #define BRANCH_IF_ZERO(V, K)          \
   {                                   \
-    const Ins& br = code[pc + K];     \
+    const Ins& br = in[K];            \
     if (uint32_t(V) == 0) {           \
       leaving_arm(br.a);              \
       if (br.a <= pc + K) tick();     \
@@ -212,20 +224,20 @@ L_EQZ_BR_IF:  // i32.eqz, br_if (the second instruction: the branch)
   BRANCH_IF_ZERO(S[--sp], 1)
 L_PUSH3:
   S[sp] = pushed(in->arity, *in, L);
-  S[sp + 1] = pushed(code[pc + 1].op, code[pc + 1], L);
-  S[sp + 2] = pushed(code[pc + 2].op, code[pc + 2], L);
+  S[sp + 1] = pushed(in[1].op, in[1], L);
+  S[sp + 2] = pushed(in[2].op, in[2], L);
   sp += 3;
   pc += 3;
   NEXT();
 L_PUSH2:
   S[sp] = pushed(in->arity, *in, L);
-  S[sp + 1] = pushed(code[pc + 1].op, code[pc + 1], L);
+  S[sp + 1] = pushed(in[1].op, in[1], L);
   sp += 2;
   pc += 2;
   NEXT();
   // The pushes of a call's arguments, then the call itself (the run's last instruction, no label inside the run:
   // not an arm's end either, so NEXT's arm test has nothing to stop at there).
-#define PUSH(K) S[sp + K] = pushed(K ? code[pc + K].op : in->arity, code[pc + K], L)
+#define PUSH(K) S[sp + K] = pushed(K ? in[K].op : in->arity, in[K], L)
 #define PUSHED_CALL(N) \
   sp += N;             \
   pc += N;             \
@@ -250,7 +262,7 @@ L_PUSH4_CALL:
   PUSH(3);
   PUSHED_CALL(4);
 #undef PUSH
-#define LA_PUSH(K) S[sp + K] = uint32_t(L[code[pc + K].a] + code[pc + K].b)
+#define LA_PUSH(K) S[sp + K] = uint32_t(L[in[K].a] + in[K].b)
 L_LA1_CALL:
   LA_PUSH(0);
   PUSHED_CALL(1);
@@ -272,33 +284,33 @@ L_LA4_CALL:
 #undef PUSHED_CALL
 #undef LA_PUSH
 L_MUL_ADDI_SCALE_BASE: {
-  const uint32_t index = uint32_t(uint32_t(S[sp - 2]) * uint32_t(S[sp - 1]) + code[pc + 1].a);
-  S[sp - 2] = uint32_t(uint32_t(L[code[pc + 4].a]) + index * uint32_t(code[pc + 2].b));
+  const uint32_t index = uint32_t(uint32_t(S[sp - 2]) * uint32_t(S[sp - 1]) + in[1].a);
+  S[sp - 2] = uint32_t(uint32_t(L[in[4].a]) + index * uint32_t(in[2].b));
   sp -= 1;
   pc += 6;
   NEXT();
 }
 L_LA_MUL:
-  S[sp++] = uint32_t(uint32_t(pushed(in->arity, *in, L)) * uint32_t(code[pc + 1].b));
+  S[sp++] = uint32_t(uint32_t(pushed(in->arity, *in, L)) * uint32_t(in[1].b));
   pc += 3;
   NEXT();
 L_LA_MUL_ADD:
-  S[sp++] = uint32_t(uint32_t(pushed(in->arity, *in, L)) * uint32_t(code[pc + 1].b) + code[pc + 3].a);
+  S[sp++] = uint32_t(uint32_t(pushed(in->arity, *in, L)) * uint32_t(in[1].b) + in[3].a);
   pc += 4;
   NEXT();
 L_LA_SET:
-  L[code[pc + 1].a] = uint32_t(L[in->a] + in->b);
+  L[in[1].a] = uint32_t(L[in->a] + in->b);
   pc += 2;
   NEXT();
 L_LA_SET2:  // each in turn (a later one may read what an earlier one set)
-  L[code[pc + 1].a] = uint32_t(L[in->a] + in->b);
-  L[code[pc + 3].a] = uint32_t(L[code[pc + 2].a] + code[pc + 2].b);
+  L[in[1].a] = uint32_t(L[in->a] + in->b);
+  L[in[3].a] = uint32_t(L[in[2].a] + in[2].b);
   pc += 4;
   NEXT();
 L_LA_SET3:
-  L[code[pc + 1].a] = uint32_t(L[in->a] + in->b);
-  L[code[pc + 3].a] = uint32_t(L[code[pc + 2].a] + code[pc + 2].b);
-  L[code[pc + 5].a] = uint32_t(L[code[pc + 4].a] + code[pc + 4].b);
+  L[in[1].a] = uint32_t(L[in->a] + in->b);
+  L[in[3].a] = uint32_t(L[in[2].a] + in[2].b);
+  L[in[5].a] = uint32_t(L[in[4].a] + in[4].b);
   pc += 6;
   NEXT();
 L_LOCAL_EQZ_BR_IF:  // local.get, i32.eqz, br_if (the third instruction: the branch)
@@ -408,30 +420,33 @@ L_CALL_TO: {
   // Fr_isTrue, Fr_mul). Reached through field_table from each call handler's own jump (FIELD_CALL), not from
   // one switch: a fused call's handler mostly calls one kind (two pushes: Fr_copy; three: a binary op), which its
   // own jump predicts. fr->pc and field_fn are set on the way in.
-L_FIELD_COPY: {
-  host_seq_++;
-  const uint32_t r = uint32_t(S[sp - 2]), a = uint32_t(S[sp - 1]);
+L_FIELD_COPY:
+  arg0 = uint32_t(S[sp - 2]), arg1 = uint32_t(S[sp - 1]);
   sp -= 2;
-  if (a == shared_elem_ && fr->func == uint32_t(f_set_input_)) input_copy_due_ = false;
-  write_elem(r, read_elem(a));
+L_COPY_ARGS:
+  host_seq_++;
+  if (arg1 == shared_elem_ && fr->func == uint32_t(f_set_input_)) input_copy_due_ = false;
+  if constexpr (UNTRACED) copy_elem(arg0, arg1);
+  else write_elem(arg0, read_elem(arg1));
   pc++;
   NEXT();
-}
-L_FIELD_ISTRUE: {
+L_FIELD_ISTRUE:
+  arg0 = uint32_t(S[--sp]);
+L_ISTRUE_ARGS: {
   host_seq_++;
   pending_.valid = false;
-  const uint32_t a = uint32_t(S[--sp]);
-  const Val x = read_elem(a);
+  const Val x = read_elem(arg0);
   const bool t = CF::is_true(x.v);
   if (x.id) istrue_traced(x.id, t, pc);
   S[sp++] = t ? 1 : 0;
   pc++;
   NEXT();
 }
-L_FIELD_TOINT: {
+L_FIELD_TOINT:
+  arg0 = uint32_t(S[--sp]);
+L_TOINT_ARGS: {
   host_seq_++;
-  const uint32_t a = uint32_t(S[--sp]);
-  const Val x = read_elem(a);
+  const Val x = read_elem(arg0);
   const int32_t v = CF::n_to_int32(plain_of(x));
   // setInputSignal converts the value it stores to decide its representation only
   if (x.id && fr->func != uint32_t(f_set_input_)) guard(T_GUARD_INT, x.id, uint32_t(v));
@@ -439,15 +454,65 @@ L_FIELD_TOINT: {
   pc++;
   NEXT();
 }
-L_FIELD_BINARY: {  // host_call's binary field ops (pR, pA, pB)
-  host_seq_++;
-  const uint32_t r = uint32_t(S[sp - 3]), a = uint32_t(S[sp - 2]), b = uint32_t(S[sp - 1]);
+L_FIELD_ADDSUB:  // Fr_add, Fr_sub
+  arg0 = uint32_t(S[sp - 3]), arg1 = uint32_t(S[sp - 2]), arg2 = uint32_t(S[sp - 1]);
   sp -= 3;
-  if constexpr (UNTRACED) binary_to(r, field_fn, read_elem(a), read_elem(b));  // (plain_forms.hpp)
-  else write_elem(r, binary(field_fn, read_elem(a), read_elem(b)));
+L_ADDSUB_ARGS:
+  if constexpr (UNTRACED) {  // operands in one form (nearly all) here, without binary_to's calls and switch
+    host_seq_++;
+    const Val x = read_elem(arg1), y = read_elem(arg2);
+    if (x.plain == y.plain) {
+      // as binary_value: the sum or difference in their form, marked when either operand is
+      const F v = field_fn == H_ADD ? x.v + y.v : x.v - y.v;
+      write_value(arg0, x.id | y.id ? TAINT : 0, v, x.plain);
+    } else {
+      binary_to(arg0, field_fn, x, y);
+    }
+    pc++;
+    NEXT();
+  }
+  goto L_BINARY_ARGS;
+L_FIELD_BINARY:  // host_call's binary field ops (pR, pA, pB)
+  arg0 = uint32_t(S[sp - 3]), arg1 = uint32_t(S[sp - 2]), arg2 = uint32_t(S[sp - 1]);
+  sp -= 3;
+L_BINARY_ARGS:
+  host_seq_++;
+  if constexpr (UNTRACED) binary_to(arg0, field_fn, read_elem(arg1), read_elem(arg2));  // (plain_forms.hpp)
+  else write_elem(arg0, binary(field_fn, read_elem(arg1), read_elem(arg2)));
   pc++;
   NEXT();
-}
+  // The fused calls (OP_F_*, wasm_module.hpp): N pushes, the callee's P params. Pushes before the arguments pushed,
+  // the arguments not pushed taken from the stack, the rest from the pushes' locals; the callee's kind in arity, pc
+  // and fr->pc at the call, as FIELD_CALL leaves them.
+#define LOCAL_ARG(K) uint32_t(L[in[K].a] + in[K].b)
+#define F_CALL(LBL, P, N, GO, KIND)                               \
+  LBL: {                                                          \
+    constexpr int E = N > P ? N - P : 0, SA = P > N ? P - N : 0;  \
+    uint32_t v[3];                                                \
+    for (int k = 0; k < E; k++) S[sp + k] = LOCAL_ARG(k);         \
+    sp += E;                                                      \
+    for (int k = 0; k < SA; k++) v[k] = uint32_t(S[sp - SA + k]); \
+    sp -= SA;                                                     \
+    for (int k = SA; k < P; k++) v[k] = LOCAL_ARG(E + k - SA);    \
+    arg0 = v[0];                                                  \
+    if constexpr (P > 1) arg1 = v[1];                             \
+    if constexpr (P > 2) arg2 = v[2];                             \
+    if constexpr (KIND) field_fn = HostFn(in->arity);             \
+    pc += N;                                                      \
+    fr->pc = pc;                                                  \
+    goto GO;                                                      \
+  }
+  // KIND: the handler reads field_fn (one handler for several field functions)
+#define F_CALLS(LBL, P, GO, KIND) \
+  F_CALL(LBL##1, P, 1, GO, KIND) F_CALL(LBL##2, P, 2, GO, KIND) F_CALL(LBL##3, P, 3, GO, KIND) F_CALL(LBL##4, P, 4, GO, KIND)
+  F_CALLS(L_F_COPY, 2, L_COPY_ARGS, false)
+  F_CALLS(L_F_ADDSUB, 3, L_ADDSUB_ARGS, true)
+  F_CALLS(L_F_BINARY, 3, L_BINARY_ARGS, true)
+  F_CALLS(L_F_ISTRUE, 1, L_ISTRUE_ARGS, false)
+  F_CALLS(L_F_TOINT, 1, L_TOINT_ARGS, false)
+#undef F_CALLS
+#undef F_CALL
+#undef LOCAL_ARG
 L_FIELD_OTHER:
   SYNC();
   host_call(field_fn, pc);

@@ -95,6 +95,49 @@ inline const HostSpec* host_specs() {
   return specs;
 }
 
+// circom's binary field functions (pR, pA, pB) but + and - (interp.hpp runs them as one)
+inline bool binary_field_fn(HostFn h) {
+  switch (h) {
+    case H_MUL: case H_DIV: case H_IDIV: case H_MOD: case H_POW: case H_EQ: case H_NEQ: case H_LT: case H_GT:
+    case H_LEQ: case H_GEQ: case H_LAND: case H_LOR: case H_BAND: case H_BOR: case H_BXOR: case H_SHL: case H_SHR:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// Which of circom's field functions f is (by its name and signature), else H_NONE: the Recorder's calls and
+// fuse_field_calls's fused ones agree on it.
+inline HostFn circom_field_fn(const Module& m, uint32_t f) {
+  const Func& fn = m.funcs[f];
+  if (fn.imported) return H_NONE;
+  for (const HostSpec* s = host_specs(); s->name; s++) {
+    if (fn.name == s->name) {
+      const FuncType& t = m.type_of(f);
+      return int(t.params.size()) == s->params && int(t.results.size()) == s->results ? s->fn : H_NONE;
+    }
+  }
+  return H_NONE;
+}
+
+// The calls of circom's commonest field functions with their arguments from locals, each one handler
+// (Module::fuse_field_calls, OP_F_COPY...; interp.hpp runs them): once, before the module is shared.
+inline void fuse_field_calls(Module& m) {
+  std::vector<uint16_t> op(m.funcs.size(), 0), tag(m.funcs.size(), 0);
+  for (uint32_t f = 0; f < m.funcs.size(); f++) {
+    const HostFn h = circom_field_fn(m, f);
+    tag[f] = h;
+    switch (h) {
+      case H_COPY: op[f] = OP_F_COPY; break;
+      case H_ADD: case H_SUB: op[f] = OP_F_ADDSUB; break;
+      case H_ISTRUE: op[f] = OP_F_ISTRUE; break;
+      case H_TOINT: op[f] = OP_F_TOINT; break;
+      default: op[f] = binary_field_fn(h) ? OP_F_BINARY : 0; break;
+    }
+  }
+  m.fuse_field_calls(op, tag);
+}
+
 // Limits of one recording (the daemon's [limits] apply to it as to the wasm engine's run).
 // Every buffer a recording grows is bounded by one of these: a hostile or broken wasm gets a clean
 // refusal (Unsupported, or the circuit's failure), never an allocation that takes the process down.
@@ -162,13 +205,7 @@ class Recorder {
         if (h != H_IMPORT_NOP && h != H_IMPORT_ERROR && (t.params.size() != (h == H_EXCEPTION ? 1u : 0u) || !t.results.empty()))
           throw Unsupported("import runtime." + fn.name + " has another signature than circom's");
       } else {
-        for (const HostSpec* s = host_specs(); s->name; s++) {
-          if (fn.name == s->name) {
-            const FuncType& t = m_.type_of(f);
-            if (int(t.params.size()) == s->params && int(t.results.size()) == s->results) h = s->fn;
-            break;
-          }
-        }
+        h = circom_field_fn(m_, f);
       }
       host_.push_back(h);
     }
@@ -522,14 +559,8 @@ class Recorder {
       // to_long_normal and int_copy write others): every shadow byte NATIVE_FORM with one mark. Its value is then
       // canonical and its type write_elem's, so the checks below cannot fail: two compares instead of them (they
       // were a fifth of the RSA verifier's control-flow run).
-      static_assert(ELEM_SHADOW_BYTES > 8 && ELEM_SHADOW_BYTES <= 16, "the shadow bytes of one element: 8 + a tail");
-      constexpr uint64_t OWN = repeated(NATIVE_FORM), OWN_TAINTED = repeated(NATIVE_FORM | TAINT);
-      constexpr uint64_t TAIL = ~uint64_t(0) >> (64 - 8 * ELEM_SHADOW_TAIL);
-      const uint8_t* s = reinterpret_cast<const uint8_t*>(shadow_.data() + w0);
-      uint64_t head, tail = 0;
-      std::memcpy(&head, s, 8);
-      std::memcpy(&tail, s + 8, ELEM_SHADOW_TAIL);
-      if ((head == OWN || head == OWN_TAINTED) && tail == (head & TAIL)) {
+      uint64_t head;
+      if (own_elem(w0, head)) {
         uint32_t type;
         std::memcpy(&type, p + 4, 4);
         put(out.v, reinterpret_cast<const u64*>(p + 8));
@@ -575,6 +606,18 @@ class Recorder {
     }
     out.v = decode_other(p, a);
     return out;
+  }
+  // read_elem's test (the control-flow run): the element at word w0 write_elem wrote and nothing has touched since
+  // (every shadow byte NATIVE_FORM with one mark); head: its first eight shadow bytes
+  __attribute__((always_inline)) bool own_elem(uint32_t w0, uint64_t& head) const {
+    static_assert(ELEM_SHADOW_BYTES > 8 && ELEM_SHADOW_BYTES <= 16, "the shadow bytes of one element: 8 + a tail");
+    constexpr uint64_t OWN = repeated(NATIVE_FORM), OWN_TAINTED = repeated(NATIVE_FORM | TAINT);
+    constexpr uint64_t TAIL = ~uint64_t(0) >> (64 - 8 * ELEM_SHADOW_TAIL);
+    const uint8_t* s = reinterpret_cast<const uint8_t*>(shadow_.data() + w0);
+    uint64_t tail = 0;
+    std::memcpy(&head, s, 8);
+    std::memcpy(&tail, s + 8, ELEM_SHADOW_TAIL);
+    return (head == OWN || head == OWN_TAINTED) && tail == (head & TAIL);
   }
   // An element whose header or value circom never writes (a type word with bits other than long 0x80000000 and
   // Montgomery 0x40000000; a long value >= p): ffwasm's own functions may take it another way than ours (they
@@ -718,6 +761,15 @@ class Recorder {
     std::memcpy(p, &v, 8);
 #endif
   }
+  static inline u64 load_limb(const uint8_t* p) {  // one 8-byte load (not merged into a wider one)
+    u64 v;
+#if defined(__x86_64__)
+    asm("movq %1, %0" : "=r"(v) : "m"(*reinterpret_cast<const u64*>(p)));
+#else
+    std::memcpy(&v, p, 8);
+#endif
+    return v;
+  }
   // A value's limbs copied by 8-byte loads into 16-byte stores. A load is forwarded from a store still in flight
   // only when that one store covers it: limbs are mostly stored one at a time (as they are computed, write_elem's
   // store_limb) and the compiler's copies of an F load 16 bytes at a time, which then wait for those stores to retire
@@ -764,6 +816,30 @@ class Recorder {
     for (size_t k = 0; k < P::N; k++) store_limb(p + 8 + 8 * k, l[k]);
     set_elem_shadow(w0, Shadow(id | NATIVE_FORM));
     if constexpr (!NATIVE_FORM) set_native_form(w0, w0 + ELEM / 4 - 1, true);
+  }
+  // Fr_copy in the control-flow run. An element read_elem takes without its checks (own_elem) is copied as its
+  // bytes and shadow bytes, which are what write_elem would write for its value: no value in registers between. Each
+  // word moved by an 8-byte load and store (as put: the source was mostly just stored limb by limb, and a wider load
+  // would wait for those stores to retire). Anything else as read_elem and write_elem, with their checks in their order.
+  __attribute__((always_inline)) void copy_elem(uint32_t dst, uint32_t src) {
+    static_assert(UNTRACED && NATIVE_FORM != 0, "the control-flow run's shadow");
+    bounds(src, ELEM);
+    if (src < runtime_end_) runtime_read(src);
+    if (src & 3) unaligned_elem();
+    uint64_t head;
+    if (!own_elem(src >> 2, head)) return write_elem(dst, read_elem(src));
+    bounds(dst, ELEM);
+    not_in_runtime(dst, ELEM);
+    if (dst & 3) throw Unsupported("unaligned field element");
+    const uint8_t* p = mem_.data() + src;
+    uint8_t* q = mem_.data() + dst;
+    u64 w[ELEM / 8];
+    for (uint32_t k = 0; k < ELEM / 8; k++) w[k] = load_limb(p + 8 * k);
+    for (uint32_t k = 0; k < ELEM / 8; k++) store_limb(q + 8 * k, w[k]);
+    uint8_t* s = reinterpret_cast<uint8_t*>(shadow_.data() + (dst >> 2));
+    const uint64_t tail = head & (~uint64_t(0) >> (64 - 8 * ELEM_SHADOW_TAIL));  // (own_elem: the tail repeats it)
+    std::memcpy(s, &head, 8);
+    std::memcpy(s + 8, &tail, ELEM_SHADOW_TAIL);
   }
   // ffwasm's representation changes (toNormal...): the value stays; a concrete element is
   // rewritten in long normal form so a raw reader sees what the wasm would give it.

@@ -68,7 +68,18 @@ enum Op : uint16_t {
   OP_LA2_CALL = 0x11F,
   OP_LA3_CALL = 0x120,
   OP_LA4_CALL = 0x121,
-  OP_LAST = 0x122,
+  // OP_PUSHn_CALL / OP_LAn_CALL whose callee is one of circom's field functions (fuse_field_calls, the callee's kind
+  // in `arity`), each op a block of four: + n - 1 for n pushes. The handler takes the arguments straight into the field
+  // function's own code, with no second dispatch on the callee: the last min(n, params) pushes are the arguments
+  // (each local+k, local.get or a constant: every one of them u32(local a + b), a constant's local one that is always
+  // 0), the rest of the params from the stack, pushes before the arguments pushed (the RSA verifier's control-flow
+  // run: most of its 8.6 M calls)
+  OP_F_COPY = 0x122,    // Fr_copy(dst, src)
+  OP_F_ADDSUB = 0x126,  // Fr_add / Fr_sub(dst, a, b)
+  OP_F_BINARY = 0x12A,  // circom's other binary field functions (dst, a, b)
+  OP_F_ISTRUE = 0x12E,  // Fr_isTrue(a)
+  OP_F_TOINT = 0x132,   // Fr_toInt(a)
+  OP_LAST = 0x136,
 };
 
 // One decoded instruction (16 bytes).
@@ -220,6 +231,10 @@ class Module {
   // Superinstructions over a decoded body (see OP_PUSH2): runs that hold none of `labels` (the pcs where a
   // block, loop, if arm or end begins: every branch target, every arm's start and end) inside them.
   static void fuse_straight_line(Func& f, const std::vector<uint32_t>& labels);
+  // The fused calls (OP_PUSHn_CALL, OP_LAn_CALL) of function f where fused_op[f] is set (1 to 3 params): the head
+  // becomes fused_op[f] + n - 1 with tag[f] in `arity`, each constant push local+k of a local added to the caller
+  // (no instruction names it: always 0). Before the module is shared (it is const to its users).
+  void fuse_field_calls(const std::vector<uint16_t>& fused_op, const std::vector<uint16_t>& tag);
 
  private:
   std::unordered_map<std::string, uint32_t> by_name_;
@@ -760,6 +775,52 @@ inline void Module::fuse_straight_line(Func& f, const std::vector<uint32_t>& lab
       in.op = fused;
     }
     pc += len;
+  }
+}
+
+inline void Module::fuse_field_calls(const std::vector<uint16_t>& fused_op, const std::vector<uint16_t>& tag) {
+  for (Func& f : funcs) {
+    if (!f.decoded) continue;
+    const FuncType& ft = types[f.type];
+    auto is_i32 = [&](uint32_t l) {
+      return (l < ft.params.size() ? ft.params[l] : f.local_types[l - ft.params.size()]) == 0x7F;
+    };
+    uint32_t zero = ~0u;  // the caller's always-0 local, once a constant needs it
+    auto& code = f.code;
+    for (size_t pc = 0; pc < code.size(); pc++) {
+      Ins& in = code[pc];
+      size_t n = 0;
+      if (in.op >= OP_LA1_CALL && in.op <= OP_LA4_CALL) n = in.op - OP_LA1_CALL + 1u;
+      else if (in.op >= OP_PUSH1_CALL && in.op <= OP_PUSH3_CALL) n = in.op - OP_PUSH1_CALL + 1u;
+      else if (in.op == OP_PUSH4_CALL) n = 4;
+      if (!n) continue;
+      const uint32_t callee = code[pc + n].a;  // (fuse_straight_line: the run ends in its OP_CALL)
+      if (callee >= fused_op.size() || !fused_op[callee]) continue;
+      const size_t params = type_of(callee).params.size(), extra = n > params ? n - params : 0;
+      uint16_t ops[4];
+      bool fits = params >= 1 && params <= 3;
+      for (size_t k = 0; k < n; k++) {
+        const Ins& p = code[pc + k];  // the head's own op is in arity (OP_PUSHn_CALL) or local+k (OP_LAn_CALL)
+        ops[k] = k ? p.op : in.op >= OP_LA1_CALL ? uint16_t(OP_LOCAL_ADDI) : in.arity;
+        // an argument is taken as u32 (the field functions' addresses); a push before them keeps its 64 bits
+        fits = fits && (ops[k] == OP_LOCAL_ADDI || ops[k] == OP_I32_CONST ||
+                        (ops[k] == OP_LOCAL_GET && (k >= extra || is_i32(p.a))));
+      }
+      if (!fits) continue;
+      for (size_t k = 0; k < n; k++) {
+        if (ops[k] != OP_I32_CONST) continue;
+        if (zero == ~0u) {
+          zero = uint32_t(ft.params.size() + f.local_types.size());
+          f.local_types.push_back(0x7F);
+        }
+        Ins& p = code[pc + k];  // u32(0 + b): the constant (zero-extended), and the same instruction if run alone
+        if (k) p.op = OP_LOCAL_ADDI;
+        p.a = zero;
+      }
+      in.op = uint16_t(fused_op[callee] + n - 1);
+      in.arity = tag[callee];
+      pc += n;
+    }
   }
 }
 
