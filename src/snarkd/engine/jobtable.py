@@ -104,20 +104,6 @@ class JobTable:
         """A queued item of a job that ended leaves (its bytes go back)."""
         raise NotImplementedError
 
-    def item_left_locked(self, job: Job) -> None:
-        """One of the job's items left for good (proved, dropped or given up): its key goes back when it was the
-        last and the job has ended."""
-        job.items_out -= 1
-        self.release_key_if_done_locked(job)
-
-    def release_key_if_done_locked(self, job: Job) -> None:
-        """Release the job's key once it has ended and all its items have left."""
-        if job.released or job.state not in ENDED or job.items_out > 0:
-            return
-        job.released = True
-        # the key store has its own lock, never taken around ours: no lock-order cycle
-        self.keys.release(job.key, proved=job.n_done if job.state == COMPLETED else 0)
-
     def forget_locked(self, job_id: str) -> None:
         """A finished job drops out of the table (subclasses forget what they keep beside it)."""
         del self.jobs[job_id]
@@ -131,6 +117,20 @@ class JobTable:
         """After a drain cancelled `left` (their items are not coming back)."""
 
     # -- the table ----------------------------------------------------------------------------
+
+    def item_left_locked(self, job: Job) -> None:
+        """One of the job's items left for good (proved, dropped or given up): its key goes back when it was the
+        last and the job has ended."""
+        job.items_out -= 1
+        self.release_key_if_done_locked(job)
+
+    def release_key_if_done_locked(self, job: Job) -> None:
+        """Release the job's key once it has ended and all its items have left."""
+        if job.released or job.state not in ENDED or job.items_out > 0:
+            return
+        job.released = True
+        # the key store has its own lock, never taken around ours: no lock-order cycle
+        self.keys.release(job.key, proved=job.n_done if job.state == COMPLETED else 0)
 
     def add_locked(self, job: Job, items: list) -> None:
         """Accept `job` with its items [(index, item)] into the heap, or raise AlreadyExists / Busy."""
