@@ -51,7 +51,19 @@ def log(msg: str) -> None:
 
 def engine_settings(a) -> dict:
     return dict(synthesis_workers=a.synthesis, threads=a.threads, devices=tuple(a.devices), workers_per_device=a.wpd,
-                finalize_workers=a.fin, memory_budget="96GiB", self_verify=True, gpu_memory_budget=a.gpu_budget)
+                finalize_workers=a.fin, memory_budget="96GiB", self_verify=True, gpu_memory_budget=a.gpu_budget,
+                **a.engine_setting)
+
+
+def engine_setting(text: str) -> tuple:
+    """--engine-setting FIELD=VALUE: an EngineConfig field and a JSON value (A/B of a setting in one call)."""
+    name, sep, value = text.partition("=")
+    if not sep:
+        raise argparse.ArgumentTypeError(f"{text!r}: expected FIELD=VALUE (VALUE in JSON)")
+    try:
+        return name.strip(), json.loads(value)
+    except json.JSONDecodeError as e:
+        raise argparse.ArgumentTypeError(f"{text!r}: VALUE is not JSON ({e})") from None
 
 
 def kernel_busy(devs: list) -> dict:
@@ -249,6 +261,9 @@ def main() -> int:
     ap.add_argument("--only", choices=("both", "engine", "daemon"), default="both")
     ap.add_argument("--daemon-setting", action="append", default=[], metavar="LINE",
                     help='a line added to the daemon\'s [daemon] table, e.g. \'switch_interval = "5ms"\' (A/B of a setting)')
+    ap.add_argument("--engine-setting", action="append", default=[], type=engine_setting, metavar="FIELD=VALUE",
+                    help="an EngineConfig field for the in-process engine, VALUE in JSON, e.g. preempt=false or "
+                    "'lanes={\"urgent\": {\"priority\": 10}}' (the in-process engine only: the daemon runs as configured)")
     ap.add_argument("--urgent-every", type=float, default=0.0, metavar="S",
                     help="lanes: urgent jobs every S seconds beside bulk ones (daemon only; see above)")
     ap.add_argument("--urgent-share", type=float, default=0.1, help="the urgent lane's share of slots and memory")
@@ -257,6 +272,7 @@ def main() -> int:
                     "of the bulk jobs' client process) or process (a client process of their own)")
     ap.add_argument("--out", default=os.environ.get("OUT", "bench/results"))
     a = ap.parse_args()
+    a.engine_setting = dict(a.engine_setting)
     a.devices = [int(x) for x in a.devices.split(",") if x.strip()]
     a.j = [int(x) for x in a.j.split(",")]
     a.transports = [x.strip() for x in a.transports.split(",") if x.strip()]

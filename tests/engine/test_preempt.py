@@ -11,8 +11,9 @@ import json
 import threading
 import time
 
-from preemption import alongside, gate_waiter, hold_first_yield, lanes_engine, queued_head, span
+from preemption import LANES, alongside, gate_waiter, hold_first_yield, lanes_engine, queued_head, span
 
+from snarkd.config.lanes import Lane
 from snarkd.engine.jobs import COMPLETED
 from snarkd.engine.preempt import DeviceGate
 from snarkd.engine.stage_queue import StageQueue
@@ -146,6 +147,24 @@ def test_with_preempt_off_a_stage_runs_to_its_end(chain_bn128, running, monkeypa
     b, u = finished(eng, circ, [bulk, urgent])
     assert span(u, "device")["start"] >= span(b, "device")["end"] and "preempted" not in b.timings
     assert eng.status().devices[0].preemptions == 0
+
+
+def test_device_stages_yield_only_where_lanes_of_two_priorities_exist(chain_bn128, running, monkeypatch):
+    """One priority level (no lanes, or lanes all of one priority) leaves nothing to preempt with: the device stage
+    gets no yield point (no check between an MSM's phases); lanes of two priorities give it one."""
+    circ, wtns = chain_bn128
+    real, seen = CPU.device_stage, []
+
+    def record(*args, **kw):
+        seen.append(kw.get("yield_point"))
+        return real(*args, **kw)
+
+    monkeypatch.setattr(CPU, "device_stage", record)
+    same = {"a": Lane("a", priority=0, share=0.25), "b": Lane("b", priority=0)}
+    for lanes, lane in (({}, ""), (same, "a"), (LANES, "bulk")):
+        eng = running(lanes_engine(circ, lanes=lanes))
+        finished(eng, circ, [eng.submit("k", wtns.read_bytes(), "one", lane=lane)])
+    assert [y is None for y in seen] == [True, True, False]
 
 
 def test_a_partition_waiting_to_enter_a_full_queue_can_be_taken():

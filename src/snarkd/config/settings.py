@@ -222,7 +222,8 @@ SETTINGS: tuple[Setting, ...] = (
       "and memory budget, kept for it), max_queued (weight units), deadline (its jobs' default); lane \"default\" "
       "always exists", engine="lanes"),
     S("scheduler", "preempt", Bool(), True, "a device stage yields at its chunk and MSM boundaries to device work of "
-      "a higher lane that fits beside it (false: a stage runs to its end)", engine="preempt"),
+      "a higher lane that fits beside it (false: a stage runs to its end; with lanes of one priority there are no yield "
+      "points)", engine="preempt"),
     # -- the Aggregate RPC: SnarkPack aggregates of proofs the daemon made or was given ------------
     S("aggregate", "max_concurrent", Int(1), 1,
       "Aggregate calls running at once (each is CPU-heavy: seconds to a minute on the aggregate threads); one more "

@@ -39,7 +39,7 @@ from snarkd.engine.devices import resolve_devices
 from snarkd.engine.errors import KeyChanged, TooLarge
 from snarkd.engine.jobs import RUNNING, Job, Partition
 from snarkd.engine.keys import KeyStore
-from snarkd.engine.lanes import Lanes, has_priority_lane, urgent_share
+from snarkd.engine.lanes import Lanes, has_priority_lane, priority_levels, urgent_share
 from snarkd.engine.memory import MemoryBudget, estimate
 from snarkd.engine.preempt import DeviceGate, Preemption
 from snarkd.engine.stage_queue import StageQueue
@@ -86,6 +86,9 @@ class Engine(EngineBase):
         # device stages at once per device: the backend's limit, else one per device worker
         self._device_gates = [DeviceGate(b.max_concurrent or c.workers_per_device) for b in self.devices]
         self.preemption = [Preemption(self, d, g) for d, g in enumerate(self._device_gates)]
+        # yield points only where a job of another lane could take the device at one: each is a check in Python on
+        # the device worker (before each MSM and between its phases), which then competes for the GIL
+        self._yields = c.preempt and priority_levels(c.lanes) > 1
         self._nested = [self._nested_stage(d) for d in range(len(self.devices))]
         slots = sum(b.max_concurrent or c.workers_per_device for b in self.devices)
         workers = {"synthesis": c.synthesis_workers, "device": slots, "finalize": c.finalize_workers}
@@ -258,7 +261,7 @@ class Engine(EngineBase):
             for t in timers[1:]:
                 t.record("device_wait", timers[0].ms["device_wait"])
             # a stage on a lent slot yields to no one: the stage that lent it waits for it
-            preemptible = self.config.preempt and seat is not None and not seat.lent
+            preemptible = self._yields and seat is not None and not seat.lent
             if preemptible:
                 preemption.wait_to_begin(parts, timers)  # while a higher lane's stage runs at a yield point
             yield_point = preemption.yield_point(parts, timers) if preemptible else None

@@ -109,6 +109,12 @@ class Lanes:
                 use.deadline_missed += 1
 
 
+def priority_levels(config: dict) -> int:
+    """How many lane priorities there are (EngineConfig.lanes, with the default lane): with one, no job's device work
+    ever preempts another's, so device stages need no yield points (engine/preempt.py)."""
+    return len({lane.priority for lane in lanes_with_default(_lanes(config)).values()})
+
+
 def urgent_share(config: dict) -> float:
     """The largest share of a lane above priority 0 (EngineConfig.lanes): what streamed keys' device plans leave
     free for such a lane's device stage run at a bulk stage's yield point (engine/preempt.py)."""
