@@ -103,6 +103,44 @@ def test_waiting_putters_enter_a_full_stage_queue_by_rank():
     assert len(q) == 0 and not q._waiting
 
 
+def test_a_take_from_a_full_stage_queue_wakes_only_the_putter_whose_turn_it_is():
+    """Each waiting putter sleeps on a condition of its own: a get wakes the one to enter next, not all of them
+    (a herd of blocked synthesis workers waking on every take cost the device workers GIL turns)."""
+    from types import SimpleNamespace
+
+    from snarkd.engine.stage_queue import StageQueue
+
+    q, stop = StageQueue(1), threading.Event()
+    assert q.put(SimpleNamespace(name="first", index=0, job=SimpleNamespace(rank=(0, 0, 0))), stop)
+    putters = []
+    for i in range(1, 9):
+        part = SimpleNamespace(name=f"p{i}", index=0, job=SimpleNamespace(rank=(0, 0, i)))
+        t = threading.Thread(target=q.put, args=(part, stop))
+        t.start()
+        putters.append(t)
+    while len(q._waiting) < 8:
+        time.sleep(0.001)
+    woken = []
+
+    class Counted:  # the putters' conditions as the queue reaches them, counting who is woken
+        def __init__(self, key, cond):
+            self.key, self.cond = key, cond
+
+        def notify(self, n=1):
+            woken.append(self.key[0][2])
+            self.cond.notify(n)
+
+    with q._lock:
+        q._putters.update({k: Counted(k, c) for k, c in q._putters.items()})
+    assert q.get(stop).name == "first"
+    while len(q._waiting) > 7:
+        time.sleep(0.001)
+    assert woken == [1] and q.head().name == "p1"  # the next in line alone, and it entered
+    stop.set()
+    for t in putters:
+        t.join(5)
+
+
 def test_the_scheduler_admits_another_lane_past_a_head_kept_out_by_a_share(chain_bn128):
     circ, wtns = chain_bn128
     eng = lanes_engine(circ, lanes={"urgent": Lane("urgent", priority=0, share=0.5), "bulk": Lane("bulk", priority=5)})

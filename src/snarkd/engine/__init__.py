@@ -2,7 +2,8 @@
 
     contract.py    ProvingEngine (what the daemon asks of an engine) and EngineBase (what both engines share)
     engine.py      Engine: the pipeline (admission -> synthesis -> device -> finalize), what each stage does
-    stages.py      Stage, StageQueue and the one worker loop (timing, spans, cancellation, failures)
+    stages.py      Stage and the one worker loop (timing, spans, cancellation, failures)
+    stage_queue.py StageQueue: the bounded priority queue between two stages (putters let in by rank)
     scheduler.py   the job table, the pending heap, admission under the memory budget, how jobs end
     accounting.py  counters, phase sums, device-held time
     status.py      the typed status record (EngineStatus, KeyStatus, ...)
