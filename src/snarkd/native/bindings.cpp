@@ -598,7 +598,12 @@ void bind_curve(py::module_& m) {
     k.beta2 = view(header, "beta2", sizeof(A2));
     k.delta2 = view(header, "delta2", sizeof(A2));
     auto rr = scalar_below_r<Fr>(r, "r"), ss = scalar_below_r<Fr>(s, "s"), rss = scalar_below_r<Fr>(rs, "rs");
-    auto pf = GB::blind(a, b1, c, h, b2, k, rr.data(), ss.data(), rss.data());
+    // the GIL released (and the path gate held) as around every computation here: an engine's finalize workers
+    // blind proofs while its device workers need the GIL to launch the next proofs' kernels
+    auto pf = [&] {
+      Computing rel;
+      return GB::blind(a, b1, c, h, b2, k, rr.data(), ss.data(), rss.data());
+    }();
     return py::make_tuple(py::bytes((const char*)&pf.pi_a, sizeof(pf.pi_a)), py::bytes((const char*)&pf.pi_b, sizeof(pf.pi_b)),
                           py::bytes((const char*)&pf.pi_c, sizeof(pf.pi_c)));
   }, py::arg("sums"), py::arg("header"), py::arg("r"), py::arg("s"), py::arg("rs"),
