@@ -363,16 +363,12 @@ def _two_p(N):
 
 def gen_lazy_ntt(N):
     """Harvey's lazy butterflies (needs 4p < 2^(64N)): no reduction to [0, p) inside the transform.
+    Their constant %[p] is 2p, so _subtract_p_unless_borrow subtracts 2p here.
     red2p: t in [0, 4p) -> [0, 2p). dit_lazy: x in [0, 4p), t = w y in [0, 2p) ->
     x = x' + t, y = x' + 2p - t (x' = red2p(x); both in [0, 4p)). dif_lazy: x, y in [0, 2p) ->
     x = red2p(x + y), y = x + 2p - y in [0, 4p) (the caller multiplies it by the twiddle)."""
     T = [f"%[t{j}]" for j in range(N)]
     S = [f"%[s{j}]" for j in range(N)]
-    def sub2p(dst_t, tmp_s):  # dst -= 2p unless that borrows
-        L = []
-        for j in range(N):
-            L += [f"movq {dst_t[j]}, {tmp_s[j]}", f"{'subq' if j == 0 else 'sbbq'} {8*j}+%[p], {tmp_s[j]}"]
-        return L + [f"cmovncq {tmp_s[j]}, {dst_t[j]}" for j in range(N)]
     chain = lambda op0, op, src, dst: [f"{op0 if j == 0 else op} {src(j)}, {dst[j]}" for j in range(N)]
     ts = ", ".join(f'[t{j}] "=&r"(t{j})' for j in range(N))
     tio = ", ".join(f'[t{j}] "+r"(t[{j}])' for j in range(N))
@@ -381,14 +377,14 @@ def gen_lazy_ntt(N):
     decl_s = ", ".join(f"s{j}" for j in range(N))
     k2p = f"static constexpr uint64_t kP[{N}] = {{{_two_p(N)}}};  // 2p"
     mem = lambda v, io="": f'"{io}m"(*(uint64_t(*)[{N}]){v})'
-    red = asm_body(sub2p(T, S))
-    dit = asm_body([f"movq {8*j}(%[x]), {T[j]}" for j in range(N)] + sub2p(T, S)
+    red = asm_body(_subtract_p_unless_borrow(N))
+    dit = asm_body([f"movq {8*j}(%[x]), {T[j]}" for j in range(N)] + _subtract_p_unless_borrow(N)
                    + [f"movq {T[j]}, {S[j]}" for j in range(N)] + chain("addq", "adcq", lambda j: f"{8*j}+%[p]", S)
                    + chain("subq", "sbbq", lambda j: f"{8*j}(%[w])", S) + chain("addq", "adcq", lambda j: f"{8*j}(%[w])", T))
     dif = asm_body([f"movq {8*j}(%[x]), {T[j]}" for j in range(N)] + [f"movq {T[j]}, {S[j]}" for j in range(N)]
                    + chain("addq", "adcq", lambda j: f"{8*j}(%[y])", T) + chain("addq", "adcq", lambda j: f"{8*j}+%[p]", S)
                    + chain("subq", "sbbq", lambda j: f"{8*j}(%[y])", S) + [f"movq {S[j]}, {8*j}(%[y])" for j in range(N)]
-                   + sub2p(T, S))
+                   + _subtract_p_unless_borrow(N))
     store_x = " ".join(f"x[{j}] = t{j};" for j in range(N))
     store_y = " ".join(f"y[{j}] = s{j};" for j in range(N))
     return f"""
