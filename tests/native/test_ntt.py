@@ -4,6 +4,7 @@ import random
 import numpy as np
 import pytest
 
+from snarkd.native import _core
 from helpers import dec_many, enc_many
 
 rng = random.Random(7)
@@ -94,3 +95,70 @@ def test_ntt_errors_and_unaligned(curve):
     view = np.frombuffer(raw, dtype=np.uint32, offset=4)
     m.ntt(view)
     assert bytes(raw[4:]) == ref.tobytes()
+
+
+def _ntt_ref(vals, w, r):
+    """Iterative radix-2 NTT on Python ints (natural order in and out): the reference for
+    sizes past the naive O(n^2) check."""
+    n = len(vals)
+    bits = n.bit_length() - 1
+    a = [vals[int(format(i, f"0{bits}b")[::-1], 2) if bits else 0] for i in range(n)]
+    m = 1
+    while m < n:
+        wm = pow(w, n // (2 * m), r)
+        for s in range(0, n, 2 * m):
+            t = 1
+            for j in range(m):
+                u, v = a[s + j], a[s + j + m] * t % r
+                a[s + j], a[s + j + m] = (u + v) % r, (u - v) % r
+                t = t * wm % r
+        m *= 2
+    return a
+
+
+@pytest.mark.parametrize("adx", [True, False])
+@pytest.mark.parametrize("log_n", [8, 12, 13])
+@pytest.mark.parametrize("kind", ["top", "alternating", "random"])
+def test_ntt_lazy_bounds_past_the_block(curve, log_n, kind, adx):
+    """Past 2^11 (the block) the large stages run too. The lazy butterflies keep values in
+    [0, 2p) or [0, 4p) between stages: inputs at r - 1 (the largest canonical value) everywhere,
+    alternating 0 and r - 1, and random ones, through the forward, inverse and coset transforms,
+    against Python integers; every output canonical (below r as stored: ur() alone would
+    reduce a lazy value mod r and hide it). adx=False: the portable product (CPUs without
+    BMI2/ADX) under the same lazy bounds."""
+    prev = _core._set_adx(adx)
+    try:
+        _check_transforms(curve, log_n, kind)
+    finally:
+        _core._set_adx(prev)
+
+
+def _check_transforms(curve, log_n, kind):
+    m, r = curve.mod, curve.r
+    n = 1 << log_n
+    if kind == "top":
+        evals = [r - 1] * n
+    elif kind == "alternating":
+        evals = [(r - 1) * (i & 1) for i in range(n)]
+    else:
+        evals = [rng.randrange(r) for _ in range(n)]
+    w = _root(curve, log_n)
+    v = enc_many([curve.mr(e) for e in evals], 4)
+    f = v.copy()
+    m.ntt(f, threads=2)
+    def got(a):
+        raw = dec_many(a, 4)
+        assert max(raw) < r
+        return [curve.ur(x) for x in raw]
+
+    assert got(f) == _ntt_ref(evals, w, r)
+    i = v.copy()
+    m.ntt(i, inverse=True, threads=2)
+    ninv = pow(n, -1, r)
+    coeffs = [c * ninv % r for c in _ntt_ref(evals, pow(w, -1, r), r)]
+    assert got(i) == coeffs
+    c = v.copy()
+    m.coset_shift_evals(c, threads=2)
+    g = _root(curve, log_n + 1)
+    want = _ntt_ref([cj * pow(g, j, r) % r for j, cj in enumerate(coeffs)], w, r)
+    assert got(c) == want

@@ -377,6 +377,36 @@ struct Mont {
     }
   }
 
+  // Lazy NTT butterflies (ntt/ntt.hpp; adx::red2p4, dit_lazy4, dif_lazy4, plain x86-64):
+  // 4 limbs with 4p < R, so sums below 4p fit and lazy products take inputs below 4p
+  // (the CIOS accumulator stays below a + p < 5p < R, the result below 4p^2/R + p < 2p).
+#if defined(__x86_64__)
+  static constexpr bool NTT_LAZY = N == 4 && LAZY_OK && P::MOD[N - 1] < 0x3333333333333333ULL;  // 5p < R
+#else
+  static constexpr bool NTT_LAZY = false;
+#endif
+  // t in [0, 4p) -> [0, 2p)
+  static inline __attribute__((always_inline)) void red2p(Mont& t) {
+    static_assert(NTT_LAZY, "lazy NTT ops: 4 limbs, 5p < R, x86-64");
+#if defined(__x86_64__)
+    adx::red2p4<P::MOD>(t.v);
+#endif
+  }
+  // x in [0, 4p), w in [0, 2p): (x, y) <- (x + w, x - w) in [0, 4p) (x first brought below 2p)
+  static inline __attribute__((always_inline)) void dit_lazy(Mont& x, Mont& y, const Mont& w) {
+    static_assert(NTT_LAZY, "lazy NTT ops: 4 limbs, 5p < R, x86-64");
+#if defined(__x86_64__)
+    adx::dit_lazy4<P::MOD>(x.v, y.v, w.v);
+#endif
+  }
+  // x, y in [0, 2p): (x, y) <- (x + y in [0, 2p), x - y in [0, 4p))
+  static inline __attribute__((always_inline)) void dif_lazy(Mont& x, Mont& y) {
+    static_assert(NTT_LAZY, "lazy NTT ops: 4 limbs, 5p < R, x86-64");
+#if defined(__x86_64__)
+    adx::dif_lazy4<P::MOD>(x.v, y.v);
+#endif
+  }
+
   // (a0 + a1 u)(b0 + b1 u) with u^2 = -1, lazy reduction: three plain 512-bit
   // products (Karatsuba) and one Montgomery reduction per output component.
   // Returns false (nothing written) where no such path exists (N != 4, no ADX).

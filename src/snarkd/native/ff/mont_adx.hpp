@@ -1294,6 +1294,125 @@ static inline __attribute__((always_inline)) void sub4(uint64_t* out, const uint
   out[0] = t0; out[1] = t1; out[2] = t2; out[3] = t3;
 }
 
+// Lazy NTT butterflies (Harvey), for 4p < 2^256: values stay in [0, 2p) or [0, 4p) between
+// stages, so no product's final subtraction and no modular correction of the sums; the
+// transform reduces once at its end. Plain x86-64. t in [0, 4p) -> [0, 2p):
+template <const uint64_t* P>
+static inline __attribute__((always_inline)) void red2p4(uint64_t* t) {
+  static constexpr uint64_t kP[4] = {P[0] << 1, (P[1] << 1) | (P[0] >> 63), (P[2] << 1) | (P[1] >> 63), (P[3] << 1) | (P[2] >> 63)};  // 2p
+  uint64_t s0, s1, s2, s3;
+  asm(
+      "movq %[t0], %[s0]\n\t"
+      "subq 0+%[p], %[s0]\n\t"
+      "movq %[t1], %[s1]\n\t"
+      "sbbq 8+%[p], %[s1]\n\t"
+      "movq %[t2], %[s2]\n\t"
+      "sbbq 16+%[p], %[s2]\n\t"
+      "movq %[t3], %[s3]\n\t"
+      "sbbq 24+%[p], %[s3]\n\t"
+      "cmovncq %[s0], %[t0]\n\t"
+      "cmovncq %[s1], %[t1]\n\t"
+      "cmovncq %[s2], %[t2]\n\t"
+      "cmovncq %[s3], %[t3]\n\t"
+      : [t0] "+r"(t[0]), [t1] "+r"(t[1]), [t2] "+r"(t[2]), [t3] "+r"(t[3]), [s0] "=&r"(s0), [s1] "=&r"(s1), [s2] "=&r"(s2), [s3] "=&r"(s3)
+      : [p] "m"(kP)
+      : "cc");
+}
+
+// DIT: x in [0, 4p), w (= twiddle * y, a lazy product) in [0, 2p); x' = red2p(x):
+// x <- x' + w, y <- x' + 2p - w, both in [0, 4p). w may be y (read before y is written).
+template <const uint64_t* P>
+static inline __attribute__((always_inline)) void dit_lazy4(uint64_t* x, uint64_t* y, const uint64_t* w) {
+  static constexpr uint64_t kP[4] = {P[0] << 1, (P[1] << 1) | (P[0] >> 63), (P[2] << 1) | (P[1] >> 63), (P[3] << 1) | (P[2] >> 63)};  // 2p
+  uint64_t t0, t1, t2, t3, s0, s1, s2, s3;
+  asm(
+      "movq 0(%[x]), %[t0]\n\t"
+      "movq 8(%[x]), %[t1]\n\t"
+      "movq 16(%[x]), %[t2]\n\t"
+      "movq 24(%[x]), %[t3]\n\t"
+      "movq %[t0], %[s0]\n\t"
+      "subq 0+%[p], %[s0]\n\t"
+      "movq %[t1], %[s1]\n\t"
+      "sbbq 8+%[p], %[s1]\n\t"
+      "movq %[t2], %[s2]\n\t"
+      "sbbq 16+%[p], %[s2]\n\t"
+      "movq %[t3], %[s3]\n\t"
+      "sbbq 24+%[p], %[s3]\n\t"
+      "cmovncq %[s0], %[t0]\n\t"
+      "cmovncq %[s1], %[t1]\n\t"
+      "cmovncq %[s2], %[t2]\n\t"
+      "cmovncq %[s3], %[t3]\n\t"
+      "movq %[t0], %[s0]\n\t"
+      "movq %[t1], %[s1]\n\t"
+      "movq %[t2], %[s2]\n\t"
+      "movq %[t3], %[s3]\n\t"
+      "addq 0+%[p], %[s0]\n\t"
+      "adcq 8+%[p], %[s1]\n\t"
+      "adcq 16+%[p], %[s2]\n\t"
+      "adcq 24+%[p], %[s3]\n\t"
+      "subq 0(%[w]), %[s0]\n\t"
+      "sbbq 8(%[w]), %[s1]\n\t"
+      "sbbq 16(%[w]), %[s2]\n\t"
+      "sbbq 24(%[w]), %[s3]\n\t"
+      "addq 0(%[w]), %[t0]\n\t"
+      "adcq 8(%[w]), %[t1]\n\t"
+      "adcq 16(%[w]), %[t2]\n\t"
+      "adcq 24(%[w]), %[t3]\n\t"
+      : [t0] "=&r"(t0), [t1] "=&r"(t1), [t2] "=&r"(t2), [t3] "=&r"(t3), [s0] "=&r"(s0), [s1] "=&r"(s1), [s2] "=&r"(s2), [s3] "=&r"(s3)
+      : [p] "m"(kP), [x] "r"(x), [w] "r"(w), "m"(*(uint64_t(*)[4])x), "m"(*(uint64_t(*)[4])w)
+      : "cc");
+  x[0] = t0; x[1] = t1; x[2] = t2; x[3] = t3; y[0] = s0; y[1] = s1; y[2] = s2; y[3] = s3;
+}
+
+// DIF: x, y in [0, 2p): x <- red2p(x + y) in [0, 2p), y <- x + 2p - y in [0, 4p) (for the
+// caller's lazy product by the twiddle).
+template <const uint64_t* P>
+static inline __attribute__((always_inline)) void dif_lazy4(uint64_t* x, uint64_t* y) {
+  static constexpr uint64_t kP[4] = {P[0] << 1, (P[1] << 1) | (P[0] >> 63), (P[2] << 1) | (P[1] >> 63), (P[3] << 1) | (P[2] >> 63)};  // 2p
+  uint64_t t0, t1, t2, t3, s0, s1, s2, s3;
+  asm(
+      "movq 0(%[x]), %[t0]\n\t"
+      "movq 8(%[x]), %[t1]\n\t"
+      "movq 16(%[x]), %[t2]\n\t"
+      "movq 24(%[x]), %[t3]\n\t"
+      "movq %[t0], %[s0]\n\t"
+      "movq %[t1], %[s1]\n\t"
+      "movq %[t2], %[s2]\n\t"
+      "movq %[t3], %[s3]\n\t"
+      "addq 0(%[y]), %[t0]\n\t"
+      "adcq 8(%[y]), %[t1]\n\t"
+      "adcq 16(%[y]), %[t2]\n\t"
+      "adcq 24(%[y]), %[t3]\n\t"
+      "addq 0+%[p], %[s0]\n\t"
+      "adcq 8+%[p], %[s1]\n\t"
+      "adcq 16+%[p], %[s2]\n\t"
+      "adcq 24+%[p], %[s3]\n\t"
+      "subq 0(%[y]), %[s0]\n\t"
+      "sbbq 8(%[y]), %[s1]\n\t"
+      "sbbq 16(%[y]), %[s2]\n\t"
+      "sbbq 24(%[y]), %[s3]\n\t"
+      "movq %[s0], 0(%[y])\n\t"
+      "movq %[s1], 8(%[y])\n\t"
+      "movq %[s2], 16(%[y])\n\t"
+      "movq %[s3], 24(%[y])\n\t"
+      "movq %[t0], %[s0]\n\t"
+      "subq 0+%[p], %[s0]\n\t"
+      "movq %[t1], %[s1]\n\t"
+      "sbbq 8+%[p], %[s1]\n\t"
+      "movq %[t2], %[s2]\n\t"
+      "sbbq 16+%[p], %[s2]\n\t"
+      "movq %[t3], %[s3]\n\t"
+      "sbbq 24+%[p], %[s3]\n\t"
+      "cmovncq %[s0], %[t0]\n\t"
+      "cmovncq %[s1], %[t1]\n\t"
+      "cmovncq %[s2], %[t2]\n\t"
+      "cmovncq %[s3], %[t3]\n\t"
+      : [t0] "=&r"(t0), [t1] "=&r"(t1), [t2] "=&r"(t2), [t3] "=&r"(t3), [s0] "=&r"(s0), [s1] "=&r"(s1), [s2] "=&r"(s2), [s3] "=&r"(s3), "+m"(*(uint64_t(*)[4])y)
+      : [p] "m"(kP), [x] "r"(x), [y] "r"(y), "m"(*(uint64_t(*)[4])x)
+      : "cc");
+  x[0] = t0; x[1] = t1; x[2] = t2; x[3] = t3;
+}
+
 // t in [0, 2p) -> t mod p. Plain x86-64 (no BMI2/ADX needed).
 template <const uint64_t* P>
 static inline __attribute__((always_inline)) void final_sub6(uint64_t* t) {
