@@ -7,8 +7,6 @@ from __future__ import annotations
 import sys
 import time
 
-from snarkd.cli.parsing import add_epilog
-
 ORDER = 30
 LARGE_WASM = 1 << 20  # a circuit .wasm this large takes seconds to compile and run: show its progress
 
@@ -28,6 +26,8 @@ def _common(p) -> None:
 
 
 def register(sub) -> None:
+    from snarkd.cli.parsing import add_epilog
+
     p = add_epilog(
         sub.add_parser(
             "witness",
@@ -61,6 +61,51 @@ def register(sub) -> None:
     p.add_argument("--no-verify", dest="verify", action="store_false",
                    help="skip the self-check of the proof against the key (as in snarkd prove)")
     p.set_defaults(func=run_fullprove)
+
+
+_FLAGS = {"--sanity-check": ("sanity_check", True), "--quiet": ("quiet", True), "-q": ("quiet", True),
+          "--progress": ("progress", True), "--no-progress": ("progress", False), "--timings": ("timings", True)}
+_VALUED = {"--engine": "engine", "--sym": "sym"}
+
+
+class QuickArgs:
+    """The arguments quick_args read: the attributes argparse's Namespace would have."""
+
+    def __init__(self, **kwargs):
+        self.__dict__.update(kwargs)
+
+
+def quick_args(argv: list[str]) -> QuickArgs | None:
+    """`snarkd witness`'s arguments in their usual forms (three positionals; whole option names, each at most once;
+    --engine and --sym followed by their value), as argparse reads them, without importing or building argparse's
+    parser (~7 ms of a ~65 ms whole process, snarkd.cli.main); None for anything else (help, an abbreviation,
+    `--opt=value`, `--`, an argument starting with "-", a wrong count or choice), which argparse then parses, with
+    its own messages and exit code. tests/cli/test_witness_cli.py holds it to argparse's Namespace."""
+    got = dict(sym=None, sanity_check=False, quiet=False, progress=None, timings=False, engine=None)
+    positional: list[str] = []
+    seen: set[str] = set()
+    args = iter(argv)
+    for a in args:
+        if not a.startswith("-"):
+            positional.append(a)
+            continue
+        if a in seen:
+            return None
+        seen.add(a)
+        if a in _FLAGS:
+            name, value = _FLAGS[a]
+            got[name] = value
+        elif a in _VALUED:
+            value = next(args, None)
+            if value is None or value.startswith("-") or (a == "--engine" and value not in ("auto", "native", "wasm")):
+                return None
+            got[_VALUED[a]] = value
+        else:
+            return None
+    if len(positional) != 3:
+        return None
+    return QuickArgs(command="witness", wasm=positional[0], input=positional[1], out=positional[2], func=run_witness,
+                     **got)
 
 
 def _log_sink(args):
