@@ -34,7 +34,7 @@ sys.path.insert(0, str(REPO / "bench"))
 from native_micro import random_points, random_scalars  # noqa: E402
 from prove_vs_snarkjs import SNARKJS, parse_timings, timed  # noqa: E402
 
-from snarkd import native  # noqa: E402
+from snarkd.native import _core as native  # noqa: E402
 from snarkd.native import _core  # noqa: E402
 
 MODES = {"plain": 0, "glv": 2, "auto": 1}

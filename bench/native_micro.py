@@ -11,7 +11,7 @@ import time
 
 import numpy as np
 
-from snarkd import native
+from snarkd.native import _core as native  # bn254, hardware_threads
 
 
 def random_points(mod, g2, n, rng):

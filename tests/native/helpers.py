@@ -7,7 +7,7 @@ import numpy as np
 from py_ecc import optimized_bls12_381 as pbls
 from py_ecc import optimized_bn128 as pbn
 
-import snarkd.native as _sn; bn254, bls12_381 = _sn.bn254, _sn.bls12_381
+from snarkd.native._core import bls12_381, bn254
 
 MASK = (1 << 64) - 1
 

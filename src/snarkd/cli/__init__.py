@@ -8,19 +8,22 @@ editing a shared list. A command's handler returns an exit code, and raises
 
 from __future__ import annotations
 
-import argparse
-import importlib
 import sys
 
 from snarkd import __version__
-from snarkd.cli.parsing import EPILOG, Parser, RawDescriptionHelpFormatter
 from snarkd.errors import SnarkdError, exit_code_of
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import argparse
 
 
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     """The full parser, or (command given) one holding only the module named after
     that command: `snarkd prove` then imports prove.py alone, not every command's
     dependencies (the config layer alone costs ~9 MB and ~50 ms of start-up)."""
+    from snarkd.cli.parsing import EPILOG, Parser, RawDescriptionHelpFormatter
+
     parser = Parser(
         prog="snarkd",
         description="Groth16 prover and proving daemon for circom/snarkjs circuits (bn128, bls12381).",
@@ -43,8 +46,9 @@ def _command_module(command: str):
     ~5 ms of start-up); None when there is none."""
     if not command.isidentifier() or command.startswith("_"):
         return None
-    try:
-        return importlib.import_module(f"{__name__}.{command}")
+    try:  # __import__, not importlib.import_module: importlib's own import was ~0.5 ms of every command
+        __import__(f"{__name__}.{command}")
+        return sys.modules[f"{__name__}.{command}"]
     except ModuleNotFoundError as exc:
         if exc.name == f"{__name__}.{command}":
             return None
@@ -52,6 +56,7 @@ def _command_module(command: str):
 
 
 def _all_modules() -> list:
+    import importlib
     import pkgutil
 
     return [importlib.import_module(f"{__name__}.{info.name}") for info in pkgutil.iter_modules(__path__)]
@@ -65,11 +70,23 @@ def main(argv: list[str] | None = None) -> int:
     entry = argv is None
     argv = sys.argv[1:] if argv is None else list(argv)
     first = argv[0] if argv and not argv[0].startswith("-") else None
-    parser = build_parser(first)
-    args = parser.parse_args(argv)
-    if not getattr(args, "func", None):
-        parser.print_help(sys.stderr)
-        return 2
+    # A command module's quick_args(rest) may give the arguments of its usual forms without argparse (its import
+    # and parser building were ~7 ms of a ~65 ms `snarkd witness`); None: argparse parses them (help, errors).
+    quick = getattr(_command_module(first), "quick_args", None) if first is not None else None
+    args = quick(argv[1:]) if quick is not None else None
+    if args is None:
+        parser = build_parser(first)
+        args = parser.parse_args(argv)
+        if not getattr(args, "func", None):
+            parser.print_help(sys.stderr)
+            return 2
+    if entry and getattr(args.func, "exit_at_once", False):
+        # a one-shot command that ends in os._exit below: nothing it allocates outlives it, and the collector's
+        # passes over every imported module's objects were ~3 ms of a ~60 ms `snarkd witness` (whose cycles, if
+        # any, are freed with the process)
+        import gc
+
+        gc.disable()
     try:
         from snarkd.config.cpu import ifma_from_env  # $SNARKD_CPU_IFMA, without loading the config layer
 

@@ -7,8 +7,6 @@ from __future__ import annotations
 import sys
 import time
 
-from snarkd.cli.parsing import add_epilog
-
 ORDER = 30
 LARGE_WASM = 1 << 20  # a circuit .wasm this large takes seconds to compile and run: show its progress
 
@@ -28,6 +26,8 @@ def _common(p) -> None:
 
 
 def register(sub) -> None:
+    from snarkd.cli.parsing import add_epilog
+
     p = add_epilog(
         sub.add_parser(
             "witness",
@@ -63,6 +63,51 @@ def register(sub) -> None:
     p.set_defaults(func=run_fullprove)
 
 
+_FLAGS = {"--sanity-check": ("sanity_check", True), "--quiet": ("quiet", True), "-q": ("quiet", True),
+          "--progress": ("progress", True), "--no-progress": ("progress", False), "--timings": ("timings", True)}
+_VALUED = {"--engine": "engine", "--sym": "sym"}
+
+
+class QuickArgs:
+    """The arguments quick_args read: the attributes argparse's Namespace would have."""
+
+    def __init__(self, **kwargs):
+        self.__dict__.update(kwargs)
+
+
+def quick_args(argv: list[str]) -> QuickArgs | None:
+    """`snarkd witness`'s arguments in their usual forms (three positionals; whole option names, each at most once;
+    --engine and --sym followed by their value), as argparse reads them, without importing or building argparse's
+    parser (~7 ms of a ~65 ms whole process, snarkd.cli.main); None for anything else (help, an abbreviation,
+    `--opt=value`, `--`, an argument starting with "-", a wrong count or choice), which argparse then parses, with
+    its own messages and exit code. tests/cli/test_witness_cli.py holds it to argparse's Namespace."""
+    got = dict(sym=None, sanity_check=False, quiet=False, progress=None, timings=False, engine=None)
+    positional: list[str] = []
+    seen: set[str] = set()
+    args = iter(argv)
+    for a in args:
+        if not a.startswith("-"):
+            positional.append(a)
+            continue
+        if a in seen:
+            return None
+        seen.add(a)
+        if a in _FLAGS:
+            name, value = _FLAGS[a]
+            got[name] = value
+        elif a in _VALUED:
+            value = next(args, None)
+            if value is None or value.startswith("-") or (a == "--engine" and value not in ("auto", "native", "wasm")):
+                return None
+            got[_VALUED[a]] = value
+        else:
+            return None
+    if len(positional) != 3:
+        return None
+    return QuickArgs(command="witness", wasm=positional[0], input=positional[1], out=positional[2], func=run_witness,
+                     **got)
+
+
 def _log_sink(args):
     if args.quiet:
         return None
@@ -76,8 +121,23 @@ def _print_timings(timings: dict[str, float], total_ms: float) -> None:
     print(f"{'total':<{width}} {total_ms:10.1f} ms", file=sys.stderr)
 
 
+class _NoSteps:
+    """A StepBar that shows nothing, without importing prover.progress (~0.7 ms of a one-shot witness)."""
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        return None
+
+    def step(self, name: str):
+        return self
+
+
 def _progress(args, steps: int):
     """The step bar of a witness calculation: on a terminal, for a large circuit .wasm."""
+    if args.progress is False or (args.progress is None and (args.quiet or not sys.stderr.isatty())):
+        return _NoSteps()  # progress.wanted's answer whatever the .wasm's size
     import os
 
     from snarkd.prover.progress import StepBar, wanted

@@ -11,7 +11,6 @@ secret's path, on every cached-program load of `snarkd witness`) does not pay ~3
 
 from __future__ import annotations
 
-import importlib
 
 _WHERE = {
     "Listen": "kinds", "parse_listen": "kinds",
@@ -36,7 +35,8 @@ class Deferred:
         self.name = name
 
     def __call__(self):
-        return importlib.import_module(f"{__name__}.loader").default(self.name)
+        # __import__ with a fromlist gives the submodule: importlib (and its warnings) stay out of `snarkd witness`
+        return __import__(f"{__name__}.loader", fromlist=["default"]).default(self.name)
 
     def __repr__(self) -> str:
         return f"deferred({self.name!r})"
@@ -50,7 +50,7 @@ def __getattr__(name: str):
     module = _WHERE.get(name)
     if module is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    value = getattr(__import__(f"{__name__}.{module}", fromlist=[name]), name)
     globals()[name] = value  # later lookups are plain attribute reads
     return value
 

@@ -4,7 +4,6 @@ Names are resolved on first use (PEP 562): importing one reader (e.g. the
 numpy-free zkey_layout of the one-shot prover) does not import the others.
 """
 
-import importlib
 
 _EXPORTS = {
     "BinFile": "binfile",
@@ -30,4 +29,5 @@ def __getattr__(name: str):
     module = _EXPORTS.get(name)
     if module is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    # __import__ with a fromlist gives the submodule; importlib itself (and warnings) would cost every command
+    return getattr(__import__(f"{__name__}.{module}", fromlist=[name]), name)

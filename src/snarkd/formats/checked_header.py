@@ -18,9 +18,11 @@ CRC = struct.Struct("<I")
 
 
 def crc32c(data) -> int:
-    from snarkd.native import _core  # CRC-32C in hardware: checking a large body costs about a millisecond
+    # CRC-32C in hardware: checking a large body costs about a millisecond. From _scan, not the core: loading the
+    # core's 4 MB of code was ~4 ms of a one-shot `snarkd witness`, which needs nothing else from it.
+    from snarkd.native import _scan
 
-    return int(_core.crc32c(data))
+    return int(_scan.crc32c(data))
 
 
 def pack(magic: bytes, version: int, header: bytes) -> bytes:

@@ -1,8 +1,9 @@
-"""Native CPU core: Montgomery fields, G1/G2, Pippenger MSM, NTT, Groth16 pieces."""
-from . import _core
-from ._core import bn254, bls12_381, hardware_threads
+"""Native CPU core: Montgomery fields, G1/G2, Pippenger MSM, NTT, Groth16 pieces.
 
-__all__ = ["bn254", "bls12_381", "hardware_threads", "apply_ifma"]
+The core (_core) loads on first use, not with the package: `snarkd witness` needs only _witness, and loading the
+core's 4 MB of code cost that command ~4 ms of its ~70 ms whole-process CPU (bench/witness_vs_circom_cpp.py)."""
+
+__all__ = ["apply_ifma"]  # the extensions are its submodules: `from snarkd.native import _core`, `_witness`, ...
 
 
 def apply_ifma(value: str) -> None:
@@ -11,7 +12,7 @@ def apply_ifma(value: str) -> None:
     witnesses (_witness.set_ifma: its own copy of the switch; ~0.5 ms to load). Applied at entry points
     only: the CLI ($SNARKD_CPU_IFMA), `snarkd serve` and each cluster engine actor (their config's). Each
     switch waits for native calls already running, so none of them changes path midway."""
-    from . import _witness
+    from . import _core, _witness
 
     on = value != "off"
     _core.set_ifma(on)

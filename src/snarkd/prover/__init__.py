@@ -17,7 +17,6 @@ Names are resolved on first use (PEP 562), so the one-shot path imports only
 what it needs.
 """
 
-import importlib
 
 _EXPORTS = {
     "Backend": "backend",
@@ -41,4 +40,5 @@ def __getattr__(name: str):
     module = _EXPORTS.get(name)
     if module is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    # __import__ with a fromlist gives the submodule; importlib itself (and warnings) would cost every command
+    return getattr(__import__(f"{__name__}.{module}", fromlist=[name]), name)
