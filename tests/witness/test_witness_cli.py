@@ -81,7 +81,7 @@ def test_witness_cli_file_errors(arrays, tmp_path):
 # (bench/witness_vs_circom_cpp.py; a process of ~70 ms of which ~30 ms were these, measured with -X importtime).
 NOT_ON_THE_CACHED_PATH = ("numpy", "wasmtime", "logging", "dataclasses", "typing", "pathlib", "tempfile", "threading",
                           "pkgutil", "snarkd.config.loader", "snarkd.formats.binfile",
-                          "argparse", "_hashlib", "snarkd.native._core",  # snarkd.cli.main: quick_args; native sha256
+                          "argparse", "snarkd.native._core",  # snarkd.cli.main: quick_args; CRC-32C from _scan
                           "shutil")  # shutil: argparse's help width, found only when help is written (cli.HelpFormatter)
 
 

@@ -32,8 +32,8 @@ class StageQueue:
         # Who is woken: the takers (the device workers and a lane worker: a few) on every change, and of the waiting
         # putters only the one whose turn it is, each on a condition of its own. One condition for all had every
         # blocked synthesis worker (16 at j = 32) wake on each take, find it was not its turn and sleep again:
-        # GIL turns taken from the device workers launching kernels (2^20 on an H200: the device stage 75 ms a proof
-        # against 70 with the plain bounded queue before lanes).
+        # GIL turns taken from the device workers launching kernels (2^20 on an H200 at j = 32: 8% more time per
+        # proof, bench/results/h200-round12).
         self._takers = threading.Condition(self._lock)
         self._putters: dict = {}  # a waiting putter's key -> its condition (on _lock)
 

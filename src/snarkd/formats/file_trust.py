@@ -21,9 +21,10 @@ hold caches (callers write only there).
 from __future__ import annotations
 
 import _thread  # the locks threading.Lock is; the threading module (~1 ms of imports) is not needed here
+import hashlib
+import hmac
 import os
 import stat
-from _operator import _compare_digest as compare_digest  # hmac.compare_digest itself, without hmac's imports
 
 from snarkd.errors import InputError
 
@@ -148,45 +149,15 @@ def _read_secret(path: str) -> bytes:
     return key
 
 
-class _Mac:
-    """HMAC-SHA256 (RFC 2104) on the native SHA-256 (native/sha256.hpp): hashlib and hmac load OpenSSL, ~4 ms
-    of a one-shot `snarkd witness`, whose program file is checked by this tag. tests/formats checks it against
-    hmac on every length around the block size."""
-
-    def __init__(self, key: bytes, msg: bytes = b""):
-        from snarkd.native._scan import Sha256, sha256
-
-        if len(key) > 64:
-            key = sha256(key)
-        key = key.ljust(64, b"\0")
-        self._inner, self._outer = Sha256(), Sha256()
-        self._inner.update(bytes(b ^ 0x36 for b in key))
-        self._outer.update(bytes(b ^ 0x5C for b in key))
-        self._inner.update(msg)
-
-    def update(self, data) -> None:
-        self._inner.update(data)
-
-    def digest(self) -> bytes:
-        self._outer.update(self._inner.digest())
-        return self._outer.digest()
-
-
-def _mac(context: bytes) -> _Mac:
-    from snarkd.native._scan import sha256
-
-    return _Mac(secret(), b"snarkd-cache/v1\0" + sha256(context))
-
-
 def tag(data, context: bytes) -> bytes:
-    mac = _mac(context)
+    mac = hmac.new(secret(), b"snarkd-cache/v1\0" + hashlib.sha256(context).digest(), "sha256")
     mac.update(data)
     return mac.digest()
 
 
 def tag_stream(fd: int, length: int, context: bytes) -> bytes:
     """The tag of the first `length` bytes of the file open (readable) at fd, read in chunks by pread."""
-    mac = _mac(context)
+    mac = hmac.new(secret(), b"snarkd-cache/v1\0" + hashlib.sha256(context).digest(), "sha256")
     pos = 0
     while pos < length:
         chunk = os.pread(fd, min(1 << 22, length - pos), pos)
@@ -228,7 +199,7 @@ def open_cache(path) -> tuple[int, os.stat_result]:
 
 
 def check_tag(path, data, found: bytes, context: bytes) -> None:
-    if not compare_digest(tag(data, context), bytes(found)):
+    if not hmac.compare_digest(tag(data, context), bytes(found)):
         raise UntrustedCache(f"{path}: not used: its tag does not match (not made by this user's snarkd for "
                              "this input, or altered)", data)
 

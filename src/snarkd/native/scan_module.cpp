@@ -1,8 +1,8 @@
 // snarkd.native._scan: whole-array checks over field elements, one call per array, the GIL released.
 // (The service path checks every witness of every job: as numpy passes these held and re-took the
 // interpreter lock for each limb of each 1 MiB chunk, competing with every other thread.)
-// Also the checksums and digests formats/ takes of files (CRC-32C, SHA-256): a small module, so that
-// `snarkd witness` loads neither the core (4 MB of code) nor OpenSSL for them.
+// Also the checksum formats/ takes of files (CRC-32C): a small module, so that
+// `snarkd witness` does not load the core (4 MB of code) for it.
 #include <pybind11/pybind11.h>
 
 #include <cstdint>
@@ -13,7 +13,6 @@
 #include "crc32c.hpp"
 #include "parallel.hpp"
 #include "py_buffer.hpp"
-#include "sha256.hpp"
 
 namespace py = pybind11;
 using namespace snarkd;
@@ -65,28 +64,4 @@ PYBIND11_MODULE(_scan, mod) {
     py::gil_scoped_release nogil;
     return crc32c(B.data(), B.len());
   }, py::arg("data"), "CRC-32C of a buffer (SSE4.2 crc32 where available)");
-  py::class_<Sha256>(mod, "Sha256", "A running SHA-256 (the x86 SHA extensions where available)")
-      .def(py::init<>())
-      .def("update", [](Sha256& s, py::object data) {
-        Buf B(data, "data");
-        py::gil_scoped_release nogil;
-        s.update(B.data(), B.len());
-      }, py::arg("data"))
-      .def("digest", [](const Sha256& s) {
-        Sha256 end = s;  // digest() leaves the running state as it was, as hashlib's does
-        uint8_t out[32];
-        end.final(out);
-        return py::bytes((const char*)out, 32);
-      });
-  mod.def("sha256", [](py::object data) {
-    Buf B(data, "data");
-    uint8_t out[32];
-    {
-      py::gil_scoped_release nogil;
-      Sha256 s;
-      s.update(B.data(), B.len());
-      s.final(out);
-    }
-    return py::bytes((const char*)out, 32);
-  }, py::arg("data"), "SHA-256 digest of a buffer (32 bytes)");
 }

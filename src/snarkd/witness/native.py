@@ -36,6 +36,7 @@ request served by the wasm engine is reported through `on_fallback`.
 from __future__ import annotations
 
 import _thread  # the locks threading.Lock is; the threading module (~1 ms of imports) is not needed here
+import hashlib
 import itertools
 import os
 import sys
@@ -149,7 +150,6 @@ class NativeCalculator:
                  strict: bool = False, on_fallback: Callable[[str], None] | None = None,
                  max_instances: int | None = None, max_memory: int | None = None, fuel: int = 0):
         from snarkd.native import _witness  # lazy: only native witness work loads it
-        from snarkd.native._scan import sha256
 
         self._native = _witness
         self._bytes, self._path, self.name, self._sym = inp.read_wasm(wasm, name, sym)
@@ -173,7 +173,7 @@ class NativeCalculator:
         self.stats = WitnessStats()
         self.build_ms = 0.0
         self._loaded_from: str | None = None
-        sha = sha256(self._bytes).hex()  # native/sha256.hpp: no OpenSSL (hashlib) in a one-shot witness
+        sha = hashlib.sha256(self._bytes).hexdigest()
         self._ident = program_file.identity(sha, self.sanity_check)
         self._paths = [os.fspath(program)] if program is not None else []
         self._paths += program_file.candidates(self._path, sha, None)
