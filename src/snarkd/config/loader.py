@@ -28,15 +28,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from snarkd.config.kinds import MAX_SOCKET_PATH, Context, EntryError, socket_path_too_long, toml_value
-from snarkd.config.render import effective_toml
-from snarkd.config.sections import SECTION_CLASSES, section_keys
 from snarkd.config.settings import BY_NAME, SECTIONS, SETTINGS, Setting
 from snarkd.errors import InputError
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
+# The TOML parser, the section classes and the renderer are imported where used: `default(name)` (a library's one
+# setting, e.g. `snarkd witness` reading [keys] wasm_cache when its program is not beside the .wasm) reads no file
+# and renders nothing, and those imports were ~60 ms of that command.
 
 CONFIG_ENV = "SNARKD_CONFIG"  # the default --config of the daemon commands
 
@@ -61,6 +58,8 @@ class Config:
     # and one attribute per section (cfg.gpus: a SECTION_CLASSES["gpus"]), built from `values`
 
     def __post_init__(self):
+        from snarkd.config.sections import SECTION_CLASSES, section_keys
+
         for sec, cls in SECTION_CLASSES.items():
             object.__setattr__(self, sec, cls(**{k: self.values[(sec, k)] for k in section_keys(cls)}))
 
@@ -107,8 +106,12 @@ class Config:
     @classmethod
     def from_text(cls, text: str, source: str, base_dir: Path | str, env=None) -> "Config":
         env = os.environ if env is None else env
+        if sys.version_info >= (3, 11):
+            import tomllib
+        else:  # pragma: no cover
+            import tomli as tomllib
         try:
-            data = tomllib.loads(text)
+            data = tomllib.loads(text) if text.strip() else {}
         except tomllib.TOMLDecodeError as exc:
             line = re.search(r"line (\d+)", str(exc))
             where = f"{source}:{line.group(1)}" if line else source
@@ -136,6 +139,8 @@ class Config:
 
     def to_toml(self) -> str:
         """The effective config as TOML (`snarkd config show`): itself a valid config."""
+        from snarkd.config.render import effective_toml
+
         return effective_toml(self)
 
 
@@ -148,7 +153,9 @@ def config_path(given: str | None, env=None) -> str | None:
 def default(name: str, env=None):
     """One setting's value without a config file: its environment override, else its default
     (for the library used directly; the daemon passes its Config's values down)."""
-    return Config.defaults(env).get(name)
+    # Config.defaults(env).get(name) without the Config: its section objects are not needed for one value
+    s = BY_NAME[name]
+    return _Validator("", "<defaults>", Path.cwd(), os.environ if env is None else env).values({}, [])[(s.section, s.key)]
 
 
 def locate_keys(text: str) -> dict[tuple, int]:
@@ -265,10 +272,10 @@ class _Validator:
         except ValueError as exc:
             self.fail(path, str(exc), raw)
 
-    def build(self, data: dict) -> Config:
+    def values(self, data: dict, overrides: list) -> dict:
+        """Every setting's effective value, checked one by one and across (CROSS_CHECKS)."""
         self.check_names(data)
         values: dict = {}
-        overrides: list = []
         ctx = Context(self.base, self.env, values)
         for s in SETTINGS:
             values[(s.section, s.key)] = self.value(s, data, ctx, overrides)
@@ -276,5 +283,10 @@ class _Validator:
             if bad(values):
                 s = BY_NAME[name]
                 self.fail((s.section, s.key), message, s.kind.plain(values[(s.section, s.key)]))
+        return values
+
+    def build(self, data: dict) -> Config:
+        overrides: list = []
+        values = self.values(data, overrides)
         return Config(values=values, source=self.source, base_dir=str(self.base), text=self.text,
                       overrides=tuple(overrides))
