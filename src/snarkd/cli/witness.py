@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import sys
 import time
+from types import SimpleNamespace  # the attributes argparse's Namespace would have (quick_args), without argparse
 
 ORDER = 30
 LARGE_WASM = 1 << 20  # a circuit .wasm this large takes seconds to compile and run: show its progress
@@ -68,14 +69,7 @@ _FLAGS = {"--sanity-check": ("sanity_check", True), "--quiet": ("quiet", True), 
 _VALUED = {"--engine": "engine", "--sym": "sym"}
 
 
-class QuickArgs:
-    """The arguments quick_args read: the attributes argparse's Namespace would have."""
-
-    def __init__(self, **kwargs):
-        self.__dict__.update(kwargs)
-
-
-def quick_args(argv: list[str]) -> QuickArgs | None:
+def quick_args(argv: list[str]) -> SimpleNamespace | None:
     """`snarkd witness`'s arguments in their usual forms (three positionals; whole option names, each at most once;
     --engine and --sym followed by their value), as argparse reads them, without importing or building argparse's
     parser (~7 ms of a ~65 ms whole process, snarkd.cli.main); None for anything else (help, an abbreviation,
@@ -104,8 +98,8 @@ def quick_args(argv: list[str]) -> QuickArgs | None:
             return None
     if len(positional) != 3:
         return None
-    return QuickArgs(command="witness", wasm=positional[0], input=positional[1], out=positional[2], func=run_witness,
-                     **got)
+    return SimpleNamespace(command="witness", wasm=positional[0], input=positional[1], out=positional[2], func=run_witness,
+                           **got)
 
 
 def _log_sink(args):
@@ -121,23 +115,8 @@ def _print_timings(timings: dict[str, float], total_ms: float) -> None:
     print(f"{'total':<{width}} {total_ms:10.1f} ms", file=sys.stderr)
 
 
-class _NoSteps:
-    """A StepBar that shows nothing, without importing prover.progress (~0.7 ms of a one-shot witness)."""
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc) -> None:
-        return None
-
-    def step(self, name: str):
-        return self
-
-
 def _progress(args, steps: int):
     """The step bar of a witness calculation: on a terminal, for a large circuit .wasm."""
-    if args.progress is False or (args.progress is None and (args.quiet or not sys.stderr.isatty())):
-        return _NoSteps()  # progress.wanted's answer whatever the .wasm's size
     import os
 
     from snarkd.prover.progress import StepBar, wanted
