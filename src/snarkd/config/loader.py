@@ -111,7 +111,7 @@ class Config:
         else:  # pragma: no cover
             import tomli as tomllib
         try:
-            data = tomllib.loads(text) if text.strip() else {}
+            data = tomllib.loads(text)
         except tomllib.TOMLDecodeError as exc:
             line = re.search(r"line (\d+)", str(exc))
             where = f"{source}:{line.group(1)}" if line else source
