@@ -39,6 +39,7 @@ sys.path.insert(0, str(REPO / "src"))
 from snarkd.bench.report import lane_summary  # noqa: E402
 from snarkd.bench.runner import run_bench  # noqa: E402
 from snarkd.config import EngineConfig  # noqa: E402
+from snarkd.daemon.client import Client  # noqa: E402
 from snarkd.daemon.netcheck import free_tcp_port as free_port  # noqa: E402
 from snarkd.engine import Engine  # noqa: E402
 from snarkd.formats.wtns import read_wtns  # noqa: E402
@@ -132,6 +133,20 @@ def summary(kind: str, j: int, wall: float, lat: list, timings: list, d0: list, 
 LANES = ["[scheduler.lanes.urgent]", "priority = 10", "share = {share}", "[scheduler.lanes.bulk]", "priority = 0"]
 
 
+def gc_pauses(addr: str) -> dict:
+    """The daemon's garbage-collection pauses so far, by generation: count, seconds, and how many took over 10 ms."""
+    with Client(addr, timeout=30) as c:
+        m = c.metrics()["values"]
+    return {g: {"count": m.get(f'snarkd_gc_pause_seconds_count{{generation="{g}"}}', 0.0),
+                "seconds": m.get(f'snarkd_gc_pause_seconds_sum{{generation="{g}"}}', 0.0),
+                "over_10ms": m.get(f'snarkd_gc_pause_seconds_count{{generation="{g}"}}', 0.0)
+                - m.get(f'snarkd_gc_pause_seconds_bucket{{generation="{g}",le="0.01"}}', 0.0)} for g in "012"}
+
+
+def gc_delta(before: dict, after: dict) -> dict:
+    return {g: {k: round(after[g][k] - before[g][k], 4) for k in after[g]} for g in after}
+
+
 def lane_runs(a, addr: str, wtns: Path, vk: dict) -> list[dict]:
     """Urgent jobs alone (j = 1), then per j > 1: bulk alone, bulk with urgent jobs every a.urgent_every s."""
     def lane_stats(run: dict, lane: str) -> dict:
@@ -162,6 +177,7 @@ def lane_runs(a, addr: str, wtns: Path, vk: dict) -> list[dict]:
     log(json.dumps(out[-1]))
     for j, client in [(j, c) for j in a.j if j > 1 for c in a.urgent_client]:
         alone = run_bench(addr, "k", witness=str(wtns), count=a.count, inflight=j, progress=False, vk=vk, lane="bulk")
+        gc0 = gc_pauses(addr)
         mixed = run_bench(addr, "k", witness=str(wtns), count=a.count, inflight=j, progress=False, vk=vk, lane="bulk",
                           urgent_lane="urgent", urgent_every=a.urgent_every, urgent_process=client == "process")
         b0, b1, u = lane_stats(alone, "bulk"), lane_stats(mixed, "bulk"), lane_stats(mixed, "urgent")
@@ -176,6 +192,7 @@ def lane_runs(a, addr: str, wtns: Path, vk: dict) -> list[dict]:
                     # every proof the device made beside the urgent lane (bulk + urgent) against bulk alone
                     "all_proofs_throughput_ratio": round((b1["proofs_per_s"] + u["proofs_per_s"]) / b0["proofs_per_s"], 3),
                     "urgent_dropped": mixed["summary"].get("urgent_dropped", 0),
+                    "gc_pauses_mixed": gc_delta(gc0, gc_pauses(addr)),  # daemon/gcpause.py: every thread stopped
                     "verified_by_client": [alone.get("verified"), mixed.get("verified")],
                     "failed": [jb["error"] for r in (alone, mixed) for jb in r["jobs"] if jb["state"] != "COMPLETED"]})
         log(json.dumps(out[-1]))

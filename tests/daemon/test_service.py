@@ -69,6 +69,19 @@ def test_prove_from_inputs_on_the_native_engine_and_its_metrics(daemon, tmp_path
         assert m['snarkd_witnesses_total{source="wasm"}'] == 0 and m["snarkd_witness_failed_total"] == 0
 
 
+def test_heap_frozen_at_startup_and_collections_measured(daemon):
+    """Start-up's objects are frozen out of garbage collections (a full one stops every thread); the pauses of
+    those that still run are in the metrics by generation."""
+    s, proc, circ, wtns = daemon
+    with Client(s.addr, timeout=120) as c:
+        c.prove("chain", wtns.read_bytes())
+        m = c.metrics()["values"]
+    assert m['snarkd_gc_pause_seconds_count{generation="0"}'] >= 1
+    assert m['snarkd_gc_pause_seconds_sum{generation="0"}'] > 0
+    assert 'snarkd_gc_pause_seconds_count{generation="2"}' in m
+    assert "heap frozen objects=" in s.log()
+
+
 def _public_of(wtns, n: int) -> list[int]:
     from snarkd.formats.wtns import read_wtns
 

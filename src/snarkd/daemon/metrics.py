@@ -5,7 +5,8 @@
                    phase-duration histograms (per partition, label phase), queue depths,
                    jobs and partitions in flight, per lane (queued, running, weight, slots, expired, deadline
                    misses, a job-latency histogram), memory budget used/peak, device busy seconds,
-                   RSS, keys (residency per place, evictions, reloads, the key budget, per key);
+                   RSS, keys (residency per place, evictions, reloads, the key budget, per key),
+                   garbage-collection pauses by generation;
                    on a cluster front also nodes, actors and per-actor series
     GET /status    the daemon's status snapshot (status.py) as JSON
 
@@ -26,6 +27,7 @@ from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, G
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 from prometheus_client.parser import text_string_to_metric_families
 
+from snarkd.daemon.gcpause import GENERATIONS, PAUSE_BUCKETS
 from snarkd.daemon.security import ADMIN, ROLES, Principal
 from snarkd.daemon.status import as_json, prover_json
 from snarkd.engine.preempt import SKIP_REASONS
@@ -57,6 +59,12 @@ class DaemonMetrics:
         self.registry.register(_Collector(snapshot))
         self.lane_latency = Histogram("snarkd_lane_job_duration_seconds", "Submit to completion of each completed "
                                       "job, per lane", ["lane"], buckets=PHASE_BUCKETS, registry=self.registry)
+        # fed by daemon/gcpause.GcPauses while the daemon runs: a collection stops every Python thread
+        self.gc_pause = Histogram("snarkd_gc_pause_seconds", "Each garbage collection's pause of every Python thread, "
+                                  "by generation (2: full)", ["generation"], buckets=PAUSE_BUCKETS,
+                                  registry=self.registry)
+        for g in GENERATIONS:  # each series from the start, 0 until a collection of its generation
+            self.gc_pause.labels(g)
         engine.observers.append(self)
         # the Aggregate RPC (daemon/aggregation.py), fed by `on_aggregation`
         self.aggregations = Counter("snarkd_aggregations", "Aggregate calls, by result: completed; rejected (bad "

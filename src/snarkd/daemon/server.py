@@ -2,7 +2,7 @@
 
     startup   log file (run) -> "starting" -> pid file lock -> addresses free? -> tokens, TLS
               -> journal -> engine -> preload keys -> workers -> service (journal re-runs)
-              -> /metrics -> gRPC bound (no SO_REUSEPORT) -> health SERVING -> READY=1
+              -> /metrics -> gRPC bound (no SO_REUSEPORT) -> heap frozen (gcpause.py) -> health SERVING -> READY=1
               (systemd) -> "ready ..." on the readiness pipe: one method each (startup)
     main loop wait for SIGTERM / SIGINT
     shutdown  STOPPING=1, health NOT_SERVING, refuse new proofs and keys (UNAVAILABLE;
@@ -16,6 +16,7 @@ after undoing what was done (no pid file, no socket, no half-ready daemon).
 
 from __future__ import annotations
 
+import gc
 import logging
 import os
 import signal
@@ -32,6 +33,7 @@ from snarkd import __version__
 from snarkd.daemon import sdnotify
 from snarkd.daemon.aggregation import Aggregator
 from snarkd.config import Config, EngineConfig
+from snarkd.daemon.gcpause import GcPauses, freeze
 from snarkd.daemon.journal import Journal
 from snarkd.daemon.logsetup import flush_logs, redirect_stdio, reopen_logs, setup_logging
 from snarkd.daemon.metrics import StatusServer
@@ -91,6 +93,7 @@ class Server:
         self.journal: Journal | None = None
         self.engine: ProvingEngine | None = None  # made in startup (after logging: a bad [gpus] must reach the log)
         self.status_http = None  # snarkd.daemon.metrics.StatusServer
+        self.gc_pauses: GcPauses | None = None  # each collection's pause into the metrics (startup: heap frozen)
         self.spool = None  # snarkd.daemon.transport.Spool
         self.grpc_server: grpc.Server | None = None
         self.health = health.HealthServicer()
@@ -149,6 +152,7 @@ class Server:
         self._make_service(tokens, control)
         self._serve_status(tokens)
         self._serve_grpc(creds, control)
+        self._freeze_heap()
         self._check_abort()
         self._ready()
 
@@ -314,6 +318,15 @@ class Server:
                       ("TLS, client certificates required" if d.tls_client_ca else "TLS") if creds else "plaintext",
                       cfg.limits.max_message >> 20, f"; control socket {control}" if control else "")
 
+    def _freeze_heap(self) -> None:
+        """Every object start-up made kept out of later garbage collections, whose pauses stop every thread
+        (gcpause.py); from here on each collection's pause is measured (snarkd_gc_pause_seconds)."""
+        t0 = time.perf_counter()
+        frozen = freeze()
+        self.gc_pauses = GcPauses(self.service.metrics.gc_pause)
+        self.gc_pauses.install()
+        self.log.info("heap frozen objects=%d in %.0f ms", frozen, (time.perf_counter() - t0) * 1e3)
+
     def _ready(self) -> None:
         """Every worker alive: health SERVING, READY=1 for systemd, "ready" on the readiness pipe."""
         cfg = self.config
@@ -477,6 +490,10 @@ class Server:
             self.spool = None
         if self.keys is not None:
             self.keys.close_all()
+        if self.gc_pauses is not None:  # a server run inside another program (tests) leaves its collector as found
+            self.gc_pauses.remove()
+            self.gc_pauses = None
+            gc.unfreeze()
         self.pidfile.release()
 
 
