@@ -61,9 +61,8 @@ def test_a_damaged_program_is_ignored_with_a_warning_and_rebuilt(control, caplog
     program_file.read(path, calc._ident)  # rewritten whole
 
 
-def _one_instruction_program(witness_size: int, n_inputs: int, operand: int, op: int = 0, d: int = 0,
-                             b: int = 0) -> bytes:
-    """A program body of one path of one instruction, op (R_ADD) d a=operand b, coded as program.hpp writes it
+def _one_instruction_program(witness_size: int, n_inputs: int, operand: int) -> bytes:
+    """A program body of one path of one instruction, R_ADD d=0 a=operand b=0, coded as program.hpp writes it
     (PROGRAM_FORMAT 3: op | k << 6, then zigzag varints of each field's change)."""
 
     def varint(v: int) -> bytes:
@@ -83,7 +82,7 @@ def _one_instruction_program(witness_size: int, n_inputs: int, operand: int, op:
     def u64(v: int) -> bytes:
         return v.to_bytes(8, "little")
 
-    code = bytes([op]) + varint(zigzag(d)) + varint(zigzag(operand)) + varint(zigzag(b))
+    code = bytes([0]) + varint(zigzag(0)) + varint(zigzag(operand)) + varint(zigzag(0))
     path = u32(0) + u32(1) + u32(0) + u32(0) + u32(0) + u64(0) + u64(len(code)) + code + u32(0) + u64(0)
     return u32(witness_size) + u32(n_inputs) + u32(1) + path
 
@@ -98,38 +97,6 @@ def test_programs_round_trip_through_their_coding(control):
     assert bytes(program_file.read(path, calc._ident)[1]) == body  # what write_to put in the file
     # the one-instruction body decodes (an operand inside the frame) before its twin below is refused
     type(calc.program).load(calc.program.curve, _one_instruction_program(calc.witness_size, calc.input_size, 1))
-
-
-R_GUARD_INT = 30  # program.hpp's ROp: toInt(a) == (int32) b, b an immediate (any 32 bits)
-BN254_R = 21888242871839275222246405745257275088548364400416034343698204186575808495617
-
-
-@pytest.mark.parametrize("witness_size, op, d, b, status", [
-    (8, R_GUARD_INT, 0, 0, 0),                     # packs (8 bytes an instruction in memory)
-    (8, R_GUARD_INT, 0, 2**19 - 1, 1),             # the largest b that packs
-    (8, R_GUARD_INT, 0, 2**19, 1),                 # b does not pack: the path is kept as 16-byte PIns
-    (8, R_GUARD_INT, 0, 2**32 - 1, 1),             # toInt(a) == -1: neither
-    (8, 0, 7, 0, 0),                               # an ADD that packs
-    (2**18 + 1, 0, 2**18, 0, 0),                   # a frame past 2**18 slots: never packed
-])
-def test_code_loads_packed_where_it_fits_and_wide_where_not_with_the_same_meaning(control, witness_size, op, d, b,
-                                                                                  status):
-    """A loaded path's code is held in 8 bytes an instruction where every field fits (d < 2^18, a and b < 2^19),
-    else as 16-byte PIns: either way it writes back to the same bytes and replays the same (a guard's immediate
-    kept whole: 0 passes against a zero slot, anything else misses; an ADD of slot 0 to itself writes 2x mod p
-    wherever its d is)."""
-    Program = type(NativeCalculator(control[1], cache=False).program)
-    body = _one_instruction_program(witness_size, 1, 0, op=op, d=d, b=b)
-    program = Program.load(0, body)
-    assert program.serialize() == body and program.path_stats()[0]["instructions"] == 1
-    frame = bytearray(32 * program.frame_rows)
-    if op == 0:
-        frame[:32] = b"\x07" * 31 + b"\x00"  # a value below the modulus, added to itself
-    got, _, _, _ = program.evaluate(bytes(32), frame, False)
-    assert got == status
-    if op == 0:  # a sum mod p is the same in either form the frame may hold
-        x = int.from_bytes(frame[:32], "little")
-        assert int.from_bytes(frame[32 * d: 32 * d + 32], "little") == 2 * x % BN254_R
 
 
 def test_a_well_formed_but_wrong_program_body_is_refused_by_the_native_checks(control, caplog):

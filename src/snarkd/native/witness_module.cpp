@@ -627,7 +627,7 @@ PYBIND11_MODULE(_witness, mod) {
           py::list out;
           for (auto& path : *t.snapshot()) {
             py::dict d;
-            d["instructions"] = path->n_instructions();
+            d["instructions"] = path->code.size();
             d["registers"] = path->n_regs;
             d["guards"] = path->n_guards;
             d["constants"] = path->consts.size();

@@ -19,7 +19,6 @@
 #include <mutex>
 #include <stdexcept>
 #include <string>
-#include <type_traits>
 #include <unordered_map>
 #include <vector>
 
@@ -74,24 +73,6 @@ struct PIns {
 };
 static_assert(sizeof(PIns) == 16, "PIns is 16 bytes");
 
-// The same instruction in 8 bytes, where its fields fit: op | k << 6 | d << 8 (18 bits) | a << 26 (19 bits) |
-// b << 45 (19 bits). A loaded path's code takes this form when all of it fits (a frame under 2^18 slots: SHA-256's
-// 94,853): half the memory a load writes and a replay reads (a SHA-256 program: 5.0 MB resident, not 9.9). Its
-// whole-process time stayed within the noise of the 2-core machine (docs/witness.md, round 16).
-using PackedIns = uint64_t;
-inline constexpr uint64_t PACK_D_LIMIT = uint64_t(1) << 18, PACK_AB_LIMIT = uint64_t(1) << 19;
-inline PackedIns pack_ins(const PIns& in) {
-  return uint64_t(in.op) | uint64_t(in.k) << 6 | uint64_t(in.d) << 8 | uint64_t(in.a) << 26 | uint64_t(in.b) << 45;
-}
-inline PIns unpack_ins(PackedIns w) {
-  return PIns{uint16_t(w & 63), uint16_t((w >> 6) & 3), uint32_t((w >> 8) & (PACK_D_LIMIT - 1)),
-              uint32_t((w >> 26) & (PACK_AB_LIMIT - 1)), uint32_t(w >> 45)};
-}
-inline PIns unpack_ins(const PIns& in) { return in; }
-inline bool packs(const PIns& in) {  // exactly: unpack_ins(pack_ins(in)) == in
-  return in.k < 4 && in.op < 64 && in.d < PACK_D_LIMIT && in.a < PACK_AB_LIMIT && in.b < PACK_AB_LIMIT;
-}
-
 enum ReplayStatus : int { REPLAY_OK = 0, REPLAY_MISS = 1, REPLAY_TRAP = 2 };
 
 struct LogEvent {
@@ -103,20 +84,12 @@ struct LogEvent {
 template <class F>
 struct Path {
   PodVec<F> consts;  // each in the form its readers want (Montgomery or plain)
-  PodVec<PIns> code;       // a recorded path's code, or a loaded one's that does not pack
-  PodVec<PackedIns> packed;  // else a loaded path's code (one of the two is empty)
+  PodVec<PIns> code;
   std::vector<std::string> strings;
   PodVec<uint32_t> to_plain;  // witness slots left in Montgomery form: converted at the end, 8 at a time
   uint32_t n_regs = 0;
   uint32_t n_guards = 0;
   std::atomic<uint64_t> hits{0};  // replays that took this path (most used first)
-  size_t n_instructions() const { return packed.empty() ? code.size() : packed.size(); }
-  PodVec<PIns> wide_code() const {  // the code as PIns (to encode it: a loaded path written again)
-    if (packed.empty()) return code;
-    PodVec<PIns> out(packed.size());
-    for (size_t i = 0; i < packed.size(); i++) out[i] = unpack_ins(packed[i]);
-    return out;
-  }
 };
 
 template <class P>
@@ -558,18 +531,14 @@ struct Replay {
   // plain in frame[0, witness_size). Returns REPLAY_OK, or REPLAY_MISS / REPLAY_TRAP with *at.
   static int run(const Path<F>& p, F* frame, const uint64_t* inputs, size_t n_inputs, size_t* at,
                  std::vector<LogEvent>* log) {
-    if (!p.packed.empty()) return run_code(p, p.packed.data(), p.packed.size(), frame, inputs, n_inputs, at, log);
-    return run_code(p, p.code.data(), p.code.size(), frame, inputs, n_inputs, at, log);
-  }
-  template <class I>  // PIns or PackedIns
-  static int run_code(const Path<F>& p, const I* code, size_t n, F* frame, const uint64_t* inputs, size_t n_inputs,
-                      size_t* at, std::vector<LogEvent>* log) {
     const F* C = p.consts.data();
+    const PIns* code = p.code.data();
+    const size_t n = p.code.size();
     F one_plain = F::zero();
     one_plain.v[0] = 1;
     const F r2 = F::from_limbs(P::R2);
     for (size_t i = 0; i < n; i++) {
-      const PIns in = unpack_ins(code[i]);
+      const PIns& in = code[i];
       const uint16_t k = in.k;
 #define OPA (k & 1 ? C[in.a] : frame[in.a])
 #define OPB (k & 2 ? C[in.b] : frame[in.b])
@@ -604,19 +573,19 @@ struct Replay {
         }
         case R_BIT: frame[in.d] = CF::n_bit(OPA, in.b); break;
         case R_SELECT: {
-          const PIns e = unpack_ins(code[++i]);
+          const PIns& e = code[++i];
           const F& c = e.k & 1 ? C[e.a] : frame[e.a];
           frame[in.d] = CF::is_true(OPA) ? OPB : c;
           break;
         }
         case R_MADD: {
-          const PIns e = unpack_ins(code[++i]);
+          const PIns& e = code[++i];
           const F& c = e.k & 1 ? C[e.a] : frame[e.a];
           frame[in.d] = OPA * OPB + c;
           break;
         }
         case R_MADD2: {
-          const PIns e = unpack_ins(code[++i]);
+          const PIns& e = code[++i];
           const F& c = e.k & 1 ? C[e.a] : frame[e.a];
           const F& d = e.k & 2 ? C[e.b] : frame[e.b];
           frame[in.d] = OPA * OPB + c + d;
@@ -767,12 +736,15 @@ class VarintReader {
   const uint8_t* end_;
 };
 
-// encode_code's inverse, one instruction at a time. Most instructions are four bytes (every delta one byte: the head
-// and three varints below 0x80), read as one word; the rest go byte by byte. A load is mostly this (a SHA-256
-// program: 628,430 instructions), on every `snarkd witness`.
+// encode_code's inverse: the next n instructions into out (room for n, not initialized). Most instructions are four
+// bytes (every delta one byte: the head and three varints below 0x80), read as one word; the rest go byte by
+// byte. A load is mostly this loop (a SHA-256 program: 628,430 instructions), on every `snarkd witness`.
 struct CodeDecoder {
   PIns prev[64] = {};  // the last instruction of each op (what the deltas are from)
-  PIns next(VarintReader& c) {
+  void decode(VarintReader& c, PIns* out, size_t n);
+};
+inline void CodeDecoder::decode(VarintReader& c, PIns* out, size_t n) {
+  for (size_t i = 0; i < n; i++) {
     PIns in;
     if (c.left() >= 4) {
       uint32_t w;
@@ -785,8 +757,9 @@ struct CodeDecoder {
         in.a = pv.a + unzigzag((w >> 16) & 0x7F);
         in.b = pv.b + unzigzag(w >> 24);
         pv = in;
+        out[i] = in;
         c.skip(4);
-        return in;
+        continue;
       }
     }
     const uint8_t head = c.byte();
@@ -797,22 +770,22 @@ struct CodeDecoder {
     in.a = pv.a + unzigzag(c.varint());
     in.b = pv.b + unzigzag(c.varint());
     pv = in;
-    return in;
+    out[i] = in;
   }
-};
+}
 }  // namespace coding
 
 // W: ByteWriter, or anything with u32, u64 and raw (the module's file writer)
 template <class W, class F>
 void write_path(W& w, const Path<F>& p) {
   w.u32(uint32_t(p.consts.size()));
-  w.u32(uint32_t(p.n_instructions()));
+  w.u32(uint32_t(p.code.size()));
   w.u32(p.n_regs);
   w.u32(p.n_guards);
   w.u32(uint32_t(p.strings.size()));
   w.u64(p.hits.load());
   w.raw(p.consts.data(), p.consts.size() * sizeof(F));
-  const PodVec<uint8_t> code = p.packed.empty() ? coding::encode_code(p.code) : coding::encode_code(p.wide_code());
+  const PodVec<uint8_t> code = coding::encode_code(p.code);
   w.u64(code.size());
   w.raw(code.data(), code.size());
   for (auto& s : p.strings) {
@@ -846,70 +819,39 @@ constexpr std::array<uint8_t, 64> make_check_table() {
 }
 inline constexpr std::array<uint8_t, 64> CHECK_TABLE = make_check_table();
 
-// Every operand index of a path's code against the frame (frame slots), pool (nc constants), strings (ns) and
-// inputs, an instruction at a time as it is decoded (while its fields are in registers): a damaged program is
-// refused at its load, never replayed out of bounds.
-struct CodeCheck {
-  uint64_t frame;
-  uint32_t nc, ns, n_inputs;
-  uint8_t ext = 0;  // owed by the last instruction (a select's, a multiply-add's): CK_EXT, and CK_EXT_B for MADD2
-  bool operand(uint32_t x, bool is_const) const { return uint64_t(x) < (is_const ? uint64_t(nc) : frame); }
-  void one(const PIns& in, size_t i) {
+// Every operand index of code[from, n) against the frame (frame slots), pool (nc constants), strings (ns) and
+// inputs: a damaged program is refused at its load, never replayed out of bounds. Returns where it stopped: n, or
+// (more: the code goes on past n, not yet decoded) an instruction whose EXT is at n.
+inline size_t check_code(const PIns* code, size_t from, size_t n, bool more, uint64_t frame, uint32_t nc, uint32_t ns,
+                         uint32_t n_inputs) {
+  auto operand = [&](uint32_t x, bool is_const) { return uint64_t(x) < (is_const ? uint64_t(nc) : frame); };
+  for (size_t i = from; i < n; i++) {
+    const PIns& in = code[i];
+    const uint8_t m = in.op < 64 ? CHECK_TABLE[in.op] : uint8_t(CK_OTHER);
     bool ok;
-    if (ext) {
-      ok = in.op == R_EXT && operand(in.a, in.k & 1) && (!(ext & CK_EXT_B) || operand(in.b, in.k & 2));
-      ext = 0;
-    } else {
-      const uint8_t m = in.op < 64 ? CHECK_TABLE[in.op] : uint8_t(CK_OTHER);
-      if (!(m & CK_OTHER)) {
-        ok = (!(m & CK_D) || in.d < frame) & (!(m & CK_A) || operand(in.a, in.k & 1)) &
-             (!(m & CK_B) || operand(in.b, in.k & 2)) & (!(m & CK_AF) || in.a < frame);
-        ext = m & (CK_EXT | CK_EXT_B);
-      } else {
-        switch (in.op) {
-          case R_LOADIN: ok = in.d < frame && in.a < n_inputs; break;
-          case R_SETC: ok = in.d < frame && in.a < nc; break;
-          case R_LOG_STR: ok = in.a < ns; break;
-          case R_BIT: ok = in.d < frame && operand(in.a, in.k & 1) && in.b < 64 * 4; break;
-          default: ok = false;  // R_EXT only after a select or a multiply-add; unknown ops
+    if (!(m & CK_OTHER)) {
+      ok = (!(m & CK_D) || in.d < frame) & (!(m & CK_A) || operand(in.a, in.k & 1)) &
+           (!(m & CK_B) || operand(in.b, in.k & 2)) & (!(m & CK_AF) || in.a < frame);
+      if (ok && (m & CK_EXT)) {
+        if (more && i + 1 == n) return i;
+        ok = i + 1 < n;
+        if (ok) {
+          const PIns& e = code[++i];
+          ok = e.op == R_EXT && operand(e.a, e.k & 1) && (!(m & CK_EXT_B) || operand(e.b, e.k & 2));
         }
       }
-    }
-    if (!ok) malformed(i);
-  }
-  void end(size_t n) const {
-    if (ext) malformed(n - 1);  // the code ends where an EXT is owed
-  }
-  [[noreturn]] static void malformed(size_t i) {
-    throw std::runtime_error("native witness program: instruction " + std::to_string(i) + " is malformed");
-  }
-};
-
-// A path's n coded instructions decoded and checked into out, as PIns or packed (PackedIns): false (out left empty)
-// when one does not pack.
-template <class I>
-bool decode_code(coding::VarintReader c, size_t n, CodeCheck check, PodVec<I>& out) {
-  out.reserve(n);  // not zeroed: every instruction is decoded into it (or this throws, the path dropped)
-  I* o = out.data();
-  advise_huge_pages(o, n * sizeof(I));
-  coding::CodeDecoder dec;
-  for (size_t i = 0; i < n; i++) {
-    const PIns in = dec.next(c);
-    check.one(in, i);
-    if constexpr (std::is_same<I, PackedIns>::value) {
-      if (!packs(in)) {
-        out = PodVec<I>();
-        return false;
-      }
-      o[i] = pack_ins(in);
     } else {
-      o[i] = in;
+      switch (in.op) {
+        case R_LOADIN: ok = in.d < frame && in.a < n_inputs; break;
+        case R_SETC: ok = in.d < frame && in.a < nc; break;
+        case R_LOG_STR: ok = in.a < ns; break;
+        case R_BIT: ok = in.d < frame && operand(in.a, in.k & 1) && in.b < 64 * 4; break;
+        default: ok = false;  // R_EXT only after a select or a multiply-add; unknown ops
+      }
     }
+    if (!ok) throw std::runtime_error("native witness program: instruction " + std::to_string(i) + " is malformed");
   }
-  check.end(n);
-  if (!c.done()) coding::VarintReader::bad();
-  out.assume_filled(n);
-  return true;
+  return n;
 }
 
 // Reads a path and checks every operand index against its pool/frame: a damaged file is refused
@@ -931,12 +873,23 @@ std::shared_ptr<Path<F>> read_path(ByteReader& r, uint32_t witness_size, uint32_
   {
     const uint64_t len = r.u64();
     if (len > uint64_t(ni) * 16) throw std::runtime_error("native witness program: implausible code length");
-    const coding::VarintReader c(r.take(size_t(len)), size_t(len));
-    const CodeCheck check{uint64_t(witness_size) + p->n_regs, nc, ns, n_inputs};
-    // packed unless an index may not fit (the sizes say) or one does not (then decoded again, as PIns)
-    const bool may_pack = check.frame <= PACK_D_LIMIT && nc <= PACK_AB_LIMIT && ns <= PACK_AB_LIMIT &&
-                          n_inputs <= PACK_AB_LIMIT;
-    if (!(may_pack && decode_code(c, ni, check, p->packed))) decode_code(c, ni, check, p->code);
+    coding::VarintReader c(r.take(size_t(len)), size_t(len));
+    p->code.reserve(ni);  // not zeroed: every instruction is decoded into it (or this throws, the path dropped)
+    PIns* code = p->code.data();
+    advise_huge_pages(code, size_t(ni) * sizeof(PIns));
+    // decoded and checked a block at a time, the check reading what the decoder just wrote while it is in
+    // the cache (one pass over a large program's code, not two)
+    coding::CodeDecoder dec;
+    const uint64_t frame = uint64_t(witness_size) + p->n_regs;
+    size_t checked = 0;
+    for (size_t at = 0; at < ni;) {
+      const size_t end = std::min(size_t(ni), at + 4096);
+      dec.decode(c, code + at, end - at);
+      checked = check_code(code, checked, end, end < ni, frame, nc, ns, n_inputs);
+      at = end;
+    }
+    p->code.assume_filled(ni);
+    if (!c.done()) coding::VarintReader::bad();
   }
   for (uint32_t k = 0; k < ns; k++) {
     uint32_t len = r.u32();
