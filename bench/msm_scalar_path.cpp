@@ -5,7 +5,11 @@
 //
 //   g++ -O3 -std=c++17 -fno-strict-aliasing -pthread -I TREE/src/snarkd/native \
 //       bench/msm_scalar_path.cpp -o /tmp/msm_TREE && /tmp/msm_TREE 16 9 g2 [bls]
+//
+// Environment: MSM_C=c forces every MSM's window to c bits (as _core._set_msm_window); FORCE_ADX=1
+// switches the asm products on under valgrind (callgrind instruction counts; cpu-notes round 12).
 #include <algorithm>
+#include <cstdlib>
 #include <cstdio>
 #include <ctime>
 #include <random>
@@ -74,6 +78,10 @@ double inv_ns(std::mt19937_64& rng) {
 int main(int argc, char** argv) {
   unsigned lg = argc > 1 ? atoi(argv[1]) : 16; int R = argc > 2 ? atoi(argv[2]) : 7;
   g_use_simd52 = false;
+#if defined(__x86_64__)
+  if (std::getenv("FORCE_ADX")) g_use_adx = true;  // under valgrind, whose CPUID hides ADX (run it on an ADX CPU only)
+#endif
+  if (const char* c = std::getenv("MSM_C")) msm_force_c() = atoi(c);  // a window width forced (0: the plan's)
   std::mt19937_64 rng(7);
   printf("inversion: bn254 Fq %.0f ns, bls12-381 Fq %.0f ns\n", inv_ns<bn254::Fq, 4>(rng), inv_ns<bls12_381::Fq, 6>(rng));
   if (argc > 4) {
