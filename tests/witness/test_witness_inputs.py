@@ -97,3 +97,22 @@ def test_a_value_out_of_the_field_is_not_echoed():
     with pytest.raises(InputValueError) as ei:
         values_to_words("secret", [big], [big], P, 8)
     assert str(big) not in str(ei.value) and "not less than the field prime" in str(ei.value)
+
+
+# The string forms JS BigInt takes, as the regular expressions the string tests replaced (re is kept out of a
+# cached `snarkd witness`'s imports): both must say the same of every string.
+_DEC_RE = r"[+-]?[0-9]+\Z"
+_PREFIXED_RE = r"0([xX][0-9a-fA-F]+|[oO][0-7]+|[bB][01]+)\Z"
+_EDGE_STRINGS = ["", "+", "-", "0", "-0", "+12", "1-", "--1", "0x", "0X1f", "0xg", "0o8", "0O17", "0b2", "0B101",
+                 "00x1", "x1f", "0x1F ", "\u0661", "\u00b2", "1\u00b2", "0x\u0661", "1\n", "0b1\n", "１２"]
+
+
+@given(st.one_of(st.sampled_from(_EDGE_STRINGS), st.text(alphabet="0123456789+-xXoObBaAfFgG \n\u0661\u00b2"),
+                 st.text()))
+def test_string_forms_match_the_regular_expressions(s):
+    import re
+
+    from snarkd.witness.inputs import _is_decimal, _is_prefixed
+
+    assert _is_decimal(s) == bool(re.match(_DEC_RE, s))
+    assert _is_prefixed(s) == bool(re.match(_PREFIXED_RE, s))

@@ -10,8 +10,9 @@ rebuilds it); what the body holds and how it is checked is the caller's.
 
 from __future__ import annotations
 
-import json
 import struct
+
+from snarkd.formats.json_text import parse as parse_json  # json.loads's value, without its imports
 
 PREFIX = struct.Struct("<8sII")  # magic, version, header length
 CRC = struct.Struct("<I")
@@ -46,6 +47,6 @@ def unpack(buf, magic: bytes, version: int, what: str, error: type[Exception], t
     if crc32c(header) != CRC.unpack_from(buf, end)[0]:
         raise error("header checksum mismatch (corrupt)")
     try:
-        return json.loads(header), end + CRC.size
+        return parse_json(header), end + CRC.size
     except ValueError:
         raise error("header is not JSON (corrupt)") from None

@@ -10,13 +10,17 @@ lower the count, and text nested past the bound could then reach the parser).
 
 Also as JSON.parse: the text must be UTF-8 without a BOM, and NaN/Infinity are
 not JSON.
+
+A text that parses is read by CPython's own C scanner (`_json`, what json.loads
+runs) without importing the json package: json.decoder imports re, and re enum,
+~3-4 ms of a ~100 ms one-shot `snarkd witness`. Anything else (bad JSON, a BOM,
+NaN, a number too long, no `_json`) is parsed again by json.loads, so the value
+and every error are json.loads's own.
 """
 
 from __future__ import annotations
 
-import json
 import os
-import re
 import stat
 
 from snarkd.errors import InputError
@@ -30,7 +34,9 @@ MAX_JSON_BYTES = 1 << 30
 _CHUNK = 1 << 24
 
 
-_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"', re.DOTALL)  # a JSON string literal (escapes included)
+_STRING = rb'"(?:[^"\\]|\\.)*"'  # a JSON string literal (escapes included); compiled only for deep texts
+_WHITESPACE = " \t\n\r"  # JSON's whitespace, as json.decoder's WHITESPACE pattern
+_DEFAULT_CONSTANTS = {"-Infinity": float("-inf"), "Infinity": float("inf"), "NaN": float("nan")}.__getitem__
 
 
 def _bracket_steps():
@@ -50,7 +56,9 @@ def bracket_depth(data: bytes, limit: int | None = None) -> int:
     if limit is not None and opens <= limit:
         return opens
     if b'"' in data:
-        data = _STRING.sub(b'""', data)
+        import re
+
+        data = re.sub(_STRING, b'""', data, flags=re.DOTALL)
     np, step = _bracket_steps()
     buf = np.frombuffer(data, dtype=np.uint8)
     depth, deepest = 0, 0
@@ -64,6 +72,65 @@ def bracket_depth(data: bytes, limit: int | None = None) -> int:
 
 def _no_constant(name: str):
     raise ValueError(f"{name} is not JSON")
+
+
+class _ScanContext:
+    """The settings json.JSONDecoder hands the C scanner, as json.loads(text, parse_constant=...) makes them."""
+
+    strict = True
+    object_hook = None
+    object_pairs_hook = None
+    parse_float = float
+    parse_int = int
+
+    def __init__(self, parse_constant):
+        self.parse_constant = parse_constant
+
+
+def parse(text, parse_constant=None):
+    """json.loads(text, parse_constant=parse_constant): the same value, or the same exception."""
+    if isinstance(text, (bytes, bytearray)):
+        try:
+            decoded = text.decode("utf-8")
+        except UnicodeDecodeError:
+            decoded = None  # json.loads's own encoding detection and error below
+    else:
+        decoded = text
+    if decoded is not None:
+        try:
+            from _json import make_scanner
+
+            scan = make_scanner(_ScanContext(parse_constant or _DEFAULT_CONSTANTS))
+            start = len(decoded) - len(decoded.lstrip(_WHITESPACE))
+            value, end = scan(decoded, start)
+            if not decoded[end:].strip(_WHITESPACE):
+                return value
+        except Exception:  # noqa: BLE001 - whatever it was, json.loads below raises its own error for it
+            pass
+    import json
+
+    return json.loads(text, parse_constant=parse_constant)
+
+
+def _no_default(obj):
+    raise TypeError(f"Object of type {type(obj).__name__} is not JSON serializable")
+
+
+def dumps_sorted(obj) -> str:
+    """json.dumps(obj, sort_keys=True), by the C encoder json.dumps runs for it, without importing json; any
+    failure (or no `_json`) goes to json.dumps itself, for its own result or error."""
+    try:
+        from _json import encode_basestring_ascii, make_encoder
+
+        if isinstance(obj, str):
+            return encode_basestring_ascii(obj)
+        # json.JSONEncoder's defaults: circular check, ensure_ascii, no indent, (", ", ": "), allow_nan
+        encode = make_encoder({}, _no_default, encode_basestring_ascii, None, ": ", ", ", True, False, True)
+        return "".join(encode(obj, 0))
+    except Exception:  # noqa: BLE001 - json.dumps below gives its own error for it
+        import json
+
+        return json.dumps(obj, sort_keys=True)
 
 
 def loads(data: bytes | str, name: str, what: str, max_depth: int = MAX_JSON_DEPTH):
@@ -82,10 +149,13 @@ def loads(data: bytes | str, name: str, what: str, max_depth: int = MAX_JSON_DEP
     if depth > max_depth:
         raise InputError(f"{name}: {what} nests arrays or objects {depth} deep (at most {max_depth} levels are read)")
     try:
-        return json.loads(text, parse_constant=_no_constant)
-    except json.JSONDecodeError as exc:
-        raise InputError(f"{name}: {what} is not valid JSON: {exc}") from None
-    except ValueError as exc:  # NaN, Infinity, or a number of more digits than Python converts
+        return parse(text, parse_constant=_no_constant)
+    except ValueError as exc:
+        import json  # imported already: only parse's fallback to json.loads raises
+
+        if isinstance(exc, json.JSONDecodeError):
+            raise InputError(f"{name}: {what} is not valid JSON: {exc}") from None
+        # NaN, Infinity, or a number of more digits than Python converts
         why = "it holds a number of more than 4300 digits" if "digits" in str(exc) else str(exc)
         raise InputError(f"{name}: {what} is not valid JSON: {why}") from None
     except RecursionError:  # only with a recursion limit far below the default

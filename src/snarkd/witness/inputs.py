@@ -18,7 +18,6 @@
 from __future__ import annotations
 
 import os
-import re
 from collections import namedtuple
 
 TYPE_CHECKING = False  # typing, logging, dataclasses and pathlib stay out of `snarkd witness`'s imports (~25 ms)
@@ -33,8 +32,22 @@ _FNV_OFFSET = 0xCBF29CE484222325
 _FNV_PRIME = 0x100000001B3
 _MASK64 = (1 << 64) - 1
 
-_DEC = re.compile(r"[+-]?[0-9]+\Z")
-_PREFIXED = re.compile(r"0([xX][0-9a-fA-F]+|[oO][0-7]+|[bB][01]+)\Z")
+# The digits of a "0x"/"0o"/"0b" string by its prefix letter. Strings are told by str methods and these sets, not by
+# regular expressions: re and the enum it imports were ~3 ms of a one-shot `snarkd witness`.
+_HEX, _OCT, _BIN = frozenset("0123456789abcdefABCDEF"), frozenset("01234567"), frozenset("01")
+_RADIX_DIGITS = {"x": _HEX, "X": _HEX, "o": _OCT, "O": _OCT, "b": _BIN, "B": _BIN}
+
+
+def _is_decimal(s: str) -> bool:
+    """s matches [+-]?[0-9]+ (ASCII digits only, as the JS grammar)."""
+    body = s[1:] if s[:1] in ("+", "-") else s
+    return body != "" and body.isascii() and body.isdigit()
+
+
+def _is_prefixed(s: str) -> bool:
+    """s matches 0([xX][0-9a-fA-F]+|[oO][0-7]+|[bB][01]+)."""
+    digits = _RADIX_DIGITS.get(s[1:2]) if s[:1] == "0" else None
+    return digits is not None and len(s) > 2 and digits.issuperset(s[2:])
 
 
 def fnv_hash(name: str) -> int:
@@ -239,11 +252,11 @@ def to_int(v: Any) -> int:
         return int(v)
     if isinstance(v, str):
         s = v.strip()
-        if _DEC.match(s):
+        if _is_decimal(s):
             if len(s.lstrip("+-").lstrip("0")) > MAX_DIGITS:
                 raise ValueError(f"a decimal string of {len(s)} digits: larger than any field element")
             return int(s, 10)
-        if _PREFIXED.match(s):
+        if _is_prefixed(s):
             return int(s, 0)
         raise ValueError("not an integer: a string that is not decimal or 0x/0o/0b digits")
     raise ValueError(f"not an integer: {_KIND.get(type(v), 'a ' + type(v).__name__)}")
@@ -354,16 +367,20 @@ def prepare_inputs(inputs: dict, signal_size: Callable[[tuple[int, int]], int | 
     return prepared
 
 
-_INDEX_SUFFIX = re.compile(r"(\[\d+\])+\Z")
+_INDEX_SUFFIX = r"(\[\d+\])+\Z"
 
 
 def sized_input_names(sym: str | os.PathLike, signal_size: Callable[[tuple[int, int]], int | None]
                       ) -> list[tuple[str, int]]:
     """(name, size) of the main component's input signals: the names from the circuit's .sym file
     (rows: signal, witness index, component, name), the sizes from signal_size, as prepare_inputs takes it."""
+    import re  # here: a run with a cached program never reads the .sym
+
+    from snarkd.formats.file_trust import open_regular
+
     seen: dict[str, None] = {}
     main_component = None
-    from snarkd.formats.file_trust import open_regular
+    index_suffix = re.compile(_INDEX_SUFFIX)
 
     # a FIFO or device planted as the .sym beside the wasm is refused at once, never waited on (issue 33)
     with open(open_regular(sym, "circuit .sym"), encoding="utf-8", errors="replace") as fh:
@@ -375,7 +392,7 @@ def sized_input_names(sym: str | os.PathLike, signal_size: Callable[[tuple[int, 
                 main_component = parts[2]  # the first row is one of main's own signals
             if parts[2] != main_component:
                 continue  # a subcomponent's signal
-            seen.setdefault(_INDEX_SUFFIX.sub("", parts[3][5:]), None)
+            seen.setdefault(index_suffix.sub("", parts[3][5:]), None)
     names = []
     for name in seen:
         size = signal_size(split_hash(fnv_hash(name)))

@@ -30,11 +30,11 @@ Where: beside the .wasm when that directory is writable, else in the compiled-mo
 
 from __future__ import annotations
 
-import json
 import os
 
 from snarkd.atomic import atomic_open
 from snarkd.formats.checked_header import CRC, PREFIX, crc32c, pack, unpack
+from snarkd.formats.json_text import dumps_sorted
 
 MAGIC = b"snarkdWP"
 VERSION = 3  # 2: the HMAC tag; 3: the header tag
@@ -68,7 +68,8 @@ def candidates(wasm_path: str | os.PathLike | None, wasm_sha256: str,
 
 
 def _context(ident: dict) -> bytes:
-    return b"wprog\0" + json.dumps(ident, sort_keys=True).encode()
+    # json.dumps(ident, sort_keys=True)'s text, without the json package's imports (re, enum: ~3 ms of a cached run)
+    return b"wprog\0" + dumps_sorted(ident).encode()
 
 
 def _head_context(ident: dict) -> bytes:
@@ -81,7 +82,7 @@ def write(path: str | os.PathLike, ident: dict, meta: dict, program, keep: list[
     The tag is computed over what was written, read back from the file (the page cache) in chunks."""
     from snarkd.formats.file_trust import TAG_BYTES, tag as head_tag, tag_stream
 
-    header = json.dumps({"identity": ident, "meta": meta}, sort_keys=True).encode()
+    header = dumps_sorted({"identity": ident, "meta": meta}).encode()
     opening = pack(MAGIC, VERSION, header)
     with atomic_open(path, "w+b", durable=False) as fh:  # a cache: a file lost to a power cut is rebuilt
         fh.write(opening)
