@@ -137,10 +137,12 @@ def gc_pauses(addr: str) -> dict:
     """The daemon's garbage-collection pauses so far, by generation: count, seconds, and how many took over 10 ms."""
     with Client(addr, timeout=30) as c:
         m = c.metrics()["values"]
-    return {g: {"count": m.get(f'snarkd_gc_pause_seconds_count{{generation="{g}"}}', 0.0),
-                "seconds": m.get(f'snarkd_gc_pause_seconds_sum{{generation="{g}"}}', 0.0),
-                "over_10ms": m.get(f'snarkd_gc_pause_seconds_count{{generation="{g}"}}', 0.0)
-                - m.get(f'snarkd_gc_pause_seconds_bucket{{generation="{g}",le="0.01"}}', 0.0)} for g in "012"}
+    out = {}
+    for g in "012":
+        count = m.get(f'snarkd_gc_pause_seconds_count{{generation="{g}"}}', 0.0)
+        out[g] = {"count": count, "seconds": m.get(f'snarkd_gc_pause_seconds_sum{{generation="{g}"}}', 0.0),
+                  "over_10ms": count - m.get(f'snarkd_gc_pause_seconds_bucket{{generation="{g}",le="0.01"}}', 0.0)}
+    return out
 
 
 def gc_delta(before: dict, after: dict) -> dict:

@@ -149,15 +149,20 @@ def _read_secret(path: str) -> bytes:
     return key
 
 
+def _mac(context: bytes):
+    """The running HMAC-SHA256 of a cache file's tag: this user's secret, the context's digest first."""
+    return hmac.new(secret(), b"snarkd-cache/v1\0" + hashlib.sha256(context).digest(), "sha256")
+
+
 def tag(data, context: bytes) -> bytes:
-    mac = hmac.new(secret(), b"snarkd-cache/v1\0" + hashlib.sha256(context).digest(), "sha256")
+    mac = _mac(context)
     mac.update(data)
     return mac.digest()
 
 
 def tag_stream(fd: int, length: int, context: bytes) -> bytes:
     """The tag of the first `length` bytes of the file open (readable) at fd, read in chunks by pread."""
-    mac = hmac.new(secret(), b"snarkd-cache/v1\0" + hashlib.sha256(context).digest(), "sha256")
+    mac = _mac(context)
     pos = 0
     while pos < length:
         chunk = os.pread(fd, min(1 << 22, length - pos), pos)
@@ -198,8 +203,13 @@ def open_cache(path) -> tuple[int, os.stat_result]:
     return fd, st
 
 
+def tag_matches(data, found, context: bytes) -> bool:
+    """Whether `found` is the tag of data in this context (compared in constant time)."""
+    return hmac.compare_digest(tag(data, context), bytes(found))
+
+
 def check_tag(path, data, found: bytes, context: bytes) -> None:
-    if not hmac.compare_digest(tag(data, context), bytes(found)):
+    if not tag_matches(data, found, context):
         raise UntrustedCache(f"{path}: not used: its tag does not match (not made by this user's snarkd for "
                              "this input, or altered)", data)
 

@@ -196,8 +196,7 @@ def unserved(meta: dict, replays: int) -> bool:
 def _read_deferred(path: str, ident: dict, replays: int):
     """(meta, DeferredBody) when the header's tag matches and it is `unserved` (the body can wait); None when the
     whole file is to be read now."""
-    from snarkd.formats.file_trust import TAG_BYTES, UntrustedCache, open_cache, tag
-    import hmac
+    from snarkd.formats.file_trust import TAG_BYTES, UntrustedCache, open_cache, tag_matches
 
     try:
         fd, st = open_cache(path)
@@ -216,7 +215,7 @@ def _read_deferred(path: str, ident: dict, replays: int):
         tags = os.pread(fd, 2 * TAG_BYTES, size - 2 * TAG_BYTES)
         if len(opening) != PREFIX.size + hlen + CRC.size or len(tags) != 2 * TAG_BYTES:
             return None
-        if not hmac.compare_digest(tag(opening, _head_context(ident)), tags[:TAG_BYTES]):
+        if not tag_matches(opening, tags[:TAG_BYTES], _head_context(ident)):
             return None  # the whole read checks the whole file's tag, and says why it is refused
         obj, _ = unpack(opening, MAGIC, VERSION, "witness program", ProgramFileError)
         if not isinstance(obj, dict) or obj.get("identity") != ident:
