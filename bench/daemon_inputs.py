@@ -32,6 +32,7 @@ import argparse
 import json
 import os
 import re
+import signal
 import statistics
 import subprocess
 import sys
@@ -45,6 +46,7 @@ sys.path.insert(0, str(REPO / "src"))
 
 from snarkd.bench.runner import run_bench  # noqa: E402
 from snarkd.daemon.netcheck import free_tcp_port as free_port  # noqa: E402
+from snarkd.daemon.pidfile import read_pid_file  # noqa: E402
 from snarkd.formats.zkey import read_zkey, vk_json  # noqa: E402
 
 
@@ -57,7 +59,7 @@ def config(a, work: Path, zkey: Path, wasm: Path, port: int) -> Path:
     cfg.write_text("\n".join([
         "[daemon]", f'listen = "127.0.0.1:{port}"', f'pid_file = "{work}/snarkd.pid"', f'log_file = "{work}/snarkd.log"',
         "[transport]", f'witness_spool = "{work}/spool"',
-        "[synthesis]", f"workers = {a.synthesis}", f"threads = {a.threads}",
+        "[synthesis]", f"workers = {a.synthesis}", f"threads = {a.threads}", *([f"nice = {a.nice}"] if a.nice else []),
         "[witness]", f'engine = "{a.engine}"',
         "[gpus]", f"devices = {a.devices}", f"workers_per_device = {a.wpd}",
         "[memory]", 'budget = "96GiB"',
@@ -108,14 +110,33 @@ def precompute_witnesses(wasm: Path, pool: list[dict], out: Path, workers: int) 
     return {"paths": paths, "sources": sources, "seconds": round(time.monotonic() - t0, 2), "workers": workers}
 
 
-def one_run(addr: str, kind: str, a, witness, inputs, vk: dict, proofs: str | None) -> dict:
+def gil_profile(pid: int, path: Path):
+    """py-spy sampling which of the daemon's Python stacks hold the GIL (--gil), without stopping it, until the
+    returned process is sent SIGINT (it writes `path` then: one collapsed stack and its sample count per line)."""
+    return subprocess.Popen(["py-spy", "record", "--pid", str(pid), "--gil", "--threads", "--nonblocking",
+                             "--rate", "200", "--format", "raw", "--output", str(path)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+def one_run(addr: str, kind: str, a, witness, inputs, vk: dict, proofs: str | None, profile: Path | None = None,
+            pid: int = 0) -> dict:
     """witness: a .wtns path or a list of them (the pool's); inputs: a dict or a list (the pool)."""
     if kind == "witness":
         args = dict(witness=witness if isinstance(witness, list) else str(witness))
     else:
         args = dict(inputs=inputs)
+    spy = gil_profile(pid, profile) if profile is not None else None
+    t0 = time.monotonic()
     run = run_bench(addr, "k", **args, count=a.count, inflight=a.j, progress=False, vk=vk, proofs_dir=proofs)
+    seconds = time.monotonic() - t0
+    if spy is not None:
+        spy.send_signal(signal.SIGINT)
+        spy.wait(timeout=60)
     out = summarize(kind, a.j, run)
+    if profile is not None and profile.exists():
+        # the share of the run's wall time some thread of the daemon held the GIL (200 samples a second)
+        samples = sum(int(line.rsplit(" ", 1)[1]) for line in profile.read_text().splitlines() if line.strip())
+        out["gil_held_fraction"] = round(samples / (200 * seconds), 3)
     out["distinct"] = run.get("distinct", 1)
     log(json.dumps(out))
     return out
@@ -176,6 +197,10 @@ def main() -> int:
                     help="with --inputs-dir: the pool's first inputs, each sent once in the warm-up, never timed")
     ap.add_argument("--witness-workers", type=int, default=os.cpu_count() or 1,
                     help="with --inputs-dir: threads computing the pool's witnesses before timing")
+    ap.add_argument("--nice", type=int, default=0, help="[synthesis] nice: the synthesis workers' added niceness")
+    ap.add_argument("--gil-profile", action="store_true",
+                    help="py-spy (on PATH) samples which daemon threads hold the GIL in each run of the first "
+                         "round: OUT/gil-NAME-KIND.txt (collapsed stacks)")
     ap.add_argument("--out", default=os.environ.get("OUT", "bench/results"))
     a = ap.parse_args()
     a.devices = [int(x) for x in a.devices.split(",") if x.strip()]
@@ -195,6 +220,7 @@ def main() -> int:
            "key": {"name": a.name, "domain_size": z.domain_size, "n_vars": z.n_vars, "curve": z.curve.name},
            "settings": {"synthesis_workers": a.synthesis, "threads": a.threads, "devices": a.devices,
                         "workers_per_device": a.wpd, "finalize_workers": a.fin, "witness_engine": a.engine,
+                        "synthesis_nice": a.nice,
                         "j": a.j, "count": a.count, "rounds": a.rounds},
            "runs": []}
     z.close()
@@ -240,7 +266,9 @@ def main() -> int:
             for rnd in range(a.rounds):
                 for kind in ("witness", "inputs"):
                     with tempfile.TemporaryDirectory() as proofs:
-                        res["runs"].append(one_run(addr, kind, a, wtns, inputs, vk, proofs))
+                        profile = out_dir / f"gil-{a.name}-{kind}.txt" if a.gil_profile and rnd == 0 else None
+                        pid = read_pid_file(work / "snarkd.pid").pid if profile else 0
+                        res["runs"].append(one_run(addr, kind, a, wtns, inputs, vk, proofs, profile, pid))
                         if rnd == 0 and Path(proofs, "public-0-0.json").exists():  # absent: every job failed
                             publics[kind] = json.loads(Path(proofs, "public-0-0.json").read_text())
                             if kind == "inputs":

@@ -30,7 +30,7 @@
 # lanes24s    the same on the 2^24 key streamed at 12 GiB (bulk j = 4, urgent every 2 s)
 # shakey      the SHA-256 2^17 key from .devcarry/ (r1cs and witness as .xz, wasm, input.json; `snarkd setup`)
 # inputs      bench/daemon_inputs.py on that key: from inputs vs from a witness, j = 32, three rounds (named more than
-#             once: one daemon run each, in inputs/, inputs-2/, ...)
+#             once: one daemon run each, in inputs/, inputs-2/, ...; INPUTS_ARGS: more of its options)
 # chaininputs bench/daemon_inputs.py on the 2^20 chain key (key20) with circom's wasm of Chain(1048573) carried as
 #             .devcarry/chain20.wasm (`python bench/make_chain_wasm.py --power 20 --out .devcarry/chain20.wasm
 #             --verify`): from inputs vs from a witness, j = 32, three rounds
@@ -174,7 +174,7 @@ for s in "$@"; do
   inputs)  # proofs from inputs beside proofs from a witness, SHA-256 at j = 32, three rounds
     step inputs
     INPUTS_RUNS=$(( ${INPUTS_RUNS:-0} + 1 ))  # each run of the step its own folder: inputs, inputs-2, inputs-3
-    python3 bench/daemon_inputs.py --key-dir bench/work/sha256-bn128 --name sha256 --j 32 --rounds 3 \
+    python3 bench/daemon_inputs.py --key-dir bench/work/sha256-bn128 --name sha256 --j 32 --rounds 3 ${INPUTS_ARGS:-} \
       --out "$OUT/inputs$( [ $INPUTS_RUNS -gt 1 ] && echo -$INPUTS_RUNS)" 2>&1 | tail -8 | cut -c1-600
     ;;
   chaininputs)  # from inputs vs from a witness on the 2^20 chain key (key20), j = 32, three rounds: circom's wasm of

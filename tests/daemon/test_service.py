@@ -11,6 +11,8 @@ import time
 
 import grpc
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from daemon_helpers import Setup, foreground_daemon, free_port, port_free, serve_foreground, snarkd, wait_serving
 
 import oracle
@@ -285,3 +287,13 @@ def test_client_unreachable_daemon_is_daemon_error():
         assert "cannot reach snarkd" in str(e.value) and e.value.exit_code == 5
     with pytest.raises(InputError):
         Client("no-port-here")
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.one_of(st.integers(0, 2**256).map(str), st.text(max_size=8)), max_size=20))
+def test_public_json_is_json_dumps_with_indent_one(values):
+    """The reply's public.json text, made with json's C string encoder, is exactly json.dumps(values, indent=1)."""
+    from snarkd.daemon.service import public_json
+
+    assert public_json(values) == json.dumps(values, indent=1)
+    assert public_json(tuple(values)) == json.dumps(values, indent=1)

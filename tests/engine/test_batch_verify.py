@@ -112,8 +112,8 @@ def test_a_native_witness_in_a_failed_batch_is_proved_again_from_the_wasm(chain_
     calc = eng.keys.get("k").require_wasm()
     real = calc.calculate_with_source
 
-    def wrong(inputs, log=None):  # a native engine bug, for k = 3 only: one witness value off by one
-        w, source = real(inputs, log=log)
+    def wrong(inputs, log=None, frame=None):  # a native engine bug, for k = 3 only: one witness value off by one
+        w, source = real(inputs, log=log, frame=frame)
         if inputs["k"] != 3:
             return w, source
         values = np.array(w.values)

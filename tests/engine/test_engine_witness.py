@@ -65,8 +65,8 @@ def test_a_native_witness_whose_proof_fails_is_proved_again_from_the_wasm(chain_
     calc = eng.keys.get("k").require_wasm()
     real = calc.calculate_with_source
 
-    def wrong(inputs, log=None):  # a native engine bug: one witness value off by one
-        w, source = real(inputs, log=log)
+    def wrong(inputs, log=None, frame=None):  # a native engine bug: one witness value off by one
+        w, source = real(inputs, log=log, frame=frame)
         values = np.array(w.values)
         values[-1, 0] += 1
         return Witness(w.prime, values), source

@@ -194,3 +194,46 @@ def test_a_key_load_makes_the_first_urgent_witness_buffer(tmp_path):
     assert pool.n_free_blocks() == kept - 1  # the block made at load, taken again
     del data
     assert pool.n_free_blocks() == kept
+
+
+def test_a_native_witness_from_inputs_is_replayed_into_page_locked_memory_and_goes_up_in_one_transfer(monkeypatch,
+                                                                                                     tmp_path):
+    """Where a GPU proves, the engine gives a native replay page-locked memory for its frame (engine._witness_frame,
+    up to PINNED_FRAME_MAX): a job from inputs then uploads its witness as it lies, with no staging copy, in every
+    lane, and the proof verifies (native and snarkjs). Past the bound the replay keeps its own memory."""
+    from gpu_helpers import snarkjs_verify
+
+    from snarkd.engine import engine as engine_module
+    from snarkd.engine.engine import Engine, EngineConfig
+    from snarkd.gpu import memory
+
+    eng = Engine(EngineConfig(synthesis_workers=1, devices=(0,), workers_per_device=1, memory_budget=4 << 30,
+                              witness_engine="native"))
+    eng.keys.load("chain", example_zkey("bn128", tmp_path))
+    frame = eng._witness_frame(4096)
+    assert frame is not None and frame.nbytes == 4096 and memory.page_locked(cupy, frame)
+    assert eng._witness_frame(engine_module.PINNED_FRAME_MAX + 1) is None
+    frames = []  # the page-locked frames given to replays
+    given = eng._witness_frame
+    monkeypatch.setattr(eng, "_witness_frame", lambda n: frames.append(f := given(n)) or f)
+    direct = []  # addresses DeviceMemory.upload found page-locked (sent as they are)
+    locked_here = memory.page_locked
+    monkeypatch.setattr(memory, "page_locked", lambda c, h: (r := locked_here(c, h)) and direct.append(h.ctypes.data) or r)
+    inputs = json.loads((EXAMPLES["bn128"] / "input.json").read_text())
+    vk = json.loads((EXAMPLES["bn128"] / "vk.json").read_text())
+    eng.start()
+    try:
+        for _ in range(2):  # the first may be recorded (its witness in the recording's memory); the second replays
+            job = eng.submit("chain", inputs=[inputs])
+            eng.await_(job.id, timeout=120)
+            assert job.state == "COMPLETED", (job.state, job.error)
+            assert verify(vk, job.result.public, job.result.proof)
+        assert job.partitions[0].witness_source == "native" and frames
+        lo, hi = frames[-1].ctypes.data, frames[-1].ctypes.data + frames[-1].nbytes
+        assert [a for a in direct if lo <= a < hi]  # the replay's witness went up as it lay, in one transfer
+        (tmp_path / "proof.json").write_text(json.dumps(job.result.proof))
+        (tmp_path / "public.json").write_text(json.dumps(job.result.public))
+        assert snarkjs_verify(EXAMPLES["bn128"] / "vk.json", tmp_path / "public.json", tmp_path / "proof.json")
+    finally:
+        eng.stop(30)
+        eng.join_workers(30)

@@ -71,7 +71,7 @@ def test_every_kernel_the_host_code_launches_is_built():
     names = set()
     for path in (REPO / "src" / "snarkd" / "gpu").glob("*.py"):
         src = path.read_text()
-        names |= set(re.findall(r'(?:launch\([^,]+,|_launch\(|get_function\()\s*"(\w+)"', src))
+        names |= set(re.findall(r'(?:launch\([^,]+,|_launch\(|get_function\(|function\(mod, )\s*"(\w+)"', src))
         for tail in re.findall(r'f"\{grp\}_(\w+)"', src):
             names |= {f"g1_{tail}", f"g2_{tail}"}
         names |= {f"g1_{t}" for t in re.findall(r'\("g2" if g2 else "g1"\) \+ "_(\w+)"', src)}

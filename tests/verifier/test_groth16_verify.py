@@ -205,3 +205,25 @@ def test_cli_exit_codes(proved, curve, tmp_path):
     assert cli(*_write(tmp_path, "bad", vk, bad, proof)) == 1
     assert cli(*_write(tmp_path, "short", vk, public[:-1], proof)) == 3
     assert cli(tmp_path / "missing.json", tmp_path / "ok_public.json", tmp_path / "ok_proof.json") == 3
+
+
+def test_verify_with_a_key_read_once_answers_as_verify(proved, curve):
+    """verify_with_key (the engine's self-check: the key's points read once per loaded key) gives verify's answer
+    on a valid proof, tampered coordinates and public values, and raises its errors with its messages."""
+    from snarkd.verifier.groth16 import read_key, verify_with_key
+
+    vk, public, proof = proved("many_public", curve)
+    key = read_key(vk)
+    cases = [("ok", public, proof)] + [(tag, public, bad) for tag, bad in _tampered(curve, proof)]
+    r = h.CURVE[curve].r
+    cases += [("+1", [str(int(public[0]) + 1)] + public[1:], proof), ("=r", public[:-1] + [str(r)], proof)]
+    for tag, pub, pf in cases:
+        assert verify_with_key(key, pub, pf) is verify(vk, pub, pf) is (tag == "ok"), tag
+    for pub, pf in ((public[:-1], proof), (["abc"] + public[1:], proof),
+                    (public, {k: v for k, v in proof.items() if k != "pi_b"}), (public, dict(proof, curve="bls12381"
+                                                                                           if curve == "bn128" else "bn128"))):
+        with pytest.raises(InputError) as mine:
+            verify_with_key(key, pub, pf)
+        with pytest.raises(InputError) as theirs:
+            verify(vk, pub, pf)
+        assert str(mine.value) == str(theirs.value)

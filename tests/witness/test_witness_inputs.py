@@ -116,3 +116,42 @@ def test_string_forms_match_the_regular_expressions(s):
 
     assert _is_decimal(s) == bool(re.match(_DEC_RE, s))
     assert _is_prefixed(s) == bool(re.match(_PREFIXED_RE, s))
+
+
+_LEAF = st.one_of(st.integers(-2**300, 2**300), st.booleans(), st.integers(0, 10**80).map(str),
+                  st.text("0123456789+-x _", max_size=6), st.floats(allow_nan=True, allow_infinity=True))
+
+
+def _reference_flat(a) -> list:
+    """JS flatArray, element by element (what flatten did before its whole-list fast path)."""
+    if isinstance(a, (list, tuple)):
+        return [x for v in a for x in _reference_flat(v)]
+    if isinstance(a, np.ndarray):
+        return a.ravel().tolist()
+    return [a]
+
+
+@given(st.one_of(st.lists(st.integers(0, 2**300), max_size=30), st.lists(st.integers(0, 10**90).map(str), max_size=30),
+                 st.lists(_LEAF, max_size=12)))
+def test_values_to_bytes_fast_paths_answer_as_to_int_value_by_value(values):
+    """values_to_bytes reads plain ints and ASCII digit strings by C loops (_plain_ints); the bytes, or the error
+    and its message, are those of to_int applied value by value."""
+    from snarkd.witness import inputs as inp
+
+    def encode(fast: bool):
+        real = inp._plain_ints
+        inp._plain_ints = real if fast else (lambda flat: None)
+        try:
+            return inp.values_to_bytes("in", values, list(values), P, 8)
+        except (InputValueError, ValueError) as exc:
+            return type(exc), str(exc)
+        finally:
+            inp._plain_ints = real
+
+    assert encode(True) == encode(False)
+
+
+@given(st.recursive(_LEAF, lambda kids: st.lists(kids, max_size=4) | st.tuples(kids, kids), max_leaves=30))
+def test_flatten_takes_arrays_of_leaves_whole_and_keeps_the_order(nested):
+    assert flatten(nested) == _reference_flat(nested)
+    assert flatten([np.arange(6).reshape(2, 3), [7, [8, np.int64(9)]]]) == [0, 1, 2, 3, 4, 5, 7, 8, np.int64(9)]

@@ -106,3 +106,25 @@ def test_fullprove_has_no_fallback_for_a_wasm_witness(chain_native, tmp_path, mo
     err = capsys.readouterr().err
     assert rc == 4, err
     assert "recomputing" not in err and not proof.exists()
+
+
+def test_a_replay_writes_into_the_frame_it_is_given_and_the_wasm_engine_ignores_it(engines):
+    """protocol.FrameAllocator: the daemon's engine hands page-locked memory to a native replay so the witness's GPU
+    upload is one transfer; the witness then lies in that memory and equals the one made in the engine's own. An
+    allocator that answers None (a frame too large to pin) leaves the replay its own memory."""
+    calc, wasm = engines["native"], engines["wasm"]
+    expect = wasm.calculate(ARRAYS_INPUT).values.tobytes()
+    calc.calculate(ARRAYS_INPUT)  # a first run may record; the frame is the replay's
+    given = []
+
+    def frame(nbytes: int):
+        given.append(np.full(nbytes, 0xA5, dtype=np.uint8))  # garbage a replay must overwrite where it reads
+        return given[-1]
+
+    w, source = calc.calculate_with_source(ARRAYS_INPUT, frame=frame)
+    assert source == "native" and len(given) == 1 and given[0].nbytes >= w.values.nbytes
+    assert np.shares_memory(w.values, given[0]) and w.values.tobytes() == expect
+    w2, _ = calc.calculate_with_source(ARRAYS_INPUT, frame=lambda nbytes: None)
+    assert w2.values.tobytes() == expect and not np.shares_memory(w2.values, given[0])
+    w3, source3 = wasm.calculate_with_source(ARRAYS_INPUT, frame=frame)
+    assert source3 == "wasm" and len(given) == 1 and w3.values.tobytes() == expect

@@ -9,15 +9,16 @@ one line here (and read it where it is used).
 those without a config file; `status` whether the engine's status shows it). `derive` computes a default from settings declared
 before it (and the environment); `example` is what the example config shows.
 
-The engine's name is the file's key wherever the key alone says what it is (22 of the 30). EngineConfig is one
+The engine's name is the file's key wherever the key alone says what it is (22 of the 31). EngineConfig is one
 flat namespace over nine sections, and the same names are public beyond it: the `config` record of the engine's
 status (GET /status, `snarkd status --json`), the cluster actors' reports (cluster/actor.py), the benchmarks'
-settings and bench/results. So eight keep their section in the name, and must:
+settings and bench/results. So nine keep their section in the name, and must:
   [memory] budget, [gpus] memory_budget  memory_budget, gpu_memory_budget: by their keys both are a memory budget,
                                          and status's "memory_budget" has always been the host's (a GPU's taking
                                          it would change what that field means without a word)
   [keys] max_resident, host_budget, device_budget  key_*: beside the proofs' two budgets, whose budget it is
   [synthesis] workers                    synthesis_workers: beside workers_per_device and finalize_workers
+  [synthesis] nice                       synthesis_nice: "nice" alone does not say whose
   [witness] engine                       witness_engine: in the engine's own config "engine" says the engine
   [debug] synthesis_delay                debug_delay_s: seconds (its variable is in milliseconds); never shown
 tests/config/test_settings.py holds this list: a new engine setting takes its key, or joins the list with a reason.
@@ -159,6 +160,10 @@ SETTINGS: tuple[Setting, ...] = (
     S("synthesis", "workers", Int(1), 2, "proofs in synthesis at once (witness calculation and checks)",
       engine="synthesis_workers"),
     S("synthesis", "threads", Int(0, zero="all cores"), 0, "native threads per stage call", engine="threads"),
+    S("synthesis", "nice", Int(0, 19), 0,
+      "scheduling niceness added to the synthesis workers and their native threads (witnesses from inputs, "
+      "checks): where they and the device or finalize stages want the same cores, the stages on a proof's "
+      "critical path are served first; 0 = the daemon's own (Linux; elsewhere ignored)", engine="synthesis_nice"),
     S("witness", "engine", Choice("auto", "native", "wasm"), "auto",
       "how witnesses are computed from inputs: native = a program recorded from the circuit's .wasm and replayed "
       "(built at key load, kept beside the .wasm as .wprog; a key whose circuit cannot be native fails to load); "

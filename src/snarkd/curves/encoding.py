@@ -27,8 +27,16 @@ def int_to_limbs(value: int, n_limbs: int) -> np.ndarray:
     return np.frombuffer(value.to_bytes(8 * n_limbs, "little"), dtype="<u8").copy()
 
 
+_MONT_INVERSE: dict[int, int] = {}  # q -> the inverse of its Montgomery radix mod q
+
+
 def fq_from_mont(curve: Curve, limbs: np.ndarray) -> int:
-    return limbs_to_int(limbs) * pow(curve.rq, -1, curve.q) % curve.q
+    # the radix's inverse kept: made per call it was most of this function's time, which the GPU workers spend
+    # holding the GIL (a few points per MSM; bench/results/h200-round14)
+    inverse = _MONT_INVERSE.get(curve.q)
+    if inverse is None:
+        inverse = _MONT_INVERSE[curve.q] = pow(curve.rq, -1, curve.q)
+    return limbs_to_int(limbs) * inverse % curve.q
 
 
 def fq_to_mont(curve: Curve, value: int) -> np.ndarray:

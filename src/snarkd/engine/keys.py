@@ -35,6 +35,7 @@ from snarkd.engine.status import KeyStatus
 from snarkd.errors import InputError
 from snarkd.formats.zkey import vk_json
 from snarkd.prover import ProvingKey
+from snarkd.verifier.groth16 import read_key
 
 log = logging.getLogger("snarkd")
 DEFAULT_WASM_CACHE = ENGINE_DEFAULTS["wasm_cache"]  # [keys] wasm_cache, declared (no environment: entry points pass it)
@@ -81,6 +82,7 @@ class LoadedKey:
     wasm_limits: tuple = (None, 0)  # ([limits] wasm_memory bytes, wasm_fuel)
     witness_engine: str = ENGINE_DEFAULTS["witness_engine"]  # [witness] engine
     _vk: dict | None = field(default=None, repr=False)
+    _vk_points: object = field(default=None, repr=False)  # verifier.KeyPoints of _vk
     _calc: object = field(default=None, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
     _reload_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
@@ -93,7 +95,7 @@ class LoadedKey:
         """meta from a (re)loaded ProvingKey; after a reload of a file that changed, its vk is read again."""
         self.meta = {"curve": k.curve.name, "bytes": int(k.nbytes), "n_vars": int(k.n_vars),
                      "n_public": int(k.n_public), "domain_size": int(k.domain_size)}
-        self._vk = None
+        self._vk = self._vk_points = None
 
     @property
     def resident(self) -> bool:
@@ -123,6 +125,17 @@ class LoadedKey:
             if self._vk is None:
                 self._vk = vk_json(self.key.zkey, alphabeta=False)
             return self._vk
+
+    @property
+    def vk_points(self):
+        """`vk` read once by the verifier (verifier.groth16.read_key), for the self-check of every proof: read from
+        its JSON per proof, a SHA-256 key's 257 IC points took ~20% of the daemon's GIL-held time at j = 32."""
+        with self._lock:
+            if self._vk_points is None:
+                if self._vk is None:
+                    self._vk = vk_json(self.key.zkey, alphabeta=False)
+                self._vk_points = read_key(self._vk)
+            return self._vk_points
 
     def require_wasm(self):
         """The key's witness calculator (built once, thread-safe) on the [witness] engine, for jobs

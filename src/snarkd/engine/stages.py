@@ -10,6 +10,8 @@ anything else is logged with its traceback as an internal error).
 from __future__ import annotations
 
 import logging
+import os
+import sys
 import threading
 import time
 from dataclasses import dataclass
@@ -95,6 +97,20 @@ def run_batch(stage: Stage, batch: list, worker: str, engine) -> None:
         p.record(stage.name, timer, start + waited, timer.let_go or end)
         p.t_ready = time.monotonic()
         stage.hand_on(p)
+
+
+def lower_priority(nice: int) -> None:
+    """The calling thread `nice` steps nicer than it is, and with it every native thread it starts later (a new
+    thread inherits its creator's niceness): the synthesis workers', so that where they and the stages on a
+    proof's critical path want the same cores, those are served first. Linux only: there each thread has a
+    niceness of its own (setpriority of its thread id); elsewhere that call would renice the whole process."""
+    if nice <= 0 or not sys.platform.startswith("linux"):
+        return
+    tid = threading.get_native_id()
+    try:
+        os.setpriority(os.PRIO_PROCESS, tid, min(19, os.getpriority(os.PRIO_PROCESS, tid) + nice))
+    except OSError as exc:  # a sandbox that forbids it: the worker runs at the daemon's priority
+        log.warning("could not lower thread %s's priority by %d: %s", threading.current_thread().name, nice, exc)
 
 
 class Workers:

@@ -128,10 +128,24 @@ def nvrtc_options(curve: str, defines: tuple[str, ...] = ()) -> tuple[str, ...]:
             f"-DSNARKD_SOURCES={source_hash()}")
 
 
+# (module, kernel name) -> (the module, its function): CuPy's get_function makes a new Function (and asks the driver
+# for it) at every call, and a proof launches hundreds of kernels from threads that hold the GIL meanwhile. The
+# module is kept in the entry, so an id is never reused while its entry lives.
+_FUNCTIONS: dict[tuple[int, str], tuple[object, object]] = {}
+
+
+def function(mod, name: str):
+    """Kernel `name` of `mod`, looked up once."""
+    entry = _FUNCTIONS.get((id(mod), name))
+    if entry is None or entry[0] is not mod:
+        entry = _FUNCTIONS[(id(mod), name)] = (mod, mod.get_function(name))
+    return entry[1]
+
+
 def launch(mod, name: str, count: int, args, block: int = 256, shared_mem: int = 0) -> None:
     """Kernel `name` of `mod` over `count` threads (none when count is 0), `block` per block."""
     if count > 0:
-        mod.get_function(name)(((count + block - 1) // block,), (block,), args, shared_mem=shared_mem)
+        function(mod, name)(((count + block - 1) // block,), (block,), args, shared_mem=shared_mem)
 
 
 def nvcc_command(curve: str, arch: str, out: Path, kind: str = "cubin", nvcc: str = "nvcc",

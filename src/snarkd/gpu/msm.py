@@ -33,7 +33,7 @@ import numpy as np
 
 from snarkd.curves.encoding import fq_from_mont, g1_from_ints, g2_from_ints
 from snarkd.curves.params import Curve
-from snarkd.gpu.module import CURVES, launch
+from snarkd.gpu.module import CURVES, function, launch
 
 FR_BITS = {"bn254": 254, "bls12_381": 255}
 
@@ -111,7 +111,7 @@ class WindowTable:
         aw = 2 * coord_words(curve, g2)
         self.table = cupy.empty(self.nw * self.n * aw, dtype=cupy.uint32)
         device_copy(self.table, bases, self.n * aw)
-        fn = mod.get_function(("g2" if g2 else "g1") + "_window_table")
+        fn = function(mod, ("g2" if g2 else "g1") + "_window_table")
         blk = 128
         for w in range(1, self.nw):
             prev = self.table[(w - 1) * self.n * aw : w * self.n * aw]
@@ -243,9 +243,9 @@ def exclusive_scan(mod, counts, out) -> None:
     n = int(counts.size)
     ntiles = max(1, -(-n // SCAN_TILE))
     sums = cupy.empty(ntiles, dtype=cupy.uint32)
-    mod.get_function("scan_tiles")((ntiles,), (SCAN_TILE,), (counts, out, np.uint32(n), sums))
+    function(mod, "scan_tiles")((ntiles,), (SCAN_TILE,), (counts, out, np.uint32(n), sums))
     if ntiles > 1:
-        mod.get_function("scan_tile_sums")((1,), (SCAN_TILE,), (sums, np.uint32(ntiles)))
+        function(mod, "scan_tile_sums")((1,), (SCAN_TILE,), (sums, np.uint32(ntiles)))
         launch(mod, "scan_add", n, (out, np.uint32(n), sums))
 
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from snarkd.gpu.memory import pinned_bytes
-from snarkd.gpu.module import CURVES, launch
+from snarkd.gpu.module import CURVES, function, launch
 
 TILE_LOG = 10  # elements per shared-memory tile: 2^10 x 32 B = 32 KiB
 UPPER_K = 8  # stages per pass above the first
@@ -136,7 +136,7 @@ class NttDomain:
         tw = self.tw
         if inverse and self.tw_inv is not None:  # w^-j from a table of its own: the forward kernels
             tw, inverse = self.tw_inv, False
-        fn = self.mod.get_function(f"ntt_pass_r{self.radix_log}{'_inv' if inverse else ''}{'_fs' if full else ''}")
+        fn = function(self.mod, f"ntt_pass_r{self.radix_log}{'_inv' if inverse else ''}{'_fs' if full else ''}")
         null = np.intp(0)
         fn((blocks,), (threads,), (data, tw, shift if shift is not None else null,
                                    np.int32(self.shift_lo), np.int32(self.log_n), np.int32(s0), np.int32(k), np.int32(g), np.int32(1 if dif else 0),

@@ -363,11 +363,24 @@ def verify(vk: dict, public: list, proof: dict, names: tuple[str, str, str] = ("
     pubs = [_int(v, f"{pub_name}[{i}]") for i, v in enumerate(public)]
     if any(v < 0 or v >= curve.r for v in pubs):
         return False
-    k = _key_points(vk, curve, ic, vk_name)
-    a, b, c = proof_points(curve, proof, proof_name)
+    return _verify_read(_key_points(vk, curve, ic, vk_name), pubs, proof, proof_name, vk_name)
+
+
+def verify_with_key(key: KeyPoints, public: list, proof: dict,
+                    names: tuple[str, str, str] = ("vk", "public", "proof")) -> bool:
+    """`verify` with the key read already (read_key): the engine's self-check of each proof it makes (the JSON that
+    leaves, checked as snarkjs reads it), without reading the key's points from its JSON every time."""
+    vk_name, pub_name, proof_name = names
+    _check_proof_labels(key.curve, proof, proof_name)
+    pubs = read_publics(key.curve, key.n_public, public, pub_name)
+    return pubs is not None and _verify_read(key, pubs, proof, proof_name, vk_name)
+
+
+def _verify_read(k: KeyPoints, pubs: list[int], proof: dict, proof_name: str, vk_name: str) -> bool:
+    a, b, c = proof_points(k.curve, proof, proof_name)
     if a is None:
         return False
-    return verify_points(curve, k.alpha, k.beta, k.gamma, k.delta, k.ic, pubs, a, b, c, vk_name=vk_name)
+    return verify_points(k.curve, k.alpha, k.beta, k.gamma, k.delta, k.ic, pubs, a, b, c, vk_name=vk_name)
 
 
 def load_json(path: str | os.PathLike, what: str):

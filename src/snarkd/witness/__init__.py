@@ -79,9 +79,10 @@ def make_calculator(wasm, engine: str = "auto", *, on_fallback=None, **kwargs) -
     return WitnessCalculator(wasm, **kwargs)
 
 
-def calculate_with_source(calc: WitnessEngine, inputs: dict, *, log=None):
-    """(Witness, how it was made: "native" | "recorded" | "control" | "wasm") from any engine."""
-    return calc.calculate_with_source(inputs, log=log)
+def calculate_with_source(calc: WitnessEngine, inputs: dict, *, log=None, frame=None):
+    """(Witness, how it was made: "native" | "recorded" | "control" | "wasm") from any engine; frame: where a
+    native replay writes (protocol.FrameAllocator)."""
+    return calc.calculate_with_source(inputs, log=log, frame=frame)
 
 
 def __getattr__(name: str):  # PEP 562: the calculators and their dependencies load on first use

@@ -185,12 +185,12 @@ class WitnessCalculator:
     calculate_on_wasm = calculate  # what NativeCalculator falls back on; here it is the calculation itself
     native = False  # WitnessEngine: wasmtime runs the .wasm
 
-    def calculate_with_source(self, inputs: dict, *, log: Callable[[str], None] | None = None):
-        """(the witness, "wasm")."""
+    def calculate_with_source(self, inputs: dict, *, log: Callable[[str], None] | None = None, frame=None):
+        """(the witness, "wasm"). frame: not used (wasmtime's memory holds the witness)."""
         return self.calculate(inputs, log=log), "wasm"
 
-    def calculate_bytes(self, inputs: dict, *, log: Callable[[str], None] | None = None):
-        """(the witness's values, (witness_size, limbs) uint64, as write_wtns takes them, "wasm")."""
+    def calculate_bytes(self, inputs: dict, *, log: Callable[[str], None] | None = None, frame=None):
+        """(the witness's values, (witness_size, limbs) uint64, as write_wtns takes them, "wasm"); frame: not used."""
         return self.calculate(inputs, log=log).values, "wasm"
 
     def describe(self) -> dict:

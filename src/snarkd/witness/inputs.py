@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import os
 from collections import namedtuple
+from itertools import repeat
 
 TYPE_CHECKING = False  # typing, logging, dataclasses and pathlib stay out of `snarkd witness`'s imports (~25 ms)
 if TYPE_CHECKING:
@@ -73,6 +74,14 @@ def split_hash(h: int) -> tuple[int, int]:
 # must never be what stops a hostile input.
 
 
+def _leaves(values, also: type | None = None) -> bool:
+    """Whether none of `values` is a list, tuple or dict (nor an `also`), by their types alone: a set made by C
+    loops, not an isinstance per value in Python (a signal's array of numbers is taken whole; the daemon's
+    workers held the GIL for these walks, value by value, for every request from inputs)."""
+    return not any(issubclass(k, (list, tuple, dict)) or (also is not None and issubclass(k, also))
+                   for k in set(map(type, values)))
+
+
 def check_depth(obj: Any, limit: int = MAX_INPUT_DEPTH, name: str = "the inputs") -> None:
     """InputError if arrays/objects nest deeper than `limit` (iterative: no recursion)."""
     from snarkd.errors import InputError
@@ -88,7 +97,8 @@ def check_depth(obj: Any, limit: int = MAX_INPUT_DEPTH, name: str = "the inputs"
             continue
         if depth > limit:
             raise InputError(f"{name}: arrays or objects nest more than {limit} deep")
-        stack.extend((c, depth + 1) for c in children)
+        if not _leaves(children):
+            stack.extend((c, depth + 1) for c in children)
 
 
 def load_input_json(path: str | os.PathLike, warn: Callable[[str], None] | None = None) -> dict:
@@ -137,10 +147,6 @@ def rounded_by_json_parse(obj: Any) -> list[str]:
     return out
 
 
-def _is_object(v: Any) -> bool:
-    return isinstance(v, dict)
-
-
 def _ndarray_type():
     """numpy's ndarray where numpy is already loaded (inputs given as arrays come from a process that
     imported it), else None: the native witness path runs without numpy."""
@@ -152,6 +158,9 @@ def _ndarray_type():
 
 def _flat(a: Any, out: list, nd=None) -> None:
     if isinstance(a, (list, tuple)):
+        if _leaves(a, nd):
+            out.extend(a)
+            return
         for x in a:
             _flat(x, out, nd)
     elif nd is not None and isinstance(a, nd):
@@ -179,8 +188,9 @@ def qualify(inputs: dict) -> dict[str, Any]:
     def q(prefix: str, value: Any) -> None:
         if isinstance(value, (list, tuple)):
             flat = flatten(value)
-            n_obj = sum(1 for v in flat if _is_object(v))
-            if n_obj and n_obj != len(flat):
+            kinds = set(map(type, flat))
+            n_obj = sum(issubclass(k, dict) for k in kinds)  # kinds of objects, not how many
+            if n_obj and n_obj != len(kinds):
                 raise InputValueError(f"input '{prefix}': an array mixes objects (bus values) with plain values", prefix)
             if n_obj:
                 ql(prefix, value)
@@ -262,6 +272,18 @@ def to_int(v: Any) -> int:
     raise ValueError(f"not an integer: {_KIND.get(type(v), 'a ' + type(v).__name__)}")
 
 
+def _plain_ints(flat: list) -> list | None:
+    """to_int of every value, by C loops, where all are ints (bools aside) or all ASCII decimal digit strings without
+    sign or blanks (what JSON inputs hold); None otherwise, for to_int one by one (its rules, its errors)."""
+    kinds = set(map(type, flat))
+    if kinds == {int}:
+        return flat
+    if kinds == {str} and all(map(str.isascii, flat)) and all(map(str.isdigit, flat)) and \
+            max(map(len, flat)) <= MAX_DIGITS:
+        return list(map(int, flat))
+    return None
+
+
 def values_to_words(name: str, value: Any, flat: list, prime: int, n32: int):
     """Field elements as little-endian 32-bit words, a numpy array of shape (len(flat), n32)."""
     import numpy as np
@@ -274,7 +296,9 @@ def values_to_bytes(name: str, value: Any, flat: list, prime: int, n32: int) -> 
     n8 = 4 * n32
     neg_limit = -prime
     try:
-        ints = [to_int(x) for x in flat]
+        ints = _plain_ints(flat)
+        if ints is None:
+            ints = [to_int(x) for x in flat]
     except ValueError:
         for i, x in enumerate(flat):
             try:
@@ -287,7 +311,7 @@ def values_to_bytes(name: str, value: Any, flat: list, prime: int, n32: int) -> 
         # Fast path: every value in [0, p).
         if ints and (max(ints) >= prime or min(ints) < 0):
             raise OverflowError
-        data = b"".join([x.to_bytes(n8, "little") for x in ints])
+        data = b"".join(map(int.to_bytes, ints, repeat(n8), repeat("little")))
     except OverflowError:
         fixed = []
         for i, x in enumerate(ints):

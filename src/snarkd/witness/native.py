@@ -434,19 +434,21 @@ class NativeCalculator:
         """The witness as a `snarkd.formats.wtns.Witness` (values: (n, 4) uint64, plain form)."""
         return self.calculate_with_source(inputs, log=log)[0]
 
-    def calculate_with_source(self, inputs: dict, *, log: Callable[[str], None] | None = None):
-        """(Witness, "native" | "recorded" | "control" | "wasm"): the witness and how it was made."""
+    def calculate_with_source(self, inputs: dict, *, log: Callable[[str], None] | None = None, frame=None):
+        """(Witness, "native" | "recorded" | "control" | "wasm"): the witness and how it was made. frame: where a
+        replay writes (protocol.FrameAllocator)."""
         import numpy as np
 
         from snarkd.formats.wtns import Witness
 
-        raw, source = self.calculate_bytes(inputs, log=log)
+        raw, source = self.calculate_bytes(inputs, log=log, frame=frame)
         values = np.frombuffer(raw, dtype="<u8").reshape(self.witness_size, 4)
         return Witness(self.prime, values), source
 
-    def calculate_bytes(self, inputs: dict, *, log: Callable[[str], None] | None = None):
+    def calculate_bytes(self, inputs: dict, *, log: Callable[[str], None] | None = None, frame=None):
         """(the witness as witness_size * 32 bytes of plain little-endian values, how it was made).
-        No numpy on this path (the whole-process `snarkd witness` runs without it)."""
+        No numpy on this path (the whole-process `snarkd witness` runs without it). frame: where a replay
+        writes (protocol.FrameAllocator; None: memory of its own)."""
         prepared = self.prepare(inputs)
         values = bytearray(32 * self.input_size)
         recorded_inputs = []
@@ -459,7 +461,10 @@ class NativeCalculator:
         if control_flow and not self._paths_hits() and next(self._probe) % PROBE_EVERY:
             status = 1  # value-dependent, and no kept path has served a request: no replay to try
         else:
-            frame = _uninitialized(32 * self.program.frame_rows)
+            nbytes = 32 * self.program.frame_rows
+            frame = frame(nbytes) if frame is not None else None
+            if frame is None:
+                frame = _uninitialized(nbytes)
             status, _, _, events = self.program.evaluate(values, frame, log is not None)
             if status == 0:
                 if self._hits is not None:  # else path_stats counts this replay when first asked (it sizes every path)

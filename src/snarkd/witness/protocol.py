@@ -23,6 +23,12 @@ SOURCES = NATIVE_SOURCES + ("wasm",)
 
 R = TypeVar("R")
 
+# Where a native replay writes the witness: given the byte count, a writable buffer of that size, or None for the
+# engine's own memory. The daemon's engine gives page-locked memory where a GPU proves, so that the witness's
+# upload is one transfer rather than a staging copy on CPUs the synthesis workers keep busy. Only a replay uses
+# it: a recording, a control-flow run and wasmtime make their witness in memory of their own.
+FrameAllocator = Callable[[int], object]
+
 
 @runtime_checkable
 class WitnessEngine(Protocol):
@@ -39,10 +45,12 @@ class WitnessEngine(Protocol):
     def calculate(self, inputs: dict, *, log: Callable[[str], None] | None = None) -> "Witness":
         """The witness (values: (witness_size, 4) uint64, plain form); log gets each line the circuit logs."""
 
-    def calculate_with_source(self, inputs: dict, *, log: Callable[[str], None] | None = None) -> tuple["Witness", str]:
-        """(the witness, how it was made: one of SOURCES)."""
+    def calculate_with_source(self, inputs: dict, *, log: Callable[[str], None] | None = None,
+                              frame: FrameAllocator | None = None) -> tuple["Witness", str]:
+        """(the witness, how it was made: one of SOURCES). frame: where a replay writes (FrameAllocator)."""
 
-    def calculate_bytes(self, inputs: dict, *, log: Callable[[str], None] | None = None) -> tuple[object, str]:
+    def calculate_bytes(self, inputs: dict, *, log: Callable[[str], None] | None = None,
+                        frame: FrameAllocator | None = None) -> tuple[object, str]:
         """(the witness's values as a buffer `formats.wtns.write_wtns` takes, how it was made): the CLI's path
         (no numpy needed on the native engine)."""
 
