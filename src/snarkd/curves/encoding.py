@@ -30,13 +30,17 @@ def int_to_limbs(value: int, n_limbs: int) -> np.ndarray:
 _MONT_INVERSE: dict[int, int] = {}  # q -> the inverse of its Montgomery radix mod q
 
 
-def fq_from_mont(curve: Curve, limbs: np.ndarray) -> int:
-    # the radix's inverse kept: made per call it was most of this function's time, which the GPU workers spend
-    # holding the GIL (a few points per MSM; bench/results/h200-round14)
+def fq_from_mont_factor(curve: Curve) -> int:
+    """What a Montgomery value is multiplied by (mod q) to be plain: the radix's inverse, made once per curve (made
+    per call it was most of fq_from_mont's time, which the GPU workers spent holding the GIL)."""
     inverse = _MONT_INVERSE.get(curve.q)
     if inverse is None:
         inverse = _MONT_INVERSE[curve.q] = pow(curve.rq, -1, curve.q)
-    return limbs_to_int(limbs) * inverse % curve.q
+    return inverse
+
+
+def fq_from_mont(curve: Curve, limbs: np.ndarray) -> int:
+    return limbs_to_int(limbs) * fq_from_mont_factor(curve) % curve.q
 
 
 def fq_to_mont(curve: Curve, value: int) -> np.ndarray:

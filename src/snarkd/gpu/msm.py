@@ -31,7 +31,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from snarkd.curves.encoding import fq_from_mont, g1_from_ints, g2_from_ints
+from snarkd.curves.encoding import fq_from_mont_factor
 from snarkd.curves.params import Curve
 from snarkd.gpu.module import CURVES, function, launch
 
@@ -344,35 +344,55 @@ def msm_window_sums(mod, curve_name: str, g2: bool, bases, scalars, n: int, c: i
 # -- host side: the window sums -> one affine point (CPU core) -------------------
 
 
-def _f2mul(a, b, q):
-    return ((a[0] * b[0] - a[1] * b[1]) % q, (a[0] * b[1] + a[1] * b[0]) % q)
-
-
-def _f2inv(a, q):
-    t = pow((a[0] * a[0] + a[1] * a[1]) % q, -1, q)
-    return (a[0] * t % q, (-a[1] * t) % q)
-
-
 def xyzz_to_affine_words(curve: Curve, g2: bool, words: np.ndarray) -> np.ndarray:
     """XYZZ points (Montgomery, u32 words) -> affine Montgomery u64 limbs (zeros = infinity).
-    A few points per MSM (the window sums), so plain Python ints."""
-    q, nq = curve.q, curve.n8q // 4  # u32 words per Fq
-    F = nq * (2 if g2 else 1)
-    pts = words.reshape(-1, 4 * F)
-    out = np.zeros((len(pts), 2 * F // 2), dtype="<u8")
-    for row, p in zip(out, pts):
-        vals = [fq_from_mont(curve, p[i * nq : (i + 1) * nq].view("<u8")) for i in range(4 * F // nq)]
+    A few points per MSM (the window sums), in plain Python ints: the bytes read and written whole, and one modular
+    inversion for all the points' ZZ and ZZZ (Montgomery's trick; for G2 of their norms, u^2 = -1 on both curves).
+    A GPU worker holds the GIL meanwhile: two inversions and eight numpy round trips per point were ~5% of the
+    time the daemon's threads held it at j = 32 (bench/results/h200-round14)."""
+    q, n8 = curve.q, curve.n8q
+    per = 8 if g2 else 4  # base-field values per point: X, Y, ZZ, ZZZ
+    raw = np.ascontiguousarray(words).tobytes()
+    n = len(raw) // (per * n8)
+    from_mont = fq_from_mont_factor(curve)
+    v = [int.from_bytes(raw[i : i + n8], "little") * from_mont % q for i in range(0, n * per * n8, n8)]
+    half = per // 2
+    live = [p for p in range(n) if any(v[p * per + half : p * per + half + per // 4])]  # ZZ != 0
+    dens = []  # per live point: ZZ and ZZZ (G2: their norms), each inverted below
+    for p in live:
+        zz, zzz = v[p * per + half : p * per + half + per // 4], v[p * per + half + per // 4 : (p + 1) * per]
+        dens += [(zz[0] * zz[0] + zz[1] * zz[1]) % q, (zzz[0] * zzz[0] + zzz[1] * zzz[1]) % q] if g2 else [zz[0], zzz[0]]
+    invs = _batch_inverse(dens, q)
+    rq = curve.rq % q
+    out = bytearray(n * (per // 2) * n8)
+    for k, p in enumerate(live):
+        b = p * per
         if g2:
-            X, Y, ZZ, ZZZ = (tuple(vals[2 * i : 2 * i + 2]) for i in range(4))
-            if ZZ == (0, 0):
-                continue  # infinity: all zeros
-            x, y = _f2mul(X, _f2inv(ZZ, q), q), _f2mul(Y, _f2inv(ZZZ, q), q)
-            row[:] = g2_from_ints(curve, x, y)
+            coords = []
+            for xy, zs, t in ((v[b : b + 2], v[b + 4 : b + 6], invs[2 * k]), (v[b + 2 : b + 4], v[b + 6 : b + 8], invs[2 * k + 1])):
+                z0, z1 = zs[0] * t % q, -zs[1] * t % q  # 1/Z = conj(Z) / norm(Z)
+                coords += [(xy[0] * z0 - xy[1] * z1) % q, (xy[0] * z1 + xy[1] * z0) % q]
         else:
-            X, Y, ZZ, ZZZ = vals
-            if ZZ == 0:
-                continue
-            row[:] = g1_from_ints(curve, X * pow(ZZ, -1, q) % q, Y * pow(ZZZ, -1, q) % q)
+            coords = [v[b] * invs[2 * k] % q, v[b + 1] * invs[2 * k + 1] % q]
+        at = p * (per // 2) * n8
+        out[at : at + len(coords) * n8] = b"".join((c * rq % q).to_bytes(n8, "little") for c in coords)
+    return np.frombuffer(bytes(out), dtype="<u8").reshape(n, (per // 2) * n8 // 8).copy()
+
+
+def _batch_inverse(values: list[int], q: int) -> list[int]:
+    """1/v mod q of every value with one pow(): prefix products, the inverse of the last, then back. A zero value
+    raises as pow(0, -1, q) does (never for the points of an MSM: ZZ = 0 is infinity, skipped)."""
+    prefix, acc = [], 1
+    for x in values:
+        if x == 0:
+            raise ValueError("base is not invertible for the given modulus")
+        prefix.append(acc)
+        acc = acc * x % q
+    inv = pow(acc, -1, q) if values else 1
+    out = [0] * len(values)
+    for i in range(len(values) - 1, -1, -1):
+        out[i] = inv * prefix[i] % q
+        inv = inv * values[i] % q
     return out
 
 
