@@ -15,6 +15,15 @@ from snarkd.gpu import device as gdevice  # noqa: E402
 from snarkd.verifier import verify  # noqa: E402
 
 
+def _snarkjs_accepts(result, tmp_path) -> bool:
+    """snarkjs's verdict on a result of the bn128 example key (its proof and public values written to tmp_path)."""
+    from gpu_helpers import snarkjs_verify
+
+    (tmp_path / "proof.json").write_text(json.dumps(result.proof))
+    (tmp_path / "public.json").write_text(json.dumps(result.public))
+    return snarkjs_verify(EXAMPLES["bn128"] / "vk.json", tmp_path / "public.json", tmp_path / "proof.json")
+
+
 def test_the_urgent_stream_has_the_devices_highest_priority():
     cudart = pytest.importorskip("cuda.bindings.runtime", reason="reading a stream's priority needs cuda-python")
     dev = gdevice.get(0)
@@ -100,8 +109,6 @@ def test_a_witness_in_page_locked_memory_goes_up_in_one_transfer(monkeypatch, tm
     """GpuDevice.host_buffer (where the daemon reads an urgent lane's witness) is page-locked; DeviceMemory.upload
     sends such an array (or a view into it) with one transfer, no staging copy, and the same bytes arrive as from
     pageable memory; an urgent job whose witness lies there proves, and the proof verifies (native and snarkjs)."""
-    from gpu_helpers import snarkjs_verify
-
     from snarkd.engine.engine import Engine, EngineConfig
     from snarkd.formats.wtns import parse_wtns
     from snarkd.gpu import memory
@@ -147,9 +154,7 @@ def test_a_witness_in_page_locked_memory_goes_up_in_one_transfer(monkeypatch, tm
         assert [a for a in direct if lo <= a < hi]  # as it lies, in one transfer
         assert staged  # while the key's first upload (pageable) was staged
         assert verify(vk, job.result.public, job.result.proof)
-        (tmp_path / "proof.json").write_text(json.dumps(job.result.proof))
-        (tmp_path / "public.json").write_text(json.dumps(job.result.public))
-        assert snarkjs_verify(EXAMPLES["bn128"] / "vk.json", tmp_path / "public.json", tmp_path / "proof.json")
+        assert _snarkjs_accepts(job.result, tmp_path)
     finally:
         eng.stop(30)
         eng.join_workers(30)
@@ -201,8 +206,6 @@ def test_a_native_witness_from_inputs_is_replayed_into_page_locked_memory_and_go
     """Where a GPU proves, the engine gives a native replay page-locked memory for its frame (engine._witness_frame,
     up to PINNED_FRAME_MAX): a job from inputs then uploads its witness as it lies, with no staging copy, in every
     lane, and the proof verifies (native and snarkjs). Past the bound the replay keeps its own memory."""
-    from gpu_helpers import snarkjs_verify
-
     from snarkd.engine import engine as engine_module
     from snarkd.engine.engine import Engine, EngineConfig
     from snarkd.gpu import memory
@@ -231,9 +234,7 @@ def test_a_native_witness_from_inputs_is_replayed_into_page_locked_memory_and_go
         assert job.partitions[0].witness_source == "native" and frames
         lo, hi = frames[-1].ctypes.data, frames[-1].ctypes.data + frames[-1].nbytes
         assert [a for a in direct if lo <= a < hi]  # the replay's witness went up as it lay, in one transfer
-        (tmp_path / "proof.json").write_text(json.dumps(job.result.proof))
-        (tmp_path / "public.json").write_text(json.dumps(job.result.public))
-        assert snarkjs_verify(EXAMPLES["bn128"] / "vk.json", tmp_path / "public.json", tmp_path / "proof.json")
+        assert _snarkjs_accepts(job.result, tmp_path)
     finally:
         eng.stop(30)
         eng.join_workers(30)
