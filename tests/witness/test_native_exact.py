@@ -99,6 +99,35 @@ def test_the_control_flow_run_matches_the_wasm_on_every_pairing_of_forms(forms, 
     assert got[1 + 2] == a * b % p and got[1 + 18 * 2 + 13] == (a >> 130) * (b >> 130) % p  # o[0][2], o[2][13]
 
 
+@pytest.fixture(scope="session")
+def literals(curve):
+    c = compiled("literals.circom", curve)
+    return c, NativeCalculator(c.wasm, cache=False, strict=True), WitnessCalculator(c.wasm, cache=False)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_the_control_flow_run_reads_marked_literals_and_kept_inverses_as_the_wasm(literals, data):
+    """The control-flow run takes a short literal it has checked once by its mark (record.hpp's LITERAL) and an
+    inverse it has computed from its memo: literals.circom reads literals in loops, overwrites vars copied from
+    them and divides by recurring and changing divisors; the witness must be the wasm's, byte for byte, each run
+    (a run starts with no marks and no memo: run twice, the same bytes)."""
+    c, native, wasm = literals
+    p = R[c.curve]
+    a, b = data.draw(field_values(p), "a"), data.draw(field_values(p), "b")
+    inputs = {"a": str(a), "b": str(b)}
+    expect = wasm.calculate(inputs)
+    run = [(q.hash, q.data) for q in native.prepare(inputs)]
+    for _ in range(2):
+        res = native._run(run)
+        assert res.ok, res.message
+        assert bytes(res.witness) == expect.values.tobytes(), f"control-flow run differs for {inputs}"
+    got = expect.to_ints()
+    x0 = a % p
+    assert got[1] == (x0 * pow(1 << 121, -1, p)) % p  # o[0][0]: a / 2^121, the field's division
+    assert got[1 + 8] == (1023 * 1023 - 1022) % p  # o[0][8]: literals copied, overwritten, multiplied
+
+
 def test_operators_on_both_arms_and_the_guarded_division(ops):
     """o[26]/o[27]/o[30] are ternaries on signals (one path for every input); o[31] has \\ in one
     arm (a guard: each side of b == 2 is its own path, learnt when first met)."""
