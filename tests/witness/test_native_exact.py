@@ -20,10 +20,15 @@ from wfixtures import compiled, wasm_cache  # noqa: F401
 R = {"bn128": BN254.r, "bls12381": BLS12_381.r}
 
 
+def both_engines(name: str, curve: str):
+    """The circuit, a native calculator and a wasm one on it."""
+    c = compiled(name, curve)
+    return c, NativeCalculator(c.wasm, cache=False, strict=True), WitnessCalculator(c.wasm, cache=False)
+
+
 @pytest.fixture(scope="session")
 def ops(curve):
-    c = compiled("ops.circom", curve)
-    return c, NativeCalculator(c.wasm, cache=False, strict=True), WitnessCalculator(c.wasm, cache=False)
+    return both_engines("ops.circom", curve)
 
 
 @pytest.fixture(scope="session")
@@ -75,10 +80,20 @@ def test_every_operator_matches_the_wasm(ops, data):
     same_witness(native, wasm, {"a": str(a), "b": str(b), "k": str(k)})
 
 
+def control_flow_matches(native, wasm, inputs: dict, runs: int = 1) -> list[int]:
+    """The control-flow run's witness (runs times: each starts afresh) byte for byte the wasm's; its values."""
+    expect = wasm.calculate(inputs)
+    run = [(q.hash, q.data) for q in native.prepare(inputs)]
+    for _ in range(runs):
+        res = native._run(run)
+        assert res.ok, res.message
+        assert bytes(res.witness) == expect.values.tobytes(), f"control-flow run differs for {inputs}"
+    return expect.to_ints()
+
+
 @pytest.fixture(scope="session")
 def forms(curve):
-    c = compiled("forms.circom", curve)
-    return c, NativeCalculator(c.wasm, cache=False, strict=True), WitnessCalculator(c.wasm, cache=False)
+    return both_engines("forms.circom", curve)
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -90,13 +105,30 @@ def test_the_control_flow_run_matches_the_wasm_on_every_pairing_of_forms(forms, 
     c, native, wasm = forms
     p = R[c.curve]
     inputs = {"a": str(data.draw(field_values(p), "a")), "b": str(data.draw(field_values(p), "b"))}
-    expect = wasm.calculate(inputs)
-    res = native._run([(q.hash, q.data) for q in native.prepare(inputs)])
-    assert res.ok, res.message
-    assert bytes(res.witness) == expect.values.tobytes(), f"control-flow run differs for {inputs}"
+    got = control_flow_matches(native, wasm, inputs)
     a, b = (int(inputs[k]) for k in "ab")
-    got = expect.to_ints()
     assert got[1 + 2] == a * b % p and got[1 + 18 * 2 + 13] == (a >> 130) * (b >> 130) % p  # o[0][2], o[2][13]
+
+
+@pytest.fixture(scope="session")
+def literals(curve):
+    return both_engines("literals.circom", curve)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_the_control_flow_run_reads_marked_literals_and_kept_inverses_as_the_wasm(literals, data):
+    """The control-flow run takes a short literal it has checked once by its mark (record.hpp's LITERAL) and an
+    inverse it has computed from its memo: literals.circom reads literals in loops, overwrites vars copied from
+    them and divides by recurring and changing divisors; the witness must be the wasm's, byte for byte, each run
+    (a run starts with no marks and no memo: run twice, the same bytes)."""
+    c, native, wasm = literals
+    p = R[c.curve]
+    a, b = data.draw(field_values(p), "a"), data.draw(field_values(p), "b")
+    got = control_flow_matches(native, wasm, {"a": str(a), "b": str(b)}, runs=2)
+    x0 = a % p
+    assert got[1] == (x0 * pow(1 << 121, -1, p)) % p  # o[0][0]: a / 2^121, the field's division
+    assert got[1 + 8] == (1023 * 1023 - 1022) % p  # o[0][8]: literals copied, overwritten, multiplied
 
 
 def test_operators_on_both_arms_and_the_guarded_division(ops):

@@ -90,7 +90,7 @@ uint32_t Recorder<P, UNTRACED>::binary_value(HostFn h, const Val& a, const Val& 
     }
     case H_MUL: r = mul_forms(a, b, rp); break;
     case H_DIV: {
-      Val inv{0, CF::inv(mont_of(b))};  // (inv(0) = 0, as ffwasm's)
+      Val inv{0, inverse(mont_of(b))};
       r = mul_forms(a, inv, rp);
       break;
     }
@@ -145,7 +145,7 @@ typename Recorder<P, UNTRACED>::Val Recorder<P, UNTRACED>::unary_forms(HostFn h,
   F r;
   switch (h) {
     case H_NEG: r = a.v.neg(); out.plain = a.plain; break;
-    case H_INV: r = CF::inv(mont_of(a)); out.plain = false; break;
+    case H_INV: r = inverse(mont_of(a)); out.plain = false; break;
     case H_LNOT: r = CF::n_bool(!CF::is_true(a.v)); break;
     case H_BNOT: r = CF::n_bnot(plain_of(a)); break;
     case H_SQUARE: r = mul_forms(a, a, out.plain); break;

@@ -173,6 +173,13 @@ class Recorder {
   // The control-flow run keeps a word's native-form bit (native_form_) in its shadow byte: one byte to write, and
   // one to test on a raw access. A recording keeps them apart (its shadow words hold whole trace ids).
   static constexpr Shadow NATIVE_FORM = UNTRACED ? 0x40 : 0;
+  // The control-flow run's mark of a circom short literal read_elem has checked (its Montgomery limbs are its short
+  // value's) and nothing has touched since: every shadow byte of the element LITERAL alone, so the next read takes
+  // its short value without the checks (a literal is read again and again: a loop's bound, a shift, 1). Any store
+  // over it rewrites or clears its shadow bytes (raw_write, write_value, copy_elem) or drops the mark
+  // (set_native_form); it names no value (shadow_id ignores it) and the bytes are the wasm's own (raw reads pass).
+  static constexpr Shadow LITERAL = UNTRACED ? 0x20 : 0;
+  static_assert(!UNTRACED || !((TAINT | LIMB | NATIVE_FORM) & LITERAL), "the literal mark is a bit of its own");
   static_assert(UNTRACED ? TAINT < LIMB : CONST_BIT <= LIMB, "a shadow word holds a mark or a node id below LIMB");
 
   struct Val {
@@ -472,7 +479,7 @@ class Recorder {
     if (watch_load_ && watched_ == ~0ull && n == 8) watched_ = addr;
     uint64_t w0 = addr >> 2, w1 = (addr + n - 1) >> 2;
     for (uint64_t w = w0; w <= w1; w++)
-      if (shadow_[w]) raw_read_refused(addr, w0, w1);  // an id, or (the control-flow run's) NATIVE_FORM
+      if (shadow_[w] & Shadow(~LITERAL)) raw_read_refused(addr, w0, w1);  // an id, or (the control-flow run's) NATIVE_FORM
     if constexpr (!NATIVE_FORM)
       if (any_native_form(w0, w1)) unsupported_native_form(addr);
   }
@@ -482,7 +489,7 @@ class Recorder {
     unsupported_native_form(addr);
   }
   // The trace id (or mark) a shadow word holds, with LIMB.
-  Shadow shadow_id(uint64_t w) const { return Shadow(shadow_[w] & ~NATIVE_FORM); }
+  Shadow shadow_id(uint64_t w) const { return Shadow(shadow_[w] & ~(NATIVE_FORM | LITERAL)); }
   [[noreturn]] __attribute__((noinline, cold)) void unsupported_raw() {
     throw Unsupported(where() + " reads the bytes of a field element computed from the inputs");
   }
@@ -497,7 +504,7 @@ class Recorder {
   }
   inline void set_native_form(uint64_t w0, uint64_t w1, bool on) {
     if constexpr (NATIVE_FORM != 0) {
-      for (uint64_t w = w0; w <= w1; w++) shadow_[w] = on ? Shadow(shadow_[w] | NATIVE_FORM) : shadow_id(w);
+      for (uint64_t w = w0; w <= w1; w++) shadow_[w] = on ? Shadow(shadow_id(w) | NATIVE_FORM) : shadow_id(w);
     } else {
       for (uint64_t k = w0 >> 6; k <= w1 >> 6; k++) {
         const uint64_t m = word_mask(k == w0 >> 6 ? w0 & 63 : 0, k == w1 >> 6 ? w1 & 63 : 63);
@@ -554,18 +561,28 @@ class Recorder {
     const uint32_t w0 = a >> 2;
     const uint8_t* p = mem_.data() + a;
     Val out;  // one object for every return (a second one was copied into it: a wide load of narrow stores again)
+    [[maybe_unused]] uint64_t head;  // (the control-flow run's: the first eight shadow bytes)
     if constexpr (UNTRACED) {
       // An element write_elem wrote and nothing has touched since (a raw store clears its words' shadow bytes,
       // to_long_normal and int_copy write others): every shadow byte NATIVE_FORM with one mark. Its value is then
       // canonical and its type write_elem's, so the checks below cannot fail: two compares instead of them (they
       // were a fifth of the RSA verifier's control-flow run).
-      uint64_t head;
       if (own_elem(w0, head)) {
         uint32_t type;
         std::memcpy(&type, p + 4, 4);
         put(out.v, reinterpret_cast<const u64*>(p + 8));
         out.id = uint32_t(head & TAINT);
         out.plain = !(type & 0x40000000u);
+        return out;
+      }
+      if (head == repeated(LITERAL) && shadow_tail(w0) == (head & SHADOW_TAIL)) {  // a literal checked before
+        int32_t sv;
+        std::memcpy(&sv, p, 4);
+        F v = F::zero();
+        v.v[0] = uint64_t(sv);  // (0 <= sv < SMALL_LITERALS: only those are marked)
+        put(out.v, v.v);
+        out.id = 0;
+        out.plain = true;
         return out;
       }
     }
@@ -594,6 +611,8 @@ class Recorder {
           diff |= m.v[k] ^ limb;
         }
         if (diff) not_circoms(a);
+        // no mark, no NATIVE_FORM on any word (the wasm's own bytes): marked LITERAL for the next read
+        if (head == 0 && shadow_tail(w0) == 0) set_elem_shadow(w0, LITERAL);
         F v = F::zero();
         v.v[0] = uint64_t(sv);
         put(out.v, v.v);
@@ -612,12 +631,17 @@ class Recorder {
   __attribute__((always_inline)) bool own_elem(uint32_t w0, uint64_t& head) const {
     static_assert(ELEM_SHADOW_BYTES > 8 && ELEM_SHADOW_BYTES <= 16, "the shadow bytes of one element: 8 + a tail");
     constexpr uint64_t OWN = repeated(NATIVE_FORM), OWN_TAINTED = repeated(NATIVE_FORM | TAINT);
-    constexpr uint64_t TAIL = ~uint64_t(0) >> (64 - 8 * ELEM_SHADOW_TAIL);
     const uint8_t* s = reinterpret_cast<const uint8_t*>(shadow_.data() + w0);
-    uint64_t tail = 0;
     std::memcpy(&head, s, 8);
-    std::memcpy(&tail, s + 8, ELEM_SHADOW_TAIL);
-    return (head == OWN || head == OWN_TAINTED) && tail == (head & TAIL);
+    return (head == OWN || head == OWN_TAINTED) && shadow_tail(w0) == (head & SHADOW_TAIL);
+  }
+  // the shadow bytes of the element at word w0 after its first eight (own_elem; SHADOW_TAIL: as many of head's)
+  static constexpr uint32_t SHADOW_TAIL_BYTES = ELEM / 4 * sizeof(Shadow) % 8;
+  static constexpr uint64_t SHADOW_TAIL = SHADOW_TAIL_BYTES ? ~uint64_t(0) >> (64 - 8 * SHADOW_TAIL_BYTES) : 0;
+  __attribute__((always_inline)) uint64_t shadow_tail(uint32_t w0) const {
+    uint64_t tail = 0;
+    std::memcpy(&tail, reinterpret_cast<const uint8_t*>(shadow_.data() + w0) + 8, SHADOW_TAIL_BYTES);
+    return tail;
   }
   // An element whose header or value circom never writes (a type word with bits other than long 0x80000000 and
   // Montgomery 0x40000000; a long value >= p): ffwasm's own functions may take it another way than ours (they
@@ -707,6 +731,16 @@ class Recorder {
     remember_plain(m, n);
     return m;
   }
+  // Inverses of Montgomery values computed lately (the control-flow run's `/`): zk-email's bigint templates divide by
+  // the same constant again and again (`in[i] / (1 << n)`), and an inverse is ~10 K instructions (3% of the RSA
+  // verifier's run). Direct-mapped as to_plain_; zero <-> zero to begin with (inv(0) = 0, as ffwasm's).
+  std::unique_ptr<MemoPair[]> to_inverse_ = std::make_unique<MemoPair[]>(MEMO_SLOTS);
+  F inverse(const F& m) {
+    MemoPair& e = to_inverse_[memo_slot(m.v[0])];
+    if (e.key == m) return e.value;
+    e = MemoPair{m, CF::inv(m)};
+    return e.value;
+  }
   // A value in either form, in the one wanted (plain_forms.hpp: a recording's are all Montgomery).
   F plain_of(const Val& x) { return x.plain ? x.v : plain(x.v); }
   F mont_of(const Val& x) { return x.plain ? mont(x.v) : x.v; }
@@ -729,7 +763,7 @@ class Recorder {
   static constexpr uint64_t repeated(Shadow id) { return uint64_t(id) * (~uint64_t(0) / uint64_t(Shadow(~Shadow(0)))); }
   bool elem_shadow_is(uint32_t w0, Shadow id) const {
     const uint8_t* s = reinterpret_cast<const uint8_t*>(shadow_.data() + w0);
-    const uint64_t pattern = repeated(id), ids = ~repeated(NATIVE_FORM);
+    const uint64_t pattern = repeated(id), ids = ~repeated(NATIVE_FORM | LITERAL);
     uint64_t diff = 0;
     for (uint32_t k = 0; k + 8 <= ELEM_SHADOW_BYTES; k += 8) {
       uint64_t chunk;
