@@ -386,6 +386,25 @@ void bind_endo(py::module_& m, const char* lam_name, const char* split_name, con
   }, py::arg("points"), (std::string("the endomorphism per point (= ") + lam_name + " * P on the subgroup)").c_str());
 }
 
+// The quadratic extension's product (G2's coordinates), for tests against Python integers:
+// a b, or a conj(b) with conj (the batch-affine flush's form); alias 0 writes a fresh value,
+// 1 the product over a, 2 over b (Fp2::mul_to and mul_conj_to may alias either).
+template <class F2>
+void bind_fp2(py::module_& m) {
+  m.def("fq2_mul", [](py::object a, py::object b, int alias, bool conj, long t) {
+    if (alias < 0 || alias > 2) throw py::value_error("alias: 0, 1 or 2");
+    return elementwise2<F2>(a, b, t, [alias, conj](F2 x, F2 y) {
+      F2& o = alias == 1 ? x : y;
+      F2 r;
+      F2& out = alias == 0 ? r : o;
+      if (conj) F2::mul_conj_to(out, x, y);
+      else F2::mul_to(out, x, y);
+      return out;
+    });
+  }, py::arg("a"), py::arg("b"), py::arg("alias") = 0, py::arg("conj") = false, py::arg("threads") = 0,
+     "Testing: elementwise Fq2 product a b (or a conj(b)), Montgomery in/out, c0 then c1 per element -> uint64[n, 2L]");
+}
+
 template <class NS>
 void bind_curve(py::module_& m) {
   using Fq = typename NS::Fq;
@@ -398,6 +417,7 @@ void bind_curve(py::module_& m) {
 
   bind_field<Fr>(m, "fr");
   bind_field<Fq>(m, "fq");
+  bind_fp2<typename G2::F>(m);
   bind_group<G1>(m, "g1");
   bind_group<G2>(m, "g2");
 

@@ -43,10 +43,12 @@ struct Fp2 {
   friend inline __attribute__((always_inline)) Fp2 operator+(const Fp2& a, const Fp2& b) { return {a.c0 + b.c0, a.c1 + b.c1}; }
   friend inline __attribute__((always_inline)) Fp2 operator-(const Fp2& a, const Fp2& b) { return {a.c0 - b.c0, a.c1 - b.c1}; }
   friend inline __attribute__((always_inline)) Fp2 operator*(const Fp2& a, const Fp2& b) {
-    // Karatsuba: 3 base multiplications; the sums feeding the third product
-    // stay unreduced (< 2p, see Mont::add_nr).
+    // 4 limbs with ADX: two sums of products (Mont::fp2_mul_sums); 6: Karatsuba
+    // (Mont::fp2_mul_lazy); otherwise Karatsuba on base products, the sums feeding the
+    // third product unreduced (< 2p, see Mont::add_nr).
     if constexpr (NONRES == -1) {
       Fp2 r;
+      if (F::template fp2_mul_sums<false>(r.c0, r.c1, a.c0, a.c1, b.c0, b.c1)) return r;
       if (F::fp2_mul_lazy(r.c0, r.c1, a.c0, a.c1, b.c0, b.c1)) return r;
     }
     F t0 = a.c0 * b.c0, t1 = a.c1 * b.c1;
@@ -66,9 +68,21 @@ struct Fp2 {
   // o = a op b in place (o may alias a or b): see Mont::mul_to
   static inline __attribute__((always_inline)) void mul_to(Fp2& o, const Fp2& a, const Fp2& b) {
     if constexpr (NONRES == -1) {
+      if (F::template fp2_mul_sums<false>(o.c0, o.c1, a.c0, a.c1, b.c0, b.c1)) return;
       if (F::fp2_mul_lazy(o.c0, o.c1, a.c0, a.c1, b.c0, b.c1)) return;
     }
     o = a * b;
+  }
+  // o = a conj(b) (the batch-affine G2 flush's (y2 - y1) conj(dx)): on 4 limbs with ADX
+  // c0 = a0 b0 + a1 b1 directly, no negation of b1 first; o may alias a or b
+  static inline __attribute__((always_inline)) void mul_conj_to(Fp2& o, const Fp2& a, const Fp2& b) {
+    if constexpr (NONRES == -1) {
+      if (F::template fp2_mul_sums<true>(o.c0, o.c1, a.c0, a.c1, b.c0, b.c1)) return;
+    }
+    Fp2 c;
+    c.c0 = b.c0;
+    F::sub_to(c.c1, F::zero(), b.c1);
+    mul_to(o, a, c);
   }
   static inline __attribute__((always_inline)) void sqr_to(Fp2& o, const Fp2& a) {
     if constexpr (NONRES == -1) {

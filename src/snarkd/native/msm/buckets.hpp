@@ -218,11 +218,9 @@ struct ScalarBatchAdd : AddQueue<Cfg> {
             // the same products (3 for the Fp2 one, 2 base ones by 1/norm), but this Fp2
             // product does not wait for the inversion, and beside the running product's
             // serial chain it fills that chain's latency (G2 MSM -3%, cpu-notes round 9)
-            F l, c;
+            F l;
             F::sub_to(l, b.y, a.y);
-            c.c0 = d.c0;
-            FI::sub_to(c.c1, FI::zero(), d.c1);
-            F::mul_to(d, l, c);
+            F::mul_conj_to(d, l, d);  // one negation fewer than conj(dx) then the product
           } else {
             FI::mul_lazy_to(acc, acc, d);
           }
