@@ -691,59 +691,6 @@ static inline __attribute__((always_inline)) void mul_wide4(uint64_t* out, const
       : "rax", "rdx", "cc");
 }
 
-// out[0..7] = a^2 as a plain 512-bit product (no reduction): 10 mulx (6 cross products,
-// doubled, + 4 squares) instead of 16. Takes 12 registers: optimised builds only.
-static inline __attribute__((always_inline)) void sqr_wide4(uint64_t* out, const uint64_t* a) {
-  uint64_t w0, w1, w2, w3, w4, w5, w6, w7, lo, hi;
-  asm(
-      "movq 0(%[a]), %%rdx\n\t"
-      "mulxq 8(%[a]), %[w1], %[w2]\n\t"
-      "mulxq 16(%[a]), %[lo], %[w3]\n\t"
-      "addq %[lo], %[w2]\n\t"
-      "mulxq 24(%[a]), %[lo], %[w4]\n\t"
-      "adcq %[lo], %[w3]\n\t"
-      "adcq $0, %[w4]\n\t"
-      "movq 8(%[a]), %%rdx\n\t"
-      "mulxq 16(%[a]), %[lo], %[hi]\n\t"
-      "addq %[lo], %[w3]\n\t"
-      "adcq %[hi], %[w4]\n\t"
-      "mulxq 24(%[a]), %[lo], %[w5]\n\t"
-      "adcq $0, %[w5]\n\t"
-      "addq %[lo], %[w4]\n\t"
-      "adcq $0, %[w5]\n\t"
-      "movq 16(%[a]), %%rdx\n\t"
-      "mulxq 24(%[a]), %[lo], %[w6]\n\t"
-      "addq %[lo], %[w5]\n\t"
-      "adcq $0, %[w6]\n\t"
-      "xorl %k[w7], %k[w7]\n\t"
-      "addq %[w1], %[w1]\n\t"
-      "adcq %[w2], %[w2]\n\t"
-      "adcq %[w3], %[w3]\n\t"
-      "adcq %[w4], %[w4]\n\t"
-      "adcq %[w5], %[w5]\n\t"
-      "adcq %[w6], %[w6]\n\t"
-      "adcq $0, %[w7]\n\t"
-      "movq 0(%[a]), %%rdx\n\t"
-      "mulxq %%rdx, %[w0], %[hi]\n\t"
-      "addq %[hi], %[w1]\n\t"
-      "movq 8(%[a]), %%rdx\n\t"
-      "mulxq %%rdx, %[lo], %[hi]\n\t"
-      "adcq %[lo], %[w2]\n\t"
-      "adcq %[hi], %[w3]\n\t"
-      "movq 16(%[a]), %%rdx\n\t"
-      "mulxq %%rdx, %[lo], %[hi]\n\t"
-      "adcq %[lo], %[w4]\n\t"
-      "adcq %[hi], %[w5]\n\t"
-      "movq 24(%[a]), %%rdx\n\t"
-      "mulxq %%rdx, %[lo], %[hi]\n\t"
-      "adcq %[lo], %[w6]\n\t"
-      "adcq %[hi], %[w7]\n\t"
-      : [w0] "=&r"(w0), [w1] "=&r"(w1), [w2] "=&r"(w2), [w3] "=&r"(w3), [w4] "=&r"(w4), [w5] "=&r"(w5), [w6] "=&r"(w6), [w7] "=&r"(w7), [lo] "=&r"(lo), [hi] "=&r"(hi)
-      : [a] "r"(a), "m"(*(const uint64_t(*)[4])a)
-      : "rdx", "cc");
-  out[0] = w0; out[1] = w1; out[2] = w2; out[3] = w3; out[4] = w4; out[5] = w5; out[6] = w6; out[7] = w7;
-}
-
 // out = a^2/R mod p in [0, 2p) for a < 2p (the caller does the final subtraction): 10 mulx
 // for the square, 16 for the reduction of its low half, the high half added at the end.
 // Takes 13 registers: optimised builds only.
