@@ -4,6 +4,8 @@ the memory budget, self-verification, and per-partition timings."""
 from __future__ import annotations
 
 import json
+import os
+import sys
 import threading
 import time
 
@@ -275,3 +277,39 @@ def test_deep_inputs_json_is_refused_at_submit(chain_circuit, stop_after):
     with pytest.raises(InputError, match="nests arrays or objects"):
         eng.submit("k", inputs=['{"k": ' + deep + "}"])
     assert eng.status().jobs.rejected == 1
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="a thread's own niceness is Linux's")
+def test_synthesis_workers_and_their_native_threads_run_nicer_by_the_setting(chain_bn128, stop_after):
+    """[synthesis] nice: the synthesis workers run that much nicer than the process (and the threads they start
+    inherit it: lower_priority's caller and a thread it starts, as the native core's are), the other stages as the
+    process; 0 leaves every worker as the process."""
+    from snarkd.engine.stages import lower_priority
+
+    circ, _ = chain_bn128
+    base = os.getpriority(os.PRIO_PROCESS, 0)
+    seen = {}
+
+    def probe():
+        lower_priority(3)
+        seen["self"] = os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
+        child = threading.Thread(target=lambda: seen.setdefault("child", os.getpriority(os.PRIO_PROCESS,
+                                                                                         threading.get_native_id())))
+        child.start()
+        child.join()
+
+    t = threading.Thread(target=probe)
+    t.start()
+    t.join()
+    assert seen == {"self": min(19, base + 3), "child": min(19, base + 3)}
+    assert os.getpriority(os.PRIO_PROCESS, threading.get_native_id()) == base  # the caller's thread alone changed
+    for nice in (4, 0):
+        eng = make(circ, synthesis_nice=nice)
+        stop_after(eng)
+        eng.start()
+        workers = {th.name: os.getpriority(os.PRIO_PROCESS, th.native_id) for th in threading.enumerate()
+                   if th.name.startswith(("synth-", "cpu/", "final-"))}
+        synth = {n: p for n, p in workers.items() if n.startswith("synth-")}
+        assert len(synth) == 2 and set(synth.values()) == {min(19, base + nice)}, workers
+        assert {p for n, p in workers.items() if not n.startswith("synth-")} == {base}, workers
+        eng.stop(0)
