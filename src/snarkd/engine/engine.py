@@ -232,20 +232,16 @@ class Engine(EngineBase):
     def _witness_frame(self, nbytes: int):
         """Where a native replay writes a witness from inputs (witness.protocol.FrameAllocator): page-locked memory
         where a GPU proves here and the frame is at most PINNED_FRAME_MAX, else None (the replay's own memory)."""
-        if nbytes > PINNED_FRAME_MAX:
-            return None
-        for b in self.devices:
-            if b.gpu is not None:
-                return b.gpu.host_buffer(nbytes)
-        return None
+        host_buffer = self._host_buffer()
+        return host_buffer(nbytes) if host_buffer is not None and nbytes <= PINNED_FRAME_MAX else None
 
     def witness_buffer(self, lane: str):
         """ProvingEngine.witness_buffer: page-locked memory for a lane above priority 0 where a GPU proves here."""
-        if self.lane(lane).priority > 0:
-            for b in self.devices:
-                if b.gpu is not None:
-                    return b.gpu.host_buffer
-        return None
+        return self._host_buffer() if self.lane(lane).priority > 0 else None
+
+    def _host_buffer(self):
+        """The first GPU's page-locked memory maker (GpuDevice.host_buffer), or None where no GPU proves here."""
+        return next((b.gpu.host_buffer for b in self.devices if b.gpu is not None), None)
 
     def _warm_witness_buffer(self, lk) -> None:
         """Page-locked memory for one witness of a newly loaded key, made and given back to the pinned pool, which

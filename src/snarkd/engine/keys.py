@@ -122,9 +122,7 @@ class LoadedKey:
         """The verification key (snarkjs JSON) for self-verification, without
         vk_alphabeta_12 (a pairing that verification does not read)."""
         with self._lock:
-            if self._vk is None:
-                self._vk = vk_json(self.key.zkey, alphabeta=False)
-            return self._vk
+            return self._vk_locked()
 
     @property
     def vk_points(self):
@@ -132,10 +130,14 @@ class LoadedKey:
         its JSON per proof, a SHA-256 key's 257 IC points took ~20% of the daemon's GIL-held time at j = 32."""
         with self._lock:
             if self._vk_points is None:
-                if self._vk is None:
-                    self._vk = vk_json(self.key.zkey, alphabeta=False)
-                self._vk_points = read_key(self._vk)
+                self._vk_points = read_key(self._vk_locked())
             return self._vk_points
+
+    def _vk_locked(self) -> dict:
+        """`vk`, made on first use (the caller holds _lock)."""
+        if self._vk is None:
+            self._vk = vk_json(self.key.zkey, alphabeta=False)
+        return self._vk
 
     def require_wasm(self):
         """The key's witness calculator (built once, thread-safe) on the [witness] engine, for jobs

@@ -356,27 +356,28 @@ def xyzz_to_affine_words(curve: Curve, g2: bool, words: np.ndarray) -> np.ndarra
     n = len(raw) // (per * n8)
     from_mont = fq_from_mont_factor(curve)
     v = [int.from_bytes(raw[i : i + n8], "little") * from_mont % q for i in range(0, n * per * n8, n8)]
-    half = per // 2
-    live = [p for p in range(n) if any(v[p * per + half : p * per + half + per // 4])]  # ZZ != 0
+    pts = [v[p * per : (p + 1) * per] for p in range(n)]  # per point: X, Y, ZZ, ZZZ (G2: two values each)
+    w = per // 4  # values per coordinate
+    live = [p for p in range(n) if any(pts[p][2 * w : 3 * w])]  # ZZ != 0 (else infinity: zeros)
     dens = []  # per live point: ZZ and ZZZ (G2: their norms), each inverted below
     for p in live:
-        zz, zzz = v[p * per + half : p * per + half + per // 4], v[p * per + half + per // 4 : (p + 1) * per]
+        zz, zzz = pts[p][2 * w : 3 * w], pts[p][3 * w :]
         dens += [(zz[0] * zz[0] + zz[1] * zz[1]) % q, (zzz[0] * zzz[0] + zzz[1] * zzz[1]) % q] if g2 else [zz[0], zzz[0]]
     invs = _batch_inverse(dens, q)
     rq = curve.rq % q
-    out = bytearray(n * (per // 2) * n8)
+    out = bytearray(n * 2 * w * n8)
     for k, p in enumerate(live):
-        b = p * per
+        x, y, zz, zzz = (pts[p][i * w : (i + 1) * w] for i in range(4))
         if g2:
             coords = []
-            for xy, zs, t in ((v[b : b + 2], v[b + 4 : b + 6], invs[2 * k]), (v[b + 2 : b + 4], v[b + 6 : b + 8], invs[2 * k + 1])):
-                z0, z1 = zs[0] * t % q, -zs[1] * t % q  # 1/Z = conj(Z) / norm(Z)
+            for xy, z, t in ((x, zz, invs[2 * k]), (y, zzz, invs[2 * k + 1])):
+                z0, z1 = z[0] * t % q, -z[1] * t % q  # 1/Z = conj(Z) / norm(Z)
                 coords += [(xy[0] * z0 - xy[1] * z1) % q, (xy[0] * z1 + xy[1] * z0) % q]
         else:
-            coords = [v[b] * invs[2 * k] % q, v[b + 1] * invs[2 * k + 1] % q]
-        at = p * (per // 2) * n8
+            coords = [x[0] * invs[2 * k] % q, y[0] * invs[2 * k + 1] % q]
+        at = p * 2 * w * n8
         out[at : at + len(coords) * n8] = b"".join((c * rq % q).to_bytes(n8, "little") for c in coords)
-    return np.frombuffer(bytes(out), dtype="<u8").reshape(n, (per // 2) * n8 // 8).copy()
+    return np.frombuffer(bytes(out), dtype="<u8").reshape(n, 2 * w * n8 // 8).copy()
 
 
 def _batch_inverse(values: list[int], q: int) -> list[int]:

@@ -462,17 +462,17 @@ class NativeCalculator:
             status = 1  # value-dependent, and no kept path has served a request: no replay to try
         else:
             nbytes = 32 * self.program.frame_rows
-            frame = frame(nbytes) if frame is not None else None
-            if frame is None:
-                frame = _uninitialized(nbytes)
-            status, _, _, events = self.program.evaluate(values, frame, log is not None)
+            buffer = frame(nbytes) if frame is not None else None
+            if buffer is None:
+                buffer = _uninitialized(nbytes)
+            status, _, _, events = self.program.evaluate(values, buffer, log is not None)
             if status == 0:
                 if self._hits is not None:  # else path_stats counts this replay when first asked (it sizes every path)
                     self._hits += 1
                 self.stats.add("native")
                 if log is not None:
                     render_log(events, log)
-                return memoryview(frame)[: 32 * self.witness_size], "native"
+                return memoryview(buffer)[: 32 * self.witness_size], "native"
         if status == 1 and control_flow:  # value-dependent: the wasm's control flow, run natively
             if not self._said_control_flow:
                 self._said_control_flow = True
