@@ -9,6 +9,13 @@ sixteen mul-mods), or torture.circom. Every witness is checked against the wasm 
     python bench/witness_control_flow.py --n 50 [--bits 121 --limbs 9] [--curve bn128] \\
         [--side before=/work/main/src] [--side after=src] --json bench/results/witness-control-flow.json
 
+Or a circuit made elsewhere with its inputs: --dir DIR takes DIR/circuit.wasm and DIR/inputs-1.json ... inputs-N.json
+(zk-email's RSA verifier with N real signatures: `python bench/make_rsa_verifier.py --signatures 200`), and with
+--snarkjs each witness is also checked byte for byte against `snarkjs wtns calculate`'s (run after the timed side, so
+it does not share the CPU with it):
+
+    python bench/witness_control_flow.py --dir bench/work/rsa-bn128 --n 200 --snarkjs --json OUT.json
+
 Reports per side: the build, request 1's time and how it was made, the median of the first 5 and the last 5
 requests, the slowest, the .wprog size after request 1 and after request N, paths kept, the requests by source,
 peak RSS; and the wasm engine's median per request for scale.
@@ -56,8 +63,19 @@ def compile_wasm(args) -> Path:
     return compiled("torture.circom", args.curve, compiler=args.compiler).wasm
 
 
+def dir_inputs(d: Path, n: int) -> list[dict]:
+    files = [d / f"inputs-{i}.json" for i in range(1, n + 1)]
+    missing = [f.name for f in files if not f.is_file()]
+    if missing:
+        raise SystemExit(f"{d}: {len(missing)} of {n} input files missing (first {missing[0]}); "
+                         "make more with bench/make_rsa_verifier.py --signatures N")
+    return [json.loads(f.read_text()) for f in files]
+
+
 def child(args) -> None:
     """One side, in a process of its own (sys.path: that side's source tree)."""
+    import hashlib
+
     import numpy as np
 
     from snarkd.witness import NativeCalculator, WitnessCalculator
@@ -65,24 +83,32 @@ def child(args) -> None:
     d = Path(tempfile.mkdtemp(prefix="wcf-"))
     wasm = d / "circuit.wasm"
     shutil.copyfile(args.wasm, wasm)
-    inputs = [bigint_inputs(i, args.bits, args.limbs) if args.circuit == "bigint" else torture_inputs(i)
-              for i in range(args.n)]
-    ref = WitnessCalculator(wasm, cache=False)
+    if args.dir:
+        inputs = dir_inputs(Path(args.dir), args.n)
+    else:
+        inputs = [bigint_inputs(i, args.bits, args.limbs) if args.circuit == "bigint" else torture_inputs(i)
+                  for i in range(args.n)]
+    # with --snarkjs the parent checks every witness after this side; no wasm engine here, so the peak RSS is the
+    # native engine's alone
+    ref = None if args.snarkjs else WitnessCalculator(wasm, cache=False)
     t = time.perf_counter()
     calc = NativeCalculator(wasm, cache=False)
     build_ms = (time.perf_counter() - t) * 1e3
-    times, sources, sizes, paths = [], [], [], []
+    times, sources, sizes, paths, digests, rss = [], [], [], [], [], []
     wasm_ms = []
     for inp in inputs:
         t = time.perf_counter()
         raw, source = calc.calculate_bytes(inp)
         times.append((time.perf_counter() - t) * 1e3)
-        t = time.perf_counter()
-        want = ref.calculate(inp).values
-        wasm_ms.append((time.perf_counter() - t) * 1e3)
-        got = np.frombuffer(bytes(raw), dtype="<u8").reshape(-1, 4)
-        if not np.array_equal(got, want):
-            raise SystemExit(f"witness differs from the wasm engine's for {inp}")
+        rss.append(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)  # before the wasm engine's first run
+        digests.append(hashlib.sha256(bytes(raw)).hexdigest())
+        if ref is not None:
+            t = time.perf_counter()
+            want = ref.calculate(inp).values
+            wasm_ms.append((time.perf_counter() - t) * 1e3)
+            got = np.frombuffer(bytes(raw), dtype="<u8").reshape(-1, 4)
+            if not np.array_equal(got, want):
+                raise SystemExit(f"witness differs from the wasm engine's for {inp}")
         sources.append(source)
         sizes.append(calc.loaded_from.stat().st_size if calc.loaded_from else 0)
         paths.append(calc.program.n_paths)
@@ -97,10 +123,33 @@ def child(args) -> None:
         "paths_after_1": paths[0], "paths_after_n": paths[-1],
         "sources": {s: sources.count(s) for s in sorted(set(sources))},
         "per_request_ms": [round(x, 2) for x in times],
-        "wasm_engine_median_ms": round(med(wasm_ms), 2),
-        "identical_to_wasm_engine": True,
+        "control_first_ms": next((x for x, s in zip(times, sources) if s == "control"), None),
+        "control_first_5_median_ms": round(med([x for x, s in zip(times, sources) if s == "control"][:5] or [0]), 2),
+        "sources_per_request": sources,
+        "wasm_engine_median_ms": round(med(wasm_ms), 2) if wasm_ms else None,
+        "identical_to_wasm_engine": True if wasm_ms else None,
         "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+        "peak_rss_mb_after_1": round(rss[0] / 1024, 1), "peak_rss_mb_native_after_n": round(rss[-1] / 1024, 1),
+        "witness_sha256": digests,
     }))
+
+
+def snarkjs_digests(wasm: Path, d: Path, n: int) -> list[str]:
+    """sha256 of the witness values (the .wtns's section 2) snarkjs writes for DIR/inputs-1..N.json."""
+    import hashlib
+
+    sys.path.insert(0, str(REPO / "src"))
+    from snarkd.formats.wtns import read_wtns
+
+    snarkjs = REPO / "node_modules" / ".bin" / "snarkjs"
+    out = []
+    with tempfile.TemporaryDirectory(prefix="wcf-snarkjs-") as t:
+        w = Path(t) / "w.wtns"
+        for i in range(1, n + 1):
+            subprocess.run([str(snarkjs), "wtns", "calculate", str(wasm), str(d / f"inputs-{i}.json"), str(w)],
+                           check=True, capture_output=True)
+            out.append(hashlib.sha256(read_wtns(w).values.astype("<u8").tobytes()).hexdigest())
+    return out
 
 
 def main() -> None:
@@ -112,6 +161,8 @@ def main() -> None:
     ap.add_argument("--curve", default="bn128")
     ap.add_argument("--compiler", default="circom2")
     ap.add_argument("--side", action="append", help="NAME=SRC_DIR (default: after=this tree's src)")
+    ap.add_argument("--dir", help="DIR/circuit.wasm with DIR/inputs-1..N.json instead of a circuit made here")
+    ap.add_argument("--snarkjs", action="store_true", help="with --dir: every witness against snarkjs's")
     ap.add_argument("--json")
     ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--wasm", help=argparse.SUPPRESS)
@@ -119,23 +170,34 @@ def main() -> None:
     if args.child:
         child(args)
         return
-    wasm = compile_wasm(args)
+    wasm = Path(args.dir) / "circuit.wasm" if args.dir else compile_wasm(args)
     sides = dict(s.split("=", 1) for s in (args.side or [f"after={REPO / 'src'}"]))
     out = {"command": " ".join([Path(sys.executable).name, *sys.argv]), "circuit": args.circuit, "n": args.n,
            "bits": args.bits if args.circuit == "bigint" else None,
            "limbs": args.limbs if args.circuit == "bigint" else None,
-           "curve": args.curve, "compiler": args.compiler, "cpus": os.cpu_count(), "sides": {}}
+           "curve": args.curve, "compiler": args.compiler, "dir": args.dir, "cpus": os.cpu_count(), "sides": {}}
+    if args.dir:
+        out.update(circuit=str(wasm), bits=None, limbs=None, curve=None, compiler=None)
     for name, src in sides.items():
         env = {**os.environ, "PYTHONPATH": str(Path(src).resolve()), "PYTHONDONTWRITEBYTECODE": "1"}
         cmd = [sys.executable, __file__, "--child", "--wasm", str(wasm), "--n", str(args.n), "--circuit",
-               args.circuit, "--bits", str(args.bits), "--limbs", str(args.limbs), "--curve", args.curve]
+               args.circuit, "--bits", str(args.bits), "--limbs", str(args.limbs), "--curve", args.curve,
+               *(["--dir", str(args.dir)] if args.dir else []), *(["--snarkjs"] if args.snarkjs else [])]
         proc = subprocess.run(cmd, env=env, capture_output=True, text=True)
         if proc.returncode != 0:
             raise SystemExit(f"{name}: {proc.stderr[-2000:]}")
         res = json.loads(proc.stdout.strip().splitlines()[-1])
         res["src"] = str(src)
         out["sides"][name] = res
-        print(name, {k: v for k, v in res.items() if k != "per_request_ms"}, flush=True)
+        print(name, {k: v for k, v in res.items() if k not in ("per_request_ms", "witness_sha256", "sources_per_request")}, flush=True)
+    if args.dir and args.snarkjs:
+        want = snarkjs_digests(wasm, Path(args.dir), args.n)
+        for name, res in out["sides"].items():
+            same = sum(a == b for a, b in zip(res["witness_sha256"], want))
+            res["identical_to_snarkjs"] = f"{same} of {len(want)}"
+            print(name, "identical to snarkjs:", res["identical_to_snarkjs"], flush=True)
+            if same != len(want):
+                raise SystemExit(f"{name}: {len(want) - same} witnesses differ from snarkjs's")
     if args.json:
         Path(args.json).write_text(json.dumps(out, indent=1) + "\n")
 
