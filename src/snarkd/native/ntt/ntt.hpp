@@ -78,7 +78,7 @@ struct Ntt {
   // LAZY (Fr::NTT_LAZY: BN254's Fr on x86-64): Harvey's butterflies. The DIF keeps values in
   // [0, 2p), the DIT in [0, 4p); the products leave out their final subtraction and the sums
   // their modular correction (asm: Mont::dit_lazy, dif_lazy, red2p), and the transform reduces
-  // once at its end (canonical_pass, or the inverse's scaling product). An intrinsics version
+  // once at its end (to_canonical in the last pass, or the inverse's scaling product). An intrinsics version
   // of the same cost 14% more instructions than the plain butterflies (cpu-notes round 10);
   // this one fewer (round 11). Values are exact either way, so outputs are bit-identical.
   static constexpr bool LAZY = Fr::NTT_LAZY;
@@ -126,15 +126,12 @@ struct Ntt {
       Fr::mul_to(y, t, w);
     }
   }
-  // the DIT's lazy outputs, [0, 4p) -> [0, p)
-  static void canonical_pass(Fr* a, size_t n, unsigned T) {
+  // the DIT's lazy outputs, [0, 4p) -> [0, p): in its last pass, while the values are in
+  // cache (no pass of its own over the array)
+  static inline __attribute__((always_inline)) void to_canonical(Fr& x) {
     if constexpr (LAZY) {
-      parallel_for(n, T, [&](size_t b, size_t e, unsigned) {
-        for (size_t i = b; i < e; i++) {
-          Fr::red2p(a[i]);
-          Fr::canonical_to(a[i]);
-        }
-      }, 4096);
+      Fr::red2p(x);
+      Fr::canonical_to(x);
     }
   }
 
@@ -158,7 +155,7 @@ struct Ntt {
   // between stages (cachegrind at 2^17: 2.2x the L1 misses of one pass per stage). The twiddles
   // are copied first so that the rows are the set's most recent lines at the write-back.
   // The write-back goes word by word (store_words: the butterflies' 8-byte stores).
-  template <unsigned K, bool DIF>
+  template <unsigned K, bool DIF, bool CANON = false>
   static void large_pass(Fr* a, size_t n, size_t m, const Fr* tw, unsigned T) {
     constexpr unsigned R = 1u << K, J = 2;
     parallel_for(n >> (K + 1), T, [&](size_t b, size_t e, unsigned) {
@@ -187,14 +184,18 @@ struct Ntt {
           }
 #pragma GCC unroll 8
         for (unsigned t = 0; t < R; t++)
-          for (unsigned jj = 0; jj < J; jj++) x[jj][t].store_words(&col[t * m + jj]);
+          for (unsigned jj = 0; jj < J; jj++) {
+            if constexpr (CANON) to_canonical(x[jj][t]);
+            x[jj][t].store_words(&col[t * m + jj]);
+          }
       }
     }, 512 >> (K - 1));
   }
 
   // Cooley-Tukey, bit-reversed input -> natural output. scale (optional): a[i] *= scale[i]
   // first, block by block while the block is in L2 (no pass of its own over the array).
-  static void dit(Fr* a, unsigned log_n, const Fr* tw, unsigned T, const Fr* scale = nullptr) {
+  // canonical: outputs below p (else below 4p when LAZY).
+  static void dit(Fr* a, unsigned log_n, const Fr* tw, unsigned T, const Fr* scale, bool canonical) {
     size_t n = (size_t)1 << log_n;
     if (n == 1) return;
     const size_t B = (size_t)1 << std::min(log_n, LOG_BLOCK);
@@ -214,13 +215,16 @@ struct Ntt {
             bfly1_dit(x[s], x[s + m]);  // j = 0: the twiddle is 1 (1/m of the block's products)
             for (size_t j = 1; j < m; j++) bfly_dit(x[s + j], x[s + j + m], tw[m + j]);
           }
+        if (canonical && B == n)
+          for (size_t i = 0; i < B; i++) to_canonical(x[i]);
       }
     });
     for (size_t m = B; m < n;) {
       const unsigned k = group_stages(n / m);
-      if (k == 3) large_pass<3, false>(a, n, m, tw, T);
-      else if (k == 2) large_pass<2, false>(a, n, m, tw, T);
-      else large_pass<1, false>(a, n, m, tw, T);
+      const bool last = canonical && (m << k) == n;
+      if (k == 3) last ? large_pass<3, false, true>(a, n, m, tw, T) : large_pass<3, false>(a, n, m, tw, T);
+      else if (k == 2) last ? large_pass<2, false, true>(a, n, m, tw, T) : large_pass<2, false>(a, n, m, tw, T);
+      else last ? large_pass<1, false, true>(a, n, m, tw, T) : large_pass<1, false>(a, n, m, tw, T);
       m <<= k;
     }
   }
@@ -264,8 +268,7 @@ struct Ntt {
     if (n == 1) return;
     auto twp = twiddles(log_n, inverse);
     bitrev_permute(a, log_n, T);
-    dit(a, log_n, twp->data(), T);
-    if (!(inverse && scale)) canonical_pass(a, n, T);  // else the scaling product reduces (input < 4p)
+    dit(a, log_n, twp->data(), T, nullptr, !(inverse && scale));  // else the scaling product reduces (input < 4p)
     if (inverse && scale) {
       Fr ninv = inv_n(n);
       parallel_for(n, T, [&](size_t b, size_t e, unsigned) {
@@ -291,8 +294,7 @@ struct Ntt {
     auto itw = twiddles(log_n, true);
     auto ftw = twiddles(log_n, false);
     dif(a, log_n, itw->data(), T);
-    dit(a, log_n, ftw->data(), T, V);
-    canonical_pass(a, (size_t)1 << log_n, T);
+    dit(a, log_n, ftw->data(), T, V, true);
   }
   // V[i] = g^rev(i) / n built by doubling: V_{2m}[i + m] = V_{2m}[i] * g^(n/2m)
   static std::vector<Fr> coset_scales(unsigned log_n, unsigned T) {
