@@ -78,7 +78,7 @@ struct Ntt {
   // LAZY (Fr::NTT_LAZY: BN254's Fr on x86-64): Harvey's butterflies. The DIF keeps values in
   // [0, 2p), the DIT in [0, 4p); the products leave out their final subtraction and the sums
   // their modular correction (asm: Mont::dit_lazy, dif_lazy, red2p), and the transform reduces
-  // once at its end (canonical_pass, or the inverse's scaling product). An intrinsics version
+  // once at its end (to_canonical in the last pass, or the inverse's scaling product). An intrinsics version
   // of the same cost 14% more instructions than the plain butterflies (cpu-notes round 10);
   // this one fewer (round 11). Values are exact either way, so outputs are bit-identical.
   static constexpr bool LAZY = Fr::NTT_LAZY;
@@ -126,21 +126,76 @@ struct Ntt {
       Fr::mul_to(y, t, w);
     }
   }
-  // the DIT's lazy outputs, [0, 4p) -> [0, p)
-  static void canonical_pass(Fr* a, size_t n, unsigned T) {
+  // the DIT's lazy outputs, [0, 4p) -> [0, p): in its last pass, while the values are in
+  // cache (no pass of its own over the array)
+  static inline __attribute__((always_inline)) void to_canonical(Fr& x) {
     if constexpr (LAZY) {
-      parallel_for(n, T, [&](size_t b, size_t e, unsigned) {
-        for (size_t i = b; i < e; i++) {
-          Fr::red2p(a[i]);
-          Fr::canonical_to(a[i]);
-        }
-      }, 4096);
+      Fr::red2p(x);
+      Fr::canonical_to(x);
     }
+  }
+
+  // The stages past the L2 block, K at a time: each pass reads the 2^K elements x[t m]
+  // (t < 2^K) of a column and runs stages m, 2m, .., 2^(K-1) m on them (in reverse for the
+  // DIF), so the array (4 MiB at 2^17, beyond L2) is streamed once per K stages instead of
+  // once per stage. The same butterflies on the same inputs in the same order per element
+  // as one pass per stage, so the outputs are bit-identical.
+  static constexpr unsigned LARGE_GROUP = 3;
+  // stages for the next pass, `left` = 2^(stages left): 3s, then a 2 or two 2s; a single
+  // stage only when one is left (4 -> 2 + 2, 5 -> 3 + 2, 7 -> 3 + 2 + 2)
+  static unsigned group_stages(size_t left) {
+    unsigned s = 0;
+    while (((size_t)1 << s) < left) s++;
+    if (s <= LARGE_GROUP) return s;
+    return s == LARGE_GROUP + 1 ? 2 : LARGE_GROUP;
+  }
+  // Two neighbouring columns (j, j + 1: one cache line per row) are copied to the stack and
+  // transformed there: a column's rows are m * 32 B apart, so its 2^K rows and 2^K - 1
+  // twiddle lines all fall in one L1 set, and in place (8 ways) they evicted each other
+  // between stages (cachegrind at 2^17: 2.2x the L1 misses of one pass per stage). The twiddles
+  // are copied first so that the rows are the set's most recent lines at the write-back.
+  // The write-back goes word by word (store_words: the butterflies' 8-byte stores).
+  template <unsigned K, bool DIF, bool CANON = false>
+  static void large_pass(Fr* a, size_t n, size_t m, const Fr* tw, unsigned T) {
+    constexpr unsigned R = 1u << K, J = 2;
+    parallel_for(n >> (K + 1), T, [&](size_t b, size_t e, unsigned) {
+      Fr x[J][R], wj[R][J];  // wj[h + u][jj]: stage h m's twiddle for column j + jj, u (wj[0] unused)
+      for (size_t c = b; c < e; c++) {
+        const size_t j = (2 * c) & (m - 1);
+        Fr* col = a + ((2 * c - j) << K) + j;
+#pragma GCC unroll 8
+        for (unsigned q = 1; q < R; q++)
+          for (unsigned jj = 0; jj < J; jj++) wj[q][jj] = tw[q * m + j + jj];
+#pragma GCC unroll 8
+        for (unsigned t = 0; t < R; t++)
+          for (unsigned jj = 0; jj < J; jj++) x[jj][t] = col[t * m + jj];
+#pragma GCC unroll 2
+        for (unsigned jj = 0; jj < J; jj++)
+#pragma GCC unroll 4
+          for (unsigned l = 0; l < K; l++) {
+            const unsigned h = DIF ? 1u << (K - 1 - l) : 1u << l;  // this stage's half-size / m
+#pragma GCC unroll 8
+            for (unsigned t = 0; t < R; t += 2 * h)
+#pragma GCC unroll 8
+              for (unsigned u = 0; u < h; u++) {
+                if constexpr (DIF) bfly_dif(x[jj][t + u], x[jj][t + u + h], wj[h + u][jj]);
+                else bfly_dit(x[jj][t + u], x[jj][t + u + h], wj[h + u][jj]);
+              }
+          }
+#pragma GCC unroll 8
+        for (unsigned t = 0; t < R; t++)
+          for (unsigned jj = 0; jj < J; jj++) {
+            if constexpr (CANON) to_canonical(x[jj][t]);
+            x[jj][t].store_words(&col[t * m + jj]);
+          }
+      }
+    }, 512 >> (K - 1));
   }
 
   // Cooley-Tukey, bit-reversed input -> natural output. scale (optional): a[i] *= scale[i]
   // first, block by block while the block is in L2 (no pass of its own over the array).
-  static void dit(Fr* a, unsigned log_n, const Fr* tw, unsigned T, const Fr* scale = nullptr) {
+  // canonical: outputs below p (else below 4p when LAZY).
+  static void dit(Fr* a, unsigned log_n, const Fr* tw, unsigned T, const Fr* scale, bool canonical) {
     size_t n = (size_t)1 << log_n;
     if (n == 1) return;
     const size_t B = (size_t)1 << std::min(log_n, LOG_BLOCK);
@@ -160,16 +215,17 @@ struct Ntt {
             bfly1_dit(x[s], x[s + m]);  // j = 0: the twiddle is 1 (1/m of the block's products)
             for (size_t j = 1; j < m; j++) bfly_dit(x[s + j], x[s + j + m], tw[m + j]);
           }
+        if (canonical && B == n)
+          for (size_t i = 0; i < B; i++) to_canonical(x[i]);
       }
     });
-    for (size_t m = B; m < n; m *= 2) {
-      parallel_for(n / 2, T, [&](size_t b, size_t e, unsigned) {
-        for (size_t k = b; k < e; k++) {
-          size_t j = k & (m - 1);
-          size_t i = ((k - j) << 1) + j;
-          bfly_dit(a[i], a[i + m], tw[m + j]);
-        }
-      }, 1024);
+    for (size_t m = B; m < n;) {
+      const unsigned k = group_stages(n / m);
+      const bool last = canonical && (m << k) == n;
+      if (k == 3) last ? large_pass<3, false, true>(a, n, m, tw, T) : large_pass<3, false>(a, n, m, tw, T);
+      else if (k == 2) last ? large_pass<2, false, true>(a, n, m, tw, T) : large_pass<2, false>(a, n, m, tw, T);
+      else last ? large_pass<1, false, true>(a, n, m, tw, T) : large_pass<1, false>(a, n, m, tw, T);
+      m <<= k;
     }
   }
 
@@ -178,14 +234,13 @@ struct Ntt {
     size_t n = (size_t)1 << log_n;
     if (n == 1) return;
     const size_t B = (size_t)1 << std::min(log_n, LOG_BLOCK);
-    for (size_t m = n / 2; m >= B; m /= 2) {
-      parallel_for(n / 2, T, [&](size_t b, size_t e, unsigned) {
-        for (size_t k = b; k < e; k++) {
-          size_t j = k & (m - 1);
-          size_t i = ((k - j) << 1) + j;
-          bfly_dif(a[i], a[i + m], tw[m + j]);
-        }
-      }, 1024);
+    for (size_t top = n; top > B;) {  // stages with half-size below top, down to B
+      const unsigned k = group_stages(top / B);
+      const size_t m = top >> k;  // the group's smallest half-size
+      if (k == 3) large_pass<3, true>(a, n, m, tw, T);
+      else if (k == 2) large_pass<2, true>(a, n, m, tw, T);
+      else large_pass<1, true>(a, n, m, tw, T);
+      top = m;
     }
     parallel_for(n / B, T, [&](size_t b, size_t e, unsigned) {
       for (size_t blk = b; blk < e; blk++) {
@@ -213,8 +268,7 @@ struct Ntt {
     if (n == 1) return;
     auto twp = twiddles(log_n, inverse);
     bitrev_permute(a, log_n, T);
-    dit(a, log_n, twp->data(), T);
-    if (!(inverse && scale)) canonical_pass(a, n, T);  // else the scaling product reduces (input < 4p)
+    dit(a, log_n, twp->data(), T, nullptr, !(inverse && scale));  // else the scaling product reduces (input < 4p)
     if (inverse && scale) {
       Fr ninv = inv_n(n);
       parallel_for(n, T, [&](size_t b, size_t e, unsigned) {
@@ -240,8 +294,7 @@ struct Ntt {
     auto itw = twiddles(log_n, true);
     auto ftw = twiddles(log_n, false);
     dif(a, log_n, itw->data(), T);
-    dit(a, log_n, ftw->data(), T, V);
-    canonical_pass(a, (size_t)1 << log_n, T);
+    dit(a, log_n, ftw->data(), T, V, true);
   }
   // V[i] = g^rev(i) / n built by doubling: V_{2m}[i + m] = V_{2m}[i] * g^(n/2m)
   static std::vector<Fr> coset_scales(unsigned log_n, unsigned T) {
