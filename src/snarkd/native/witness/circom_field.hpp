@@ -180,6 +180,10 @@ struct CircomField {
   }
   static bool n_less(const F& a, const F& b) {  // val(a) < val(b)
     Int x = as_int(a), y = as_int(b);
+    // both top limbs below (p - 1) / 2's (a loop counter, a 121-bit limb: nearly every comparison): both values
+    // non-negative, their integers' order, without the two compares with (p - 1) / 2
+    constexpr u64 HALF_TOP = P::MOD[N - 1] >> 1;
+    if (x.v[N - 1] < HALF_TOP && y.v[N - 1] < HALF_TOP) return cmp(x, y) < 0;
     bool nx = is_negative(x), ny = is_negative(y);
     if (nx != ny) return nx;
     return cmp(x, y) < 0;
