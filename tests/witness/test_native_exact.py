@@ -111,6 +111,32 @@ def test_the_control_flow_run_matches_the_wasm_on_every_pairing_of_forms(forms, 
 
 
 @pytest.fixture(scope="session")
+def compare(curve):
+    return both_engines("compare.circom", curve)
+
+
+def circom_signed(v: int, p: int) -> int:
+    """circom's value of a field element in comparisons: above p/2 it is negative."""
+    return v - p if v > p // 2 else v
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_the_control_flow_run_compares_and_multiplies_as_the_wasm(compare, data):
+    """Comparisons of two plain values and products run in the interpreter's handler (binary_direct), the other
+    pairings through binary_to: compare.circom takes <, >, <=, >=, ==, != on each pairing of forms, with circom's
+    negative values and equal operands, and products by 0 and 1; the witness must be the wasm's, byte for byte,
+    and o[0][*] (plain x plain) circom's order of the signed values."""
+    c, native, wasm = compare
+    p = R[c.curve]
+    a, b = data.draw(field_values(p), "a"), data.draw(field_values(p), "b")
+    got = control_flow_matches(native, wasm, {"a": str(a), "b": str(b)})
+    x, y, n = circom_signed(a, p), circom_signed(b, p), circom_signed((p - a) % p, p)
+    assert got[1:5] == [int(x < y), int(x > y), int(x <= y), int(x >= y)]  # o[0][0..3]
+    assert got[1 + 6] == int(n < y) and got[1 + 9] == b  # o[0][6], o[0][9]
+
+
+@pytest.fixture(scope="session")
 def literals(curve):
     return both_engines("literals.circom", curve)
 

@@ -54,12 +54,15 @@ struct CircomField {
     }
     return 0;
   }
+  static constexpr u64 HALF_TOP = P::MOD[N - 1] >> 1;  // (p - 1) / 2's top limb (p is odd: no borrow reaches it)
   static Int half() {  // (p - 1) / 2
     Int h;
     for (size_t i = 0; i < N; i++) h.v[i] = (P::MOD[i] >> 1) | (i + 1 < N ? P::MOD[i + 1] << 63 : 0);
     return h;
   }
   static bool is_negative(const Int& a) {
+    // a top limb below (p - 1) / 2's: a below it (the usual integer: Fr_toInt's counters and indices, shifts' amounts)
+    if (a.v[N - 1] < HALF_TOP) return false;
     static const Int h = half();
     return cmp(a, h) > 0;
   }
@@ -180,6 +183,9 @@ struct CircomField {
   }
   static bool n_less(const F& a, const F& b) {  // val(a) < val(b)
     Int x = as_int(a), y = as_int(b);
+    // both top limbs below (p - 1) / 2's (a loop counter, a 121-bit limb: nearly every comparison): both values
+    // non-negative, their integers' order
+    if (x.v[N - 1] < HALF_TOP && y.v[N - 1] < HALF_TOP) return cmp(x, y) < 0;
     bool nx = is_negative(x), ny = is_negative(y);
     if (nx != ny) return nx;
     return cmp(x, y) < 0;

@@ -477,7 +477,10 @@ L_FIELD_BINARY:  // host_call's binary field ops (pR, pA, pB)
   sp -= 3;
 L_BINARY_ARGS:
   host_seq_++;
-  if constexpr (UNTRACED) binary_to(arg0, field_fn, read_elem(arg1), read_elem(arg2));  // (plain_forms.hpp)
+  if constexpr (UNTRACED) {  // (plain_forms.hpp)
+    const Val x = read_elem(arg1), y = read_elem(arg2);
+    if (!binary_direct(arg0, field_fn, x, y)) binary_to(arg0, field_fn, x, y);
+  }
   else write_elem(arg0, binary(field_fn, read_elem(arg1), read_elem(arg2)));
   pc++;
   NEXT();

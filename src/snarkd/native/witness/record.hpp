@@ -755,6 +755,7 @@ class Recorder {
   F mul_forms(const Val& a, const Val& b, bool& plain_out);
   uint32_t binary_value(HostFn h, const Val& a, const Val& b, F& r, bool& rp);
   void binary_to(uint32_t dst, HostFn h, const Val& a, const Val& b);
+  bool binary_direct(uint32_t dst, HostFn h, const Val& a, const Val& b);
   Val unary_forms(HostFn h, const Val& a);
   // An element's shadow words, eight bytes at a time (a recording's 40 bytes, the control-flow run's 10): all
   // `id` (read_elem's check, NATIVE_FORM aside), or set to it (write_elem).
