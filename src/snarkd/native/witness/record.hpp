@@ -180,6 +180,13 @@ class Recorder {
   // (set_native_form); it names no value (shadow_id ignores it) and the bytes are the wasm's own (raw reads pass).
   static constexpr Shadow LITERAL = UNTRACED ? 0x20 : 0;
   static_assert(!UNTRACED || !((TAINT | LIMB | NATIVE_FORM) & LITERAL), "the literal mark is a bit of its own");
+  // The control-flow run's mark of the first shadow byte of an element write_elem wrote (beside NATIVE_FORM): own_elem
+  // takes an element without its checks only where its first word starts one and no other word does. Without it, an
+  // element written at a and another at a + 4 (never in circom's wasm; a hostile module's) left every shadow byte at a
+  // NATIVE_FORM, and a read at a took the mixed bytes as a checked value where the wasm's functions decode them
+  // otherwise (a silently different witness). shadow_id ignores it; copy_elem copies it with the element.
+  static constexpr Shadow START = UNTRACED ? 0x10 : 0;
+  static_assert(!UNTRACED || !((TAINT | LIMB | NATIVE_FORM | LITERAL) & START), "the start mark is a bit of its own");
   static_assert(UNTRACED ? TAINT < LIMB : CONST_BIT <= LIMB, "a shadow word holds a mark or a node id below LIMB");
 
   struct Val {
@@ -489,7 +496,7 @@ class Recorder {
     unsupported_native_form(addr);
   }
   // The trace id (or mark) a shadow word holds, with LIMB.
-  Shadow shadow_id(uint64_t w) const { return Shadow(shadow_[w] & ~(NATIVE_FORM | LITERAL)); }
+  Shadow shadow_id(uint64_t w) const { return Shadow(shadow_[w] & ~(NATIVE_FORM | LITERAL | START)); }
   [[noreturn]] __attribute__((noinline, cold)) void unsupported_raw() {
     throw Unsupported(where() + " reads the bytes of a field element computed from the inputs");
   }
@@ -627,13 +634,13 @@ class Recorder {
     return out;
   }
   // read_elem's test (the control-flow run): the element at word w0 write_elem wrote and nothing has touched since
-  // (every shadow byte NATIVE_FORM with one mark); head: its first eight shadow bytes
+  // (every shadow byte NATIVE_FORM with one mark, START on the first alone); head: its first eight shadow bytes
   __attribute__((always_inline)) bool own_elem(uint32_t w0, uint64_t& head) const {
     static_assert(ELEM_SHADOW_BYTES > 8 && ELEM_SHADOW_BYTES <= 16, "the shadow bytes of one element: 8 + a tail");
-    constexpr uint64_t OWN = repeated(NATIVE_FORM), OWN_TAINTED = repeated(NATIVE_FORM | TAINT);
+    constexpr uint64_t OWN = repeated(NATIVE_FORM) | START, OWN_TAINTED = repeated(NATIVE_FORM | TAINT) | START;
     const uint8_t* s = reinterpret_cast<const uint8_t*>(shadow_.data() + w0);
     std::memcpy(&head, s, 8);
-    return (head == OWN || head == OWN_TAINTED) && shadow_tail(w0) == (head & SHADOW_TAIL);
+    return (head == OWN || head == OWN_TAINTED) && shadow_tail(w0) == (head & SHADOW_TAIL & ~uint64_t(START));
   }
   // the shadow bytes of the element at word w0 after its first eight (own_elem; SHADOW_TAIL: as many of head's)
   static constexpr uint32_t SHADOW_TAIL_BYTES = ELEM / 4 * sizeof(Shadow) % 8;
@@ -764,7 +771,7 @@ class Recorder {
   static constexpr uint64_t repeated(Shadow id) { return uint64_t(id) * (~uint64_t(0) / uint64_t(Shadow(~Shadow(0)))); }
   bool elem_shadow_is(uint32_t w0, Shadow id) const {
     const uint8_t* s = reinterpret_cast<const uint8_t*>(shadow_.data() + w0);
-    const uint64_t pattern = repeated(id), ids = ~repeated(NATIVE_FORM | LITERAL);
+    const uint64_t pattern = repeated(id), ids = ~repeated(NATIVE_FORM | LITERAL | START);
     uint64_t diff = 0;
     for (uint32_t k = 0; k + 8 <= ELEM_SHADOW_BYTES; k += 8) {
       uint64_t chunk;
@@ -778,10 +785,13 @@ class Recorder {
     }
     return !diff;
   }
-  void set_elem_shadow(uint32_t w0, Shadow id) {
+  // first: more bits for the first shadow byte alone (START)
+  void set_elem_shadow(uint32_t w0, Shadow id, Shadow first = 0) {
     uint8_t* s = reinterpret_cast<uint8_t*>(shadow_.data() + w0);
     const uint64_t pattern = repeated(id);
-    for (uint32_t k = 0; k + 8 <= ELEM_SHADOW_BYTES; k += 8) std::memcpy(s + k, &pattern, 8);
+    const uint64_t head = pattern | first;
+    std::memcpy(s, &head, 8);
+    for (uint32_t k = 8; k + 8 <= ELEM_SHADOW_BYTES; k += 8) std::memcpy(s + k, &pattern, 8);
     if constexpr (ELEM_SHADOW_TAIL != 0)
       std::memcpy(s + ELEM_SHADOW_BYTES - ELEM_SHADOW_TAIL, &pattern, ELEM_SHADOW_TAIL);
   }
@@ -849,7 +859,7 @@ class Recorder {
     const uint64_t header = uint64_t(x_plain ? 0x80000000u : 0xC0000000u) << 32;
     std::memcpy(p, &header, 8);
     for (size_t k = 0; k < P::N; k++) store_limb(p + 8 + 8 * k, l[k]);
-    set_elem_shadow(w0, Shadow(id | NATIVE_FORM));
+    set_elem_shadow(w0, Shadow(id | NATIVE_FORM), START);
     if constexpr (!NATIVE_FORM) set_native_form(w0, w0 + ELEM / 4 - 1, true);
   }
   // Fr_copy in the control-flow run. An element read_elem takes without its checks (own_elem) is copied as its
@@ -872,7 +882,8 @@ class Recorder {
     for (uint32_t k = 0; k < ELEM / 8; k++) w[k] = load_limb(p + 8 * k);
     for (uint32_t k = 0; k < ELEM / 8; k++) store_limb(q + 8 * k, w[k]);
     uint8_t* s = reinterpret_cast<uint8_t*>(shadow_.data() + (dst >> 2));
-    const uint64_t tail = head & (~uint64_t(0) >> (64 - 8 * ELEM_SHADOW_TAIL));  // (own_elem: the tail repeats it)
+    // (own_elem: the tail repeats head, START aside)
+    const uint64_t tail = head & (~uint64_t(0) >> (64 - 8 * ELEM_SHADOW_TAIL)) & ~uint64_t(START);
     std::memcpy(s, &head, 8);
     std::memcpy(s + 8, &tail, ELEM_SHADOW_TAIL);
   }
