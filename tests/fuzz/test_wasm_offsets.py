@@ -1,5 +1,5 @@
 """Field elements that overlap, in a module circom would never emit: every address constant of the circuit's own
-code (not ffwasm's field functions) moved by 4, 8, 16 or 32 bytes either way, so that a var's element is written over
+code (its template's functions, not ffwasm's runtime) moved by 4, 8, 16 or 32 bytes either way, so that a var's element is written over
 part of its neighbour's. The native engine's control-flow run must then compute the wasm's witness (wasmtime's, on
 the same mutated file) or refuse the module; never another witness. An element written at a + 8 over one written
 at a left every shadow byte at a marked as the native engine's own, and the read at a took the mixed bytes without
@@ -12,9 +12,11 @@ import pytest
 import mutate_wasm
 import oracle
 from snarkd.witness import NativeCalculator, WitnessCalculator
+from snarkd.witness.native import CURVES
+from snarkd.witness.wasm_runtime import validate_module
 
-# vars in neighbouring slots of one frame, each written from the last and read again after its neighbours were
-# written; one constraint so that the circuit compiles
+# vars in neighbouring slots of one frame, each written from the last, written again after its neighbours were
+# (a moved write then lands over a neighbour's header) and read again; one constraint so that the circuit compiles
 SLOTS = """pragma circom 2.0.0;
 template Slots() {
     signal input a;
@@ -24,12 +26,16 @@ template Slots() {
     var x = a * b + 3;
     var y = x * x - a;
     var z = (y + x) * (a + 7);
+    x = x * y + z;
+    y = y * b;
     c <-- z * b + y + x;
     d <== a * b;
 }
 component main = Slots();
 """
-RUNTIME = ("Fr_", "readSharedRWMemory", "writeSharedRWMemory", "setInputSignal", "init", "getWitness")
+# the template's own functions (Slots_0_create, Slots_0_run): the rest is ffwasm's runtime and the host protocol,
+# which the native engine does not take from the file (tests/fuzz/wasm_target.py's "trusted_runtime")
+TEMPLATE = "Slots_"
 
 
 def sleb(v: int) -> bytes:
@@ -68,7 +74,7 @@ def mutants(wasm: bytes):
     code = next(i for i, (sid, _) in enumerate(secs) if sid == 10)
     bodies = mutate_wasm.bodies(secs[code][1])
     for f, body in enumerate(bodies):
-        if names.get(f + n_imported, "").startswith(RUNTIME):
+        if not names.get(f + n_imported, "").startswith(TEMPLATE):
             continue
         for start, end, v in address_constants(body):
             for dv in (4, -4, 8, -8, 16, -16, 32, -32):
@@ -78,26 +84,39 @@ def mutants(wasm: bytes):
                 yield f"function {names.get(f + n_imported)} const {v} {dv:+d}", mutate_wasm.join(s)
 
 
+def control_flow_run(calc: NativeCalculator, data: bytes, inputs: list):
+    """The control-flow run alone on a module's bytes (the facts and inputs of the unmutated circuit's calculator): a
+    NativeCalculator on the mutant would first record a program, whose own checks refuse most overlaps before the
+    control-flow run is reached. None where it refuses."""
+    try:
+        validate_module(data, "mutant")  # what NativeCalculator does first: an invalid module is no one's witness
+        parsed = calc._native.Wasm(data)
+        res = calc._native.run(parsed, CURVES[calc.curve], inputs, max_steps=1 << 20,
+                               input_base=calc.input_base, n_inputs=calc.input_size)
+    except Exception:  # noqa: BLE001 -- a refusal (Unsupported, bad module): what `auto` falls back on
+        return None
+    return bytes(res.witness) if res.ok else None
+
+
 @pytest.mark.parametrize("curve", ["bn128", "bls12381"])
 def test_overlapping_elements_give_the_wasms_witness_or_a_refusal(curve, tmp_path):
-    wasm = (oracle.compile_circuit(SLOTS, "w_slots", curve) / "circuit_js" / "circuit.wasm").read_bytes()
-    inputs = {"a": "12345678901234567890123456789012345678901234567890", "b": "98765432109876543210987654321"}
-    counts = {"equal": 0, "refused": 0}
+    src = oracle.compile_circuit(SLOTS, "w_slots", curve) / "circuit_js" / "circuit.wasm"
+    inputs = {"a": "123456789012345678901234567890123456789", "b": "98765432109876543210987654321"}
+    calc = NativeCalculator(src, cache=False)
+    prepared = [(q.hash, q.data) for q in calc.prepare(inputs)]
+    assert control_flow_run(calc, src.read_bytes(), prepared) == WitnessCalculator(src, cache=False).calculate(
+        inputs).values.tobytes()
+    counts = {"equal": 0, "refused": 0, "changed": 0}
     wrong = []
-    for k, (what, data) in enumerate(mutants(wasm)):
+    for k, (what, data) in enumerate(mutants(src.read_bytes())):
         path = tmp_path / f"m{k}.wasm"
         path.write_bytes(data)
         try:
             want = WitnessCalculator(path, cache=False).calculate(inputs).values.tobytes()
         except Exception:  # noqa: BLE001 -- the mutant broke the module for the wasm engine too: any outcome but a witness
             want = None
-        try:
-            calc = NativeCalculator(path, cache=False)
-            res = calc._run([(q.hash, q.data) for q in calc.prepare(inputs)])
-            got = bytes(res.witness) if res.ok else None
-        except Exception:  # noqa: BLE001 -- a refusal (NativeUnavailable, the circuit's error): what `auto` falls back on
-            got = None
         path.unlink()
+        got = control_flow_run(calc, data, prepared)
         if got is None:
             counts["refused"] += 1
         elif got == want:
@@ -105,5 +124,4 @@ def test_overlapping_elements_give_the_wasms_witness_or_a_refusal(curve, tmp_pat
         else:
             wrong.append(what)
     assert not wrong, f"the control-flow run's witness is not the wasm's for {len(wrong)} mutants: {wrong[:5]}"
-    assert counts["equal"] >= 50 and counts["refused"] >= 50, counts  # both outcomes exercised
-    assert counts["equal"] + counts["refused"] >= 200
+    assert counts["equal"] >= 50 and counts["refused"] >= 10, counts  # both outcomes exercised

@@ -593,6 +593,7 @@ class Recorder {
         return out;
       }
     }
+    if constexpr (UNTRACED) native_bytes_read(w0, p, a);
     const Shadow id = shadow_id(w0);
     if (id & LIMB) partly_overwritten(a);
     if (!elem_shadow_is(w0, id)) partly_overwritten(a);  // every shadow word of the element names the same value
@@ -641,6 +642,27 @@ class Recorder {
     const uint8_t* s = reinterpret_cast<const uint8_t*>(shadow_.data() + w0);
     std::memcpy(&head, s, 8);
     return (head == OWN || head == OWN_TAINTED) && shadow_tail(w0) == (head & SHADOW_TAIL & ~uint64_t(START));
+  }
+  // read_elem's checked path in the control-flow run: bytes the native functions wrote (NATIVE_FORM) hold their form
+  // of a value (plain where the wasm keeps Montgomery, a short word the wasm may never have written), so they are read
+  // only as the whole element one native write made (START on its first word alone), or where the decode does not
+  // use them: the short word under a long type the wasm wrote (to_long_normal's). Anything else (an element written
+  // over part of another: never circom's code, a hostile module's) would decode other bytes than the wasm's: refused.
+  void native_bytes_read(uint32_t w0, const uint8_t* p, uint32_t a) const {
+    constexpr uint32_t W = ELEM / 4;
+    const Shadow* s = shadow_.data() + w0;
+    bool limbs = false, whole = (s[0] & (START | NATIVE_FORM)) == (START | NATIVE_FORM);
+    for (uint32_t k = 1; k < W; k++) whole &= (s[k] & (START | NATIVE_FORM)) == NATIVE_FORM;
+    if (whole) return;
+    for (uint32_t k = 2; k < W; k++) limbs |= (s[k] & NATIVE_FORM) != 0;
+    if (s[1] & NATIVE_FORM) overlapping(a);  // a native type word: the element must be that write's whole
+    uint32_t type;
+    std::memcpy(&type, p + 4, 4);
+    if ((type & 0x80000000u) ? limbs : ((s[0] & NATIVE_FORM) || (type == 0x40000000u && limbs))) overlapping(a);
+  }
+  [[noreturn]] __attribute__((noinline, cold)) void overlapping(uint32_t a) const {
+    throw Unsupported(where() + ": the field element at " + std::to_string(a) +
+                      " overlaps another one the native functions wrote");
   }
   // the shadow bytes of the element at word w0 after its first eight (own_elem; SHADOW_TAIL: as many of head's)
   static constexpr uint32_t SHADOW_TAIL_BYTES = ELEM / 4 * sizeof(Shadow) % 8;
