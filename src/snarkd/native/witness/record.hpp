@@ -593,10 +593,12 @@ class Recorder {
         return out;
       }
     }
-    if constexpr (UNTRACED) native_bytes_read(w0, p, a);
     const Shadow id = shadow_id(w0);
     if (id & LIMB) partly_overwritten(a);
-    if (!elem_shadow_is(w0, id)) partly_overwritten(a);  // every shadow word of the element names the same value
+    uint64_t marks = 0;  // the element's shadow bytes ORed (elem_shadow_is): any NATIVE_FORM among them
+    if (!elem_shadow_is(w0, id, marks)) partly_overwritten(a);  // every shadow word of the element names the same value
+    if constexpr (UNTRACED)
+      if (marks & repeated(NATIVE_FORM)) native_bytes_mixed(w0, p, a);  // else the wasm's own bytes
     uint32_t type;
     std::memcpy(&type, p + 4, 4);
     out.id = id;
@@ -648,7 +650,7 @@ class Recorder {
   // only as the whole element one native write made (START on its first word alone), or where the decode does not
   // use them: the short word under a long type the wasm wrote (to_long_normal's). Anything else (an element written
   // over part of another: never circom's code, a hostile module's) would decode other bytes than the wasm's: refused.
-  void native_bytes_read(uint32_t w0, const uint8_t* p, uint32_t a) const {
+  __attribute__((noinline)) void native_bytes_mixed(uint32_t w0, const uint8_t* p, uint32_t a) const {
     constexpr uint32_t W = ELEM / 4;
     const Shadow* s = shadow_.data() + w0;
     bool limbs = false, whole = (s[0] & (START | NATIVE_FORM)) == (START | NATIVE_FORM);
@@ -791,7 +793,8 @@ class Recorder {
   static constexpr uint32_t ELEM_SHADOW_BYTES = ELEM / 4 * sizeof(Shadow);
   static constexpr uint32_t ELEM_SHADOW_TAIL = ELEM_SHADOW_BYTES % 8;
   static constexpr uint64_t repeated(Shadow id) { return uint64_t(id) * (~uint64_t(0) / uint64_t(Shadow(~Shadow(0)))); }
-  bool elem_shadow_is(uint32_t w0, Shadow id) const {
+  // marks: the shadow bytes ORed into it (read_elem: whether any word is NATIVE_FORM)
+  bool elem_shadow_is(uint32_t w0, Shadow id, uint64_t& marks) const {
     const uint8_t* s = reinterpret_cast<const uint8_t*>(shadow_.data() + w0);
     const uint64_t pattern = repeated(id), ids = ~repeated(NATIVE_FORM | LITERAL | START);
     uint64_t diff = 0;
@@ -799,11 +802,13 @@ class Recorder {
       uint64_t chunk;
       std::memcpy(&chunk, s + k, 8);
       diff |= (chunk & ids) ^ pattern;
+      marks |= chunk;
     }
     if constexpr (ELEM_SHADOW_TAIL != 0) {
       uint64_t tail = 0;
       std::memcpy(&tail, s + ELEM_SHADOW_BYTES - ELEM_SHADOW_TAIL, ELEM_SHADOW_TAIL);
       diff |= (tail & ids) ^ (pattern >> (64 - 8 * ELEM_SHADOW_TAIL));
+      marks |= tail;
     }
     return !diff;
   }
