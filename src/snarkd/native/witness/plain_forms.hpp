@@ -109,23 +109,46 @@ uint32_t Recorder<P, UNTRACED>::binary_value(HostFn h, const Val& a, const Val& 
     }
     case H_EQ: r = CF::n_bool(same_value(a, b)); break;
     case H_NEQ: r = CF::n_bool(!same_value(a, b)); break;
-    case H_LT: r = CF::n_bool(CF::n_less(plain_of(a), plain_of(b))); break;
-    case H_GT: r = CF::n_bool(CF::n_less(plain_of(b), plain_of(a))); break;
-    case H_LEQ: r = CF::n_bool(!CF::n_less(plain_of(b), plain_of(a))); break;
-    case H_GEQ: r = CF::n_bool(!CF::n_less(plain_of(a), plain_of(b))); break;
+    case H_LT:
+    case H_GT:
+    case H_LEQ:
+    case H_GEQ:
+    case H_BAND:
+    case H_SHL:
+    case H_SHR: plain_binary(h, plain_of(a), plain_of(b), r); break;
     case H_LAND: r = CF::n_bool(CF::is_true(a.v) && CF::is_true(b.v)); break;  // (0 is 0 in either form)
     case H_LOR: r = CF::n_bool(CF::is_true(a.v) || CF::is_true(b.v)); break;
-    case H_BAND: r = CF::n_band(plain_of(a), plain_of(b)); break;
     case H_BOR: r = CF::n_bor(plain_of(a), plain_of(b)); break;
     case H_BXOR: r = CF::n_bxor(plain_of(a), plain_of(b)); break;
-    case H_SHL: r = CF::n_shl(plain_of(a), plain_of(b)); break;
-    case H_SHR: r = CF::n_shr(plain_of(a), plain_of(b)); break;
     default: throw Unsupported("internal: binary op");
   }
-  // a product with 0 is the one result that drops the mark of a value computed from the inputs (as a recording's
-  // identities: its other ones give an operand or r itself)
+  return result_mark(h, a, b);
+}
+
+// a OP b's mark: a product with 0 is the one result that drops the mark of a value computed from the inputs (as a
+// recording's identities: its other ones give an operand or r itself)
+template <class P, bool UNTRACED>
+__attribute__((always_inline)) inline uint32_t Recorder<P, UNTRACED>::result_mark(HostFn h, const Val& a, const Val& b) {
   const bool by_zero = h == H_MUL && ((!a.id && a.v.is_zero()) || (!b.id && b.v.is_zero()));
   return (!a.id && !b.id) || by_zero ? 0 : TAINT;
+}
+
+// Comparisons, == and !=, & and shifts of two plain values into r (plain): binary_value's, and binary_direct's in
+// the interpreter's handler. false: another function.
+template <class P, bool UNTRACED>
+__attribute__((always_inline)) inline bool Recorder<P, UNTRACED>::plain_binary(HostFn h, const F& x, const F& y, F& r) {
+  switch (h) {
+    case H_EQ: r = CF::n_bool(x == y); return true;
+    case H_NEQ: r = CF::n_bool(!(x == y)); return true;
+    case H_LT: r = CF::n_bool(CF::n_less(x, y)); return true;
+    case H_GT: r = CF::n_bool(CF::n_less(y, x)); return true;
+    case H_LEQ: r = CF::n_bool(!CF::n_less(y, x)); return true;
+    case H_GEQ: r = CF::n_bool(!CF::n_less(x, y)); return true;
+    case H_BAND: r = CF::n_band(x, y); return true;
+    case H_SHL: r = CF::n_shl(x, y); return true;
+    case H_SHR: r = CF::n_shr(x, y); return true;
+    default: return false;
+  }
 }
 
 // Fr_add(dst, a, b) and the like: the result written from where it was computed (no Val between)
@@ -144,30 +167,15 @@ void Recorder<P, UNTRACED>::binary_to(uint32_t dst, HostFn h, const Val& a, cons
 template <class P, bool UNTRACED>
 __attribute__((always_inline)) inline bool Recorder<P, UNTRACED>::binary_direct(uint32_t dst, HostFn h, const Val& a,
                                                                                  const Val& b) {
-  const uint32_t id = a.id | b.id ? TAINT : 0;
+  F r;
   if (h == H_MUL) {
     bool rp;
-    const F r = mul_forms(a, b, rp);
-    // as binary_value: a product with a concrete 0 drops the mark
-    const bool by_zero = (!a.id && a.v.is_zero()) || (!b.id && b.v.is_zero());
-    write_value(dst, by_zero ? 0 : id, r, rp);
+    r = mul_forms(a, b, rp);
+    write_value(dst, result_mark(h, a, b), r, rp);
     return true;
   }
-  if (!(a.plain && b.plain)) return false;
-  F r;
-  switch (h) {
-    case H_EQ: r = CF::n_bool(a.v == b.v); break;
-    case H_NEQ: r = CF::n_bool(!(a.v == b.v)); break;
-    case H_LT: r = CF::n_bool(CF::n_less(a.v, b.v)); break;
-    case H_GT: r = CF::n_bool(CF::n_less(b.v, a.v)); break;
-    case H_LEQ: r = CF::n_bool(!CF::n_less(b.v, a.v)); break;
-    case H_GEQ: r = CF::n_bool(!CF::n_less(a.v, b.v)); break;
-    case H_BAND: r = CF::n_band(a.v, b.v); break;
-    case H_SHL: r = CF::n_shl(a.v, b.v); break;
-    case H_SHR: r = CF::n_shr(a.v, b.v); break;
-    default: return false;
-  }
-  write_value(dst, id, r, true);
+  if (!(a.plain && b.plain) || !plain_binary(h, a.v, b.v, r)) return false;
+  write_value(dst, result_mark(h, a, b), r, true);
   return true;
 }
 

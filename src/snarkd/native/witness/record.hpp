@@ -667,11 +667,9 @@ class Recorder {
                       " overlaps another one the native functions wrote");
   }
   // the shadow bytes of the element at word w0 after its first eight (own_elem; SHADOW_TAIL: as many of head's)
-  static constexpr uint32_t SHADOW_TAIL_BYTES = ELEM / 4 * sizeof(Shadow) % 8;
-  static constexpr uint64_t SHADOW_TAIL = SHADOW_TAIL_BYTES ? ~uint64_t(0) >> (64 - 8 * SHADOW_TAIL_BYTES) : 0;
   __attribute__((always_inline)) uint64_t shadow_tail(uint32_t w0) const {
     uint64_t tail = 0;
-    std::memcpy(&tail, reinterpret_cast<const uint8_t*>(shadow_.data() + w0) + 8, SHADOW_TAIL_BYTES);
+    std::memcpy(&tail, reinterpret_cast<const uint8_t*>(shadow_.data() + w0) + 8, ELEM_SHADOW_TAIL);
     return tail;
   }
   // An element whose header or value circom never writes (a type word with bits other than long 0x80000000 and
@@ -787,11 +785,14 @@ class Recorder {
   uint32_t binary_value(HostFn h, const Val& a, const Val& b, F& r, bool& rp);
   void binary_to(uint32_t dst, HostFn h, const Val& a, const Val& b);
   bool binary_direct(uint32_t dst, HostFn h, const Val& a, const Val& b);
+  static uint32_t result_mark(HostFn h, const Val& a, const Val& b);
+  static bool plain_binary(HostFn h, const F& x, const F& y, F& r);
   Val unary_forms(HostFn h, const Val& a);
   // An element's shadow words, eight bytes at a time (a recording's 40 bytes, the control-flow run's 10): all
   // `id` (read_elem's check, NATIVE_FORM aside), or set to it (write_elem).
   static constexpr uint32_t ELEM_SHADOW_BYTES = ELEM / 4 * sizeof(Shadow);
   static constexpr uint32_t ELEM_SHADOW_TAIL = ELEM_SHADOW_BYTES % 8;
+  static constexpr uint64_t SHADOW_TAIL = ELEM_SHADOW_TAIL ? ~uint64_t(0) >> (64 - 8 * ELEM_SHADOW_TAIL) : 0;
   static constexpr uint64_t repeated(Shadow id) { return uint64_t(id) * (~uint64_t(0) / uint64_t(Shadow(~Shadow(0)))); }
   // marks: the shadow bytes ORed into it (read_elem: whether any word is NATIVE_FORM)
   bool elem_shadow_is(uint32_t w0, Shadow id, uint64_t& marks) const {
@@ -910,7 +911,7 @@ class Recorder {
     for (uint32_t k = 0; k < ELEM / 8; k++) store_limb(q + 8 * k, w[k]);
     uint8_t* s = reinterpret_cast<uint8_t*>(shadow_.data() + (dst >> 2));
     // (own_elem: the tail repeats head, START aside)
-    const uint64_t tail = head & (~uint64_t(0) >> (64 - 8 * ELEM_SHADOW_TAIL)) & ~uint64_t(START);
+    const uint64_t tail = head & SHADOW_TAIL & ~uint64_t(START);
     std::memcpy(s, &head, 8);
     std::memcpy(s + 8, &tail, ELEM_SHADOW_TAIL);
   }
