@@ -20,7 +20,9 @@ bench/make_sha256_key.py). --prepare builds snarkd's sidecar first (snarkd prepa
 SNARKD_CPU_IFMA=off, for the AVX2-class path on a CPU that has IFMA); --tree NAME=PATH runs another
 snarkd checkout (its src/, built in place) in the same rounds, as snarkd-NAME; --verify-all checks
 every timed proof with snarkjs, between runs; --note records free text (e.g. rapidsnark's
-source commit) in the JSON.
+source commit) in the JSON. On a machine without Node.js (a device host) proofs are not checked there
+("verified_by_snarkjs": null); --keep-proofs DIR copies each tool's first proof, its public values
+and vk.json to DIR/FOLDER/ so that they can be checked with `snarkjs groth16 verify` elsewhere.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ import argparse
 import json
 import os
 import platform
+import shutil
 import statistics
 import subprocess
 import sys
@@ -41,7 +44,10 @@ REPO = Path(__file__).resolve().parent.parent
 SNARKJS = REPO / "node_modules" / ".bin" / "snarkjs"
 
 
-def verify(vk: Path, public: Path, proof: Path) -> bool:
+def verify(vk: Path, public: Path, proof: Path) -> bool | None:
+    """snarkjs's verdict; None where this machine has no Node.js (not checked here)."""
+    if shutil.which("node") is None:
+        return None
     res = subprocess.run(["node", str(SNARKJS), "groth16", "verify", str(vk), str(public), str(proof)],
                          capture_output=True, text=True)
     return res.returncode == 0 and "OK" in res.stdout
@@ -69,7 +75,8 @@ def snarkd_env(ifma: str) -> dict:
 
 
 def bench_dir(d: Path, runs: int, threads: int, with_snarkjs: bool, rapidsnark: str | None, prepare: bool,
-              ifma: list[str] | None = None, verify_all: bool = False, trees: dict[str, Path] | None = None) -> dict:
+              ifma: list[str] | None = None, verify_all: bool = False, trees: dict[str, Path] | None = None,
+              keep: Path | None = None) -> dict:
     zkey, wtns, vk = d / "circuit.zkey", d / "witness.wtns", d / "vk.json"
     info = key_info(zkey)
     tmp = Path(tempfile.mkdtemp(prefix="snarkd-vs-"))
@@ -104,6 +111,11 @@ def bench_dir(d: Path, runs: int, threads: int, with_snarkjs: bool, rapidsnark: 
     for name in names:  # warm the page cache; check each tool's proof once
         timed(*tools[name])
         verified[name] = check(name)
+        if keep is not None:
+            (keep / d.name).mkdir(parents=True, exist_ok=True)
+            for part in ("p", "q"):
+                shutil.copy(tmp / f"{name}_{part}.json", keep / d.name / f"{name}_{part}.json")
+            shutil.copy(vk, keep / d.name / "vk.json")
     n_verified = {n: int(verified[n]) for n in names}
     wall = {n: [] for n in names}
     cpu = {n: [] for n in names}
@@ -121,8 +133,8 @@ def bench_dir(d: Path, runs: int, threads: int, with_snarkjs: bool, rapidsnark: 
                 phases[name].append(parse_timings(err))
             if verify_all:  # after the timed child has exited: the check runs between, not beside, timings
                 ok = check(name)
-                verified[name] = verified[name] and ok
-                n_verified[name] += int(ok)
+                verified[name] = None if ok is None else verified[name] and ok
+                n_verified[name] += int(bool(ok))
         load.append(os.getloadavg()[0])
         print(f"{d.name} round {i + 1}/{runs} (load {load[-1]:.2f}): " + "  ".join(f"{n} {wall[n][-1]:.3f}s" for n in names),
               file=sys.stderr)
@@ -164,6 +176,8 @@ def main() -> int:
     ap.add_argument("--tree", action="append", default=[], metavar="NAME=PATH",
                     help="another snarkd checkout (built in place) run in the same rounds, e.g. the base of a change")
     ap.add_argument("--note", default="", help="free text kept in the JSON (rapidsnark's commit, what else ran)")
+    ap.add_argument("--keep-proofs", type=Path, metavar="DIR",
+                    help="copy each tool's first proof, public values and vk.json to DIR/FOLDER/ (to check elsewhere)")
     ap.add_argument("--json", type=Path)
     args = ap.parse_args()
     ifma = args.ifma.split(",") if args.ifma else None
@@ -178,14 +192,14 @@ def main() -> int:
     for src in [None, *trees.values()]:
         byte_compile(src)  # snarkd's modules as pip installs them: none compiled inside a timed process
     results = [bench_dir(d, args.runs, args.threads, not args.no_snarkjs, rapidsnark, args.prepare, ifma, args.verify_all,
-                         trees) for d in args.dir]
+                         trees, args.keep_proofs) for d in args.dir]
     doc = {"machine": f"{platform.node()} {platform.machine()} {os.cpu_count()} cpus", "cpu": cpu_name(),
            "rapidsnark": rapidsnark, "note": args.note, "snarkd_bytecode": "compiled before timing", "results": results}
     print(json.dumps(doc, indent=1))
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(json.dumps(doc, indent=1) + "\n")
-    return 0 if all(all(r["verified_by_snarkjs"].values()) for r in results) else 1
+    return 0 if all(v is not False for r in results for v in r["verified_by_snarkjs"].values()) else 1
 
 
 def cpu_name() -> str:

@@ -45,6 +45,12 @@
 #             RSA_COUNT (128), RSA_ROUNDS (3) for a smaller run; RSA_DEVICES (0; "" = the CPU where no GPU is)
 # js          clients/js/bench/bench.mjs (fullProve through the JavaScript client) on the SHA-256 key and the chain
 #             example, Node.js and the client's dependencies from .nodecarry/ (node.xz, jsprod.tar.xz), dist carried
+# cpupairs    issue 39 on the host's CPU: bench/prove_vs_rapidsnark.py against rapidsnark's prover (carried as
+#             .devcarry/rs/prover.sh with the libraries it was linked against) on chain 2^16 (made here), SHA-256 2^17
+#             (shakey) and chain 2^20 (key20), snarkd with IFMA on and off: all cores (CPUPAIRS_RUNS, 11; chain 2^20
+#             3), then two cores (taskset -c 0,1, --threads 2; rapidsnark's pool still starts one thread per core of
+#             the host: its threads share the two); no Node.js on the host, so each tool's first proof is kept in
+#             $OUT/cpupairs/proofs-* to be checked with snarkjs elsewhere
 # drop:P      delete the 2^P keys (disk)
 # pack        $OUT as one results.tgz (the machine returns 8 files at most)
 set -uo pipefail
@@ -184,6 +190,25 @@ for s in "$@"; do
     cp .devcarry/chain20.wasm $KEYS/chain20-bn128/circuit.wasm
     python3 bench/daemon_inputs.py --key-dir $KEYS/chain20-bn128 --name chain20 --j 32 --rounds 3 \
       --out "$OUT/chaininputs" 2>&1 | tail -3 | cut -c1-600
+    ;;
+  cpupairs)  # issue 39 on the host's CPU, against rapidsnark (see the list above)
+    step cpupairs
+    make_key 16 bn128
+    wait_key 16 bn128 ${KEY_WAIT:-200} || continue
+    wait_key 20 bn128 ${KEY_WAIT:-400} || continue
+    o=$OUT/cpupairs; mkdir -p $o; n=${CPUPAIRS_RUNS:-11}
+    grep -o -m1 "avx512ifma" /proc/cpuinfo || echo "no avx512ifma"
+    export RAPIDSNARK=$PWD/.devcarry/rs/prover.sh
+    for cores in all 2; do
+      if [ $cores = all ]; then pre=""; thr=0; else pre="taskset -c 0,1"; thr=2; fi
+      $pre python3 bench/prove_vs_rapidsnark.py --dir $KEYS/chain16-bn128 --dir bench/work/sha256-bn128 --runs $n \
+        --threads $thr --no-snarkjs --ifma on,off --keep-proofs $o/proofs-$cores --json $o/pairs-$cores.json \
+        --note "H200 host CPU, $cores cores" 2>&1 | grep -E "round $n/|rror" | cut -c1-300
+      [ $cores = all ] || [ -n "${CPUPAIRS_2P20_2:-}" ] || continue
+      $pre python3 bench/prove_vs_rapidsnark.py --dir $KEYS/chain20-bn128 --runs 3 --threads $thr --no-snarkjs \
+        --ifma on,off --keep-proofs $o/proofs-$cores --json $o/pairs-2p20-$cores.json \
+        --note "H200 host CPU, $cores cores" 2>&1 | grep -E "round 3/|rror" | cut -c1-300
+    done
     ;;
   rsakey)  # the RSA verifier's 2^18 key from .devcarry/rsa (bench/make_rsa_verifier.py's r1cs, wasm, inputs; seed 5eed)
     step rsakey

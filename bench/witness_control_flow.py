@@ -16,9 +16,15 @@ it does not share the CPU with it):
 
     python bench/witness_control_flow.py --dir bench/work/rsa-bn128 --n 200 --snarkjs --json OUT.json
 
+--digests-from EARLIER.json instead compares every witness with a side of an earlier run of the same folder whose
+witnesses were all checked against snarkjs's (the same bytes, without running snarkjs again).
+
 Reports per side: the build, request 1's time and how it was made, the median of the first 5 and the last 5
 requests, the slowest, the .wprog size after request 1 and after request N, paths kept, the requests by source,
-peak RSS; and the wasm engine's median per request for scale.
+peak RSS; and the wasm engine's median per request for scale. Growth with traffic: each request's wall and CPU time
+(process time: what other processes on a shared machine take is not counted), and the medians per tenth of the
+steady requests (the control-flow runs where there are any; the first requests are recordings): the last tenth
+over the first is the replay growth.
 """
 
 from __future__ import annotations
@@ -88,17 +94,18 @@ def child(args) -> None:
     else:
         inputs = [bigint_inputs(i, args.bits, args.limbs) if args.circuit == "bigint" else torture_inputs(i)
                   for i in range(args.n)]
-    # with --snarkjs the parent checks every witness after this side; no wasm engine here, so the peak RSS is the
+    # with --snarkjs (--digests-from) the parent checks every witness after this side; no wasm engine here, so the peak RSS is the
     # native engine's alone
-    ref = None if args.snarkjs else WitnessCalculator(wasm, cache=False)
+    ref = None if args.snarkjs or args.digests_from else WitnessCalculator(wasm, cache=False)
     t = time.perf_counter()
     calc = NativeCalculator(wasm, cache=False)
     build_ms = (time.perf_counter() - t) * 1e3
-    times, sources, sizes, paths, digests, rss = [], [], [], [], [], []
+    times, cpu_times, sources, sizes, paths, digests, rss = [], [], [], [], [], [], []
     wasm_ms = []
     for inp in inputs:
-        t = time.perf_counter()
+        t, c = time.perf_counter(), time.process_time()
         raw, source = calc.calculate_bytes(inp)
+        cpu_times.append((time.process_time() - c) * 1e3)
         times.append((time.perf_counter() - t) * 1e3)
         rss.append(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)  # before the wasm engine's first run
         digests.append(hashlib.sha256(bytes(raw)).hexdigest())
@@ -114,7 +121,18 @@ def child(args) -> None:
         paths.append(calc.program.n_paths)
     shutil.rmtree(d, ignore_errors=True)
     med = statistics.median
+    # growth: the requests of the steady state (control-flow runs where there are any: the first requests are
+    # recordings, slower by design), their medians per tenth
+    steady = [i for i, s in enumerate(sources) if s == "control"] or list(range(len(times)))
+    tenth = max(1, len(steady) // 10)
+    tenths = lambda xs: [round(med([xs[i] for i in steady[j:j + tenth]]), 2)  # noqa: E731
+                         for j in range(0, len(steady) - tenth + 1, tenth)]
     print(json.dumps({
+        "steady_source": sources[steady[0]], "steady_requests": len(steady),
+        "tenth_wall_medians_ms": tenths(times), "tenth_cpu_medians_ms": tenths(cpu_times),
+        "last_over_first_tenth_wall": round(tenths(times)[-1] / tenths(times)[0], 3),
+        "last_over_first_tenth_cpu": round(tenths(cpu_times)[-1] / tenths(cpu_times)[0], 3),
+        "per_request_cpu_ms": [round(x, 2) for x in cpu_times],
         "build_ms": round(build_ms, 1),
         "request_1_ms": round(times[0], 2), "request_1_source": sources[0],
         "first_5_median_ms": round(med(times[:5]), 2), "last_5_median_ms": round(med(times[-5:]), 2),
@@ -163,6 +181,7 @@ def main() -> None:
     ap.add_argument("--side", action="append", help="NAME=SRC_DIR (default: after=this tree's src)")
     ap.add_argument("--dir", help="DIR/circuit.wasm with DIR/inputs-1..N.json instead of a circuit made here")
     ap.add_argument("--snarkjs", action="store_true", help="with --dir: every witness against snarkjs's")
+    ap.add_argument("--digests-from", help="with --dir: every witness against an earlier snarkjs-checked run's")
     ap.add_argument("--json")
     ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--wasm", help=argparse.SUPPRESS)
@@ -182,19 +201,34 @@ def main() -> None:
         env = {**os.environ, "PYTHONPATH": str(Path(src).resolve()), "PYTHONDONTWRITEBYTECODE": "1"}
         cmd = [sys.executable, __file__, "--child", "--wasm", str(wasm), "--n", str(args.n), "--circuit",
                args.circuit, "--bits", str(args.bits), "--limbs", str(args.limbs), "--curve", args.curve,
-               *(["--dir", str(args.dir)] if args.dir else []), *(["--snarkjs"] if args.snarkjs else [])]
+               *(["--dir", str(args.dir)] if args.dir else []), *(["--snarkjs"] if args.snarkjs else []),
+               *(["--digests-from", args.digests_from] if args.digests_from else [])]
         proc = subprocess.run(cmd, env=env, capture_output=True, text=True)
         if proc.returncode != 0:
             raise SystemExit(f"{name}: {proc.stderr[-2000:]}")
         res = json.loads(proc.stdout.strip().splitlines()[-1])
         res["src"] = str(src)
         out["sides"][name] = res
-        print(name, {k: v for k, v in res.items() if k not in ("per_request_ms", "witness_sha256", "sources_per_request")}, flush=True)
+        print(name, {k: v for k, v in res.items() if k not in ("per_request_ms", "per_request_cpu_ms", "witness_sha256",
+                                                                "sources_per_request")}, flush=True)
     if args.dir and args.snarkjs:
         want = snarkjs_digests(wasm, Path(args.dir), args.n)
         for name, res in out["sides"].items():
             same = sum(a == b for a, b in zip(res["witness_sha256"], want))
             res["identical_to_snarkjs"] = f"{same} of {len(want)}"
+            print(name, "identical to snarkjs:", res["identical_to_snarkjs"], flush=True)
+            if same != len(want):
+                raise SystemExit(f"{name}: {len(want) - same} witnesses differ from snarkjs's")
+    if args.digests_from:
+        earlier = json.loads(Path(args.digests_from).read_text())["sides"]
+        checked = [r for r in earlier.values() if r.get("identical_to_snarkjs") == f"{len(r['witness_sha256'])} of "
+                   f"{len(r['witness_sha256'])}" and len(r["witness_sha256"]) >= args.n]
+        if not checked:
+            raise SystemExit(f"{args.digests_from}: no side with {args.n} witnesses all identical to snarkjs's")
+        want = checked[0]["witness_sha256"][: args.n]
+        for name, res in out["sides"].items():
+            same = sum(a == b for a, b in zip(res["witness_sha256"], want))
+            res["identical_to_snarkjs"] = f"{same} of {len(want)} (digests of {args.digests_from})"
             print(name, "identical to snarkjs:", res["identical_to_snarkjs"], flush=True)
             if same != len(want):
                 raise SystemExit(f"{name}: {len(want) - same} witnesses differ from snarkjs's")
