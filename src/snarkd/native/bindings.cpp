@@ -804,6 +804,21 @@ PYBIND11_MODULE(_core, m) {
       return prev;
     });
   }, py::arg("c"), "Testing aid: every MSM's window size in bits (0: chosen by the cost model); returns the previous one");
+  m.def("_set_msm_mixed", [](int mode) {
+    if (mode < 0 || mode > 2) throw py::value_error("mode: 0 (off), 1 (where the count says it pays) or 2 (always)");
+    return switch_paths([mode] {
+      int prev = msm_mixed_mode();
+      msm_mixed_mode() = mode;
+      return prev;
+    });
+  }, py::arg("mode"), "Testing aid: mixed window widths on the scalar path (0 off, 1 where they count fewer additions, "
+     "2 always: with a forced window c, windows of c and c + 1 bits); returns the previous mode");
+  m.def("_msm_plan", [](size_t n, long threads, unsigned bits) {
+    const MsmPlan p = msm_plan_run(n, resolve_threads(threads), bits, false);
+    return py::make_tuple(p.c, p.nw, p.k, p.wide);
+  }, py::arg("n"), py::arg("threads"), py::arg("bits") = 254,
+     "Testing aid: (c, windows, chunks, wide) of the plan an MSM of n full scalars of `bits` bits runs on the "
+     "current path: windows 0 .. wide - 1 of c + 1 bits, the rest of c");
   auto bn = m.def_submodule("bn254", "BN254 (bn128)");
   bind_curve<BN>(bn);
   auto bls = m.def_submodule("bls12_381", "BLS12-381");
