@@ -1,5 +1,6 @@
-"""Mixed window widths on the scalar path (msm/plan.hpp: windows of c + 1 bits at the bottom, c
-above, the top one unsigned and up to c bits): the plan takes them where its count says, and
+"""Mixed window widths on the scalar path (msm/plan.hpp: the plain plan's top window dropped, its
+bits spread over the lowest windows, now c + 1 bits, and the new top window full and unsigned): the
+plan takes them where its count says, and
 MSMs and msm_witness on such layouts equal the naive sums (test_msm's helpers, themselves
 checked against py_ecc), over scalars whose every window sits on the recoding's edges."""
 import random
@@ -16,11 +17,16 @@ rng = random.Random(15)
 
 @pytest.fixture(autouse=True)
 def scalar_path():
-    prev = _core._set_simd52(False), _core._set_msm_mixed(1), _core._set_msm_window(0)
+    """the scalar path, and no endomorphism split (its halves never take mixed widths), so that
+    every MSM here, G1 and G2, msm and msm_witness, runs the plan under test"""
+    prev = (_core._set_simd52(False), _core._set_msm_mixed(1), _core._set_msm_window(0), _core._set_glv(0),
+            _core._set_gls(0))
     yield
     _core._set_simd52(prev[0])
     _core._set_msm_mixed(prev[1])
     _core._set_msm_window(prev[2])
+    _core._set_glv(prev[3])
+    _core._set_gls(prev[4])
 
 
 def _layout(c, nw, wide):
@@ -38,13 +44,15 @@ def test_plan_takes_mixed_widths_where_counted():
     # round 15's count: 2^17 one thread, 19 windows (7 of 14 bits, 12 of 13) where one width needs 20
     c, nw, k, wide = _core._msm_plan(1 << 17, 1, bits)
     assert (c, nw, k, wide) == (13, 19, 1, 7)
-    for n, t in [(1 << 14, 1), (1 << 15, 2), (1 << 16, 1), (1 << 17, 2)]:
+    for n, t in [(1 << 14, 1), (1 << 15, 2), (1 << 17, 2), (1 << 18, 2)]:
         c, nw, k, wide = _core._msm_plan(n, t, bits)
-        assert wide > 0, (n, t)
+        assert nw == bits // c and wide == bits % c, (n, t)
         top_pos, top_w = _layout(c, nw, wide)[-1]
-        assert 0 < bits - top_pos <= c and top_pos + top_w >= bits  # the top window holds what is left
-    # one width where mixing counts nothing (2^20: 16 windows of 16 bits either way), and off
-    assert _core._msm_plan(1 << 20, 1, bits)[3] == 0
+        assert bits - top_pos == c == top_w  # the top window full
+    # one width where dropping the top window counts under 1% (2^16) or does not fit (2^20: c = 16)
+    for n in (1 << 16, 1 << 20):
+        c, nw, k, wide = _core._msm_plan(n, 1, bits)
+        assert wide == 0 and nw == bits // c + 1, n
     assert _core._set_msm_mixed(0) == 1
     assert _core._msm_plan(1 << 17, 1, bits) == (13, 20, 1, 0)
     # never on the IFMA path
@@ -69,15 +77,15 @@ def _edge_scalars(r, layout):
 @pytest.mark.parametrize("g2", [False, True], ids=["g1", "g2"])
 @pytest.mark.parametrize("c", [7, 8, 13, 15])
 def test_mixed_layouts_vs_naive(curve, g2, c):
-    """A forced c with mixed widths always (15: 16-bit windows at the table's edge, +2^15, and a
-    15-bit unsigned top window): edge and random scalars, repeated bases and infinity, one and two
+    """A forced c with the top window always dropped (15: 16-bit windows at the table's edge, +2^15,
+    and a 15-bit unsigned top window that reaches 2^15): edge and random scalars, repeated bases and infinity, one and two
     threads, the MSM and msm_witness (scalars < r there)."""
     msm, mul, add, e, width = _ops(curve, g2)
     r, bits = curve.r, curve.r.bit_length()
     _core._set_msm_window(c)
     assert _core._set_msm_mixed(2) == 1
     c_, nw, k, wide = _core._msm_plan(64, 1, bits)
-    assert c_ == c and wide > 0 and nw == bits // (c + 1) + 1
+    assert (c_, nw, wide) == (c, bits // c, bits % c)  # BLS12-381 at 15: 17 windows, none wide
     sc = _edge_scalars(r, _layout(c, nw, wide)) + [rng.randrange(r) for _ in range(16)]
     bases = _bases(curve, g2, len(sc), n_distinct=9)
     want = _naive_grouped(curve, mul, add, bases, sc, width)

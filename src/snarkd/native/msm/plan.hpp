@@ -23,7 +23,7 @@ struct MsmPlan {
 // Knob (tests/benchmarks flip it: _core._set_msm_window): the window width, 0 = msm_plan's
 inline unsigned& msm_force_c() { static unsigned c = 0; return c; }
 // Mixed widths (msm_plan_mixed) on the scalar path: 0 never, 1 where they count fewer
-// additions (default), 2 always where a layout exists (tests: _core._set_msm_mixed)
+// additions (default), 2 wherever drop_top_window fits (tests: _core._set_msm_mixed)
 inline int& msm_mixed_mode() { static int m = 1; return m; }
 
 // Buckets window w can reach (digit magnitudes 1 .. this): 2^(width - 1) below the top; the
@@ -58,12 +58,16 @@ inline MsmPlan msm_plan(size_t n, unsigned T, unsigned bits, double* cost_out = 
   return best;
 }
 
-// The mixed layout on base width c: the fewest windows that cover `bits` when the top one takes
-// up to c bits, then the fewest c + 1-bit ones (at the bottom). 254 bits at c = 13: 7 of 14 bits
-// and 12 of 13 (the top one full), 19 windows where one width needs 20.
-inline MsmPlan mixed_layout(unsigned c, unsigned bits, unsigned k) {
-  const unsigned nw = bits / (c + 1) + 1;
-  return {c, nw, k, bits > nw * c ? bits - nw * c : 0};
+// One window fewer than the plain plan at width c: the t = bits mod c bits that its top window
+// held (7 of 254 at c = 13, yet n additions) go one each to the lowest t windows, now c + 1 bits,
+// and the new top window is full (c bits, unsigned). 254 bits at c = 13: 7 windows of 14 bits and
+// 12 of 13, 19 where one width needs 20. False where no such layout fits the 16-bit digit table
+// (c + 1 <= 16: the top window's value reaches 2^c) or the batch-affine buckets (c >= 7).
+inline bool drop_top_window(MsmPlan& p, unsigned bits) {
+  const unsigned nw = bits / p.c, wide = bits - nw * p.c;
+  if (p.c < 7 || p.c + 1 > 16 || nw < 2 || wide + 1 > nw) return false;
+  p = {p.c, nw, p.k, wide};
+  return true;
 }
 
 // Additions of a plan, msm_plan's unit: n per window, 2.8 per bucket in each (window x chunk)
@@ -75,31 +79,19 @@ inline double plan_count(const MsmPlan& p, size_t n, unsigned bits) {
 }
 
 // Mixed widths for an MSM of n scalars of `bits` bits on the scalar path (not for endomorphism
-// halves: their magnitudes sit below `bits`, so a full-width top window's buckets would crowd), given msm_plan's `plain`. One width wastes the top window (7 bits of 254 at c = 13 still
-// cost n additions); c and c + 1-bit windows cover the scalar with one window fewer or with
-// smaller bucket arrays. Taken where plan_count is at least 1% lower (bench/cpu-notes.md round
-// 15: 2^14-2^17 BN254) and the tasks take no more rounds over T threads (no longer wall time).
-// Widths stay within the 16-bit digit table (c + 1 <= 16) and the batch-affine buckets (c >= 7).
+// halves: their magnitudes sit below `bits`, so a full top window's buckets would crowd), given
+// msm_plan's `plain`: its top window dropped (drop_top_window) where plan_count says at least 1%
+// fewer additions and the tasks take no more rounds over T threads (no longer wall time):
+// 2^17 (c = 13) and, by T, 2^12, 2^14-2^15, 2^18 (BN254). Where the count moves the width
+// instead (c = 12 with windows of 13 bits at 2^16), callgrind counted nothing (round 15).
 inline MsmPlan msm_plan_mixed(size_t n, unsigned T, unsigned bits, MsmPlan plain) {
   const int mode = msm_mixed_mode();
-  if (mode == 0 || g_use_simd52) return plain;
-  auto ok = [](unsigned c) { return c >= 7 && c + 1 <= 16; };
-  if (msm_force_c() >= 2) {
-    const MsmPlan m = mixed_layout(plain.c, bits, 1);
-    return mode == 2 && ok(plain.c) && m.wide ? m : plain;
-  }
-  const double rounds = std::ceil((double)plain.nw * plain.k / T);
-  double best = mode == 2 ? 1e300 : 0.99 * plan_count(plain, n, bits);
-  MsmPlan pick = plain;
-  for (unsigned c = 7; ok(c); c++)
-    for (unsigned k = 1; k <= 8; k++) {
-      if (k > 1 && (size_t)k * 64 > n) break;
-      const MsmPlan m = mixed_layout(c, bits, k);
-      if (!m.wide || std::ceil((double)m.nw * k / T) > rounds) continue;
-      const double cnt = plan_count(m, n, bits);
-      if (cnt < best) { best = cnt; pick = m; }
-    }
-  return pick;
+  MsmPlan m = plain;
+  if (mode == 0 || g_use_simd52 || !drop_top_window(m, bits)) return plain;
+  if (mode == 2) return m;
+  const bool fewer = plan_count(m, n, bits) < 0.99 * plan_count(plain, n, bits);
+  const bool no_longer = std::ceil((double)m.nw * m.k / T) <= std::ceil((double)plain.nw * plain.k / T);
+  return fewer && no_longer ? m : plain;
 }
 
 // The plan an MSM of n scalars of `bits` bits runs: msm_plan's (or the forced window), then
