@@ -272,8 +272,10 @@ Affine<Cfg> msm_batched(const MsmPoints<Cfg>& pts, const uint8_t* scalars, const
     unsigned w = (unsigned)(task / k), ch = (unsigned)(task % k);
     size_t b = n * ch / k, e = n * (ch + 1) / k;
     const size_t nbw = window_buckets(plan, w, sbits), nba = window_array(plan, w, sbits);
+    // the digit and index lambdas take b and w by value: by reference they were reloaded for every
+    // digit (the bucket stores may alias them), ~1% of a 2^16 G1 MSM's instructions (round 15)
     partial[task] = window_sum(acc[tid], sorted[tid], nbw, nba, B, pts, e - b,
-                               [&](size_t q) { return rec.digit(b + q, w); }, [&](size_t q) { return b + q; },
+                               [&rec, b, w](size_t q) { return rec.digit(b + q, w); }, [b](size_t q) { return b + q; },
                                neg && w + 1 == nw && nbw < nba);
   });
   Pt sum = Pt::inf();  // Horner from the top: window w weighs 2^pos(w)

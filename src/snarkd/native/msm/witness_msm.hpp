@@ -205,11 +205,12 @@ struct WitnessMsm {
     const size_t nbw = window_buckets(d.rec.plan, w, d.bits), nba = window_array(d.rec.plan, w, d.bits);
     if (!phi)
       return window_sum(bk, sb, nbw, nba, d.B, MsmPoints<Cfg>(job.bases), m,
-                        [&](size_t q) { return d.rec.digit(k0 + q, w); }, [&](size_t q) { return full[k0 + q] - lo; });
+                        [&d, k0, w](size_t q) { return d.rec.digit(k0 + q, w); },
+                        [&full, k0, lo](size_t q) { return full[k0 + q] - lo; });
     const size_t nf = full.size(), npts = job.n;  // images are points npts + q
     return window_sum(bk, sb, nbw, nba, d.B, MsmPoints<Cfg>(job.bases, npts, phi), 2 * m,
-                      [&](size_t q) { return q < m ? d.rec.digit(k0 + q, w) : d.rec.digit(nf + k0 + q - m, w); },
-                      [&](size_t q) { return q < m ? (size_t)(full[k0 + q] - lo) : npts + (q - m); },
+                      [&d, k0, m, nf, w](size_t q) { return q < m ? d.rec.digit(k0 + q, w) : d.rec.digit(nf + k0 + q - m, w); },
+                      [&full, k0, m, lo, npts](size_t q) { return q < m ? (size_t)(full[k0 + q] - lo) : npts + (q - m); },
                       w + 1 == d.rec.nw && nbw < nba);
   }
 };
