@@ -72,6 +72,8 @@ inline bool drop_top_window(MsmPlan& p, unsigned bits) {
 
 // Additions of a plan, msm_plan's unit: n per window, 2.8 per bucket in each (window x chunk)
 // reduction (msm_plan's 1.4 2^c at 2^(c-1) buckets), the top window at its true bucket count.
+// Callgrind puts a batch-affine reduction bucket nearer 2.0 window additions: the count errs on
+// the side of one width.
 inline double plan_count(const MsmPlan& p, size_t n, unsigned bits) {
   double s = 0;
   for (unsigned w = 0; w < p.nw; w++) s += (double)n + 2.8 * p.k * (double)window_buckets(p, w, bits);
@@ -82,8 +84,9 @@ inline double plan_count(const MsmPlan& p, size_t n, unsigned bits) {
 // halves: their magnitudes sit below `bits`, so a full top window's buckets would crowd), given
 // msm_plan's `plain`: its top window dropped (drop_top_window) where plan_count says at least 1%
 // fewer additions and the tasks take no more rounds over T threads (no longer wall time):
-// 2^17 (c = 13) and, by T, 2^12, 2^14-2^15, 2^18 (BN254). Where the count moves the width
-// instead (c = 12 with windows of 13 bits at 2^16), callgrind counted nothing (round 15).
+// BN254 2^12, 2^14, 2^15, 2^17 at T = 1, 2 and 2^18 at T = 2. Measured (bench/cpu-notes.md round
+// 15, one thread): G1 2^17 -3.3% instructions, -4% time; G2 2^14 -1.6%, -2.3%. Moving the width
+// instead (c = 12 with 13-bit windows at 2^16, -1.1% by this count) counted nothing.
 inline MsmPlan msm_plan_mixed(size_t n, unsigned T, unsigned bits, MsmPlan plain) {
   const int mode = msm_mixed_mode();
   MsmPlan m = plain;
