@@ -27,7 +27,7 @@ Aff table_msm(const std::vector<Aff>& tab, size_t n, unsigned W, const uint8_t* 
   const unsigned bits = 254, nw = bits / c + 1, passes = (nw + W - 1) / W;
   const size_t nb = (size_t)1 << (c - 1);
   Recoder<Fr> rec;
-  rec.build(sc, nullptr, n, c, nw, T);
+  rec.build(sc, nullptr, n, MsmPlan{c, nw, 1}, T);
   const unsigned k = std::max<unsigned>(1, (T + passes - 1) / passes);  // chunks per pass
   const size_t ntasks = (size_t)passes * k;
   std::vector<Pt> part(ntasks, Pt::inf());

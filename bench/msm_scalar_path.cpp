@@ -7,7 +7,8 @@
 //       bench/msm_scalar_path.cpp -o /tmp/msm_TREE && /tmp/msm_TREE 16 9 g2 [bls]
 //
 // Environment: MSM_C=c forces every MSM's window to c bits (as _core._set_msm_window); FORCE_ADX=1
-// switches the asm products on under valgrind (callgrind instruction counts; cpu-notes round 12).
+// switches the asm products on under valgrind (callgrind instruction counts; cpu-notes round 12). With
+// MSM_MIXED=0|1|2 (trees with msm/plan.hpp, round 15 on) sets the mixed window widths' mode.
 #include <algorithm>
 #include <cstdlib>
 #include <cstdio>
@@ -82,6 +83,9 @@ int main(int argc, char** argv) {
   if (std::getenv("FORCE_ADX")) g_use_adx = true;  // under valgrind, whose CPUID hides ADX (run it on an ADX CPU only)
 #endif
   if (const char* c = std::getenv("MSM_C")) msm_force_c() = atoi(c);  // a window width forced (0: the plan's)
+#if __has_include("msm/plan.hpp")
+  if (const char* m = std::getenv("MSM_MIXED")) msm_mixed_mode() = atoi(m);  // mixed widths: 0 off, 1 plan, 2 always
+#endif
   std::mt19937_64 rng(7);
   printf("inversion: bn254 Fq %.0f ns, bls12-381 Fq %.0f ns\n", inv_ns<bn254::Fq, 4>(rng), inv_ns<bls12_381::Fq, 6>(rng));
   if (argc > 4) {

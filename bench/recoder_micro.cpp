@@ -22,7 +22,7 @@ int main() {
   for (int r = 0; r < 15; r++) {
     Recoder<bn254::Fr> rec;
     double t0 = cpu_now();
-    rec.build((const uint8_t*)sc.data(), nullptr, n, 13, 20, 1);
+    rec.build((const uint8_t*)sc.data(), nullptr, n, MsmPlan{13, 20, 1}, 1);
     double t1 = cpu_now();
     for (int m = 0; m < 4; m++)  // four MSMs read every digit (A, B1, C, B2)
       for (unsigned w = 0; w < 20; w++) for (size_t k = 0; k < n; k++) h = h * 31 + rec.digit(k, w);

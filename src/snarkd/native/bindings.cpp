@@ -780,22 +780,25 @@ PYBIND11_MODULE(_core, m) {
         "never (False). Waits for running native calls, so none mixes paths; returns the previous setting");
   m.def("_set_simd52", set_ifma, py::arg("on"), "set_ifma's former name (bench scripts and tests); the same switch");
   m.def("uses_simd52", [] { return g_use_simd52; }, "True while the AVX-512 IFMA kernels are in use");
-  m.def("_set_glv", [](int mode) {
-    if (mode < 0 || mode > 2) throw py::value_error("mode: 0 (off), 1 (where the cost model says it pays) or 2 (always)");
-    return switch_paths([mode] {
-      int prev = msm_glv_mode();
-      msm_glv_mode() = mode;
-      return prev;
-    });
-  }, py::arg("mode"), "Testing aid: the G1 MSMs' endomorphism split (0 off, 1 by the cost model, 2 always); returns the previous mode");
-  m.def("_set_gls", [](int mode) {
-    if (mode < 0 || mode > 2) throw py::value_error("mode: 0 (off), 1 (where the cost model says it pays) or 2 (always)");
-    return switch_paths([mode] {
-      int prev = msm_gls_mode();
-      msm_gls_mode() = mode;
-      return prev;
-    });
-  }, py::arg("mode"), "Testing aid: the G2 MSMs' endomorphism split (GLS; 0 off, 1 by the cost model, 2 always); returns the previous mode");
+  // the MSM's testing modes (0 off, 1 where the cost model says it pays, 2 always): each setter
+  // returns the previous mode
+  auto def_mode = [&m](const char* name, int& (*knob)(), const char* doc) {
+    m.def(name, [knob](int mode) {
+      if (mode < 0 || mode > 2) throw py::value_error("mode: 0 (off), 1 (where the cost model says it pays) or 2 (always)");
+      return switch_paths([mode, knob] {
+        int prev = knob();
+        knob() = mode;
+        return prev;
+      });
+    }, py::arg("mode"), doc);
+  };
+  def_mode("_set_glv", msm_glv_mode,
+           "Testing aid: the G1 MSMs' endomorphism split (0 off, 1 by the cost model, 2 always); returns the previous mode");
+  def_mode("_set_gls", msm_gls_mode,
+           "Testing aid: the G2 MSMs' endomorphism split (GLS; 0 off, 1 by the cost model, 2 always); returns the previous mode");
+  def_mode("_set_msm_mixed", msm_mixed_mode,
+           "Testing aid: mixed window widths on the scalar path (0 off, 1 where they count fewer additions, 2 wherever "
+           "the plain plan's top window can be dropped: with a forced window c too); returns the previous mode");
   m.def("_set_msm_window", [](unsigned c) {
     if (c == 1 || c > 24) throw py::value_error("c: 0 (the cost model) or a window of 2 to 24 bits");
     return switch_paths([c] {
@@ -804,6 +807,12 @@ PYBIND11_MODULE(_core, m) {
       return prev;
     });
   }, py::arg("c"), "Testing aid: every MSM's window size in bits (0: chosen by the cost model); returns the previous one");
+  m.def("_msm_plan", [](size_t n, long threads, unsigned bits) {
+    const MsmPlan p = msm_plan_run(n, resolve_threads(threads), bits, false);
+    return py::make_tuple(p.c, p.nw, p.k, p.wide);
+  }, py::arg("n"), py::arg("threads"), py::arg("bits") = 254,
+     "Testing aid: (c, windows, chunks, wide) of the plan an MSM of n full scalars of `bits` bits runs on the "
+     "current path: windows 0 .. wide - 1 of c + 1 bits, the rest of c");
   auto bn = m.def_submodule("bn254", "BN254 (bn128)");
   bind_curve<BN>(bn);
   auto bls = m.def_submodule("bls12_381", "BLS12-381");

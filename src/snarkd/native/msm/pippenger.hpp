@@ -20,16 +20,13 @@
 #include "ec/point.hpp"
 #include "msm/bucket_simd.hpp"
 #include "msm/glv_split.hpp"
+#include "msm/plan.hpp"
 #include "parallel.hpp"
 
 namespace snarkd {
 
-struct MsmPlan { unsigned c, nw, k; };
-
 // Pending additions a batch-affine bucket array holds at most before it inverts them together
 constexpr size_t MSM_BATCH_SIZE = 512;
-// Knob (tests/benchmarks flip it: _core._set_msm_window): the window width, 0 = msm_plan's
-inline unsigned& msm_force_c() { static unsigned c = 0; return c; }
 // Endomorphism split (GLV) on G1: 0 never, 1 where glv_pays (default), 2 always (tests)
 inline int& msm_glv_mode() { static int m = 1; return m; }
 // The same for G2 (GLS: the Frobenius-based psi, ec/glv.hpp)
@@ -62,19 +59,21 @@ inline void signed_digits(const u64* s, size_t nl, unsigned c, unsigned nw, uint
     out[(size_t)w * stride] = d;
   }
 }
-// Signed window digits of the (reduced) scalars. For c <= 16 a window-major table of
-// 16-bit digits (|d| in bits 0-14, bit 15 the sign; +2^15, which only c = 16 reaches, as
-// 0x8000: a negative digit is never 0; nw * 2 bytes per scalar: 2.6 MB for 2^16 scalars
+// Signed window digits of the (reduced) scalars. For windows of <= 16 bits a window-major table of
+// 16-bit digits (|d| in bits 0-14, bit 15 the sign; +2^15, which only 16-bit windows and an
+// unsigned 15-bit top one reach, as 0x8000: a negative digit is never 0; nw * 2 bytes per scalar: 2.6 MB for 2^16 scalars
 // at c = 13, 32 MB for 2^20 at c = 16), recoded once: each (window x chunk) task streams
 // its row, and the witness MSMs A, B1, C (and B2 without the G2 split) read the same
 // table, where the digits recomputed per window from the scalar and its carries cost
 // each MSM a recoding (the recoder was 4.2% of a one-thread chain 2^16 proof without
 // IFMA, bench/cpu-notes.md round 7). Wider windows: one word of carry bits per scalar
 // (bit w: the carry into window w), the digit recomputed on the fly. Scalar k is
-// sc + 32 * idx[k] (idx null: k). Needs nw <= 64 (c >= 4 for 256-bit scalars).
+// sc + 32 * idx[k] (idx null: k). Needs nw <= 64 (c >= 4 for 256-bit scalars). Windows as
+// the plan lays them out (MsmPlan: one width or mixed; the top window's digit unsigned).
 template <class Fr>
 struct Recoder {
-  unsigned c = 0, nw = 0;
+  MsmPlan plan{};
+  unsigned nw = 0;
   size_t n = 0;
   const uint8_t* sc = nullptr;
   const uint32_t* idx = nullptr;
@@ -84,8 +83,8 @@ struct Recoder {
   const uint8_t* neg = nullptr;  // per scalar: 1 = negated (GLV halves): digits flipped
   static constexpr unsigned TABLE_MAX_C = 16;
 
-  void build(const uint8_t* scalars, const uint32_t* index, size_t n_, unsigned c_, unsigned nw_, unsigned T) {
-    c = c_; nw = nw_; n = n_; sc = scalars; idx = index;
+  void build(const uint8_t* scalars, const uint32_t* index, size_t n_, const MsmPlan& p, unsigned T) {
+    plan = p; nw = p.nw; n = n_; sc = scalars; idx = index;
     std::atomic<bool> noncanon{false};
     parallel_for(n, T, [&](size_t b, size_t e, unsigned) {
       for (size_t k = b; k < e; k++)
@@ -102,7 +101,7 @@ struct Recoder {
       sc = own.data();
       idx = nullptr;
     }
-    if (c <= TABLE_MAX_C) {
+    if (plan.width(0) <= TABLE_MAX_C) {  // the widest window: the bottom one
       carries.clear();
       tab.resize((size_t)nw * n);
       // blocks of 64 scalars, window by window: each row's 128 bytes written together (a
@@ -111,15 +110,16 @@ struct Recoder {
         constexpr size_t BLK = 64;
         u64 carry[BLK];
         const u64* sp[BLK];
-        const u64 mask = ((u64)1 << c) - 1, half = (u64)1 << (c - 1), full = (u64)1 << c;
         for (size_t k0 = b; k0 < e; k0 += BLK) {
           const size_t kn = std::min(BLK, e - k0);
           for (size_t j = 0; j < kn; j++) { carry[j] = 0; sp[j] = (const u64*)scalar(k0 + j); }
           for (unsigned w = 0; w < nw; w++) {
             uint16_t* row = tab.data() + (size_t)w * n + k0;
-            const size_t pos = (size_t)w * c, limb = pos / 64, sh = pos % 64;
+            const unsigned cw = plan.width(w);
+            const size_t pos = plan.pos(w), limb = pos / 64, sh = pos % 64;
+            const u64 mask = ((u64)1 << cw) - 1, half = top_half(w), full = (u64)1 << cw;
             // the window's limbs are the same for the whole row: its two forms as two loops
-            const bool in = limb < Fr::N, cross = in && sh + c > 64 && limb + 1 < Fr::N;
+            const bool in = limb < Fr::N, cross = in && sh + cw > 64 && limb + 1 < Fr::N;
             auto emit = [&](size_t j, u64 v) {
               v += carry[j];
               const u64 neg_mag = full - v;  // v == 2^c: digit 0, carried up
@@ -147,21 +147,24 @@ struct Recoder {
         for (unsigned w = 0; w < nw; w++) {
           if (carry) bits |= 1ULL << w;
           u64 v = window(s, w) + carry;
-          carry = v > ((u64)1 << (c - 1));
+          carry = v > top_half(w);
         }
         carries[k] = bits;
       }
     }, 1024);
   }
   inline const uint8_t* scalar(size_t k) const { return sc + 32 * (size_t)(idx ? idx[k] : k); }
+  // window values above this are negative digits with a carry up; none in the top window
+  inline u64 top_half(unsigned w) const { return w + 1 < nw ? (u64)1 << (plan.width(w) - 1) : ~(u64)0; }
   inline u64 window(const u64* s, unsigned w) const {
-    size_t pos = (size_t)w * c, limb = pos / 64, sh = pos % 64;
+    const unsigned cw = plan.width(w);
+    size_t pos = plan.pos(w), limb = pos / 64, sh = pos % 64;
     u64 v = 0;
     if (limb < Fr::N) {
       v = s[limb] >> sh;
-      if (sh + c > 64 && limb + 1 < Fr::N) v |= s[limb + 1] << (64 - sh);
+      if (sh + cw > 64 && limb + 1 < Fr::N) v |= s[limb + 1] << (64 - sh);
     }
-    return v & (((u64)1 << c) - 1);
+    return v & (((u64)1 << cw) - 1);
   }
   // digit of scalar k in window w: |d| | NEG if negative (0: nothing to add)
   inline uint32_t digit(size_t k, unsigned w) const {
@@ -173,41 +176,13 @@ struct Recoder {
       return ((t & 0x7fffu) | ((t & 0x8000u) << 16)) ^ flip;
     }
     u64 v = window((const u64*)scalar(k), w) + ((carries[k] >> w) & 1);
-    if (v > ((u64)1 << (c - 1))) {
-      uint32_t a = (uint32_t)(((u64)1 << c) - v);  // v == 2^c: digit 0, carried up
+    if (v > top_half(w)) {
+      uint32_t a = (uint32_t)(((u64)1 << plan.width(w)) - v);  // v == 2^c: digit 0, carried up
       return a ? ((a | NEG) ^ flip) : 0;
     }
     return v ? ((uint32_t)v ^ flip) : 0;
   }
 };
-
-// Buckets window w can reach: the top window of a scalar of `bits` bits holds
-// only the few bits left over (7 for 254-bit scalars and c = 13), so its points
-// crowd into a few buckets (see SortedBuckets).
-inline size_t window_buckets(unsigned w, unsigned c, unsigned nw, unsigned bits) {
-  size_t nb = (size_t)1 << (c - 1);
-  if (w + 1 < nw) return nb;
-  unsigned top = bits > w * c ? bits - w * c : 0;
-  return top + 1 < c ? std::min(nb, (size_t)1 << top) : nb;
-}
-
-inline MsmPlan msm_plan(size_t n, unsigned T, unsigned bits, double* cost_out = nullptr, unsigned cmax = 20) {
-  MsmPlan best{1, bits + 1, 1};
-  double best_cost = 1e300;
-  for (unsigned c = 2; c <= cmax; c++) {
-    unsigned nw = bits / c + 1;
-    for (unsigned k = 1; k <= 8; k++) {
-      if (k > 1 && (size_t)k * 64 > n) break;
-      double tasks = (double)nw * k;
-      double rounds = std::ceil(tasks / T);
-      // bucket reduction: 2 general adds (~1.4 mixed adds) per bucket
-      double cost = rounds * ((double)n / k + 1.4 * std::ldexp(1.0, (int)c));
-      if (cost < best_cost) { best_cost = cost; best = {c, nw, k}; }
-    }
-  }
-  if (cost_out) *cost_out = best_cost;
-  return best;
-}
 
 // Per point, the split's own work in the cost model's unit (a bucket addition):
 // the decomposition, phi, the second scalar's digits and the top window summed by
@@ -286,7 +261,7 @@ Affine<Cfg> msm_batched(const MsmPoints<Cfg>& pts, const uint8_t* scalars, const
   const unsigned c = plan.c, nw = plan.nw, k = plan.k;
   const size_t nb = (size_t)1 << (c - 1), ntasks = (size_t)nw * k;
   Recoder<Fr> rec;
-  rec.build(scalars, nullptr, n, c, nw, T);
+  rec.build(scalars, nullptr, n, plan, T);
   rec.neg = neg;
   const size_t B = std::min<size_t>(std::max<size_t>(nb / 4, 64), MSM_BATCH_SIZE);
   unsigned TT = (unsigned)std::min<size_t>(T, ntasks);
@@ -296,13 +271,16 @@ Affine<Cfg> msm_batched(const MsmPoints<Cfg>& pts, const uint8_t* scalars, const
   parallel_tasks(ntasks, TT, [&](size_t task, unsigned tid) {
     unsigned w = (unsigned)(task / k), ch = (unsigned)(task % k);
     size_t b = n * ch / k, e = n * (ch + 1) / k;
-    partial[task] = window_sum(acc[tid], sorted[tid], window_buckets(w, c, nw, sbits), nb, B, pts, e - b,
-                               [&](size_t q) { return rec.digit(b + q, w); }, [&](size_t q) { return b + q; },
-                               neg && w + 1 == nw && window_buckets(w, c, nw, sbits) < nb);
+    const size_t nbw = window_buckets(plan, w, sbits), nba = window_array(plan, w, sbits);
+    // the digit and index lambdas take b and w by value: by reference they were reloaded for every
+    // digit (the bucket stores may alias them), ~1% of a 2^16 G1 MSM's instructions (round 15)
+    partial[task] = window_sum(acc[tid], sorted[tid], nbw, nba, B, pts, e - b,
+                               [&rec, b, w](size_t q) { return rec.digit(b + q, w); }, [b](size_t q) { return b + q; },
+                               neg && w + 1 == nw && nbw < nba);
   });
-  Pt sum = Pt::inf();
+  Pt sum = Pt::inf();  // Horner from the top: window w weighs 2^pos(w)
   for (unsigned w = nw; w-- > 0;) {
-    for (unsigned i = 0; i < c; i++) sum.dbl();
+    for (unsigned i = 0; i < plan.width(w); i++) sum.dbl();
     for (unsigned ch = 0; ch < k; ch++) sum.add(partial[(size_t)w * k + ch]);
   }
   return sum.to_affine();
@@ -316,8 +294,7 @@ Affine<Cfg> msm_core(const MsmPoints<Cfg>& pts, const uint8_t* scalars, const ui
   using Aff = Affine<Cfg>;
   using Pt = XYZZ<Cfg>;
   if (n == 0) return Aff::inf();
-  MsmPlan plan = msm_plan(n, T, sbits, nullptr, cmax);
-  if (msm_force_c() >= 2) plan = {msm_force_c(), sbits / msm_force_c() + 1, 1};
+  MsmPlan plan = msm_plan_run(n, T, sbits, neg != nullptr, cmax);
 #if defined(SNARKD_SIMD52)
   if (g_use_simd52) return msm_batched<Cfg, Fr, SimdBatchAdd<Cfg>>(pts, scalars, neg, n, sbits, T, plan);
 #endif

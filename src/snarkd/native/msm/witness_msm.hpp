@@ -153,7 +153,7 @@ struct WitnessMsm {
     auto combine = [&](unsigned g, unsigned job, auto& part, auto zero, const Digits& d) {
       auto acc = zero, ones_sum = zero;
       for (unsigned w = d.rec.nw; w-- > 0;) {
-        for (unsigned i = 0; i < d.rec.c; i++) acc.dbl();
+        for (unsigned i = 0; i < d.rec.plan.width(w); i++) acc.dbl();
         for (size_t ti = 0; ti < tasks.size(); ti++)
           if (tasks[ti].g == g && tasks[ti].job == job && tasks[ti].kind == 0 && tasks[ti].a == w) acc.add(part[ti]);
       }
@@ -166,21 +166,19 @@ struct WitnessMsm {
     for (unsigned j = 0; j < j2.size(); j++) out2[j] = combine(2, j, part2, XYZZ<G2>::inf(), g2d);
   }
 
-  // Signed digits of m scalars of at most `bits` bits with their plan: bucket
-  // count nb, batch size B (see Recoder; neg per scalar or null).
+  // Signed digits of m scalars of at most `bits` bits with their plan: batch size B (see
+  // Recoder; neg per scalar or null; mixed widths only without it, as msm_core).
   struct Digits {
     Recoder<Fr> rec;
     unsigned bits = 0;
-    size_t nb = 0, B = 0;
+    size_t B = 0;
     void build(const uint8_t* sc, const uint32_t* index, const uint8_t* neg, size_t m, unsigned bits_, unsigned T,
                unsigned cmax = 20) {
       bits = bits_;
-      MsmPlan plan = msm_plan(std::max<size_t>(m, 1), T, bits, nullptr, cmax);
-      if (msm_force_c() >= 2) plan = {msm_force_c(), bits / msm_force_c() + 1, 1};
+      MsmPlan plan = msm_plan_run(m, T, bits, neg != nullptr, cmax);
       if (plan.c < 4) plan = {4, bits / 4 + 1, 1};
-      nb = (size_t)1 << (plan.c - 1);
-      B = std::min<size_t>(std::max<size_t>(nb / 4, 64), MSM_BATCH_SIZE);
-      rec.build(sc, index, m, plan.c, plan.nw, T);
+      B = std::min<size_t>(std::max<size_t>(((size_t)1 << (plan.c - 1)) / 4, 64), MSM_BATCH_SIZE);
+      rec.build(sc, index, m, plan, T);
       rec.neg = neg;
     }
   };
@@ -204,15 +202,16 @@ struct WitnessMsm {
     const uint32_t lo = (uint32_t)job.start;
     // C starts after the public inputs: skip the full scalars before it
     const size_t k0 = first_full(full, job.start), k1 = first_full(full, job.start + job.n), m = k1 - k0;
-    const size_t nbw = window_buckets(w, d.rec.c, d.rec.nw, d.bits);
+    const size_t nbw = window_buckets(d.rec.plan, w, d.bits), nba = window_array(d.rec.plan, w, d.bits);
     if (!phi)
-      return window_sum(bk, sb, nbw, d.nb, d.B, MsmPoints<Cfg>(job.bases), m,
-                        [&](size_t q) { return d.rec.digit(k0 + q, w); }, [&](size_t q) { return full[k0 + q] - lo; });
+      return window_sum(bk, sb, nbw, nba, d.B, MsmPoints<Cfg>(job.bases), m,
+                        [&d, k0, w](size_t q) { return d.rec.digit(k0 + q, w); },
+                        [&full, k0, lo](size_t q) { return full[k0 + q] - lo; });
     const size_t nf = full.size(), npts = job.n;  // images are points npts + q
-    return window_sum(bk, sb, nbw, d.nb, d.B, MsmPoints<Cfg>(job.bases, npts, phi), 2 * m,
-                      [&](size_t q) { return q < m ? d.rec.digit(k0 + q, w) : d.rec.digit(nf + k0 + q - m, w); },
-                      [&](size_t q) { return q < m ? (size_t)(full[k0 + q] - lo) : npts + (q - m); },
-                      w + 1 == d.rec.nw && nbw < d.nb);
+    return window_sum(bk, sb, nbw, nba, d.B, MsmPoints<Cfg>(job.bases, npts, phi), 2 * m,
+                      [&d, k0, m, nf, w](size_t q) { return q < m ? d.rec.digit(k0 + q, w) : d.rec.digit(nf + k0 + q - m, w); },
+                      [&full, k0, m, lo, npts](size_t q) { return q < m ? (size_t)(full[k0 + q] - lo) : npts + (q - m); },
+                      w + 1 == d.rec.nw && nbw < nba);
   }
 };
 
