@@ -67,7 +67,7 @@ def address_constants(body: bytes):
         pos = body.find(b"\x41", pos + 1)
 
 
-def mutants(wasm: bytes):
+def mutants(wasm: bytes, deltas=(4, -4, 8, -8, 16, -16, 32, -32)):
     secs = mutate_wasm.sections(wasm)
     names = mutate_wasm.function_names(wasm)
     n_imported = mutate_wasm.n_imported_funcs(secs)
@@ -77,25 +77,30 @@ def mutants(wasm: bytes):
         if not names.get(f + n_imported, "").startswith(TEMPLATE):
             continue
         for start, end, v in address_constants(body):
-            for dv in (4, -4, 8, -8, 16, -16, 32, -32):
+            for dv in deltas:
                 b = body[: start + 1] + sleb(v + dv) + body[end:]
                 s = list(secs)
                 s[code] = (10, mutate_wasm.join_bodies(bodies[:f] + [b] + bodies[f + 1:]))
                 yield f"function {names.get(f + n_imported)} const {v} {dv:+d}", mutate_wasm.join(s)
 
 
-def control_flow_run(calc: NativeCalculator, data: bytes, inputs: list):
+def control_flow_result(calc: NativeCalculator, data: bytes, inputs: list):
     """The control-flow run alone on a module's bytes (the facts and inputs of the unmutated circuit's calculator): a
     NativeCalculator on the mutant would first record a program, whose own checks refuse most overlaps before the
-    control-flow run is reached. None where it refuses."""
+    control-flow run is reached. (witness, None), or (None, why) where it refuses."""
     try:
         validate_module(data, "mutant")  # what NativeCalculator does first: an invalid module is no one's witness
         parsed = calc._native.Wasm(data)
         res = calc._native.run(parsed, CURVES[calc.curve], inputs, max_steps=1 << 20,
                                input_base=calc.input_base, n_inputs=calc.input_size)
-    except Exception:  # noqa: BLE001 -- a refusal (Unsupported, bad module): what `auto` falls back on
-        return None
-    return bytes(res.witness) if res.ok else None
+    except Exception as e:  # noqa: BLE001 -- a refusal (Unsupported, bad module): what `auto` falls back on
+        return None, str(e)
+    return (bytes(res.witness), None) if res.ok else (None, str(res.message))
+
+
+def control_flow_run(calc: NativeCalculator, data: bytes, inputs: list):
+    """control_flow_result's witness: None where the run refuses."""
+    return control_flow_result(calc, data, inputs)[0]
 
 
 @pytest.mark.parametrize("curve", ["bn128", "bls12381"])
@@ -125,3 +130,44 @@ def test_overlapping_elements_give_the_wasms_witness_or_a_refusal(curve, tmp_pat
             wrong.append(what)
     assert not wrong, f"the control-flow run's witness is not the wasm's for {len(wrong)} mutants: {wrong[:5]}"
     assert counts["equal"] >= 50 and counts["refused"] >= 10, counts  # both outcomes exercised
+
+
+# Element addresses off the grid: constants moved by 1 to 3 bytes (misaligned), far down (into ffwasm's constants
+# and scratch below the shared memory) and far up (past the memory's end). record.hpp tests an element access's
+# address with one compare (elem_address_ok) and runs its three tests, in their order, only when that fails: each
+# of their refusals must still come, and every module the run does not refuse must give the wasm's witness.
+OFF_GRID = (1, -2, 3, -1024, -6000, 1 << 16, 1 << 20)
+ADDRESS_REFUSALS = {
+    "misaligned": "unaligned field element",
+    "past the end": "out of bounds memory access",
+    "a read of ffwasm's constants": "takes a field element from ffwasm's constants",
+    "a write into them": "writes into ffwasm's constants",
+}
+
+
+def test_element_addresses_off_the_grid_give_the_wasms_witness_or_their_refusal(tmp_path):
+    src = oracle.compile_circuit(SLOTS, "w_slots", "bn128") / "circuit_js" / "circuit.wasm"
+    inputs = {"a": "123456789012345678901234567890123456789", "b": "98765432109876543210987654321"}
+    calc = NativeCalculator(src, cache=False)
+    prepared = [(q.hash, q.data) for q in calc.prepare(inputs)]
+    seen = {kind: 0 for kind in ADDRESS_REFUSALS}
+    equal, wrong = 0, []
+    for k, (what, data) in enumerate(mutants(src.read_bytes(), OFF_GRID)):
+        got, why = control_flow_result(calc, data, prepared)
+        if got is None:
+            for kind, text in ADDRESS_REFUSALS.items():
+                seen[kind] += text in why
+            continue
+        path = tmp_path / f"m{k}.wasm"
+        path.write_bytes(data)
+        try:
+            want = WitnessCalculator(path, cache=False).calculate(inputs).values.tobytes()
+        except Exception:  # noqa: BLE001 -- the wasm engine fails where the run gave a witness: wrong too
+            want = None
+        path.unlink()
+        if got == want:
+            equal += 1
+        else:
+            wrong.append(what)
+    assert not wrong, f"the control-flow run's witness is not the wasm's for {len(wrong)} mutants: {wrong[:5]}"
+    assert all(seen.values()) and equal >= 50, (seen, equal)  # every refusal and the witnesses exercised

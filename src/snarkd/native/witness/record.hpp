@@ -447,11 +447,31 @@ class Recorder {
     if (shared_ < 8 || (shared_ & 3)) throw Unsupported("shared memory at an unexpected address");
     shared_elem_ = shared_ - 8;
     runtime_end_ = shared_elem_;
+    elem_window();
   }
   void size_memory(uint64_t bytes) {  // at instantiation, and memory.grow
     mem_.resize(bytes);
     shadow_.resize(bytes / 4);
     if constexpr (!NATIVE_FORM) native_form_.resize(bytes / 256 + 1);
+    elem_window();
+  }
+  // The element accesses' address tests (bounds, ffwasm's constants and scratch, alignment: three compares and
+  // branches on every read and write, ~8% of the RSA verifier's control-flow run) as one: an element address is
+  // good when a - elem_lo_, rotated right by 2, is below elem_slots_. A misaligned offset rotates its low bits to the
+  // top (>= 2^30, above any slot count of a memory of at most 4 GiB); an address below elem_lo_ wraps to at least
+  // 2^32 - elem_lo_, above every slot. So a pass implies the three tests pass; anything else runs them in their
+  // order (elem_checks), so their errors stay theirs. Kept by size_memory and instantiate, the only places that
+  // change the memory's size or runtime_end_.
+  uint32_t elem_lo_ = 0;     // runtime_end_ rounded up to a word
+  uint64_t elem_slots_ = 0;  // the aligned element addresses from elem_lo_ that lie inside the memory
+  void elem_window() {
+    const uint64_t lo = (runtime_end_ + 3) & ~uint64_t(3);
+    elem_lo_ = uint32_t(lo);
+    elem_slots_ = lo + ELEM <= mem_.size() ? (mem_.size() - ELEM - lo) / 4 + 1 : 0;
+  }
+  __attribute__((always_inline)) bool elem_address_ok(uint32_t a) const {
+    const uint32_t d = a - elem_lo_;
+    return uint64_t((d >> 2) | (d << 30)) < elem_slots_;
   }
   [[noreturn]] void trap(const std::string& what) {
     if (in_arm()) throw detail::ArmAbort{"trap"};
@@ -562,9 +582,7 @@ class Recorder {
   }
 
   __attribute__((always_inline)) Val read_elem(uint32_t a) {
-    bounds(a, ELEM);
-    if (a < runtime_end_) runtime_read(a);  // ffwasm's scratch: the wasm's bytes there are not ours
-    if (a & 3) unaligned_elem();
+    if (!elem_address_ok(a)) read_checks(a);
     const uint32_t w0 = a >> 2;
     const uint8_t* p = mem_.data() + a;
     Val out;  // one object for every return (a second one was copied into it: a wide load of narrow stores again)
@@ -635,6 +653,18 @@ class Recorder {
     }
     out.v = decode_other(p, a);
     return out;
+  }
+  // read_elem's address tests, in their order (elem_address_ok failed: one of them fails, or a module's odd layout)
+  __attribute__((noinline)) void read_checks(uint32_t a) {
+    bounds(a, ELEM);
+    if (a < runtime_end_) runtime_read(a);  // ffwasm's scratch: the wasm's bytes there are not ours
+    if (a & 3) unaligned_elem();
+  }
+  // write_value's and copy_elem's
+  __attribute__((noinline)) void write_checks(uint32_t a) {
+    bounds(a, ELEM);
+    not_in_runtime(a, ELEM);
+    if (a & 3) throw Unsupported("unaligned field element");
   }
   // read_elem's test (the control-flow run): the element at word w0 write_elem wrote and nothing has touched since
   // (every shadow byte NATIVE_FORM with one mark, START on the first alone); head: its first eight shadow bytes
@@ -863,9 +893,7 @@ class Recorder {
   }
   void write_elem(uint32_t a, const Val& x) { write_value(a, x.id, x.v, x.plain); }
   __attribute__((always_inline)) void write_value(uint32_t a, uint32_t x_id, const F& x_v, bool x_plain) {
-    bounds(a, ELEM);
-    not_in_runtime(a, ELEM);
-    if (a & 3) throw Unsupported("unaligned field element");
+    if (!elem_address_ok(a)) write_checks(a);
     const uint32_t w0 = a >> 2;
     if (in_arm()) {
       for (uint32_t k = 0; k < ELEM / 4; k++) journal_word(w0 + k);
@@ -896,14 +924,10 @@ class Recorder {
   // would wait for those stores to retire). Anything else as read_elem and write_elem, with their checks in their order.
   __attribute__((always_inline)) void copy_elem(uint32_t dst, uint32_t src) {
     static_assert(UNTRACED && NATIVE_FORM != 0, "the control-flow run's shadow");
-    bounds(src, ELEM);
-    if (src < runtime_end_) runtime_read(src);
-    if (src & 3) unaligned_elem();
+    if (!elem_address_ok(src)) read_checks(src);
     uint64_t head;
     if (!own_elem(src >> 2, head)) return write_elem(dst, read_elem(src));
-    bounds(dst, ELEM);
-    not_in_runtime(dst, ELEM);
-    if (dst & 3) throw Unsupported("unaligned field element");
+    if (!elem_address_ok(dst)) write_checks(dst);
     const uint8_t* p = mem_.data() + src;
     uint8_t* q = mem_.data() + dst;
     u64 w[ELEM / 8];
