@@ -170,6 +170,16 @@ def snarkjs_digests(wasm: Path, d: Path, n: int) -> list[str]:
     return out
 
 
+def check_digests(sides: dict, want: list[str], source: str) -> None:
+    """Each side's witnesses against snarkjs's digests (`source` says where they came from); any difference stops."""
+    for name, res in sides.items():
+        same = sum(a == b for a, b in zip(res["witness_sha256"], want))
+        res["identical_to_snarkjs"] = f"{same} of {len(want)}{source}"
+        print(name, "identical to snarkjs:", res["identical_to_snarkjs"], flush=True)
+        if same != len(want):
+            raise SystemExit(f"{name}: {len(want) - same} witnesses differ from snarkjs's")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--n", type=int, default=50)
@@ -212,26 +222,14 @@ def main() -> None:
         print(name, {k: v for k, v in res.items() if k not in ("per_request_ms", "per_request_cpu_ms", "witness_sha256",
                                                                 "sources_per_request")}, flush=True)
     if args.dir and args.snarkjs:
-        want = snarkjs_digests(wasm, Path(args.dir), args.n)
-        for name, res in out["sides"].items():
-            same = sum(a == b for a, b in zip(res["witness_sha256"], want))
-            res["identical_to_snarkjs"] = f"{same} of {len(want)}"
-            print(name, "identical to snarkjs:", res["identical_to_snarkjs"], flush=True)
-            if same != len(want):
-                raise SystemExit(f"{name}: {len(want) - same} witnesses differ from snarkjs's")
+        check_digests(out["sides"], snarkjs_digests(wasm, Path(args.dir), args.n), "")
     if args.digests_from:
         earlier = json.loads(Path(args.digests_from).read_text())["sides"]
-        checked = [r for r in earlier.values() if r.get("identical_to_snarkjs") == f"{len(r['witness_sha256'])} of "
-                   f"{len(r['witness_sha256'])}" and len(r["witness_sha256"]) >= args.n]
+        checked = [r for r in earlier.values() if len(r["witness_sha256"]) >= args.n and str(
+                   r.get("identical_to_snarkjs")).startswith(f"{len(r['witness_sha256'])} of {len(r['witness_sha256'])}")]
         if not checked:
             raise SystemExit(f"{args.digests_from}: no side with {args.n} witnesses all identical to snarkjs's")
-        want = checked[0]["witness_sha256"][: args.n]
-        for name, res in out["sides"].items():
-            same = sum(a == b for a, b in zip(res["witness_sha256"], want))
-            res["identical_to_snarkjs"] = f"{same} of {len(want)} (digests of {args.digests_from})"
-            print(name, "identical to snarkjs:", res["identical_to_snarkjs"], flush=True)
-            if same != len(want):
-                raise SystemExit(f"{name}: {len(want) - same} witnesses differ from snarkjs's")
+        check_digests(out["sides"], checked[0]["witness_sha256"][: args.n], f" (digests of {args.digests_from})")
     if args.json:
         Path(args.json).write_text(json.dumps(out, indent=1) + "\n")
 
