@@ -7,7 +7,11 @@
 // differences into eight running products; one scalar inversion (divsteps,
 // ff/inverse.hpp) inverts the eight lane products; a backward pass recovers
 // each 1/dx, computes lambda, x3, y3 and stores the new dst (about 6 lane products
-// per addition). Every load happens before any store, so a dst may be another
+// per addition). For Fq2 coordinates (G2) the running products are of the norms
+// N(dx) = dx0^2 + dx1^2 in Fq, as in ScalarBatchAdd: 1/dx = conj(dx) / N(dx), the
+// forward pass forms (y2 - y1) conj(dx) and the backward one scales it by 1/N into
+// lambda (15 base products per addition instead of 17, the stored prefixes in Fq).
+// Every load happens before any store, so a dst may be another
 // queued addition's src. Infinity on either side is a lane select; equal x
 // (doubling or P + (-P)) is left to the caller, exact and scalar.
 #pragma once
@@ -57,14 +61,20 @@ struct SimdBatchAdd : AddQueue<Cfg> {
   using Aff = Affine<Cfg>;
   static constexpr size_t PS = sizeof(Aff);
   static constexpr unsigned W = VC::WORDS;  // 64-bit words per coordinate
+  static constexpr bool NORM = VC::NORM;
+  using VD = typename VC::D;  // the running products' field: F, or Fq for G2
+  using TD = typename VD::T;
+  using FD = typename VD::F;
 
-  Aligned64<T> sx1, sy1, sx2, sy2, sdx, spre;
+  Aligned64<T> sx1, sy1, sx2, sy2, snum;  // snum: (y2 - y1) conj(dx), NORM only
+  Aligned64<TD> sden, spre;               // what is inverted (dx or N(dx)), the product before it
   std::vector<__mmask8> sdinf, ssinf, sdeg;
 
   void reserve(size_t B_) {  // whole groups of eight
     if (!this->reserve_queue(std::max<size_t>(8, B_ & ~(size_t)7))) return;
     size_t G = B / 8;
-    sx1.resize(G); sy1.resize(G); sx2.resize(G); sy2.resize(G); sdx.resize(G); spre.resize(G);
+    sx1.resize(G); sy1.resize(G); sx2.resize(G); sy2.resize(G); sden.resize(G); spre.resize(G);
+    if constexpr (NORM) snum.resize(G);
     sdinf.resize(G); ssinf.resize(G); sdeg.resize(G);
   }
 
@@ -79,7 +89,7 @@ struct SimdBatchAdd : AddQueue<Cfg> {
     if (m == 0) return;
     const size_t G = (m + 7) / 8;
     const T one = VC::one();
-    T acc = one;
+    TD acc = VD::one();
     for (size_t g = 0; g < G; g++) {
       const size_t base = 8 * g;
       const unsigned cnt = (unsigned)std::min<size_t>(8, m - base);
@@ -112,30 +122,40 @@ struct SimdBatchAdd : AddQueue<Cfg> {
       T dx = VC::sub_p(x2, x1);
       const __mmask8 deg = VC::eq_p(dx) & valid & (__mmask8)~dinf & (__mmask8)~sinf;
       dx = VC::blend((__mmask8)(deg | dinf | sinf | (__mmask8)~valid), dx, one);
-      sx1[g] = x1; sy1[g] = y1; sx2[g] = x2; sy2[g] = y2; sdx[g] = dx; spre[g] = acc;
+      sx1[g] = x1; sy1[g] = y1; sx2[g] = x2; sy2[g] = y2; spre[g] = acc;
       sdinf[g] = dinf & valid; ssinf[g] = sinf & valid; sdeg[g] = deg;
-      acc = VC::mul(acc, dx);
+      if constexpr (NORM) {
+        // dx is one in the lanes above, so their N is one too; the Fq2 product here does not
+        // wait for the inversion and fills the running product's serial latency
+        sden[g] = VC::norm(dx);
+        snum[g] = VC::mul_conj(VC::sub_p(y2, y1), dx);
+      } else {
+        sden[g] = dx;
+      }
+      acc = VD::mul(acc, sden[g]);
     }
     // invert the eight lane products with one scalar inversion
-    F lane[8], pre[8];
-    VC::extract(acc, lane);
-    F a = F::one();
+    FD lane[8], pre[8];
+    VD::extract(acc, lane);
+    FD a = FD::one();
     for (int i = 0; i < 8; i++) { pre[i] = a; a = a * lane[i]; }
-    F ai = a.inv();
+    FD ai = a.inv();
     for (int i = 8; i-- > 0;) {
-      F t = ai * pre[i];
+      FD t = ai * pre[i];
       ai = ai * lane[i];
       lane[i] = t;
     }
-    T inv = VC::insert(lane);
+    TD inv = VD::insert(lane);
     for (size_t g = G; g-- > 0;) {
       const unsigned cnt = (unsigned)std::min<size_t>(8, m - 8 * g);
       const __mmask8 valid = (__mmask8)((1u << cnt) - 1);
-      T t = VC::mul(inv, spre[g]);
-      inv = VC::mul(inv, sdx[g]);
+      TD t = VD::mul(inv, spre[g]);
+      inv = VD::mul(inv, sden[g]);
       const T& x1 = sx1[g];
       const T& y1 = sy1[g];
-      T lam = VC::mul(VC::sub_p(sy2[g], y1), t);
+      T lam;
+      if constexpr (NORM) lam = VC::mul_base(snum[g], t);
+      else lam = VC::mul(VC::sub_p(sy2[g], y1), t);
       T x3 = VC::x3(VC::sqr(lam), x1, sx2[g]);
       T y3 = VC::y3(VC::mul(lam, VC::sub_p(x1, x3)), y1);
       x3 = VC::blend(sdinf[g], x3, sx2[g]);  // dst was infinity: dst = src

@@ -20,6 +20,8 @@ struct VecCoord<Mont<P>> {
   using Pr = Params<P, 64 * P::N>;
   using T = Fe<Pr>;
   static constexpr unsigned WORDS = P::N;  // 64-bit words per coordinate in memory
+  static constexpr bool NORM = false;      // the batch inversion runs on dx itself
+  using D = VecCoord;                      // the field it runs in
 
   SNARKD_SIMD52_INLINE static T gather(const void* base, V off) { return simd52::gather<Pr>(base, off); }
   SNARKD_SIMD52_INLINE static void scatter(void* base, V off, const T& a, __mmask8 lanes) {
@@ -89,6 +91,9 @@ struct VecCoord<Fp2<Mont<P>, -1>> {
   using E = Fe<Pr>;
   using T = Fe2<Pr>;
   static constexpr unsigned WORDS = 2 * P::N;
+  // The batch inversion runs in Fq on the norms: 1/dx = conj(dx) / N(dx) (see SimdBatchAdd)
+  static constexpr bool NORM = true;
+  using D = B;
 
   SNARKD_SIMD52_INLINE static T gather(const void* base, V off) {
     return {B::gather(base, off), B::gather((const char*)base + 8 * P::N, off)};
@@ -122,6 +127,21 @@ struct VecCoord<Fp2<Mont<P>, -1>> {
     E m = simd52::mul(a.c0, a.c1);
     return {simd52::mul(s, d), csub<2>(simd52::add(m, m))};
   }
+  // N(a) = a0^2 + a1^2 (in Fq, nonzero for nonzero a: -1 is not a square); a < 2p, out < 2p
+  SNARKD_SIMD52_INLINE static E norm(const T& a) {
+    return csub<2>(simd52::add(simd52::sqr(a.c0), simd52::sqr(a.c1)));
+  }
+  // a conj(b) = (a0 b0 + a1 b1) + ((a0 + a1)(b0 - b1) - a0 b0 + a1 b1) u: 3 products, the
+  // conjugate never formed; inputs < 2p, output < 2p
+  SNARKD_SIMD52_INLINE static T mul_conj(const T& a, const T& b) {
+    E t0 = simd52::mul(a.c0, b.c0), t1 = simd52::mul(a.c1, b.c1);
+    E s = simd52::mul(csub<2>(simd52::add(a.c0, a.c1)), csub<2>(simd52::sub<2>(b.c0, b.c1)));
+    E c0 = csub<2>(simd52::add(t0, t1));                                    // < 4p -> < 2p
+    E c1 = csub<2>(csub<4>(simd52::sub<2>(simd52::add(s, t1), t0)));        // (0, 6p) -> < 2p
+    return {c0, c1};
+  }
+  // a * b for b in Fq: 2 products; inputs < 2p, output < 2p
+  SNARKD_SIMD52_INLINE static T mul_base(const T& a, const E& b) { return {simd52::mul(a.c0, b), simd52::mul(a.c1, b)}; }
   SNARKD_SIMD52_INLINE static T sub_p(const T& a, const T& b) { return {B::sub_p(a.c0, b.c0), B::sub_p(a.c1, b.c1)}; }
   SNARKD_SIMD52_INLINE static T neg(const T& a) { return {B::neg(a.c0), B::neg(a.c1)}; }
   SNARKD_SIMD52_INLINE static T blend(__mmask8 k, const T& a, const T& b) {
