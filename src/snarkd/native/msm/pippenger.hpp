@@ -27,6 +27,10 @@ namespace snarkd {
 
 // Pending additions a batch-affine bucket array holds at most before it inverts them together
 constexpr size_t MSM_BATCH_SIZE = 512;
+// The batch a plan's bucket arrays invert together: a quarter of a c-bit window's buckets, 64 to MSM_BATCH_SIZE
+inline size_t msm_batch(const MsmPlan& p) {
+  return std::min<size_t>(std::max<size_t>(((size_t)1 << (p.c - 1)) / 4, 64), MSM_BATCH_SIZE);
+}
 // Endomorphism split (GLV) on G1: 0 never, 1 where glv_pays (default), 2 always (tests)
 inline int& msm_glv_mode() { static int m = 1; return m; }
 // The same for G2 (GLS: the Frobenius-based psi, ec/glv.hpp)
@@ -73,7 +77,6 @@ inline void signed_digits(const u64* s, size_t nl, unsigned c, unsigned nw, uint
 template <class Fr>
 struct Recoder {
   MsmPlan plan{};
-  unsigned nw = 0;
   size_t n = 0;
   const uint8_t* sc = nullptr;
   const uint32_t* idx = nullptr;
@@ -84,7 +87,7 @@ struct Recoder {
   static constexpr unsigned TABLE_MAX_C = 16;
 
   void build(const uint8_t* scalars, const uint32_t* index, size_t n_, const MsmPlan& p, unsigned T) {
-    plan = p; nw = p.nw; n = n_; sc = scalars; idx = index;
+    plan = p; n = n_; sc = scalars; idx = index;
     std::atomic<bool> noncanon{false};
     parallel_for(n, T, [&](size_t b, size_t e, unsigned) {
       for (size_t k = b; k < e; k++)
@@ -103,7 +106,7 @@ struct Recoder {
     }
     if (plan.width(0) <= TABLE_MAX_C) {  // the widest window: the bottom one
       carries.clear();
-      tab.resize((size_t)nw * n);
+      tab.resize((size_t)plan.nw * n);
       // blocks of 64 scalars, window by window: each row's 128 bytes written together (a
       // scalar at a time wrote nw rows 2 bytes each, and the build cost more than it saved)
       parallel_for(n, T, [&](size_t b, size_t e, unsigned) {
@@ -113,7 +116,7 @@ struct Recoder {
         for (size_t k0 = b; k0 < e; k0 += BLK) {
           const size_t kn = std::min(BLK, e - k0);
           for (size_t j = 0; j < kn; j++) { carry[j] = 0; sp[j] = (const u64*)scalar(k0 + j); }
-          for (unsigned w = 0; w < nw; w++) {
+          for (unsigned w = 0; w < plan.nw; w++) {
             uint16_t* row = tab.data() + (size_t)w * n + k0;
             const unsigned cw = plan.width(w);
             const size_t pos = plan.pos(w), limb = pos / 64, sh = pos % 64;
@@ -144,7 +147,7 @@ struct Recoder {
       for (size_t k = b; k < e; k++) {
         u64 bits = 0, carry = 0;
         const u64* s = (const u64*)scalar(k);
-        for (unsigned w = 0; w < nw; w++) {
+        for (unsigned w = 0; w < plan.nw; w++) {
           if (carry) bits |= 1ULL << w;
           u64 v = window(s, w) + carry;
           carry = v > top_half(w);
@@ -155,7 +158,7 @@ struct Recoder {
   }
   inline const uint8_t* scalar(size_t k) const { return sc + 32 * (size_t)(idx ? idx[k] : k); }
   // window values above this are negative digits with a carry up; none in the top window
-  inline u64 top_half(unsigned w) const { return w + 1 < nw ? (u64)1 << (plan.width(w) - 1) : ~(u64)0; }
+  inline u64 top_half(unsigned w) const { return w + 1 < plan.nw ? (u64)1 << (plan.width(w) - 1) : ~(u64)0; }
   inline u64 window(const u64* s, unsigned w) const {
     const unsigned cw = plan.width(w);
     size_t pos = plan.pos(w), limb = pos / 64, sh = pos % 64;
@@ -258,12 +261,12 @@ Affine<Cfg> msm_batched(const MsmPoints<Cfg>& pts, const uint8_t* scalars, const
                         unsigned T, MsmPlan plan) {
   using Pt = XYZZ<Cfg>;
   if (plan.c < 4) plan = {4, sbits / 4 + 1, plan.k};
-  const unsigned c = plan.c, nw = plan.nw, k = plan.k;
-  const size_t nb = (size_t)1 << (c - 1), ntasks = (size_t)nw * k;
+  const unsigned nw = plan.nw, k = plan.k;
+  const size_t ntasks = (size_t)nw * k;
   Recoder<Fr> rec;
   rec.build(scalars, nullptr, n, plan, T);
   rec.neg = neg;
-  const size_t B = std::min<size_t>(std::max<size_t>(nb / 4, 64), MSM_BATCH_SIZE);
+  const size_t B = msm_batch(plan);
   unsigned TT = (unsigned)std::min<size_t>(T, ntasks);
   std::vector<Pt> partial(ntasks, Pt::inf());
   std::vector<Buckets<Cfg, BA>> acc(TT);

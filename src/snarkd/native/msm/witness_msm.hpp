@@ -130,8 +130,8 @@ struct WitnessMsm {
           for (unsigned w = 0; w < nw; w++) tasks.push_back({g, j, 0, w, 0});
       }
     };
-    add_tasks(2, j2, g2d.rec.nw);  // G2 tasks are the slowest: schedule them first
-    add_tasks(1, j1, g1d.rec.nw);
+    add_tasks(2, j2, g2d.rec.plan.nw);  // G2 tasks are the slowest: schedule them first
+    add_tasks(1, j1, g1d.rec.plan.nw);
     std::vector<XYZZ<G1>> part1(tasks.size(), XYZZ<G1>::inf());
     std::vector<XYZZ<G2>> part2(tasks.size(), XYZZ<G2>::inf());
     const unsigned TT = (unsigned)std::max<size_t>(1, std::min<size_t>(T, tasks.size()));
@@ -152,7 +152,7 @@ struct WitnessMsm {
     // 4) combine: windows by Horner from the top, plus the ones' sums
     auto combine = [&](unsigned g, unsigned job, auto& part, auto zero, const Digits& d) {
       auto acc = zero, ones_sum = zero;
-      for (unsigned w = d.rec.nw; w-- > 0;) {
+      for (unsigned w = d.rec.plan.nw; w-- > 0;) {
         for (unsigned i = 0; i < d.rec.plan.width(w); i++) acc.dbl();
         for (size_t ti = 0; ti < tasks.size(); ti++)
           if (tasks[ti].g == g && tasks[ti].job == job && tasks[ti].kind == 0 && tasks[ti].a == w) acc.add(part[ti]);
@@ -177,7 +177,7 @@ struct WitnessMsm {
       bits = bits_;
       MsmPlan plan = msm_plan_run(m, T, bits, neg != nullptr, cmax);
       if (plan.c < 4) plan = {4, bits / 4 + 1, 1};
-      B = std::min<size_t>(std::max<size_t>(((size_t)1 << (plan.c - 1)) / 4, 64), MSM_BATCH_SIZE);
+      B = msm_batch(plan);
       rec.build(sc, index, m, plan, T);
       rec.neg = neg;
     }
@@ -211,7 +211,7 @@ struct WitnessMsm {
     return window_sum(bk, sb, nbw, nba, d.B, MsmPoints<Cfg>(job.bases, npts, phi), 2 * m,
                       [&d, k0, m, nf, w](size_t q) { return q < m ? d.rec.digit(k0 + q, w) : d.rec.digit(nf + k0 + q - m, w); },
                       [&full, k0, m, lo, npts](size_t q) { return q < m ? (size_t)(full[k0 + q] - lo) : npts + (q - m); },
-                      w + 1 == d.rec.nw && nbw < nba);
+                      w + 1 == d.rec.plan.nw && nbw < nba);
   }
 };
 

@@ -460,7 +460,7 @@ class Recorder {
   // good when a - elem_lo_, rotated right by 2, is below elem_slots_. A misaligned offset rotates its low bits to the
   // top (>= 2^30, above any slot count of a memory of at most 4 GiB); an address below elem_lo_ wraps to at least
   // 2^32 - elem_lo_, above every slot. So a pass implies the three tests pass; anything else runs them in their
-  // order (elem_checks), so their errors stay theirs. Kept by size_memory and instantiate, the only places that
+  // order (read_checks, write_checks), so their errors stay theirs. Kept by size_memory and instantiate, the only places that
   // change the memory's size or runtime_end_.
   uint32_t elem_lo_ = 0;     // runtime_end_ rounded up to a word
   uint64_t elem_slots_ = 0;  // the aligned element addresses from elem_lo_ that lie inside the memory
