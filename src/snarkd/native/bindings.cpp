@@ -498,7 +498,7 @@ void bind_curve(py::module_& m) {
   m.def("spmv_ab", [](py::object coefs, py::object witness, size_t domain, long threads) {
     Buf C(coefs, "coefs_section"), W(witness, "witness");
     size_t nw = W.count(32, "32-byte plain Fr witness values");
-    FrVector a(domain, true), b(domain, true);
+    FrVector a(domain, false), b(domain, false);  // spmv_ab writes every row
     std::string err;
     {
       Computing rel;
