@@ -75,6 +75,59 @@ def test_spmv_errors(curve):
         m.spmv_ab(_section(ents, r), wit[:-1], 16)
 
 
+def _raw_section(entries):
+    """Like _section with each value given as the stored 32-byte integer (may be >= r)."""
+    return b"".join([struct.pack("<I", len(entries))] +
+                    [struct.pack("<III", m, c, s) + v.to_bytes(32, "little") for m, c, s, v in entries])
+
+
+@pytest.mark.parametrize("order", ["sorted", "shuffled"])
+def test_spmv_ab_classes(curve, order):
+    """Enough entries for one index chunk per thread (>= 4096 each): coefficients 0, +-1,
+    +-2^j (j < 8: the doubling classes), 2^8 and -2^8 (products), large random ones, stored
+    values >= r (reduced first), repeated (matrix, constraint, signal) triples, witness values
+    r - 1, 0, r and 2^256 - 1 (reduced), a constraint with 3000 entries where the chunks meet;
+    entries in snarkjs's constraint order (split by index ranges) or shuffled (rows per thread)."""
+    r = curve.r
+    rng2 = random.Random(17)
+    domain, nwit = 256, 300
+    w = [1, r - 1, 0, r, (1 << 256) - 1] + [rng2.randrange(r) for _ in range(nwit - 5)]
+    coefs = [0, 1, r - 1, 256, r - 256] + [c for j in range(1, 8) for c in (1 << j, r - (1 << j))]
+    ents = []
+    for con in range(domain):
+        n = 3000 if con == 128 else rng2.randrange(0, 60)
+        for _ in range(n):
+            coef = rng2.choice(coefs) if rng2.random() < 0.9 else rng2.randrange(r)
+            ents.append((rng2.randrange(2), con, rng2.randrange(nwit), coef))
+    ents += [ents[7], ents[7], ents[100]]  # repeats (out of constraint order: appended last)
+    if order == "sorted":
+        ents.sort(key=lambda e: e[1])
+    else:
+        rng2.shuffle(ents)
+    stored = [(m, c, s, coef * (1 << 512) % r) for m, c, s, coef in ents]
+    for k in range(0, len(stored), 97):  # non-canonical stored values: v + r < 2^256
+        m, c, s, v = stored[k]
+        if v + r < (1 << 256):
+            stored[k] = (m, c, s, v + r)
+    sec = _raw_section(stored)
+    wit = enc_many([x % (1 << 256) for x in w], 4).tobytes()
+    want = [[0] * domain, [0] * domain]
+    for m, c, s, coef in ents:
+        want[m][c] = (want[m][c] + coef * w[s]) % r
+    assert len(ents) > 2 * 4096
+    for t in (1, 2, 3):
+        a, b = (np.asarray(v) for v in curve.mod.spmv_ab(sec, wit, domain, threads=t))
+        assert [curve.ur(x) for x in dec_many(a, 4)] == want[0]
+        assert [curve.ur(x) for x in dec_many(b, 4)] == want[1]
+        assert all(x < r for x in dec_many(a, 4) + dec_many(b, 4))  # canonical as stored
+    # the first bad entry in file order is named, also when a later chunk has one too
+    bad = list(stored)
+    bad[len(bad) - 5] = (0, domain, 0, 1)
+    bad[len(bad) // 3] = (1, 0, nwit, 1)
+    with pytest.raises(ValueError, match=f"entry {len(bad) // 3}: signal {nwit}"):
+        curve.mod.spmv_ab(_raw_section(bad), wit, domain, threads=2)
+
+
 def test_h_and_pointwise(curve):
     r, m = curve.r, curve.mod
     n = 64

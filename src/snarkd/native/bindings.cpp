@@ -389,6 +389,19 @@ void bind_endo(py::module_& m, const char* lam_name, const char* split_name, con
 // The quadratic extension's product (G2's coordinates), for tests against Python integers:
 // a b, or a conj(b) with conj (the batch-affine flush's form); alias 0 writes a fresh value,
 // 1 the product over a, 2 over b (Fp2::mul_to and mul_conj_to may alias either).
+#if defined(SNARKD_SIMD52)
+template <class F2>
+SNARKD_SIMD52_TARGET void fq2_eight(int op, const F2* a, const F2* b, F2* out) {
+  using VC = simd52::VecCoord<F2>;
+  typename VC::T x = VC::insert(a), y = VC::insert(b), r;
+  if (op == 0) r = VC::mul(x, y);
+  else if (op == 1) r = VC::mul_conj(x, y);
+  else if (op == 2) r = VC::sqr(x);
+  else r = {VC::norm(x), VC::one().c1};
+  VC::extract(r, out);
+}
+#endif
+
 template <class F2>
 void bind_fp2(py::module_& m) {
   m.def("fq2_mul", [](py::object a, py::object b, int alias, bool conj, long t) {
@@ -403,6 +416,25 @@ void bind_fp2(py::module_& m) {
     });
   }, py::arg("a"), py::arg("b"), py::arg("alias") = 0, py::arg("conj") = false, py::arg("threads") = 0,
      "Testing: elementwise Fq2 product a b (or a conj(b)), Montgomery in/out, c0 then c1 per element -> uint64[n, 2L]");
+#if defined(SNARKD_SIMD52)
+  // The 8-lane (IFMA) forms of G2's coordinate products, on words as given (each component
+  // below 2p, as the flush feeds them), results made canonical.
+  m.def("fq2_lanes", [](py::object a, py::object b, const std::string& op) {
+    constexpr size_t W = sizeof(F2) / 8;
+    if (!detect_simd52()) throw py::value_error("fq2_lanes: this CPU has no AVX-512 IFMA");
+    int k = op == "mul" ? 0 : op == "mul_conj" ? 1 : op == "sqr" ? 2 : op == "norm" ? 3 : -1;
+    if (k < 0) throw py::value_error("op: mul, mul_conj, sqr or norm");
+    Buf A(a, "a"), B(b, "b");
+    size_t n = A.count(8 * W, "Fq2 elements");
+    if (B.count(8 * W, "Fq2 elements") != n || n % 8) throw py::value_error("a, b: the same count, a multiple of 8");
+    auto out = new_u64_1d(n * W);
+    F2* o = (F2*)out.mutable_data();
+    for (size_t i = 0; i < n; i += 8) fq2_eight<F2>(k, (const F2*)A.data() + i, (const F2*)B.data() + i, o + i);
+    return out;
+  }, py::arg("a"), py::arg("b"), py::arg("op"),
+     "Testing: the 8-lane Fq2 op (mul, mul_conj, sqr; norm: c1 = 0) per element, words in (components < 2p, "
+     "Montgomery), canonical words out -> uint64[n * 2L]");
+#endif
 }
 
 template <class NS>
@@ -466,7 +498,7 @@ void bind_curve(py::module_& m) {
   m.def("spmv_ab", [](py::object coefs, py::object witness, size_t domain, long threads) {
     Buf C(coefs, "coefs_section"), W(witness, "witness");
     size_t nw = W.count(32, "32-byte plain Fr witness values");
-    FrVector a(domain, true), b(domain, true);
+    FrVector a(domain, false), b(domain, false);  // spmv_ab writes every row
     std::string err;
     {
       Computing rel;

@@ -102,6 +102,33 @@ struct Params {
   static constexpr Limbs P1 = kp(1), P2 = kp(2), P4 = kp(4);
   static constexpr Limbs B1 = kp_borrow(1), B2 = kp_borrow(2), B4 = kp_borrow(4);
   static constexpr u64 PINV = pinv52();
+  // Double-width values (Wide): 2L + 1 columns of 52 bits
+  struct WLimbs { u64 v[2 * L + 1]; };
+  static constexpr WLimbs kpp(unsigned k) {  // k p^2 (k p^2 < R^2 for the k used: 4 p < R)
+    u64 w[2 * P::N + 1] = {};
+    for (unsigned i = 0; i < P::N; i++) {
+      unsigned __int128 c = 0;
+      for (unsigned j = 0; j < P::N; j++) {
+        c += (unsigned __int128)P::MOD[i] * P::MOD[j] + w[i + j];
+        w[i + j] = (u64)c;
+        c >>= 64;
+      }
+      w[i + P::N] = (u64)c;
+    }
+    unsigned __int128 c = 0;
+    for (unsigned i = 0; i <= 2 * P::N; i++) {
+      c += (unsigned __int128)w[i] * k;
+      w[i] = (u64)c;
+      c >>= 64;
+    }
+    WLimbs r{};
+    for (unsigned i = 0; i <= 2 * L; i++) r.v[i] = bits_at(w, 2 * P::N + 1, 52 * i, 52);
+    return r;
+  }
+  static constexpr WLimbs PP4 = kpp(4);
+  // 8 p < R (the top word of p below 2^61): a wide value below 8 p^2 reduces to below
+  // 8 p^2 / R + p < 2 p. BLS12-381's Fq (p / R = 0.10) has it, BN254's (0.19) not.
+  static constexpr bool WIDE8_LT_2P = (P::MOD[P::N - 1] >> 61) == 0 && RB == 64 * P::N;
 };
 
 template <class Pr>
@@ -175,61 +202,137 @@ SNARKD_SIMD52_INLINE Fe<Pr> mul(const Fe<Pr>& a, const Fe<Pr>& b) {
   return r;
 }
 
-// a^2 / R mod p: the product first, the cross products a_i a_j (i < j) once and
-// doubled (L(L-1)/2 + L pairs instead of L^2: 85 instead of 105 IFMA for L = 5),
-// then the L reduction rounds. Same bounds as mul.
+// Lazy reduction (the 8-lane Fq2 products): a Wide holds an unreduced double-width value
+// as 2L + 1 columns, column k weighing 2^(52k), each a signed 64-bit sum of 52-bit product
+// halves (vpmadd52 adds the low / high 52 bits of a 104-bit product to a 64-bit lane).
+// Several products are summed and subtracted column by column and reduced once (redc),
+// so a Karatsuba Fq2 product takes two reductions instead of three. Column bounds: one
+// product adds at most 2L halves (< 2^52 each) to a column, so a combination of three
+// products with signs stays within +-6L 2^52 <= 2^58 (L <= 8: BLS12-381), the reduction
+// adds 2L more halves and the carries: far from 2^63. The value itself must be >= 0
+// (callers add a multiple of p where a difference could go negative): the columns may
+// be negative, so every carry is an arithmetic shift (srai), which for non-negative
+// columns is the same as the logical one.
 template <class Pr>
-SNARKD_SIMD52_INLINE Fe<Pr> sqr(const Fe<Pr>& a) {
-  constexpr unsigned L = Pr::L;
-  const V zero = _mm512_setzero_si512();
-  V t[2 * L + 1];
-#pragma GCC unroll 16
-  for (unsigned i = 0; i <= 2 * L; i++) t[i] = zero;
+struct Wide {
+  V t[2 * Pr::L + 1];
+};
+
+template <class Pr>
+SNARKD_SIMD52_INLINE Wide<Pr> wide_const(const typename Pr::WLimbs& c) {
+  Wide<Pr> w;
+#pragma GCC unroll 17
+  for (unsigned i = 0; i <= 2 * Pr::L; i++) w.t[i] = bc(c.v[i]);
+  return w;
+}
+
+// w += a b (a, b normalized: limbs < 2^52)
+template <class Pr>
+SNARKD_SIMD52_INLINE void mul_acc(Wide<Pr>& w, const Fe<Pr>& a, const Fe<Pr>& b) {
 #pragma GCC unroll 8
-  for (unsigned i = 0; i < L; i++)
+  for (unsigned i = 0; i < Pr::L; i++)
 #pragma GCC unroll 8
-    for (unsigned j = i + 1; j < L; j++) {
-      t[i + j] = _mm512_madd52lo_epu64(t[i + j], a.l[i], a.l[j]);
-      t[i + j + 1] = _mm512_madd52hi_epu64(t[i + j + 1], a.l[i], a.l[j]);
+    for (unsigned j = 0; j < Pr::L; j++) {
+      w.t[i + j] = _mm512_madd52lo_epu64(w.t[i + j], a.l[i], b.l[j]);
+      w.t[i + j + 1] = _mm512_madd52hi_epu64(w.t[i + j + 1], a.l[i], b.l[j]);
     }
-#pragma GCC unroll 16
-  for (unsigned i = 0; i < 2 * L; i++) t[i] = _mm512_slli_epi64(t[i], 1);  // < 2^60: no overflow
+}
+
+template <class Pr>
+SNARKD_SIMD52_INLINE Wide<Pr> mul_wide(const Fe<Pr>& a, const Fe<Pr>& b) {
+  Wide<Pr> w;
+#pragma GCC unroll 17
+  for (unsigned i = 0; i <= 2 * Pr::L; i++) w.t[i] = _mm512_setzero_si512();
+  mul_acc(w, a, b);
+  return w;
+}
+
+// x += s y (s = +1 or -1), column by column
+template <int S, class Pr>
+SNARKD_SIMD52_INLINE void wide_acc(Wide<Pr>& x, const Wide<Pr>& y) {
+#pragma GCC unroll 17
+  for (unsigned i = 0; i <= 2 * Pr::L; i++)
+    x.t[i] = S > 0 ? _mm512_add_epi64(x.t[i], y.t[i]) : _mm512_sub_epi64(x.t[i], y.t[i]);
+}
+
+// w += the cross products x_i x_j (i < j) of x, once (sqr_wide doubles them)
+template <class Pr>
+SNARKD_SIMD52_INLINE void sqr_cross(Wide<Pr>& w, const Fe<Pr>& x) {
 #pragma GCC unroll 8
-  for (unsigned i = 0; i < L; i++) {
-    t[2 * i] = _mm512_madd52lo_epu64(t[2 * i], a.l[i], a.l[i]);
-    t[2 * i + 1] = _mm512_madd52hi_epu64(t[2 * i + 1], a.l[i], a.l[i]);
+  for (unsigned i = 0; i < Pr::L; i++)
+#pragma GCC unroll 8
+    for (unsigned j = i + 1; j < Pr::L; j++) {
+      w.t[i + j] = _mm512_madd52lo_epu64(w.t[i + j], x.l[i], x.l[j]);
+      w.t[i + j + 1] = _mm512_madd52hi_epu64(w.t[i + j + 1], x.l[i], x.l[j]);
+    }
+}
+
+template <class Pr>
+SNARKD_SIMD52_INLINE void sqr_diag(Wide<Pr>& w, const Fe<Pr>& x) {  // w += x_i^2
+#pragma GCC unroll 8
+  for (unsigned i = 0; i < Pr::L; i++) {
+    w.t[2 * i] = _mm512_madd52lo_epu64(w.t[2 * i], x.l[i], x.l[i]);
+    w.t[2 * i + 1] = _mm512_madd52hi_epu64(w.t[2 * i + 1], x.l[i], x.l[i]);
   }
-  // reduction rounds, as in mul (round i clears limb i)
+}
+
+// a^2 + b^2 + ...: every square's cross products once, the columns doubled, then the
+// squares a_i^2 (L(L-1)/2 + L pairs per square instead of L^2: 85 instead of 105 IFMA
+// for L = 5). Two squares: columns < 2 L 2^52 <= 2^56 before the doubling.
+template <class Pr, class... A>
+SNARKD_SIMD52_INLINE Wide<Pr> sqr_wide(const A&... a) {
+  Wide<Pr> w;
+#pragma GCC unroll 17
+  for (unsigned i = 0; i <= 2 * Pr::L; i++) w.t[i] = _mm512_setzero_si512();
+  (sqr_cross(w, a), ...);
+#pragma GCC unroll 16
+  for (unsigned i = 0; i < 2 * Pr::L; i++) w.t[i] = _mm512_slli_epi64(w.t[i], 1);  // no overflow
+  (sqr_diag(w, a), ...);
+  return w;
+}
+
+// w / R mod p for w >= 0 with w / R + p < 2^(52L): below w / R + p, normalized. Round i clears column i
+// (m = -w_i / p mod 2^52, the last round LAST bits wide), as in mul.
+template <class Pr>
+SNARKD_SIMD52_INLINE Fe<Pr> redc(Wide<Pr>& w) {
+  constexpr unsigned L = Pr::L;
+  const V zero = _mm512_setzero_si512(), m52 = bc(M52);
+  V* t = w.t;
 #pragma GCC unroll 8
   for (unsigned i = 0; i < L; i++) {
-    V m = _mm512_madd52lo_epu64(zero, t[i], bc(Pr::PINV));
+    V m = _mm512_madd52lo_epu64(zero, t[i], bc(Pr::PINV));  // the low 52 bits: right for a negative column too
     if (i + 1 == L && Pr::LAST < 52) m = _mm512_and_si512(m, bc((1ULL << Pr::LAST) - 1));
 #pragma GCC unroll 8
     for (unsigned j = 0; j < L; j++) {
       t[i + j] = _mm512_madd52lo_epu64(t[i + j], m, bc(Pr::P1.v[j]));
       t[i + j + 1] = _mm512_madd52hi_epu64(t[i + j + 1], m, bc(Pr::P1.v[j]));
     }
-    if (i + 1 < L || Pr::LAST == 52) t[i + 1] = _mm512_add_epi64(t[i + 1], _mm512_srli_epi64(t[i], 52));
+    if (i + 1 < L || Pr::LAST == 52) t[i + 1] = _mm512_add_epi64(t[i + 1], _mm512_srai_epi64(t[i], 52));
+  }
+  // the value is now in columns L - 1 (LAST < 52: 0 mod 2^LAST there) or L up: normalize
+  // them (signed carries), then shift right by LAST bits
+  constexpr unsigned B = Pr::LAST == 52 ? L : L - 1;
+#pragma GCC unroll 8
+  for (unsigned j = B; j < 2 * L; j++) {
+    t[j + 1] = _mm512_add_epi64(t[j + 1], _mm512_srai_epi64(t[j], 52));
+    t[j] = _mm512_and_si512(t[j], m52);
   }
   Fe<Pr> r;
-  if constexpr (Pr::LAST == 52) {
 #pragma GCC unroll 8
-    for (unsigned j = 0; j < L; j++) r.l[j] = t[L + j];
-    normalize(r);
-  } else {
-    // t[L - 1 .. 2L] is 0 mod 2^LAST at t[L - 1]: normalize, then shift right by LAST bits
-    const V m = bc(M52);
-#pragma GCC unroll 8
-    for (unsigned j = L - 1; j < 2 * L; j++) {
-      t[j + 1] = _mm512_add_epi64(t[j + 1], _mm512_srli_epi64(t[j], 52));
-      t[j] = _mm512_and_si512(t[j], m);
-    }
-#pragma GCC unroll 8
-    for (unsigned j = 0; j < L; j++)
+  for (unsigned j = 0; j < L; j++) {
+    if constexpr (Pr::LAST == 52) r.l[j] = t[L + j];
+    else
       r.l[j] = _mm512_and_si512(
-          _mm512_or_si512(_mm512_srli_epi64(t[L - 1 + j], Pr::LAST), _mm512_slli_epi64(t[L + j], 52 - Pr::LAST)), m);
+          _mm512_or_si512(_mm512_srli_epi64(t[L - 1 + j], Pr::LAST), _mm512_slli_epi64(t[L + j], 52 - Pr::LAST)), m52);
   }
   return r;
+}
+
+// a^2 / R mod p; same bounds as mul.
+template <class Pr>
+SNARKD_SIMD52_INLINE Fe<Pr> sqr(const Fe<Pr>& a) {
+  Wide<Pr> w = sqr_wide<Pr>(a);
+  return redc(w);
 }
 
 // a + b, normalized (no reduction: the caller keeps track of the bound).

@@ -112,13 +112,28 @@ struct VecCoord<Fp2<Mont<P>, -1>> {
     for (unsigned i = 0; i < Pr::L; i++) z.l[i] = _mm512_setzero_si512();
     return {B::one(), z};
   }
-  // Karatsuba; inputs < 2p per component, output < 2p per component
+  // Karatsuba with lazy reduction: t0 = a0 b0, t1 = a1 b1 and s = (a0 + a1)(b0 + b1) as
+  // unreduced double-width values (simd52::Wide), then c0 = t0 - t1 + 4p^2 and
+  // c1 = s - t0 - t1 (= a0 b1 + a1 b0 exactly, so never negative) reduced once each: two
+  // reductions instead of three. Inputs < 2p per component (the sums, < 4p < 2^(52L), need
+  // no csub: s only enters that exact identity), so both wide values lie in [0, 8p^2);
+  // fit8 brings the reduction's result (below 8p^2 / R + p) under 2p.
   SNARKD_SIMD52_INLINE static T mul(const T& a, const T& b) {
-    E t0 = simd52::mul(a.c0, b.c0), t1 = simd52::mul(a.c1, b.c1);
-    E s = simd52::mul(csub<2>(simd52::add(a.c0, a.c1)), csub<2>(simd52::add(b.c0, b.c1)));
-    E c0 = csub<2>(simd52::sub<2>(t0, t1));                                  // (0, 4p) -> < 2p
-    E c1 = csub<2>(csub<4>(simd52::sub<4>(s, simd52::add(t0, t1))));        // (0, 6p) -> < 2p
-    return {c0, c1};
+    Wide<Pr> t0 = mul_wide(a.c0, b.c0), t1 = mul_wide(a.c1, b.c1);
+    Wide<Pr> s = mul_wide(simd52::add(a.c0, a.c1), simd52::add(b.c0, b.c1));
+    Wide<Pr> c0 = wide_const<Pr>(Pr::PP4);
+    wide_acc<1>(c0, t0);
+    wide_acc<-1>(c0, t1);
+    wide_acc<-1>(s, t0);
+    wide_acc<-1>(s, t1);
+    return {fit8(redc(c0)), fit8(redc(s))};
+  }
+  // A reduced wide value below 8p^2 (so below 8p^2 / R + p) -> below 2p: nothing to do
+  // where 8p < R (BLS12-381: p / R = 0.10, below 1.82p); BN254 (p / R = 0.19: below 2.52p)
+  // takes one csub.
+  SNARKD_SIMD52_INLINE static E fit8(const E& x) {
+    if constexpr (Pr::WIDE8_LT_2P) return x;
+    else return csub<2>(x);
   }
   // (c0 + c1)(c0 - c1) + 2 c0 c1 u
   SNARKD_SIMD52_INLINE static T sqr(const T& a) {
@@ -127,18 +142,24 @@ struct VecCoord<Fp2<Mont<P>, -1>> {
     E m = simd52::mul(a.c0, a.c1);
     return {simd52::mul(s, d), csub<2>(simd52::add(m, m))};
   }
-  // N(a) = a0^2 + a1^2 (in Fq, nonzero for nonzero a: -1 is not a square); a < 2p, out < 2p
+  // N(a) = a0^2 + a1^2 (in Fq, nonzero for nonzero a: -1 is not a square): both squares
+  // summed unreduced (below 8p^2 for a < 2p) and reduced once; out < 2p
   SNARKD_SIMD52_INLINE static E norm(const T& a) {
-    return csub<2>(simd52::add(simd52::sqr(a.c0), simd52::sqr(a.c1)));
+    Wide<Pr> w = sqr_wide<Pr>(a.c0, a.c1);
+    return fit8(redc(w));
   }
-  // a conj(b) = (a0 b0 + a1 b1) + ((a0 + a1)(b0 - b1) - a0 b0 + a1 b1) u: 3 products, the
-  // conjugate never formed; inputs < 2p, output < 2p
+  // a conj(b) = (a0 b0 + a1 b1) + (a1 b0 - a0 b1) u, lazily: c0 = t0 + t1 (< 8p^2) and
+  // c1 = (a0 + a1)(b0 + 2p - b1) - t0 + t1 = a1 b0 - a0 b1 + 2p (a0 + a1), which is
+  // positive (a0 b1 < 2p a0) and below 4p^2 + 8p^2 = 12p^2 for inputs < 2p; it reduces to
+  // below 12p^2 / R + p < 4p (3.27p BN254, 2.22p BLS12-381), one csub<2> -> < 2p. 3
+  // products and 2 reductions, the conjugate never formed; inputs < 2p, output < 2p
   SNARKD_SIMD52_INLINE static T mul_conj(const T& a, const T& b) {
-    E t0 = simd52::mul(a.c0, b.c0), t1 = simd52::mul(a.c1, b.c1);
-    E s = simd52::mul(csub<2>(simd52::add(a.c0, a.c1)), csub<2>(simd52::sub<2>(b.c0, b.c1)));
-    E c0 = csub<2>(simd52::add(t0, t1));                                    // < 4p -> < 2p
-    E c1 = csub<2>(csub<4>(simd52::sub<2>(simd52::add(s, t1), t0)));        // (0, 6p) -> < 2p
-    return {c0, c1};
+    Wide<Pr> t0 = mul_wide(a.c0, b.c0), t1 = mul_wide(a.c1, b.c1);
+    Wide<Pr> s = mul_wide(simd52::add(a.c0, a.c1), simd52::sub<2>(b.c0, b.c1));
+    wide_acc<-1>(s, t0);
+    wide_acc<1>(s, t1);
+    wide_acc<1>(t0, t1);
+    return {fit8(redc(t0)), csub<2>(redc(s))};
   }
   // a * b for b in Fq: 2 products; inputs < 2p, output < 2p
   SNARKD_SIMD52_INLINE static T mul_base(const T& a, const E& b) { return {simd52::mul(a.c0, b), simd52::mul(a.c1, b)}; }
