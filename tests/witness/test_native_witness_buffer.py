@@ -84,3 +84,39 @@ def test_wasm_keeps_the_callers_bytes(bigint):
     assert res.ok, res.message
     assert bytes(res.witness) == snarkjs_values(circuit, inputs)
     assert calc._parsed.inspect()["witness_size"] == calc.witness_size
+
+
+def initial_memory_bytes(wasm: bytes) -> int:
+    """The module's own memory's initial size (its memory section; circom declares one memory)."""
+    def uleb(at):
+        value = shift = 0
+        while True:
+            byte = wasm[at]
+            at += 1
+            value |= (byte & 0x7F) << shift
+            shift += 7
+            if byte < 0x80:
+                return value, at
+    at = 8
+    while at < len(wasm):
+        section, at = wasm[at], at + 1
+        size, at = uleb(at)
+        if section == 5:
+            _, body = uleb(at)  # one memory: its limits flag, then the initial page count
+            return uleb(body + 1)[0] << 16
+        at += size
+    raise AssertionError("no memory section")
+
+
+def test_control_flow_run_in_huge_pages_gives_snarkjs_witness(curve):
+    """circomlib's SHA-256 declares more than 4 MiB of memory: the control-flow run asks for it in 2 MiB pages
+    (advise_huge_pages), and each run, in memory mapped afresh, gives snarkjs's witness."""
+    sha = compiled("sha256.circom", curve, include_circomlib=True)
+    calc = NativeCalculator(sha.wasm, cache=False, strict=True)
+    assert initial_memory_bytes(calc._bytes) >= 4 << 20
+    for bits in ([0] * 64, [1, 0] * 32, [1] * 64):
+        inputs = {"in": bits}
+        for _ in range(2):
+            res = calc._run(run_inputs(calc, inputs))
+            assert res.ok, res.message
+            assert bytes(res.witness) == snarkjs_values(sha, inputs)

@@ -12,7 +12,8 @@
 //     word: pages the circuit never touches are never faulted in (no memset of the whole); freed, its
 //     pages serve the compiler's tables (the build frees the recorder before it compiles).
 // Transparent huge pages (madvise) were tried for these blocks and were slower on this VM: the kernel's
-// clearing of fresh 2 MiB pages cost more than the faults they saved.
+// clearing of fresh 2 MiB pages cost more than the faults they saved. What is written densely takes them
+// (advise_huge_pages): a loaded program's code, a witness block, the control-flow run's memory (record.hpp).
 #pragma once
 #include <sys/mman.h>
 
