@@ -7,12 +7,17 @@ from __future__ import annotations
 
 import gc
 import shutil
+import sys
+from pathlib import Path
 
 import pytest
 
 from snarkd.witness import NativeCalculator
 from test_native_control_flow import K_LIMBS, N_BITS, bigint_inputs
 from wfixtures import compiled, wasm_cache  # noqa: F401
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "fuzz"))
+import mutate_wasm  # noqa: E402
 
 
 def snarkjs_values(circuit, inputs) -> bytes:
@@ -87,25 +92,9 @@ def test_wasm_keeps_the_callers_bytes(bigint):
 
 
 def initial_memory_bytes(wasm: bytes) -> int:
-    """The module's own memory's initial size (its memory section; circom declares one memory)."""
-    def uleb(at):
-        value = shift = 0
-        while True:
-            byte = wasm[at]
-            at += 1
-            value |= (byte & 0x7F) << shift
-            shift += 7
-            if byte < 0x80:
-                return value, at
-    at = 8
-    while at < len(wasm):
-        section, at = wasm[at], at + 1
-        size, at = uleb(at)
-        if section == 5:
-            _, body = uleb(at)  # one memory: its limits flag, then the initial page count
-            return uleb(body + 1)[0] << 16
-        at += size
-    raise AssertionError("no memory section")
+    """The module's own memory's initial size (its memory section: one memory, its limits flag, then its pages)."""
+    payload = next(p for sid, p in mutate_wasm.sections(wasm) if sid == 5)
+    return mutate_wasm.uleb(payload, 2)[0] << 16
 
 
 def test_control_flow_run_in_huge_pages_gives_snarkjs_witness(curve):
