@@ -115,10 +115,26 @@ def _print_timings(timings: dict[str, float], total_ms: float) -> None:
     print(f"{'total':<{width}} {total_ms:10.1f} ms", file=sys.stderr)
 
 
+class _NoSteps:
+    """The step bar where none can show (--quiet or --no-progress, and no --progress): what StepBar does then, without
+    importing prover.progress and contextlib (functools, collections: ~2.5 ms of a one-shot `snarkd witness`)."""
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        pass
+
+    def step(self, name: str):
+        return self
+
+
 def _progress(args, steps: int):
     """The step bar of a witness calculation: on a terminal, for a large circuit .wasm."""
     import os
 
+    if args.progress is False or (args.progress is None and args.quiet):  # prover.progress.wanted's "no" at once
+        return _NoSteps()
     from snarkd.prover.progress import StepBar, wanted
 
     try:

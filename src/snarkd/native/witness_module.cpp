@@ -20,6 +20,7 @@
 #include <optional>
 #include <string>
 #include <system_error>
+#include <type_traits>
 #include <vector>
 
 #include <cerrno>
@@ -59,11 +60,14 @@ py::int_ limbs_to_int(const uint32_t* w, size_t n) {
 
 // The wasm bytes and their parsed module, kept together (the module points into the bytes).
 struct Wasm {
-  std::string bytes;
+  // The caller's bytes object, kept rather than copied (bodies and data segments point into it; immutable): a copy
+  // was the size of the .wasm in fresh pages, ~220 page faults of a one-shot `snarkd witness` on the RSA verifier.
+  // Released with the Python object, under the GIL.
+  py::bytes bytes;
   std::unique_ptr<Module> module;
-  explicit Wasm(std::string b) : bytes(std::move(b)) {
+  explicit Wasm(py::bytes b) : bytes(std::move(b)) {
     try {
-      module = std::make_unique<Module>((const uint8_t*)bytes.data(), bytes.size());
+      module = std::make_unique<Module>((const uint8_t*)PyBytes_AS_STRING(bytes.ptr()), size_t(PyBytes_GET_SIZE(bytes.ptr())));
       fuse_field_calls(*module);  // before any Recorder reads it
     } catch (const WasmError& e) {
       throw Unsupported(e.what());
@@ -103,11 +107,28 @@ struct AnyPath {
   uint64_t nodes, live_ins, regs, guards, consts;
 };
 
+// A witness computed natively, handed to Python in the block the run wrote it to: (W, 4) little-endian u64 plain
+// limbs, read-only, as the bytes object it replaces. Copying it into a vector and then into bytes cost a one-shot
+// `snarkd witness` two fresh blocks of the witness's size (the RSA verifier's 6 MB: ~3,000 page faults and two copies,
+// ~10 ms of its ~150 ms CPU; a process that runs many keeps malloc's blocks, so in process it hardly showed).
+struct WitnessBytes {
+  std::shared_ptr<void> owner;  // the Big<Mont<P>> holding the values (freed with the last Python reference)
+  const char* data = nullptr;
+  size_t bytes = 0;
+};
+
+template <class F>
+WitnessBytes witness_bytes(Big<F>&& values) {
+  static_assert(sizeof(F) == 32 && std::is_standard_layout<F>::value, "a value is 4 u64 limbs, as .wtns stores it");
+  auto keep = std::make_shared<Big<F>>(std::move(values));
+  return {keep, reinterpret_cast<const char*>(keep->data()), keep->size() * sizeof(F)};
+}
+
 struct RecordResult {
   bool ok = false;
   std::string error_kind, message;
   int code = 0;
-  py::object witness = py::none();  // bytes: (W, 4) uint64 plain limbs
+  py::object witness = py::none();  // WitnessBytes: (W, 4) uint64 plain limbs
   py::list logs;
   std::shared_ptr<AnyPath> path;
   std::vector<std::pair<std::string, uint64_t>> stats;  // filled without the GIL
@@ -131,21 +152,15 @@ std::string decimal(const uint64_t* limbs) {
   return std::string(s.rbegin(), s.rend());
 }
 
-// The recorded path replayed on the request's own inputs must give the witness the recording computed: the
-// witness (plain) and the logs of this run come from that replay's check.
+// The recorded path replayed on the request's own inputs must give the witness the recording computed (cw_plain,
+// converted to plain in its own block, which then goes to Python as it is); the logs of this run come from that replay.
 template <class P>
-void check_replay(const Big<Mont<P>>& cw, const Path<Mont<P>>& path,
+void check_replay(const Big<Mont<P>>& cw_plain, const Path<Mont<P>>& path,
                   const std::vector<std::pair<uint64_t, std::vector<Mont<P>>>>& inputs,
                   const std::vector<typename Recorder<P>::InputSignal>& table, uint32_t input_base, uint32_t n_inputs,
-                  RecordResult& out, std::vector<uint64_t>& witness_plain,
-                  std::vector<std::pair<bool, std::string>>& logs) {
+                  RecordResult& out, std::vector<std::pair<bool, std::string>>& logs) {
   using F = Mont<P>;
-  witness_plain.resize(cw.size() * 4);
-  for (size_t i = 0; i < cw.size(); i++) {
-    F n = cw[i].from_mont();
-    std::memcpy(&witness_plain[4 * i], n.v, 32);
-  }
-  std::vector<F> frame(cw.size() + path.n_regs);
+  std::vector<F> frame(cw_plain.size() + path.n_regs);
   std::vector<uint64_t> in_plain(size_t(n_inputs) * 4, 0);
   for (auto& [hash, vals] : inputs) {
     for (auto& s : table) {
@@ -166,8 +181,8 @@ void check_replay(const Big<Mont<P>>& cw, const Path<Mont<P>>& path,
     out.message = "internal: the recorded path does not replay its own inputs (instruction " + std::to_string(at) + ")";
     return;
   }
-  for (size_t i = 0; i < cw.size(); i++)
-    if (std::memcmp(frame[i].v, &witness_plain[4 * i], 32) != 0) {
+  for (size_t i = 0; i < cw_plain.size(); i++)
+    if (std::memcmp(frame[i].v, cw_plain[i].v, 32) != 0) {
       out.error_kind = "unsupported";
       out.message = "internal: the recorded path gives another witness element " + std::to_string(i);
       return;
@@ -179,7 +194,7 @@ void check_replay(const Big<Mont<P>>& cw, const Path<Mont<P>>& path,
 template <class P>
 void record_as(const Wasm& w, const std::vector<std::pair<uint64_t, std::vector<Mont<P>>>>& inputs,
                bool sanity, bool force, RecordLimits lim, uint32_t input_base, uint32_t n_inputs, int curve,
-               RecordResult& out, std::vector<uint64_t>& witness_plain, std::vector<std::pair<bool, std::string>>& logs) {
+               RecordResult& out, WitnessBytes& wit, std::vector<std::pair<bool, std::string>>& logs) {
   using F = Mont<P>;
   BigScope scope;  // first in, last out: the build's large blocks are reused within it, unmapped after it
   const auto t0 = std::chrono::steady_clock::now();
@@ -208,8 +223,12 @@ void record_as(const Wasm& w, const std::vector<std::pair<uint64_t, std::vector<
   auto ms = [](auto a, auto b) { return uint64_t(std::chrono::duration<double, std::milli>(b - a).count() + 0.5); };
   // A build from placeholder inputs (force) returns no witness and no logs, and its forced asserts may make
   // its own replay miss: nothing below would be read (a 2^20 chain: 32 MiB and ~0.1 s saved).
-  if (!force) check_replay<P>(cw, *path, inputs, table, input_base, n_inputs, out, witness_plain, logs);
+  if (!force) {
+    for (F& v : cw) v = v.from_mont();  // the witness plain, in its own block (the .wtns form)
+    check_replay<P>(cw, *path, inputs, table, input_base, n_inputs, out, logs);
+  }
   if (!out.error_kind.empty()) return;
+  if (!force) wit = witness_bytes(std::move(cw));
   auto ap = std::make_shared<AnyPath>();
   ap->curve = curve;
   ap->path = path;
@@ -238,8 +257,8 @@ void record_as(const Wasm& w, const std::vector<std::pair<uint64_t, std::vector<
 // those of this run, in order.
 template <class P>
 void run_as(const Wasm& w, const std::vector<std::pair<uint64_t, std::vector<Mont<P>>>>& inputs, bool sanity,
-            RecordLimits lim, uint32_t input_base, uint32_t n_inputs, RecordResult& out,
-            std::vector<uint64_t>& witness_plain, std::vector<std::pair<bool, std::string>>& logs) {
+            RecordLimits lim, uint32_t input_base, uint32_t n_inputs, RecordResult& out, WitnessBytes& wit,
+            std::vector<std::pair<bool, std::string>>& logs) {
   using F = Mont<P>;
   BigScope scope;
   const auto t0 = std::chrono::steady_clock::now();
@@ -259,8 +278,7 @@ void run_as(const Wasm& w, const std::vector<std::pair<uint64_t, std::vector<Mon
     out.message = e.what();
     return;
   }
-  witness_plain.resize(cw.size() * 4);  // (the control-flow run's concrete witness is plain already)
-  for (size_t i = 0; i < cw.size(); i++) std::memcpy(&witness_plain[4 * i], cw[i].v, 32);
+  wit = witness_bytes(std::move(cw));  // (the control-flow run's concrete witness is plain already)
   for (size_t k = 1; k < t.nodes.size(); k++) {
     const TNode& nd = t.nodes[k];
     if (nd.op == T_LOG_STR) {
@@ -318,7 +336,7 @@ RecordResult refusals_returned(int curve, py::list inputs, uint64_t max_memory, 
   RecordLimits lim;
   if (max_memory) lim.max_memory = max_memory;
   if (max_steps) lim.max_steps = max_steps;
-  std::vector<uint64_t> wit;
+  WitnessBytes wit;
   std::vector<std::pair<bool, std::string>> logs;
   auto refuse = [&out](std::string message) {
     out.ok = false;
@@ -348,7 +366,7 @@ RecordResult refusals_returned(int curve, py::list inputs, uint64_t max_memory, 
     refuse(std::string("out of memory ") + doing + " (" + e.what() + ")");
   }
   if (out.ok && give_witness) {
-    out.witness = py::bytes((const char*)wit.data(), wit.size() * 8);  // (W, 4) plain limbs
+    out.witness = py::cast(std::move(wit));  // (W, 4) plain limbs, not copied
     for (auto& [is_val, text] : logs) out.logs.append(py::make_tuple(is_val, text));
   }
   return out;
@@ -569,7 +587,7 @@ PYBIND11_MODULE(_witness, mod) {
   mod.def("uses_simd52", [] { return g_use_simd52; }, "True while native witnesses use the AVX-512 IFMA kernels");
 
   py::class_<Wasm>(mod, "Wasm")
-      .def(py::init([](py::bytes b) { return std::make_unique<Wasm>(std::string(b)); }), py::arg("wasm"),
+      .def(py::init([](py::bytes b) { return std::make_unique<Wasm>(std::move(b)); }), py::arg("wasm"),
            "Parse a circom witness generator (.wasm bytes); raises Unsupported naming what is not supported.")
       .def("inspect", [](const Wasm& w) {
         try {
@@ -591,6 +609,14 @@ PYBIND11_MODULE(_witness, mod) {
       .def_readonly("registers", &AnyPath::regs)
       .def_readonly("guards", &AnyPath::guards)
       .def_readonly("constants", &AnyPath::consts);
+
+  py::class_<WitnessBytes>(mod, "WitnessBytes", py::buffer_protocol())
+      .def_buffer([](WitnessBytes& w) {
+        static const char empty = 0;  // a witness of no values still gives a valid pointer
+        return py::buffer_info(const_cast<char*>(w.bytes ? w.data : &empty), 1, "B", 1, {Py_ssize_t(w.bytes)}, {1},
+                               /*readonly=*/true);
+      })
+      .def("__len__", [](const WitnessBytes& w) { return w.bytes; });
 
   py::class_<RecordResult>(mod, "RecordResult")
       .def_readonly("ok", &RecordResult::ok)

@@ -18,7 +18,6 @@
 from __future__ import annotations
 
 import os
-from collections import namedtuple
 from itertools import repeat
 
 TYPE_CHECKING = False  # typing, logging, dataclasses and pathlib stay out of `snarkd witness`'s imports (~25 ms)
@@ -327,11 +326,26 @@ def values_to_bytes(name: str, value: Any, flat: list, prime: int, n32: int) -> 
     return data
 
 
-class PreparedInput(namedtuple("PreparedInput", "name hash_msb hash_lsb data count")):
+class PreparedInput:
     """One input signal, ready to set: its name, hash halves, and its values as little-endian bytes
-    (count values of 4 * n32 bytes each)."""
+    (count values of 4 * n32 bytes each). (Not a namedtuple: collections' import was ~1.2 ms of a one-shot
+    `snarkd witness`, which needs nothing else of it.)"""
 
-    __slots__ = ()
+    __slots__ = ("name", "hash_msb", "hash_lsb", "data", "count")
+
+    def __init__(self, name: str, hash_msb: int, hash_lsb: int, data: bytes, count: int):
+        self.name, self.hash_msb, self.hash_lsb, self.data, self.count = name, hash_msb, hash_lsb, data, count
+
+    def _fields(self) -> tuple:
+        return self.name, self.hash_msb, self.hash_lsb, self.data, self.count
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, PreparedInput) and self._fields() == other._fields()
+
+    __hash__ = None  # mutable slots: not a dict key
+
+    def __repr__(self) -> str:
+        return "PreparedInput(name={!r}, hash_msb={!r}, hash_lsb={!r}, data={!r}, count={!r})".format(*self._fields())
 
     @property
     def hash(self) -> int:

@@ -446,8 +446,9 @@ class NativeCalculator:
         return Witness(self.prime, values), source
 
     def calculate_bytes(self, inputs: dict, *, log: Callable[[str], None] | None = None, frame=None):
-        """(the witness as witness_size * 32 bytes of plain little-endian values, how it was made).
-        No numpy on this path (the whole-process `snarkd witness` runs without it). frame: where a replay
+        """(the witness as witness_size * 32 bytes of plain little-endian values, how it was made): a view of the
+        block the native engine wrote, never copied (a replay's frame; a control-flow run's or recording's own block,
+        read-only), or the wasm engine's bytes. No numpy on this path (the whole-process `snarkd witness` runs without it). frame: where a replay
         writes (protocol.FrameAllocator; None: memory of its own)."""
         prepared = self.prepare(inputs)
         values = bytearray(32 * self.input_size)
@@ -488,7 +489,7 @@ class NativeCalculator:
                 self.stats.add("control")
                 if log is not None:
                     render_log(res.logs, log)
-                return res.witness, "control"
+                return memoryview(res.witness), "control"  # the native block itself (_witness.WitnessBytes)
             why = res.message.strip().splitlines()[0] if res.message.strip() else f"code {res.code}"
         elif status == 1:  # a guard missed: this input takes the wasm another way
             res = self._record(recorded_inputs, force=False)
@@ -497,7 +498,7 @@ class NativeCalculator:
                 self._keep(res.path)
                 if log is not None:
                     render_log(res.logs, log)
-                return res.witness, "recorded"
+                return memoryview(res.witness), "recorded"
             why = res.message.strip().splitlines()[0] if res.message.strip() else f"code {res.code}"
         else:
             why = "the circuit divides by zero"
