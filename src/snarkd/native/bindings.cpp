@@ -579,7 +579,7 @@ void bind_curve(py::module_& m) {
   }, py::arg("points"), py::arg("g2") = false, T,
      "None, or (point, coordinate) of the first coordinate not below q among affine points as the zkey stores them "
      "(coordinate: 0 x, 1 y; G2: 0 x.c0, 1 x.c1, 2 y.c0, 3 y.c1)");
-  m.def("coefs_error", [](py::object coefs, size_t domain, size_t n_vars) -> py::object {
+  m.def("coefs_error", [](py::object coefs, size_t domain, size_t n_vars, long threads) -> py::object {
     Buf C(coefs, "coefs");
     uint32_t count = 0;
     if (C.len() >= 4) std::memcpy(&count, C.data(), 4);
@@ -588,11 +588,11 @@ void bind_curve(py::module_& m) {
     std::string e;
     {
       Computing rel;
-      e = coefs_error<Fr>(C.data(), domain, n_vars, &bad);
+      e = coefs_error<Fr>(C.data(), domain, n_vars, &bad, resolve_threads(threads));
     }
     if (e.empty()) return py::none();
     return py::make_tuple(bad, e);
-  }, py::arg("coefs"), py::arg("domain_size"), py::arg("n_vars"),
+  }, py::arg("coefs"), py::arg("domain_size"), py::arg("n_vars"), T,
      "None, or (entry, message) of zkey section 4's first bad entry (its u32 count first), as snarkd.formats.zkey says it");
   m.def("msm_h", [](py::object bases, py::object h, long threads) {
     Buf Bs(bases, "bases"), H(h, "h");
@@ -675,7 +675,7 @@ void bind_curve(py::module_& m) {
     long bad = -1;
     {
       Computing rel;
-      err = coefs_error<Fr>(C.data(), domain, n_vars, &bad);
+      err = coefs_error<Fr>(C.data(), domain, n_vars, &bad, hardware_threads());
       if (err.empty()) build_csr<Fr>(C.data(), domain, m);
     }
     py::dict out;
@@ -839,6 +839,21 @@ PYBIND11_MODULE(_core, m) {
       return prev;
     });
   }, py::arg("c"), "Testing aid: every MSM's window size in bits (0: chosen by the cost model); returns the previous one");
+  m.def("_parallel_stats", [](bool on) {
+    ParallelStats& st = parallel_stats();
+    py::dict d;
+    d["regions"] = st.regions.load();
+    d["busy_ms"] = st.busy_ns.load() / 1e6;
+    d["caller_ms"] = st.caller_ns.load() / 1e6;
+    d["idle_ms"] = st.idle_ns.load() / 1e6;
+    st.regions = 0;
+    st.busy_ns = st.caller_ns = st.idle_ns = 0;
+    st.on = on;
+    return d;
+  }, py::arg("on"),
+     "Benchmark aid (bench/phase_cpu.py): the parallel regions' counters since the last call (regions; busy_ms: "
+     "all threads' CPU in them; caller_ms: the calling thread's share; idle_ms: T x the busiest share - busy, the "
+     "CPU time threads that finished early could have used), reset, and the counting switched on or off");
   m.def("_msm_plan", [](size_t n, long threads, unsigned bits) {
     const MsmPlan p = msm_plan_run(n, resolve_threads(threads), bits, false);
     return py::make_tuple(p.c, p.nw, p.k, p.wide);

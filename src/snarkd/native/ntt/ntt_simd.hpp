@@ -78,16 +78,21 @@ struct NttSimd {
     std::unique_ptr<Soa> small_fwd, small_inv, big, scale;
   };
 
-  // t[at + j] = w^j for j < count, in whole vectors of 8 (count rounded up)
-  SNARKD_SIMD52_TARGET static void powers(Soa& t, size_t at, size_t count, const Fr& w) {
+  // t[at + j] = w^j for j < count, in whole vectors of 8 (count rounded up). T threads, each from its own
+  // first power: the tables are rebuilt for every one-shot proof (clear_tables), and one thread filling
+  // (and faulting in) them was ~2 ms of a 2^16 proof's NTT phase with the other core idle (round 17)
+  SNARKD_SIMD52_TARGET static void powers(Soa& t, size_t at, size_t count, const Fr& w, unsigned T = 1) {
+    parallel_for((count + 7) / 8, T, [&](size_t vb, size_t ve, unsigned) { powers_range(t, at, w, vb, ve); }, 512);
+  }
+  SNARKD_SIMD52_TARGET static void powers_range(Soa& t, size_t at, const Fr& w, size_t vb, size_t ve) {
     Fr first[8];
-    first[0] = Fr::one();
+    first[0] = w.pow(8 * (u64)vb);
     for (int k = 1; k < 8; k++) first[k] = first[k - 1] * w;
-    const Fr w8 = first[7] * w;
+    const Fr w8 = w.pow(8);
     const E kw = simd52::broadcast<Pr>(k_to_wide().v);
     E x = load_aos(first, kw), step = simd52::mul(simd52::broadcast<Pr>(w8.v), kw);
-    for (size_t j = 0; j < count; j += 8) {
-      t.st(at + j, simd52::csub<1>(x));
+    for (size_t v = vb; v < ve; v++) {
+      t.st(at + 8 * v, simd52::csub<1>(x));
       x = simd52::mul(x, step);
     }
   }
@@ -106,12 +111,12 @@ struct NttSimd {
     for (unsigned l = 0; l < L; l++) t.p[l * t.n] = 0;  // index 0 unused
   }
 
-  SNARKD_SIMD52_TARGET static void fill_big(Soa& t, unsigned log_n) {
+  SNARKD_SIMD52_TARGET static void fill_big(Soa& t, unsigned log_n, unsigned T) {
     const size_t half = (size_t)1 << (log_n - 1);
-    powers(t, 0, half + 1, Ntt<Tr>::root_of_unity(log_n));  // one vector past n/2: big[n/2] = -1 is read
+    powers(t, 0, half + 1, Ntt<Tr>::root_of_unity(log_n), T);  // one vector past n/2: big[n/2] = -1 is read
   }
 
-  SNARKD_SIMD52_TARGET static void fill_scale(Soa& v, unsigned log_n) {
+  SNARKD_SIMD52_TARGET static void fill_scale(Soa& v, unsigned log_n, unsigned T) {
     // V[i] = g^rev(i) / n, built by doubling: V[i + m] = V[i] * g^(n / 2m)
     const size_t n = (size_t)1 << log_n;
     Fr g = log_n == Tr::S ? Tr::shift() : Ntt<Tr>::root_of_unity(log_n + 1);
@@ -124,11 +129,14 @@ struct NttSimd {
       for (size_t i = 0; i < ((size_t)1 << l); i++) first[i + ((size_t)1 << l)] = first[i] * hp[l];
     const E kw = simd52::broadcast<Pr>(k_to_wide().v);
     v.st(0, simd52::csub<1>(load_aos(first, kw)));
-    for (unsigned l = 3; l < log_n; l++) {
+    for (unsigned l = 3; l < log_n; l++) {  // each level on T threads (see powers)
       const size_t m = (size_t)1 << l;
       const E hv = simd52::csub<1>(simd52::mul(simd52::broadcast<Pr>(hp[l].v), kw));
-      for (size_t i = 0; i < m; i += 8) v.st(i + m, simd52::csub<1>(simd52::mul(v.ld(i), hv)));
+      parallel_for(m / 8, T, [&](size_t b, size_t e, unsigned) { scale_level(v, m, hv, b, e); }, 512);
     }
+  }
+  SNARKD_SIMD52_TARGET static void scale_level(Soa& v, size_t m, const E& hv, size_t b, size_t e) {
+    for (size_t i = 8 * b; i < 8 * e; i += 8) v.st(i + m, simd52::csub<1>(simd52::mul(v.ld(i), hv)));
   }
 
   static std::mutex& cache_mu() { static std::mutex mu; return mu; }
@@ -141,7 +149,7 @@ struct NttSimd {
     std::lock_guard<std::mutex> g(cache_mu());
     cache().clear();
   }
-  static std::shared_ptr<const Tables> tables(unsigned log_n) {
+  static std::shared_ptr<const Tables> tables(unsigned log_n, unsigned T) {
     std::lock_guard<std::mutex> g(cache_mu());
     auto& cache = NttSimd::cache();
     auto it = cache.find(log_n);
@@ -155,10 +163,10 @@ struct NttSimd {
     fill_twiddles(*t->small_inv, lb, true);
     if (log_n > LOG_BLOCK) {
       t->big = std::make_unique<Soa>(n / 2 + 8);
-      fill_big(*t->big, log_n);
+      fill_big(*t->big, log_n, T);
     }
     t->scale = std::make_unique<Soa>(n);
-    fill_scale(*t->scale, log_n);
+    fill_scale(*t->scale, log_n, T);
     cache[log_n] = t;
     return t;
   }
@@ -265,30 +273,35 @@ struct NttSimd {
       }
   }
 
-  SNARKD_SIMD52_TARGET static void dif(Soa& x, unsigned log_n, const Tables& tb, unsigned T) {
+  // The transforms of the arrays xs[0 .. nx) together, stage by stage: each large stage's twiddles are
+  // gathered once for all of them and each stage is one parallel region (one at a time, the three
+  // arrays of the QAP step gathered every table three times on the calling thread while the other
+  // threads waited: ~2 ms of a 2^16 proof, bench/cpu-notes.md round 17). Each array sees the same
+  // butterflies in the same order as alone.
+  SNARKD_SIMD52_TARGET static void dif(Soa* const* xs, size_t nx, unsigned log_n, const Tables& tb, unsigned T) {
     const size_t n = (size_t)1 << log_n;
     const size_t B = (size_t)1 << std::min(log_n, LOG_BLOCK);
     for (size_t m = n / 2; m >= B && n > B; m /= 2) {
-      std::unique_ptr<Soa> tw = stage_twiddles(*tb.big, m, n, false);
+      std::unique_ptr<Soa> tw = stage_twiddles(*tb.big, m, n, false, T);
       // one pass: vector butterflies k in [0, n / 16)
       parallel_for(n / 16, T, [&](size_t kb, size_t ke, unsigned) {
-        run_large(x, *tb.big, tw.get(), m, n, kb, ke, false);
+        for (size_t i = 0; i < nx; i++) run_large(*xs[i], *tb.big, tw.get(), m, n, kb, ke, false);
       }, 64);
     }
     parallel_for(n / B, T, [&](size_t b, size_t e, unsigned) {
-      block_dif(x, *tb.small_inv, B, b, e);
+      for (size_t i = 0; i < nx; i++) block_dif(*xs[i], *tb.small_inv, B, b, e);
     });
   }
-  SNARKD_SIMD52_TARGET static void dit(Soa& x, unsigned log_n, const Tables& tb, unsigned T) {
+  SNARKD_SIMD52_TARGET static void dit(Soa* const* xs, size_t nx, unsigned log_n, const Tables& tb, unsigned T) {
     const size_t n = (size_t)1 << log_n;
     const size_t B = (size_t)1 << std::min(log_n, LOG_BLOCK);
     parallel_for(n / B, T, [&](size_t b, size_t e, unsigned) {
-      block_dit(x, *tb.small_fwd, B, b, e);
+      for (size_t i = 0; i < nx; i++) block_dit(*xs[i], *tb.small_fwd, B, b, e);
     });
     for (size_t m = B; m < n; m *= 2) {
-      std::unique_ptr<Soa> tw = stage_twiddles(*tb.big, m, n, true);
+      std::unique_ptr<Soa> tw = stage_twiddles(*tb.big, m, n, true, T);
       parallel_for(n / 16, T, [&](size_t kb, size_t ke, unsigned) {
-        run_large(x, *tb.big, tw.get(), m, n, kb, ke, true);
+        for (size_t i = 0; i < nx; i++) run_large(*xs[i], *tb.big, tw.get(), m, n, kb, ke, true);
       }, 64);
     }
   }
@@ -296,19 +309,24 @@ struct NttSimd {
   // inverse w_2m^-j = -big[n/2 - j s] (the sign goes into the butterfly). For
   // s > 1 the stage's m values are gathered once into a contiguous table (every
   // block of the stage reuses them); s = 1 reads big directly (null returned).
-  SNARKD_SIMD52_TARGET static std::unique_ptr<Soa> stage_twiddles(const Soa& big, size_t m, size_t n, bool dit) {
-    const long long s = (long long)(n / (2 * m)), half = (long long)(n / 2);
-    if (s == 1) return nullptr;
+  SNARKD_SIMD52_TARGET static std::unique_ptr<Soa> stage_twiddles(const Soa& big, size_t m, size_t n, bool dit,
+                                                                   unsigned T) {
+    if (n / (2 * m) == 1) return nullptr;
     auto tw = std::make_unique<Soa>(m);
+    parallel_for(m / 8, T, [&](size_t b, size_t e, unsigned) { gather_range(*tw, big, m, n, dit, b, e); }, 64);
+    return tw;
+  }
+  SNARKD_SIMD52_TARGET static void gather_range(Soa& tw, const Soa& big, size_t m, size_t n, bool dit, size_t vb,
+                                                size_t ve) {
+    const long long s = (long long)(n / (2 * m)), half = (long long)(n / 2);
     const V lanes = _mm512_set_epi64(7, 6, 5, 4, 3, 2, 1, 0);
-    for (size_t j = 0; j < m; j += 8) {
+    for (size_t j = 8 * vb; j < 8 * ve; j += 8) {
       V idx = _mm512_mullo_epi64(_mm512_add_epi64(_mm512_set1_epi64((long long)j), lanes), _mm512_set1_epi64(s));
       if (!dit) idx = _mm512_sub_epi64(_mm512_set1_epi64(half), idx);
       E w;
       for (unsigned l = 0; l < L; l++) w.l[l] = _mm512_i64gather_epi64(idx, (const long long*)(big.p + l * big.n), 8);
-      tw->st(j, w);
+      tw.st(j, w);
     }
-    return tw;
   }
   SNARKD_SIMD52_TARGET static void run_large(Soa& x, const Soa& big, const Soa* tw, size_t m, size_t n, size_t kb,
                                              size_t ke, bool dit) {
@@ -368,16 +386,17 @@ struct NttSimd {
                                            double* h_ms = nullptr, void (*inputs_done)(void*) = nullptr,
                                            void* ctx = nullptr) {
     const size_t n = (size_t)1 << log_n;
-    auto tb = tables(log_n);
+    auto tb = tables(log_n, T);
     Soa A(n), Bv(n), C(n);
     const E kw = simd52::broadcast<Pr>(k_to_wide().v);
     parallel_for(n / 8, T, [&](size_t kb, size_t ke, unsigned) { convert_in(a, b, A, Bv, C, kw, kb, ke); }, 256);
     if (inputs_done) inputs_done(ctx);
-    for (Soa* x : {&A, &Bv, &C}) {
-      dif(*x, log_n, *tb, T);
-      parallel_for(n / 8, T, [&](size_t kb, size_t ke, unsigned) { scale(*x, *tb->scale, kb, ke); }, 256);
-      dit(*x, log_n, *tb, T);
-    }
+    Soa* const xs[3] = {&A, &Bv, &C};
+    dif(xs, 3, log_n, *tb, T);
+    parallel_for(n / 8, T, [&](size_t kb, size_t ke, unsigned) {
+      for (Soa* x : xs) scale(*x, *tb->scale, kb, ke);
+    }, 256);
+    dit(xs, 3, log_n, *tb, T);
     auto t0 = std::chrono::steady_clock::now();
     parallel_for(n / 8, T, [&](size_t kb, size_t ke, unsigned) { convert_out(A, Bv, C, h, kb, ke); }, 256);
     if (h_ms) *h_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
