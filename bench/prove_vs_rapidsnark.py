@@ -116,7 +116,7 @@ def bench_dir(d: Path, runs: int, threads: int, with_snarkjs: bool, rapidsnark: 
             for part in ("p", "q"):
                 shutil.copy(tmp / f"{name}_{part}.json", keep / d.name / f"{name}_{part}.json")
             shutil.copy(vk, keep / d.name / "vk.json")
-    n_verified = {n: int(verified[n]) for n in names}
+    n_verified = {n: int(bool(verified[n])) for n in names}  # None: no Node.js here (checked elsewhere)
     wall = {n: [] for n in names}
     cpu = {n: [] for n in names}
     rss = {n: [] for n in names}
