@@ -1,6 +1,7 @@
 """Encoding helpers shared by the native tests: ints <-> limb arrays, py_ecc points <-> snarkjs layout."""
 from __future__ import annotations
 
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import numpy as np
@@ -10,6 +11,16 @@ from py_ecc import optimized_bn128 as pbn
 from snarkd.native._core import bls12_381, bn254
 
 MASK = (1 << 64) - 1
+
+
+@contextmanager
+def native_setting(setter, value):
+    """A process-wide native switch (_core._set_simd52, _set_adx, ...) set to value for the block, then restored."""
+    prev = setter(value)
+    try:
+        yield
+    finally:
+        setter(prev)
 
 
 def enc(x: int, n: int) -> np.ndarray:

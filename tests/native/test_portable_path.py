@@ -7,16 +7,15 @@ import numpy as np
 import pytest
 
 from snarkd.native import _core
-from helpers import dec_many, enc_many
+from helpers import dec_many, enc_many, native_setting
 
 rng = random.Random(3)
 
 
 @pytest.fixture
 def c_path():
-    prev = _core._set_adx(False)
-    yield
-    _core._set_adx(prev)
+    with native_setting(_core._set_adx, False):
+        yield
 
 
 def test_c_path_matches(curve, c_path):

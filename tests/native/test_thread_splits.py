@@ -10,16 +10,15 @@ import numpy as np
 import pytest
 
 from snarkd.native import _core
-from helpers import enc_many
+from helpers import enc_many, native_setting
 
 rng = random.Random(1717)
 
 
 @pytest.fixture
 def ifma():
-    prev = _core._set_simd52(True)
-    yield
-    _core._set_simd52(prev)
+    with native_setting(_core._set_simd52, True):
+        yield
 
 
 def _ab(curve, n, w):
@@ -50,8 +49,7 @@ def test_qap_h_fresh_tables_at_each_thread_count(curve, ifma, log_n):
 @pytest.mark.parametrize("on", [True, False], ids=["ifma", "scalar"])
 def test_msm_digit_table_thread_counts(curve, on):
     """2^12 + 3 scalars: blocks of 64 and chunks of 1024 leave remainders at 1, 2 and 3 threads."""
-    prev = _core._set_simd52(on)
-    try:
+    with native_setting(_core._set_simd52, on):
         m, n = curve.mod, (1 << 12) + 3
         G = curve.g1_enc(curve.pe.G1)
         bases = m.g1_mul(G, enc_many([rng.randrange(1, curve.r) for _ in range(n)], 4))
@@ -65,8 +63,6 @@ def test_msm_digit_table_thread_counts(curve, on):
             terms = m.g1_add(terms[:h].reshape(-1), terms[h:].reshape(-1)).reshape(h, -1)
         for t in (1, 2, 3):
             assert np.array_equal(m.msm_g1(bases, enc_many(sc, 4), threads=t), terms[0]), t
-    finally:
-        _core._set_simd52(prev)
 
 
 def test_parallel_stats_count_regions(curve):
