@@ -17,6 +17,7 @@
 #include "groth16/prover.hpp"
 #include "msm/pippenger.hpp"
 #include "msm/witness_msm.hpp"
+#include "msm/witness_cache.hpp"
 #include "ntt/ntt.hpp"
 #include "crc32c.hpp"
 #include "groth16/blind.hpp"
@@ -619,13 +620,17 @@ void bind_curve(py::module_& m) {
     std::vector<Affine<G2>> o2;
     {
       Computing rel;
-      std::vector<MsmJob> job{{Bs.data(), start, n}}, none;
-      WitnessMsm<G1, G2, Fr>::run(W.data(), nw, g2 ? none : job, g2 ? job : none, TT, o1, o2);
+      // a proof's four calls share the witness's classes and digits (msm/witness_cache.hpp)
+      WitnessPrepCache<G1, G2, Fr>::run(W.data(), nw, MsmJob{Bs.data(), start, n}, g2, TT, o1, o2);
     }
     return g2 ? py::bytes((const char*)&o2[0], sizeof(o2[0])) : py::bytes((const char*)&o1[0], sizeof(o1[0]));
   }, py::arg("bases"), py::arg("witness"), py::arg("start") = 0, py::arg("g2") = false, T,
      "Σ_i w[start + i] bases_i (G1, or G2 with g2) as affine Montgomery bytes: a proof's witness sums (zeros skipped, "
      "ones summed directly)");
+  m.def("_witness_prep_counts", [] {
+    using WC = WitnessPrepCache<G1, G2, Fr>;
+    return py::make_tuple(WC::hits().load(), WC::builds().load());
+  }, "Testing aid: (calls of msm_w that reused the last witness's classes and digits, entries built)");
 
   m.def("groth16_blind", [](py::dict sums, py::dict header, py::bytes r, py::bytes s, py::bytes rs) {
     using GB = Groth16Blind<G1, G2>;

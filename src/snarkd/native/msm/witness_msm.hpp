@@ -45,62 +45,136 @@ struct WitnessMsm {
     run_batched<ScalarBatchAdd>(scalars, ns, j1, j2, T, out1, out2);
   }
 
+  // Signed digits of m scalars of at most `bits` bits with their plan: batch size B (see
+  // Recoder; neg per scalar or null; mixed widths only without it, as msm_core).
+  struct Digits {
+    Recoder<Fr> rec;
+    unsigned bits = 0;
+    size_t B = 0;
+    void build(const uint8_t* sc, const uint32_t* index, const uint8_t* neg, size_t m, unsigned bits_, unsigned T,
+               unsigned cmax = 20) {
+      bits = bits_;
+      MsmPlan plan = msm_plan_run(m, T, bits, neg != nullptr, cmax);
+      if (plan.c < 4) plan = {4, bits / 4 + 1, 1};
+      B = msm_batch(plan);
+      rec.build(sc, index, m, plan, T);
+      rec.neg = neg;
+    }
+  };
+
+  // What the MSMs take from the scalars alone (no bases): their classes and the digits each group's windows
+  // read. Built in steps (classify, then g1 / g2 as a job needs them), so that WitnessPrepCache
+  // (msm/witness_cache.hpp) can keep one across a proof's msm_w calls. `src`: the scalars the digits read
+  // (a Recoder reads them again where c > 16), which must outlive this.
+  struct Prepared {
+    const uint8_t* src = nullptr;
+    size_t ns = 0;
+    unsigned T = 1;
+    std::vector<uint32_t> ones, full;  // index order
+    bool has1 = false, has2 = false, has_plain = false, glv = false, gls = false;
+    GlvScalars gs, gs2;
+    Digits d1, d2, d3;  // G1 halves, plain (either group without its split), G2 halves
+    const Digits& g1d() const { return glv ? d1 : d2; }
+    const Digits& g2d() const { return gls ? d3 : d2; }
+
+    // 1) classify (parallel, each thread a range; lists stay in index order)
+    void classify(const uint8_t* scalars, size_t ns_, unsigned T_) {
+      src = scalars; ns = ns_; T = T_;
+      const unsigned TC = (unsigned)std::max<size_t>(1, std::min<size_t>(T, ns / 4096));
+      std::vector<std::vector<uint32_t>> ones_t(TC), full_t(TC);
+      parallel_for(ns, TC, [&](size_t b, size_t e, unsigned t) {
+        for (size_t i = b; i < e; i++) {
+          u64 s[Fr::N];
+          std::memcpy(s, scalars + i * 32, 32);
+          Fr::reduce_raw(s);
+          u64 hi = 0;
+          for (size_t l = 1; l < Fr::N; l++) hi |= s[l];
+          if (!hi && s[0] <= 1) {
+            if (s[0] == 1) ones_t[t].push_back((uint32_t)i);
+          } else {
+            full_t[t].push_back((uint32_t)i);
+          }
+        }
+      });
+      for (unsigned t = 0; t < TC; t++) {
+        ones.insert(ones.end(), ones_t[t].begin(), ones_t[t].end());
+        full.insert(full.end(), full_t[t].begin(), full_t[t].end());
+      }
+    }
+
+    // 2) signed digits of the full scalars, recoded once into a table that every window
+    //    of every job of the group reads (see Recoder). G1 may take the endomorphism
+    //    split (ec/glv.hpp): the full scalars' halves (|k1| at q, |k2| at nf + q)
+    //    over each job's full points followed by their images phi(P).
+    //    G2 likewise with its own endomorphism (GLS, its own lambda: separate halves).
+    //    Without its split a group reads the plain digits (built once for both).
+    void g1() {
+      if (has1) return;
+      has1 = true;
+      const size_t nf = full.size();
+      unsigned cmax = 20;
+      glv = glv_pays<G1>(nf, T, (unsigned)Fr::BITS, &cmax);
+      if constexpr (GlvOf<G1>::ok) {
+        using C = typename GlvOf<G1>::C;
+        if (glv) {
+          gs.template build<C, Fr>(nf, T, [&](size_t q) { return src + 32 * (size_t)full[q]; });
+          d1.build(gs.data(), nullptr, gs.neg.data(), 2 * nf, C::BITS, T, cmax);
+        }
+      }
+      if (!glv) plain();
+    }
+    void g2() {
+      if (has2) return;
+      has2 = true;
+      const size_t nf = full.size();
+      unsigned cmax2 = 20;
+      gls = glv_pays<G2>(nf, T, (unsigned)Fr::BITS, &cmax2);
+      if constexpr (GlvOf<G2>::ok) {
+        using C = typename GlvOf<G2>::C;
+        if (gls) {
+          gs2.template build<C, Fr>(nf, T, [&](size_t q) { return src + 32 * (size_t)full[q]; });
+          d3.build(gs2.data(), nullptr, gs2.neg.data(), 2 * nf, C::BITS, T, cmax2);
+        }
+      }
+      if (!gls) plain();
+    }
+    void plain() {
+      if (has_plain) return;
+      has_plain = true;
+      d2.build(src, full.data(), nullptr, full.size(), (unsigned)Fr::BITS, T);
+    }
+    // G1's digits and halves, when only G2 jobs follow (the cache's B2 call)
+    void drop_g1() {
+      if (!has1) return;
+      has1 = false;
+      if (glv) { gs = GlvScalars(); d1 = Digits(); }
+      glv = false;
+    }
+  };
+
   // scalar class: 0 zero, 1 one, 2 other. BA: the batch-affine adder (msm/buckets.hpp)
   template <template <class> class BA>
   static void run_batched(const uint8_t* scalars, size_t ns, const std::vector<MsmJob>& j1, const std::vector<MsmJob>& j2,
                        unsigned T, std::vector<A1>& out1, std::vector<A2>& out2) {
-    // 1) classify (parallel, each thread a range; lists stay in index order)
-    const unsigned TC = (unsigned)std::max<size_t>(1, std::min<size_t>(T, ns / 4096));
-    std::vector<std::vector<uint32_t>> ones_t(TC), full_t(TC);
-    parallel_for(ns, TC, [&](size_t b, size_t e, unsigned t) {
-      for (size_t i = b; i < e; i++) {
-        u64 s[Fr::N];
-        std::memcpy(s, scalars + i * 32, 32);
-        Fr::reduce_raw(s);
-        u64 hi = 0;
-        for (size_t l = 1; l < Fr::N; l++) hi |= s[l];
-        if (!hi && s[0] <= 1) {
-          if (s[0] == 1) ones_t[t].push_back((uint32_t)i);
-        } else {
-          full_t[t].push_back((uint32_t)i);
-        }
-      }
-    });
-    std::vector<uint32_t> ones, full;
-    for (unsigned t = 0; t < TC; t++) {
-      ones.insert(ones.end(), ones_t[t].begin(), ones_t[t].end());
-      full.insert(full.end(), full_t[t].begin(), full_t[t].end());
-    }
-    const size_t nf = full.size();
+    Prepared p;
+    p.classify(scalars, ns, T);
+    if (!j1.empty()) p.g1();
+    if (!j2.empty()) p.g2();
+    run_prepared<BA>(p, j1, j2, T, out1, out2);
+  }
 
-    // 2) signed digits of the full scalars, recoded once into a table that every window
-    //    of every job reads (see Recoder). G1 may take the endomorphism
-    //    split (ec/glv.hpp): the full scalars' halves (|k1| at q, |k2| at nf + q)
-    //    over each job's full points followed by their images phi(P).
-    //    G2 likewise with its own endomorphism (GLS, its own lambda: separate halves).
-    unsigned cmax = 20, cmax2 = 20;
-    const bool glv = !j1.empty() && glv_pays<G1>(nf, T, (unsigned)Fr::BITS, &cmax);
-    const bool gls = !j2.empty() && glv_pays<G2>(nf, T, (unsigned)Fr::BITS, &cmax2);
-    Digits d1, d2, d3;
-    GlvScalars gs, gs2;
-    auto full_scalar = [&](size_t q) { return scalars + 32 * (size_t)full[q]; };
-    if constexpr (GlvOf<G1>::ok) {
-      using C = typename GlvOf<G1>::C;
-      if (glv) {
-        gs.template build<C, Fr>(nf, T, full_scalar);
-        d1.build(gs.data(), nullptr, gs.neg.data(), 2 * nf, C::BITS, T, cmax);
-      }
-    }
-    if constexpr (GlvOf<G2>::ok) {
-      using C = typename GlvOf<G2>::C;
-      if (gls) {
-        gs2.template build<C, Fr>(nf, T, full_scalar);
-        d3.build(gs2.data(), nullptr, gs2.neg.data(), 2 * nf, C::BITS, T, cmax2);
-      }
-    }
-    if ((!j2.empty() && !gls) || !glv) d2.build(scalars, full.data(), nullptr, nf, (unsigned)Fr::BITS, T);
-    const Digits& g1d = glv ? d1 : d2;
-    const Digits& g2d = gls ? d3 : d2;
+  // The MSMs over the prepared scalars (p.g1() done where j1 has jobs, p.g2() where j2 has)
+  template <template <class> class BA>
+  static void run_prepared(const Prepared& p, const std::vector<MsmJob>& j1, const std::vector<MsmJob>& j2,
+                           unsigned T, std::vector<A1>& out1, std::vector<A2>& out2) {
+    const std::vector<uint32_t>& ones = p.ones;
+    const std::vector<uint32_t>& full = p.full;
+    const size_t ns = p.ns;
+    const bool glv = !j1.empty() && p.glv, gls = !j2.empty() && p.gls;
+    static const Digits none;
+    const Digits& g1d = j1.empty() ? none : p.g1d();
+    const Digits& g2d = j2.empty() ? none : p.g2d();
+    const size_t nf = full.size();
     // per job: the images of its full points, in the order of `full`
     auto images = [&](auto& out, const std::vector<MsmJob>& jobs, auto tag) {
       using Cfg = decltype(tag);
@@ -165,23 +239,6 @@ struct WitnessMsm {
     for (unsigned j = 0; j < j1.size(); j++) out1[j] = combine(1, j, part1, XYZZ<G1>::inf(), g1d);
     for (unsigned j = 0; j < j2.size(); j++) out2[j] = combine(2, j, part2, XYZZ<G2>::inf(), g2d);
   }
-
-  // Signed digits of m scalars of at most `bits` bits with their plan: batch size B (see
-  // Recoder; neg per scalar or null; mixed widths only without it, as msm_core).
-  struct Digits {
-    Recoder<Fr> rec;
-    unsigned bits = 0;
-    size_t B = 0;
-    void build(const uint8_t* sc, const uint32_t* index, const uint8_t* neg, size_t m, unsigned bits_, unsigned T,
-               unsigned cmax = 20) {
-      bits = bits_;
-      MsmPlan plan = msm_plan_run(m, T, bits, neg != nullptr, cmax);
-      if (plan.c < 4) plan = {4, bits / 4 + 1, 1};
-      B = msm_batch(plan);
-      rec.build(sc, index, m, plan, T);
-      rec.neg = neg;
-    }
-  };
 
   // index of the first full scalar at or after witness index i
   static size_t first_full(const std::vector<uint32_t>& full, size_t i) {
