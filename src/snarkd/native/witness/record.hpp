@@ -1373,17 +1373,24 @@ class Recorder {
     for (uint32_t i = 0; i < nl; i++) loc_[lbase + np + i] = 0;
     sp_ -= np;
     lp_ += np + nl;
-    frames_.push_back(Frame{f, 0, lbase, sp_});
+    // each field stored in place: a Frame built on the stack and copied in was one 16-byte load of four 4-byte
+    // stores (a store-forwarding stall per call)
+    Frame& nf = frames_.emplace_back();
+    nf.func = f;
+    nf.pc = 0;
+    nf.locals = lbase;
+    nf.base = sp_;
   }
 
   // Leave the current frame, carrying `nres` results to the caller's stack.
   void leave() {
-    Frame fr = frames_.back();
+    const Frame& fr = frames_.back();  // its fields one by one (the interpreter stored fr->pc alone)
+    const uint32_t base = fr.base, locals = fr.locals;
     const FuncType& t = m_.type_of(fr.func);
     uint32_t nres = uint32_t(t.results.size());
-    for (uint32_t i = 0; i < nres; i++) stk_[fr.base + i] = stk_[sp_ - nres + i];
-    sp_ = fr.base + nres;
-    lp_ = fr.locals;
+    for (uint32_t i = 0; i < nres; i++) stk_[base + i] = stk_[sp_ - nres + i];
+    sp_ = base + nres;
+    lp_ = locals;
     frames_.pop_back();
   }
 
