@@ -195,7 +195,31 @@ struct CircomField {
     if (nx != ny) return nx;
     return cmp(x, y) < 0;
   }
+  // b a power of two 2^k, k < 64 * N (bigint code's `x \ (1 << n)`, `x % (1 << n)`): its k, else -1. divmod's own
+  // power-of-two path gives the same quotient and remainder; this one keeps the limbs in registers (divmod's Int
+  // results, copied out 16 bytes at a time, waited on their 8-byte stores)
+  static int power_of_two(const F& b) {
+    int k = -1;
+    for (size_t i = 0; i < N; i++)
+      if (b.v[i]) {
+        if (k >= 0 || (b.v[i] & (b.v[i] - 1))) return -1;
+        k = int(64 * i) + __builtin_ctzll(b.v[i]);
+      }
+    return k;
+  }
+  static F low_bits(const F& a, unsigned k) {  // a mod 2^k
+    F r;
+    for (size_t i = 0; i < N; i++) {
+      const unsigned lo = unsigned(64 * i);
+      r.v[i] = k >= lo + 64 ? a.v[i] : k <= lo ? 0 : a.v[i] & ((u64(1) << (k - lo)) - 1);
+    }
+    return r;
+  }
   static int n_idiv(const F& a, const F& b, F& out) {
+    if (const int k = power_of_two(b); k >= 0) {
+      out = shr_small(a, unsigned(k));  // (k < 64 * N)
+      return TRAP_NONE;
+    }
     Int x = as_int(a), y = as_int(b), q, r;
     if (!(y.v[0] | y.v[1] | y.v[2] | y.v[3])) return TRAP_DIV_ZERO;
     divmod(x, y, q, r);
@@ -203,6 +227,10 @@ struct CircomField {
     return TRAP_NONE;
   }
   static int n_mod(const F& a, const F& b, F& out) {
+    if (const int k = power_of_two(b); k >= 0) {
+      out = low_bits(a, unsigned(k));
+      return TRAP_NONE;
+    }
     Int x = as_int(a), y = as_int(b), q, r;
     if (!(y.v[0] | y.v[1] | y.v[2] | y.v[3])) return TRAP_DIV_ZERO;
     divmod(x, y, q, r);

@@ -23,6 +23,7 @@
 #include <array>
 #include <cstdint>
 #include <cstring>
+#include <initializer_list>
 #include <memory>
 #include <string>
 #include <unordered_map>
@@ -1338,13 +1339,16 @@ class Recorder {
 
  public:
   // Call a function from outside (returns its first result, or 0).
-  uint64_t call(uint32_t f, const std::vector<uint64_t>& args) {
+  uint64_t call(uint32_t f, const std::vector<uint64_t>& args) { return call(f, args.data(), args.size()); }
+  // (the witness is read by one call per value: no vector allocated and freed for its argument)
+  uint64_t call(uint32_t f, std::initializer_list<uint64_t> args) { return call(f, args.begin(), args.size()); }
+  uint64_t call(uint32_t f, const uint64_t* args, size_t n_args) {
     const FuncType& t = m_.type_of(f);
-    if (args.size() != t.params.size()) throw Unsupported("internal: argument count");
+    if (n_args != t.params.size()) throw Unsupported("internal: argument count");
     if (host_[f] != H_NONE) throw Unsupported("internal: host function called from outside");
     if (!m_.funcs[f].imported && !m_.funcs[f].decoded) throw Unsupported(m_.funcs[f].error);
     size_t depth = frames_.size();
-    for (auto a : args) stk_[sp_++] = a;
+    for (size_t k = 0; k < n_args; k++) stk_[sp_++] = args[k];
     enter(f);
     exec<false>(depth, 0, 0, ~0u);
     uint64_t r = t.results.empty() ? 0 : stk_[sp_ - 1];
