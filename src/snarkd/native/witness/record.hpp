@@ -619,9 +619,7 @@ class Recorder {
       if (head == repeated(LITERAL) && shadow_tail(w0) == (head & SHADOW_TAIL)) {  // a literal checked before
         int32_t sv;
         std::memcpy(&sv, p, 4);
-        F v = F::zero();
-        v.v[0] = uint64_t(sv);  // (0 <= sv < SMALL_LITERALS: only those are marked)
-        put(out.v, v.v);
+        put_small(out.v, uint64_t(sv));  // (0 <= sv < SMALL_LITERALS: only those are marked)
         out.id = 0;
         out.plain = true;
         return out;
@@ -657,9 +655,7 @@ class Recorder {
         if (diff) not_circoms(a);
         // no mark, no NATIVE_FORM on any word (the wasm's own bytes): marked LITERAL for the next read
         if (head == 0 && shadow_tail(w0) == 0) set_elem_shadow(w0, LITERAL);
-        F v = F::zero();
-        v.v[0] = uint64_t(sv);
-        put(out.v, v.v);
+        put_small(out.v, uint64_t(sv));
         out.plain = true;
         return out;
       }
@@ -905,6 +901,18 @@ class Recorder {
     }
 #else
     std::memmove(dst.v, src, sizeof dst.v);
+#endif
+  }
+  // A one-limb value into dst from its register, in put's 16-byte stores (a zero F built in memory first, its low
+  // limb stored over it, then read back by put, waited on those stores)
+  static inline void put_small(F& dst, u64 lo) {
+#if defined(__x86_64__)
+    static_assert(P::N % 2 == 0, "limbs in pairs");
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(dst.v), _mm_set_epi64x(0, int64_t(lo)));
+    for (size_t k = 2; k < P::N; k += 2) _mm_storeu_si128(reinterpret_cast<__m128i*>(dst.v + k), _mm_setzero_si128());
+#else
+    dst = F::zero();
+    dst.v[0] = lo;
 #endif
   }
   void write_elem(uint32_t a, const Val& x) { write_value(a, x.id, x.v, x.plain); }
