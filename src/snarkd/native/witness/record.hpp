@@ -315,13 +315,77 @@ class Recorder {
       concrete_.reserve(n);
       advise_huge_pages(concrete_.data(), n * sizeof(F));  // written whole, once: as a program's code (program.hpp)
     }
+    const CircomGetWitness gw = UNTRACED ? circom_get_witness() : CircomGetWitness{};
     for (uint32_t i = 0; i < n; i++) {
       charge(1);  // a call, as the wasm's own
-      call(uint32_t(f_get_witness_), {i});
+      if constexpr (UNTRACED) {
+        if (gw.ok) read_witness(gw, i);
+        else call(uint32_t(f_get_witness_), {i});
+      } else {
+        call(uint32_t(f_get_witness_), {i});
+      }
       Val v = read_shared_value(host_seq_);
       if (!UNTRACED) trace_.witness[i] = v.id ? v.id : const_id(v.v);
       if (!force_) concrete_.push_back(UNTRACED ? plain_of(v) : v.v);  // (the control-flow run's witness: plain)
     }
+  }
+
+  // getWitness(i) as circom 2.1+ writes it, recognized by its body's bytes: the signal's address from the witness's
+  // table of signal indices (table + 4 i: an i32.load), Fr_copy of that element into the shared element, then
+  // Fr_toLongNormal of it. The control-flow run reads 190 K such values in the RSA verifier, and each call through the
+  // interpreter (call, enter, ~8 dispatches, host_call, leave) was ~12% of the run; read_witness takes the same steps
+  // natively, in their order, through the same checks (raw_read, copy_elem, to_long_normal), the host calls counted
+  // as the interpreter counts them. Any other body (circom 2.0.x's Fr_int_copy, a changed or mutated module) is run.
+  struct CircomGetWitness {
+    bool ok = false;
+    uint32_t table = 0, signals = 0, shared = 0;  // the body's three constants
+  };
+  CircomGetWitness circom_get_witness() const {
+    static_assert(ELEM < 64, "the element size is one byte of signed LEB128");
+    CircomGetWitness g;
+    const Func& fn = m_.funcs[uint32_t(f_get_witness_)];
+    const FuncType& t = m_.type_of(uint32_t(f_get_witness_));
+    if (fn.imported || !fn.decoded || !fn.body || t.params.size() != 1 || t.params[0] != 0x7F || !t.results.empty())
+      return g;
+    try {
+      Reader r(fn.body, fn.body_len);
+      auto bytes = [&](std::initializer_list<uint8_t> want) {
+        for (uint8_t b : want)
+          if (r.byte() != b) return false;
+        return true;
+      };
+      auto i32_const = [&](uint32_t& v) {
+        if (r.byte() != 0x41) return false;
+        v = uint32_t(int32_t(r.sleb(32)));
+        return true;
+      };
+      auto call_to = [&](HostFn h) {
+        if (r.byte() != 0x10) return false;
+        const uint64_t f = r.uleb();
+        return f < host_.size() && host_[f] == h;
+      };
+      uint32_t shared2 = 0;
+      g.ok = bytes({0x01, 0x01, 0x7F}) && i32_const(g.table) &&   // one i32 local; table
+             bytes({0x20, 0x00, 0x41, 0x02, 0x74, 0x6A, 0x28, 0x02, 0x00}) &&  // + (i << 2), i32.load
+             bytes({0x41, uint8_t(ELEM), 0x6C}) && i32_const(g.signals) &&  // * ELEM + signals
+             bytes({0x6A, 0x21, 0x01}) && i32_const(g.shared) && bytes({0x20, 0x01}) && call_to(H_COPY) &&
+             i32_const(shared2) && shared2 == g.shared && call_to(H_TO_LONG_NORMAL) && bytes({0x0B}) && r.done();
+    } catch (const WasmError&) {
+      g.ok = false;
+    }
+    return g;
+  }
+  void read_witness(const CircomGetWitness& g, uint32_t i) {
+    const uint64_t ea = uint32_t(g.table + (i << 2));  // i32 arithmetic; the load's offset 0
+    raw_read(ea, 4);
+    uint32_t index;
+    std::memcpy(&index, mem_.data() + ea, 4);
+    const uint32_t src = uint32_t(index * ELEM + g.signals);
+    host_seq_++;  // Fr_copy (L_COPY_ARGS: getWitness is not setInputSignal)
+    copy_elem(g.shared, src);
+    host_seq_++;  // Fr_toLongNormal (host_call)
+    to_long_normal(g.shared);
+    long_normal_ = HostEvent{g.shared, host_seq_};
   }
 
   Trace<F>& trace() { return trace_; }
