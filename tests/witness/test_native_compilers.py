@@ -111,3 +111,21 @@ def test_circomlib_sha256(compiler, tmp_path):
 def test_circomlib_eddsa(compiler, tmp_path):
     eddsa = compiled("eddsa.circom", "bn128", include_circomlib=True, compiler=compiler)
     byte_identical(eddsa, eddsa_inputs(), tmp_path)
+
+
+@pytest.mark.parametrize("compiler", COMPILERS)
+def test_the_control_flow_run_reads_the_witness_as_the_wasm(compiler, curve, tmp_path):
+    """The control-flow run reads the witness natively where getWitness is circom 2.1+'s (record.hpp's read_witness:
+    2.1.9 and the current circom2) and through the interpreter where it is not (2.0.8's Fr_int_copy): either way
+    byte for byte the wasm's witness, on each of torture.circom's inputs."""
+    torture = compiled("torture.circom", curve, compiler=compiler)
+    native = fresh_native(torture, tmp_path)
+    wasm = WitnessCalculator(torture.wasm, cache=False)
+    for inputs in torture_inputs(curve):
+        try:
+            expect = wasm.calculate(inputs).values.tobytes()
+        except CircuitAssertError:
+            continue
+        res = native._run([(q.hash, q.data) for q in native.prepare(inputs)])
+        assert res.ok, res.message
+        assert bytes(res.witness) == expect, f"{compiler}: the control-flow run's witness differs for {inputs}"

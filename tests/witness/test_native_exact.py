@@ -91,6 +91,53 @@ def control_flow_matches(native, wasm, inputs: dict, runs: int = 1) -> list[int]
     return expect.to_ints()
 
 
+def circom_shl(a: int, k: int, p: int) -> int:
+    """a << k for 0 <= k < bitlen(p), as circom computes it: bits past 2^256 dropped, masked to bitlen(p), p
+    subtracted once."""
+    x = (a << k) % 2**256 & (2 ** p.bit_length() - 1)
+    return x - p if x >= p else x
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_the_control_flow_run_matches_the_wasm_on_every_operator(ops, data):
+    """ops.circom through the control-flow run itself (not a recording or a replay): every operator, shifts by any
+    amount among them (circom_field.hpp's shr_small/shl_small for 0 <= k < bitlen(p), the general path else), and
+    the products, byte for byte the wasm's and, where Python says it simply, its integers."""
+    c, native, wasm = ops
+    p = R[c.curve]
+    a = data.draw(field_values(p), "a")
+    b = data.draw(field_values(p), "b")
+    k = data.draw(shifts(p), "k")
+    got = control_flow_matches(native, wasm, {"a": str(a), "b": str(b), "k": str(k)})
+    o = got[1 : 1 + 33]
+    assert o[2] == a * b % p and o[17] == a & b
+    assert o[24] == circom_shl(a, 200, p) and o[25] == a >> 253
+    if k < p.bit_length():
+        assert o[21] == circom_shl(a, k, p) and o[22] == a >> k
+
+
+@pytest.fixture(scope="session")
+def pow2div(curve):
+    return both_engines("pow2div.circom", curve)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_the_control_flow_run_divides_by_powers_of_two_as_the_wasm(pow2div, data):
+    """\\ and % by 2^k (the power-of-two path) and by divisors that are not, and loop tests on the quotients, through
+    the control-flow run: byte for byte the wasm's, and Python's integers."""
+    c, native, wasm = pow2div
+    p = R[c.curve]
+    a = data.draw(field_values(p), "a")
+    k = data.draw(st.one_of(st.integers(0, p.bit_length() - 1), st.sampled_from([0, 1, 63, 64, 65, 121, 128, 191, 192])))
+    o = control_flow_matches(native, wasm, {"a": str(a), "k": str(k)})[1 : 1 + 8]
+    d = 1 << k
+    assert o[:6] == [a // d, a % d, a // (d + 1), a % (d + 3), a >> 121, a % 2**121]
+    assert o[6] == sum(1 for i in range(4) if circom_signed(a // (d * (i + 1)), p) > i)  # circom's signed order
+    assert o[7] == (1 if a // d else 2)
+
+
 @pytest.fixture(scope="session")
 def forms(curve):
     return both_engines("forms.circom", curve)

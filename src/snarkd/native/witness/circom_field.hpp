@@ -182,15 +182,44 @@ struct CircomField {
     return r;
   }
   static bool n_less(const F& a, const F& b) {  // val(a) < val(b)
-    Int x = as_int(a), y = as_int(b);
     // both top limbs below (p - 1) / 2's (a loop counter, a 121-bit limb: nearly every comparison): both values
-    // non-negative, their integers' order
-    if (x.v[N - 1] < HALF_TOP && y.v[N - 1] < HALF_TOP) return cmp(x, y) < 0;
+    // non-negative, their integers' order. Compared limb by limb from the operands: a copy of them into Ints went
+    // through 16-byte stores that the top limb's 8-byte load then waited on.
+    if (a.v[N - 1] < HALF_TOP && b.v[N - 1] < HALF_TOP) {
+      for (size_t i = N; i-- > 1;)
+        if (a.v[i] != b.v[i]) return a.v[i] < b.v[i];
+      return a.v[0] < b.v[0];
+    }
+    Int x = as_int(a), y = as_int(b);
     bool nx = is_negative(x), ny = is_negative(y);
     if (nx != ny) return nx;
     return cmp(x, y) < 0;
   }
+  // b a power of two 2^k, k < 64 * N (bigint code's `x \ (1 << n)`, `x % (1 << n)`): its k, else -1. divmod's own
+  // power-of-two path gives the same quotient and remainder; this one keeps the limbs in registers (divmod's Int
+  // results, copied out 16 bytes at a time, waited on their 8-byte stores)
+  static int power_of_two(const F& b) {
+    int k = -1;
+    for (size_t i = 0; i < N; i++)
+      if (b.v[i]) {
+        if (k >= 0 || (b.v[i] & (b.v[i] - 1))) return -1;
+        k = int(64 * i) + __builtin_ctzll(b.v[i]);
+      }
+    return k;
+  }
+  static F low_bits(const F& a, unsigned k) {  // a mod 2^k
+    F r;
+    for (size_t i = 0; i < N; i++) {
+      const unsigned lo = unsigned(64 * i);
+      r.v[i] = k >= lo + 64 ? a.v[i] : k <= lo ? 0 : a.v[i] & ((u64(1) << (k - lo)) - 1);
+    }
+    return r;
+  }
   static int n_idiv(const F& a, const F& b, F& out) {
+    if (const int k = power_of_two(b); k >= 0) {
+      out = shr_small(a, unsigned(k));  // (k < 64 * N)
+      return TRAP_NONE;
+    }
     Int x = as_int(a), y = as_int(b), q, r;
     if (!(y.v[0] | y.v[1] | y.v[2] | y.v[3])) return TRAP_DIV_ZERO;
     divmod(x, y, q, r);
@@ -198,6 +227,10 @@ struct CircomField {
     return TRAP_NONE;
   }
   static int n_mod(const F& a, const F& b, F& out) {
+    if (const int k = power_of_two(b); k >= 0) {
+      out = low_bits(a, unsigned(k));
+      return TRAP_NONE;
+    }
     Int x = as_int(a), y = as_int(b), q, r;
     if (!(y.v[0] | y.v[1] | y.v[2] | y.v[3])) return TRAP_DIV_ZERO;
     divmod(x, y, q, r);
@@ -205,9 +238,13 @@ struct CircomField {
     return TRAP_NONE;
   }
   static F n_band(const F& a, const F& b) {
-    Int r;
+    F r;
     for (size_t i = 0; i < N; i++) r.v[i] = a.v[i] & b.v[i];
-    return as_f(adjust(r));
+    // a top limb below p's: r < p and no bit at or above bitlen(p), so adjust would return r as it is (a & b of
+    // values below p: always); r built in place, not passed through adjust's Int by value (16-byte copies of
+    // limbs just stored one by one: a store-forwarding stall per call)
+    if (r.v[N - 1] < P::MOD[N - 1]) return r;
+    return as_f(adjust(as_int(r)));
   }
   static F n_bor(const F& a, const F& b) {
     Int r;
@@ -233,7 +270,63 @@ struct CircomField {
     bool small = !(x.v[1] | x.v[2] | x.v[3]) && x.v[0] < BITS;
     count = small ? unsigned(x.v[0]) : BITS;
   }
+  // a shifted by 0 <= n < BITS, right, or left then adjusted (shr_raw; adjust(shl_raw)) with the limbs in registers:
+  // the whole-limb part a switch of constant moves, the rest one funnel shift per limb. Built through Ints (and a
+  // first version through a local array, which the compiler vectorized) the limbs went to memory in 16-byte stores
+  // and came back in loads that straddled them: a store-forwarding stall per shift.
+  static void limbs_of(const F& a, u64& x0, u64& x1, u64& x2, u64& x3) {
+    x0 = a.v[0], x1 = a.v[1], x2 = a.v[2], x3 = a.v[3];
+  }
+  static F shr_small(const F& a, unsigned n) {
+    u64 x0, x1, x2, x3;
+    limbs_of(a, x0, x1, x2, x3);
+    switch (n / 64) {  // whole limbs out at the bottom
+      case 3: x0 = x3, x1 = x2 = x3 = 0; break;
+      case 2: x0 = x2, x1 = x3, x2 = x3 = 0; break;
+      case 1: x0 = x1, x1 = x2, x2 = x3, x3 = 0; break;
+      default: break;
+    }
+    const unsigned b = n % 64;
+    // (hi << 1) << (63 - b): hi << (64 - b) without the undefined shift by 64 when b is 0
+    F r;
+    r.v[0] = (x0 >> b) | ((x1 << 1) << (63 - b));
+    r.v[1] = (x1 >> b) | ((x2 << 1) << (63 - b));
+    r.v[2] = (x2 >> b) | ((x3 << 1) << (63 - b));
+    r.v[3] = x3 >> b;
+    return r;
+  }
+  static F shl_small(const F& a, unsigned n) {
+    u64 x0, x1, x2, x3;
+    limbs_of(a, x0, x1, x2, x3);
+    switch (n / 64) {  // whole limbs in at the bottom, those past 2^256 dropped
+      case 3: x3 = x0, x0 = x1 = x2 = 0; break;
+      case 2: x3 = x1, x2 = x0, x0 = x1 = 0; break;
+      case 1: x3 = x2, x2 = x1, x1 = x0, x0 = 0; break;
+      default: break;
+    }
+    const unsigned b = n % 64;
+    u64 r0 = x0 << b, r1 = (x1 << b) | ((x0 >> 1) >> (63 - b)), r2 = (x2 << b) | ((x1 >> 1) >> (63 - b)),
+        r3 = (x3 << b) | ((x2 >> 1) >> (63 - b));
+    constexpr unsigned top = BITS - 64 * (N - 1);  // adjust: mask to bitlen(p), then p subtracted once if >= p
+    if (top < 64) r3 &= (u64(1) << top) - 1;
+    // r - p and its borrow: r >= p when none
+    const u128 d0 = u128(r0) - P::MOD[0];
+    const u128 d1 = u128(r1) - P::MOD[1] - (u64(d0 >> 64) & 1);
+    const u128 d2 = u128(r2) - P::MOD[2] - (u64(d1 >> 64) & 1);
+    const u128 d3 = u128(r3) - P::MOD[3] - (u64(d2 >> 64) & 1);
+    F out;
+    if (u64(d3 >> 64) & 1) {
+      out.v[0] = r0, out.v[1] = r1, out.v[2] = r2, out.v[3] = r3;
+    } else {
+      out.v[0] = u64(d0), out.v[1] = u64(d1), out.v[2] = u64(d2), out.v[3] = u64(d3);
+    }
+    return out;
+  }
   static F n_shift(const F& a, const F& k, bool left_if_positive) {
+    // k a small non-negative integer (nearly every shift: circom's `1 << n`, `x >> n`): shift_amount's answer
+    // without its copies
+    if (!(k.v[1] | k.v[2] | k.v[3]) && k.v[0] < BITS)
+      return left_if_positive ? shl_small(a, unsigned(k.v[0])) : shr_small(a, unsigned(k.v[0]));
     bool left;
     unsigned n;
     shift_amount(k, left_if_positive, left, n);

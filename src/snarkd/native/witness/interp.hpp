@@ -480,6 +480,23 @@ L_BINARY_ARGS:
   if constexpr (UNTRACED) {  // (plain_forms.hpp)
     const Val x = read_elem(arg1), y = read_elem(arg2);
     if (!binary_direct(arg0, field_fn, x, y)) binary_to(arg0, field_fn, x, y);
+    // circom's loop and `if` tests: a comparison, then Fr_isTrue of the element it wrote (a fused call of one push,
+    // `local + k`, naming the same address). That element is write_value's, as written (own_elem's: its value the
+    // limbs, canonical), so L_ISTRUE_ARGS's steps are done here without its read_elem and dispatch: the same
+    // sequence count, the same truth (0 is all zero limbs in either form), the next instruction after its call.
+    if constexpr (!ARM) {
+      const Ins& nx = code[pc + 1];
+      if (nx.op == OP_F_ISTRUE && uint32_t(L[nx.a] + nx.b) == arg0) {
+        host_seq_++;
+        pending_.valid = false;
+        const uint8_t* limbs = mem_.data() + arg0 + 8;
+        u64 any = 0;
+        for (size_t k = 0; k < P::N; k++) any |= load_limb(limbs + 8 * k);
+        S[sp++] = any != 0 ? 1 : 0;
+        pc += 3;  // this call, the isTrue's push and its call
+        NEXT();
+      }
+    }
   }
   else write_elem(arg0, binary(field_fn, read_elem(arg1), read_elem(arg2)));
   pc++;

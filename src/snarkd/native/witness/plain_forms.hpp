@@ -58,7 +58,29 @@ typename Recorder<P, UNTRACED>::F Recorder<P, UNTRACED>::mul_forms(const Val& a,
   size_t na = P::N, nb = P::N;
   while (na && !a.v.v[na - 1]) na--;
   while (nb && !b.v.v[nb - 1]) nb--;
-  if (na + nb <= P::N) {
+  if (na <= 2 && nb <= 2) {
+    // two limbs at most each (121-bit limbs, counters: nearly every plain product here): the loop below in
+    // registers, its result limbs stored once (the loop's stores and reloads of r, then its 16-byte copy out,
+    // waited on one another)
+    const u64 a0 = a.v.v[0], a1 = a.v.v[1], b0 = b.v.v[0], b1 = b.v.v[1];
+    const u128 t00 = u128(a0) * b0, t01 = u128(a0) * b1, t10 = u128(a1) * b0, t11 = u128(a1) * b1;
+    const u128 mid = (t00 >> 64) + u64(t01) + u64(t10);  // < 3 * 2^64
+    const u128 hi = (mid >> 64) + (t01 >> 64) + (t10 >> 64) + u64(t11);  // < 4 * 2^64
+    const u64 r0 = u64(t00), r1 = u64(mid), r2 = u64(hi), r3 = u64(hi >> 64) + u64(t11 >> 64);  // below 2^256
+    // r < p (F::lt_mod) by the borrow of r - p, on the registers: lt_mod takes the limbs from memory, and the
+    // product stored there for it was then copied out 16 bytes at a time (a store-forwarding stall per product)
+    u64 borrow = 0;
+    const u64 r[4] = {r0, r1, r2, r3};
+    for (size_t k = 0; k < 4; k++) borrow = u64((u128(r[k]) - P::MOD[k] - borrow) >> 64) & 1;
+    if (borrow) {
+      F out;
+      out.v[0] = r0;
+      out.v[1] = r1;
+      out.v[2] = r2;
+      out.v[3] = r3;
+      return out;
+    }
+  } else if (na + nb <= P::N) {
     F r = F::zero();
     for (size_t i = 0; i < na; i++) {
       u64 carry = 0;

@@ -23,6 +23,7 @@
 #include <array>
 #include <cstdint>
 #include <cstring>
+#include <initializer_list>
 #include <memory>
 #include <string>
 #include <unordered_map>
@@ -314,13 +315,77 @@ class Recorder {
       concrete_.reserve(n);
       advise_huge_pages(concrete_.data(), n * sizeof(F));  // written whole, once: as a program's code (program.hpp)
     }
+    const CircomGetWitness gw = UNTRACED ? circom_get_witness() : CircomGetWitness{};
     for (uint32_t i = 0; i < n; i++) {
       charge(1);  // a call, as the wasm's own
-      call(uint32_t(f_get_witness_), {i});
+      if constexpr (UNTRACED) {
+        if (gw.ok) read_witness(gw, i);
+        else call(uint32_t(f_get_witness_), {i});
+      } else {
+        call(uint32_t(f_get_witness_), {i});
+      }
       Val v = read_shared_value(host_seq_);
       if (!UNTRACED) trace_.witness[i] = v.id ? v.id : const_id(v.v);
       if (!force_) concrete_.push_back(UNTRACED ? plain_of(v) : v.v);  // (the control-flow run's witness: plain)
     }
+  }
+
+  // getWitness(i) as circom 2.1+ writes it, recognized by its body's bytes: the signal's address from the witness's
+  // table of signal indices (table + 4 i: an i32.load), Fr_copy of that element into the shared element, then
+  // Fr_toLongNormal of it. The control-flow run reads 190 K such values in the RSA verifier, and each call through the
+  // interpreter (call, enter, ~8 dispatches, host_call, leave) was ~12% of the run; read_witness takes the same steps
+  // natively, in their order, through the same checks (raw_read, copy_elem, to_long_normal), the host calls counted
+  // as the interpreter counts them. Any other body (circom 2.0.x's Fr_int_copy, a changed or mutated module) is run.
+  struct CircomGetWitness {
+    bool ok = false;
+    uint32_t table = 0, signals = 0, shared = 0;  // the body's three constants
+  };
+  CircomGetWitness circom_get_witness() const {
+    static_assert(ELEM < 64, "the element size is one byte of signed LEB128");
+    CircomGetWitness g;
+    const Func& fn = m_.funcs[uint32_t(f_get_witness_)];
+    const FuncType& t = m_.type_of(uint32_t(f_get_witness_));
+    if (fn.imported || !fn.decoded || !fn.body || t.params.size() != 1 || t.params[0] != 0x7F || !t.results.empty())
+      return g;
+    try {
+      Reader r(fn.body, fn.body_len);
+      auto bytes = [&](std::initializer_list<uint8_t> want) {
+        for (uint8_t b : want)
+          if (r.byte() != b) return false;
+        return true;
+      };
+      auto i32_const = [&](uint32_t& v) {
+        if (r.byte() != 0x41) return false;
+        v = uint32_t(int32_t(r.sleb(32)));
+        return true;
+      };
+      auto call_to = [&](HostFn h) {
+        if (r.byte() != 0x10) return false;
+        const uint64_t f = r.uleb();
+        return f < host_.size() && host_[f] == h;
+      };
+      uint32_t shared2 = 0;
+      g.ok = bytes({0x01, 0x01, 0x7F}) && i32_const(g.table) &&   // one i32 local; table
+             bytes({0x20, 0x00, 0x41, 0x02, 0x74, 0x6A, 0x28, 0x02, 0x00}) &&  // + (i << 2), i32.load
+             bytes({0x41, uint8_t(ELEM), 0x6C}) && i32_const(g.signals) &&  // * ELEM + signals
+             bytes({0x6A, 0x21, 0x01}) && i32_const(g.shared) && bytes({0x20, 0x01}) && call_to(H_COPY) &&
+             i32_const(shared2) && shared2 == g.shared && call_to(H_TO_LONG_NORMAL) && bytes({0x0B}) && r.done();
+    } catch (const WasmError&) {
+      g.ok = false;
+    }
+    return g;
+  }
+  void read_witness(const CircomGetWitness& g, uint32_t i) {
+    const uint64_t ea = uint32_t(g.table + (i << 2));  // i32 arithmetic; the load's offset 0
+    raw_read(ea, 4);
+    uint32_t index;
+    std::memcpy(&index, mem_.data() + ea, 4);
+    const uint32_t src = uint32_t(index * ELEM + g.signals);
+    host_seq_++;  // Fr_copy (L_COPY_ARGS: getWitness is not setInputSignal)
+    copy_elem(g.shared, src);
+    host_seq_++;  // Fr_toLongNormal (host_call)
+    to_long_normal(g.shared);
+    long_normal_ = HostEvent{g.shared, host_seq_};
   }
 
   Trace<F>& trace() { return trace_; }
@@ -618,9 +683,7 @@ class Recorder {
       if (head == repeated(LITERAL) && shadow_tail(w0) == (head & SHADOW_TAIL)) {  // a literal checked before
         int32_t sv;
         std::memcpy(&sv, p, 4);
-        F v = F::zero();
-        v.v[0] = uint64_t(sv);  // (0 <= sv < SMALL_LITERALS: only those are marked)
-        put(out.v, v.v);
+        put_small(out.v, uint64_t(sv));  // (0 <= sv < SMALL_LITERALS: only those are marked)
         out.id = 0;
         out.plain = true;
         return out;
@@ -656,9 +719,7 @@ class Recorder {
         if (diff) not_circoms(a);
         // no mark, no NATIVE_FORM on any word (the wasm's own bytes): marked LITERAL for the next read
         if (head == 0 && shadow_tail(w0) == 0) set_elem_shadow(w0, LITERAL);
-        F v = F::zero();
-        v.v[0] = uint64_t(sv);
-        put(out.v, v.v);
+        put_small(out.v, uint64_t(sv));
         out.plain = true;
         return out;
       }
@@ -904,6 +965,18 @@ class Recorder {
     }
 #else
     std::memmove(dst.v, src, sizeof dst.v);
+#endif
+  }
+  // A one-limb value into dst from its register, in put's 16-byte stores (a zero F built in memory first, its low
+  // limb stored over it, then read back by put, waited on those stores)
+  static inline void put_small(F& dst, u64 lo) {
+#if defined(__x86_64__)
+    static_assert(P::N % 2 == 0, "limbs in pairs");
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(dst.v), _mm_set_epi64x(0, int64_t(lo)));
+    for (size_t k = 2; k < P::N; k += 2) _mm_storeu_si128(reinterpret_cast<__m128i*>(dst.v + k), _mm_setzero_si128());
+#else
+    dst = F::zero();
+    dst.v[0] = lo;
 #endif
   }
   void write_elem(uint32_t a, const Val& x) { write_value(a, x.id, x.v, x.plain); }
@@ -1338,13 +1411,16 @@ class Recorder {
 
  public:
   // Call a function from outside (returns its first result, or 0).
-  uint64_t call(uint32_t f, const std::vector<uint64_t>& args) {
+  uint64_t call(uint32_t f, const std::vector<uint64_t>& args) { return call(f, args.data(), args.size()); }
+  // (the witness is read by one call per value: no vector allocated and freed for its argument)
+  uint64_t call(uint32_t f, std::initializer_list<uint64_t> args) { return call(f, args.begin(), args.size()); }
+  uint64_t call(uint32_t f, const uint64_t* args, size_t n_args) {
     const FuncType& t = m_.type_of(f);
-    if (args.size() != t.params.size()) throw Unsupported("internal: argument count");
+    if (n_args != t.params.size()) throw Unsupported("internal: argument count");
     if (host_[f] != H_NONE) throw Unsupported("internal: host function called from outside");
     if (!m_.funcs[f].imported && !m_.funcs[f].decoded) throw Unsupported(m_.funcs[f].error);
     size_t depth = frames_.size();
-    for (auto a : args) stk_[sp_++] = a;
+    for (size_t k = 0; k < n_args; k++) stk_[sp_++] = args[k];
     enter(f);
     exec<false>(depth, 0, 0, ~0u);
     uint64_t r = t.results.empty() ? 0 : stk_[sp_ - 1];
@@ -1373,17 +1449,24 @@ class Recorder {
     for (uint32_t i = 0; i < nl; i++) loc_[lbase + np + i] = 0;
     sp_ -= np;
     lp_ += np + nl;
-    frames_.push_back(Frame{f, 0, lbase, sp_});
+    // each field stored in place: a Frame built on the stack and copied in was one 16-byte load of four 4-byte
+    // stores (a store-forwarding stall per call)
+    Frame& nf = frames_.emplace_back();
+    nf.func = f;
+    nf.pc = 0;
+    nf.locals = lbase;
+    nf.base = sp_;
   }
 
   // Leave the current frame, carrying `nres` results to the caller's stack.
   void leave() {
-    Frame fr = frames_.back();
+    const Frame& fr = frames_.back();  // its fields one by one (the interpreter stored fr->pc alone)
+    const uint32_t base = fr.base, locals = fr.locals;
     const FuncType& t = m_.type_of(fr.func);
     uint32_t nres = uint32_t(t.results.size());
-    for (uint32_t i = 0; i < nres; i++) stk_[fr.base + i] = stk_[sp_ - nres + i];
-    sp_ = fr.base + nres;
-    lp_ = fr.locals;
+    for (uint32_t i = 0; i < nres; i++) stk_[base + i] = stk_[sp_ - nres + i];
+    sp_ = base + nres;
+    lp_ = locals;
     frames_.pop_back();
   }
 
