@@ -301,3 +301,25 @@ def _collatz(n: int) -> int:
         x = x // 2 if x % 2 == 0 else 3 * x + 1
         steps += 1
     return steps
+
+
+@pytest.fixture(scope="session")
+def copyloop(curve):
+    return both_engines("copyloop.circom", curve)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_the_control_flow_run_copies_arrays_as_the_wasm(copyloop, data):
+    """circom's element copy loops (array assignments, function arguments and results; interp.hpp runs their
+    iterations without dispatch): byte for byte the wasm's witness, and Python's integers."""
+    c, native, wasm = copyloop
+    p = R[c.curve]
+    a = [data.draw(field_values(p), f"a{i}") for i in range(8)]
+    k = data.draw(field_values(p), "k")
+    o = control_flow_matches(native, wasm, {"a": [str(v) for v in a], "k": str(k)})[1 : 1 + 21]
+    y = a[::-1]
+    z = [(y[i] * k + i) % p for i in range(8)]
+    assert o[:8] == [(z[i] + a[i]) % p for i in range(8)]
+    assert o[8:16] == y
+    assert o[16:21] == [a[3], (a[3] + k) % p, (a[4] + k) % p, (a[5] + k) % p, z[7]]
