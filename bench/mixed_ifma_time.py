@@ -1,4 +1,4 @@
-"""In-process G1 MSM time with the mixed window layout off and on (`_core._set_msm_mixed(0)` /
+"""In-process G1 (or --g2: G2) MSM time with the mixed window layout off and on (`_core._set_msm_mixed(0)` /
 `(1)`, alternated per round in one process), on either path (--ifma on|off): round 20 of
 bench/cpu-notes.md, which let the IFMA path take the layout (msm/plan.hpp). 2^K points
 (native_micro's tiled multiples of G1) and scalars uniform below r (Python integers, so the top
@@ -26,12 +26,14 @@ def main():
     ap.add_argument("--runs", type=int, default=7)
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--ifma", choices=["on", "off"], default="on")
+    ap.add_argument("--g2", action="store_true", help="G2 points and msm_g2 instead of G1")
     a = ap.parse_args()
     from native_micro import random_points
     from snarkd.native import _core
     mod = _core.bn254
     n = 1 << a.log
-    pts = random_points(mod, False, n, np.random.default_rng(20))
+    pts = random_points(mod, a.g2, n, np.random.default_rng(20))
+    msm = mod.msm_g2 if a.g2 else mod.msm_g1
     rng = random.Random(20)
     r = mod.FR_MODULUS
     sc = np.frombuffer(b"".join(rng.randrange(r).to_bytes(32, "little") for _ in range(n)),
@@ -40,19 +42,19 @@ def main():
     res = {}
     for mode in (0, 1):  # warm-up, and the results of both
         _core._set_msm_mixed(mode)
-        res[mode] = hashlib.sha256(np.asarray(mod.msm_g1(pts, sc, a.threads)).tobytes()).hexdigest()[:16]
+        res[mode] = hashlib.sha256(np.asarray(msm(pts, sc, a.threads)).tobytes()).hexdigest()[:16]
     cpu = {0: [], 1: []}
     wall = {0: [], 1: []}
     for i in range(a.runs):
         for mode in ((0, 1) if i % 2 == 0 else (1, 0)):
             _core._set_msm_mixed(mode)
             c0, w0 = time.process_time(), time.perf_counter()
-            mod.msm_g1(pts, sc, a.threads)
+            msm(pts, sc, a.threads)
             cpu[mode].append(time.process_time() - c0)
             wall[mode].append(time.perf_counter() - w0)
     _core._set_msm_mixed(1)
     med = lambda v: round(1e3 * statistics.median(v), 2)
-    print(json.dumps({"n": n, "threads": a.threads, "ifma": a.ifma, "uses_simd52": _core.uses_simd52(),
+    print(json.dumps({"group": "g2" if a.g2 else "g1", "n": n, "threads": a.threads, "ifma": a.ifma, "uses_simd52": _core.uses_simd52(),
                       "plan_mixed": _core._msm_plan(n, a.threads, 254),
                       "cpu_ms_plain": med(cpu[0]), "cpu_ms_mixed": med(cpu[1]),
                       "ratio_cpu": round(statistics.median(cpu[1]) / statistics.median(cpu[0]), 4),
