@@ -27,6 +27,8 @@ def main():
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--ifma", choices=["on", "off"], default="on")
     ap.add_argument("--g2", action="store_true", help="G2 points and msm_g2 instead of G1")
+    ap.add_argument("--force", action="store_true",
+                    help="mode 2 (the layout wherever it fits) against 0, for sizes the count leaves out")
     a = ap.parse_args()
     from native_micro import random_points
     from snarkd.native import _core
@@ -40,22 +42,25 @@ def main():
                        dtype=np.uint64).reshape(n, 4).copy()
     _core._set_simd52(a.ifma == "on")
     res = {}
+    on = 2 if a.force else 1
     for mode in (0, 1):  # warm-up, and the results of both
-        _core._set_msm_mixed(mode)
+        _core._set_msm_mixed(on if mode else 0)
         res[mode] = hashlib.sha256(np.asarray(msm(pts, sc, a.threads)).tobytes()).hexdigest()[:16]
     cpu = {0: [], 1: []}
     wall = {0: [], 1: []}
     for i in range(a.runs):
         for mode in ((0, 1) if i % 2 == 0 else (1, 0)):
-            _core._set_msm_mixed(mode)
+            _core._set_msm_mixed(on if mode else 0)
             c0, w0 = time.process_time(), time.perf_counter()
             msm(pts, sc, a.threads)
             cpu[mode].append(time.process_time() - c0)
             wall[mode].append(time.perf_counter() - w0)
+    _core._set_msm_mixed(on)
+    plan = _core._msm_plan(n, a.threads, 254)
     _core._set_msm_mixed(1)
     med = lambda v: round(1e3 * statistics.median(v), 2)
     print(json.dumps({"group": "g2" if a.g2 else "g1", "n": n, "threads": a.threads, "ifma": a.ifma, "uses_simd52": _core.uses_simd52(),
-                      "plan_mixed": _core._msm_plan(n, a.threads, 254),
+                      "forced": a.force, "plan_mixed": plan,
                       "cpu_ms_plain": med(cpu[0]), "cpu_ms_mixed": med(cpu[1]),
                       "ratio_cpu": round(statistics.median(cpu[1]) / statistics.median(cpu[0]), 4),
                       "pairs_lower": sum(x < y for x, y in zip(cpu[1], cpu[0])), "runs": a.runs,
