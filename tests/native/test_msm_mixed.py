@@ -15,12 +15,15 @@ from test_msm import _bases, _naive_grouped, _ops, _pool
 rng = random.Random(15)
 
 
-@pytest.fixture(autouse=True)
-def scalar_path():
-    """the scalar path, and no endomorphism split (its halves never take mixed widths), so that
-    every MSM here, G1 and G2, msm and msm_witness, runs the plan under test"""
-    prev = (_core._set_simd52(False), _core._set_msm_mixed(1), _core._set_msm_window(0), _core._set_glv(0),
-            _core._set_gls(0))
+@pytest.fixture(autouse=True, params=["scalar", "ifma"])
+def scalar_path(request):
+    """each path (the scalar adders, and the 8-lane IFMA ones where this CPU has them: both take
+    the layout since round 20), and no endomorphism split (its halves never take mixed widths), so
+    that every MSM here, G1 and G2, msm and msm_witness, runs the plan under test"""
+    if request.param == "ifma" and not _core.cpu_has_simd52():
+        pytest.skip("no AVX-512 IFMA on this CPU")
+    prev = (_core._set_simd52(request.param == "ifma"), _core._set_msm_mixed(1), _core._set_msm_window(0),
+            _core._set_glv(0), _core._set_gls(0))
     yield
     _core._set_simd52(prev[0])
     _core._set_msm_mixed(prev[1])
@@ -55,11 +58,11 @@ def test_plan_takes_mixed_widths_where_counted():
         assert wide == 0 and nw == bits // c + 1, n
     assert _core._set_msm_mixed(0) == 1
     assert _core._msm_plan(1 << 17, 1, bits) == (13, 20, 1, 0)
-    # never on the IFMA path
+    # the same plans on both paths (round 20: the IFMA path takes the layout too)
     _core._set_msm_mixed(1)
-    _core._set_simd52(True)
-    if _core.uses_simd52():
-        assert _core._msm_plan(1 << 17, 1, bits)[3] == 0
+    for on in (False, True):
+        _core._set_simd52(on)
+        assert _core._msm_plan(1 << 17, 2, bits) == (13, 19, 1, 7)
 
 
 def _edge_scalars(r, layout):

@@ -22,7 +22,7 @@ struct MsmPlan {
 
 // Knob (tests/benchmarks flip it: _core._set_msm_window): the window width, 0 = msm_plan's
 inline unsigned& msm_force_c() { static unsigned c = 0; return c; }
-// Mixed widths (msm_plan_mixed) on the scalar path: 0 never, 1 where they count fewer
+// Mixed widths (msm_plan_mixed), both paths: 0 never, 1 where they count fewer
 // additions (default), 2 wherever drop_top_window fits (tests: _core._set_msm_mixed)
 inline int& msm_mixed_mode() { static int m = 1; return m; }
 
@@ -80,17 +80,18 @@ inline double plan_count(const MsmPlan& p, size_t n, unsigned bits) {
   return s;
 }
 
-// Mixed widths for an MSM of n scalars of `bits` bits on the scalar path (not for endomorphism
+// Mixed widths for an MSM of n scalars of `bits` bits on either path (not for endomorphism
 // halves: their magnitudes sit below `bits`, so a full top window's buckets would crowd), given
 // msm_plan's `plain`: its top window dropped (drop_top_window) where plan_count says at least 1%
 // fewer additions and the tasks take no more rounds over T threads (no longer wall time):
 // BN254 2^12, 2^14, 2^15, 2^17 at T = 1, 2 and 2^18 at T = 2. Measured (bench/cpu-notes.md round
 // 15, one thread): G1 2^17 -3.3% instructions, -4% time; G2 2^14 -1.6%, -2.3%. Moving the width
-// instead (c = 12 with 13-bit windows at 2^16, -1.1% by this count) counted nothing.
+// instead (c = 12 with 13-bit windows at 2^16, -1.1% by this count) counted nothing. The IFMA path
+// (8-lane adders) takes the same layouts since round 20: G1 2^17 CPU 0.945 (one thread), 0.953 (two).
 inline MsmPlan msm_plan_mixed(size_t n, unsigned T, unsigned bits, MsmPlan plain) {
   const int mode = msm_mixed_mode();
   MsmPlan m = plain;
-  if (mode == 0 || g_use_simd52 || !drop_top_window(m, bits)) return plain;
+  if (mode == 0 || !drop_top_window(m, bits)) return plain;
   if (mode == 2) return m;
   const bool fewer = plan_count(m, n, bits) < 0.99 * plan_count(plain, n, bits);
   const bool no_longer = std::ceil((double)m.nw * m.k / T) <= std::ceil((double)plain.nw * plain.k / T);
