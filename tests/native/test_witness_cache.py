@@ -13,15 +13,9 @@ import pytest
 from snarkd.native import _core
 from helpers import enc_many
 from test_msm import _bases, _naive_grouped, _ops
+from test_msm import path  # noqa: F401  (autouse: every case on the IFMA and the scalar path)
 
 rng = random.Random(2207)
-
-
-@pytest.fixture(autouse=True, params=["ifma", "scalar"])
-def path(request):
-    prev = _core._set_simd52(request.param == "ifma")
-    yield request.param
-    _core._set_simd52(prev)
 
 
 @pytest.fixture(autouse=True)
