@@ -111,32 +111,28 @@ struct WitnessMsm {
     void g1() {
       if (has1) return;
       has1 = true;
-      const size_t nf = full.size();
-      unsigned cmax = 20;
-      glv = glv_pays<G1>(nf, T, (unsigned)Fr::BITS, &cmax);
-      if constexpr (GlvOf<G1>::ok) {
-        using C = typename GlvOf<G1>::C;
-        if (glv) {
-          gs.template build<C, Fr>(nf, T, [&](size_t q) { return src + 32 * (size_t)full[q]; });
-          d1.build(gs.data(), nullptr, gs.neg.data(), 2 * nf, C::BITS, T, cmax);
-        }
-      }
-      if (!glv) plain();
+      glv = split<G1>(gs, d1);
     }
     void g2() {
       if (has2) return;
       has2 = true;
+      gls = split<G2>(gs2, d3);
+    }
+    // Group G's halves and their digits where its split pays (true), else the plain digits (false).
+    template <class G>
+    bool split(GlvScalars& halves, Digits& digits) {
       const size_t nf = full.size();
-      unsigned cmax2 = 20;
-      gls = glv_pays<G2>(nf, T, (unsigned)Fr::BITS, &cmax2);
-      if constexpr (GlvOf<G2>::ok) {
-        using C = typename GlvOf<G2>::C;
-        if (gls) {
-          gs2.template build<C, Fr>(nf, T, [&](size_t q) { return src + 32 * (size_t)full[q]; });
-          d3.build(gs2.data(), nullptr, gs2.neg.data(), 2 * nf, C::BITS, T, cmax2);
+      unsigned cmax = 20;
+      const bool pays = glv_pays<G>(nf, T, (unsigned)Fr::BITS, &cmax);
+      if constexpr (GlvOf<G>::ok) {
+        using C = typename GlvOf<G>::C;
+        if (pays) {
+          halves.template build<C, Fr>(nf, T, [&](size_t q) { return src + 32 * (size_t)full[q]; });
+          digits.build(halves.data(), nullptr, halves.neg.data(), 2 * nf, C::BITS, T, cmax);
         }
       }
-      if (!gls) plain();
+      if (!pays) plain();
+      return pays;
     }
     void plain() {
       if (has_plain) return;
