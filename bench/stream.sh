@@ -42,7 +42,8 @@
 #             witnesses of the same 128 computed natively before timing), j = 16, three rounds; the daemon's
 #             .wprog removed first (a defined start: the warm-up records, then every timed witness is a
 #             control-flow run). RSA_SYNTHESIS (16) and RSA_THREADS (2): [synthesis] workers and threads; RSA_J (16),
-#             RSA_COUNT (128), RSA_ROUNDS (3) for a smaller run; RSA_DEVICES (0; "" = the CPU where no GPU is)
+#             RSA_COUNT (128), RSA_ROUNDS (3) for a smaller run; RSA_DEVICES (0; "" = the CPU where no GPU is); ends
+#             with a summary (the ratio, each run's s/proof, latency and witness phase)
 # js          clients/js/bench/bench.mjs (fullProve through the JavaScript client) on the SHA-256 key and the chain
 #             example, Node.js and the client's dependencies from .nodecarry/ (node.xz, jsprod.tar.xz), dist carried
 # cpupairs    issue 39 on the host's CPU: bench/prove_vs_rapidsnark.py against rapidsnark's prover (carried as
@@ -227,6 +228,16 @@ for s in "$@"; do
     python3 bench/daemon_inputs.py --key-dir $d --name rsa --inputs-dir $d/pool --warm-inputs 32 --devices "${RSA_DEVICES-0}" --j ${RSA_J:-16} \
       --count ${RSA_COUNT:-128} --warm 32 --rounds ${RSA_ROUNDS:-3} --synthesis ${RSA_SYNTHESIS:-16} --threads ${RSA_THREADS:-2} \
       --out "$OUT/rsainputs" 2>&1 | tail -10 | cut -c1-900
+    # the summary each device call printed for itself before (ratio, per-run rate, latency, witness phase)
+    python3 - "$OUT/rsainputs/daemon-inputs-rsa.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1])); m = d["median_s_per_proof"]
+print("rsa inputs/witness", m["inputs_over_witness"], "witness", m["witness"], "inputs", m["inputs"],
+      "daemon cores", [r["daemon_cpu_cores"] for r in d["runs"]])
+for r in d["runs"]:
+    p = r["phase_median_ms"]
+    print("  ", r["kind"], r["s_per_proof"], r["latency_ms"], "witness ms", p.get("witness"), "device", p.get("device"))
+PY
     ;;
   js)  # the JavaScript client's fullProve through a daemon on this machine (clients/js/bench), SHA-256 and chain:
        # Node.js and the client's production dependencies from .nodecarry/ (no snarkjs there: --skip-snarkjs)
