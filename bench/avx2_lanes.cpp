@@ -1,0 +1,693 @@
+// A 4-lane AVX2 Montgomery product for BN254 (Fq; Fr for the NTT butterfly) measured against the
+// project's scalar 4x64 mulx/adcx/adox product (ff/mont.hpp), one core, for the CPUs without
+// AVX-512 IFMA (issue 39; bench/cpu-notes.md round 21, the lead's CPU round 24).
+//
+// Lane form: radix 2^29, 9 limbs in the 64-bit lanes of a vector, limb j of four (AVX2) or eight
+// (AVX-512F) elements in one register (structure of arrays). _mm256_mul_epu32 gives a 29 x 29 -> 58
+// bit product; a result position collects at most 9 products a_i b_j and 9 products m_i p_j, below
+// 18 * 2^58 < 2^63, so the products accumulate with no carry handling until the end. Montgomery
+// reduction per limb (R = 2^261), interleaved with the product (operand scanning): 81 + 9 + 81 = 171
+// 32-bit multiplies for four products. R/p is about 168, so the product needs no final subtraction:
+// inputs below 2^260 give outputs below 2^259 + p, and inputs a, b with ab < pR (e.g. both below
+// 12p) outputs below 2p. Subtraction adds a multiple of p (kept in a borrowed form whose limbs are
+// all >= 2^29), reduce() brings a value below 2^260 under 3p with one small multiple of p estimated
+// from the top bits. Conversion to and from this form is off the hot path (done once here).
+//
+// Build (AVX2 + BMI2 + ADX only: the Zen 2/3 instruction set; TREE = a snarkd checkout):
+//   g++ -O3 -std=c++17 -mavx2 -mbmi2 -madx -I TREE/src/snarkd/native bench/avx2_lanes.cpp -o /tmp/avx2_lanes
+// The 8-lane AVX-512F form (no IFMA: Skylake/Cascade Lake servers) is built in with -mavx512f added:
+//   g++ -O3 -std=c++17 -mavx2 -mbmi2 -madx -mavx512f -I TREE/src/snarkd/native bench/avx2_lanes.cpp -o /tmp/avx512f_lanes
+// (its AVX2 figures are then not the AVX2 target's: the compiler may use 32 registers and EVEX forms).
+// Run: taskset -c 1 /tmp/avx2_lanes [rounds]     (figures, medians over alternated rounds)
+//      /tmp/avx2_lanes --selftest                (raw lane values for tests/bench/test_avx2_lanes.py)
+#include <immintrin.h>
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <random>
+#include <string>
+#include <vector>
+#include "curves/bn254.hpp"
+
+using namespace snarkd;
+using u64 = uint64_t;
+using u128 = unsigned __int128;
+
+namespace lanes {
+constexpr int LIMBS = 9;
+constexpr int RADIX = 29;
+constexpr u64 MASK = (1ULL << RADIX) - 1;
+constexpr int R_BITS = LIMBS * RADIX;  // 261
+
+// --- plain integers of up to 5 words (below 2^320), for constants and conversion only ---
+struct Big { u64 w[5] = {0, 0, 0, 0, 0}; };
+inline Big big_from4(const u64* v) { Big b; for (int i = 0; i < 4; i++) b.w[i] = v[i]; return b; }
+inline bool big_ge(const Big& a, const Big& b) {
+  for (int i = 4; i >= 0; i--) { if (a.w[i] != b.w[i]) return a.w[i] > b.w[i]; }
+  return true;
+}
+inline Big big_add(const Big& a, const Big& b) {
+  Big r; u128 c = 0;
+  for (int i = 0; i < 5; i++) { c += (u128)a.w[i] + b.w[i]; r.w[i] = (u64)c; c >>= 64; }
+  return r;
+}
+inline Big big_sub(const Big& a, const Big& b) {
+  Big r; u64 borrow = 0;
+  for (int i = 0; i < 5; i++) { u128 d = (u128)a.w[i] - b.w[i] - borrow; r.w[i] = (u64)d; borrow = (u64)(d >> 64) & 1; }
+  return r;
+}
+inline Big big_mul_small(const Big& a, u64 k) {
+  Big r; u128 c = 0;
+  for (int i = 0; i < 5; i++) { c += (u128)a.w[i] * k; r.w[i] = (u64)c; c >>= 64; }
+  return r;
+}
+inline void big_to_limbs(const Big& b, u64* l) {
+  for (int j = 0; j < LIMBS; j++) {
+    int pos = j * RADIX, w = pos / 64, s = pos % 64;
+    u128 two = (u128)b.w[w] | (w + 1 < 5 ? (u128)b.w[w + 1] << 64 : 0);
+    l[j] = (u64)(two >> s) & MASK;
+  }
+}
+// limbs may be unnormalised (any u64): the sum of l_j 2^(29 j), below 2^320
+inline Big big_from_limbs(const u64* l) {
+  Big r;
+  for (int j = 0; j < LIMBS; j++) {
+    Big t; int pos = j * RADIX, w = pos / 64, s = pos % 64;
+    u128 v = (u128)l[j] << s;
+    t.w[w] = (u64)v;
+    if (w + 1 < 5) t.w[w + 1] = (u64)(v >> 64);
+    r = big_add(r, t);
+  }
+  return r;
+}
+inline std::string big_hex(const Big& b) {
+  char buf[96]; std::snprintf(buf, sizeof buf, "%016llx%016llx%016llx%016llx%016llx", (unsigned long long)b.w[4], (unsigned long long)b.w[3],
+                              (unsigned long long)b.w[2], (unsigned long long)b.w[1], (unsigned long long)b.w[0]);
+  const char* s = buf; while (*s == '0' && s[1]) s++;
+  return s;
+}
+
+// --- the vector primitives: the same kernels for 4 lanes (AVX2) and 8 (AVX-512F) ---
+struct Avx2 {
+  using V = __m256i;
+  static constexpr int WIDTH = 4;
+  static inline V mul(V a, V b) { return _mm256_mul_epu32(a, b); }
+  static inline V add(V a, V b) { return _mm256_add_epi64(a, b); }
+  static inline V sub(V a, V b) { return _mm256_sub_epi64(a, b); }
+  static inline V band(V a, V b) { return _mm256_and_si256(a, b); }
+  template <int S> static inline V shr(V a) { return _mm256_srli_epi64(a, S); }
+  static inline V set1(u64 x) { return _mm256_set1_epi64x((long long)x); }
+  static inline V zero() { return _mm256_setzero_si256(); }
+  static inline void lanes_out(V a, u64* o) { _mm256_storeu_si256((V*)o, a); }
+  static inline V lanes_in(const u64* o) { return _mm256_loadu_si256((const V*)o); }
+  static const char* name() { return "avx2x4"; }
+};
+#if defined(__AVX512F__)
+struct Avx512F {
+  using V = __m512i;
+  static constexpr int WIDTH = 8;
+  static inline V mul(V a, V b) { return _mm512_mul_epu32(a, b); }
+  static inline V add(V a, V b) { return _mm512_add_epi64(a, b); }
+  static inline V sub(V a, V b) { return _mm512_sub_epi64(a, b); }
+  static inline V band(V a, V b) { return _mm512_and_si512(a, b); }
+  template <int S> static inline V shr(V a) { return _mm512_srli_epi64(a, S); }
+  static inline V set1(u64 x) { return _mm512_set1_epi64((long long)x); }
+  static inline V zero() { return _mm512_setzero_si512(); }
+  static inline void lanes_out(V a, u64* o) { _mm512_storeu_si512(o, a); }
+  static inline V lanes_in(const u64* o) { return _mm512_loadu_si512(o); }
+  static const char* name() { return "avx512fx8"; }
+};
+#endif
+
+// one field's constants in plain and broadcast form
+struct FieldInts {
+  Big p;
+  u64 p_limbs[LIMBS];
+  u64 pinv;          // -p^-1 mod 2^29
+  u64 bias8[LIMBS];  // 8p with limbs 0..7 raised by 2^29 (borrowed from the next): a - b + 8p for b <= 7p
+  u64 bias4[LIMBS];  // 4p likewise, for b <= 3p
+  u64 q_mul;         // floor(2^(253+24) / p): reduce()'s quotient estimate
+  u64 mont_r_over;   // unused in kernels: R' = 2^261
+};
+inline void borrowed(const Big& v, u64* out) {
+  big_to_limbs(v, out);
+  out[0] += 1ULL << RADIX;
+  for (int j = 1; j < LIMBS - 1; j++) out[j] += (1ULL << RADIX) - 1;
+  out[LIMBS - 1] -= 1;
+}
+inline FieldInts make_field(const u64* mod4) {
+  FieldInts f;
+  f.p = big_from4(mod4);
+  big_to_limbs(f.p, f.p_limbs);
+  u64 inv = mod4[0];  // Newton: inv = p^-1 mod 2^64
+  for (int i = 0; i < 6; i++) inv *= 2 - mod4[0] * inv;
+  f.pinv = (0 - inv) & MASK;
+  borrowed(big_mul_small(f.p, 8), f.bias8);
+  borrowed(big_mul_small(f.p, 4), f.bias4);
+  // 2^277 / p by long division on the top words (p > 2^253, so the quotient is below 2^24)
+  Big num; num.w[4] = 1ULL << (277 - 256);
+  u64 q = 0;
+  for (int bit = 24; bit >= 0; bit--) {
+    Big t = big_mul_small(f.p, 1ULL << bit);
+    Big trial = big_add(big_mul_small(f.p, q), t);
+    if (big_ge(num, trial)) q |= 1ULL << bit;
+  }
+  f.q_mul = q;
+  return f;
+}
+
+template <class VO>
+struct Consts {
+  using V = typename VO::V;
+  V p[LIMBS], bias8[LIMBS], bias4[LIMBS], pinv, mask, q_mul;
+  explicit Consts(const FieldInts& f) {
+    for (int j = 0; j < LIMBS; j++) { p[j] = VO::set1(f.p_limbs[j]); bias8[j] = VO::set1(f.bias8[j]); bias4[j] = VO::set1(f.bias4[j]); }
+    pinv = VO::set1(f.pinv); mask = VO::set1(MASK); q_mul = VO::set1(f.q_mul);
+  }
+};
+
+template <class VO>
+struct Elem { typename VO::V l[LIMBS]; };  // VO::WIDTH field elements, limb j of each in l[j]
+
+// carries from limb to limb: every limb below 2^29, the top one what remains
+template <class VO>
+static inline __attribute__((always_inline)) void normalize(Elem<VO>& o, const typename VO::V* t, typename VO::V mask) {
+  auto c = t[0];
+#pragma GCC unroll 9
+  for (int j = 0; j < LIMBS - 1; j++) {
+    o.l[j] = VO::band(c, mask);
+    c = VO::add(t[j + 1], VO::template shr<RADIX>(c));
+  }
+  o.l[LIMBS - 1] = c;
+}
+
+// o = a b / 2^261 (mod p), for normalised a, b below 2^260; o normalised, below 2^259 + p
+template <class VO>
+static inline __attribute__((always_inline)) void mul(Elem<VO>& o, const Elem<VO>& a, const Elem<VO>& b, const Consts<VO>& k) {
+  using V = typename VO::V;
+  V t[LIMBS];
+#pragma GCC unroll 9
+  for (int j = 0; j < LIMBS; j++) t[j] = VO::mul(a.l[0], b.l[j]);
+#pragma GCC unroll 9
+  for (int i = 0; i < LIMBS; i++) {
+    if (i > 0) {
+#pragma GCC unroll 9
+      for (int j = 0; j < LIMBS; j++) t[j] = VO::add(t[j], VO::mul(a.l[i], b.l[j]));
+    }
+    V m = VO::band(VO::mul(t[0], k.pinv), k.mask);  // t0 + m p0 = 0 mod 2^29
+#pragma GCC unroll 9
+    for (int j = 0; j < LIMBS; j++) t[j] = VO::add(t[j], VO::mul(m, k.p[j]));
+    V carry = VO::template shr<RADIX>(t[0]);
+#pragma GCC unroll 9
+    for (int j = 0; j < LIMBS - 1; j++) t[j] = t[j + 1];
+    t[0] = VO::add(t[0], carry);
+    t[LIMBS - 1] = VO::zero();
+  }
+  normalize<VO>(o, t, k.mask);
+}
+
+// o = a^2 / 2^261: 45 limb products (cross terms against 2a) then the 90 of the reduction
+template <class VO>
+static inline __attribute__((always_inline)) void sqr(Elem<VO>& o, const Elem<VO>& a, const Consts<VO>& k) {
+  using V = typename VO::V;
+  V a2[LIMBS], t[2 * LIMBS];
+#pragma GCC unroll 9
+  for (int j = 0; j < LIMBS; j++) a2[j] = VO::add(a.l[j], a.l[j]);  // below 2^30: 9 products of 2^59 per position
+#pragma GCC unroll 18
+  for (int s = 0; s < 2 * LIMBS; s++) t[s] = VO::zero();
+#pragma GCC unroll 9
+  for (int i = 0; i < LIMBS; i++) {
+    t[2 * i] = VO::add(t[2 * i], VO::mul(a.l[i], a.l[i]));
+#pragma GCC unroll 9
+    for (int j = i + 1; j < LIMBS; j++) t[i + j] = VO::add(t[i + j], VO::mul(a.l[i], a2[j]));
+  }
+#pragma GCC unroll 9
+  for (int i = 0; i < LIMBS; i++) {
+    V m = VO::band(VO::mul(t[i], k.pinv), k.mask);
+#pragma GCC unroll 9
+    for (int j = 0; j < LIMBS; j++) t[i + j] = VO::add(t[i + j], VO::mul(m, k.p[j]));
+    t[i + 1] = VO::add(t[i + 1], VO::template shr<RADIX>(t[i]));
+  }
+  normalize<VO>(o, t + LIMBS, k.mask);
+}
+
+// o = a + b (no reduction: the bound is the sum's)
+template <class VO>
+static inline __attribute__((always_inline)) void add(Elem<VO>& o, const Elem<VO>& a, const Elem<VO>& b, const Consts<VO>& k) {
+  typename VO::V t[LIMBS];
+#pragma GCC unroll 9
+  for (int j = 0; j < LIMBS; j++) t[j] = VO::add(a.l[j], b.l[j]);
+  normalize<VO>(o, t, k.mask);
+}
+// o = a - b + 8p for b <= 7p (BIAS8) or a - b + 4p for b <= 3p
+template <class VO, bool BIAS8 = true>
+static inline __attribute__((always_inline)) void sub(Elem<VO>& o, const Elem<VO>& a, const Elem<VO>& b, const Consts<VO>& k) {
+  typename VO::V t[LIMBS];
+  const auto* bias = BIAS8 ? k.bias8 : k.bias4;
+#pragma GCC unroll 9
+  for (int j = 0; j < LIMBS; j++) t[j] = VO::sub(VO::add(a.l[j], bias[j]), b.l[j]);
+  normalize<VO>(o, t, k.mask);
+}
+// a below 2^260 -> the same class below 3p: q = floor(h 2^253 / p) (h = a >> 253, below 2^7) is at
+// most floor(a / p) and at least a / p - 1.67, so a - q p is in [0, 2.67p). The limbs of a - q p are
+// kept non-negative by 2^37 added to limbs 0..7 and 2^8 taken from the next (an exact zero).
+template <class VO>
+static inline __attribute__((always_inline)) void reduce(Elem<VO>& a, const Consts<VO>& k) {
+  using V = typename VO::V;
+  V h = VO::template shr<253 - 8 * RADIX>(a.l[LIMBS - 1]);
+  V q = VO::template shr<24>(VO::mul(h, k.q_mul));
+  const V hi = VO::set1(1ULL << 37), lo = VO::set1((1ULL << 37) - (1ULL << 8));
+  V t[LIMBS];
+  t[0] = VO::sub(VO::add(a.l[0], hi), VO::mul(q, k.p[0]));
+#pragma GCC unroll 9
+  for (int j = 1; j < LIMBS - 1; j++) t[j] = VO::sub(VO::add(a.l[j], lo), VO::mul(q, k.p[j]));
+  t[LIMBS - 1] = VO::sub(VO::sub(a.l[LIMBS - 1], VO::set1(1ULL << 8)), VO::mul(q, k.p[LIMBS - 1]));
+  normalize<VO>(a, t, k.mask);
+}
+
+// conversion (off the hot path): the lane form of a is a 2^261 mod p, the scalar Mont form a 2^256
+template <class VO>
+inline void put_raw(Elem<VO>& e, int lane, const Big& v) {
+  u64 l[LIMBS]; big_to_limbs(v, l);
+  for (int j = 0; j < LIMBS; j++) { alignas(64) u64 w[8]; VO::lanes_out(e.l[j], w); w[lane] = l[j]; e.l[j] = VO::lanes_in(w); }
+}
+template <class VO>
+inline Big get_raw(const Elem<VO>& e, int lane) {
+  u64 l[LIMBS];
+  for (int j = 0; j < LIMBS; j++) { alignas(64) u64 w[8]; VO::lanes_out(e.l[j], w); l[j] = w[lane]; }
+  return big_from_limbs(l);
+}
+inline Big mod_p(Big v, const FieldInts& f) { while (big_ge(v, f.p)) v = big_sub(v, f.p); return v; }
+template <class F>
+inline Big scalar_to_lane_int(const F& x, const FieldInts& f) {  // x 2^256 -> x 2^261: five doublings mod p
+  Big v = big_from4(x.v);
+  for (int i = 0; i < R_BITS - 256; i++) v = mod_p(big_add(v, v), f);
+  return v;
+}
+template <class F>
+inline F lane_int_to_scalar(Big v, const FieldInts& f) {  // five halvings mod p
+  v = mod_p(v, f);
+  for (int i = 0; i < R_BITS - 256; i++) {
+    if (v.w[0] & 1) v = big_add(v, f.p);
+    for (int w = 0; w < 4; w++) v.w[w] = (v.w[w] >> 1) | (v.w[w + 1] << 63);
+    v.w[4] >>= 1;
+  }
+  return F::from_limbs(v.w);
+}
+}  // namespace lanes
+
+using namespace lanes;
+using Fq = bn254::Fq;
+using Fr = bn254::Fr;
+
+static double cpu_ns() { timespec t; clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t); return t.tv_sec * 1e9 + t.tv_nsec; }
+static std::mt19937_64 rng(20261205);
+template <class F>
+static F random_scalar() {  // canonical
+  for (;;) {
+    u64 l[4] = {rng(), rng(), rng(), rng() & 0x3fffffffffffffffULL};
+    if (F::lt_mod(l)) return F::from_limbs(l);
+  }
+}
+
+// ------------------------------- the measured kernels -------------------------------
+// (a) throughput: o[i] = a[i] b[i] over arrays; (b) a dependent chain x <- x c
+template <class F>
+static void scalar_products(F* o, const F* a, const F* b, size_t n) { for (size_t i = 0; i < n; i++) F::mul_to(o[i], a[i], b[i]); }
+template <class F>
+static void scalar_products_lazy(F* o, const F* a, const F* b, size_t n) { for (size_t i = 0; i < n; i++) F::mul_lazy_to(o[i], a[i], b[i]); }
+template <class F>
+static void scalar_chain(F& x, const F& c, size_t n) { for (size_t i = 0; i < n; i++) F::mul_lazy_to(x, x, c); }
+template <class VO>
+static __attribute__((noinline)) void lane_products(Elem<VO>* o, const Elem<VO>* a, const Elem<VO>* b, size_t n, const Consts<VO>& k) {
+  for (size_t i = 0; i < n; i++) mul<VO>(o[i], a[i], b[i], k);
+}
+template <class VO>
+static __attribute__((noinline)) void lane_chain(Elem<VO>& x, const Elem<VO>& c, size_t n, const Consts<VO>& k) {
+  for (size_t i = 0; i < n; i++) mul<VO>(x, x, c, k);
+}
+template <class VO>
+static __attribute__((noinline)) void lane_squares(Elem<VO>* o, const Elem<VO>* a, size_t n, const Consts<VO>& k) {
+  for (size_t i = 0; i < n; i++) sqr<VO>(o[i], a[i], k);
+}
+template <class F>
+static __attribute__((noinline)) void scalar_squares(F* o, const F* a, size_t n) { for (size_t i = 0; i < n; i++) F::sqr_to(o[i], a[i]); }
+
+// (c) the batch-affine adder's field work for n additions (x1,y1) + (x2,y2), as msm/buckets.hpp's
+// ScalarBatchAdd does it: forward x differences and running products (two chains), backward in
+// groups of two: 1/dx from the chain, lambda, x3 = lambda^2 - x1 - x2, y3 = lambda (x1 - x3) - y1.
+// 5 products and a square per addition; the one inversion per chain is left out on both sides
+// (replaced by the chain's product itself: it is amortised over the batch).
+struct ScalarAdder {
+  using E = Fq;
+  static inline void sub(E& o, const E& a, const E& b) { Fq::sub_to(o, a, b); }
+  static inline void sub_lazy(E& o, const E& a, const E& b) { Fq::sub_to(o, a, b); }
+  static inline void mul_lazy(E& o, const E& a, const E& b) { Fq::mul_lazy_to(o, a, b); }
+  static inline void mul(E& o, const E& a, const E& b) { Fq::mul_to(o, a, b); }
+  static inline void sqr(E& o, const E& a) { Fq::sqr_to(o, a); }
+  static inline void out(E&) {}
+};
+template <class VO>
+struct LaneAdder {
+  using E = Elem<VO>;
+  static inline const Consts<VO>* k;
+  static inline __attribute__((always_inline)) void sub(E& o, const E& a, const E& b) { lanes::sub<VO>(o, a, b, *k); }
+  static inline __attribute__((always_inline)) void sub_lazy(E& o, const E& a, const E& b) { lanes::sub<VO>(o, a, b, *k); }
+  static inline __attribute__((always_inline)) void mul_lazy(E& o, const E& a, const E& b) { lanes::mul<VO>(o, a, b, *k); }
+  static inline __attribute__((always_inline)) void mul(E& o, const E& a, const E& b) { lanes::mul<VO>(o, a, b, *k); }
+  static inline __attribute__((always_inline)) void sqr(E& o, const E& a) { lanes::sqr<VO>(o, a, *k); }
+  static inline __attribute__((always_inline)) void out(E& a) { lanes::reduce<VO>(a, *k); }  // stored points below 3p
+};
+template <class O>
+static __attribute__((noinline)) void batch_affine(size_t n, const typename O::E* x1, const typename O::E* y1, const typename O::E* x2,
+                                                   const typename O::E* y2, typename O::E* x3, typename O::E* y3, typename O::E* dx,
+                                                   typename O::E* pre, const typename O::E& start) {
+  using E = typename O::E;
+  E acc[2] = {start, start};
+  for (size_t q = 0; q < n; q++) {
+    O::sub(dx[q], x2[q], x1[q]);
+    pre[q] = acc[q & 1];
+    O::mul_lazy(acc[q & 1], acc[q & 1], dx[q]);
+  }
+  E inv[2] = {acc[0], acc[1]};  // stands for the two inversions
+  for (size_t j = n; j >= 2; j -= 2) {
+    E t[2], l[2], x[2], y[2];
+    for (int g = 0; g < 2; g++) {
+      size_t q = j - 1 - g;
+      O::mul_lazy(t[g], inv[q & 1], pre[q]);
+      O::mul_lazy(inv[q & 1], inv[q & 1], dx[q]);
+    }
+    for (int g = 0; g < 2; g++) { size_t q = j - 1 - g; O::sub(l[g], y2[q], y1[q]); }
+    for (int g = 0; g < 2; g++) O::mul_lazy(l[g], l[g], t[g]);
+    for (int g = 0; g < 2; g++) O::sqr(x[g], l[g]);
+    for (int g = 0; g < 2; g++) { size_t q = j - 1 - g; O::sub(x[g], x[g], x1[q]); O::sub(x[g], x[g], x2[q]); O::out(x[g]); }
+    for (int g = 0; g < 2; g++) { size_t q = j - 1 - g; O::sub(y[g], x1[q], x[g]); }
+    for (int g = 0; g < 2; g++) O::mul(y[g], l[g], y[g]);
+    for (int g = 0; g < 2; g++) {
+      size_t q = j - 1 - g;
+      O::sub(y[g], y[g], y1[q]);
+      O::out(y[g]);
+      x3[q] = x[g];
+      y3[q] = y[g];
+    }
+  }
+}
+
+// (d) one NTT stage's butterflies (x, y) <- (x + w y, x - w y), Fr: the scalar NTT's lazy form
+// (ntt/ntt.hpp: mul_lazy_to, then dit_lazy keeps both below 4p) against the lanes' (t = w y below 2p,
+// x + t and x - t + 4p: a value grows by at most 4p a stage, which a 2^28 transform's 28 stages keep
+// below 2^260 from inputs below 3p only with one reduce() part way; the variant with reduce() on both
+// outputs of every butterfly is measured too, as the pessimistic bound)
+static __attribute__((noinline)) void scalar_butterflies(Fr* x, Fr* y, const Fr* w, size_t n) {
+  for (size_t i = 0; i < n; i++) {
+    Fr t;
+    Fr::mul_lazy_to(t, y[i], w[i]);
+    Fr::dit_lazy(x[i], y[i], t);
+  }
+}
+template <class VO, bool REDUCE>
+static __attribute__((noinline)) void lane_butterflies(Elem<VO>* x, Elem<VO>* y, const Elem<VO>* w, size_t n, const Consts<VO>& k) {
+  for (size_t i = 0; i < n; i++) {
+    Elem<VO> t, s, d;
+    mul<VO>(t, y[i], w[i], k);
+    add<VO>(s, x[i], t, k);
+    sub<VO, false>(d, x[i], t, k);
+    if constexpr (REDUCE) { reduce<VO>(s, k); reduce<VO>(d, k); }
+    x[i] = s;
+    y[i] = d;
+  }
+}
+
+// ------------------------------------ self-test ------------------------------------
+// Raw lane integers (the value of the limbs, not reduced) printed for the pytest, which checks them
+// with Python integers; here each lane product is also compared with the scalar Mont product.
+template <class VO>
+static int selftest(const FieldInts& fq, const Consts<VO>& kq, bool print) {
+  const int W = VO::WIDTH;
+  std::vector<Big> ops;
+  Big one; one.w[0] = 1;
+  Big p = fq.p, pm1 = big_sub(p, one);
+  Big two254; two254.w[3] = 1ULL << 62;
+  Big two260m1; two260m1.w[4] = (1ULL << 4) - 1; for (int i = 0; i < 4; i++) two260m1.w[i] = ~0ULL;
+  Big p12m1 = big_sub(big_mul_small(p, 12), one);
+  ops.push_back(Big()); ops.push_back(one); ops.push_back(pm1); ops.push_back(p); ops.push_back(big_sub(big_mul_small(p, 2), one));
+  ops.push_back(big_sub(two254, one)); ops.push_back(two254); ops.push_back(p12m1); ops.push_back(two260m1);
+  while (ops.size() % W) ops.push_back(one);
+  size_t edge = ops.size();
+  for (int i = 0; i < 40 * W; i++) {  // random below p, 2p, 12p and 2^260
+    Big r; for (int w = 0; w < 4; w++) r.w[w] = rng();
+    int kind = i % 4;
+    if (kind == 0) r = mod_p(Big{{r.w[0], r.w[1], r.w[2], r.w[3] & 0x3fffffffffffffffULL, 0}}, fq);
+    if (kind == 1) { r.w[3] &= 0x7fffffffffffffffULL; while (big_ge(r, big_mul_small(p, 2))) r = big_sub(r, p); }
+    if (kind == 2) { r.w[4] = rng() & 3; while (big_ge(r, big_mul_small(p, 12))) r = big_sub(r, big_mul_small(p, 4)); }
+    if (kind == 3) r.w[4] = rng() & 15;
+    ops.push_back(r);
+  }
+  int bad = 0;
+  auto check_scalar = [&](const char* what, const Big& x, const Big& y, const Big& z) {
+    // z = x y / 2^261 (mod p) in the lane form is the scalar a b for x = a 2^261, y = b 2^261
+    Fq a = lane_int_to_scalar<Fq>(x, fq), b = lane_int_to_scalar<Fq>(y, fq), c = lane_int_to_scalar<Fq>(z, fq), e;
+    Fq::mul_to(e, a, b);
+    if (!(e == c)) { bad++; std::printf("MISMATCH %s %s %s\n", what, big_hex(x).c_str(), big_hex(y).c_str()); }
+  };
+  size_t n = ops.size();
+  for (size_t rot = 0; rot < 3; rot++) {  // each operand against three others: edges against edges too
+    for (size_t base = 0; base < n; base += W) {
+      Elem<VO> a, b, c, s, d, r;
+      for (int j = 0; j < LIMBS; j++) { a.l[j] = b.l[j] = VO::zero(); }
+      for (int lane = 0; lane < W; lane++) {
+        put_raw<VO>(a, lane, ops[base + lane]);
+        put_raw<VO>(b, lane, ops[(base + lane + 1 + rot * 7 + (base < edge ? rot : 0)) % n]);
+      }
+      mul<VO>(c, a, b, kq);
+      sqr<VO>(s, a, kq);
+      for (int lane = 0; lane < W; lane++) {
+        Big x = get_raw<VO>(a, lane), y = get_raw<VO>(b, lane), z = get_raw<VO>(c, lane), zz = get_raw<VO>(s, lane);
+        check_scalar("mul", x, y, z);
+        check_scalar("sqr", x, x, zz);
+        if (print) std::printf("mul %s %s %s\nsqr %s %s\n", big_hex(x).c_str(), big_hex(y).c_str(), big_hex(z).c_str(), big_hex(x).c_str(),
+                               big_hex(zz).c_str());
+      }
+      // sub (bias 8p) needs b <= 7p, reduce needs a < 2^260: operands below 7p for the sub
+      Elem<VO> sa = c, sb = s;  // products of the above: below 2^259 + p
+      reduce<VO>(sa, kq);       // below 3p
+      sub<VO>(d, a, sa, kq);
+      r = a;
+      reduce<VO>(r, kq);
+      for (int lane = 0; lane < W; lane++) {
+        Big x = get_raw<VO>(a, lane), y = get_raw<VO>(sa, lane), z = get_raw<VO>(d, lane), rr = get_raw<VO>(r, lane);
+        if (!big_ge(big_mul_small(p, 3), rr) || !big_ge(big_sub(big_mul_small(p, 3), one), rr)) { bad++; std::printf("REDUCE-BOUND %s\n", big_hex(x).c_str()); }
+        if (!big_ge(big_sub(big_mul_small(p, 3), one), y)) { bad++; std::printf("REDUCE-BOUND %s\n", big_hex(get_raw<VO>(c, lane)).c_str()); }
+        if (print) std::printf("red %s %s\nsub %s %s %s\n", big_hex(x).c_str(), big_hex(rr).c_str(), big_hex(x).c_str(), big_hex(y).c_str(),
+                               big_hex(z).c_str());
+        (void)sb;
+      }
+    }
+  }
+  return bad;
+}
+
+// ------------------------------------ measurement ------------------------------------
+static double median(std::vector<double> v) { std::sort(v.begin(), v.end()); size_t m = v.size() / 2; return v.size() % 2 ? v[m] : (v[m - 1] + v[m]) / 2; }
+
+template <class VO>
+struct LaneBench {
+  using E = Elem<VO>;
+  static constexpr int W = VO::WIDTH;
+  const Consts<VO>& kq;
+  const Consts<VO>& kr;
+  const FieldInts& fq;
+  const FieldInts& fr;
+  size_t n;  // field elements per array
+  std::vector<E> a, b, o, x1, y1, x2, y2, x3, y3, dx, pre, bx, by, bw;
+  E c;
+  LaneBench(const Consts<VO>& kq_, const Consts<VO>& kr_, const FieldInts& fq_, const FieldInts& fr_, const std::vector<Fq>& fa,
+            const std::vector<Fq>& fb, const std::vector<Fr>& ra, const std::vector<Fr>& rb, const std::vector<Fr>& rw, size_t n_)
+      : kq(kq_), kr(kr_), fq(fq_), fr(fr_), n(n_) {
+    size_t m = n / W;
+    for (auto* v : {&a, &b, &o, &x1, &y1, &x2, &y2, &x3, &y3, &dx, &pre, &bx, &by, &bw}) v->resize(m);
+    for (size_t i = 0; i < n; i++) {
+      put_raw<VO>(a[i / W], i % W, scalar_to_lane_int(fa[i], fq));
+      put_raw<VO>(b[i / W], i % W, scalar_to_lane_int(fb[i], fq));
+      put_raw<VO>(x1[i / W], i % W, scalar_to_lane_int(fa[i], fq));
+      put_raw<VO>(x2[i / W], i % W, scalar_to_lane_int(fb[i], fq));
+      put_raw<VO>(y1[i / W], i % W, scalar_to_lane_int(fb[(i + 1) % n], fq));
+      put_raw<VO>(y2[i / W], i % W, scalar_to_lane_int(fa[(i + 1) % n], fq));
+      put_raw<VO>(bx[i / W], i % W, scalar_to_lane_int(ra[i], fr));
+      put_raw<VO>(by[i / W], i % W, scalar_to_lane_int(rb[i], fr));
+      put_raw<VO>(bw[i / W], i % W, scalar_to_lane_int(rw[i], fr));
+    }
+    c = a[0];
+  }
+};
+
+// the lane kernels timed once (one round), per VO: ns per field product / addition / butterfly
+template <class VO, class Rec>
+static u64 time_lanes(LaneBench<VO>& L, Rec&& rec) {
+  using E = Elem<VO>;
+  constexpr int W = VO::WIDTH;
+  const int reps = 128;
+  const size_t m = L.n / W;
+  const std::string tag = VO::name();
+  double t0 = cpu_ns();
+  for (int r = 0; r < reps; r++) lane_products<VO>(L.o.data(), L.a.data(), L.b.data(), m, L.kq);
+  double t1 = cpu_ns();
+  for (int r = 0; r < reps; r++) lane_squares<VO>(L.o.data(), L.a.data(), m, L.kq);
+  double t2 = cpu_ns();
+  E x = L.a[3];
+  lane_chain<VO>(x, L.b[5], reps * m, L.kq);
+  double t3 = cpu_ns();
+  LaneAdder<VO>::k = &L.kq;
+  for (int r = 0; r < reps; r++)
+    batch_affine<LaneAdder<VO>>(m, L.x1.data(), L.y1.data(), L.x2.data(), L.y2.data(), L.x3.data(), L.y3.data(), L.dx.data(), L.pre.data(), L.c);
+  double t4 = cpu_ns();
+  std::vector<E> bx(m), by(m);
+  for (int r = 0; r < reps; r++) { std::copy(L.bx.begin(), L.bx.end(), bx.begin()); std::copy(L.by.begin(), L.by.end(), by.begin()); lane_butterflies<VO, false>(bx.data(), by.data(), L.bw.data(), m, L.kr); }
+  double t5 = cpu_ns();
+  for (int r = 0; r < reps; r++) { std::copy(L.bx.begin(), L.bx.end(), bx.begin()); std::copy(L.by.begin(), L.by.end(), by.begin()); lane_butterflies<VO, true>(bx.data(), by.data(), L.bw.data(), m, L.kr); }
+  double t6 = cpu_ns();
+  for (int r = 0; r < reps; r++) { std::copy(L.bx.begin(), L.bx.end(), bx.begin()); std::copy(L.by.begin(), L.by.end(), by.begin()); }
+  double t7 = cpu_ns();
+  double per = reps * (double)L.n;
+  rec("a_throughput_mul " + tag + " (< 2p), ns per product", (t1 - t0) / per);
+  rec("a_throughput_sqr " + tag + ", ns per square", (t2 - t1) / per);
+  rec("b_chain_latency " + tag + ", ns per step (" + std::to_string(W) + " products)", (t3 - t2) / (reps * (double)m));
+  rec("b_chain_latency " + tag + ", ns per product", (t3 - t2) / per);
+  rec("c_batch_affine " + tag + " (stored x3, y3 reduced below 3p), ns per addition", (t4 - t3) / per);
+  rec("d_butterfly " + tag + " (mul + add + sub, no reduction), ns per butterfly", ((t5 - t4) - (t7 - t6)) / per);
+  rec("d_butterfly " + tag + " (+ reduce both outputs), ns per butterfly", ((t6 - t5) - (t7 - t6)) / per);
+  alignas(64) u64 w[8];
+  VO::lanes_out(x.l[0], w);
+  u64 h = w[0];
+  VO::lanes_out(L.x3[1].l[2], w);
+  VO::lanes_out(by[2].l[3], w + 4 - 4);
+  return h ^ w[0];
+}
+
+int main(int argc, char** argv) {
+  const FieldInts fq = make_field(bn254::FqP::MOD), fr = make_field(bn254::FrP::MOD);
+  const Consts<Avx2> kq4(fq), kr4(fr);
+#if defined(__AVX512F__)
+  const Consts<Avx512F> kq8(fq), kr8(fr);
+#endif
+  bool print = argc > 1 && std::strcmp(argv[1], "--selftest") == 0;
+  if (print) std::printf("p %s\n", big_hex(fq.p).c_str());
+  int bad = selftest<Avx2>(fq, kq4, print);
+#if defined(__AVX512F__)
+  bad += selftest<Avx512F>(fq, kq8, false);
+#endif
+  std::printf("selftest %s (%d mismatches; scalar ADX path %s)\n", bad ? "FAILED" : "ok", bad, g_use_adx ? "on" : "off");
+  if (print || bad) return bad ? 1 : 0;
+  int rounds = argc > 1 ? std::atoi(argv[1]) : 9;
+
+  const size_t n = 1024;  // elements per array: 32 KiB of Fq, in L1/L2 as a flush's batch is
+  std::vector<Fq> fa(n), fb(n), fo(n), fx3(n), fy3(n), fdx(n), fpre(n), fy1(n), fy2(n);
+  std::vector<Fr> ra(n), rb(n), rw(n), rx(n), ry(n);
+  for (size_t i = 0; i < n; i++) { fa[i] = random_scalar<Fq>(); fb[i] = random_scalar<Fq>(); ra[i] = random_scalar<Fr>(); rb[i] = random_scalar<Fr>(); rw[i] = random_scalar<Fr>(); }
+  for (size_t i = 0; i < n; i++) { fy1[i] = fb[(i + 1) % n]; fy2[i] = fa[(i + 1) % n]; }
+  LaneBench<Avx2> L4(kq4, kr4, fq, fr, fa, fb, ra, rb, rw, n);
+#if defined(__AVX512F__)
+  LaneBench<Avx512F> L8(kq8, kr8, fq, fr, fa, fb, ra, rb, rw, n);
+#endif
+  // the lane batch-affine results equal the scalar ones (one untimed run each)
+  {
+    batch_affine<ScalarAdder>(n, fa.data(), fy1.data(), fb.data(), fy2.data(), fx3.data(), fy3.data(), fdx.data(), fpre.data(), Fq::one());
+    LaneAdder<Avx2>::k = &kq4;
+    Elem<Avx2> start; for (int lane = 0; lane < 4; lane++) put_raw<Avx2>(start, lane, scalar_to_lane_int(Fq::one(), fq));
+    // the lanes run four batches of n/4 (lane l holds additions l, l+4, ...), so the chains differ
+    // from the scalar's: compare the additions' results with the chain's inverses stood in alike
+    // by checking x3 = lambda^2 - x1 - x2 with lambda recomputed from the lane's own t
+    batch_affine<LaneAdder<Avx2>>(n / 4, L4.x1.data(), L4.y1.data(), L4.x2.data(), L4.y2.data(), L4.x3.data(), L4.y3.data(), L4.dx.data(),
+                                  L4.pre.data(), start);
+    int mism = 0;
+    for (size_t i = 0; i < n; i++) {
+      // y3 + y1 = lambda (x1 - x3) and x3 + x1 + x2 = lambda^2: lambda = (y3 + y1) / (x1 - x3), so
+      // check (x3 + x1 + x2)(x1 - x3)^2 = (y3 + y1)^2 in the scalar field
+      Fq X1 = fa[i], X2 = fb[i], Y1 = fy1[i];
+      Fq X3 = lane_int_to_scalar<Fq>(get_raw<Avx2>(L4.x3[i / 4], i % 4), fq), Y3 = lane_int_to_scalar<Fq>(get_raw<Avx2>(L4.y3[i / 4], i % 4), fq);
+      Fq s = Fq::add(Fq::add(X3, X1), X2), d = Fq::sub(X1, X3), e = Fq::add(Y3, Y1), lhs, rhs;
+      Fq::mul_to(lhs, s, Fq::mul(d, d));
+      Fq::mul_to(rhs, e, e);
+      if (!(lhs == rhs)) mism++;
+      if (!big_ge(big_sub(big_mul_small(fq.p, 3), Big{{1, 0, 0, 0, 0}}), get_raw<Avx2>(L4.x3[i / 4], i % 4))) mism++;
+    }
+    // the scalar batch satisfies the same relation (a check of the check)
+    int smism = 0;
+    for (size_t i = 0; i < n; i++) {
+      Fq s = Fq::add(Fq::add(fx3[i], fa[i]), fb[i]), d = Fq::sub(fa[i], fx3[i]), e = Fq::add(fy3[i], fy1[i]), lhs, rhs;
+      Fq::mul_to(lhs, s, Fq::mul(d, d)); Fq::mul_to(rhs, e, e);
+      if (!(lhs == rhs)) smism++;
+    }
+    // butterflies: lanes against scalar, values compared mod p
+    std::vector<Fr> sx = ra, sy = rb;
+    scalar_butterflies(sx.data(), sy.data(), rw.data(), n);
+    auto lx = L4.bx, ly = L4.by;
+    lane_butterflies<Avx2, false>(lx.data(), ly.data(), L4.bw.data(), n / 4, kr4);
+    for (size_t i = 0; i < n; i++) {
+      Fr X = lane_int_to_scalar<Fr>(get_raw<Avx2>(lx[i / 4], i % 4), fr), Y = lane_int_to_scalar<Fr>(get_raw<Avx2>(ly[i / 4], i % 4), fr);
+      Fr SX = sx[i], SY = sy[i];
+      Fr::red2p(SX); Fr::canonical_to(SX); Fr::red2p(SY); Fr::canonical_to(SY);  // both in [0, 4p)
+      if (!(X == SX) || !(Y == SY)) mism++;
+    }
+    std::printf("kernel check: batch-affine relation lanes %d / scalar %d failures, butterflies %s\n", mism, smism, mism ? "MISMATCH" : "equal");
+    if (mism || smism) return 1;
+  }
+
+  const int reps = 128;  // passes over the arrays per timing
+  std::vector<std::pair<std::string, std::vector<double>>> res;
+  auto rec = [&](const std::string& k, double v) {
+    for (auto& r : res) if (r.first == k) { r.second.push_back(v); return; }
+    res.push_back({k, {v}});
+  };
+  Fq sink = Fq::zero();
+  u64 lsink = 0;
+  auto time_scalar = [&]() {
+    double t0 = cpu_ns();
+    for (int r = 0; r < reps; r++) scalar_products(fo.data(), fa.data(), fb.data(), n);
+    double t1 = cpu_ns();
+    for (int r = 0; r < reps; r++) scalar_products_lazy(fo.data(), fa.data(), fb.data(), n);
+    double t2 = cpu_ns();
+    for (int r = 0; r < reps; r++) scalar_squares(fo.data(), fa.data(), n);
+    double t3 = cpu_ns();
+    Fq x = fa[3];
+    scalar_chain(x, fb[5], reps * n);
+    double t4 = cpu_ns();
+    for (int r = 0; r < reps; r++)
+      batch_affine<ScalarAdder>(n, fa.data(), fy1.data(), fb.data(), fy2.data(), fx3.data(), fy3.data(), fdx.data(), fpre.data(), Fq::one());
+    double t5 = cpu_ns();
+    for (int r = 0; r < reps; r++) { std::copy(ra.begin(), ra.end(), rx.begin()); std::copy(rb.begin(), rb.end(), ry.begin()); scalar_butterflies(rx.data(), ry.data(), rw.data(), n); }
+    double t6 = cpu_ns();
+    for (int r = 0; r < reps; r++) { std::copy(ra.begin(), ra.end(), rx.begin()); std::copy(rb.begin(), rb.end(), ry.begin()); }
+    double t7 = cpu_ns();
+    double per = reps * (double)n;
+    rec("a_throughput_mul scalar (mul_to, canonical)", (t1 - t0) / per);
+    rec("a_throughput_mul scalar (mul_lazy_to, < 2p)", (t2 - t1) / per);
+    rec("a_throughput_sqr scalar (sqr_to)", (t3 - t2) / per);
+    rec("b_chain_latency scalar (mul_lazy_to), ns per product", (t4 - t3) / per);
+    rec("c_batch_affine scalar, ns per addition", (t5 - t4) / per);
+    rec("d_butterfly scalar (mul_lazy_to + dit_lazy), ns per butterfly", ((t6 - t5) - (t7 - t6)) / per);
+    sink = Fq::add(Fq::add(sink, x), fx3[7]);
+  };
+  auto time_scalar_wrap = [&]() { time_scalar(); };
+  auto rec_fn = [&](const std::string& k, double v) { rec(k, v); };
+  for (int round = 0; round < rounds; round++) {
+    // alternate the order: scalar first in even rounds, the lanes first in odd ones
+    if (round % 2 == 0) time_scalar_wrap();
+    lsink ^= time_lanes<Avx2>(L4, rec_fn);
+#if defined(__AVX512F__)
+    lsink ^= time_lanes<Avx512F>(L8, rec_fn);
+#endif
+    if (round % 2 == 1) time_scalar_wrap();
+  }
+  std::printf("{\"rounds\": %d, \"elements_per_array\": %zu, \"passes_per_timing\": %d, \"unit\": \"ns, process CPU time, median over rounds\",\n \"medians\": {\n", rounds, n, reps);
+  for (size_t i = 0; i < res.size(); i++) {
+    auto& r = res[i];
+    auto mm = std::minmax_element(r.second.begin(), r.second.end());
+    std::printf("  \"%s\": {\"median\": %.2f, \"min\": %.2f, \"max\": %.2f}%s\n", r.first.c_str(), median(r.second), *mm.first, *mm.second,
+                i + 1 < res.size() ? "," : "");
+  }
+  std::printf(" },\n \"sink\": \"%llx\"}\n", (unsigned long long)((sink.v[0] ^ lsink) & 0xff));
+  return 0;
+}
