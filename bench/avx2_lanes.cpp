@@ -129,7 +129,6 @@ struct FieldInts {
   u64 bias8[LIMBS];  // 8p with limbs 0..7 raised by 2^29 (borrowed from the next): a - b + 8p for b <= 7p
   u64 bias4[LIMBS];  // 4p likewise, for b <= 3p
   u64 q_mul;         // floor(2^(253+24) / p): reduce()'s quotient estimate
-  u64 mont_r_over;   // unused in kernels: R' = 2^261
 };
 inline void borrowed(const Big& v, u64* out) {
   big_to_limbs(v, out);
@@ -208,6 +207,92 @@ static inline __attribute__((always_inline)) void mul(Elem<VO>& o, const Elem<VO
   normalize<VO>(o, t, k.mask);
 }
 
+// K independent products written side by side: one lane product is ~420 instructions on a chain of
+// nine dependent reductions (m_i needs t_i after m_(i-1) p_1 and the carry: ~10 cycles each), which
+// fills the out-of-order window, so consecutive products barely overlap; interleaved in the source
+// they do (the 16 ymm registers do not hold two accumulators: the compiler spills to L1).
+template <class VO, int K>
+static inline __attribute__((always_inline)) void mul_k(Elem<VO>* const (&o)[K], const Elem<VO>* const (&a)[K], const Elem<VO>* const (&b)[K],
+                                                        const Consts<VO>& k) {
+  using V = typename VO::V;
+  V t[K][LIMBS];
+#pragma GCC unroll 4
+  for (int c = 0; c < K; c++)
+#pragma GCC unroll 9
+    for (int j = 0; j < LIMBS; j++) t[c][j] = VO::mul(a[c]->l[0], b[c]->l[j]);
+#pragma GCC unroll 9
+  for (int i = 0; i < LIMBS; i++) {
+#pragma GCC unroll 4
+    for (int c = 0; c < K; c++) {
+      if (i > 0) {
+#pragma GCC unroll 9
+        for (int j = 0; j < LIMBS; j++) t[c][j] = VO::add(t[c][j], VO::mul(a[c]->l[i], b[c]->l[j]));
+      }
+      V m = VO::band(VO::mul(t[c][0], k.pinv), k.mask);
+#pragma GCC unroll 9
+      for (int j = 0; j < LIMBS; j++) t[c][j] = VO::add(t[c][j], VO::mul(m, k.p[j]));
+      V carry = VO::template shr<RADIX>(t[c][0]);
+#pragma GCC unroll 9
+      for (int j = 0; j < LIMBS - 1; j++) t[c][j] = t[c][j + 1];
+      t[c][0] = VO::add(t[c][0], carry);
+      t[c][LIMBS - 1] = VO::zero();
+    }
+  }
+#pragma GCC unroll 4
+  for (int c = 0; c < K; c++) normalize<VO>(*o[c], t[c], k.mask);
+}
+template <class VO>
+static inline __attribute__((always_inline)) void mul2(Elem<VO>& o0, const Elem<VO>& a0, const Elem<VO>& b0, Elem<VO>& o1, const Elem<VO>& a1,
+                                                       const Elem<VO>& b1, const Consts<VO>& k) {
+  Elem<VO> r0, r1;  // through locals: o0 may be a1 or b1
+  Elem<VO>* const o[2] = {&r0, &r1};
+  const Elem<VO>* const x[2] = {&a0, &a1};
+  const Elem<VO>* const y[2] = {&b0, &b1};
+  mul_k<VO, 2>(o, x, y, k);
+  o0 = r0;
+  o1 = r1;
+}
+template <class VO, int K>
+static inline __attribute__((always_inline)) void sqr_k(Elem<VO>* const (&o)[K], const Elem<VO>* const (&a)[K], const Consts<VO>& k) {
+  using V = typename VO::V;
+  V a2[K][LIMBS], t[K][2 * LIMBS];
+#pragma GCC unroll 4
+  for (int c = 0; c < K; c++) {
+#pragma GCC unroll 9
+    for (int j = 0; j < LIMBS; j++) a2[c][j] = VO::add(a[c]->l[j], a[c]->l[j]);
+#pragma GCC unroll 18
+    for (int s = 0; s < 2 * LIMBS; s++) t[c][s] = VO::zero();
+  }
+#pragma GCC unroll 9
+  for (int i = 0; i < LIMBS; i++)
+#pragma GCC unroll 4
+    for (int c = 0; c < K; c++) {
+      t[c][2 * i] = VO::add(t[c][2 * i], VO::mul(a[c]->l[i], a[c]->l[i]));
+#pragma GCC unroll 9
+      for (int j = i + 1; j < LIMBS; j++) t[c][i + j] = VO::add(t[c][i + j], VO::mul(a[c]->l[i], a2[c][j]));
+    }
+#pragma GCC unroll 9
+  for (int i = 0; i < LIMBS; i++)
+#pragma GCC unroll 4
+    for (int c = 0; c < K; c++) {
+      V m = VO::band(VO::mul(t[c][i], k.pinv), k.mask);
+#pragma GCC unroll 9
+      for (int j = 0; j < LIMBS; j++) t[c][i + j] = VO::add(t[c][i + j], VO::mul(m, k.p[j]));
+      t[c][i + 1] = VO::add(t[c][i + 1], VO::template shr<RADIX>(t[c][i]));
+    }
+#pragma GCC unroll 4
+  for (int c = 0; c < K; c++) normalize<VO>(*o[c], t[c] + LIMBS, k.mask);
+}
+template <class VO>
+static inline __attribute__((always_inline)) void sqr2(Elem<VO>& o0, const Elem<VO>& a0, Elem<VO>& o1, const Elem<VO>& a1, const Consts<VO>& k) {
+  Elem<VO> r0, r1;
+  Elem<VO>* const o[2] = {&r0, &r1};
+  const Elem<VO>* const x[2] = {&a0, &a1};
+  sqr_k<VO, 2>(o, x, k);
+  o0 = r0;
+  o1 = r1;
+}
+
 // o = a^2 / 2^261: 45 limb products (cross terms against 2a) then the 90 of the reduction
 template <class VO>
 static inline __attribute__((always_inline)) void sqr(Elem<VO>& o, const Elem<VO>& a, const Consts<VO>& k) {
@@ -249,6 +334,14 @@ static inline __attribute__((always_inline)) void sub(Elem<VO>& o, const Elem<VO
 #pragma GCC unroll 9
   for (int j = 0; j < LIMBS; j++) t[j] = VO::sub(VO::add(a.l[j], bias[j]), b.l[j]);
   normalize<VO>(o, t, k.mask);
+}
+// o = a - b + 8p without the carries, for a value that only feeds a product against a normalised
+// operand: limbs below 2^29 + 2^30, so a result position collects 9 products below 2^59.6 and 9 of
+// the reduction below 2^58, still under 2^64 (the product reads the low 32 bits of a limb)
+template <class VO>
+static inline __attribute__((always_inline)) void sub_unnormalized(Elem<VO>& o, const Elem<VO>& a, const Elem<VO>& b, const Consts<VO>& k) {
+#pragma GCC unroll 9
+  for (int j = 0; j < LIMBS; j++) o.l[j] = VO::sub(VO::add(a.l[j], k.bias8[j]), b.l[j]);
 }
 // a below 2^260 -> the same class below 3p: q = floor(h 2^253 / p) (h = a >> 253, below 2^7) is at
 // most floor(a / p) and at least a / p - 1.67, so a - q p is in [0, 2.67p). The limbs of a - q p are
@@ -324,6 +417,23 @@ template <class VO>
 static __attribute__((noinline)) void lane_products(Elem<VO>* o, const Elem<VO>* a, const Elem<VO>* b, size_t n, const Consts<VO>& k) {
   for (size_t i = 0; i < n; i++) mul<VO>(o[i], a[i], b[i], k);
 }
+template <class VO, int K>
+static __attribute__((noinline)) void lane_products_k(Elem<VO>* o, const Elem<VO>* a, const Elem<VO>* b, size_t n, const Consts<VO>& k) {
+  for (size_t i = 0; i + K <= n; i += K) {
+    Elem<VO>* out[K];
+    const Elem<VO>* x[K];
+    const Elem<VO>* y[K];
+    for (int c = 0; c < K; c++) { out[c] = &o[i + c]; x[c] = &a[i + c]; y[c] = &b[i + c]; }
+    Elem<VO>* const (&oo)[K] = out;
+    const Elem<VO>* const (&xx)[K] = x;
+    const Elem<VO>* const (&yy)[K] = y;
+    mul_k<VO, K>(oo, xx, yy, k);
+  }
+}
+template <class VO>
+static __attribute__((noinline)) void lane_squares2(Elem<VO>* o, const Elem<VO>* a, size_t n, const Consts<VO>& k) {
+  for (size_t i = 0; i + 2 <= n; i += 2) sqr2<VO>(o[i], a[i], o[i + 1], a[i + 1], k);
+}
 template <class VO>
 static __attribute__((noinline)) void lane_chain(Elem<VO>& x, const Elem<VO>& c, size_t n, const Consts<VO>& k) {
   for (size_t i = 0; i < n; i++) mul<VO>(x, x, c, k);
@@ -348,17 +458,29 @@ struct ScalarAdder {
   static inline void mul(E& o, const E& a, const E& b) { Fq::mul_to(o, a, b); }
   static inline void sqr(E& o, const E& a) { Fq::sqr_to(o, a); }
   static inline void out(E&) {}
+  static inline void mul_lazy2(E& o0, const E& a0, const E& b0, E& o1, const E& a1, const E& b1) { mul_lazy(o0, a0, b0); mul_lazy(o1, a1, b1); }
+  static inline void mul2(E& o0, const E& a0, const E& b0, E& o1, const E& a1, const E& b1) { mul(o0, a0, b0); mul(o1, a1, b1); }
+  static inline void sqr2(E& o0, const E& a0, E& o1, const E& a1) { sqr(o0, a0); sqr(o1, a1); }
 };
-template <class VO>
+template <class VO, bool PAIRED, bool LAZY_SUB = false>
 struct LaneAdder {
   using E = Elem<VO>;
   static inline const Consts<VO>* k;
   static inline __attribute__((always_inline)) void sub(E& o, const E& a, const E& b) { lanes::sub<VO>(o, a, b, *k); }
-  static inline __attribute__((always_inline)) void sub_lazy(E& o, const E& a, const E& b) { lanes::sub<VO>(o, a, b, *k); }
+  static inline __attribute__((always_inline)) void sub_lazy(E& o, const E& a, const E& b) {
+    if (LAZY_SUB) lanes::sub_unnormalized<VO>(o, a, b, *k); else lanes::sub<VO>(o, a, b, *k);
+  }
   static inline __attribute__((always_inline)) void mul_lazy(E& o, const E& a, const E& b) { lanes::mul<VO>(o, a, b, *k); }
   static inline __attribute__((always_inline)) void mul(E& o, const E& a, const E& b) { lanes::mul<VO>(o, a, b, *k); }
   static inline __attribute__((always_inline)) void sqr(E& o, const E& a) { lanes::sqr<VO>(o, a, *k); }
   static inline __attribute__((always_inline)) void out(E& a) { lanes::reduce<VO>(a, *k); }  // stored points below 3p
+  static inline __attribute__((always_inline)) void mul_lazy2(E& o0, const E& a0, const E& b0, E& o1, const E& a1, const E& b1) {
+    if (PAIRED) lanes::mul2<VO>(o0, a0, b0, o1, a1, b1, *k); else { mul(o0, a0, b0); mul(o1, a1, b1); }
+  }
+  static inline __attribute__((always_inline)) void mul2(E& o0, const E& a0, const E& b0, E& o1, const E& a1, const E& b1) { mul_lazy2(o0, a0, b0, o1, a1, b1); }
+  static inline __attribute__((always_inline)) void sqr2(E& o0, const E& a0, E& o1, const E& a1) {
+    if (PAIRED) lanes::sqr2<VO>(o0, a0, o1, a1, *k); else { sqr(o0, a0); sqr(o1, a1); }
+  }
 };
 template <class O>
 static __attribute__((noinline)) void batch_affine(size_t n, const typename O::E* x1, const typename O::E* y1, const typename O::E* x2,
@@ -366,25 +488,25 @@ static __attribute__((noinline)) void batch_affine(size_t n, const typename O::E
                                                    typename O::E* pre, const typename O::E& start) {
   using E = typename O::E;
   E acc[2] = {start, start};
-  for (size_t q = 0; q < n; q++) {
-    O::sub(dx[q], x2[q], x1[q]);
-    pre[q] = acc[q & 1];
-    O::mul_lazy(acc[q & 1], acc[q & 1], dx[q]);
+  for (size_t q = 0; q + 2 <= n; q += 2) {  // the two chains side by side
+    O::sub_lazy(dx[q], x2[q], x1[q]);  // dx only feeds products (against acc, inv)
+    O::sub_lazy(dx[q + 1], x2[q + 1], x1[q + 1]);
+    pre[q] = acc[0];
+    pre[q + 1] = acc[1];
+    O::mul_lazy2(acc[0], acc[0], dx[q], acc[1], acc[1], dx[q + 1]);
   }
   E inv[2] = {acc[0], acc[1]};  // stands for the two inversions
   for (size_t j = n; j >= 2; j -= 2) {
     E t[2], l[2], x[2], y[2];
-    for (int g = 0; g < 2; g++) {
-      size_t q = j - 1 - g;
-      O::mul_lazy(t[g], inv[q & 1], pre[q]);
-      O::mul_lazy(inv[q & 1], inv[q & 1], dx[q]);
-    }
-    for (int g = 0; g < 2; g++) { size_t q = j - 1 - g; O::sub(l[g], y2[q], y1[q]); }
-    for (int g = 0; g < 2; g++) O::mul_lazy(l[g], l[g], t[g]);
-    for (int g = 0; g < 2; g++) O::sqr(x[g], l[g]);
+    const size_t q0 = j - 1, q1 = j - 2;
+    O::mul_lazy2(t[0], inv[q0 & 1], pre[q0], t[1], inv[q1 & 1], pre[q1]);
+    O::mul_lazy2(inv[q0 & 1], inv[q0 & 1], dx[q0], inv[q1 & 1], inv[q1 & 1], dx[q1]);
+    for (int g = 0; g < 2; g++) { size_t q = j - 1 - g; O::sub_lazy(l[g], y2[q], y1[q]); }
+    O::mul_lazy2(l[0], l[0], t[0], l[1], l[1], t[1]);
+    O::sqr2(x[0], l[0], x[1], l[1]);
     for (int g = 0; g < 2; g++) { size_t q = j - 1 - g; O::sub(x[g], x[g], x1[q]); O::sub(x[g], x[g], x2[q]); O::out(x[g]); }
-    for (int g = 0; g < 2; g++) { size_t q = j - 1 - g; O::sub(y[g], x1[q], x[g]); }
-    for (int g = 0; g < 2; g++) O::mul(y[g], l[g], y[g]);
+    for (int g = 0; g < 2; g++) { size_t q = j - 1 - g; O::sub_lazy(y[g], x1[q], x[g]); }
+    O::mul2(y[0], l[0], y[0], y[1], l[1], y[1]);
     for (int g = 0; g < 2; g++) {
       size_t q = j - 1 - g;
       O::sub(y[g], y[g], y1[q]);
@@ -405,6 +527,20 @@ static __attribute__((noinline)) void scalar_butterflies(Fr* x, Fr* y, const Fr*
     Fr t;
     Fr::mul_lazy_to(t, y[i], w[i]);
     Fr::dit_lazy(x[i], y[i], t);
+  }
+}
+template <class VO, bool REDUCE>
+static __attribute__((noinline)) void lane_butterflies2(Elem<VO>* x, Elem<VO>* y, const Elem<VO>* w, size_t n, const Consts<VO>& k) {
+  for (size_t i = 0; i + 2 <= n; i += 2) {
+    Elem<VO> t[2], s, d;
+    mul2<VO>(t[0], y[i], w[i], t[1], y[i + 1], w[i + 1], k);
+    for (int c = 0; c < 2; c++) {
+      add<VO>(s, x[i + c], t[c], k);
+      sub<VO, false>(d, x[i + c], t[c], k);
+      if constexpr (REDUCE) { reduce<VO>(s, k); reduce<VO>(d, k); }
+      x[i + c] = s;
+      y[i + c] = d;
+    }
   }
 }
 template <class VO, bool REDUCE>
@@ -471,18 +607,29 @@ static int selftest(const FieldInts& fq, const Consts<VO>& kq, bool print) {
                                big_hex(zz).c_str());
       }
       // sub (bias 8p) needs b <= 7p, reduce needs a < 2^260: operands below 7p for the sub
-      Elem<VO> sa = c, sb = s;  // products of the above: below 2^259 + p
+      Elem<VO> sa = c;  // a product of the above: below 2^259 + p
       reduce<VO>(sa, kq);       // below 3p
       sub<VO>(d, a, sa, kq);
       r = a;
       reduce<VO>(r, kq);
+      // an unnormalised difference into a product: (a - sa + 8p) b / 2^261, for a, b below 12p
+      Elem<VO> a12 = a, b12 = b, ud, um;
+      reduce<VO>(a12, kq);  // below 3p
+      reduce<VO>(b12, kq);
+      sub_unnormalized<VO>(ud, a12, sa, kq);
+      mul<VO>(um, ud, b12, kq);
+      for (int lane = 0; lane < W; lane++) {
+        Big x = get_raw<VO>(a12, lane), y = get_raw<VO>(sa, lane), w = get_raw<VO>(b12, lane), z = get_raw<VO>(um, lane);
+        Big diff = mod_p(big_sub(big_add(x, big_mul_small(p, 8)), y), fq);
+        check_scalar("lsub", diff, w, z);
+        if (print) std::printf("lsub %s %s %s %s\n", big_hex(x).c_str(), big_hex(y).c_str(), big_hex(w).c_str(), big_hex(z).c_str());
+      }
       for (int lane = 0; lane < W; lane++) {
         Big x = get_raw<VO>(a, lane), y = get_raw<VO>(sa, lane), z = get_raw<VO>(d, lane), rr = get_raw<VO>(r, lane);
         if (!big_ge(big_mul_small(p, 3), rr) || !big_ge(big_sub(big_mul_small(p, 3), one), rr)) { bad++; std::printf("REDUCE-BOUND %s\n", big_hex(x).c_str()); }
         if (!big_ge(big_sub(big_mul_small(p, 3), one), y)) { bad++; std::printf("REDUCE-BOUND %s\n", big_hex(get_raw<VO>(c, lane)).c_str()); }
         if (print) std::printf("red %s %s\nsub %s %s %s\n", big_hex(x).c_str(), big_hex(rr).c_str(), big_hex(x).c_str(), big_hex(y).c_str(),
                                big_hex(z).c_str());
-        (void)sb;
       }
     }
   }
@@ -536,28 +683,52 @@ static u64 time_lanes(LaneBench<VO>& L, Rec&& rec) {
   double t1 = cpu_ns();
   for (int r = 0; r < reps; r++) lane_squares<VO>(L.o.data(), L.a.data(), m, L.kq);
   double t2 = cpu_ns();
+  for (int r = 0; r < reps; r++) lane_products_k<VO, 2>(L.o.data(), L.a.data(), L.b.data(), m, L.kq);
+  double t2a = cpu_ns();
+  for (int r = 0; r < reps; r++) lane_products_k<VO, 3>(L.o.data(), L.a.data(), L.b.data(), m - m % 3, L.kq);
+  double t2b = cpu_ns();
+  for (int r = 0; r < reps; r++) lane_squares2<VO>(L.o.data(), L.a.data(), m, L.kq);
+  double t2c = cpu_ns();
   E x = L.a[3];
   lane_chain<VO>(x, L.b[5], reps * m, L.kq);
   double t3 = cpu_ns();
-  LaneAdder<VO>::k = &L.kq;
+  LaneAdder<VO, false>::k = &L.kq;
+  LaneAdder<VO, true>::k = &L.kq;
   for (int r = 0; r < reps; r++)
-    batch_affine<LaneAdder<VO>>(m, L.x1.data(), L.y1.data(), L.x2.data(), L.y2.data(), L.x3.data(), L.y3.data(), L.dx.data(), L.pre.data(), L.c);
+    batch_affine<LaneAdder<VO, false>>(m, L.x1.data(), L.y1.data(), L.x2.data(), L.y2.data(), L.x3.data(), L.y3.data(), L.dx.data(), L.pre.data(), L.c);
   double t4 = cpu_ns();
+  for (int r = 0; r < reps; r++)
+    batch_affine<LaneAdder<VO, true>>(m, L.x1.data(), L.y1.data(), L.x2.data(), L.y2.data(), L.x3.data(), L.y3.data(), L.dx.data(), L.pre.data(), L.c);
+  double t4b = cpu_ns();
+  LaneAdder<VO, false, true>::k = &L.kq;
+  for (int r = 0; r < reps; r++)
+    batch_affine<LaneAdder<VO, false, true>>(m, L.x1.data(), L.y1.data(), L.x2.data(), L.y2.data(), L.x3.data(), L.y3.data(), L.dx.data(), L.pre.data(), L.c);
+  double t4c = cpu_ns();
   std::vector<E> bx(m), by(m);
-  for (int r = 0; r < reps; r++) { std::copy(L.bx.begin(), L.bx.end(), bx.begin()); std::copy(L.by.begin(), L.by.end(), by.begin()); lane_butterflies<VO, false>(bx.data(), by.data(), L.bw.data(), m, L.kr); }
+  auto reload = [&]() { std::copy(L.bx.begin(), L.bx.end(), bx.begin()); std::copy(L.by.begin(), L.by.end(), by.begin()); };
+  for (int r = 0; r < reps; r++) { reload(); lane_butterflies<VO, false>(bx.data(), by.data(), L.bw.data(), m, L.kr); }
   double t5 = cpu_ns();
-  for (int r = 0; r < reps; r++) { std::copy(L.bx.begin(), L.bx.end(), bx.begin()); std::copy(L.by.begin(), L.by.end(), by.begin()); lane_butterflies<VO, true>(bx.data(), by.data(), L.bw.data(), m, L.kr); }
+  (void)t4c;
+  for (int r = 0; r < reps; r++) { reload(); lane_butterflies2<VO, false>(bx.data(), by.data(), L.bw.data(), m, L.kr); }
+  double t5b = cpu_ns();
+  for (int r = 0; r < reps; r++) { reload(); lane_butterflies2<VO, true>(bx.data(), by.data(), L.bw.data(), m, L.kr); }
   double t6 = cpu_ns();
-  for (int r = 0; r < reps; r++) { std::copy(L.bx.begin(), L.bx.end(), bx.begin()); std::copy(L.by.begin(), L.by.end(), by.begin()); }
+  for (int r = 0; r < reps; r++) reload();
   double t7 = cpu_ns();
   double per = reps * (double)L.n;
-  rec("a_throughput_mul " + tag + " (< 2p), ns per product", (t1 - t0) / per);
-  rec("a_throughput_sqr " + tag + ", ns per square", (t2 - t1) / per);
-  rec("b_chain_latency " + tag + ", ns per step (" + std::to_string(W) + " products)", (t3 - t2) / (reps * (double)m));
-  rec("b_chain_latency " + tag + ", ns per product", (t3 - t2) / per);
-  rec("c_batch_affine " + tag + " (stored x3, y3 reduced below 3p), ns per addition", (t4 - t3) / per);
-  rec("d_butterfly " + tag + " (mul + add + sub, no reduction), ns per butterfly", ((t5 - t4) - (t7 - t6)) / per);
-  rec("d_butterfly " + tag + " (+ reduce both outputs), ns per butterfly", ((t6 - t5) - (t7 - t6)) / per);
+  rec("a_throughput_mul " + tag + " one at a time (< 2p), ns per product", (t1 - t0) / per);
+  rec("a_throughput_mul " + tag + " two interleaved, ns per product", (t2a - t2) / per);
+  rec("a_throughput_mul " + tag + " three interleaved, ns per product", (t2b - t2a) / (reps * (double)(m - m % 3) * W));
+  rec("a_throughput_sqr " + tag + " one at a time, ns per square", (t2 - t1) / per);
+  rec("a_throughput_sqr " + tag + " two interleaved, ns per square", (t2c - t2b) / per);
+  rec("b_chain_latency " + tag + ", ns per step (" + std::to_string(W) + " products)", (t3 - t2c) / (reps * (double)m));
+  rec("b_chain_latency " + tag + ", ns per product", (t3 - t2c) / per);
+  rec("c_batch_affine " + tag + " one product at a time (x3, y3 reduced below 3p), ns per addition", (t4 - t3) / per);
+  rec("c_batch_affine " + tag + " two chains' products interleaved, ns per addition", (t4b - t4) / per);
+  rec("c_batch_affine " + tag + " one at a time, subtractions that feed a product left unnormalised, ns per addition", (t4c - t4b) / per);
+  rec("d_butterfly " + tag + " one at a time (mul + add + sub), ns per butterfly", ((t5 - t4c) - (t7 - t6)) / per);
+  rec("d_butterfly " + tag + " two interleaved (mul + add + sub), ns per butterfly", ((t5b - t5) - (t7 - t6)) / per);
+  rec("d_butterfly " + tag + " two interleaved + reduce() of both outputs, ns per butterfly", ((t6 - t5b) - (t7 - t6)) / per);
   alignas(64) u64 w[8];
   VO::lanes_out(x.l[0], w);
   u64 h = w[0];
@@ -594,13 +765,49 @@ int main(int argc, char** argv) {
   // the lane batch-affine results equal the scalar ones (one untimed run each)
   {
     batch_affine<ScalarAdder>(n, fa.data(), fy1.data(), fb.data(), fy2.data(), fx3.data(), fy3.data(), fdx.data(), fpre.data(), Fq::one());
-    LaneAdder<Avx2>::k = &kq4;
+    LaneAdder<Avx2, false>::k = &kq4;
+    LaneAdder<Avx2, true>::k = &kq4;
     Elem<Avx2> start; for (int lane = 0; lane < 4; lane++) put_raw<Avx2>(start, lane, scalar_to_lane_int(Fq::one(), fq));
     // the lanes run four batches of n/4 (lane l holds additions l, l+4, ...), so the chains differ
     // from the scalar's: compare the additions' results with the chain's inverses stood in alike
     // by checking x3 = lambda^2 - x1 - x2 with lambda recomputed from the lane's own t
-    batch_affine<LaneAdder<Avx2>>(n / 4, L4.x1.data(), L4.y1.data(), L4.x2.data(), L4.y2.data(), L4.x3.data(), L4.y3.data(), L4.dx.data(),
-                                  L4.pre.data(), start);
+    // the paired adder's results equal the one-at-a-time adder's bit for bit
+    batch_affine<LaneAdder<Avx2, false>>(n / 4, L4.x1.data(), L4.y1.data(), L4.x2.data(), L4.y2.data(), L4.x3.data(), L4.y3.data(), L4.dx.data(),
+                                         L4.pre.data(), start);
+    std::vector<Elem<Avx2>> px3 = L4.x3, py3 = L4.y3;
+    LaneAdder<Avx2, false, true>::k = &kq4;
+    batch_affine<LaneAdder<Avx2, false, true>>(n / 4, L4.x1.data(), L4.y1.data(), L4.x2.data(), L4.y2.data(), L4.x3.data(), L4.y3.data(), L4.dx.data(),
+                                               L4.pre.data(), start);
+    std::vector<Elem<Avx2>> lx3 = L4.x3, ly3 = L4.y3;
+    batch_affine<LaneAdder<Avx2, true>>(n / 4, L4.x1.data(), L4.y1.data(), L4.x2.data(), L4.y2.data(), L4.x3.data(), L4.y3.data(), L4.dx.data(),
+                                        L4.pre.data(), start);
+    int pair_diff = 0;
+    for (size_t i = 0; i < n; i++)  // unnormalised limbs change no value: the same results mod p
+      if (!(lane_int_to_scalar<Fq>(get_raw<Avx2>(lx3[i / 4], i % 4), fq) == lane_int_to_scalar<Fq>(get_raw<Avx2>(px3[i / 4], i % 4), fq)) ||
+          !(lane_int_to_scalar<Fq>(get_raw<Avx2>(ly3[i / 4], i % 4), fq) == lane_int_to_scalar<Fq>(get_raw<Avx2>(py3[i / 4], i % 4), fq)))
+        pair_diff++;
+    for (size_t i = 0; i < n; i++)
+      if (!big_ge(get_raw<Avx2>(px3[i / 4], i % 4), get_raw<Avx2>(L4.x3[i / 4], i % 4)) || !big_ge(get_raw<Avx2>(L4.x3[i / 4], i % 4), get_raw<Avx2>(px3[i / 4], i % 4)) ||
+          !big_ge(get_raw<Avx2>(py3[i / 4], i % 4), get_raw<Avx2>(L4.y3[i / 4], i % 4)) || !big_ge(get_raw<Avx2>(L4.y3[i / 4], i % 4), get_raw<Avx2>(py3[i / 4], i % 4)))
+        pair_diff++;
+    // the interleaved products equal the single ones
+    std::vector<Elem<Avx2>> o1(n / 4), o2(n / 4), o3(n / 4);
+    lane_products<Avx2>(o1.data(), L4.a.data(), L4.b.data(), n / 4, kq4);
+    lane_products_k<Avx2, 2>(o2.data(), L4.a.data(), L4.b.data(), n / 4, kq4);
+    lane_products_k<Avx2, 3>(o3.data(), L4.a.data(), L4.b.data(), n / 4 - (n / 4) % 3, kq4);
+    for (size_t i = 0; i < n; i++) {
+      Big r1 = get_raw<Avx2>(o1[i / 4], i % 4), r2 = get_raw<Avx2>(o2[i / 4], i % 4), r3 = get_raw<Avx2>(o3[i / 4], i % 4);
+      if (!big_ge(r1, r2) || !big_ge(r2, r1)) pair_diff++;
+      if (i / 4 < n / 4 - (n / 4) % 3 && (!big_ge(r1, r3) || !big_ge(r3, r1))) pair_diff++;
+    }
+    lane_squares<Avx2>(o1.data(), L4.a.data(), n / 4, kq4);
+    lane_squares2<Avx2>(o2.data(), L4.a.data(), n / 4, kq4);
+    for (size_t i = 0; i < n; i++) {
+      Big r1 = get_raw<Avx2>(o1[i / 4], i % 4), r2 = get_raw<Avx2>(o2[i / 4], i % 4);
+      if (!big_ge(r1, r2) || !big_ge(r2, r1)) pair_diff++;
+    }
+    std::printf("kernel check: interleaved products, squares and adder equal the single ones: %s (%d differ)\n", pair_diff ? "NO" : "yes", pair_diff);
+    if (pair_diff) return 1;
     int mism = 0;
     for (size_t i = 0; i < n; i++) {
       // y3 + y1 = lambda (x1 - x3) and x3 + x1 + x2 = lambda^2: lambda = (y3 + y1) / (x1 - x3), so
@@ -623,8 +830,16 @@ int main(int argc, char** argv) {
     // butterflies: lanes against scalar, values compared mod p
     std::vector<Fr> sx = ra, sy = rb;
     scalar_butterflies(sx.data(), sy.data(), rw.data(), n);
-    auto lx = L4.bx, ly = L4.by;
+    auto lx = L4.bx, ly = L4.by, lx2 = L4.bx, ly2 = L4.by;
     lane_butterflies<Avx2, false>(lx.data(), ly.data(), L4.bw.data(), n / 4, kr4);
+    lane_butterflies2<Avx2, true>(lx2.data(), ly2.data(), L4.bw.data(), n / 4, kr4);
+    for (size_t i = 0; i < n; i++) {  // the reduced ones: the same values mod p, below 3p
+      Big a1 = mod_p(get_raw<Avx2>(lx[i / 4], i % 4), fr), a2 = get_raw<Avx2>(lx2[i / 4], i % 4);
+      Big b1 = mod_p(get_raw<Avx2>(ly[i / 4], i % 4), fr), b2 = get_raw<Avx2>(ly2[i / 4], i % 4);
+      if (big_ge(a2, big_mul_small(fr.p, 3)) || big_ge(b2, big_mul_small(fr.p, 3))) mism++;
+      a2 = mod_p(a2, fr); b2 = mod_p(b2, fr);
+      if (!big_ge(a1, a2) || !big_ge(a2, a1) || !big_ge(b1, b2) || !big_ge(b2, b1)) mism++;
+    }
     for (size_t i = 0; i < n; i++) {
       Fr X = lane_int_to_scalar<Fr>(get_raw<Avx2>(lx[i / 4], i % 4), fr), Y = lane_int_to_scalar<Fr>(get_raw<Avx2>(ly[i / 4], i % 4), fr);
       Fr SX = sx[i], SY = sy[i];
