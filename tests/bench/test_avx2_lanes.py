@@ -91,3 +91,20 @@ def test_reduce_and_subtractions(selftest_lines):
         # an unnormalised difference (limbs up to 2^30.6) into a product
         assert z % P == (x - y) * w * R_INV % P
         assert z < 2 * P
+
+
+def test_the_r256_form_products_and_canonicalisation(selftest_lines):
+    # the form an integration would use: R = 2^256 (the key's Montgomery form), inputs below 2p
+    inv256 = pow(2, -256, P)
+    rows = _rows(selftest_lines, "m256")
+    assert len(rows) >= 400
+    assert {0, 1, P - 1, P, 2 * P - 1, 2**254 - 1} <= {x for x, _, _ in rows}
+    for x, y, z in rows:
+        assert x < 2 * P and y < 2 * P
+        assert z % P == x * y * inv256 % P and z < 2 * P
+    for x, z in _rows(selftest_lines, "s256"):
+        assert z % P == x * x * inv256 % P and z < 2 * P
+    canons = _rows(selftest_lines, "canon")
+    assert canons and max(s for s, _ in canons) >= 2 * P  # both conditional subtractions were exercised
+    for s, c in canons:
+        assert s < 4 * P and c == s % P
