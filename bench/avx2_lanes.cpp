@@ -324,6 +324,45 @@ static inline __attribute__((always_inline)) void sub_p(Elem<VO>& o, const Elem<
   normalize<VO>(o, t, k.mask);
 }
 
+// The change of layout an adder or NTT would make per point (bucket_simd.hpp's load_rows /
+// store_rows for the 8-lane IFMA path): four 4x64-bit elements (rows) -> 9 limb vectors, and back.
+// A 4x4 transpose of the words, then each 29-bit limb cut from one or two words.
+static inline __attribute__((always_inline)) void load_rows4(Elem<Avx2>& e, const u64* r0, const u64* r1, const u64* r2, const u64* r3) {
+  __m256i a = _mm256_loadu_si256((const __m256i*)r0), b = _mm256_loadu_si256((const __m256i*)r1);
+  __m256i c = _mm256_loadu_si256((const __m256i*)r2), d = _mm256_loadu_si256((const __m256i*)r3);
+  __m256i ab_lo = _mm256_unpacklo_epi64(a, b), ab_hi = _mm256_unpackhi_epi64(a, b);  // a0 b0 a2 b2 | a1 b1 a3 b3
+  __m256i cd_lo = _mm256_unpacklo_epi64(c, d), cd_hi = _mm256_unpackhi_epi64(c, d);
+  __m256i w[4];
+  w[0] = _mm256_permute2x128_si256(ab_lo, cd_lo, 0x20);
+  w[1] = _mm256_permute2x128_si256(ab_hi, cd_hi, 0x20);
+  w[2] = _mm256_permute2x128_si256(ab_lo, cd_lo, 0x31);
+  w[3] = _mm256_permute2x128_si256(ab_hi, cd_hi, 0x31);
+  const __m256i mask = _mm256_set1_epi64x((long long)MASK);
+#pragma GCC unroll 9
+  for (int j = 0; j < LIMBS; j++) {
+    const int pos = j * RADIX, k = pos / 64, sh = pos % 64;
+    __m256i v = _mm256_srli_epi64(w[k < 4 ? k : 3], sh);
+    if (sh + RADIX > 64 && k + 1 < 4) v = _mm256_or_si256(v, _mm256_slli_epi64(w[k + 1], 64 - sh));
+    e.l[j] = k < 4 ? _mm256_and_si256(v, mask) : _mm256_setzero_si256();
+  }
+}
+// e normalised and below 2^256
+static inline __attribute__((always_inline)) void store_rows4(const Elem<Avx2>& e, u64* r0, u64* r1, u64* r2, u64* r3) {
+  __m256i w[4] = {_mm256_setzero_si256(), _mm256_setzero_si256(), _mm256_setzero_si256(), _mm256_setzero_si256()};
+#pragma GCC unroll 9
+  for (int j = 0; j < LIMBS; j++) {
+    const int pos = j * RADIX, k = pos / 64, sh = pos % 64;
+    if (k < 4) w[k] = _mm256_or_si256(w[k], _mm256_slli_epi64(e.l[j], sh));
+    if (sh + RADIX > 64 && k + 1 < 4) w[k + 1] = _mm256_or_si256(w[k + 1], _mm256_srli_epi64(e.l[j], 64 - sh));
+  }
+  __m256i lo01 = _mm256_unpacklo_epi64(w[0], w[1]), hi01 = _mm256_unpackhi_epi64(w[0], w[1]);  // a0 a1 c0 c1 | b0 b1 d0 d1
+  __m256i lo23 = _mm256_unpacklo_epi64(w[2], w[3]), hi23 = _mm256_unpackhi_epi64(w[2], w[3]);
+  _mm256_storeu_si256((__m256i*)r0, _mm256_permute2x128_si256(lo01, lo23, 0x20));
+  _mm256_storeu_si256((__m256i*)r1, _mm256_permute2x128_si256(hi01, hi23, 0x20));
+  _mm256_storeu_si256((__m256i*)r2, _mm256_permute2x128_si256(lo01, lo23, 0x31));
+  _mm256_storeu_si256((__m256i*)r3, _mm256_permute2x128_si256(hi01, hi23, 0x31));
+}
+
 // K independent products written side by side: one lane product is ~420 instructions on a chain of
 // nine dependent reductions (m_i needs t_i after m_(i-1) p_1 and the carry: ~10 cycles each), which
 // fills the out-of-order window, so consecutive products barely overlap; interleaved in the source
@@ -999,7 +1038,7 @@ int main(int argc, char** argv) {
     batch_affine<ScalarAdder>(n, fa.data(), fy1.data(), fb.data(), fy2.data(), fx3.data(), fy3.data(), fdx.data(), fpre.data(), Fq::one());
     LaneAdder<Avx2, false>::k = &kq4;
     LaneAdder<Avx2, true>::k = &kq4;
-    Elem<Avx2> start; for (int lane = 0; lane < 4; lane++) put_raw<Avx2>(start, lane, scalar_to_lane_int(Fq::one(), fq));
+    Elem<Avx2> start{}; for (int lane = 0; lane < 4; lane++) put_raw<Avx2>(start, lane, scalar_to_lane_int(Fq::one(), fq));
     // the lanes run four batches of n/4 (lane l holds additions l, l+4, ...), so the chains differ
     // from the scalar's: compare the additions' results with the chain's inverses stood in alike
     // by checking x3 = lambda^2 - x1 - x2 with lambda recomputed from the lane's own t
@@ -1038,7 +1077,20 @@ int main(int argc, char** argv) {
       Big r1 = get_raw<Avx2>(o1[i / 4], i % 4), r2 = get_raw<Avx2>(o2[i / 4], i % 4);
       if (!big_ge(r1, r2) || !big_ge(r2, r1)) pair_diff++;
     }
-    std::printf("kernel check: interleaved products, squares and adder equal the single ones: %s (%d differ)\n", pair_diff ? "NO" : "yes", pair_diff);
+    // the change of layout: rows -> limbs equals put_raw, limbs -> rows gives the rows back
+    for (size_t i = 0; i + 4 <= n; i += 4) {
+      Elem<Avx2> e, ref{};
+      load_rows4(e, fa[i].v, fa[i + 1].v, fa[i + 2].v, fa[i + 3].v);
+      for (int lane = 0; lane < 4; lane++) put_raw<Avx2>(ref, lane, big_from4(fa[i + lane].v));
+      for (int lane = 0; lane < 4; lane++) {
+        Big x = get_raw<Avx2>(e, lane), y = get_raw<Avx2>(ref, lane);
+        if (!big_ge(x, y) || !big_ge(y, x)) pair_diff++;
+      }
+      u64 back[4][4];
+      store_rows4(e, back[0], back[1], back[2], back[3]);
+      for (int lane = 0; lane < 4; lane++) if (std::memcmp(back[lane], fa[i + lane].v, 32)) pair_diff++;
+    }
+    std::printf("kernel check: interleaved products, squares and adder equal the single ones, rows round trip: %s (%d differ)\n", pair_diff ? "NO" : "yes", pair_diff);
     if (pair_diff) return 1;
     int mism = 0;
     for (size_t i = 0; i < n; i++) {
@@ -1086,7 +1138,7 @@ int main(int argc, char** argv) {
         put_raw<Avx2>(a1[i / 4], i % 4, big_from4(fa[i].v)); put_raw<Avx2>(b1[i / 4], i % 4, big_from4(fy1[i].v));
         put_raw<Avx2>(a2[i / 4], i % 4, big_from4(fb[i].v)); put_raw<Avx2>(b2[i / 4], i % 4, big_from4(fy2[i].v));
       }
-      Elem<Avx2> st; for (int lane = 0; lane < 4; lane++) put_raw<Avx2>(st, lane, big_from4(Fq::one().v));
+      Elem<Avx2> st{}; for (int lane = 0; lane < 4; lane++) put_raw<Avx2>(st, lane, big_from4(Fq::one().v));
       batch_affine256<Avx2>(n / 4, a1.data(), b1.data(), a2.data(), b2.data(), o3.data(), o4.data(), d.data(), pr.data(), st, kq4);
       for (size_t i = 0; i < n; i++) {
         Big bx = get_raw<Avx2>(o3[i / 4], i % 4), by = get_raw<Avx2>(o4[i / 4], i % 4);
@@ -1147,6 +1199,17 @@ int main(int argc, char** argv) {
     rec("b_chain_latency scalar (mul_lazy_to), ns per product", (t4 - t3) / per);
     rec("c_batch_affine scalar, ns per addition", (t5 - t4) / per);
     rec("d_butterfly scalar (mul_lazy_to + dit_lazy), ns per butterfly", ((t6 - t5) - (t7 - t6)) / per);
+    // rows -> lane limbs -> rows (load_rows4 + store_rows4) over the array, ns per element
+    double t8 = cpu_ns();
+    for (int r = 0; r < reps; r++)
+      for (size_t i = 0; i + 4 <= n; i += 4) {
+        Elem<Avx2> e;
+        load_rows4(e, fa[i].v, fa[i + 1].v, fa[i + 2].v, fa[i + 3].v);
+        asm volatile("" : : "m"(e));
+        store_rows4(e, fo[i].v, fo[i + 1].v, fo[i + 2].v, fo[i + 3].v);
+      }
+    double t9 = cpu_ns();
+    rec("x_layout avx2x4: load_rows4 + store_rows4 (4x64 rows <-> 9 x 29 limbs), ns per element", (t9 - t8) / per);
     sink = Fq::add(Fq::add(sink, x), fx3[7]);
   };
   auto time_scalar_wrap = [&]() { time_scalar(); };
