@@ -12,6 +12,9 @@
 // 12p) outputs below 2p. Subtraction adds a multiple of p (kept in a borrowed form whose limbs are
 // all >= 2^29), reduce() brings a value below 2^260 under 3p with one small multiple of p estimated
 // from the top bits. Conversion to and from this form is off the hot path (done once here).
+// A second form, R = 2^256 (mul256: eight 29-bit rounds and one of 24 bits), keeps the key's own
+// Montgomery form as ff/simd52.hpp does, at the price of csubs (R/p = 5.3); load_rows4 / store_rows4
+// change four 4x64 rows to limb vectors and back. The figures: bench/results/cpu24-avx2-lanes.json.
 //
 // Build (AVX2 + BMI2 + ADX only: the Zen 2/3 instruction set; TREE = a snarkd checkout):
 //   g++ -O3 -std=c++17 -mavx2 -mbmi2 -madx -I TREE/src/snarkd/native bench/avx2_lanes.cpp -o /tmp/avx2_lanes
