@@ -324,3 +324,28 @@ def test_the_control_flow_run_copies_arrays_as_the_wasm(copyloop, data):
     assert o[:8] == [(z[i] + a[i]) % p for i in range(8)]
     assert o[8:16] == y
     assert o[16:21] == [a[3], (a[3] + k) % p, (a[4] + k) % p, (a[5] + k) % p, z[7]]
+
+
+@pytest.fixture(scope="session")
+def addcopy(curve):
+    return both_engines("addcopy.circom", curve)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_the_control_flow_run_assigns_sums_and_literals_as_the_wasm(addcopy, data):
+    """Fr_add/Fr_sub into a temporary then Fr_copy of it (interp.hpp writes both in the add's handler) and
+    Fr_copy of a literal (copy_elem's literal path): byte for byte the wasm's witness, and Python's integers."""
+    c, native, wasm = addcopy
+    p = R[c.curve]
+    a = [data.draw(field_values(p), f"a{i}") for i in range(8)]
+    k = data.draw(field_values(p), "k")
+    o = control_flow_matches(native, wasm, {"a": [str(v) for v in a], "k": str(k)})[1 : 1 + 16]
+    s = 0
+    for i in range(8):
+        s = (s + a[i] - k) % p
+        s = (s + s * k - 1) % p
+    x = (a[0] + a[1]) % p
+    assert o[0:2] == [x, (x - k) % p]
+    assert o[2:10] == [(a[i] + i - 7) % p for i in range(8)]
+    assert o[10:16] == [s, 31, k % p, (5 - 24) % p, 0, 1023]

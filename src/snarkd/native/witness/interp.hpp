@@ -489,7 +489,27 @@ L_ADDSUB_ARGS:
     if (x.plain == y.plain) {
       // as binary_value: the sum or difference in their form, marked when either operand is
       const F v = field_fn == H_ADD ? x.v + y.v : x.v - y.v;
-      write_value(arg0, x.id | y.id ? TAINT : 0, v, x.plain);
+      const uint32_t id = x.id | y.id ? TAINT : 0;
+      write_value(arg0, id, v, x.plain);
+      // `x = a + b` in circom's wasm: the sum into a temporary, then Fr_copy of one push naming it into the address
+      // the stack holds (1.39 M such pairs a run in the RSA verifier's control-flow run). The temporary is
+      // write_value's element, as written (own_elem's), so copy_elem would copy exactly the bytes and shadow bytes
+      // write_value writes for the same value: written from the registers here, with L_COPY_ARGS's other steps in
+      // their order (fr->pc at the copy's call, the sequence count, the input-copy test, the destination's checks)
+      // and no dispatch, push or pop between.
+      if constexpr (!ARM) {
+        const Ins& nx = code[pc + 1];
+        if (nx.op == OP_F_COPY && uint32_t(L[nx.a] + nx.b) == arg0) {
+          const uint32_t dst = uint32_t(S[--sp]);
+          pc += 2;
+          fr->pc = pc;
+          host_seq_++;
+          if (arg0 == shared_elem_ && fr->func == uint32_t(f_set_input_)) input_copy_due_ = false;
+          write_value(dst, id, v, x.plain);
+          pc++;
+          NEXT();
+        }
+      }
     } else {
       binary_to(arg0, field_fn, x, y);
     }

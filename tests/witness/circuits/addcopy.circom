@@ -1,0 +1,45 @@
+pragma circom 2.1.0;
+
+// Sums and differences assigned to variables (circom's wasm: Fr_add or Fr_sub into a temporary, then Fr_copy of
+// one push naming it: interp.hpp writes the copy in the add's handler) and literals copied into variables and
+// signals (copy_elem's literal path), in both value forms and mixed with products, for the control-flow run's
+// differential test.
+function acc(n, a, k) {
+    var s = 0;
+    for (var i = 0; i < n; i++) {
+        s = s + a[i];
+        s = s - k;
+        var t = s * k;
+        s = s + t;
+        s = s - 1;
+    }
+    return s;
+}
+
+template AddCopy() {
+    signal input a[8];
+    signal input k;
+    signal output o[16];
+    var x = a[0] + a[1];
+    var y = x - k;
+    var z[8];
+    for (var i = 0; i < 8; i++) { z[i] = a[i] + i; }
+    var w = 7;
+    var v = w;
+    var lit = 0;
+    for (var i = 0; i < 8; i++) { lit = lit + 3; }
+    var m = a[2] * k;
+    var n = m + k;
+    var q = 5 - lit;
+    o[0] <-- x;
+    o[1] <-- y;
+    for (var i = 0; i < 8; i++) { o[2 + i] <-- z[i] - w; }
+    o[10] <-- acc(8, a, k);
+    o[11] <-- v + lit;
+    o[12] <-- n - m;
+    o[13] <-- q;
+    o[14] <-- 0;
+    o[15] <-- 1023;
+}
+
+component main = AddCopy();
