@@ -334,13 +334,14 @@ def addcopy(curve):
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=st.data())
 def test_the_control_flow_run_assigns_sums_and_literals_as_the_wasm(addcopy, data):
-    """Fr_add/Fr_sub into a temporary then Fr_copy of it (interp.hpp writes both in the add's handler) and
-    Fr_copy of a literal (copy_elem's literal path): byte for byte the wasm's witness, and Python's integers."""
+    """Fr_add/Fr_sub into a temporary then Fr_copy of it (interp.hpp writes both in the add's handler), Fr_copy of
+    a literal (copy_elem's literal path) and loops whose exit test depends on the inputs (the comparison, Fr_isTrue,
+    i32.eqz and br_if in the comparison's handler): byte for byte the wasm's witness, and Python's integers."""
     c, native, wasm = addcopy
     p = R[c.curve]
     a = [data.draw(field_values(p), f"a{i}") for i in range(8)]
     k = data.draw(field_values(p), "k")
-    o = control_flow_matches(native, wasm, {"a": [str(v) for v in a], "k": str(k)})[1 : 1 + 16]
+    o = control_flow_matches(native, wasm, {"a": [str(v) for v in a], "k": str(k)})[1 : 1 + 18]
     s = 0
     for i in range(8):
         s = (s + a[i] - k) % p
@@ -349,3 +350,5 @@ def test_the_control_flow_run_assigns_sums_and_literals_as_the_wasm(addcopy, dat
     assert o[0:2] == [x, (x - k) % p]
     assert o[2:10] == [(a[i] + i - 7) % p for i in range(8)]
     assert o[10:16] == [s, 31, k % p, (5 - 24) % p, 0, 1023]
+    b = a[0] % 5
+    assert o[16:18] == [b * k % p, (b + 1) // 2 * 2]

@@ -2,8 +2,9 @@ pragma circom 2.1.0;
 
 // Sums and differences assigned to variables (circom's wasm: Fr_add or Fr_sub into a temporary, then Fr_copy of
 // one push naming it: interp.hpp writes the copy in the add's handler) and literals copied into variables and
-// signals (copy_elem's literal path), in both value forms and mixed with products, for the control-flow run's
-// differential test.
+// signals (copy_elem's literal path), in both value forms and mixed with products, and loops whose exit test (a
+// comparison, Fr_isTrue, i32.eqz, br_if: taken in the comparison's handler) depends on the inputs, for the
+// control-flow run's differential test.
 function acc(n, a, k) {
     var s = 0;
     for (var i = 0; i < n; i++) {
@@ -19,7 +20,7 @@ function acc(n, a, k) {
 template AddCopy() {
     signal input a[8];
     signal input k;
-    signal output o[16];
+    signal output o[18];
     var x = a[0] + a[1];
     var y = x - k;
     var z[8];
@@ -40,6 +41,13 @@ template AddCopy() {
     o[13] <-- q;
     o[14] <-- 0;
     o[15] <-- 1023;
+    var b = a[0] % 5;
+    var c = 0;
+    for (var i = 0; i < b; i++) { c = c + k; }
+    var d = 0;
+    while (d < b) { d += 2; }
+    o[16] <-- c;
+    o[17] <-- d;
 }
 
 component main = AddCopy();

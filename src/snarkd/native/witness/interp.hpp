@@ -537,8 +537,21 @@ L_BINARY_ARGS:
         const uint8_t* limbs = mem_.data() + arg0 + 8;
         u64 any = 0;
         for (size_t k = 0; k < P::N; k++) any |= load_limb(limbs + 8 * k);
-        S[sp++] = any != 0 ? 1 : 0;
         pc += 3;  // this call, the isTrue's push and its call
+        // a loop's exit test: i32.eqz, br_if on that truth next (525 K a run in the RSA verifier's control-flow
+        // run): L_EQZ_BR_IF's steps here, the truth never pushed and popped, no dispatch
+        if (code[pc].op == OP_EQZ_BR_IF) {
+          const Ins& br = code[pc + 1];
+          if (any == 0) {
+            if (br.a <= pc + 1) tick();
+            do_branch(br.arity, br.b);
+            pc = br.a;
+          } else {
+            pc += 2;
+          }
+          NEXT();
+        }
+        S[sp++] = any != 0 ? 1 : 0;
         NEXT();
       }
     }
