@@ -336,19 +336,26 @@ def addcopy(curve):
 def test_the_control_flow_run_assigns_sums_and_literals_as_the_wasm(addcopy, data):
     """Fr_add/Fr_sub into a temporary then Fr_copy of it (interp.hpp writes both in the add's handler), Fr_copy of
     a literal (copy_elem's literal path) and loops whose exit test depends on the inputs (the comparison, Fr_isTrue,
-    i32.eqz and br_if in the comparison's handler): byte for byte the wasm's witness, and Python's integers."""
+    i32.eqz and br_if in the comparison's handler), elements indexed by values (Fr_toInt and the scaled
+    address in Fr_toInt's handler): byte for byte the wasm's witness, and Python's integers."""
     c, native, wasm = addcopy
     p = R[c.curve]
     a = [data.draw(field_values(p), f"a{i}") for i in range(8)]
     k = data.draw(field_values(p), "k")
-    o = control_flow_matches(native, wasm, {"a": [str(v) for v in a], "k": str(k)})[1 : 1 + 18]
-    s = 0
-    for i in range(8):
-        s = (s + a[i] - k) % p
-        s = (s + s * k - 1) % p
+    o = control_flow_matches(native, wasm, {"a": [str(v) for v in a], "k": str(k)})[1 : 1 + 19]
+
+    def acc(n):
+        s = 0
+        for i in range(n):
+            s = (s + a[i] - k) % p
+            s = (s + s * k - 1) % p
+        return s
+
+    s = acc(8)
     x = (a[0] + a[1]) % p
     assert o[0:2] == [x, (x - k) % p]
     assert o[2:10] == [(a[i] + i - 7) % p for i in range(8)]
     assert o[10:16] == [s, 31, k % p, (5 - 24) % p, 0, 1023]
     b = a[0] % 5
     assert o[16:18] == [b * k % p, (b + 1) // 2 * 2]
+    assert o[18] == (a[b] + b + acc(b)) % p

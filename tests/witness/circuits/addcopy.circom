@@ -1,10 +1,10 @@
 pragma circom 2.1.0;
 
 // Sums and differences assigned to variables (circom's wasm: Fr_add or Fr_sub into a temporary, then Fr_copy of
-// one push naming it: interp.hpp writes the copy in the add's handler) and literals copied into variables and
-// signals (copy_elem's literal path), in both value forms and mixed with products, and loops whose exit test (a
-// comparison, Fr_isTrue, i32.eqz, br_if: taken in the comparison's handler) depends on the inputs, for the
-// control-flow run's differential test.
+// one push naming it: interp.hpp writes the copy in the add's handler), literals copied into variables and signals
+// (copy_elem's literal path), in both value forms and mixed with products; loops whose exit test (a comparison,
+// Fr_isTrue, i32.eqz, br_if: taken in the comparison's handler) depends on the inputs; elements indexed by values
+// (Fr_toInt, then the scaled address: taken in Fr_toInt's handler). For the control-flow run's differential test.
 function acc(n, a, k) {
     var s = 0;
     for (var i = 0; i < n; i++) {
@@ -20,7 +20,7 @@ function acc(n, a, k) {
 template AddCopy() {
     signal input a[8];
     signal input k;
-    signal output o[18];
+    signal output o[19];
     var x = a[0] + a[1];
     var y = x - k;
     var z[8];
@@ -48,6 +48,7 @@ template AddCopy() {
     while (d < b) { d += 2; }
     o[16] <-- c;
     o[17] <-- d;
+    o[18] <-- z[b] + acc(b, a, k);
 }
 
 component main = AddCopy();
