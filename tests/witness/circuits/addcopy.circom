@@ -4,7 +4,8 @@ pragma circom 2.1.0;
 // one push naming it: interp.hpp writes the copy in the add's handler), literals copied into variables and signals
 // (copy_elem's literal path), in both value forms and mixed with products; loops whose exit test (a comparison,
 // Fr_isTrue, i32.eqz, br_if: taken in the comparison's handler) depends on the inputs; elements indexed by values
-// (Fr_toInt, then the scaled address: taken in Fr_toInt's handler). For the control-flow run's differential test.
+// (Fr_toInt, then the scaled address: taken in Fr_toInt's handler); `===` checked
+// (Fr_eq, Fr_isTrue, i32.eqz, if: taken in the comparison's handler); `if`s and `?:` on comparisons. For the control-flow run's differential test.
 function acc(n, a, k) {
     var s = 0;
     for (var i = 0; i < n; i++) {
@@ -20,7 +21,7 @@ function acc(n, a, k) {
 template AddCopy() {
     signal input a[8];
     signal input k;
-    signal output o[19];
+    signal output o[24];
     var x = a[0] + a[1];
     var y = x - k;
     var z[8];
@@ -49,6 +50,26 @@ template AddCopy() {
     o[16] <-- c;
     o[17] <-- d;
     o[18] <-- z[b] + acc(b, a, k);
+    var e = 0;
+    if (b < 3) { e = k; } else { e = k + 1; }
+    var f = 0;
+    if (b >= 2) { f = 5; }
+    if (b != 1) { f = f + 7; }
+    o[19] <-- e;
+    o[20] <-- f;
+    var g = b < 2 ? k : 3;
+    var h = 0;
+    if (!(b < 4)) { h = 1; }
+    var j = 0;
+    if (b < 4 && b > 0) { j = 2; }
+    if (b == 0 || b == 4) { j = j + 3; }
+    o[21] <-- g;
+    o[22] <-- h;
+    o[23] <-- j;
+    // an assertion (Fr_eq, Fr_isTrue, i32.eqz, if): fails where a[0] is 7
+    signal sq;
+    sq <-- k * k + (a[0] == 7 ? 1 : 0);
+    sq === k * k;
 }
 
 component main = AddCopy();

@@ -562,6 +562,11 @@ L_BINARY_ARGS:
           }
           NEXT();
         }
+        // an `if` on that truth (i32.eqz, if: 185 K a run): L_I32_EQZ's and L_IF's steps here, no dispatch
+        if (code[pc].op == 0x45 && code[pc + 1].op == OP_IF) {
+          pc = any != 0 ? code[pc + 1].a : pc + 2;
+          NEXT();
+        }
         S[sp++] = any != 0 ? 1 : 0;
         NEXT();
       }
