@@ -5,7 +5,8 @@ pragma circom 2.1.0;
 // (copy_elem's literal path), in both value forms and mixed with products; loops whose exit test (a comparison,
 // Fr_isTrue, i32.eqz, br_if: taken in the comparison's handler) depends on the inputs; elements indexed by values
 // (Fr_toInt, then the scaled address: taken in Fr_toInt's handler); `===` checked
-// (Fr_eq, Fr_isTrue, i32.eqz, if: taken in the comparison's handler); `if`s and `?:` on comparisons. For the control-flow run's differential test.
+// (Fr_eq, Fr_isTrue, i32.eqz, if: taken in the comparison's handler); `if`s and `?:` on comparisons. For the
+// control-flow run's differential test.
 function acc(n, a, k) {
     var s = 0;
     for (var i = 0; i < n; i++) {
