@@ -55,20 +55,25 @@ def acc_outputs(N, mode="+&r"):
     return ", ".join(f'[r{k}] "{mode}"(r{k})' for k in range(N + 1))
 
 
-def _cios(N, pairs, name, doc):
-    """CIOS over the sum of the products of `pairs` (operand names): each word i adds every
-    pair's row into one accumulator, then one reduction row."""
+def _cios_rows(N, pairs):
+    """The asm body, accumulator declarations, outputs and stores of a CIOS over the sum of the
+    products of `pairs` ((a, b) operand names, or (a, b, a_off): a's words a_off bytes on): each
+    word i adds every pair's row into one accumulator, then one reduction row."""
     L = []
     for i in range(N):
         t, A = row_regs(N, i)
-        for a, b in pairs:
-            L += product_row(N, i, t, A, a=a, b=b)
+        for a, b, *off in pairs:
+            L += product_row(N, i, t, A, a=a, b=b, a_off=off[0] if off else 0)
         L += reduce_row(N, t, A)
     fin = [(N + j) % (N + 1) for j in range(N)]
-    body = asm_body(L)
     regs = ", ".join(f"r{k} = 0" for k in range(N + 1))
-    outs = acc_outputs(N)
     stores = " ".join(f"out[{j}] = r{fin[j]};" for j in range(N))
+    return asm_body(L), regs, acc_outputs(N), stores
+
+
+def _cios(N, pairs, name, doc):
+    """CIOS over the sum of the products of `pairs` (operand names), one pointer per operand."""
+    body, regs, outs, stores = _cios_rows(N, pairs)
     names = [x for pr in pairs for x in pr]
     sig = ", ".join(f"const uint64_t* {x}" for x in names)
     ins = ", ".join(f'[{x}] "r"({x})' for x in names)
@@ -112,17 +117,7 @@ def gen_fp2_sum6():
     halves of a through one pointer and a displacement leave 7 accumulators + lo, hi, rax, rdx and
     3 pointers: 14 registers, where four pointers (mont_mul_sum6) would take all 15."""
     N = 6
-    L = []
-    for i in range(N):
-        t, A = row_regs(N, i)
-        L += product_row(N, i, t, A, a="a", b="b")
-        L += product_row(N, i, t, A, a="a", b="d", a_off=8 * N)
-        L += reduce_row(N, t, A)
-    fin = [(N + j) % (N + 1) for j in range(N)]
-    body = asm_body(L)
-    regs = ", ".join(f"r{k} = 0" for k in range(N + 1))
-    outs = acc_outputs(N)
-    stores = " ".join(f"out[{j}] = r{fin[j]};" for j in range(N))
+    body, regs, outs, stores = _cios_rows(N, [("a", "b"), ("a", "d", 8 * N)])
     return f"""
 // out = (a[0..5]*b + a[6..11]*d)/R mod p in [0, 2p) for a's halves < p and b, d <= 2p with 4p < R
 // (the caller does the final subtraction): a sum of products is below 4p^2 < pR, each row's
