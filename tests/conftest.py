@@ -29,6 +29,12 @@ for p in (str(TESTS), str(REPO / "src")):
         sys.path.insert(0, p)
 
 from cases import CURVES, ZERO_INPUTS, Case, build_all, build_case  # noqa: E402
+from hypothesis import HealthCheck, settings  # noqa: E402
+
+# The suite runs on shared 2-core machines (CI, development VMs beside benchmarks): a slow example
+# generation there says nothing about the code under test. Tests that set their own deadline keep it.
+settings.register_profile("shared-cores", suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("shared-cores")
 
 @pytest.fixture(scope="session", params=CURVES)
 def curve(request) -> str:
