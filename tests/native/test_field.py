@@ -203,3 +203,38 @@ def test_fq2_product(curve, alias, conj):
     want1 = [(a0 * b1 + a1 * b0) % p for (a0, a1), (b0, b1) in zip(a, b)]
     assert got0 == want0
     assert got1 == want1
+
+
+@pytest.mark.parametrize("curve", CURVES, ids=[c.name for c in CURVES])
+@pytest.mark.parametrize("conj", [False, True])
+def test_fq2_product_montgomery_words(curve, conj):
+    """Fq2's a b and a conj(b) on Montgomery words drawn directly (hypothesis): edge words (0, 1,
+    p - 1, limb boundaries) reach the product kernels as such, not as the images of edge values.
+    On 6 limbs (BLS12-381) the components are sums of two products in registers
+    (adx::mont_fp2_sum6, cpu-notes round 22), where b1 = 0 gives its largest operand, 2p - b1 = 2p.
+    Word w stands for w / R, so the product's words are (a0 b0 -+ a1 b1) / R and (a0 b1 +- a1 b0) / R."""
+    p, L = curve.q, curve.L
+    r_inv = pow(1 << (64 * L), -1, p)
+    edge = st.sampled_from([0, 1, 2, p - 1, p - 2, (p - 1) // 2, (p + 1) // 2, (1 << 64) - 1, 1 << 64,
+                            (1 << (64 * (L - 1))) - 1, 1 << (64 * (L - 1)), p - (1 << 64)])
+    word = st.one_of(edge, st.integers(0, p - 1))
+    mod = curve.mod
+
+    def enc2(rows):
+        c0 = np.asarray(enc_many([x for x, _ in rows], L)).reshape(-1, L)
+        c1 = np.asarray(enc_many([y for _, y in rows], L)).reshape(-1, L)
+        return np.ascontiguousarray(np.hstack([c0, c1]))
+
+    @settings(max_examples=60, deadline=None)
+    @given(st.lists(st.tuples(word, word, word, word), min_size=1, max_size=48), st.sampled_from([0, 1, 2]))
+    def inner(rows, alias):
+        a = [(r[0], r[1]) for r in rows]
+        b = [(r[2], r[3]) for r in rows]
+        out = np.asarray(mod.fq2_mul(enc2(a), enc2(b), alias=alias, conj=conj)).reshape(-1, 2 * L)
+        got0 = dec_many(np.ascontiguousarray(out[:, :L]), L)
+        got1 = dec_many(np.ascontiguousarray(out[:, L:]), L)
+        s = -1 if conj else 1
+        assert got0 == [(a0 * b0 - s * a1 * b1) * r_inv % p for (a0, a1), (b0, b1) in zip(a, b)]
+        assert got1 == [(s * a0 * b1 + a1 * b0) * r_inv % p for (a0, a1), (b0, b1) in zip(a, b)]
+
+    inner()

@@ -324,3 +324,49 @@ def test_the_control_flow_run_copies_arrays_as_the_wasm(copyloop, data):
     assert o[:8] == [(z[i] + a[i]) % p for i in range(8)]
     assert o[8:16] == y
     assert o[16:21] == [a[3], (a[3] + k) % p, (a[4] + k) % p, (a[5] + k) % p, z[7]]
+
+
+@pytest.fixture(scope="session")
+def addcopy(curve):
+    return both_engines("addcopy.circom", curve)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_the_control_flow_run_assigns_sums_and_literals_as_the_wasm(addcopy, data):
+    """Fr_add/Fr_sub into a temporary then Fr_copy of it (interp.hpp writes both in the add's handler), Fr_copy of
+    a literal (copy_elem's literal path), loops whose exit test depends on the inputs (the comparison, Fr_isTrue,
+    i32.eqz and br_if in the comparison's handler), elements indexed by values (Fr_toInt and the scaled address in
+    Fr_toInt's handler), `if`, `?:` and `===` (Fr_eq, Fr_isTrue, i32.eqz and if in the comparison's handler; the
+    check fails where a[0] is 7): byte for byte the wasm's witness, and Python's integers."""
+    c, native, wasm = addcopy
+    p = R[c.curve]
+    a = [data.draw(st.one_of(st.just(7), field_values(p)), "a0")]
+    a += [data.draw(field_values(p), f"a{i}") for i in range(1, 8)]
+    k = data.draw(field_values(p), "k")
+    inputs = {"a": [str(v) for v in a], "k": str(k)}
+    if a[0] == 7:  # the circuit's `===` fails: on both engines
+        with pytest.raises(CircuitAssertError):
+            wasm.calculate(inputs)
+        res = native._run([(q.hash, q.data) for q in native.prepare(inputs)])
+        assert not res.ok
+        return
+    o = control_flow_matches(native, wasm, inputs)[1 : 1 + 24]
+
+    def acc(n):
+        s = 0
+        for i in range(n):
+            s = (s + a[i] - k) % p
+            s = (s + s * k - 1) % p
+        return s
+
+    s = acc(8)
+    x = (a[0] + a[1]) % p
+    assert o[0:2] == [x, (x - k) % p]
+    assert o[2:10] == [(a[i] + i - 7) % p for i in range(8)]
+    assert o[10:16] == [s, 31, k % p, (5 - 24) % p, 0, 1023]
+    b = a[0] % 5
+    assert o[16:18] == [b * k % p, (b + 1) // 2 * 2]
+    assert o[18] == (a[b] + b + acc(b)) % p
+    assert o[19:21] == [k % p if b < 3 else (k + 1) % p, (5 if b >= 2 else 0) + (7 if b != 1 else 0)]
+    assert o[21:24] == [k % p if b < 2 else 3, 1 if b >= 4 else 0, (2 if 0 < b < 4 else 0) + (3 if b in (0, 4) else 0)]

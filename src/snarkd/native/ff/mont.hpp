@@ -441,6 +441,34 @@ struct Mont {
       for (size_t i = 0; i < N; i++) { c0.v[i] = r0[i]; c1.v[i] = r1[i]; }
       return true;
     }
+    if constexpr (N == 6 && LAZY_OK) {
+      // the same sums on 6 limbs (adx::mont_fp2_sum6): a0 and a1 through one pointer, which
+      // needs them adjacent, as Fp2's c0, c1 are (a constant test once inlined)
+      if (!__builtin_expect(g_use_adx, 1) || &a1.v[0] != &a0.v[N]) return false;
+      using ull = unsigned long long;
+      static constexpr u64 TWO_P[N] = {P::MOD[0] << 1,
+                                       (P::MOD[1] << 1) | (P::MOD[0] >> 63),
+                                       (P::MOD[2] << 1) | (P::MOD[1] >> 63),
+                                       (P::MOD[3] << 1) | (P::MOD[2] >> 63),
+                                       (P::MOD[4] << 1) | (P::MOD[3] >> 63),
+                                       (P::MOD[5] << 1) | (P::MOD[4] >> 63)};
+      u64 nb1[N], r0[N], r1[N];
+      unsigned char bw = 0;
+#pragma GCC unroll 6
+      for (size_t i = 0; i < N; i++) bw = _subborrow_u64(bw, TWO_P[i], b1.v[i], (ull*)&nb1[i]);
+      if constexpr (CONJ) {
+        adx::mont_fp2_sum6<P::MOD, &P::INV>(r0, a0.v, b0.v, b1.v);  // a0 b0 + a1 b1
+        adx::mont_fp2_sum6<P::MOD, &P::INV>(r1, a0.v, nb1, b0.v);   // a0 (2p - b1) + a1 b0
+      } else {
+        adx::mont_fp2_sum6<P::MOD, &P::INV>(r0, a0.v, b0.v, nb1);   // a0 b0 + a1 (2p - b1)
+        adx::mont_fp2_sum6<P::MOD, &P::INV>(r1, a0.v, b1.v, b0.v);  // a0 b1 + a1 b0
+      }
+      final_sub(r0);
+      final_sub(r1);
+#pragma GCC unroll 6
+      for (size_t i = 0; i < N; i++) { c0.v[i] = r0[i]; c1.v[i] = r1[i]; }
+      return true;
+    }
 #endif
     (void)c0; (void)c1; (void)a0; (void)a1; (void)b0; (void)b1;
     return false;

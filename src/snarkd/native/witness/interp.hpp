@@ -475,6 +475,17 @@ L_TOINT_ARGS: {
   const int32_t v = CF::n_to_int32(plain_of(x));
   // setInputSignal converts the value it stores to decide its representation only
   if (x.id && fr->func != uint32_t(f_set_input_)) guard(T_GUARD_INT, x.id, uint32_t(v));
+  if constexpr (UNTRACED && !ARM) {
+    // an element's index: the integer scaled into an address next (OP_MUL_ADDI_SCALE_BASE; 1.25 M of the RSA
+    // verifier's control-flow run's 1.4 M Fr_toInt calls): its steps here, the integer never pushed, no dispatch
+    const Ins* nx = code + pc + 1;
+    if (nx->op == OP_MUL_ADDI_SCALE_BASE) {
+      const uint32_t index = uint32_t(uint32_t(S[sp - 1]) * uint32_t(v) + nx[1].a);
+      S[sp - 1] = uint32_t(uint32_t(L[nx[4].a]) + index * uint32_t(nx[2].b));
+      pc += 7;  // this call, the six instructions of the address
+      NEXT();
+    }
+  }
   S[sp++] = uint32_t(v);
   pc++;
   NEXT();
@@ -489,7 +500,27 @@ L_ADDSUB_ARGS:
     if (x.plain == y.plain) {
       // as binary_value: the sum or difference in their form, marked when either operand is
       const F v = field_fn == H_ADD ? x.v + y.v : x.v - y.v;
-      write_value(arg0, x.id | y.id ? TAINT : 0, v, x.plain);
+      const uint32_t id = x.id | y.id ? TAINT : 0;
+      write_value(arg0, id, v, x.plain);
+      // `x = a + b` in circom's wasm: the sum into a temporary, then Fr_copy of one push naming it into the address
+      // the stack holds (1.39 M such pairs a run in the RSA verifier's control-flow run). The temporary is
+      // write_value's element, as written (own_elem's), so copy_elem would copy exactly the bytes and shadow bytes
+      // write_value writes for the same value: written from the registers here, with L_COPY_ARGS's other steps in
+      // their order (fr->pc at the copy's call, the sequence count, the input-copy test, the destination's checks)
+      // and no dispatch, push or pop between.
+      if constexpr (!ARM) {
+        const Ins& nx = code[pc + 1];
+        if (nx.op == OP_F_COPY && uint32_t(L[nx.a] + nx.b) == arg0) {
+          const uint32_t dst = uint32_t(S[--sp]);
+          pc += 2;
+          fr->pc = pc;
+          host_seq_++;
+          if (arg0 == shared_elem_ && fr->func == uint32_t(f_set_input_)) input_copy_due_ = false;
+          write_value(dst, id, v, x.plain);
+          pc++;
+          NEXT();
+        }
+      }
     } else {
       binary_to(arg0, field_fn, x, y);
     }
@@ -517,8 +548,26 @@ L_BINARY_ARGS:
         const uint8_t* limbs = mem_.data() + arg0 + 8;
         u64 any = 0;
         for (size_t k = 0; k < P::N; k++) any |= load_limb(limbs + 8 * k);
-        S[sp++] = any != 0 ? 1 : 0;
         pc += 3;  // this call, the isTrue's push and its call
+        // a loop's exit test: i32.eqz, br_if on that truth next (525 K a run in the RSA verifier's control-flow
+        // run): L_EQZ_BR_IF's steps here, the truth never pushed and popped, no dispatch
+        if (code[pc].op == OP_EQZ_BR_IF) {
+          const Ins& br = code[pc + 1];
+          if (any == 0) {
+            if (br.a <= pc + 1) tick();
+            do_branch(br.arity, br.b);
+            pc = br.a;
+          } else {
+            pc += 2;
+          }
+          NEXT();
+        }
+        // an `if` on that truth (i32.eqz, if: 185 K a run): L_I32_EQZ's and L_IF's steps here, no dispatch
+        if (code[pc].op == 0x45 && code[pc + 1].op == OP_IF) {
+          pc = any != 0 ? code[pc + 1].a : pc + 2;
+          NEXT();
+        }
+        S[sp++] = any != 0 ? 1 : 0;
         NEXT();
       }
     }

@@ -992,12 +992,17 @@ class Recorder {
     // The value limb by limb: it was mostly just stored limb by limb (a field function's result), and a wider
     // load of it (the copy vectorized) waits for those stores to retire instead of taking their data
     // (store-to-load forwarding fails): 29% of this function in the RSA verifier's control-flow run.
-    const Shadow id = Shadow(x_id);
     u64 l[P::N];
     for (size_t k = 0; k < P::N; k++) {
       l[k] = x_v.v[k];
       asm("" : "+r"(l[k]));
     }
+    write_limbs(a, Shadow(x_id), l, x_plain);
+  }
+  // write_value's stores, the value's limbs in registers (write_value's, or copy_elem's literal: its short value
+  // and zeros). The address checked and the words journaled by the caller.
+  __attribute__((always_inline)) void write_limbs(uint32_t a, Shadow id, const u64 (&l)[P::N], bool x_plain) {
+    const uint32_t w0 = a >> 2;
     uint8_t* p = mem_.data() + a;
     // short word 0, type long Montgomery (or long normal: a plain value of the control-flow run)
     const uint64_t header = uint64_t(x_plain ? 0x80000000u : 0xC0000000u) << 32;
@@ -1014,7 +1019,25 @@ class Recorder {
     static_assert(UNTRACED && NATIVE_FORM != 0, "the control-flow run's shadow");
     if (!elem_address_ok(src)) read_checks(src);
     uint64_t head;
-    if (!own_elem(src >> 2, head)) return write_elem(dst, read_elem(src));
+    if (!own_elem(src >> 2, head)) {
+      // A literal read_elem checked before (its LITERAL mark: 576 K of the RSA verifier's 2.8 M copies a run): the
+      // element read_elem and write_elem would make of it written from its short value in a register, without the
+      // Val between them (read_elem's test of the mark, its put_small, write_value's loads of that Val again).
+      if (head == repeated(LITERAL) && shadow_tail(src >> 2) == (head & SHADOW_TAIL)) {
+        int32_t sv;
+        std::memcpy(&sv, mem_.data() + src, 4);  // (0 <= sv < SMALL_LITERALS: only those are marked)
+        if (!elem_address_ok(dst)) write_checks(dst);
+        if (in_arm()) {
+          for (uint32_t k = 0; k < ELEM / 4; k++) journal_word((dst >> 2) + k);
+          elem_log_.push_back(dst);
+        }
+        u64 l[P::N] = {};
+        l[0] = uint64_t(uint32_t(sv));
+        for (size_t k = 0; k < P::N; k++) asm("" : "+r"(l[k]));
+        return write_limbs(dst, 0, l, true);
+      }
+      return write_elem(dst, read_elem(src));
+    }
     if (!elem_address_ok(dst)) write_checks(dst);
     const uint8_t* p = mem_.data() + src;
     uint8_t* q = mem_.data() + dst;
