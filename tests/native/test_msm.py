@@ -1,7 +1,8 @@
 """Pippenger MSM vs a naive sum of native scalar multiplications (themselves checked
 against py_ecc in test_points), plus a few direct py_ecc checks. Every test runs on both
-paths: the 8-lane AVX-512 IFMA adder and the scalar one (msm/buckets.hpp's ScalarBatchAdd,
-what CPUs without IFMA run); on a CPU without IFMA both runs take the scalar path.
+paths: the 8-lane AVX-512 IFMA adder, BN254 G1's 4-lane AVX2 adder (msm/bucket_simd29.hpp, what
+CPUs without IFMA run where it measured faster) and the scalar one (msm/buckets.hpp's
+ScalarBatchAdd); a path the CPU lacks falls back to the scalar one.
 Small MSMs with a forced window reach the batch-affine buckets with hypothesis-drawn
 scalars and bases (repeats, negations, infinity: the adders' equal-x and infinity cases)."""
 import random
@@ -16,10 +17,14 @@ from helpers import enc_many
 rng = random.Random(99)
 
 
-@pytest.fixture(autouse=True, params=["ifma", "scalar"])
+@pytest.fixture(autouse=True, params=["ifma", "avx2", "scalar"])
 def path(request):
+    """the 8-lane IFMA adder, BN254 G1's 4-lane AVX2 adder (msm/bucket_simd29.hpp; G2 and BLS12-381
+    stay scalar there) and the scalar one; a path the CPU lacks falls back to the scalar adder"""
     prev = _core._set_simd52(request.param == "ifma")
+    prev29 = _core._set_simd29(request.param == "avx2")
     yield request.param
+    _core._set_simd29(prev29)
     _core._set_simd52(prev)
 
 

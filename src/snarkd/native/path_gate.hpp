@@ -1,6 +1,7 @@
 // The gate between a native module's computations and its process-wide path switches: the
 // BMI2/ADX products (ff/mont.hpp g_use_adx), the AVX-512 IFMA kernels (ff/simd52.hpp
-// g_use_simd52) and the MSM's split modes, forced window and mixed widths (msm/plan.hpp, pippenger.hpp).
+// g_use_simd52), BN254 G1's 4-lane AVX2 adder (ff/simd29.hpp g_use_simd29) and the MSM's split
+// modes, forced window and mixed widths (msm/plan.hpp, pippenger.hpp).
 //
 // The hot code reads those switches as plain values where it dispatches: once per product
 // for ADX, once per MSM, NTT or stage for the others. Passing them down as parameters would

@@ -99,6 +99,9 @@ struct WitnessPrepCache {
 #if defined(SNARKD_SIMD52)
     if (g_use_simd52) return WM::template run_prepared<SimdBatchAdd>(p, j1, j2, T, o1, o2);
 #endif
+#if defined(SNARKD_SIMD29)
+    if (g_use_simd29 && simd29_curve<G1>()) return WM::template run_prepared<Simd29BatchAdd>(p, j1, j2, T, o1, o2);
+#endif
     WM::template run_prepared<ScalarBatchAdd>(p, j1, j2, T, o1, o2);
   }
 };

@@ -1,0 +1,389 @@
+// Four field elements at once on AVX2 (vpmuludq), for the CPUs without AVX-512 IFMA (AMD Zen 2/3,
+// Intel client cores): limbs of 29 bits, one ymm register per limb position, one 64-bit lane per
+// element (structure of arrays). Only BN254's Fq (4 x 64-bit words, p < 2^254) fits this form.
+//
+// Why 29 bits, 9 limbs: _mm256_mul_epu32 multiplies the low 32 bits of each lane into 64. With
+// 29-bit limbs a result position collects at most 9 products a_i b_j and 9 products m_i p_j,
+// 18 * 2^58 < 2^63, so the 171 partial products of one 4-lane Montgomery product accumulate with
+// plain vpaddq and no carry handling until the end; 9 * 29 = 261 bits is the smallest count that
+// leaves that headroom (bench/avx2_lanes.cpp, bench/cpu-notes.md round 21).
+//
+// Montgomery form with R = 2^256, the key's own (as ff/simd52.hpp keeps it): points load from
+// the key and the 4x64 buckets with a change of limbs only (load_rows4 / store_rows4). The
+// reduction runs per limb, interleaved with the product: eight rounds of 29 bits and a ninth of
+// 24 (29 * 8 + 24 = 256), then the limbs are shifted down 24 bits. Bounds: out = (ab + mp) / R
+// < ab / R + p; p / R = 0.19 for BN254, so inputs below 2p give outputs below 2p, and sums or
+// differences that feed a product are kept below 2p (sub_p of canonical values) or brought back
+// with csub.
+//
+// Everything here is compiled for AVX2 with function attributes and only called after the
+// CPUID check and the calibration (g_use_simd29, msm side: msm/bucket_simd29.hpp); the scalar
+// code stays the fallback.
+#pragma once
+#include <algorithm>
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+
+#include "curves/bn254.hpp"
+#include "ff/mont.hpp"
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#define SNARKD_SIMD29 1
+#include <cpuid.h>
+#include <immintrin.h>
+
+#define SNARKD_SIMD29_TARGET __attribute__((target("avx2,bmi2,adx")))
+#define SNARKD_SIMD29_INLINE SNARKD_SIMD29_TARGET inline __attribute__((always_inline))
+
+namespace snarkd {
+namespace simd29 {
+
+constexpr int LIMBS = 9;
+constexpr int RADIX = 29;
+constexpr u64 MASK = (1ULL << RADIX) - 1;
+constexpr u64 MASK24 = (1ULL << 24) - 1;  // the last reduction round's bits (256 = 8 * 29 + 24)
+using V = __m256i;
+
+// Whether P fits: 4 words, and p < R / 5 (outputs below 2p from inputs below 2p; 2p < 2^256 for
+// the limbs; BN254: p / 2^256 = 0.19).
+template <class P>
+constexpr bool fits() {
+  return P::N == 4 && P::MOD[3] < 0x3333333333333333ULL;
+}
+
+// Compile-time constants of p in 29-bit limbs
+template <class P>
+struct Params {
+  struct Limbs { u64 v[LIMBS]; };
+  // k p (k small, k p < 2^261) as 29-bit limbs
+  static constexpr Limbs kp(unsigned k) {
+    u64 w[5] = {};
+    unsigned __int128 c = 0;
+    for (unsigned i = 0; i < 4; i++) {
+      c += (unsigned __int128)P::MOD[i] * k;
+      w[i] = (u64)c;
+      c >>= 64;
+    }
+    w[4] = (u64)c;
+    Limbs r{};
+    for (int j = 0; j < LIMBS; j++) {
+      u64 v = 0;
+      for (int b = 0; b < RADIX; b++) {
+        const int pos = j * RADIX + b;
+        if (pos < 320 && ((w[pos / 64] >> (pos % 64)) & 1)) v |= 1ULL << b;
+      }
+      r.v[j] = v;
+    }
+    return r;
+  }
+  // p with limbs 0..7 raised by 2^29 (borrowed from the next): a - b + p never goes negative in
+  // a limb below the top when b is normalised
+  static constexpr Limbs borrowed_p() {
+    Limbs r = kp(1);
+    r.v[0] += 1ULL << RADIX;
+    for (int j = 1; j < LIMBS - 1; j++) r.v[j] += (1ULL << RADIX) - 1;
+    r.v[LIMBS - 1] -= 1;
+    return r;
+  }
+  // 2^261 - k p as limbs (the first 2^29 - (kp)_0, then 2^29 - 1 - (kp)_j): a + this carries out of
+  // bit 261 exactly where a >= k p
+  static constexpr Limbs complement(unsigned k) {
+    Limbs q = kp(k), r{};
+    for (int j = 0; j < LIMBS; j++) r.v[j] = (1ULL << RADIX) - (j ? 1 : 0) - q.v[j];
+    return r;
+  }
+  static constexpr u64 pinv29() {  // -p^-1 mod 2^29
+    u64 inv = 1;
+    for (int i = 0; i < 7; i++) inv *= 2 - P::MOD[0] * inv;
+    return (0 - inv) & MASK;
+  }
+  static constexpr Limbs P1 = kp(1), B1 = borrowed_p(), C1 = complement(1), C2 = complement(2);
+  static constexpr u64 PINV = pinv29();
+};
+
+// Four elements: limb j of each in l[j] (lane k = element k)
+struct Fe {
+  V l[LIMBS];
+};
+
+// The constants in vector form, built once per flush (the products read them from memory).
+template <class P>
+struct Consts {
+  V p[LIMBS], bias1[LIMBS], c1[LIMBS], c2[LIMBS], pinv, mask, mask24;
+  SNARKD_SIMD29_TARGET Consts() {
+    using Pr = Params<P>;
+    for (int j = 0; j < LIMBS; j++) {
+      p[j] = _mm256_set1_epi64x((long long)Pr::P1.v[j]);
+      bias1[j] = _mm256_set1_epi64x((long long)Pr::B1.v[j]);
+      c1[j] = _mm256_set1_epi64x((long long)Pr::C1.v[j]);
+      c2[j] = _mm256_set1_epi64x((long long)Pr::C2.v[j]);
+    }
+    pinv = _mm256_set1_epi64x((long long)Pr::PINV);
+    mask = _mm256_set1_epi64x((long long)MASK);
+    mask24 = _mm256_set1_epi64x((long long)MASK24);
+  }
+};
+
+// An empty asm on an accumulator after each addition: GCC otherwise reassociates the integer sums,
+// computes a step's 81 limb products first and spills them (195 vmovdqa for 171 vpmuludq); kept in
+// order the nine accumulators stay in registers (bench/avx2_lanes.cpp: 10.6 -> 9.0 ns a product).
+SNARKD_SIMD29_INLINE void keep(V& v) { asm("" : "+v"(v)); }
+
+// t: 9 accumulators of T = sum t_j 2^(29 j) with T = 0 mod 2^24; o = T / 2^24, normalised
+SNARKD_SIMD29_INLINE void normalize_shift24(Fe& o, const V* t, V mask) {
+  V n[LIMBS + 1];
+  V c = t[0];
+#pragma GCC unroll 9
+  for (int j = 0; j < LIMBS; j++) {
+    n[j] = _mm256_and_si256(c, mask);
+    c = j + 1 < LIMBS ? _mm256_add_epi64(t[j + 1], _mm256_srli_epi64(c, RADIX)) : _mm256_srli_epi64(c, RADIX);
+  }
+  n[LIMBS] = c;
+#pragma GCC unroll 9
+  for (int j = 0; j + 1 < LIMBS; j++)
+    o.l[j] = _mm256_and_si256(_mm256_add_epi64(_mm256_srli_epi64(n[j], 24), _mm256_slli_epi64(n[j + 1], RADIX - 24)), mask);
+  o.l[LIMBS - 1] = _mm256_add_epi64(_mm256_srli_epi64(n[LIMBS - 1], 24), _mm256_slli_epi64(n[LIMBS], RADIX - 24));
+}
+
+// carries from limb to limb: every limb below 2^29, the top one what remains
+SNARKD_SIMD29_INLINE void normalize(Fe& o, const V* t, V mask) {
+  V c = t[0];
+#pragma GCC unroll 9
+  for (int j = 0; j < LIMBS - 1; j++) {
+    o.l[j] = _mm256_and_si256(c, mask);
+    c = _mm256_add_epi64(t[j + 1], _mm256_srli_epi64(c, RADIX));
+  }
+  o.l[LIMBS - 1] = c;
+}
+
+// o = a b / 2^256 mod p, for normalised a, b with a b < p 2^256 (both below 2p): o normalised, below 2p
+template <class P>
+SNARKD_SIMD29_INLINE void mul(Fe& o, const Fe& a, const Fe& b, const Consts<P>& k) {
+  V t[LIMBS];
+#pragma GCC unroll 9
+  for (int j = 0; j < LIMBS; j++) t[j] = _mm256_mul_epu32(a.l[0], b.l[j]);
+#pragma GCC unroll 9
+  for (int i = 0; i < LIMBS; i++) {
+    if (i > 0) {
+#pragma GCC unroll 9
+      for (int j = 0; j < LIMBS; j++) {
+        t[j] = _mm256_add_epi64(t[j], _mm256_mul_epu32(a.l[i], b.l[j]));
+        keep(t[j]);
+      }
+    }
+    const bool last = i == LIMBS - 1;
+    const V m = _mm256_and_si256(_mm256_mul_epu32(t[0], k.pinv), last ? k.mask24 : k.mask);  // t0 + m p0 = 0 mod 2^29 (2^24)
+#pragma GCC unroll 9
+    for (int j = 0; j < LIMBS; j++) {
+      t[j] = _mm256_add_epi64(t[j], _mm256_mul_epu32(m, k.p[j]));
+      keep(t[j]);
+    }
+    if (!last) {
+      const V carry = _mm256_srli_epi64(t[0], RADIX);
+#pragma GCC unroll 9
+      for (int j = 0; j < LIMBS - 1; j++) t[j] = t[j + 1];
+      t[0] = _mm256_add_epi64(t[0], carry);
+      t[LIMBS - 1] = _mm256_setzero_si256();
+    }
+  }
+  normalize_shift24(o, t, k.mask);
+}
+
+// a - MUL p where that is >= 0, else a (a normalised, below 2^256): the borrow runs through the
+// limbs with a bias (AVX2 has no 64-bit arithmetic shift); the carry out of bit 261 picks the lanes
+template <class P, int MUL>
+SNARKD_SIMD29_INLINE void csub(Fe& a, const Consts<P>& k) {
+  static_assert(MUL == 1 || MUL == 2, "csub of p or 2p");
+  const V* q = MUL == 1 ? k.c1 : k.c2;
+  V d[LIMBS];
+  V e = _mm256_add_epi64(a.l[0], q[0]);
+#pragma GCC unroll 9
+  for (int j = 0; j < LIMBS; j++) {
+    d[j] = _mm256_and_si256(e, k.mask);
+    if (j + 1 < LIMBS) e = _mm256_add_epi64(_mm256_add_epi64(a.l[j + 1], q[j + 1]), _mm256_srli_epi64(e, RADIX));
+  }
+  const V take = _mm256_sub_epi64(_mm256_setzero_si256(), _mm256_srli_epi64(e, RADIX));  // all ones where a >= MUL p
+#pragma GCC unroll 9
+  for (int j = 0; j < LIMBS; j++) a.l[j] = _mm256_blendv_epi8(a.l[j], d[j], take);
+}
+
+// o = a - b + p, normalised (a, b normalised, b <= a + p; canonical a, b give o in (0, 2p))
+template <class P>
+SNARKD_SIMD29_INLINE void sub_p(Fe& o, const Fe& a, const Fe& b, const Consts<P>& k) {
+  V t[LIMBS];
+#pragma GCC unroll 9
+  for (int j = 0; j < LIMBS; j++) t[j] = _mm256_sub_epi64(_mm256_add_epi64(a.l[j], k.bias1[j]), b.l[j]);
+  normalize(o, t, k.mask);
+}
+
+// k ? b : a per lane (k all ones or all zeros per 64-bit lane)
+SNARKD_SIMD29_INLINE Fe blend(V k, const Fe& a, const Fe& b) {
+  Fe r;
+#pragma GCC unroll 9
+  for (int j = 0; j < LIMBS; j++) r.l[j] = _mm256_blendv_epi8(a.l[j], b.l[j], k);
+  return r;
+}
+// all ones in the lanes where a == b limb for limb
+SNARKD_SIMD29_INLINE V equal_lanes(const Fe& a, const Fe& b) {
+  V e = _mm256_cmpeq_epi64(a.l[0], b.l[0]);
+#pragma GCC unroll 9
+  for (int j = 1; j < LIMBS; j++) e = _mm256_and_si256(e, _mm256_cmpeq_epi64(a.l[j], b.l[j]));
+  return e;
+}
+// the lanes' mask as 4 bits (bit k = lane k)
+SNARKD_SIMD29_INLINE unsigned bits(V k) { return (unsigned)_mm256_movemask_pd(_mm256_castsi256_pd(k)); }
+// 4 bits to a lane mask
+SNARKD_SIMD29_INLINE V lanes(unsigned b) {
+  const V sel = _mm256_setr_epi64x(1, 2, 4, 8);
+  return _mm256_cmpeq_epi64(_mm256_and_si256(_mm256_set1_epi64x((long long)b), sel), sel);
+}
+// every lane the same element (words: 4 x 64-bit, below 2^256)
+SNARKD_SIMD29_INLINE Fe broadcast(const u64* w) {
+  Fe r;
+#pragma GCC unroll 9
+  for (int j = 0; j < LIMBS; j++) {
+    const int pos = j * RADIX, q = pos / 64, sh = pos % 64;
+    u64 v = w[q] >> sh;
+    if (sh + RADIX > 64 && q + 1 < 4) v |= w[q + 1] << (64 - sh);
+    r.l[j] = _mm256_set1_epi64x((long long)(v & MASK));
+  }
+  return r;
+}
+
+// Four 4x64-bit elements (rows, any alignment) -> 9 limb vectors: a 4x4 transpose of the words, then
+// each limb cut from one or two words
+SNARKD_SIMD29_INLINE void load_rows4(Fe& e, const void* r0, const void* r1, const void* r2, const void* r3) {
+  const V a = _mm256_loadu_si256((const V*)r0), b = _mm256_loadu_si256((const V*)r1);
+  const V c = _mm256_loadu_si256((const V*)r2), d = _mm256_loadu_si256((const V*)r3);
+  const V ab_lo = _mm256_unpacklo_epi64(a, b), ab_hi = _mm256_unpackhi_epi64(a, b);  // a0 b0 a2 b2 | a1 b1 a3 b3
+  const V cd_lo = _mm256_unpacklo_epi64(c, d), cd_hi = _mm256_unpackhi_epi64(c, d);
+  V w[4];
+  w[0] = _mm256_permute2x128_si256(ab_lo, cd_lo, 0x20);
+  w[1] = _mm256_permute2x128_si256(ab_hi, cd_hi, 0x20);
+  w[2] = _mm256_permute2x128_si256(ab_lo, cd_lo, 0x31);
+  w[3] = _mm256_permute2x128_si256(ab_hi, cd_hi, 0x31);
+  const V mask = _mm256_set1_epi64x((long long)MASK);
+#pragma GCC unroll 9
+  for (int j = 0; j < LIMBS; j++) {
+    const int pos = j * RADIX, q = pos / 64, sh = pos % 64;
+    V v = _mm256_srli_epi64(w[q], sh);
+    if (sh + RADIX > 64 && q + 1 < 4) v = _mm256_or_si256(v, _mm256_slli_epi64(w[q + 1], 64 - sh));
+    e.l[j] = _mm256_and_si256(v, mask);
+  }
+}
+// e normalised and below 2^256 -> four 4x64-bit rows
+SNARKD_SIMD29_INLINE void store_rows4(const Fe& e, void* r0, void* r1, void* r2, void* r3) {
+  V w[4] = {_mm256_setzero_si256(), _mm256_setzero_si256(), _mm256_setzero_si256(), _mm256_setzero_si256()};
+#pragma GCC unroll 9
+  for (int j = 0; j < LIMBS; j++) {
+    const int pos = j * RADIX, q = pos / 64, sh = pos % 64;
+    w[q] = _mm256_or_si256(w[q], _mm256_slli_epi64(e.l[j], sh));
+    if (sh + RADIX > 64 && q + 1 < 4) w[q + 1] = _mm256_or_si256(w[q + 1], _mm256_srli_epi64(e.l[j], 64 - sh));
+  }
+  const V lo01 = _mm256_unpacklo_epi64(w[0], w[1]), hi01 = _mm256_unpackhi_epi64(w[0], w[1]);  // a0 a1 c0 c1 | b0 b1 d0 d1
+  const V lo23 = _mm256_unpacklo_epi64(w[2], w[3]), hi23 = _mm256_unpackhi_epi64(w[2], w[3]);
+  _mm256_storeu_si256((V*)r0, _mm256_permute2x128_si256(lo01, lo23, 0x20));
+  _mm256_storeu_si256((V*)r1, _mm256_permute2x128_si256(hi01, hi23, 0x20));
+  _mm256_storeu_si256((V*)r2, _mm256_permute2x128_si256(lo01, lo23, 0x31));
+  _mm256_storeu_si256((V*)r3, _mm256_permute2x128_si256(hi01, hi23, 0x31));
+}
+
+// Testing aid (_core._simd29_mul): o = a b / 2^256 mod p for n elements of 4 words each (n a
+// multiple of 4, inputs below 2p), the lane product; outputs canonical with csub
+template <class P>
+SNARKD_SIMD29_TARGET void mul_rows(u64* o, const u64* a, const u64* b, size_t n) {
+  const Consts<P> k;
+  for (size_t i = 0; i + 4 <= n; i += 4) {
+    Fe x, y, r;
+    load_rows4(x, a + 4 * i, a + 4 * i + 4, a + 4 * i + 8, a + 4 * i + 12);
+    load_rows4(y, b + 4 * i, b + 4 * i + 4, b + 4 * i + 8, b + 4 * i + 12);
+    mul<P>(r, x, y, k);
+    csub<P, 1>(r, k);
+    store_rows4(r, o + 4 * i, o + 4 * i + 4, o + 4 * i + 8, o + 4 * i + 12);
+  }
+}
+
+// The calibration: ns per product, lane form (4 at a time) and scalar (mul_lazy_to), each the
+// best of a few timings of 1024 independent products on the same operands
+template <class P>
+SNARKD_SIMD29_TARGET __attribute__((noinline)) double lane_product_ns(Fe* buf, size_t groups, const Consts<P>& k) {
+  auto t0 = std::chrono::steady_clock::now();
+  for (size_t g = 0; g + 1 < groups; g++) mul<P>(buf[g], buf[g], buf[g + 1], k);
+  auto t1 = std::chrono::steady_clock::now();
+  return std::chrono::duration<double, std::nano>(t1 - t0).count() / (4.0 * (groups - 1));
+}
+template <class F>
+__attribute__((noinline)) double scalar_product_ns(F* buf, size_t n) {
+  auto t0 = std::chrono::steady_clock::now();
+  for (size_t i = 0; i + 1 < n; i++) F::mul_lazy_to(buf[i], buf[i], buf[i + 1]);
+  auto t1 = std::chrono::steady_clock::now();
+  return std::chrono::duration<double, std::nano>(t1 - t0).count() / (double)(n - 1);
+}
+
+}  // namespace simd29
+
+// AVX2 with the OS saving ymm state (XCR0 bits 1, 2), plus BMI2/ADX (the scalar side of the
+// same path: the inversion and the equal-x additions).
+inline bool detect_simd29() {
+  unsigned a, b, c, d;
+  if (!__get_cpuid(1, &a, &b, &c, &d) || !(c & (1u << 27))) return false;  // OSXSAVE
+  unsigned lo, hi;
+  __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
+  if ((lo & 0x6) != 0x6) return false;
+  if (!__get_cpuid_count(7, 0, &a, &b, &c, &d)) return false;
+  return (b & (1u << 5)) && detect_adx();  // AVX2
+}
+
+// Whether the 4-lane product beats the scalar one on this CPU by the margin the adder needs.
+// The adder's other work (layout changes, csubs, subtractions: ~20 of ~80 ns on Zen 4) does not
+// shrink with the lanes, so the lane product must be clearly faster: at 1.25x the adder is still
+// ahead (Zen 4: product 1.62x -> adder 1.30x); a CPU with one vector multiply pipe (Zen 2, by the
+// published tables) would measure ~1x and keep the scalar path. 3 x 2 timings of 1024 products,
+// alternated, best of each: ~0.2 ms, once per process (at load of the module).
+template <class P>
+SNARKD_SIMD29_TARGET inline bool simd29_pays() {
+  using namespace simd29;
+  using F = Mont<P>;
+  constexpr size_t NG = 256;  // 1024 lane products, 1024 scalar ones
+  alignas(32) static Fe lane_buf[NG];  // called once (simd29_default's static)
+  static F scalar_buf[4 * NG];
+  const Consts<P> k;
+  u64 s = 0x9e3779b97f4a7c15ULL;
+  for (size_t i = 0; i < 4 * NG; i++) {
+    u64 w[4];
+    for (int q = 0; q < 4; q++) {
+      s ^= s << 13; s ^= s >> 7; s ^= s << 17;
+      w[q] = s;
+    }
+    w[3] &= (1ULL << 61) - 1;  // below 2^253 < p
+    for (int q = 0; q < 4; q++) scalar_buf[i].v[q] = w[q];
+  }
+  for (size_t g = 0; g < NG; g++)
+    load_rows4(lane_buf[g], &scalar_buf[4 * g], &scalar_buf[4 * g + 1], &scalar_buf[4 * g + 2], &scalar_buf[4 * g + 3]);
+  double lane = 1e30, scalar = 1e30;
+  for (int r = 0; r < 3; r++) {
+    scalar = std::min(scalar, scalar_product_ns(scalar_buf, 4 * NG));
+    lane = std::min(lane, lane_product_ns<P>(lane_buf, NG, k));
+  }
+  return lane * 1.25 <= scalar;
+}
+
+// 0 off, 1 on. Set at load: the CPU has AVX2 + BMI2/ADX and the calibration found the lanes
+// faster. Not const: _core._set_simd29 (tests, benchmarks) switches it between computations only
+// (native/path_gate.hpp). The AVX-512 IFMA path, when on, has priority (msm/pippenger.hpp).
+inline bool simd29_default() {
+  static const bool on = detect_simd29() && simd29_pays<bn254::FqP>();
+  return on;
+}
+inline bool g_use_simd29 = simd29_default();
+
+}  // namespace snarkd
+
+#else
+namespace snarkd {
+inline bool detect_simd29() { return false; }
+inline bool simd29_default() { return false; }
+inline bool g_use_simd29 = false;
+}  // namespace snarkd
+#endif
