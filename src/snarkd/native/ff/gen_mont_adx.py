@@ -72,12 +72,17 @@ def _cios_rows(N, pairs):
 
 
 def _cios(N, pairs, name, doc):
-    """CIOS over the sum of the products of `pairs` (operand names), one pointer per operand."""
+    """CIOS over the sum of the products of `pairs` (see _cios_rows), one pointer per distinct
+    operand name; an operand read at an offset is declared to the asm as that many words longer."""
     body, regs, outs, stores = _cios_rows(N, pairs)
-    names = [x for pr in pairs for x in pr]
+    names = list(dict.fromkeys(x for a, b, *_ in pairs for x in (a, b)))
+    words = {x: N for x in names}
+    for a, _, *off in pairs:
+        if off:
+            words[a] = max(words[a], N + off[0] // 8)
     sig = ", ".join(f"const uint64_t* {x}" for x in names)
     ins = ", ".join(f'[{x}] "r"({x})' for x in names)
-    ms = ", ".join(f'"m"(*(const uint64_t(*)[{N}]){x})' for x in names)
+    ms = ", ".join(f'"m"(*(const uint64_t(*)[{words[x]}]){x})' for x in names)
     return f"""
 {doc}
 template <const uint64_t* P, const uint64_t* INV>
@@ -117,25 +122,10 @@ def gen_fp2_sum6():
     halves of a through one pointer and a displacement leave 7 accumulators + lo, hi, rax, rdx and
     3 pointers: 14 registers, where four pointers (mont_mul_sum6) would take all 15."""
     N = 6
-    body, regs, outs, stores = _cios_rows(N, [("a", "b"), ("a", "d", 8 * N)])
-    return f"""
-// out = (a[0..5]*b + a[6..11]*d)/R mod p in [0, 2p) for a's halves < p and b, d <= 2p with 4p < R
-// (the caller does the final subtraction): a sum of products is below 4p^2 < pR, each row's
-// accumulator below 3p + 1. Takes 14 registers: optimised builds only.
-template <const uint64_t* P, const uint64_t* INV>
-static inline __attribute__((always_inline)) void mont_fp2_sum6(uint64_t* out, const uint64_t* a, const uint64_t* b, const uint64_t* d) {{
-  static constexpr uint64_t kP[{N}] = {{{", ".join(f"P[{j}]" for j in range(N))}}};
-  static constexpr uint64_t kInv = *INV;
-  uint64_t {regs}, lo, hi;
-  asm(
-{body}
-      : {outs}, [lo] "=&r"(lo), [hi] "=&r"(hi)
-      : [a] "r"(a), [b] "r"(b), [d] "r"(d), [p] "m"(kP), [inv] "m"(kInv),
-        "m"(*(const uint64_t(*)[{2*N}])a), "m"(*(const uint64_t(*)[{N}])b), "m"(*(const uint64_t(*)[{N}])d)
-      : "rax", "rdx", "cc");
-  {stores}
-}}
-"""
+    return _cios(N, [("a", "b"), ("a", "d", 8 * N)], "mont_fp2_sum",
+                 "// out = (a[0..5]*b + a[6..11]*d)/R mod p in [0, 2p) for a's halves < p and b, d <= 2p with 4p < R\n"
+                 "// (the caller does the final subtraction): a sum of products is below 4p^2 < pR, each row's\n"
+                 "// accumulator below 3p + 1. Takes 14 registers: optimised builds only.")
 
 
 def gen_wide(N):
