@@ -407,56 +407,47 @@ struct Mont {
 #endif
   }
 
+  struct Words { u64 v[N]; };
+  static constexpr Words twice_modulus() {  // 2p, which fits N words (a spare top bit)
+    Words t{};
+    for (size_t i = 0; i < N; i++) t.v[i] = (P::MOD[i] << 1) | (i ? P::MOD[i - 1] >> 63 : 0);
+    return t;
+  }
+
   // (a0 + a1 u)(b0 + b1 u) with u^2 = -1 (CONJ: times b0 - b1 u) for canonical inputs, on 4
   // limbs with ADX: each component one sum of two products in registers (adx::mont_mul_sum4),
   // c0 = a0 b0 + a1 (2p - b1) (CONJ: a0 b0 + a1 b1, c1 = a1 b0 + a0 (2p - b1)). 4 more mulx than
   // fp2_mul_lazy's Karatsuba, but none of its three 8-word products, their differences and
   // reductions go through the stack: the G2 MSM's flush 10% fewer instructions, the G2 MSM
   // 2-4% faster on one core (cpu-notes round 13). Same canonical values. Returns false (nothing written) where
-  // there is no such path (N != 4, no ADX, unoptimised builds).
+  // there is no such path (N not 4 or 6, no ADX, unoptimised builds). On 6 limbs (BLS12-381) the
+  // same sums through adx::mont_fp2_sum6 (cpu-notes round 22).
   template <bool CONJ>
   static inline __attribute__((always_inline)) bool fp2_mul_sums(Mont& c0, Mont& c1, const Mont& a0, const Mont& a1, const Mont& b0,
                                                                  const Mont& b1) {
 #if defined(__x86_64__) && defined(__OPTIMIZE__)
-    if constexpr (N == 4 && LAZY_OK) {
+    if constexpr ((N == 4 || N == 6) && LAZY_OK) {
       if (!__builtin_expect(g_use_adx, 1)) return false;
+      // 6 limbs (adx::mont_fp2_sum6) read a0 and a1 through one pointer, which needs them
+      // adjacent, as Fp2's c0, c1 are (a constant test once inlined)
+      if constexpr (N == 6)
+        if (&a1.v[0] != &a0.v[N]) return false;
       using ull = unsigned long long;
-      static constexpr u64 TWO_P[N] = {P::MOD[0] << 1, (P::MOD[1] << 1) | (P::MOD[0] >> 63),
-                                       (P::MOD[2] << 1) | (P::MOD[1] >> 63), (P::MOD[3] << 1) | (P::MOD[2] >> 63)};
-      u64 nb1[N], r0[N], r1[N];
-      unsigned char bw = 0;
-#pragma GCC unroll 4
-      for (size_t i = 0; i < N; i++) bw = _subborrow_u64(bw, TWO_P[i], b1.v[i], (ull*)&nb1[i]);
-      // into locals first: c0 or c1 may alias any operand (Fp2's o = a or b)
-      if constexpr (CONJ) {
-        adx::mont_mul_sum4<P::MOD, &P::INV>(r0, a0.v, b0.v, a1.v, b1.v);
-        adx::mont_mul_sum4<P::MOD, &P::INV>(r1, a1.v, b0.v, a0.v, nb1);
-      } else {
-        adx::mont_mul_sum4<P::MOD, &P::INV>(r0, a0.v, b0.v, a1.v, nb1);
-        adx::mont_mul_sum4<P::MOD, &P::INV>(r1, a0.v, b1.v, a1.v, b0.v);
-      }
-      final_sub(r0);
-      final_sub(r1);
-#pragma GCC unroll 4
-      for (size_t i = 0; i < N; i++) { c0.v[i] = r0[i]; c1.v[i] = r1[i]; }
-      return true;
-    }
-    if constexpr (N == 6 && LAZY_OK) {
-      // the same sums on 6 limbs (adx::mont_fp2_sum6): a0 and a1 through one pointer, which
-      // needs them adjacent, as Fp2's c0, c1 are (a constant test once inlined)
-      if (!__builtin_expect(g_use_adx, 1) || &a1.v[0] != &a0.v[N]) return false;
-      using ull = unsigned long long;
-      static constexpr u64 TWO_P[N] = {P::MOD[0] << 1,
-                                       (P::MOD[1] << 1) | (P::MOD[0] >> 63),
-                                       (P::MOD[2] << 1) | (P::MOD[1] >> 63),
-                                       (P::MOD[3] << 1) | (P::MOD[2] >> 63),
-                                       (P::MOD[4] << 1) | (P::MOD[3] >> 63),
-                                       (P::MOD[5] << 1) | (P::MOD[4] >> 63)};
+      static constexpr Words TWO_P = twice_modulus();
       u64 nb1[N], r0[N], r1[N];
       unsigned char bw = 0;
 #pragma GCC unroll 6
-      for (size_t i = 0; i < N; i++) bw = _subborrow_u64(bw, TWO_P[i], b1.v[i], (ull*)&nb1[i]);
-      if constexpr (CONJ) {
+      for (size_t i = 0; i < N; i++) bw = _subborrow_u64(bw, TWO_P.v[i], b1.v[i], (ull*)&nb1[i]);
+      // into locals first: c0 or c1 may alias any operand (Fp2's o = a or b)
+      if constexpr (N == 4) {
+        if constexpr (CONJ) {
+          adx::mont_mul_sum4<P::MOD, &P::INV>(r0, a0.v, b0.v, a1.v, b1.v);
+          adx::mont_mul_sum4<P::MOD, &P::INV>(r1, a1.v, b0.v, a0.v, nb1);
+        } else {
+          adx::mont_mul_sum4<P::MOD, &P::INV>(r0, a0.v, b0.v, a1.v, nb1);
+          adx::mont_mul_sum4<P::MOD, &P::INV>(r1, a0.v, b1.v, a1.v, b0.v);
+        }
+      } else if constexpr (CONJ) {
         adx::mont_fp2_sum6<P::MOD, &P::INV>(r0, a0.v, b0.v, b1.v);  // a0 b0 + a1 b1
         adx::mont_fp2_sum6<P::MOD, &P::INV>(r1, a0.v, nb1, b0.v);   // a0 (2p - b1) + a1 b0
       } else {
