@@ -980,13 +980,17 @@ class Recorder {
 #endif
   }
   void write_elem(uint32_t a, const Val& x) { write_value(a, x.id, x.v, x.plain); }
-  __attribute__((always_inline)) void write_value(uint32_t a, uint32_t x_id, const F& x_v, bool x_plain) {
+  // Before an element's stores at a: the address checked, and inside an if-converted arm its words journaled
+  // and the element logged
+  __attribute__((always_inline)) void begin_elem_write(uint32_t a) {
     if (!elem_address_ok(a)) write_checks(a);
-    const uint32_t w0 = a >> 2;
     if (in_arm()) {
-      for (uint32_t k = 0; k < ELEM / 4; k++) journal_word(w0 + k);
+      for (uint32_t k = 0; k < ELEM / 4; k++) journal_word((a >> 2) + k);
       elem_log_.push_back(a);
     }
+  }
+  __attribute__((always_inline)) void write_value(uint32_t a, uint32_t x_id, const F& x_v, bool x_plain) {
+    begin_elem_write(a);
     // Everything read into registers before the first store: the build does not assume strict aliasing, so
     // every store would make the compiler load x.id and the vectors' data again (the shadow fill was ten of each).
     // The value limb by limb: it was mostly just stored limb by limb (a field function's result), and a wider
@@ -1026,11 +1030,7 @@ class Recorder {
       if (head == repeated(LITERAL) && shadow_tail(src >> 2) == (head & SHADOW_TAIL)) {
         int32_t sv;
         std::memcpy(&sv, mem_.data() + src, 4);  // (0 <= sv < SMALL_LITERALS: only those are marked)
-        if (!elem_address_ok(dst)) write_checks(dst);
-        if (in_arm()) {
-          for (uint32_t k = 0; k < ELEM / 4; k++) journal_word((dst >> 2) + k);
-          elem_log_.push_back(dst);
-        }
+        begin_elem_write(dst);
         u64 l[P::N] = {};
         l[0] = uint64_t(uint32_t(sv));
         for (size_t k = 0; k < P::N; k++) asm("" : "+r"(l[k]));
