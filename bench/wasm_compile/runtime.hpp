@@ -1,0 +1,301 @@
+// Runtime of the round-26 prototype (bench/wasm_compile): the linear memory, wasm's numeric helpers, circom's
+// host imports, and circom's ffwasm field functions done natively on the wasm memory's element layout
+// ([int32 short][uint32 type: 0x80000000 long, 0x40000000 Montgomery][4 x u64 value]) with snarkd's native
+// Montgomery core (ff/mont.hpp, witness/circom_field.hpp). Included by the generated C++ (translate.py).
+#pragma once
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <sys/mman.h>
+
+#include "curves/bn254.hpp"
+#include "witness/circom_field.hpp"
+
+int32_t exp_getMessageChar();
+
+namespace rt {
+using namespace snarkd;
+struct Trap {
+  std::string what;
+  int code;
+};
+[[noreturn]] __attribute__((noinline, cold)) inline void trap(const char* w, int code = 0) { throw Trap{w, code}; }
+
+inline uint8_t* M = nullptr;
+inline uint32_t pages = 0;
+constexpr uint64_t RESERVE = (uint64_t(1) << 32) + (uint64_t(1) << 20);
+
+struct DataSeg {
+  uint32_t off;
+  const unsigned char* bytes;
+  uint32_t n;
+};
+extern const DataSeg DATA[];
+extern const uint32_t NDATA, MEM_PAGES, TABLE_N;
+extern void* const TABLE[];
+extern const int TABLE_TYPE[];
+
+// A fresh instance's memory: a 4 GiB + 1 MiB reservation (no bounds checks emitted: every 32-bit address plus
+// a 32-bit offset lands in it), pages touched on demand, the data segments copied in.
+inline void instantiate() {
+  if (M) munmap(M, RESERVE);
+  void* p = mmap(nullptr, RESERVE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (p == MAP_FAILED) trap("mmap");
+  M = static_cast<uint8_t*>(p);
+  pages = MEM_PAGES;
+  for (uint32_t k = 0; k < NDATA; k++) std::memcpy(M + DATA[k].off, DATA[k].bytes, DATA[k].n);
+}
+template <class T>
+inline __attribute__((always_inline)) T ld(uint64_t a) {
+  T v;
+  std::memcpy(&v, M + a, sizeof v);
+  return v;
+}
+template <class T>
+inline __attribute__((always_inline)) void st(uint64_t a, T v) {
+  std::memcpy(M + a, &v, sizeof v);
+}
+inline int32_t mem_size() { return int32_t(pages); }
+inline int32_t mem_grow(int32_t n) {
+  uint32_t old = pages;
+  if (uint64_t(old) + uint32_t(n) > 65536) return -1;
+  pages += uint32_t(n);
+  return int32_t(old);
+}
+inline void mem_copy(int32_t d, int32_t s, int32_t n) { std::memmove(M + uint32_t(d), M + uint32_t(s), uint32_t(n)); }
+inline void mem_fill(int32_t d, int32_t v, int32_t n) { std::memset(M + uint32_t(d), v, uint32_t(n)); }
+inline void* table_fn(int32_t i, int type) {
+  if (uint32_t(i) >= TABLE_N || !TABLE[i]) trap("undefined table element");
+  if (TABLE_TYPE[i] != type) trap("indirect call type mismatch");
+  return TABLE[i];
+}
+
+#define RT_DIV(B, S, U)                                                                          \
+  inline S divs_##B(S a, S b) {                                                                 \
+    if (!b) trap("integer divide by zero");                                                     \
+    if (b == -1 && a == (S)((U)1 << (B - 1))) trap("integer overflow");                         \
+    return a / b;                                                                                \
+  }                                                                                              \
+  inline S divu_##B(S a, S b) {                                                                 \
+    if (!b) trap("integer divide by zero");                                                     \
+    return (S)((U)a / (U)b);                                                                     \
+  }                                                                                              \
+  inline S rems_##B(S a, S b) {                                                                 \
+    if (!b) trap("integer divide by zero");                                                     \
+    if (b == -1) return 0;                                                                       \
+    return a % b;                                                                                \
+  }                                                                                              \
+  inline S remu_##B(S a, S b) {                                                                 \
+    if (!b) trap("integer divide by zero");                                                     \
+    return (S)((U)a % (U)b);                                                                     \
+  }                                                                                              \
+  inline U rotl_##B(U a, U b) { b &= B - 1; return b ? (a << b) | (a >> (B - b)) : a; }        \
+  inline U rotr_##B(U a, U b) { b &= B - 1; return b ? (a >> b) | (a << (B - b)) : a; }
+RT_DIV(32, int32_t, uint32_t)
+RT_DIV(64, int64_t, uint64_t)
+inline uint32_t clz32(uint32_t a) { return a ? __builtin_clz(a) : 32; }
+inline uint32_t ctz32(uint32_t a) { return a ? __builtin_ctz(a) : 32; }
+inline uint64_t clz64(uint64_t a) { return a ? __builtin_clzll(a) : 64; }
+inline uint64_t ctz64(uint64_t a) { return a ? __builtin_ctzll(a) : 64; }
+
+// --- circom's host imports ---
+inline std::string message() {
+  std::string s;
+  for (int32_t c; (c = exp_getMessageChar()) != 0;) s += char(c);
+  return s;
+}
+inline std::string err_str, msg_str;
+inline void host_exceptionHandler(int32_t code) { trap("circom exception", code); }
+inline void host_printErrorMessage() { err_str += message() + "\n"; }
+inline void host_writeBufferMessage() {
+  std::string m = message();
+  if (m == "\n") {
+    std::fprintf(stderr, "%s\n", msg_str.c_str());
+    msg_str.clear();
+  } else {
+    if (!msg_str.empty()) msg_str += " ";
+    msg_str += m;
+  }
+}
+inline void host_showSharedRWMemory() {}
+
+// --- circom's field functions, natively ---
+using P = bn254::FrP;
+using F = Mont<P>;
+using CF = snarkd::witness::CircomField<P>;
+constexpr uint32_t LONG = 0x80000000u, MONT = 0x40000000u;
+
+struct Hdr {
+  int32_t sv;
+  uint32_t type;
+};
+inline __attribute__((always_inline)) Hdr hdr(int32_t a) {
+  uint64_t h;
+  std::memcpy(&h, M + uint32_t(a), 8);
+  return Hdr{int32_t(uint32_t(h)), uint32_t(h >> 32)};
+}
+inline __attribute__((always_inline)) F limbs(int32_t a) {
+  F v;
+  std::memcpy(v.v, M + uint32_t(a) + 8, 32);
+  return v;
+}
+inline __attribute__((always_inline)) F short_normal(int32_t sv) {
+  F v = F::zero();
+  if (sv >= 0) {
+    v.v[0] = uint64_t(sv);
+    return v;
+  }
+  v.v[0] = uint64_t(-int64_t(sv));
+  return v.neg();  // p - |sv|
+}
+inline __attribute__((always_inline)) F from_i64(int64_t x) {
+  F v = F::zero();
+  v.v[0] = uint64_t(x < 0 ? -x : x);
+  return x < 0 ? v.neg() : v;
+}
+// Is the element's Montgomery form at hand (long Montgomery, or circom's literal: short with bit 30 and its
+// Montgomery form kept)?
+inline __attribute__((always_inline)) bool has_mont(uint32_t type) { return type & MONT; }
+inline __attribute__((always_inline)) bool is_long(uint32_t type) { return type & LONG; }
+// the value in Montgomery form
+inline F read_mont(int32_t a) {
+  Hdr h = hdr(a);
+  if (h.type & MONT) return limbs(a);
+  if (h.type & LONG) return limbs(a).to_mont();
+  return short_normal(h.sv).to_mont();
+}
+// the value in normal form
+inline F read_normal(int32_t a) {
+  Hdr h = hdr(a);
+  if (!(h.type & LONG)) return short_normal(h.sv);
+  if (h.type & MONT) return limbs(a).from_mont();
+  return limbs(a);
+}
+inline __attribute__((always_inline)) void write_short(int32_t r, int32_t sv) {
+  uint64_t h = uint32_t(sv);
+  std::memcpy(M + uint32_t(r), &h, 8);
+}
+inline __attribute__((always_inline)) void write_long(int32_t r, const F& v, bool mont) {
+  uint64_t h = uint64_t(mont ? (LONG | MONT) : LONG) << 32;
+  std::memcpy(M + uint32_t(r), &h, 8);
+  std::memcpy(M + uint32_t(r) + 8, v.v, 32);
+}
+inline __attribute__((always_inline)) void write_i64(int32_t r, int64_t x) {
+  if (x >= INT32_MIN && x <= INT32_MAX) return write_short(r, int32_t(x));
+  write_long(r, from_i64(x), false);
+}
+
+inline void nat_Fr_copy(int32_t r, int32_t a) { std::memcpy(M + uint32_t(r), M + uint32_t(a), 40); }
+inline void nat_Fr_copyn(int32_t r, int32_t a, int32_t n) {
+  for (int32_t k = 0; k < n; k++) nat_Fr_copy(r + 40 * k, a + 40 * k);
+}
+// + and -: linear, so either form; normal when neither operand has its Montgomery form at hand
+template <bool SUB>
+inline __attribute__((always_inline)) void addsub(int32_t r, int32_t a, int32_t b) {
+  Hdr x = hdr(a), y = hdr(b);
+  if (!((x.type | y.type) & LONG)) return write_i64(r, SUB ? int64_t(x.sv) - y.sv : int64_t(x.sv) + y.sv);
+  F u, v;
+  bool mont;
+  if (has_mont(x.type) && has_mont(y.type)) {
+    u = limbs(a), v = limbs(b), mont = true;
+  } else if (!has_mont(x.type) && !has_mont(y.type)) {
+    u = is_long(x.type) ? limbs(a) : short_normal(x.sv);
+    v = is_long(y.type) ? limbs(b) : short_normal(y.sv);
+    mont = false;
+  } else {
+    u = read_mont(a), v = read_mont(b), mont = true;
+  }
+  write_long(r, SUB ? u - v : u + v, mont);
+}
+inline void nat_Fr_add(int32_t r, int32_t a, int32_t b) { addsub<false>(r, a, b); }
+inline void nat_Fr_sub(int32_t r, int32_t a, int32_t b) { addsub<true>(r, a, b); }
+inline void nat_Fr_neg(int32_t r, int32_t a) {
+  Hdr x = hdr(a);
+  if (!(x.type & LONG)) return write_i64(r, -int64_t(x.sv));
+  write_long(r, limbs(a).neg(), has_mont(x.type));
+}
+// *: Montgomery x Montgomery stays Montgomery; normal x Montgomery (a Montgomery product) is the normal product
+inline void nat_Fr_mul(int32_t r, int32_t a, int32_t b) {
+  Hdr x = hdr(a), y = hdr(b);
+  if (!((x.type | y.type) & LONG)) return write_i64(r, int64_t(x.sv) * y.sv);
+  const bool ma = has_mont(x.type), mb = has_mont(y.type);
+  if (ma && mb) return write_long(r, limbs(a) * limbs(b), true);
+  F u = ma ? limbs(a) : (is_long(x.type) ? limbs(a) : short_normal(x.sv));
+  F v = mb ? limbs(b) : (is_long(y.type) ? limbs(b) : short_normal(y.sv));
+  if (!ma && !mb) u = u.to_mont();
+  write_long(r, u * v, false);
+}
+inline void nat_Fr_square(int32_t r, int32_t a) { nat_Fr_mul(r, a, a); }
+inline void nat_Fr_div(int32_t r, int32_t a, int32_t b) { write_long(r, CF::div(read_mont(a), read_mont(b)), true); }
+inline void nat_Fr_inv(int32_t r, int32_t a) { write_long(r, CF::inv(read_mont(a)), true); }
+inline void nat_Fr_pow(int32_t r, int32_t a, int32_t b) { write_long(r, CF::pow_n(read_mont(a), read_normal(b)), true); }
+inline void nat_Fr_idiv(int32_t r, int32_t a, int32_t b) {
+  Hdr x = hdr(a), y = hdr(b);
+  if (!((x.type | y.type) & LONG) && x.sv >= 0 && y.sv > 0) return write_short(r, x.sv / y.sv);
+  F q;
+  if (CF::n_idiv(read_normal(a), read_normal(b), q)) trap("division by zero");
+  write_long(r, q, false);
+}
+inline void nat_Fr_mod(int32_t r, int32_t a, int32_t b) {
+  Hdr x = hdr(a), y = hdr(b);
+  if (!((x.type | y.type) & LONG) && x.sv >= 0 && y.sv > 0) return write_short(r, x.sv % y.sv);
+  F q;
+  if (CF::n_mod(read_normal(a), read_normal(b), q)) trap("division by zero");
+  write_long(r, q, false);
+}
+inline bool is_true(int32_t a) {
+  Hdr x = hdr(a);
+  if (!(x.type & LONG)) return x.sv != 0;
+  return !limbs(a).is_zero();
+}
+inline int32_t nat_Fr_isTrue(int32_t a) { return is_true(a); }
+inline int32_t nat_Fr_toInt(int32_t a) {
+  Hdr x = hdr(a);
+  if (!(x.type & LONG)) return x.sv;
+  return CF::n_to_int32(read_normal(a));
+}
+// val(a) < val(b) (comparisons on val: x - p for x > (p-1)/2)
+inline bool less(int32_t a, int32_t b) {
+  Hdr x = hdr(a), y = hdr(b);
+  if (!((x.type | y.type) & LONG)) return x.sv < y.sv;
+  return CF::n_less(read_normal(a), read_normal(b));
+}
+inline bool equal(int32_t a, int32_t b) {
+  Hdr x = hdr(a), y = hdr(b);
+  if (!((x.type | y.type) & LONG)) return x.sv == y.sv;
+  if (has_mont(x.type) && has_mont(y.type)) return limbs(a) == limbs(b);
+  return read_normal(a) == read_normal(b);
+}
+inline void nat_Fr_eq(int32_t r, int32_t a, int32_t b) { write_short(r, equal(a, b)); }
+inline void nat_Fr_neq(int32_t r, int32_t a, int32_t b) { write_short(r, !equal(a, b)); }
+inline void nat_Fr_lt(int32_t r, int32_t a, int32_t b) { write_short(r, less(a, b)); }
+inline void nat_Fr_gt(int32_t r, int32_t a, int32_t b) { write_short(r, less(b, a)); }
+inline void nat_Fr_leq(int32_t r, int32_t a, int32_t b) { write_short(r, !less(b, a)); }
+inline void nat_Fr_geq(int32_t r, int32_t a, int32_t b) { write_short(r, !less(a, b)); }
+inline void nat_Fr_land(int32_t r, int32_t a, int32_t b) { write_short(r, is_true(a) && is_true(b)); }
+inline void nat_Fr_lor(int32_t r, int32_t a, int32_t b) { write_short(r, is_true(a) || is_true(b)); }
+inline void nat_Fr_lnot(int32_t r, int32_t a) { write_short(r, !is_true(a)); }
+// bit operations on the integers: normal form in and out
+#define RT_BITOP(NAME, FN, OP)                                                                    \
+  inline void nat_Fr_##NAME(int32_t r, int32_t a, int32_t b) {                                    \
+    Hdr x = hdr(a), y = hdr(b);                                                                   \
+    if (!((x.type | y.type) & LONG) && x.sv >= 0 && y.sv >= 0) return write_short(r, x.sv OP y.sv); \
+    write_long(r, CF::FN(read_normal(a), read_normal(b)), false);                                 \
+  }
+RT_BITOP(band, n_band, &)
+RT_BITOP(bor, n_bor, |)
+RT_BITOP(bxor, n_bxor, ^)
+inline void nat_Fr_bnot(int32_t r, int32_t a) { write_long(r, CF::n_bnot(read_normal(a)), false); }
+inline void nat_Fr_shl(int32_t r, int32_t a, int32_t b) {
+  Hdr x = hdr(a), y = hdr(b);
+  if (!((x.type | y.type) & LONG) && x.sv >= 0 && y.sv >= 0 && y.sv < 32)
+    return write_i64(r, int64_t(uint64_t(uint32_t(x.sv)) << y.sv));
+  write_long(r, CF::n_shl(read_normal(a), read_normal(b)), false);
+}
+inline void nat_Fr_shr(int32_t r, int32_t a, int32_t b) {
+  Hdr x = hdr(a), y = hdr(b);
+  if (!((x.type | y.type) & LONG) && x.sv >= 0 && y.sv >= 0) return write_short(r, y.sv >= 31 ? 0 : x.sv >> y.sv);
+  write_long(r, CF::n_shr(read_normal(a), read_normal(b)), false);
+}
+}  // namespace rt
