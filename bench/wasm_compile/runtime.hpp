@@ -190,23 +190,26 @@ inline void nat_Fr_copy(int32_t r, int32_t a) { std::memcpy(M + uint32_t(r), M +
 inline void nat_Fr_copyn(int32_t r, int32_t a, int32_t n) {
   for (int32_t k = 0; k < n; k++) nat_Fr_copy(r + 40 * k, a + 40 * k);
 }
-// + and -: linear, so either form; normal when neither operand has its Montgomery form at hand
+// Forms (as snarkd's control-flow run, witness/plain_forms.hpp): a value stays in the form the operation that
+// made it left it in. + and -: both Montgomery stays Montgomery, else plain (a Montgomery operand converted);
+// *: Montgomery x Montgomery is Montgomery, plain x Montgomery the plain product (one Montgomery product),
+// plain x plain the integer product when below p, else one operand converted. circom's literals (short with bit
+// 30) carry both forms.
+inline __attribute__((always_inline)) F plain_of(int32_t a, Hdr h) {
+  if (!(h.type & LONG)) return short_normal(h.sv);
+  if (h.type & MONT) return limbs(a).from_mont();
+  return limbs(a);
+}
 template <bool SUB>
 inline __attribute__((always_inline)) void addsub(int32_t r, int32_t a, int32_t b) {
   Hdr x = hdr(a), y = hdr(b);
   if (!((x.type | y.type) & LONG)) return write_i64(r, SUB ? int64_t(x.sv) - y.sv : int64_t(x.sv) + y.sv);
-  F u, v;
-  bool mont;
   if (has_mont(x.type) && has_mont(y.type)) {
-    u = limbs(a), v = limbs(b), mont = true;
-  } else if (!has_mont(x.type) && !has_mont(y.type)) {
-    u = is_long(x.type) ? limbs(a) : short_normal(x.sv);
-    v = is_long(y.type) ? limbs(b) : short_normal(y.sv);
-    mont = false;
-  } else {
-    u = read_mont(a), v = read_mont(b), mont = true;
+    F u = limbs(a), v = limbs(b);
+    return write_long(r, SUB ? u - v : u + v, true);
   }
-  write_long(r, SUB ? u - v : u + v, mont);
+  F u = plain_of(a, x), v = plain_of(b, y);
+  write_long(r, SUB ? u - v : u + v, false);
 }
 inline void nat_Fr_add(int32_t r, int32_t a, int32_t b) { addsub<false>(r, a, b); }
 inline void nat_Fr_sub(int32_t r, int32_t a, int32_t b) { addsub<true>(r, a, b); }
@@ -215,21 +218,50 @@ inline void nat_Fr_neg(int32_t r, int32_t a) {
   if (!(x.type & LONG)) return write_i64(r, -int64_t(x.sv));
   write_long(r, limbs(a).neg(), has_mont(x.type));
 }
-// *: Montgomery x Montgomery stays Montgomery; normal x Montgomery (a Montgomery product) is the normal product
+// plain x plain: the integer product when both have two limbs at most and it is below p
+inline __attribute__((always_inline)) bool small_product(const F& a, const F& b, F& out) {
+  if (a.v[2] | a.v[3] | b.v[2] | b.v[3]) return false;
+  const u64 a0 = a.v[0], a1 = a.v[1], b0 = b.v[0], b1 = b.v[1];
+  const u128 t00 = u128(a0) * b0, t01 = u128(a0) * b1, t10 = u128(a1) * b0, t11 = u128(a1) * b1;
+  const u128 mid = (t00 >> 64) + u64(t01) + u64(t10);
+  const u128 hi = (mid >> 64) + (t01 >> 64) + (t10 >> 64) + u64(t11);
+  out.v[0] = u64(t00), out.v[1] = u64(mid), out.v[2] = u64(hi), out.v[3] = u64(hi >> 64) + u64(t11 >> 64);
+  return F::lt_mod(out.v);
+}
 inline void nat_Fr_mul(int32_t r, int32_t a, int32_t b) {
   Hdr x = hdr(a), y = hdr(b);
   if (!((x.type | y.type) & LONG)) return write_i64(r, int64_t(x.sv) * y.sv);
+  const bool la = is_long(x.type), lb = is_long(y.type);
   const bool ma = has_mont(x.type), mb = has_mont(y.type);
-  if (ma && mb) return write_long(r, limbs(a) * limbs(b), true);
-  F u = ma ? limbs(a) : (is_long(x.type) ? limbs(a) : short_normal(x.sv));
-  F v = mb ? limbs(b) : (is_long(y.type) ? limbs(b) : short_normal(y.sv));
-  if (!ma && !mb) u = u.to_mont();
-  write_long(r, u * v, false);
+  // Montgomery at hand on both, and at least one a long Montgomery value: Montgomery product
+  if (ma && mb && ((la && ma) || (lb && mb))) return write_long(r, limbs(a) * limbs(b), true);
+  // one long Montgomery, the other plain (or a literal: its plain value): the plain product in one step
+  if (la && ma) return write_long(r, limbs(a) * (lb ? limbs(b) : short_normal(y.sv)), false);
+  if (lb && mb) return write_long(r, (la ? limbs(a) : short_normal(x.sv)) * limbs(b), false);
+  // both plain
+  F u = la ? limbs(a) : short_normal(x.sv), v = lb ? limbs(b) : short_normal(y.sv), p;
+  if (small_product(u, v, p)) return write_long(r, p, false);
+  if (!la && ma) return write_long(r, limbs(a) * v, false);  // a literal: its Montgomery form at hand
+  if (!lb && mb) return write_long(r, u * limbs(b), false);
+  write_long(r, u.to_mont() * v, false);
 }
 inline void nat_Fr_square(int32_t r, int32_t a) { nat_Fr_mul(r, a, a); }
 inline void nat_Fr_div(int32_t r, int32_t a, int32_t b) { write_long(r, CF::div(read_mont(a), read_mont(b)), true); }
 inline void nat_Fr_inv(int32_t r, int32_t a) { write_long(r, CF::inv(read_mont(a)), true); }
-inline void nat_Fr_pow(int32_t r, int32_t a, int32_t b) { write_long(r, CF::pow_n(read_mont(a), read_normal(b)), true); }
+inline void nat_Fr_pow(int32_t r, int32_t a, int32_t b) {
+  const F e = read_normal(b), base = read_normal(a);
+  if (!(e.v[1] | e.v[2] | e.v[3]) && e.v[0] < 128 && !(base.v[1] | base.v[2] | base.v[3]) && base.v[0] < (u64(1) << 32)) {
+    u128 acc = 1;
+    bool ok = true;
+    for (u64 k = 0; k < e.v[0] && ok; k++) ok = !__builtin_mul_overflow(acc, base.v[0], &acc);
+    if (ok) {  // below 2^128 < p
+      F o = F::zero();
+      o.v[0] = u64(acc), o.v[1] = u64(acc >> 64);
+      return write_long(r, o, false);
+    }
+  }
+  write_long(r, CF::pow_n(read_mont(a), e), true);
+}
 inline void nat_Fr_idiv(int32_t r, int32_t a, int32_t b) {
   Hdr x = hdr(a), y = hdr(b);
   if (!((x.type | y.type) & LONG) && x.sv >= 0 && y.sv > 0) return write_short(r, x.sv / y.sv);
