@@ -1,8 +1,8 @@
 // Driver of the round-26 prototype: circom's witness protocol (witness_calculator.js) on the compiled module.
-// harness INPUTS.bin OUT.wtns [RUNS]: INPUTS.bin from run.py (u32 count, then per value u32 hMSB, hLSB, index and
-// the field's n32 words); each run instantiates fresh memory, sets the inputs, computes every witness and copies
-// it out; prints each run's CPU and wall ms (CLOCK_PROCESS_CPUTIME_ID / CLOCK_MONOTONIC) and writes the last
-// run's witness as snarkjs's .wtns.
+// harness INPUTS.bin OUT.wtns [RUNS [INPUTS2.bin OUT2.wtns ...]]: INPUTS.bin from run.py (u32 count, then per
+// value u32 hMSB, hLSB, index and the field's n32 words); each run instantiates fresh memory, sets the inputs,
+// computes every witness and copies it out; prints each run's CPU and wall ms (CLOCK_PROCESS_CPUTIME_ID /
+// CLOCK_MONOTONIC) and writes the last run's witness as snarkjs's .wtns. Further pairs: one run each, after.
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
@@ -26,15 +26,20 @@ static double ms(clockid_t c) {
   return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
 }
 
+static int one(const char* inp, const char* outp, int runs);
 int main(int argc, char** argv) {
   if (argc < 3) return 2;
-  FILE* f = std::fopen(argv[1], "rb");
+  int rc = one(argv[1], argv[2], argc > 3 ? std::atoi(argv[3]) : 1);
+  for (int k = 4; !rc && k + 1 < argc; k += 2) rc = one(argv[k], argv[k + 1], 1);
+  return rc;
+}
+static int one(const char* inp, const char* outp, int runs) {
+  FILE* f = std::fopen(inp, "rb");
   if (!f) return 2;
   std::vector<uint32_t> in;
   uint32_t w;
   while (std::fread(&w, 4, 1, f) == 1) in.push_back(w);
   std::fclose(f);
-  const int runs = argc > 3 ? std::atoi(argv[3]) : 1;
   std::vector<uint32_t> wit;
   uint32_t n32 = 0, nw = 0;
   std::vector<uint32_t> prime;
@@ -69,7 +74,7 @@ int main(int argc, char** argv) {
     return 1;
   }
   double c0 = ms(CLOCK_PROCESS_CPUTIME_ID);
-  FILE* o = std::fopen(argv[2], "wb");
+  FILE* o = std::fopen(outp, "wb");
   const uint32_t n8 = 4 * n32;
   std::vector<uint32_t> hdr = {0, 2, 2, 1};
   std::memcpy(&hdr[0], "wtns", 4);
