@@ -283,12 +283,12 @@ def translate_function(m, fi, native_map, lines):
         elif op in LOADS:
             t, ct, n = LOADS[op]
             a, _ = pop()
-            emit("%s = (%s)rt::ld<%s>((uint64_t)(uint32_t)%s + %du);" % (push(t), CT[t], ct, a, imm))
+            emit("%s = (%s)rt::ld<%s>(MB, (uint64_t)(uint32_t)%s + %du);" % (push(t), CT[t], ct, a, imm))
         elif op in STORES:
             t, ct = STORES[op]
             v, _ = pop()
             a, _ = pop()
-            emit("rt::st<%s>((uint64_t)(uint32_t)%s + %du, (%s)%s);" % (ct, a, imm, ct, v))
+            emit("rt::st<%s>(MB, (uint64_t)(uint32_t)%s + %du, (%s)%s);" % (ct, a, imm, ct, v))
         elif op == 0x3F:
             emit("%s = rt::mem_size();" % push("i32"))
         elif op == 0x40:
@@ -325,6 +325,9 @@ def translate_function(m, fi, native_map, lines):
     sig = "static %s %s(%s)" % (CT[results[0]] if results else "void", fname(m, fi),
                                 ", ".join("%s v%d" % (CT[t], k) for k, t in enumerate(params)))
     lines.append(sig + " {")
+    # the memory's base, once: rt::M does not move (a fixed reservation), but a byte store through it could
+    # alias the global in the compiler's eyes, which would reload it after every store
+    lines.append("  uint8_t* const MB = rt::M;")
     for k, t in enumerate(locs):
         lines.append("  %s v%d = 0;" % (CT[t], len(params) + k))
     for t, d in sorted(maxd.items()):
