@@ -10,6 +10,8 @@
 
 #include "runtime.hpp"
 
+static bool quiet = false;  // (the shared library prints nothing)
+
 int32_t exp_getFieldNumLen32();
 int32_t exp_getWitnessSize();
 int32_t exp_getSharedRWMemoryStart();
@@ -27,12 +29,17 @@ static double ms(clockid_t c) {
 }
 
 static int one(const char* inp, const char* outp, int runs);
+#ifndef WC_SHARED
 int main(int argc, char** argv) {
   if (argc < 3) return 2;
   int rc = one(argv[1], argv[2], argc > 3 ? std::atoi(argv[3]) : 1);
   for (int k = 4; !rc && k + 1 < argc; k += 2) rc = one(argv[k], argv[k + 1], 1);
   return rc;
 }
+#else
+static const bool quiet_init = (quiet = true);
+#endif
+static int compute(const std::vector<uint32_t>& in, const char* outp, int runs);
 static int one(const char* inp, const char* outp, int runs) {
   FILE* f = std::fopen(inp, "rb");
   if (!f) return 2;
@@ -40,6 +47,13 @@ static int one(const char* inp, const char* outp, int runs) {
   uint32_t w;
   while (std::fread(&w, 4, 1, f) == 1) in.push_back(w);
   std::fclose(f);
+  return compute(in, outp, runs);
+}
+// For a shared-library build (-DWC_SHARED): one witness from encoded inputs (run.py's encoding) into OUT.wtns
+extern "C" int wc_compute(const uint32_t* in, size_t n_words, const char* outp) {
+  return compute(std::vector<uint32_t>(in, in + n_words), outp, 1);
+}
+static int compute(const std::vector<uint32_t>& in, const char* outp, int runs) {
   std::vector<uint32_t> wit;
   uint32_t n32 = 0, nw = 0;
   std::vector<uint32_t> prime;
@@ -67,7 +81,7 @@ static int one(const char* inp, const char* outp, int runs) {
         std::memcpy(&wit[size_t(i) * n32], rt::M + shared, 4 * n32);
       }
       double c1 = ms(CLOCK_PROCESS_CPUTIME_ID), w1 = ms(CLOCK_MONOTONIC);
-      std::printf("run %d cpu_ms %.3f wall_ms %.3f\n", run, c1 - c0, w1 - w0);
+      if (!quiet) std::printf("run %d cpu_ms %.3f wall_ms %.3f\n", run, c1 - c0, w1 - w0);
     }
   } catch (const rt::Trap& t) {
     std::fprintf(stderr, "trap: %s (code %d) %s\n", t.what.c_str(), t.code, rt::err_str.c_str());
@@ -89,6 +103,6 @@ static int one(const char* inp, const char* outp, int runs) {
   std::fwrite(&len2, 8, 1, o);
   std::fwrite(wit.data(), 4, wit.size(), o);
   std::fclose(o);
-  std::printf("write_ms %.3f\n", ms(CLOCK_PROCESS_CPUTIME_ID) - c0);
+  if (!quiet) std::printf("write_ms %.3f\n", ms(CLOCK_PROCESS_CPUTIME_ID) - c0);
   return 0;
 }

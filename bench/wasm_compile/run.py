@@ -19,7 +19,6 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
-from translate import translate  # noqa: E402
 
 BN254_R = 21888242871839275222246405745257275088548364400416034343698204186575808495617
 CXX = ["g++", "-std=c++17", "-fno-strict-aliasing", "-I" + HERE, "-I" + os.path.join(ROOT, "src/snarkd/native")]
@@ -69,6 +68,8 @@ def encode_inputs(path, n32=8, prime=BN254_R):
 
 
 def build(wasm, bdir, opt="-O2", native=True):
+    from translate import translate  # (not needed to encode inputs: pyrun.py imports this module)
+
     os.makedirs(bdir, exist_ok=True)
     t0 = time.time()
     src, m = translate(open(wasm, "rb").read(), native=native)
