@@ -200,6 +200,94 @@ inline __attribute__((always_inline)) void nat_Fr_copy(int32_t r, int32_t a) { s
 inline void nat_Fr_copyn(int32_t r, int32_t a, int32_t n) {
   for (int32_t k = 0; k < n; k++) nat_Fr_copy(r + 40 * k, a + 40 * k);
 }
+// --- plain values as four scalars (L4), for the hot forms: the F (Mont) objects of the generic paths live in
+// memory, built and copied in 8- and 16-byte pieces that defeat store-to-load forwarding (perf annotate: the
+// stalls on those copies were most of Fr_sub's samples). Every load and store here is 8 bytes, values in registers.
+struct L4 {
+  u64 a0, a1, a2, a3;
+};
+inline __attribute__((always_inline)) L4 load4(int32_t a) {
+  const uint8_t* p = M + uint32_t(a) + 8;
+  L4 v;
+  std::memcpy(&v.a0, p, 8), std::memcpy(&v.a1, p + 8, 8), std::memcpy(&v.a2, p + 16, 8), std::memcpy(&v.a3, p + 24, 8);
+  return v;
+}
+inline __attribute__((always_inline)) void store4(int32_t r, const L4& v, uint32_t type) {
+  uint8_t* p = M + uint32_t(r);
+  const u64 h = u64(type) << 32;
+  std::memcpy(p, &h, 8);
+  std::memcpy(p + 8, &v.a0, 8), std::memcpy(p + 16, &v.a1, 8), std::memcpy(p + 24, &v.a2, 8), std::memcpy(p + 32, &v.a3, 8);
+}
+inline __attribute__((always_inline)) L4 short4(int32_t sv) {  // plain value of a short: sv, or p - |sv|
+  if (sv >= 0) return L4{u64(sv), 0, 0, 0};
+  const u64 s = u64(-int64_t(sv));
+  u64 b;
+  L4 v;
+  b = __builtin_sub_overflow(P::MOD[0], s, &v.a0);
+  v.a1 = P::MOD[1] - b;  // (no further borrow: MOD[1..3] are not 0)
+  v.a2 = P::MOD[2];
+  v.a3 = P::MOD[3];
+  return v;
+}
+inline __attribute__((always_inline)) L4 f_to4(const F& f) { return L4{f.v[0], f.v[1], f.v[2], f.v[3]}; }
+// the plain value of an element: short, long normal, or (rarely, a conversion) long Montgomery
+inline __attribute__((always_inline)) L4 plain4(int32_t a, Hdr h) {
+  if (!(h.type & LONG)) return short4(h.sv);
+  if (!(h.type & MONT)) return load4(a);
+  return f_to4(limbs(a).from_mont());
+}
+inline __attribute__((always_inline)) L4 add4(const L4& x, const L4& y) {  // (x + y) mod p, x, y < p
+  u64 c = 0;
+  L4 s;
+  unsigned long long t;
+  c = __builtin_uaddll_overflow(x.a0, y.a0, &t), s.a0 = t;
+  c = __builtin_uaddll_overflow(x.a1, y.a1, &t) | __builtin_uaddll_overflow(t, c, &t), s.a1 = t;
+  c = __builtin_uaddll_overflow(x.a2, y.a2, &t) | __builtin_uaddll_overflow(t, c, &t), s.a2 = t;
+  s.a3 = x.a3 + y.a3 + c;  // < 2p < 2^255: no carry out
+  L4 d;
+  u64 b;
+  b = __builtin_usubll_overflow(s.a0, P::MOD[0], &t), d.a0 = t;
+  b = __builtin_usubll_overflow(s.a1, P::MOD[1], &t) | __builtin_usubll_overflow(t, b, &t), d.a1 = t;
+  b = __builtin_usubll_overflow(s.a2, P::MOD[2], &t) | __builtin_usubll_overflow(t, b, &t), d.a2 = t;
+  b = __builtin_usubll_overflow(s.a3, P::MOD[3], &t) | __builtin_usubll_overflow(t, b, &t), d.a3 = t;
+  return b ? s : d;
+}
+inline __attribute__((always_inline)) L4 sub4(const L4& x, const L4& y) {  // (x - y) mod p
+  L4 d;
+  unsigned long long t;
+  u64 b;
+  b = __builtin_usubll_overflow(x.a0, y.a0, &t), d.a0 = t;
+  b = __builtin_usubll_overflow(x.a1, y.a1, &t) | __builtin_usubll_overflow(t, b, &t), d.a1 = t;
+  b = __builtin_usubll_overflow(x.a2, y.a2, &t) | __builtin_usubll_overflow(t, b, &t), d.a2 = t;
+  b = __builtin_usubll_overflow(x.a3, y.a3, &t) | __builtin_usubll_overflow(t, b, &t), d.a3 = t;
+  if (!b) return d;
+  L4 s;
+  u64 c;
+  c = __builtin_uaddll_overflow(d.a0, P::MOD[0], &t), s.a0 = t;
+  c = __builtin_uaddll_overflow(d.a1, P::MOD[1], &t) | __builtin_uaddll_overflow(t, c, &t), s.a1 = t;
+  c = __builtin_uaddll_overflow(d.a2, P::MOD[2], &t) | __builtin_uaddll_overflow(t, c, &t), s.a2 = t;
+  s.a3 = d.a3 + P::MOD[3] + c;
+  return s;
+}
+inline __attribute__((always_inline)) bool lt4(const L4& x, const L4& y) {
+  if (x.a3 != y.a3) return x.a3 < y.a3;
+  if (x.a2 != y.a2) return x.a2 < y.a2;
+  if (x.a1 != y.a1) return x.a1 < y.a1;
+  return x.a0 < y.a0;
+}
+inline __attribute__((always_inline)) bool eq4(const L4& x, const L4& y) {
+  return !((x.a0 ^ y.a0) | (x.a1 ^ y.a1) | (x.a2 ^ y.a2) | (x.a3 ^ y.a3));
+}
+constexpr L4 HALF4 = {(P::MOD[0] >> 1) | (P::MOD[1] << 63), (P::MOD[1] >> 1) | (P::MOD[2] << 63),
+                      (P::MOD[2] >> 1) | (P::MOD[3] << 63), P::MOD[3] >> 1};  // (p - 1) / 2
+inline __attribute__((always_inline)) bool neg4(const L4& x) { return lt4(HALF4, x); }
+// val(x) < val(y), val(x) = x - p above (p - 1) / 2
+inline __attribute__((always_inline)) bool less4(const L4& x, const L4& y) {
+  const bool nx = neg4(x), ny = neg4(y);
+  if (nx != ny) return nx;
+  return lt4(x, y);
+}
+
 // Forms (as snarkd's control-flow run, witness/plain_forms.hpp): a value stays in the form the operation that
 // made it left it in. + and -: both Montgomery stays Montgomery, else plain (a Montgomery operand converted);
 // *: Montgomery x Montgomery is Montgomery, plain x Montgomery the plain product (one Montgomery product),
@@ -215,11 +303,11 @@ inline __attribute__((always_inline)) void addsub(int32_t r, int32_t a, int32_t 
   Hdr x = hdr(a), y = hdr(b);
   if (!((x.type | y.type) & LONG)) return write_i64(r, SUB ? int64_t(x.sv) - y.sv : int64_t(x.sv) + y.sv);
   if (has_mont(x.type) && has_mont(y.type)) {
-    F u = limbs(a), v = limbs(b);
-    return write_long(r, SUB ? u - v : u + v, true);
+    const L4 u = load4(a), v = load4(b);
+    return store4(r, SUB ? sub4(u, v) : add4(u, v), LONG | MONT);
   }
-  F u = plain_of(a, x), v = plain_of(b, y);
-  write_long(r, SUB ? u - v : u + v, false);
+  const L4 u = plain4(a, x), v = plain4(b, y);
+  store4(r, SUB ? sub4(u, v) : add4(u, v), LONG);
 }
 inline void nat_Fr_add(int32_t r, int32_t a, int32_t b) { addsub<false>(r, a, b); }
 inline void nat_Fr_sub(int32_t r, int32_t a, int32_t b) { addsub<true>(r, a, b); }
@@ -248,12 +336,21 @@ inline void nat_Fr_mul(int32_t r, int32_t a, int32_t b) {
   // one long Montgomery, the other plain (or a literal: its plain value): the plain product in one step
   if (la && ma) return write_long(r, limbs(a) * (lb ? limbs(b) : short_normal(y.sv)), false);
   if (lb && mb) return write_long(r, (la ? limbs(a) : short_normal(x.sv)) * limbs(b), false);
-  // both plain
-  F u = la ? limbs(a) : short_normal(x.sv), v = lb ? limbs(b) : short_normal(y.sv), p;
-  if (small_product(u, v, p)) return write_long(r, p, false);
-  if (!la && ma) return write_long(r, limbs(a) * v, false);  // a literal: its Montgomery form at hand
-  if (!lb && mb) return write_long(r, u * limbs(b), false);
-  write_long(r, u.to_mont() * v, false);
+  // both plain: the integer product when both have two limbs at most and it is below p (in registers)
+  const L4 u = la ? load4(a) : short4(x.sv), v = lb ? load4(b) : short4(y.sv);
+  if (!(u.a2 | u.a3 | v.a2 | v.a3)) {
+    const u128 t00 = u128(u.a0) * v.a0, t01 = u128(u.a0) * v.a1, t10 = u128(u.a1) * v.a0, t11 = u128(u.a1) * v.a1;
+    const u128 mid = (t00 >> 64) + u64(t01) + u64(t10);
+    const u128 hi = (mid >> 64) + (t01 >> 64) + (t10 >> 64) + u64(t11);
+    const L4 pr{u64(t00), u64(mid), u64(hi), u64(hi >> 64) + u64(t11 >> 64)};
+    if (lt4(pr, L4{P::MOD[0], P::MOD[1], P::MOD[2], P::MOD[3]})) return store4(r, pr, LONG);
+  }
+  F uf, vf;
+  uf.v[0] = u.a0, uf.v[1] = u.a1, uf.v[2] = u.a2, uf.v[3] = u.a3;
+  vf.v[0] = v.a0, vf.v[1] = v.a1, vf.v[2] = v.a2, vf.v[3] = v.a3;
+  if (!la && ma) return write_long(r, limbs(a) * vf, false);  // a literal: its Montgomery form at hand
+  if (!lb && mb) return write_long(r, uf * limbs(b), false);
+  write_long(r, uf.to_mont() * vf, false);
 }
 inline void nat_Fr_square(int32_t r, int32_t a) { nat_Fr_mul(r, a, a); }
 inline void nat_Fr_div(int32_t r, int32_t a, int32_t b) { write_long(r, CF::div(read_mont(a), read_mont(b)), true); }
@@ -295,19 +392,23 @@ inline __attribute__((always_inline)) int32_t nat_Fr_isTrue(int32_t a) { return 
 inline __attribute__((always_inline)) int32_t nat_Fr_toInt(int32_t a) {
   Hdr x = hdr(a);
   if (!(x.type & LONG)) return x.sv;
+  if (!(x.type & MONT)) {  // long plain: a small non-negative one directly
+    const L4 v = load4(a);
+    if (!(v.a1 | v.a2 | v.a3) && v.a0 < (u64(1) << 31)) return int32_t(v.a0);
+  }
   return CF::n_to_int32(read_normal(a));
 }
 // val(a) < val(b) (comparisons on val: x - p for x > (p-1)/2)
 inline bool less(int32_t a, int32_t b) {
   Hdr x = hdr(a), y = hdr(b);
   if (!((x.type | y.type) & LONG)) return x.sv < y.sv;
-  return CF::n_less(read_normal(a), read_normal(b));
+  return less4(plain4(a, x), plain4(b, y));
 }
 inline bool equal(int32_t a, int32_t b) {
   Hdr x = hdr(a), y = hdr(b);
   if (!((x.type | y.type) & LONG)) return x.sv == y.sv;
-  if (has_mont(x.type) && has_mont(y.type)) return limbs(a) == limbs(b);
-  return read_normal(a) == read_normal(b);
+  if (has_mont(x.type) && has_mont(y.type)) return eq4(load4(a), load4(b));
+  return eq4(plain4(a, x), plain4(b, y));
 }
 inline void nat_Fr_eq(int32_t r, int32_t a, int32_t b) { write_short(r, equal(a, b)); }
 inline void nat_Fr_neq(int32_t r, int32_t a, int32_t b) { write_short(r, !equal(a, b)); }
@@ -325,7 +426,12 @@ inline void nat_Fr_lnot(int32_t r, int32_t a) { write_short(r, !is_true(a)); }
     if (!((x.type | y.type) & LONG) && x.sv >= 0 && y.sv >= 0) return write_short(r, x.sv OP y.sv); \
     write_long(r, CF::FN(read_normal(a), read_normal(b)), false);                                 \
   }
-RT_BITOP(band, n_band, &)
+inline void nat_Fr_band(int32_t r, int32_t a, int32_t b) {
+  Hdr x = hdr(a), y = hdr(b);
+  if (!((x.type | y.type) & LONG) && x.sv >= 0 && y.sv >= 0) return write_short(r, x.sv & y.sv);
+  const L4 u = plain4(a, x), v = plain4(b, y);  // both below p: so is u & v (no mask, no reduction)
+  store4(r, L4{u.a0 & v.a0, u.a1 & v.a1, u.a2 & v.a2, u.a3 & v.a3}, LONG);
+}
 RT_BITOP(bor, n_bor, |)
 RT_BITOP(bxor, n_bxor, ^)
 inline void nat_Fr_bnot(int32_t r, int32_t a) { write_long(r, CF::n_bnot(read_normal(a)), false); }
@@ -338,6 +444,13 @@ inline void nat_Fr_shl(int32_t r, int32_t a, int32_t b) {
 inline void nat_Fr_shr(int32_t r, int32_t a, int32_t b) {
   Hdr x = hdr(a), y = hdr(b);
   if (!((x.type | y.type) & LONG) && x.sv >= 0 && y.sv >= 0) return write_short(r, y.sv >= 31 ? 0 : x.sv >> y.sv);
+  if (!(y.type & LONG) && y.sv >= 0 && y.sv < 64 && (x.type & LONG) && !(x.type & MONT)) {
+    const L4 u = load4(a);
+    const unsigned k = unsigned(y.sv);
+    if (!k) return store4(r, u, LONG);
+    return store4(r, L4{(u.a0 >> k) | (u.a1 << (64 - k)), (u.a1 >> k) | (u.a2 << (64 - k)),
+                        (u.a2 >> k) | (u.a3 << (64 - k)), u.a3 >> k}, LONG);
+  }
   write_long(r, CF::n_shr(read_normal(a), read_normal(b)), false);
 }
 }  // namespace rt
