@@ -326,6 +326,15 @@ inline __attribute__((always_inline)) bool small_product(const F& a, const F& b,
   out.v[0] = u64(t00), out.v[1] = u64(mid), out.v[2] = u64(hi), out.v[3] = u64(hi >> 64) + u64(t11 >> 64);
   return F::lt_mod(out.v);
 }
+constexpr L4 ZERO4 = {0, 0, 0, 0};
+// u * v for u, v below 2^128, when the product is below p
+inline __attribute__((always_inline)) bool small_mul4(const L4& u, const L4& v, L4& pr) {
+  const u128 t00 = u128(u.a0) * v.a0, t01 = u128(u.a0) * v.a1, t10 = u128(u.a1) * v.a0, t11 = u128(u.a1) * v.a1;
+  const u128 mid = (t00 >> 64) + u64(t01) + u64(t10);
+  const u128 hi = (mid >> 64) + (t01 >> 64) + (t10 >> 64) + u64(t11);
+  pr = L4{u64(t00), u64(mid), u64(hi), u64(hi >> 64) + u64(t11 >> 64)};
+  return lt4(pr, L4{P::MOD[0], P::MOD[1], P::MOD[2], P::MOD[3]});
+}
 inline void nat_Fr_mul(int32_t r, int32_t a, int32_t b) {
   Hdr x = hdr(a), y = hdr(b);
   if (!((x.type | y.type) & LONG)) return write_i64(r, int64_t(x.sv) * y.sv);
@@ -338,12 +347,16 @@ inline void nat_Fr_mul(int32_t r, int32_t a, int32_t b) {
   if (lb && mb) return write_long(r, (la ? limbs(a) : short_normal(x.sv)) * limbs(b), false);
   // both plain: the integer product when both have two limbs at most and it is below p (in registers)
   const L4 u = la ? load4(a) : short4(x.sv), v = lb ? load4(b) : short4(y.sv);
-  if (!(u.a2 | u.a3 | v.a2 | v.a3)) {
-    const u128 t00 = u128(u.a0) * v.a0, t01 = u128(u.a0) * v.a1, t10 = u128(u.a1) * v.a0, t11 = u128(u.a1) * v.a1;
-    const u128 mid = (t00 >> 64) + u64(t01) + u64(t10);
-    const u128 hi = (mid >> 64) + (t01 >> 64) + (t10 >> 64) + u64(t11);
-    const L4 pr{u64(t00), u64(mid), u64(hi), u64(hi >> 64) + u64(t11 >> 64)};
-    if (lt4(pr, L4{P::MOD[0], P::MOD[1], P::MOD[2], P::MOD[3]})) return store4(r, pr, LONG);
+  L4 pr;
+  if (!(u.a2 | u.a3 | v.a2 | v.a3) && small_mul4(u, v, pr)) return store4(r, pr, LONG);
+  // circom's negative values (p - m, m small: carries, signed limbs): the product of the magnitudes, negated
+  {
+    const bool nu = neg4(u), nv = neg4(v);
+    if (nu || nv) {
+      const L4 mu = nu ? sub4(ZERO4, u) : u, mv = nv ? sub4(ZERO4, v) : v;
+      if (!(mu.a2 | mu.a3 | mv.a2 | mv.a3) && small_mul4(mu, mv, pr))
+        return store4(r, nu != nv ? sub4(ZERO4, pr) : pr, LONG);
+    }
   }
   F uf, vf;
   uf.v[0] = u.a0, uf.v[1] = u.a1, uf.v[2] = u.a2, uf.v[3] = u.a3;
