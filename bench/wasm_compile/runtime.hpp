@@ -366,7 +366,21 @@ inline void nat_Fr_mul(int32_t r, int32_t a, int32_t b) {
   write_long(r, uf.to_mont() * vf, false);
 }
 inline void nat_Fr_square(int32_t r, int32_t a) { nat_Fr_mul(r, a, a); }
-inline void nat_Fr_div(int32_t r, int32_t a, int32_t b) { write_long(r, CF::div(read_mont(a), read_mont(b)), true); }
+// a / b: b's inverse remembered (64 divisors, direct-mapped by a hash of the value: circom's bigint code divides
+// by the same few values again and again)
+struct InvMemo {
+  F key[64], inv[64];
+  bool used[64] = {};
+};
+inline InvMemo inv_memo;
+inline F inverse(const F& m) {
+  const unsigned h = unsigned((m.v[0] ^ (m.v[0] >> 29) ^ m.v[1] ^ (m.v[3] >> 7)) * 0x9E3779B97F4A7C15ull >> 58);
+  if (inv_memo.used[h] && inv_memo.key[h] == m) return inv_memo.inv[h];
+  const F i = CF::inv(m);
+  inv_memo.key[h] = m, inv_memo.inv[h] = i, inv_memo.used[h] = true;
+  return i;
+}
+inline void nat_Fr_div(int32_t r, int32_t a, int32_t b) { write_long(r, read_mont(a) * inverse(read_mont(b)), true); }
 inline void nat_Fr_inv(int32_t r, int32_t a) { write_long(r, CF::inv(read_mont(a)), true); }
 inline void nat_Fr_pow(int32_t r, int32_t a, int32_t b) {
   const F e = read_normal(b), base = read_normal(a);
@@ -382,9 +396,21 @@ inline void nat_Fr_pow(int32_t r, int32_t a, int32_t b) {
   }
   write_long(r, CF::pow_n(read_mont(a), e), true);
 }
+// \ and % of two plain values below 2^128 (the integers: x in [0, p)): the 128-bit division
+template <bool MOD>
+inline __attribute__((always_inline)) bool divmod128(int32_t r, int32_t a, Hdr x, int32_t b, Hdr y) {
+  if ((x.type & MONT && x.type & LONG) || (y.type & MONT && y.type & LONG)) return false;
+  const L4 u = plain4(a, x), v = plain4(b, y);
+  if (u.a2 | u.a3 | v.a2 | v.a3 || !(v.a0 | v.a1)) return false;
+  const u128 n = u128(u.a1) << 64 | u.a0, d = u128(v.a1) << 64 | v.a0;
+  const u128 o = MOD ? n % d : n / d;
+  store4(r, L4{u64(o), u64(o >> 64), 0, 0}, LONG);
+  return true;
+}
 inline void nat_Fr_idiv(int32_t r, int32_t a, int32_t b) {
   Hdr x = hdr(a), y = hdr(b);
   if (!((x.type | y.type) & LONG) && x.sv >= 0 && y.sv > 0) return write_short(r, x.sv / y.sv);
+  if (divmod128<false>(r, a, x, b, y)) return;
   F q;
   if (CF::n_idiv(read_normal(a), read_normal(b), q)) trap("division by zero");
   write_long(r, q, false);
@@ -392,6 +418,7 @@ inline void nat_Fr_idiv(int32_t r, int32_t a, int32_t b) {
 inline void nat_Fr_mod(int32_t r, int32_t a, int32_t b) {
   Hdr x = hdr(a), y = hdr(b);
   if (!((x.type | y.type) & LONG) && x.sv >= 0 && y.sv > 0) return write_short(r, x.sv % y.sv);
+  if (divmod128<true>(r, a, x, b, y)) return;
   F q;
   if (CF::n_mod(read_normal(a), read_normal(b), q)) trap("division by zero");
   write_long(r, q, false);
@@ -457,12 +484,16 @@ inline void nat_Fr_shl(int32_t r, int32_t a, int32_t b) {
 inline void nat_Fr_shr(int32_t r, int32_t a, int32_t b) {
   Hdr x = hdr(a), y = hdr(b);
   if (!((x.type | y.type) & LONG) && x.sv >= 0 && y.sv >= 0) return write_short(r, y.sv >= 31 ? 0 : x.sv >> y.sv);
-  if (!(y.type & LONG) && y.sv >= 0 && y.sv < 64 && (x.type & LONG) && !(x.type & MONT)) {
+  if (!(y.type & LONG) && y.sv >= 0 && y.sv < 256 && (x.type & LONG) && !(x.type & MONT)) {
+    // a long plain value by 0 <= k < 256 (the result is below the value, so below p: no adjustment)
     const L4 u = load4(a);
-    const unsigned k = unsigned(y.sv);
-    if (!k) return store4(r, u, LONG);
-    return store4(r, L4{(u.a0 >> k) | (u.a1 << (64 - k)), (u.a1 >> k) | (u.a2 << (64 - k)),
-                        (u.a2 >> k) | (u.a3 << (64 - k)), u.a3 >> k}, LONG);
+    u64 w[8] = {u.a0, u.a1, u.a2, u.a3, 0, 0, 0, 0};
+    const unsigned q = unsigned(y.sv) / 64, k = unsigned(y.sv) % 64;
+    L4 o;
+    u64* t[4] = {&o.a0, &o.a1, &o.a2, &o.a3};
+    for (unsigned i = 0; i < 4; i++)
+      *t[i] = k ? (w[i + q] >> k) | (w[i + q + 1] << (64 - k)) : w[i + q];
+    return store4(r, o, LONG);
   }
   write_long(r, CF::n_shr(read_normal(a), read_normal(b)), false);
 }
