@@ -479,6 +479,22 @@ inline void nat_Fr_shl(int32_t r, int32_t a, int32_t b) {
   Hdr x = hdr(a), y = hdr(b);
   if (!((x.type | y.type) & LONG) && x.sv >= 0 && y.sv >= 0 && y.sv < 32)
     return write_i64(r, int64_t(uint64_t(uint32_t(x.sv)) << y.sv));
+  // a plain value (short >= 0 or long plain) by 0 <= k < 256 whose result stays below 2^(BITS - 1) < p: the limbs
+  // shifted (no mask, no reduction)
+  if (!(y.type & LONG) && y.sv >= 0 && y.sv < 256 && !((x.type & LONG) && (x.type & MONT)) &&
+      ((x.type & LONG) || x.sv >= 0)) {
+    const L4 u = (x.type & LONG) ? load4(a) : L4{u64(uint32_t(x.sv)), 0, 0, 0};
+    const unsigned len = u.a3 ? 256 - __builtin_clzll(u.a3) : u.a2 ? 192 - __builtin_clzll(u.a2)
+                       : u.a1 ? 128 - __builtin_clzll(u.a1) : u.a0 ? 64 - __builtin_clzll(u.a0) : 0;
+    if (len + unsigned(y.sv) < CF::BITS) {
+      u64 w[8] = {0, 0, 0, 0, u.a0, u.a1, u.a2, u.a3};
+      const unsigned q = unsigned(y.sv) / 64, k = unsigned(y.sv) % 64;
+      L4 o;
+      u64* t[4] = {&o.a0, &o.a1, &o.a2, &o.a3};
+      for (unsigned i = 0; i < 4; i++) *t[i] = k ? (w[4 + i - q] << k) | (w[3 + i - q] >> (64 - k)) : w[4 + i - q];
+      return store4(r, o, LONG);
+    }
+  }
   write_long(r, CF::n_shl(read_normal(a), read_normal(b)), false);
 }
 inline void nat_Fr_shr(int32_t r, int32_t a, int32_t b) {
