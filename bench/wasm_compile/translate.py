@@ -1,0 +1,412 @@
+"""circom wasm -> C++: a structured translation of every function (round-26 prototype, not a product).
+
+Each wasm function becomes one C++ function; the operand stack becomes one C++ local per (depth, type)
+(`i3`, `l3`), so the C++ compiler allocates registers; blocks and loops become labels and gotos, `if` a C++ `if`,
+br_table a switch. Memory is one linear byte array (`M`, reserved 4 GiB + guard by the runtime, so no bounds
+checks are emitted). Functions whose names are circom's ffwasm field functions (Fr_add, Fr_mul, ...; the name
+section) are called as native implementations from runtime.hpp instead of their translated wasm bodies, which are
+kept only for the functions not replaced. Usage: python translate.py circuit.wasm out.cpp [--no-native]
+"""
+import struct
+import sys
+
+from wasm_parse import Module, Reader, VT
+
+# ffwasm functions done natively (runtime.hpp: nat_<name>), with their arities (all i32 pointers).
+NATIVE = ["Fr_copy", "Fr_copyn", "Fr_add", "Fr_sub", "Fr_mul", "Fr_square", "Fr_neg", "Fr_div", "Fr_inv",
+          "Fr_idiv", "Fr_mod", "Fr_pow", "Fr_eq", "Fr_neq", "Fr_lt", "Fr_gt", "Fr_leq", "Fr_geq", "Fr_land",
+          "Fr_lor", "Fr_lnot", "Fr_band", "Fr_bor", "Fr_bxor", "Fr_bnot", "Fr_shl", "Fr_shr", "Fr_isTrue",
+          "Fr_toInt"]
+
+CT = {"i32": "int32_t", "i64": "int64_t", "f32": "float", "f64": "double"}
+PFX = {"i32": "i", "i64": "l", "f32": "f", "f64": "d"}
+
+# opcode -> (mnemonic, immediate kind)
+LOADS = {0x28: ("i32", "int32_t", 4), 0x29: ("i64", "int64_t", 8), 0x2C: ("i32", "int8_t", 1),
+         0x2D: ("i32", "uint8_t", 1), 0x2E: ("i32", "int16_t", 2), 0x2F: ("i32", "uint16_t", 2),
+         0x30: ("i64", "int8_t", 1), 0x31: ("i64", "uint8_t", 1), 0x32: ("i64", "int16_t", 2),
+         0x33: ("i64", "uint16_t", 2), 0x34: ("i64", "int32_t", 4), 0x35: ("i64", "uint32_t", 4)}
+STORES = {0x36: ("i32", "int32_t"), 0x37: ("i64", "int64_t"), 0x3A: ("i32", "uint8_t"), 0x3B: ("i32", "uint16_t"),
+          0x3C: ("i64", "uint8_t"), 0x3D: ("i64", "uint16_t"), 0x3E: ("i64", "uint32_t")}
+
+
+def u(t):
+    return "uint32_t" if t == "i32" else "uint64_t"
+
+
+# binary ops: opcode -> (type, C expression with a, b)
+BIN = {}
+for base, t in ((0x6A, "i32"), (0x7C, "i64")):
+    U = u(t)
+    bits = 32 if t == "i32" else 64
+    ops = ["({T})(({U})a + ({U})b)", "({T})(({U})a - ({U})b)", "({T})(({U})a * ({U})b)",
+           "rt::divs_{B}(a, b)", "rt::divu_{B}(a, b)", "rt::rems_{B}(a, b)", "rt::remu_{B}(a, b)",
+           "(a & b)", "(a | b)", "(a ^ b)", "({T})(({U})a << (b & {M}))", "(a >> (b & {M}))",
+           "({T})(({U})a >> (b & {M}))", "({T})rt::rotl_{B}(({U})a, ({U})b)", "({T})rt::rotr_{B}(({U})a, ({U})b)"]
+    for k, e in enumerate(ops):
+        BIN[base + k] = (t, t, e.format(T=CT[t], U=U, B=bits, M=bits - 1))
+# comparisons
+for base, t in ((0x46, "i32"), (0x51, "i64")):
+    U = u(t)
+    ops = ["(a == b)", "(a != b)", "(a < b)", "(({U})a < ({U})b)", "(a > b)", "(({U})a > ({U})b)",
+           "(a <= b)", "(({U})a <= ({U})b)", "(a >= b)", "(({U})a >= ({U})b)"]
+    for k, e in enumerate(ops):
+        BIN[base + k] = (t, "i32", "(int32_t)" + e.format(U=U))
+UN = {0x45: ("i32", "i32", "(int32_t)(a == 0)"), 0x50: ("i64", "i32", "(int32_t)(a == 0)"),
+      0x67: ("i32", "i32", "(int32_t)rt::clz32((uint32_t)a)"), 0x68: ("i32", "i32", "(int32_t)rt::ctz32((uint32_t)a)"),
+      0x69: ("i32", "i32", "(int32_t)__builtin_popcount((uint32_t)a)"),
+      0x79: ("i64", "i64", "(int64_t)rt::clz64((uint64_t)a)"), 0x7A: ("i64", "i64", "(int64_t)rt::ctz64((uint64_t)a)"),
+      0x7B: ("i64", "i64", "(int64_t)__builtin_popcountll((uint64_t)a)"),
+      0xA7: ("i64", "i32", "(int32_t)(uint32_t)(uint64_t)a"), 0xAC: ("i32", "i64", "(int64_t)a"),
+      0xAD: ("i32", "i64", "(int64_t)(uint64_t)(uint32_t)a"),
+      0xC0: ("i32", "i32", "(int32_t)(int8_t)a"), 0xC1: ("i32", "i32", "(int32_t)(int16_t)a"),
+      0xC2: ("i64", "i64", "(int64_t)(int8_t)a"), 0xC3: ("i64", "i64", "(int64_t)(int16_t)a"),
+      0xC4: ("i64", "i64", "(int64_t)(int32_t)a")}
+
+
+def decode(m, start, end):
+    r = Reader(m.bytes, start, end)
+    out = []
+    while r.pos < end:
+        op = r.byte()
+        if op in (0x02, 0x03, 0x04):
+            bt = r.byte()
+            if bt == 0x40:
+                res = []
+            elif bt in VT:
+                res = [VT[bt]]
+            else:  # a type index (multi-value): not in circom's wasm
+                raise NotImplementedError("block type index")
+            out.append((op, res))
+        elif op in (0x0C, 0x0D, 0x10, 0x20, 0x21, 0x22, 0x23, 0x24):
+            out.append((op, r.u32()))
+        elif op == 0x0E:
+            n = r.u32()
+            out.append((op, ([r.u32() for _ in range(n)], r.u32())))
+        elif op == 0x11:
+            ti = r.u32()
+            r.byte()
+            out.append((op, ti))
+        elif op == 0x41:
+            out.append((op, r.sleb(32)))
+        elif op == 0x42:
+            out.append((op, r.sleb(64)))
+        elif 0x28 <= op <= 0x3E:
+            r.u32()
+            out.append((op, r.u32()))
+        elif op in (0x3F, 0x40):
+            r.byte()
+            out.append((op, None))
+        elif op == 0xFC:
+            sub = r.u32()
+            if sub == 10:
+                r.byte(), r.byte()
+            elif sub == 11:
+                r.byte()
+            else:
+                raise NotImplementedError("0xFC %d" % sub)
+            out.append((0xFC00 + sub, None))
+        elif op in (0x43, 0x44):
+            raise NotImplementedError("float constants")
+        else:
+            out.append((op, None))
+    return out
+
+
+class Ctl:
+    def __init__(self, kind, label, height, results):
+        self.kind, self.label, self.height, self.results = kind, label, height, results
+        self.unreachable = False
+
+
+def fname(m, fi):
+    return "f%d" % fi
+
+
+def translate_function(m, fi, native_map, lines):
+    params, results = m.func_type(fi)
+    locs, start, end = m.codes[fi - m.n_imported_funcs]
+    code = decode(m, start, end)
+    ltypes = params + locs
+    stack = []  # types
+    maxd = {}
+    body = []
+    ind = ["  "]
+    nlab = [0]
+
+    def var(d, t):
+        maxd[t] = max(maxd.get(t, -1), d)
+        return "%s%d" % (PFX[t], d)
+
+    def push(t):
+        stack.append(t)
+        return var(len(stack) - 1, t)
+
+    def pop():
+        t = stack.pop()
+        return var(len(stack), t), t
+
+    def emit(s):
+        body.append(ind[0] + s)
+
+    ctl = [Ctl("func", "Lret", 0, results)]
+    dead = 0
+
+    def br_to(c):  # assignments for a branch to c, then the jump
+        s = []
+        if c.kind != "loop" and c.results:
+            t = c.results[0]
+            src = var(len(stack) - 1, t)
+            dst = var(c.height, t)
+            if src != dst:
+                s.append("%s = %s;" % (dst, src))
+        if c.kind == "func":
+            s.append("return %s;" % var(c.height, c.results[0]) if c.results else "return;")
+        else:
+            s.append("goto %s%s;" % (c.label, "_top" if c.kind == "loop" else ""))
+        return " ".join(s)
+
+    for op, imm in code:
+        c = ctl[-1]
+        if dead:  # unreachable code: skipped up to the end (or else) of the block it lies in
+            if op in (0x02, 0x03, 0x04):
+                dead += 1
+                continue
+            if op == 0x0B:
+                dead -= 1
+                if dead:
+                    continue
+            elif op == 0x05 and dead == 1:
+                dead = 0
+            else:
+                continue
+        if op == 0x00:
+            emit("rt::trap(\"unreachable\");")
+            c.unreachable = True
+            dead = 1
+        elif op == 0x01:
+            pass
+        elif op in (0x02, 0x03):
+            nlab[0] += 1
+            cc = Ctl("block" if op == 0x02 else "loop", "L%d" % nlab[0], len(stack), imm)
+            ctl.append(cc)
+            if op == 0x03:
+                emit("%s_top:;" % cc.label)
+        elif op == 0x04:
+            cond, _ = pop()
+            nlab[0] += 1
+            cc = Ctl("if", "L%d" % nlab[0], len(stack), imm)
+            ctl.append(cc)
+            emit("if (%s) {" % cond)
+            ind[0] += "  "
+        elif op == 0x05:
+            # else: the then-arm's value is in place (or the arm was dead)
+            del stack[c.height:]
+            c.unreachable = False
+            ind[0] = ind[0][:-2]
+            emit("} else {")
+            ind[0] += "  "
+            c.kind = "if_else"
+        elif op == 0x0B:
+            if len(ctl) == 1:
+                # function end
+                if results and not c.unreachable and dead == 0:
+                    emit("return %s;" % var(len(stack) - 1, results[0]))
+                break
+            ctl.pop()
+            del stack[c.height:]
+            for t in c.results:
+                push(t)
+            if c.kind in ("if", "if_else"):
+                ind[0] = ind[0][:-2]
+                emit("}")
+            if c.kind != "loop":
+                emit("%s:;" % c.label)
+        elif op == 0x0C:
+            emit(br_to(ctl[-1 - imm]))
+            c.unreachable = True
+            dead = 1
+        elif op == 0x0D:
+            cond, _ = pop()
+            emit("if (%s) { %s }" % (cond, br_to(ctl[-1 - imm])))
+        elif op == 0x0E:
+            idx, _ = pop()
+            targets, dflt = imm
+            emit("switch ((uint32_t)%s) {" % idx)
+            for k, tg in enumerate(targets):
+                emit("  case %du: %s" % (k, br_to(ctl[-1 - tg])))
+            emit("  default: %s" % br_to(ctl[-1 - dflt]))
+            emit("}")
+            c.unreachable = True
+            dead = 1
+        elif op == 0x0F:
+            emit(br_to(ctl[0]))
+            c.unreachable = True
+            dead = 1
+        elif op in (0x10, 0x11):
+            if op == 0x10:
+                pt, rt_ = m.func_type(imm)
+            else:
+                pt, rt_ = m.types[imm]
+                tidx, _ = pop()
+            args = [pop()[0] for _ in pt][::-1]
+            if op == 0x10:
+                nm = m.names.get(imm, "")
+                callee = native_map.get(nm, fname(m, imm))
+                call = "%s(%s)" % (callee, ", ".join(args))
+            else:
+                sig = "%s(*)(%s)" % (CT[rt_[0]] if rt_ else "void", ", ".join(CT[t] for t in pt))
+                call = "((%s)rt::table_fn(%s, %d))(%s)" % (sig, tidx, imm, ", ".join(args))
+            if rt_:
+                emit("%s = %s;" % (push(rt_[0]), call))
+            else:
+                emit(call + ";")
+        elif op == 0x1A:
+            pop()
+        elif op == 0x1B:
+            cond, _ = pop()
+            b, _ = pop()
+            a, t = pop()
+            emit("%s = %s ? %s : %s;" % (push(t), cond, a, b))
+        elif op == 0x20:
+            emit("%s = v%d;" % (push(ltypes[imm]), imm))
+        elif op == 0x21:
+            a, _ = pop()
+            emit("v%d = %s;" % (imm, a))
+        elif op == 0x22:
+            emit("v%d = %s;" % (imm, var(len(stack) - 1, stack[-1])))
+        elif op == 0x23:
+            emit("%s = g%d;" % (push(m.globals[imm][0]), imm))
+        elif op == 0x24:
+            a, _ = pop()
+            emit("g%d = %s;" % (imm, a))
+        elif op in LOADS:
+            t, ct, n = LOADS[op]
+            a, _ = pop()
+            emit("%s = (%s)rt::ld<%s>(MB, (uint64_t)(uint32_t)%s + %du);" % (push(t), CT[t], ct, a, imm))
+        elif op in STORES:
+            t, ct = STORES[op]
+            v, _ = pop()
+            a, _ = pop()
+            emit("rt::st<%s>(MB, (uint64_t)(uint32_t)%s + %du, (%s)%s);" % (ct, a, imm, ct, v))
+        elif op == 0x3F:
+            emit("%s = rt::mem_size();" % push("i32"))
+        elif op == 0x40:
+            a, _ = pop()
+            emit("%s = rt::mem_grow(%s);" % (push("i32"), a))
+        elif op == 0x41:
+            emit("%s = %d;" % (push("i32"), imm) if imm != -2 ** 31 else "%s = INT32_MIN;" % push("i32"))
+        elif op == 0x42:
+            emit("%s = %dLL;" % (push("i64"), imm) if imm != -2 ** 63 else "%s = INT64_MIN;" % push("i64"))
+        elif op in BIN:
+            t, rt_, e = BIN[op]
+            b, _ = pop()
+            a, _ = pop()
+            d = push(rt_)
+            emit("%s = %s;" % (d, e.replace("a", "\x00").replace("b", "\x01").replace("\x00", a).replace("\x01", b)
+                               if False else sub_ab(e, a, b)))
+        elif op in UN:
+            t, rt_, e = UN[op]
+            a, _ = pop()
+            emit("%s = %s;" % (push(rt_), sub_ab(e, a, None)))
+        elif op == 0xFC0A:
+            n, _ = pop()
+            s, _ = pop()
+            d, _ = pop()
+            emit("rt::mem_copy(%s, %s, %s);" % (d, s, n))
+        elif op == 0xFC0B:
+            n, _ = pop()
+            v, _ = pop()
+            d, _ = pop()
+            emit("rt::mem_fill(%s, %s, %s);" % (d, v, n))
+        else:
+            raise NotImplementedError("opcode 0x%x in function %d (%s)" % (op, fi, m.names.get(fi)))
+    # declarations
+    sig = "static %s %s(%s)" % (CT[results[0]] if results else "void", fname(m, fi),
+                                ", ".join("%s v%d" % (CT[t], k) for k, t in enumerate(params)))
+    lines.append(sig + " {")
+    # the memory's base, once: rt::M does not move (a fixed reservation), but a byte store through it could
+    # alias the global in the compiler's eyes, which would reload it after every store
+    lines.append("  uint8_t* const MB = rt::M;")
+    for k, t in enumerate(locs):
+        lines.append("  %s v%d = 0;" % (CT[t], len(params) + k))
+    for t, d in sorted(maxd.items()):
+        lines.append("  %s %s;" % (CT[t], ", ".join("%s%d = 0" % (PFX[t], k) for k in range(d + 1))))
+    lines.extend(body)
+    lines.append("}")
+    return sig
+
+
+def sub_ab(e, a, b):
+    # replace the standalone identifiers a and b in a template expression
+    import re
+    return re.sub(r"\b([ab])\b", lambda mo: a if mo.group(1) == "a" else b, e)
+
+
+def translate(wasm_bytes, native=True, extern_runtime=False):
+    """extern_runtime: the native field functions called out of line in runtime_ext.cpp (its own translation unit,
+    built once at its own -O level), as a program of stencils would call a runtime compiled ahead of time."""
+    m = Module(wasm_bytes)
+    native_map = {}
+    if native:
+        for nm in NATIVE:
+            native_map[nm] = ("rtx_" if extern_runtime else "rt::nat_") + nm
+    out = ["// generated by bench/wasm_compile/translate.py from a circom wasm: do not edit",
+           "#include \"runtime.hpp\""]
+    if extern_runtime:
+        out.append('#include "runtime_ext.hpp"')
+    out.append("namespace gen {")
+    for k, (t, mut, init) in enumerate(m.globals):
+        out.append("static %s g%d = %s;" % (CT[t], k, init[1]))
+    imports = [i for i in m.imports if i[0] == "func"]
+    for k, imp in enumerate(imports):
+        pt, rt_ = m.types[imp[3]]
+        out.append("static %s f%d(%s) { %srt::host_%s(%s); }" % (
+            CT[rt_[0]] if rt_ else "void", k, ", ".join("%s a%d" % (CT[t], j) for j, t in enumerate(pt)),
+            "return " if rt_ else "", imp[2], ", ".join("a%d" % j for j in range(len(pt)))))
+    protos = []
+    fn_lines = []
+    for fi in range(m.n_imported_funcs, m.n_imported_funcs + len(m.codes)):
+        nm = m.names.get(fi, "")
+        fn_lines.append("// %s" % nm)
+        protos.append(translate_function(m, fi, native_map, fn_lines) + ";")
+    out += protos
+    # the table
+    tsize = m.table[0] if m.table else 0
+    tab = ["nullptr"] * tsize
+    ttypes = ["-1"] * tsize
+    for (kind, off), fis in m.elems:
+        for j, f in enumerate(fis):
+            tab[off + j] = "(void*)&gen::%s" % fname(m, f)
+            if f >= m.n_imported_funcs:
+                ttypes[off + j] = str(m.funcs[f - m.n_imported_funcs])
+    out.append("}  // namespace gen")
+    out.append("namespace rt { void* const TABLE[] = {%s}; const int TABLE_TYPE[] = {%s}; const uint32_t TABLE_N = %d; }"
+               % (", ".join(tab) or "nullptr", ", ".join(ttypes) or "-1", tsize))
+    out.append("namespace gen {")
+    out += fn_lines
+    out.append("}  // namespace gen")
+    # data segments, memory, exports
+    out.append("namespace rt {")
+    segs = []
+    for k, ((kind, off), data) in enumerate(m.data):
+        out.append("static const unsigned char D%d[%d] = {%s};" % (k, max(1, len(data)), ",".join(str(x) for x in data) or "0"))
+        segs.append("{%du, D%d, %du}" % (off, k, len(data)))
+    out.append("const DataSeg DATA[] = {%s};" % ", ".join(segs))
+    out.append("const uint32_t NDATA = %d;" % len(segs))
+    out.append("const uint32_t MEM_PAGES = %d;" % m.memory[0])
+    out.append("}  // namespace rt")
+    for nm, kind, idx in m.exports:
+        if kind != 0:
+            continue
+        pt, rt_ = m.func_type(idx)
+        out.append("%s exp_%s(%s) { %sgen::%s(%s); }" % (
+            CT[rt_[0]] if rt_ else "void", nm, ", ".join("%s a%d" % (CT[t], j) for j, t in enumerate(pt)),
+            "return " if rt_ else "", fname(m, idx), ", ".join("a%d" % j for j in range(len(pt)))))
+    return "\n".join(out) + "\n", m
+
+
+if __name__ == "__main__":
+    src, m = translate(open(sys.argv[1], "rb").read(), native="--no-native" not in sys.argv,
+                       extern_runtime="--extern-runtime" in sys.argv)
+    open(sys.argv[2], "w").write(src)
