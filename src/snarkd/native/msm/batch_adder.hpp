@@ -1,7 +1,7 @@
 // The one place that picks the batch-affine adder (msm/buckets.hpp's queue protocol) for a curve:
 // eight at a time on AVX-512 IFMA (SimdBatchAdd) where g_use_simd52, else four at a time on the AVX2
-// lanes (Simd29BatchAdd) where the lanes fit the curve and g_use_simd29 (the load-time calibration,
-// ff/simd29.hpp), else one at a time (ScalarBatchAdd). msm_core (msm/pippenger.hpp),
+// lanes (Simd29BatchAdd) where the lanes fit the curve and its switch is on (simd29_on: the load-time
+// calibration per field, ff/simd29.hpp), else one at a time (ScalarBatchAdd). msm_core (msm/pippenger.hpp),
 // WitnessMsm::run (msm/witness_msm.hpp) and WitnessPrepCache::dispatch (msm/witness_cache.hpp) all
 // call with_batch_adder.
 //
@@ -37,7 +37,7 @@ decltype(auto) with_batch_adder(Fn&& f) {
 #endif
 #if defined(SNARKD_SIMD29)
   if constexpr (simd29_curve<Cfg>())
-    if (g_use_simd29) return f(BatchAdder<Simd29BatchAdd, 7>{});
+    if (simd29_on<Cfg>()) return f(BatchAdder<Simd29BatchAdd, 7>{});
 #endif
   return f(BatchAdder<ScalarBatchAdd, 7>{});
 }
