@@ -7,7 +7,9 @@ namespace simd29 {
 // t[0..13] = the 14 unnormalised accumulators of a b / 2^(29 * 13) (before the last round's shift of LAST bits)
 // for a, b: 14 limb vectors each (32-byte aligned), k: Consts<P> of a 14-limb field (p, bias1, c1, c2 then
 // pinv, mask, masklast)
-SNARKD_SIMD29_INLINE void mul14_acc(V* t, const V* a, const V* b, const void* k) {
+// Not inlined: one copy of its ~860 instructions (5.4 KB) serves every product of a flush; six inlined
+// copies outran the op cache (the 14-limb flush 210 -> 181 ns an addition, cpu-notes round 25)
+SNARKD_SIMD29_TARGET __attribute__((noinline)) inline void mul14_acc(V* t, const V* a, const V* b, const void* k) {
   asm volatile(
       "vmovdqa 0(%[a]), %%ymm14\n\t"
       "vpmuludq 0(%[b]), %%ymm14, %%ymm0\n\t"
