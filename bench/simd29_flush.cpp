@@ -73,7 +73,7 @@ void run(const char* name, int rounds, size_t B) {
 
 int main(int argc, char** argv) {
   const int rounds = argc > 1 ? std::atoi(argv[1]) : 51;
-  const size_t B = argc > 2 ? (size_t)std::atoll(argv[2]) : 2048;
+  const size_t B = std::max<size_t>(4, (argc > 2 ? (size_t)std::atoll(argv[2]) : 2048) & ~(size_t)3);  // the lane adder's queue: whole groups of four
   if (!detect_simd29()) {
     std::printf("no AVX2 + BMI2/ADX\n");
     return 1;
