@@ -1,6 +1,6 @@
 """Pippenger MSM vs a naive sum of native scalar multiplications (themselves checked
 against py_ecc in test_points), plus a few direct py_ecc checks. Every test runs on both
-paths: the 8-lane AVX-512 IFMA adder, BN254 G1's 4-lane AVX2 adder (msm/bucket_simd29.hpp, what
+paths: the 8-lane AVX-512 IFMA adder, G1's 4-lane AVX2 adder of both curves (msm/bucket_simd29.hpp, what
 CPUs without IFMA run where it measured faster) and the scalar one (msm/buckets.hpp's
 ScalarBatchAdd); a path the CPU lacks falls back to the scalar one.
 Small MSMs with a forced window reach the batch-affine buckets with hypothesis-drawn
@@ -19,12 +19,13 @@ rng = random.Random(99)
 
 @pytest.fixture(autouse=True, params=["ifma", "avx2", "scalar"])
 def path(request):
-    """the 8-lane IFMA adder, BN254 G1's 4-lane AVX2 adder (msm/bucket_simd29.hpp; G2 and BLS12-381
-    stay scalar there) and the scalar one; a path the CPU lacks falls back to the scalar adder"""
+    """the 8-lane IFMA adder, G1's 4-lane AVX2 adder, BN254 and BLS12-381 (msm/bucket_simd29.hpp; G2
+    stays scalar there) and the scalar one; a path the CPU lacks falls back to the scalar adder"""
     prev = _core._set_simd52(request.param == "ifma")
-    prev29 = _core._set_simd29(request.param == "avx2")
+    prev29 = {c: _core._set_simd29(request.param == "avx2", c) for c in ("bn254", "bls12_381")}
     yield request.param
-    _core._set_simd29(prev29)
+    for c, v in prev29.items():
+        _core._set_simd29(v, c)
     _core._set_simd52(prev)
 
 

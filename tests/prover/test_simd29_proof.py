@@ -1,5 +1,5 @@
-"""Whole BN254 proofs with G1's batch-affine additions on the 4-lane AVX2 adder (msm/bucket_simd29.hpp),
-IFMA off, pass `snarkjs groth16 verify`. The fixture circuits are small (domain <= 2^6), so a forced
+"""Whole proofs, BN254 and BLS12-381, with G1's batch-affine additions on the 4-lane AVX2 adder
+(msm/bucket_simd29.hpp; BLS12-381's Fq in 14 limbs), IFMA off, pass `snarkjs groth16 verify`. The fixture circuits are small (domain <= 2^6), so a forced
 window of 7 or 8 bits puts every MSM of the proof (H, A, B1, C on the lanes; B2 scalar) on the
 batch-affine buckets, with batches far from full: the lanes past a batch's end are exercised too.
 (The 2^16 / 2^17 benchmark proofs on this path are checked by bench/cpu_trees.py.)"""
@@ -18,23 +18,24 @@ from snarkd.prover import ProvingKey, prove, write_proof
 def lanes_path():
     if not _core.cpu_has_simd29():
         pytest.skip("no AVX2 + BMI2/ADX on this CPU")
-    prev = (_core._set_simd52(False), _core._set_simd29(True), _core._set_msm_window(0))
+    names = ("bn254", "bls12_381")
+    prev = (_core._set_simd52(False), {c: _core._set_simd29(True, c) for c in names}, _core._set_msm_window(0))
     yield
     _core._set_msm_window(prev[2])
-    _core._set_simd29(prev[1])
+    for c, v in prev[1].items():
+        _core._set_simd29(v, c)
     _core._set_simd52(prev[0])
 
 
 @pytest.mark.parametrize("window", [7, 8])
 def test_fixture_proofs_on_the_lanes_verify(all_circuits, curve, lanes_path, window, tmp_path):
-    if curve != "bn128":
-        pytest.skip("the lanes run BN254's G1 only")
     _core._set_msm_window(window)
+    name = "bn254" if curve == "bn128" else "bls12_381"
     for case in all_circuits:
         out = tmp_path / case.name
         out.mkdir()
         with ProvingKey.load(case.zkey) as key:
-            assert _core.uses_simd29() and not _core.uses_simd52()
+            assert _core.uses_simd29(name) and not _core.uses_simd52()
             result = prove(key, read_wtns(case.wtns))
         proof, public = out / "proof.json", out / "public.json"
         write_proof(result, proof, public)

@@ -817,31 +817,55 @@ PYBIND11_MODULE(_core, m) {
         "never (False). Waits for running native calls, so none mixes paths; returns the previous setting");
   m.def("_set_simd52", set_ifma, py::arg("on"), "set_ifma's former name (bench scripts and tests); the same switch");
   m.def("uses_simd52", [] { return g_use_simd52; }, "True while the AVX-512 IFMA kernels are in use");
-  // The AVX2 lanes (ff/simd29.hpp, msm/bucket_simd29.hpp): BN254 G1's batch-affine additions four
-  // at a time where IFMA is off. On by default where the CPU has AVX2 + BMI2/ADX and a calibration
-  // at load (simd29_pays) measured the lane product at least 1.25x the scalar one.
-  m.def("cpu_has_simd29", &detect_simd29, "True if the CPU has AVX2 + BMI2/ADX (the 4-lane BN254 G1 adder can run)");
-  m.def("simd29_default", &simd29_default,
-        "True if the 4-lane AVX2 adder is on by default here (the CPU has it and the load-time calibration found it faster)");
-  m.def("_set_simd29", [](bool on) {
-    return switch_paths([on] {
-      bool prev = g_use_simd29;
-      g_use_simd29 = on && detect_simd29();
+  // The AVX2 lanes (ff/simd29.hpp, msm/bucket_simd29.hpp): G1's batch-affine additions four at a time
+  // where IFMA is off, BN254 and BLS12-381 each on by default where the CPU has AVX2 + BMI2/ADX and a
+  // calibration at load (simd29_pays, per field) measured its lane product at least 1.25x the scalar one.
+  auto simd29_flag = [](const std::string& curve) -> bool& {
+    if (curve == "bn254" || curve == "bn128") return g_use_simd29;
+    if (curve == "bls12_381" || curve == "bls12-381") return g_use_simd29_bls;
+    throw py::value_error("curve: bn254 or bls12_381");
+  };
+  m.def("cpu_has_simd29", &detect_simd29, "True if the CPU has AVX2 + BMI2/ADX (the 4-lane G1 adder can run)");
+  m.def("simd29_default", [](const std::string& curve) {
+    if (curve == "bn254" || curve == "bn128") return simd29_default();
+    if (curve == "bls12_381" || curve == "bls12-381") return simd29_default_bls();
+    throw py::value_error("curve: bn254 or bls12_381");
+  }, py::arg("curve") = "bn254",
+        "True if the 4-lane AVX2 adder is on by default here for that curve's G1 (the CPU has it and the load-time "
+        "calibration of its field found it faster)");
+  m.def("_set_simd29", [simd29_flag](bool on, py::object curve) {
+    bool& f0 = simd29_flag(curve.is_none() ? std::string("bn254") : curve.cast<std::string>());
+    bool* f1 = curve.is_none() ? &g_use_simd29_bls : nullptr;
+    return switch_paths([&] {
+      bool prev = f0;
+      f0 = on && detect_simd29();
+      if (f1) *f1 = on && detect_simd29();
       return prev;
     });
-  }, py::arg("on"), "Testing aid: the 4-lane AVX2 adder for BN254 G1 (used where IFMA is off) on or off, whatever the "
-                    "calibration said. Waits for running native calls; returns the previous setting");
-  m.def("uses_simd29", [] { return g_use_simd29; }, "True while BN254 G1 MSMs use the 4-lane AVX2 adder (where IFMA is off)");
+  }, py::arg("on"), py::arg("curve") = py::none(),
+     "Testing aid: the 4-lane AVX2 adder for G1 (used where IFMA is off) on or off, whatever the calibration "
+     "said: for one curve ('bn254', 'bls12_381') or, without curve, both. Waits for running native calls; "
+     "returns the previous setting (BN254's without curve)");
+  m.def("uses_simd29", [simd29_flag](const std::string& curve) { return simd29_flag(curve); },
+        py::arg("curve") = "bn254", "True while that curve's G1 MSMs use the 4-lane AVX2 adder (where IFMA is off)");
 #if defined(SNARKD_SIMD29)
-  m.def("_simd29_mul", [](py::bytes a, py::bytes b) {
+  m.def("_simd29_mul", [](py::bytes a, py::bytes b, const std::string& curve) {
+    const bool bls = curve == "bls12_381" || curve == "bls12-381";
+    if (!bls && curve != "bn254" && curve != "bn128") throw py::value_error("curve: bn254 or bls12_381");
+    const size_t fb = bls ? 48 : 32;
     std::string sa = a, sb = b;
-    if (sa.size() != sb.size() || sa.size() % 128) throw py::value_error("a, b: the same length, a multiple of 4 elements of 32 bytes");
+    if (sa.size() != sb.size() || sa.size() % (4 * fb))
+      throw py::value_error("a, b: the same length, a multiple of 4 elements of the field's size");
     if (!detect_simd29()) throw py::value_error("the CPU has no AVX2 + BMI2/ADX");
     std::string o(sa.size(), '\0');
-    simd29::mul_rows<bn254::FqP>((u64*)o.data(), (const u64*)sa.data(), (const u64*)sb.data(), sa.size() / 32);
+    if (bls)
+      simd29::mul_rows<bls12_381::FqP>((u64*)o.data(), (const u64*)sa.data(), (const u64*)sb.data(), sa.size() / fb);
+    else
+      simd29::mul_rows<bn254::FqP>((u64*)o.data(), (const u64*)sa.data(), (const u64*)sb.data(), sa.size() / fb);
     return py::bytes(o);
-  }, py::arg("a"), py::arg("b"), "Testing aid: the 4-lane AVX2 product a b / 2^256 mod p (BN254 Fq, 32-byte little-endian "
-                                 "words, inputs below 2p), canonical");
+  }, py::arg("a"), py::arg("b"), py::arg("curve") = "bn254",
+     "Testing aid: the 4-lane AVX2 product a b / R mod p (Fq of bn254, R = 2^256, 32-byte words; or of bls12_381, "
+     "R = 2^384, 48-byte words; little-endian, inputs below 2p), canonical");
 #endif
   // the MSM's testing modes (0 off, 1 where the cost model says it pays, 2 always): each setter
   // returns the previous mode

@@ -1,7 +1,8 @@
 // The batch-affine adder of msm/buckets.hpp four at a time on AVX2 (ff/simd29.hpp), for the CPUs
-// without AVX-512 IFMA. Only G1 on BN254 runs on the lanes (its Fq is the one field of the 9 x 29
-// form); every other curve and group (G2, BLS12-381) gets ScalarBatchAdd itself through
-// Simd29BatchAdd's fallback, so the MSM and witness_msm templates take it for every job.
+// without AVX-512 IFMA. G1 on BN254 (Fq in 9 limbs of 29 bits) and on BLS12-381 (14 limbs) run on
+// the lanes, each where its own calibration at load said so (g_use_simd29, g_use_simd29_bls); G2
+// (both curves) gets ScalarBatchAdd itself through Simd29BatchAdd's fallback, so the MSM and
+// witness_msm templates take it for every job.
 //
 // Simd29LaneAdd: SimdBatchAdd's structure (msm/bucket_simd.hpp) with four lanes. A forward
 // pass loads the dst and src of four queued additions per step (four rows, transposed to one
@@ -18,6 +19,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "curves/bls12_381.hpp"
 #include "curves/bn254.hpp"
 #include "ec/point.hpp"
 #include "ff/simd29.hpp"
@@ -26,17 +28,24 @@
 
 namespace snarkd {
 
-// Whether Cfg's additions run on the 4-lane adder: a curve over BN254's Fq (G1)
+// Whether Cfg's additions can run on the 4-lane adder: a curve over BN254's or BLS12-381's Fq (G1)
 template <class Cfg>
 constexpr bool simd29_curve() {
 #if defined(SNARKD_SIMD29)
-  return std::is_same<typename Cfg::F, bn254::Fq>::value;
+  return std::is_same<typename Cfg::F, bn254::Fq>::value || std::is_same<typename Cfg::F, bls12_381::Fq>::value;
 #else
   return false;
 #endif
 }
+// Whether they do now: that field's switch (its calibration at load, or _core._set_simd29)
+template <class Cfg>
+inline bool simd29_on() {
+  if constexpr (!simd29_curve<Cfg>()) return false;
+  else if constexpr (std::is_same<typename Cfg::F, bn254::Fq>::value) return g_use_simd29;
+  else return g_use_simd29_bls;
+}
 
-// The lane adder itself (defined for BN254's G1 only)
+// The lane adder itself (defined for the G1 curves above only)
 template <class Cfg>
 struct Simd29LaneAdd;
 // The adder the MSM templates take (a template of one parameter, as msm/witness_msm.hpp's BA):
@@ -51,10 +60,12 @@ struct Simd29LaneAdd : AddQueue<Cfg> {
   using Q::qd, Q::qs, Q::qn, Q::equal, Q::B, Q::m;
   using F = typename Cfg::F;
   using P = typename F::Params;
-  using Fe = simd29::Fe;
+  using Fe = simd29::FeOf<P>;
   using V = simd29::V;
   using Aff = Affine<Cfg>;
-  static_assert(sizeof(Aff) == 64, "x then y, 4 words each");
+  static constexpr int L = simd29::Params<P>::L;
+  static constexpr size_t W = P::N, YOFF = 8 * P::N;  // words of a coordinate; y's byte offset
+  static_assert(sizeof(Aff) == 2 * YOFF, "x then y, W words each");
 
   Aligned64<Fe> sx1, sy1, sx2, sy2, sden, spre;  // per group of four: loaded points, dx, running product before it
   std::vector<uint8_t> sdinf, ssinf, sdeg;       // lane bits: dst infinity, src infinity, equal x
@@ -72,7 +83,7 @@ struct Simd29LaneAdd : AddQueue<Cfg> {
     if (m == 0) return;
     const Consts<P> k;
     const size_t G = (m + 3) / 4;
-    const Fe one = broadcast(P::ONE);
+    const Fe one = broadcast<L>(P::ONE);
     const V zero = _mm256_setzero_si256();
     Fe acc = one;
     for (size_t g = 0; g < G; g++) {
@@ -100,12 +111,12 @@ struct Simd29LaneAdd : AddQueue<Cfg> {
       Fe& x2 = sx2[g];
       Fe& y2 = sy2[g];
       load_rows4(x1, pd[0], pd[1], pd[2], pd[3]);
-      load_rows4(y1, pd[0] + 32, pd[1] + 32, pd[2] + 32, pd[3] + 32);
+      load_rows4(y1, pd[0] + YOFF, pd[1] + YOFF, pd[2] + YOFF, pd[3] + YOFF);
       load_rows4(x2, ps[0], ps[1], ps[2], ps[3]);
-      load_rows4(y2, ps[0] + 32, ps[1] + 32, ps[2] + 32, ps[3] + 32);
+      load_rows4(y2, ps[0] + YOFF, ps[1] + YOFF, ps[2] + YOFF, ps[3] + YOFF);
       V od = _mm256_or_si256(x1.l[0], y1.l[0]), os = _mm256_or_si256(x2.l[0], y2.l[0]);
-#pragma GCC unroll 9
-      for (int j = 1; j < LIMBS; j++) {
+#pragma GCC unroll 14
+      for (int j = 1; j < L; j++) {
         od = _mm256_or_si256(od, _mm256_or_si256(x1.l[j], y1.l[j]));
         os = _mm256_or_si256(os, _mm256_or_si256(x2.l[j], y2.l[j]));
       }
@@ -114,8 +125,8 @@ struct Simd29LaneAdd : AddQueue<Cfg> {
       if (neg) {  // p - y (a source at infinity keeps its lane unused)
         Fe ny;
         Fe z;
-#pragma GCC unroll 9
-        for (int j = 0; j < LIMBS; j++) z.l[j] = zero;
+#pragma GCC unroll 14
+        for (int j = 0; j < L; j++) z.l[j] = zero;
         sub_p<P>(ny, z, y2, k);
         y2 = blend(lanes(neg), y2, ny);
       }
@@ -174,17 +185,17 @@ struct Simd29LaneAdd : AddQueue<Cfg> {
         x3 = blend(d, x3, x2);
         y3 = blend(d, y3, y2);
       }
-      alignas(32) u64 rows[4][8];
+      alignas(32) u64 rows[4][2 * W];
       store_rows4(x3, rows[0], rows[1], rows[2], rows[3]);
-      store_rows4(y3, rows[0] + 4, rows[1] + 4, rows[2] + 4, rows[3] + 4);
+      store_rows4(y3, rows[0] + W, rows[1] + W, rows[2] + W, rows[3] + W);
       for (unsigned l = 0; l < 4; l++)
         if (store >> l & 1) std::memcpy(qd[4 * g + l], rows[l], sizeof(Aff));
       if (sdeg[g]) {
-        alignas(32) u64 p1[4][8], p2[4][8];
+        alignas(32) u64 p1[4][2 * W], p2[4][2 * W];
         store_rows4(x1, p1[0], p1[1], p1[2], p1[3]);
-        store_rows4(y1, p1[0] + 4, p1[1] + 4, p1[2] + 4, p1[3] + 4);
+        store_rows4(y1, p1[0] + W, p1[1] + W, p1[2] + W, p1[3] + W);
         store_rows4(x2, p2[0], p2[1], p2[2], p2[3]);
-        store_rows4(y2, p2[0] + 4, p2[1] + 4, p2[2] + 4, p2[3] + 4);
+        store_rows4(y2, p2[0] + W, p2[1] + W, p2[2] + W, p2[3] + W);
         for (unsigned l = 0; l < 4; l++)
           if (sdeg[g] >> l & 1) equal.push_back({qd[4 * g + l], Aff::load(p1[l]), Aff::load(p2[l])});
       }

@@ -19,8 +19,7 @@
 #include <memory>
 #include <vector>
 #include "ec/point.hpp"
-#include "msm/bucket_simd.hpp"
-#include "msm/bucket_simd29.hpp"
+#include "msm/batch_adder.hpp"
 #include "msm/glv_split.hpp"
 #include "msm/plan.hpp"
 #include "parallel.hpp"
@@ -303,16 +302,15 @@ Affine<Cfg> msm_core(const MsmPoints<Cfg>& pts, const uint8_t* scalars, const ui
   using Pt = XYZZ<Cfg>;
   if (n == 0) return Aff::inf();
   MsmPlan plan = msm_plan_run(n, T, sbits, neg != nullptr, cmax);
-#if defined(SNARKD_SIMD52)
-  if (g_use_simd52) return msm_batched<Cfg, Fr, SimdBatchAdd<Cfg>>(pts, scalars, neg, n, sbits, T, plan);
-#endif
-  // one addition at a time: below 64 buckets a batch would share its inversion among too few
-#if defined(SNARKD_SIMD29)
-  // four at a time on AVX2 where the lanes fit the curve (BN254 G1) and measured faster (ff/simd29.hpp)
-  if constexpr (simd29_curve<Cfg>())
-    if (g_use_simd29 && plan.c >= 7) return msm_batched<Cfg, Fr, Simd29BatchAdd<Cfg>>(pts, scalars, neg, n, sbits, T, plan);
-#endif
-  if (plan.c >= 7) return msm_batched<Cfg, Fr, ScalarBatchAdd<Cfg>>(pts, scalars, neg, n, sbits, T, plan);
+  // the batch-affine adder where its window pays (msm/batch_adder.hpp), else one addition at a time below
+  Aff r;
+  if (with_batch_adder<Cfg>([&](auto adder) {
+        using A = decltype(adder);
+        if (plan.c < A::min_c) return false;
+        r = msm_batched<Cfg, Fr, typename A::template type<Cfg>>(pts, scalars, neg, n, sbits, T, plan);
+        return true;
+      }))
+    return r;
   const unsigned c = plan.c, nw = plan.nw, k = plan.k;
   const size_t nb = (size_t)1 << (c - 1);
   std::vector<uint32_t> digits((size_t)nw * n);

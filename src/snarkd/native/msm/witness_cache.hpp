@@ -96,13 +96,9 @@ struct WitnessPrepCache {
 
   static void dispatch(const typename WM::Prepared& p, const std::vector<MsmJob>& j1, const std::vector<MsmJob>& j2,
                        unsigned T, std::vector<Affine<G1>>& o1, std::vector<Affine<G2>>& o2) {
-#if defined(SNARKD_SIMD52)
-    if (g_use_simd52) return WM::template run_prepared<SimdBatchAdd>(p, j1, j2, T, o1, o2);
-#endif
-#if defined(SNARKD_SIMD29)
-    if (g_use_simd29 && simd29_curve<G1>()) return WM::template run_prepared<Simd29BatchAdd>(p, j1, j2, T, o1, o2);
-#endif
-    WM::template run_prepared<ScalarBatchAdd>(p, j1, j2, T, o1, o2);
+    with_batch_adder<G1>([&](auto adder) {  // msm/batch_adder.hpp
+      WM::template run_prepared<decltype(adder)::template type>(p, j1, j2, T, o1, o2);
+    });
   }
 };
 

@@ -37,19 +37,9 @@ struct WitnessMsm {
                   unsigned T, std::vector<A1>& out1, std::vector<A2>& out2) {
     out1.assign(j1.size(), A1::inf());
     out2.assign(j2.size(), A2::inf());
-#if defined(SNARKD_SIMD52)
-    if (g_use_simd52) {
-      run_batched<SimdBatchAdd>(scalars, ns, j1, j2, T, out1, out2);
-      return;
-    }
-#endif
-#if defined(SNARKD_SIMD29)
-    if (g_use_simd29 && simd29_curve<G1>()) {  // G1 jobs four at a time on AVX2, G2 jobs scalar
-      run_batched<Simd29BatchAdd>(scalars, ns, j1, j2, T, out1, out2);
-      return;
-    }
-#endif
-    run_batched<ScalarBatchAdd>(scalars, ns, j1, j2, T, out1, out2);
+    with_batch_adder<G1>([&](auto adder) {  // msm/batch_adder.hpp; G2 jobs take the same template
+      run_batched<decltype(adder)::template type>(scalars, ns, j1, j2, T, out1, out2);
+    });
   }
 
   // Signed digits of m scalars of at most `bits` bits with their plan: batch size B (see
