@@ -99,8 +99,8 @@ struct Params {
     for (int i = 0; i < 7; i++) inv *= 2 - P::MOD[0] * inv;
     return (0 - inv) & M52;
   }
-  static constexpr Limbs P1 = kp(1), P2 = kp(2), P4 = kp(4);
-  static constexpr Limbs B1 = kp_borrow(1), B2 = kp_borrow(2), B4 = kp_borrow(4);
+  static constexpr Limbs P1 = kp(1), P2 = kp(2), P4 = kp(4), P32 = kp(32);
+  static constexpr Limbs B1 = kp_borrow(1), B2 = kp_borrow(2), B4 = kp_borrow(4), B32 = kp_borrow(32);
   static constexpr u64 PINV = pinv52();
   // Double-width values (Wide): 2L + 1 columns of 52 bits
   struct WLimbs { u64 v[2 * L + 1]; };
@@ -345,11 +345,12 @@ SNARKD_SIMD52_INLINE Fe<Pr> add(const Fe<Pr>& a, const Fe<Pr>& b) {
   return r;
 }
 
-// a + K p - b, normalized; needs b < K p. K in {1, 2, 4}.
+// a + K p - b, normalized; needs b < K p. K in {1, 2, 4, 32} (32: the lazy NTT's end, where
+// 64 p < 2^(52L): ntt/ntt_simd.hpp).
 template <unsigned K, class Pr>
 SNARKD_SIMD52_INLINE Fe<Pr> sub(const Fe<Pr>& a, const Fe<Pr>& b) {
-  static_assert(K == 1 || K == 2 || K == 4, "K");
-  constexpr const typename Pr::Limbs& B = K == 1 ? Pr::B1 : K == 2 ? Pr::B2 : Pr::B4;
+  static_assert(K == 1 || K == 2 || K == 4 || K == 32, "K");
+  constexpr const typename Pr::Limbs& B = K == 1 ? Pr::B1 : K == 2 ? Pr::B2 : K == 4 ? Pr::B4 : Pr::B32;
   Fe<Pr> r;
 #pragma GCC unroll 8
   for (unsigned i = 0; i < Pr::L; i++) r.l[i] = _mm512_sub_epi64(_mm512_add_epi64(a.l[i], bc(B.v[i])), b.l[i]);
@@ -357,11 +358,11 @@ SNARKD_SIMD52_INLINE Fe<Pr> sub(const Fe<Pr>& a, const Fe<Pr>& b) {
   return r;
 }
 
-// a >= K p ? a - K p : a (a normalized). K in {1, 2, 4}.
+// a >= K p ? a - K p : a (a normalized). K in {1, 2, 4, 32}.
 template <unsigned K, class Pr>
 SNARKD_SIMD52_INLINE Fe<Pr> csub(const Fe<Pr>& a) {
-  static_assert(K == 1 || K == 2 || K == 4, "K");
-  constexpr const typename Pr::Limbs& P = K == 1 ? Pr::P1 : K == 2 ? Pr::P2 : Pr::P4;
+  static_assert(K == 1 || K == 2 || K == 4 || K == 32, "K");
+  constexpr const typename Pr::Limbs& P = K == 1 ? Pr::P1 : K == 2 ? Pr::P2 : K == 4 ? Pr::P4 : Pr::P32;
   const V m = bc(M52);
   Fe<Pr> s;
   V carry = _mm512_setzero_si512();

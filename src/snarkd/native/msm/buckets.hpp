@@ -277,7 +277,9 @@ struct Buckets {
   // thread for G1 at c = 13, 1 MiB for G2, counted in a one-shot proof's peak RSS)
   std::unique_ptr<Pt[]> xb;
   size_t nxb = 0;
-  std::vector<uint32_t> qj;     // queued bucket indices
+  std::vector<uint32_t> qj;     // queued bucket indices: qj[0 .. nq) (sized B once; written by index, where
+                                // push_back was an out-of-line call per point, ~1% of a SHA-256 proof)
+  size_t nq = 0;
   std::vector<uint32_t> dj, dp; // deferred additions (bucket was queued): retried after the next flush
   std::vector<uint32_t> rj, rp; // retry scratch
   BA ba;
@@ -295,8 +297,8 @@ struct Buckets {
     st.assign(nb, 0);
     xu.assign(nb, 0);
     ba.reserve(B_);
-    qj.clear();
-    qj.reserve(ba.B);
+    if (qj.size() < ba.B) qj.resize(ba.B);
+    nq = 0;
     dj.clear();
     dp.clear();
   }
@@ -330,13 +332,13 @@ struct Buckets {
       return;
     }
     st[j] = 2;
-    qj.push_back((uint32_t)j);
+    qj[nq++] = (uint32_t)j;
     ba.push((uint8_t*)&ab[j], pts.at(pi & ~NEGF), (pi & NEGF) != 0);
   }
   void flush() {
     ba.flush();
-    for (uint32_t j : qj) st[j] = 1;
-    qj.clear();
+    for (size_t k = 0; k < nq; k++) st[qj[k]] = 1;
+    nq = 0;
     // equal x: the bucket keeps its value, the point goes to the fallback
     for (auto& e : ba.equal) fallback((size_t)((e.dst - (uint8_t*)ab.data()) / PS), e.q);
     ba.equal.clear();

@@ -28,9 +28,16 @@ namespace snarkd {
 
 // Pending additions a batch-affine bucket array holds at most before it inverts them together
 constexpr size_t MSM_BATCH_SIZE = 512;
-// The batch a plan's bucket arrays invert together: a quarter of a c-bit window's buckets, 64 to MSM_BATCH_SIZE
+// The batch a plan's bucket arrays invert together: a quarter of a c-bit window's buckets, 64 to MSM_BATCH_SIZE,
+// or to twice that on the 8-lane IFMA adder, whose additions are cheap enough next to the flush's one inversion
+// (divsteps, 2.8% of a one-thread SHA-256 proof's CPU) that halving the inversions of c >= 13 windows pays:
+// G1 2^17 in process 0.99 (cpu-notes round 26; the scalar adder measured no change at 1024, round 11)
 inline size_t msm_batch(const MsmPlan& p) {
-  return std::min<size_t>(std::max<size_t>(((size_t)1 << (p.c - 1)) / 4, 64), MSM_BATCH_SIZE);
+  size_t cap = MSM_BATCH_SIZE;
+#if defined(SNARKD_SIMD52)
+  if (g_use_simd52) cap = 2 * MSM_BATCH_SIZE;
+#endif
+  return std::min<size_t>(std::max<size_t>(((size_t)1 << (p.c - 1)) / 4, 64), cap);
 }
 // Endomorphism split (GLV) on G1: 0 never, 1 where glv_pays (default), 2 always (tests)
 inline int& msm_glv_mode() { static int m = 1; return m; }
@@ -112,33 +119,41 @@ struct Recoder {
       carries.clear();
       tab.reset(new uint16_t[(size_t)plan.nw * n]);
       // blocks of 64 scalars, window by window: each row's 128 bytes written together (a
-      // scalar at a time wrote nw rows 2 bytes each, and the build cost more than it saved)
+      // scalar at a time wrote nw rows 2 bytes each, and the build cost more than it saved).
+      // The block's scalars are first copied limb-major (s[l][j]), so that a window's values
+      // are read from contiguous words, and every digit is formed without a branch: the sign
+      // of a window value is random, and the branch the compiler made of it mispredicted every
+      // other digit (3.9% of a one-thread SHA-256 proof's CPU in this loop, cpu-notes round 26)
       parallel_for(n, T, [&](size_t b, size_t e, unsigned) {
         constexpr size_t BLK = 64;
         u64 carry[BLK];
-        const u64* sp[BLK];
+        u64 s[Fr::N + 1][BLK];  // limb-major copy, one zero limb above the top
         for (size_t k0 = b; k0 < e; k0 += BLK) {
           const size_t kn = std::min(BLK, e - k0);
-          for (size_t j = 0; j < kn; j++) { carry[j] = 0; sp[j] = (const u64*)scalar(k0 + j); }
+          for (size_t j = 0; j < kn; j++) {
+            const u64* sp = (const u64*)scalar(k0 + j);
+            for (unsigned l = 0; l < Fr::N; l++) s[l][j] = sp[l];
+            s[Fr::N][j] = 0;
+            carry[j] = 0;
+          }
           for (unsigned w = 0; w < plan.nw; w++) {
             uint16_t* row = tab.get() + (size_t)w * n + k0;
             const unsigned cw = plan.width(w);
-            const size_t pos = plan.pos(w), limb = pos / 64, sh = pos % 64;
+            const size_t pos = plan.pos(w), limb = std::min<size_t>(pos / 64, Fr::N), sh = pos % 64;
             const u64 mask = ((u64)1 << cw) - 1, half = top_half(w), full = (u64)1 << cw;
-            // the window's limbs are the same for the whole row: its two forms as two loops
-            const bool in = limb < Fr::N, cross = in && sh + cw > 64 && limb + 1 < Fr::N;
-            auto emit = [&](size_t j, u64 v) {
-              v += carry[j];
-              const u64 neg_mag = full - v;  // v == 2^c: digit 0, carried up
-              carry[j] = v > half;
-              row[j] = (uint16_t)(carry[j] ? (neg_mag ? (neg_mag | 0x8000u) : 0) : v);
-            };
-            if (cross)
-              for (size_t j = 0; j < kn; j++) emit(j, ((sp[j][limb] >> sh) | (sp[j][limb + 1] << (64 - sh))) & mask);
-            else if (in)
-              for (size_t j = 0; j < kn; j++) emit(j, (sp[j][limb] >> sh) & mask);
-            else
-              for (size_t j = 0; j < kn; j++) emit(j, 0);
+            const u64* lo = s[limb];
+            const u64* hi = s[std::min<size_t>(limb + 1, Fr::N)];
+            // the bits above the window's first limb (none where it does not cross, or past the top)
+            const unsigned hs = sh ? (unsigned)(64 - sh) : 0;
+            const u64 hmask = sh && sh + cw > 64 ? ~(u64)0 : 0;
+            for (size_t j = 0; j < kn; j++) {
+              const u64 v = (((lo[j] >> sh) | ((hi[j] << hs) & hmask)) & mask) + carry[j];
+              const u64 c = v > half;                       // negative digit, carry up
+              const u64 nm = full - v;                      // its magnitude; v == 2^c: digit 0
+              const u64 nd = (nm | 0x8000u) & ((u64)0 - (u64)(nm != 0));
+              carry[j] = c;
+              row[j] = (uint16_t)(v ^ ((v ^ nd) & ((u64)0 - c)));
+            }
           }
         }
       }, 1024);

@@ -171,16 +171,37 @@ struct NttSimd {
     return t;
   }
 
-  // ---- butterflies (values < 4p in and out) ----
+  // ---- butterflies ----
+  // The DIT (the forward transform after the coset scales) is lazy: no reduction per butterfly. Its
+  // inputs are products (< 2p); the first stage (twiddle 1) gives a + b < 4p and a - b + 4p < 6p, and
+  // every later one adds t = b w < 2p (b w / R' + p, with b < 85 p: R' / r = 2^260 / r > 84) to a or
+  // subtracts it (a - t + 2p), so after the log_n <= 28 stages every value is below 6p + 2 (log_n - 1) p
+  // <= 60p < R' = 2^(52L): normalized limbs hold it, and products of such values stay below
+  // 60^2 p^2 / R' + p < 44p. convert_out brings C below 32p first. Same values mod p, and the H values
+  // leave canonical, so the same bytes as with a reduction per butterfly (cpu-notes round 26).
+  // The bound needs (2 S + 5) p < R' for the field's 2-adicity S: BN254's Fr (S = 28, R' / r = 84.6) has
+  // it; BLS12-381's (S = 32, R' / r = 35) does not and keeps values below 4p (csub per output). The DIF
+  // keeps values below 4p on both (its sums would double per stage).
+  static constexpr bool LAZY = ((P::MOD[3] >> 32) + 1) * (2 * (u64)Tr::S + 5) < ((u64)1 << 36);
   SNARKD_SIMD52_INLINE static void bf_dit(E& a, E& b, const E& w) {
     E t = simd52::mul(b, w);
-    b = simd52::csub<4>(simd52::sub<2>(a, t));
-    a = simd52::csub<4>(simd52::add(a, t));
+    if constexpr (LAZY) {
+      b = simd52::sub<2>(a, t);
+      a = simd52::add(a, t);
+    } else {
+      b = simd52::csub<4>(simd52::sub<2>(a, t));
+      a = simd52::csub<4>(simd52::add(a, t));
+    }
   }
-  SNARKD_SIMD52_INLINE static void bf_dit1(E& a, E& b) {  // twiddle 1
+  SNARKD_SIMD52_INLINE static void bf_dit1(E& a, E& b) {  // twiddle 1: the first DIT stage only (b < 4p)
     E t = b;
-    b = simd52::csub<4>(simd52::sub<4>(a, t));
-    a = simd52::csub<4>(simd52::add(a, t));
+    if constexpr (LAZY) {
+      b = simd52::sub<4>(a, t);
+      a = simd52::add(a, t);
+    } else {
+      b = simd52::csub<4>(simd52::sub<4>(a, t));
+      a = simd52::csub<4>(simd52::add(a, t));
+    }
   }
   SNARKD_SIMD52_INLINE static void bf_dif(E& a, E& b, const E& w) {
     E u = a;
@@ -417,8 +438,10 @@ struct NttSimd {
     u64 one_w[4] = {1, 0, 0, 0};
     const E one = simd52::broadcast<Pr>(one_w);
     for (size_t k = kb; k < ke; k++) {
-      E ab = simd52::mul(A.ld(8 * k), Bv.ld(8 * k));
-      E d = simd52::sub<4>(ab, C.ld(8 * k));
+      E ab = simd52::mul(A.ld(8 * k), Bv.ld(8 * k));  // lazy: < 44p (see the butterflies); else < 2p
+      E d;
+      if constexpr (LAZY) d = simd52::sub<32>(ab, simd52::csub<32>(C.ld(8 * k)));  // C < 60p -> < 32p; d < 76p < R'
+      else d = simd52::sub<4>(ab, C.ld(8 * k));
       E plain = simd52::csub<1>(simd52::mul(d, one));  // x R' / R' = x, canonical
       V w[8];
       simd52::to_words<Pr>(plain, w);
