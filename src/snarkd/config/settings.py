@@ -169,6 +169,10 @@ SETTINGS: tuple[Setting, ...] = (
       "(built at key load, kept beside the .wasm as .wprog; a key whose circuit cannot be native fails to load); "
       "wasm = the .wasm on wasmtime; auto = native where it can be built, else wasm", env="SNARKD_WITNESS_ENGINE",
       engine="witness_engine"),
+    S("witness", "compiled", Choice("auto", "off"), "auto",
+      "the native engine's compiled witness library (CIRCUIT.wasm.wso, built by `snarkd witness --compile` or "
+      "`snarkd prepare --compile-witness`): auto = value-dependent requests run it where one is kept for the "
+      ".wasm; off = never (the interpreter's control-flow run)", env="SNARKD_WITNESS_COMPILED"),
     S("gpus", "devices", Devices(), [], "GPUs to prove on; [] = every GPU CuPy sees, else the CPU",
       engine="devices"),
     S("gpus", "workers_per_device", Int(1), 2, "device workers per device (they share its lock)",

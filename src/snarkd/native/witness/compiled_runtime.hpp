@@ -26,6 +26,7 @@
 #include "witness/circom_field.hpp"
 
 int32_t exp_getMessageChar();
+int32_t exp_readSharedRWMemory(int32_t);
 
 namespace rt {
 using namespace snarkd;
@@ -179,7 +180,31 @@ inline void host_writeBufferMessage() {  // as witness_calculator.js: texts join
     msg_str += m;
   }
 }
-inline void host_showSharedRWMemory() {}
+// log() of a value: the shared RW memory's 8 words as one integer, in decimal, appended as writeBufferMessage's texts
+inline void host_showSharedRWMemory() {
+  uint64_t w[4];
+  for (int k = 0; k < 4; k++)
+    w[k] = uint64_t(uint32_t(exp_readSharedRWMemory(2 * k))) | uint64_t(uint32_t(exp_readSharedRWMemory(2 * k + 1))) << 32;
+  char buf[96];
+  int n = 0;
+  while (w[0] | w[1] | w[2] | w[3]) {  // divide by 10^19, the remainder's 19 digits (the last without leading zeros)
+    unsigned __int128 rem = 0;
+    for (int k = 3; k >= 0; k--) {
+      const unsigned __int128 cur = (rem << 64) | w[k];
+      w[k] = uint64_t(cur / 10000000000000000000ull);
+      rem = cur % 10000000000000000000ull;
+    }
+    uint64_t r = uint64_t(rem);
+    const bool last = !(w[0] | w[1] | w[2] | w[3]);
+    for (int d = 0; d < 19 && (!last || r); d++) buf[n++] = char('0' + r % 10), r /= 10;
+  }
+  if (!n) buf[n++] = '0';
+  std::string v(buf, buf + n);
+  std::string text(v.rbegin(), v.rend());
+  if (log_str.size() + msg_str.size() > (64u << 20)) trap("more than 64 MiB of log() output");
+  if (!msg_str.empty()) msg_str += " ";
+  msg_str += text;
+}
 
 // --- circom's field functions, natively ---
 #ifdef SNARKD_WC_BLS12_381

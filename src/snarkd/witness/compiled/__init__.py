@@ -40,6 +40,21 @@ NATIVE_DIR = os.path.join(os.path.dirname(os.path.dirname(_HERE)), "native")
 _TRANSLATOR = ("translate.py", "wasm_parse.py")
 
 
+SETTING = "witness.compiled"
+SETTING_ENV = "SNARKD_WITNESS_COMPILED"
+DECLARED_DEFAULT = "auto"  # [witness] compiled's declared default (config/settings.py; tests/witness hold them equal)
+
+
+def setting_default() -> str:
+    """[witness] compiled without a config file: its environment override (validated by the config loader), else its
+    declared default, read without loading the config package (its validator: ~30 ms of a one-shot `snarkd witness`)."""
+    if os.environ.get(SETTING_ENV) is None:
+        return DECLARED_DEFAULT
+    from snarkd.config import deferred
+
+    return deferred(SETTING)()
+
+
 class LibraryError(Exception):
     """A compiled witness library that cannot be used (refused, stale, or it failed to load)."""
 
@@ -117,9 +132,13 @@ def build(wasm_bytes: bytes, wasm_sha256: str, curve: str, paths: list[str], *, 
                            "needs one (install g++ or set CXX); witnesses are computed as before")
     t0 = time.perf_counter()
     cpu0 = _children_cpu()
+    from snarkd.witness.errors import CircuitFormatError
     from snarkd.witness.wasm_runtime import validate_module
 
-    validate_module(wasm_bytes, name)  # the translator follows valid modules only
+    try:
+        validate_module(bytes(wasm_bytes), name)  # the translator follows valid modules only
+    except CircuitFormatError as exc:
+        raise CompileError(f"no compiled witness program: {exc}") from None
     try:
         source, _ = translate(wasm_bytes)
     except Refused as exc:
@@ -243,8 +262,17 @@ def load(paths: list[str], wasm_sha256: str, curve: str):
         obj, body = unpack(data, MAGIC, VERSION, "compiled witness library", LibraryError)
         if not isinstance(obj, dict) or obj.get("identity") != ident:
             raise LibraryError(f"{path}: stale (another .wasm or runtime): not loaded")
-        return CompiledProgram(path, data[body:], obj.get("meta") or {})
+        key = hashlib.sha256(data[body:]).hexdigest()
+        with _LOADED_LOCK:  # one load per library and process: its state (and the lock that guards it) is one
+            lib = _LOADED.get(key)
+            if lib is None:
+                lib = _LOADED[key] = CompiledProgram(path, data[body:], obj.get("meta") or {})
+        return lib
     return None
+
+
+_LOADED: dict = {}  # the libraries loaded in this process, by their bytes' SHA-256 (never unloaded)
+_LOADED_LOCK = __import__("_thread").allocate_lock()
 
 
 class CompiledProgram:
@@ -262,13 +290,15 @@ class CompiledProgram:
             view = memoryview(lib)
             while view:
                 view = view[os.write(fd, view):]
-            try:
-                self._lib = ctypes.CDLL(f"/proc/self/fd/{fd}")
-            except OSError as exc:
-                raise LibraryError(f"{path}: cannot be loaded ({exc}): rebuild it with `snarkd witness --compile`"
-                                   ) from None
-        finally:
-            os.close(fd)  # the loader keeps its own mapping
+            self._lib = ctypes.CDLL(f"/proc/self/fd/{fd}")
+        except OSError as exc:
+            os.close(fd)
+            raise LibraryError(f"{path}: cannot be loaded ({exc}): rebuild it with `snarkd witness --compile`"
+                               ) from None
+        # the descriptor stays open while the process lives: the loader knows a library by the name it was opened
+        # by, and a later library opened as the same /proc/self/fd/N (a number reused after a close) would be
+        # taken for this one
+        self._fd = fd
         lib_ = self._lib
         try:
             lib_.snarkd_wc_abi.restype = ctypes.c_int
