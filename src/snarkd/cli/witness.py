@@ -170,10 +170,10 @@ def _calculate(args, timings: dict[str, float], bar, values_only: bool = False):
     t = time.perf_counter()
     with bar.step("compile"):
         inputs = load_input_json(args.input, warn=_fell_back)
-        engine = _engine(args)
-        kwargs = {"compiled": deferred("witness.compiled")} if engine != "wasm" else {}
-        calc = make_calculator(args.wasm, engine, sym=args.sym, sanity_check=args.sanity_check,
-                               on_fallback=_fell_back, cache=deferred("keys.wasm_cache"), **kwargs)
+        # ([witness] compiled: read by the native engine when a value-dependent request first needs it, from the
+        # environment or its declared default without loading the config's validator)
+        calc = make_calculator(args.wasm, _engine(args), sym=args.sym, sanity_check=args.sanity_check,
+                               on_fallback=_fell_back, cache=deferred("keys.wasm_cache"))
         if getattr(args, "compile", False):
             _compile(calc)
     timings["load" if calc.native else "compile"] = (time.perf_counter() - t) * 1e3
