@@ -48,8 +48,11 @@ DECLARED_DEFAULT = "auto"  # [witness] compiled's declared default (config/setti
 def setting_default() -> str:
     """[witness] compiled without a config file: its environment override (validated by the config loader), else its
     declared default, read without loading the config package (its validator: ~30 ms of a one-shot `snarkd witness`)."""
-    if os.environ.get(SETTING_ENV) is None:
+    value = os.environ.get(SETTING_ENV)
+    if value is None:
         return DECLARED_DEFAULT
+    if value in ("auto", "off"):  # (its choices, settings.py: the loader only for a value it would refuse)
+        return value
     from snarkd.config import deferred
 
     return deferred(SETTING)()
