@@ -184,6 +184,29 @@ def test_two_libraries_in_one_process(built):
     assert runs[0] is not runs[1]
 
 
+def test_concurrent_runs_each_on_a_copy(built):
+    """Runs from several threads at once (a daemon's synthesis workers): each on a loaded copy of its own, every
+    witness exact."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    c, folder = built("bigint.circom", N=N_BITS, K=K_LIMBS)
+    calc = NativeCalculator(folder / "circuit.wasm", cache=False, strict=True)
+    lib = calc._compiled_program()
+
+    def one(k):
+        inputs = bigint_inputs(k)
+        raw = bytearray(32 * calc.witness_size)
+        enc = compiled_mod.encode_inputs([(q.hash, q.data) for q in calc.prepare(inputs)])
+        for _ in range(5):
+            status, message, _, _ = lib.run(enc, raw, calc.witness_size)
+            assert status == 0, message
+        return bytes(raw) == c.snarkjs_witness(inputs).read_bytes()[-len(raw):]
+
+    with ThreadPoolExecutor(4) as pool:
+        assert all(pool.map(one, range(8)))
+    assert 1 <= lib.copies <= 4
+
+
 def test_stale_library_refused(built, tmp_path):
     """Another circuit's library beside this .wasm: its identity (the wasm's SHA-256) does not match."""
     c, folder = built("bigint.circom", N=N_BITS, K=K_LIMBS)
@@ -201,21 +224,30 @@ def test_setting_off(built, tmp_path, monkeypatch):
     c, folder = built("bigint.circom", N=N_BITS, K=K_LIMBS)
     wasm = _with_library(c, folder, tmp_path)
     monkeypatch.setenv("SNARKD_WITNESS_COMPILED", "off")
-    calc = NativeCalculator(wasm, cache=False, strict=True)
+    from snarkd.cli.witness import compiled_setting
+
+    calc = NativeCalculator(wasm, cache=False, strict=True, compiled=compiled_setting)
     i = _value_dependent(calc, bigint_inputs)
     calc.calculate_bytes(bigint_inputs(i))
     assert calc.compiled_runs == 0 and calc.stats.control == 1 and calc.compiled_library is None
 
 
-def test_the_setting_default_is_the_declared_one(monkeypatch):
+def test_the_setting_from_env_agrees_with_the_config():
+    """`snarkd witness` reads [witness] compiled without the config layer (config/witness.py): the declared choices,
+    default and variable, and the same value as the config layer for every environment (None where it refuses)."""
+    from snarkd.config import Config, ConfigError
     from snarkd.config.settings import BY_NAME
+    from snarkd.config.witness import COMPILED_DEFAULT, COMPILED_ENV, compiled_from_env
 
-    s = BY_NAME[compiled_mod.SETTING]
-    assert s.default == compiled_mod.DECLARED_DEFAULT and s.env == compiled_mod.SETTING_ENV
-    monkeypatch.delenv(compiled_mod.SETTING_ENV, raising=False)
-    assert compiled_mod.setting_default() == "auto"
-    monkeypatch.setenv(compiled_mod.SETTING_ENV, "off")
-    assert compiled_mod.setting_default() == "off"
+    s = BY_NAME["witness.compiled"]
+    assert s.default == COMPILED_DEFAULT and s.env == COMPILED_ENV
+    for raw in (None, "auto", "off", "Off", "on", "", " off"):
+        env = {} if raw is None else {COMPILED_ENV: raw}
+        try:
+            expected = Config.defaults(env).witness.compiled
+        except ConfigError:
+            expected = None
+        assert compiled_from_env(env) == expected, raw
 
 
 def test_no_compiler_clear_message(tmp_path, monkeypatch):

@@ -59,7 +59,10 @@ def _witness_program(args) -> None:
     try:
         from snarkd.config import default
 
-        calc = NativeCalculator(wasm, cache=default("keys.wasm_cache"))  # the entry point resolves the setting
+        from snarkd.cli.witness import compiled_setting
+
+        calc = NativeCalculator(wasm, cache=default("keys.wasm_cache"),  # the entry point resolves the settings
+                                compiled=compiled_setting)
     except NativeUnavailable as exc:
         print(f"{exc} (witnesses from inputs use the wasm engine)", file=sys.stderr)
         return

@@ -157,6 +157,19 @@ def _engine(args) -> str:
     return default("witness.engine")
 
 
+def compiled_setting() -> str:
+    """[witness] compiled: from the environment without the config layer (config/witness.py), else the config
+    layer's resolution (its error for a value that is no choice)."""
+    from snarkd.config.witness import compiled_from_env
+
+    value = compiled_from_env()
+    if value is None:
+        from snarkd.config import default
+
+        value = default("witness.compiled")
+    return value
+
+
 def _fell_back(message: str) -> None:  # also the warnings about input.json
     print(f"snarkd: {message}", file=sys.stderr, flush=True)
 
@@ -170,10 +183,9 @@ def _calculate(args, timings: dict[str, float], bar, values_only: bool = False):
     t = time.perf_counter()
     with bar.step("compile"):
         inputs = load_input_json(args.input, warn=_fell_back)
-        # ([witness] compiled: read by the native engine when a value-dependent request first needs it, from the
-        # environment or its declared default without loading the config's validator)
+        # ([witness] compiled: resolved when a value-dependent request first needs it, without the config layer)
         calc = make_calculator(args.wasm, _engine(args), sym=args.sym, sanity_check=args.sanity_check,
-                               on_fallback=_fell_back, cache=deferred("keys.wasm_cache"))
+                               on_fallback=_fell_back, cache=deferred("keys.wasm_cache"), compiled=compiled_setting)
         if getattr(args, "compile", False):
             _compile(calc)
     timings["load" if calc.native else "compile"] = (time.perf_counter() - t) * 1e3

@@ -142,7 +142,7 @@ class NativeCalculator:
     engine's limits, applied to the native recording too (memory bytes; fuel bounds loop
     iterations and calls there). compiled: whether a compiled library (CIRCUIT.wasm.wso, built by `compile()`) runs
     the control-flow requests where one is kept (True/"auto"; False/"off": never; or a callable giving one of those,
-    read when first needed; None: the [witness] compiled setting's environment override or default).
+    read when first needed; None: [witness] compiled's declared default, auto: entry points pass the setting).
     """
 
     native = True  # WitnessEngine: witnesses from the program (a request it cannot serve says "wasm" as its source)
@@ -424,13 +424,9 @@ class NativeCalculator:
 
     def _compiled_wanted(self) -> bool:
         setting = self._compiled_setting
-        if setting is None:
-            from snarkd.witness.compiled import setting_default
-
-            setting = setting_default
         if callable(setting):
             setting = setting()
-        return setting not in (False, "off", None)
+        return setting not in (False, "off")
 
     def _compiled_paths(self, with_cache: bool) -> list[str]:
         from snarkd.witness import compiled
@@ -453,10 +449,11 @@ class NativeCalculator:
             return None
         from snarkd.witness import compiled
 
+        # beside the .wasm; in the compiled-module cache too only where the program is not beside it (resolving the
+        # cache's setting loads the config layer: a one-shot run whose .wprog lies beside the .wasm never needs it)
+        beside = self._path is not None and self._loaded_from == program_file.candidates(self._path, self._sha, None)[0]
         try:
-            lib = compiled.load(self._compiled_paths(False), self._sha, self.curve)
-            if lib is None:
-                lib = compiled.load(self._compiled_paths(True), self._sha, self.curve)
+            lib = compiled.load(self._compiled_paths(not beside), self._sha, self.curve)
         except compiled.LibraryError as exc:
             message = f"{self.name}: compiled witness library refused: {exc}; the interpreter runs instead"
             if self.strict and self.on_fallback is not None:
