@@ -1,6 +1,7 @@
-"""Round-26 prototype driver: a circom wasm compiled to C++ (translate.py + runtime.hpp), built with g++, and run on
-input files through circom's witness protocol (harness.cpp); optionally each witness compared byte for byte with
-`snarkjs wtns calculate`.
+"""Bench driver of the compiled witness program: a circom wasm translated by the package's translator
+(snarkd.witness.compiled.translate, runtime native/witness/compiled_runtime.hpp), built with g++ into an executable
+(harness.cpp, the product's entry), and run on input files; optionally each witness compared byte for byte with
+`snarkjs wtns calculate`. (The product builds a shared library instead: `snarkd witness --compile`.)
 
   python bench/wasm_compile/run.py --wasm W.wasm --build /tmp/DIR [--opt -O2] [--runs N] [--snarkjs] INPUT.json...
 
@@ -18,10 +19,10 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
-sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(ROOT, "src"))
 
 BN254_R = 21888242871839275222246405745257275088548364400416034343698204186575808495617
-CXX = ["g++", "-std=c++17", "-fno-strict-aliasing", "-I" + HERE, "-I" + os.path.join(ROOT, "src/snarkd/native")]
+CXX = ["g++", "-std=c++17", "-fno-strict-aliasing", "-pthread", "-I" + os.path.join(ROOT, "src/snarkd/native")]
 
 
 def fnv(s):
@@ -56,19 +57,19 @@ def qualify(prefix, v, out):
 def encode_inputs(path, n32=8, prime=BN254_R):
     inp = {}
     qualify("", json.load(open(path)), inp)
-    words = []
-    count = 0
+    words = []  # the entry's encoding (compiled_entry.hpp): per signal its hash halves, its count, its values
     for k, v in inp.items():
         h = fnv(k)
-        for i, x in enumerate(flat(v)):
+        vals = flat(v)
+        words += [h >> 32, h & 0xFFFFFFFF, len(vals)]
+        for x in vals:
             x = int(x) % prime
-            words += [h >> 32, h & 0xFFFFFFFF, i] + [(x >> (32 * j)) & 0xFFFFFFFF for j in range(n32)]
-            count += 1
-    return struct.pack("<%dI" % (1 + len(words)), count, *words)
+            words += [(x >> (32 * j)) & 0xFFFFFFFF for j in range(n32)]
+    return struct.pack("<%dI" % len(words), *words)
 
 
 def build(wasm, bdir, opt="-O2", native=True):
-    from translate import translate  # (not needed to encode inputs: pyrun.py imports this module)
+    from snarkd.witness.compiled.translate import translate
 
     os.makedirs(bdir, exist_ok=True)
     t0 = time.time()
@@ -77,13 +78,12 @@ def build(wasm, bdir, opt="-O2", native=True):
     cpp = os.path.join(bdir, "gen.cpp")
     open(cpp, "w").write(src)
     t0 = time.time()
-    subprocess.check_call(CXX + [opt, "-c", cpp, "-o", os.path.join(bdir, "gen.o")])
-    t_gen = time.time() - t0
-    subprocess.check_call(CXX + ["-O2", "-c", os.path.join(HERE, "harness.cpp"), "-o", os.path.join(bdir, "harness.o")])
     exe = os.path.join(bdir, "witness")
-    subprocess.check_call(CXX + ["-o", exe, os.path.join(bdir, "harness.o"), os.path.join(bdir, "gen.o")])
+    subprocess.check_call(CXX + [opt, '-DGEN="%s"' % os.path.abspath(cpp), os.path.join(HERE, "harness.cpp"),
+                                 "-o", exe])
+    t_gen = time.time() - t0
     info = {"translate_s": round(t_tr, 3), "gxx_s": round(t_gen, 2), "opt": opt, "cpp_bytes": len(src),
-            "obj_bytes": os.path.getsize(os.path.join(bdir, "gen.o")), "wasm_bytes": os.path.getsize(wasm)}
+            "exe_bytes": os.path.getsize(exe), "wasm_bytes": os.path.getsize(wasm)}
     return exe, info
 
 

@@ -1,5 +1,5 @@
-"""bench/wasm_compile (round 26's prototype: a circom wasm translated to C++, ffwasm's field functions native): the
-compiled witness of tests/witness/circuits/ops.circom (every operator, shifts by any amount, values near p) byte for
+"""bench/wasm_compile (the bench driver of the package's compiled witness program, snarkd.witness.compiled, as an
+executable: harness.cpp with the generated C++): the compiled witness of tests/witness/circuits/ops.circom (every operator, shifts by any amount, values near p) byte for
 byte snarkjs's, for a few inputs. A g++ -O1 build of a small module (~3 s)."""
 
 from __future__ import annotations

@@ -27,6 +27,10 @@ def register(sub) -> None:
                         "(default: the .wasm beside the key, as the daemon finds it)")
     p.add_argument("--no-witness", dest="witness", action="store_false",
                    help="do not build the native witness program")
+    p.add_argument("--compile-witness", action="store_true",
+                   help="also build the circuit's compiled witness library (CIRCUIT.wasm.wso: the .wasm translated to "
+                        "C++ and built by $CXX, else c++/g++), which the native engine runs for value-dependent "
+                        "circuits ([witness] compiled)")
     p.set_defaults(func=run)
 
 
@@ -55,7 +59,10 @@ def _witness_program(args) -> None:
     try:
         from snarkd.config import default
 
-        calc = NativeCalculator(wasm, cache=default("keys.wasm_cache"))  # the entry point resolves the setting
+        from snarkd.cli.witness import compiled_setting
+
+        calc = NativeCalculator(wasm, cache=default("keys.wasm_cache"),  # the entry point resolves the settings
+                                compiled=compiled_setting)
     except NativeUnavailable as exc:
         print(f"{exc} (witnesses from inputs use the wasm engine)", file=sys.stderr)
         return
@@ -65,3 +72,14 @@ def _witness_program(args) -> None:
     instructions = paths[0]["instructions"] if paths else 0
     print(f"{where}: native witness program {how} in {time.perf_counter() - start:.2f} s "
           f"({instructions} instructions)", file=sys.stderr)
+    if getattr(args, "compile_witness", False):
+        from snarkd.witness.compiled import CompileError
+
+        try:
+            info = calc.compile()
+        except CompileError as exc:
+            print(f"no compiled witness library: {exc}", file=sys.stderr)
+            return
+        how = (f"built in {info['build_s']:.1f} s ({info['bytes'] / 2**20:.1f} MiB)" if info["built"]
+               else "already built")
+        print(f"{info['path']}: compiled witness library {how}", file=sys.stderr)

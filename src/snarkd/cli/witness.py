@@ -24,6 +24,10 @@ def _common(p) -> None:
                    help="native: replay a program recorded from the .wasm (built on first use, kept beside it as "
                         ".wprog; exit 3 where none can be built; a request the wasm engine serves is said on "
                         "stderr); wasm: wasmtime; auto: native where it can be built (default: [witness] engine)")
+    p.add_argument("--compile", action="store_true",
+                   help="build the circuit's compiled witness library first (CIRCUIT.wasm.wso: the .wasm translated "
+                        "to C++ and built by $CXX, else c++/g++; seconds per circuit, once) unless one is kept; the "
+                        "native engine runs it for value-dependent circuits ([witness] compiled)")
 
 
 def register(sub) -> None:
@@ -65,7 +69,8 @@ def register(sub) -> None:
 
 
 _FLAGS = {"--sanity-check": ("sanity_check", True), "--quiet": ("quiet", True), "-q": ("quiet", True),
-          "--progress": ("progress", True), "--no-progress": ("progress", False), "--timings": ("timings", True)}
+          "--progress": ("progress", True), "--no-progress": ("progress", False), "--timings": ("timings", True),
+          "--compile": ("compile", True)}
 _VALUED = {"--engine": "engine", "--sym": "sym"}
 
 
@@ -75,7 +80,7 @@ def quick_args(argv: list[str]) -> SimpleNamespace | None:
     parser (~7 ms of a ~65 ms whole process, snarkd.cli.main); None for anything else (help, an abbreviation,
     `--opt=value`, `--`, an argument starting with "-", a wrong count or choice), which argparse then parses, with
     its own messages and exit code. tests/cli/test_witness_cli.py holds it to argparse's Namespace."""
-    got = dict(sym=None, sanity_check=False, quiet=False, progress=None, timings=False, engine=None)
+    got = dict(sym=None, sanity_check=False, quiet=False, progress=None, timings=False, engine=None, compile=False)
     positional: list[str] = []
     seen: set[str] = set()
     args = iter(argv)
@@ -152,6 +157,19 @@ def _engine(args) -> str:
     return default("witness.engine")
 
 
+def compiled_setting() -> str:
+    """[witness] compiled: from the environment without the config layer (config/witness.py), else the config
+    layer's resolution (its error for a value that is no choice)."""
+    from snarkd.config.witness import compiled_from_env
+
+    value = compiled_from_env()
+    if value is None:
+        from snarkd.config import default
+
+        value = default("witness.compiled")
+    return value
+
+
 def _fell_back(message: str) -> None:  # also the warnings about input.json
     print(f"snarkd: {message}", file=sys.stderr, flush=True)
 
@@ -165,8 +183,11 @@ def _calculate(args, timings: dict[str, float], bar, values_only: bool = False):
     t = time.perf_counter()
     with bar.step("compile"):
         inputs = load_input_json(args.input, warn=_fell_back)
+        # ([witness] compiled: resolved when a value-dependent request first needs it, without the config layer)
         calc = make_calculator(args.wasm, _engine(args), sym=args.sym, sanity_check=args.sanity_check,
-                               on_fallback=_fell_back, cache=deferred("keys.wasm_cache"))
+                               on_fallback=_fell_back, cache=deferred("keys.wasm_cache"), compiled=compiled_setting)
+        if getattr(args, "compile", False):
+            _compile(calc)
     timings["load" if calc.native else "compile"] = (time.perf_counter() - t) * 1e3
     t = time.perf_counter()
     with bar.step("calculate"):
@@ -174,8 +195,30 @@ def _calculate(args, timings: dict[str, float], bar, values_only: bool = False):
             witness, source = calc.calculate_bytes(inputs, log=_log_sink(args))
         else:
             witness, source = calc.calculate_with_source(inputs, log=_log_sink(args))
-    timings["witness"] = (time.perf_counter() - t) * 1e3
+    # (the key says where a compiled library ran the request: value-dependent circuits, witness/compiled)
+    timings["witness (compiled)" if getattr(calc, "compiled_runs", 0) else "witness"] = (time.perf_counter() - t) * 1e3
     return calc, witness, inputs, source
+
+
+def _compile(calc) -> None:
+    """--compile: the compiled library built (or found), said on stderr; a failure is said and changes nothing else."""
+    from snarkd.witness.compiled import CompileError
+
+    if not calc.native:
+        print("snarkd: --compile: the wasm engine runs no compiled library (use --engine native or auto)",
+              file=sys.stderr)
+        return
+    try:
+        info = calc.compile()
+    except CompileError as exc:
+        print(f"snarkd: no compiled witness library: {exc}", file=sys.stderr, flush=True)
+        return
+    if info["built"]:
+        print(f"snarkd: {info['path']}: compiled witness library built in {info['build_s']:.1f} s "
+              f"({info['build_cpu_s']:.1f} s compiler CPU, {info['bytes'] / 2**20:.1f} MiB, {info['compiler']} "
+              f"{' '.join(f for f in info['flags'] if f.startswith('-O'))})", file=sys.stderr, flush=True)
+    else:
+        print(f"snarkd: {info['path']}: compiled witness library already built", file=sys.stderr, flush=True)
 
 
 def run_witness(args) -> int:

@@ -37,6 +37,7 @@ from snarkd.config.kinds import (Address, Bool, BoolOrAuto, CachePath, Choice, C
                                  Size, SizeOrOff, Text)
 from snarkd.config.cpu import IFMA_CHOICES, IFMA_ENV
 from snarkd.config.prove import BACKEND_CHOICES, BACKEND_DEFAULT, BACKEND_ENV
+from snarkd.config.witness import COMPILED_CHOICES, COMPILED_DEFAULT, COMPILED_ENV
 from snarkd.config.dirs import cache_base, runtime_dir
 from snarkd.config.lanes import LaneTable
 
@@ -169,6 +170,11 @@ SETTINGS: tuple[Setting, ...] = (
       "(built at key load, kept beside the .wasm as .wprog; a key whose circuit cannot be native fails to load); "
       "wasm = the .wasm on wasmtime; auto = native where it can be built, else wasm", env="SNARKD_WITNESS_ENGINE",
       engine="witness_engine"),
+    S("witness", "compiled", Choice(*COMPILED_CHOICES), COMPILED_DEFAULT,
+      "the native engine's compiled witness library (CIRCUIT.wasm.wso, built by `snarkd witness --compile` or "
+      "`snarkd prepare --compile-witness`): auto = value-dependent requests run it where one is kept for the "
+      ".wasm; off = never (the interpreter's control-flow run). Read by the CLI; the daemon's synthesis workers run "
+      "a library where one is kept (the engine does not pass this setting yet)", env=COMPILED_ENV),
     S("gpus", "devices", Devices(), [], "GPUs to prove on; [] = every GPU CuPy sees, else the CPU",
       engine="devices"),
     S("gpus", "workers_per_device", Int(1), 2, "device workers per device (they share its lock)",

@@ -74,6 +74,7 @@ def make_calculator(wasm, engine: str = "auto", *, on_fallback=None, **kwargs) -
 
             logging.getLogger("snarkd.witness").info("%s; using the wasm engine", exc)
     kwargs.pop("program", None)
+    kwargs.pop("compiled", None)
     from snarkd.witness.calculator import WitnessCalculator
 
     return WitnessCalculator(wasm, **kwargs)

@@ -140,7 +140,9 @@ class NativeCalculator:
     explicit program file path (tried first, written first). strict: refuse what cannot be built
     natively and report wasm fallbacks through on_fallback(message). max_memory, fuel: the wasm
     engine's limits, applied to the native recording too (memory bytes; fuel bounds loop
-    iterations and calls there).
+    iterations and calls there). compiled: whether a compiled library (CIRCUIT.wasm.wso, built by `compile()`) runs
+    the control-flow requests where one is kept (True/"auto"; False/"off": never; or a callable giving one of those,
+    read when first needed; None: [witness] compiled's declared default, auto: entry points pass the setting).
     """
 
     native = True  # WitnessEngine: witnesses from the program (a request it cannot serve says "wasm" as its source)
@@ -148,7 +150,8 @@ class NativeCalculator:
     def __init__(self, wasm, *, sym=None, sanity_check: bool = False, name: str | None = None,
                  cache: bool | str | os.PathLike | Callable[[], str] = True, program: str | os.PathLike | None = None,
                  strict: bool = False, on_fallback: Callable[[str], None] | None = None,
-                 max_instances: int | None = None, max_memory: int | None = None, fuel: int = 0):
+                 max_instances: int | None = None, max_memory: int | None = None, fuel: int = 0,
+                 compiled: bool | str | Callable[[], str] | None = None):
         from snarkd.native import _witness  # lazy: only native witness work loads it
 
         self._native = _witness
@@ -160,6 +163,10 @@ class NativeCalculator:
         self._wasm_kwargs = dict(sym=self._sym, sanity_check=sanity_check, name=self.name, cache=cache,
                                  max_instances=max_instances, max_memory=max_memory, fuel=fuel)
         self._wasm_calc = None
+        self._cache = cache
+        self._compiled_setting = compiled
+        self._compiled = None  # the compiled library (witness/compiled): False once looked for and none is used
+        self.compiled_runs = 0
         self._wasm_lock = _thread.allocate_lock()
         self._save_lock = _thread.allocate_lock()
         self._keep_lock = _thread.allocate_lock()  # adding and dropping paths: indices must not move underneath
@@ -173,7 +180,7 @@ class NativeCalculator:
         self.stats = WitnessStats()
         self.build_ms = 0.0
         self._loaded_from: str | None = None
-        sha = hashlib.sha256(self._bytes).hexdigest()
+        self._sha = sha = hashlib.sha256(self._bytes).hexdigest()
         self._ident = program_file.identity(sha, self.sanity_check)
         self._paths = [os.fspath(program)] if program is not None else []
         self._paths += program_file.candidates(self._path, sha, None)
@@ -413,6 +420,74 @@ class NativeCalculator:
         else:
             self._loaded_from = os.fspath(saved)
 
+    # -- the compiled library (witness/compiled) ----------------------------------------------------
+
+    def _compiled_wanted(self) -> bool:
+        setting = self._compiled_setting
+        if callable(setting):
+            setting = setting()
+        return setting not in (False, "off")
+
+    def _compiled_paths(self, with_cache: bool) -> list[str]:
+        from snarkd.witness import compiled
+
+        paths = compiled.candidates(self._path, self._sha, None)
+        if with_cache:
+            paths += compiled.candidates(None, self._sha, inp.cache_folder(self._cache))
+        return paths
+
+    def _compiled_program(self):
+        """The loaded compiled library, or None (none kept, turned off, refused: said once, then the interpreter)."""
+        if self._compiled is None:
+            with self._program_lock:
+                if self._compiled is None:
+                    self._compiled = self._load_compiled() or False
+        return self._compiled or None
+
+    def _load_compiled(self):
+        if self.curve not in ("bn128", "bls12381") or not self._compiled_wanted():
+            return None
+        from snarkd.witness import compiled
+
+        # beside the .wasm; in the compiled-module cache too only where the program is not beside it (resolving the
+        # cache's setting loads the config layer: a one-shot run whose .wprog lies beside the .wasm never needs it)
+        beside = self._path is not None and self._loaded_from == program_file.candidates(self._path, self._sha, None)[0]
+        try:
+            lib = compiled.load(self._compiled_paths(not beside), self._sha, self.curve)
+        except compiled.LibraryError as exc:
+            message = f"{self.name}: compiled witness library refused: {exc}; the interpreter runs instead"
+            if self.strict and self.on_fallback is not None:
+                self.on_fallback(message)
+            else:
+                _log().warning("%s", message)
+            return None
+        return lib
+
+    @property
+    def compiled_library(self) -> str | None:
+        """The path of the compiled library in use (loaded when first asked), or None."""
+        lib = self._compiled_program()
+        return lib.path if lib is not None else None
+
+    def compile(self, opt: str | None = None, force: bool = False) -> dict:
+        """Build the compiled library for this wasm (translate, the system's C++ compiler, the file beside the .wasm
+        or in the compiled-module cache) unless a usable one is kept (force: build anyway). {"path", "built",
+        "build_s", "bytes", ...}; compiled.CompileError where none can be built (no compiler: a clear message)."""
+        from snarkd.witness import compiled
+
+        if not force:
+            try:
+                lib = compiled.load(self._compiled_paths(True), self._sha, self.curve)
+            except compiled.LibraryError:
+                lib = None  # rebuilt below (over the refused file where that is the first place)
+            if lib is not None:
+                self._compiled = lib
+                return {"path": lib.path, "built": False, **lib.meta}
+        info = compiled.build(self._bytes, self._sha, self.curve, self._compiled_paths(True),
+                              opt=opt or compiled.OPT, name=self.name)
+        self._compiled = compiled.load([info["path"]], self._sha, self.curve)
+        return {**info, "built": True}
+
     # -- inputs ---------------------------------------------------------------------------------
 
     def input_signals(self) -> list[tuple[str, int]] | None:
@@ -474,7 +549,19 @@ class NativeCalculator:
                 if log is not None:
                     render_log(events, log)
                 return memoryview(buffer)[: 32 * self.witness_size], "native"
-        if status == 1 and control_flow:  # value-dependent: the wasm's control flow, run natively
+        if status == 1 and control_flow and self._compiled_program() is not None:
+            # value-dependent, and a compiled library is kept for this wasm: the same control flow, compiled
+            out = _zero_pages(32 * self.witness_size)
+            st, message, code, logs = self._compiled.run(_compiled_inputs(recorded_inputs), out, self.witness_size,
+                                                         self.max_memory or 0, self.fuel, self.sanity_check)
+            if st == 0:
+                self.stats.add("control")
+                self.compiled_runs += 1
+                if log is not None and logs:
+                    _render_text(logs, log)
+                return memoryview(out), "control"
+            why = (message.strip().splitlines() or [f"code {code}"])[0]  # its error: from the wasm engine below
+        elif status == 1 and control_flow:  # value-dependent: the wasm's control flow, run natively
             if not self._said_control_flow:
                 self._said_control_flow = True
                 # only where logging is loaded: else nothing has configured a handler, and an INFO record would go
@@ -539,7 +626,31 @@ class NativeCalculator:
         return {"engine": "native", "program": str(self.loaded_from) if self.loaded_from else None,
                 "build_ms": round(self.build_ms, 1), "paths": self.program.path_stats(),
                 "dropped_paths": self.dropped_paths, "value_dependent": self.value_dependent,
+                "compiled_library": self.compiled_library, "compiled_runs": self.compiled_runs,
                 **self.stats.as_dict()}
+
+
+def _compiled_inputs(inputs) -> bytes:
+    from snarkd.witness.compiled import encode_inputs
+
+    return encode_inputs(inputs)
+
+
+def _render_text(text: str, sink: Callable[[str], None]) -> None:
+    """A compiled run's log() text (lines ended by newlines, the last perhaps unfinished) as render_log prints it."""
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    for line in lines:
+        sink(line)
+
+
+def _zero_pages(nbytes: int):
+    """A writable buffer of fresh pages (an anonymous mapping: the kernel's zero pages, never filled here; the run
+    writes every byte once). bytearray(n) would zero 6 MB first (RSA's witness: ~2-4 ms of a one-shot run)."""
+    import mmap
+
+    return mmap.mmap(-1, max(nbytes, 1))
 
 
 def _uninitialized(nbytes: int):

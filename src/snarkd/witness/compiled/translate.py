@@ -1,22 +1,53 @@
-"""circom wasm -> C++: a structured translation of every function (round-26 prototype, not a product).
+"""circom wasm -> C++: a structured translation of every function (round 26's prototype, made a product in round 27).
 
 Each wasm function becomes one C++ function; the operand stack becomes one C++ local per (depth, type)
 (`i3`, `l3`), so the C++ compiler allocates registers; blocks and loops become labels and gotos, `if` a C++ `if`,
-br_table a switch. Memory is one linear byte array (`M`, reserved 4 GiB + guard by the runtime, so no bounds
-checks are emitted). Functions whose names are circom's ffwasm field functions (Fr_add, Fr_mul, ...; the name
-section) are called as native implementations from runtime.hpp instead of their translated wasm bodies, which are
-kept only for the functions not replaced. Usage: python translate.py circuit.wasm out.cpp [--no-native]
+br_table a switch. Memory is one linear byte array (`M`, native/witness/compiled_runtime.hpp): every load and store
+is checked against its current size (a trap past it), every function's prologue checks the stack left and the fuel,
+every loop iteration the fuel. Functions whose names are circom's ffwasm field functions (Fr_add, Fr_mul, ...; the
+name section) and whose types are theirs are called as native implementations from the runtime instead of their
+translated wasm bodies.
+
+A module this translator does not handle (another import, a feature circom does not emit, a body it cannot follow)
+raises `Refused`: the caller builds nothing and the engine keeps its other paths. The module is expected to have
+passed wasm validation first (the builder validates it): the translator follows valid code only.
+Usage: python -m snarkd.witness.compiled.translate circuit.wasm out.cpp [--no-native]
 """
-import struct
 import sys
 
-from wasm_parse import Module, Reader, VT
+from snarkd.witness.compiled.wasm_parse import Module, Reader, VT
+
+
+class Refused(Exception):
+    """The module is not one the translator handles: no compiled program for it."""
+
+
+# circom's host imports (module "runtime"), with their types: any other import is refused
+IMPORTS = {"exceptionHandler": (["i32"], []), "printErrorMessage": ([], []), "writeBufferMessage": ([], []),
+           "showSharedRWMemory": ([], [])}
+# the exports the entry (compiled_entry.hpp) calls, with their types
+EXPORTS = {"getFieldNumLen32": ([], ["i32"]), "getWitnessSize": ([], ["i32"]), "getSharedRWMemoryStart": ([], ["i32"]),
+           "writeSharedRWMemory": (["i32", "i32"], []), "readSharedRWMemory": (["i32"], ["i32"]),
+           "init": (["i32"], []), "setInputSignal": (["i32", "i32", "i32"], []), "getWitness": (["i32"], []),
+           "getRawPrime": ([], []), "getMessageChar": ([], ["i32"])}
+MAX_FRAME_VARS = 20000  # locals and operand-stack variables of one function (its C++ frame: bounded stack use)
+MAX_TABLE = 1 << 20
 
 # ffwasm functions done natively (runtime.hpp: nat_<name>), with their arities (all i32 pointers).
 NATIVE = ["Fr_copy", "Fr_copyn", "Fr_add", "Fr_sub", "Fr_mul", "Fr_square", "Fr_neg", "Fr_div", "Fr_inv",
           "Fr_idiv", "Fr_mod", "Fr_pow", "Fr_eq", "Fr_neq", "Fr_lt", "Fr_gt", "Fr_leq", "Fr_geq", "Fr_land",
           "Fr_lor", "Fr_lnot", "Fr_band", "Fr_bor", "Fr_bxor", "Fr_bnot", "Fr_shl", "Fr_shr", "Fr_isTrue",
           "Fr_toInt"]
+
+NATIVE_ARITY = {"Fr_copyn": 3, "Fr_isTrue": 1, "Fr_toInt": 1, "Fr_copy": 2, "Fr_square": 2, "Fr_neg": 2,
+                "Fr_inv": 2, "Fr_lnot": 2, "Fr_bnot": 2}
+NATIVE_RESULT = {"Fr_isTrue", "Fr_toInt"}
+
+
+def native_type(nm):
+    """(params, results) of the native implementation of the ffwasm function `nm`."""
+    return ["i32"] * NATIVE_ARITY.get(nm, 3), ["i32"] if nm in NATIVE_RESULT else []
+
 
 CT = {"i32": "int32_t", "i64": "int64_t", "f32": "float", "f64": "double"}
 PFX = {"i32": "i", "i64": "l", "f32": "f", "f64": "d"}
@@ -76,7 +107,7 @@ def decode(m, start, end):
             elif bt in VT:
                 res = [VT[bt]]
             else:  # a type index (multi-value): not in circom's wasm
-                raise NotImplementedError("block type index")
+                raise Refused("a block with a type index (multi-value)")
             out.append((op, res))
         elif op in (0x0C, 0x0D, 0x10, 0x20, 0x21, 0x22, 0x23, 0x24):
             out.append((op, r.u32()))
@@ -104,10 +135,10 @@ def decode(m, start, end):
             elif sub == 11:
                 r.byte()
             else:
-                raise NotImplementedError("0xFC %d" % sub)
+                raise Refused("opcode 0xfc %d" % sub)
             out.append((0xFC00 + sub, None))
         elif op in (0x43, 0x44):
-            raise NotImplementedError("float constants")
+            raise Refused("float constants")
         else:
             out.append((op, None))
     return out
@@ -191,7 +222,7 @@ def translate_function(m, fi, native_map, lines):
             cc = Ctl("block" if op == 0x02 else "loop", "L%d" % nlab[0], len(stack), imm)
             ctl.append(cc)
             if op == 0x03:
-                emit("%s_top:;" % cc.label)
+                emit("%s_top:; rt::tick();" % cc.label)
         elif op == 0x04:
             cond, _ = pop()
             nlab[0] += 1
@@ -251,8 +282,7 @@ def translate_function(m, fi, native_map, lines):
                 tidx, _ = pop()
             args = [pop()[0] for _ in pt][::-1]
             if op == 0x10:
-                nm = m.names.get(imm, "")
-                callee = native_map.get(nm, fname(m, imm))
+                callee = native_map.get(imm, fname(m, imm))
                 call = "%s(%s)" % (callee, ", ".join(args))
             else:
                 sig = "%s(*)(%s)" % (CT[rt_[0]] if rt_ else "void", ", ".join(CT[t] for t in pt))
@@ -320,14 +350,17 @@ def translate_function(m, fi, native_map, lines):
             d, _ = pop()
             emit("rt::mem_fill(%s, %s, %s);" % (d, v, n))
         else:
-            raise NotImplementedError("opcode 0x%x in function %d (%s)" % (op, fi, m.names.get(fi)))
+            raise Refused("opcode 0x%x in function %d (%s)" % (op, fi, m.names.get(fi)))
     # declarations
     sig = "static %s %s(%s)" % (CT[results[0]] if results else "void", fname(m, fi),
                                 ", ".join("%s v%d" % (CT[t], k) for k, t in enumerate(params)))
     lines.append(sig + " {")
     # the memory's base, once: rt::M does not move (a fixed reservation), but a byte store through it could
     # alias the global in the compiler's eyes, which would reload it after every store
+    lines.append("  rt::enter();")
     lines.append("  uint8_t* const MB = rt::M;")
+    if len(locs) + sum(d + 1 for d in maxd.values()) > MAX_FRAME_VARS:
+        raise Refused("function %d: more than %d locals and stack values" % (fi, MAX_FRAME_VARS))
     for k, t in enumerate(locs):
         lines.append("  %s v%d = 0;" % (CT[t], len(params) + k))
     for t, d in sorted(maxd.items()):
@@ -343,21 +376,67 @@ def sub_ab(e, a, b):
     return re.sub(r"\b([ab])\b", lambda mo: a if mo.group(1) == "a" else b, e)
 
 
-def translate(wasm_bytes, native=True, extern_runtime=False):
-    """extern_runtime: the native field functions called out of line in runtime_ext.cpp (its own translation unit,
-    built once at its own -O level), as a program of stencils would call a runtime compiled ahead of time."""
-    m = Module(wasm_bytes)
-    native_map = {}
+def _safe(text):
+    """A name from the module, as a comment may show it (no code can come in through a name)."""
+    return "".join(ch if ch.isalnum() or ch in "_.$" else "?" for ch in str(text))[:80]
+
+
+def translate(wasm_bytes, native=True):
+    """(C++ source, Module) of a circom witness module; Refused where it is not one this translator handles. The
+    source holds nothing of the module's own text but numbers and checked names."""
+    try:
+        return _translate(wasm_bytes, native)
+    except Refused:
+        raise
+    except (ValueError, KeyError, IndexError, AssertionError, TypeError, UnicodeDecodeError, RecursionError) as exc:
+        raise Refused(f"the module cannot be read ({type(exc).__name__}: {exc})") from None
+
+
+def _translate(wasm_bytes, native):
+    m = Module(bytes(wasm_bytes))
+    if m.memory is None or any(i[0] != "func" for i in m.imports):
+        raise Refused("no memory of its own, or an imported memory, table or global")
+    if m.start is not None:
+        raise Refused("a start function")
+    if m.table is not None and m.table[0] > MAX_TABLE:
+        raise Refused("a table of %d elements" % m.table[0])
+    for _, mod, nm, ti in m.imports:
+        if IMPORTS.get(nm) != tuple(m.types[ti]):
+            raise Refused("import %s.%s: not one of circom's" % (_safe(mod), _safe(nm)))
+    exported = {}
+    for nm, kind, idx in m.exports:
+        if kind == 0 and nm in EXPORTS:
+            if tuple(m.func_type(idx)) != EXPORTS[nm]:
+                raise Refused("export %s: not circom's type" % nm)
+            exported[nm] = idx
+    missing = sorted(set(EXPORTS) - set(exported))
+    if missing:
+        raise Refused("not a circom witness module (no export %s)" % ", ".join(missing))
+    for t, _, init in m.globals:
+        if init[0] not in ("i32", "i64") or t not in ("i32", "i64"):
+            raise Refused("a global of type %s or initialised from another global" % t)
+    for fi in range(m.n_imported_funcs, m.n_imported_funcs + len(m.codes)):
+        params, results = m.func_type(fi)
+        if len(results) > 1:
+            raise Refused("a function with %d results" % len(results))
+    if len(m.funcs) != len(m.codes):
+        raise Refused("function and code sections disagree")
+    native_map = {}  # function index -> its native implementation (the name and the type are circom's)
     if native:
-        for nm in NATIVE:
-            native_map[nm] = ("rtx_" if extern_runtime else "rt::nat_") + nm
-    out = ["// generated by bench/wasm_compile/translate.py from a circom wasm: do not edit",
-           "#include \"runtime.hpp\""]
-    if extern_runtime:
-        out.append('#include "runtime_ext.hpp"')
-    out.append("namespace gen {")
+        for fi, nm in m.names.items():
+            if nm in NATIVE and m.n_imported_funcs <= fi < m.n_imported_funcs + len(m.codes) \
+                    and tuple(m.func_type(fi)) == tuple(native_type(nm)):
+                native_map[fi] = "rt::nat_" + nm
+    out = ["// generated by snarkd.witness.compiled.translate from a circom wasm: do not edit",
+           "#include \"witness/compiled_runtime.hpp\"", "namespace gen {"]
     for k, (t, mut, init) in enumerate(m.globals):
-        out.append("static %s g%d = %s;" % (CT[t], k, init[1]))
+        v = init[1]
+        lit = ("INT32_MIN" if v == -2 ** 31 else "%d" % v) if t == "i32" else ("INT64_MIN" if v == -2 ** 63 else "%dLL" % v)
+        out.append("static %s g%d = %s;" % (CT[t], k, lit))
+    # every run starts from the module's own globals (a run that trapped left them anywhere)
+    out.append("static void reset_globals() {%s}" % "".join(
+        " g%d = %s;" % (k, ("INT32_MIN" if init[1] == -2 ** 31 else "%d" % init[1]) if t == "i32" else
+                        ("INT64_MIN" if init[1] == -2 ** 63 else "%dLL" % init[1])) for k, (t, _, init) in enumerate(m.globals)))
     imports = [i for i in m.imports if i[0] == "func"]
     for k, imp in enumerate(imports):
         pt, rt_ = m.types[imp[3]]
@@ -367,15 +446,17 @@ def translate(wasm_bytes, native=True, extern_runtime=False):
     protos = []
     fn_lines = []
     for fi in range(m.n_imported_funcs, m.n_imported_funcs + len(m.codes)):
-        nm = m.names.get(fi, "")
-        fn_lines.append("// %s" % nm)
+        fn_lines.append("// %s" % _safe(m.names.get(fi, "")))
         protos.append(translate_function(m, fi, native_map, fn_lines) + ";")
     out += protos
     # the table
     tsize = m.table[0] if m.table else 0
     tab = ["nullptr"] * tsize
     ttypes = ["-1"] * tsize
+    nfunc = m.n_imported_funcs + len(m.codes)
     for (kind, off), fis in m.elems:
+        if kind != "i32" or off < 0 or off + len(fis) > tsize or any(not 0 <= f < nfunc for f in fis):
+            raise Refused("an element segment outside the table")
         for j, f in enumerate(fis):
             tab[off + j] = "(void*)&gen::%s" % fname(m, f)
             if f >= m.n_imported_funcs:
@@ -390,23 +471,25 @@ def translate(wasm_bytes, native=True, extern_runtime=False):
     out.append("namespace rt {")
     segs = []
     for k, ((kind, off), data) in enumerate(m.data):
+        if kind != "i32":
+            raise Refused("a data segment at a non-constant offset")
         out.append("static const unsigned char D%d[%d] = {%s};" % (k, max(1, len(data)), ",".join(str(x) for x in data) or "0"))
-        segs.append("{%du, D%d, %du}" % (off, k, len(data)))
-    out.append("const DataSeg DATA[] = {%s};" % ", ".join(segs))
+        segs.append("{%du, D%d, %du}" % (off % 2 ** 32, k, len(data)))
+    out.append("const DataSeg DATA[] = {%s};" % (", ".join(segs) or "{0u, nullptr, 0u}"))
     out.append("const uint32_t NDATA = %d;" % len(segs))
-    out.append("const uint32_t MEM_PAGES = %d;" % m.memory[0])
+    out.append("const uint32_t MEM_PAGES = %d;" % min(m.memory[0], 65537))
+    out.append("inline void reset_globals() { gen::reset_globals(); }")
     out.append("}  // namespace rt")
-    for nm, kind, idx in m.exports:
-        if kind != 0:
-            continue
+    for nm in sorted(EXPORTS):
+        idx = exported[nm]
         pt, rt_ = m.func_type(idx)
         out.append("%s exp_%s(%s) { %sgen::%s(%s); }" % (
             CT[rt_[0]] if rt_ else "void", nm, ", ".join("%s a%d" % (CT[t], j) for j, t in enumerate(pt)),
             "return " if rt_ else "", fname(m, idx), ", ".join("a%d" % j for j in range(len(pt)))))
+    out.append('#include "witness/compiled_entry.hpp"')
     return "\n".join(out) + "\n", m
 
 
 if __name__ == "__main__":
-    src, m = translate(open(sys.argv[1], "rb").read(), native="--no-native" not in sys.argv,
-                       extern_runtime="--extern-runtime" in sys.argv)
+    src, m = translate(open(sys.argv[1], "rb").read(), native="--no-native" not in sys.argv)
     open(sys.argv[2], "w").write(src)

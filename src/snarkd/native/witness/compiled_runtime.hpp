@@ -1,7 +1,15 @@
-// Runtime of the round-26 prototype (bench/wasm_compile): the linear memory, wasm's numeric helpers, circom's
-// host imports, and circom's ffwasm field functions done natively on the wasm memory's element layout
-// ([int32 short][uint32 type: 0x80000000 long, 0x40000000 Montgomery][4 x u64 value]) with snarkd's native
-// Montgomery core (ff/mont.hpp, witness/circom_field.hpp). Included by the generated C++ (translate.py).
+// The runtime of a compiled witness program (snarkd.witness.compiled): the generated C++ (translate.py) includes it.
+// The linear memory, wasm's numeric helpers, circom's host imports, and circom's ffwasm field functions done natively
+// on the wasm memory's element layout ([int32 short][uint32 type: 0x80000000 long, 0x40000000 Montgomery][4 x u64
+// value]) with snarkd's Montgomery core (ff/mont.hpp, witness/circom_field.hpp). Built at run time by the user's C++
+// compiler, so shipped with the package (RUNTIME_VERSION: bump on any change of meaning; the library file is bound to
+// the digest of every header it was built from anyway).
+//
+// Safety (round 27): every access of the linear memory is checked against its current size (a wasm trap past it),
+// memory.grow is bounded by the caller's limit, recursion by the stack left (checked in every function's prologue,
+// on a thread of its own with a large stack), loops and calls by fuel; every trap is a C++ exception caught at the
+// entry (compiled_entry.hpp) and returned as an error. Field: BN254's scalar field, or BLS12-381's with
+// -DSNARKD_WC_BLS12_381.
 #pragma once
 #include <cstdint>
 #include <cstdio>
@@ -10,13 +18,19 @@
 #include <string>
 #include <sys/mman.h>
 
+#ifdef SNARKD_WC_BLS12_381
+#include "curves/bls12_381.hpp"
+#else
 #include "curves/bn254.hpp"
+#endif
 #include "witness/circom_field.hpp"
 
 int32_t exp_getMessageChar();
+int32_t exp_readSharedRWMemory(int32_t);
 
 namespace rt {
 using namespace snarkd;
+constexpr int RUNTIME_VERSION = 1;
 struct Trap {
   std::string what;
   int code;
@@ -25,6 +39,10 @@ struct Trap {
 
 inline uint8_t* M = nullptr;
 inline uint32_t pages = 0;
+inline uint64_t mem_bytes = 0;       // pages * 65536: every access is checked against it
+inline uint32_t max_pages = 65536;   // memory.grow's bound (the caller's memory limit)
+inline uintptr_t stack_limit = 0;    // a frame below this address: the call stack is exhausted (a trap)
+inline int64_t fuel = INT64_MAX;     // loop iterations and calls left (a trap at 0)
 constexpr uint64_t RESERVE = (uint64_t(1) << 32) + (uint64_t(1) << 20);
 
 struct DataSeg {
@@ -37,48 +55,76 @@ extern const uint32_t NDATA, MEM_PAGES, TABLE_N;
 extern void* const TABLE[];
 extern const int TABLE_TYPE[];
 
-// A fresh instance's memory: a 4 GiB + 1 MiB reservation (no bounds checks emitted: every 32-bit address plus
-// a 32-bit offset lands in it), pages touched on demand, the data segments copied in.
-inline void instantiate() {
-  // RT_REUSE=1: after the first run the same mapping, the pages used so far zeroed, instead of a fresh one whose
-  // pages fault in again (what a long-lived process would do; a fresh process faults them in either way)
-  static const bool reuse = getenv("RT_REUSE") && *getenv("RT_REUSE") == '1';
-  if (M && reuse) {
-    std::memset(M, 0, uint64_t(pages) * 65536);
-    pages = MEM_PAGES;
-    for (uint32_t k = 0; k < NDATA; k++) std::memcpy(M + DATA[k].off, DATA[k].bytes, DATA[k].n);
-    return;
-  }
+[[noreturn]] __attribute__((noinline, cold)) inline void oob() { trap("out of bounds memory access"); }
+inline __attribute__((always_inline)) void chk(uint64_t a, uint64_t n) {
+#ifndef SNARKD_WC_BENCH_NO_BOUNDS_CHECKS  // (bench/wasm_compile only, to measure what the checks cost; never the product)
+  if (__builtin_expect(a + n > mem_bytes, 0)) oob();
+#else
+  (void)a, (void)n;
+#endif
+}
+
+// A fresh instance's memory: a reservation of 4 GiB + 1 MiB (pages touched on demand; accesses checked against the
+// current size, not the reservation), the data segments copied in.
+inline void release() {
   if (M) munmap(M, RESERVE);
+  M = nullptr;
+  pages = 0;
+  mem_bytes = 0;
+}
+inline void instantiate() {
+  release();
+  if (MEM_PAGES > max_pages) trap("the module's initial memory passes the memory limit");
   void* p = mmap(nullptr, RESERVE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-  if (p == MAP_FAILED) trap("mmap");
+  if (p == MAP_FAILED) trap("cannot reserve the linear memory");
   M = static_cast<uint8_t*>(p);
   pages = MEM_PAGES;
-  for (uint32_t k = 0; k < NDATA; k++) std::memcpy(M + DATA[k].off, DATA[k].bytes, DATA[k].n);
+  mem_bytes = uint64_t(pages) * 65536;
+  for (uint32_t k = 0; k < NDATA; k++) {
+    chk(DATA[k].off, DATA[k].n);
+    std::memcpy(M + DATA[k].off, DATA[k].bytes, DATA[k].n);
+  }
 }
 template <class T>
 inline __attribute__((always_inline)) T ld(const uint8_t* mb, uint64_t a) {
+  chk(a, sizeof(T));
   T v;
   std::memcpy(&v, mb + a, sizeof v);
   return v;
 }
 template <class T>
 inline __attribute__((always_inline)) void st(uint8_t* mb, uint64_t a, T v) {
+  chk(a, sizeof(T));
   std::memcpy(mb + a, &v, sizeof v);
 }
 inline int32_t mem_size() { return int32_t(pages); }
 inline int32_t mem_grow(int32_t n) {
   uint32_t old = pages;
-  if (uint64_t(old) + uint32_t(n) > 65536) return -1;
+  if (uint64_t(old) + uint32_t(n) > max_pages) return -1;
   pages += uint32_t(n);
+  mem_bytes = uint64_t(pages) * 65536;
   return int32_t(old);
 }
-inline void mem_copy(int32_t d, int32_t s, int32_t n) { std::memmove(M + uint32_t(d), M + uint32_t(s), uint32_t(n)); }
-inline void mem_fill(int32_t d, int32_t v, int32_t n) { std::memset(M + uint32_t(d), v, uint32_t(n)); }
+inline void mem_copy(int32_t d, int32_t s, int32_t n) {
+  chk(uint32_t(d), uint32_t(n)), chk(uint32_t(s), uint32_t(n));
+  std::memmove(M + uint32_t(d), M + uint32_t(s), uint32_t(n));
+}
+inline void mem_fill(int32_t d, int32_t v, int32_t n) {
+  chk(uint32_t(d), uint32_t(n));
+  std::memset(M + uint32_t(d), v, uint32_t(n));
+}
 inline void* table_fn(int32_t i, int type) {
   if (uint32_t(i) >= TABLE_N || !TABLE[i]) trap("undefined table element");
   if (TABLE_TYPE[i] != type) trap("indirect call type mismatch");
   return TABLE[i];
+}
+// every translated function's prologue: the stack left and the fuel
+inline __attribute__((always_inline)) void enter() {
+  if (__builtin_expect(uintptr_t(__builtin_frame_address(0)) < stack_limit, 0)) trap("call stack exhausted");
+  if (__builtin_expect(--fuel < 0, 0)) trap("all fuel consumed");
+}
+inline __attribute__((always_inline)) void tick() {  // every loop iteration
+  if (__builtin_expect(--fuel < 0, 0)) trap("all fuel consumed");
 }
 
 #define RT_DIV(B, S, U)                                                                          \
@@ -112,26 +158,60 @@ inline uint64_t ctz64(uint64_t a) { return a ? __builtin_ctzll(a) : 64; }
 // --- circom's host imports ---
 inline std::string message() {
   std::string s;
-  for (int32_t c; (c = exp_getMessageChar()) != 0;) s += char(c);
+  for (int32_t c; (c = exp_getMessageChar()) != 0;) {
+    if (s.size() >= (1u << 20)) trap("a message of more than 1 MiB");
+    s += char(c);
+  }
   return s;
 }
-inline std::string err_str, msg_str;
+inline std::string err_str, msg_str, log_str;  // log_str: log()'s lines, each ended by "\n"
 inline void host_exceptionHandler(int32_t code) { trap("circom exception", code); }
-inline void host_printErrorMessage() { err_str += message() + "\n"; }
-inline void host_writeBufferMessage() {
+inline void host_printErrorMessage() {
+  if (err_str.size() < (1u << 20)) err_str += message() + "\n";
+}
+inline void host_writeBufferMessage() {  // as witness_calculator.js: texts joined by spaces, a line per "\n"
   std::string m = message();
+  if (log_str.size() + msg_str.size() > (64u << 20)) trap("more than 64 MiB of log() output");
   if (m == "\n") {
-    std::fprintf(stderr, "%s\n", msg_str.c_str());
+    log_str += msg_str + "\n";
     msg_str.clear();
   } else {
     if (!msg_str.empty()) msg_str += " ";
     msg_str += m;
   }
 }
-inline void host_showSharedRWMemory() {}
+// log() of a value: the shared RW memory's 8 words as one integer, in decimal, appended as writeBufferMessage's texts
+inline void host_showSharedRWMemory() {
+  uint64_t w[4];
+  for (int k = 0; k < 4; k++)
+    w[k] = uint64_t(uint32_t(exp_readSharedRWMemory(2 * k))) | uint64_t(uint32_t(exp_readSharedRWMemory(2 * k + 1))) << 32;
+  char buf[96];
+  int n = 0;
+  while (w[0] | w[1] | w[2] | w[3]) {  // divide by 10^19, the remainder's 19 digits (the last without leading zeros)
+    unsigned __int128 rem = 0;
+    for (int k = 3; k >= 0; k--) {
+      const unsigned __int128 cur = (rem << 64) | w[k];
+      w[k] = uint64_t(cur / 10000000000000000000ull);
+      rem = cur % 10000000000000000000ull;
+    }
+    uint64_t r = uint64_t(rem);
+    const bool last = !(w[0] | w[1] | w[2] | w[3]);
+    for (int d = 0; d < 19 && (!last || r); d++) buf[n++] = char('0' + r % 10), r /= 10;
+  }
+  if (!n) buf[n++] = '0';
+  std::string v(buf, buf + n);
+  std::string text(v.rbegin(), v.rend());
+  if (log_str.size() + msg_str.size() > (64u << 20)) trap("more than 64 MiB of log() output");
+  if (!msg_str.empty()) msg_str += " ";
+  msg_str += text;
+}
 
 // --- circom's field functions, natively ---
+#ifdef SNARKD_WC_BLS12_381
+using P = bls12_381::FrP;
+#else
 using P = bn254::FrP;
+#endif
 using F = Mont<P>;
 using CF = snarkd::witness::CircomField<P>;
 constexpr uint32_t LONG = 0x80000000u, MONT = 0x40000000u;
@@ -141,11 +221,13 @@ struct Hdr {
   uint32_t type;
 };
 inline __attribute__((always_inline)) Hdr hdr(int32_t a) {
+  chk(uint32_t(a), 40);  // every field function reads its operands' headers first: the whole element checked here
   uint64_t h;
   std::memcpy(&h, M + uint32_t(a), 8);
   return Hdr{int32_t(uint32_t(h)), uint32_t(h >> 32)};
 }
 inline __attribute__((always_inline)) F limbs(int32_t a) {
+  chk(uint32_t(a), 40);
   F v;
   std::memcpy(v.v, M + uint32_t(a) + 8, 32);
   return v;
@@ -183,10 +265,12 @@ inline F read_normal(int32_t a) {
   return limbs(a);
 }
 inline __attribute__((always_inline)) void write_short(int32_t r, int32_t sv) {
+  chk(uint32_t(r), 8);
   uint64_t h = uint32_t(sv);
   std::memcpy(M + uint32_t(r), &h, 8);
 }
 inline __attribute__((always_inline)) void write_long(int32_t r, const F& v, bool mont) {
+  chk(uint32_t(r), 40);
   uint64_t h = uint64_t(mont ? (LONG | MONT) : LONG) << 32;
   std::memcpy(M + uint32_t(r), &h, 8);
   std::memcpy(M + uint32_t(r) + 8, v.v, 32);
@@ -196,9 +280,12 @@ inline __attribute__((always_inline)) void write_i64(int32_t r, int64_t x) {
   write_long(r, from_i64(x), false);
 }
 
-inline __attribute__((always_inline)) void nat_Fr_copy(int32_t r, int32_t a) { std::memcpy(M + uint32_t(r), M + uint32_t(a), 40); }
+inline __attribute__((always_inline)) void nat_Fr_copy(int32_t r, int32_t a) {
+  chk(uint32_t(r), 40), chk(uint32_t(a), 40);
+  std::memcpy(M + uint32_t(r), M + uint32_t(a), 40); }
 inline void nat_Fr_copyn(int32_t r, int32_t a, int32_t n) {
-  for (int32_t k = 0; k < n; k++) nat_Fr_copy(r + 40 * k, a + 40 * k);
+  for (uint32_t k = 0; int64_t(k) < int64_t(n); k++)  // (wrapping as the wasm's i32 arithmetic does)
+    nat_Fr_copy(int32_t(uint32_t(r) + 40u * k), int32_t(uint32_t(a) + 40u * k));
 }
 // --- plain values as four scalars (L4), for the hot forms: the F (Mont) objects of the generic paths live in
 // memory, built and copied in 8- and 16-byte pieces that defeat store-to-load forwarding (perf annotate: the
@@ -207,12 +294,14 @@ struct L4 {
   u64 a0, a1, a2, a3;
 };
 inline __attribute__((always_inline)) L4 load4(int32_t a) {
+  chk(uint32_t(a), 40);
   const uint8_t* p = M + uint32_t(a) + 8;
   L4 v;
   std::memcpy(&v.a0, p, 8), std::memcpy(&v.a1, p + 8, 8), std::memcpy(&v.a2, p + 16, 8), std::memcpy(&v.a3, p + 24, 8);
   return v;
 }
 inline __attribute__((always_inline)) void store4(int32_t r, const L4& v, uint32_t type) {
+  chk(uint32_t(r), 40);
   uint8_t* p = M + uint32_t(r);
   const u64 h = u64(type) << 32;
   std::memcpy(p, &h, 8);

@@ -1,0 +1,360 @@
+"""The compiled witness program: a circom .wasm translated to C++ (translate.py) and built by the system's C++
+compiler into a shared library (CIRCUIT.wasm.wso), which the native engine runs where it would otherwise run the
+wasm's control flow in its interpreter (value-dependent circuits: bigint long division, RSA).
+
+    info = build(wasm_bytes, sha, "bn128", paths)       # explicit: `snarkd witness --compile`, `snarkd prepare
+                                                          # --compile-witness`; seconds of the compiler per circuit
+    lib = load(paths, sha, "bn128")                      # None where no library is kept; LibraryError if refused
+    status, message, code, logs = lib.run(encoded_inputs, out, witness_size, max_memory, fuel, sanity)
+
+The file: magic "snarkdWL" | u32 version | u32 H | H bytes of JSON header | u32 CRC-32C of the header | the
+shared library's bytes | 32-byte HMAC-SHA256 tag of all that and of the identity (formats/file_trust.py, this
+user's key, as the .wprog). The identity binds it to the wasm's SHA-256, the field, this file layout, the runtime's
+version and the digest of every source it was built from (the translator, compiled_runtime.hpp and every header it
+includes, as the compiler listed them); the header records the compiler, its version and the flags. A library runs
+code when it is loaded, so nothing is loaded before the whole file's tag and identity are checked: the checked bytes
+are copied into an anonymous memory file (memfd) and that is what is loaded, never the path (a file replaced after
+its check is never the one loaded). A library that is refused (tampered, stale, another user's) is not loaded and
+the engine says why and runs the interpreter.
+
+Where: beside the .wasm when that directory is writable, else in the compiled-module cache ([keys] wasm_cache),
+as the .wprog (program_file.candidates).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+
+MAGIC = b"snarkdWL"
+VERSION = 1
+SUFFIX = ".wso"
+MAX_BYTES = 512 << 20  # a library read before its tag is checked: bounded (RSA's is ~3 MB)
+ABI = 1  # compiled_entry.hpp ENTRY_ABI
+RUNTIME_VERSION = 1  # compiled_runtime.hpp RUNTIME_VERSION
+OPT = "-O2"
+FLAGS = ["-std=c++17", "-fPIC", "-shared", "-fno-strict-aliasing", "-fvisibility=hidden", "-pthread"]
+CURVE_MACROS = {"bn128": [], "bls12381": ["-DSNARKD_WC_BLS12_381"]}
+_HERE = os.path.dirname(os.path.abspath(__file__))
+NATIVE_DIR = os.path.join(os.path.dirname(os.path.dirname(_HERE)), "native")
+_TRANSLATOR = ("translate.py", "wasm_parse.py")
+
+
+class LibraryError(Exception):
+    """A compiled witness library that cannot be used (refused, stale, or it failed to load)."""
+
+
+class CompileError(Exception):
+    """No compiled witness library could be built (no compiler, a module the translator refuses, a failed build)."""
+
+
+def compiler() -> list[str] | None:
+    """The C++ compiler: $CXX (split as a shell would not: one program and its words), else c++, else g++."""
+    import shlex
+    import shutil
+
+    cxx = os.environ.get("CXX", "").strip()
+    if cxx:
+        words = shlex.split(cxx)
+        return words if shutil.which(words[0]) else None
+    for name in ("c++", "g++", "clang++"):
+        if shutil.which(name):
+            return [name]
+    return None
+
+
+def _digest_sources(deps: list[str]) -> str:
+    """The SHA-256 over the translator's sources and the listed headers (relative to the native directory), each
+    file's name and bytes; a missing file gives a digest no library was built with."""
+    h = hashlib.sha256()
+    for name in _TRANSLATOR:
+        h.update(b"py:" + name.encode() + b"\0")
+        with open(os.path.join(_HERE, name), "rb") as fh:
+            h.update(fh.read())
+    for rel in deps:
+        h.update(b"h:" + rel.encode() + b"\0")
+        try:
+            with open(os.path.join(NATIVE_DIR, rel), "rb") as fh:
+                h.update(fh.read())
+        except OSError:
+            h.update(b"\0missing\0")
+    return h.hexdigest()
+
+
+def identity(wasm_sha256: str, curve: str, deps: list[str]) -> dict:
+    return {"wasm_sha256": wasm_sha256, "curve": curve, "layout": VERSION, "abi": ABI, "runtime": RUNTIME_VERSION,
+            "headers": list(deps), "sources": _digest_sources(deps)}
+
+
+def _context(ident: dict) -> bytes:
+    from snarkd.formats.json_text import dumps_sorted
+
+    return b"wso\0" + dumps_sorted(ident).encode()
+
+
+def candidates(wasm_path, wasm_sha256: str, cache_dir) -> list[str]:
+    from snarkd.witness.program_file import candidates as where
+
+    return [p[: -len(".wprog")] + SUFFIX for p in where(wasm_path, wasm_sha256, cache_dir)]
+
+
+def build(wasm_bytes: bytes, wasm_sha256: str, curve: str, paths: list[str], *, opt: str = OPT,
+          name: str = "circuit.wasm", log=None) -> dict:
+    """Translate, compile and write the library to the first of `paths` that takes it (atomically: a temporary
+    file renamed; nothing half-written is left). {"path", "build_s", "bytes", "compiler", "flags"}; CompileError
+    where none can be built."""
+    import subprocess
+    import tempfile
+    import time
+
+    from snarkd.witness.compiled.translate import Refused, translate
+
+    if curve not in CURVE_MACROS:
+        raise CompileError(f"{name}: no compiled witness program for the field {curve}")
+    cxx = compiler()
+    if cxx is None:
+        raise CompileError("no C++ compiler found ($CXX, c++, g++ or clang++ on PATH): the compiled witness program "
+                           "needs one (install g++ or set CXX); witnesses are computed as before")
+    t0 = time.perf_counter()
+    cpu0 = _children_cpu()
+    from snarkd.witness.errors import CircuitFormatError
+    from snarkd.witness.wasm_runtime import validate_module
+
+    try:
+        validate_module(bytes(wasm_bytes), name)  # the translator follows valid modules only
+    except CircuitFormatError as exc:
+        raise CompileError(f"no compiled witness program: {exc}") from None
+    try:
+        source, _ = translate(wasm_bytes)
+    except Refused as exc:
+        raise CompileError(f"{name}: no compiled witness program: {exc}") from None
+    except RecursionError:
+        raise CompileError(f"{name}: no compiled witness program: the module nests too deeply") from None
+    flags = [*FLAGS, opt, *CURVE_MACROS[curve], "-I" + NATIVE_DIR]
+    with tempfile.TemporaryDirectory(prefix="snarkd-wso-") as tmp:
+        cpp = os.path.join(tmp, "program.cpp")
+        so = os.path.join(tmp, "program.so")
+        with open(cpp, "w") as fh:
+            fh.write(source)
+        try:
+            deps_out = subprocess.run([*cxx, *flags, "-MM", cpp], capture_output=True, text=True, check=True).stdout
+            subprocess.run([*cxx, *flags, cpp, "-o", so], capture_output=True, text=True, check=True)
+            version = subprocess.run([*cxx, "--version"], capture_output=True, text=True).stdout.splitlines()[:1]
+        except subprocess.CalledProcessError as exc:
+            tail = "\n".join((exc.stderr or "").strip().splitlines()[-5:])
+            raise CompileError(f"{name}: the C++ compiler failed ({' '.join(cxx)}): {tail}") from None
+        except OSError as exc:
+            raise CompileError(f"{name}: the C++ compiler could not be run ({' '.join(cxx)}): {exc}") from None
+        deps = _deps(deps_out)
+        with open(so, "rb") as fh:
+            lib = fh.read()
+    if len(lib) > MAX_BYTES:
+        raise CompileError(f"{name}: the compiled library is {len(lib)} bytes, more than {MAX_BYTES}")
+    ident = identity(wasm_sha256, curve, deps)
+    build_s = time.perf_counter() - t0
+    meta = {"compiler": " ".join(cxx), "compiler_version": version[0] if version else "", "flags": flags[:-1],
+            "build_s": round(build_s, 2), "build_cpu_s": round(_children_cpu() - cpu0, 2), "bytes": len(lib)}
+    path = _save(paths, ident, meta, lib)
+    if path is None:
+        raise CompileError(f"{name}: no writable place to keep the compiled library ({', '.join(paths)})")
+    return {"path": path, **meta}
+
+
+def _children_cpu() -> float:
+    t = os.times()
+    return t.children_user + t.children_system
+
+
+def _deps(make_rule: str) -> list[str]:
+    """The headers under the native directory a `-MM` rule lists, relative to it (sorted)."""
+    words = make_rule.replace("\\\n", " ").split()
+    root = os.path.realpath(NATIVE_DIR) + os.sep
+    out = set()
+    for w in words[1:]:
+        if w.endswith(":"):
+            continue
+        real = os.path.realpath(w)
+        if real.startswith(root):
+            out.add(os.path.relpath(real, root).replace(os.sep, "/"))
+    return sorted(out)
+
+
+def _save(paths: list[str], ident: dict, meta: dict, lib: bytes):
+    from snarkd.atomic import atomic_open
+    from snarkd.formats.checked_header import pack
+    from snarkd.formats.file_trust import UntrustedCache, dir_problem, tag
+    from snarkd.formats.json_text import dumps_sorted
+
+    data = pack(MAGIC, VERSION, dumps_sorted({"identity": ident, "meta": meta}).encode()) + lib
+    sealed = data + tag(data, _context(ident))
+    for path in paths:
+        folder = os.path.dirname(os.fspath(path)) or "."
+        try:
+            os.makedirs(folder, mode=0o700, exist_ok=True)
+            if dir_problem(folder):
+                continue
+            with atomic_open(path, "wb", durable=False) as fh:
+                fh.write(sealed)
+            return path
+        except (OSError, UntrustedCache):
+            continue
+    return None
+
+
+def _header_deps(path: str) -> list[str] | None:
+    """The header list of a library file's identity, read (untrusted) to recompute the identity it must carry."""
+    from snarkd.formats.checked_header import PREFIX, unpack
+
+    try:
+        with open(path, "rb") as fh:
+            lead = fh.read(PREFIX.size)
+            if len(lead) < PREFIX.size:
+                return None
+            hlen = PREFIX.unpack(lead)[2]
+            if hlen > 1 << 20:
+                return None
+            buf = lead + fh.read(hlen + 4)
+        obj, _ = unpack(buf, MAGIC, VERSION, "compiled witness library", ValueError)
+        deps = obj["identity"]["headers"]
+        if isinstance(deps, list) and all(isinstance(d, str) and ".." not in d and not d.startswith("/") for d in deps):
+            return deps
+    except (OSError, ValueError, KeyError, TypeError):
+        pass
+    return None
+
+
+def load(paths: list[str], wasm_sha256: str, curve: str):
+    """The CompiledProgram of the first of `paths` that holds a library; None where none does; LibraryError where
+    one is there but refused (the message says why: it is not loaded)."""
+    from snarkd.formats.checked_header import unpack
+    from snarkd.formats.file_trust import UntrustedCache, read_cache
+
+    for path in paths:
+        if not os.path.lexists(path):
+            continue
+        deps = _header_deps(path)
+        if deps is None:
+            raise LibraryError(f"{path}: not a compiled witness library of this snarkd (corrupt or another "
+                               "version): not loaded; rebuild it with `snarkd witness --compile`")
+        ident = identity(wasm_sha256, curve, deps)
+        try:
+            data = read_cache(path, _context(ident), MAX_BYTES)
+        except UntrustedCache as exc:
+            why = str(exc).removeprefix(f"{path}: ")
+            raise LibraryError(f"{path}: {why}; a stale library (another .wasm, or built from another snarkd's "
+                               "runtime) or a tampered one: not loaded; rebuild it with `snarkd witness --compile`"
+                               ) from None
+        obj, body = unpack(data, MAGIC, VERSION, "compiled witness library", LibraryError)
+        if not isinstance(obj, dict) or obj.get("identity") != ident:
+            raise LibraryError(f"{path}: stale (another .wasm or runtime): not loaded")
+        key = hashlib.sha256(data[body:]).hexdigest()
+        with _LOADED_LOCK:  # one load per library and process: its state (and the lock that guards it) is one
+            lib = _LOADED.get(key)
+            if lib is None:
+                lib = _LOADED[key] = CompiledProgram(path, data[body:], obj.get("meta") or {})
+        return lib
+    return None
+
+
+_LOADED: dict = {}  # the libraries loaded in this process, by their bytes' SHA-256 (never unloaded)
+_LOADED_LOCK = __import__("_thread").allocate_lock()
+
+
+class CompiledProgram:
+    """A loaded library (from the checked bytes, through a memfd). The module's state (its memory, globals) is the
+    loaded copy's own, so one copy runs one computation at a time: concurrent callers (a daemon's synthesis workers)
+    each take a free copy, and another copy of the same checked bytes is loaded when none is free (one per caller
+    running at once, ~2 ms and ~1.3 MB of mappings each; never unloaded)."""
+
+    MAX_COPIES = 256
+
+    def __init__(self, path: str, lib, meta: dict):
+        import _thread
+
+        self.path, self.meta = path, meta
+        self._bytes = bytes(lib)
+        self._lock = _thread.allocate_lock()  # the free list
+        self._free = [self._load_copy()]
+        self.copies = 1
+
+    def _load_copy(self):
+        """(the CDLL, its run function): the checked bytes as a new memfd, loaded."""
+        import ctypes as c
+
+        path = self.path
+        fd = os.memfd_create("snarkd-witness.so", os.MFD_CLOEXEC)
+        try:
+            view = memoryview(self._bytes)
+            while view:
+                view = view[os.write(fd, view):]
+            lib = c.CDLL(f"/proc/self/fd/{fd}")
+        except OSError as exc:
+            os.close(fd)
+            raise LibraryError(f"{path}: cannot be loaded ({exc}): rebuild it with `snarkd witness --compile`"
+                               ) from None
+        # the descriptor stays open while the process lives: the loader knows a library by the name it was opened
+        # by, and a later library opened as the same /proc/self/fd/N (a number reused after a close) would be
+        # taken for this one
+        try:
+            lib.snarkd_wc_abi.restype = c.c_int
+            if lib.snarkd_wc_abi() != ABI * 1000 + RUNTIME_VERSION:
+                raise LibraryError(f"{path}: another ABI: not used")
+            run = lib.snarkd_wc_run
+        except AttributeError:
+            raise LibraryError(f"{path}: not a compiled witness library: not used") from None
+        run.argtypes = [c.c_char_p, c.c_uint64, c.c_void_p, c.c_uint64, c.c_uint64, c.c_int64, c.c_int32,
+                        c.POINTER(c.c_int32)]
+        run.restype = c.c_int
+        lib.snarkd_wc_message.restype = c.c_char_p
+        lib.snarkd_wc_logs.restype = c.c_void_p
+        lib.snarkd_wc_logs_size.restype = c.c_uint64
+        return lib, run
+
+    def _take(self):
+        with self._lock:
+            if self._free:
+                return self._free.pop()
+            if self.copies >= self.MAX_COPIES:
+                raise LibraryError(f"{self.path}: more than {self.MAX_COPIES} runs at once")
+            self.copies += 1
+        try:
+            return self._load_copy()
+        except BaseException:
+            with self._lock:
+                self.copies -= 1
+            raise
+
+    def run(self, encoded: bytes, out, witness_size: int, max_memory: int = 0, fuel: int = 0, sanity: bool = False):
+        """(status, message, circom's code or None, log text): status 0 wrote witness_size * 32 bytes into `out` (a
+        writable buffer at least that long). The GIL is released during the run (ctypes)."""
+        import ctypes as c
+
+        if len(out) < 32 * witness_size or len(encoded) % 4:
+            raise ValueError("buffer sizes")
+        buf = (c.c_char * len(out)).from_buffer(out)
+        code = c.c_int32(-1)
+        copy = self._take()
+        try:
+            lib, run = copy
+            status = run(encoded, len(encoded) // 4, c.addressof(buf), witness_size, int(max_memory or 0),
+                         int(fuel or 0), int(bool(sanity)), c.byref(code))
+            message = (lib.snarkd_wc_message() or b"").decode("utf-8", "replace")
+            n = lib.snarkd_wc_logs_size()
+            logs = c.string_at(lib.snarkd_wc_logs(), n).decode("utf-8", "replace") if n else ""
+        finally:
+            with self._lock:
+                self._free.append(copy)
+        del buf
+        return status, message, (None if code.value < 0 else code.value), logs
+
+
+def encode_inputs(inputs) -> bytes:
+    """[(fnv hash, plain little-endian values, 32 bytes each)] -> the entry's words: per signal the hash's halves,
+    the value count, the values."""
+    import struct
+
+    parts = []
+    for h, data in inputs:
+        parts.append(struct.pack("<III", (h >> 32) & 0xFFFFFFFF, h & 0xFFFFFFFF, len(data) // 32))
+        parts.append(bytes(data))
+    return b"".join(parts)

@@ -1,0 +1,460 @@
+"""The compiled witness library (snarkd.witness.compiled, round 27): a circom .wasm translated to C++, built by the
+system's compiler, kept beside the .wasm as CIRCUIT.wasm.wso under the user's HMAC, run by the native engine where
+it would run the interpreter's control-flow run (value-dependent circuits).
+
+One library per circuit and curve for the whole session (built at -O1: the compiler's time is most of this file's;
+one test builds at the product's -O2). Witnesses byte for byte against `snarkjs wtns calculate`, in process and
+through `snarkd witness`; an assert gives the interpreter's error and exit code; a tampered or stale library is
+refused, not loaded; mutated modules never crash the process (a refusal or a trap); no compiler is a clear message."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+import snarkd.witness.native as native_module
+from snarkd.witness import CircuitAssertError, NativeCalculator
+from snarkd.witness import compiled as compiled_mod
+from wfixtures import compiled, wasm_cache  # noqa: F401
+
+from test_native_control_flow import K_LIMBS, N_BITS, bigint_inputs
+
+pytestmark = pytest.mark.skipif(compiled_mod.compiler() is None, reason="no C++ compiler")
+
+TEST_OPT = "-O1"
+
+
+def _copy(circuit, folder):
+    folder.mkdir(parents=True, exist_ok=True)
+    wasm = folder / "circuit.wasm"
+    shutil.copyfile(circuit.wasm, wasm)
+    return wasm
+
+
+@pytest.fixture(scope="session")
+def built(tmp_path_factory):
+    """(circuit, curve) -> (Compiled, folder with circuit.wasm and its .wso), each built once per session."""
+    cache = {}
+
+    def get(name: str, curve: str = "bn128", **params):
+        key = (name, curve, tuple(sorted(params.items())))
+        if key not in cache:
+            c = compiled(name, curve, include_circomlib=name == "control.circom", **params)
+            folder = tmp_path_factory.mktemp(f"wso-{name.split('.')[0]}-{curve}")
+            wasm = _copy(c, folder)
+            calc = NativeCalculator(wasm, cache=False, strict=True)
+            info = calc.compile(opt=TEST_OPT)
+            assert info["built"] and os.path.exists(info["path"])
+            cache[key] = (c, folder)
+        return cache[key]
+
+    return get
+
+
+def _with_library(c, src_folder, tmp_path):
+    """A fresh folder with the circuit's .wasm and the session's library (no .wprog)."""
+    wasm = _copy(c, tmp_path / "w")
+    shutil.copyfile(src_folder / "circuit.wasm.wso", tmp_path / "w" / "circuit.wasm.wso")
+    return wasm
+
+
+def _value_dependent(calc, inputs_of, start: int = 0) -> int:
+    """Drive a fresh calculator to the value-dependent verdict (CONTROL_FLOW_AFTER recordings); the next index."""
+    i = start
+    while not calc.value_dependent:
+        calc.calculate_bytes(inputs_of(i))
+        i += 1
+    return i
+
+
+@pytest.mark.parametrize("curve", ["bn128", "bls12381"])
+def test_bigint_compiled_byte_identical(built, curve, tmp_path):
+    c, folder = built("bigint.circom", curve, N=N_BITS, K=K_LIMBS)
+    wasm = _with_library(c, folder, tmp_path)
+    calc = NativeCalculator(wasm, cache=False, strict=True)
+    i = _value_dependent(calc, bigint_inputs)
+    for k in range(i, i + 4):
+        out = tmp_path / f"o{k}.wtns"
+        calc.calculate_to_file(bigint_inputs(k), out)
+        assert out.read_bytes() == c.snarkjs_witness(bigint_inputs(k)).read_bytes(), k
+    assert calc.compiled_runs == 4 and calc.stats.control == 4 and calc.stats.wasm == 0
+    assert calc.compiled_library.endswith(".wso")
+
+
+def _inputs_for(c, i: int) -> dict:
+    """Inputs of control.circom (a collatz loop, \\, %, a ternary, an index from a value, assert, log) and
+    torture.circom (loops, recursion, shifts by input amounts) by index."""
+    from test_native_control_flow import torture_inputs
+
+    if "control" in c.name:
+        a = [27, 6, 7, 97, 31, 1, 999_999, 12345, 871, 77031][i % 10] + 1000 * (i // 10)
+        return {"a": a, "b": a % 5}
+    return torture_inputs(i)
+
+
+@pytest.mark.parametrize("name", ["control.circom", "torture.circom"])
+def test_cli_compiled_byte_identical(built, name, tmp_path):
+    """Through `snarkd witness` (a fresh process per input), once the program is value-dependent: the compiled
+    library runs (--timings names it) and every .wtns equals snarkjs's."""
+    c, folder = built(name)
+    wasm = _with_library(c, folder, tmp_path)
+    calc = NativeCalculator(wasm, cache=False, strict=True)
+    i = _value_dependent(calc, lambda k: _inputs_for(c, k))
+    calc.close()
+    for k in range(i, i + 3):
+        inputs = _inputs_for(c, k)
+        inp, out = tmp_path / f"in{k}.json", tmp_path / f"o{k}.wtns"
+        inp.write_text(json.dumps(inputs))
+        proc = subprocess.run([sys.executable, "-m", "snarkd", "witness", "--engine", "native", "--quiet", "--timings",
+                               str(wasm), str(inp), str(out)], capture_output=True, text=True)
+        assert proc.returncode == 0, proc.stderr
+        assert "witness (compiled)" in proc.stderr, proc.stderr
+        assert out.read_bytes() == c.snarkjs_witness(inputs).read_bytes(), k
+
+
+def test_assert_and_logs_as_the_interpreter(built, tmp_path):
+    """log() output of a compiled run is the wasm's; a failing assert in a compiled run gives the error the
+    interpreter's path gives (the wasm engine's: same message, code and line, so the same exit code), said as a
+    fallback."""
+    from snarkd.witness import WitnessCalculator
+
+    c, folder = built("control.circom")
+    wasm = _with_library(c, folder, tmp_path)
+    fell_back = []
+    calc = NativeCalculator(wasm, cache=False, strict=True, on_fallback=fell_back.append)
+    i = _value_dependent(calc, lambda k: _inputs_for(c, k))
+    ref = WitnessCalculator(c.wasm, cache=False)
+    for k in range(i, i + 3):
+        got, want = [], []
+        w = calc.calculate(_inputs_for(c, k), log=got.append)
+        assert (w.values == ref.calculate(_inputs_for(c, k), log=want.append).values).all()
+        assert got == want and got
+    assert calc.compiled_runs == 3
+    bad = {"a": 1_000_001, "b": 0}
+    with pytest.raises(CircuitAssertError) as got:
+        calc.calculate(bad)
+    plain = NativeCalculator(wasm, cache=False, strict=True, compiled="off")
+    assert plain.value_dependent  # (the .wprog the first calculator saved)
+    with pytest.raises(CircuitAssertError) as want:
+        plain.calculate(bad)
+    assert str(got.value) == str(want.value)
+    assert (got.value.code, got.value.line) == (want.value.code, want.value.line)
+    assert fell_back and "wasm engine" in fell_back[-1]
+    assert plain.compiled_library is None
+
+
+def test_tampered_library_refused(built, tmp_path, caplog):
+    c, folder = built("bigint.circom", N=N_BITS, K=K_LIMBS)
+    wasm = _with_library(c, folder, tmp_path)
+    lib = tmp_path / "w" / "circuit.wasm.wso"
+    data = bytearray(lib.read_bytes())
+    data[len(data) // 2] ^= 1  # a byte of the library's code
+    lib.write_bytes(bytes(data))
+    messages = []
+    calc = NativeCalculator(wasm, cache=False, strict=True, on_fallback=messages.append)
+    i = _value_dependent(calc, bigint_inputs)
+    out = tmp_path / "o.wtns"
+    calc.calculate_to_file(bigint_inputs(i), out)  # the interpreter's control-flow run instead
+    assert out.read_bytes() == c.snarkjs_witness(bigint_inputs(i)).read_bytes()
+    assert calc.compiled_runs == 0 and calc.stats.control == 1
+    assert any("compiled witness library refused" in m and "tag does not match" in m for m in messages), messages
+
+
+def test_two_libraries_in_one_process(built):
+    """Two circuits' libraries loaded in one process each run their own circuit (the loader must not take the second
+    for the first: both were opened as /proc/self/fd/N)."""
+    runs = []
+    for name in ("ops.circom", "control.circom"):
+        c, folder = built(name)
+        calc = NativeCalculator(folder / "circuit.wasm", cache=False, strict=True)
+        lib = calc._compiled_program()
+        inputs = {"a": "5", "b": "7", "k": "3"} if name == "ops.circom" else {"a": 27, "b": 2}
+        raw = bytearray(32 * calc.witness_size)
+        status, message, _, _ = lib.run(compiled_mod.encode_inputs([(q.hash, q.data) for q in calc.prepare(inputs)]),
+                                        raw, calc.witness_size)
+        assert status == 0, (name, message)
+        assert bytes(raw) == c.snarkjs_witness(inputs).read_bytes()[-len(raw):]
+        runs.append(lib)
+    assert runs[0] is not runs[1]
+
+
+def test_concurrent_runs_each_on_a_copy(built):
+    """Runs from several threads at once (a daemon's synthesis workers): each on a loaded copy of its own, every
+    witness exact."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    c, folder = built("bigint.circom", N=N_BITS, K=K_LIMBS)
+    calc = NativeCalculator(folder / "circuit.wasm", cache=False, strict=True)
+    lib = calc._compiled_program()
+
+    def one(k):
+        inputs = bigint_inputs(k)
+        raw = bytearray(32 * calc.witness_size)
+        enc = compiled_mod.encode_inputs([(q.hash, q.data) for q in calc.prepare(inputs)])
+        for _ in range(5):
+            status, message, _, _ = lib.run(enc, raw, calc.witness_size)
+            assert status == 0, message
+        return bytes(raw) == c.snarkjs_witness(inputs).read_bytes()[-len(raw):]
+
+    with ThreadPoolExecutor(4) as pool:
+        assert all(pool.map(one, range(8)))
+    assert 1 <= lib.copies <= 4
+
+
+def test_stale_library_refused(built, tmp_path):
+    """Another circuit's library beside this .wasm: its identity (the wasm's SHA-256) does not match."""
+    c, folder = built("bigint.circom", N=N_BITS, K=K_LIMBS)
+    other, other_folder = built("control.circom")
+    wasm = _copy(c, tmp_path / "w")
+    shutil.copyfile(other_folder / "circuit.wasm.wso", tmp_path / "w" / "circuit.wasm.wso")
+    with pytest.raises(compiled_mod.LibraryError, match="stale|tag does not match"):
+        compiled_mod.load([str(tmp_path / "w" / "circuit.wasm.wso")], "0" * 64, "bn128")
+    messages = []
+    calc = NativeCalculator(wasm, cache=False, strict=True, on_fallback=messages.append)
+    assert calc.compiled_library is None and messages
+
+
+def test_setting_off(built, tmp_path, monkeypatch):
+    c, folder = built("bigint.circom", N=N_BITS, K=K_LIMBS)
+    wasm = _with_library(c, folder, tmp_path)
+    monkeypatch.setenv("SNARKD_WITNESS_COMPILED", "off")
+    from snarkd.cli.witness import compiled_setting
+
+    calc = NativeCalculator(wasm, cache=False, strict=True, compiled=compiled_setting)
+    i = _value_dependent(calc, bigint_inputs)
+    calc.calculate_bytes(bigint_inputs(i))
+    assert calc.compiled_runs == 0 and calc.stats.control == 1 and calc.compiled_library is None
+
+
+def test_the_setting_from_env_agrees_with_the_config():
+    """`snarkd witness` reads [witness] compiled without the config layer (config/witness.py): the declared choices,
+    default and variable, and the same value as the config layer for every environment (None where it refuses)."""
+    from snarkd.config import Config, ConfigError
+    from snarkd.config.settings import BY_NAME
+    from snarkd.config.witness import COMPILED_DEFAULT, COMPILED_ENV, compiled_from_env
+
+    s = BY_NAME["witness.compiled"]
+    assert s.default == COMPILED_DEFAULT and s.env == COMPILED_ENV
+    for raw in (None, "auto", "off", "Off", "on", "", " off"):
+        env = {} if raw is None else {COMPILED_ENV: raw}
+        try:
+            expected = Config.defaults(env).witness.compiled
+        except ConfigError:
+            expected = None
+        assert compiled_from_env(env) == expected, raw
+
+
+def test_no_compiler_clear_message(tmp_path, monkeypatch):
+    c = compiled("bigint.circom", "bn128", N=N_BITS, K=K_LIMBS)
+    wasm = _copy(c, tmp_path / "w")
+    monkeypatch.setenv("CXX", "/nonexistent/c++")
+    calc = NativeCalculator(wasm, cache=False, strict=True)
+    with pytest.raises(compiled_mod.CompileError, match="no C\\+\\+ compiler"):
+        calc.compile()
+    inp, out = tmp_path / "in.json", tmp_path / "o.wtns"
+    inp.write_text(json.dumps(bigint_inputs(0)))
+    proc = subprocess.run([sys.executable, "-m", "snarkd", "witness", "--compile", "--quiet", str(wasm), str(inp),
+                           str(out)], capture_output=True, text=True, env={**os.environ, "CXX": "/nonexistent/c++"})
+    assert proc.returncode == 0 and "no C++ compiler" in proc.stderr, proc.stderr
+    assert out.read_bytes() == c.snarkjs_witness(bigint_inputs(0)).read_bytes()
+    assert not (tmp_path / "w" / "circuit.wasm.wso").exists()
+
+
+def test_cli_compile_o2(tmp_path):
+    """The product's build (-O2) through `snarkd witness --compile`: built, said with its time and size, then kept;
+    nothing half-written left beside it."""
+    c = compiled("ops.circom", "bn128")
+    wasm = _copy(c, tmp_path / "w")
+    inputs = {"a": "123456789", "b": "987654321987654321987654321", "k": "7"}
+    inp, out = tmp_path / "in.json", tmp_path / "o.wtns"
+    inp.write_text(json.dumps(inputs))
+    cmd = [sys.executable, "-m", "snarkd", "witness", "--compile", "--quiet", str(wasm), str(inp), str(out)]
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert "compiled witness library built in" in proc.stderr and "-O2" in proc.stderr, proc.stderr
+    assert out.read_bytes() == c.snarkjs_witness(inputs).read_bytes()
+    assert sorted(p.name for p in (tmp_path / "w").iterdir()) == ["circuit.wasm", "circuit.wasm.wprog",
+                                                                  "circuit.wasm.wso"]
+    again = subprocess.run(cmd, capture_output=True, text=True)
+    assert again.returncode == 0 and "already built" in again.stderr, again.stderr
+    # the library itself runs the circuit exactly (ops.circom is value-independent: the engine replays it, so the
+    # library is called directly here)
+    calc = NativeCalculator(wasm, cache=False, strict=True)
+    lib = calc._compiled_program()
+    raw = bytearray(32 * calc.witness_size)
+    prepared = calc.prepare(inputs)
+    status, message, code, _ = lib.run(compiled_mod.encode_inputs([(p.hash, p.data) for p in prepared]), raw,
+                                       calc.witness_size)
+    assert status == 0, message
+    assert bytes(raw) == bytes(calc.calculate_bytes(inputs)[0])
+
+
+@pytest.mark.parametrize("curve", ["bn128", "bls12381"])
+def test_every_operator_on_edge_values(built, curve):
+    """ops.circom (every operator; values near p, 2^k edges, shifts by any amount, negative shifts) through the
+    library directly, against snarkjs: the native field functions of both fields."""
+    from test_native_exact import R
+
+    c, folder = built("ops.circom", curve)
+    calc = NativeCalculator(folder / "circuit.wasm", cache=False, strict=True)
+    lib = calc._compiled_program()
+    assert lib is not None
+    p = R[curve]
+    half = (p - 1) // 2
+    values = [0, 1, 2, 7, 2**31 - 1, 2**31, 2**32, 2**63, 2**64 - 1, 2**64, 2**128, 2**200 + 3, half, half + 1,
+              p - 1, p - 2, p - 2**32, p - 2**64]
+    r = random.Random(3)
+    for n in range(8):
+        inputs = {"a": str(r.choice(values)), "b": str(r.choice(values[1:]) if n % 3 else r.randrange(1, p)),
+                  "k": str(r.choice([0, 1, 5, 63, 64, 200, 253, 254, 255, 256, 300, p - 1, p - 64, r.randrange(p)]))}
+        raw = bytearray(32 * calc.witness_size)
+        prepared = calc.prepare(inputs)
+        status, message, code, _ = lib.run(compiled_mod.encode_inputs([(q.hash, q.data) for q in prepared]), raw,
+                                           calc.witness_size)
+        assert status == 0, (inputs, message)
+        assert bytes(raw) == c.snarkjs_witness(inputs).read_bytes()[-len(raw):], inputs
+
+
+def _mutations(data: bytes, n: int, seed: int):
+    r = random.Random(seed)
+    for _ in range(n):
+        b = bytearray(data)
+        for _ in range(r.randint(1, 8)):
+            k = r.randrange(len(b))
+            b[k] = r.randrange(256) if r.random() < 0.7 else b[k] ^ (1 << r.randrange(8))
+        yield bytes(b)
+
+
+def test_translator_refuses_or_translates_mutants(tmp_path):
+    """Mutated circuit modules: the translator refuses them (Refused) or translates them; never another exception."""
+    from snarkd.witness.compiled.translate import Refused, translate
+
+    data = compiled("control.circom", "bn128", include_circomlib=True).wasm.read_bytes()
+    refused = translated = 0
+    for m in _mutations(data, 300, 5):
+        try:
+            translate(m)
+            translated += 1
+        except Refused:
+            refused += 1
+    assert refused + translated == 300 and refused > 0
+
+
+# A circom-shaped module (its imports and exports) whose getWitness does something hostile, chosen by the input's
+# first word: load past the memory (1), store past it (2), unreachable (3), divide by zero (4), call_indirect with
+# the wrong type (5), recursion without end (6), a loop without end (7), grow past the limit then load (8),
+# memory.fill past the end (9); 0 writes the value. Imports and exports as circom's.
+HOSTILE_WAT = """
+(module
+  (type $v (func))
+  (type $i (func (param i32)))
+  (import "runtime" "exceptionHandler" (func $exc (param i32)))
+  (import "runtime" "printErrorMessage" (func $pem))
+  (import "runtime" "writeBufferMessage" (func $wbm))
+  (import "runtime" "showSharedRWMemory" (func $ssm))
+  (memory 2)
+  (table 2 funcref)
+  (elem (i32.const 0) $getRawPrime $init)
+  (global $mode (mut i32) (i32.const 0))
+  (data (i32.const 1024) "PRIME")
+  (func $getFieldNumLen32 (result i32) (i32.const 8))
+  (func $getWitnessSize (result i32) (i32.const 1))
+  (func $getSharedRWMemoryStart (result i32) (i32.const 0))
+  (func $writeSharedRWMemory (param i32 i32)
+    (if (i32.eqz (local.get 0)) (then (global.set $mode (local.get 1))))
+    (i32.store (i32.add (i32.const 64) (i32.shl (local.get 0) (i32.const 2))) (local.get 1)))
+  (func $readSharedRWMemory (param i32) (result i32)
+    (i32.load (i32.add (i32.const 128) (i32.shl (local.get 0) (i32.const 2)))))
+  (func $init (param i32))
+  (func $setInputSignal (param i32 i32 i32))
+  (func $getRawPrime
+    (i64.store (i32.const 128) (i64.const 0x43E1F593F0000001))
+    (i64.store (i32.const 136) (i64.const 0x2833E84879B97091))
+    (i64.store (i32.const 144) (i64.const 0xB85045B68181585D))
+    (i64.store (i32.const 152) (i64.const 0x30644E72E131A029)))
+  (func $rec (param i32) (result i32) (i32.add (call $rec (i32.add (local.get 0) (i32.const 1))) (i32.const 1)))
+  (func $getMessageChar (result i32) (i32.const 0))
+  (func $getWitness (param i32)
+    (local $m i32)
+    (local.set $m (global.get $mode))
+    (if (i32.eq (local.get $m) (i32.const 1)) (then (drop (i32.load (i32.const 0x7FFFFFF0)))))
+    (if (i32.eq (local.get $m) (i32.const 2)) (then (i64.store (i32.const 131070) (i64.const 1))))
+    (if (i32.eq (local.get $m) (i32.const 3)) (then unreachable))
+    (if (i32.eq (local.get $m) (i32.const 4)) (then (drop (i32.div_u (i32.const 1) (i32.sub (local.get $m) (i32.const 4))))))
+    (if (i32.eq (local.get $m) (i32.const 5)) (then (call_indirect (type $v) (i32.const 1))))
+    (if (i32.eq (local.get $m) (i32.const 6)) (then (drop (call $rec (i32.const 0)))))
+    (if (i32.eq (local.get $m) (i32.const 7)) (then (loop $l (br $l))))
+    (if (i32.eq (local.get $m) (i32.const 8)) (then
+      (drop (memory.grow (i32.const 100000)))
+      (drop (i32.load (i32.const 200000)))))
+    (if (i32.eq (local.get $m) (i32.const 9)) (then (memory.fill (i32.const 100) (i32.const 0) (i32.const 200000))))
+    (if (i32.eq (local.get $m) (i32.const 10)) (then (call $exc (i32.const 4))))
+    (i32.store (i32.const 0) (i32.const 42)))
+  (export "getFieldNumLen32" (func $getFieldNumLen32))
+  (export "getWitnessSize" (func $getWitnessSize))
+  (export "getSharedRWMemoryStart" (func $getSharedRWMemoryStart))
+  (export "writeSharedRWMemory" (func $writeSharedRWMemory))
+  (export "readSharedRWMemory" (func $readSharedRWMemory))
+  (export "init" (func $init))
+  (export "setInputSignal" (func $setInputSignal))
+  (export "getWitness" (func $getWitness))
+  (export "getRawPrime" (func $getRawPrime))
+  (export "getMessageChar" (func $getMessageChar))
+  (export "memory" (memory 0)))
+"""
+
+HOSTILE_RUN = """
+import struct, sys
+from snarkd.witness import compiled as C
+lib = C.load([sys.argv[1]], sys.argv[2], "bn128")
+for mode in range(11):
+    out = bytearray(32)
+    words = struct.pack("<III", 0, 0, 1) + struct.pack("<8I", mode, 0, 0, 0, 0, 0, 0, 0)
+    status, message, code, _ = lib.run(words, out, 1, max_memory=4 << 20, fuel=10**7)
+    print(mode, status, code, message, flush=True)
+"""
+
+
+def test_hostile_module_traps_never_crash(tmp_path):
+    """Out-of-bounds loads and stores, unreachable, division by zero, an indirect call of the wrong type, endless
+    recursion, an endless loop (fuel), memory.grow past the limit, memory.fill past the end, circom's exception: each
+    an error returned from the library; the process lives (a child here, so that a crash would show as a signal)."""
+    import hashlib
+
+    import wasmtime
+
+    wasm = bytes(wasmtime.wat2wasm(HOSTILE_WAT))
+    sha = hashlib.sha256(wasm).hexdigest()
+    info = compiled_mod.build(wasm, sha, "bn128", [str(tmp_path / "h.wasm.wso")], opt="-O0")
+    proc = subprocess.run([sys.executable, "-c", HOSTILE_RUN, info["path"], sha], capture_output=True, text=True,
+                          timeout=300)
+    assert proc.returncode == 0, (proc.returncode, proc.stdout, proc.stderr[-2000:])
+    rows = {int(line.split()[0]): line.split(None, 3)[1:] for line in proc.stdout.splitlines()}
+    assert rows[0][0] == "0"
+    expect = {1: "out of bounds", 2: "out of bounds", 3: "unreachable", 4: "integer divide by zero",
+              5: "indirect call type mismatch", 6: "call stack exhausted", 7: "all fuel consumed",
+              8: "out of bounds", 9: "out of bounds", 10: "circom exception"}
+    for mode, text in expect.items():
+        status, code, message = rows[mode][0], rows[mode][1], rows[mode][2] if len(rows[mode]) > 2 else ""
+        assert status == "1" and text in message, (mode, rows[mode])
+    assert rows[10][1] == "4"
+
+
+def test_translator_refuses_foreign_imports():
+    import wasmtime
+
+    from snarkd.witness.compiled.translate import Refused, translate
+
+    foreign = HOSTILE_WAT.replace('(import "runtime" "showSharedRWMemory" (func $ssm))',
+                                  '(import "env" "system" (func $ssm))')
+    with pytest.raises(Refused, match="import"):
+        translate(wasmtime.wat2wasm(foreign))
+    no_export = HOSTILE_WAT.replace('(export "getWitness" (func $getWitness))', "")
+    with pytest.raises(Refused, match="getWitness"):
+        translate(wasmtime.wat2wasm(no_export))
