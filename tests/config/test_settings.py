@@ -106,8 +106,8 @@ def test_only_the_config_layer_reads_the_environment():
     allowed = {
         "config/loader.py", "config/settings.py", "config/kinds.py", "config/dirs.py",
         "config/cpu.py",  # SNARKD_CPU_IFMA, read by the CLI without loading the loader
-        "config/prove.py",  # SNARKD_BACKEND, read by `snarkd prove` without loading the loader
-        "config/witness.py",  # SNARKD_WITNESS_COMPILED, read by `snarkd witness` without loading the loader
+        "config/env_choice.py",  # SNARKD_BACKEND and SNARKD_WITNESS_COMPILED (config/prove.py, config/witness.py),
+        # read by `snarkd prove` and `snarkd witness` without loading the loader
         "daemon/sdnotify.py",  # NOTIFY_SOCKET: systemd's protocol, not a setting
         "witness/compiled/__init__.py",  # CXX: the C++ compiler, as make and setuptools read it, not a setting
         "daemon/lifecycle.py",  # copies the environment for the daemon it spawns

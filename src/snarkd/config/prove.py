@@ -11,7 +11,7 @@ settings.py, from these names.
 
 from __future__ import annotations
 
-import os
+from snarkd.config.env_choice import choice_from_env
 
 BACKEND_ENV = "SNARKD_BACKEND"
 BACKEND_CHOICES = ("cpu", "cuda", "auto")
@@ -19,9 +19,5 @@ BACKEND_DEFAULT = "cpu"
 
 
 def backend_from_env(env=None) -> str | None:
-    """$SNARKD_BACKEND (lower case; unset or empty: the default), or None for a value that is no backend,
-    which the config layer then reports (ConfigError naming the variable)."""
-    env = os.environ if env is None else env
-    raw = env.get(BACKEND_ENV)
-    value = BACKEND_DEFAULT if raw in (None, "") else raw.lower()
-    return value if value in BACKEND_CHOICES else None
+    """$SNARKD_BACKEND (lower case; unset or empty: the default), or None for a value that is no backend, which the config layer reports (config/env_choice.py)."""
+    return choice_from_env(BACKEND_ENV, BACKEND_CHOICES, BACKEND_DEFAULT, env)

@@ -9,7 +9,7 @@ setting is declared with the others in settings.py, from these names.
 
 from __future__ import annotations
 
-import os
+from snarkd.config.env_choice import choice_from_env
 
 COMPILED_ENV = "SNARKD_WITNESS_COMPILED"
 COMPILED_CHOICES = ("auto", "off")
@@ -17,9 +17,5 @@ COMPILED_DEFAULT = "auto"
 
 
 def compiled_from_env(env=None) -> str | None:
-    """$SNARKD_WITNESS_COMPILED (lower case; unset or empty: the default), or None for a value that is no choice,
-    which the config layer then reports (ConfigError naming the variable)."""
-    env = os.environ if env is None else env
-    raw = env.get(COMPILED_ENV)
-    value = COMPILED_DEFAULT if raw in (None, "") else raw.lower()
-    return value if value in COMPILED_CHOICES else None
+    """$SNARKD_WITNESS_COMPILED (lower case; unset or empty: the default), or None for a value that is no choice, which the config layer reports (config/env_choice.py)."""
+    return choice_from_env(COMPILED_ENV, COMPILED_CHOICES, COMPILED_DEFAULT, env)

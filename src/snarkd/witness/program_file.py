@@ -104,6 +104,13 @@ def write(path: str | os.PathLike, ident: dict, meta: dict, program, keep: list[
 def save(paths: list, ident: dict, meta: dict, program, keep: list[int] | None = None):
     """Write to the first place that takes it and where it would be trusted when read back; None when none
     does (the program then lives in this process only)."""
+    return save_first(paths, lambda path: write(path, ident, meta, program, keep))
+
+
+def save_first(paths: list, write_to):
+    """The first of `paths` whose folder can be made, would be trusted when read back (formats/file_trust.py) and
+    takes write_to(path) without an OSError; None when none does. The program's and the compiled library's
+    (witness/compiled) one rule for where a cache file goes."""
     from snarkd.formats.file_trust import UntrustedCache, dir_problem
 
     for path in paths:
@@ -112,7 +119,7 @@ def save(paths: list, ident: dict, meta: dict, program, keep: list[int] | None =
             os.makedirs(folder, mode=0o700, exist_ok=True)
             if dir_problem(folder):
                 continue
-            write(path, ident, meta, program, keep)
+            write_to(path)
             return path
         except (OSError, UntrustedCache):
             continue

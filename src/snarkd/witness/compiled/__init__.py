@@ -182,23 +182,18 @@ def _deps(make_rule: str) -> list[str]:
 def _save(paths: list[str], ident: dict, meta: dict, lib: bytes):
     from snarkd.atomic import atomic_open
     from snarkd.formats.checked_header import pack
-    from snarkd.formats.file_trust import UntrustedCache, dir_problem, tag
+    from snarkd.formats.file_trust import tag
     from snarkd.formats.json_text import dumps_sorted
+    from snarkd.witness.program_file import save_first
 
     data = pack(MAGIC, VERSION, dumps_sorted({"identity": ident, "meta": meta}).encode()) + lib
     sealed = data + tag(data, _context(ident))
-    for path in paths:
-        folder = os.path.dirname(os.fspath(path)) or "."
-        try:
-            os.makedirs(folder, mode=0o700, exist_ok=True)
-            if dir_problem(folder):
-                continue
-            with atomic_open(path, "wb", durable=False) as fh:
-                fh.write(sealed)
-            return path
-        except (OSError, UntrustedCache):
-            continue
-    return None
+
+    def write_to(path):
+        with atomic_open(path, "wb", durable=False) as fh:
+            fh.write(sealed)
+
+    return save_first(paths, write_to)
 
 
 def _header_deps(path: str) -> list[str] | None:

@@ -13,23 +13,21 @@ class Reader:
         self.pos += 1
         return v
 
-    def u32(self):
+    def _leb(self):
+        """(the LEB128's bits, how many, its last byte): the unsigned and signed forms read alike."""
         r = s = 0
         while True:
             x = self.byte()
             r |= (x & 0x7F) << s
             s += 7
             if x < 0x80:
-                return r
+                return r, s, x
+
+    def u32(self):
+        return self._leb()[0]
 
     def sleb(self, bits):
-        r = s = 0
-        while True:
-            x = self.byte()
-            r |= (x & 0x7F) << s
-            s += 7
-            if x < 0x80:
-                break
+        r, s, x = self._leb()
         if s < 70 and (x & 0x40):
             r -= 1 << s
         # wrap to bits (two's complement)
