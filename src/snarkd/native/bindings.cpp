@@ -822,10 +822,21 @@ PYBIND11_MODULE(_core, m) {
   // calibration at load (simd29_pays, per field) measured its lane product at least 1.25x the scalar one.
   // G2 on the lanes (Simd29G2Add) likewise, per curve, where a calibration of the G2 flush itself measured
   // the lanes faster (simd29_g2_pays).
-  auto simd29_flag = [](const std::string& curve, bool g2) -> bool& {
-    if (curve == "bn254" || curve == "bn128") return g2 ? g_use_simd29_g2 : g_use_simd29;
-    if (curve == "bls12_381" || curve == "bls12-381") return g2 ? g_use_simd29_g2_bls : g_use_simd29_bls;
+  auto simd29_bls = [](const std::string& curve) {
+    if (curve == "bn254" || curve == "bn128") return false;
+    if (curve == "bls12_381" || curve == "bls12-381") return true;
     throw py::value_error("curve: bn254 or bls12_381");
+  };
+  auto simd29_get = [simd29_bls](const std::string& curve, bool g2) -> bool {  // G2's: the calibration's until set
+    const bool bls = simd29_bls(curve);
+    if (!g2) return bls ? g_use_simd29_bls : g_use_simd29;
+    if (bls) return g_use_simd29_g2_bls < 0 ? simd29_g2_default_bls() : g_use_simd29_g2_bls != 0;
+    return g_use_simd29_g2 < 0 ? simd29_g2_default() : g_use_simd29_g2 != 0;
+  };
+  auto simd29_set = [simd29_bls](const std::string& curve, bool g2, bool on) {
+    const bool bls = simd29_bls(curve);
+    if (!g2) (bls ? g_use_simd29_bls : g_use_simd29) = on;
+    else (bls ? g_use_simd29_g2_bls : g_use_simd29_g2) = on ? 1 : 0;
   };
   m.def("cpu_has_simd29", &detect_simd29, "True if the CPU has AVX2 + BMI2/ADX (the 4-lane adders can run)");
   m.def("simd29_default", [](const std::string& curve, bool g2) {
@@ -835,15 +846,15 @@ PYBIND11_MODULE(_core, m) {
   }, py::arg("curve") = "bn254", py::arg("g2") = false,
         "True if the 4-lane AVX2 adder is on by default here for that curve's G1 (g2: its G2) (the CPU has it and "
         "the load-time calibration found it faster)");
-  m.def("_set_simd29", [simd29_flag](bool on, py::object curve, py::object g2) {
+  m.def("_set_simd29", [simd29_get, simd29_set](bool on, py::object curve, py::object g2) {
     const bool set_g1 = g2.is_none() || !g2.cast<bool>();
     const bool set_g2 = g2.is_none() || g2.cast<bool>();
     return switch_paths([&] {
       const std::string c0 = curve.is_none() ? std::string("bn254") : curve.cast<std::string>();
-      const bool prev = simd29_flag(c0, !set_g1);
+      const bool prev = simd29_get(c0, !set_g1);
       for (const std::string& c : curve.is_none() ? std::vector<std::string>{"bn254", "bls12_381"} : std::vector<std::string>{c0}) {
-        if (set_g1) simd29_flag(c, false) = on && detect_simd29();
-        if (set_g2) simd29_flag(c, true) = on && detect_simd29();
+        if (set_g1) simd29_set(c, false, on && detect_simd29());
+        if (set_g2) simd29_set(c, true, on && detect_simd29());
       }
       return prev;
     });
@@ -852,7 +863,7 @@ PYBIND11_MODULE(_core, m) {
      "one curve ('bn254', 'bls12_381') or, without curve, both; g2 None: G1 and G2, False: G1 only, True: G2 "
      "only. Waits for running native calls; returns the previous setting (BN254's G1 without curve and g2, "
      "G2's with g2=True)");
-  m.def("uses_simd29", [simd29_flag](const std::string& curve, bool g2) { return simd29_flag(curve, g2); },
+  m.def("uses_simd29", [simd29_get](const std::string& curve, bool g2) { return simd29_get(curve, g2); },
         py::arg("curve") = "bn254", py::arg("g2") = false,
         "True while that curve's G1 (g2: G2) MSMs use the 4-lane AVX2 adder (where IFMA is off)");
 #if defined(SNARKD_SIMD29)

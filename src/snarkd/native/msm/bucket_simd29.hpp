@@ -52,17 +52,19 @@ template <class Cfg>
 constexpr bool simd29_curve() { return simd29_g1<Cfg>() || simd29_g2<Cfg>(); }
 
 #if defined(SNARKD_SIMD29)
-// G2's switches, one per curve: on at load where the CPU has AVX2 + BMI2/ADX and a calibration of
-// the G2 flush itself (simd29_g2_pays, below) found the lanes faster. Not const: _core._set_simd29.
+// G2's switches, one per curve: -1 until first asked, then the default: on where the CPU has AVX2 +
+// BMI2/ADX and a calibration of the G2 flush itself (simd29_g2_pays, below) found the lanes faster. The
+// calibration runs at the first G2 flush that could take the lanes (IFMA off), not at load, so the
+// IFMA path's start-up is unchanged. 0 / 1: _core._set_simd29 (tests, benchmarks).
 inline bool simd29_g2_default();
 inline bool simd29_g2_default_bls();
-inline bool g_use_simd29_g2 = false;      // set at the end of this file (needs the adders)
-inline bool g_use_simd29_g2_bls = false;
+inline int g_use_simd29_g2 = -1;
+inline int g_use_simd29_g2_bls = -1;
 #else
 inline bool simd29_g2_default() { return false; }
 inline bool simd29_g2_default_bls() { return false; }
-inline bool g_use_simd29_g2 = false;
-inline bool g_use_simd29_g2_bls = false;
+inline int g_use_simd29_g2 = 0;
+inline int g_use_simd29_g2_bls = 0;
 #endif
 
 // Whether they do now: that field's switch (its calibration at load, or _core._set_simd29)
@@ -72,8 +74,8 @@ inline bool simd29_on() {
 #if defined(SNARKD_SIMD29)
   else if constexpr (std::is_same<typename Cfg::F, bn254::Fq>::value) return g_use_simd29;
   else if constexpr (std::is_same<typename Cfg::F, bls12_381::Fq>::value) return g_use_simd29_bls;
-  else if constexpr (std::is_same<typename Cfg::F, bn254::Fq2>::value) return g_use_simd29_g2;
-  else return g_use_simd29_g2_bls;
+  else if constexpr (std::is_same<typename Cfg::F, bn254::Fq2>::value) return g_use_simd29_g2 < 0 ? simd29_g2_default() : g_use_simd29_g2 != 0;
+  else return g_use_simd29_g2_bls < 0 ? simd29_g2_default_bls() : g_use_simd29_g2_bls != 0;
 #else
   else return false;
 #endif
@@ -514,7 +516,7 @@ struct Simd29G2Add : ScalarBatchAdd<Cfg> {
 // three alternated timings each after a warm-up, best of each; on where the lanes take at most 0.95
 // of the scalar time. A calibration of the flush itself, not of the product: round 25 found the
 // product ratio a poor predictor of the adder's. ~0.6 ms (BN254) and ~1.1 ms (BLS12-381) once per
-// process, at the module's load (Zen 4, one core).
+// process and curve, at its first G2 flush with IFMA off (a thread-safe static; Zen 4, one core).
 template <class Cfg>
 SNARKD_SIMD29_TARGET inline bool simd29_g2_pays() {
   using Aff = Affine<Cfg>;
@@ -558,9 +560,6 @@ inline bool simd29_g2_default() {
 inline bool simd29_g2_default_bls() {
   static const bool on = detect_simd29() && simd29_g2_pays<bls12_381::G2Cfg>();
   return on;
-}
-namespace simd29_detail {
-inline const bool g2_init = (g_use_simd29_g2 = simd29_g2_default(), g_use_simd29_g2_bls = simd29_g2_default_bls(), true);
 }
 #endif
 
