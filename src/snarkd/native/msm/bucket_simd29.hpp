@@ -1,8 +1,9 @@
 // The batch-affine adder of msm/buckets.hpp four at a time on AVX2 (ff/simd29.hpp), for the CPUs
 // without AVX-512 IFMA. G1 on BN254 (Fq in 9 limbs of 29 bits) and on BLS12-381 (14 limbs) run on
 // the lanes, each where its own calibration at load said so (g_use_simd29, g_use_simd29_bls); G2
-// (both curves) gets ScalarBatchAdd itself through Simd29BatchAdd's fallback, so the MSM and
-// witness_msm templates take it for every job.
+// of both curves (Fq2 as pairs of lane elements) in Simd29G2Add below, where its own calibration (of
+// the G2 flush, at first use) said so (g_use_simd29_g2, g_use_simd29_g2_bls), ScalarBatchAdd's flush
+// otherwise; Simd29BatchAdd picks the adder for the MSM and witness_msm templates.
 //
 // Simd29LaneAdd: SimdBatchAdd's structure (msm/bucket_simd.hpp) with four lanes. A forward
 // pass loads the dst and src of four queued additions per step (four rows, transposed to one
