@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
-"""In-process G1 MSM (BN254, or BLS12-381 with --curve bls12_381): the scalar batch-affine adder against the 4-lane AVX2 one
-(msm/bucket_simd29.hpp), IFMA off, alternated per round (order flipped every round), process CPU
-time and wall time per MSM, medians. Bases: distinct random multiples of the generator; scalars
-uniform below r. The two paths' results are compared every round.
+"""In-process G1 MSM (BN254, or BLS12-381 with --curve bls12_381; G2 with --group g2): the scalar batch-affine adder
+against the 4-lane AVX2 one (msm/bucket_simd29.hpp; G2: Simd29G2Add, only G2's switch flipped), IFMA off, alternated per round (order flipped every round), process CPU
+time and wall time per MSM, medians. Bases: distinct random multiples of the generator (G2: sums A[i] + B[j]
+of two sets of random points, bench/g2_msm_time.py's input); scalars uniform below r. The two paths' results are compared every round.
 
-Usage: PYTHONPATH=src python bench/simd29_msm.py [--curve bn254|bls12_381] [--log-n 16 17] [--rounds 9]
+Usage: PYTHONPATH=src python bench/simd29_msm.py [--curve bn254|bls12_381] [--group g1|g2] [--log-n 16 17] [--rounds 9]
        [--threads 2] [--json OUT]
 """
 from __future__ import annotations
@@ -42,6 +42,7 @@ def enc_many(xs, words=4):
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--curve", choices=sorted(CURVES), default="bn254")
+    ap.add_argument("--group", choices=["g1", "g2"], default="g1")
     ap.add_argument("--log-n", type=int, nargs="+", default=[16, 17])
     ap.add_argument("--rounds", type=int, default=9)
     ap.add_argument("--threads", type=int, default=2)
@@ -52,23 +53,38 @@ def main() -> int:
     mont = lambda x: x * (1 << (64 * L)) % Q  # noqa: E731
     G = np.concatenate([enc_many([mont(gx)], L), enc_many([mont(gy)], L)]).reshape(-1)
     nmax = 1 << max(args.log_n)
-    bases = mod.g1_mul(G, enc_many([rng.randrange(1, R) for _ in range(nmax)]))
+    g2 = args.group == "g2"
+    if g2:
+        import sys
+        from pathlib import Path
+        sys.path.insert(0, str(Path(__file__).resolve().parent))
+        from native_micro import random_points
+        nrng = np.random.default_rng(16)
+        k = 1 << ((max(args.log_n) + 1) // 2)
+        a = random_points(mod, True, k, nrng)[:k]
+        bb = random_points(mod, True, k, nrng)[:k]
+        ia, ib = np.divmod(np.arange(nmax), k)
+        bases = mod.g2_add(np.ascontiguousarray(a[ia % k]).reshape(-1), np.ascontiguousarray(bb[ib]).reshape(-1)).reshape(-1)
+    else:
+        bases = mod.g1_mul(G, enc_many([rng.randrange(1, R) for _ in range(nmax)]))
+    pw = 4 * L if g2 else 2 * L  # words of a point
+    msm = mod.msm_g2 if g2 else mod.msm_g1
     scalars = enc_many([rng.randrange(R) for _ in range(nmax)])
     _core._set_simd52(False)
     out = {"meta": {"curve": args.curve, "cpu_has_simd29": _core.cpu_has_simd29(),
-                    "simd29_default": _core.simd29_default(args.curve), "threads": args.threads, "rounds": args.rounds, "loadavg_start": os.getloadavg()[0]},
+                    "group": args.group, "simd29_default": _core.simd29_default(args.curve, g2), "threads": args.threads, "rounds": args.rounds, "loadavg_start": os.getloadavg()[0]},
            "results": []}
     for log_n in args.log_n:
         n = 1 << log_n
-        b, s = bases[: 2 * L * n], scalars[:n]
+        b, s = bases[: pw * n], scalars[:n]
         t = {False: [], True: []}
         w = {False: [], True: []}
         for r in range(args.rounds):
             res = {}
             for on in ((False, True) if r % 2 == 0 else (True, False)):
-                _core._set_simd29(on, args.curve)
+                _core._set_simd29(on, args.curve, g2)
                 c0, w0 = time.process_time(), time.perf_counter()
-                res[on] = mod.msm_g1(b, s, threads=args.threads)
+                res[on] = msm(b, s, threads=args.threads)
                 t[on].append(time.process_time() - c0)
                 w[on].append(time.perf_counter() - w0)
             assert np.array_equal(res[False], res[True]), "the paths disagree"

@@ -19,13 +19,13 @@ rng = random.Random(99)
 
 @pytest.fixture(autouse=True, params=["ifma", "avx2", "scalar"])
 def path(request):
-    """the 8-lane IFMA adder, G1's 4-lane AVX2 adder, BN254 and BLS12-381 (msm/bucket_simd29.hpp; G2
-    stays scalar there) and the scalar one; a path the CPU lacks falls back to the scalar adder"""
+    """the 8-lane IFMA adder, the 4-lane AVX2 adders, G1 and G2 of BN254 and BLS12-381 (msm/bucket_simd29.hpp) and the scalar one; a path the CPU lacks falls back to the scalar adder"""
     prev = _core._set_simd52(request.param == "ifma")
-    prev29 = {c: _core._set_simd29(request.param == "avx2", c) for c in ("bn254", "bls12_381")}
+    prev29 = {(c, g2): _core._set_simd29(request.param == "avx2", c, g2)
+              for c in ("bn254", "bls12_381") for g2 in (False, True)}
     yield request.param
-    for c, v in prev29.items():
-        _core._set_simd29(v, c)
+    for (c, g2), v in prev29.items():
+        _core._set_simd29(v, c, g2)
     _core._set_simd52(prev)
 
 

@@ -17,19 +17,20 @@ rng = random.Random(15)
 
 @pytest.fixture(autouse=True, params=["scalar", "avx2", "ifma"])
 def scalar_path(request):
-    """each path (the scalar adders, G1's 4-lane AVX2 adder (both curves) and the 8-lane IFMA ones where this
+    """each path (the scalar adders, the 4-lane AVX2 adders (G1 and G2, both curves) and the 8-lane IFMA ones where this
     CPU has them: all take the layout), and no endomorphism split (its halves never take mixed
     widths), so that every MSM here, G1 and G2, msm and msm_witness, runs the plan under test"""
     if request.param == "ifma" and not _core.cpu_has_simd52():
         pytest.skip("no AVX-512 IFMA on this CPU")
     if request.param == "avx2" and not _core.cpu_has_simd29():
         pytest.skip("no AVX2 + BMI2/ADX on this CPU")
-    prev29 = {c: _core._set_simd29(request.param == "avx2", c) for c in ("bn254", "bls12_381")}
+    prev29 = {(c, g2): _core._set_simd29(request.param == "avx2", c, g2)
+              for c in ("bn254", "bls12_381") for g2 in (False, True)}
     prev = (_core._set_simd52(request.param == "ifma"), _core._set_msm_mixed(1), _core._set_msm_window(0),
             _core._set_glv(0), _core._set_gls(0))
     yield
-    for c, v in prev29.items():
-        _core._set_simd29(v, c)
+    for (c, g2), v in prev29.items():
+        _core._set_simd29(v, c, g2)
     _core._set_simd52(prev[0])
     _core._set_msm_mixed(prev[1])
     _core._set_msm_window(prev[2])

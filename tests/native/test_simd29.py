@@ -5,7 +5,9 @@ the lane product against Python integers; G1 MSMs on the lanes against naive sum
 multiplications, themselves checked against py_ecc in test_points) at sizes that reach the
 batch-affine buckets and the bucket-sorted top window, with zeros, ones, r - 1, infinity, repeated
 bases (doubling) and P + (-P) pairs, with and without the endomorphism split (GLV halves); the same
-bytes as the scalar adder; the witness MSMs likewise (G2 jobs stay on the scalar adder there).
+bytes as the scalar adder; the witness MSMs likewise. G2 (Fq2 coordinates, Simd29G2Add, cpu-notes round 27)
+the same way: G2 MSMs on the lanes against naive sums and the scalar adder, with and without the GLS split,
+all-cancelling and all-equal MSMs, the witness MSMs' G2 jobs with G2's switch on and off separately.
 test_msm.py and test_msm_mixed.py run their cases on this path too (their "avx2" parameter)."""
 import random
 
@@ -33,10 +35,10 @@ def C(request):
 def lanes():
     """IFMA off (it has priority); yields a switch of both curves' AVX2 adders, restored after"""
     prev52 = _core._set_simd52(False)
-    prev29 = {c: _core._set_simd29(True, c) for c in NAMES}
-    yield lambda on: [_core._set_simd29(on, c) for c in NAMES]
-    for c, v in prev29.items():
-        _core._set_simd29(v, c)
+    prev29 = {(c, g2): _core._set_simd29(True, c, g2) for c in NAMES for g2 in (False, True)}
+    yield lambda on, g2=None: [_core._set_simd29(on, c, g2) for c in NAMES]
+    for (c, g2), v in prev29.items():
+        _core._set_simd29(v, c, g2)
     _core._set_simd52(prev52)
 
 
@@ -188,6 +190,122 @@ def test_witness_msms(lanes, C):
         g1, g2 = m.msm_witness(Wb, [(a, 0), (c, start)], [(b2, 0)], threads=2)
         assert np.array_equal(g1[0], want[0]) and np.array_equal(g1[1], want[1]), on
         assert np.array_equal(g2[0], want_g2), on
+
+
+def _w2(C):
+    return 4 * C.L  # 64-bit words of a G2 point
+
+
+def _mul2(C, bases, sc):
+    return C.mod.g2_mul(bases, enc_many([s % (1 << 256) for s in sc], 4)).reshape(-1, _w2(C))
+
+
+def _sum2(C, rows):
+    W = _w2(C)
+    terms = np.asarray(rows).reshape(-1, W)
+    if len(terms) == 0:
+        return np.zeros(W, dtype=np.uint64)
+    while len(terms) > 1:
+        if len(terms) % 2:
+            terms = np.concatenate([terms, np.zeros((1, W), dtype=np.uint64)])
+        h = len(terms) // 2
+        terms = C.mod.g2_add(terms[:h].reshape(-1), terms[h:].reshape(-1)).reshape(h, W)
+    return terms[0]
+
+
+def _naive_grouped2(C, bases, sc):
+    W = _w2(C)
+    groups = {}
+    for row, s in zip(bases.reshape(-1, W), sc):
+        k = row.tobytes()
+        groups[k] = (row, (groups.get(k, (row, 0))[1] + s) % C.r)
+    rows = np.stack([g[0] for g in groups.values()])
+    return _sum2(C, _mul2(C, rows.reshape(-1), [g[1] for g in groups.values()]))
+
+
+def _pool2(C, k):
+    """k random G2 points, the negation of the first two, twice the third, infinity"""
+    W = _w2(C)
+    G2 = C.g2_enc(C.pe.G2)
+    pts = _mul2(C, G2, [rng.randrange(1, C.r) for _ in range(k)])
+    neg = [C.mod.g2_neg(pts[i]).reshape(W) for i in (0, 1)]
+    dbl = C.mod.g2_add(pts[2], pts[2]).reshape(1, W)
+    return np.concatenate([pts, np.stack(neg), dbl, np.zeros((1, W), dtype=np.uint64)])
+
+
+@pytest.mark.parametrize("n,distinct", [(3000, 3000), (5000, 40), (2 ** 14 + 3, 300)])
+@pytest.mark.parametrize("gls", [0, 2], ids=["plain", "gls"])
+def test_g2_msm_vs_naive(lanes, C, n, distinct, gls):
+    pool = _pool2(C, distinct)
+    idx = [rng.randrange(len(pool)) for _ in range(n)]
+    bases = np.ascontiguousarray(pool[idx]).reshape(-1)
+    sc = _scalars(C, n)
+    want = _naive_grouped2(C, bases, sc)
+    prev = _core._set_gls(gls)
+    try:
+        got = {}
+        for on in (True, False):
+            lanes(on, True)  # G2's switch only
+            assert _core.uses_simd29(C.name, True) == on
+            got[on] = [C.mod.msm_g2(bases, enc_many(sc, 4), threads=t) for t in (1, 2)]
+        for on in (True, False):
+            for g in got[on]:
+                assert np.array_equal(g, want), (n, distinct, gls, on)
+    finally:
+        _core._set_gls(prev)
+
+
+def test_g2_msm_all_cancelling(lanes, C):
+    W = _w2(C)
+    base = _pool2(C, 3)[:1]
+    negb = C.mod.g2_neg(base[0]).reshape(1, W)
+    n = 4096
+    bases = np.concatenate([base, negb] * (n // 2)).reshape(-1)
+    sc = [rng.randrange(C.r)] * n
+    for on in (True, False):
+        lanes(on, True)
+        assert not C.mod.msm_g2(bases, enc_many(sc, 4), threads=2).any()
+    bases = np.concatenate([base] * n).reshape(-1)
+    want = _mul2(C, base.reshape(-1), [sum(sc) % C.r])[0]
+    for on in (True, False):
+        lanes(on, True)
+        assert np.array_equal(C.mod.msm_g2(bases, enc_many(sc, 4), threads=2), want)
+
+
+@pytest.mark.parametrize("g1_on,g2_on", [(True, True), (True, False), (False, True)])
+def test_witness_g2_jobs(lanes, C, g1_on, g2_on):
+    # the witness MSM's G2 jobs take G1's choice of adder template; G2's own switch decides at each flush
+    m, n = C.mod, 7000
+    pool = _pool2(C, 200)
+    b2 = np.ascontiguousarray(pool[[rng.randrange(len(pool)) for _ in range(n)]]).reshape(-1)
+    b2b = np.ascontiguousarray(pool[[rng.randrange(len(pool)) for _ in range(n - 5)]]).reshape(-1)
+    pa = _pool(C, 30)
+    a = np.ascontiguousarray(pa[[rng.randrange(len(pa)) for _ in range(n)]]).reshape(-1)
+    w = [1] + [rng.choice([0, 1, 2, C.r - 1, rng.randrange(C.r)]) for _ in range(n - 1)]
+    Wb = enc_many(w, 4)
+    want = [_naive_grouped2(C, b2, w), _naive_grouped2(C, b2b, w[5:])]
+    lanes(g1_on, False)
+    lanes(g2_on, True)
+    g1, g2 = m.msm_witness(Wb, [(a, 0)], [(b2, 0), (b2b, 5)], threads=2)
+    assert np.array_equal(g2[0], want[0]) and np.array_equal(g2[1], want[1]), (g1_on, g2_on)
+    assert np.array_equal(g1[0], _naive_grouped(C, a, w))
+
+
+def test_g2_switch_and_default():
+    prev = {(c, g2): _core._set_simd29(True, c, g2) for c in NAMES for g2 in (False, True)}
+    try:
+        assert _core._set_simd29(False, "bls12_381", True) == _core.cpu_has_simd29()
+        assert not _core.uses_simd29("bls12_381", True) and _core.uses_simd29("bls12_381") == _core.cpu_has_simd29()
+        assert _core.uses_simd29("bn254", True) == _core.cpu_has_simd29()
+        _core._set_simd29(False, None, False)  # both curves' G1 only
+        assert not _core.uses_simd29("bn254") and _core.uses_simd29("bn254", True) == _core.cpu_has_simd29()
+        _core._set_simd29(False)
+        assert not any(_core.uses_simd29(c, g2) for c in NAMES for g2 in (False, True))
+    finally:
+        for (c, g2), v in prev.items():
+            _core._set_simd29(v, c, g2)
+    for c in NAMES:
+        assert not _core.simd29_default(c, True) or _core.cpu_has_simd29()
 
 
 def test_generated_asm_is_current():

@@ -820,34 +820,52 @@ PYBIND11_MODULE(_core, m) {
   // The AVX2 lanes (ff/simd29.hpp, msm/bucket_simd29.hpp): G1's batch-affine additions four at a time
   // where IFMA is off, BN254 and BLS12-381 each on by default where the CPU has AVX2 + BMI2/ADX and a
   // calibration at load (simd29_pays, per field) measured its lane product at least 1.25x the scalar one.
-  auto simd29_flag = [](const std::string& curve) -> bool& {
-    if (curve == "bn254" || curve == "bn128") return g_use_simd29;
-    if (curve == "bls12_381" || curve == "bls12-381") return g_use_simd29_bls;
+  // G2 on the lanes (Simd29G2Add) likewise, per curve, where a calibration of the G2 flush itself measured
+  // the lanes faster (simd29_g2_pays).
+  auto simd29_bls = [](const std::string& curve) {
+    if (curve == "bn254" || curve == "bn128") return false;
+    if (curve == "bls12_381" || curve == "bls12-381") return true;
     throw py::value_error("curve: bn254 or bls12_381");
   };
-  m.def("cpu_has_simd29", &detect_simd29, "True if the CPU has AVX2 + BMI2/ADX (the 4-lane G1 adder can run)");
-  m.def("simd29_default", [](const std::string& curve) {
-    if (curve == "bn254" || curve == "bn128") return simd29_default();
-    if (curve == "bls12_381" || curve == "bls12-381") return simd29_default_bls();
+  auto simd29_get = [simd29_bls](const std::string& curve, bool g2) -> bool {  // G2's: the calibration's until set
+    const bool bls = simd29_bls(curve);
+    if (!g2) return bls ? g_use_simd29_bls : g_use_simd29;
+    if (bls) return g_use_simd29_g2_bls < 0 ? simd29_g2_default_bls() : g_use_simd29_g2_bls != 0;
+    return g_use_simd29_g2 < 0 ? simd29_g2_default() : g_use_simd29_g2 != 0;
+  };
+  auto simd29_set = [simd29_bls](const std::string& curve, bool g2, bool on) {
+    const bool bls = simd29_bls(curve);
+    if (!g2) (bls ? g_use_simd29_bls : g_use_simd29) = on;
+    else (bls ? g_use_simd29_g2_bls : g_use_simd29_g2) = on ? 1 : 0;
+  };
+  m.def("cpu_has_simd29", &detect_simd29, "True if the CPU has AVX2 + BMI2/ADX (the 4-lane adders can run)");
+  m.def("simd29_default", [](const std::string& curve, bool g2) {
+    if (curve == "bn254" || curve == "bn128") return g2 ? simd29_g2_default() : simd29_default();
+    if (curve == "bls12_381" || curve == "bls12-381") return g2 ? simd29_g2_default_bls() : simd29_default_bls();
     throw py::value_error("curve: bn254 or bls12_381");
-  }, py::arg("curve") = "bn254",
-        "True if the 4-lane AVX2 adder is on by default here for that curve's G1 (the CPU has it and the load-time "
-        "calibration of its field found it faster)");
-  m.def("_set_simd29", [simd29_flag](bool on, py::object curve) {
-    bool& f0 = simd29_flag(curve.is_none() ? std::string("bn254") : curve.cast<std::string>());
-    bool* f1 = curve.is_none() ? &g_use_simd29_bls : nullptr;
+  }, py::arg("curve") = "bn254", py::arg("g2") = false,
+        "True if the 4-lane AVX2 adder is on by default here for that curve's G1 (g2: its G2) (the CPU has it and "
+        "the load-time calibration found it faster)");
+  m.def("_set_simd29", [simd29_get, simd29_set](bool on, py::object curve, py::object g2) {
+    const bool set_g1 = g2.is_none() || !g2.cast<bool>();
+    const bool set_g2 = g2.is_none() || g2.cast<bool>();
     return switch_paths([&] {
-      bool prev = f0;
-      f0 = on && detect_simd29();
-      if (f1) *f1 = on && detect_simd29();
+      const std::string c0 = curve.is_none() ? std::string("bn254") : curve.cast<std::string>();
+      const bool prev = simd29_get(c0, !set_g1);
+      for (const std::string& c : curve.is_none() ? std::vector<std::string>{"bn254", "bls12_381"} : std::vector<std::string>{c0}) {
+        if (set_g1) simd29_set(c, false, on && detect_simd29());
+        if (set_g2) simd29_set(c, true, on && detect_simd29());
+      }
       return prev;
     });
-  }, py::arg("on"), py::arg("curve") = py::none(),
-     "Testing aid: the 4-lane AVX2 adder for G1 (used where IFMA is off) on or off, whatever the calibration "
-     "said: for one curve ('bn254', 'bls12_381') or, without curve, both. Waits for running native calls; "
-     "returns the previous setting (BN254's without curve)");
-  m.def("uses_simd29", [simd29_flag](const std::string& curve) { return simd29_flag(curve); },
-        py::arg("curve") = "bn254", "True while that curve's G1 MSMs use the 4-lane AVX2 adder (where IFMA is off)");
+  }, py::arg("on"), py::arg("curve") = py::none(), py::arg("g2") = py::none(),
+     "Testing aid: the 4-lane AVX2 adders (used where IFMA is off) on or off, whatever the calibration said: for "
+     "one curve ('bn254', 'bls12_381') or, without curve, both; g2 None: G1 and G2, False: G1 only, True: G2 "
+     "only. Waits for running native calls; returns the previous setting (BN254's G1 without curve and g2, "
+     "G2's with g2=True)");
+  m.def("uses_simd29", [simd29_get](const std::string& curve, bool g2) { return simd29_get(curve, g2); },
+        py::arg("curve") = "bn254", py::arg("g2") = false,
+        "True while that curve's G1 (g2: G2) MSMs use the 4-lane AVX2 adder (where IFMA is off)");
 #if defined(SNARKD_SIMD29)
   m.def("_simd29_mul", [](py::bytes a, py::bytes b, const std::string& curve) {
     const bool bls = curve == "bls12_381" || curve == "bls12-381";

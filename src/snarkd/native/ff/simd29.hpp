@@ -94,8 +94,8 @@ struct Params {
   }
   // p with limbs 0..L-2 raised by 2^29 (borrowed from the next): a - b + p never goes negative in
   // a limb below the top when b is normalised
-  static constexpr Limbs borrowed_p() {
-    Limbs r = kp(1);
+  static constexpr Limbs borrowed_p(unsigned k = 1) {
+    Limbs r = kp(k);
     r.v[0] += 1ULL << RADIX;
     for (int j = 1; j < L - 1; j++) r.v[j] += (1ULL << RADIX) - 1;
     r.v[L - 1] -= 1;
@@ -114,6 +114,7 @@ struct Params {
     return (0 - inv) & MASK;
   }
   static constexpr Limbs P1 = kp(1), B1 = borrowed_p(), C1 = complement(1), C2 = complement(2);
+  static constexpr Limbs B2 = borrowed_p(2), B4 = borrowed_p(4), C4 = complement(4);  // the Fq2 forms (G2)
   static constexpr u64 PINV = pinv29();
 };
 
@@ -131,6 +132,7 @@ template <class P>
 struct Consts {
   static constexpr int L = Params<P>::L;
   V p[L], bias1[L], c1[L], c2[L], pinv, mask, masklast;
+  V bias2[L], bias4[L], c4[L];  // 2p and 4p borrowed, 2^(29 L) - 4p: the Fq2 forms (msm/bucket_simd29.hpp's G2)
   SNARKD_SIMD29_TARGET Consts() {
     using Pr = Params<P>;
     for (int j = 0; j < L; j++) {
@@ -138,6 +140,9 @@ struct Consts {
       bias1[j] = _mm256_set1_epi64x((long long)Pr::B1.v[j]);
       c1[j] = _mm256_set1_epi64x((long long)Pr::C1.v[j]);
       c2[j] = _mm256_set1_epi64x((long long)Pr::C2.v[j]);
+      bias2[j] = _mm256_set1_epi64x((long long)Pr::B2.v[j]);
+      bias4[j] = _mm256_set1_epi64x((long long)Pr::B4.v[j]);
+      c4[j] = _mm256_set1_epi64x((long long)Pr::C4.v[j]);
     }
     pinv = _mm256_set1_epi64x((long long)Pr::PINV);
     mask = _mm256_set1_epi64x((long long)MASK);
@@ -228,8 +233,8 @@ SNARKD_SIMD29_INLINE void mul(FeL<L>& o, const FeL<L>& a, const FeL<L>& b, const
 // limbs with a bias (AVX2 has no 64-bit arithmetic shift); the carry out of bit 29 L picks the lanes
 template <class P, int MUL, int L = Params<P>::L>
 SNARKD_SIMD29_INLINE void csub(FeL<L>& a, const Consts<P>& k) {
-  static_assert(MUL == 1 || MUL == 2, "csub of p or 2p");
-  const V* q = MUL == 1 ? k.c1 : k.c2;
+  static_assert(MUL == 1 || MUL == 2 || MUL == 4, "csub of p, 2p or 4p");
+  const V* q = MUL == 1 ? k.c1 : MUL == 2 ? k.c2 : k.c4;
   V d[L];
   V e = _mm256_add_epi64(a.l[0], q[0]);
 #pragma GCC unroll 14
@@ -249,6 +254,31 @@ SNARKD_SIMD29_INLINE void sub_p(FeL<L>& o, const FeL<L>& a, const FeL<L>& b, con
 #pragma GCC unroll 14
   for (int j = 0; j < L; j++) t[j] = _mm256_sub_epi64(_mm256_add_epi64(a.l[j], k.bias1[j]), b.l[j]);
   normalize(o, t, k.mask);
+}
+
+// o = a - b + K p, normalised (a, b normalised, b <= a + K p; K = 1, 2, 4)
+template <class P, int K, int L = Params<P>::L>
+SNARKD_SIMD29_INLINE void sub_kp(FeL<L>& o, const FeL<L>& a, const FeL<L>& b, const Consts<P>& k) {
+  static_assert(K == 1 || K == 2 || K == 4, "p, 2p or 4p");
+  const V* bias = K == 1 ? k.bias1 : K == 2 ? k.bias2 : k.bias4;
+  V t[L];
+#pragma GCC unroll 14
+  for (int j = 0; j < L; j++) t[j] = _mm256_sub_epi64(_mm256_add_epi64(a.l[j], bias[j]), b.l[j]);
+  normalize(o, t, k.mask);
+}
+// o = a + b, normalised
+template <class P, int L = Params<P>::L>
+SNARKD_SIMD29_INLINE void add(FeL<L>& o, const FeL<L>& a, const FeL<L>& b, const Consts<P>& k) {
+  V t[L];
+#pragma GCC unroll 14
+  for (int j = 0; j < L; j++) t[j] = _mm256_add_epi64(a.l[j], b.l[j]);
+  normalize(o, t, k.mask);
+}
+// mul, one out-of-line copy per field (the G2 adder's fifteen products per group would otherwise
+// be fifteen inlined copies: cpu-notes round 25, the decoded-instruction cache)
+template <class P, int L = Params<P>::L>
+SNARKD_SIMD29_TARGET __attribute__((noinline)) void mul_ool(FeL<L>& o, const FeL<L>& a, const FeL<L>& b, const Consts<P>& k) {
+  mul<P>(o, a, b, k);
 }
 
 // k ? b : a per lane (k all ones or all zeros per 64-bit lane)

@@ -1,8 +1,9 @@
 // The batch-affine adder of msm/buckets.hpp four at a time on AVX2 (ff/simd29.hpp), for the CPUs
 // without AVX-512 IFMA. G1 on BN254 (Fq in 9 limbs of 29 bits) and on BLS12-381 (14 limbs) run on
 // the lanes, each where its own calibration at load said so (g_use_simd29, g_use_simd29_bls); G2
-// (both curves) gets ScalarBatchAdd itself through Simd29BatchAdd's fallback, so the MSM and
-// witness_msm templates take it for every job.
+// of both curves (Fq2 as pairs of lane elements) in Simd29G2Add below, where its own calibration (of
+// the G2 flush, at first use) said so (g_use_simd29_g2, g_use_simd29_g2_bls), ScalarBatchAdd's flush
+// otherwise; Simd29BatchAdd picks the adder for the MSM and witness_msm templates.
 //
 // Simd29LaneAdd: SimdBatchAdd's structure (msm/bucket_simd.hpp) with four lanes. A forward
 // pass loads the dst and src of four queued additions per step (four rows, transposed to one
@@ -14,6 +15,7 @@
 // exact and scalar), as both other adders do. Points are canonical (below p) in and out.
 #pragma once
 #include <algorithm>
+#include <chrono>
 #include <cstdint>
 #include <cstring>
 #include <type_traits>
@@ -21,6 +23,7 @@
 
 #include "curves/bls12_381.hpp"
 #include "curves/bn254.hpp"
+#include "curves/groups.hpp"
 #include "ec/point.hpp"
 #include "ff/simd29.hpp"
 #include "msm/bucket_simd.hpp"
@@ -30,28 +33,67 @@ namespace snarkd {
 
 // Whether Cfg's additions can run on the 4-lane adder: a curve over BN254's or BLS12-381's Fq (G1)
 template <class Cfg>
-constexpr bool simd29_curve() {
+constexpr bool simd29_g1() {
 #if defined(SNARKD_SIMD29)
   return std::is_same<typename Cfg::F, bn254::Fq>::value || std::is_same<typename Cfg::F, bls12_381::Fq>::value;
 #else
   return false;
 #endif
 }
+// ... or over their Fq2 (G2; u^2 = -1 on both)
+template <class Cfg>
+constexpr bool simd29_g2() {
+#if defined(SNARKD_SIMD29)
+  return std::is_same<typename Cfg::F, bn254::Fq2>::value || std::is_same<typename Cfg::F, bls12_381::Fq2>::value;
+#else
+  return false;
+#endif
+}
+template <class Cfg>
+constexpr bool simd29_curve() { return simd29_g1<Cfg>() || simd29_g2<Cfg>(); }
+
+#if defined(SNARKD_SIMD29)
+// G2's switches, one per curve: -1 until first asked, then the default: on where the CPU has AVX2 +
+// BMI2/ADX and a calibration of the G2 flush itself (simd29_g2_pays, below) found the lanes faster. The
+// calibration runs at the first G2 flush that could take the lanes (IFMA off), not at load, so the
+// IFMA path's start-up is unchanged. 0 / 1: _core._set_simd29 (tests, benchmarks).
+inline bool simd29_g2_default();
+inline bool simd29_g2_default_bls();
+inline int g_use_simd29_g2 = -1;
+inline int g_use_simd29_g2_bls = -1;
+#else
+inline bool simd29_g2_default() { return false; }
+inline bool simd29_g2_default_bls() { return false; }
+inline int g_use_simd29_g2 = 0;
+inline int g_use_simd29_g2_bls = 0;
+#endif
+
 // Whether they do now: that field's switch (its calibration at load, or _core._set_simd29)
 template <class Cfg>
 inline bool simd29_on() {
   if constexpr (!simd29_curve<Cfg>()) return false;
+#if defined(SNARKD_SIMD29)
   else if constexpr (std::is_same<typename Cfg::F, bn254::Fq>::value) return g_use_simd29;
-  else return g_use_simd29_bls;
+  else if constexpr (std::is_same<typename Cfg::F, bls12_381::Fq>::value) return g_use_simd29_bls;
+  else if constexpr (std::is_same<typename Cfg::F, bn254::Fq2>::value) return g_use_simd29_g2 < 0 ? simd29_g2_default() : g_use_simd29_g2 != 0;
+  else return g_use_simd29_g2_bls < 0 ? simd29_g2_default_bls() : g_use_simd29_g2_bls != 0;
+#else
+  else return false;
+#endif
 }
 
-// The lane adder itself (defined for the G1 curves above only)
+// The lane adders themselves (defined for the curves above only)
 template <class Cfg>
 struct Simd29LaneAdd;
-// The adder the MSM templates take (a template of one parameter, as msm/witness_msm.hpp's BA):
-// the lanes where they fit, the scalar adder elsewhere
 template <class Cfg>
-using Simd29BatchAdd = std::conditional_t<simd29_curve<Cfg>(), Simd29LaneAdd<Cfg>, ScalarBatchAdd<Cfg>>;
+struct Simd29G2Add;
+// The adder the MSM templates take (a template of one parameter, as msm/witness_msm.hpp's BA):
+// the lanes where they fit, the scalar adder elsewhere. The G2 one checks G2's own switch at each
+// flush (witness_msm's jobs take G1's choice of template for G2 too) and runs ScalarBatchAdd's
+// flush where it is off.
+template <class Cfg>
+using Simd29BatchAdd = std::conditional_t<simd29_g1<Cfg>(), Simd29LaneAdd<Cfg>,
+                                          std::conditional_t<simd29_g2<Cfg>(), Simd29G2Add<Cfg>, ScalarBatchAdd<Cfg>>>;
 
 #if defined(SNARKD_SIMD29)
 template <class Cfg>
@@ -203,6 +245,323 @@ struct Simd29LaneAdd : AddQueue<Cfg> {
     m = 0;
   }
 };
+
+#ifndef SNARKD_SIMD29_G2_LAZY  // 1: BLS12-381's Karatsuba sums left below 4p (red_sum)
+#define SNARKD_SIMD29_G2_LAZY 1
+#endif
+#ifndef SNARKD_SIMD29_G2_INLINE
+#define SNARKD_SIMD29_G2_INLINE 0
+#endif
+// G2 (Fq2 coordinates, u^2 = -1) four at a time: ScalarBatchAdd's queue and, where G2's switch is
+// off, its flush; else the lanes. Each Fq2 coordinate is two lane elements (c0, c1). The running
+// products are of the norms N(dx) = dx0^2 + dx1^2 in Fq, as in ScalarBatchAdd and SimdBatchAdd's
+// NORM branch: 1/dx = conj(dx) / N(dx), the forward pass forms (y2 - y1) conj(dx), the backward one
+// scales it by 1/N into lambda. Fq2 products as Karatsuba (3 lane products and sums); every value
+// that feeds a product is kept below 2p (csub), so a b < 4p^2 < pR on both curves. 15 lane products
+// per group of four additions, each through one out-of-line copy (mul_ool).
+template <class Cfg>
+struct Simd29G2Add : ScalarBatchAdd<Cfg> {
+  using S = ScalarBatchAdd<Cfg>;
+  using Q = AddQueue<Cfg>;
+  using Q::qd, Q::qs, Q::qn, Q::equal, Q::B, Q::m;
+  using F = typename Cfg::F;
+  using FI = typename F::Base;
+  using P = typename FI::Params;
+  using Fe = simd29::FeOf<P>;
+  struct Fe2 { Fe c0, c1; };
+  using V = simd29::V;
+  using Aff = Affine<Cfg>;
+  static constexpr int L = simd29::Params<P>::L;
+  static constexpr size_t W = P::N, CO = 8 * P::N;  // words of a base element; its byte size
+  static_assert(sizeof(Aff) == 4 * CO, "x.c0 x.c1 y.c0 y.c1, W words each");
+
+  Aligned64<Fe2> sx1, sy1, sx2, sy2, snum;  // per group of four: loaded points, (y2 - y1) conj(dx)
+  Aligned64<Fe> sden, spre;                  // N(dx), the running product before it
+  std::vector<uint8_t> sdinf, ssinf, sdeg;
+
+  void reserve(size_t B_) {
+    S::reserve(B_);
+    const size_t G = (B + 3) / 4;
+    if (sden.n >= G) return;
+    sx1.resize(G); sy1.resize(G); sx2.resize(G); sy2.resize(G); snum.resize(G); sden.resize(G); spre.resize(G);
+    sdinf.resize(G); ssinf.resize(G); sdeg.resize(G);
+  }
+
+  // the lane product: inlined or one out-of-line copy (SNARKD_SIMD29_G2_INLINE: bit 0 BN254, bit 1 BLS12-381)
+  static constexpr bool INL = (SNARKD_SIMD29_G2_INLINE >> (L == 9 ? 0 : 1)) & 1;
+  SNARKD_SIMD29_INLINE static void pmul(Fe& o, const Fe& a, const Fe& b, const simd29::Consts<P>& k) {
+    if constexpr (INL) simd29::mul<P>(o, a, b, k);
+    else simd29::mul_ool<P>(o, a, b, k);
+  }
+  // Fq2 products on the lanes, inputs' components below 2p, outputs' below 2p
+  SNARKD_SIMD29_INLINE static void red2(Fe& a, const simd29::Consts<P>& k) { simd29::csub<P, 2>(a, k); }
+  // a sum of two such components into one product with a partner below 2p: BLS12-381 (R > 9.8p) takes it
+  // below 4p (a b < 8p^2, the product below 8p^2 / R + p < 2p); BN254 (R = 5.3p) reduces it
+  static constexpr bool LAZY_SUM = L == 14 && SNARKD_SIMD29_G2_LAZY;
+  SNARKD_SIMD29_INLINE static void red_sum(Fe& a, const simd29::Consts<P>& k) {
+    if constexpr (!LAZY_SUM) simd29::csub<P, 2>(a, k);
+  }
+  // o = a b
+  SNARKD_SIMD29_INLINE static void mul2(Fe2& o, const Fe2& a, const Fe2& b, const simd29::Consts<P>& k) {
+    using namespace simd29;
+    Fe v0, v1, sa, sb, w, s;
+    pmul(v0, a.c0, b.c0, k);
+    pmul(v1, a.c1, b.c1, k);
+    add<P>(sa, a.c0, a.c1, k); red_sum(sa, k);
+    add<P>(sb, b.c0, b.c1, k); red2(sb, k);
+    pmul(w, sa, sb, k);
+    add<P>(s, v0, v1, k);                     // < 4p
+    sub_kp<P, 4>(o.c1, w, s, k);              // a0 b1 + a1 b0 + 4p, < 6p
+    csub<P, 4>(o.c1, k); red2(o.c1, k);
+    sub_kp<P, 2>(o.c0, v0, v1, k); red2(o.c0, k);  // a0 b0 - a1 b1 + 2p, < 4p
+  }
+  // o = a conj(b)
+  SNARKD_SIMD29_INLINE static void mul2_conj(Fe2& o, const Fe2& a, const Fe2& b, const simd29::Consts<P>& k) {
+    using namespace simd29;
+    Fe v0, v1, sa, sb, w, s;
+    pmul(v0, a.c0, b.c0, k);
+    pmul(v1, a.c1, b.c1, k);
+    add<P>(sa, a.c0, a.c1, k); red_sum(sa, k);
+    sub_kp<P, 2>(sb, b.c0, b.c1, k); red2(sb, k);
+    pmul(w, sa, sb, k);                 // v0 - v1 + (a1 b0 - a0 b1)
+    add<P>(s, w, v1, k);                      // < 4p
+    sub_kp<P, 2>(o.c1, s, v0, k);             // a1 b0 - a0 b1 + 2p, < 6p
+    csub<P, 4>(o.c1, k); red2(o.c1, k);
+    add<P>(o.c0, v0, v1, k); red2(o.c0, k);   // a0 b0 + a1 b1
+  }
+  // o = a^2
+  SNARKD_SIMD29_INLINE static void sqr2(Fe2& o, const Fe2& a, const simd29::Consts<P>& k) {
+    using namespace simd29;
+    Fe s, d, t;
+    add<P>(s, a.c0, a.c1, k); red_sum(s, k);
+    sub_kp<P, 2>(d, a.c0, a.c1, k); red2(d, k);
+    pmul(t, a.c0, a.c1, k);
+    pmul(o.c0, s, d, k);
+    add<P>(o.c1, t, t, k); red2(o.c1, k);
+  }
+  // the four lanes of an Fq2 coordinate at byte offset off of each row
+  SNARKD_SIMD29_INLINE static void load2(Fe2& e, const uint8_t* const* r, size_t off) {
+    simd29::load_rows4<L>(e.c0, r[0] + off, r[1] + off, r[2] + off, r[3] + off);
+    simd29::load_rows4<L>(e.c1, r[0] + off + CO, r[1] + off + CO, r[2] + off + CO, r[3] + off + CO);
+  }
+  SNARKD_SIMD29_INLINE static void store2(const Fe2& e, u64 (*rows)[4 * W], size_t w) {
+    simd29::store_rows4<L>(e.c0, rows[0] + w, rows[1] + w, rows[2] + w, rows[3] + w);
+    simd29::store_rows4<L>(e.c1, rows[0] + w + W, rows[1] + w + W, rows[2] + w + W, rows[3] + w + W);
+  }
+  // a canonical (below p) from below 4p
+  SNARKD_SIMD29_INLINE static void canon4(Fe& a, const simd29::Consts<P>& k) {
+    simd29::csub<P, 2>(a, k);
+    simd29::csub<P, 1>(a, k);
+  }
+
+  void flush() {
+    if (m == 0) return;
+    if (!simd29_on<Cfg>()) {
+      S::flush();
+      return;
+    }
+    lane_flush();
+  }
+
+  // Runs the queue on the lanes; additions with equal x are appended to `equal` (dst untouched).
+  SNARKD_SIMD29_TARGET __attribute__((aligned(64))) void lane_flush() {
+    using namespace simd29;
+    const Consts<P> k;
+    const size_t G = (m + 3) / 4;
+    const Fe one = broadcast<L>(P::ONE);
+    const V zero = _mm256_setzero_si256();
+    Fe z;
+#pragma GCC unroll 14
+    for (int j = 0; j < L; j++) z.l[j] = zero;
+    Fe acc = one;
+    for (size_t g = 0; g < G; g++) {
+      const size_t base = 4 * g;
+      const unsigned cnt = (unsigned)std::min<size_t>(4, m - base);
+      const unsigned valid = (1u << cnt) - 1;
+      const uint8_t* pd[4];
+      const uint8_t* ps[4];
+      unsigned neg = 0;
+      for (unsigned l = 0; l < 4; l++) {
+        const size_t e = base + (l < cnt ? l : 0);  // lanes past the end repeat the first (not stored)
+        pd[l] = qd[e];
+        ps[l] = qs[e];
+        neg |= (unsigned)(qn[e] & 1) << l;
+      }
+      for (size_t e = base + 4; e < std::min(m, base + 8); e++) {
+        for (size_t o = 0; o < sizeof(Aff); o += 64) {
+          __builtin_prefetch(qd[e] + o);
+          __builtin_prefetch(qs[e] + o);
+        }
+        __builtin_prefetch(qd[e] + sizeof(Aff) - 1);
+        __builtin_prefetch(qs[e] + sizeof(Aff) - 1);
+      }
+      Fe2& x1 = sx1[g];
+      Fe2& y1 = sy1[g];
+      Fe2& x2 = sx2[g];
+      Fe2& y2 = sy2[g];
+      load2(x1, pd, 0);
+      load2(y1, pd, 2 * CO);
+      load2(x2, ps, 0);
+      load2(y2, ps, 2 * CO);
+      V od = _mm256_or_si256(_mm256_or_si256(x1.c0.l[0], x1.c1.l[0]), _mm256_or_si256(y1.c0.l[0], y1.c1.l[0]));
+      V os = _mm256_or_si256(_mm256_or_si256(x2.c0.l[0], x2.c1.l[0]), _mm256_or_si256(y2.c0.l[0], y2.c1.l[0]));
+#pragma GCC unroll 14
+      for (int j = 1; j < L; j++) {
+        od = _mm256_or_si256(od, _mm256_or_si256(_mm256_or_si256(x1.c0.l[j], x1.c1.l[j]), _mm256_or_si256(y1.c0.l[j], y1.c1.l[j])));
+        os = _mm256_or_si256(os, _mm256_or_si256(_mm256_or_si256(x2.c0.l[j], x2.c1.l[j]), _mm256_or_si256(y2.c0.l[j], y2.c1.l[j])));
+      }
+      const unsigned dinf = bits(_mm256_cmpeq_epi64(od, zero)) & valid;
+      const unsigned sinf = bits(_mm256_cmpeq_epi64(os, zero)) & valid;
+      if (neg) {  // p - y, canonical (a component may be 0)
+        const V nl = lanes(neg);
+        Fe n0, n1;
+        sub_p<P>(n0, z, y2.c0, k);
+        csub<P, 1>(n0, k);
+        sub_p<P>(n1, z, y2.c1, k);
+        csub<P, 1>(n1, k);
+        y2.c0 = blend(nl, y2.c0, n0);
+        y2.c1 = blend(nl, y2.c1, n1);
+      }
+      Fe2 dx, dy;
+      sub_p<P>(dx.c0, x2.c0, x1.c0, k);
+      sub_p<P>(dx.c1, x2.c1, x1.c1, k);
+      const unsigned deg = bits(_mm256_and_si256(equal_lanes(x1.c0, x2.c0), equal_lanes(x1.c1, x2.c1))) & valid & ~dinf & ~sinf;
+      const V sp = lanes(deg | dinf | sinf | (~valid & 15u));
+      dx.c0 = blend(sp, dx.c0, one);
+      dx.c1 = blend(sp, dx.c1, z);
+      sdinf[g] = (uint8_t)dinf;
+      ssinf[g] = (uint8_t)sinf;
+      sdeg[g] = (uint8_t)deg;
+      Fe n0, n1;
+      pmul(n0, dx.c0, dx.c0, k);
+      pmul(n1, dx.c1, dx.c1, k);
+      add<P>(sden[g], n0, n1, k);
+      red2(sden[g], k);
+      sub_p<P>(dy.c0, y2.c0, y1.c0, k);
+      sub_p<P>(dy.c1, y2.c1, y1.c1, k);
+      mul2_conj(snum[g], dy, dx, k);
+      spre[g] = acc;
+      pmul(acc, acc, sden[g], k);
+    }
+    csub<P, 1>(acc, k);
+    FI lane[4], pre[4];
+    store_rows4<L>(acc, &lane[0], &lane[1], &lane[2], &lane[3]);
+    FI a = FI::one();
+    for (int i = 0; i < 4; i++) {
+      pre[i] = a;
+      a = a * lane[i];
+    }
+    FI ai = a.inv();
+    for (int i = 4; i-- > 0;) {
+      FI t = ai * pre[i];
+      ai = ai * lane[i];
+      lane[i] = t;
+    }
+    Fe inv;
+    load_rows4<L>(inv, &lane[0], &lane[1], &lane[2], &lane[3]);
+    for (size_t g = G; g-- > 0;) {
+      const unsigned cnt = (unsigned)std::min<size_t>(4, m - 4 * g);
+      const unsigned store = ((1u << cnt) - 1) & ~(unsigned)sdeg[g] & ~(unsigned)ssinf[g];
+      const Fe2& x1 = sx1[g];
+      const Fe2& y1 = sy1[g];
+      const Fe2& x2 = sx2[g];
+      const Fe2& y2 = sy2[g];
+      Fe t;
+      Fe2 lam, sq, x3, e, f, y3;
+      pmul(t, inv, spre[g], k);    // 1/N(dx) of this group's lanes
+      pmul(inv, inv, sden[g], k);  // 1 / (the running product before this group)
+      pmul(lam.c0, snum[g].c0, t, k);
+      pmul(lam.c1, snum[g].c1, t, k);
+      sqr2(sq, lam, k);
+      sub_p<P>(x3.c0, sq.c0, x1.c0, k);
+      sub_p<P>(x3.c0, x3.c0, x2.c0, k);  // below 4p
+      canon4(x3.c0, k);
+      sub_p<P>(x3.c1, sq.c1, x1.c1, k);
+      sub_p<P>(x3.c1, x3.c1, x2.c1, k);
+      canon4(x3.c1, k);
+      sub_p<P>(e.c0, x1.c0, x3.c0, k);
+      sub_p<P>(e.c1, x1.c1, x3.c1, k);
+      mul2(f, lam, e, k);
+      sub_p<P>(y3.c0, f.c0, y1.c0, k);  // below 3p
+      canon4(y3.c0, k);
+      sub_p<P>(y3.c1, f.c1, y1.c1, k);
+      canon4(y3.c1, k);
+      if (sdinf[g]) {  // dst was infinity: dst = src
+        const V d = lanes(sdinf[g]);
+        x3.c0 = blend(d, x3.c0, x2.c0);
+        x3.c1 = blend(d, x3.c1, x2.c1);
+        y3.c0 = blend(d, y3.c0, y2.c0);
+        y3.c1 = blend(d, y3.c1, y2.c1);
+      }
+      alignas(32) u64 rows[4][4 * W];
+      store2(x3, rows, 0);
+      store2(y3, rows, 2 * W);
+      for (unsigned l = 0; l < 4; l++)
+        if (store >> l & 1) std::memcpy(qd[4 * g + l], rows[l], sizeof(Aff));
+      if (sdeg[g]) {
+        alignas(32) u64 p1[4][4 * W], p2[4][4 * W];
+        store2(x1, p1, 0);
+        store2(y1, p1, 2 * W);
+        store2(x2, p2, 0);
+        store2(y2, p2, 2 * W);
+        for (unsigned l = 0; l < 4; l++)
+          if (sdeg[g] >> l & 1) equal.push_back({qd[4 * g + l], Aff::load(p1[l]), Aff::load(p2[l])});
+      }
+    }
+    m = 0;
+  }
+};
+
+// G2's calibration: one flush of 256 additions (msm_batch's size at 11-bit windows) over random
+// canonical coordinates (the adders never look at the curve equation), lanes against ScalarBatchAdd,
+// three alternated timings each after a warm-up, best of each; on where the lanes take at most 0.95
+// of the scalar time. A calibration of the flush itself, not of the product: round 25 found the
+// product ratio a poor predictor of the adder's. ~0.6 ms (BN254) and ~1.1 ms (BLS12-381) once per
+// process and curve, at its first G2 flush with IFMA off (a thread-safe static; Zen 4, one core).
+template <class Cfg>
+SNARKD_SIMD29_TARGET inline bool simd29_g2_pays() {
+  using Aff = Affine<Cfg>;
+  using FI = typename Cfg::F::Base;
+  constexpr int W = (int)FI::N;
+  constexpr size_t NB = 256;
+  const u64 top = (1ULL << (63 - __builtin_clzll(FI::Params::MOD[W - 1]))) - 1;
+  std::vector<Aff> d0(NB), src(NB), d(NB);
+  u64 s = 0x853c49e6748fea9bULL;
+  for (auto* v : {&d0, &src})
+    for (auto& p : *v)
+      for (FI* c : {&p.x.c0, &p.x.c1, &p.y.c0, &p.y.c1})
+        for (int q = 0; q < W; q++) {
+          s ^= s << 13; s ^= s >> 7; s ^= s << 17;
+          c->v[q] = q == W - 1 ? s & top : s;
+        }
+  Simd29G2Add<Cfg> ba;
+  ba.reserve(NB);
+  auto time = [&](bool lanes) {
+    d = d0;
+    for (size_t i = 0; i < NB; i++) ba.push((uint8_t*)&d[i], (const uint8_t*)&src[i], i % 3 == 0);
+    auto t0 = std::chrono::steady_clock::now();
+    if (lanes) ba.lane_flush();
+    else static_cast<ScalarBatchAdd<Cfg>&>(ba).flush();
+    auto t1 = std::chrono::steady_clock::now();
+    return std::chrono::duration<double>(t1 - t0).count();
+  };
+  time(true);
+  time(false);
+  double tl = 1e30, ts = 1e30;
+  for (int r = 0; r < 3; r++) {
+    ts = std::min(ts, time(false));
+    tl = std::min(tl, time(true));
+  }
+  return tl <= 0.95 * ts;
+}
+inline bool simd29_g2_default() {
+  static const bool on = detect_simd29() && simd29_g2_pays<bn254::G2Cfg>();
+  return on;
+}
+inline bool simd29_g2_default_bls() {
+  static const bool on = detect_simd29() && simd29_g2_pays<bls12_381::G2Cfg>();
+  return on;
+}
 #endif
 
 }  // namespace snarkd
