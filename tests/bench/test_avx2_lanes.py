@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from snarkd.native._core import cpu_has_simd29  # the core's own AVX2 + BMI2/ADX check
+
 ROOT = Path(__file__).resolve().parents[2]
 SOURCE = ROOT / "bench" / "avx2_lanes.cpp"
 P = 21888242871839275222246405745257275088696311157297823662689037894645226208583
@@ -20,22 +22,11 @@ R_INV = pow(2, -R_BITS, P)
 pytestmark = pytest.mark.slow  # an optimised g++ build of the benchmark (~15 s of CPU)
 
 
-def _cpu_flags() -> set[str]:
-    try:
-        text = Path("/proc/cpuinfo").read_text()
-    except OSError:
-        return set()
-    for line in text.splitlines():
-        if line.startswith("flags"):
-            return set(line.split(":", 1)[1].split())
-    return set()
-
-
 @pytest.fixture(scope="module")
 def selftest_lines(tmp_path_factory) -> list[list[str]]:
     if shutil.which("g++") is None:
         pytest.skip("g++ not installed: bench/avx2_lanes.cpp is built with it")
-    if sys.platform != "linux" or not {"avx2", "bmi2", "adx"} <= _cpu_flags():
+    if sys.platform != "linux" or not cpu_has_simd29():
         pytest.skip("needs an x86-64 Linux CPU with AVX2, BMI2 and ADX")
     exe = tmp_path_factory.mktemp("avx2_lanes") / "avx2_lanes"
     subprocess.run(

@@ -13,27 +13,18 @@ from pathlib import Path
 
 import pytest
 
+from snarkd.native._core import cpu_has_simd29  # the core's own AVX2 + BMI2/ADX check
+
 ROOT = Path(__file__).resolve().parents[2]
 NATIVE = ROOT / "src" / "snarkd" / "native"
 
 pytestmark = pytest.mark.slow  # three optimised g++ builds (~60 s of CPU)
 
 
-def _cpu_flags() -> set[str]:
-    try:
-        text = Path("/proc/cpuinfo").read_text()
-    except OSError:
-        return set()
-    for line in text.splitlines():
-        if line.startswith("flags"):
-            return set(line.split(":", 1)[1].split())
-    return set()
-
-
 def _build(name: str, tmp_path: Path) -> Path:
     if shutil.which("g++") is None:
         pytest.skip("g++ not installed")
-    if sys.platform != "linux" or not {"avx2", "bmi2", "adx"} <= _cpu_flags():
+    if sys.platform != "linux" or not cpu_has_simd29():
         pytest.skip("needs an x86-64 Linux CPU with AVX2, BMI2 and ADX")
     exe = tmp_path / name
     subprocess.run(["g++", "-O3", "-std=c++17", "-fno-strict-aliasing", "-pthread", "-I", str(NATIVE),
