@@ -56,14 +56,14 @@ def test_engine_config_is_derived():
     assert pickle.loads(pickle.dumps(ec)) == ec  # the cluster front sends it to its actors
 
 
-def test_engine_names_are_the_keys_but_the_documented_nine():
-    """EngineConfig's fields (and the status's config record) use the file's keys, but for the nine whose key alone
+def test_engine_names_are_the_keys_but_the_documented_ten():
+    """EngineConfig's fields (and the status's config record) use the file's keys, but for the ten whose key alone
     is ambiguous in one flat namespace (settings.py's docstring says why each): no other setting is renamed."""
     renamed = {s.name: s.engine for s in ENGINE_SETTINGS if s.engine != s.key}
     assert renamed == {"keys.max_resident": "key_max_resident", "keys.host_budget": "key_host_budget",
                        "keys.device_budget": "key_device_budget", "synthesis.workers": "synthesis_workers",
                        "synthesis.nice": "synthesis_nice",
-                       "witness.engine": "witness_engine", "gpus.memory_budget": "gpu_memory_budget",
+                       "witness.engine": "witness_engine", "witness.compiled": "witness_compiled", "gpus.memory_budget": "gpu_memory_budget",
                        "memory.budget": "memory_budget", "debug.synthesis_delay": "debug_delay_s"}
     assert len(ENGINE_SETTINGS) - len(renamed) == 23  # with [cpu] ifma (its actors apply it: cluster/actor.py)
     doc = settings_module.__doc__

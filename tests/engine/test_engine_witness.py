@@ -85,3 +85,16 @@ def test_a_native_witness_whose_proof_fails_is_proved_again_from_the_wasm(chain_
     assert jobs.witness_failed == 1 and jobs.witness_native == 1
     assert "witness_wasm" in p.timings
     assert any("failed self-verification" in r.message for r in caplog.records)
+
+
+@pytest.mark.parametrize("setting, wanted", [("auto", True), ("off", False)])
+def test_the_compiled_setting_reaches_each_keys_calculator(chain_bn128, tmp_path, setting, wanted):
+    """[witness] compiled, as the engine's witness_compiled, is what a key's native calculator asks before it runs a
+    compiled library (witness/compiled): "off" keeps a daemon's synthesis workers off a library a user built."""
+    circ, _ = chain_bn128
+    shutil.copy(circ.zkey, tmp_path / "chain.zkey")
+    shutil.copy(circ.wasm, tmp_path / "chain.wasm")
+    eng = Engine(EngineConfig(threads=1, memory_budget="256MiB", witness_engine="native", witness_compiled=setting))
+    eng.keys.load("k", str(tmp_path / "chain.zkey"))
+    calc = eng.keys.get("k").require_wasm()
+    assert isinstance(calc, NativeCalculator) and calc._compiled_wanted() is wanted

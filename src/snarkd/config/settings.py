@@ -9,10 +9,10 @@ one line here (and read it where it is used).
 those without a config file; `status` whether the engine's status shows it). `derive` computes a default from settings declared
 before it (and the environment); `example` is what the example config shows.
 
-The engine's name is the file's key wherever the key alone says what it is (22 of the 31). EngineConfig is one
+The engine's name is the file's key wherever the key alone says what it is (23 of the 33). EngineConfig is one
 flat namespace over nine sections, and the same names are public beyond it: the `config` record of the engine's
 status (GET /status, `snarkd status --json`), the cluster actors' reports (cluster/actor.py), the benchmarks'
-settings and bench/results. So nine keep their section in the name, and must:
+settings and bench/results. So ten keep their section in the name, and must:
   [memory] budget, [gpus] memory_budget  memory_budget, gpu_memory_budget: by their keys both are a memory budget,
                                          and status's "memory_budget" has always been the host's (a GPU's taking
                                          it would change what that field means without a word)
@@ -20,6 +20,7 @@ settings and bench/results. So nine keep their section in the name, and must:
   [synthesis] workers                    synthesis_workers: beside workers_per_device and finalize_workers
   [synthesis] nice                       synthesis_nice: "nice" alone does not say whose
   [witness] engine                       witness_engine: in the engine's own config "engine" says the engine
+  [witness] compiled                     witness_compiled: "compiled" alone does not say what was compiled
   [debug] synthesis_delay                debug_delay_s: seconds (its variable is in milliseconds); never shown
 tests/config/test_settings.py holds this list: a new engine setting takes its key, or joins the list with a reason.
 """
@@ -173,8 +174,8 @@ SETTINGS: tuple[Setting, ...] = (
     S("witness", "compiled", Choice(*COMPILED_CHOICES), COMPILED_DEFAULT,
       "the native engine's compiled witness library (CIRCUIT.wasm.wso, built by `snarkd witness --compile` or "
       "`snarkd prepare --compile-witness`): auto = value-dependent requests run it where one is kept for the "
-      ".wasm; off = never (the interpreter's control-flow run). Read by the CLI; the daemon's synthesis workers run "
-      "a library where one is kept (the engine does not pass this setting yet)", env=COMPILED_ENV),
+      ".wasm; off = never (the interpreter's control-flow run), in the CLI and in the daemon's synthesis workers",
+      env=COMPILED_ENV, engine="witness_compiled"),
     S("gpus", "devices", Devices(), [], "GPUs to prove on; [] = every GPU CuPy sees, else the CPU",
       engine="devices"),
     S("gpus", "workers_per_device", Int(1), 2, "device workers per device (they share its lock)",

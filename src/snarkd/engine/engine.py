@@ -76,6 +76,7 @@ class Engine(EngineBase):
         self.keys.configure(c.key_max_resident, c.key_host_budget)
         self.keys.wasm_limits = (c.wasm_memory, c.wasm_fuel)
         self.keys.witness_engine = c.witness_engine
+        self.keys.witness_compiled = c.witness_compiled
         # this engine's view of each device: backends are shared per process (get_backend), the urgent share of
         # streamed keys' device plans is this engine's lanes' (two engines in one process may have different lanes)
         share = urgent_share(c.lanes) if c.preempt else 0.0

@@ -81,6 +81,7 @@ class LoadedKey:
     spoiled: str = ""  # why its mapped file cannot be trusted any more ("" while sound): see KeyStore.spoiled
     wasm_limits: tuple = (None, 0)  # ([limits] wasm_memory bytes, wasm_fuel)
     witness_engine: str = ENGINE_DEFAULTS["witness_engine"]  # [witness] engine
+    witness_compiled: str = ENGINE_DEFAULTS["witness_compiled"]  # [witness] compiled
     _vk: dict | None = field(default=None, repr=False)
     _vk_points: object = field(default=None, repr=False)  # verifier.KeyPoints of _vk
     _calc: object = field(default=None, repr=False)
@@ -154,6 +155,7 @@ class LoadedKey:
                 # one wasm instance per synthesis worker at most: their memory is bounded, not per job
                 self._calc = make_calculator(
                     self.wasm, self.witness_engine, max_instances=self.max_instances or None, cache=self.wasm_cache,
+                    compiled=self.witness_compiled,
                     max_memory=self.wasm_limits[0], fuel=self.wasm_limits[1],
                     on_fallback=lambda msg: log.warning("key %s: %s", key_id, msg))
             return self._calc
@@ -171,6 +173,7 @@ class KeyStore:
         self.max_instances = 0  # per key's witness calculator; set by the engine
         self.wasm_limits = (None, 0)  # (memory bytes, fuel) per witness calculation; set by the engine
         self.witness_engine = ENGINE_DEFAULTS["witness_engine"]  # [witness] engine; set by the engine
+        self.witness_compiled = ENGINE_DEFAULTS["witness_compiled"]  # [witness] compiled; set by the engine
         self.preparers: list = []  # called with each key once loaded (the engine prepares what its first job would)
         self._keys: dict[str, LoadedKey] = {}
         self._lock = threading.Lock()
@@ -208,7 +211,8 @@ class KeyStore:
         key = ProvingKey.load(p)
         ms = (time.perf_counter() - t0) * 1000
         lk = LoadedKey(key_id, str(p), key, ms, preloaded, wasm=str(wp) if wp else "", max_instances=self.max_instances,
-                       wasm_cache=self.wasm_cache, wasm_limits=self.wasm_limits, witness_engine=self.witness_engine)
+                       wasm_cache=self.wasm_cache, wasm_limits=self.wasm_limits, witness_engine=self.witness_engine,
+                       witness_compiled=self.witness_compiled)
         if lk.wasm and self.witness_engine != "wasm":
             try:  # the native witness program, at load (its build time is logged): not on the first job
                 lk.require_wasm()
