@@ -278,41 +278,44 @@ struct NttSimd {
 
   // the three small stages on 16 elements (two groups of 8), DIT order m = 1, 2, 4; for each stage the
   // pairs' lanes are gathered (ev/od, s2a/s2b, halves), the butterflies run, and the lanes go back
-  // (i1a/i1b, i2a/i2b, halves)
-  SNARKD_SIMD52_INLINE static void small_dit(E& v0, E& v1, const E& w2, const E& w4) {
+  // (i1a/i1b, i2a/i2b, halves). K such pairs (v0[k], v1[k]) step by step: each pair's three stages are one
+  // chain of dependent products, so K of them side by side let the core overlap them (see inv_scale_fwd)
+  template <size_t K>
+  SNARKD_SIMD52_INLINE static void small_dit(E* v0, E* v1, const E& w2, const E& w4) {
     const V ev = _mm512_set_epi64(14, 12, 10, 8, 6, 4, 2, 0), od = _mm512_set_epi64(15, 13, 11, 9, 7, 5, 3, 1);
     const V i1a = _mm512_set_epi64(11, 3, 10, 2, 9, 1, 8, 0), i1b = _mm512_set_epi64(15, 7, 14, 6, 13, 5, 12, 4);
     const V s2a = _mm512_set_epi64(13, 12, 9, 8, 5, 4, 1, 0), s2b = _mm512_set_epi64(15, 14, 11, 10, 7, 6, 3, 2);
     const V i2a = _mm512_set_epi64(11, 10, 3, 2, 9, 8, 1, 0), i2b = _mm512_set_epi64(15, 14, 7, 6, 13, 12, 5, 4);
-    E a, b;
-    pick(v0, v1, ev, od, a, b);  // m = 1
-    bf_dit1(a, b);
-    pick(a, b, i1a, i1b, v0, v1);
-    pick(v0, v1, s2a, s2b, a, b);  // m = 2
-    bf_dit(a, b, w2);
-    pick(a, b, i2a, i2b, v0, v1);
-    halves(v0, v1, a, b);  // m = 4
-    bf_dit(a, b, w4);
-    halves(a, b, v0, v1);
+    E a[K], b[K];
+    for (size_t k = 0; k < K; k++) pick(v0[k], v1[k], ev, od, a[k], b[k]);  // m = 1
+    for (size_t k = 0; k < K; k++) bf_dit1(a[k], b[k]);
+    for (size_t k = 0; k < K; k++) pick(a[k], b[k], i1a, i1b, v0[k], v1[k]);
+    for (size_t k = 0; k < K; k++) pick(v0[k], v1[k], s2a, s2b, a[k], b[k]);  // m = 2
+    for (size_t k = 0; k < K; k++) bf_dit(a[k], b[k], w2);
+    for (size_t k = 0; k < K; k++) pick(a[k], b[k], i2a, i2b, v0[k], v1[k]);
+    for (size_t k = 0; k < K; k++) halves(v0[k], v1[k], a[k], b[k]);  // m = 4
+    for (size_t k = 0; k < K; k++) bf_dit(a[k], b[k], w4);
+    for (size_t k = 0; k < K; k++) halves(a[k], b[k], v0[k], v1[k]);
   }
 
   // DIF order m = 4, 2, 1; red4 / red2: the m = 4 / m = 2 stage's sums need their csub (dif_reduces of the
   // pair's first block, the one with the most trailing zeros)
-  SNARKD_SIMD52_INLINE static void small_dif(E& v0, E& v1, const E& w2, const E& w4, bool red4, bool red2) {
+  template <size_t K>
+  SNARKD_SIMD52_INLINE static void small_dif(E* v0, E* v1, const E& w2, const E& w4, bool red4, bool red2) {
     const V ev = _mm512_set_epi64(14, 12, 10, 8, 6, 4, 2, 0), od = _mm512_set_epi64(15, 13, 11, 9, 7, 5, 3, 1);
     const V i1a = _mm512_set_epi64(11, 3, 10, 2, 9, 1, 8, 0), i1b = _mm512_set_epi64(15, 7, 14, 6, 13, 5, 12, 4);
     const V s2a = _mm512_set_epi64(13, 12, 9, 8, 5, 4, 1, 0), s2b = _mm512_set_epi64(15, 14, 11, 10, 7, 6, 3, 2);
     const V i2a = _mm512_set_epi64(11, 10, 3, 2, 9, 8, 1, 0), i2b = _mm512_set_epi64(15, 14, 7, 6, 13, 12, 5, 4);
-    E a, b;
-    halves(v0, v1, a, b);  // m = 4
-    bf_dif(a, b, w4, red4);
-    halves(a, b, v0, v1);
-    pick(v0, v1, s2a, s2b, a, b);  // m = 2
-    bf_dif(a, b, w2, red2);
-    pick(a, b, i2a, i2b, v0, v1);
-    pick(v0, v1, ev, od, a, b);  // m = 1
-    bf_dif1(a, b);
-    pick(a, b, i1a, i1b, v0, v1);
+    E a[K], b[K];
+    for (size_t k = 0; k < K; k++) halves(v0[k], v1[k], a[k], b[k]);  // m = 4
+    for (size_t k = 0; k < K; k++) bf_dif(a[k], b[k], w4, red4);
+    for (size_t k = 0; k < K; k++) halves(a[k], b[k], v0[k], v1[k]);
+    for (size_t k = 0; k < K; k++) pick(v0[k], v1[k], s2a, s2b, a[k], b[k]);  // m = 2
+    for (size_t k = 0; k < K; k++) bf_dif(a[k], b[k], w2, red2);
+    for (size_t k = 0; k < K; k++) pick(a[k], b[k], i2a, i2b, v0[k], v1[k]);
+    for (size_t k = 0; k < K; k++) pick(v0[k], v1[k], ev, od, a[k], b[k]);  // m = 1
+    for (size_t k = 0; k < K; k++) bf_dif1(a[k], b[k]);
+    for (size_t k = 0; k < K; k++) pick(a[k], b[k], i1a, i1b, v0[k], v1[k]);
   }
 
   // twiddle vectors for the small stages: m = 2: (t0 t1) x 4, m = 4: (t0..t3) x 2
@@ -418,6 +421,28 @@ struct NttSimd {
       x.st(base + j + m, b);
     }
   }
+  // 3 (the QAP's arrays all at once): 2^17 one thread 53.2-53.6 ms -> 49.5-50.6 (2 arrays + 1: 52.0-52.2;
+  // bench/cpu-notes.md round 29)
+  static constexpr size_t KS = 3;
+  template <size_t K>
+  SNARKD_SIMD52_INLINE static void sweep(Soa* const* xs, size_t at, const E& s0, const E& s1, const E& w2i,
+                                         const E& w4i, const E& w2f, const E& w4f, bool red4, bool red2) {
+    E v0[K], v1[K];
+    for (size_t k = 0; k < K; k++) {
+      v0[k] = xs[k]->ld(at);
+      v1[k] = xs[k]->ld(at + 8);
+    }
+    small_dif<K>(v0, v1, w2i, w4i, red4, red2);
+    for (size_t k = 0; k < K; k++) {
+      v0[k] = simd52::mul(v0[k], s0);
+      v1[k] = simd52::mul(v1[k], s1);
+    }
+    small_dit<K>(v0, v1, w2f, w4f);
+    for (size_t k = 0; k < K; k++) {
+      xs[k]->st(at, v0[k]);
+      xs[k]->st(at + 8, v1[k]);
+    }
+  }
   // Blocks [b, e) of B elements, while each is in L2: the inverse transform's in-block stages (the
   // three smallest inside vector pairs), the coset scales V[bB + j] = V[j] g^rev(b), the forward
   // transform's in-block stages. The smallest stages of both and the scale run in one sweep over 16
@@ -440,16 +465,11 @@ struct NttSimd {
         const E s0 = simd52::mul(v.ld(j), gb), s1 = simd52::mul(v.ld(j + 8), gb);  // < 1.02p
         const size_t g = base + j;  // the m = 4 stage's first block is g / 8 (log_n - 3 stages before it)
         const bool red4 = dif_reduces(g / 8, log_n - 3), red2 = dif_reduces(g / 4, log_n - 2);
-        for (size_t i = 0; i < nx; i++) {
-          Soa& x = *xs[i];
-          E v0 = x.ld(base + j), v1 = x.ld(base + j + 8);
-          small_dif(v0, v1, w2i, w4i, red4, red2);
-          v0 = simd52::mul(v0, s0);
-          v1 = simd52::mul(v1, s1);
-          small_dit(v0, v1, w2f, w4f);
-          x.st(base + j, v0);
-          x.st(base + j + 8, v1);
-        }
+        // the arrays side by side, step by step: one array's 16 elements are a chain of seven
+        // dependent products (three DIF stages, the scale, three DIT stages)
+        size_t i = 0;
+        for (; i + KS <= nx; i += KS) sweep<KS>(xs + i, base + j, s0, s1, w2i, w4i, w2f, w4f, red4, red2);
+        for (; i < nx; i++) sweep<1>(xs + i, base + j, s0, s1, w2i, w4i, w2f, w4f, red4, red2);
       }
       for (size_t i = 0; i < nx; i++)
         for (size_t m = 8; m < B; m *= 2) stage(*xs[i], *tb.small_fwd, base, B, m, true, log_n);
