@@ -1,9 +1,12 @@
-"""The IFMA QAP step's lazy forward transform (ntt/ntt_simd.hpp: BN254's DIT without a reduction per
-butterfly, values growing by 2p a stage up to 60p, brought back at the end) gives the scalar path's
-bytes at sizes past the 2^11 block, where the large stages run too (2^13 .. 2^17: 2 .. 6 large stages
-on top of the block's 11), with inputs at the edges: all r - 1, all zero, alternating 0 / r - 1, one
-nonzero, and random; one and two threads. BLS12-381 keeps its reduced butterflies (the bound does not
-fit its field) and is checked the same way. Skipped without IFMA (both runs would take the scalar path)."""
+"""The IFMA QAP step's lazy transforms (ntt/ntt_simd.hpp: BN254's DIT without a reduction per
+butterfly, values growing by 2p a stage up to 60p, brought back at the end; its DIF reducing a sum only
+in the blocks whose run of sums could pass 32p, one in 16, and its last stage not at all) and the coset
+scales applied inside each block between the two (a factor per element of the block times one per
+block) give the scalar path's bytes at sizes past the 2^11 block, where the large stages run too
+(2^12 .. 2^17: 1 .. 6 large stages on top of the block's 11; 2^12 gathers no stage twiddles), with
+inputs at the edges: all r - 1, all zero, alternating 0 / r - 1, one nonzero, and random; one and two
+threads. BLS12-381 keeps its reduced butterflies (the bounds do not fit its field) and is checked the
+same way. Skipped without IFMA (both runs would take the scalar path)."""
 import random
 
 import numpy as np
@@ -38,7 +41,7 @@ def _inputs(curve, n, kind):
     return np.ascontiguousarray(enc_many(v, 4))
 
 
-@pytest.mark.parametrize("log_n", [13, 14, 17])
+@pytest.mark.parametrize("log_n", [12, 13, 14, 17])
 @pytest.mark.parametrize("kinds", [("max", "max"), ("max", "alt"), ("zero", "max"), ("one", "rand"), ("rand", "rand")])
 def test_qap_h_ifma_equals_scalar(curve, toggle, log_n, kinds):
     toggle(True)

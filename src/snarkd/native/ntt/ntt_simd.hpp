@@ -72,10 +72,16 @@ struct NttSimd {
 
   // Twiddles of the in-block stages (m < 2^11): tw[m + j] = w_2m^(+-j), both directions;
   // of the large stages: one table big[j] = w_n^j, j <= n/2, read with stride n/2m (the
-  // inverse via w^-j = -w^(n/2 - j)); coset factors V[i] = g^rev(i) / n. About 0.75 n
-  // entries where per-stage tables of both directions would take 2n.
+  // inverse via w^-j = -w^(n/2 - j)). About 0.5 n entries where per-stage tables of both
+  // directions would take 2n. The coset factors V[i] = g^rev(i) / n factor by block: for a
+  // block of B = 2^lb elements, rev(bB + j) = rev_lb(j) 2^(log_n - lb) + rev(b) (b's bits
+  // reversed among the log_n - lb high ones), so V[bB + j] = V[j] * g^rev(b): `scale` holds
+  // V[j] for j < B, `block_scale` g^rev(b) (Montgomery R) for each block. A table of all n
+  // factors was n fresh pages each one-shot proof (its page faults ~3% of the SHA-256 2^17
+  // proof's CPU, bench/cpu-notes.md round 29) and a pass of its own over the three arrays.
   struct Tables {
     std::unique_ptr<Soa> small_fwd, small_inv, big, scale;
+    std::vector<Fr> block_scale;
   };
 
   // t[at + j] = w^j for j < count, in whole vectors of 8 (count rounded up). T threads, each from its own
@@ -116,8 +122,10 @@ struct NttSimd {
     powers(t, 0, half + 1, Ntt<Tr>::root_of_unity(log_n), T);  // one vector past n/2: big[n/2] = -1 is read
   }
 
-  SNARKD_SIMD52_TARGET static void fill_scale(Soa& v, unsigned log_n, unsigned T) {
-    // V[i] = g^rev(i) / n, built by doubling: V[i + m] = V[i] * g^(n / 2m)
+  // V[i] = g^rev(i) / n for i < 2^lb into v, and block_scale[b] = g^rev(b) for b < 2^(log_n - lb) (see Tables)
+  SNARKD_SIMD52_TARGET static void fill_scale(Soa& v, std::vector<Fr>& block_scale, unsigned log_n, unsigned lb,
+                                              unsigned T) {
+    // built by doubling: V[i + m] = V[i] * g^(n / 2m)
     const size_t n = (size_t)1 << log_n;
     Fr g = log_n == Tr::S ? Tr::shift() : Ntt<Tr>::root_of_unity(log_n + 1);
     std::vector<Fr> hp(log_n);
@@ -129,11 +137,14 @@ struct NttSimd {
       for (size_t i = 0; i < ((size_t)1 << l); i++) first[i + ((size_t)1 << l)] = first[i] * hp[l];
     const E kw = simd52::broadcast<Pr>(k_to_wide().v);
     v.st(0, simd52::csub<1>(load_aos(first, kw)));
-    for (unsigned l = 3; l < log_n; l++) {  // each level on T threads (see powers)
+    for (unsigned l = 3; l < lb; l++) {  // each level on T threads (see powers)
       const size_t m = (size_t)1 << l;
       const E hv = simd52::csub<1>(simd52::mul(simd52::broadcast<Pr>(hp[l].v), kw));
       parallel_for(m / 8, T, [&](size_t b, size_t e, unsigned) { scale_level(v, m, hv, b, e); }, 512);
     }
+    block_scale.assign((size_t)1 << (log_n - lb), Fr::one());
+    for (unsigned t = 0; lb + t < log_n; t++)
+      for (size_t b = 0; b < ((size_t)1 << t); b++) block_scale[b + ((size_t)1 << t)] = block_scale[b] * hp[lb + t];
   }
   SNARKD_SIMD52_TARGET static void scale_level(Soa& v, size_t m, const E& hv, size_t b, size_t e) {
     for (size_t i = 8 * b; i < 8 * e; i += 8) v.st(i + m, simd52::csub<1>(simd52::mul(v.ld(i), hv)));
@@ -165,8 +176,8 @@ struct NttSimd {
       t->big = std::make_unique<Soa>(n / 2 + 8);
       fill_big(*t->big, log_n, T);
     }
-    t->scale = std::make_unique<Soa>(n);
-    fill_scale(*t->scale, log_n, T);
+    t->scale = std::make_unique<Soa>((size_t)1 << lb);
+    fill_scale(*t->scale, t->block_scale, log_n, lb, T);
     cache[log_n] = t;
     return t;
   }
@@ -180,9 +191,21 @@ struct NttSimd {
   // 60^2 p^2 / R' + p < 44p. convert_out brings C below 32p first. Same values mod p, and the H values
   // leave canonical, so the same bytes as with a reduction per butterfly (cpu-notes round 26).
   // The bound needs (2 S + 5) p < R' for the field's 2-adicity S: BN254's Fr (S = 28, R' / r = 84.6) has
-  // it; BLS12-381's (S = 32, R' / r = 35) does not and keeps values below 4p (csub per output). The DIF
-  // keeps values below 4p on both (its sums would double per stage).
+  // it; BLS12-381's (S = 32, R' / r = 35) does not and keeps values below 4p (csub per output).
+  //
+  // The DIF (the inverse transform, natural -> bit-reversed) is lazy too where LAZY holds. Its difference
+  // outputs are products (u - b + 32p) w < 64p * p / R' + p < 1.76p; its sums a + b double their bound per
+  // stage, but only along a run of sum outputs: after k stages an element whose last j stages were all
+  // sums (j = the trailing zero bits of its next block index bb, or k where bb = 0) is below 2^(j+1) p
+  // (the converted inputs are products, < 2p). Values are kept below 32p: a butterfly whose block has
+  // j >= 4 (inputs below 32p, its sum below 64p < R' = 84.6p) brings the sum back with one csub<32>, the
+  // others (j <= 3, 15 in 16 blocks of a stage) have sums below 32p and skip it. The last stage (twiddle
+  // 1) leaves both outputs below 64p unreduced: the coset scale (a factor below 1.02p) multiplies them
+  // to below 64 * 1.02 / 84.6 p + p < 1.8p, what the forward transform above takes (< 2p). BLS12-381
+  // (32p > R') keeps its DIF below 4p with a csub per sum.
   static constexpr bool LAZY = ((P::MOD[3] >> 32) + 1) * (2 * (u64)Tr::S + 5) < ((u64)1 << 36);
+  // does the DIF butterfly of block bb after k stages reduce its sum (see above)
+  static bool dif_reduces(size_t bb, unsigned k) { return (bb == 0 ? k : (unsigned)__builtin_ctzll(bb)) >= 4; }
   SNARKD_SIMD52_INLINE static void bf_dit(E& a, E& b, const E& w) {
     E t = simd52::mul(b, w);
     if constexpr (LAZY) {
@@ -203,21 +226,39 @@ struct NttSimd {
       a = simd52::csub<4>(simd52::add(a, t));
     }
   }
-  SNARKD_SIMD52_INLINE static void bf_dif(E& a, E& b, const E& w) {
+  // red: the sum needs its csub (dif_reduces; always where !LAZY)
+  SNARKD_SIMD52_INLINE static void bf_dif(E& a, E& b, const E& w, bool red) {
     E u = a;
-    a = simd52::csub<4>(simd52::add(u, b));
-    b = simd52::mul(simd52::sub<4>(u, b), w);
+    if constexpr (LAZY) {
+      a = simd52::add(u, b);
+      if (red) a = simd52::csub<32>(a);
+      b = simd52::mul(simd52::sub<32>(u, b), w);
+    } else {
+      a = simd52::csub<4>(simd52::add(u, b));
+      b = simd52::mul(simd52::sub<4>(u, b), w);
+    }
   }
   // DIF with the twiddle given as its negation: (u - v)(-t) = (v - u) t
-  SNARKD_SIMD52_INLINE static void bf_dif_neg(E& a, E& b, const E& t) {
+  SNARKD_SIMD52_INLINE static void bf_dif_neg(E& a, E& b, const E& t, bool red) {
     E u = a;
-    a = simd52::csub<4>(simd52::add(u, b));
-    b = simd52::mul(simd52::sub<4>(b, u), t);
+    if constexpr (LAZY) {
+      a = simd52::add(u, b);
+      if (red) a = simd52::csub<32>(a);
+      b = simd52::mul(simd52::sub<32>(b, u), t);
+    } else {
+      a = simd52::csub<4>(simd52::add(u, b));
+      b = simd52::mul(simd52::sub<4>(b, u), t);
+    }
   }
-  SNARKD_SIMD52_INLINE static void bf_dif1(E& a, E& b) {
+  SNARKD_SIMD52_INLINE static void bf_dif1(E& a, E& b) {  // the last DIF stage: lazy, both outputs < 64p
     E u = a;
-    a = simd52::csub<4>(simd52::add(u, b));
-    b = simd52::csub<4>(simd52::sub<4>(u, b));
+    if constexpr (LAZY) {
+      a = simd52::add(u, b);
+      b = simd52::sub<32>(u, b);
+    } else {
+      a = simd52::csub<4>(simd52::add(u, b));
+      b = simd52::csub<4>(simd52::sub<4>(u, b));
+    }
   }
 
   // lanes of a pair of vectors, limb by limb: a = x:y picked by ia, b = by ib (permutex2var)
@@ -237,40 +278,44 @@ struct NttSimd {
 
   // the three small stages on 16 elements (two groups of 8), DIT order m = 1, 2, 4; for each stage the
   // pairs' lanes are gathered (ev/od, s2a/s2b, halves), the butterflies run, and the lanes go back
-  // (i1a/i1b, i2a/i2b, halves)
-  SNARKD_SIMD52_INLINE static void small_dit(E& v0, E& v1, const E& w2, const E& w4) {
+  // (i1a/i1b, i2a/i2b, halves). K such pairs (v0[k], v1[k]) step by step: each pair's three stages are one
+  // chain of dependent products, so K of them side by side let the core overlap them (see inv_scale_fwd)
+  template <size_t K>
+  SNARKD_SIMD52_INLINE static void small_dit(E* v0, E* v1, const E& w2, const E& w4) {
     const V ev = _mm512_set_epi64(14, 12, 10, 8, 6, 4, 2, 0), od = _mm512_set_epi64(15, 13, 11, 9, 7, 5, 3, 1);
     const V i1a = _mm512_set_epi64(11, 3, 10, 2, 9, 1, 8, 0), i1b = _mm512_set_epi64(15, 7, 14, 6, 13, 5, 12, 4);
     const V s2a = _mm512_set_epi64(13, 12, 9, 8, 5, 4, 1, 0), s2b = _mm512_set_epi64(15, 14, 11, 10, 7, 6, 3, 2);
     const V i2a = _mm512_set_epi64(11, 10, 3, 2, 9, 8, 1, 0), i2b = _mm512_set_epi64(15, 14, 7, 6, 13, 12, 5, 4);
-    E a, b;
-    pick(v0, v1, ev, od, a, b);  // m = 1
-    bf_dit1(a, b);
-    pick(a, b, i1a, i1b, v0, v1);
-    pick(v0, v1, s2a, s2b, a, b);  // m = 2
-    bf_dit(a, b, w2);
-    pick(a, b, i2a, i2b, v0, v1);
-    halves(v0, v1, a, b);  // m = 4
-    bf_dit(a, b, w4);
-    halves(a, b, v0, v1);
+    E a[K], b[K];
+    for (size_t k = 0; k < K; k++) pick(v0[k], v1[k], ev, od, a[k], b[k]);  // m = 1
+    for (size_t k = 0; k < K; k++) bf_dit1(a[k], b[k]);
+    for (size_t k = 0; k < K; k++) pick(a[k], b[k], i1a, i1b, v0[k], v1[k]);
+    for (size_t k = 0; k < K; k++) pick(v0[k], v1[k], s2a, s2b, a[k], b[k]);  // m = 2
+    for (size_t k = 0; k < K; k++) bf_dit(a[k], b[k], w2);
+    for (size_t k = 0; k < K; k++) pick(a[k], b[k], i2a, i2b, v0[k], v1[k]);
+    for (size_t k = 0; k < K; k++) halves(v0[k], v1[k], a[k], b[k]);  // m = 4
+    for (size_t k = 0; k < K; k++) bf_dit(a[k], b[k], w4);
+    for (size_t k = 0; k < K; k++) halves(a[k], b[k], v0[k], v1[k]);
   }
 
-  // DIF order m = 4, 2, 1
-  SNARKD_SIMD52_INLINE static void small_dif(E& v0, E& v1, const E& w2, const E& w4) {
+  // DIF order m = 4, 2, 1; red4 / red2: the m = 4 / m = 2 stage's sums need their csub (dif_reduces of the
+  // pair's first block, the one with the most trailing zeros)
+  template <size_t K>
+  SNARKD_SIMD52_INLINE static void small_dif(E* v0, E* v1, const E& w2, const E& w4, bool red4, bool red2) {
     const V ev = _mm512_set_epi64(14, 12, 10, 8, 6, 4, 2, 0), od = _mm512_set_epi64(15, 13, 11, 9, 7, 5, 3, 1);
     const V i1a = _mm512_set_epi64(11, 3, 10, 2, 9, 1, 8, 0), i1b = _mm512_set_epi64(15, 7, 14, 6, 13, 5, 12, 4);
     const V s2a = _mm512_set_epi64(13, 12, 9, 8, 5, 4, 1, 0), s2b = _mm512_set_epi64(15, 14, 11, 10, 7, 6, 3, 2);
     const V i2a = _mm512_set_epi64(11, 10, 3, 2, 9, 8, 1, 0), i2b = _mm512_set_epi64(15, 14, 7, 6, 13, 12, 5, 4);
-    E a, b;
-    halves(v0, v1, a, b);  // m = 4
-    bf_dif(a, b, w4);
-    halves(a, b, v0, v1);
-    pick(v0, v1, s2a, s2b, a, b);  // m = 2
-    bf_dif(a, b, w2);
-    pick(a, b, i2a, i2b, v0, v1);
-    pick(v0, v1, ev, od, a, b);  // m = 1
-    bf_dif1(a, b);
-    pick(a, b, i1a, i1b, v0, v1);
+    E a[K], b[K];
+    for (size_t k = 0; k < K; k++) halves(v0[k], v1[k], a[k], b[k]);  // m = 4
+    for (size_t k = 0; k < K; k++) bf_dif(a[k], b[k], w4, red4);
+    for (size_t k = 0; k < K; k++) halves(a[k], b[k], v0[k], v1[k]);
+    for (size_t k = 0; k < K; k++) pick(v0[k], v1[k], s2a, s2b, a[k], b[k]);  // m = 2
+    for (size_t k = 0; k < K; k++) bf_dif(a[k], b[k], w2, red2);
+    for (size_t k = 0; k < K; k++) pick(a[k], b[k], i2a, i2b, v0[k], v1[k]);
+    for (size_t k = 0; k < K; k++) pick(v0[k], v1[k], ev, od, a[k], b[k]);  // m = 1
+    for (size_t k = 0; k < K; k++) bf_dif1(a[k], b[k]);
+    for (size_t k = 0; k < K; k++) pick(a[k], b[k], i1a, i1b, v0[k], v1[k]);
   }
 
   // twiddle vectors for the small stages: m = 2: (t0 t1) x 4, m = 4: (t0..t3) x 2
@@ -283,15 +328,19 @@ struct NttSimd {
     }
   }
 
-  // stages m in [m_lo, m_hi) (powers of two, >= 8) on [base, base + len)
-  SNARKD_SIMD52_INLINE static void stage(Soa& x, const Soa& tw, size_t base, size_t len, size_t m, bool dit) {
-    for (size_t s = base; s < base + len; s += 2 * m)
+  // stage m (a power of two, >= 8) on [base, base + len) of an array of 2^log_n
+  SNARKD_SIMD52_INLINE static void stage(Soa& x, const Soa& tw, size_t base, size_t len, size_t m, bool dit,
+                                         unsigned log_n) {
+    const unsigned k = log_n - 1 - (unsigned)__builtin_ctzll(m);  // stages before this one (DIF)
+    for (size_t s = base; s < base + len; s += 2 * m) {
+      const bool red = !dit && dif_reduces(s / (2 * m), k);
       for (size_t j = 0; j < m; j += 8) {
         E a = x.ld(s + j), b = x.ld(s + j + m), w = tw.ld(m + j);
-        if (dit) bf_dit(a, b, w); else bf_dif(a, b, w);
+        if (dit) bf_dit(a, b, w); else bf_dif(a, b, w, red);
         x.st(s + j, a);
         x.st(s + j + m, b);
       }
+    }
   }
 
   // The transforms of the arrays xs[0 .. nx) together, stage by stage: each large stage's twiddles are
@@ -299,41 +348,42 @@ struct NttSimd {
   // arrays of the QAP step gathered every table three times on the calling thread while the other
   // threads waited: ~2 ms of a 2^16 proof, bench/cpu-notes.md round 17). Each array sees the same
   // butterflies in the same order as alone.
-  SNARKD_SIMD52_TARGET static void dif(Soa* const* xs, size_t nx, unsigned log_n, const Tables& tb, unsigned T) {
+  // The inverse transform's (DIF's) stages down to the block size B, the in-block stages of both
+  // transforms with the coset scales between them (inv_scale_fwd), then the forward transform's (DIT's)
+  // large stages: each array sees the butterflies of dif(), scale(), dit() in the same order as before.
+  // tw: scratch of n / 4 elements for the large stages' gathered twiddles (null where n <= 2B: none
+  // gathered), one buffer for all stages where a buffer per stage was fresh pages each time.
+  SNARKD_SIMD52_TARGET static void dif_large(Soa* const* xs, size_t nx, unsigned log_n, const Tables& tb, Soa* tw,
+                                             unsigned T) {
     const size_t n = (size_t)1 << log_n;
     const size_t B = (size_t)1 << std::min(log_n, LOG_BLOCK);
     for (size_t m = n / 2; m >= B && n > B; m /= 2) {
-      std::unique_ptr<Soa> tw = stage_twiddles(*tb.big, m, n, false, T);
+      const Soa* w = stage_twiddles(*tb.big, tw, m, n, false, T);
       // one pass: vector butterflies k in [0, n / 16)
       parallel_for(n / 16, T, [&](size_t kb, size_t ke, unsigned) {
-        for (size_t i = 0; i < nx; i++) run_large(*xs[i], *tb.big, tw.get(), m, n, kb, ke, false);
+        for (size_t i = 0; i < nx; i++) run_large(*xs[i], *tb.big, w, m, n, kb, ke, false);
       }, 64);
     }
-    parallel_for(n / B, T, [&](size_t b, size_t e, unsigned) {
-      for (size_t i = 0; i < nx; i++) block_dif(*xs[i], *tb.small_inv, B, b, e);
-    });
   }
-  SNARKD_SIMD52_TARGET static void dit(Soa* const* xs, size_t nx, unsigned log_n, const Tables& tb, unsigned T) {
+  SNARKD_SIMD52_TARGET static void dit_large(Soa* const* xs, size_t nx, unsigned log_n, const Tables& tb, Soa* tw,
+                                             unsigned T) {
     const size_t n = (size_t)1 << log_n;
     const size_t B = (size_t)1 << std::min(log_n, LOG_BLOCK);
-    parallel_for(n / B, T, [&](size_t b, size_t e, unsigned) {
-      for (size_t i = 0; i < nx; i++) block_dit(*xs[i], *tb.small_fwd, B, b, e);
-    });
     for (size_t m = B; m < n; m *= 2) {
-      std::unique_ptr<Soa> tw = stage_twiddles(*tb.big, m, n, true, T);
+      const Soa* w = stage_twiddles(*tb.big, tw, m, n, true, T);
       parallel_for(n / 16, T, [&](size_t kb, size_t ke, unsigned) {
-        for (size_t i = 0; i < nx; i++) run_large(*xs[i], *tb.big, tw.get(), m, n, kb, ke, true);
+        for (size_t i = 0; i < nx; i++) run_large(*xs[i], *tb.big, w, m, n, kb, ke, true);
       }, 64);
     }
   }
   // A large stage (m >= 2^11) needs w_2m^j = big[j s], s = n / 2m, or for the
   // inverse w_2m^-j = -big[n/2 - j s] (the sign goes into the butterfly). For
-  // s > 1 the stage's m values are gathered once into a contiguous table (every
+  // s > 1 the stage's m values are gathered once into the contiguous scratch tw (every
   // block of the stage reuses them); s = 1 reads big directly (null returned).
-  SNARKD_SIMD52_TARGET static std::unique_ptr<Soa> stage_twiddles(const Soa& big, size_t m, size_t n, bool dit,
-                                                                   unsigned T) {
+  SNARKD_SIMD52_TARGET static const Soa* stage_twiddles(const Soa& big, Soa* tw, size_t m, size_t n, bool dit,
+                                                        unsigned T) {
     if (n / (2 * m) == 1) return nullptr;
-    auto tw = std::make_unique<Soa>(m);
+    // tw->n is the limb stride: the stage's m values use the first m words of each limb array
     parallel_for(m / 8, T, [&](size_t b, size_t e, unsigned) { gather_range(*tw, big, m, n, dit, b, e); }, 64);
     return tw;
   }
@@ -353,49 +403,76 @@ struct NttSimd {
                                              size_t ke, bool dit) {
     const size_t per = m / 8;  // vector butterflies per block of 2m
     const size_t half = n / 2;
+    const unsigned kst = (unsigned)__builtin_ctzll(n / (2 * m));  // stages before this one (DIF)
     const V rev = _mm512_set_epi64(0, 1, 2, 3, 4, 5, 6, 7);
     for (size_t k = kb; k < ke; k++) {
       size_t blk = k / per, j = (k % per) * 8, base = blk * 2 * m;
       E a = x.ld(base + j), b = x.ld(base + j + m), w;
       if (tw) {
-        w = tw->ld(j);
+        w = tw->ld(j);  // limb stride tw->n >= m
       } else if (dit) {
         w = big.ld(j);
       } else {  // big[n/2 - j - t], t = 0..7: eight contiguous values, lanes reversed
         for (unsigned l = 0; l < L; l++)
           w.l[l] = _mm512_permutexvar_epi64(rev, _mm512_loadu_si512(big.p + l * big.n + half - j - 7));
       }
-      if (dit) bf_dit(a, b, w); else bf_dif_neg(a, b, w);
+      if (dit) bf_dit(a, b, w); else bf_dif_neg(a, b, w, dif_reduces(blk, kst));
       x.st(base + j, a);
       x.st(base + j + m, b);
     }
   }
-  SNARKD_SIMD52_TARGET static void block_dit(Soa& x, const Soa& tw, size_t B, size_t b, size_t e) {
-    E w2, w4;
-    small_twiddles(tw, w2, w4);
-    for (size_t blk = b; blk < e; blk++) {
-      const size_t base = blk * B;
-      for (size_t i = base; i < base + B; i += 16) {
-        E v0 = x.ld(i), v1 = x.ld(i + 8);
-        small_dit(v0, v1, w2, w4);
-        x.st(i, v0);
-        x.st(i + 8, v1);
-      }
-      for (size_t m = 8; m < B; m *= 2) stage(x, tw, base, B, m, true);
+  // 3 (the QAP's arrays all at once): 2^17 one thread 53.2-53.6 ms -> 49.5-50.6 (2 arrays + 1: 52.0-52.2;
+  // bench/cpu-notes.md round 29)
+  static constexpr size_t KS = 3;
+  template <size_t K>
+  SNARKD_SIMD52_INLINE static void sweep(Soa* const* xs, size_t at, const E& s0, const E& s1, const E& w2i,
+                                         const E& w4i, const E& w2f, const E& w4f, bool red4, bool red2) {
+    E v0[K], v1[K];
+    for (size_t k = 0; k < K; k++) {
+      v0[k] = xs[k]->ld(at);
+      v1[k] = xs[k]->ld(at + 8);
+    }
+    small_dif<K>(v0, v1, w2i, w4i, red4, red2);
+    for (size_t k = 0; k < K; k++) {
+      v0[k] = simd52::mul(v0[k], s0);
+      v1[k] = simd52::mul(v1[k], s1);
+    }
+    small_dit<K>(v0, v1, w2f, w4f);
+    for (size_t k = 0; k < K; k++) {
+      xs[k]->st(at, v0[k]);
+      xs[k]->st(at + 8, v1[k]);
     }
   }
-  SNARKD_SIMD52_TARGET static void block_dif(Soa& x, const Soa& tw, size_t B, size_t b, size_t e) {
-    E w2, w4;
-    small_twiddles(tw, w2, w4);
+  // Blocks [b, e) of B elements, while each is in L2: the inverse transform's in-block stages (the
+  // three smallest inside vector pairs), the coset scales V[bB + j] = V[j] g^rev(b), the forward
+  // transform's in-block stages. The smallest stages of both and the scale run in one sweep over 16
+  // elements at a time, the scale factors formed once for the nx arrays. Bounds: the DIF leaves
+  // values below 4p, V[j] < p and g^rev(b) (a product) below 2p give a factor below 2p, the scaled
+  // value below 8p^2 / R' + p < 2p: the DIT's first stage takes it as the separate scale pass left it.
+  SNARKD_SIMD52_TARGET static void inv_scale_fwd(Soa* const* xs, size_t nx, const Tables& tb, unsigned log_n,
+                                                 size_t B, size_t b, size_t e) {
+    E w2i, w4i, w2f, w4f;
+    small_twiddles(*tb.small_inv, w2i, w4i);
+    small_twiddles(*tb.small_fwd, w2f, w4f);
+    const E kw = simd52::broadcast<Pr>(k_to_wide().v);
+    const Soa& v = *tb.scale;
     for (size_t blk = b; blk < e; blk++) {
       const size_t base = blk * B;
-      for (size_t m = B / 2; m >= 8; m /= 2) stage(x, tw, base, B, m, false);
-      for (size_t i = base; i < base + B; i += 16) {
-        E v0 = x.ld(i), v1 = x.ld(i + 8);
-        small_dif(v0, v1, w2, w4);
-        x.st(i, v0);
-        x.st(i + 8, v1);
+      for (size_t i = 0; i < nx; i++)
+        for (size_t m = B / 2; m >= 8; m /= 2) stage(*xs[i], *tb.small_inv, base, B, m, false, log_n);
+      const E gb = simd52::mul(simd52::broadcast<Pr>(tb.block_scale[blk].v), kw);  // R -> R', < 2p
+      for (size_t j = 0; j < B; j += 16) {
+        const E s0 = simd52::mul(v.ld(j), gb), s1 = simd52::mul(v.ld(j + 8), gb);  // < 1.02p
+        const size_t g = base + j;  // the m = 4 stage's first block is g / 8 (log_n - 3 stages before it)
+        const bool red4 = dif_reduces(g / 8, log_n - 3), red2 = dif_reduces(g / 4, log_n - 2);
+        // the arrays side by side, step by step: one array's 16 elements are a chain of seven
+        // dependent products (three DIF stages, the scale, three DIT stages)
+        size_t i = 0;
+        for (; i + KS <= nx; i += KS) sweep<KS>(xs + i, base + j, s0, s1, w2i, w4i, w2f, w4f, red4, red2);
+        for (; i < nx; i++) sweep<1>(xs + i, base + j, s0, s1, w2i, w4i, w2f, w4f, red4, red2);
       }
+      for (size_t i = 0; i < nx; i++)
+        for (size_t m = 8; m < B; m *= 2) stage(*xs[i], *tb.small_fwd, base, B, m, true, log_n);
     }
   }
 
@@ -413,11 +490,12 @@ struct NttSimd {
     parallel_for(n / 8, T, [&](size_t kb, size_t ke, unsigned) { convert_in(a, b, A, Bv, C, kw, kb, ke); }, 256);
     if (inputs_done) inputs_done(ctx);
     Soa* const xs[3] = {&A, &Bv, &C};
-    dif(xs, 3, log_n, *tb, T);
-    parallel_for(n / 8, T, [&](size_t kb, size_t ke, unsigned) {
-      for (Soa* x : xs) scale(*x, *tb->scale, kb, ke);
-    }, 256);
-    dit(xs, 3, log_n, *tb, T);
+    const size_t B = (size_t)1 << std::min(log_n, LOG_BLOCK);
+    std::unique_ptr<Soa> tw;  // the large stages' gathered twiddles (stage_twiddles), at most n / 4 of them
+    if (n > 2 * B) tw = std::make_unique<Soa>(n / 4);
+    dif_large(xs, 3, log_n, *tb, tw.get(), T);
+    parallel_for(n / B, T, [&](size_t b, size_t e, unsigned) { inv_scale_fwd(xs, 3, *tb, log_n, B, b, e); });
+    dit_large(xs, 3, log_n, *tb, tw.get(), T);
     auto t0 = std::chrono::steady_clock::now();
     parallel_for(n / 8, T, [&](size_t kb, size_t ke, unsigned) { convert_out(A, Bv, C, h, kb, ke); }, 256);
     if (h_ms) *h_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
@@ -430,9 +508,6 @@ struct NttSimd {
       Bv.st(8 * k, y);
       C.st(8 * k, simd52::mul(x, y));
     }
-  }
-  SNARKD_SIMD52_TARGET static void scale(Soa& x, const Soa& v, size_t kb, size_t ke) {
-    for (size_t k = kb; k < ke; k++) x.st(8 * k, simd52::mul(x.ld(8 * k), v.ld(8 * k)));
   }
   SNARKD_SIMD52_TARGET static void convert_out(const Soa& A, const Soa& Bv, const Soa& C, Fr* h, size_t kb, size_t ke) {
     u64 one_w[4] = {1, 0, 0, 0};
