@@ -176,7 +176,7 @@ def test_two_libraries_in_one_process(built):
         lib = calc._compiled_program()
         inputs = {"a": "5", "b": "7", "k": "3"} if name == "ops.circom" else {"a": 27, "b": 2}
         raw = bytearray(32 * calc.witness_size)
-        status, message, _, _ = lib.run(compiled_mod.encode_inputs([(q.hash, q.data) for q in calc.prepare(inputs)]),
+        status, message, _, _ = lib.run([(q.hash, q.data) for q in calc.prepare(inputs)],
                                         raw, calc.witness_size)
         assert status == 0, (name, message)
         assert bytes(raw) == c.snarkjs_witness(inputs).read_bytes()[-len(raw):]
@@ -196,7 +196,7 @@ def test_concurrent_runs_each_on_a_copy(built):
     def one(k):
         inputs = bigint_inputs(k)
         raw = bytearray(32 * calc.witness_size)
-        enc = compiled_mod.encode_inputs([(q.hash, q.data) for q in calc.prepare(inputs)])
+        enc = [(q.hash, q.data) for q in calc.prepare(inputs)]
         for _ in range(5):
             status, message, _, _ = lib.run(enc, raw, calc.witness_size)
             assert status == 0, message
@@ -289,7 +289,7 @@ def test_cli_compile_o2(tmp_path):
     lib = calc._compiled_program()
     raw = bytearray(32 * calc.witness_size)
     prepared = calc.prepare(inputs)
-    status, message, code, _ = lib.run(compiled_mod.encode_inputs([(p.hash, p.data) for p in prepared]), raw,
+    status, message, code, _ = lib.run([(p.hash, p.data) for p in prepared], raw,
                                        calc.witness_size)
     assert status == 0, message
     assert bytes(raw) == bytes(calc.calculate_bytes(inputs)[0])
@@ -315,7 +315,7 @@ def test_every_operator_on_edge_values(built, curve):
                   "k": str(r.choice([0, 1, 5, 63, 64, 200, 253, 254, 255, 256, 300, p - 1, p - 64, r.randrange(p)]))}
         raw = bytearray(32 * calc.witness_size)
         prepared = calc.prepare(inputs)
-        status, message, code, _ = lib.run(compiled_mod.encode_inputs([(q.hash, q.data) for q in prepared]), raw,
+        status, message, code, _ = lib.run([(q.hash, q.data) for q in prepared], raw,
                                            calc.witness_size)
         assert status == 0, (inputs, message)
         assert bytes(raw) == c.snarkjs_witness(inputs).read_bytes()[-len(raw):], inputs
@@ -415,8 +415,8 @@ from snarkd.witness import compiled as C
 lib = C.load([sys.argv[1]], sys.argv[2], "bn128")
 for mode in range(11):
     out = bytearray(32)
-    words = struct.pack("<III", 0, 0, 1) + struct.pack("<8I", mode, 0, 0, 0, 0, 0, 0, 0)
-    status, message, code, _ = lib.run(words, out, 1, max_memory=4 << 20, fuel=10**7)
+    inputs = [(0, struct.pack("<8I", mode, 0, 0, 0, 0, 0, 0, 0))]
+    status, message, code, _ = lib.run(inputs, out, 1, max_memory=4 << 20, fuel=10**7)
     print(mode, status, code, message, flush=True)
 """
 
@@ -458,3 +458,21 @@ def test_translator_refuses_foreign_imports():
     no_export = HOSTILE_WAT.replace('(export "getWitness" (func $getWitness))', "")
     with pytest.raises(Refused, match="getWitness"):
         translate(wasmtime.wat2wasm(no_export))
+
+
+def test_checked_bytes_that_are_no_library_refused(tmp_path):
+    """The native loader (_witness.CompiledLib, a memfd dlopen'd: round 28, no ctypes) refuses bytes that are not a
+    shared object and a shared object without the entry's functions; through CompiledProgram each is a LibraryError
+    naming the file, which the engine reports before running the interpreter."""
+    from snarkd.native import _witness
+
+    with pytest.raises(ValueError, match="cannot be loaded"):
+        _witness.CompiledLib(b"\x7fELF but not one" + bytes(200))
+    src = tmp_path / "other.cpp"
+    src.write_text('extern "C" int snarkd_wc_abi() { return 1001; }\n')  # the ABI alone: no run, no messages
+    so = tmp_path / "other.so"
+    subprocess.run([*compiled_mod.compiler(), "-shared", "-fPIC", str(src), "-o", str(so)], check=True)
+    with pytest.raises(ValueError, match="not a compiled witness library"):
+        _witness.CompiledLib(so.read_bytes())
+    with pytest.raises(compiled_mod.LibraryError, match="other.wso: not a compiled witness library"):
+        compiled_mod.CompiledProgram(str(tmp_path / "other.wso"), memoryview(so.read_bytes()), {})

@@ -552,7 +552,7 @@ class NativeCalculator:
         if status == 1 and control_flow and self._compiled_program() is not None:
             # value-dependent, and a compiled library is kept for this wasm: the same control flow, compiled
             out = _zero_pages(32 * self.witness_size)
-            st, message, code, logs = self._compiled.run(_compiled_inputs(recorded_inputs), out, self.witness_size,
+            st, message, code, logs = self._compiled.run(recorded_inputs, out, self.witness_size,
                                                          self.max_memory or 0, self.fuel, self.sanity_check)
             if st == 0:
                 self.stats.add("control")
@@ -628,12 +628,6 @@ class NativeCalculator:
                 "dropped_paths": self.dropped_paths, "value_dependent": self.value_dependent,
                 "compiled_library": self.compiled_library, "compiled_runs": self.compiled_runs,
                 **self.stats.as_dict()}
-
-
-def _compiled_inputs(inputs) -> bytes:
-    from snarkd.witness.compiled import encode_inputs
-
-    return encode_inputs(inputs)
 
 
 def _render_text(text: str, sink: Callable[[str], None]) -> None:
