@@ -3,7 +3,7 @@ system's compiler, kept beside the .wasm as CIRCUIT.wasm.wso under the user's HM
 it would run the interpreter's control-flow run (value-dependent circuits).
 
 One library per circuit and curve for the whole session (built at -O1: the compiler's time is most of this file's;
-one test builds at the product's -O2). Witnesses byte for byte against `snarkjs wtns calculate`, in process and
+one test builds at the product's -O3). Witnesses byte for byte against `snarkjs wtns calculate`, in process and
 through `snarkd witness`; an assert gives the interpreter's error and exit code; a tampered or stale library is
 refused, not loaded; mutated modules never crash the process (a refusal or a trap); no compiler is a clear message."""
 
@@ -266,8 +266,8 @@ def test_no_compiler_clear_message(tmp_path, monkeypatch):
     assert not (tmp_path / "w" / "circuit.wasm.wso").exists()
 
 
-def test_cli_compile_o2(tmp_path):
-    """The product's build (-O2) through `snarkd witness --compile`: built, said with its time and size, then kept;
+def test_cli_compile_o3(tmp_path):
+    """The product's build (-O3) through `snarkd witness --compile`: built, said with its time and size, then kept;
     nothing half-written left beside it."""
     c = compiled("ops.circom", "bn128")
     wasm = _copy(c, tmp_path / "w")
@@ -277,7 +277,7 @@ def test_cli_compile_o2(tmp_path):
     cmd = [sys.executable, "-m", "snarkd", "witness", "--compile", "--quiet", str(wasm), str(inp), str(out)]
     proc = subprocess.run(cmd, capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
-    assert "compiled witness library built in" in proc.stderr and "-O2" in proc.stderr, proc.stderr
+    assert "compiled witness library built in" in proc.stderr and "-O3" in proc.stderr, proc.stderr
     assert out.read_bytes() == c.snarkjs_witness(inputs).read_bytes()
     assert sorted(p.name for p in (tmp_path / "w").iterdir()) == ["circuit.wasm", "circuit.wasm.wprog",
                                                                   "circuit.wasm.wso"]
