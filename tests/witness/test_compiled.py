@@ -476,3 +476,22 @@ def test_checked_bytes_that_are_no_library_refused(tmp_path):
         _witness.CompiledLib(so.read_bytes())
     with pytest.raises(compiled_mod.LibraryError, match="other.wso: not a compiled witness library"):
         compiled_mod.CompiledProgram(str(tmp_path / "other.wso"), memoryview(so.read_bytes()), {})
+
+
+def test_loaded_library_file_is_sealed(built):
+    """The memory file a library was loaded from is sealed before dlopen: neither written nor resized after (the
+    checked bytes stay the mapped ones), and the seals themselves cannot be lifted."""
+    import fcntl
+
+    _, folder = built("ops.circom")
+    calc = NativeCalculator(folder / "circuit.wasm", cache=False, strict=True)
+    lib = calc._compiled_program()
+    fd = lib._free[0].fd
+    assert fd >= 0 and os.readlink(f"/proc/self/fd/{fd}").startswith("/memfd:snarkd-witness.so")
+    with pytest.raises(PermissionError):
+        os.pwrite(fd, b"\0", 0)
+    with pytest.raises(PermissionError):
+        os.ftruncate(fd, 1)
+    seals = fcntl.fcntl(fd, fcntl.F_GET_SEALS)
+    want = fcntl.F_SEAL_WRITE | fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_GROW | fcntl.F_SEAL_SEAL
+    assert seals & want == want

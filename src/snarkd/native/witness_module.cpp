@@ -27,6 +27,7 @@
 
 #include <cerrno>
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -575,13 +576,14 @@ struct CompiledLib {
   using TextFn = const char* (*)();
   using SizeFn = uint64_t (*)();
   int abi = 0;
+  int fd = -1;  // the sealed memory file (kept open)
   RunFn run_fn = nullptr;
   TextFn message_fn = nullptr, logs_fn = nullptr;
   SizeFn logs_size_fn = nullptr;
 
   explicit CompiledLib(py::object data) {
     Buf b(data, "library");
-    const int fd = memfd_create("snarkd-witness.so", MFD_CLOEXEC);
+    const int fd = memfd_create("snarkd-witness.so", MFD_CLOEXEC | MFD_ALLOW_SEALING);
     if (fd < 0) throw_os("memfd_create");
     for (size_t done = 0; done < b.len();) {
       const ssize_t n = ::write(fd, b.data() + done, b.len() - done);
@@ -594,6 +596,16 @@ struct CompiledLib {
       }
       done += size_t(n);
     }
+    // sealed before it is loaded: the bytes the caller checked are the bytes mapped, for the process's life (a
+    // private mapping of a file still shows later writes to pages it has not copied, and the memory file is
+    // reachable as /proc/PID/fd/N by this user's other processes)
+    if (fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL) != 0) {
+      const int e = errno;
+      ::close(fd);
+      errno = e;
+      throw_os("sealing the library's memory file");
+    }
+    this->fd = fd;
     const std::string name = "/proc/self/fd/" + std::to_string(fd);
     void* h;
     {
@@ -744,6 +756,7 @@ PYBIND11_MODULE(_witness, mod) {
            "Load a compiled witness library from its (checked) bytes through a memory file; ValueError if it\n"
            "cannot be loaded or is not one")
       .def_readonly("abi", &CompiledLib::abi, "The library's snarkd_wc_abi(): ENTRY_ABI * 1000 + RUNTIME_VERSION")
+      .def_readonly("fd", &CompiledLib::fd, "The sealed memory file the library was loaded from (open for the process)")
       .def("run", &CompiledLib::run, py::arg("inputs"), py::arg("out"), py::arg("witness_size"),
            py::arg("max_memory") = 0, py::arg("fuel") = 0, py::arg("sanity") = false,
            "One witness into out (the GIL released): (status 0 ok / 1 trap / 2 no thread, message, code or None, "
