@@ -3,7 +3,7 @@ system's compiler, kept beside the .wasm as CIRCUIT.wasm.wso under the user's HM
 it would run the interpreter's control-flow run (value-dependent circuits).
 
 One library per circuit and curve for the whole session (built at -O1: the compiler's time is most of this file's;
-one test builds at the product's -O2). Witnesses byte for byte against `snarkjs wtns calculate`, in process and
+one test builds at the product's -O3). Witnesses byte for byte against `snarkjs wtns calculate`, in process and
 through `snarkd witness`; an assert gives the interpreter's error and exit code; a tampered or stale library is
 refused, not loaded; mutated modules never crash the process (a refusal or a trap); no compiler is a clear message."""
 
@@ -176,7 +176,7 @@ def test_two_libraries_in_one_process(built):
         lib = calc._compiled_program()
         inputs = {"a": "5", "b": "7", "k": "3"} if name == "ops.circom" else {"a": 27, "b": 2}
         raw = bytearray(32 * calc.witness_size)
-        status, message, _, _ = lib.run(compiled_mod.encode_inputs([(q.hash, q.data) for q in calc.prepare(inputs)]),
+        status, message, _, _ = lib.run([(q.hash, q.data) for q in calc.prepare(inputs)],
                                         raw, calc.witness_size)
         assert status == 0, (name, message)
         assert bytes(raw) == c.snarkjs_witness(inputs).read_bytes()[-len(raw):]
@@ -196,7 +196,7 @@ def test_concurrent_runs_each_on_a_copy(built):
     def one(k):
         inputs = bigint_inputs(k)
         raw = bytearray(32 * calc.witness_size)
-        enc = compiled_mod.encode_inputs([(q.hash, q.data) for q in calc.prepare(inputs)])
+        enc = [(q.hash, q.data) for q in calc.prepare(inputs)]
         for _ in range(5):
             status, message, _, _ = lib.run(enc, raw, calc.witness_size)
             assert status == 0, message
@@ -266,8 +266,8 @@ def test_no_compiler_clear_message(tmp_path, monkeypatch):
     assert not (tmp_path / "w" / "circuit.wasm.wso").exists()
 
 
-def test_cli_compile_o2(tmp_path):
-    """The product's build (-O2) through `snarkd witness --compile`: built, said with its time and size, then kept;
+def test_cli_compile_o3(tmp_path):
+    """The product's build (-O3) through `snarkd witness --compile`: built, said with its time and size, then kept;
     nothing half-written left beside it."""
     c = compiled("ops.circom", "bn128")
     wasm = _copy(c, tmp_path / "w")
@@ -277,7 +277,7 @@ def test_cli_compile_o2(tmp_path):
     cmd = [sys.executable, "-m", "snarkd", "witness", "--compile", "--quiet", str(wasm), str(inp), str(out)]
     proc = subprocess.run(cmd, capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
-    assert "compiled witness library built in" in proc.stderr and "-O2" in proc.stderr, proc.stderr
+    assert "compiled witness library built in" in proc.stderr and "-O3" in proc.stderr, proc.stderr
     assert out.read_bytes() == c.snarkjs_witness(inputs).read_bytes()
     assert sorted(p.name for p in (tmp_path / "w").iterdir()) == ["circuit.wasm", "circuit.wasm.wprog",
                                                                   "circuit.wasm.wso"]
@@ -289,7 +289,7 @@ def test_cli_compile_o2(tmp_path):
     lib = calc._compiled_program()
     raw = bytearray(32 * calc.witness_size)
     prepared = calc.prepare(inputs)
-    status, message, code, _ = lib.run(compiled_mod.encode_inputs([(p.hash, p.data) for p in prepared]), raw,
+    status, message, code, _ = lib.run([(p.hash, p.data) for p in prepared], raw,
                                        calc.witness_size)
     assert status == 0, message
     assert bytes(raw) == bytes(calc.calculate_bytes(inputs)[0])
@@ -315,7 +315,7 @@ def test_every_operator_on_edge_values(built, curve):
                   "k": str(r.choice([0, 1, 5, 63, 64, 200, 253, 254, 255, 256, 300, p - 1, p - 64, r.randrange(p)]))}
         raw = bytearray(32 * calc.witness_size)
         prepared = calc.prepare(inputs)
-        status, message, code, _ = lib.run(compiled_mod.encode_inputs([(q.hash, q.data) for q in prepared]), raw,
+        status, message, code, _ = lib.run([(q.hash, q.data) for q in prepared], raw,
                                            calc.witness_size)
         assert status == 0, (inputs, message)
         assert bytes(raw) == c.snarkjs_witness(inputs).read_bytes()[-len(raw):], inputs
@@ -415,8 +415,8 @@ from snarkd.witness import compiled as C
 lib = C.load([sys.argv[1]], sys.argv[2], "bn128")
 for mode in range(11):
     out = bytearray(32)
-    words = struct.pack("<III", 0, 0, 1) + struct.pack("<8I", mode, 0, 0, 0, 0, 0, 0, 0)
-    status, message, code, _ = lib.run(words, out, 1, max_memory=4 << 20, fuel=10**7)
+    inputs = [(0, struct.pack("<8I", mode, 0, 0, 0, 0, 0, 0, 0))]
+    status, message, code, _ = lib.run(inputs, out, 1, max_memory=4 << 20, fuel=10**7)
     print(mode, status, code, message, flush=True)
 """
 
@@ -458,3 +458,40 @@ def test_translator_refuses_foreign_imports():
     no_export = HOSTILE_WAT.replace('(export "getWitness" (func $getWitness))', "")
     with pytest.raises(Refused, match="getWitness"):
         translate(wasmtime.wat2wasm(no_export))
+
+
+def test_checked_bytes_that_are_no_library_refused(tmp_path):
+    """The native loader (_witness.CompiledLib, a memfd dlopen'd: round 28, no ctypes) refuses bytes that are not a
+    shared object and a shared object without the entry's functions; through CompiledProgram each is a LibraryError
+    naming the file, which the engine reports before running the interpreter."""
+    from snarkd.native import _witness
+
+    with pytest.raises(ValueError, match="cannot be loaded"):
+        _witness.CompiledLib(b"\x7fELF but not one" + bytes(200))
+    src = tmp_path / "other.cpp"
+    src.write_text('extern "C" int snarkd_wc_abi() { return 1001; }\n')  # the ABI alone: no run, no messages
+    so = tmp_path / "other.so"
+    subprocess.run([*compiled_mod.compiler(), "-shared", "-fPIC", str(src), "-o", str(so)], check=True)
+    with pytest.raises(ValueError, match="not a compiled witness library"):
+        _witness.CompiledLib(so.read_bytes())
+    with pytest.raises(compiled_mod.LibraryError, match="other.wso: not a compiled witness library"):
+        compiled_mod.CompiledProgram(str(tmp_path / "other.wso"), memoryview(so.read_bytes()), {})
+
+
+def test_loaded_library_file_is_sealed(built):
+    """The memory file a library was loaded from is sealed before dlopen: neither written nor resized after (the
+    checked bytes stay the mapped ones), and the seals themselves cannot be lifted."""
+    import fcntl
+
+    _, folder = built("ops.circom")
+    calc = NativeCalculator(folder / "circuit.wasm", cache=False, strict=True)
+    lib = calc._compiled_program()
+    fd = lib._free[0].fd
+    assert fd >= 0 and os.readlink(f"/proc/self/fd/{fd}").startswith("/memfd:snarkd-witness.so")
+    with pytest.raises(PermissionError):
+        os.pwrite(fd, b"\0", 0)
+    with pytest.raises(PermissionError):
+        os.ftruncate(fd, 1)
+    seals = fcntl.fcntl(fd, fcntl.F_GET_SEALS)
+    want = fcntl.F_SEAL_WRITE | fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_GROW | fcntl.F_SEAL_SEAL
+    assert seals & want == want

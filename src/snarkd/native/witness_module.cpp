@@ -7,6 +7,8 @@
 //                                 traced or kept (a value-dependent circuit's requests no path fits)
 //   Program                       the paths of one circuit: evaluate (replay), add_path,
 //                                 serialize / load
+//   CompiledLib                   a compiled witness library (snarkd.witness.compiled), loaded from bytes
+//                                 Python has checked (a memfd, dlopen'd here: no ctypes on the CLI's path)
 // Everything heavy runs with the GIL released. Python (snarkd/witness/native.py) owns files,
 // inputs and fallbacks.
 #include <pybind11/pybind11.h>
@@ -24,6 +26,9 @@
 #include <vector>
 
 #include <cerrno>
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "crc32c.hpp"
@@ -559,6 +564,111 @@ struct Program {
   }
 };
 
+// A compiled witness library (compiled_entry.hpp's four C functions), loaded from bytes the caller has checked (its
+// tag and identity: snarkd/witness/compiled/__init__.py). The bytes go into an anonymous memory file that is
+// dlopen'd: never a path a file could be swapped under. The descriptor stays open for the process's life (the
+// loader knows a library by the name it was opened as, and a later library opened as the same /proc/self/fd/N, a
+// number reused after a close, would be taken for this one), and the library is never unloaded (its thread-local
+// and static state outlive any one Python object). Not reentrant: the caller runs one computation at a time per copy.
+struct CompiledLib {
+  using AbiFn = int (*)();
+  using RunFn = int (*)(const uint32_t*, uint64_t, uint8_t*, uint64_t, uint64_t, int64_t, int32_t, int32_t*);
+  using TextFn = const char* (*)();
+  using SizeFn = uint64_t (*)();
+  int abi = 0;
+  int fd = -1;  // the sealed memory file (kept open)
+  RunFn run_fn = nullptr;
+  TextFn message_fn = nullptr, logs_fn = nullptr;
+  SizeFn logs_size_fn = nullptr;
+
+  explicit CompiledLib(py::object data) {
+    Buf b(data, "library");
+    const int fd = memfd_create("snarkd-witness.so", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+    if (fd < 0) throw_os("memfd_create");
+    for (size_t done = 0; done < b.len();) {
+      const ssize_t n = ::write(fd, b.data() + done, b.len() - done);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) {
+        const int e = errno;
+        ::close(fd);
+        errno = e ? e : EIO;
+        throw_os("writing the library to its memory file");
+      }
+      done += size_t(n);
+    }
+    // sealed before it is loaded: the bytes the caller checked are the bytes mapped, for the process's life (a
+    // private mapping of a file still shows later writes to pages it has not copied, and the memory file is
+    // reachable as /proc/PID/fd/N by this user's other processes)
+    if (fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL) != 0) {
+      const int e = errno;
+      ::close(fd);
+      errno = e;
+      throw_os("sealing the library's memory file");
+    }
+    this->fd = fd;
+    const std::string name = "/proc/self/fd/" + std::to_string(fd);
+    void* h;
+    {
+      py::gil_scoped_release nogil;  // the loader maps and relocates ~1 MB: let other threads run
+      h = dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL);
+    }
+    if (!h) {
+      const char* why = dlerror();
+      ::close(fd);
+      throw py::value_error(std::string("cannot be loaded (") + (why ? why : "dlopen failed") + ")");
+    }
+    auto abi_fn = (AbiFn)dlsym(h, "snarkd_wc_abi");
+    run_fn = (RunFn)dlsym(h, "snarkd_wc_run");
+    message_fn = (TextFn)dlsym(h, "snarkd_wc_message");
+    logs_fn = (TextFn)dlsym(h, "snarkd_wc_logs");
+    logs_size_fn = (SizeFn)dlsym(h, "snarkd_wc_logs_size");
+    // a library without them is not ours: left loaded (its constructors have run; unloading gains nothing), unused
+    if (!abi_fn || !run_fn || !message_fn || !logs_fn || !logs_size_fn)
+      throw py::value_error("not a compiled witness library");
+    abi = abi_fn();
+  }
+
+  [[noreturn]] static void throw_os(const char* what) {
+    PyErr_SetFromErrnoWithFilename(PyExc_OSError, what);
+    throw py::error_already_set();
+  }
+
+  // inputs: [(fnv hash, plain little-endian values, 32 bytes each)], encoded here as the entry reads them (per
+  // signal the hash's halves, the value count, the values as u32 words); out: a writable buffer of at least
+  // witness_size * 32 bytes. (status 0 ok / 1 a trap / 2 no thread, message, circom's code or None, log text).
+  py::tuple run(py::sequence inputs, py::object out, uint64_t witness_size, uint64_t max_memory, int64_t fuel,
+                bool sanity) {
+    Buf o(out, "out", true);
+    if (witness_size > o.len() / 32) throw py::value_error("out: smaller than the witness");
+    std::vector<uint32_t> words;
+    for (py::handle item : inputs) {
+      auto pair = py::reinterpret_borrow<py::sequence>(item);
+      if (pair.size() != 2) throw py::value_error("inputs: (hash, values) pairs");
+      const uint64_t h = pair[0].cast<uint64_t>();
+      Buf v(pair[1], "input values");
+      const size_t n = v.count(32, "8 u32 words per value");
+      if (n > UINT32_MAX) throw py::value_error("inputs: too many values");
+      const size_t at = words.size();
+      words.resize(at + 3 + 8 * n);
+      words[at] = uint32_t(h >> 32), words[at + 1] = uint32_t(h), words[at + 2] = uint32_t(n);
+      std::memcpy(words.data() + at + 3, v.data(), 32 * n);
+    }
+    int32_t code = -1;
+    int status;
+    {
+      py::gil_scoped_release nogil;
+      status = run_fn(words.data(), words.size(), o.wdata(), witness_size, max_memory, fuel, sanity ? 1 : 0, &code);
+    }
+    const char* m = message_fn();
+    const uint64_t nlog = logs_size_fn();
+    auto text = [](const char* p, size_t n) {
+      return py::reinterpret_steal<py::str>(PyUnicode_DecodeUTF8(p ? p : "", p ? Py_ssize_t(n) : 0, "replace"));
+    };
+    return py::make_tuple(status, text(m, m ? std::strlen(m) : 0), code < 0 ? py::object(py::none()) : py::int_(code),
+                          nlog ? text(logs_fn(), nlog) : py::str(""));
+  }
+};
+
 Program make_program(int curve, uint32_t witness_size, uint32_t n_inputs) {
   Program p{curve, nullptr};
   if (curve == BN254) p.impl = std::make_unique<ProgramT<bn254::FrP>>(witness_size, n_inputs);
@@ -641,6 +751,16 @@ PYBIND11_MODULE(_witness, mod) {
   mod.def("run", &run, py::arg("wasm"), py::arg("curve"), py::arg("inputs"), py::arg("sanity_check") = false,
           py::arg("max_memory") = 0, py::arg("max_steps") = 0, py::arg("input_base") = 0, py::arg("n_inputs") = 0,
           "Run the wasm's own control flow natively on these inputs (no trace, no path): the witness and the logs.");
+  py::class_<CompiledLib>(mod, "CompiledLib")
+      .def(py::init([](py::object data) { return std::make_unique<CompiledLib>(std::move(data)); }), py::arg("data"),
+           "Load a compiled witness library from its (checked) bytes through a memory file; ValueError if it\n"
+           "cannot be loaded or is not one")
+      .def_readonly("abi", &CompiledLib::abi, "The library's snarkd_wc_abi(): ENTRY_ABI * 1000 + RUNTIME_VERSION")
+      .def_readonly("fd", &CompiledLib::fd, "The sealed memory file the library was loaded from (open for the process)")
+      .def("run", &CompiledLib::run, py::arg("inputs"), py::arg("out"), py::arg("witness_size"),
+           py::arg("max_memory") = 0, py::arg("fuel") = 0, py::arg("sanity") = false,
+           "One witness into out (the GIL released): (status 0 ok / 1 trap / 2 no thread, message, code or None, "
+           "logs)");
   py::class_<Program>(mod, "Program")
       .def(py::init(&make_program), py::arg("curve"), py::arg("witness_size"), py::arg("n_inputs"))
       .def_readonly("curve", &Program::curve)

@@ -77,6 +77,9 @@ inline void instantiate() {
   if (MEM_PAGES > max_pages) trap("the module's initial memory passes the memory limit");
   void* p = mmap(nullptr, RESERVE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (p == MAP_FAILED) trap("cannot reserve the linear memory");
+  // huge pages where the kernel has them (transparent, on request): the RSA verifier's run touches ~9 MB of its
+  // memory, 2,250 page faults of 4 KiB each (~4 ms of its ~42) against a handful; a hint, so no failure to handle
+  madvise(p, RESERVE, MADV_HUGEPAGE);
   M = static_cast<uint8_t*>(p);
   pages = MEM_PAGES;
   mem_bytes = uint64_t(pages) * 65536;

@@ -5,7 +5,7 @@ wasm's control flow in its interpreter (value-dependent circuits: bigint long di
     info = build(wasm_bytes, sha, "bn128", paths)       # explicit: `snarkd witness --compile`, `snarkd prepare
                                                           # --compile-witness`; seconds of the compiler per circuit
     lib = load(paths, sha, "bn128")                      # None where no library is kept; LibraryError if refused
-    status, message, code, logs = lib.run(encoded_inputs, out, witness_size, max_memory, fuel, sanity)
+    status, message, code, logs = lib.run(inputs, out, witness_size, max_memory, fuel, sanity)
 
 The file: magic "snarkdWL" | u32 version | u32 H | H bytes of JSON header | u32 CRC-32C of the header | the
 shared library's bytes | 32-byte HMAC-SHA256 tag of all that and of the identity (formats/file_trust.py, this
@@ -32,7 +32,7 @@ SUFFIX = ".wso"
 MAX_BYTES = 512 << 20  # a library read before its tag is checked: bounded (RSA's is ~3 MB)
 ABI = 1  # compiled_entry.hpp ENTRY_ABI
 RUNTIME_VERSION = 1  # compiled_runtime.hpp RUNTIME_VERSION
-OPT = "-O2"
+OPT = "-O3"  # round 28: the RSA run 42.1 ms CPU against -O2's 45.1, for about the same compiler time
 FLAGS = ["-std=c++17", "-fPIC", "-shared", "-fno-strict-aliasing", "-fvisibility=hidden", "-pthread"]
 CURVE_MACROS = {"bn128": [], "bls12381": ["-DSNARKD_WC_BLS12_381"]}
 _HERE = os.path.dirname(os.path.abspath(__file__))
@@ -242,7 +242,10 @@ def load(paths: list[str], wasm_sha256: str, curve: str):
         obj, body = unpack(data, MAGIC, VERSION, "compiled witness library", LibraryError)
         if not isinstance(obj, dict) or obj.get("identity") != ident:
             raise LibraryError(f"{path}: stale (another .wasm or runtime): not loaded")
-        key = hashlib.sha256(data[body:]).hexdigest()
+        # keyed by the header (the identity and the build's own record, covered by the tag just checked): a
+        # digest of the ~1 MB body was ~0.6 ms of a one-shot `snarkd witness`; two files of one header are builds of
+        # one wasm from one set of sources with the same flags, so either library serves
+        key = bytes(data[:body])
         with _LOADED_LOCK:  # one load per library and process: its state (and the lock that guards it) is one
             lib = _LOADED.get(key)
             if lib is None:
@@ -251,7 +254,7 @@ def load(paths: list[str], wasm_sha256: str, curve: str):
     return None
 
 
-_LOADED: dict = {}  # the libraries loaded in this process, by their bytes' SHA-256 (never unloaded)
+_LOADED: dict = {}  # the libraries loaded in this process, by their file's header (never unloaded)
 _LOADED_LOCK = __import__("_thread").allocate_lock()
 
 
@@ -267,43 +270,23 @@ class CompiledProgram:
         import _thread
 
         self.path, self.meta = path, meta
-        self._bytes = bytes(lib)
+        self._bytes = lib  # a read-only view of the checked file (immutable bytes): not copied
         self._lock = _thread.allocate_lock()  # the free list
         self._free = [self._load_copy()]
         self.copies = 1
 
     def _load_copy(self):
-        """(the CDLL, its run function): the checked bytes as a new memfd, loaded."""
-        import ctypes as c
+        """The checked bytes as a new memfd, loaded (_witness.CompiledLib: dlopen in the native module, no ctypes)."""
+        from snarkd.native import _witness
 
         path = self.path
-        fd = os.memfd_create("snarkd-witness.so", os.MFD_CLOEXEC)
         try:
-            view = memoryview(self._bytes)
-            while view:
-                view = view[os.write(fd, view):]
-            lib = c.CDLL(f"/proc/self/fd/{fd}")
-        except OSError as exc:
-            os.close(fd)
-            raise LibraryError(f"{path}: cannot be loaded ({exc}): rebuild it with `snarkd witness --compile`"
-                               ) from None
-        # the descriptor stays open while the process lives: the loader knows a library by the name it was opened
-        # by, and a later library opened as the same /proc/self/fd/N (a number reused after a close) would be
-        # taken for this one
-        try:
-            lib.snarkd_wc_abi.restype = c.c_int
-            if lib.snarkd_wc_abi() != ABI * 1000 + RUNTIME_VERSION:
-                raise LibraryError(f"{path}: another ABI: not used")
-            run = lib.snarkd_wc_run
-        except AttributeError:
-            raise LibraryError(f"{path}: not a compiled witness library: not used") from None
-        run.argtypes = [c.c_char_p, c.c_uint64, c.c_void_p, c.c_uint64, c.c_uint64, c.c_int64, c.c_int32,
-                        c.POINTER(c.c_int32)]
-        run.restype = c.c_int
-        lib.snarkd_wc_message.restype = c.c_char_p
-        lib.snarkd_wc_logs.restype = c.c_void_p
-        lib.snarkd_wc_logs_size.restype = c.c_uint64
-        return lib, run
+            lib = _witness.CompiledLib(self._bytes)
+        except (OSError, ValueError) as exc:
+            raise LibraryError(f"{path}: {exc}: not used; rebuild it with `snarkd witness --compile`") from None
+        if lib.abi != ABI * 1000 + RUNTIME_VERSION:
+            raise LibraryError(f"{path}: another ABI: not used")
+        return lib
 
     def _take(self):
         with self._lock:
@@ -319,37 +302,15 @@ class CompiledProgram:
                 self.copies -= 1
             raise
 
-    def run(self, encoded: bytes, out, witness_size: int, max_memory: int = 0, fuel: int = 0, sanity: bool = False):
+    def run(self, inputs, out, witness_size: int, max_memory: int = 0, fuel: int = 0, sanity: bool = False):
         """(status, message, circom's code or None, log text): status 0 wrote witness_size * 32 bytes into `out` (a
-        writable buffer at least that long). The GIL is released during the run (ctypes)."""
-        import ctypes as c
-
-        if len(out) < 32 * witness_size or len(encoded) % 4:
+        writable buffer at least that long). inputs: [(fnv hash, plain little-endian values, 32 bytes each)],
+        encoded natively. The GIL is released during the run."""
+        if len(out) < 32 * witness_size:
             raise ValueError("buffer sizes")
-        buf = (c.c_char * len(out)).from_buffer(out)
-        code = c.c_int32(-1)
         copy = self._take()
         try:
-            lib, run = copy
-            status = run(encoded, len(encoded) // 4, c.addressof(buf), witness_size, int(max_memory or 0),
-                         int(fuel or 0), int(bool(sanity)), c.byref(code))
-            message = (lib.snarkd_wc_message() or b"").decode("utf-8", "replace")
-            n = lib.snarkd_wc_logs_size()
-            logs = c.string_at(lib.snarkd_wc_logs(), n).decode("utf-8", "replace") if n else ""
+            return copy.run(inputs, out, witness_size, int(max_memory or 0), int(fuel or 0), bool(sanity))
         finally:
             with self._lock:
                 self._free.append(copy)
-        del buf
-        return status, message, (None if code.value < 0 else code.value), logs
-
-
-def encode_inputs(inputs) -> bytes:
-    """[(fnv hash, plain little-endian values, 32 bytes each)] -> the entry's words: per signal the hash's halves,
-    the value count, the values."""
-    import struct
-
-    parts = []
-    for h, data in inputs:
-        parts.append(struct.pack("<III", (h >> 32) & 0xFFFFFFFF, h & 0xFFFFFFFF, len(data) // 32))
-        parts.append(bytes(data))
-    return b"".join(parts)
