@@ -24,7 +24,9 @@ struct Ntt {
     return w;
   }
 
-  static std::shared_ptr<const std::vector<Fr>> twiddles(unsigned log_n, bool inverse) {
+  // T threads fill a new table (a one-shot proof builds both directions of its size once, and
+  // serially the n / 2 products and the copies left the other core idle: cpu-notes round 30).
+  static std::shared_ptr<const std::vector<Fr>> twiddles(unsigned log_n, bool inverse, unsigned T = 1) {
     static std::mutex mu;
     static std::map<std::pair<unsigned, bool>, std::shared_ptr<const std::vector<Fr>>> cache;
     {
@@ -34,16 +36,34 @@ struct Ntt {
     }
     size_t n = (size_t)1 << log_n;
     auto tw = std::make_shared<std::vector<Fr>>(std::max<size_t>(n, 2));
-    Fr w = root_of_unity(log_n);
-    if (inverse) w = w.inv();
-    // w is the n-th root; the 2m-th root is w^(n/2m). Fill the largest stage
-    // first and derive smaller stages by taking every other element.
-    if (n >= 2) {
-      size_t m = n / 2;
-      Fr x = Fr::one();
-      for (size_t j = 0; j < m; j++) { (*tw)[m + j] = x; x = x * w; }
-      for (size_t mm = m / 2; mm >= 1; mm /= 2)
-        for (size_t j = 0; j < mm; j++) (*tw)[mm + j] = (*tw)[2 * mm + 2 * j];
+    Fr* t = tw->data();
+    if (inverse && n >= 4) {
+      // w_2m^-j = w_2m^(2m - j) = -w_2m^(m - j): the inverse table is the forward one's stage
+      // read backwards and negated, no products (canonical values either way: the same table)
+      auto f = twiddles(log_n, false, T);
+      const Fr* ft = f->data();
+      parallel_for(n, T, [&](size_t b, size_t e, unsigned) {
+        for (size_t i = std::max<size_t>(b, 1); i < e; i++) {  // i = m + j over all stages: m = top bit of i
+          const size_t m = (size_t)1 << (63 - __builtin_clzll(i)), j = i - m;
+          t[i] = j ? ft[2 * m - j].neg() : ft[i];
+        }
+      }, 16384);
+    } else if (n >= 2) {
+      Fr w = root_of_unity(log_n);
+      if (inverse) w = w.inv();
+      // w is the n-th root; the 2m-th root is w^(n/2m). The largest stage is filled first, each
+      // thread's range from its own first power; the smaller stages take every other element.
+      const size_t m = n / 2;
+      parallel_for(m, T, [&](size_t b, size_t e, unsigned) {
+        Fr x = w.pow(b);
+        for (size_t j = b; j < e; j++) { t[m + j] = x; x = x * w; }
+      }, 8192);
+      parallel_for(m, T, [&](size_t b, size_t e, unsigned) {  // index i < m: stage mm = top bit of i
+        for (size_t i = std::max<size_t>(b, 1); i < e; i++) {
+          const size_t mm = (size_t)1 << (63 - __builtin_clzll(i));
+          t[i] = t[m + (i - mm) * (m / mm)];  // w_2mm^j = w_n^(j n / 2mm)
+        }
+      }, 8192);
     }
     std::lock_guard<std::mutex> g(mu);
     auto& slot = cache[{log_n, inverse}];
@@ -266,7 +286,7 @@ struct Ntt {
   static void transform(Fr* a, unsigned log_n, bool inverse, unsigned T, bool scale = true) {
     size_t n = (size_t)1 << log_n;
     if (n == 1) return;
-    auto twp = twiddles(log_n, inverse);
+    auto twp = twiddles(log_n, inverse, T);
     bitrev_permute(a, log_n, T);
     dit(a, log_n, twp->data(), T, nullptr, !(inverse && scale));  // else the scaling product reduces (input < 4p)
     if (inverse && scale) {
@@ -284,36 +304,49 @@ struct Ntt {
   // block pass), forward DIT (bit-reversed -> natural).
   static void coset_shift(Fr* a, unsigned log_n, unsigned T) {
     if (log_n == 0) return;  // a constant: same value everywhere
-    std::vector<Fr> V = coset_scales(log_n, T);
-    coset_shift(a, log_n, T, V.data());
+    const std::unique_ptr<Fr[]> V = coset_scales(log_n, T);
+    coset_shift(a, log_n, T, V.get());
   }
   // The same with the scales V = coset_scales(log_n) given: the QAP step shifts three
   // arrays of one size and builds V (n products) once for all three.
   static void coset_shift(Fr* a, unsigned log_n, unsigned T, const Fr* V) {
     if (log_n == 0) return;
-    auto itw = twiddles(log_n, true);
-    auto ftw = twiddles(log_n, false);
+    auto itw = twiddles(log_n, true, T);
+    auto ftw = twiddles(log_n, false, T);
     dif(a, log_n, itw->data(), T);
     dit(a, log_n, ftw->data(), T, V, true);
   }
-  // V[i] = g^rev(i) / n built by doubling: V_{2m}[i + m] = V_{2m}[i] * g^(n/2m)
-  static std::vector<Fr> coset_scales(unsigned log_n, unsigned T) {
+  // V[i] = g^rev(i) / n = V[0] prod_{bit l of i} hp[l], hp[l] = g^(n / 2^(l+1)). The low 2^k by
+  // doubling (V[i + m] = V[i] hp[l]), the factors of the high bits P[j] likewise, then
+  // V[j 2^k + i] = V[i] P[j] on T threads, each writing the fresh pages it touches (a serial
+  // doubling over a zeroed vector left the other core idle: cpu-notes round 30). One product an
+  // element either way; canonical values, so the same table.
+  static std::unique_ptr<Fr[]> coset_scales(unsigned log_n, unsigned T) {
     size_t n = (size_t)1 << log_n;
     Fr g = log_n == Tr::S ? Tr::shift() : root_of_unity(log_n + 1);
-    std::vector<Fr> V(n);
-    V[0] = inv_n(n);
+    std::unique_ptr<Fr[]> V(new Fr[n]);
     std::vector<Fr> hp(log_n);  // hp[l] = g^(n / 2^(l+1))
     {
       Fr h = g;
       for (unsigned l = log_n; l-- > 0;) { hp[l] = h; h = h.sqr(); }
     }
-    for (unsigned l = 0; l < log_n; l++) {
-      size_t m = (size_t)1 << l;
-      const Fr h = hp[l];
-      parallel_for(m, T, [&](size_t b, size_t e, unsigned) {
-        for (size_t i = b; i < e; i++) Fr::mul_to(V[i + m], V[i], h);
-      }, 8192);
+    const unsigned k = std::min(log_n, 12u);
+    const size_t lo = (size_t)1 << k, nh = n >> k;
+    V[0] = inv_n(n);
+    for (unsigned l = 0; l < k; l++) {
+      const size_t m = (size_t)1 << l;
+      for (size_t i = 0; i < m; i++) Fr::mul_to(V[i + m], V[i], hp[l]);
     }
+    std::vector<Fr> P(nh);
+    P[0] = Fr::one();
+    for (unsigned l = k; l < log_n; l++) {
+      const size_t m = (size_t)1 << (l - k);
+      for (size_t j = 0; j < m; j++) Fr::mul_to(P[j + m], P[j], hp[l]);
+    }
+    parallel_for(nh - 1, T, [&](size_t b, size_t e, unsigned) {
+      for (size_t j = b + 1; j < e + 1; j++)
+        for (size_t i = 0; i < lo; i++) Fr::mul_to(V[j * lo + i], V[i], P[j]);
+    });
     return V;
   }
 };
