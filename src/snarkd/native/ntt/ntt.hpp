@@ -26,22 +26,26 @@ struct Ntt {
 
   // T threads fill a new table (a one-shot proof builds both directions of its size once, and
   // serially the n / 2 products and the copies left the other core idle: cpu-notes round 30).
-  static std::shared_ptr<const std::vector<Fr>> twiddles(unsigned log_n, bool inverse, unsigned T = 1) {
+  // Not value-initialised (no serial zeroing pass over the fresh pages: the threads' fill touches
+  // them first); entry 0 is unused and set to zero.
+  using Table = std::shared_ptr<const Fr[]>;
+  static Table twiddles(unsigned log_n, bool inverse, unsigned T = 1) {
     static std::mutex mu;
-    static std::map<std::pair<unsigned, bool>, std::shared_ptr<const std::vector<Fr>>> cache;
+    static std::map<std::pair<unsigned, bool>, Table> cache;
     {
       std::lock_guard<std::mutex> g(mu);
       auto it = cache.find({log_n, inverse});
       if (it != cache.end()) return it->second;
     }
     size_t n = (size_t)1 << log_n;
-    auto tw = std::make_shared<std::vector<Fr>>(std::max<size_t>(n, 2));
-    Fr* t = tw->data();
+    std::shared_ptr<Fr[]> tw(new Fr[std::max<size_t>(n, 2)]);
+    Fr* t = tw.get();
+    t[0] = Fr::zero();
     if (inverse && n >= 4) {
       // w_2m^-j = w_2m^(2m - j) = -w_2m^(m - j): the inverse table is the forward one's stage
       // read backwards and negated, no products (canonical values either way: the same table)
       auto f = twiddles(log_n, false, T);
-      const Fr* ft = f->data();
+      const Fr* ft = f.get();
       parallel_for(n, T, [&](size_t b, size_t e, unsigned) {
         for (size_t i = std::max<size_t>(b, 1); i < e; i++) {  // i = m + j over all stages: m = top bit of i
           const size_t m = (size_t)1 << (63 - __builtin_clzll(i)), j = i - m;
@@ -212,33 +216,26 @@ struct Ntt {
     }, 512 >> (K - 1));
   }
 
-  // Cooley-Tukey, bit-reversed input -> natural output. scale (optional): a[i] *= scale[i]
-  // first, block by block while the block is in L2 (no pass of its own over the array).
-  // canonical: outputs below p (else below 4p when LAZY).
-  static void dit(Fr* a, unsigned log_n, const Fr* tw, unsigned T, const Fr* scale, bool canonical) {
-    size_t n = (size_t)1 << log_n;
-    if (n == 1) return;
-    const size_t B = (size_t)1 << std::min(log_n, LOG_BLOCK);
-    parallel_for(n / B, T, [&](size_t b, size_t e, unsigned) {
-      for (size_t blk = b; blk < e; blk++) {
-        Fr* x = a + blk * B;
-        if (scale) {
-          const Fr* v = scale + blk * B;
-          for (size_t i = 0; i < B; i++) {
-            if constexpr (LAZY) Fr::mul_lazy_to(x[i], x[i], v[i]);  // x < 2p (the DIF's)
-            else Fr::mul_to(x[i], x[i], v[i]);
-          }
-        }
-        for (size_t i = 0; i < B; i += 2) bfly1_dit(x[i], x[i + 1]);  // m = 1: twiddle is 1
-        for (size_t m = 2; m < B; m *= 2)
-          for (size_t s = 0; s < B; s += 2 * m) {
-            bfly1_dit(x[s], x[s + m]);  // j = 0: the twiddle is 1 (1/m of the block's products)
-            for (size_t j = 1; j < m; j++) bfly_dit(x[s + j], x[s + j + m], tw[m + j]);
-          }
-        if (canonical && B == n)
-          for (size_t i = 0; i < B; i++) to_canonical(x[i]);
+  // A block's stages (all in L2): the DIT's from half-size m0 up, the DIF's down to half-size 2
+  // (its m = 1 stage is the caller's: coset_shift runs it pair by pair with the scaling and the
+  // DIT's m = 1 stage).
+  static inline void dit_block(Fr* x, size_t B, const Fr* tw, size_t m0) {
+    for (size_t m = m0; m < B; m *= 2)
+      for (size_t s = 0; s < B; s += 2 * m) {
+        bfly1_dit(x[s], x[s + m]);  // j = 0: the twiddle is 1 (1/m of the block's products)
+        for (size_t j = 1; j < m; j++) bfly_dit(x[s + j], x[s + j + m], tw[m + j]);
       }
-    });
+  }
+  static inline void dif_block(Fr* x, size_t B, const Fr* tw) {
+    for (size_t m = B / 2; m >= 2; m /= 2)
+      for (size_t s = 0; s < B; s += 2 * m) {
+        bfly1_dif(x[s], x[s + m]);  // j = 0: the twiddle is 1
+        for (size_t j = 1; j < m; j++) bfly_dif(x[s + j], x[s + j + m], tw[m + j]);
+      }
+  }
+  static size_t block_size(unsigned log_n) { return (size_t)1 << std::min(log_n, LOG_BLOCK); }
+  // the DIT's stages past the block, up to three a pass; canonical: the last pass reduces
+  static void dit_large(Fr* a, size_t n, size_t B, const Fr* tw, unsigned T, bool canonical) {
     for (size_t m = B; m < n;) {
       const unsigned k = group_stages(n / m);
       const bool last = canonical && (m << k) == n;
@@ -248,12 +245,7 @@ struct Ntt {
       m <<= k;
     }
   }
-
-  // Gentleman-Sande, natural input -> bit-reversed output.
-  static void dif(Fr* a, unsigned log_n, const Fr* tw, unsigned T) {
-    size_t n = (size_t)1 << log_n;
-    if (n == 1) return;
-    const size_t B = (size_t)1 << std::min(log_n, LOG_BLOCK);
+  static void dif_large(Fr* a, size_t n, size_t B, const Fr* tw, unsigned T) {
     for (size_t top = n; top > B;) {  // stages with half-size below top, down to B
       const unsigned k = group_stages(top / B);
       const size_t m = top >> k;  // the group's smallest half-size
@@ -262,14 +254,36 @@ struct Ntt {
       else large_pass<1, true>(a, n, m, tw, T);
       top = m;
     }
+  }
+
+  // Cooley-Tukey, bit-reversed input -> natural output. canonical: outputs below p (else below
+  // 4p when LAZY).
+  static void dit(Fr* a, unsigned log_n, const Fr* tw, unsigned T, bool canonical) {
+    size_t n = (size_t)1 << log_n;
+    if (n == 1) return;
+    const size_t B = block_size(log_n);
     parallel_for(n / B, T, [&](size_t b, size_t e, unsigned) {
       for (size_t blk = b; blk < e; blk++) {
         Fr* x = a + blk * B;
-        for (size_t m = B / 2; m >= 2; m /= 2)
-          for (size_t s = 0; s < B; s += 2 * m) {
-            bfly1_dif(x[s], x[s + m]);  // j = 0: the twiddle is 1
-            for (size_t j = 1; j < m; j++) bfly_dif(x[s + j], x[s + j + m], tw[m + j]);
-          }
+        for (size_t i = 0; i < B; i += 2) bfly1_dit(x[i], x[i + 1]);  // m = 1: twiddle is 1
+        dit_block(x, B, tw, 2);
+        if (canonical && B == n)
+          for (size_t i = 0; i < B; i++) to_canonical(x[i]);
+      }
+    });
+    dit_large(a, n, B, tw, T, canonical);
+  }
+
+  // Gentleman-Sande, natural input -> bit-reversed output.
+  static void dif(Fr* a, unsigned log_n, const Fr* tw, unsigned T) {
+    size_t n = (size_t)1 << log_n;
+    if (n == 1) return;
+    const size_t B = block_size(log_n);
+    dif_large(a, n, B, tw, T);
+    parallel_for(n / B, T, [&](size_t b, size_t e, unsigned) {
+      for (size_t blk = b; blk < e; blk++) {
+        Fr* x = a + blk * B;
+        dif_block(x, B, tw);
         for (size_t i = 0; i < B; i += 2) bfly1_dif(x[i], x[i + 1]);
       }
     });
@@ -288,7 +302,7 @@ struct Ntt {
     if (n == 1) return;
     auto twp = twiddles(log_n, inverse, T);
     bitrev_permute(a, log_n, T);
-    dit(a, log_n, twp->data(), T, nullptr, !(inverse && scale));  // else the scaling product reduces (input < 4p)
+    dit(a, log_n, twp.get(), T, !(inverse && scale));  // else the scaling product reduces (input < 4p)
     if (inverse && scale) {
       Fr ninv = inv_n(n);
       parallel_for(n, T, [&](size_t b, size_t e, unsigned) {
@@ -313,8 +327,34 @@ struct Ntt {
     if (log_n == 0) return;
     auto itw = twiddles(log_n, true, T);
     auto ftw = twiddles(log_n, false, T);
-    dif(a, log_n, itw->data(), T);
-    dit(a, log_n, ftw->data(), T, V, true);
+    const size_t n = (size_t)1 << log_n, B = block_size(log_n);
+    dif_large(a, n, B, itw.get(), T);
+    // One pass per block from the inverse's small stages to the forward's: the inverse's last stage,
+    // the scaling and the forward's first stage pair by pair in registers (three passes over the
+    // block before, and the two block passes one parallel region: cpu-notes round 30). The same
+    // operations on each value in the same order, so the same bytes.
+    parallel_for(n / B, T, [&](size_t b, size_t e, unsigned) {
+      for (size_t blk = b; blk < e; blk++) {
+        Fr* x = a + blk * B;
+        const Fr* v = V + blk * B;
+        dif_block(x, B, itw.get());
+        for (size_t i = 0; i < B; i += 2) {
+          bfly1_dif(x[i], x[i + 1]);
+          if constexpr (LAZY) {  // the DIF's outputs are below 2p
+            Fr::mul_lazy_to(x[i], x[i], v[i]);
+            Fr::mul_lazy_to(x[i + 1], x[i + 1], v[i + 1]);
+          } else {
+            Fr::mul_to(x[i], x[i], v[i]);
+            Fr::mul_to(x[i + 1], x[i + 1], v[i + 1]);
+          }
+          bfly1_dit(x[i], x[i + 1]);
+        }
+        dit_block(x, B, ftw.get(), 2);
+        if (B == n)
+          for (size_t i = 0; i < B; i++) to_canonical(x[i]);
+      }
+    });
+    dit_large(a, n, B, ftw.get(), T, true);
   }
   // V[i] = g^rev(i) / n = V[0] prod_{bit l of i} hp[l], hp[l] = g^(n / 2^(l+1)). The low 2^k by
   // doubling (V[i + m] = V[i] hp[l]), the factors of the high bits P[j] likewise, then
