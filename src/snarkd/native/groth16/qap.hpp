@@ -16,8 +16,9 @@ namespace snarkd {
 // The 8-lane path when the CPU has it, else the scalar transforms (in a and b where inputs_done is given).
 // h_ms (optional): milliseconds of the last step, the H values from the coset
 // evaluations (the "h" phase of --timings; the rest is "ntt").
-// inputs_done(ctx) (optional) is called once a and b have been read: the caller
-// may free them then (a one-shot proof keeps its peak memory down).
+// inputs_done(ctx) (optional) is called once a and b have been used: the caller
+// may free them then (a one-shot proof keeps its peak memory down). Given it, a and
+// b are the callee's until then: the scalar path transforms in them (non-const memory).
 template <class Tr, class Fr>
 void qap_h(const Fr* a, const Fr* b, Fr* h, unsigned log_n, unsigned T, double* h_ms = nullptr,
            void (*inputs_done)(void*) = nullptr, void* ctx = nullptr) {
