@@ -4,6 +4,7 @@
 #pragma once
 #include <chrono>
 #include <cstring>
+#include <memory>
 #include <vector>
 
 #include "ntt/ntt.hpp"
@@ -12,11 +13,12 @@
 
 namespace snarkd {
 
-// The 8-lane path when the CPU has it, else the scalar transforms on copies.
+// The 8-lane path when the CPU has it, else the scalar transforms (in a and b where inputs_done is given).
 // h_ms (optional): milliseconds of the last step, the H values from the coset
 // evaluations (the "h" phase of --timings; the rest is "ntt").
-// inputs_done(ctx) (optional) is called once a and b have been read: the caller
-// may free them then (a one-shot proof keeps its peak memory down).
+// inputs_done(ctx) (optional) is called once a and b have been used: the caller
+// may free them then (a one-shot proof keeps its peak memory down). Given it, a and
+// b are the callee's until then: the scalar path transforms in them (non-const memory).
 template <class Tr, class Fr>
 void qap_h(const Fr* a, const Fr* b, Fr* h, unsigned log_n, unsigned T, double* h_ms = nullptr,
            void (*inputs_done)(void*) = nullptr, void* ctx = nullptr) {
@@ -27,14 +29,27 @@ void qap_h(const Fr* a, const Fr* b, Fr* h, unsigned log_n, unsigned T, double* 
     return;
   }
 #endif
-  std::vector<Fr> A(a, a + n), B(b, b + n), C(n);
-  if (inputs_done) inputs_done(ctx);
+  // The scalar transforms run in place. With inputs_done the caller frees a and b after this
+  // (a one-shot proof's spmv vectors): the transforms run in them, called at the end, where copies
+  // were 8 MiB of fresh pages at 2^17 faulted in and unmapped each proof (cpu-notes round 30).
+  // Else on copies. c = a o b (and the copies) in one parallel pass over memory left
+  // uninitialised; C is transformed in h's storage, which the last step overwrites in place.
+  std::unique_ptr<Fr[]> own_a, own_b;
+  Fr* A = const_cast<Fr*>(a);
+  Fr* B = const_cast<Fr*>(b);
+  if (!inputs_done || a == b) own_b.reset(B = new Fr[n]);  // a == b: B must not be A's storage
+  if (!inputs_done) own_a.reset(A = new Fr[n]);
+  Fr* C = h;
   parallel_for(n, T, [&](size_t s, size_t e, unsigned) {
-    for (size_t i = s; i < e; i++) Fr::mul_to(C[i], A[i], B[i]);
+    for (size_t i = s; i < e; i++) {
+      Fr::mul_to(C[i], a[i], b[i]);
+      if (own_a) A[i] = a[i];
+      if (own_b) B[i] = b[i];
+    }
   }, 4096);
   {
-    const std::vector<Fr> V = Ntt<Tr>::coset_scales(log_n, T);  // one set of scales for all three
-    for (auto* v : {&A, &B, &C}) Ntt<Tr>::coset_shift(v->data(), log_n, T, V.data());
+    const std::unique_ptr<Fr[]> V = Ntt<Tr>::coset_scales(log_n, T);  // one set of scales for all three
+    for (Fr* v : {A, B, C}) Ntt<Tr>::coset_shift(v, log_n, T, V.get());
   }
   auto t0 = std::chrono::steady_clock::now();
   parallel_for(n, T, [&](size_t s, size_t e, unsigned) {
@@ -46,6 +61,7 @@ void qap_h(const Fr* a, const Fr* b, Fr* h, unsigned log_n, unsigned T, double* 
     }
   }, 4096);
   if (h_ms) *h_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  if (inputs_done) inputs_done(ctx);
 }
 
 }  // namespace snarkd

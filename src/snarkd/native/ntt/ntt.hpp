@@ -24,26 +24,50 @@ struct Ntt {
     return w;
   }
 
-  static std::shared_ptr<const std::vector<Fr>> twiddles(unsigned log_n, bool inverse) {
+  // T threads fill a new table (a one-shot proof builds both directions of its size once, and
+  // serially the n / 2 products and the copies left the other core idle: cpu-notes round 30).
+  // Not value-initialised (no serial zeroing pass over the fresh pages: the threads' fill touches
+  // them first); entry 0 is unused and set to zero.
+  using Table = std::shared_ptr<const Fr[]>;
+  static Table twiddles(unsigned log_n, bool inverse, unsigned T = 1) {
     static std::mutex mu;
-    static std::map<std::pair<unsigned, bool>, std::shared_ptr<const std::vector<Fr>>> cache;
+    static std::map<std::pair<unsigned, bool>, Table> cache;
     {
       std::lock_guard<std::mutex> g(mu);
       auto it = cache.find({log_n, inverse});
       if (it != cache.end()) return it->second;
     }
     size_t n = (size_t)1 << log_n;
-    auto tw = std::make_shared<std::vector<Fr>>(std::max<size_t>(n, 2));
-    Fr w = root_of_unity(log_n);
-    if (inverse) w = w.inv();
-    // w is the n-th root; the 2m-th root is w^(n/2m). Fill the largest stage
-    // first and derive smaller stages by taking every other element.
-    if (n >= 2) {
-      size_t m = n / 2;
-      Fr x = Fr::one();
-      for (size_t j = 0; j < m; j++) { (*tw)[m + j] = x; x = x * w; }
-      for (size_t mm = m / 2; mm >= 1; mm /= 2)
-        for (size_t j = 0; j < mm; j++) (*tw)[mm + j] = (*tw)[2 * mm + 2 * j];
+    std::shared_ptr<Fr[]> tw(new Fr[std::max<size_t>(n, 2)]);
+    Fr* t = tw.get();
+    t[0] = Fr::zero();
+    if (inverse && n >= 4) {
+      // w_2m^-j = w_2m^(2m - j) = -w_2m^(m - j): the inverse table is the forward one's stage
+      // read backwards and negated, no products (canonical values either way: the same table)
+      auto f = twiddles(log_n, false, T);
+      const Fr* ft = f.get();
+      parallel_for(n, T, [&](size_t b, size_t e, unsigned) {
+        for (size_t i = std::max<size_t>(b, 1); i < e; i++) {  // i = m + j over all stages: m = top bit of i
+          const size_t m = (size_t)1 << (63 - __builtin_clzll(i)), j = i - m;
+          t[i] = j ? ft[2 * m - j].neg() : ft[i];
+        }
+      }, 16384);
+    } else if (n >= 2) {
+      Fr w = root_of_unity(log_n);
+      if (inverse) w = w.inv();
+      // w is the n-th root; the 2m-th root is w^(n/2m). The largest stage is filled first, each
+      // thread's range from its own first power; the smaller stages take every other element.
+      const size_t m = n / 2;
+      parallel_for(m, T, [&](size_t b, size_t e, unsigned) {
+        Fr x = w.pow(b);
+        for (size_t j = b; j < e; j++) { t[m + j] = x; x = x * w; }
+      }, 8192);
+      parallel_for(m, T, [&](size_t b, size_t e, unsigned) {  // index i < m: stage mm = top bit of i
+        for (size_t i = std::max<size_t>(b, 1); i < e; i++) {
+          const size_t mm = (size_t)1 << (63 - __builtin_clzll(i));
+          t[i] = t[m + (i - mm) * (m / mm)];  // w_2mm^j = w_n^(j n / 2mm)
+        }
+      }, 8192);
     }
     std::lock_guard<std::mutex> g(mu);
     auto& slot = cache[{log_n, inverse}];
@@ -69,7 +93,7 @@ struct Ntt {
     }, 4096);
   }
 
-  static constexpr unsigned LOG_BLOCK = 11;  // 2^11 * 32 B = 64 KiB blocks stay in L2
+  static constexpr unsigned LOG_BLOCK = 11;  // 2^11 * 32 B = 64 KiB blocks stay in L2 (at least; block_size)
 
   // Butterflies written in place (Mont's _to forms): a product or sum returned by value
   // and then copied into the array is read back with 16-byte loads that stall on the
@@ -192,33 +216,37 @@ struct Ntt {
     }, 512 >> (K - 1));
   }
 
-  // Cooley-Tukey, bit-reversed input -> natural output. scale (optional): a[i] *= scale[i]
-  // first, block by block while the block is in L2 (no pass of its own over the array).
-  // canonical: outputs below p (else below 4p when LAZY).
-  static void dit(Fr* a, unsigned log_n, const Fr* tw, unsigned T, const Fr* scale, bool canonical) {
-    size_t n = (size_t)1 << log_n;
-    if (n == 1) return;
-    const size_t B = (size_t)1 << std::min(log_n, LOG_BLOCK);
-    parallel_for(n / B, T, [&](size_t b, size_t e, unsigned) {
-      for (size_t blk = b; blk < e; blk++) {
-        Fr* x = a + blk * B;
-        if (scale) {
-          const Fr* v = scale + blk * B;
-          for (size_t i = 0; i < B; i++) {
-            if constexpr (LAZY) Fr::mul_lazy_to(x[i], x[i], v[i]);  // x < 2p (the DIF's)
-            else Fr::mul_to(x[i], x[i], v[i]);
-          }
-        }
-        for (size_t i = 0; i < B; i += 2) bfly1_dit(x[i], x[i + 1]);  // m = 1: twiddle is 1
-        for (size_t m = 2; m < B; m *= 2)
-          for (size_t s = 0; s < B; s += 2 * m) {
-            bfly1_dit(x[s], x[s + m]);  // j = 0: the twiddle is 1 (1/m of the block's products)
-            for (size_t j = 1; j < m; j++) bfly_dit(x[s + j], x[s + j + m], tw[m + j]);
-          }
-        if (canonical && B == n)
-          for (size_t i = 0; i < B; i++) to_canonical(x[i]);
+  // A block's stages (all in L2): the DIT's from half-size m0 up, the DIF's down to half-size 2
+  // (its m = 1 stage is the caller's: coset_shift runs it pair by pair with the scaling and the
+  // DIT's m = 1 stage).
+  static inline void dit_block(Fr* x, size_t B, const Fr* tw, size_t m0) {
+    for (size_t m = m0; m < B; m *= 2)
+      for (size_t s = 0; s < B; s += 2 * m) {
+        bfly1_dit(x[s], x[s + m]);  // j = 0: the twiddle is 1 (1/m of the block's products)
+        for (size_t j = 1; j < m; j++) bfly_dit(x[s + j], x[s + j + m], tw[m + j]);
       }
-    });
+  }
+  static inline void dif_block(Fr* x, size_t B, const Fr* tw) {
+    for (size_t m = B / 2; m >= 2; m /= 2)
+      for (size_t s = 0; s < B; s += 2 * m) {
+        bfly1_dif(x[s], x[s + m]);  // j = 0: the twiddle is 1
+        for (size_t j = 1; j < m; j++) bfly_dif(x[s + j], x[s + j + m], tw[m + j]);
+      }
+  }
+  // Blocks of up to 2^13 (256 KiB, with the in-block twiddles 512 KiB: a Zen 2/3 core's L2, half
+  // a Zen 4's) where the array still gives each thread two: one large stage fewer per 2x over
+  // 2^11, and at 2^17 two passes of two stages over the array against two of three before.
+  // coset_shift 2^17 on Zen 4, CPU: -1..-2% against 2^11 (2^14: -2%, not taken: it would fill a
+  // smaller L2; cpu-notes round 30). Small arrays and many threads keep 2^11.
+  static constexpr unsigned LOG_BLOCK_MAX = 13;
+  static size_t block_size(unsigned log_n, unsigned T) {
+    unsigned t2 = 1;  // ceil(log2(2 T))
+    while (((size_t)1 << t2) < 2 * (size_t)std::max(T, 1u)) t2++;
+    const unsigned lb = log_n > t2 ? std::min(LOG_BLOCK_MAX, log_n - t2) : 0;
+    return (size_t)1 << std::max(std::min(log_n, LOG_BLOCK), lb);
+  }
+  // the DIT's stages past the block, up to three a pass; canonical: the last pass reduces
+  static void dit_large(Fr* a, size_t n, size_t B, const Fr* tw, unsigned T, bool canonical) {
     for (size_t m = B; m < n;) {
       const unsigned k = group_stages(n / m);
       const bool last = canonical && (m << k) == n;
@@ -228,12 +256,7 @@ struct Ntt {
       m <<= k;
     }
   }
-
-  // Gentleman-Sande, natural input -> bit-reversed output.
-  static void dif(Fr* a, unsigned log_n, const Fr* tw, unsigned T) {
-    size_t n = (size_t)1 << log_n;
-    if (n == 1) return;
-    const size_t B = (size_t)1 << std::min(log_n, LOG_BLOCK);
+  static void dif_large(Fr* a, size_t n, size_t B, const Fr* tw, unsigned T) {
     for (size_t top = n; top > B;) {  // stages with half-size below top, down to B
       const unsigned k = group_stages(top / B);
       const size_t m = top >> k;  // the group's smallest half-size
@@ -242,14 +265,36 @@ struct Ntt {
       else large_pass<1, true>(a, n, m, tw, T);
       top = m;
     }
+  }
+
+  // Cooley-Tukey, bit-reversed input -> natural output. canonical: outputs below p (else below
+  // 4p when LAZY).
+  static void dit(Fr* a, unsigned log_n, const Fr* tw, unsigned T, bool canonical) {
+    size_t n = (size_t)1 << log_n;
+    if (n == 1) return;
+    const size_t B = block_size(log_n, T);
     parallel_for(n / B, T, [&](size_t b, size_t e, unsigned) {
       for (size_t blk = b; blk < e; blk++) {
         Fr* x = a + blk * B;
-        for (size_t m = B / 2; m >= 2; m /= 2)
-          for (size_t s = 0; s < B; s += 2 * m) {
-            bfly1_dif(x[s], x[s + m]);  // j = 0: the twiddle is 1
-            for (size_t j = 1; j < m; j++) bfly_dif(x[s + j], x[s + j + m], tw[m + j]);
-          }
+        for (size_t i = 0; i < B; i += 2) bfly1_dit(x[i], x[i + 1]);  // m = 1: twiddle is 1
+        dit_block(x, B, tw, 2);
+        if (canonical && B == n)
+          for (size_t i = 0; i < B; i++) to_canonical(x[i]);
+      }
+    });
+    dit_large(a, n, B, tw, T, canonical);
+  }
+
+  // Gentleman-Sande, natural input -> bit-reversed output.
+  static void dif(Fr* a, unsigned log_n, const Fr* tw, unsigned T) {
+    size_t n = (size_t)1 << log_n;
+    if (n == 1) return;
+    const size_t B = block_size(log_n, T);
+    dif_large(a, n, B, tw, T);
+    parallel_for(n / B, T, [&](size_t b, size_t e, unsigned) {
+      for (size_t blk = b; blk < e; blk++) {
+        Fr* x = a + blk * B;
+        dif_block(x, B, tw);
         for (size_t i = 0; i < B; i += 2) bfly1_dif(x[i], x[i + 1]);
       }
     });
@@ -266,9 +311,9 @@ struct Ntt {
   static void transform(Fr* a, unsigned log_n, bool inverse, unsigned T, bool scale = true) {
     size_t n = (size_t)1 << log_n;
     if (n == 1) return;
-    auto twp = twiddles(log_n, inverse);
+    auto twp = twiddles(log_n, inverse, T);
     bitrev_permute(a, log_n, T);
-    dit(a, log_n, twp->data(), T, nullptr, !(inverse && scale));  // else the scaling product reduces (input < 4p)
+    dit(a, log_n, twp.get(), T, !(inverse && scale));  // else the scaling product reduces (input < 4p)
     if (inverse && scale) {
       Fr ninv = inv_n(n);
       parallel_for(n, T, [&](size_t b, size_t e, unsigned) {
@@ -284,36 +329,75 @@ struct Ntt {
   // block pass), forward DIT (bit-reversed -> natural).
   static void coset_shift(Fr* a, unsigned log_n, unsigned T) {
     if (log_n == 0) return;  // a constant: same value everywhere
-    std::vector<Fr> V = coset_scales(log_n, T);
-    coset_shift(a, log_n, T, V.data());
+    const std::unique_ptr<Fr[]> V = coset_scales(log_n, T);
+    coset_shift(a, log_n, T, V.get());
   }
   // The same with the scales V = coset_scales(log_n) given: the QAP step shifts three
   // arrays of one size and builds V (n products) once for all three.
   static void coset_shift(Fr* a, unsigned log_n, unsigned T, const Fr* V) {
     if (log_n == 0) return;
-    auto itw = twiddles(log_n, true);
-    auto ftw = twiddles(log_n, false);
-    dif(a, log_n, itw->data(), T);
-    dit(a, log_n, ftw->data(), T, V, true);
+    auto itw = twiddles(log_n, true, T);
+    auto ftw = twiddles(log_n, false, T);
+    const size_t n = (size_t)1 << log_n, B = block_size(log_n, T);
+    dif_large(a, n, B, itw.get(), T);
+    // One pass per block from the inverse's small stages to the forward's: the inverse's last stage,
+    // the scaling and the forward's first stage pair by pair in registers (three passes over the
+    // block before, and the two block passes one parallel region: cpu-notes round 30). The same
+    // operations on each value in the same order, so the same bytes.
+    parallel_for(n / B, T, [&](size_t b, size_t e, unsigned) {
+      for (size_t blk = b; blk < e; blk++) {
+        Fr* x = a + blk * B;
+        const Fr* v = V + blk * B;
+        dif_block(x, B, itw.get());
+        for (size_t i = 0; i < B; i += 2) {
+          bfly1_dif(x[i], x[i + 1]);
+          if constexpr (LAZY) {  // the DIF's outputs are below 2p
+            Fr::mul_lazy_to(x[i], x[i], v[i]);
+            Fr::mul_lazy_to(x[i + 1], x[i + 1], v[i + 1]);
+          } else {
+            Fr::mul_to(x[i], x[i], v[i]);
+            Fr::mul_to(x[i + 1], x[i + 1], v[i + 1]);
+          }
+          bfly1_dit(x[i], x[i + 1]);
+        }
+        dit_block(x, B, ftw.get(), 2);
+        if (B == n)
+          for (size_t i = 0; i < B; i++) to_canonical(x[i]);
+      }
+    });
+    dit_large(a, n, B, ftw.get(), T, true);
   }
-  // V[i] = g^rev(i) / n built by doubling: V_{2m}[i + m] = V_{2m}[i] * g^(n/2m)
-  static std::vector<Fr> coset_scales(unsigned log_n, unsigned T) {
+  // V[i] = g^rev(i) / n = V[0] prod_{bit l of i} hp[l], hp[l] = g^(n / 2^(l+1)). The low 2^k by
+  // doubling (V[i + m] = V[i] hp[l]), the factors of the high bits P[j] likewise, then
+  // V[j 2^k + i] = V[i] P[j] on T threads, each writing the fresh pages it touches (a serial
+  // doubling over a zeroed vector left the other core idle: cpu-notes round 30). One product an
+  // element either way; canonical values, so the same table.
+  static std::unique_ptr<Fr[]> coset_scales(unsigned log_n, unsigned T) {
     size_t n = (size_t)1 << log_n;
     Fr g = log_n == Tr::S ? Tr::shift() : root_of_unity(log_n + 1);
-    std::vector<Fr> V(n);
-    V[0] = inv_n(n);
+    std::unique_ptr<Fr[]> V(new Fr[n]);
     std::vector<Fr> hp(log_n);  // hp[l] = g^(n / 2^(l+1))
     {
       Fr h = g;
       for (unsigned l = log_n; l-- > 0;) { hp[l] = h; h = h.sqr(); }
     }
-    for (unsigned l = 0; l < log_n; l++) {
-      size_t m = (size_t)1 << l;
-      const Fr h = hp[l];
-      parallel_for(m, T, [&](size_t b, size_t e, unsigned) {
-        for (size_t i = b; i < e; i++) Fr::mul_to(V[i + m], V[i], h);
-      }, 8192);
+    const unsigned k = std::min(log_n, 12u);
+    const size_t lo = (size_t)1 << k, nh = n >> k;
+    V[0] = inv_n(n);
+    for (unsigned l = 0; l < k; l++) {
+      const size_t m = (size_t)1 << l;
+      for (size_t i = 0; i < m; i++) Fr::mul_to(V[i + m], V[i], hp[l]);
     }
+    std::vector<Fr> P(nh);
+    P[0] = Fr::one();
+    for (unsigned l = k; l < log_n; l++) {
+      const size_t m = (size_t)1 << (l - k);
+      for (size_t j = 0; j < m; j++) Fr::mul_to(P[j + m], P[j], hp[l]);
+    }
+    parallel_for(nh - 1, T, [&](size_t b, size_t e, unsigned) {
+      for (size_t j = b + 1; j < e + 1; j++)
+        for (size_t i = 0; i < lo; i++) Fr::mul_to(V[j * lo + i], V[i], P[j]);
+    });
     return V;
   }
 };
