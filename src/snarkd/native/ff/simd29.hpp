@@ -311,6 +311,20 @@ SNARKD_SIMD29_INLINE void add_sub2_bias(FeL<L>& o, const FeL<L>& a, const FeL<L>
     t[j] = _mm256_sub_epi64(_mm256_add_epi64(_mm256_add_epi64(a.l[j], b.l[j]), bias[j]), _mm256_add_epi64(c.l[j], d.l[j]));
   normalize(o, t, mask);
 }
+// d = y2 - y1 + p in the lanes of nl's zeros, -y2 - y1 + 2p in its ones (a negated source: y2 as loaded),
+// one normalisation (2p borrowing 2 covers both subtractions); at most 2p (2p only where y1 = y2 = 0)
+template <class P, int L = Params<P>::L>
+SNARKD_SIMD29_INLINE void sub_p_neg(FeL<L>& d, const FeL<L>& y2, const FeL<L>& y1, V nl, const Consts<P>& k) {
+  V t[L];
+#pragma GCC unroll 14
+  for (int j = 0; j < L; j++) {
+    const V plus = _mm256_andnot_si256(nl, y2.l[j]);
+    const V minus = _mm256_add_epi64(y1.l[j], _mm256_and_si256(nl, y2.l[j]));
+    const V bias = _mm256_blendv_epi8(k.bias1[j], k.b22[j], nl);
+    t[j] = _mm256_sub_epi64(_mm256_add_epi64(plus, bias), minus);
+  }
+  normalize(d, t, k.mask);
+}
 // o = a + b, normalised
 template <class P, int L = Params<P>::L>
 SNARKD_SIMD29_INLINE void add(FeL<L>& o, const FeL<L>& a, const FeL<L>& b, const Consts<P>& k) {

@@ -136,14 +136,27 @@ struct Simd29LaneAdd : AddQueue<Cfg> {
   static constexpr size_t W = P::N, YOFF = 8 * P::N;  // words of a coordinate; y's byte offset
   static_assert(sizeof(Aff) == 2 * YOFF, "x then y, W words each");
 
-  Aligned64<Fe> sx1, sy1, sx2, sy2, sden, spre;  // per group of four: loaded points, dx, running product before it
-  std::vector<uint8_t> sdinf, ssinf, sdeg;       // lane bits: dst infinity, src infinity, equal x
+  Aligned64<Fe> sx1, sy1, sx2, sy2, sden, spre;  // per group of four: loaded points (y2 as loaded), dx, running product before it
+  std::vector<uint8_t> sdinf, ssinf, sdeg, sneg;  // lane bits: dst infinity, src infinity, equal x, negated source
 
   void reserve(size_t B_) {  // whole groups of four
     if (!this->reserve_queue(std::max<size_t>(4, B_ & ~(size_t)3))) return;
     const size_t G = B / 4;
     sx1.resize(G); sy1.resize(G); sx2.resize(G); sy2.resize(G); sden.resize(G); spre.resize(G);
-    sdinf.resize(G); ssinf.resize(G); sdeg.resize(G);
+    sdinf.resize(G); ssinf.resize(G); sdeg.resize(G); sneg.resize(G);
+  }
+
+  // ys = y2 with the sources' signs (neg: lane bits), where a dst at infinity takes it or an equal-x
+  // addition goes to `equal`
+  SNARKD_SIMD29_INLINE static void signed_y2(Fe& ys, const Fe& y2, unsigned neg, const simd29::Consts<P>& k) {
+    using namespace simd29;
+    simd29::copy(ys, y2);
+    if (!neg) return;
+    Fe ny, z;
+#pragma GCC unroll 14
+    for (int j = 0; j < L; j++) z.l[j] = _mm256_setzero_si256();
+    sub_p<P>(ny, z, y2, k);
+    ys = blend(lanes(neg), y2, ny);
   }
 
   // Runs the queue; additions with equal x are appended to `equal` (dst untouched).
@@ -191,14 +204,6 @@ struct Simd29LaneAdd : AddQueue<Cfg> {
       }
       const unsigned dinf = bits(_mm256_cmpeq_epi64(od, zero)) & valid;
       const unsigned sinf = bits(_mm256_cmpeq_epi64(os, zero)) & valid;
-      if (neg) {  // p - y (a source at infinity keeps its lane unused)
-        Fe ny;
-        Fe z;
-#pragma GCC unroll 14
-        for (int j = 0; j < L; j++) z.l[j] = zero;
-        sub_p<P>(ny, z, y2, k);
-        y2 = blend(lanes(neg), y2, ny);
-      }
       Fe dx;
       sub_p<P>(dx, x2, x1, k);  // x2 - x1 + p: exactly p where x1 == x2 (both canonical)
       const unsigned deg = bits(equal_lanes(x1, x2)) & valid & ~dinf & ~sinf;
@@ -206,6 +211,7 @@ struct Simd29LaneAdd : AddQueue<Cfg> {
       sdinf[g] = (uint8_t)dinf;
       ssinf[g] = (uint8_t)sinf;
       sdeg[g] = (uint8_t)deg;
+      sneg[g] = (uint8_t)neg;  // -y2 folds into lambda's difference (sub_p_neg); y2 itself negated only where stored
       copy(spre[g], acc);
       copy(sden[g], dx);
       mul<P>(acc, acc, dx, k);
@@ -221,7 +227,8 @@ struct Simd29LaneAdd : AddQueue<Cfg> {
       Fe t, lam, sq, x3, y3;
       mul<P>(t, inv, spre[g], k);    // 1/dx of this group's lanes
       mul<P>(inv, inv, sden[g], k);  // 1 / (the running product before this group)
-      sub_p<P>(lam, y2, y1, k);
+      if (sneg[g]) sub_p_neg<P>(lam, y2, y1, lanes(sneg[g]), k);
+      else sub_p<P>(lam, y2, y1, k);
       mul<P>(lam, lam, t, k);
       mul<P>(sq, lam, lam, k);  // the square as a product: faster than the squaring here (cpu-notes round 21)
       sub2_bias(x3, sq, x1, x2, k.b22, k.mask);  // lambda^2 - x1 - x2 + 2p in one normalisation, below 4p
@@ -234,20 +241,30 @@ struct Simd29LaneAdd : AddQueue<Cfg> {
       csub<P, 1>(y3, k);
       if (sdinf[g]) {  // dst was infinity: dst = src
         const V d = lanes(sdinf[g]);
+        Fe ys;
+        signed_y2(ys, y2, sneg[g], k);
         x3 = blend(d, x3, x2);
-        y3 = blend(d, y3, y2);
+        y3 = blend(d, y3, ys);
       }
-      alignas(32) u64 rows[4][2 * W];
-      store_rows4(x3, rows[0], rows[1], rows[2], rows[3]);
-      store_rows4(y3, rows[0] + W, rows[1] + W, rows[2] + W, rows[3] + W);
-      for (unsigned l = 0; l < 4; l++)
-        if (store >> l & 1) std::memcpy(qd[4 * g + l], rows[l], sizeof(Aff));
+      if (store == 15) {  // all four: straight into the buckets
+        uint8_t* const* o = &qd[4 * g];
+        store_rows4(x3, o[0], o[1], o[2], o[3]);
+        store_rows4(y3, o[0] + YOFF, o[1] + YOFF, o[2] + YOFF, o[3] + YOFF);
+      } else {
+        alignas(32) u64 rows[4][2 * W];
+        store_rows4(x3, rows[0], rows[1], rows[2], rows[3]);
+        store_rows4(y3, rows[0] + W, rows[1] + W, rows[2] + W, rows[3] + W);
+        for (unsigned l = 0; l < 4; l++)
+          if (store >> l & 1) std::memcpy(qd[4 * g + l], rows[l], sizeof(Aff));
+      }
       if (sdeg[g]) {
         alignas(32) u64 p1[4][2 * W], p2[4][2 * W];
+        Fe ys;
+        signed_y2(ys, y2, sneg[g], k);
         store_rows4(x1, p1[0], p1[1], p1[2], p1[3]);
         store_rows4(y1, p1[0] + W, p1[1] + W, p1[2] + W, p1[3] + W);
         store_rows4(x2, p2[0], p2[1], p2[2], p2[3]);
-        store_rows4(y2, p2[0] + W, p2[1] + W, p2[2] + W, p2[3] + W);
+        store_rows4(ys, p2[0] + W, p2[1] + W, p2[2] + W, p2[3] + W);
         for (unsigned l = 0; l < 4; l++)
           if (sdeg[g] >> l & 1) equal.push_back({qd[4 * g + l], Aff::load(p1[l]), Aff::load(p2[l])});
       }
@@ -280,7 +297,7 @@ struct Simd29LaneAdd : AddQueue<Cfg> {
 // out-of-line copy (mul_ool, mul14, mul14_sum2). Where a
 // product's result meets sums or differences before the next product (Karatsuba's outputs, x3, y3),
 // they are one biased sum with one normalisation (ff/simd29.hpp's sub2_bias etc.; round 28), and a
-// negated source's -y2 folds into dy (dy_neg) rather than being formed first.
+// negated source's -y2 folds into dy (ff/simd29.hpp's sub_p_neg) rather than being formed first.
 template <class Cfg>
 struct Simd29G2Add : ScalarBatchAdd<Cfg> {
   using S = ScalarBatchAdd<Cfg>;
@@ -366,19 +383,6 @@ struct Simd29G2Add : ScalarBatchAdd<Cfg> {
   SNARKD_SIMD29_INLINE static void canon8(Fe& a, const simd29::Consts<P>& k) {
     simd29::csub<P, 4>(a, k);
     canon4(a, k);
-  }
-  // d = y2 - y1 + p in the lanes of nl's zeros, -y2 - y1 + 2p in its ones (a negated source): one
-  // normalisation (2p borrowing 2 covers both subtractions), at most 2p (2p only where y1 = y2 = 0)
-  SNARKD_SIMD29_INLINE static void dy_neg(Fe& d, const Fe& y2, const Fe& y1, V nl, const simd29::Consts<P>& k) {
-    V t[L];
-#pragma GCC unroll 14
-    for (int j = 0; j < L; j++) {
-      const V plus = _mm256_andnot_si256(nl, y2.l[j]);
-      const V minus = _mm256_add_epi64(y1.l[j], _mm256_and_si256(nl, y2.l[j]));
-      const V bias = _mm256_blendv_epi8(k.bias1[j], k.b22[j], nl);
-      t[j] = _mm256_sub_epi64(_mm256_add_epi64(plus, bias), minus);
-    }
-    simd29::normalize(d, t, k.mask);
   }
   // y = p - y (canonical: a component may be 0) in nl's lanes
   SNARKD_SIMD29_INLINE static void negate_lanes(Fe2& y, V nl, const Fe& z, const simd29::Consts<P>& k) {
@@ -487,8 +491,8 @@ struct Simd29G2Add : ScalarBatchAdd<Cfg> {
       sneg[g] = (uint8_t)neg;
       if (neg) {  // negated sources: y2 stays as loaded (sy2), dy = -y2 - y1 + 2p in those lanes (below or at 2p)
         const V nl = lanes(neg);
-        dy_neg(dy.c0, y2.c0, y1.c0, nl, k);
-        dy_neg(dy.c1, y2.c1, y1.c1, nl, k);
+        sub_p_neg<P>(dy.c0, y2.c0, y1.c0, nl, k);
+        sub_p_neg<P>(dy.c1, y2.c1, y1.c1, nl, k);
       } else {
         sub_p<P>(dy.c0, y2.c0, y1.c0, k);
         sub_p<P>(dy.c1, y2.c1, y1.c1, k);
