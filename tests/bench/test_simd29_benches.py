@@ -1,8 +1,12 @@
 """bench/simd29_flush.cpp and bench/simd29_bls_product.cpp (cpu-notes round 25) build and run: the flush benchmark
 compares the 4-lane AVX2 adder's output with ScalarBatchAdd's, byte for byte, on 2,048 random additions (a third of
-them negated) for G1 of both curves, and must report them equal; the product benchmark reports both fields.
-bench/simd29_g2_flush.cpp (cpu-notes round 27) likewise for G2 (Simd29G2Add against ScalarBatchAdd) and the lanes'
-Karatsuba Fq2 product against the scalar one, values equal."""
+them negated) for G1 of both curves, and must report them equal (since round 28 also on a flush of edge cases:
+infinity on either side, equal x under negated sources, the `equal` lists compared); the product benchmark
+reports both fields.
+bench/simd29_g2_flush.cpp (cpu-notes round 27) likewise for G2 (Simd29G2Add against ScalarBatchAdd; since round 28
+"outputs equal" also covers a flush of edge cases: dst and src at infinity, zero y components of negated sources,
+equal x with the `equal` lists compared) and the lanes' Fq2 product (Karatsuba on BN254, the sums form on
+BLS12-381) against the scalar one, values equal."""
 
 from __future__ import annotations
 

@@ -92,13 +92,13 @@ struct Params {
     }
     return r;
   }
-  // p with limbs 0..L-2 raised by 2^29 (borrowed from the next): a - b + p never goes negative in
-  // a limb below the top when b is normalised
-  static constexpr Limbs borrowed_p(unsigned k = 1) {
+  // k p with limbs 0..L-2 raised by nb 2^29 (borrowed from the next): a - b + k p (nb = 1), or a minus
+  // nb normalised values plus k p, never goes negative in a limb below the top
+  static constexpr Limbs borrowed_p(unsigned k = 1, unsigned nb = 1) {
     Limbs r = kp(k);
-    r.v[0] += 1ULL << RADIX;
-    for (int j = 1; j < L - 1; j++) r.v[j] += (1ULL << RADIX) - 1;
-    r.v[L - 1] -= 1;
+    r.v[0] += (u64)nb << RADIX;
+    for (int j = 1; j < L - 1; j++) r.v[j] += (u64)nb * ((1ULL << RADIX) - 1);
+    r.v[L - 1] -= nb;
     return r;
   }
   // 2^(29 L) - k p as limbs (the first 2^29 - (kp)_0, then 2^29 - 1 - (kp)_j): a + this carries out of
@@ -115,6 +115,8 @@ struct Params {
   }
   static constexpr Limbs P1 = kp(1), B1 = borrowed_p(), C1 = complement(1), C2 = complement(2);
   static constexpr Limbs B2 = borrowed_p(2), B4 = borrowed_p(4), C4 = complement(4);  // the Fq2 forms (G2)
+  // two or three values subtracted in one normalisation (the flushes' x3, y3): 2p, 3p borrowing 2; 5p borrowing 3
+  static constexpr Limbs B22 = borrowed_p(2, 2), B32 = borrowed_p(3, 2), B53 = borrowed_p(5, 3);
   static constexpr u64 PINV = pinv29();
 };
 
@@ -133,6 +135,7 @@ struct Consts {
   static constexpr int L = Params<P>::L;
   V p[L], bias1[L], c1[L], c2[L], pinv, mask, masklast;
   V bias2[L], bias4[L], c4[L];  // 2p and 4p borrowed, 2^(29 L) - 4p: the Fq2 forms (msm/bucket_simd29.hpp's G2)
+  V b22[L], b32[L], b53[L];     // Params' B22, B32, B53
   SNARKD_SIMD29_TARGET Consts() {
     using Pr = Params<P>;
     for (int j = 0; j < L; j++) {
@@ -143,6 +146,9 @@ struct Consts {
       bias2[j] = _mm256_set1_epi64x((long long)Pr::B2.v[j]);
       bias4[j] = _mm256_set1_epi64x((long long)Pr::B4.v[j]);
       c4[j] = _mm256_set1_epi64x((long long)Pr::C4.v[j]);
+      b22[j] = _mm256_set1_epi64x((long long)Pr::B22.v[j]);
+      b32[j] = _mm256_set1_epi64x((long long)Pr::B32.v[j]);
+      b53[j] = _mm256_set1_epi64x((long long)Pr::B53.v[j]);
     }
     pinv = _mm256_set1_epi64x((long long)Pr::PINV);
     mask = _mm256_set1_epi64x((long long)MASK);
@@ -194,9 +200,8 @@ namespace simd29 {
 template <class P, int L = Params<P>::L>
 SNARKD_SIMD29_INLINE void mul(FeL<L>& o, const FeL<L>& a, const FeL<L>& b, const Consts<P>& k) {
   if constexpr (L == 14 && !SNARKD_SIMD29_GCC14) {  // the same rounds in asm: GCC spills 14 accumulators (ff/gen_simd29_asm.py)
-    alignas(32) V t[L];
-    mul14_acc(t, a.l, b.l, &k);
-    normalize_shift<Params<P>::LAST>(o, t, k.mask);
+    static_assert(Params<P>::LAST == 7, "the asm block shifts by 7 bits (R = 2^384)");
+    mul14(o.l, a.l, b.l, &k);  // normalised and shifted in the block
     return;
   }
   V t[L];
@@ -266,6 +271,60 @@ SNARKD_SIMD29_INLINE void sub_kp(FeL<L>& o, const FeL<L>& a, const FeL<L>& b, co
   for (int j = 0; j < L; j++) t[j] = _mm256_sub_epi64(_mm256_add_epi64(a.l[j], bias[j]), b.l[j]);
   normalize(o, t, k.mask);
 }
+// Sums and differences of several values in one normalisation (the flushes' x3 = lambda^2 - x1 - x2 and
+// y3's last steps): bias is a borrowed multiple of p that borrows at least the count of subtracted values
+// (Consts' bias1, bias2: one; b22, b32: two; b53: three), the subtracted values normalised, and the result
+// must be >= 0 (the bias covers the subtracted values' bound).
+// o = a - b - c + bias
+template <int L>
+SNARKD_SIMD29_INLINE void sub2_bias(FeL<L>& o, const FeL<L>& a, const FeL<L>& b, const FeL<L>& c, const V* bias, V mask) {
+  V t[L];
+#pragma GCC unroll 14
+  for (int j = 0; j < L; j++) t[j] = _mm256_sub_epi64(_mm256_add_epi64(a.l[j], bias[j]), _mm256_add_epi64(b.l[j], c.l[j]));
+  normalize(o, t, mask);
+}
+// o = a - b - c - d + bias
+template <int L>
+SNARKD_SIMD29_INLINE void sub3_bias(FeL<L>& o, const FeL<L>& a, const FeL<L>& b, const FeL<L>& c, const FeL<L>& d,
+                                    const V* bias, V mask) {
+  V t[L];
+#pragma GCC unroll 14
+  for (int j = 0; j < L; j++)
+    t[j] = _mm256_sub_epi64(_mm256_add_epi64(a.l[j], bias[j]), _mm256_add_epi64(_mm256_add_epi64(b.l[j], c.l[j]), d.l[j]));
+  normalize(o, t, mask);
+}
+// o = a + b - c + bias
+template <int L>
+SNARKD_SIMD29_INLINE void add_sub_bias(FeL<L>& o, const FeL<L>& a, const FeL<L>& b, const FeL<L>& c, const V* bias, V mask) {
+  V t[L];
+#pragma GCC unroll 14
+  for (int j = 0; j < L; j++) t[j] = _mm256_sub_epi64(_mm256_add_epi64(_mm256_add_epi64(a.l[j], b.l[j]), bias[j]), c.l[j]);
+  normalize(o, t, mask);
+}
+// o = a + b - c - d + bias
+template <int L>
+SNARKD_SIMD29_INLINE void add_sub2_bias(FeL<L>& o, const FeL<L>& a, const FeL<L>& b, const FeL<L>& c, const FeL<L>& d,
+                                        const V* bias, V mask) {
+  V t[L];
+#pragma GCC unroll 14
+  for (int j = 0; j < L; j++)
+    t[j] = _mm256_sub_epi64(_mm256_add_epi64(_mm256_add_epi64(a.l[j], b.l[j]), bias[j]), _mm256_add_epi64(c.l[j], d.l[j]));
+  normalize(o, t, mask);
+}
+// d = y2 - y1 + p in the lanes of nl's zeros, -y2 - y1 + 2p in its ones (a negated source: y2 as loaded),
+// one normalisation (2p borrowing 2 covers both subtractions); at most 2p (2p only where y1 = y2 = 0)
+template <class P, int L = Params<P>::L>
+SNARKD_SIMD29_INLINE void sub_p_neg(FeL<L>& d, const FeL<L>& y2, const FeL<L>& y1, V nl, const Consts<P>& k) {
+  V t[L];
+#pragma GCC unroll 14
+  for (int j = 0; j < L; j++) {
+    const V plus = _mm256_andnot_si256(nl, y2.l[j]);
+    const V minus = _mm256_add_epi64(y1.l[j], _mm256_and_si256(nl, y2.l[j]));
+    const V bias = _mm256_blendv_epi8(k.bias1[j], k.b22[j], nl);
+    t[j] = _mm256_sub_epi64(_mm256_add_epi64(plus, bias), minus);
+  }
+  normalize(d, t, k.mask);
+}
 // o = a + b, normalised
 template <class P, int L = Params<P>::L>
 SNARKD_SIMD29_INLINE void add(FeL<L>& o, const FeL<L>& a, const FeL<L>& b, const Consts<P>& k) {
@@ -288,6 +347,13 @@ SNARKD_SIMD29_INLINE FeL<L> blend(V k, const FeL<L>& a, const FeL<L>& b) {
 #pragma GCC unroll 14
   for (int j = 0; j < L; j++) r.l[j] = _mm256_blendv_epi8(a.l[j], b.l[j], k);
   return r;
+}
+// o = a, one vector store per limb: GCC turns a plain FeL assignment into `rep movsq` (448 bytes for
+// 14 limbs), whose start-up the flush's per-group copies pay every time
+template <int L>
+SNARKD_SIMD29_INLINE void copy(FeL<L>& o, const FeL<L>& a) {
+#pragma GCC unroll 14
+  for (int j = 0; j < L; j++) _mm256_store_si256(&o.l[j], _mm256_load_si256(&a.l[j]));
 }
 // all ones in the lanes where a == b limb for limb
 template <int L>

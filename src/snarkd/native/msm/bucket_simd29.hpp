@@ -96,6 +96,33 @@ using Simd29BatchAdd = std::conditional_t<simd29_g1<Cfg>(), Simd29LaneAdd<Cfg>,
                                           std::conditional_t<simd29_g2<Cfg>(), Simd29G2Add<Cfg>, ScalarBatchAdd<Cfg>>>;
 
 #if defined(SNARKD_SIMD29)
+// The lanes' one inversion, shared by both adders (G1: the coordinates' field; G2: the running
+// products of the norms, in the base field): inv = 1 / acc per lane. Canonical first (inv() needs
+// it), the four lanes stored as scalar elements, one scalar inversion through prefix products,
+// and the four inverses back on the lanes. acc by value and the inverse returned: with acc by
+// reference GCC kept BN254's running product out of registers in the forward loop (flush 90 -> 96 ns
+// an addition; cpu-notes round 28).
+template <class FS, class P = typename FS::Params, int L = simd29::Params<P>::L>
+SNARKD_SIMD29_INLINE simd29::FeL<L> invert_lanes(simd29::FeL<L> acc, const simd29::Consts<P>& k) {
+  simd29::csub<P, 1>(acc, k);
+  FS lane[4], pre[4];
+  simd29::store_rows4<L>(acc, &lane[0], &lane[1], &lane[2], &lane[3]);
+  FS a = FS::one();
+  for (int i = 0; i < 4; i++) {
+    pre[i] = a;
+    a = a * lane[i];
+  }
+  FS ai = a.inv();
+  for (int i = 4; i-- > 0;) {
+    FS t = ai * pre[i];
+    ai = ai * lane[i];
+    lane[i] = t;
+  }
+  simd29::FeL<L> inv;
+  simd29::load_rows4<L>(inv, &lane[0], &lane[1], &lane[2], &lane[3]);
+  return inv;
+}
+
 template <class Cfg>
 struct Simd29LaneAdd : AddQueue<Cfg> {
   using Q = AddQueue<Cfg>;
@@ -109,14 +136,27 @@ struct Simd29LaneAdd : AddQueue<Cfg> {
   static constexpr size_t W = P::N, YOFF = 8 * P::N;  // words of a coordinate; y's byte offset
   static_assert(sizeof(Aff) == 2 * YOFF, "x then y, W words each");
 
-  Aligned64<Fe> sx1, sy1, sx2, sy2, sden, spre;  // per group of four: loaded points, dx, running product before it
-  std::vector<uint8_t> sdinf, ssinf, sdeg;       // lane bits: dst infinity, src infinity, equal x
+  Aligned64<Fe> sx1, sy1, sx2, sy2, sden, spre;  // per group of four: loaded points (y2 as loaded), dx, running product before it
+  std::vector<uint8_t> sdinf, ssinf, sdeg, sneg;  // lane bits: dst infinity, src infinity, equal x, negated source
 
   void reserve(size_t B_) {  // whole groups of four
     if (!this->reserve_queue(std::max<size_t>(4, B_ & ~(size_t)3))) return;
     const size_t G = B / 4;
     sx1.resize(G); sy1.resize(G); sx2.resize(G); sy2.resize(G); sden.resize(G); spre.resize(G);
-    sdinf.resize(G); ssinf.resize(G); sdeg.resize(G);
+    sdinf.resize(G); ssinf.resize(G); sdeg.resize(G); sneg.resize(G);
+  }
+
+  // ys = y2 with the sources' signs (neg: lane bits), where a dst at infinity takes it or an equal-x
+  // addition goes to `equal`
+  SNARKD_SIMD29_INLINE static void signed_y2(Fe& ys, const Fe& y2, unsigned neg, const simd29::Consts<P>& k) {
+    using namespace simd29;
+    simd29::copy(ys, y2);
+    if (!neg) return;
+    Fe ny, z;
+#pragma GCC unroll 14
+    for (int j = 0; j < L; j++) z.l[j] = _mm256_setzero_si256();
+    sub_p<P>(ny, z, y2, k);
+    ys = blend(lanes(neg), y2, ny);
   }
 
   // Runs the queue; additions with equal x are appended to `equal` (dst untouched).
@@ -164,14 +204,6 @@ struct Simd29LaneAdd : AddQueue<Cfg> {
       }
       const unsigned dinf = bits(_mm256_cmpeq_epi64(od, zero)) & valid;
       const unsigned sinf = bits(_mm256_cmpeq_epi64(os, zero)) & valid;
-      if (neg) {  // p - y (a source at infinity keeps its lane unused)
-        Fe ny;
-        Fe z;
-#pragma GCC unroll 14
-        for (int j = 0; j < L; j++) z.l[j] = zero;
-        sub_p<P>(ny, z, y2, k);
-        y2 = blend(lanes(neg), y2, ny);
-      }
       Fe dx;
       sub_p<P>(dx, x2, x1, k);  // x2 - x1 + p: exactly p where x1 == x2 (both canonical)
       const unsigned deg = bits(equal_lanes(x1, x2)) & valid & ~dinf & ~sinf;
@@ -179,27 +211,12 @@ struct Simd29LaneAdd : AddQueue<Cfg> {
       sdinf[g] = (uint8_t)dinf;
       ssinf[g] = (uint8_t)sinf;
       sdeg[g] = (uint8_t)deg;
-      spre[g] = acc;
-      sden[g] = dx;
+      sneg[g] = (uint8_t)neg;  // -y2 folds into lambda's difference (sub_p_neg); y2 itself negated only where stored
+      copy(spre[g], acc);
+      copy(sden[g], dx);
       mul<P>(acc, acc, dx, k);
     }
-    // invert the four lane products with one scalar inversion (canonical first, as inv() needs)
-    csub<P, 1>(acc, k);
-    F lane[4], pre[4];
-    store_rows4(acc, &lane[0], &lane[1], &lane[2], &lane[3]);
-    F a = F::one();
-    for (int i = 0; i < 4; i++) {
-      pre[i] = a;
-      a = a * lane[i];
-    }
-    F ai = a.inv();
-    for (int i = 4; i-- > 0;) {
-      F t = ai * pre[i];
-      ai = ai * lane[i];
-      lane[i] = t;
-    }
-    Fe inv;
-    load_rows4(inv, &lane[0], &lane[1], &lane[2], &lane[3]);
+    Fe inv = invert_lanes<F>(acc, k);
     for (size_t g = G; g-- > 0;) {
       const unsigned cnt = (unsigned)std::min<size_t>(4, m - 4 * g);
       const unsigned store = ((1u << cnt) - 1) & ~(unsigned)sdeg[g] & ~(unsigned)ssinf[g];
@@ -207,14 +224,14 @@ struct Simd29LaneAdd : AddQueue<Cfg> {
       const Fe& y1 = sy1[g];
       const Fe& x2 = sx2[g];
       const Fe& y2 = sy2[g];
-      Fe t, lam, x3, y3;
+      Fe t, lam, sq, x3, y3;
       mul<P>(t, inv, spre[g], k);    // 1/dx of this group's lanes
       mul<P>(inv, inv, sden[g], k);  // 1 / (the running product before this group)
-      sub_p<P>(lam, y2, y1, k);
+      if (sneg[g]) sub_p_neg<P>(lam, y2, y1, lanes(sneg[g]), k);
+      else sub_p<P>(lam, y2, y1, k);
       mul<P>(lam, lam, t, k);
-      mul<P>(x3, lam, lam, k);  // the square as a product: faster than the squaring here (cpu-notes round 21)
-      sub_p<P>(x3, x3, x1, k);
-      sub_p<P>(x3, x3, x2, k);  // lambda^2 - x1 - x2 + 2p, below 4p
+      mul<P>(sq, lam, lam, k);  // the square as a product: faster than the squaring here (cpu-notes round 21)
+      sub2_bias(x3, sq, x1, x2, k.b22, k.mask);  // lambda^2 - x1 - x2 + 2p in one normalisation, below 4p
       csub<P, 2>(x3, k);
       csub<P, 1>(x3, k);
       sub_p<P>(y3, x1, x3, k);
@@ -224,20 +241,30 @@ struct Simd29LaneAdd : AddQueue<Cfg> {
       csub<P, 1>(y3, k);
       if (sdinf[g]) {  // dst was infinity: dst = src
         const V d = lanes(sdinf[g]);
+        Fe ys;
+        signed_y2(ys, y2, sneg[g], k);
         x3 = blend(d, x3, x2);
-        y3 = blend(d, y3, y2);
+        y3 = blend(d, y3, ys);
       }
-      alignas(32) u64 rows[4][2 * W];
-      store_rows4(x3, rows[0], rows[1], rows[2], rows[3]);
-      store_rows4(y3, rows[0] + W, rows[1] + W, rows[2] + W, rows[3] + W);
-      for (unsigned l = 0; l < 4; l++)
-        if (store >> l & 1) std::memcpy(qd[4 * g + l], rows[l], sizeof(Aff));
+      if (store == 15) {  // all four: straight into the buckets
+        uint8_t* const* o = &qd[4 * g];
+        store_rows4(x3, o[0], o[1], o[2], o[3]);
+        store_rows4(y3, o[0] + YOFF, o[1] + YOFF, o[2] + YOFF, o[3] + YOFF);
+      } else {
+        alignas(32) u64 rows[4][2 * W];
+        store_rows4(x3, rows[0], rows[1], rows[2], rows[3]);
+        store_rows4(y3, rows[0] + W, rows[1] + W, rows[2] + W, rows[3] + W);
+        for (unsigned l = 0; l < 4; l++)
+          if (store >> l & 1) std::memcpy(qd[4 * g + l], rows[l], sizeof(Aff));
+      }
       if (sdeg[g]) {
         alignas(32) u64 p1[4][2 * W], p2[4][2 * W];
+        Fe ys;
+        signed_y2(ys, y2, sneg[g], k);
         store_rows4(x1, p1[0], p1[1], p1[2], p1[3]);
         store_rows4(y1, p1[0] + W, p1[1] + W, p1[2] + W, p1[3] + W);
         store_rows4(x2, p2[0], p2[1], p2[2], p2[3]);
-        store_rows4(y2, p2[0] + W, p2[1] + W, p2[2] + W, p2[3] + W);
+        store_rows4(ys, p2[0] + W, p2[1] + W, p2[2] + W, p2[3] + W);
         for (unsigned l = 0; l < 4; l++)
           if (sdeg[g] >> l & 1) equal.push_back({qd[4 * g + l], Aff::load(p1[l]), Aff::load(p2[l])});
       }
@@ -249,6 +276,9 @@ struct Simd29LaneAdd : AddQueue<Cfg> {
 #ifndef SNARKD_SIMD29_G2_LAZY  // 1: BLS12-381's Karatsuba sums left below 4p (red_sum)
 #define SNARKD_SIMD29_G2_LAZY 1
 #endif
+#ifndef SNARKD_SIMD29_G2_SUMS  // 1: BLS12-381's Fq2 products in the sums form (mul14_sum2); 0: Karatsuba (measurements)
+#define SNARKD_SIMD29_G2_SUMS 1
+#endif
 #ifndef SNARKD_SIMD29_G2_INLINE
 #define SNARKD_SIMD29_G2_INLINE 0
 #endif
@@ -256,9 +286,18 @@ struct Simd29LaneAdd : AddQueue<Cfg> {
 // off, its flush; else the lanes. Each Fq2 coordinate is two lane elements (c0, c1). The running
 // products are of the norms N(dx) = dx0^2 + dx1^2 in Fq, as in ScalarBatchAdd and SimdBatchAdd's
 // NORM branch: 1/dx = conj(dx) / N(dx), the forward pass forms (y2 - y1) conj(dx), the backward one
-// scales it by 1/N into lambda. Fq2 products as Karatsuba (3 lane products and sums); every value
-// that feeds a product is kept below 2p (csub), so a b < 4p^2 < pR on both curves. 15 lane products
-// per group of four additions, each through one out-of-line copy (mul_ool).
+// scales it by 1/N into lambda. BLS12-381's Fq2 products in the sums form (SUMS: a0 b0 + a1 b1 and the
+// like as one lane product with one reduction, ff/simd29_asm.hpp's mul14_sum2; N(dx) likewise), BN254's
+// as Karatsuba (3 lane products and sums; a 9-limb sums product, which its positions would hold, is not
+// written); every value
+// that feeds a product is kept at most 2p (csub), so a b <= 4p^2 < pR on both curves, except sums
+// whose one partner is below 2p, left below 4p on BLS12-381 (red_sum: 8p^2 < pR there), and the sums
+// form's a0 b0 + a1 b1 (each at most 2p: 8p^2 < pR). Per group of four additions BN254 takes 15 lane
+// products, BLS12-381 7 and 5 sums-form ones (1.5 products' multiplies each), each product through one
+// out-of-line copy (mul_ool, mul14, mul14_sum2). Where a
+// product's result meets sums or differences before the next product (Karatsuba's outputs, x3, y3),
+// they are one biased sum with one normalisation (ff/simd29.hpp's sub2_bias etc.; round 28), and a
+// negated source's -y2 folds into dy (ff/simd29.hpp's sub_p_neg) rather than being formed first.
 template <class Cfg>
 struct Simd29G2Add : ScalarBatchAdd<Cfg> {
   using S = ScalarBatchAdd<Cfg>;
@@ -277,14 +316,14 @@ struct Simd29G2Add : ScalarBatchAdd<Cfg> {
 
   Aligned64<Fe2> sx1, sy1, sx2, sy2, snum;  // per group of four: loaded points, (y2 - y1) conj(dx)
   Aligned64<Fe> sden, spre;                  // N(dx), the running product before it
-  std::vector<uint8_t> sdinf, ssinf, sdeg;
+  std::vector<uint8_t> sdinf, ssinf, sdeg, sneg;  // lane bits; sneg: negated sources (sy2 holds y as loaded)
 
   void reserve(size_t B_) {
     S::reserve(B_);
     const size_t G = (B + 3) / 4;
     if (sden.n >= G) return;
     sx1.resize(G); sy1.resize(G); sx2.resize(G); sy2.resize(G); snum.resize(G); sden.resize(G); spre.resize(G);
-    sdinf.resize(G); ssinf.resize(G); sdeg.resize(G);
+    sdinf.resize(G); ssinf.resize(G); sdeg.resize(G); sneg.resize(G);
   }
 
   // the lane product: inlined or one out-of-line copy (SNARKD_SIMD29_G2_INLINE: bit 0 BN254, bit 1 BLS12-381)
@@ -298,12 +337,23 @@ struct Simd29G2Add : ScalarBatchAdd<Cfg> {
   // a sum of two such components into one product with a partner below 2p: BLS12-381 (R > 9.8p) takes it
   // below 4p (a b < 8p^2, the product below 8p^2 / R + p < 2p); BN254 (R = 5.3p) reduces it
   static constexpr bool LAZY_SUM = L == 14 && SNARKD_SIMD29_G2_LAZY;
+  static constexpr bool SUMS = L == 14 && SNARKD_SIMD29_G2_SUMS;
   SNARKD_SIMD29_INLINE static void red_sum(Fe& a, const simd29::Consts<P>& k) {
     if constexpr (!LAZY_SUM) simd29::csub<P, 2>(a, k);
   }
-  // o = a b
+  // o = a b (the Fq2 product on its own: bench/simd29_g2_flush.cpp's product timing and check; the
+  // flush writes its products out with their neighbours' sums and differences folded in)
   SNARKD_SIMD29_INLINE static void mul2(Fe2& o, const Fe2& a, const Fe2& b, const simd29::Consts<P>& k) {
     using namespace simd29;
+    if constexpr (SUMS) {  // c0 = a0 b0 + a1 (2p - b1), c1 = a0 b1 + a1 b0, each one reduction
+      Fe z, nb1;
+#pragma GCC unroll 14
+      for (int j = 0; j < L; j++) z.l[j] = _mm256_setzero_si256();
+      sub_kp<P, 2>(nb1, z, b.c1, k);
+      mul14_sum2(o.c0.l, a.c0.l, b.c0.l, a.c1.l, nb1.l, &k);
+      mul14_sum2(o.c1.l, a.c0.l, b.c1.l, a.c1.l, b.c0.l, &k);
+      return;
+    }
     Fe v0, v1, sa, sb, w, s;
     pmul(v0, a.c0, b.c0, k);
     pmul(v1, a.c1, b.c1, k);
@@ -314,30 +364,6 @@ struct Simd29G2Add : ScalarBatchAdd<Cfg> {
     sub_kp<P, 4>(o.c1, w, s, k);              // a0 b1 + a1 b0 + 4p, < 6p
     csub<P, 4>(o.c1, k); red2(o.c1, k);
     sub_kp<P, 2>(o.c0, v0, v1, k); red2(o.c0, k);  // a0 b0 - a1 b1 + 2p, < 4p
-  }
-  // o = a conj(b)
-  SNARKD_SIMD29_INLINE static void mul2_conj(Fe2& o, const Fe2& a, const Fe2& b, const simd29::Consts<P>& k) {
-    using namespace simd29;
-    Fe v0, v1, sa, sb, w, s;
-    pmul(v0, a.c0, b.c0, k);
-    pmul(v1, a.c1, b.c1, k);
-    add<P>(sa, a.c0, a.c1, k); red_sum(sa, k);
-    sub_kp<P, 2>(sb, b.c0, b.c1, k); red2(sb, k);
-    pmul(w, sa, sb, k);                 // v0 - v1 + (a1 b0 - a0 b1)
-    add<P>(s, w, v1, k);                      // < 4p
-    sub_kp<P, 2>(o.c1, s, v0, k);             // a1 b0 - a0 b1 + 2p, < 6p
-    csub<P, 4>(o.c1, k); red2(o.c1, k);
-    add<P>(o.c0, v0, v1, k); red2(o.c0, k);   // a0 b0 + a1 b1
-  }
-  // o = a^2
-  SNARKD_SIMD29_INLINE static void sqr2(Fe2& o, const Fe2& a, const simd29::Consts<P>& k) {
-    using namespace simd29;
-    Fe s, d, t;
-    add<P>(s, a.c0, a.c1, k); red_sum(s, k);
-    sub_kp<P, 2>(d, a.c0, a.c1, k); red2(d, k);
-    pmul(t, a.c0, a.c1, k);
-    pmul(o.c0, s, d, k);
-    add<P>(o.c1, t, t, k); red2(o.c1, k);
   }
   // the four lanes of an Fq2 coordinate at byte offset off of each row
   SNARKD_SIMD29_INLINE static void load2(Fe2& e, const uint8_t* const* r, size_t off) {
@@ -352,6 +378,37 @@ struct Simd29G2Add : ScalarBatchAdd<Cfg> {
   SNARKD_SIMD29_INLINE static void canon4(Fe& a, const simd29::Consts<P>& k) {
     simd29::csub<P, 2>(a, k);
     simd29::csub<P, 1>(a, k);
+  }
+  // ... from below 8p
+  SNARKD_SIMD29_INLINE static void canon8(Fe& a, const simd29::Consts<P>& k) {
+    simd29::csub<P, 4>(a, k);
+    canon4(a, k);
+  }
+  // y = p - y (canonical: a component may be 0) in nl's lanes
+  SNARKD_SIMD29_INLINE static void negate_lanes(Fe2& y, V nl, const Fe& z, const simd29::Consts<P>& k) {
+    using namespace simd29;
+    Fe n0, n1;
+    sub_p<P>(n0, z, y.c0, k);
+    csub<P, 1>(n0, k);
+    sub_p<P>(n1, z, y.c1, k);
+    csub<P, 1>(n1, k);
+    y.c0 = blend(nl, y.c0, n0);
+    y.c1 = blend(nl, y.c1, n1);
+  }
+  // o = a conj(b) for the forward pass (a: dy, components at most 2p; b: dx below 2p): Karatsuba with
+  // c1 = w + v1 - v0 + 2p in one normalisation (below 6p) and c0 = v0 + v1; outputs below 2p, or below
+  // 4p where red_sum leaves sums (BLS12-381: their one partner, 1/N(dx), is below 2p)
+  SNARKD_SIMD29_INLINE static void mul2_conj_fwd(Fe2& o, const Fe2& a, const Fe2& b, const simd29::Consts<P>& k) {
+    using namespace simd29;
+    Fe v0, v1, sa, sb, w;
+    pmul(v0, a.c0, b.c0, k);
+    pmul(v1, a.c1, b.c1, k);
+    add<P>(sa, a.c0, a.c1, k); red_sum(sa, k);
+    sub_kp<P, 2>(sb, b.c0, b.c1, k); red2(sb, k);
+    pmul(w, sa, sb, k);  // v0 - v1 + (a1 b0 - a0 b1)
+    add_sub_bias(o.c1, w, v1, v0, k.bias2, k.mask);
+    csub<P, 4>(o.c1, k); red_sum(o.c1, k);
+    add<P>(o.c0, v0, v1, k); red_sum(o.c0, k);
   }
 
   void flush() {
@@ -412,16 +469,6 @@ struct Simd29G2Add : ScalarBatchAdd<Cfg> {
       }
       const unsigned dinf = bits(_mm256_cmpeq_epi64(od, zero)) & valid;
       const unsigned sinf = bits(_mm256_cmpeq_epi64(os, zero)) & valid;
-      if (neg) {  // p - y, canonical (a component may be 0)
-        const V nl = lanes(neg);
-        Fe n0, n1;
-        sub_p<P>(n0, z, y2.c0, k);
-        csub<P, 1>(n0, k);
-        sub_p<P>(n1, z, y2.c1, k);
-        csub<P, 1>(n1, k);
-        y2.c0 = blend(nl, y2.c0, n0);
-        y2.c1 = blend(nl, y2.c1, n1);
-      }
       Fe2 dx, dy;
       sub_p<P>(dx.c0, x2.c0, x1.c0, k);
       sub_p<P>(dx.c1, x2.c1, x1.c1, k);
@@ -432,33 +479,36 @@ struct Simd29G2Add : ScalarBatchAdd<Cfg> {
       sdinf[g] = (uint8_t)dinf;
       ssinf[g] = (uint8_t)sinf;
       sdeg[g] = (uint8_t)deg;
-      Fe n0, n1;
-      pmul(n0, dx.c0, dx.c0, k);
-      pmul(n1, dx.c1, dx.c1, k);
-      add<P>(sden[g], n0, n1, k);
-      red2(sden[g], k);
-      sub_p<P>(dy.c0, y2.c0, y1.c0, k);
-      sub_p<P>(dy.c1, y2.c1, y1.c1, k);
-      mul2_conj(snum[g], dy, dx, k);
-      spre[g] = acc;
+      if constexpr (SUMS) {  // N(dx) = dx0^2 + dx1^2 in one reduction, below 2p
+        mul14_sum2(sden[g].l, dx.c0.l, dx.c0.l, dx.c1.l, dx.c1.l, &k);
+      } else {
+        Fe n0, n1;
+        pmul(n0, dx.c0, dx.c0, k);
+        pmul(n1, dx.c1, dx.c1, k);
+        add<P>(sden[g], n0, n1, k);
+        red_sum(sden[g], k);  // its partners (the running product, 1 / it) below 2p
+      }
+      sneg[g] = (uint8_t)neg;
+      if (neg) {  // negated sources: y2 stays as loaded (sy2), dy = -y2 - y1 + 2p in those lanes (below or at 2p)
+        const V nl = lanes(neg);
+        sub_p_neg<P>(dy.c0, y2.c0, y1.c0, nl, k);
+        sub_p_neg<P>(dy.c1, y2.c1, y1.c1, nl, k);
+      } else {
+        sub_p<P>(dy.c0, y2.c0, y1.c0, k);
+        sub_p<P>(dy.c1, y2.c1, y1.c1, k);
+      }
+      if constexpr (SUMS) {  // c0 = dy0 dx0 + dy1 dx1, c1 = dy1 dx0 + dy0 (2p - dx1), each one reduction
+        Fe ndx1;
+        sub_kp<P, 2>(ndx1, z, dx.c1, k);  // 2p - dx1, at most 2p
+        mul14_sum2(snum[g].c0.l, dy.c0.l, dx.c0.l, dy.c1.l, dx.c1.l, &k);
+        mul14_sum2(snum[g].c1.l, dy.c1.l, dx.c0.l, dy.c0.l, ndx1.l, &k);
+      } else {
+        mul2_conj_fwd(snum[g], dy, dx, k);
+      }
+      copy(spre[g], acc);
       pmul(acc, acc, sden[g], k);
     }
-    csub<P, 1>(acc, k);
-    FI lane[4], pre[4];
-    store_rows4<L>(acc, &lane[0], &lane[1], &lane[2], &lane[3]);
-    FI a = FI::one();
-    for (int i = 0; i < 4; i++) {
-      pre[i] = a;
-      a = a * lane[i];
-    }
-    FI ai = a.inv();
-    for (int i = 4; i-- > 0;) {
-      FI t = ai * pre[i];
-      ai = ai * lane[i];
-      lane[i] = t;
-    }
-    Fe inv;
-    load_rows4<L>(inv, &lane[0], &lane[1], &lane[2], &lane[3]);
+    Fe inv = invert_lanes<FI>(acc, k);
     for (size_t g = G; g-- > 0;) {
       const unsigned cnt = (unsigned)std::min<size_t>(4, m - 4 * g);
       const unsigned store = ((1u << cnt) - 1) & ~(unsigned)sdeg[g] & ~(unsigned)ssinf[g];
@@ -466,32 +516,54 @@ struct Simd29G2Add : ScalarBatchAdd<Cfg> {
       const Fe2& y1 = sy1[g];
       const Fe2& x2 = sx2[g];
       const Fe2& y2 = sy2[g];
-      Fe t;
-      Fe2 lam, sq, x3, e, f, y3;
+      Fe t, ls, ld, lp, sq0;
+      Fe2 lam, x3, e, y3;
       pmul(t, inv, spre[g], k);    // 1/N(dx) of this group's lanes
       pmul(inv, inv, sden[g], k);  // 1 / (the running product before this group)
       pmul(lam.c0, snum[g].c0, t, k);
       pmul(lam.c1, snum[g].c1, t, k);
-      sqr2(sq, lam, k);
-      sub_p<P>(x3.c0, sq.c0, x1.c0, k);
-      sub_p<P>(x3.c0, x3.c0, x2.c0, k);  // below 4p
+      // lambda^2 = (l0 + l1)(l0 - l1) + 2 l0 l1 u; x3 = lambda^2 - x1 - x2 in one normalisation per
+      // component: c0 below 4p (2p bias), c1 = 2 l0 l1 - x1 - x2 + 2p below 6p, then canonical
+      add<P>(ls, lam.c0, lam.c1, k); red_sum(ls, k);  // also y3's Karatsuba sum
+      sub_kp<P, 2>(ld, lam.c0, lam.c1, k); red2(ld, k);
+      pmul(lp, lam.c0, lam.c1, k);
+      pmul(sq0, ls, ld, k);
+      sub2_bias(x3.c0, sq0, x1.c0, x2.c0, k.b22, k.mask);
       canon4(x3.c0, k);
-      sub_p<P>(x3.c1, sq.c1, x1.c1, k);
-      sub_p<P>(x3.c1, x3.c1, x2.c1, k);
-      canon4(x3.c1, k);
+      add_sub2_bias(x3.c1, lp, lp, x1.c1, x2.c1, k.b22, k.mask);
+      canon8(x3.c1, k);
       sub_p<P>(e.c0, x1.c0, x3.c0, k);
       sub_p<P>(e.c1, x1.c1, x3.c1, k);
-      mul2(f, lam, e, k);
-      sub_p<P>(y3.c0, f.c0, y1.c0, k);  // below 3p
-      canon4(y3.c0, k);
-      sub_p<P>(y3.c1, f.c1, y1.c1, k);
-      canon4(y3.c1, k);
-      if (sdinf[g]) {  // dst was infinity: dst = src
+      // y3 = lambda e - y1 (Karatsuba) with y1's subtraction in the one normalisation per component:
+      // c0 = v0 - v1 - y1 + 3p below 5p, c1 = w - v0 - v1 - y1 + 5p below 7p, then canonical
+      if constexpr (SUMS) {  // c0 = l0 e0 + l1 (2p - e1), c1 = l0 e1 + l1 e0, each one reduction, below 2p
+        Fe ne1, f0, f1;
+        sub_kp<P, 2>(ne1, z, e.c1, k);
+        mul14_sum2(f0.l, lam.c0.l, e.c0.l, lam.c1.l, ne1.l, &k);
+        mul14_sum2(f1.l, lam.c0.l, e.c1.l, lam.c1.l, e.c0.l, &k);
+        sub_p<P>(y3.c0, f0, y1.c0, k);  // below 3p
+        canon4(y3.c0, k);
+        sub_p<P>(y3.c1, f1, y1.c1, k);
+        canon4(y3.c1, k);
+      } else {
+        Fe v0, v1, es, w;
+        pmul(v0, lam.c0, e.c0, k);
+        pmul(v1, lam.c1, e.c1, k);
+        add<P>(es, e.c0, e.c1, k); red2(es, k);
+        pmul(w, ls, es, k);
+        sub2_bias(y3.c0, v0, v1, y1.c0, k.b32, k.mask);
+        canon8(y3.c0, k);
+        sub3_bias(y3.c1, w, v0, v1, y1.c1, k.b53, k.mask);
+        canon8(y3.c1, k);
+      }
+      if (sdinf[g]) {  // dst was infinity: dst = src (negated where the source was)
         const V d = lanes(sdinf[g]);
+        Fe2 ys = y2;
+        if (sdinf[g] & sneg[g]) negate_lanes(ys, lanes(sneg[g]), z, k);
         x3.c0 = blend(d, x3.c0, x2.c0);
         x3.c1 = blend(d, x3.c1, x2.c1);
-        y3.c0 = blend(d, y3.c0, y2.c0);
-        y3.c1 = blend(d, y3.c1, y2.c1);
+        y3.c0 = blend(d, y3.c0, ys.c0);
+        y3.c1 = blend(d, y3.c1, ys.c1);
       }
       alignas(32) u64 rows[4][4 * W];
       store2(x3, rows, 0);
@@ -500,10 +572,12 @@ struct Simd29G2Add : ScalarBatchAdd<Cfg> {
         if (store >> l & 1) std::memcpy(qd[4 * g + l], rows[l], sizeof(Aff));
       if (sdeg[g]) {
         alignas(32) u64 p1[4][4 * W], p2[4][4 * W];
+        Fe2 ys = y2;
+        if (sdeg[g] & sneg[g]) negate_lanes(ys, lanes(sneg[g]), z, k);
         store2(x1, p1, 0);
         store2(y1, p1, 2 * W);
         store2(x2, p2, 0);
-        store2(y2, p2, 2 * W);
+        store2(ys, p2, 2 * W);
         for (unsigned l = 0; l < 4; l++)
           if (sdeg[g] >> l & 1) equal.push_back({qd[4 * g + l], Aff::load(p1[l]), Aff::load(p2[l])});
       }
