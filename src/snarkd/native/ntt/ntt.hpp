@@ -367,33 +367,38 @@ struct Ntt {
     });
     dit_large(a, n, B, ftw.get(), T, true);
   }
-  // V[i] = g^rev(i) / n = V[0] prod_{bit l of i} hp[l], hp[l] = g^(n / 2^(l+1)). The low 2^k by
-  // doubling (V[i + m] = V[i] hp[l]), the factors of the high bits P[j] likewise, then
-  // V[j 2^k + i] = V[i] P[j] on T threads, each writing the fresh pages it touches (a serial
-  // doubling over a zeroed vector left the other core idle: cpu-notes round 30). One product an
-  // element either way; canonical values, so the same table.
+  // hp[l] = g^(n / 2^(l+1)) for the coset generator g (the field's shift at the full 2-adic size,
+  // else a 2n-th root of unity): bit l of i contributes hp[l] to g^rev(i). Shared with
+  // NttSimd's tables.
+  static std::vector<Fr> coset_bit_factors(unsigned log_n) {
+    std::vector<Fr> hp(log_n);
+    Fr h = log_n == Tr::S ? Tr::shift() : root_of_unity(log_n + 1);
+    for (unsigned l = log_n; l-- > 0;) { hp[l] = h; h = h.sqr(); }
+    return hp;
+  }
+  // t[j] = t[0] prod_{bit l of j} h[l] for j < 2^bits, by doubling (t[j + m] = t[j] h[l], m = 2^l);
+  // t[0] given. One product an entry, canonical values.
+  static void bit_products(Fr* t, const Fr* h, unsigned bits) {
+    for (unsigned l = 0; l < bits; l++) {
+      const size_t m = (size_t)1 << l;
+      for (size_t i = 0; i < m; i++) Fr::mul_to(t[i + m], t[i], h[l]);
+    }
+  }
+  // V[i] = g^rev(i) / n = V[0] prod_{bit l of i} hp[l]. The low 2^k and the factors of the high
+  // bits P[j] by doubling (bit_products), then V[j 2^k + i] = V[i] P[j] on T threads, each writing
+  // the fresh pages it touches (a serial doubling over a zeroed vector left the other core idle:
+  // cpu-notes round 30). One product an element either way; canonical values, so the same table.
   static std::unique_ptr<Fr[]> coset_scales(unsigned log_n, unsigned T) {
     size_t n = (size_t)1 << log_n;
-    Fr g = log_n == Tr::S ? Tr::shift() : root_of_unity(log_n + 1);
     std::unique_ptr<Fr[]> V(new Fr[n]);
-    std::vector<Fr> hp(log_n);  // hp[l] = g^(n / 2^(l+1))
-    {
-      Fr h = g;
-      for (unsigned l = log_n; l-- > 0;) { hp[l] = h; h = h.sqr(); }
-    }
+    const std::vector<Fr> hp = coset_bit_factors(log_n);
     const unsigned k = std::min(log_n, 12u);
     const size_t lo = (size_t)1 << k, nh = n >> k;
     V[0] = inv_n(n);
-    for (unsigned l = 0; l < k; l++) {
-      const size_t m = (size_t)1 << l;
-      for (size_t i = 0; i < m; i++) Fr::mul_to(V[i + m], V[i], hp[l]);
-    }
+    bit_products(V.get(), hp.data(), k);
     std::vector<Fr> P(nh);
     P[0] = Fr::one();
-    for (unsigned l = k; l < log_n; l++) {
-      const size_t m = (size_t)1 << (l - k);
-      for (size_t j = 0; j < m; j++) Fr::mul_to(P[j + m], P[j], hp[l]);
-    }
+    bit_products(P.data(), hp.data() + k, log_n - k);
     parallel_for(nh - 1, T, [&](size_t b, size_t e, unsigned) {
       for (size_t j = b + 1; j < e + 1; j++)
         for (size_t i = 0; i < lo; i++) Fr::mul_to(V[j * lo + i], V[i], P[j]);

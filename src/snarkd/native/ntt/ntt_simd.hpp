@@ -125,16 +125,13 @@ struct NttSimd {
   // V[i] = g^rev(i) / n for i < 2^lb into v, and block_scale[b] = g^rev(b) for b < 2^(log_n - lb) (see Tables)
   SNARKD_SIMD52_TARGET static void fill_scale(Soa& v, std::vector<Fr>& block_scale, unsigned log_n, unsigned lb,
                                               unsigned T) {
-    // built by doubling: V[i + m] = V[i] * g^(n / 2m)
+    // built by doubling: V[i + m] = V[i] * g^(n / 2m) (the first vector as Ntt's, the levels from 8 on in
+    // vectors)
     const size_t n = (size_t)1 << log_n;
-    Fr g = log_n == Tr::S ? Tr::shift() : Ntt<Tr>::root_of_unity(log_n + 1);
-    std::vector<Fr> hp(log_n);
-    Fr h = g;
-    for (unsigned l = log_n; l-- > 0;) { hp[l] = h; h = h.sqr(); }
+    const std::vector<Fr> hp = Ntt<Tr>::coset_bit_factors(log_n);
     Fr first[8];
     first[0] = Ntt<Tr>::inv_n(n);
-    for (unsigned l = 0; l < 3; l++)
-      for (size_t i = 0; i < ((size_t)1 << l); i++) first[i + ((size_t)1 << l)] = first[i] * hp[l];
+    Ntt<Tr>::bit_products(first, hp.data(), 3);
     const E kw = simd52::broadcast<Pr>(k_to_wide().v);
     v.st(0, simd52::csub<1>(load_aos(first, kw)));
     for (unsigned l = 3; l < lb; l++) {  // each level on T threads (see powers)
@@ -143,8 +140,7 @@ struct NttSimd {
       parallel_for(m / 8, T, [&](size_t b, size_t e, unsigned) { scale_level(v, m, hv, b, e); }, 512);
     }
     block_scale.assign((size_t)1 << (log_n - lb), Fr::one());
-    for (unsigned t = 0; lb + t < log_n; t++)
-      for (size_t b = 0; b < ((size_t)1 << t); b++) block_scale[b + ((size_t)1 << t)] = block_scale[b] * hp[lb + t];
+    Ntt<Tr>::bit_products(block_scale.data(), hp.data() + lb, log_n - lb);
   }
   SNARKD_SIMD52_TARGET static void scale_level(Soa& v, size_t m, const E& hv, size_t b, size_t e) {
     for (size_t i = 8 * b; i < 8 * e; i += 8) v.st(i + m, simd52::csub<1>(simd52::mul(v.ld(i), hv)));
