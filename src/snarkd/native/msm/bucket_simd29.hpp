@@ -537,13 +537,11 @@ struct Simd29G2Add : ScalarBatchAdd<Cfg> {
       // y3 = lambda e - y1 (Karatsuba) with y1's subtraction in the one normalisation per component:
       // c0 = v0 - v1 - y1 + 3p below 5p, c1 = w - v0 - v1 - y1 + 5p below 7p, then canonical
       if constexpr (SUMS) {  // c0 = l0 e0 + l1 (2p - e1), c1 = l0 e1 + l1 e0, each one reduction, below 2p
-        Fe ne1, f0, f1;
-        sub_kp<P, 2>(ne1, z, e.c1, k);
-        mul14_sum2(f0.l, lam.c0.l, e.c0.l, lam.c1.l, ne1.l, &k);
-        mul14_sum2(f1.l, lam.c0.l, e.c1.l, lam.c1.l, e.c0.l, &k);
-        sub_p<P>(y3.c0, f0, y1.c0, k);  // below 3p
+        Fe2 f;
+        mul2(f, lam, e, k);  // the sums-form product
+        sub_p<P>(y3.c0, f.c0, y1.c0, k);  // below 3p
         canon4(y3.c0, k);
-        sub_p<P>(y3.c1, f1, y1.c1, k);
+        sub_p<P>(y3.c1, f.c1, y1.c1, k);
         canon4(y3.c1, k);
       } else {
         Fe v0, v1, es, w;
