@@ -5,8 +5,8 @@ from __future__ import annotations
 import os
 import sys
 import time
+from types import SimpleNamespace  # the attributes argparse's Namespace would have (quick_args), without argparse
 
-from snarkd.cli.parsing import add_epilog, add_remote_args, client_kwargs
 from snarkd.errors import InputError
 
 ORDER = 10
@@ -14,6 +14,8 @@ LARGE_DOMAIN = 1 << 16  # a one-shot proof of a key this large takes seconds: sh
 
 
 def register(sub) -> None:
+    from snarkd.cli.parsing import add_epilog, add_remote_args
+
     p = add_epilog(sub.add_parser("prove", help="prove: KEY.zkey WITNESS.wtns PROOF.json PUBLIC.json (or --addr/--key through a daemon)"))
     p.add_argument("args", nargs="+", metavar="FILE", help="KEY.zkey WITNESS.wtns PROOF.json PUBLIC.json; with --key: WITNESS.wtns PROOF.json PUBLIC.json")
     p.add_argument("--threads", type=int, default=0, help="native threads (default: all cores)")
@@ -38,6 +40,59 @@ def register(sub) -> None:
                    "default: the token's lane, else \"default\")")
     add_remote_args(p)
     p.set_defaults(func=run)
+
+
+_FLAGS = {"--timings": ("timings", True), "--check-points": ("check_points", True), "--quiet": ("quiet", True),
+          "-q": ("quiet", True), "--progress": ("progress", True), "--no-progress": ("progress", False),
+          "--no-verify": ("verify", False)}
+_VALUED = {"--threads": "threads", "--backend": "backend"}
+_DEFAULTS = dict(threads=0, timings=False, check_points=False, backend=None, progress=None, quiet=False, verify=True,
+                 addr=None, key=None, deadline=None, lane=None, tls_ca=None, tls_cert=None, tls_key=None,
+                 tls_server_name=None, token_file=None)
+
+
+def quick_args(argv: list[str]) -> SimpleNamespace | None:
+    """`snarkd prove KEY WITNESS PROOF PUBLIC`'s arguments in their usual local forms (the four files in one run;
+    whole option names, each at most once; --threads with digits, --backend with a choice), as argparse reads them,
+    without importing or building argparse's parser (~5 ms of a one-shot proof's start-up, snarkd.cli.main); None for
+    anything else (help, a daemon's options, an abbreviation, `--opt=value`, `--`, files split by options, a wrong
+    count), which argparse then parses with its own messages and exit codes. tests/cli/test_prove_quick_args.py
+    holds it to argparse's Namespace."""
+    got = dict(_DEFAULTS)
+    files: list[str] = []
+    seen: set[str] = set()
+    args = iter(argv)
+    for a in args:
+        if not a.startswith("-"):
+            if files and files[-1] is None:  # a second run of files: argparse's nargs="+" takes only the first
+                return None
+            files.append(a)
+            continue
+        if files and files[-1] is not None:
+            files.append(None)  # the run of files has ended
+        if a in seen:
+            return None
+        seen.add(a)
+        if a in _FLAGS:
+            name, value = _FLAGS[a]
+            got[name] = value
+        elif a in _VALUED:
+            value = next(args, None)
+            if value is None:
+                return None
+            if a == "--threads":
+                if not (value.isascii() and value.isdigit()):
+                    return None
+                value = int(value)
+            elif value not in ("cpu", "cuda", "auto"):
+                return None
+            got[_VALUED[a]] = value
+        else:
+            return None
+    files = [f for f in files if f is not None]
+    if len(files) != 4:
+        return None
+    return SimpleNamespace(command="prove", args=files, func=run, **got)
 
 
 def _print_timings(timings: dict[str, float], total_ms: float) -> None:
@@ -187,6 +242,8 @@ def run(args) -> int:
         witness_path, proof_path, public_path = args.args
         if not os.path.isfile(witness_path):
             raise InputError(f"{witness_path}: no such witness file")
+        from snarkd.cli.parsing import client_kwargs
+
         with Client(args.addr, **client_kwargs(args)) as client:  # the fastest way: by reference on the daemon's host
             result = client.prove(args.key, witness_paths=[witness_path], deadline=args.deadline, lane=args.lane or "")
         write_proof(result, proof_path, public_path)
@@ -215,3 +272,6 @@ def run(args) -> int:
         _print_timings(timings, (time.perf_counter() - start) * 1e3)
         print(f"backend: {backend_name} ({why})", file=sys.stderr)
     return 0
+
+
+run.exit_at_once = True  # snarkd.cli.main: no interpreter teardown after the proof is written (its files are durable)
