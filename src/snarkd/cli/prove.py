@@ -7,6 +7,7 @@ import sys
 import time
 from types import SimpleNamespace  # the attributes argparse's Namespace would have (quick_args), without argparse
 
+from snarkd.cli.quick import DIGITS, read_options
 from snarkd.errors import InputError
 
 ORDER = 10
@@ -45,7 +46,7 @@ def register(sub) -> None:
 _FLAGS = {"--timings": ("timings", True), "--check-points": ("check_points", True), "--quiet": ("quiet", True),
           "-q": ("quiet", True), "--progress": ("progress", True), "--no-progress": ("progress", False),
           "--no-verify": ("verify", False)}
-_VALUED = {"--threads": "threads", "--backend": "backend"}
+_VALUED = {"--threads": ("threads", DIGITS), "--backend": ("backend", ("cpu", "cuda", "auto"))}
 _DEFAULTS = dict(threads=0, timings=False, check_points=False, backend=None, progress=None, quiet=False, verify=True,
                  addr=None, key=None, deadline=None, lane=None, tls_ca=None, tls_cert=None, tls_key=None,
                  tls_server_name=None, token_file=None)
@@ -59,39 +60,10 @@ def quick_args(argv: list[str]) -> SimpleNamespace | None:
     count), which argparse then parses with its own messages and exit codes. tests/cli/test_prove_quick_args.py
     holds it to argparse's Namespace."""
     got = dict(_DEFAULTS)
-    files: list[str] = []
-    seen: set[str] = set()
-    args = iter(argv)
-    for a in args:
-        if not a.startswith("-"):
-            if files and files[-1] is None:  # a second run of files: argparse's nargs="+" takes only the first
-                return None
-            files.append(a)
-            continue
-        if files and files[-1] is not None:
-            files.append(None)  # the run of files has ended
-        if a in seen:
-            return None
-        seen.add(a)
-        if a in _FLAGS:
-            name, value = _FLAGS[a]
-            got[name] = value
-        elif a in _VALUED:
-            value = next(args, None)
-            if value is None:
-                return None
-            if a == "--threads":
-                if not (value.isascii() and value.isdigit()):
-                    return None
-                value = int(value)
-            elif value not in ("cpu", "cuda", "auto"):
-                return None
-            got[_VALUED[a]] = value
-        else:
-            return None
-    files = [f for f in files if f is not None]
-    if len(files) != 4:
+    runs = read_options(argv, got, _FLAGS, _VALUED)
+    if runs is None or len(runs) != 1 or len(runs[0]) != 4:  # nargs="+" takes one run of files
         return None
+    files = runs[0]
     return SimpleNamespace(command="prove", args=files, func=run, **got)
 
 
