@@ -1,4 +1,4 @@
-"""formats.json_text's parse and dumps_sorted against the json module they stand in for: the same value, the same
+"""formats.json_text's parse, dumps_sorted and dumps_indented against the json module they stand in for: the same value, the same
 text, the same exception (type and message) for every input, valid or not."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from snarkd.formats.json_text import dumps_sorted, parse
+from snarkd.formats.json_text import dumps_indented, dumps_sorted, parse
 
 TEXTS = [
     "0", " 1 ", "\t\n\r[1, 2]\r\n", '{"a": [1, {"b": null}], "c": "\\u00e9\\ud83d\\ude00"}', str(2**200),
@@ -78,3 +78,16 @@ def test_a_circular_value_is_json_dumps_error():
     loop: list = []
     loop.append(loop)
     assert _outcome(dumps_sorted, loop) == _outcome(json.dumps, loop, sort_keys=True)
+
+
+@given(JSON_VALUES, st.sampled_from([0, 1, 2, 4]))
+def test_dumps_indented_is_json_dumps_on_any_value(value, indent):
+    assert dumps_indented(value, indent) == json.dumps(value, indent=indent)
+
+
+@pytest.mark.parametrize("value", [{"pi_a": ["1", "2", "1"], "pi_b": [["3", "4"], ["5", "6"], ["1", "0"]],
+                                    "protocol": "groth16", "curve": "bn128"}, ["7", "\u00e9\"\\"], [], {}, [[], {}],
+                                   {1: "a"}, [1.5, math.inf, 2**70], [None, True, False], ("t", ["u"])])
+def test_dumps_indented_is_snarkjs_text(value):
+    """proof.json and public.json as snarkjs writes them (json.dump, one-space indentation), and whatever else."""
+    assert _outcome(dumps_indented, value) == _outcome(json.dumps, value, indent=1)

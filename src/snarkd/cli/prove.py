@@ -5,8 +5,9 @@ from __future__ import annotations
 import os
 import sys
 import time
+from types import SimpleNamespace  # the attributes argparse's Namespace would have (quick_args), without argparse
 
-from snarkd.cli.parsing import add_epilog, add_remote_args, client_kwargs
+from snarkd.cli.quick import DIGITS, read_options
 from snarkd.errors import InputError
 
 ORDER = 10
@@ -14,6 +15,8 @@ LARGE_DOMAIN = 1 << 16  # a one-shot proof of a key this large takes seconds: sh
 
 
 def register(sub) -> None:
+    from snarkd.cli.parsing import add_epilog, add_remote_args
+
     p = add_epilog(sub.add_parser("prove", help="prove: KEY.zkey WITNESS.wtns PROOF.json PUBLIC.json (or --addr/--key through a daemon)"))
     p.add_argument("args", nargs="+", metavar="FILE", help="KEY.zkey WITNESS.wtns PROOF.json PUBLIC.json; with --key: WITNESS.wtns PROOF.json PUBLIC.json")
     p.add_argument("--threads", type=int, default=0, help="native threads (default: all cores)")
@@ -38,6 +41,30 @@ def register(sub) -> None:
                    "default: the token's lane, else \"default\")")
     add_remote_args(p)
     p.set_defaults(func=run)
+
+
+_FLAGS = {"--timings": ("timings", True), "--check-points": ("check_points", True), "--quiet": ("quiet", True),
+          "-q": ("quiet", True), "--progress": ("progress", True), "--no-progress": ("progress", False),
+          "--no-verify": ("verify", False)}
+_VALUED = {"--threads": ("threads", DIGITS), "--backend": ("backend", ("cpu", "cuda", "auto"))}
+_DEFAULTS = dict(threads=0, timings=False, check_points=False, backend=None, progress=None, quiet=False, verify=True,
+                 addr=None, key=None, deadline=None, lane=None, tls_ca=None, tls_cert=None, tls_key=None,
+                 tls_server_name=None, token_file=None)
+
+
+def quick_args(argv: list[str]) -> SimpleNamespace | None:
+    """`snarkd prove KEY WITNESS PROOF PUBLIC`'s arguments in their usual local forms (the four files in one run;
+    whole option names, each at most once; --threads with digits, --backend with a choice), as argparse reads them,
+    without importing or building argparse's parser (~5 ms of a one-shot proof's start-up, snarkd.cli.main); None for
+    anything else (help, a daemon's options, an abbreviation, `--opt=value`, `--`, files split by options, a wrong
+    count), which argparse then parses with its own messages and exit codes. tests/cli/test_prove_quick_args.py
+    holds it to argparse's Namespace."""
+    got = dict(_DEFAULTS)
+    runs = read_options(argv, got, _FLAGS, _VALUED)
+    if runs is None or len(runs) != 1 or len(runs[0]) != 4:  # nargs="+" takes one run of files
+        return None
+    files = runs[0]
+    return SimpleNamespace(command="prove", args=files, func=run, **got)
 
 
 def _print_timings(timings: dict[str, float], total_ms: float) -> None:
@@ -187,6 +214,8 @@ def run(args) -> int:
         witness_path, proof_path, public_path = args.args
         if not os.path.isfile(witness_path):
             raise InputError(f"{witness_path}: no such witness file")
+        from snarkd.cli.parsing import client_kwargs
+
         with Client(args.addr, **client_kwargs(args)) as client:  # the fastest way: by reference on the daemon's host
             result = client.prove(args.key, witness_paths=[witness_path], deadline=args.deadline, lane=args.lane or "")
         write_proof(result, proof_path, public_path)
@@ -215,3 +244,6 @@ def run(args) -> int:
         _print_timings(timings, (time.perf_counter() - start) * 1e3)
         print(f"backend: {backend_name} ({why})", file=sys.stderr)
     return 0
+
+
+run.exit_at_once = True  # snarkd.cli.main: no interpreter teardown after the proof is written (its files are durable)

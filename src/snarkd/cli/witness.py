@@ -8,6 +8,8 @@ import sys
 import time
 from types import SimpleNamespace  # the attributes argparse's Namespace would have (quick_args), without argparse
 
+from snarkd.cli.quick import TEXT, read_options
+
 ORDER = 30
 LARGE_WASM = 1 << 20  # a circuit .wasm this large takes seconds to compile and run: show its progress
 
@@ -71,7 +73,7 @@ def register(sub) -> None:
 _FLAGS = {"--sanity-check": ("sanity_check", True), "--quiet": ("quiet", True), "-q": ("quiet", True),
           "--progress": ("progress", True), "--no-progress": ("progress", False), "--timings": ("timings", True),
           "--compile": ("compile", True)}
-_VALUED = {"--engine": "engine", "--sym": "sym"}
+_VALUED = {"--engine": ("engine", ("auto", "native", "wasm")), "--sym": ("sym", TEXT)}
 
 
 def quick_args(argv: list[str]) -> SimpleNamespace | None:
@@ -81,27 +83,9 @@ def quick_args(argv: list[str]) -> SimpleNamespace | None:
     `--opt=value`, `--`, an argument starting with "-", a wrong count or choice), which argparse then parses, with
     its own messages and exit code. tests/cli/test_witness_cli.py holds it to argparse's Namespace."""
     got = dict(sym=None, sanity_check=False, quiet=False, progress=None, timings=False, engine=None, compile=False)
-    positional: list[str] = []
-    seen: set[str] = set()
-    args = iter(argv)
-    for a in args:
-        if not a.startswith("-"):
-            positional.append(a)
-            continue
-        if a in seen:
-            return None
-        seen.add(a)
-        if a in _FLAGS:
-            name, value = _FLAGS[a]
-            got[name] = value
-        elif a in _VALUED:
-            value = next(args, None)
-            if value is None or value.startswith("-") or (a == "--engine" and value not in ("auto", "native", "wasm")):
-                return None
-            got[_VALUED[a]] = value
-        else:
-            return None
-    if len(positional) != 3:
+    runs = read_options(argv, got, _FLAGS, _VALUED)
+    positional = [a for run in runs or () for a in run]
+    if runs is None or len(positional) != 3:
         return None
     return SimpleNamespace(command="witness", wasm=positional[0], input=positional[1], out=positional[2], func=run_witness,
                            **got)

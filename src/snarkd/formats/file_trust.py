@@ -21,8 +21,6 @@ hold caches (callers write only there).
 from __future__ import annotations
 
 import _thread  # the locks threading.Lock is; the threading module (~1 ms of imports) is not needed here
-import hashlib
-import hmac
 import os
 import stat
 
@@ -151,6 +149,9 @@ def _read_secret(path: str) -> bytes:
 
 def _mac(context: bytes):
     """The running HMAC-SHA256 of a cache file's tag: this user's secret, the context's digest first."""
+    import hashlib  # here, not at the top: OpenSSL's load (~3 ms) is for processes that tag or check a cache file
+    import hmac
+
     return hmac.new(secret(), b"snarkd-cache/v1\0" + hashlib.sha256(context).digest(), "sha256")
 
 
@@ -205,6 +206,8 @@ def open_cache(path) -> tuple[int, os.stat_result]:
 
 def tag_matches(data, found, context: bytes) -> bool:
     """Whether `found` is the tag of data in this context (compared in constant time)."""
+    import hmac
+
     return hmac.compare_digest(tag(data, context), bytes(found))
 
 

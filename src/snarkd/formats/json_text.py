@@ -133,6 +133,47 @@ def dumps_sorted(obj) -> str:
         return json.dumps(obj, sort_keys=True)
 
 
+def dumps_indented(obj, indent: int = 1) -> str:
+    """json.dumps(obj, indent=indent) (snarkjs's proof.json and public.json: strings, lists and objects), written
+    without importing json; a value of another kind (numbers, non-string keys) goes to json.dumps itself."""
+    try:
+        from _json import encode_basestring_ascii as quote
+    except ImportError:  # a Python without the C accelerator
+        quote = None
+    parts: list[str] = []
+
+    def put(value, level: int) -> bool:
+        if isinstance(value, str):
+            parts.append(quote(value))
+        elif value is None or value is True or value is False:
+            parts.append("null" if value is None else "true" if value else "false")
+        elif isinstance(value, (list, tuple, dict)):
+            if not value:
+                parts.append("{}" if isinstance(value, dict) else "[]")
+                return True
+            inner = "\n" + " " * (indent * (level + 1))
+            parts.append("{" if isinstance(value, dict) else "[")
+            for k, item in enumerate(value.items() if isinstance(value, dict) else value):
+                parts.append(inner if k == 0 else "," + inner)
+                if isinstance(value, dict):
+                    if not isinstance(item[0], str):
+                        return False
+                    parts.append(quote(item[0]) + ": ")
+                    item = item[1]
+                if not put(item, level + 1):
+                    return False
+            parts.append("\n" + " " * (indent * level) + ("}" if isinstance(value, dict) else "]"))
+        else:
+            return False
+        return True
+
+    if quote is not None and put(obj, 0):
+        return "".join(parts)
+    import json
+
+    return json.dumps(obj, indent=indent)
+
+
 def loads(data: bytes | str, name: str, what: str, max_depth: int = MAX_JSON_DEPTH):
     """Parse JSON text; InputError naming `name` (the file or field) if it is not
     UTF-8, not JSON, or nests deeper than max_depth."""

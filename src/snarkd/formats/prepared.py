@@ -18,12 +18,12 @@ prover's business (snarkd.prover.prepared); this module knows only the box.
 
 from __future__ import annotations
 
-import json
 import os
 
 from snarkd.atomic import atomic_open
 from snarkd.formats.checked_header import CRC, PREFIX, crc32c, pack, unpack
 from snarkd.formats.file_trust import TAG_BYTES
+from snarkd.formats.json_text import dumps_sorted  # json.dumps(sort_keys=True)'s text, without json's imports
 from snarkd.native import _mapguard
 
 MAGIC = b"snarkdPK"
@@ -55,7 +55,7 @@ def write(path: str | os.PathLike, identity: dict, meta: dict, blocks: dict[str,
         for name in names:
             table[name] = [pos, len(blocks[name]), crcs[name]]
             pos = _align(pos + len(blocks[name]))
-        header = json.dumps({"version": VERSION, "zkey": identity, "meta": meta, "blocks": table}, sort_keys=True).encode()
+        header = dumps_sorted({"version": VERSION, "zkey": identity, "meta": meta, "blocks": table}).encode()
         need = _align(PREFIX.size + len(header) + CRC.size)
         if need <= start:
             break
@@ -72,7 +72,7 @@ def write(path: str | os.PathLike, identity: dict, meta: dict, blocks: dict[str,
 
 
 def _context(identity) -> bytes:
-    return b"prep\0" + json.dumps(identity, sort_keys=True).encode()
+    return b"prep\0" + dumps_sorted(identity).encode()
 
 
 def _align(x: int) -> int:

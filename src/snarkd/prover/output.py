@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import os
 
-from snarkd.atomic import atomic_write_json
+from snarkd.atomic import atomic_write_bytes
 from snarkd.errors import InputError
+from snarkd.formats.json_text import dumps_indented  # json.dump(indent=1)'s text, without json's imports
 
 
 def write_proof(result, proof_path: str | os.PathLike, public_path: str | os.PathLike) -> None:
@@ -13,5 +14,5 @@ def write_proof(result, proof_path: str | os.PathLike, public_path: str | os.Pat
         parent = os.path.dirname(os.fspath(path)) or "."
         if not os.path.isdir(parent):
             raise InputError(f"{path}: output directory {parent} does not exist")
-    atomic_write_json(proof_path, result.proof)
-    atomic_write_json(public_path, result.public)
+    atomic_write_bytes(proof_path, dumps_indented(result.proof).encode())
+    atomic_write_bytes(public_path, dumps_indented(result.public).encode())
