@@ -7,6 +7,7 @@
 // Not reentrant (the module's state is global): the caller runs one computation at a time per library.
 #pragma once
 #include <pthread.h>
+#include <sys/mman.h>
 
 #include <cstdint>
 #include <cstring>
@@ -23,7 +24,7 @@ void exp_getWitness(int32_t);
 void exp_getRawPrime();
 
 namespace rt {
-constexpr int ENTRY_ABI = 1;
+constexpr int ENTRY_ABI = 2;  // 2: snarkd_wc_run's flags (huge pages), snarkd_wc_memory (round 29)
 constexpr size_t STACK_BYTES = size_t(256) << 20;  // the computation's own thread: lazily committed
 constexpr size_t STACK_MARGIN = size_t(32) << 20;  // left for the deepest frame and the field functions below it
 
@@ -37,6 +38,7 @@ struct Job {
   uint32_t max_pages;
   int64_t fuel;
   int32_t sanity;
+  bool huge_pages;
   // out
   int status = 0;  // 0 ok, 1 a trap (message, code)
   int code = -1;   // circom's exception code, -1 for another trap
@@ -44,7 +46,7 @@ struct Job {
 };
 
 inline void compute(Job& j) {
-  instantiate();
+  instantiate(j.huge_pages);
   reset_globals();
   err_str.clear(), msg_str.clear(), log_str.clear();
   const uint32_t n32 = uint32_t(exp_getFieldNumLen32());
@@ -95,8 +97,26 @@ inline void* run_thread(void* arg) {
     j.status = 1;
     j.message = "an unexpected error in the compiled program";
   }
-  release();  // the memory goes back at once (a daemon keeps the library loaded)
+  release();  // kept for the next run (a daemon keeps the library loaded), past KEEP given back
   return nullptr;
+}
+// The computation's stack, mapped once per copy and kept (round 29): a 256 MiB stack is over glibc's cache of thread
+// stacks (40 MiB), so one of pthread_create's own was unmapped after every run (a TLB shootdown to every core running
+// the process, as the memory's was). The lowest page is a guard; the rest is committed as it is touched.
+inline void* stack_base = nullptr;
+constexpr size_t GUARD = 1 << 16;
+inline bool stack_attr(pthread_attr_t* attr) {
+  if (!stack_base) {
+    void* p = mmap(nullptr, STACK_BYTES, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK,
+                   -1, 0);
+    if (p == MAP_FAILED) return false;
+    if (mprotect(p, GUARD, PROT_NONE) != 0) {
+      munmap(p, STACK_BYTES);
+      return false;
+    }
+    stack_base = p;
+  }
+  return pthread_attr_setstack(attr, stack_base, STACK_BYTES) == 0;
 }
 inline std::string last_message, last_logs;
 }  // namespace rt
@@ -106,16 +126,21 @@ inline std::string last_message, last_logs;
 SNARKD_WC_EXPORT int snarkd_wc_abi() { return rt::ENTRY_ABI * 1000 + rt::RUNTIME_VERSION; }
 // One witness: 0 ok (out filled), 1 a trap (snarkd_wc_message, *code: circom's exception code or -1), 2 the
 // computation's thread could not be started.
+// flags: bit 0, transparent huge pages advised for the linear memory ([cpu] huge_pages).
 SNARKD_WC_EXPORT int snarkd_wc_run(const uint32_t* in, uint64_t n_words, uint8_t* out, uint64_t witness_size,
-                                   uint64_t max_memory, int64_t fuel, int32_t sanity, int32_t* code) {
+                                   uint64_t max_memory, int64_t fuel, int32_t sanity, uint32_t flags, int32_t* code) {
   rt::Job j;
   j.in = in, j.n_words = n_words, j.out = out, j.witness_size = witness_size, j.fuel = fuel, j.sanity = sanity;
+  j.huge_pages = flags & 1;
   const uint64_t pages = max_memory ? max_memory / 65536 : 65536;
   j.max_pages = uint32_t(pages > 65536 ? 65536 : pages);
   pthread_attr_t attr;
   pthread_t th;
   if (pthread_attr_init(&attr)) return 2;
-  pthread_attr_setstacksize(&attr, rt::STACK_BYTES);
+  if (!rt::stack_attr(&attr)) {
+    pthread_attr_destroy(&attr);
+    return 2;
+  }
   const int rc = pthread_create(&th, &attr, rt::run_thread, &j);
   pthread_attr_destroy(&attr);
   if (rc) return 2;
@@ -125,6 +150,11 @@ SNARKD_WC_EXPORT int snarkd_wc_run(const uint32_t* in, uint64_t n_words, uint8_t
   rt::log_str.clear(), rt::msg_str.clear();
   *code = j.code;
   return j.status;
+}
+// The linear memory kept between runs (tests, diagnostics): its address (0 before the first run), the bytes the next
+// run zeroes, whether the reservation has MADV_HUGEPAGE.
+SNARKD_WC_EXPORT void snarkd_wc_memory(uint64_t* base, uint64_t* dirty, int32_t* huge_pages) {
+  *base = uint64_t(uintptr_t(rt::M)), *dirty = rt::dirty, *huge_pages = rt::advised;
 }
 SNARKD_WC_EXPORT const char* snarkd_wc_message() { return rt::last_message.c_str(); }
 // log()'s output of the last run: lines ended by "\n", the last one perhaps unfinished

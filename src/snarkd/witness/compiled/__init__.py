@@ -30,8 +30,8 @@ MAGIC = b"snarkdWL"
 VERSION = 1
 SUFFIX = ".wso"
 MAX_BYTES = 512 << 20  # a library read before its tag is checked: bounded (RSA's is ~3 MB)
-ABI = 1  # compiled_entry.hpp ENTRY_ABI
-RUNTIME_VERSION = 1  # compiled_runtime.hpp RUNTIME_VERSION
+ABI = 2  # compiled_entry.hpp ENTRY_ABI
+RUNTIME_VERSION = 2  # compiled_runtime.hpp RUNTIME_VERSION
 OPT = "-O3"  # round 28: the RSA run 42.1 ms CPU against -O2's 45.1, for about the same compiler time
 FLAGS = ["-std=c++17", "-fPIC", "-shared", "-fno-strict-aliasing", "-fvisibility=hidden", "-pthread"]
 CURVE_MACROS = {"bn128": [], "bls12381": ["-DSNARKD_WC_BLS12_381"]}
