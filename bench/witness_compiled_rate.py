@@ -24,6 +24,10 @@ running at once; a warm-up run per thread first, so copies are loaded before the
 getrusage over the timed batch (user and sys CPU, minor faults) divided by the runs, each run's wall time (median),
 and the throughput (runs over the batch's wall time). Every witness is compared with a single-threaded run's on the
 same input. At N above the core count the wall is contended by design: CPU and sys per run are what compare.
+--product: each run is the product's request instead (NativeCalculator.calculate_bytes on the input's dict: the
+inputs prepared, the witness block mapped fresh per run, the library found beside the .wasm; --wso unused), as a
+daemon's synthesis workers call it. --frame (with --product): each thread passes a frame of its own, reused run after
+run, as the daemon's pooled page-locked frames are where a GPU proves (engine._witness_frame).
 """
 
 from __future__ import annotations
@@ -168,34 +172,52 @@ def threads(args) -> int:
     with open(args.wasm, "rb") as fh:
         sha = hashlib.sha256(fh.read()).hexdigest()
     calc = NativeCalculator(args.wasm, cache=False, strict=True)
-    lib = compiled.load([args.wso], sha, calc.curve)
-    if lib is None:
-        raise SystemExit(f"{args.wso}: no library")
-    prepared = [[(q.hash, q.data) for q in calc.prepare(load_input_json(p))] for p in args.inputs]
     size = calc.witness_size
+    dicts = [load_input_json(p) for p in args.inputs]
+    if args.product:
+        lib = calc._compiled_program()
+        if lib is None or not calc.value_dependent:
+            raise SystemExit(f"{args.wasm}: no compiled library beside it, or its .wprog is not value-dependent")
+
+        def one(k: int, buf) -> tuple[int, str, bytes]:
+            frame = (lambda n: buf.setdefault(n, bytearray(n))) if args.frame else None  # a pool: one a size
+            raw, source = calc.calculate_bytes(dicts[k], frame=frame)
+            return (0 if source == "control" else 1), source, hashlib.sha256(raw).digest()
+    else:
+        lib = compiled.load([args.wso], sha, calc.curve)
+        if lib is None:
+            raise SystemExit(f"{args.wso}: no library")
+        prepared = [[(q.hash, q.data) for q in calc.prepare(d)] for d in dicts]
+
+        def one(k: int, buf) -> tuple[int, str, bytes]:
+            status, message, _, _ = lib.run(prepared[k], buf, size)
+            return status, message, hashlib.sha256(buf).digest()
     expect = []
-    out = bytearray(32 * size)
-    for i, inputs in enumerate(prepared):  # the reference: one thread, each input once
-        status, message, _, _ = lib.run(inputs, out, size)
+    out = {} if args.product else bytearray(32 * size)
+    for i in range(len(dicts)):  # the reference: one thread, each input once
+        status, message, digest = one(i, out)
         if status != 0:
             raise SystemExit(f"{args.inputs[i]}: {message}")
-        expect.append(hashlib.sha256(out).digest())
-    res = {"wasm": args.wasm, "wso": args.wso, "inputs": len(args.inputs), "runs_per_thread": args.runs,
+        expect.append(digest)
+    res = {"wasm": args.wasm, "wso": args.wso, "product": args.product, "frame": args.frame, "inputs": len(args.inputs),
+           "runs_per_thread": args.runs,
            "load": [open("/proc/loadavg").read().split()[:3]], "by_threads": {}}
     for n in [int(x) for x in args.threads.split(",")]:
         walls: list[list[float]] = [[] for _ in range(n)]
         bad: list[str] = []
         gate = threading.Barrier(n + 1)
 
+        pools: list = [{} if args.product else bytearray(32 * size) for _ in range(n)]  # kept from the warm-up
+
         def work(t: int, runs: int, record: bool) -> None:
-            buf = bytearray(32 * size)
+            buf = pools[t]
             gate.wait()
             for r in range(runs):
-                k = (t * runs + r) % len(prepared)
+                k = (t * runs + r) % len(dicts)
                 t0 = time.perf_counter()
-                status, message, _, _ = lib.run(prepared[k], buf, size)
+                status, message, digest = one(k, buf)
                 dt = (time.perf_counter() - t0) * 1e3
-                if status != 0 or hashlib.sha256(buf).digest() != expect[k]:
+                if status != 0 or digest != expect[k]:
                     bad.append(f"thread {t} input {args.inputs[k]}: {message or 'another witness'}")
                 if record:
                     walls[t].append(dt)
@@ -253,7 +275,9 @@ def main() -> int:
     r.add_argument("--json")
     t = sub.add_parser("threads")
     t.add_argument("wasm")
-    t.add_argument("--wso", required=True)
+    t.add_argument("--wso")
+    t.add_argument("--product", action="store_true", help="NativeCalculator.calculate_bytes per run")
+    t.add_argument("--frame", action="store_true", help="with --product: a reused frame per thread")
     t.add_argument("--inputs", nargs="+", required=True)
     t.add_argument("--threads", default="1,2,4,8")
     t.add_argument("--runs", type=int, default=8, help="timed runs per thread")

@@ -640,3 +640,23 @@ def test_huge_pages_setting_reaches_the_library(reset_lib):
             assert ("hg" in flags[on]) is on, flags[on]
     finally:
         _witness.set_huge_pages(prev)
+
+
+def test_compiled_run_writes_into_the_callers_frame(built, tmp_path):
+    """A request the library serves writes into the frame the caller passes (a daemon's pooled page-locked frame, as a
+    replay does; round 29), every byte of it the witness snarkjs computes, even over a frame full of other bytes."""
+    c, folder = built("bigint.circom", N=N_BITS, K=K_LIMBS)
+    wasm = _with_library(c, folder, tmp_path)
+    calc = NativeCalculator(wasm, cache=False, strict=True)
+    i = _value_dependent(calc, bigint_inputs)
+    frames = []
+
+    def frame(nbytes):
+        frames.append(bytearray(b"\xa5" * (nbytes + 64)))
+        return frames[-1]
+
+    runs = calc.compiled_runs
+    raw, source = calc.calculate_bytes(bigint_inputs(i), frame=frame)
+    assert source == "control" and calc.compiled_runs == runs + 1
+    assert raw.obj is frames[-1] and len(raw) == 32 * calc.witness_size
+    assert bytes(raw) == c.snarkjs_witness(bigint_inputs(i)).read_bytes()[-len(raw):]

@@ -1,3 +1,4 @@
+"""Medians over the rounds of bench/results/wit29-threads*-pairs.sh's JSON files: python summarize.py DIR."""
 import glob, json, statistics, sys, collections
 out = sys.argv[1]
 rows = collections.defaultdict(lambda: collections.defaultdict(list))
@@ -10,7 +11,7 @@ for f in sorted(glob.glob(f"{out}/wit29-threads-*.json")):
         rows[side][int(n)].append(r)
 print(f"load (1-min) {min(loads):.1f}-{max(loads):.1f}")
 print("side      N  reps  CPU ms/run  user   sys   minflt  wall med  per s")
-for side in ("base", "kept", "dontneed"):
+for side in sorted(rows, key=lambda x: (x.split("-")[-1], x)):
     for n in sorted(rows[side]):
         rs = rows[side][n]
         m = lambda k: statistics.median(r[k] for r in rs)
