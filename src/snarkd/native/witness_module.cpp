@@ -588,7 +588,6 @@ struct CompiledLib {
   TextFn message_fn = nullptr, logs_fn = nullptr;
   SizeFn logs_size_fn = nullptr;
   MemoryFn memory_fn = nullptr;
-  std::vector<uint32_t> words;  // the encoded inputs, kept (a copy runs one computation at a time)
 
   explicit CompiledLib(py::object data) {
     Buf b(data, "library");
@@ -650,7 +649,7 @@ struct CompiledLib {
                 bool sanity) {
     Buf o(out, "out", true);
     if (witness_size > o.len() / 32) throw py::value_error("out: smaller than the witness");
-    words.clear();
+    std::vector<uint32_t> words;
     for (py::handle item : inputs) {
       auto pair = py::reinterpret_borrow<py::sequence>(item);
       if (pair.size() != 2) throw py::value_error("inputs: (hash, values) pairs");
