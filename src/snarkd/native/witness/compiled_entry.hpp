@@ -7,7 +7,6 @@
 // Not reentrant (the module's state is global): the caller runs one computation at a time per library.
 #pragma once
 #include <pthread.h>
-#include <sys/mman.h>
 
 #include <cstdint>
 #include <cstring>
@@ -100,24 +99,6 @@ inline void* run_thread(void* arg) {
   release();  // kept for the next run (a daemon keeps the library loaded), past KEEP given back
   return nullptr;
 }
-// The computation's stack, mapped once per copy and kept (round 29): a 256 MiB stack is over glibc's cache of thread
-// stacks (40 MiB), so one of pthread_create's own was unmapped after every run (a TLB shootdown to every core running
-// the process, as the memory's was). The lowest page is a guard; the rest is committed as it is touched.
-inline void* stack_base = nullptr;
-constexpr size_t GUARD = 1 << 16;
-inline bool stack_attr(pthread_attr_t* attr) {
-  if (!stack_base) {
-    void* p = mmap(nullptr, STACK_BYTES, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK,
-                   -1, 0);
-    if (p == MAP_FAILED) return false;
-    if (mprotect(p, GUARD, PROT_NONE) != 0) {
-      munmap(p, STACK_BYTES);
-      return false;
-    }
-    stack_base = p;
-  }
-  return pthread_attr_setstack(attr, stack_base, STACK_BYTES) == 0;
-}
 inline std::string last_message, last_logs;
 }  // namespace rt
 
@@ -137,10 +118,7 @@ SNARKD_WC_EXPORT int snarkd_wc_run(const uint32_t* in, uint64_t n_words, uint8_t
   pthread_attr_t attr;
   pthread_t th;
   if (pthread_attr_init(&attr)) return 2;
-  if (!rt::stack_attr(&attr)) {
-    pthread_attr_destroy(&attr);
-    return 2;
-  }
+  pthread_attr_setstacksize(&attr, rt::STACK_BYTES);
   const int rc = pthread_create(&th, &attr, rt::run_thread, &j);
   pthread_attr_destroy(&attr);
   if (rc) return 2;
