@@ -587,7 +587,7 @@ def _reset_run(lib, mode: int, max_pages: int):
 
 @pytest.mark.parametrize("writer", [1, 3])
 def test_kept_memory_is_a_fresh_instance_each_run(reset_lib, writer):
-    """A run that writes over a data segment, the initial pages and grown ones (mode 3: past the 64 MiB a copy keeps)
+    """A run that writes over a data segment, the initial pages and grown ones (mode 3: past the 16 MiB a copy keeps)
     and then traps; the next run on the same copy sees a fresh instance: the initial size, the data segment, zeros
     where the markers were, memory.grow's result and limit as before (1200 pages past a limit of 1103: -1)."""
     status, _, fresh = _reset_run(reset_lib, 2, 1103)
@@ -599,7 +599,7 @@ def test_kept_memory_is_a_fresh_instance_each_run(reset_lib, writer):
         assert status == 1 and "unreachable" in message
         copy = reset_lib._free[-1]
         base, dirty, _ = copy.memory()
-        assert base and dirty <= 64 << 20  # a copy keeps at most 64 MiB (mode 3 grew to 72 MB)
+        assert base and dirty <= 16 << 20  # a copy keeps at most 16 MiB (mode 3 grew to 72 MB)
         assert _reset_run(reset_lib, 2, 1103) == (0, "", fresh)
     # past the limit of the run before: grown to 1202 pages, the address written in mode 3 reads zero
     status, _, big = _reset_run(reset_lib, 2, 1300)

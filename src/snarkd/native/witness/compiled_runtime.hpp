@@ -73,7 +73,9 @@ inline __attribute__((always_inline)) void chk(uint64_t a, uint64_t n) {
 inline uint8_t* M = nullptr;
 inline uint64_t dirty = 0;           // bytes of M that a run since the last zeroing may have written
 inline bool advised = false;         // the reservation has MADV_HUGEPAGE
-constexpr uint64_t KEEP = uint64_t(64) << 20;  // zeroed in place up to this; beyond, given back (MADV_DONTNEED)
+// zeroed in place up to this, beyond it given back after the run (MADV_DONTNEED): memset makes resident what it
+// clears, so a memory that is large but little written (a big initial size) is not cleared whole in place
+constexpr uint64_t KEEP = uint64_t(16) << 20;
 
 inline void note_size() {
   if (mem_bytes > dirty) dirty = mem_bytes;

@@ -263,7 +263,7 @@ class CompiledProgram:
     loaded copy's own, so one copy runs one computation at a time: concurrent callers (a daemon's synthesis workers)
     each take a free copy, and another copy of the same checked bytes is loaded when none is free (one per caller
     running at once, ~2 ms and ~1.3 MB of mappings each; never unloaded). A copy keeps its linear memory between runs
-    (round 29: the memory a run wrote, at most 64 MiB; the RSA verifier's 9.3 MB), so the free list is a stack: the
+    (round 29: the memory a run wrote, at most 16 MiB; the RSA verifier's 9.3 MB), so the free list is a stack: the
     copy that ran last, its memory warm, runs next."""
 
     MAX_COPIES = 256
