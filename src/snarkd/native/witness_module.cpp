@@ -566,16 +566,16 @@ struct Program {
   }
 };
 
-// A compiled witness library (compiled_entry.hpp's four C functions), loaded from bytes the caller has checked (its
+// [cpu] huge_pages for the compiled libraries' linear memories (set_huge_pages): passed to every run, which
+// replaces a copy's kept reservation made with the other setting
+std::atomic<bool> g_wc_huge_pages{true};
+
+// A compiled witness library (compiled_entry.hpp's C functions), loaded from bytes the caller has checked (its
 // tag and identity: snarkd/witness/compiled/__init__.py). The bytes go into an anonymous memory file that is
 // dlopen'd: never a path a file could be swapped under. The descriptor stays open for the process's life (the
 // loader knows a library by the name it was opened as, and a later library opened as the same /proc/self/fd/N, a
 // number reused after a close, would be taken for this one), and the library is never unloaded (its thread-local
 // and static state outlive any one Python object). Not reentrant: the caller runs one computation at a time per copy.
-// [cpu] huge_pages for the compiled libraries' linear memories (set_huge_pages): passed to every run, which
-// replaces a copy's kept reservation made with the other setting
-std::atomic<bool> g_wc_huge_pages{true};
-
 struct CompiledLib {
   using AbiFn = int (*)();
   using RunFn = int (*)(const uint32_t*, uint64_t, uint8_t*, uint64_t, uint64_t, int64_t, int32_t, uint32_t, int32_t*);
