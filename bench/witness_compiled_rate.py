@@ -4,6 +4,8 @@ building the library at each optimisation level.
     python bench/witness_compiled_rate.py build CIRCUIT.wasm --opt -O2 --opt -O3 [--curve bn128] [--out DIR]
     python bench/witness_compiled_rate.py rate CIRCUIT.wasm --wso NAME=LIB.wso ... --inputs IN1.json IN2.json ...
         [--cpp CIRCOM_CPP_BINARY] [--rounds R] [--json OUT.json]
+    python bench/witness_compiled_rate.py threads CIRCUIT.wasm --wso LIB.wso --inputs IN1.json ... [--threads 1,2,4,8]
+        [--runs R] [--json OUT.json]
 
 build: translates and compiles the library once per level (--extra: more flags, an experiment) (snarkd.witness.compiled.build, the product's code), each
 in a fresh child so that its compiler's CPU time and peak RSS (RUSAGE_CHILDREN of that child) are its own; the
@@ -15,6 +17,17 @@ every input, round after round, the libraries alternated; per witness the proces
 --cpp, circom's C++ binary runs on the same inputs, alternated with the rounds, its CPU time from wait4 (a whole
 process: its start, input.json, the run, the .wtns). The rate ratio is the binary's median over a library's. Every
 library's witness is compared with the binary's .wtns (its values section), when --cpp is given.
+
+threads: a daemon's synthesis workers in miniature: N threads of this process each run the library R times on
+distinct inputs (thread t's run r takes input (t * R + r) mod K), side by side (the pool loads one copy per thread
+running at once; a warm-up run per thread first, so copies are loaded before the timing). Per N: the process's
+getrusage over the timed batch (user and sys CPU, minor faults) divided by the runs, each run's wall time (median),
+and the throughput (runs over the batch's wall time). Every witness is compared with a single-threaded run's on the
+same input. At N above the core count the wall is contended by design: CPU and sys per run are what compare.
+--product: each run is the product's request instead (NativeCalculator.calculate_bytes on the input's dict: the
+inputs prepared, the witness block mapped fresh per run, the library found beside the .wasm; --wso unused), as a
+daemon's synthesis workers call it. --frame (with --product): each thread passes a frame of its own, reused run after
+run, as the daemon's pooled page-locked frames are where a GPU proves (engine._witness_frame).
 """
 
 from __future__ import annotations
@@ -148,6 +161,101 @@ def rate(args) -> int:
     return 0
 
 
+def threads(args) -> int:
+    import resource
+    import threading
+
+    from snarkd.witness import compiled
+    from snarkd.witness import load_input_json
+    from snarkd.witness.native import NativeCalculator
+
+    with open(args.wasm, "rb") as fh:
+        sha = hashlib.sha256(fh.read()).hexdigest()
+    calc = NativeCalculator(args.wasm, cache=False, strict=True)
+    size = calc.witness_size
+    dicts = [load_input_json(p) for p in args.inputs]
+    if args.product:
+        lib = calc._compiled_program()
+        if lib is None or not calc.value_dependent:
+            raise SystemExit(f"{args.wasm}: no compiled library beside it, or its .wprog is not value-dependent")
+
+        def one(k: int, buf) -> tuple[int, str, bytes]:
+            frame = (lambda n: buf.setdefault(n, bytearray(n))) if args.frame else None  # a pool: one a size
+            raw, source = calc.calculate_bytes(dicts[k], frame=frame)
+            return (0 if source == "control" else 1), source, hashlib.sha256(raw).digest()
+    else:
+        lib = compiled.load([args.wso], sha, calc.curve)
+        if lib is None:
+            raise SystemExit(f"{args.wso}: no library")
+        prepared = [[(q.hash, q.data) for q in calc.prepare(d)] for d in dicts]
+
+        def one(k: int, buf) -> tuple[int, str, bytes]:
+            status, message, _, _ = lib.run(prepared[k], buf, size)
+            return status, message, hashlib.sha256(buf).digest()
+    expect = []
+    out = {} if args.product else bytearray(32 * size)
+    for i in range(len(dicts)):  # the reference: one thread, each input once
+        status, message, digest = one(i, out)
+        if status != 0:
+            raise SystemExit(f"{args.inputs[i]}: {message}")
+        expect.append(digest)
+    res = {"wasm": args.wasm, "wso": args.wso, "product": args.product, "frame": args.frame, "inputs": len(args.inputs),
+           "runs_per_thread": args.runs,
+           "load": [open("/proc/loadavg").read().split()[:3]], "by_threads": {}}
+    for n in [int(x) for x in args.threads.split(",")]:
+        walls: list[list[float]] = [[] for _ in range(n)]
+        bad: list[str] = []
+        gate = threading.Barrier(n + 1)
+
+        pools: list = [{} if args.product else bytearray(32 * size) for _ in range(n)]  # kept from the warm-up
+
+        def work(t: int, runs: int, record: bool) -> None:
+            buf = pools[t]
+            gate.wait()
+            for r in range(runs):
+                k = (t * runs + r) % len(dicts)
+                t0 = time.perf_counter()
+                status, message, digest = one(k, buf)
+                dt = (time.perf_counter() - t0) * 1e3
+                if status != 0 or digest != expect[k]:
+                    bad.append(f"thread {t} input {args.inputs[k]}: {message or 'another witness'}")
+                if record:
+                    walls[t].append(dt)
+            gate.wait()
+
+        for record, runs in ((False, 1), (True, args.runs)):  # a warm-up round (copies loaded), then the timed one
+            ths = [threading.Thread(target=work, args=(t, runs, record)) for t in range(n)]
+            for th in ths:
+                th.start()
+            gate.wait()
+            r0, w0 = resource.getrusage(resource.RUSAGE_SELF), time.perf_counter()
+            gate.wait()
+            r1, w1 = resource.getrusage(resource.RUSAGE_SELF), time.perf_counter()
+            for th in ths:
+                th.join()
+        if bad:
+            raise SystemExit("; ".join(bad[:5]))
+        total = n * args.runs
+        all_walls = [x for w in walls for x in w]
+        row = {"runs": total, "user_ms": round((r1.ru_utime - r0.ru_utime) * 1e3 / total, 2),
+               "sys_ms": round((r1.ru_stime - r0.ru_stime) * 1e3 / total, 2),
+               "minflt": round((r1.ru_minflt - r0.ru_minflt) / total, 1),
+               "nivcsw": round((r1.ru_nivcsw - r0.ru_nivcsw) / total, 1),
+               "wall_median_ms": round(statistics.median(all_walls), 2),
+               "per_s": round(total / (w1 - w0), 2), "copies": lib.copies}
+        row["cpu_ms"] = round(row["user_ms"] + row["sys_ms"], 2)
+        res["by_threads"][n] = row
+        print(f"N={n}: CPU {row['cpu_ms']:.2f} ms a run (user {row['user_ms']:.2f}, sys {row['sys_ms']:.2f}), "
+              f"{row['minflt']:.0f} minor faults, wall median {row['wall_median_ms']:.2f} ms, "
+              f"{row['per_s']:.2f} witnesses/s ({total} runs, every witness equal)", flush=True)
+    res["load"].append(open("/proc/loadavg").read().split()[:3])
+    print(f"load {' '.join(res['load'][0])} -> {' '.join(res['load'][1])}")
+    if args.json:
+        with open(args.json, "w") as fh:
+            json.dump(res, fh, indent=1)
+    return 0
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -165,8 +273,17 @@ def main() -> int:
     r.add_argument("--cpp")
     r.add_argument("--rounds", type=int, default=5)
     r.add_argument("--json")
+    t = sub.add_parser("threads")
+    t.add_argument("wasm")
+    t.add_argument("--wso")
+    t.add_argument("--product", action="store_true", help="NativeCalculator.calculate_bytes per run")
+    t.add_argument("--frame", action="store_true", help="with --product: a reused frame per thread")
+    t.add_argument("--inputs", nargs="+", required=True)
+    t.add_argument("--threads", default="1,2,4,8")
+    t.add_argument("--runs", type=int, default=8, help="timed runs per thread")
+    t.add_argument("--json")
     args = ap.parse_args()
-    return build(args) if args.cmd == "build" else rate(args)
+    return {"build": build, "rate": rate, "threads": threads}[args.cmd](args)
 
 
 if __name__ == "__main__":

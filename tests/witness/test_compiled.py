@@ -495,3 +495,170 @@ def test_loaded_library_file_is_sealed(built):
     seals = fcntl.fcntl(fd, fcntl.F_GET_SEALS)
     want = fcntl.F_SEAL_WRITE | fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_GROW | fcntl.F_SEAL_SEAL
     assert seals & want == want
+
+
+# Round 29: a loaded copy keeps its linear memory between runs. A module whose getWitness, by the input's first word,
+# writes markers over a data segment, into the initial pages and into grown ones (above 64 MiB for mode 3, past the
+# part a copy keeps) and then traps (1, 3), or reads all of those back into the witness (2): memory.size at the start,
+# the data segment's first word, the markers' places, memory.grow's result against the limit, the grown pages'.
+RESET_WAT = """
+(module
+  (import "runtime" "exceptionHandler" (func $exc (param i32)))
+  (import "runtime" "printErrorMessage" (func $pem))
+  (import "runtime" "writeBufferMessage" (func $wbm))
+  (import "runtime" "showSharedRWMemory" (func $ssm))
+  (memory 2)
+  (global $mode (mut i32) (i32.const 0))
+  (data (i32.const 1024) "PRIM")
+  (func $getFieldNumLen32 (result i32) (i32.const 8))
+  (func $getWitnessSize (result i32) (i32.const 1))
+  (func $getSharedRWMemoryStart (result i32) (i32.const 0))
+  (func $writeSharedRWMemory (param i32 i32)
+    (if (i32.eqz (local.get 0)) (then (global.set $mode (local.get 1)))))
+  (func $readSharedRWMemory (param i32) (result i32)
+    (i32.load (i32.add (i32.const 128) (i32.shl (local.get 0) (i32.const 2)))))
+  (func $init (param i32))
+  (func $setInputSignal (param i32 i32 i32))
+  (func $getRawPrime
+    (i64.store (i32.const 128) (i64.const 0x43E1F593F0000001))
+    (i64.store (i32.const 136) (i64.const 0x2833E84879B97091))
+    (i64.store (i32.const 144) (i64.const 0xB85045B68181585D))
+    (i64.store (i32.const 152) (i64.const 0x30644E72E131A029)))
+  (func $getMessageChar (result i32) (i32.const 0))
+  (func $getWitness (param i32)
+    (local $m i32)
+    (local.set $m (global.get $mode))
+    (if (i32.eq (local.get $m) (i32.const 1)) (then
+      (i32.store (i32.const 1024) (i32.const 0x5A5A5A5A))
+      (i32.store (i32.const 20) (i32.const 0x5A5A5A5A))
+      (i32.store (i32.const 2000) (i32.const 0x5A5A5A5A))
+      (drop (memory.grow (i32.const 3)))
+      (i32.store (i32.const 196616) (i32.const 0x5A5A5A5A))
+      unreachable))
+    (if (i32.eq (local.get $m) (i32.const 3)) (then
+      (drop (memory.grow (i32.const 1100)))
+      (i32.store (i32.const 196616) (i32.const 0x5A5A5A5A))
+      (i32.store (i32.const 72089600) (i32.const 0x5A5A5A5A))
+      unreachable))
+    (if (i32.eq (local.get $m) (i32.const 2)) (then
+      (i32.store (i32.const 0) (memory.size))
+      (i32.store (i32.const 4) (i32.load (i32.const 1024)))
+      (i32.store (i32.const 8) (i32.load (i32.const 2000)))
+      (i32.store (i32.const 12) (memory.grow (i32.const 1200)))
+      (i32.store (i32.const 16) (memory.grow (i32.const 3)))
+      (i32.store (i32.const 24) (i32.load (i32.const 196616)))
+      (if (i32.gt_u (memory.size) (i32.const 1101)) (then
+        (i32.store (i32.const 28) (i32.load (i32.const 72089600))))))))
+  (export "getFieldNumLen32" (func $getFieldNumLen32))
+  (export "getWitnessSize" (func $getWitnessSize))
+  (export "getSharedRWMemoryStart" (func $getSharedRWMemoryStart))
+  (export "writeSharedRWMemory" (func $writeSharedRWMemory))
+  (export "readSharedRWMemory" (func $readSharedRWMemory))
+  (export "init" (func $init))
+  (export "setInputSignal" (func $setInputSignal))
+  (export "getWitness" (func $getWitness))
+  (export "getRawPrime" (func $getRawPrime))
+  (export "getMessageChar" (func $getMessageChar))
+  (export "memory" (memory 0)))
+"""
+
+
+@pytest.fixture(scope="module")
+def reset_lib(tmp_path_factory):
+    import hashlib
+
+    import wasmtime
+
+    wasm = bytes(wasmtime.wat2wasm(RESET_WAT))
+    sha = hashlib.sha256(wasm).hexdigest()
+    dest = tmp_path_factory.mktemp("wso-reset") / "r.wasm.wso"
+    info = compiled_mod.build(wasm, sha, "bn128", [str(dest)], opt="-O0")
+    return compiled_mod.load([info["path"]], sha, "bn128")
+
+
+def _reset_run(lib, mode: int, max_pages: int):
+    import struct
+
+    out = bytearray(32)
+    status, message, _, _ = lib.run([(0, struct.pack("<8I", mode, 0, 0, 0, 0, 0, 0, 0))], out, 1,
+                                    max_memory=max_pages * 65536)
+    return status, message, struct.unpack("<8i", out)
+
+
+@pytest.mark.parametrize("writer", [1, 3])
+def test_kept_memory_is_a_fresh_instance_each_run(reset_lib, writer):
+    """A run that writes over a data segment, the initial pages and grown ones (mode 3: past the 16 MiB a copy keeps)
+    and then traps; the next run on the same copy sees a fresh instance: the initial size, the data segment, zeros
+    where the markers were, memory.grow's result and limit as before (1200 pages past a limit of 1103: -1)."""
+    status, _, fresh = _reset_run(reset_lib, 2, 1103)
+    assert status == 0
+    prim = int.from_bytes(b"PRIM", "little")
+    assert fresh == (2, prim, 0, -1, 2, 0, 0, 0)
+    for _ in range(2):
+        status, message, _ = _reset_run(reset_lib, writer, 1103)
+        assert status == 1 and "unreachable" in message
+        copy = reset_lib._free[-1]
+        base, dirty, _ = copy.memory()
+        assert base and dirty <= 16 << 20  # a copy keeps at most 16 MiB (mode 3 grew to 72 MB)
+        assert _reset_run(reset_lib, 2, 1103) == (0, "", fresh)
+    # past the limit of the run before: grown to 1202 pages, the address written in mode 3 reads zero
+    status, _, big = _reset_run(reset_lib, 2, 1300)
+    assert status == 0 and big == (2, prim, 0, 2, 1202, 0, 0, 0)
+    assert reset_lib.copies == 1
+
+
+def _vm_flags(base: int) -> list[str] | None:
+    """The VmFlags of the mapping that starts at base (/proc/self/smaps), None where the kernel does not say."""
+    start = f"{base:x}-"
+    with open("/proc/self/smaps") as fh:
+        found = False
+        for line in fh:
+            if not found:
+                found = line.startswith(start)
+            elif line.startswith("VmFlags:"):
+                return line.split()[1:]
+    return None
+
+
+def test_huge_pages_setting_reaches_the_library(reset_lib):
+    """_witness.set_huge_pages ([cpu] huge_pages): on, the kept linear memory is advised MADV_HUGEPAGE (the kernel's
+    "hg" flag on the mapping); off, a fresh reservation without the advice; on again, advised again."""
+    from snarkd.native import _witness
+
+    if not os.path.exists("/sys/kernel/mm/transparent_hugepage/enabled"):
+        pytest.skip("no transparent huge pages in this kernel: MADV_HUGEPAGE is refused, nothing to see")
+    prev = _witness.set_huge_pages(True)
+    try:
+        assert _witness.huge_pages() is True
+        flags = {}
+        for on in (True, False, True):
+            _witness.set_huge_pages(on)
+            assert _reset_run(reset_lib, 2, 8)[0] == 0
+            base, _, advised = reset_lib._free[-1].memory()
+            assert advised is on
+            flags[on] = _vm_flags(base)
+            if flags[on] is None:
+                pytest.skip("no VmFlags in /proc/self/smaps")
+            assert ("hg" in flags[on]) is on, flags[on]
+    finally:
+        _witness.set_huge_pages(prev)
+
+
+def test_compiled_run_writes_into_the_callers_frame(built, tmp_path):
+    """A request the library serves writes into the frame the caller passes (a daemon's pooled page-locked frame, as a
+    replay does; round 29), every byte of it the witness snarkjs computes, even over a frame full of other bytes."""
+    c, folder = built("bigint.circom", N=N_BITS, K=K_LIMBS)
+    wasm = _with_library(c, folder, tmp_path)
+    calc = NativeCalculator(wasm, cache=False, strict=True)
+    i = _value_dependent(calc, bigint_inputs)
+    frames = []
+
+    def frame(nbytes):
+        frames.append(bytearray(b"\xa5" * (nbytes + 64)))
+        return frames[-1]
+
+    runs = calc.compiled_runs
+    raw, source = calc.calculate_bytes(bigint_inputs(i), frame=frame)
+    assert source == "control" and calc.compiled_runs == runs + 1
+    assert raw.obj is frames[-1] and len(raw) == 32 * calc.witness_size
+    assert bytes(raw) == c.snarkjs_witness(bigint_inputs(i)).read_bytes()[-len(raw):]

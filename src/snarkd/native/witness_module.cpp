@@ -9,11 +9,13 @@
 //                                 serialize / load
 //   CompiledLib                   a compiled witness library (snarkd.witness.compiled), loaded from bytes
 //                                 Python has checked (a memfd, dlopen'd here: no ctypes on the CLI's path)
+//   set_huge_pages(on)            [cpu] huge_pages for those libraries' linear memories
 // Everything heavy runs with the GIL released. Python (snarkd/witness/native.py) owns files,
 // inputs and fallbacks.
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <cstring>
@@ -564,7 +566,11 @@ struct Program {
   }
 };
 
-// A compiled witness library (compiled_entry.hpp's four C functions), loaded from bytes the caller has checked (its
+// [cpu] huge_pages for the compiled libraries' linear memories (set_huge_pages): passed to every run, which
+// replaces a copy's kept reservation made with the other setting
+std::atomic<bool> g_wc_huge_pages{true};
+
+// A compiled witness library (compiled_entry.hpp's C functions), loaded from bytes the caller has checked (its
 // tag and identity: snarkd/witness/compiled/__init__.py). The bytes go into an anonymous memory file that is
 // dlopen'd: never a path a file could be swapped under. The descriptor stays open for the process's life (the
 // loader knows a library by the name it was opened as, and a later library opened as the same /proc/self/fd/N, a
@@ -572,7 +578,8 @@ struct Program {
 // and static state outlive any one Python object). Not reentrant: the caller runs one computation at a time per copy.
 struct CompiledLib {
   using AbiFn = int (*)();
-  using RunFn = int (*)(const uint32_t*, uint64_t, uint8_t*, uint64_t, uint64_t, int64_t, int32_t, int32_t*);
+  using RunFn = int (*)(const uint32_t*, uint64_t, uint8_t*, uint64_t, uint64_t, int64_t, int32_t, uint32_t, int32_t*);
+  using MemoryFn = void (*)(uint64_t*, uint64_t*, int32_t*);
   using TextFn = const char* (*)();
   using SizeFn = uint64_t (*)();
   int abi = 0;
@@ -580,6 +587,7 @@ struct CompiledLib {
   RunFn run_fn = nullptr;
   TextFn message_fn = nullptr, logs_fn = nullptr;
   SizeFn logs_size_fn = nullptr;
+  MemoryFn memory_fn = nullptr;
 
   explicit CompiledLib(py::object data) {
     Buf b(data, "library");
@@ -622,8 +630,9 @@ struct CompiledLib {
     message_fn = (TextFn)dlsym(h, "snarkd_wc_message");
     logs_fn = (TextFn)dlsym(h, "snarkd_wc_logs");
     logs_size_fn = (SizeFn)dlsym(h, "snarkd_wc_logs_size");
+    memory_fn = (MemoryFn)dlsym(h, "snarkd_wc_memory");
     // a library without them is not ours: left loaded (its constructors have run; unloading gains nothing), unused
-    if (!abi_fn || !run_fn || !message_fn || !logs_fn || !logs_size_fn)
+    if (!abi_fn || !run_fn || !message_fn || !logs_fn || !logs_size_fn || !memory_fn)
       throw py::value_error("not a compiled witness library");
     abi = abi_fn();
   }
@@ -657,7 +666,9 @@ struct CompiledLib {
     int status;
     {
       py::gil_scoped_release nogil;
-      status = run_fn(words.data(), words.size(), o.wdata(), witness_size, max_memory, fuel, sanity ? 1 : 0, &code);
+      const uint32_t flags = g_wc_huge_pages.load(std::memory_order_relaxed) ? 1 : 0;
+      status = run_fn(words.data(), words.size(), o.wdata(), witness_size, max_memory, fuel, sanity ? 1 : 0, flags,
+                      &code);
     }
     const char* m = message_fn();
     const uint64_t nlog = logs_size_fn();
@@ -666,6 +677,14 @@ struct CompiledLib {
     };
     return py::make_tuple(status, text(m, m ? std::strlen(m) : 0), code < 0 ? py::object(py::none()) : py::int_(code),
                           nlog ? text(logs_fn(), nlog) : py::str(""));
+  }
+
+  // (address, bytes the next run zeroes, huge pages advised) of the linear memory this copy keeps between runs
+  py::tuple memory() const {
+    uint64_t base = 0, dirty = 0;
+    int32_t huge = 0;
+    memory_fn(&base, &dirty, &huge);
+    return py::make_tuple(base, dirty, bool(huge));
   }
 };
 
@@ -694,6 +713,10 @@ PYBIND11_MODULE(_witness, mod) {
     });
   }, py::arg("on"), "[cpu] ifma for native witnesses: the AVX-512 IFMA kernels where the CPU has them (True) or never; "
      "waits for running witness calls; returns the previous setting");
+  mod.def("set_huge_pages", [](bool on) { return g_wc_huge_pages.exchange(on); }, py::arg("on"),
+          "[cpu] huge_pages for compiled witness libraries: MADV_HUGEPAGE on their linear memories (True, the "
+          "default) or no advice; read at each run's start; returns the previous setting");
+  mod.def("huge_pages", [] { return g_wc_huge_pages.load(); }, "The compiled libraries' huge-pages setting");
   mod.def("uses_simd52", [] { return g_use_simd52; }, "True while native witnesses use the AVX-512 IFMA kernels");
 
   py::class_<Wasm>(mod, "Wasm")
@@ -757,6 +780,8 @@ PYBIND11_MODULE(_witness, mod) {
            "cannot be loaded or is not one")
       .def_readonly("abi", &CompiledLib::abi, "The library's snarkd_wc_abi(): ENTRY_ABI * 1000 + RUNTIME_VERSION")
       .def_readonly("fd", &CompiledLib::fd, "The sealed memory file the library was loaded from (open for the process)")
+      .def("memory", &CompiledLib::memory,
+           "(address, dirty bytes, huge pages advised) of the linear memory kept between runs (address 0: none yet)")
       .def("run", &CompiledLib::run, py::arg("inputs"), py::arg("out"), py::arg("witness_size"),
            py::arg("max_memory") = 0, py::arg("fuel") = 0, py::arg("sanity") = false,
            "One witness into out (the GIL released): (status 0 ok / 1 trap / 2 no thread, message, code or None, "

@@ -550,8 +550,14 @@ class NativeCalculator:
                     render_log(events, log)
                 return memoryview(buffer)[: 32 * self.witness_size], "native"
         if status == 1 and control_flow and self._compiled_program() is not None:
-            # value-dependent, and a compiled library is kept for this wasm: the same control flow, compiled
-            out = _zero_pages(32 * self.witness_size)
+            # value-dependent, and a compiled library is kept for this wasm: the same control flow, compiled. It
+            # writes every byte of the witness, so the caller's frame serves as a replay's does (a daemon's pooled
+            # page-locked memory where a GPU proves: round 29, a fresh 6 MB mapping per request was 1,500 faults
+            # and its unmapping a TLB shootdown across the synthesis workers' cores); else fresh pages
+            nbytes = 32 * self.witness_size
+            out = frame(nbytes) if frame is not None else None
+            if out is None:
+                out = _zero_pages(nbytes)
             st, message, code, logs = self._compiled.run(recorded_inputs, out, self.witness_size,
                                                          self.max_memory or 0, self.fuel, self.sanity_check)
             if st == 0:
@@ -559,7 +565,7 @@ class NativeCalculator:
                 self.compiled_runs += 1
                 if log is not None and logs:
                     _render_text(logs, log)
-                return memoryview(out), "control"
+                return memoryview(out)[:nbytes], "control"
             why = (message.strip().splitlines() or [f"code {code}"])[0]  # its error: from the wasm engine below
         elif status == 1 and control_flow:  # value-dependent: the wasm's control flow, run natively
             if not self._said_control_flow:

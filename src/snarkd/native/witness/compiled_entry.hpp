@@ -23,7 +23,7 @@ void exp_getWitness(int32_t);
 void exp_getRawPrime();
 
 namespace rt {
-constexpr int ENTRY_ABI = 1;
+constexpr int ENTRY_ABI = 2;  // 2: snarkd_wc_run's flags (huge pages), snarkd_wc_memory (round 29)
 constexpr size_t STACK_BYTES = size_t(256) << 20;  // the computation's own thread: lazily committed
 constexpr size_t STACK_MARGIN = size_t(32) << 20;  // left for the deepest frame and the field functions below it
 
@@ -37,6 +37,7 @@ struct Job {
   uint32_t max_pages;
   int64_t fuel;
   int32_t sanity;
+  bool huge_pages;
   // out
   int status = 0;  // 0 ok, 1 a trap (message, code)
   int code = -1;   // circom's exception code, -1 for another trap
@@ -44,7 +45,7 @@ struct Job {
 };
 
 inline void compute(Job& j) {
-  instantiate();
+  instantiate(j.huge_pages);
   reset_globals();
   err_str.clear(), msg_str.clear(), log_str.clear();
   const uint32_t n32 = uint32_t(exp_getFieldNumLen32());
@@ -95,7 +96,7 @@ inline void* run_thread(void* arg) {
     j.status = 1;
     j.message = "an unexpected error in the compiled program";
   }
-  release();  // the memory goes back at once (a daemon keeps the library loaded)
+  release();  // kept for the next run (a daemon keeps the library loaded), past KEEP given back
   return nullptr;
 }
 inline std::string last_message, last_logs;
@@ -106,10 +107,12 @@ inline std::string last_message, last_logs;
 SNARKD_WC_EXPORT int snarkd_wc_abi() { return rt::ENTRY_ABI * 1000 + rt::RUNTIME_VERSION; }
 // One witness: 0 ok (out filled), 1 a trap (snarkd_wc_message, *code: circom's exception code or -1), 2 the
 // computation's thread could not be started.
+// flags: bit 0, transparent huge pages advised for the linear memory ([cpu] huge_pages).
 SNARKD_WC_EXPORT int snarkd_wc_run(const uint32_t* in, uint64_t n_words, uint8_t* out, uint64_t witness_size,
-                                   uint64_t max_memory, int64_t fuel, int32_t sanity, int32_t* code) {
+                                   uint64_t max_memory, int64_t fuel, int32_t sanity, uint32_t flags, int32_t* code) {
   rt::Job j;
   j.in = in, j.n_words = n_words, j.out = out, j.witness_size = witness_size, j.fuel = fuel, j.sanity = sanity;
+  j.huge_pages = flags & 1;
   const uint64_t pages = max_memory ? max_memory / 65536 : 65536;
   j.max_pages = uint32_t(pages > 65536 ? 65536 : pages);
   pthread_attr_t attr;
@@ -125,6 +128,11 @@ SNARKD_WC_EXPORT int snarkd_wc_run(const uint32_t* in, uint64_t n_words, uint8_t
   rt::log_str.clear(), rt::msg_str.clear();
   *code = j.code;
   return j.status;
+}
+// The linear memory kept between runs (tests, diagnostics): its address (0 before the first run), the bytes the next
+// run zeroes, whether the reservation has MADV_HUGEPAGE.
+SNARKD_WC_EXPORT void snarkd_wc_memory(uint64_t* base, uint64_t* dirty, int32_t* huge_pages) {
+  *base = uint64_t(uintptr_t(rt::M)), *dirty = rt::dirty, *huge_pages = rt::advised;
 }
 SNARKD_WC_EXPORT const char* snarkd_wc_message() { return rt::last_message.c_str(); }
 // log()'s output of the last run: lines ended by "\n", the last one perhaps unfinished

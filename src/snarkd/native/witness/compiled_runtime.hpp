@@ -30,14 +30,13 @@ int32_t exp_readSharedRWMemory(int32_t);
 
 namespace rt {
 using namespace snarkd;
-constexpr int RUNTIME_VERSION = 1;
+constexpr int RUNTIME_VERSION = 2;  // 2: the memory kept per copy between runs (round 29)
 struct Trap {
   std::string what;
   int code;
 };
 [[noreturn]] __attribute__((noinline, cold)) inline void trap(const char* w, int code = 0) { throw Trap{w, code}; }
 
-inline uint8_t* M = nullptr;
 inline uint32_t pages = 0;
 inline uint64_t mem_bytes = 0;       // pages * 65536: every access is checked against it
 inline uint32_t max_pages = 65536;   // memory.grow's bound (the caller's memory limit)
@@ -64,25 +63,64 @@ inline __attribute__((always_inline)) void chk(uint64_t a, uint64_t n) {
 #endif
 }
 
-// A fresh instance's memory: a reservation of 4 GiB + 1 MiB (pages touched on demand; accesses checked against the
-// current size, not the reservation), the data segments copied in.
+// The linear memory: one reservation of 4 GiB + 1 MiB per loaded copy, made at its first run and kept (pages touched
+// on demand; accesses checked against the current size, not the reservation). Round 29: a reservation mapped and
+// unmapped per run cost a daemon's synthesis workers twice (16 threads of one process: 71-89 ms a run against ~40
+// alone): each munmap of touched pages is a TLB shootdown to every core running the process, and each run faulted its
+// ~9 MB in again under the process's shared mm lock. A run now starts from the state a fresh instance has: what any
+// earlier run could have written (below the high-water mark of the memory's size, `dirty`: every access is checked
+// against the current size, so nothing above it was ever written) is zeroed, then the data segments are copied in.
+inline uint8_t* M = nullptr;
+inline uint64_t dirty = 0;           // bytes of M that a run since the last zeroing may have written
+inline bool advised = false;         // the reservation has MADV_HUGEPAGE
+// zeroed in place up to this, beyond it given back after the run (MADV_DONTNEED): memset makes resident what it
+// clears, so a memory that is large but little written (a big initial size) is not cleared whole in place
+constexpr uint64_t KEEP = uint64_t(16) << 20;
+
+inline void note_size() {
+  if (mem_bytes > dirty) dirty = mem_bytes;
+}
+// After a run: a memory grown past KEEP gives its pages beyond it back at once (MADV_DONTNEED leaves them reading as
+// zero), so a copy kept between runs holds at most KEEP; below it, the next run zeroes what was written.
 inline void release() {
-  if (M) munmap(M, RESERVE);
-  M = nullptr;
+  if (M && dirty > KEEP) {
+    if (madvise(M + KEEP, dirty - KEEP, MADV_DONTNEED) != 0) {  // cannot fail on an anonymous private mapping;
+      munmap(M, RESERVE);                                          // if it did, no copy is kept
+      M = nullptr;
+    }
+    dirty = KEEP;
+  }
   pages = 0;
   mem_bytes = 0;
 }
-inline void instantiate() {
-  release();
+// huge_pages: MADV_HUGEPAGE on the reservation ([cpu] huge_pages; transparent huge pages where the kernel has them,
+// on request): the RSA verifier's run touches ~9 MB, 2,250 faults of 4 KiB against a handful (round 28). A
+// reservation made with the other setting is replaced (a switch is rare; a fresh mapping is what "no advice" means).
+inline void instantiate(bool huge_pages) {
+  pages = 0, mem_bytes = 0;
   if (MEM_PAGES > max_pages) trap("the module's initial memory passes the memory limit");
-  void* p = mmap(nullptr, RESERVE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-  if (p == MAP_FAILED) trap("cannot reserve the linear memory");
-  // huge pages where the kernel has them (transparent, on request): the RSA verifier's run touches ~9 MB of its
-  // memory, 2,250 page faults of 4 KiB each (~4 ms of its ~42) against a handful; a hint, so no failure to handle
-  madvise(p, RESERVE, MADV_HUGEPAGE);
-  M = static_cast<uint8_t*>(p);
+  if (M && advised != huge_pages) {
+    munmap(M, RESERVE);
+    M = nullptr;
+  }
+  if (!M) {
+    void* p = mmap(nullptr, RESERVE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (p == MAP_FAILED) trap("cannot reserve the linear memory");
+    if (huge_pages) madvise(p, RESERVE, MADV_HUGEPAGE);  // a hint: no failure to handle
+    M = static_cast<uint8_t*>(p);
+    advised = huge_pages;
+    dirty = 0;
+  } else if (dirty) {
+#ifndef SNARKD_WC_BENCH_RESET_DONTNEED  // (bench/ only: the other reset, to measure it; never the product)
+    std::memset(M, 0, dirty);  // at most KEEP (release): a few MB written by the last run, cheaper than a shootdown
+#else
+    madvise(M, dirty, MADV_DONTNEED);
+#endif
+    dirty = 0;
+  }
   pages = MEM_PAGES;
   mem_bytes = uint64_t(pages) * 65536;
+  note_size();
   for (uint32_t k = 0; k < NDATA; k++) {
     chk(DATA[k].off, DATA[k].n);
     std::memcpy(M + DATA[k].off, DATA[k].bytes, DATA[k].n);
@@ -106,6 +144,7 @@ inline int32_t mem_grow(int32_t n) {
   if (uint64_t(old) + uint32_t(n) > max_pages) return -1;
   pages += uint32_t(n);
   mem_bytes = uint64_t(pages) * 65536;
+  note_size();
   return int32_t(old);
 }
 inline void mem_copy(int32_t d, int32_t s, int32_t n) {
