@@ -77,7 +77,9 @@ def main() -> int:
         sides.append((name, os.path.abspath(tree), kw))
     rows = {name: [] for name, _, _ in sides}
     load = [os.getloadavg()[0]]
-    tmp = keep or "/tmp"
+    import tempfile
+
+    tmp = keep or tempfile.mkdtemp(prefix="wso-pair-")  # a private directory: the library is not kept in a shared one
     for r in range(rounds):
         order = sides if r % 2 == 0 else sides[::-1]
         for name, tree, kw in order:

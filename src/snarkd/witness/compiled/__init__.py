@@ -139,7 +139,7 @@ def build(wasm_bytes: bytes, wasm_sha256: str, curve: str, paths: list[str], *, 
     want = jobs() if units is None else max(1, int(units))
     try:
         sources, _ = translate_units(wasm_bytes, want)
-        if len(sources) > 1 and sum(src.count("\n") for src in sources) < 2 * MIN_UNIT_LINES:
+        if units is None and len(sources) > 1 and sum(src.count("\n") for src in sources) < 2 * MIN_UNIT_LINES:
             sources, _ = translate_units(wasm_bytes, 1)
     except Refused as exc:
         raise CompileError(f"{name}: no compiled witness program: {exc}") from None

@@ -30,6 +30,7 @@ EXPORTS = {"getFieldNumLen32": ([], ["i32"]), "getWitnessSize": ([], ["i32"]), "
            "writeSharedRWMemory": (["i32", "i32"], []), "readSharedRWMemory": (["i32"], ["i32"]),
            "init": (["i32"], []), "setInputSignal": (["i32", "i32", "i32"], []), "getWitness": (["i32"], []),
            "getRawPrime": ([], []), "getMessageChar": ([], ["i32"])}
+HUGE_LINES = 3000  # a function of more lines than this is compiled at -O1 (SNARKD_WC_HUGE; GCC only)
 MAX_FRAME_VARS = 20000  # locals and operand-stack variables of one function (its C++ frame: bounded stack use)
 MAX_TABLE = 1 << 20
 
@@ -154,10 +155,16 @@ def fname(m, fi):
     return "f%d" % fi
 
 
-def translate_function(m, fi, native_map, lines, called=None):
+def translate_function(m, fi, native_map, lines, called=None, code=None, shared=None):
+    """Function fi as C++ (appended to lines; its direct callees added to `called`); returns its signature.
+    shared: (name, {position: parameter}) for the one body of functions that differ only in some i32.const
+    immediates (at those positions of the decoded code): the function is that name, and takes those constants as
+    further i32 parameters."""
     params, results = m.func_type(fi)
     locs, start, end = m.codes[fi - m.n_imported_funcs]
-    code = decode(m, start, end)
+    if code is None:
+        code = decode(m, start, end)
+    vary = shared[1] if shared else {}
     ltypes = params + locs
     stack = []  # types
     maxd = {}
@@ -197,7 +204,7 @@ def translate_function(m, fi, native_map, lines, called=None):
             s.append("goto %s%s;" % (c.label, "_top" if c.kind == "loop" else ""))
         return " ".join(s)
 
-    for op, imm in code:
+    for pos, (op, imm) in enumerate(code):
         c = ctl[-1]
         if dead:  # unreachable code: skipped up to the end (or else) of the block it lies in
             if op in (0x02, 0x03, 0x04):
@@ -329,7 +336,10 @@ def translate_function(m, fi, native_map, lines, called=None):
             a, _ = pop()
             emit("%s = rt::mem_grow(%s);" % (push("i32"), a))
         elif op == 0x41:
-            emit("%s = %d;" % (push("i32"), imm) if imm != -2 ** 31 else "%s = INT32_MIN;" % push("i32"))
+            if pos in vary:
+                emit("%s = %s;" % (push("i32"), vary[pos]))
+            else:
+                emit("%s = %d;" % (push("i32"), imm) if imm != -2 ** 31 else "%s = INT32_MIN;" % push("i32"))
         elif op == 0x42:
             emit("%s = %dLL;" % (push("i64"), imm) if imm != -2 ** 63 else "%s = INT64_MIN;" % push("i64"))
         elif op in BIN:
@@ -356,8 +366,14 @@ def translate_function(m, fi, native_map, lines, called=None):
         else:
             raise Refused("opcode 0x%x in function %d (%s)" % (op, fi, m.names.get(fi)))
     # declarations
-    sig = "%s %s(%s)" % (CT[results[0]] if results else "void", fname(m, fi),
-                                ", ".join("%s v%d" % (CT[t], k) for k, t in enumerate(params)))
+    args = ["%s v%d" % (CT[t], k) for k, t in enumerate(params)]
+    if shared:
+        args += ["int32_t %s" % vary[p] for p in sorted(vary)]
+    # a huge function at -O1 (GCC): the optimisers' time grows faster than a function's size, and the largest ones
+    # are circom's long-hand hints (the RSA verifier's long_div, 7,500 lines) that run a few times a witness
+    sig = "%s%s%s %s(%s)" % ("SNARKD_WC_SHARED " if shared else "", "SNARKD_WC_HUGE " if len(body) > HUGE_LINES
+                             else "", CT[results[0]] if results else "void", shared[0] if shared else fname(m, fi),
+                             ", ".join(args))
     lines.append(sig + " {")
     # the memory's base, once: rt::M does not move (a fixed reservation), but a byte store through it could
     # alias the global in the compiler's eyes, which would reload it after every store
@@ -452,11 +468,35 @@ def _translate(wasm_bytes, native, units):
     # Fr_F1m_*: ~8,000 of the RSA verifier's 53,000 lines) is never called, and the compiler parsed it all the same
     roots = sorted({exported[nm] for nm in EXPORTS} | {f for _, fis in m.elems for f in fis})
     bodies, sigs, callees = {}, {}, {}
-    for fi in range(m.n_imported_funcs, nfunc):
+    ni = m.n_imported_funcs
+    codes = {fi: decode(m, m.codes[fi - ni][1], m.codes[fi - ni][2]) for fi in range(ni, nfunc)}
+    member = {}  # function -> (its group's body, the constants it passes)
+    for g, (leader, vary, members) in enumerate(_same_but_constants(m, codes, native_map)):
+        sid = nfunc + g
+        lines = ["// one body for %s%s" % (", ".join(_safe(m.names.get(f, "")) for f in members[:3]),
+                                            ", ..." if len(members) > 3 else "")]
+        called = set()
+        sigs[sid] = translate_function(m, leader, native_map, lines, called, codes[leader],
+                                       ("s%d" % g, {p: "c%d" % k for k, p in enumerate(vary)}))
+        bodies[sid], callees[sid] = lines, sorted(f for f in called if f >= ni)
+        for f in members:
+            member[f] = (sid, [codes[f][p][1] for p in vary])
+    for fi in range(ni, nfunc):
+        if fi in member:  # a call of the group's body with this function's constants
+            sid, consts = member[fi]
+            params, results = m.func_type(fi)
+            sigs[fi] = "%s %s(%s)" % (CT[results[0]] if results else "void", fname(m, fi),
+                                      ", ".join("%s v%d" % (CT[t], k) for k, t in enumerate(params)))
+            call = "s%d(%s)" % (sid - nfunc, ", ".join(["v%d" % k for k in range(len(params))] +
+                                                         [_lit("i32", v) for v in consts]))
+            bodies[fi] = ["// %s" % _safe(m.names.get(fi, "")), sigs[fi] + " {",
+                          "  %s%s;" % ("return " if results else "", call), "}"]
+            callees[fi] = [sid]
+            continue
         lines = ["// %s" % _safe(m.names.get(fi, ""))]
         called = set()
-        sigs[fi] = translate_function(m, fi, native_map, lines, called)
-        bodies[fi], callees[fi] = lines, sorted(f for f in called if f >= m.n_imported_funcs)
+        sigs[fi] = translate_function(m, fi, native_map, lines, called, codes[fi])
+        bodies[fi], callees[fi] = lines, sorted(f for f in called if f >= ni)
     reach, todo = set(), [f for f in roots if f >= m.n_imported_funcs]
     while todo:
         f = todo.pop()
@@ -486,10 +526,21 @@ def _translate(wasm_bytes, native, units):
             CT[rt_[0]] if rt_ else "void", k, ", ".join("%s a%d" % (CT[t], j) for j, t in enumerate(pt)),
             "return " if rt_ else "", imp[2], ", ".join("a%d" % j for j in range(len(pt)))))
     head = ["// generated by snarkd.witness.compiled.translate from a circom wasm: do not edit",
-            "#include \"witness/compiled_runtime.hpp\"", "namespace gen {"] + decl
+            "#include \"witness/compiled_runtime.hpp\"",
+            # a body shared by functions that differ in constants only stays one function: not inlined into each
+            # caller, nor cloned per constant (GCC's -O3 would, and compile it once per caller again)
+            "#if defined(__clang__)", "#define SNARKD_WC_SHARED __attribute__((noinline))", "#else",
+            "#define SNARKD_WC_SHARED __attribute__((noinline, noclone))", "#endif",
+            # GCC's optimize attribute adds to the command line's options; strict aliasing stays off as there
+            "#if defined(__GNUC__) && !defined(__clang__)",
+            "#define SNARKD_WC_HUGE __attribute__((optimize(\"O1\", \"no-strict-aliasing\")))", "#else",
+            "#define SNARKD_WC_HUGE", "#endif", "namespace gen {"] + decl
 
     def proto(f):
         return ("static " if one or f in local else "") + sigs[f] + ";"
+
+    def definition(f):  # its body, the storage class in front of its signature (after its comment line)
+        return [bodies[f][0], ("static " if one or f in local else "") + bodies[f][1]] + bodies[f][2:]
 
     sources = []
     for u, group in enumerate(groups):
@@ -501,12 +552,45 @@ def _translate(wasm_bytes, native, units):
             out += _module_parts(m, exported, live, one)
         out.append("namespace gen {")
         for f in group:
-            out += [bodies[f][0], ("static " if one or f in local else "") + bodies[f][1]] + bodies[f][2:]
+            out += definition(f)
         out.append("}  // namespace gen")
         if u == 0:
             out.append('#include "witness/compiled_entry.hpp"')
         sources.append("\n".join(out) + "\n")
     return sources, m
+
+
+MERGE_MIN_OPS = 200  # instructions: smaller functions are left as they are (cheap to compile, and may be inlined)
+MERGE_MAX_CONSTS = 32  # constants passed to a shared body, at most
+
+
+def _same_but_constants(m, codes, native_map):
+    """[(leader, [positions of the i32.const immediates that differ], [members])] for each group of two or more
+    functions of one type and locals whose code is the same but for some i32.const immediates: circom writes a
+    function per template instance (SHA-256's 64 K_n_run, 1,029 lines each, differ in two addresses), and each
+    was compiled on its own."""
+    ni = m.n_imported_funcs
+    groups = {}
+    for fi, code in codes.items():
+        if fi in native_map or len(code) < MERGE_MIN_OPS:
+            continue
+        shape = tuple((op, None) if op == 0x41 else (op, _frozen(imm)) for op, imm in code)
+        groups.setdefault((m.funcs[fi - ni], tuple(m.codes[fi - ni][0]), shape), []).append(fi)
+    out = []
+    for members in groups.values():
+        if len(members) < 2:
+            continue
+        first = codes[members[0]]
+        vary = [p for p, (op, imm) in enumerate(first) if op == 0x41 and any(codes[f][p][1] != imm for f in members)]
+        if len(vary) <= MERGE_MAX_CONSTS:
+            out.append((members[0], vary, members))
+    return sorted(out, key=lambda g: g[0])
+
+
+def _frozen(imm):  # an immediate as a key: block types and br_table's targets are lists
+    if isinstance(imm, (list, tuple)):
+        return tuple(_frozen(x) for x in imm)
+    return imm
 
 
 def _lit(t, v):
