@@ -662,3 +662,51 @@ def test_compiled_run_writes_into_the_callers_frame(built, tmp_path):
     assert source == "control" and calc.compiled_runs == runs + 1
     assert raw.obj is frames[-1] and len(raw) == 32 * calc.witness_size
     assert bytes(raw) == c.snarkjs_witness(bigint_inputs(i)).read_bytes()[-len(raw):]
+
+
+def _instances_inputs(i: int) -> dict:
+    return {"a": [(i * 7919 + 13) % 1_000_003, i * i + 5, (1 << (i % 37)) + i]}
+
+
+def test_units_shared_bodies_and_huge_functions_byte_identical(tmp_path, monkeypatch):
+    """Round 30's build: the program cut into translation units compiled at once and linked, functions that differ
+    only in constants sharing one body (instances.circom: three instances of one template), huge functions at -O1
+    (the threshold lowered until some are); witnesses equal snarkjs's through the library."""
+    import hashlib
+
+    from snarkd.witness.compiled import translate as tr
+
+    monkeypatch.setattr(tr, "HUGE_LINES", 150)
+    c = compiled("instances.circom", "bn128")
+    wasm = _copy(c, tmp_path / "w")
+    data = wasm.read_bytes()
+    one, _ = tr.translate(data)
+    assert one.count("// one body for Scale_") == 1
+    assert "SNARKD_WC_HUGE int32_t" in one or "SNARKD_WC_HUGE void" in one
+    units, _ = tr.translate_units(data, 3)
+    assert len(units) == 3 and sum("exp_getWitness" in u for u in units) == 1
+    info = compiled_mod.build(data, hashlib.sha256(data).hexdigest(), "bn128", [str(wasm) + ".wso"], opt=TEST_OPT,
+                              units=3)
+    assert info["units"] == 3
+    # the library run directly (the recorder's replay would serve this circuit, whose branches it if-converts)
+    calc = NativeCalculator(wasm, cache=False, strict=True, compiled="off")
+    lib = compiled_mod.load([info["path"]], hashlib.sha256(data).hexdigest(), "bn128")
+    size = calc.witness_size
+    for k in range(3):
+        out = bytearray(32 * size)
+        status, message, _, _ = lib.run([(q.hash, q.data) for q in calc.prepare(_instances_inputs(k))], out, size)
+        assert status == 0, message
+        assert bytes(out) == c.snarkjs_witness(_instances_inputs(k)).read_bytes()[-32 * size:], k
+
+
+def test_only_reached_functions_emitted():
+    """ffwasm's 32-bit-limb field code behind the native functions is never called: not emitted (the compiler
+    parsed it for nothing); every function the exports or the table reach is."""
+    from snarkd.witness.compiled import translate as tr
+    from snarkd.witness.compiled.wasm_parse import Module
+
+    data = open(compiled("bigint.circom", "bn128", N=N_BITS, K=K_LIMBS).wasm, "rb").read()
+    src, m = tr.translate(data)
+    assert Module(data).names == m.names and "Fr_F1m_mul" in m.names.values()
+    assert "// Fr_F1m_mul\n" not in src and "// Fr_int_mul\n" not in src
+    assert "// getWitness\n" in src and "// setInputSignal\n" in src

@@ -34,6 +34,8 @@ ABI = 2  # compiled_entry.hpp ENTRY_ABI
 RUNTIME_VERSION = 2  # compiled_runtime.hpp RUNTIME_VERSION
 OPT = "-O3"  # round 28: the RSA run 42.1 ms CPU against -O2's 45.1, for about the same compiler time
 FLAGS = ["-std=c++17", "-fPIC", "-shared", "-fno-strict-aliasing", "-fvisibility=hidden", "-pthread"]
+MAX_JOBS = 8  # compilers at once, at most (one per core this process may use): ~0.3-0.4 GB each on the RSA verifier
+MIN_UNIT_LINES = 4000  # a program below twice this many lines is one unit: another unit costs a parse of the runtime
 CURVE_MACROS = {"bn128": [], "bls12381": ["-DSNARKD_WC_BLS12_381"]}
 _HERE = os.path.dirname(os.path.abspath(__file__))
 NATIVE_DIR = os.path.join(os.path.dirname(os.path.dirname(_HERE)), "native")
@@ -98,16 +100,34 @@ def candidates(wasm_path, wasm_sha256: str, cache_dir) -> list[str]:
     return [p[: -len(".wprog")] + SUFFIX for p in where(wasm_path, wasm_sha256, cache_dir)]
 
 
+def jobs() -> int:
+    """Compilers run at once: the cores this process may run on that are idle (the 1-minute load average taken off),
+    at most MAX_JOBS, at least one. Another unit costs ~1.5-3 s more compiler CPU (the runtime parsed and its field
+    functions compiled again, calls across units): it pays in wall time only where a core would otherwise wait
+    (round 30, the RSA verifier on 2 busy vCPUs at load 3.4-4.9: 2 units 18.7 s wall against one unit's 13.8)."""
+    try:
+        n = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        n = os.cpu_count() or 1
+    n = max(1, min(MAX_JOBS, n))
+    try:
+        idle = n - os.getloadavg()[0]
+    except (AttributeError, OSError):
+        idle = n
+    return max(1, min(n, int(idle + 0.5)))
+
+
 def build(wasm_bytes: bytes, wasm_sha256: str, curve: str, paths: list[str], *, opt: str = OPT,
-          name: str = "circuit.wasm", log=None) -> dict:
+          name: str = "circuit.wasm", log=None, units: int | None = None) -> dict:
     """Translate, compile and write the library to the first of `paths` that takes it (atomically: a temporary
-    file renamed; nothing half-written is left). {"path", "build_s", "bytes", "compiler", "flags"}; CompileError
-    where none can be built."""
+    file renamed; nothing half-written is left). The program is cut into `units` translation units (default: one
+    per core, see jobs(); one for a small program) compiled at once, then linked. {"path", "build_s", "bytes",
+    "compiler", "flags", "units"}; CompileError where none can be built."""
     import subprocess
     import tempfile
     import time
 
-    from snarkd.witness.compiled.translate import Refused, translate
+    from snarkd.witness.compiled.translate import Refused, translate_units
 
     if curve not in CURVE_MACROS:
         raise CompileError(f"{name}: no compiled witness program for the field {curve}")
@@ -124,28 +144,53 @@ def build(wasm_bytes: bytes, wasm_sha256: str, curve: str, paths: list[str], *, 
         validate_module(bytes(wasm_bytes), name)  # the translator follows valid modules only
     except CircuitFormatError as exc:
         raise CompileError(f"no compiled witness program: {exc}") from None
+    want = jobs() if units is None else max(1, int(units))
     try:
-        source, _ = translate(wasm_bytes)
+        sources, _ = translate_units(wasm_bytes, want)
+        if units is None and len(sources) > 1 and sum(src.count("\n") for src in sources) < 2 * MIN_UNIT_LINES:
+            sources, _ = translate_units(wasm_bytes, 1)
     except Refused as exc:
         raise CompileError(f"{name}: no compiled witness program: {exc}") from None
     except RecursionError:
         raise CompileError(f"{name}: no compiled witness program: the module nests too deeply") from None
     flags = [*FLAGS, opt, *CURVE_MACROS[curve], "-I" + NATIVE_DIR]
+    compile_flags = [f for f in flags if f != "-shared"]
     with tempfile.TemporaryDirectory(prefix="snarkd-wso-") as tmp:
-        cpp = os.path.join(tmp, "program.cpp")
         so = os.path.join(tmp, "program.so")
-        with open(cpp, "w") as fh:
-            fh.write(source)
+        objs, procs = [], []
         try:
-            deps_out = subprocess.run([*cxx, *flags, "-MM", cpp], capture_output=True, text=True, check=True).stdout
-            subprocess.run([*cxx, *flags, cpp, "-o", so], capture_output=True, text=True, check=True)
+            # every unit's compiler at once (the units were cut to the cores); each writes the headers it read
+            # (-MMD: the identity's list, without a preprocessing pass of its own), then one link
+            for k, source in enumerate(sources):
+                cpp = os.path.join(tmp, f"program{k}.cpp")
+                with open(cpp, "w") as fh:
+                    fh.write(source)
+                objs.append(os.path.join(tmp, f"program{k}.o"))
+                cmd = [*cxx, *compile_flags, "-MMD", "-MF", cpp + ".d", "-c", cpp, "-o", objs[-1]]
+                if len(sources) == 1:  # one unit: compiled and linked by one command, as before
+                    cmd = [*cxx, *flags, "-MMD", "-MF", cpp + ".d", cpp, "-o", so]
+                procs.append(subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True))
+            failed = None
+            for p in procs:
+                err = p.communicate()[1]
+                if p.returncode and failed is None:
+                    failed = subprocess.CalledProcessError(p.returncode, p.args, stderr=err)
+            procs = []
+            if failed is not None:
+                raise failed
+            if len(sources) > 1:
+                subprocess.run([*cxx, *flags, *objs, "-o", so], capture_output=True, text=True, check=True)
             version = subprocess.run([*cxx, "--version"], capture_output=True, text=True).stdout.splitlines()[:1]
         except subprocess.CalledProcessError as exc:
             tail = "\n".join((exc.stderr or "").strip().splitlines()[-5:])
             raise CompileError(f"{name}: the C++ compiler failed ({' '.join(cxx)}): {tail}") from None
         except OSError as exc:
             raise CompileError(f"{name}: the C++ compiler could not be run ({' '.join(cxx)}): {exc}") from None
-        deps = _deps(deps_out)
+        finally:
+            for p in procs:  # an error starting a later unit: the ones started are not left running
+                p.kill()
+                p.wait()
+        deps = sorted({d for k in range(len(sources)) for d in _deps(_read(os.path.join(tmp, f"program{k}.cpp.d")))})
         with open(so, "rb") as fh:
             lib = fh.read()
     if len(lib) > MAX_BYTES:
@@ -153,11 +198,17 @@ def build(wasm_bytes: bytes, wasm_sha256: str, curve: str, paths: list[str], *, 
     ident = identity(wasm_sha256, curve, deps)
     build_s = time.perf_counter() - t0
     meta = {"compiler": " ".join(cxx), "compiler_version": version[0] if version else "", "flags": flags[:-1],
-            "build_s": round(build_s, 2), "build_cpu_s": round(_children_cpu() - cpu0, 2), "bytes": len(lib)}
+            "build_s": round(build_s, 2), "build_cpu_s": round(_children_cpu() - cpu0, 2), "bytes": len(lib),
+            "units": len(sources)}
     path = _save(paths, ident, meta, lib)
     if path is None:
         raise CompileError(f"{name}: no writable place to keep the compiled library ({', '.join(paths)})")
     return {"path": path, **meta}
+
+
+def _read(path: str) -> str:
+    with open(path) as fh:
+        return fh.read()
 
 
 def _children_cpu() -> float:
