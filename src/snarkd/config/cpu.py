@@ -14,9 +14,10 @@ in settings.py.
 
 [cpu] huge_pages ($SNARKD_CPU_HUGE_PAGES; snarkd.native.apply_huge_pages, wired as ifma):
 
-  auto  a proof's large buffers (2 MiB and up: the domain vectors, the QAP step's arrays,
-        the MSM's digit table; native witnesses' own) are advised MADV_HUGEPAGE, so that
-        where transparent huge pages are "madvise" one page fault maps 2 MiB instead of 4 KiB
+  auto  a proof's large buffers (2-16 MiB: the domain vectors, the QAP step's arrays, the
+        MSM's digit table; native witnesses' own) are advised MADV_HUGEPAGE, so that where
+        transparent huge pages are "madvise" one page fault maps 2 MiB instead of 4 KiB
+        (larger ones measured slower so, native/big_buffer.hpp)
   off   no advice: 4 KiB pages. For a host whose THP defrag setting ("madvise", "always")
         would compact memory synchronously inside an advised fault, and for measuring.
 """

@@ -278,7 +278,7 @@ SETTINGS: tuple[Setting, ...] = (
       "IFMA). snarkd prove reads the environment variable only; a cluster's engine actors apply the front's",
       env=IFMA_ENV, engine="ifma"),
     S("cpu", "huge_pages", Choice(*HUGE_PAGES_CHOICES), "auto",
-      "a proof's large native buffers (2 MiB and up) advised MADV_HUGEPAGE: one page fault per 2 MiB where THP is "
+      "a proof's large native buffers (2-16 MiB) advised MADV_HUGEPAGE: one page fault per 2 MiB where THP is "
       "\"madvise\"; off = 4 KiB pages (a host whose THP defrag would compact memory inside a fault). snarkd prove "
       "reads the environment variable only", env=HUGE_PAGES_ENV),
     # -- one-shot proving and tests --------------------------------------------------------------

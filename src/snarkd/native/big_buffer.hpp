@@ -1,13 +1,13 @@
 // Large buffers of a proof (domain vectors, the QAP step's limb arrays, the MSM's digit table) from one
 // allocator. Nearly every page of a one-shot proof's ~50 MB peak is fresh, a kernel-zeroed page faulted in
 // once: ~13,000 minor faults of 4 KiB each at SHA-256 2^17 (bench/cpu-notes.md round 32). Unless [cpu]
-// huge_pages = "off" (set_huge_pages), a buffer of at least BIG_MIN bytes is mapped on its own at a 2 MiB-
+// huge_pages = "off" (set_huge_pages), a buffer of BIG_MIN to BIG_MAX bytes is mapped on its own at a 2 MiB-
 // aligned address and advised MADV_HUGEPAGE: where transparent huge pages are "madvise" (the common default)
 // only advised ranges get them, and one fault then maps 2 MiB. The mapping is the size rounded to 4 KiB
 // only, so the tail past the last whole 2 MiB stays in small pages: the resident size does not grow.
-// Smaller buffers, all of them with the setting off, and any mapping that fails or cannot be advised come
-// from operator new as before. (A freed mapping kept for the next buffer that fits it was tried: no CPU
-// measured, a higher peak: bench/cpu-notes.md round 32.)
+// Smaller and larger buffers, all of them with the setting off, and any mapping that fails or cannot be
+// advised come from operator new as before. (A freed mapping kept for the next buffer that fits it was tried:
+// no CPU measured, a higher peak: bench/cpu-notes.md round 32.)
 //
 // Fresh mappings read as zero; a buffer from operator new does not: callers that need zeros ask
 // (big_alloc's zero) and pay for a clear only where the memory is not a fresh mapping.
@@ -27,6 +27,10 @@ namespace snarkd {
 
 constexpr size_t HUGE_PAGE = size_t(2) << 20;
 constexpr size_t BIG_MIN = HUGE_PAGE;  // below one huge page the advice could not apply
+// Above this, the heap as before: with the advice, chain 2^20 proofs (32 MiB domain vectors, a 120 MiB QAP
+// block) measured 2.4% more CPU (kernel time 0.26 -> 0.54 s: clearing huge pages cost more than the faults it
+// saved), where SHA-256 2^17 (4-15 MiB buffers) measured 3-5% less (bench/cpu-notes.md round 32)
+constexpr size_t BIG_MAX = size_t(16) << 20;
 constexpr size_t BIG_ALIGN = 64;       // the alignment every buffer has, mapped or not (AVX-512 loads)
 
 // [cpu] huge_pages: true = big buffers mapped and advised MADV_HUGEPAGE (auto), false = all from the heap as
@@ -53,7 +57,7 @@ inline BigBlock big_alloc(size_t bytes, bool zero = false) {
 #if defined(__linux__)
   // Mapped only with the advice: a mapping of 4 KiB pages of its own measured slower than the heap, whose
   // freed memory glibc hands out again (SHA-256 2^17 proofs 325.2 against 316.5 ms CPU, cpu-notes round 32)
-  if (bytes >= BIG_MIN && g_huge_pages.load(std::memory_order_relaxed)) {
+  if (bytes >= BIG_MIN && bytes <= BIG_MAX && g_huge_pages.load(std::memory_order_relaxed)) {
     const size_t len = round_up(bytes, 4096);
     // one huge page more than needed, so that a 2 MiB boundary falls inside; the rest unmapped again
     const size_t span = len + HUGE_PAGE;
