@@ -11,9 +11,9 @@ import sys
 import pytest
 
 from snarkd.config import Config, EngineConfig
-from snarkd.config.cpu import IFMA_ENV, ifma_from_env
+from snarkd.config.cpu import HUGE_PAGES_ENV, IFMA_ENV, huge_pages_from_env, ifma_from_env
 from snarkd.errors import EXIT_BAD_INPUT, InputError
-from snarkd.native import apply_ifma
+from snarkd.native import apply_huge_pages, apply_ifma
 from snarkd.native import _core, _witness
 
 
@@ -76,3 +76,58 @@ def test_the_cli_applies_it_before_any_command():
                          env=dict(os.environ, **{IFMA_ENV: "maybe"}))
     assert bad.returncode == EXIT_BAD_INPUT and "SNARKD_CPU_IFMA" in bad.stderr
     json.loads(out.stdout)  # the report itself still parses
+
+
+# [cpu] huge_pages / SNARKD_CPU_HUGE_PAGES: the huge-page advice of the native core's large buffers
+# (native/big_buffer.hpp), wired as [cpu] ifma is.
+
+
+@pytest.fixture
+def restore_huge_pages():
+    prev = _core.uses_huge_pages()
+    yield
+    _core.set_huge_pages(prev)
+
+
+def test_huge_pages_from_env():
+    assert huge_pages_from_env({}) is None
+    assert huge_pages_from_env({HUGE_PAGES_ENV: " OFF "}) == "off"
+    assert huge_pages_from_env({HUGE_PAGES_ENV: "auto"}) == "auto"
+    with pytest.raises(InputError, match="SNARKD_CPU_HUGE_PAGES='always': expected one of auto, off"):
+        huge_pages_from_env({HUGE_PAGES_ENV: "always"})
+
+
+def test_apply_huge_pages_switches_the_core_and_native_witnesses(restore_huge_pages, monkeypatch):
+    """One setting for both: _witness.set_huge_pages is called where that extension has it."""
+    calls = []
+    monkeypatch.setattr(_witness, "set_huge_pages", calls.append, raising=False)
+    apply_huge_pages("off")
+    assert not _core.uses_huge_pages() and calls == [False]
+    apply_huge_pages("auto")
+    assert _core.uses_huge_pages() and calls == [False, True]
+
+
+def test_huge_pages_in_the_config_file_and_environment(tmp_path):
+    cfg = Config.from_text('[cpu]\nhuge_pages = "off"\n', str(tmp_path / "c.toml"), tmp_path, env={})
+    assert cfg.cpu.huge_pages == "off"
+    cfg = Config.from_text('[cpu]\nhuge_pages = "off"\n', str(tmp_path / "c.toml"), tmp_path,
+                           env={HUGE_PAGES_ENV: "auto"})
+    assert cfg.cpu.huge_pages == "auto" and "cpu.huge_pages" in cfg.overrides
+    assert Config.from_text("", str(tmp_path / "c.toml"), tmp_path, env={}).cpu.huge_pages == "auto"
+    with pytest.raises(InputError):
+        Config.from_text('[cpu]\nhuge_pages = "always"\n', str(tmp_path / "c.toml"), tmp_path, env={})
+
+
+def test_the_cli_applies_huge_pages_before_any_command(tmp_path):
+    """A process started with SNARKD_CPU_HUGE_PAGES=off has the advice off by the time a command runs (the CLI's
+    entry applies it: `snarkd config show` is a command that loads the core only through it); a bad value
+    exits with the bad-input code naming the variable."""
+    probe = ("import sys; from snarkd.cli import main; rc = main(['config', 'show']); "
+             "from snarkd.native import _core; print('ADVICE', _core.uses_huge_pages(), file=sys.stderr)")
+    for value, want in (("off", "False"), ("auto", "True")):
+        out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                             env=dict(os.environ, **{HUGE_PAGES_ENV: value}))
+        assert f"ADVICE {want}" in out.stderr, out.stdout[-2000:] + out.stderr[-2000:]
+    bad = subprocess.run([sys.executable, "-m", "snarkd", "config", "show"], capture_output=True, text=True,
+                         env=dict(os.environ, **{HUGE_PAGES_ENV: "maybe"}))
+    assert bad.returncode == EXIT_BAD_INPUT and "SNARKD_CPU_HUGE_PAGES" in bad.stderr

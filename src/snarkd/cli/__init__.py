@@ -88,13 +88,19 @@ def main(argv: list[str] | None = None) -> int:
 
         gc.disable()
     try:
-        from snarkd.config.cpu import ifma_from_env  # $SNARKD_CPU_IFMA, without loading the config layer
+        # $SNARKD_CPU_IFMA and $SNARKD_CPU_HUGE_PAGES, without loading the config layer
+        from snarkd.config.cpu import huge_pages_from_env, ifma_from_env
 
         ifma = ifma_from_env()
         if ifma is not None:
             from snarkd.native import apply_ifma
 
             apply_ifma(ifma)
+        huge_pages = huge_pages_from_env()
+        if huge_pages is not None:
+            from snarkd.native import apply_huge_pages
+
+            apply_huge_pages(huge_pages)
         rc = int(args.func(args) or 0)
         if entry and rc == 0 and getattr(args.func, "exit_at_once", False):
             try:

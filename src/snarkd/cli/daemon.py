@@ -44,9 +44,10 @@ def cmd_serve(args) -> int:
             raise
     else:
         cfg = _load(args)
-    from snarkd.native import apply_ifma
+    from snarkd.native import apply_huge_pages, apply_ifma
 
     apply_ifma(cfg.cpu.ifma)  # [cpu] ifma of the file, or $SNARKD_CPU_IFMA over it
+    apply_huge_pages(cfg.cpu.huge_pages)  # [cpu] huge_pages likewise
     return serve(cfg, ready_fd=args.ready_fd, log_to_stderr=not args.daemonized)
 
 

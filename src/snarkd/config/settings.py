@@ -36,7 +36,7 @@ from pathlib import Path
 from snarkd.config.kinds import (Address, Bool, BoolOrAuto, CachePath, Choice, Context, DirList, DirPath, Devices,
                                  Duration, FilePath, Float, Int, Kind, KeyTable, OptionalDir, RayAddress, ReadFile,
                                  Size, SizeOrOff, Text)
-from snarkd.config.cpu import IFMA_CHOICES, IFMA_ENV
+from snarkd.config.cpu import HUGE_PAGES_CHOICES, HUGE_PAGES_ENV, IFMA_CHOICES, IFMA_ENV
 from snarkd.config.prove import BACKEND_CHOICES, BACKEND_DEFAULT, BACKEND_ENV
 from snarkd.config.witness import COMPILED_CHOICES, COMPILED_DEFAULT, COMPILED_ENV
 from snarkd.config.dirs import cache_base, runtime_dir
@@ -277,6 +277,10 @@ SETTINGS: tuple[Setting, ...] = (
       "never, the 4-limb BMI2/ADX path of CPUs without AVX-512 (same proofs; for measuring that path on a CPU with "
       "IFMA). snarkd prove reads the environment variable only; a cluster's engine actors apply the front's",
       env=IFMA_ENV, engine="ifma"),
+    S("cpu", "huge_pages", Choice(*HUGE_PAGES_CHOICES), "auto",
+      "a proof's large native buffers (2-16 MiB) advised MADV_HUGEPAGE: one page fault per 2 MiB where THP is "
+      "\"madvise\"; off = 4 KiB pages (a host whose THP defrag would compact memory inside a fault). snarkd prove "
+      "reads the environment variable only", env=HUGE_PAGES_ENV),
     # -- one-shot proving and tests --------------------------------------------------------------
     S("prove", "backend", Choice(*BACKEND_CHOICES), BACKEND_DEFAULT,
       "default --backend of one-shot `snarkd prove` (the daemon uses [gpus])", env=BACKEND_ENV),

@@ -3,7 +3,7 @@
 The core (_core) loads on first use, not with the package: `snarkd witness` needs only _witness, and loading the
 core's 4 MB of code cost that command ~4 ms of its ~70 ms whole-process CPU (bench/witness_vs_circom_cpp.py)."""
 
-__all__ = ["apply_ifma"]  # the extensions are its submodules: `from snarkd.native import _core`, `_witness`, ...
+__all__ = ["apply_huge_pages", "apply_ifma"]  # the extensions are its submodules: `from snarkd.native import _core`, `_witness`, ...
 
 
 def apply_ifma(value: str) -> None:
@@ -17,3 +17,17 @@ def apply_ifma(value: str) -> None:
     on = value != "off"
     _core.set_ifma(on)
     _witness.set_ifma(on)
+
+
+def apply_huge_pages(value: str) -> None:
+    """[cpu] huge_pages ("auto" or "off", snarkd.config.cpu) for this process: whether large native buffers
+    (native/big_buffer.hpp) are advised MADV_HUGEPAGE, in the core (_core.set_huge_pages) and in native
+    witnesses where that extension has its own switch (_witness.set_huge_pages), so one setting governs both.
+    Applied where apply_ifma is. Advice only: buffers mapped already keep theirs, the next ones take the new."""
+    from . import _core, _witness
+
+    on = value != "off"
+    _core.set_huge_pages(on)
+    set_witness = getattr(_witness, "set_huge_pages", None)
+    if set_witness is not None:
+        set_witness(on)

@@ -24,6 +24,7 @@
 #include "groth16/csr.hpp"
 #include "groth16/checks.hpp"
 #include "groth16/qap.hpp"
+#include "big_buffer.hpp"
 #include "parallel.hpp"
 #include "py_buffer.hpp"
 #include "py_path_gate.hpp"
@@ -46,10 +47,11 @@ struct PathHold {
 // A domain vector of a proof's steps (a, b = A.w, B.w on the domain; h): n rows of 4 u64 words, owned
 // here, read through the buffer protocol as (n, 4) uint64 (numpy.asarray views it without a copy).
 // Making one needs no numpy: the one-shot `snarkd prove` never imports it.
+// Its storage is a big_buffer.hpp block (a 2^17 vector is 4 MiB of fresh pages: huge pages where advised).
 struct FrVector {
-  std::unique_ptr<u64[]> w;
+  BigArray<u64> w;
   size_t n = 0;
-  FrVector(size_t rows, bool zero) : w(zero ? new u64[4 * rows]() : new u64[4 * rows]), n(rows) {}
+  FrVector(size_t rows, bool zero) : w(4 * rows, zero), n(rows) {}
   u64* data() const { return w.get(); }
   void release() {
     w.reset();
@@ -541,11 +543,25 @@ void bind_curve(py::module_& m) {
     size_t n = A.count(32, "Fr elements");
     if (B.count(32, "Fr elements") != n) throw py::value_error("b: length differs from a");
     unsigned l = log2_exact(n, "a", S);
-    FrVector out(n, false);
+    FrVector out(0, false);
     unsigned TT = resolve_threads(threads);
     double h_ms = 0;
     {
-      Computing rel;
+      Computing rel;  // the path settled (a switch waits for this call) before it is read
+#if defined(SNARKD_SIMD52)
+      // The IFMA path reads a whole (into its own arrays) before the first H is written: with release, H goes
+      // over a's storage, already faulted in, where a fresh vector was 4 MiB of new pages at 2^17 (the scalar
+      // path transforms in a itself: it needs its own H)
+      const bool h_in_a = release && g_use_simd52 && l >= 4;
+#else
+      const bool h_in_a = false;
+#endif
+      if (h_in_a) {
+        out = std::move(*va);
+        va->n = 0;
+      } else {
+        out = FrVector(n, false);
+      }
       struct Inputs { FrVector *a, *b; } in{va, vb};
       qap_h<typename NS::FrTr>((const Fr*)A.data(), (const Fr*)B.data(), (Fr*)out.data(), l, TT, &h_ms,
                                release ? +[](void* c) {  // read once: freed before the transforms
@@ -561,7 +577,8 @@ void bind_curve(py::module_& m) {
   }, py::arg("a"), py::arg("b"), T, py::arg("release") = false,
      "(h, h_ms): H values of the QAP step, (a b - c) on the odd coset with c = a o b, plain out, an FrVector (a, b: "
      "A.w, B.w on the domain, Montgomery); h_ms: milliseconds of the last step (H from the coset values). release "
-     "(a one-shot proof): a and b are FrVectors freed once read, and the transforms' tables are given back after");
+     "(a one-shot proof): a and b are FrVectors freed once read (on the IFMA path H is written over a's storage, "
+     "which h then owns), and the transforms' tables are given back after");
 
   // The checks and sums of a proof's steps (prover/groth16.py sequences them; groth16/checks.hpp):
   // numpy-free, their results plain values and bytes.
@@ -817,6 +834,35 @@ PYBIND11_MODULE(_core, m) {
         "never (False). Waits for running native calls, so none mixes paths; returns the previous setting");
   m.def("_set_simd52", set_ifma, py::arg("on"), "set_ifma's former name (bench scripts and tests); the same switch");
   m.def("uses_simd52", [] { return g_use_simd52; }, "True while the AVX-512 IFMA kernels are in use");
+  // [cpu] huge_pages (big_buffer.hpp): advice only, so no path gate: a running computation's buffers are
+  // correct advised or not, and the next ones it maps take the new setting.
+  m.def("set_huge_pages", [](bool on) {
+    return g_huge_pages.exchange(on);
+  }, py::arg("on"),
+        "[cpu] huge_pages's switch (snarkd.native.apply_huge_pages): the proof's large buffers advised "
+        "MADV_HUGEPAGE (True) or left to 4 KiB pages (False); returns the previous setting");
+  m.def("uses_huge_pages", [] { return g_huge_pages.load(); }, "True while large buffers are advised MADV_HUGEPAGE");
+  // Testing: one big_buffer.hpp block, its address, length and kind (heap, or huge = mapped on its own and
+  // advised), readable and writable through the buffer protocol while it lives.
+  struct BigProbe {
+    BigArray<uint8_t> mem;
+  };
+  py::class_<BigProbe>(m, "_BigBuffer", py::buffer_protocol(), "Testing: a big_buffer.hpp block of `nbytes` bytes")
+      .def(py::init([](size_t nbytes, bool zero) { return new BigProbe{BigArray<uint8_t>(nbytes, zero)}; }),
+           py::arg("nbytes"), py::arg("zero") = false)
+      .def_buffer([](BigProbe& b) {
+        return py::buffer_info(b.mem.get(), 1, py::format_descriptor<uint8_t>::format(), 1,
+                               {(py::ssize_t)b.mem.size()}, {(py::ssize_t)1});
+      })
+      .def_property_readonly("address", [](const BigProbe& b) { return (uintptr_t)b.mem.get(); })
+      .def_property_readonly("nbytes", [](const BigProbe& b) { return b.mem.size(); })
+      .def_property_readonly("kind", [](const BigProbe& b) {
+        switch (b.mem.kind()) {
+          case BigKind::heap: return "heap";
+          case BigKind::huge: return "huge";
+          default: return "none";
+        }
+      });
   // The AVX2 lanes (ff/simd29.hpp, msm/bucket_simd29.hpp): G1's batch-affine additions four at a time
   // where IFMA is off, BN254 and BLS12-381 each on by default where the CPU has AVX2 + BMI2/ADX and a
   // calibration at load (simd29_pays, per field) measured its lane product at least 1.25x the scalar one.

@@ -128,7 +128,10 @@ std::string spmv_ab(const uint8_t* sec, size_t sec_len, const uint8_t* wit, size
       head(i, h);
       return spmv_entry_error(h, i, domain, nwit);
     }
-  std::unique_ptr<Fr[]> wm(new Fr[nwit]);  // not value-initialized: each thread touches its part first
+  // not value-initialized: each thread touches its part first. From the heap, not big_buffer.hpp: mapped
+  // with huge pages it measured a higher peak RSS (its memory, freed here, is the heap's to hand out again;
+  // bench/cpu-notes.md round 32)
+  std::unique_ptr<Fr[]> wm(new Fr[nwit]);
   const Fr r2 = Fr::from_limbs(Fr::Params::R2);
   parallel_for(nwit, T, [&](size_t s, size_t e, unsigned) {
     size_t i = s;

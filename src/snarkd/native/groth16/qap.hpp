@@ -7,6 +7,7 @@
 #include <memory>
 #include <vector>
 
+#include "big_buffer.hpp"
 #include "ntt/ntt.hpp"
 #include "ntt/ntt_simd.hpp"
 #include "parallel.hpp"
@@ -34,11 +35,11 @@ void qap_h(const Fr* a, const Fr* b, Fr* h, unsigned log_n, unsigned T, double* 
   // were 8 MiB of fresh pages at 2^17 faulted in and unmapped each proof (cpu-notes round 30).
   // Else on copies. c = a o b (and the copies) in one parallel pass over memory left
   // uninitialised; C is transformed in h's storage, which the last step overwrites in place.
-  std::unique_ptr<Fr[]> own_a, own_b;
+  BigArray<Fr> own_a, own_b;  // big_buffer.hpp: huge pages where advised
   Fr* A = const_cast<Fr*>(a);
   Fr* B = const_cast<Fr*>(b);
-  if (!inputs_done || a == b) own_b.reset(B = new Fr[n]);  // a == b: B must not be A's storage
-  if (!inputs_done) own_a.reset(A = new Fr[n]);
+  if (!inputs_done || a == b) own_b.reset(n), B = own_b.get();  // a == b: B must not be A's storage
+  if (!inputs_done) own_a.reset(n), A = own_a.get();
   Fr* C = h;
   parallel_for(n, T, [&](size_t s, size_t e, unsigned) {
     for (size_t i = s; i < e; i++) {

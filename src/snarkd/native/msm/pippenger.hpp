@@ -18,6 +18,7 @@
 #include <atomic>
 #include <memory>
 #include <vector>
+#include "big_buffer.hpp"
 #include "ec/point.hpp"
 #include "msm/batch_adder.hpp"
 #include "msm/glv_split.hpp"
@@ -93,7 +94,7 @@ struct Recoder {
   // c <= 16: digit of scalar k in window w at tab[w * n + k]. Left uninitialised here so that its pages are
   // first touched by the threads that fill it: a zeroed vector (2.6 MB at 2^16, 5 MB at 2^17) was faulted in
   // and cleared by the calling thread alone, ~1 ms of each proof MSM while the other core waited (round 17)
-  std::unique_ptr<uint16_t[]> tab;
+  BigArray<uint16_t> tab;  // big_buffer.hpp: huge pages where advised
   const uint8_t* neg = nullptr;  // per scalar: 1 = negated (GLV halves): digits flipped
   static constexpr unsigned TABLE_MAX_C = 16;
 
@@ -117,7 +118,7 @@ struct Recoder {
     }
     if (plan.width(0) <= TABLE_MAX_C) {  // the widest window: the bottom one
       carries.clear();
-      tab.reset(new uint16_t[(size_t)plan.nw * n]);
+      tab.reset((size_t)plan.nw * n);
       // blocks of 64 scalars, window by window: each row's 128 bytes written together (a
       // scalar at a time wrote nw rows 2 bytes each, and the build cost more than it saved).
       // The block's scalars are first copied limb-major (s[l][j]), so that a window's values

@@ -19,6 +19,7 @@
 #include <new>
 #include <vector>
 
+#include "big_buffer.hpp"
 #include "ff/simd52.hpp"
 #include "ntt/ntt.hpp"
 #include "parallel.hpp"
@@ -37,12 +38,20 @@ struct NttSimd {
   static constexpr unsigned L = Pr::L;
   static constexpr unsigned LOG_BLOCK = 11;
 
-  // L limb arrays of n words each (n a multiple of 8), 64-byte aligned.
+  // L limb arrays of n words each (n a multiple of 8), 64-byte aligned: owned (the tables and the twiddle
+  // scratch, from the heap as before: mapped with huge pages they measured a higher peak RSS, cpu-notes
+  // round 32), or a view into a block owned elsewhere (the QAP step's three arrays, one big_buffer.hpp block).
   struct Soa {
     u64* p = nullptr;
     size_t n = 0;
-    explicit Soa(size_t n_) : n(n_) { p = static_cast<u64*>(::operator new(L * n * 8, std::align_val_t(64))); }
-    ~Soa() { ::operator delete(p, std::align_val_t(64)); }
+    bool own = false;
+    explicit Soa(size_t n_) : n(n_), own(true) {
+      p = static_cast<u64*>(::operator new(L * n * 8, std::align_val_t(64)));
+    }
+    Soa(u64* at, size_t n_) : p(at), n(n_) {}  // a view: L n words at `at` (64-byte aligned)
+    ~Soa() {
+      if (own) ::operator delete(p, std::align_val_t(64));
+    }
     Soa(const Soa&) = delete;
     Soa& operator=(const Soa&) = delete;
     SNARKD_SIMD52_INLINE E ld(size_t i) const {
@@ -481,13 +490,19 @@ struct NttSimd {
                                            void* ctx = nullptr) {
     const size_t n = (size_t)1 << log_n;
     auto tb = tables(log_n, T);
-    Soa A(n), Bv(n), C(n);
+    const size_t B = (size_t)1 << std::min(log_n, LOG_BLOCK);
+    // The three arrays in one big_buffer.hpp block: at 2^17 each alone is 5 MiB, two huge pages and a 1 MiB
+    // tail of 4 KiB ones; together 15 MiB, seven huge pages and one 1 MiB tail (512 page faults fewer).
+    // Each part's size is a multiple of 64 bytes (n a multiple of 16).
+    BigArray<u64> mem(3 * L * n);
+    Soa A(mem.get(), n), Bv(mem.get() + L * n, n), C(mem.get() + 2 * L * n, n);
     const E kw = simd52::broadcast<Pr>(k_to_wide().v);
     parallel_for(n / 8, T, [&](size_t kb, size_t ke, unsigned) { convert_in(a, b, A, Bv, C, kw, kb, ke); }, 256);
     if (inputs_done) inputs_done(ctx);
     Soa* const xs[3] = {&A, &Bv, &C};
-    const size_t B = (size_t)1 << std::min(log_n, LOG_BLOCK);
-    std::unique_ptr<Soa> tw;  // the large stages' gathered twiddles (stage_twiddles), at most n / 4 of them
+    // the large stages' gathered twiddles (stage_twiddles), at most n / 4 of them: from the heap after a and
+    // b are freed, as before (in the block above it measured a higher peak, cpu-notes round 32)
+    std::unique_ptr<Soa> tw;
     if (n > 2 * B) tw = std::make_unique<Soa>(n / 4);
     dif_large(xs, 3, log_n, *tb, tw.get(), T);
     parallel_for(n / B, T, [&](size_t b, size_t e, unsigned) { inv_scale_fwd(xs, 3, *tb, log_n, B, b, e); });
