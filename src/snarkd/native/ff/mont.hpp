@@ -406,6 +406,13 @@ struct Mont {
     adx::dif_lazy4<P::MOD>(x.v, y.v);
 #endif
   }
+  // x, y in [0, 2p): (x, y) <- (x + y in [0, 2p), y - x in [0, 4p))
+  static inline __attribute__((always_inline)) void dif_lazy_rev(Mont& x, Mont& y) {
+    static_assert(NTT_LAZY, "lazy NTT ops: 4 limbs, 5p < R, x86-64");
+#if defined(__x86_64__)
+    adx::dif_lazy_rev4<P::MOD>(x.v, y.v);
+#endif
+  }
 
   struct Words { u64 v[N]; };
   static constexpr Words twice_modulus() {  // 2p, which fits N words (a spare top bit)
@@ -610,6 +617,21 @@ struct Mont {
     Mont o = zero();
     o.v[0] = 1;
     return mul(*this, o);
+  }
+  // o = a.from_mont(): on 4 limbs with ADX a bare Montgomery reduction of a (adx::redc4, 16 mulx) where the product
+  // by 1 runs a whole one (32); the same canonical value (the QAP step's H values, groth16/qap.hpp's scalar branch)
+  static inline __attribute__((always_inline)) void from_mont_to(Mont& o, const Mont& a) {
+#if defined(__x86_64__) && defined(__OPTIMIZE__)
+    if constexpr (N == 4 && LAZY_OK) {
+      if (__builtin_expect(g_use_adx, 1)) {
+        const u64 t[8] = {a.v[0], a.v[1], a.v[2], a.v[3], 0, 0, 0, 0};  // a < p: a < pR, redc4's bound
+        adx::redc4<P::MOD, &P::INV>(o.v, t);
+        final_sub(o.v);
+        return;
+      }
+    }
+#endif
+    o = a.from_mont();
   }
 
   // exponent given as plain little-endian limbs (any length)

@@ -1959,6 +1959,55 @@ static inline __attribute__((always_inline)) void dif_lazy4(uint64_t* x, uint64_
   x[0] = t0; x[1] = t1; x[2] = t2; x[3] = t3;
 }
 
+// dif_lazy4 with the difference the other way round: x <- red2p(x + y) in [0, 2p), y <- y + 2p - x in [0, 4p)
+// (the inverse DIF on the forward twiddles: w^-j = -w^(m - j) of stage m, so (x - y) w^-j = (y - x) w^(m - j)).
+template <const uint64_t* P>
+static inline __attribute__((always_inline)) void dif_lazy_rev4(uint64_t* x, uint64_t* y) {
+  static constexpr uint64_t kP[4] = {P[0] << 1, (P[1] << 1) | (P[0] >> 63), (P[2] << 1) | (P[1] >> 63), (P[3] << 1) | (P[2] >> 63)};  // 2p
+  uint64_t t0, t1, t2, t3, s0, s1, s2, s3;
+  asm(
+      "movq 0(%[x]), %[t0]\n\t"
+      "movq 8(%[x]), %[t1]\n\t"
+      "movq 16(%[x]), %[t2]\n\t"
+      "movq 24(%[x]), %[t3]\n\t"
+      "movq 0(%[y]), %[s0]\n\t"
+      "movq 8(%[y]), %[s1]\n\t"
+      "movq 16(%[y]), %[s2]\n\t"
+      "movq 24(%[y]), %[s3]\n\t"
+      "addq 0+%[p], %[s0]\n\t"
+      "adcq 8+%[p], %[s1]\n\t"
+      "adcq 16+%[p], %[s2]\n\t"
+      "adcq 24+%[p], %[s3]\n\t"
+      "subq %[t0], %[s0]\n\t"
+      "sbbq %[t1], %[s1]\n\t"
+      "sbbq %[t2], %[s2]\n\t"
+      "sbbq %[t3], %[s3]\n\t"
+      "addq 0(%[y]), %[t0]\n\t"
+      "adcq 8(%[y]), %[t1]\n\t"
+      "adcq 16(%[y]), %[t2]\n\t"
+      "adcq 24(%[y]), %[t3]\n\t"
+      "movq %[s0], 0(%[y])\n\t"
+      "movq %[s1], 8(%[y])\n\t"
+      "movq %[s2], 16(%[y])\n\t"
+      "movq %[s3], 24(%[y])\n\t"
+      "movq %[t0], %[s0]\n\t"
+      "subq 0+%[p], %[s0]\n\t"
+      "movq %[t1], %[s1]\n\t"
+      "sbbq 8+%[p], %[s1]\n\t"
+      "movq %[t2], %[s2]\n\t"
+      "sbbq 16+%[p], %[s2]\n\t"
+      "movq %[t3], %[s3]\n\t"
+      "sbbq 24+%[p], %[s3]\n\t"
+      "cmovncq %[s0], %[t0]\n\t"
+      "cmovncq %[s1], %[t1]\n\t"
+      "cmovncq %[s2], %[t2]\n\t"
+      "cmovncq %[s3], %[t3]\n\t"
+      : [t0] "=&r"(t0), [t1] "=&r"(t1), [t2] "=&r"(t2), [t3] "=&r"(t3), [s0] "=&r"(s0), [s1] "=&r"(s1), [s2] "=&r"(s2), [s3] "=&r"(s3), "+m"(*(uint64_t(*)[4])y)
+      : [p] "m"(kP), [x] "r"(x), [y] "r"(y), "m"(*(uint64_t(*)[4])x)
+      : "cc");
+  x[0] = t0; x[1] = t1; x[2] = t2; x[3] = t3;
+}
+
 // t in [0, 2p) -> t mod p. Plain x86-64 (no BMI2/ADX needed).
 template <const uint64_t* P>
 static inline __attribute__((always_inline)) void final_sub6(uint64_t* t) {

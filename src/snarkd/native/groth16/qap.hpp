@@ -58,7 +58,7 @@ void qap_h(const Fr* a, const Fr* b, Fr* h, unsigned log_n, unsigned T, double* 
       Fr t;
       Fr::mul_to(t, A[i], B[i]);
       Fr::sub_to(t, t, C[i]);
-      h[i] = t.from_mont();
+      Fr::from_mont_to(h[i], t);  // a bare reduction (16 mulx) where a product by 1 took 32
     }
   }, 4096);
   if (h_ms) *h_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();

@@ -259,7 +259,8 @@ struct ScalarBatchAdd : AddQueue<Cfg> {
 template <class BA>
 inline void settle_equal(BA& b);
 template <class BA>
-XYZZ<typename BA::Curve> reduce_buckets(BA& ba, const Affine<typename BA::Curve>* ab, size_t nb);
+XYZZ<typename BA::Curve> reduce_buckets(BA& ba, const Affine<typename BA::Curve>* ab, size_t nb,
+                                        XYZZ<typename BA::Curve>* total = nullptr);
 
 template <class Cfg, class BA>
 struct Buckets {
@@ -350,8 +351,8 @@ struct Buckets {
     for (size_t k = 0; k < rj.size(); k++) insert(rj[k], rp[k]);
   }
 
-  // sum_j (j+1) * bucket_j
-  Pt reduce() {
+  // sum_j (j+1) * bucket_j (total: sum_j bucket_j as well)
+  Pt reduce(Pt* total = nullptr) {
     do flush(); while (ba.m || !dj.empty());
     // fold the XYZZ fallbacks into the affine buckets (one batch normalisation)
     std::vector<uint32_t> fj;
@@ -374,7 +375,7 @@ struct Buckets {
       ba.flush();
       settle_equal(ba);
     }
-    return reduce_buckets(ba, ab.data(), nb);
+    return reduce_buckets(ba, ab.data(), nb, total);
   }
 };
 
@@ -392,9 +393,11 @@ inline void settle_equal(BA& b) {
 
 // sum_j (j+1) B_j over affine buckets (all-zero = empty): C chains over blocks of L
 // buckets advanced together, acc_c = sum_s s B_{cL+s}, run_c = sum_s B_{cL+s}; two
-// queued additions per chain and step share the batch's inversion.
+// queued additions per chain and step share the batch's inversion. total (or null): sum_j B_j, which a bucket range
+// of a window (msm_tasks) needs for its offset.
 template <class BA>
-XYZZ<typename BA::Curve> reduce_buckets(BA& ba, const Affine<typename BA::Curve>* ab, size_t nb) {
+XYZZ<typename BA::Curve> reduce_buckets(BA& ba, const Affine<typename BA::Curve>* ab, size_t nb,
+                                        XYZZ<typename BA::Curve>* total) {
   using Cfg = typename BA::Curve;
   using Aff = Affine<Cfg>;
   using Pt = XYZZ<Cfg>;
@@ -421,7 +424,20 @@ XYZZ<typename BA::Curve> reduce_buckets(BA& ba, const Affine<typename BA::Curve>
       wsum.add(wrun);
     }
   }
-  for (size_t l = L; l > 1; l /= 2) wsum.dbl();
+  if (total) {
+    *total = Pt::inf();
+    for (size_t c = 0; c < C; c++) total->add_affine_checked(run[c]);
+  }
+  if ((L & (L - 1)) == 0) {
+    for (size_t l = L; l > 1; l /= 2) wsum.dbl();
+  } else {  // a bucket range's count (msm_tasks: multiples of 64): L times by double-and-add
+    Pt m = Pt::inf();
+    for (int bit = 63 - __builtin_clzll(L); bit >= 0; bit--) {
+      m.dbl();
+      if ((L >> bit) & 1) m.add(wsum);
+    }
+    wsum = m;
+  }
   a.add(wsum);
   return a;
 }

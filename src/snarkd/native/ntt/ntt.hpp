@@ -150,6 +150,19 @@ struct Ntt {
       Fr::mul_to(y, t, w);
     }
   }
+  // The inverse DIF's butterfly on the forward table: w = w_2m^-j = -w_2m^(m - j) = -wf, so (x - y) w = (y - x) wf
+  // (the coset shift reads no inverse table: one n-entry table fewer to build and fault in each one-shot proof)
+  static inline __attribute__((always_inline)) void bfly_dif_rev(Fr& x, Fr& y, const Fr& wf) {  // (x + y, (y - x) wf)
+    if constexpr (LAZY) {
+      Fr::dif_lazy_rev(x, y);
+      Fr::mul_lazy_to(y, y, wf);
+    } else {
+      Fr t;
+      Fr::sub_to(t, y, x);
+      Fr::add_to(x, x, y);
+      Fr::mul_to(y, t, wf);
+    }
+  }
   // the DIT's lazy outputs, [0, 4p) -> [0, p): in its last pass, while the values are in
   // cache (no pass of its own over the array)
   static inline __attribute__((always_inline)) void to_canonical(Fr& x) {
@@ -179,9 +192,12 @@ struct Ntt {
   // between stages (cachegrind at 2^17: 2.2x the L1 misses of one pass per stage). The twiddles
   // are copied first so that the rows are the set's most recent lines at the write-back.
   // The write-back goes word by word (store_words: the butterflies' 8-byte stores).
-  template <unsigned K, bool DIF, bool CANON = false>
+  // INV_FWD (the inverse DIF, tw the forward table): stage M = h m's twiddle for j' = u m + j + jj is
+  // -tw[2M - j'] (bfly_dif_rev takes it without the sign), and for j' = 0, 1 = -(-1).
+  template <unsigned K, bool DIF, bool CANON = false, bool INV_FWD = false>
   static void large_pass(Fr* a, size_t n, size_t m, const Fr* tw, unsigned T) {
     constexpr unsigned R = 1u << K, J = 2;
+    const Fr minus_one = Fr::one().neg();
     parallel_for(n >> (K + 1), T, [&](size_t b, size_t e, unsigned) {
       Fr x[J][R], wj[R][J];  // wj[h + u][jj]: stage h m's twiddle for column j + jj, u (wj[0] unused)
       for (size_t c = b; c < e; c++) {
@@ -189,7 +205,15 @@ struct Ntt {
         Fr* col = a + ((2 * c - j) << K) + j;
 #pragma GCC unroll 8
         for (unsigned q = 1; q < R; q++)
-          for (unsigned jj = 0; jj < J; jj++) wj[q][jj] = tw[q * m + j + jj];
+          for (unsigned jj = 0; jj < J; jj++) {
+            if constexpr (INV_FWD) {
+              const unsigned h = 1u << (31 - __builtin_clz(q));
+              const size_t jp = (q - h) * m + j + jj;
+              wj[q][jj] = jp ? tw[2 * h * m - jp] : minus_one;
+            } else {
+              wj[q][jj] = tw[q * m + j + jj];
+            }
+          }
 #pragma GCC unroll 8
         for (unsigned t = 0; t < R; t++)
           for (unsigned jj = 0; jj < J; jj++) x[jj][t] = col[t * m + jj];
@@ -202,7 +226,8 @@ struct Ntt {
             for (unsigned t = 0; t < R; t += 2 * h)
 #pragma GCC unroll 8
               for (unsigned u = 0; u < h; u++) {
-                if constexpr (DIF) bfly_dif(x[jj][t + u], x[jj][t + u + h], wj[h + u][jj]);
+                if constexpr (DIF && INV_FWD) bfly_dif_rev(x[jj][t + u], x[jj][t + u + h], wj[h + u][jj]);
+                else if constexpr (DIF) bfly_dif(x[jj][t + u], x[jj][t + u + h], wj[h + u][jj]);
                 else bfly_dit(x[jj][t + u], x[jj][t + u + h], wj[h + u][jj]);
               }
           }
@@ -226,11 +251,15 @@ struct Ntt {
         for (size_t j = 1; j < m; j++) bfly_dit(x[s + j], x[s + j + m], tw[m + j]);
       }
   }
+  template <bool INV_FWD = false>  // the inverse DIF on the forward table tw (bfly_dif_rev)
   static inline void dif_block(Fr* x, size_t B, const Fr* tw) {
     for (size_t m = B / 2; m >= 2; m /= 2)
       for (size_t s = 0; s < B; s += 2 * m) {
         bfly1_dif(x[s], x[s + m]);  // j = 0: the twiddle is 1
-        for (size_t j = 1; j < m; j++) bfly_dif(x[s + j], x[s + j + m], tw[m + j]);
+        if constexpr (INV_FWD)
+          for (size_t j = 1; j < m; j++) bfly_dif_rev(x[s + j], x[s + j + m], tw[2 * m - j]);
+        else
+          for (size_t j = 1; j < m; j++) bfly_dif(x[s + j], x[s + j + m], tw[m + j]);
       }
   }
   // Blocks of up to 2^13 (256 KiB, with the in-block twiddles 512 KiB: a Zen 2/3 core's L2, half
@@ -256,13 +285,14 @@ struct Ntt {
       m <<= k;
     }
   }
+  template <bool INV_FWD = false>
   static void dif_large(Fr* a, size_t n, size_t B, const Fr* tw, unsigned T) {
     for (size_t top = n; top > B;) {  // stages with half-size below top, down to B
       const unsigned k = group_stages(top / B);
       const size_t m = top >> k;  // the group's smallest half-size
-      if (k == 3) large_pass<3, true>(a, n, m, tw, T);
-      else if (k == 2) large_pass<2, true>(a, n, m, tw, T);
-      else large_pass<1, true>(a, n, m, tw, T);
+      if (k == 3) large_pass<3, true, false, INV_FWD>(a, n, m, tw, T);
+      else if (k == 2) large_pass<2, true, false, INV_FWD>(a, n, m, tw, T);
+      else large_pass<1, true, false, INV_FWD>(a, n, m, tw, T);
       top = m;
     }
   }
@@ -336,10 +366,9 @@ struct Ntt {
   // arrays of one size and builds V (n products) once for all three.
   static void coset_shift(Fr* a, unsigned log_n, unsigned T, const Fr* V) {
     if (log_n == 0) return;
-    auto itw = twiddles(log_n, true, T);
-    auto ftw = twiddles(log_n, false, T);
+    auto ftw = twiddles(log_n, false, T);  // both directions' twiddles (the inverse's by bfly_dif_rev)
     const size_t n = (size_t)1 << log_n, B = block_size(log_n, T);
-    dif_large(a, n, B, itw.get(), T);
+    dif_large<true>(a, n, B, ftw.get(), T);
     // One pass per block from the inverse's small stages to the forward's: the inverse's last stage,
     // the scaling and the forward's first stage pair by pair in registers (three passes over the
     // block before, and the two block passes one parallel region: cpu-notes round 30). The same
@@ -348,7 +377,7 @@ struct Ntt {
       for (size_t blk = b; blk < e; blk++) {
         Fr* x = a + blk * B;
         const Fr* v = V + blk * B;
-        dif_block(x, B, itw.get());
+        dif_block<true>(x, B, ftw.get());
         for (size_t i = 0; i < B; i += 2) {
           bfly1_dif(x[i], x[i + 1]);
           if constexpr (LAZY) {  // the DIF's outputs are below 2p
