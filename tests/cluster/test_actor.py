@@ -67,6 +67,23 @@ def test_the_actor_applies_cpu_ifma_from_its_config(chain_circuit, tmp_path):
         _witness.set_ifma(before[1] or _core.cpu_has_simd52())
 
 
+def test_the_actor_applies_cpu_huge_pages_from_its_config(tmp_path):
+    """[cpu] huge_pages = off in the settings the front sends: the actor's process advises no huge pages, in the core
+    and in compiled witnesses."""
+    from snarkd.native import _core, _witness
+
+    before = _core.uses_huge_pages(), _witness.huge_pages()
+    settings = {**EngineConfig(synthesis_workers=1, threads=1, workers_per_device=1).__dict__, "wasm_cache": "off",
+                "huge_pages": "off"}
+    a = EngineActor("a10@test", settings, key_cache=str(tmp_path / "cache"))
+    try:
+        assert not _core.uses_huge_pages() and not _witness.huge_pages()
+    finally:
+        a.stop(0)
+        _core.set_huge_pages(before[0])
+        _witness.set_huge_pages(before[1])
+
+
 def test_key_by_path_and_a_proof_snarkjs_accepts(actor, chain_circuit, tmp_path):
     spec = front_spec(chain_circuit.zkey)
     info = actor.load_key("k", spec.plain())

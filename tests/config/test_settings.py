@@ -65,7 +65,7 @@ def test_engine_names_are_the_keys_but_the_documented_ten():
                        "synthesis.nice": "synthesis_nice",
                        "witness.engine": "witness_engine", "witness.compiled": "witness_compiled", "gpus.memory_budget": "gpu_memory_budget",
                        "memory.budget": "memory_budget", "debug.synthesis_delay": "debug_delay_s"}
-    assert len(ENGINE_SETTINGS) - len(renamed) == 23  # with [cpu] ifma (its actors apply it: cluster/actor.py)
+    assert len(ENGINE_SETTINGS) - len(renamed) == 24  # with [cpu] ifma and huge_pages (its actors apply them: cluster/actor.py)
     doc = settings_module.__doc__
     for name, field in renamed.items():
         section, key = name.split(".")

@@ -35,7 +35,7 @@ from snarkd.atomic import atomic_write_bytes
 from snarkd.config import EngineConfig
 from snarkd.engine import COMPLETED, Engine, KeyStore, NotFound, Unavailable
 from snarkd.errors import InputError, MismatchError, SnarkdError, rebuild
-from snarkd.native import apply_ifma
+from snarkd.native import apply_huge_pages, apply_ifma
 
 log = logging.getLogger("snarkd")
 CONTROL = "control"  # the concurrency group of the small calls: never stuck behind proofs
@@ -92,6 +92,7 @@ class EngineActor:
         self.key_cache = Path(key_cache or default_key_cache())
         config = EngineConfig(**engine_settings)
         apply_ifma(config.ifma)  # this process's [cpu] ifma: the front's config (an actor is an entry point)
+        apply_huge_pages(config.huge_pages)  # and [cpu] huge_pages, likewise
         self.keys = KeyStore("/", config.wasm_cache)
         self.engine = Engine(config, self.keys).start()
         self.started = time.time()

@@ -9,7 +9,7 @@ one line here (and read it where it is used).
 those without a config file; `status` whether the engine's status shows it). `derive` computes a default from settings declared
 before it (and the environment); `example` is what the example config shows.
 
-The engine's name is the file's key wherever the key alone says what it is (23 of the 33). EngineConfig is one
+The engine's name is the file's key wherever the key alone says what it is (24 of the 34). EngineConfig is one
 flat namespace over nine sections, and the same names are public beyond it: the `config` record of the engine's
 status (GET /status, `snarkd status --json`), the cluster actors' reports (cluster/actor.py), the benchmarks'
 settings and bench/results. So ten keep their section in the name, and must:
@@ -280,7 +280,8 @@ SETTINGS: tuple[Setting, ...] = (
     S("cpu", "huge_pages", Choice(*HUGE_PAGES_CHOICES), "auto",
       "a proof's large native buffers (2-16 MiB) advised MADV_HUGEPAGE: one page fault per 2 MiB where THP is "
       "\"madvise\"; off = 4 KiB pages (a host whose THP defrag would compact memory inside a fault). snarkd prove "
-      "reads the environment variable only", env=HUGE_PAGES_ENV),
+      "reads the environment variable only; a cluster's engine actors apply the front's", env=HUGE_PAGES_ENV,
+      engine="huge_pages"),
     # -- one-shot proving and tests --------------------------------------------------------------
     S("prove", "backend", Choice(*BACKEND_CHOICES), BACKEND_DEFAULT,
       "default --backend of one-shot `snarkd prove` (the daemon uses [gpus])", env=BACKEND_ENV),

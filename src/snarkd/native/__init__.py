@@ -22,12 +22,10 @@ def apply_ifma(value: str) -> None:
 def apply_huge_pages(value: str) -> None:
     """[cpu] huge_pages ("auto" or "off", snarkd.config.cpu) for this process: whether large native buffers
     (native/big_buffer.hpp) are advised MADV_HUGEPAGE, in the core (_core.set_huge_pages) and in native
-    witnesses where that extension has its own switch (_witness.set_huge_pages), so one setting governs both.
+    witnesses' compiled libraries (_witness.set_huge_pages: their linear memory), so one setting governs both.
     Applied where apply_ifma is. Advice only: buffers mapped already keep theirs, the next ones take the new."""
     from . import _core, _witness
 
     on = value != "off"
     _core.set_huge_pages(on)
-    set_witness = getattr(_witness, "set_huge_pages", None)
-    if set_witness is not None:
-        set_witness(on)
+    _witness.set_huge_pages(on)
