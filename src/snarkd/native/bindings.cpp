@@ -979,29 +979,6 @@ PYBIND11_MODULE(_core, m) {
   }, py::arg("n"), py::arg("threads"), py::arg("bits") = 254,
      "Testing aid: (c, windows, chunks, wide) of the plan an MSM of n full scalars of `bits` bits runs on the "
      "current path: windows 0 .. wide - 1 of c + 1 bits, the rest of c");
-  m.def("_set_msm_split", [](unsigned g) {
-    return switch_paths([g] {
-      unsigned prev = msm_split_mode();
-      msm_split_mode() = g;
-      return prev;
-    });
-  }, py::arg("g"),
-     "Testing aid: the batch-affine MSMs' task split (msm/plan.hpp's msm_tasks: 0 one task per window and chunk in "
-     "window order; g >= 1 largest first, a task at most the work left over g T, the tail cut into bucket ranges); "
-     "returns the previous one");
-  m.def("_msm_tasks", [](size_t n, long threads, unsigned bits) {
-    const unsigned TT = resolve_threads(threads);
-    const MsmPlan p = msm_plan_run(n, TT, bits, false);
-    py::list out;
-    for (const MsmTask& t : msm_tasks(p, n, bits, TT, false)) {
-      const uint32_t nbw = (uint32_t)window_buckets(p, t.w, bits);
-      out.append(py::make_tuple(t.w, t.ch, t.j0, t.j1 ? t.j1 : nbw, t.j1 == 0));
-    }
-    return out;
-  }, py::arg("n"), py::arg("threads"), py::arg("bits") = 254,
-     "Testing aid: the tasks, in claiming order, of a batch-affine MSM of n full scalars of `bits` bits (no "
-     "endomorphism split): (window, chunk, first bucket, end bucket, whole) with buckets counted from 0 in the "
-     "window's reachable range");
   auto bn = m.def_submodule("bn254", "BN254 (bn128)");
   bind_curve<BN>(bn);
   auto bls = m.def_submodule("bls12_381", "BLS12-381");

@@ -259,8 +259,7 @@ struct ScalarBatchAdd : AddQueue<Cfg> {
 template <class BA>
 inline void settle_equal(BA& b);
 template <class BA>
-XYZZ<typename BA::Curve> reduce_buckets(BA& ba, const Affine<typename BA::Curve>* ab, size_t nb,
-                                        XYZZ<typename BA::Curve>* total = nullptr);
+XYZZ<typename BA::Curve> reduce_buckets(BA& ba, const Affine<typename BA::Curve>* ab, size_t nb);
 
 template <class Cfg, class BA>
 struct Buckets {
@@ -351,8 +350,8 @@ struct Buckets {
     for (size_t k = 0; k < rj.size(); k++) insert(rj[k], rp[k]);
   }
 
-  // sum_j (j+1) * bucket_j (total: sum_j bucket_j as well)
-  Pt reduce(Pt* total = nullptr) {
+  // sum_j (j+1) * bucket_j
+  Pt reduce() {
     do flush(); while (ba.m || !dj.empty());
     // fold the XYZZ fallbacks into the affine buckets (one batch normalisation)
     std::vector<uint32_t> fj;
@@ -375,7 +374,7 @@ struct Buckets {
       ba.flush();
       settle_equal(ba);
     }
-    return reduce_buckets(ba, ab.data(), nb, total);
+    return reduce_buckets(ba, ab.data(), nb);
   }
 };
 
@@ -393,11 +392,9 @@ inline void settle_equal(BA& b) {
 
 // sum_j (j+1) B_j over affine buckets (all-zero = empty): C chains over blocks of L
 // buckets advanced together, acc_c = sum_s s B_{cL+s}, run_c = sum_s B_{cL+s}; two
-// queued additions per chain and step share the batch's inversion. total (or null): sum_j B_j, which a bucket range
-// of a window (msm_tasks) needs for its offset.
+// queued additions per chain and step share the batch's inversion.
 template <class BA>
-XYZZ<typename BA::Curve> reduce_buckets(BA& ba, const Affine<typename BA::Curve>* ab, size_t nb,
-                                        XYZZ<typename BA::Curve>* total) {
+XYZZ<typename BA::Curve> reduce_buckets(BA& ba, const Affine<typename BA::Curve>* ab, size_t nb) {
   using Cfg = typename BA::Curve;
   using Aff = Affine<Cfg>;
   using Pt = XYZZ<Cfg>;
@@ -424,20 +421,7 @@ XYZZ<typename BA::Curve> reduce_buckets(BA& ba, const Affine<typename BA::Curve>
       wsum.add(wrun);
     }
   }
-  if (total) {
-    *total = Pt::inf();
-    for (size_t c = 0; c < C; c++) total->add_affine_checked(run[c]);
-  }
-  if ((L & (L - 1)) == 0) {
-    for (size_t l = L; l > 1; l /= 2) wsum.dbl();
-  } else {  // a bucket range's count (msm_tasks: multiples of 64): L times by double-and-add
-    Pt m = Pt::inf();
-    for (int bit = 63 - __builtin_clzll(L); bit >= 0; bit--) {
-      m.dbl();
-      if ((L >> bit) & 1) m.add(wsum);
-    }
-    wsum = m;
-  }
+  for (size_t l = L; l > 1; l /= 2) wsum.dbl();
   a.add(wsum);
   return a;
 }

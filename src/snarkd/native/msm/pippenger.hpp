@@ -273,90 +273,38 @@ inline bool glv_pays(size_t n, unsigned T, unsigned bits, unsigned* cmax = nullp
   }
 }
 
-// m P for a small m >= 0 (a bucket range's offset times its bucket sum): double-and-add from the top bit
-template <class Cfg>
-inline XYZZ<Cfg> mul_small(const XYZZ<Cfg>& p, uint32_t m) {
-  XYZZ<Cfg> r = XYZZ<Cfg>::inf();
-  for (int b = 31; b >= 0; b--) {
-    if (!r.is_inf()) r.dbl();
-    if ((m >> b) & 1) r.add(p);
-  }
-  return r;
-}
-
-// sum_j (j + 1) B_{j0 + j} over the buckets j0 .. j0 + nr - 1 of window w for scalars [b, e), and the buckets' sum
-// (total): a range task of msm_tasks. The digits in range are first gathered a block at a time without a branch
-// (about half of a scan's digits fall outside a half window's range, at random: a test per digit mispredicted
-// half the time), then added as window_sum adds, the next one's bucket prefetched.
-template <class Cfg, class Fr, class BA>
-XYZZ<Cfg> range_sum(Buckets<Cfg, BA>& bk, const Recoder<Fr>& rec, const MsmPoints<Cfg>& pts, size_t b, size_t e,
-                    unsigned w, uint32_t j0, uint32_t nr, size_t B, XYZZ<Cfg>* total) {
-  bk.reset(nr, B, pts);
-  constexpr size_t BLK = 1024;
-  uint32_t at[BLK], dg[BLK];  // the block's hits: scalar index, bucket in the range | NEG
-  for (size_t q0 = b; q0 < e; q0 += BLK) {
-    const size_t qn = std::min(BLK, e - q0);
-    size_t m = 0;
-    for (size_t q = 0; q < qn; q++) {
-      const uint32_t d = rec.digit(q0 + q, w), j = (d & ~NEG) - 1 - j0;  // d = 0: j wraps, >= nr
-      at[m] = (uint32_t)(q0 + q);
-      dg[m] = j | (d & NEG);
-      m += j < nr;
-    }
-    for (size_t i = 0; i < m; i++) {
-      if (i + 1 < m) bk.prefetch(dg[i + 1] & ~NEG);
-      bk.add(dg[i] & ~NEG, at[i] | (dg[i] & NEG));
-    }
-  }
-  return bk.reduce(total);
-}
-
 // The batch-affine Pippenger (msm/buckets.hpp) on adder BA: digits recoded once (Recoder's
-// table, or carry bits for c > 16), the tasks of msm_tasks (window x chunk, the tail cut into
-// bucket ranges) claimed dynamically by T threads, crowded windows by bucket sort.
+// table, or carry bits for c > 16), (window x chunk) tasks on T threads,
+// crowded windows by bucket sort.
 template <class Cfg, class Fr, class BA>
 Affine<Cfg> msm_batched(const MsmPoints<Cfg>& pts, const uint8_t* scalars, const uint8_t* neg, size_t n, unsigned sbits,
                         unsigned T, MsmPlan plan) {
   using Pt = XYZZ<Cfg>;
   if (plan.c < 4) plan = {4, sbits / 4 + 1, plan.k};
   const unsigned nw = plan.nw, k = plan.k;
+  const size_t ntasks = (size_t)nw * k;
   Recoder<Fr> rec;
   rec.build(scalars, nullptr, n, plan, T);
   rec.neg = neg;
   const size_t B = msm_batch(plan);
-  const std::vector<MsmTask> tasks = msm_tasks(plan, n, sbits, T, neg != nullptr);
-  const unsigned TT = (unsigned)std::min<size_t>(T, tasks.size());
-  std::vector<Pt> partial(tasks.size(), Pt::inf());
+  unsigned TT = (unsigned)std::min<size_t>(T, ntasks);
+  std::vector<Pt> partial(ntasks, Pt::inf());
   std::vector<Buckets<Cfg, BA>> acc(TT);
   std::vector<SortedBuckets<Cfg, BA>> sorted(TT);
-  parallel_tasks(tasks.size(), TT, [&](size_t i, unsigned tid) {
-    const MsmTask t = tasks[i];
-    const unsigned w = t.w;
-    const size_t b = n * t.ch / k, e = n * (t.ch + 1) / k;
+  parallel_tasks(ntasks, TT, [&](size_t task, unsigned tid) {
+    unsigned w = (unsigned)(task / k), ch = (unsigned)(task % k);
+    size_t b = n * ch / k, e = n * (ch + 1) / k;
     const size_t nbw = window_buckets(plan, w, sbits), nba = window_array(plan, w, sbits);
     // the digit and index lambdas take b and w by value: by reference they were reloaded for every
     // digit (the bucket stores may alias them), ~1% of a 2^16 G1 MSM's instructions (round 15)
-    if (t.j1 == 0) {
-      partial[i] = window_sum(acc[tid], sorted[tid], nbw, nba, B, pts, e - b,
-                              [&rec, b, w](size_t q) { return rec.digit(b + q, w); }, [b](size_t q) { return b + q; },
-                              neg && w + 1 == nw && nbw < nba);
-      return;
-    }
-    // buckets j0 .. j1 - 1 as a window of their own (digit |d| - j0): sum_j (j + 1) B_{j0 + j}, and j0 times
-    // their sum on top. Its batch as msm_batch's for that many buckets (a quarter of them): the window's
-    // would queue half of a half-window's buckets and defer most points.
-    const uint32_t j0 = t.j0, nr = t.j1 - t.j0;
-    Pt tot;
-    Pt r = range_sum(acc[tid], rec, pts, b, e, w, j0, nr, std::min<size_t>(B, std::max<size_t>(nr / 4, 64)), &tot);
-    if (j0) r.add(mul_small(tot, j0));
-    partial[i] = r;
+    partial[task] = window_sum(acc[tid], sorted[tid], nbw, nba, B, pts, e - b,
+                               [&rec, b, w](size_t q) { return rec.digit(b + q, w); }, [b](size_t q) { return b + q; },
+                               neg && w + 1 == nw && nbw < nba);
   });
-  std::vector<Pt> win(nw, Pt::inf());
-  for (size_t i = 0; i < tasks.size(); i++) win[tasks[i].w].add(partial[i]);
   Pt sum = Pt::inf();  // Horner from the top: window w weighs 2^pos(w)
   for (unsigned w = nw; w-- > 0;) {
     for (unsigned i = 0; i < plan.width(w); i++) sum.dbl();
-    sum.add(win[w]);
+    for (unsigned ch = 0; ch < k; ch++) sum.add(partial[(size_t)w * k + ch]);
   }
   return sum.to_affine();
 }

@@ -4,8 +4,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
-#include <cstdint>
-#include <vector>
 
 #include "ff/simd52.hpp"
 
@@ -107,103 +105,6 @@ inline MsmPlan msm_plan_run(size_t n, unsigned T, unsigned bits, bool split, uns
   if (msm_force_c() >= 2) plan = {msm_force_c(), bits / msm_force_c() + 1, 1};
   if (!split && plan.c >= 7) plan = msm_plan_mixed(std::max<size_t>(n, 1), T, bits, plan);
   return plan;
-}
-
-// One task of a batch-affine MSM (msm_batched): window w over point chunk ch, the buckets [j0, j1) of the
-// window's reachable ones (j1 = 0: the whole window, its own bucket array as before)
-struct MsmTask {
-  unsigned w, ch;
-  uint32_t j0, j1;
-};
-
-// Knob (tests/benchmarks: _core._set_msm_split): 0 = one task per (window x chunk) in window order, as before
-// round 31; 1 = msm_tasks' plan below; g >= 2 as 1 with each cut unit's last range cut into up to g (a finer tail)
-inline unsigned& msm_split_mode() { static unsigned g = 1; return g; }
-
-// The tasks of a batch-affine MSM of n points over T threads on plan p, claimed dynamically in this order. With one
-// task per (window x chunk) unit the threads ended unevenly: 19 windows at c = 13 (a SHA-256 H MSM at 2^17) on 2
-// threads left one core idle for about a window at the end (r.idle ~7 ms a proof with IFMA, 14-18 without,
-// cpu-notes round 31). Units are costed in msm_plan's unit (n / k additions plus 2.8 per reachable bucket for the
-// reduction) and laid out units that cannot be cut first, then the rest largest first, on T model threads greedily
-// (each task to the least loaded, as the threads claim them); a unit that would take its thread past an even share
-// (total / T, 2% slack) is cut into bucket ranges that fill the threads' room up to that share in turn (McNaughton's
-// wrap-around: T - 1 cuts, a few more where a remainder below a range's floor goes whole). A range's task scans the unit's digits and adds only those in its range,
-// so the additions and the reduction are the whole unit's (plus one small multiple of the range's bucket sum for its
-// offset), where point chunks would each reduce all of the window's buckets. Only windows on the bucket-array path
-// of 2^9 buckets or more are cut (a crowded top window is bucket-sorted: few buckets, its own path), into multiples
-// of 64 buckets of at least an eighth of the window. The cut plan is kept where the greedy replay of its tasks (a
-// range's scan charged at 3% of an addition a digit) ends sooner than that of the whole units: on 16 threads the
-// 46 units of 2^17 points end 1.05 x the even share whole, and their cuts' small remainders did not do better.
-inline std::vector<MsmTask> msm_tasks(const MsmPlan& p, size_t n, unsigned bits, unsigned T, bool halves) {
-  struct Unit { unsigned w, ch; double cost, pts; bool split; uint32_t nbw; };
-  std::vector<Unit> u;
-  u.reserve((size_t)p.nw * p.k);
-  double total = 0;
-  for (unsigned w = 0; w < p.nw; w++) {
-    const size_t nbw = window_buckets(p, w, bits), nba = window_array(p, w, bits);
-    const bool sorted = nbw < nba / 8 || (halves && w + 1 == p.nw && nbw < nba);
-    for (unsigned ch = 0; ch < p.k; ch++) {
-      const double pts = (double)(n * (ch + 1) / p.k - n * ch / p.k);
-      u.push_back({w, ch, pts + 2.8 * (double)nbw, pts, !sorted && nbw >= 512, (uint32_t)nbw});
-      total += u.back().cost;
-    }
-  }
-  std::vector<MsmTask> whole;
-  const unsigned g = msm_split_mode();
-  if (g == 0 || T <= 1) {
-    for (const Unit& x : u) whole.push_back({x.w, x.ch, 0, 0});
-    return whole;
-  }
-  std::stable_sort(u.begin(), u.end(), [](const Unit& a, const Unit& b) {
-    return a.split != b.split ? !a.split : a.cost > b.cost;
-  });
-  for (const Unit& x : u) whole.push_back({x.w, x.ch, 0, 0});
-  std::vector<size_t> unit_of(p.nw * p.k);  // (w, ch) -> its entry in u
-  for (size_t i = 0; i < u.size(); i++) unit_of[(size_t)u[i].w * p.k + u[i].ch] = i;
-  // the greedy replay: when the last thread ends, each task's cost its range's share (and a range's scan)
-  auto replay = [&](const std::vector<MsmTask>& ts) {
-    std::vector<double> at(T, 0.0);
-    for (const MsmTask& t : ts) {
-      const Unit& x = u[unit_of[(size_t)t.w * p.k + t.ch]];
-      const double c = t.j1 ? x.cost * (t.j1 - t.j0) / x.nbw + 0.03 * x.pts : x.cost;
-      *std::min_element(at.begin(), at.end()) += c;
-    }
-    return *std::max_element(at.begin(), at.end());
-  };
-  std::vector<MsmTask> out;
-  const double share = total / T, cap = share * 1.02;
-  std::vector<double> load(T, 0.0);
-  auto least = [&]() { return (size_t)(std::min_element(load.begin(), load.end()) - load.begin()); };
-  for (const Unit& x : u) {
-    size_t t = least();
-    if (!x.split || load[t] + x.cost <= cap) {
-      load[t] += x.cost;
-      out.push_back({x.w, x.ch, 0, 0});
-      continue;
-    }
-    // the unit's buckets [j, nbw) still to hand out; a range's cost its share of the unit's
-    const double per = x.cost / x.nbw;
-    const uint32_t least_range = std::max<uint32_t>(x.nbw / 8, 64);
-    uint32_t j = 0;
-    while (j < x.nbw) {
-      t = least();
-      const double room = share - load[t];
-      uint32_t e = x.nbw;  // the rest, unless the room leaves a range of least_range or more both sides
-      const uint32_t r = (uint32_t)std::max(0.0, std::round(room / per / 64)) * 64;
-      if (r >= least_range && x.nbw - j >= r + least_range) e = j + r;
-      if (e == x.nbw && g >= 2 && x.nbw - j >= 2 * least_range) {  // the unit's last range, finer
-        const uint32_t parts = std::min<uint32_t>(g, (x.nbw - j) / least_range), q = (x.nbw - j) / 64;
-        for (uint32_t i = 0; i < parts; i++)
-          out.push_back({x.w, x.ch, j + 64 * (q * i / parts), j + 64 * (q * (i + 1) / parts)});
-        load[t] += (x.nbw - j) * per;
-        break;
-      }
-      out.push_back({x.w, x.ch, j, j == 0 && e == x.nbw ? 0 : e});  // no room worth a cut: the unit whole
-      load[t] += (e - j) * per;
-      j = e;
-    }
-  }
-  return replay(out) < replay(whole) ? out : whole;
 }
 
 }  // namespace snarkd
