@@ -238,3 +238,15 @@ def test_fq2_product_montgomery_words(curve, conj):
         assert got1 == [(s * a0 * b1 + a1 * b0) * r_inv % p for (a0, a1), (b0, b1) in zip(a, b)]
 
     inner()
+
+
+def test_generated_mont_adx_is_current():
+    # ff/mont_adx.hpp (the BMI2/ADX products and the lazy NTT butterflies) is ff/gen_mont_adx.py's output, byte for
+    # byte: a hand edit of the header (round 31's dif_lazy_rev4 was one) would be lost at the next generation
+    import pathlib
+    import subprocess
+    import sys
+
+    ff = pathlib.Path(__file__).resolve().parents[2] / "src" / "snarkd" / "native" / "ff"
+    out = subprocess.run([sys.executable, str(ff / "gen_mont_adx.py")], capture_output=True, text=True, check=True)
+    assert out.stdout == (ff / "mont_adx.hpp").read_text()

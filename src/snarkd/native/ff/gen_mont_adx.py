@@ -406,10 +406,25 @@ def gen_lazy_ntt(N):
     dit = asm_body([f"movq {8*j}(%[x]), {T[j]}" for j in range(N)] + _subtract_p_unless_borrow(N)
                    + [f"movq {T[j]}, {S[j]}" for j in range(N)] + chain("addq", "adcq", lambda j: f"{8*j}+%[p]", S)
                    + chain("subq", "sbbq", lambda j: f"{8*j}(%[w])", S) + chain("addq", "adcq", lambda j: f"{8*j}(%[w])", T))
+    # both DIFs end alike: the difference stored over y, the sum in T reduced below 2p
+    dif_end = [f"movq {S[j]}, {8*j}(%[y])" for j in range(N)] + _subtract_p_unless_borrow(N)
     dif = asm_body([f"movq {8*j}(%[x]), {T[j]}" for j in range(N)] + [f"movq {T[j]}, {S[j]}" for j in range(N)]
                    + chain("addq", "adcq", lambda j: f"{8*j}(%[y])", T) + chain("addq", "adcq", lambda j: f"{8*j}+%[p]", S)
-                   + chain("subq", "sbbq", lambda j: f"{8*j}(%[y])", S) + [f"movq {S[j]}, {8*j}(%[y])" for j in range(N)]
-                   + _subtract_p_unless_borrow(N))
+                   + chain("subq", "sbbq", lambda j: f"{8*j}(%[y])", S) + dif_end)
+    dif_rev = asm_body([f"movq {8*j}(%[x]), {T[j]}" for j in range(N)] + [f"movq {8*j}(%[y]), {S[j]}" for j in range(N)]
+                       + chain("addq", "adcq", lambda j: f"{8*j}+%[p]", S) + chain("subq", "sbbq", lambda j: T[j], S)
+                       + chain("addq", "adcq", lambda j: f"{8*j}(%[y])", T) + dif_end)
+    dif_fn = lambda name, body: f"""template <const uint64_t* P>
+static inline __attribute__((always_inline)) void {name}{N}(uint64_t* x, uint64_t* y) {{
+  {k2p}
+  uint64_t {decl_t}, {decl_s};
+  asm(
+{body}
+      : {ts}, {ss}, {mem("y", "+")}
+      : [p] "m"(kP), [x] "r"(x), [y] "r"(y), {mem("x")}
+      : "cc");
+  {store_x}
+}}"""
     store_x = " ".join(f"x[{j}] = t{j};" for j in range(N))
     store_y = " ".join(f"y[{j}] = s{j};" for j in range(N))
     return f"""
@@ -443,17 +458,11 @@ static inline __attribute__((always_inline)) void dit_lazy{N}(uint64_t* x, uint6
 
 // DIF: x, y in [0, 2p): x <- red2p(x + y) in [0, 2p), y <- x + 2p - y in [0, 4p) (for the
 // caller's lazy product by the twiddle).
-template <const uint64_t* P>
-static inline __attribute__((always_inline)) void dif_lazy{N}(uint64_t* x, uint64_t* y) {{
-  {k2p}
-  uint64_t {decl_t}, {decl_s};
-  asm(
-{dif}
-      : {ts}, {ss}, {mem("y", "+")}
-      : [p] "m"(kP), [x] "r"(x), [y] "r"(y), {mem("x")}
-      : "cc");
-  {store_x}
-}}
+{dif_fn("dif_lazy", dif)}
+
+// dif_lazy{N} with the difference the other way round: x <- red2p(x + y) in [0, 2p), y <- y + 2p - x in [0, 4p)
+// (the inverse DIF on the forward twiddles: w^-j = -w^(m - j) of stage m, so (x - y) w^-j = (y - x) w^(m - j)).
+{dif_fn("dif_lazy_rev", dif_rev)}
 """
 
 
