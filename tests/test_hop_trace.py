@@ -20,9 +20,9 @@ def test_hop_trace_of_a_one_shot_proof(tmp_path):
                          capture_output=True, text=True, timeout=120, env=clirun.env())
     assert res.returncode == 0, res.stderr
     hops = [line.split()[1:4] for line in res.stderr.splitlines() if re.match(r"\s*\d+  \S", line)]
-    # the command's parser is built from cli/parsing, below the command modules: a call down, never back up
-    assert hops[:3] == [["cli/__init__", "->", "cli/parsing"], ["cli/__init__", "->", "cli/prove"],
-                        ["cli/prove", "->", "cli/parsing"]]
+    # the usual arguments are read by the command's quick_args over cli/quick, below it: calls down, no parser
+    assert hops[:2] == [["cli/__init__", "->", "cli/prove"], ["cli/prove", "->", "cli/quick"]]
+    assert not [h for h in hops if h[2] == "cli/parsing"]
     # the one-shot proof runs the one sequence of the prover's steps (prover/groth16), which calls the core
     sequence = hops.index(["prover/oneshot", "->", "prover/groth16"])
     native = hops.index(["prover/groth16", "->", "native/_core.bn254"])
@@ -30,7 +30,7 @@ def test_hop_trace_of_a_one_shot_proof(tmp_path):
         hops.index(["prover/oneshot", "->", "verifier/groth16"]) < hops.index(["prover/oneshot", "->", "prover/output"])
     # the steps time nothing of their own (their caller does), and the CLI leaves the key to the proof
     assert not [h for h in hops if h[0] == "prover/qap" and h[2] == "prover/timing"]
-    assert [h[2] for h in hops if h[0] == "cli/prove"] == ["cli/parsing", "config/prove", "prover/oneshot"]
+    assert [h[2] for h in hops if h[0] == "cli/prove"] == ["cli/quick", "config/prove", "prover/oneshot"]
     assert [h for h in hops if h[1] == "<-"] == []  # nothing calls back up
     assert len(set(map(tuple, hops))) == len(hops)  # each hop once
     assert res.stderr.rstrip().endswith(f"{len(hops)} hops")

@@ -22,14 +22,14 @@ static int one(const char* inp, const char* outp, int runs) {
   uint32_t w;
   while (std::fread(&w, 4, 1, f) == 1) in.push_back(w);
   std::fclose(f);
-  rt::instantiate();
+  rt::instantiate(true);
   const uint64_t nw = uint32_t(exp_getWitnessSize());
   rt::release();
   std::vector<uint8_t> wit(nw * 32);
   for (int run = 0; run < runs; run++) {
     double c0 = ms(CLOCK_PROCESS_CPUTIME_ID), w0 = ms(CLOCK_MONOTONIC);
     int32_t code = -1;
-    if (snarkd_wc_run(in.data(), in.size(), wit.data(), nw, 0, 0, 0, &code)) {
+    if (snarkd_wc_run(in.data(), in.size(), wit.data(), nw, 0, 0, 0, 1 /* huge pages, as the product's default */, &code)) {
       std::fprintf(stderr, "trap: %s (code %d)\n", snarkd_wc_message(), code);
       return 1;
     }
