@@ -350,15 +350,30 @@ def test_translator_refuses_or_translates_mutants(tmp_path):
 # first word: load past the memory (1), store past it (2), unreachable (3), divide by zero (4), call_indirect with
 # the wrong type (5), recursion without end (6), a loop without end (7), grow past the limit then load (8),
 # memory.fill past the end (9); 0 writes the value. Imports and exports as circom's.
+# The runtime imports and the exports every circom module has (the modules below are circom's shape, by hand)
+_RUNTIME_IMPORTS = """  (import "runtime" "exceptionHandler" (func $exc (param i32)))
+  (import "runtime" "printErrorMessage" (func $pem))
+  (import "runtime" "writeBufferMessage" (func $wbm))
+  (import "runtime" "showSharedRWMemory" (func $ssm))
+"""
+_CIRCOM_EXPORTS = """  (export "getFieldNumLen32" (func $getFieldNumLen32))
+  (export "getWitnessSize" (func $getWitnessSize))
+  (export "getSharedRWMemoryStart" (func $getSharedRWMemoryStart))
+  (export "writeSharedRWMemory" (func $writeSharedRWMemory))
+  (export "readSharedRWMemory" (func $readSharedRWMemory))
+  (export "init" (func $init))
+  (export "setInputSignal" (func $setInputSignal))
+  (export "getWitness" (func $getWitness))
+  (export "getRawPrime" (func $getRawPrime))
+  (export "getMessageChar" (func $getMessageChar))
+  (export "memory" (memory 0)))
+"""
+
 HOSTILE_WAT = """
 (module
   (type $v (func))
   (type $i (func (param i32)))
-  (import "runtime" "exceptionHandler" (func $exc (param i32)))
-  (import "runtime" "printErrorMessage" (func $pem))
-  (import "runtime" "writeBufferMessage" (func $wbm))
-  (import "runtime" "showSharedRWMemory" (func $ssm))
-  (memory 2)
+""" + _RUNTIME_IMPORTS + """  (memory 2)
   (table 2 funcref)
   (elem (i32.const 0) $getRawPrime $init)
   (global $mode (mut i32) (i32.const 0))
@@ -396,18 +411,7 @@ HOSTILE_WAT = """
     (if (i32.eq (local.get $m) (i32.const 9)) (then (memory.fill (i32.const 100) (i32.const 0) (i32.const 200000))))
     (if (i32.eq (local.get $m) (i32.const 10)) (then (call $exc (i32.const 4))))
     (i32.store (i32.const 0) (i32.const 42)))
-  (export "getFieldNumLen32" (func $getFieldNumLen32))
-  (export "getWitnessSize" (func $getWitnessSize))
-  (export "getSharedRWMemoryStart" (func $getSharedRWMemoryStart))
-  (export "writeSharedRWMemory" (func $writeSharedRWMemory))
-  (export "readSharedRWMemory" (func $readSharedRWMemory))
-  (export "init" (func $init))
-  (export "setInputSignal" (func $setInputSignal))
-  (export "getWitness" (func $getWitness))
-  (export "getRawPrime" (func $getRawPrime))
-  (export "getMessageChar" (func $getMessageChar))
-  (export "memory" (memory 0)))
-"""
+""" + _CIRCOM_EXPORTS
 
 HOSTILE_RUN = """
 import struct, sys
@@ -503,11 +507,7 @@ def test_loaded_library_file_is_sealed(built):
 # the data segment's first word, the markers' places, memory.grow's result against the limit, the grown pages'.
 RESET_WAT = """
 (module
-  (import "runtime" "exceptionHandler" (func $exc (param i32)))
-  (import "runtime" "printErrorMessage" (func $pem))
-  (import "runtime" "writeBufferMessage" (func $wbm))
-  (import "runtime" "showSharedRWMemory" (func $ssm))
-  (memory 2)
+""" + _RUNTIME_IMPORTS + """  (memory 2)
   (global $mode (mut i32) (i32.const 0))
   (data (i32.const 1024) "PRIM")
   (func $getFieldNumLen32 (result i32) (i32.const 8))
@@ -549,18 +549,7 @@ RESET_WAT = """
       (i32.store (i32.const 24) (i32.load (i32.const 196616)))
       (if (i32.gt_u (memory.size) (i32.const 1101)) (then
         (i32.store (i32.const 28) (i32.load (i32.const 72089600))))))))
-  (export "getFieldNumLen32" (func $getFieldNumLen32))
-  (export "getWitnessSize" (func $getWitnessSize))
-  (export "getSharedRWMemoryStart" (func $getSharedRWMemoryStart))
-  (export "writeSharedRWMemory" (func $writeSharedRWMemory))
-  (export "readSharedRWMemory" (func $readSharedRWMemory))
-  (export "init" (func $init))
-  (export "setInputSignal" (func $setInputSignal))
-  (export "getWitness" (func $getWitness))
-  (export "getRawPrime" (func $getRawPrime))
-  (export "getMessageChar" (func $getMessageChar))
-  (export "memory" (memory 0)))
-"""
+""" + _CIRCOM_EXPORTS
 
 
 @pytest.fixture(scope="module")
