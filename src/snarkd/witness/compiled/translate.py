@@ -416,7 +416,8 @@ def translate_function(m, fi, native_map, lines, called=None, code=None, shared=
 # block or label), so the fuel (charged per wasm loop iteration and per call) and every memory check are the same;
 # its stack height is the same at the start of every repetition, so its C++ text (the operand variables) is too.
 ROLL_MIN_SAVED = 24  # instructions a roll must save (repetitions beyond the first, times the period)
-ROLL_MAX_PERIOD = 512
+ROLL_MAX_PERIOD = 64  # instructions; the longest period rolled in the RSA verifier and SHA-256 is 49, and each
+# period tried is one pass over the function (512 made the translation 3x slower for nothing more rolled)
 ROLL_MIN_REPS = 3
 
 
