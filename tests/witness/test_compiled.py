@@ -699,3 +699,124 @@ def test_only_reached_functions_emitted():
     assert Module(data).names == m.names and "Fr_F1m_mul" in m.names.values()
     assert "// Fr_F1m_mul\n" not in src and "// Fr_int_mul\n" not in src
     assert "// getWitness\n" in src and "// setInputSignal\n" in src
+
+
+def _roll_wat() -> str:
+    """A circom-shaped module whose getWitness is unrolled code of the kind circom writes (round 32's rolls): mode 0
+    48 stores at stepping addresses and values, then element i's 8 words copied to the shared memory by 8 stepping
+    load/store pairs; mode 1 the same stores running off the memory's end (a trap at the 17th); mode 2 48 calls (the
+    fuel: one a call) with stepping arguments."""
+    fill = "".join("    (i32.store (i32.const %d) (i32.add (i32.mul (local.get 0) (i32.const 1000)) (i32.const %d)))\n"
+                   % (1024 + 4 * k, 3 * k + 1) for k in range(48))
+    off_end = "".join("    (i32.store (i32.const %d) (i32.const %d))\n" % (65536 - 64 + 4 * k, k) for k in range(48))
+    calls = "".join("    (call $t (i32.const %d))\n" % (7 * k - 100) for k in range(48))
+    copy = "".join("  (i32.store (i32.const %d) (i32.load (i32.add (local.get $b) (i32.const %d))))\n" % (128 + 4 * w, 4 * w)
+                   for w in range(8))
+    return """
+(module
+""" + _RUNTIME_IMPORTS + """  (memory 1)
+  (global $mode (mut i32) (i32.const 0))
+  (func $getFieldNumLen32 (result i32) (i32.const 8))
+  (func $getWitnessSize (result i32) (i32.const 4))
+  (func $getSharedRWMemoryStart (result i32) (i32.const 128))
+  (func $writeSharedRWMemory (param i32 i32)
+    (if (i32.eqz (local.get 0)) (then (global.set $mode (local.get 1))))
+    (i32.store (i32.add (i32.const 128) (i32.shl (local.get 0) (i32.const 2))) (local.get 1)))
+  (func $readSharedRWMemory (param i32) (result i32)
+    (i32.load (i32.add (i32.const 128) (i32.shl (local.get 0) (i32.const 2)))))
+  (func $init (param i32))
+  (func $setInputSignal (param i32 i32 i32))
+  (func $getRawPrime
+    (i64.store (i32.const 128) (i64.const 0x43E1F593F0000001))
+    (i64.store (i32.const 136) (i64.const 0x2833E84879B97091))
+    (i64.store (i32.const 144) (i64.const 0xB85045B68181585D))
+    (i64.store (i32.const 152) (i64.const 0x30644E72E131A029)))
+  (func $t (param i32) (i32.store (i32.const 2048) (i32.add (i32.load (i32.const 2048)) (local.get 0))))
+  (func $getMessageChar (result i32) (i32.const 0))
+  (func $getWitness (param i32)
+    (local $b i32)
+    (if (i32.eqz (global.get $mode)) (then
+""" + fill + """    ))
+    (if (i32.eq (global.get $mode) (i32.const 1)) (then
+""" + off_end + """    ))
+    (if (i32.eq (global.get $mode) (i32.const 2)) (then
+""" + calls + """    (i32.store (i32.const 1024) (i32.load (i32.const 2048)))))
+  (local.set $b (i32.add (i32.const 1024) (i32.shl (local.get 0) (i32.const 5))))
+""" + copy + """  )
+""" + _CIRCOM_EXPORTS
+
+
+def _wasmtime_witness(wasm: bytes, mode: int, size: int) -> bytes:
+    import wasmtime
+
+    store = wasmtime.Store()
+    module = wasmtime.Module(store.engine, wasm)
+    imports = [wasmtime.Func(store, imp.type, lambda *a: None) for imp in module.imports]
+    inst = wasmtime.Instance(store, module, imports)
+    ex = inst.exports(store)
+    ex["writeSharedRWMemory"](store, 0, mode)
+    out = b""
+    for i in range(size):
+        ex["getWitness"](store, i)
+        out += b"".join((ex["readSharedRWMemory"](store, w) & 0xFFFFFFFF).to_bytes(4, "little") for w in range(8))
+    return out
+
+
+def test_rolled_runs_equal_unrolled_code(tmp_path, monkeypatch):
+    """Round 32: runs of one straight-line sequence with stepping constants become C++ loops. The rolled library's
+    witness equals wasmtime's; a rolled run of stores traps where the unrolled one does (out of bounds); at every fuel
+    from 1 to past what the run needs, the rolled and the unrolled library give the same result (fuel is charged
+    per call and per wasm loop iteration, never per rolled repetition)."""
+    import hashlib
+    import struct
+
+    import wasmtime
+
+    from snarkd.witness.compiled import translate as tr
+
+    wasm = bytes(wasmtime.wat2wasm(_roll_wat()))
+    sha = hashlib.sha256(wasm).hexdigest()
+    src, _ = tr.translate(wasm)
+    assert src.count("for (uint32_t k") >= 4, src  # the three modes' runs and the copy
+    rolled = compiled_mod.build(wasm, sha, "bn128", [str(tmp_path / "r.wasm.wso")], opt="-O0")
+    monkeypatch.setattr(tr, "ROLL_MIN_REPS", 10 ** 9)
+    assert "for (uint32_t k" not in tr.translate(wasm)[0]
+    plain = compiled_mod.build(wasm, sha, "bn128", [str(tmp_path / "p.wasm.wso")], opt="-O0")
+    libs = [compiled_mod.load([info["path"]], sha, "bn128") for info in (rolled, plain)]
+
+    def run(lib, mode, fuel=0):
+        out = bytearray(32 * 4)
+        status, message, _, _ = lib.run([(0, struct.pack("<8I", mode, 0, 0, 0, 0, 0, 0, 0))], out, 4, fuel=fuel)
+        return status, message, bytes(out)
+
+    for lib in libs:
+        status, message, out = run(lib, 0)
+        assert status == 0, message
+        assert out == _wasmtime_witness(wasm, 0, 4)
+        status, message, _ = run(lib, 1)
+        assert status == 1 and "out of bounds" in message, message
+        status, message, out = run(lib, 2)
+        assert status == 0 and out == _wasmtime_witness(wasm, 2, 4), message
+    results = [[run(lib, 2, fuel) for fuel in range(1, 400, 3)] for lib in libs]
+    assert results[0] == results[1]
+    assert results[0][0][0] == 1 and results[0][-1][0] == 0  # the range spans the fuel the run needs
+
+
+def test_rolls_stop_where_a_constant_stops_stepping():
+    """_rolls: a run's constants must each step by one amount; where one does not, the roll ends; no roll crosses
+    control flow or changes the operand stack's height."""
+    from snarkd.witness.compiled import translate as tr
+
+    def seq(k, c):  # i32.const (100 + 4k); i32.const c; i32.store
+        return [(0x41, 100 + 4 * k), (0x41, c), (0x36, 0)]
+
+    code = [op for k in range(10) for op in seq(k, 5 * k)] + [op for k in range(10, 20) for op in seq(k, 77)]
+    rolls = tr._rolls(None, code, {})
+    assert rolls == {0: (3, 10, {0: ("i32", 100, 4), 1: ("i32", 0, 5)}), 30: (3, 10, {0: ("i32", 140, 4)})}
+    # a block in the run: the parts before and after it roll on their own, none across it
+    code = [op for k in range(10) for op in seq(k, 1)] + [(0x02, []), (0x0B, None)] + \
+        [op for k in range(10, 20) for op in seq(k, 1)]
+    assert sorted(tr._rolls(None, code, {})) == [0, 32]
+    # a sequence that leaves a value on the stack each time is no roll
+    code = [(0x41, k) for k in range(40)]
+    assert tr._rolls(None, code, {}) == {}

@@ -6,7 +6,8 @@ br_table a switch. Memory is one linear byte array (`M`, native/witness/compiled
 is checked against its current size (a trap past it), every function's prologue checks the stack left and the fuel,
 every loop iteration the fuel. Functions whose names are circom's ffwasm field functions (Fr_add, Fr_mul, ...; the
 name section) and whose types are theirs are called as native implementations from the runtime instead of their
-translated wasm bodies.
+translated wasm bodies. Round 32: runs of one straight-line sequence that circom unrolled, repeated with stepping
+constants, become C++ loops (`_rolls`): the compiler's time follows the code's size.
 
 A module this translator does not handle (another import, a feature circom does not emit, a body it cannot follow)
 raises `Refused`: the caller builds nothing and the engine keeps its other paths. The module is expected to have
@@ -189,6 +190,9 @@ def translate_function(m, fi, native_map, lines, called=None, code=None, shared=
 
     ctl = [Ctl("func", "Lret", 0, results)]
     dead = 0
+    rolls = _rolls(m, code, vary)
+    roll_end = skip = roll_skip = -1  # the last position of the rolled period being translated; the region's end
+    kexpr = {}  # position -> the C++ expression of a rolled constant (its value in iteration k)
 
     def br_to(c):  # assignments for a branch to c, then the jump
         s = []
@@ -205,7 +209,17 @@ def translate_function(m, fi, native_map, lines, called=None, code=None, shared=
         return " ".join(s)
 
     for pos, (op, imm) in enumerate(code):
+        if pos < skip:  # the further periods of a rolled region: the loop runs them
+            continue
         c = ctl[-1]
+        if not dead and pos in rolls:
+            period, reps, steps = rolls[pos]
+            k = "k%d" % pos
+            emit("for (uint32_t %s = 0; %s < %du; %s++) {" % (k, k, reps, k))
+            ind[0] += "  "
+            for q, (t, base, step) in steps.items():
+                kexpr[pos + q] = _kexpr(t, base, step, k)
+            roll_end, roll_skip = pos + period - 1, pos + period * reps
         if dead:  # unreachable code: skipped up to the end (or else) of the block it lies in
             if op in (0x02, 0x03, 0x04):
                 dead += 1
@@ -338,17 +352,17 @@ def translate_function(m, fi, native_map, lines, called=None, code=None, shared=
         elif op == 0x41:
             if pos in vary:
                 emit("%s = %s;" % (push("i32"), vary[pos]))
+            elif pos in kexpr:
+                emit("%s = %s;" % (push("i32"), kexpr[pos]))
             else:
-                emit("%s = %d;" % (push("i32"), imm) if imm != -2 ** 31 else "%s = INT32_MIN;" % push("i32"))
+                emit("%s = %s;" % (push("i32"), _lit("i32", imm)))
         elif op == 0x42:
-            emit("%s = %dLL;" % (push("i64"), imm) if imm != -2 ** 63 else "%s = INT64_MIN;" % push("i64"))
+            emit("%s = %s;" % (push("i64"), kexpr[pos] if pos in kexpr else _lit("i64", imm)))
         elif op in BIN:
             t, rt_, e = BIN[op]
             b, _ = pop()
             a, _ = pop()
-            d = push(rt_)
-            emit("%s = %s;" % (d, e.replace("a", "\x00").replace("b", "\x01").replace("\x00", a).replace("\x01", b)
-                               if False else sub_ab(e, a, b)))
+            emit("%s = %s;" % (push(rt_), sub_ab(e, a, b)))
         elif op in UN:
             t, rt_, e = UN[op]
             a, _ = pop()
@@ -365,6 +379,10 @@ def translate_function(m, fi, native_map, lines, called=None, code=None, shared=
             emit("rt::mem_fill(%s, %s, %s);" % (d, v, n))
         else:
             raise Refused("opcode 0x%x in function %d (%s)" % (op, fi, m.names.get(fi)))
+        if pos == roll_end:
+            ind[0] = ind[0][:-2]
+            emit("}")
+            skip = roll_skip
     # declarations
     args = ["%s v%d" % (CT[t], k) for k, t in enumerate(params)]
     if shared:
@@ -388,6 +406,101 @@ def translate_function(m, fi, native_map, lines, called=None, code=None, shared=
     lines.extend(body)
     lines.append("}")
     return sig
+
+
+# Rolling (round 32): circom unrolls every loop whose bound is known at compile time, so a template's code holds runs
+# of one instruction sequence repeated tens to hundreds of times whose i32.const immediates step by a fixed amount
+# (the RSA verifier's long_div: 320 copies of one 7-instruction element copy, each at the next offset). Such a run
+# becomes one C++ loop over the sequence's translation, each stepping constant computed from the loop's counter. The
+# loop does exactly what the unrolled code did, in the same order: the sequence is straight-line code (no branch,
+# block or label), so the fuel (charged per wasm loop iteration and per call) and every memory check are the same;
+# its stack height is the same at the start of every repetition, so its C++ text (the operand variables) is too.
+ROLL_MIN_SAVED = 24  # instructions a roll must save (repetitions beyond the first, times the period)
+ROLL_MAX_PERIOD = 64  # instructions; the longest period rolled in the RSA verifier and SHA-256 is 49, and each
+# period tried is one pass over the function (512 made the translation 3x slower for nothing more rolled)
+ROLL_MIN_REPS = 3
+
+
+def _stack_delta(m, op, imm):
+    """The operand stack's change by one straight-line instruction; None for control flow (a roll's barrier)."""
+    if op in (0x20, 0x23, 0x3F, 0x41, 0x42):
+        return 1
+    if op in (0x21, 0x24, 0x1A) or op in BIN:
+        return -1
+    if op in (0x01, 0x22, 0x40) or op in UN or op in LOADS:
+        return 0
+    if op in STORES or op == 0x1B:
+        return -2
+    if op in (0xFC0A, 0xFC0B):
+        return -3
+    if op == 0x10:
+        pt, rt_ = m.func_type(imm)
+        return len(rt_) - len(pt)
+    if op == 0x11:
+        pt, rt_ = m.types[imm]
+        return len(rt_) - len(pt) - 1
+    return None
+
+
+def _kexpr(t, base, step, k):
+    if t == "i32":
+        return "(int32_t)(%du + %s * %du)" % (base % 2 ** 32, k, step % 2 ** 32)
+    return "(int64_t)(%dull + (uint64_t)%s * %dull)" % (base % 2 ** 64, k, step % 2 ** 64)
+
+
+def _rolls(m, code, vary):
+    """{start: (period, repetitions, {offset in the period: (type, first value, step)})}: the runs of one straight-line
+    instruction sequence repeated, identical but for i32/i64.const immediates that step by a fixed amount, with no net
+    effect on the operand stack; chosen greedily by the instructions they save, not overlapping. A shared body's
+    parameter constants (vary) never roll: each is its own parameter."""
+    import numpy as np
+    n = len(code)
+    if n < 2 * ROLL_MIN_REPS:
+        return {}
+    ids, key, delta = np.empty(n, np.int64), {}, np.zeros(n, np.int64)
+    for p, (op, imm) in enumerate(code):
+        d = _stack_delta(m, op, imm)
+        if d is None or p in vary:
+            ids[p] = -1 - p  # a barrier: equal to nothing
+            continue
+        delta[p] = d
+        tok = (op, None) if op in (0x41, 0x42) else (op, imm)
+        ids[p] = key.setdefault(tok, len(key))
+    found = []
+    for period in range(1, min(ROLL_MAX_PERIOD, n // ROLL_MIN_REPS) + 1):
+        eq = np.concatenate(([False], ids[:-period] == ids[period:], [False]))
+        edges = np.flatnonzero(eq[1:] != eq[:-1])
+        for a, b in zip(edges[::2], edges[1::2]):  # eq[a:b] all true: code[a:b + period] has this period
+            reps = (b - a + period) // period
+            if reps >= ROLL_MIN_REPS and (reps - 1) * period >= ROLL_MIN_SAVED and \
+                    int(delta[a:a + period].sum()) == 0:
+                found.append(((reps - 1) * period, int(a), period, int(reps)))
+    found.sort(key=lambda x: (-x[0], x[1], x[2]))
+    used = np.zeros(n, bool)
+    out = {}
+    for _, a, period, reps in found:
+        while reps >= ROLL_MIN_REPS:
+            if used[a:a + period * reps].any():
+                break
+            # the constants: each must step by one amount through the repetitions; the run ends where one does not
+            steps, good = {}, reps
+            for q in range(period):
+                op, v0 = code[a + q]
+                if op not in (0x41, 0x42):
+                    continue
+                step = code[a + period + q][1] - v0
+                j = 2
+                while j < good and code[a + j * period + q][1] - v0 == j * step:
+                    j += 1
+                good = j
+                if step:
+                    steps[q] = ("i32" if op == 0x41 else "i64", v0, step)
+            if good >= ROLL_MIN_REPS and (good - 1) * period >= ROLL_MIN_SAVED:
+                out[a] = (period, good, steps)
+                used[a:a + period * good] = True
+            a += period * max(good, 1)  # the rest of the run, from where the steps broke
+            reps -= max(good, 1)
+    return out
 
 
 def sub_ab(e, a, b):
