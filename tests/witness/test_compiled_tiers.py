@@ -176,3 +176,26 @@ def test_compile_keeps_a_full_library_over_a_fast_request(tmp_path):
     third = calc.compile(tier="fast")
     assert not third["built"] and third["tier"] == "full"
     _runs_exactly(c, wasm, tmp_path, 3)
+
+
+def test_cli_prepare_compile_witness_tiers(tmp_path):
+    """`snarkd prepare --compile-tier fast` builds the fast tier only; `--compile-witness` then keeps it and builds
+    the full one over it, each said with its tier."""
+    from cases import build_case
+
+    chain_circuit = build_case("chain", "bn128")
+    zkey, wasm = tmp_path / "chain.zkey", tmp_path / "circuit.wasm"
+    shutil.copy(chain_circuit.zkey, zkey)
+    shutil.copy(chain_circuit.circuit.wasm, wasm)
+
+    def run(*args):
+        return subprocess.run([sys.executable, "-m", "snarkd", "prepare", str(zkey), "--wasm", str(wasm), *args],
+                              capture_output=True, text=True)
+
+    res = run("--compile-tier", "fast")
+    assert res.returncode == 0 and "compiled witness library (fast tier) built in" in res.stderr, res.stderr
+    assert "(full tier)" not in res.stderr and _meta(str(wasm) + ".wso")["meta"]["tier"] == "fast"
+    res = run("--compile-witness")
+    assert res.returncode == 0, res.stderr
+    assert "(fast tier) already built" in res.stderr and "compiled witness library (full tier) built in" in res.stderr
+    assert _meta(str(wasm) + ".wso")["meta"]["tier"] == "full"
