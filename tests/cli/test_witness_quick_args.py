@@ -21,6 +21,8 @@ TAKEN = [
     ["--no-progress", "--progress", "c.wasm", "in.json", "out.wtns"],
     ["", "in.json", "out wtns"],
     ["-q", "--quiet", "a", "b", "c"],  # two spellings of one flag
+    ["--compile", "c.wasm", "in.json", "out.wtns"],
+    ["c.wasm", "--compile-tier", "fast", "in.json", "out.wtns"],  # (round 31: the tiers of the compiled library)
 ]
 LEFT_TO_ARGPARSE = [
     [], ["c.wasm", "in.json"], ["a", "b", "c", "d"],  # wrong counts: argparse's usage error
@@ -28,6 +30,7 @@ LEFT_TO_ARGPARSE = [
     ["--eng", "native", "a", "b", "c"],  # an abbreviation argparse accepts
     ["--engine=native", "a", "b", "c"],
     ["--engine", "fast", "a", "b", "c"],  # not a choice: argparse's message
+    ["--compile-tier", "quick", "a", "b", "c"],
     ["--engine"], ["a", "b", "c", "--sym"], ["--sym", "-x", "a", "b", "c"],
     ["-q", "-q", "a", "b", "c"], ["--", "a", "b", "c"], ["-", "b", "c"], ["-1", "b", "c"],
     ["--unknown", "a", "b", "c"], ["-qx", "a", "b", "c"],

@@ -31,6 +31,9 @@ def register(sub) -> None:
                    help="also build the circuit's compiled witness library (CIRCUIT.wasm.wso: the .wasm translated to "
                         "C++ and built by $CXX, else c++/g++), which the native engine runs for value-dependent "
                         "circuits ([witness] compiled)")
+    p.add_argument("--compile-tier", choices=("both", "fast", "full"), default=None,
+                   help="with --compile-witness (implied): both (default): the fast tier (-Og, ready sooner, runs "
+                        "slower), then the full tier (-O3) over it, each said with its time; fast or full: that one")
     p.set_defaults(func=run)
 
 
@@ -72,14 +75,20 @@ def _witness_program(args) -> None:
     instructions = paths[0]["instructions"] if paths else 0
     print(f"{where}: native witness program {how} in {time.perf_counter() - start:.2f} s "
           f"({instructions} instructions)", file=sys.stderr)
-    if getattr(args, "compile_witness", False):
+    tier = getattr(args, "compile_tier", None)
+    if getattr(args, "compile_witness", False) or tier:
         from snarkd.witness.compiled import CompileError
 
-        try:
-            info = calc.compile()
-        except CompileError as exc:
-            print(f"no compiled witness library: {exc}", file=sys.stderr)
-            return
-        how = (f"built in {info['build_s']:.1f} s ({info['bytes'] / 2**20:.1f} MiB)" if info["built"]
-               else "already built")
-        print(f"{info['path']}: compiled witness library {how}", file=sys.stderr)
+        # both: the fast tier first (a daemon started meanwhile can load it), then the full one renamed over it
+        for one in (("fast", "full") if (tier or "both") == "both" else (tier,)):
+            try:
+                info = calc.compile(tier=one)
+            except CompileError as exc:
+                print(f"no compiled witness library: {exc}", file=sys.stderr)
+                return
+            said = info.get("tier", "full")
+            how = (f"built in {info['build_s']:.1f} s ({info['build_cpu_s']:.1f} s compiler CPU, "
+                   f"{info['bytes'] / 2**20:.1f} MiB)" if info["built"] else "already built")
+            print(f"{info['path']}: compiled witness library ({said} tier) {how}", file=sys.stderr)
+            if said != "fast":  # a full library (built or kept) is the last word
+                break

@@ -30,6 +30,11 @@ def _common(p) -> None:
                    help="build the circuit's compiled witness library first (CIRCUIT.wasm.wso: the .wasm translated "
                         "to C++ and built by $CXX, else c++/g++; seconds per circuit, once) unless one is kept; the "
                         "native engine runs it for value-dependent circuits ([witness] compiled)")
+    p.add_argument("--compile-tier", choices=("both", "fast", "full"), default=None,
+                   help="with --compile (implied): which library to build. both (default): the fast tier first (-Og, "
+                        "ready sooner, runs slower), used for this request while the full tier (-O3) is built over "
+                        "it in the same command; fast: only the fast one (a later --compile builds the full one); "
+                        "full: only the full one")
 
 
 def register(sub) -> None:
@@ -73,7 +78,8 @@ def register(sub) -> None:
 _FLAGS = {"--sanity-check": ("sanity_check", True), "--quiet": ("quiet", True), "-q": ("quiet", True),
           "--progress": ("progress", True), "--no-progress": ("progress", False), "--timings": ("timings", True),
           "--compile": ("compile", True)}
-_VALUED = {"--engine": ("engine", ("auto", "native", "wasm")), "--sym": ("sym", TEXT)}
+_VALUED = {"--engine": ("engine", ("auto", "native", "wasm")), "--sym": ("sym", TEXT),
+           "--compile-tier": ("compile_tier", ("both", "fast", "full"))}
 
 
 def quick_args(argv: list[str]) -> SimpleNamespace | None:
@@ -82,7 +88,8 @@ def quick_args(argv: list[str]) -> SimpleNamespace | None:
     parser (~7 ms of a ~65 ms whole process, snarkd.cli.main); None for anything else (help, an abbreviation,
     `--opt=value`, `--`, an argument starting with "-", a wrong count or choice), which argparse then parses, with
     its own messages and exit code. tests/cli/test_witness_cli.py holds it to argparse's Namespace."""
-    got = dict(sym=None, sanity_check=False, quiet=False, progress=None, timings=False, engine=None, compile=False)
+    got = dict(sym=None, sanity_check=False, quiet=False, progress=None, timings=False, engine=None, compile=False,
+               compile_tier=None)
     runs = read_options(argv, got, _FLAGS, _VALUED)
     positional = [a for run in runs or () for a in run]
     if runs is None or len(positional) != 3:
@@ -170,8 +177,9 @@ def _calculate(args, timings: dict[str, float], bar, values_only: bool = False):
         # ([witness] compiled: resolved when a value-dependent request first needs it, without the config layer)
         calc = make_calculator(args.wasm, _engine(args), sym=args.sym, sanity_check=args.sanity_check,
                                on_fallback=_fell_back, cache=deferred("keys.wasm_cache"), compiled=compiled_setting)
-        if getattr(args, "compile", False):
-            _compile(calc)
+        finish = None
+        if getattr(args, "compile", False) or getattr(args, "compile_tier", None):
+            finish = _compile(calc, getattr(args, "compile_tier", None) or "both")
     timings["load" if calc.native else "compile"] = (time.perf_counter() - t) * 1e3
     t = time.perf_counter()
     with bar.step("calculate"):
@@ -181,28 +189,54 @@ def _calculate(args, timings: dict[str, float], bar, values_only: bool = False):
             witness, source = calc.calculate_with_source(inputs, log=_log_sink(args))
     # (the key says where a compiled library ran the request: value-dependent circuits, witness/compiled)
     timings["witness (compiled)" if getattr(calc, "compiled_runs", 0) else "witness"] = (time.perf_counter() - t) * 1e3
+    if finish is not None:  # the full tier, built while this request ran on the fast one: waited for, said
+        t = time.perf_counter()
+        finish()
+        timings["compile (full tier)"] = (time.perf_counter() - t) * 1e3
     return calc, witness, inputs, source
 
 
-def _compile(calc) -> None:
-    """--compile: the compiled library built (or found), said on stderr; a failure is said and changes nothing else."""
-    from snarkd.witness.compiled import CompileError
-
+def _compile(calc, tier: str = "both"):
+    """--compile: the compiled library built (or found), said on stderr; a failure is said and changes nothing else.
+    tier "both": the fast tier now, then the full tier built in a thread of this process while the request runs on
+    the fast one (nothing outlives the command: the caller waits for it with the returned function); None otherwise."""
     if not calc.native:
         print("snarkd: --compile: the wasm engine runs no compiled library (use --engine native or auto)",
               file=sys.stderr)
-        return
+        return None
+    first = _compile_tier(calc, "full" if tier == "full" else "fast")
+    if first is None or tier != "both" or first.get("tier", "full") != "fast":  # a kept full library serves
+        return None
+    import threading
+
+    box = []
+    worker = threading.Thread(target=lambda: box.append(_compile_tier(calc, "full", quiet_errors=True)),
+                              name="snarkd-compile-full", daemon=False)
+    worker.start()
+    return worker.join
+
+
+def _compile_tier(calc, tier: str, quiet_errors: bool = False) -> dict | None:
+    """One tier built (or a kept library that serves), said on stderr: calc.compile's dict; None where none could
+    be built."""
+    from snarkd.witness.compiled import CompileError
+
     try:
-        info = calc.compile()
+        info = calc.compile(tier=tier)
     except CompileError as exc:
-        print(f"snarkd: no compiled witness library: {exc}", file=sys.stderr, flush=True)
-        return
+        print(f"snarkd: no compiled witness library{f' ({tier} tier)' if quiet_errors else ''}: {exc}",
+              file=sys.stderr, flush=True)
+        return None
+    said = info.get("tier", "full")
     if info["built"]:
-        print(f"snarkd: {info['path']}: compiled witness library built in {info['build_s']:.1f} s "
+        print(f"snarkd: {info['path']}: compiled witness library ({said} tier) built in {info['build_s']:.1f} s "
               f"({info['build_cpu_s']:.1f} s compiler CPU, {info['bytes'] / 2**20:.1f} MiB, {info['compiler']} "
-              f"{' '.join(f for f in info['flags'] if f.startswith('-O'))})", file=sys.stderr, flush=True)
+              f"{' '.join(f for f in info['flags'] if f.startswith('-O'))}"
+              f"{', precompiled runtime header' if info.get('pch') else ''})", file=sys.stderr, flush=True)
     else:
-        print(f"snarkd: {info['path']}: compiled witness library already built", file=sys.stderr, flush=True)
+        print(f"snarkd: {info['path']}: compiled witness library ({said} tier) already built", file=sys.stderr,
+              flush=True)
+    return info
 
 
 def run_witness(args) -> int:

@@ -469,10 +469,13 @@ class NativeCalculator:
         lib = self._compiled_program()
         return lib.path if lib is not None else None
 
-    def compile(self, opt: str | None = None, force: bool = False) -> dict:
+    def compile(self, opt: str | None = None, force: bool = False, tier: str = "full") -> dict:
         """Build the compiled library for this wasm (translate, the system's C++ compiler, the file beside the .wasm
-        or in the compiled-module cache) unless a usable one is kept (force: build anyway). {"path", "built",
-        "build_s", "bytes", ...}; compiled.CompileError where none can be built (no compiler: a clear message)."""
+        or in the compiled-module cache) unless a usable one of this tier or a better one is kept (force: build
+        anyway). tier: compiled.TIERS' key ("fast": sooner, slower runs; "full": the -O3 library, replacing a fast
+        one); opt: one level instead (an experiment's). The library built is loaded for this calculator's next
+        requests. {"path", "built", "build_s", "bytes", "tier", ...}; compiled.CompileError where none can be built
+        (no compiler: a clear message)."""
         from snarkd.witness import compiled
 
         if not force:
@@ -480,11 +483,15 @@ class NativeCalculator:
                 lib = compiled.load(self._compiled_paths(True), self._sha, self.curve)
             except compiled.LibraryError:
                 lib = None  # rebuilt below (over the refused file where that is the first place)
-            if lib is not None:
+            # a kept library serves unless it is the fast tier and the full one is asked for (libraries from before
+            # round 31 record no tier: they are full ones)
+            if lib is not None and (tier == "fast" or lib.meta.get("tier", "full") != "fast"):
                 self._compiled = lib
                 return {"path": lib.path, "built": False, **lib.meta}
-        info = compiled.build(self._bytes, self._sha, self.curve, self._compiled_paths(True),
-                              opt=opt or compiled.OPT, name=self.name)
+        info = compiled.build(self._bytes, self._sha, self.curve, self._compiled_paths(True), opt=opt,
+                              name=self.name, tier=tier, cache_dir=inp.cache_folder(self._cache))
+        # swapped in: the file was renamed over the old one; this calculator's next request runs the new library
+        # (a run in progress keeps the copy it took)
         self._compiled = compiled.load([info["path"]], self._sha, self.curve)
         return {**info, "built": True}
 

@@ -33,6 +33,16 @@ MAX_BYTES = 512 << 20  # a library read before its tag is checked: bounded (RSA'
 ABI = 2  # compiled_entry.hpp ENTRY_ABI
 RUNTIME_VERSION = 2  # compiled_runtime.hpp RUNTIME_VERSION
 OPT = "-O3"  # round 28: the RSA run 42.1 ms CPU against -O2's 45.1, for about the same compiler time
+# Round 31: two tiers. "fast" (-Og, every function at that level: SNARKD_WC_HUGE empty, translate.py's head) is
+# ready sooner and already runs faster than the interpreter; "full" (-O3, huge functions at -O1) is the library to
+# keep. The RSA verifier at load ~11: -Og 5.7 s compiler CPU, 48 ms a witness in process; -O3 ~12 s, 39-40 ms (-O0
+# costs as much as -Og and runs 133 ms; -O1 costs as much as -O3). `--compile` builds the fast one, then the full one
+# over it in the same command; the tier is recorded in the file's header (under its tag): docs/witnesses.md round 31.
+TIERS = {"fast": ["-Og", "-DSNARKD_WC_HUGE="], "full": [OPT]}
+PCH_MAGIC = b"snarkdWP"
+PCH_VERSION = 1
+PCH_MAX = 256 << 20  # a precompiled runtime header read before its tag is checked: bounded (g++ 12's is ~43 MB)
+PCH_HEADER = "witness/compiled_runtime.hpp"  # the generated code's first include: the one a PCH can stand for
 FLAGS = ["-std=c++17", "-fPIC", "-shared", "-fno-strict-aliasing", "-fvisibility=hidden", "-pthread"]
 MAX_JOBS = 8  # compilers at once, at most (one per core this process may use): ~0.3-0.4 GB each on the RSA verifier
 MIN_UNIT_LINES = 4000  # a program below twice this many lines is one unit: another unit costs a parse of the runtime
@@ -117,12 +127,16 @@ def jobs() -> int:
     return max(1, min(n, int(idle + 0.5)))
 
 
-def build(wasm_bytes: bytes, wasm_sha256: str, curve: str, paths: list[str], *, opt: str = OPT,
-          name: str = "circuit.wasm", log=None, units: int | None = None) -> dict:
+def build(wasm_bytes: bytes, wasm_sha256: str, curve: str, paths: list[str], *, opt: str | None = None,
+          name: str = "circuit.wasm", log=None, units: int | None = None, tier: str = "full",
+          cache_dir: str | None = None) -> dict:
     """Translate, compile and write the library to the first of `paths` that takes it (atomically: a temporary
     file renamed; nothing half-written is left). The program is cut into `units` translation units (default: one
-    per core, see jobs(); one for a small program) compiled at once, then linked. {"path", "build_s", "bytes",
-    "compiler", "flags", "units"}; CompileError where none can be built."""
+    per core, see jobs(); one for a small program) compiled at once, then linked. tier: TIERS' key (the levels);
+    opt: one level instead (an experiment's). cache_dir: where the precompiled runtime header is kept: used when
+    there and its tag and identity check; the full tier's build makes the fast tier's after its library is kept
+    (the fast tier, on the way to a usable library, never waits for one; None: no PCH). {"path", "build_s", "bytes",
+    "compiler", "flags", "units", "tier", "pch"}; CompileError where none can be built."""
     import subprocess
     import tempfile
     import time
@@ -131,6 +145,8 @@ def build(wasm_bytes: bytes, wasm_sha256: str, curve: str, paths: list[str], *, 
 
     if curve not in CURVE_MACROS:
         raise CompileError(f"{name}: no compiled witness program for the field {curve}")
+    if opt is None and tier not in TIERS:
+        raise CompileError(f"{name}: no compiled library tier {tier!r} (one of {', '.join(TIERS)})")
     cxx = compiler()
     if cxx is None:
         raise CompileError("no C++ compiler found ($CXX, c++, g++ or clang++ on PATH): the compiled witness program "
@@ -153,12 +169,19 @@ def build(wasm_bytes: bytes, wasm_sha256: str, curve: str, paths: list[str], *, 
         raise CompileError(f"{name}: no compiled witness program: {exc}") from None
     except RecursionError:
         raise CompileError(f"{name}: no compiled witness program: the module nests too deeply") from None
-    flags = [*FLAGS, opt, *CURVE_MACROS[curve], "-I" + NATIVE_DIR]
+    levels = opt.split() if opt is not None else TIERS[tier]  # (an experiment's opt: its words)
+    flags = [*FLAGS, *levels, *CURVE_MACROS[curve], "-I" + NATIVE_DIR]
     compile_flags = [f for f in flags if f != "-shared"]
     with tempfile.TemporaryDirectory(prefix="snarkd-wso-") as tmp:
         so = os.path.join(tmp, "program.so")
         objs, procs = [], []
         try:
+            version = subprocess.run([*cxx, "--version"], capture_output=True, text=True).stdout.splitlines()[:1]
+            pch = _pch_key(cxx, version, compile_flags[:-1], cache_dir) if cache_dir else None
+            pch_deps = _pch_use(pch, tmp) if pch else None
+            if pch_deps is not None:  # its folder searched first: the compiler finds the .gch before the header
+                flags.insert(len(flags) - 1, "-I" + os.path.join(tmp, "pch"))
+                compile_flags.insert(len(compile_flags) - 1, "-I" + os.path.join(tmp, "pch"))
             # every unit's compiler at once (the units were cut to the cores); each writes the headers it read
             # (-MMD: the identity's list, without a preprocessing pass of its own), then one link
             for k, source in enumerate(sources):
@@ -180,7 +203,6 @@ def build(wasm_bytes: bytes, wasm_sha256: str, curve: str, paths: list[str], *, 
                 raise failed
             if len(sources) > 1:
                 subprocess.run([*cxx, *flags, *objs, "-o", so], capture_output=True, text=True, check=True)
-            version = subprocess.run([*cxx, "--version"], capture_output=True, text=True).stdout.splitlines()[:1]
         except subprocess.CalledProcessError as exc:
             tail = "\n".join((exc.stderr or "").strip().splitlines()[-5:])
             raise CompileError(f"{name}: the C++ compiler failed ({' '.join(cxx)}): {tail}") from None
@@ -190,20 +212,111 @@ def build(wasm_bytes: bytes, wasm_sha256: str, curve: str, paths: list[str], *, 
             for p in procs:  # an error starting a later unit: the ones started are not left running
                 p.kill()
                 p.wait()
-        deps = sorted({d for k in range(len(sources)) for d in _deps(_read(os.path.join(tmp, f"program{k}.cpp.d")))})
+        # a unit that read the PCH lists the .gch (outside the native folder) where it read the headers: the headers
+        # the PCH was made from are the library's sources as well
+        deps = sorted({d for k in range(len(sources)) for d in _deps(_read(os.path.join(tmp, f"program{k}.cpp.d")))}
+                      | set(pch_deps or ()))
         with open(so, "rb") as fh:
             lib = fh.read()
-    if len(lib) > MAX_BYTES:
-        raise CompileError(f"{name}: the compiled library is {len(lib)} bytes, more than {MAX_BYTES}")
-    ident = identity(wasm_sha256, curve, deps)
-    build_s = time.perf_counter() - t0
-    meta = {"compiler": " ".join(cxx), "compiler_version": version[0] if version else "", "flags": flags[:-1],
-            "build_s": round(build_s, 2), "build_cpu_s": round(_children_cpu() - cpu0, 2), "bytes": len(lib),
-            "units": len(sources)}
-    path = _save(paths, ident, meta, lib)
-    if path is None:
-        raise CompileError(f"{name}: no writable place to keep the compiled library ({', '.join(paths)})")
+        if len(lib) > MAX_BYTES:
+            raise CompileError(f"{name}: the compiled library is {len(lib)} bytes, more than {MAX_BYTES}")
+        ident = identity(wasm_sha256, curve, deps)
+        build_s = time.perf_counter() - t0
+        meta = {"compiler": " ".join(cxx), "compiler_version": version[0] if version else "",
+                "flags": [f for f in flags[:-1] if not f.startswith("-I")], "build_s": round(build_s, 2),
+                "build_cpu_s": round(_children_cpu() - cpu0, 2), "bytes": len(lib), "units": len(sources),
+                "tier": tier if opt is None else "custom", "pch": pch_deps is not None}
+        path = _save(paths, ident, meta, lib)
+        if path is None:
+            raise CompileError(f"{name}: no writable place to keep the compiled library ({', '.join(paths)})")
+        if cache_dir and opt is None and tier == "full":  # the next circuit's fast tier: its runtime parsed once
+            fast = [f for f in [*FLAGS, *TIERS["fast"], *CURVE_MACROS[curve]] if f != "-shared"]
+            kept = _pch_key(cxx, version, fast, cache_dir)
+            if _pch_use(kept, None) is None:
+                _pch_make(kept, cxx, fast, tmp)
     return {"path": path, **meta}
+
+
+def _pch_key(cxx: list[str], version: list[str], flags: list[str], cache_dir: str) -> dict:
+    """Where the precompiled runtime header for this compiler and these flags is kept, and what it is: one file per
+    compiler, version line and flag set (a PCH is valid only for the options it was made with), named by their
+    digest; the headers it was made from are in its identity (a changed header: stale, made again)."""
+    from snarkd.formats.json_text import dumps_sorted
+
+    what = {"compiler": list(cxx), "version": version[0] if version else "", "flags": list(flags), "pch": PCH_VERSION}
+    key = hashlib.sha256(dumps_sorted(what).encode()).hexdigest()[:32]
+    return {"path": os.path.join(os.fspath(cache_dir), f"wc-runtime-{key}.pch"), "what": what}
+
+
+def _pch_context(pch: dict, deps: list[str]) -> bytes:
+    from snarkd.formats.json_text import dumps_sorted
+
+    ident = {**pch["what"], "headers": list(deps), "sources": _digest_sources(deps)}
+    return b"wso-pch\0" + dumps_sorted(ident).encode()
+
+
+def _pch_use(pch: dict, tmp: str | None) -> list[str] | None:
+    """The headers the kept PCH was made from, once its tag and identity are checked and the checked bytes are
+    written under tmp/pch (the compiler reads that copy, never the cache's file; tmp None: checked only); None where
+    there is none or it is refused (stale, tampered, another user's): the build then reads the header itself, and
+    the next full-tier build makes a new PCH over it."""
+    from snarkd.formats.checked_header import unpack
+    from snarkd.formats.file_trust import UntrustedCache, read_cache
+
+    path = pch["path"]
+    if not os.path.lexists(path):
+        return None
+    deps = _header_deps(path, PCH_MAGIC, PCH_VERSION)
+    if deps is None:
+        return None
+    try:
+        data = read_cache(path, _pch_context(pch, deps), PCH_MAX)
+        obj, body = unpack(data, PCH_MAGIC, PCH_VERSION, "precompiled runtime header", ValueError)
+    except (UntrustedCache, ValueError):
+        return None
+    if not isinstance(obj, dict) or obj.get("what") != pch["what"] or obj.get("headers") != deps:
+        return None
+    if tmp is None:
+        return deps
+    out = os.path.join(tmp, "pch", os.path.dirname(PCH_HEADER))
+    os.makedirs(out, exist_ok=True)
+    with open(os.path.join(tmp, "pch", PCH_HEADER + ".gch"), "wb") as fh:
+        fh.write(data[body:])
+    return deps
+
+
+def _pch_make(pch: dict, cxx: list[str], flags: list[str], tmp: str) -> bool:
+    """Make the runtime header's PCH with the build's own flags and keep it, sealed, at pch["path"] (atomically);
+    False where it cannot be made or kept (the builds go on without one)."""
+    import subprocess
+
+    from snarkd.atomic import atomic_open
+    from snarkd.formats.checked_header import pack
+    from snarkd.formats.file_trust import tag
+    from snarkd.formats.json_text import dumps_sorted
+    from snarkd.witness.program_file import save_first
+
+    gch = os.path.join(tmp, "runtime.hpp.gch")
+    cmd = [*cxx, *flags, "-I" + NATIVE_DIR, "-x", "c++-header", os.path.join(NATIVE_DIR, PCH_HEADER),
+           "-MMD", "-MF", gch + ".d", "-o", gch]
+    try:
+        subprocess.run(cmd, capture_output=True, check=True)
+        deps = _deps(_read(gch + ".d"))
+        with open(gch, "rb") as fh:
+            body = fh.read()
+    except (OSError, subprocess.CalledProcessError):
+        return False
+    if len(body) > PCH_MAX or PCH_HEADER not in deps:
+        return False
+    data = pack(PCH_MAGIC, PCH_VERSION, dumps_sorted({"what": pch["what"], "headers": deps}).encode()) + body
+    sealed_tag = tag(data, _pch_context(pch, deps))
+
+    def write_to(path):
+        with atomic_open(path, "wb", durable=False) as fh:
+            fh.write(data)
+            fh.write(sealed_tag)
+
+    return save_first([pch["path"]], write_to) is not None
 
 
 def _read(path: str) -> str:
@@ -247,8 +360,9 @@ def _save(paths: list[str], ident: dict, meta: dict, lib: bytes):
     return save_first(paths, write_to)
 
 
-def _header_deps(path: str) -> list[str] | None:
-    """The header list of a library file's identity, read (untrusted) to recompute the identity it must carry."""
+def _header_deps(path: str, magic: bytes = MAGIC, version: int = VERSION) -> list[str] | None:
+    """The header list of a library file's identity (or a PCH's), read (untrusted) to recompute the identity it
+    must carry."""
     from snarkd.formats.checked_header import PREFIX, unpack
 
     try:
@@ -260,8 +374,8 @@ def _header_deps(path: str) -> list[str] | None:
             if hlen > 1 << 20:
                 return None
             buf = lead + fh.read(hlen + 4)
-        obj, _ = unpack(buf, MAGIC, VERSION, "compiled witness library", ValueError)
-        deps = obj["identity"]["headers"]
+        obj, _ = unpack(buf, magic, version, "compiled witness library", ValueError)
+        deps = obj["identity"]["headers"] if magic == MAGIC else obj["headers"]
         if isinstance(deps, list) and all(isinstance(d, str) and ".." not in d and not d.startswith("/") for d in deps):
             return deps
     except (OSError, ValueError, KeyError, TypeError):

@@ -645,9 +645,10 @@ def _translate(wasm_bytes, native, units):
             "#if defined(__clang__)", "#define SNARKD_WC_SHARED __attribute__((noinline))", "#else",
             "#define SNARKD_WC_SHARED __attribute__((noinline, noclone))", "#endif",
             # GCC's optimize attribute adds to the command line's options; strict aliasing stays off as there
-            "#if defined(__GNUC__) && !defined(__clang__)",
+            # (unless the build sets it: the fast tier compiles every function at its one level, compiled/__init__.py)
+            "#ifndef SNARKD_WC_HUGE", "#if defined(__GNUC__) && !defined(__clang__)",
             "#define SNARKD_WC_HUGE __attribute__((optimize(\"O1\", \"no-strict-aliasing\")))", "#else",
-            "#define SNARKD_WC_HUGE", "#endif", "namespace gen {"] + decl
+            "#define SNARKD_WC_HUGE", "#endif", "#endif", "namespace gen {"] + decl
 
     def proto(f):
         return ("static " if one or f in local else "") + sigs[f] + ";"

@@ -1,0 +1,201 @@
+"""The compiled library's tiers and its precompiled runtime header (round 31, snarkd.witness.compiled): the fast tier
+(-Og, every function at that level) and the full one (-O3) both run the circuit exactly and are sealed alike, the
+tier recorded under the tag; `snarkd witness --compile` builds the fast tier, runs the request on it and builds the
+full one over it in the same command; the PCH kept in the compiled-module cache is used only once its tag and
+identity check (a tampered, stale or linked one is never handed to the compiler, and is made again)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from snarkd.witness import NativeCalculator
+from snarkd.witness import compiled as compiled_mod
+from wfixtures import compiled, wasm_cache  # noqa: F401
+
+from test_native_control_flow import K_LIMBS, N_BITS, bigint_inputs
+
+pytestmark = pytest.mark.skipif(compiled_mod.compiler() is None, reason="no C++ compiler")
+
+
+def _copy(c, folder):
+    folder.mkdir(parents=True, exist_ok=True)
+    wasm = folder / "circuit.wasm"
+    shutil.copyfile(c.wasm, wasm)
+    return wasm
+
+
+def _meta(path) -> dict:
+    from snarkd.formats.checked_header import PREFIX, unpack
+
+    with open(path, "rb") as fh:
+        lead = fh.read(PREFIX.size)
+        buf = lead + fh.read(PREFIX.unpack(lead)[2] + 4)
+    return unpack(buf, compiled_mod.MAGIC, compiled_mod.VERSION, "library", ValueError)[0]
+
+
+def _runs_exactly(c, wasm, tmp_path, start: int = 0) -> NativeCalculator:
+    """The library beside `wasm` runs the bigint circuit: every witness snarkjs's."""
+    calc = NativeCalculator(wasm, cache=False, strict=True)
+    lib = calc._compiled_program()
+    assert lib is not None
+    for k in range(start, start + 2):
+        inputs = bigint_inputs(k)
+        raw = bytearray(32 * calc.witness_size)
+        status, message, _, _ = lib.run([(p.hash, p.data) for p in calc.prepare(inputs)], raw, calc.witness_size)
+        assert status == 0, message
+        want = c.snarkjs_witness(inputs).read_bytes()
+        assert bytes(raw) == want[-32 * calc.witness_size:], k
+    return calc
+
+
+def test_pch_kept_checked_and_remade(tmp_path):
+    """The full tier's build makes the fast tier's PCH in the cache; the next fast build uses it (its identity lists
+    the runtime's headers all the same) and runs exactly; a PCH altered by one byte, one made from other headers
+    (stale), or a link to a good one is not used (the build parses the header itself) and the next full build
+    seals a new one."""
+    c = compiled("bigint.circom", "bn128", N=N_BITS, K=K_LIMBS)
+    data = c.wasm.read_bytes()
+    sha = hashlib.sha256(data).hexdigest()
+    cache = tmp_path / "cache"
+    cache.mkdir(mode=0o700)
+
+    def build(tier, name):
+        wasm = _copy(c, tmp_path / name)
+        info = compiled_mod.build(data, sha, "bn128", [str(wasm) + ".wso"], tier=tier, cache_dir=str(cache))
+        return wasm, info
+
+    _, full = build("full", "a")
+    assert full["tier"] == "full" and not full["pch"]
+    kept = list(cache.glob("wc-runtime-*.pch"))
+    assert len(kept) == 1 and kept[0].stat().st_size > 1 << 20
+    wasm, fast = build("fast", "b")
+    assert fast["tier"] == "fast" and fast["pch"] and "-Og" in fast["flags"]
+    header = _meta(fast["path"])
+    assert header["meta"]["tier"] == "fast" and "witness/compiled_runtime.hpp" in header["identity"]["headers"]
+    assert "witness/circom_field.hpp" in header["identity"]["headers"]
+    _runs_exactly(c, wasm, tmp_path)
+
+    good = kept[0].read_bytes()
+    bad = bytearray(good)
+    bad[len(bad) // 2] ^= 1  # a byte of the compiler's own data
+    kept[0].write_bytes(bytes(bad))
+    wasm, fast = build("fast", "c")
+    assert not fast["pch"]
+    _runs_exactly(c, wasm, tmp_path, 2)
+
+    build("full", "d")  # sealed again
+    assert kept[0].read_bytes() != bytes(bad)
+    assert build("fast", "e")[1]["pch"]
+
+    # stale: the headers it was made from differ from today's (their digest is in the tag's context)
+    real = compiled_mod._digest_sources
+    compiled_mod._digest_sources = lambda deps: real(deps) if deps and "compiled_runtime" not in str(deps) else "0" * 64
+    try:
+        assert not build("fast", "f")[1]["pch"]
+    finally:
+        compiled_mod._digest_sources = real
+
+    # a link is never followed, even to a good file
+    target = tmp_path / "elsewhere.pch"
+    shutil.copyfile(kept[0], target)
+    kept[0].unlink()
+    os.symlink(target, kept[0])
+    assert not build("fast", "g")[1]["pch"]
+
+
+def test_tier_is_under_the_tag(tmp_path):
+    """The tier is part of the sealed header: a fast library relabelled as full is refused, not loaded."""
+    c = compiled("bigint.circom", "bn128", N=N_BITS, K=K_LIMBS)
+    data = c.wasm.read_bytes()
+    sha = hashlib.sha256(data).hexdigest()
+    wasm = _copy(c, tmp_path / "w")
+    info = compiled_mod.build(data, sha, "bn128", [str(wasm) + ".wso"], tier="fast")
+    from snarkd.formats.checked_header import CRC, PREFIX, crc32c
+
+    raw = bytearray(open(info["path"], "rb").read())
+    at = raw.index(b'"tier": "fast"')
+    raw[at + 9: at + 13] = b"full"
+    hlen = PREFIX.unpack_from(raw, 0)[2]  # the header's checksum made right: only the tag can tell
+    CRC.pack_into(raw, PREFIX.size + hlen, crc32c(bytes(raw[PREFIX.size: PREFIX.size + hlen])))
+    open(info["path"], "wb").write(bytes(raw))
+    with pytest.raises(compiled_mod.LibraryError, match="tag does not match"):
+        compiled_mod.load([info["path"]], sha, "bn128")
+    with pytest.raises(compiled_mod.CompileError, match="no compiled library tier"):
+        compiled_mod.build(data, sha, "bn128", [str(wasm) + ".wso"], tier="quick")
+
+
+def test_cli_both_tiers_in_one_command(tmp_path):
+    """`snarkd witness --compile` on a value-dependent circuit: the fast tier built and said, then the full tier
+    built over it and said (the file's tier is full at the end, nothing else left beside it); `--compile-tier fast`
+    builds only the fast one, and a later `--compile` keeps it until the full one replaces it. Every .wtns is
+    snarkjs's."""
+    c = compiled("bigint.circom", "bn128", N=N_BITS, K=K_LIMBS)
+    for folder, extra, tiers in (("both", [], ["fast", "full"]), ("fast", ["--compile-tier", "fast"], ["fast"])):
+        wasm = _copy(c, tmp_path / folder)
+        inp, out = tmp_path / f"{folder}.json", tmp_path / f"{folder}.wtns"
+        inp.write_text(json.dumps(bigint_inputs(5)))
+        proc = subprocess.run([sys.executable, "-m", "snarkd", "witness", "--compile", *extra, "--quiet",
+                               "--timings", str(wasm), str(inp), str(out)], capture_output=True, text=True)
+        assert proc.returncode == 0, proc.stderr
+        said = [t for t in ("fast", "full") if f"compiled witness library ({t} tier) built in" in proc.stderr]
+        assert said == tiers, proc.stderr
+        if tiers == ["fast", "full"]:
+            assert proc.stderr.index("(fast tier)") < proc.stderr.index("(full tier)")
+            assert "compile (full tier)" in proc.stderr and "-O3" in proc.stderr
+        assert out.read_bytes() == c.snarkjs_witness(bigint_inputs(5)).read_bytes()
+        assert _meta(str(wasm) + ".wso")["meta"]["tier"] == tiers[-1]
+        assert sorted(p.name for p in wasm.parent.iterdir()) == ["circuit.wasm", "circuit.wasm.wprog",
+                                                                 "circuit.wasm.wso"]
+    again = subprocess.run([sys.executable, "-m", "snarkd", "witness", "--compile", "--quiet", str(wasm), str(inp),
+                            str(out)], capture_output=True, text=True)
+    assert again.returncode == 0, again.stderr
+    assert "(fast tier) already built" in again.stderr and "(full tier) built in" in again.stderr, again.stderr
+    assert _meta(str(wasm) + ".wso")["meta"]["tier"] == "full"
+    _runs_exactly(c, wasm, tmp_path, 7)
+
+
+def test_compile_keeps_a_full_library_over_a_fast_request(tmp_path):
+    """calc.compile(tier="fast") where a full library is kept: the full one serves (no build); tier="full" over a
+    kept fast one builds, and the calculator's next request runs the new library."""
+    c = compiled("bigint.circom", "bn128", N=N_BITS, K=K_LIMBS)
+    wasm = _copy(c, tmp_path / "w")
+    calc = NativeCalculator(wasm, cache=False, strict=True)
+    first = calc.compile(tier="fast")
+    assert first["built"] and first["tier"] == "fast"
+    assert calc._compiled_program().meta["tier"] == "fast"
+    second = calc.compile(tier="full")
+    assert second["built"] and second["tier"] == "full"
+    assert calc._compiled_program().meta["tier"] == "full"
+    third = calc.compile(tier="fast")
+    assert not third["built"] and third["tier"] == "full"
+    _runs_exactly(c, wasm, tmp_path, 3)
+
+
+def test_cli_prepare_compile_witness_tiers(tmp_path):
+    """`snarkd prepare --compile-tier fast` builds the fast tier only; `--compile-witness` then keeps it and builds
+    the full one over it, each said with its tier."""
+    from cases import build_case
+
+    chain_circuit = build_case("chain", "bn128")
+    zkey, wasm = tmp_path / "chain.zkey", tmp_path / "circuit.wasm"
+    shutil.copy(chain_circuit.zkey, zkey)
+    shutil.copy(chain_circuit.circuit.wasm, wasm)
+
+    def run(*args):
+        return subprocess.run([sys.executable, "-m", "snarkd", "prepare", str(zkey), "--wasm", str(wasm), *args],
+                              capture_output=True, text=True)
+
+    res = run("--compile-tier", "fast")
+    assert res.returncode == 0 and "compiled witness library (fast tier) built in" in res.stderr, res.stderr
+    assert "(full tier)" not in res.stderr and _meta(str(wasm) + ".wso")["meta"]["tier"] == "fast"
+    res = run("--compile-witness")
+    assert res.returncode == 0, res.stderr
+    assert "(fast tier) already built" in res.stderr and "compiled witness library (full tier) built in" in res.stderr
+    assert _meta(str(wasm) + ".wso")["meta"]["tier"] == "full"
