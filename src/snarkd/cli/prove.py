@@ -146,57 +146,6 @@ def _backend(name: str, cfg):
     return from_settings(name, cfg=cfg, msm_tables=None if "gpus.msm_tables" in cfg.overrides else "off")
 
 
-# What only the proof's end imports: the self-check's verifier with its pairing extension (prover/oneshot.py
-# imports it after the MSMs) and the C JSON encoder (formats/json_text.dumps_indented, the write). Imported on a
-# thread of their own while the proof's native steps run (_EndImports), not after them on the one core then busy.
-END_MODULES = ("snarkd.verifier.groth16", "_json")
-
-
-def _before_the_end(names: tuple[str, ...], key_file) -> None:
-    """The body of the thread _EndImports starts: import `names`, then (key_file: the proof's KeyFile) prepare the
-    self-check's verification key from the key's own points (verifier.groth16.prepared_vk, cached for the
-    self-check, which passes the same bytes). Nothing here decides anything: a module that fails to import is
-    left to the main thread's own import of it, which raises the error in its place (a failed import leaves
-    nothing in sys.modules), one the main thread wants meanwhile waits for this thread (the import system's
-    module lock), and a key whose points cannot be prepared is the self-check's to report, as before."""
-    try:
-        for name in names:
-            __import__(name)
-        if key_file is not None:
-            from snarkd.verifier.groth16 import prepared_vk
-
-            views = key_file.views()
-            try:
-                prepared_vk(key_file.layout.curve, *(views[n] for n in ("alpha1", "beta2", "gamma2", "delta2", "ic")))
-            finally:
-                for view in views.values():
-                    view.release()
-    except BaseException:  # noqa: BLE001 - see the docstring: the main thread meets it again and reports it
-        return
-
-
-def _end_timer(verify: bool, key_file):
-    """A PhaseTimer (prover.timing) that starts _before_the_end on a thread when the proof's NTT step begins:
-    qap_h, one native call of ~30 ms with the GIL released, so that work (~1.5 ms of CPU at 2^17) runs beside the
-    proof instead of on the serial path after it, and is done before the main thread wants the GIL back. Earlier,
-    the main thread is itself running Python (imports, the key's layout) and the two would only take turns."""
-    names = END_MODULES if verify else tuple(n for n in END_MODULES if not n.startswith("snarkd.verifier"))
-    from snarkd.prover.timing import PhaseTimer
-
-    class _EndImports(PhaseTimer):
-        started = False
-
-        def phase(self, name: str):
-            if name == "ntt" and not self.started:
-                self.started = True
-                import _thread  # threading's imports are not needed for one thread nobody joins
-
-                _thread.start_new_thread(_before_the_end, (names, key_file if verify else None))
-            return super().phase(name)
-
-    return _EndImports()
-
-
 def _prove_lean(args, key: _Key, witness_path: str, proof_path: str, public_path: str) -> dict[str, float]:
     """The lean path: the prover's steps over the mapped key, no numpy (prover/oneshot.py); its timings."""
     from snarkd.prover.oneshot import prove_files
@@ -209,11 +158,8 @@ def _prove_lean(args, key: _Key, witness_path: str, proof_path: str, public_path
             from snarkd.prover.progress import PhaseBar
 
             bar = PhaseBar(f"prove 2^{power}", _bar_length(args.verify), True)
-    # without a bar, the end's imports and the self-check's key run beside the proof; the key is opened here for
-    # them (as for the bar; the proof takes it over), which is what prove_files would open first
-    timer = bar if bar is not None else _end_timer(args.verify, key.file() if args.verify else None)
     try:
-        return prove_files(key.for_proof(), witness_path, threads=args.threads, timer=timer, witness_name=witness_path,
+        return prove_files(key.for_proof(), witness_path, threads=args.threads, timer=bar, witness_name=witness_path,
                            verify=args.verify, write=(proof_path, public_path)).timings
     finally:
         if bar is not None:
