@@ -1,6 +1,7 @@
 """prover/groth16.prove's end work beside the device stage (_start_the_end): for a key read once (the one-shot path)
-the self-check's imports and its prepared verification key are made on a thread while the NTTs run; the self-check
-then finds that key in the verifier's cache, the proof is snarkjs's, and the thread never decides anything."""
+the self-check's imports and its prepared verification key are made on a thread once the NTT step has ended (the
+proof's memory peak) while the MSMs run; the self-check then finds that key in the verifier's cache, the proof is
+snarkjs's, and the thread never decides anything."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from snarkd.formats.wtns import read_wtns
 from snarkd.prover import ProvingKey, groth16, prove
 from snarkd.prover.mapped import MappedKey
 from snarkd.prover.oneshot import KeyFile, prove_files
+from snarkd.prover.timing import PhaseTimer
 from snarkd.verifier import groth16 as verifier
 
 R, S = 0x1234567890ABCDEF, 0xFEDCBA0987654321
@@ -39,7 +41,12 @@ def test_the_thread_prepares_the_key_the_self_check_uses(chain_circuit, monkeypa
     with KeyFile(chain_circuit.zkey) as key_file:
         key = MappedKey(key_file)
         try:
-            groth16._start_the_end(key)
+            timer = PhaseTimer()
+            groth16._start_the_end(key, timer)
+            time.sleep(0.05)  # the thread waits for the NTT step to end: nothing imported or prepared before
+            assert len(verifier._PREPARED) == 0 and built == []
+            with timer.phase("ntt"):
+                pass
             _until(lambda: len(verifier._PREPARED) == 1)
             assert built == [key.curve.name]
             # the self-check's own call (verify_on_sections passes the mapped sections) finds it
@@ -63,7 +70,8 @@ def test_only_a_key_read_once_starts_it(chain_circuit, monkeypatch):
     assert started == []
     one_shot = prove_files(chain_circuit.zkey, chain_circuit.wtns, r=R, s=S, verify=False)
     assert [fn for fn, _ in started] == [groth16._before_the_end]
-    curve, points = started[0][1]
+    curve, points, timer = started[0][1]
+    assert "ntt" in timer.ms and timer.ms == one_shot.timings  # the proof's own timer, which it waits on
     with KeyFile(chain_circuit.zkey) as key_file:
         views = key_file.views()
         assert points == tuple(bytes(views[name]) for name in groth16.VK_POINTS)  # copies, no view of the mapping
@@ -81,12 +89,20 @@ def test_the_thread_never_raises(chain_circuit, monkeypatch):
         points = [bytes(views[name]) for name in groth16.VK_POINTS]
         for view in views.values():
             view.release()
-    points[1] = bytes([7]) * len(points[1])  # beta2: canonical coordinates, not a point of G2
-    assert groth16._before_the_end(curve, tuple(points)) is None
+    done = PhaseTimer()
+    done.record("ntt", 1.0)
+    bad = list(points)
+    bad[1] = bytes([7]) * len(points[1])  # beta2: canonical coordinates, not a point of G2
+    assert groth16._before_the_end(curve, tuple(bad), done) is None
     assert len(verifier._PREPARED) == 0 and built  # tried, and nothing kept
+    # a proof that stops before its NTT step ends: the thread gives up at its deadline, having done nothing
+    monkeypatch.setattr(groth16, "END_WAIT_S", 0.02)
+    built.clear()
+    assert groth16._before_the_end(curve, tuple(points), PhaseTimer()) is None
+    assert len(verifier._PREPARED) == 0 and built == []
     # a verifier that does not import: the thread returns; the main thread's own import raises it in its place
     monkeypatch.setitem(sys.modules, "snarkd.verifier.groth16", None)
-    assert groth16._before_the_end(curve, tuple(points)) is None
+    assert groth16._before_the_end(curve, tuple(points), done) is None
 
 
 def test_a_one_shot_proof_still_writes_nothing_when_its_self_check_fails(chain_circuit, tmp_path):

@@ -26,6 +26,7 @@ from __future__ import annotations
 import _thread  # one thread nobody joins (_start_the_end): threading's imports are not needed
 import contextlib
 import os
+import time
 
 from snarkd.curves.encoding import g1_bytes_to_json, g2_bytes_to_json
 from snarkd.formats.wtns import Witness, check_witness_fits
@@ -129,7 +130,7 @@ def prove(
         synth = synthesize(key, witness, timer, threads, witness_name,
                            sparse=not be.spmv_on_device or be.host_spmv(key))
         if key.read_once:
-            _start_the_end(key)
+            _start_the_end(key, timer)
         sums = be.device_stage(key, synth, timer, threads, with_g2=be.g2_on_device)
         return finalize(key, synth.witness, sums, timer, threads, r, s)
 
@@ -137,26 +138,37 @@ def prove(
 # The self-check's verification key: the key's points that verifier.groth16.prepared_vk takes, as the self-check
 # (verifier.groth16.verify_on_sections) passes them.
 VK_POINTS = ("alpha1", "beta2", "gamma2", "delta2", "ic")
+# _before_the_end's wait for the NTT step's end: its polling interval, and how long it waits at most (a proof that
+# stops early leaves no thread behind for longer)
+END_POLL_S, END_WAIT_S = 0.002, 60.0
 
 
-def _start_the_end(key: SectionKey) -> None:
+def _start_the_end(key: SectionKey, timer: PhaseTimer) -> None:
     """A key read once is a one-shot process's (prover/oneshot.py): what its end runs on one core after the MSMs
     -- the self-check's imports (the verifier and its pairing extension, ~1 ms), its prepared verification key
-    (~0.2 ms) and _json for the write's text (formats/json_text) -- is made on a thread while the device stage
-    runs (its first step, the NTTs, is one native call of ~30 ms at 2^17 with the GIL released, so the thread
-    neither waits for the GIL nor holds up the proof's Python). The points are copied here (bytes: the thread
-    holds no view of the mapping that the proof releases at its end)."""
+    (~0.2 ms) and _json for the write's text (formats/json_text) -- is made on a thread while the MSMs run, so
+    the main thread neither waits for the GIL (the MSMs are native calls that release it) nor does that work on
+    the serial path after them. The points are copied here (bytes: the thread holds no view of the mapping that
+    the proof releases at its end)."""
     points = tuple(bytes(key.section(name)) for name in VK_POINTS)
-    _thread.start_new_thread(_before_the_end, (key.curve, points))
+    _thread.start_new_thread(_before_the_end, (key.curve, points, timer))
 
 
-def _before_the_end(curve, points: tuple[bytes, ...]) -> None:
-    """The body of _start_the_end's thread. It decides nothing: a module that fails to import is left to the main
-    thread's own import of it, which raises the error in its place (a failed import leaves nothing in
-    sys.modules), an import the main thread wants meanwhile waits for this one (the import system's module
-    lock), and a key whose points cannot be prepared is the self-check's to report, as without this thread (the
-    cache holds only keys that prepared)."""
+def _before_the_end(curve, points: tuple[bytes, ...], timer: PhaseTimer) -> None:
+    """The body of _start_the_end's thread. It first waits for the NTT step to end (`timer` has recorded "ntt"):
+    the QAP step's buffers are the proof's peak of memory, and the imports' ~1.4 MB made before it would raise it
+    (GNU time's maxrss at 2^17: 43.8 -> 45.2 MB); it polls, reading the timer's record and calling nothing of the
+    proof's, the GIL mostly free meanwhile (the NTTs are one native call). It decides nothing: a module that fails
+    to import is left to the main thread's own import of it, which raises the error in its place (a failed import
+    leaves nothing in sys.modules), an import the main thread wants meanwhile waits for this one (the import
+    system's module lock), and a key whose points cannot be prepared is the self-check's to report, as without
+    this thread (the cache holds only keys that prepared)."""
     try:
+        deadline = time.monotonic() + END_WAIT_S
+        while "ntt" not in timer.ms:
+            if time.monotonic() > deadline:
+                return
+            time.sleep(END_POLL_S)
         import _json  # noqa: F401
 
         from snarkd.verifier.groth16 import prepared_vk
