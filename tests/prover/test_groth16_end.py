@@ -1,6 +1,6 @@
 """prover/groth16.prove's end work beside the device stage (_start_the_end): for a key read once (the one-shot path)
-the self-check's imports and its prepared verification key are made on a thread once the NTT step has ended (the
-proof's memory peak) while the MSMs run; the self-check then finds that key in the verifier's cache, the proof is
+the self-check's imports and its prepared verification key are made on a thread once the H MSM has ended (past the
+proof's memory peak) while the witness MSMs run; the self-check then finds that key in the verifier's cache, the proof is
 snarkjs's, and the thread never decides anything."""
 
 from __future__ import annotations
@@ -43,9 +43,11 @@ def test_the_thread_prepares_the_key_the_self_check_uses(chain_circuit, monkeypa
         try:
             timer = PhaseTimer()
             groth16._start_the_end(key, timer)
-            time.sleep(0.05)  # the thread waits for the NTT step to end: nothing imported or prepared before
-            assert len(verifier._PREPARED) == 0 and built == []
             with timer.phase("ntt"):
+                pass
+            time.sleep(0.05)  # the thread waits for the H MSM to end: nothing imported or prepared before
+            assert len(verifier._PREPARED) == 0 and built == []
+            with timer.phase(groth16.END_AFTER):
                 pass
             _until(lambda: len(verifier._PREPARED) == 1)
             assert built == [key.curve.name]
@@ -71,7 +73,7 @@ def test_only_a_key_read_once_starts_it(chain_circuit, monkeypatch):
     one_shot = prove_files(chain_circuit.zkey, chain_circuit.wtns, r=R, s=S, verify=False)
     assert [fn for fn, _ in started] == [groth16._before_the_end]
     curve, points, timer = started[0][1]
-    assert "ntt" in timer.ms and timer.ms == one_shot.timings  # the proof's own timer, which it waits on
+    assert groth16.END_AFTER in timer.ms and timer.ms == one_shot.timings  # the proof's own timer, waited on
     with KeyFile(chain_circuit.zkey) as key_file:
         views = key_file.views()
         assert points == tuple(bytes(views[name]) for name in groth16.VK_POINTS)  # copies, no view of the mapping
@@ -90,12 +92,12 @@ def test_the_thread_never_raises(chain_circuit, monkeypatch):
         for view in views.values():
             view.release()
     done = PhaseTimer()
-    done.record("ntt", 1.0)
+    done.record(groth16.END_AFTER, 1.0)
     bad = list(points)
     bad[1] = bytes([7]) * len(points[1])  # beta2: canonical coordinates, not a point of G2
     assert groth16._before_the_end(curve, tuple(bad), done) is None
     assert len(verifier._PREPARED) == 0 and built  # tried, and nothing kept
-    # a proof that stops before its NTT step ends: the thread gives up at its deadline, having done nothing
+    # a proof that stops before its H MSM ends: the thread gives up at its deadline, having done nothing
     monkeypatch.setattr(groth16, "END_WAIT_S", 0.02)
     built.clear()
     assert groth16._before_the_end(curve, tuple(points), PhaseTimer()) is None
