@@ -1,7 +1,7 @@
-"""prover/groth16.prove's end work beside the device stage (_start_the_end): for a key read once (the one-shot path)
-the self-check's imports and its prepared verification key are made on a thread once the H MSM has ended (past the
-proof's memory peak) while the witness MSMs run; the self-check then finds that key in the verifier's cache, the proof is
-snarkjs's, and the thread never decides anything."""
+"""prover/groth16.prove's end work beside the proof (_start_the_end): for a key read once (the one-shot path) the
+self-check's imports and its prepared verification key are made on a thread started after the device stage (past
+the proof's memory peak) while the G2 MSM runs; the self-check then finds that key in the verifier's cache, the
+proof is snarkjs's, and the thread never decides anything."""
 
 from __future__ import annotations
 
@@ -41,14 +41,7 @@ def test_the_thread_prepares_the_key_the_self_check_uses(chain_circuit, monkeypa
     with KeyFile(chain_circuit.zkey) as key_file:
         key = MappedKey(key_file)
         try:
-            timer = PhaseTimer()
-            groth16._start_the_end(key, timer)
-            with timer.phase("ntt"):
-                pass
-            time.sleep(0.05)  # the thread waits for the H MSM to end: nothing imported or prepared before
-            assert len(verifier._PREPARED) == 0 and built == []
-            with timer.phase(groth16.END_AFTER):
-                pass
+            groth16._start_the_end(key)
             _until(lambda: len(verifier._PREPARED) == 1)
             assert built == [key.curve.name]
             # the self-check's own call (verify_on_sections passes the mapped sections) finds it
@@ -65,15 +58,18 @@ def test_the_thread_prepares_the_key_the_self_check_uses(chain_circuit, monkeypa
 
 
 def test_only_a_key_read_once_starts_it(chain_circuit, monkeypatch):
-    started = []
-    monkeypatch.setattr(groth16._thread, "start_new_thread", lambda fn, args: started.append((fn, args)))
+    started, timer = [], PhaseTimer()
+    # the phases done when it starts: the whole device stage, not finalize's G2 MSM (the proof's memory peak past)
+    monkeypatch.setattr(groth16._thread, "start_new_thread",
+                        lambda fn, args: started.append((fn, args, sorted(timer.ms))))
     with ProvingKey.load(chain_circuit.zkey, prepared="off") as resident:  # a daemon's key: its process has them
         resident_proof = prove(resident, read_wtns(chain_circuit.wtns), r=R, s=S)
     assert started == []
-    one_shot = prove_files(chain_circuit.zkey, chain_circuit.wtns, r=R, s=S, verify=False)
-    assert [fn for fn, _ in started] == [groth16._before_the_end]
-    curve, points, timer = started[0][1]
-    assert groth16.END_AFTER in timer.ms and timer.ms == one_shot.timings  # the proof's own timer, waited on
+    one_shot = prove_files(chain_circuit.zkey, chain_circuit.wtns, r=R, s=S, verify=False, timer=timer)
+    assert [fn for fn, _, _ in started] == [groth16._before_the_end]
+    curve, points = started[0][1]
+    assert started[0][2] == sorted({"load", "check", "spmv", "ntt", "h", "msm_h", "msm_a", "msm_b1", "msm_c"})
+    assert "msm_b2" in one_shot.timings
     with KeyFile(chain_circuit.zkey) as key_file:
         views = key_file.views()
         assert points == tuple(bytes(views[name]) for name in groth16.VK_POINTS)  # copies, no view of the mapping
@@ -91,20 +87,13 @@ def test_the_thread_never_raises(chain_circuit, monkeypatch):
         points = [bytes(views[name]) for name in groth16.VK_POINTS]
         for view in views.values():
             view.release()
-    done = PhaseTimer()
-    done.record(groth16.END_AFTER, 1.0)
     bad = list(points)
     bad[1] = bytes([7]) * len(points[1])  # beta2: canonical coordinates, not a point of G2
-    assert groth16._before_the_end(curve, tuple(bad), done) is None
+    assert groth16._before_the_end(curve, tuple(bad)) is None
     assert len(verifier._PREPARED) == 0 and built  # tried, and nothing kept
-    # a proof that stops before its H MSM ends: the thread gives up at its deadline, having done nothing
-    monkeypatch.setattr(groth16, "END_WAIT_S", 0.02)
-    built.clear()
-    assert groth16._before_the_end(curve, tuple(points), PhaseTimer()) is None
-    assert len(verifier._PREPARED) == 0 and built == []
     # a verifier that does not import: the thread returns; the main thread's own import raises it in its place
     monkeypatch.setitem(sys.modules, "snarkd.verifier.groth16", None)
-    assert groth16._before_the_end(curve, tuple(points), done) is None
+    assert groth16._before_the_end(curve, tuple(points)) is None
 
 
 def test_a_one_shot_proof_still_writes_nothing_when_its_self_check_fails(chain_circuit, tmp_path):
