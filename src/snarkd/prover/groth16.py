@@ -149,8 +149,8 @@ def _start_the_end(key: SectionKey) -> None:
     digit table), and the imports' ~1.4 MB made there raise the peak (GNU time's maxrss at SHA-256 2^17 against
     main, 5 runs each: +1.4 MB started with the device stage, the same made there without a thread too; +0.05 /
     +1.2 MB with IFMA / without after the NTT step; +0.35 / +0.55 after the H MSM, waiting by polling the timer,
-    whose wake-ups cost CPU: chain 2^16 +0.8-1.5% in paired sets at load 8-13). The points are copied (bytes: the thread holds
-    no view of the mapping that the proof releases at its end)."""
+    whose wake-ups cost CPU: chain 2^16 +0.8-1.5% in paired sets at load 8-13). The points are copied (bytes:
+    the thread holds no view of the mapping that the proof releases at its end)."""
     points = tuple(bytes(key.section(name)) for name in VK_POINTS)
     _thread.start_new_thread(_before_the_end, (key.curve, points))
 
