@@ -64,7 +64,9 @@ def main():
             print(f"wall median {statistics.median(w):7.1f} ms  LQ {w[len(w)//4]:7.1f}  min {w[0]:7.1f}  {sys.argv[3+k]}")
     if walls[0]:
         d = sorted(b - a for a, b in zip(*walls))
-        print(f"per-pair difference (B - A): median {statistics.median(d):+.1f} ms, quartiles {d[len(d)//4]:+.1f} / {d[3*len(d)//4]:+.1f}")
+        print(f"per-pair difference (B - A): median {statistics.median(d):+.1f} ms, quartiles {d[len(d)//4]:+.1f} / {d[3*len(d)//4]:+.1f}; "
+              f"B faster in {sum(x < 0 for x in d)} of {len(d)} pairs")
+        print("pairs (A, B) ms:", " ".join(f"{a:.1f},{b:.1f}" for a, b in zip(*walls)))
 
 
 main()

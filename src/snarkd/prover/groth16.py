@@ -23,7 +23,6 @@ does.
 
 from __future__ import annotations
 
-import _thread  # one thread nobody joins (_start_the_end): threading's imports are not needed
 import contextlib
 import os
 
@@ -129,46 +128,7 @@ def prove(
         synth = synthesize(key, witness, timer, threads, witness_name,
                            sparse=not be.spmv_on_device or be.host_spmv(key))
         sums = be.device_stage(key, synth, timer, threads, with_g2=be.g2_on_device)
-        if key.read_once:
-            _start_the_end(key)
         return finalize(key, synth.witness, sums, timer, threads, r, s)
-
-
-# The self-check's verification key: the key's points that verifier.groth16.prepared_vk takes, as the self-check
-# (verifier.groth16.verify_on_sections) passes them.
-VK_POINTS = ("alpha1", "beta2", "gamma2", "delta2", "ic")
-
-
-def _start_the_end(key: SectionKey) -> None:
-    """A key read once is a one-shot process's (prover/oneshot.py): what its end runs on one core after the proof
-    -- the self-check's imports (the verifier and its pairing extension, ~1 ms), its prepared verification key
-    (~0.2 ms) and _json for the write's text (formats/json_text) -- is made on a thread started here, after the
-    device stage and before finalize: the G2 MSM that follows on the CPU (msm_b2, ~5 ms at 2^17) is a native call
-    that releases the GIL, so the main thread neither waits for it nor does that work on the serial path after
-    the proof. Not earlier: the proof's memory peaks in the device stage (the QAP step's buffers, the H MSM's
-    digit table), and the imports' ~1.4 MB made there raise the peak (GNU time's maxrss at SHA-256 2^17 against
-    main, 5 runs each: +1.4 MB started with the device stage, the same made there without a thread too; +0.05 /
-    +1.2 MB with IFMA / without after the NTT step; +0.35 / +0.55 after the H MSM, waiting by polling the timer,
-    whose wake-ups cost CPU: chain 2^16 +0.8-1.5% in paired sets at load 8-13). The points are copied (bytes:
-    the thread holds no view of the mapping that the proof releases at its end)."""
-    points = tuple(bytes(key.section(name)) for name in VK_POINTS)
-    _thread.start_new_thread(_before_the_end, (key.curve, points))
-
-
-def _before_the_end(curve, points: tuple[bytes, ...]) -> None:
-    """The body of _start_the_end's thread. It decides nothing: a module that fails to import is left to the main
-    thread's own import of it, which raises the error in its place (a failed import leaves nothing in
-    sys.modules), an import the main thread wants meanwhile waits for this one (the import system's module lock),
-    and a key whose points cannot be prepared is the self-check's to report, as without this thread (the cache
-    holds only keys that prepared)."""
-    try:
-        import _json  # noqa: F401
-
-        from snarkd.verifier.groth16 import prepared_vk
-
-        prepared_vk(curve, *points)
-    except BaseException:  # noqa: BLE001 - see the docstring: the main thread meets it again and reports it
-        return
 
 
 def _resolve(backend):
