@@ -139,28 +139,21 @@ struct Ntt {
       Fr::add_to(x, x, t);
     }
   }
-  static inline __attribute__((always_inline)) void bfly_dif(Fr& x, Fr& y, const Fr& w) {  // (x + y, (x - y) w)
+  // (x + y, (x - y) w); REV: the inverse DIF's butterfly on the forward table, w = w_2m^-j = -w_2m^(m - j) = -wf,
+  // so (x - y) w = (y - x) wf: (x + y, (y - x) wf) (the coset shift reads no inverse table: one n-entry table
+  // fewer to build and fault in each one-shot proof)
+  template <bool REV = false>
+  static inline __attribute__((always_inline)) void bfly_dif(Fr& x, Fr& y, const Fr& w) {
     if constexpr (LAZY) {
-      Fr::dif_lazy(x, y);
+      if constexpr (REV) Fr::dif_lazy_rev(x, y);
+      else Fr::dif_lazy(x, y);
       Fr::mul_lazy_to(y, y, w);
     } else {
       Fr t;
-      Fr::sub_to(t, x, y);
+      if constexpr (REV) Fr::sub_to(t, y, x);
+      else Fr::sub_to(t, x, y);
       Fr::add_to(x, x, y);
       Fr::mul_to(y, t, w);
-    }
-  }
-  // The inverse DIF's butterfly on the forward table: w = w_2m^-j = -w_2m^(m - j) = -wf, so (x - y) w = (y - x) wf
-  // (the coset shift reads no inverse table: one n-entry table fewer to build and fault in each one-shot proof)
-  static inline __attribute__((always_inline)) void bfly_dif_rev(Fr& x, Fr& y, const Fr& wf) {  // (x + y, (y - x) wf)
-    if constexpr (LAZY) {
-      Fr::dif_lazy_rev(x, y);
-      Fr::mul_lazy_to(y, y, wf);
-    } else {
-      Fr t;
-      Fr::sub_to(t, y, x);
-      Fr::add_to(x, x, y);
-      Fr::mul_to(y, t, wf);
     }
   }
   // the DIT's lazy outputs, [0, 4p) -> [0, p): in its last pass, while the values are in
@@ -193,7 +186,7 @@ struct Ntt {
   // are copied first so that the rows are the set's most recent lines at the write-back.
   // The write-back goes word by word (store_words: the butterflies' 8-byte stores).
   // INV_FWD (the inverse DIF, tw the forward table): stage M = h m's twiddle for j' = u m + j + jj is
-  // -tw[2M - j'] (bfly_dif_rev takes it without the sign), and for j' = 0, 1 = -(-1).
+  // -tw[2M - j'] (bfly_dif<true> takes it without the sign), and for j' = 0, 1 = -(-1).
   template <unsigned K, bool DIF, bool CANON = false, bool INV_FWD = false>
   static void large_pass(Fr* a, size_t n, size_t m, const Fr* tw, unsigned T) {
     constexpr unsigned R = 1u << K, J = 2;
@@ -226,8 +219,7 @@ struct Ntt {
             for (unsigned t = 0; t < R; t += 2 * h)
 #pragma GCC unroll 8
               for (unsigned u = 0; u < h; u++) {
-                if constexpr (DIF && INV_FWD) bfly_dif_rev(x[jj][t + u], x[jj][t + u + h], wj[h + u][jj]);
-                else if constexpr (DIF) bfly_dif(x[jj][t + u], x[jj][t + u + h], wj[h + u][jj]);
+                if constexpr (DIF) bfly_dif<INV_FWD>(x[jj][t + u], x[jj][t + u + h], wj[h + u][jj]);
                 else bfly_dit(x[jj][t + u], x[jj][t + u + h], wj[h + u][jj]);
               }
           }
@@ -251,15 +243,12 @@ struct Ntt {
         for (size_t j = 1; j < m; j++) bfly_dit(x[s + j], x[s + j + m], tw[m + j]);
       }
   }
-  template <bool INV_FWD = false>  // the inverse DIF on the forward table tw (bfly_dif_rev)
+  template <bool INV_FWD = false>  // the inverse DIF on the forward table tw (bfly_dif<true>)
   static inline void dif_block(Fr* x, size_t B, const Fr* tw) {
     for (size_t m = B / 2; m >= 2; m /= 2)
       for (size_t s = 0; s < B; s += 2 * m) {
         bfly1_dif(x[s], x[s + m]);  // j = 0: the twiddle is 1
-        if constexpr (INV_FWD)
-          for (size_t j = 1; j < m; j++) bfly_dif_rev(x[s + j], x[s + j + m], tw[2 * m - j]);
-        else
-          for (size_t j = 1; j < m; j++) bfly_dif(x[s + j], x[s + j + m], tw[m + j]);
+        for (size_t j = 1; j < m; j++) bfly_dif<INV_FWD>(x[s + j], x[s + j + m], tw[INV_FWD ? 2 * m - j : m + j]);
       }
   }
   // Blocks of up to 2^13 (256 KiB, with the in-block twiddles 512 KiB: a Zen 2/3 core's L2, half
@@ -366,7 +355,7 @@ struct Ntt {
   // arrays of one size and builds V (n products) once for all three.
   static void coset_shift(Fr* a, unsigned log_n, unsigned T, const Fr* V) {
     if (log_n == 0) return;
-    auto ftw = twiddles(log_n, false, T);  // both directions' twiddles (the inverse's by bfly_dif_rev)
+    auto ftw = twiddles(log_n, false, T);  // both directions' twiddles (the inverse's by bfly_dif<true>)
     const size_t n = (size_t)1 << log_n, B = block_size(log_n, T);
     dif_large<true>(a, n, B, ftw.get(), T);
     // One pass per block from the inverse's small stages to the forward's: the inverse's last stage,
