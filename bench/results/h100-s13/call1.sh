@@ -1,3 +1,4 @@
+# NOT RUN in the thirteenth session: after call 0, no device machine could be started ("no new device machine is lent at present"); kept as the plan for the next one.
 # Call 1 (thirteenth session, the stop's tree: rounds 31 + 32 (the compiled witness library's tiers and rolled loops), D5):
 # build; tests/gpu with the real GPU daemon scenario; the RSA verifier's key, `snarkd witness --compile` (fast tier,
 # then full) and the daemon from inputs at j = 16 (16 synthesis workers twice, 8 once); the host CPU's pairs.
