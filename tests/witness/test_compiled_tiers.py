@@ -133,7 +133,8 @@ def test_tier_is_under_the_tag(tmp_path):
 
 def test_cli_both_tiers_in_one_command(tmp_path):
     """`snarkd witness --compile` on a value-dependent circuit: the fast tier built and said, then the full tier
-    built over it and said (the file's tier is full at the end, nothing else left beside it); `--compile-tier fast`
+    built over it and said (the file's tier is full at the end, nothing else left beside it; the .wtns written
+    before the full tier's file); `--compile-tier fast`
     builds only the fast one, and a later `--compile` keeps it until the full one replaces it. Every .wtns is
     snarkjs's."""
     c = compiled("bigint.circom", "bn128", N=N_BITS, K=K_LIMBS)
@@ -149,6 +150,8 @@ def test_cli_both_tiers_in_one_command(tmp_path):
         if tiers == ["fast", "full"]:
             assert proc.stderr.index("(fast tier)") < proc.stderr.index("(full tier)")
             assert "compile (full tier)" in proc.stderr and "-O3" in proc.stderr
+            # the witness is written as soon as the fast tier has run it, not held back by the full tier's build
+            assert out.stat().st_mtime_ns <= (wasm.parent / "circuit.wasm.wso").stat().st_mtime_ns
         assert out.read_bytes() == c.snarkjs_witness(bigint_inputs(5)).read_bytes()
         assert _meta(str(wasm) + ".wso")["meta"]["tier"] == tiers[-1]
         assert sorted(p.name for p in wasm.parent.iterdir()) == ["circuit.wasm", "circuit.wasm.wprog",

@@ -189,11 +189,16 @@ def _calculate(args, timings: dict[str, float], bar, values_only: bool = False):
             witness, source = calc.calculate_with_source(inputs, log=_log_sink(args))
     # (the key says where a compiled library ran the request: value-dependent circuits, witness/compiled)
     timings["witness (compiled)" if getattr(calc, "compiled_runs", 0) else "witness"] = (time.perf_counter() - t) * 1e3
-    if finish is not None:  # the full tier, built while this request ran on the fast one: waited for, said
+    return calc, witness, inputs, source, finish
+
+
+def _await_full_tier(finish, timings: dict[str, float]) -> None:
+    """The full tier, built in a thread while the request ran on the fast one and its files were written (so they
+    are not held back by it): waited for before the command ends (nothing outlives it), its wait in --timings."""
+    if finish is not None:
         t = time.perf_counter()
         finish()
         timings["compile (full tier)"] = (time.perf_counter() - t) * 1e3
-    return calc, witness, inputs, source
 
 
 def _compile(calc, tier: str = "both"):
@@ -245,12 +250,13 @@ def run_witness(args) -> int:
     start = time.perf_counter()
     timings: dict[str, float] = {}
     with _progress(args, 3) as bar:
-        calc, values, _, _ = _calculate(args, timings, bar, values_only=True)
+        calc, values, _, _, finish = _calculate(args, timings, bar, values_only=True)
         t = time.perf_counter()
         with bar.step("write"):
             # not fsynced, as snarkjs and circom's C++ generator write it (still atomic: the old file or the new)
             write_wtns(args.out, calc.prime, values, durable=False)
     timings["write"] = (time.perf_counter() - t) * 1e3
+    _await_full_tier(finish, timings)
     if args.timings:
         _print_timings(timings, (time.perf_counter() - start) * 1e3)
     return 0
@@ -306,7 +312,7 @@ def run_fullprove(args) -> int:
     with timer.phase("load"):
         key = ProvingKey.load(args.zkey, check_points=args.check_points)
     with key, _progress(args, 2) as bar:
-        calc, witness, inputs, source = _calculate(args, timings, bar)
+        calc, witness, inputs, source, finish = _calculate(args, timings, bar)
         if args.wtns:
             write_wtns(args.wtns, calc.prime, witness.values)
         result = prove(key, witness, threads=args.threads, witness_name=f"witness from {args.input}", timer=timer)
@@ -314,6 +320,7 @@ def run_fullprove(args) -> int:
             result = _verified(args, key, calc, inputs, source, result, timer)
     with timer.phase("write"):
         write_proof(result, args.proof, args.public)
+    _await_full_tier(finish, timings)
     if args.timings:
         _print_timings({**timings, **timer.ms}, (time.perf_counter() - start) * 1e3)
     return 0
