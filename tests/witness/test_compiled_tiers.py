@@ -181,6 +181,30 @@ def test_compile_keeps_a_full_library_over_a_fast_request(tmp_path):
     _runs_exactly(c, wasm, tmp_path, 3)
 
 
+def test_a_library_without_a_tier_is_a_full_one(tmp_path):
+    """A library sealed before round 31 records no tier: loaded, it reads as the full tier, so --compile's full
+    build keeps it (no build) and the request runs it exactly."""
+    from snarkd.formats.checked_header import PREFIX, unpack
+    from snarkd.formats.file_trust import TAG_BYTES
+
+    c = compiled("bigint.circom", "bn128", N=N_BITS, K=K_LIMBS)
+    wasm = _copy(c, tmp_path / "w")
+    assert NativeCalculator(wasm, cache=False, strict=True).compile(tier="full")["built"]
+    path = str(wasm) + ".wso"
+    with open(path, "rb") as fh:
+        data = fh.read()
+    obj, body = unpack(data[:PREFIX.size + PREFIX.unpack(data[:PREFIX.size])[2] + 4], compiled_mod.MAGIC,
+                       compiled_mod.VERSION, "library", ValueError)
+    meta = {k: v for k, v in obj["meta"].items() if k != "tier"}
+    assert compiled_mod._save([path], obj["identity"], meta, data[body:-TAG_BYTES]) == path
+    assert "tier" not in _meta(path)["meta"]
+    calc = NativeCalculator(wasm, cache=False, strict=True)
+    info = calc.compile(tier="full")
+    assert not info["built"] and info["tier"] == "full"
+    assert calc._compiled_program().meta["tier"] == "full"
+    _runs_exactly(c, wasm, tmp_path, 5)
+
+
 def test_cli_prepare_compile_witness_tiers(tmp_path):
     """`snarkd prepare --compile-tier fast` builds the fast tier only; `--compile-witness` then keeps it and builds
     the full one over it, each said with its tier."""

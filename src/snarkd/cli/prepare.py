@@ -86,7 +86,7 @@ def _witness_program(args) -> None:
             except CompileError as exc:
                 print(f"no compiled witness library: {exc}", file=sys.stderr)
                 return
-            said = info.get("tier", "full")
+            said = info["tier"]
             how = (f"built in {info['build_s']:.1f} s ({info['build_cpu_s']:.1f} s compiler CPU, "
                    f"{info['bytes'] / 2**20:.1f} MiB)" if info["built"] else "already built")
             print(f"{info['path']}: compiled witness library ({said} tier) {how}", file=sys.stderr)

@@ -210,12 +210,11 @@ def _compile(calc, tier: str = "both"):
               file=sys.stderr)
         return None
     first = _compile_tier(calc, "full" if tier == "full" else "fast")
-    if first is None or tier != "both" or first.get("tier", "full") != "fast":  # a kept full library serves
+    if first is None or tier != "both" or first["tier"] != "fast":  # a kept full library serves
         return None
     import threading
 
-    box = []
-    worker = threading.Thread(target=lambda: box.append(_compile_tier(calc, "full", quiet_errors=True)),
+    worker = threading.Thread(target=_compile_tier, args=(calc, "full"), kwargs={"quiet_errors": True},
                               name="snarkd-compile-full", daemon=False)
     worker.start()
     return worker.join
@@ -232,7 +231,7 @@ def _compile_tier(calc, tier: str, quiet_errors: bool = False) -> dict | None:
         print(f"snarkd: no compiled witness library{f' ({tier} tier)' if quiet_errors else ''}: {exc}",
               file=sys.stderr, flush=True)
         return None
-    said = info.get("tier", "full")
+    said = info["tier"]
     if info["built"]:
         print(f"snarkd: {info['path']}: compiled witness library ({said} tier) built in {info['build_s']:.1f} s "
               f"({info['build_cpu_s']:.1f} s compiler CPU, {info['bytes'] / 2**20:.1f} MiB, {info['compiler']} "

@@ -483,9 +483,8 @@ class NativeCalculator:
                 lib = compiled.load(self._compiled_paths(True), self._sha, self.curve)
             except compiled.LibraryError:
                 lib = None  # rebuilt below (over the refused file where that is the first place)
-            # a kept library serves unless it is the fast tier and the full one is asked for (libraries from before
-            # round 31 record no tier: they are full ones)
-            if lib is not None and (tier == "fast" or lib.meta.get("tier", "full") != "fast"):
+            # a kept library serves unless it is the fast tier and the full one is asked for
+            if lib is not None and (tier == "fast" or lib.meta["tier"] != "fast"):
                 self._compiled = lib
                 return {"path": lib.path, "built": False, **lib.meta}
         info = compiled.build(self._bytes, self._sha, self.curve, self._compiled_paths(True), opt=opt,

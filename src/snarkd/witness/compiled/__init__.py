@@ -171,17 +171,17 @@ def build(wasm_bytes: bytes, wasm_sha256: str, curve: str, paths: list[str], *, 
         raise CompileError(f"{name}: no compiled witness program: the module nests too deeply") from None
     levels = opt.split() if opt is not None else TIERS[tier]  # (an experiment's opt: its words)
     flags = [*FLAGS, *levels, *CURVE_MACROS[curve], "-I" + NATIVE_DIR]
-    compile_flags = [f for f in flags if f != "-shared"]
+    compile_flags = [*_unit_flags(levels, curve), "-I" + NATIVE_DIR]
     with tempfile.TemporaryDirectory(prefix="snarkd-wso-") as tmp:
         so = os.path.join(tmp, "program.so")
         objs, procs = [], []
         try:
             version = subprocess.run([*cxx, "--version"], capture_output=True, text=True).stdout.splitlines()[:1]
-            pch = _pch_key(cxx, version, compile_flags[:-1], cache_dir) if cache_dir else None
+            pch = _pch_key(cxx, version, _unit_flags(levels, curve), cache_dir) if cache_dir else None
             pch_deps = _pch_use(pch, tmp) if pch else None
             if pch_deps is not None:  # its folder searched first: the compiler finds the .gch before the header
-                flags.insert(len(flags) - 1, "-I" + os.path.join(tmp, "pch"))
-                compile_flags.insert(len(compile_flags) - 1, "-I" + os.path.join(tmp, "pch"))
+                for fl in (flags, compile_flags):
+                    fl.insert(len(fl) - 1, "-I" + os.path.join(tmp, "pch"))
             # every unit's compiler at once (the units were cut to the cores); each writes the headers it read
             # (-MMD: the identity's list, without a preprocessing pass of its own), then one link
             for k, source in enumerate(sources):
@@ -230,11 +230,17 @@ def build(wasm_bytes: bytes, wasm_sha256: str, curve: str, paths: list[str], *, 
         if path is None:
             raise CompileError(f"{name}: no writable place to keep the compiled library ({', '.join(paths)})")
         if cache_dir and opt is None and tier == "full":  # the next circuit's fast tier: its runtime parsed once
-            fast = [f for f in [*FLAGS, *TIERS["fast"], *CURVE_MACROS[curve]] if f != "-shared"]
+            fast = _unit_flags(TIERS["fast"], curve)
             kept = _pch_key(cxx, version, fast, cache_dir)
             if _pch_use(kept, None) is None:
                 _pch_make(kept, cxx, fast, tmp)
     return {"path": path, **meta}
+
+
+def _unit_flags(levels: list[str], curve: str) -> list[str]:
+    """A translation unit's compile flags without the include folders: one list for a unit's compile, the PCH's key
+    the build asks for, and the PCH a full build makes for the fast tier (so that the key made is the key asked)."""
+    return [f for f in [*FLAGS, *levels, *CURVE_MACROS[curve]] if f != "-shared"]
 
 
 def _pch_key(cxx: list[str], version: list[str], flags: list[str], cache_dir: str) -> dict:
@@ -414,7 +420,9 @@ def load(paths: list[str], wasm_sha256: str, curve: str):
         with _LOADED_LOCK:  # one load per library and process: its state (and the lock that guards it) is one
             lib = _LOADED.get(key)
             if lib is None:
-                lib = _LOADED[key] = CompiledProgram(path, data[body:], obj.get("meta") or {})
+                # libraries from before round 31 record no tier: they are full ones (-O3), said so once here
+                meta = {"tier": "full", **(obj.get("meta") or {})}
+                lib = _LOADED[key] = CompiledProgram(path, data[body:], meta)
         return lib
     return None
 
