@@ -46,6 +46,24 @@ def test_a_sealed_file_reads_back_and_any_change_is_refused(tmp_path):
     assert s.stat().st_mode & 0o777 == 0o600 and s.parent.stat().st_mode & 0o777 == 0o700
 
 
+def test_the_tag_is_the_standard_libraries_hmac_sha256_with_or_without_openssl_called_directly(tmp_path, monkeypatch):
+    # the tag and the SHA-256 come from _hashlib's functions directly (round 34: no hashlib/hmac imports); they
+    # must be what hashlib and hmac give, byte for byte, and so must the fallback where OpenSSL is missing
+    import hashlib
+    import hmac
+
+    data, context = os.urandom(100_000), b"wprog\0{}"
+    expected = hmac.new(T.secret(), b"snarkd-cache/v1\0" + hashlib.sha256(context).digest() + data,
+                        hashlib.sha256).digest()
+    assert T.tag(data, context) == expected
+    assert T.sha256(data).hexdigest() == hashlib.sha256(data).hexdigest()
+    assert T.tag_matches(data, expected, context) and not T.tag_matches(data, bytes(32), context)
+    monkeypatch.setattr(T, "_openssl", lambda: None)
+    assert T.tag(data, context) == expected
+    assert T.sha256(data).hexdigest() == hashlib.sha256(data).hexdigest()
+    assert T.tag_matches(data, expected, context) and not T.tag_matches(data, bytes(32), context)
+
+
 def test_links_fifos_and_devices_are_refused_at_once(tmp_path):
     d = cache_dir(tmp_path)
     (d / "zero").symlink_to("/dev/zero")

@@ -147,12 +147,38 @@ def _read_secret(path: str) -> bytes:
     return key
 
 
+def _openssl():
+    """Python's OpenSSL module (_hashlib), or None where this Python was built without it. hashlib.sha256 and
+    hmac.new(key, msg, "sha256") are its openssl_sha256 and hmac_new: called here directly, the same functions
+    and the same bytes, without hashlib's and hmac's own imports (hashlib.py asks OpenSSL for a dozen algorithms
+    at import, hmac.py imports warnings: ~0.9 ms of a one-shot `snarkd witness`, round 34). Loaded on first use:
+    OpenSSL's load (~2-3 ms) is for processes that hash a .wasm or tag or check a cache file."""
+    try:
+        import _hashlib
+    except ImportError:
+        return None
+    return _hashlib
+
+
+def sha256(data=b""):
+    """A SHA-256 object (hashlib.sha256's: update, digest, hexdigest) of data."""
+    ossl = _openssl()
+    if ossl is None:
+        import hashlib
+
+        return hashlib.sha256(data)
+    return ossl.openssl_sha256(data)
+
+
 def _mac(context: bytes):
     """The running HMAC-SHA256 of a cache file's tag: this user's secret, the context's digest first."""
-    import hashlib  # here, not at the top: OpenSSL's load (~3 ms) is for processes that tag or check a cache file
-    import hmac
+    key, msg = secret(), b"snarkd-cache/v1\0" + sha256(context).digest()
+    ossl = _openssl()
+    if ossl is None:
+        import hmac
 
-    return hmac.new(secret(), b"snarkd-cache/v1\0" + hashlib.sha256(context).digest(), "sha256")
+        return hmac.new(key, msg, "sha256")
+    return ossl.hmac_new(key, msg, digestmod="sha256")
 
 
 def tag(data, context: bytes) -> bytes:
@@ -206,9 +232,12 @@ def open_cache(path) -> tuple[int, os.stat_result]:
 
 def tag_matches(data, found, context: bytes) -> bool:
     """Whether `found` is the tag of data in this context (compared in constant time)."""
-    import hmac
-
-    return hmac.compare_digest(tag(data, context), bytes(found))
+    ossl = _openssl()
+    if ossl is None:
+        from hmac import compare_digest
+    else:
+        compare_digest = ossl.compare_digest  # hmac.compare_digest where OpenSSL is loaded
+    return compare_digest(tag(data, context), bytes(found))
 
 
 def check_tag(path, data, found: bytes, context: bytes) -> None:

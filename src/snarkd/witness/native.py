@@ -36,13 +36,13 @@ request served by the wasm engine is reported through `on_fallback`.
 from __future__ import annotations
 
 import _thread  # the locks threading.Lock is; the threading module (~1 ms of imports) is not needed here
-import hashlib
 import itertools
 import os
 import sys
 import time
 
 from snarkd.errors import InputError
+from snarkd.formats.file_trust import sha256
 from snarkd.witness import inputs as inp
 from snarkd.witness import program_file
 
@@ -180,7 +180,7 @@ class NativeCalculator:
         self.stats = WitnessStats()
         self.build_ms = 0.0
         self._loaded_from: str | None = None
-        self._sha = sha = hashlib.sha256(self._bytes).hexdigest()
+        self._sha = sha = sha256(self._bytes).hexdigest()
         self._ident = program_file.identity(sha, self.sanity_check)
         self._paths = [os.fspath(program)] if program is not None else []
         self._paths += program_file.candidates(self._path, sha, None)
