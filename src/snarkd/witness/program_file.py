@@ -46,6 +46,13 @@ class ProgramFileError(Exception):
     """The program file cannot be used: missing, stale (another wasm or setting) or corrupt."""
 
 
+def _huge_pages() -> bool:
+    """[cpu] huge_pages as the native witness module holds it (snarkd.native.apply_huge_pages)."""
+    from snarkd.native import _witness
+
+    return bool(_witness.huge_pages())
+
+
 def identity(wasm_sha256: str, sanity_check: bool) -> dict:
     """What a program is bound to: the wasm's bytes, circom's sanity-check flag (init(1) runs other
     code), and the native core's instruction set (native/witness/program.hpp PROGRAM_FORMAT)."""
@@ -255,7 +262,8 @@ def read(path: str | os.PathLike, ident: dict, defer_below: int | None = None) -
         if got is not None:
             return got
     try:
-        data = read_cache(path, _context(ident), MAX_BYTES)
+        # in huge pages unless [cpu] huge_pages is off: SHA-256's 3.2 MB program read in 0.7 ms, not 1.7 (round 34)
+        data = read_cache(path, _context(ident), MAX_BYTES, huge_pages=_huge_pages())
     except UntrustedCache as exc:
         raise ProgramFileError(_why_untrusted(exc, path, ident)) from None
     if len(data) < PREFIX.size + 2 * CRC.size:
