@@ -116,6 +116,7 @@ def test_a_large_cache_file_read_into_huge_pages_reads_back_and_any_change_is_re
     p.write_bytes(T.seal(payload, b"ctx"))
     got = T.read_cache(p, b"ctx", 1 << 30, huge_pages=True)
     assert got.tobytes() == payload and bytes(T.read_cache(p, b"ctx", 1 << 30)) == payload
+    assert got.readonly  # as the view of a bytes object is: checked data is not written
     with pytest.raises(T.UntrustedCache, match="tag does not match"):
         T.read_cache(p, b"another context", 1 << 30, huge_pages=True)
     data = bytearray(p.read_bytes())

@@ -293,7 +293,7 @@ def read_cache(path, context: bytes, max_bytes: int, huge_pages: bool = False) -
             view.release()
             if got != st.st_size:
                 raise UntrustedCache(f"{path}: not used: changed while it was read")
-            buf = memoryview(buf)[: st.st_size]
+            buf = memoryview(buf).toreadonly()[: st.st_size]  # read-only, as a bytes object's view is
         else:
             buf = fh.read(st.st_size)  # into a new bytes object: no zero-filled buffer written a second time
     if len(buf) != st.st_size:
