@@ -657,10 +657,12 @@ def _zero_pages(nbytes: int):
     call rather than faulted in one by one as the run writes them: RSA's 1,500 faults were ~1.5 ms more of the whole
     process (round 28, paired). Written densely, it takes transparent huge pages as the native core's witness blocks
     do (native/witness/big_vec.hpp) unless [cpu] huge_pages is off (file_trust.fresh_pages: RSA's 6.1 MB populated
-    in 0.16 ms in huge pages, 1.6 ms in 4 KiB ones; round 34)."""
+    in 0.16 ms in huge pages, 1.6 ms in 4 KiB ones; round 34). Only where numpy is not loaded (the one-shot CLI, as
+    _uninitialized decides): Python's mmap.madvise holds the GIL while the kernel populates, where the mapping's own
+    MAP_POPULATE runs without it, and a daemon's other threads (numpy loaded) keep that."""
     from snarkd.native import _witness
 
-    return fresh_pages(nbytes, _witness.huge_pages())
+    return fresh_pages(nbytes, sys.modules.get("numpy") is None and _witness.huge_pages())
 
 
 def _uninitialized(nbytes: int):

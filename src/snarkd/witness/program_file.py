@@ -47,10 +47,15 @@ class ProgramFileError(Exception):
 
 
 def _huge_pages() -> bool:
-    """[cpu] huge_pages as the native witness module holds it (snarkd.native.apply_huge_pages)."""
+    """Whether a program is read into huge pages (file_trust.fresh_pages): [cpu] huge_pages as the native witness
+    module holds it (snarkd.native.apply_huge_pages), in a process without numpy (the one-shot CLI, as
+    witness/native._uninitialized decides): Python's mmap.madvise holds the GIL while the kernel populates the pages
+    (a 2^20 circuit's 70 MB program: milliseconds), where a plain read releases it for a daemon's other threads."""
+    import sys
+
     from snarkd.native import _witness
 
-    return bool(_witness.huge_pages())
+    return sys.modules.get("numpy") is None and bool(_witness.huge_pages())
 
 
 def identity(wasm_sha256: str, sanity_check: bool) -> dict:
