@@ -27,4 +27,4 @@ for s in n c b f i; do cmp /tmp/wit34w-$s.wtns /tmp/wit34w-s.wtns && echo "$s: .
 for d in n:Wn f:Wf; do IFS=: read s w <<< "$d"
   env PYTHONPATH=$T $S witness --engine native --quiet --timings $w/circuit.wasm $w/inputs-90.json /tmp/wit34w-t.wtns 2>&1 | grep -q "witness (compiled)" && echo "$s: the compiled library ran"
 done
-cd /work/wt-wit34 && PYTHONPATH=src $PY bench/witness_vs_circom_cpp.py --dir /tmp/wit34/work/sha256-bn128 --runs ${SHA_RUNS:-15} --snarkjs --side main=$B --json bench/results/wit34-stop-witness-vs-circom-cpp-sha256.json 2>&1 | tail -8
+cd /work/wt-wit34 && PYTHONPATH=src $PY bench/witness_vs_circom_cpp.py --dir /tmp/wit34/work/sha256-bn128 --runs ${SHA_RUNS:-15} --snarkjs --side main=$B --json ${SHA_JSON:-bench/results/wit34-stop-witness-vs-circom-cpp-sha256.json} 2>&1 | tail -8
