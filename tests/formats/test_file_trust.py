@@ -46,6 +46,91 @@ def test_a_sealed_file_reads_back_and_any_change_is_refused(tmp_path):
     assert s.stat().st_mode & 0o777 == 0o600 and s.parent.stat().st_mode & 0o777 == 0o700
 
 
+def test_the_tag_is_the_standard_libraries_hmac_sha256_with_or_without_openssl_called_directly(tmp_path, monkeypatch):
+    # the tag and the SHA-256 come from _hashlib's functions directly (round 34: no hashlib/hmac imports); they
+    # must be what hashlib and hmac give, byte for byte, and so must the fallback where OpenSSL is missing
+    import hashlib
+    import hmac
+
+    data, context = os.urandom(100_000), b"wprog\0{}"
+    expected = hmac.new(T.secret(), b"snarkd-cache/v1\0" + hashlib.sha256(context).digest() + data,
+                        hashlib.sha256).digest()
+    assert T.tag(data, context) == expected
+    assert T.sha256(data).hexdigest() == hashlib.sha256(data).hexdigest()
+    assert T.tag_matches(data, expected, context) and not T.tag_matches(data, bytes(32), context)
+    monkeypatch.setattr(T, "_openssl", lambda: None)
+    assert T.tag(data, context) == expected
+    assert T.sha256(data).hexdigest() == hashlib.sha256(data).hexdigest()
+    assert T.tag_matches(data, expected, context) and not T.tag_matches(data, bytes(32), context)
+
+
+def _anon_huge_kb(address: int) -> int:
+    """AnonHugePages (kB) of the mapping that holds address, from /proc/self/smaps (the kernel's own account)."""
+    found = False
+    with open("/proc/self/smaps") as fh:
+        for line in fh:
+            head = line.split()[0]
+            if "-" in head and not head.endswith(":"):
+                lo, hi = (int(x, 16) for x in head.split("-"))
+                found = lo <= address < hi
+            elif found and head == "AnonHugePages:":
+                return int(line.split()[1])
+    raise AssertionError(f"no mapping holds {address:#x}")
+
+
+def _thp_mode() -> str | None:
+    try:
+        text = open("/sys/kernel/mm/transparent_hugepage/enabled").read()
+    except OSError:
+        return None
+    return text[text.index("[") + 1: text.index("]")]
+
+
+@pytest.mark.parametrize("nbytes,huge", [(1, True), (T.HUGE_MIN - 1, True), (T.HUGE_MIN, True),
+                                         (6_081_132, True), (6_081_132, False)])
+def test_fresh_pages_are_zero_writable_and_huge_from_their_threshold(nbytes, huge):
+    import ctypes
+
+    buf = T.fresh_pages(nbytes, huge)
+    view = memoryview(buf)
+    assert len(view) >= nbytes and not view.readonly
+    assert view.tobytes() == bytes(len(view))  # zero: the caller may write only part of it
+    view[nbytes - 1] = 7
+    assert view[nbytes - 1] == 7
+    address = ctypes.addressof(ctypes.c_char.from_buffer(buf))
+    big = huge and nbytes >= T.HUGE_MIN
+    if big:
+        assert len(view) % (2 << 20) == 0  # a whole number of 2 MiB pages
+    if _thp_mode() in ("madvise", "always") and (big or _thp_mode() == "madvise"):
+        # MADV_POPULATE_WRITE populated it: every page there, huge where advised (the kernel may refuse a huge page
+        # under memory pressure, so only "some" is asserted where advised, "none" where not and THP is madvise)
+        kb = _anon_huge_kb(address)
+        assert (kb > 0) if big else (kb == 0)
+    del view, buf
+
+
+def test_a_large_cache_file_read_into_huge_pages_reads_back_and_any_change_is_refused(tmp_path):
+    d = cache_dir(tmp_path)
+    p = d / "x.bin"
+    payload = os.urandom(T.HUGE_MIN + 12345)
+    p.write_bytes(T.seal(payload, b"ctx"))
+    got = T.read_cache(p, b"ctx", 1 << 30, huge_pages=True)
+    assert got.tobytes() == payload and bytes(T.read_cache(p, b"ctx", 1 << 30)) == payload
+    assert got.readonly  # as the view of a bytes object is: checked data is not written
+    with pytest.raises(T.UntrustedCache, match="tag does not match"):
+        T.read_cache(p, b"another context", 1 << 30, huge_pages=True)
+    data = bytearray(p.read_bytes())
+    for at in (0, len(payload) // 2, len(data) - 1):
+        changed = bytearray(data)
+        changed[at] ^= 1
+        p.write_bytes(bytes(changed))
+        with pytest.raises(T.UntrustedCache, match="tag does not match"):
+            T.read_cache(p, b"ctx", 1 << 30, huge_pages=True)
+    p.write_bytes(bytes(data))
+    with pytest.raises(T.UntrustedCache, match="outside"):  # bounded before a byte is read, as without huge pages
+        T.read_cache(p, b"ctx", T.HUGE_MIN, huge_pages=True)
+
+
 def test_links_fifos_and_devices_are_refused_at_once(tmp_path):
     d = cache_dir(tmp_path)
     (d / "zero").symlink_to("/dev/zero")

@@ -109,3 +109,33 @@ def test_control_flow_run_in_huge_pages_gives_snarkjs_witness(curve):
             res = calc._run(run_inputs(calc, inputs))
             assert res.ok, res.message
             assert bytes(res.witness) == snarkjs_values(sha, inputs)
+
+
+def test_a_one_shot_runs_large_buffers_are_fresh_huge_pages_unless_huge_pages_is_off(monkeypatch):
+    """Round 34: without numpy (the one-shot CLI), a replay's large frame and a compiled run's witness block are fresh
+    mappings of whole 2 MiB pages (file_trust.fresh_pages), zero and writable; with [cpu] huge_pages off, or numpy
+    loaded (a daemon), the frame is a bytearray (numpy's empty in a daemon) and the block a mapping of its own
+    length, as before; small frames stay bytearrays."""
+    from snarkd.formats.file_trust import HUGE_MIN
+    from snarkd.native import _witness
+    from snarkd.witness import native
+
+    import numpy as np
+
+    monkeypatch.setitem(sys.modules, "numpy", None)  # sys.modules.get("numpy") is None: the CLI's process
+    n = 3 * HUGE_MIN + 5
+    prev = _witness.set_huge_pages(True)
+    try:
+        for buf in (native._uninitialized(n), native._zero_pages(n)):
+            assert not isinstance(buf, bytearray) and len(buf) % (2 << 20) == 0 and len(buf) >= n
+            assert memoryview(buf)[:n].tobytes() == bytes(n)
+        assert isinstance(native._uninitialized(HUGE_MIN - 1), bytearray)
+        monkeypatch.setitem(sys.modules, "numpy", np)  # a daemon (numpy loaded): its block populated at the mapping
+        assert len(native._zero_pages(n)) == n
+        monkeypatch.setitem(sys.modules, "numpy", None)
+        _witness.set_huge_pages(False)
+        assert isinstance(native._uninitialized(n), bytearray)
+        block = native._zero_pages(n)
+        assert len(block) == n and memoryview(block).tobytes() == bytes(n)
+    finally:
+        _witness.set_huge_pages(prev)

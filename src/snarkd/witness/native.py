@@ -36,13 +36,13 @@ request served by the wasm engine is reported through `on_fallback`.
 from __future__ import annotations
 
 import _thread  # the locks threading.Lock is; the threading module (~1 ms of imports) is not needed here
-import hashlib
 import itertools
 import os
 import sys
 import time
 
 from snarkd.errors import InputError
+from snarkd.formats.file_trust import HUGE_MIN, fresh_pages, sha256
 from snarkd.witness import inputs as inp
 from snarkd.witness import program_file
 
@@ -180,7 +180,7 @@ class NativeCalculator:
         self.stats = WitnessStats()
         self.build_ms = 0.0
         self._loaded_from: str | None = None
-        self._sha = sha = hashlib.sha256(self._bytes).hexdigest()
+        self._sha = sha = sha256(self._bytes).hexdigest()
         self._ident = program_file.identity(sha, self.sanity_check)
         self._paths = [os.fspath(program)] if program is not None else []
         self._paths += program_file.candidates(self._path, sha, None)
@@ -654,23 +654,34 @@ def _render_text(text: str, sink: Callable[[str], None]) -> None:
 def _zero_pages(nbytes: int):
     """A writable buffer of fresh pages (an anonymous mapping, never filled here; the run writes every byte once).
     bytearray(n) would zero 6 MB first (RSA's witness: ~2-4 ms of a one-shot run). Its pages are populated in one
-    call (MAP_POPULATE) rather than faulted in one by one as the run writes them: RSA's 1,500 faults were ~1.5 ms
-    more of the whole process (round 28, paired)."""
-    import mmap
+    call rather than faulted in one by one as the run writes them: RSA's 1,500 faults were ~1.5 ms more of the whole
+    process (round 28, paired). Written densely, it takes transparent huge pages as the native core's witness blocks
+    do (native/witness/big_vec.hpp) unless [cpu] huge_pages is off (file_trust.fresh_pages: RSA's 6.1 MB populated
+    in 0.16 ms in huge pages, 1.6 ms in 4 KiB ones; round 34). Only where numpy is not loaded (the one-shot CLI, as
+    _uninitialized decides): Python's mmap.madvise holds the GIL while the kernel populates, where the mapping's own
+    MAP_POPULATE runs without it, and a daemon's other threads (numpy loaded) keep that."""
+    from snarkd.native import _witness
 
-    flags = mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS | getattr(mmap, "MAP_POPULATE", 0)
-    return mmap.mmap(-1, max(nbytes, 1), flags=flags)
+    return fresh_pages(nbytes, sys.modules.get("numpy") is None and _witness.huge_pages())
 
 
 def _uninitialized(nbytes: int):
     """A writable buffer the replay fills whole. Not bytearray(n), which zero-fills it holding the GIL (a 2^20
     witness: 32 MiB, milliseconds in which a daemon's device workers cannot launch a kernel): numpy's
-    empty, where numpy is loaded already (the daemon), else a bytearray (the one-shot CLI, which has no
-    other thread and does not load numpy)."""
+    empty, where numpy is loaded already (the daemon), else (the one-shot CLI, which has no other thread and does
+    not load numpy) fresh huge pages for a large frame, a bytearray for a small one."""
     import sys
 
     np = sys.modules.get("numpy")
-    return np.empty(nbytes, dtype=np.uint8) if np is not None else bytearray(nbytes)
+    if np is not None:
+        return np.empty(nbytes, dtype=np.uint8)
+    from snarkd.native import _witness
+
+    if nbytes >= HUGE_MIN and _witness.huge_pages():
+        # a fresh mapping in huge pages, populated at once: bytearray(n)'s zero-fill faulted it in 4 KiB at a time
+        # (SHA-256's 3 MB frame, round 34)
+        return fresh_pages(nbytes)
+    return bytearray(nbytes)
 
 
 def _declared_wasm_memory() -> int:

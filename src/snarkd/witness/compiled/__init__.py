@@ -23,8 +23,9 @@ as the .wprog (program_file.candidates).
 
 from __future__ import annotations
 
-import hashlib
 import os
+
+from snarkd.formats.file_trust import sha256  # hashlib's SHA-256 without hashlib's imports (round 34)
 
 MAGIC = b"snarkdWL"
 VERSION = 1
@@ -78,7 +79,7 @@ def compiler() -> list[str] | None:
 def _digest_sources(deps: list[str]) -> str:
     """The SHA-256 over the translator's sources and the listed headers (relative to the native directory), each
     file's name and bytes; a missing file gives a digest no library was built with."""
-    h = hashlib.sha256()
+    h = sha256()
     for name in _TRANSLATOR:
         h.update(b"py:" + name.encode() + b"\0")
         with open(os.path.join(_HERE, name), "rb") as fh:
@@ -250,7 +251,7 @@ def _pch_key(cxx: list[str], version: list[str], flags: list[str], cache_dir: st
     from snarkd.formats.json_text import dumps_sorted
 
     what = {"compiler": list(cxx), "version": version[0] if version else "", "flags": list(flags), "pch": PCH_VERSION}
-    key = hashlib.sha256(dumps_sorted(what).encode()).hexdigest()[:32]
+    key = sha256(dumps_sorted(what).encode()).hexdigest()[:32]
     return {"path": os.path.join(os.fspath(cache_dir), f"wc-runtime-{key}.pch"), "what": what}
 
 
