@@ -37,6 +37,7 @@ case $1 in
   chain20-5) pair 5 chain20-bn128 chain20-5 ;;
   sha256-prefault-rt) prefault 41 sha256-bn128 sha256-prefault-rt chrt -f 50 ;;
   sha256-rt-prefault-build) pair 31 sha256-bn128 sha256-rt-prefault-build chrt -f 50 ;;
+  sha256-rt-stop) pair 31 sha256-bn128 sha256-rt-stop chrt -f 50 ;;  # the final build, after the prefault revert
   chain16-rt) pair 9 chain16-bn128 chain16-rt chrt -f 50 ;;
   chain15-bls) pair 7 chain15-bls12381 chain15-bls ;;
 esac

@@ -236,7 +236,7 @@ def head_start(key_file, witness, threads: int = 0) -> WitnessSums | None:
 
 
 def native_threads() -> int:
-    from snarkd.native import _core  # loaded already: the key's curve module is its submodule
+    from snarkd.native import _core  # the key's curve module is its submodule (head_start: its first import)
     return _core.hardware_threads()
 
 
