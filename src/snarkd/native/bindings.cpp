@@ -59,6 +59,29 @@ struct FrVector {
   }
 };
 
+// A proof's witness MSMs run beside its other steps (parallel.hpp BesideTasks; msm_w_beside): the inputs'
+// buffers held until the object goes (with the GIL), the sums written by the tasks.
+struct BesideSums {
+  std::vector<std::unique_ptr<Buf>> bufs;
+  std::vector<std::string> out;
+  // Each job's section check when asked for (canonical coordinates, as first_noncanonical_point): -1 (canonical or
+  // not asked), else the first bad point and its coordinate; a section that fails is not summed
+  std::vector<long> bad, bad_coord;
+  // The path gate held for the whole batch (one path for all its tasks, whichever thread runs them): a switch
+  // waits for the batch, and no task waits for a switch (the caller may hold the gate already: a proof's
+  // hold_paths, and a task waiting for a switch that waits for it would never end)
+  struct Gate {
+    bool held = false;
+    void release() {
+      if (held) path_gate().release();
+      held = false;
+    }
+    ~Gate() { release(); }
+  } gate;
+  std::unique_ptr<BesideTasks> tasks;  // declared last: destroyed (its helper joined) before the gate and buffers
+  bool finished = false;
+};
+
 py::int_ limbs_to_int(const u64* l, size_t n) {
   py::int_ r(0);
   for (size_t i = n; i-- > 0;) {
@@ -644,6 +667,67 @@ void bind_curve(py::module_& m) {
   }, py::arg("bases"), py::arg("witness"), py::arg("start") = 0, py::arg("g2") = false, T,
      "Σ_i w[start + i] bases_i (G1, or G2 with g2) as affine Montgomery bytes: a proof's witness sums (zeros skipped, "
      "ones summed directly)");
+  m.def("msm_w_beside", [](py::list jobs, py::object witness, bool drop, py::object check) {
+    auto s = std::make_unique<BesideSums>();
+    s->bufs.push_back(std::make_unique<Buf>(witness, "witness"));
+    const uint8_t* w = s->bufs[0]->data();
+    const size_t nw = s->bufs[0]->count(32, "32-byte plain Fr witness values");
+    struct Job {
+      MsmJob job;
+      bool g2;
+    };
+    std::vector<Job> js;
+    std::vector<bool> checks;  // per job: its points' coordinates checked in its task, before its sum
+    if (!check.is_none())
+      for (py::handle c : check) checks.push_back(c.cast<bool>());
+    if (!checks.empty() && checks.size() != py::len(jobs)) throw py::value_error("check: one flag per job");
+    checks.resize(py::len(jobs), false);
+    for (py::handle item : jobs) {
+      py::tuple t = py::reinterpret_borrow<py::object>(item).cast<py::tuple>();
+      if (t.size() != 3) throw py::value_error("jobs: (bases, start, g2) tuples");
+      const size_t start = t[1].cast<size_t>();
+      const bool g2 = t[2].cast<bool>();
+      s->bufs.push_back(std::make_unique<Buf>(t[0], "bases"));
+      size_t n = s->bufs.back()->count(g2 ? sizeof(Affine<G2>) : sizeof(Affine<G1>), "points");
+      if (start > nw || n > nw - start)
+        throw py::value_error("bases: " + std::to_string(n) + " points from value " + std::to_string(start) +
+                              " but " + std::to_string(nw) + " witness values");
+      js.push_back(Job{MsmJob{s->bufs.back()->data(), start, n}, g2});
+    }
+    s->out.resize(js.size());
+    s->bad.assign(js.size(), -1);
+    s->bad_coord.assign(js.size(), 0);
+    std::string* out = s->out.data();
+    long* bad = s->bad.data();
+    long* bad_coord = s->bad_coord.data();
+    {
+      py::gil_scoped_release rel;  // a switch waiting for the gate may need the GIL to finish
+      path_gate().acquire();
+      s->gate.held = true;
+    }
+    s->tasks = std::make_unique<BesideTasks>(js.size(), [js, w, nw, out, drop, checks, bad, bad_coord](size_t i) {
+      if (checks[i]) {
+        // the section's check beside the caller's work too (one thread: the task's), before its points are read
+        bad[i] = first_noncanonical<Fq>(js[i].job.bases, js[i].job.n, js[i].g2 ? 4 : 2, 1, &bad_coord[i]);
+        if (bad[i] >= 0) return;  // not summed: the caller raises the check's error at finish
+      }
+      std::vector<Affine<G1>> o1;  // the batch holds the path gate (BesideSums::gate)
+      std::vector<Affine<G2>> o2;
+      // one thread each (their plans for T = 1, one witness cache entry for all four)
+      WitnessPrepCache<G1, G2, Fr>::run(w, nw, js[i].job, js[i].g2, 1, o1, o2);
+      out[i] = js[i].g2 ? std::string((const char*)&o2[0], sizeof(o2[0])) : std::string((const char*)&o1[0], sizeof(o1[0]));
+      // a one-shot key's section given back as soon as its sum is done, as key.done would after msm_w: the four
+      // sections are otherwise resident together beside the QAP step (+30 MiB peak RSS at SHA-256 2^17)
+      if (drop) drop_pages(js[i].job.bases, js[i].job.n * (js[i].g2 ? sizeof(Affine<G2>) : sizeof(Affine<G1>)));
+    });
+    return s;
+  }, py::arg("jobs"), py::arg("witness"), py::arg("drop") = false, py::arg("check") = py::none(),
+     "msm_w's sums for jobs [(bases, start, g2), ...], started at once beside the caller's other work: a helper "
+     "thread below the caller's priority takes them in order, one thread each; .finish() takes the rest on the "
+     "caller and returns ([sum bytes, ...], [each task's wall ms], tasks the helper ran). drop: each job's bases' "
+     "whole pages released once its sum is done (drop_pages: read-only file mappings, a one-shot key's). check: "
+     "a flag per job: its points' coordinates checked in its task first (first_noncanonical_point's check; "
+     ".checks() gives None or (point, coordinate) per job, and a job that fails is not summed)");
   m.def("_witness_prep_counts", [] {
     using WC = WitnessPrepCache<G1, G2, Fr>;
     return py::make_tuple(WC::hits().load(), WC::builds().load());
@@ -794,6 +878,30 @@ PYBIND11_MODULE(_core, m) {
       })
       .def("__len__", [](const FrVector& v) { return v.n; })
       .def_property_readonly("nbytes", [](const FrVector& v) { return 32 * v.n; });
+  py::class_<BesideSums>(m, "BesideSums", "witness MSMs running beside the caller's work (msm_w_beside)")
+      .def("finish", [](BesideSums& s) {
+        if (!s.finished) {
+          py::gil_scoped_release rel;  // the batch holds the path gate (BesideSums::gate) until its tasks end
+          struct Release {
+            BesideSums& s;
+            ~Release() { s.gate.release(); }
+          } release{s};
+          s.tasks->finish();
+          s.finished = true;
+        }
+        py::list sums, ms;
+        for (const std::string& o : s.out) sums.append(py::bytes(o));
+        for (long long v : s.tasks->task_ns()) ms.append(v * 1e-6);
+        return py::make_tuple(sums, ms, s.tasks->helper_tasks());
+      })
+      .def("checks", [](const BesideSums& s) {
+        // read after finish(): the tasks write them
+        if (!s.finished) throw py::value_error("checks: before finish()");
+        py::list r;
+        for (size_t i = 0; i < s.bad.size(); i++)
+          r.append(s.bad[i] < 0 ? py::object(py::none()) : py::object(py::make_tuple(s.bad[i], s.bad_coord[i])));
+        return r;
+      }, "each job's check: None (canonical, or not checked), or (point, coordinate) of its first bad coordinate");
   m.def("hardware_threads", &hardware_threads);
   m.def("cpu_has_adx", &detect_adx, "True if the CPU has BMI2+ADX (4-limb mul then uses the mulx/adcx/adox path)");
   // The path switches: each waits for this module's running computations and changes its

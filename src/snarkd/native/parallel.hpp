@@ -8,7 +8,15 @@
 #include <type_traits>
 #include <vector>
 #include <exception>
+#include <chrono>
+#include <functional>
+#include <mutex>
 #include <time.h>
+#if defined(__linux__)
+#include <sched.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
 
 namespace snarkd {
 
@@ -157,5 +165,107 @@ inline void parallel_tasks(size_t ntasks, unsigned T, Fn&& f) {
     }
   });
 }
+
+// Independent tasks run beside the caller's own work (prover/cpu.py: a proof's witness MSMs beside its QAP
+// step and H MSM). One helper thread claims them in order below the caller's priority (Linux SCHED_IDLE: it
+// gets a core only where no other thread wants it; a real-time caller's helper one priority lower), so they fill the time the caller's regions leave a core idle (a share
+// that ended early, a serial step between regions) without taking a core from them. finish() lifts the
+// helper to normal priority and claims what is left on the calling thread, so the tail runs on both. Each
+// task runs whole on one thread: nothing is cut or done twice. Where the helper's priority cannot be
+// lowered it runs at normal priority (one thread more than the cores: the scheduler shares them).
+class BesideTasks {
+ public:
+  using Task = std::function<void(size_t)>;
+  BesideTasks(size_t ntasks, Task task) : task_(std::move(task)), ns_(ntasks, 0) {
+#if defined(__linux__) && defined(SCHED_IDLE)
+    policy_ = sched_getscheduler(0) & ~SCHED_RESET_ON_FORK;  // the caller's: the helper goes below it, and back to it at finish()
+    sched_getparam(0, &param_);
+#endif
+    if (ntasks) helper_ = std::thread([this] { helper(); });
+  }
+  BesideTasks(const BesideTasks&) = delete;
+  BesideTasks& operator=(const BesideTasks&) = delete;
+  ~BesideTasks() {
+    stop_ = true;  // an unfinished batch (the caller's work failed): no new tasks, the running one ends
+    join_helper();
+  }
+
+  // Claims the tasks not started yet on this thread and waits for the helper; rethrows a task's exception
+  void finish() {
+    lift();
+    loop();
+    join_helper();
+    if (error_) std::rethrow_exception(error_);
+  }
+  // Wall time of each task (ns), and which ran on the helper
+  const std::vector<long long>& task_ns() const { return ns_; }
+  size_t helper_tasks() const { return helper_count_; }
+
+ private:
+  void helper() {
+#if defined(__linux__) && defined(SCHED_IDLE)
+    {
+      std::lock_guard<std::mutex> l(m_);
+      tid_ = (long)syscall(SYS_gettid);
+      // below the caller: SCHED_IDLE under a normal caller; one real-time priority lower under a real-time one
+      // (SCHED_IDLE there would leave the helper to whatever else runs on the machine)
+      const bool rt = (policy_ == SCHED_FIFO || policy_ == SCHED_RR) && param_.sched_priority > 1;
+      sched_param p{};
+      if (rt) p.sched_priority = param_.sched_priority - 1;
+      if (!lifted_) idle_ = sched_setscheduler(0, rt ? policy_ : SCHED_IDLE, &p) == 0;  // 0: this thread
+    }
+#endif
+    helper_count_ = loop();
+  }
+  // Back to the caller's priority for the tail (the caller has no work of its own left to protect)
+  void lift() {
+    std::lock_guard<std::mutex> l(m_);
+    lifted_ = true;
+#if defined(__linux__) && defined(SCHED_IDLE)
+    if (idle_) {
+      sched_setscheduler((pid_t)tid_, policy_, &param_);  // EPERM without CAP_SYS_NICE: it stays below
+      idle_ = false;
+    }
+#endif
+  }
+  size_t loop() {
+    size_t done = 0;
+    for (;;) {
+      if (stop_.load(std::memory_order_relaxed)) break;
+      size_t i = next_.fetch_add(1);
+      if (i >= ns_.size()) break;
+      const auto t0 = std::chrono::steady_clock::now();
+      try {
+        task_(i);
+      } catch (...) {
+        std::lock_guard<std::mutex> l(m_);
+        if (!error_) error_ = std::current_exception();
+        stop_ = true;
+      }
+      ns_[i] = (long long)std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0)
+                   .count();
+      done++;
+    }
+    return done;
+  }
+  void join_helper() {
+    if (helper_.joinable()) helper_.join();
+  }
+
+  Task task_;
+  std::vector<long long> ns_;
+  std::atomic<size_t> next_{0};
+  std::atomic<bool> stop_{false};
+  std::thread helper_;
+  std::mutex m_;
+  std::exception_ptr error_;
+  long tid_ = 0;
+  bool idle_ = false, lifted_ = false;  // idle_: the helper's priority lowered (and not yet lifted)
+#if defined(__linux__) && defined(SCHED_IDLE)
+  int policy_ = SCHED_OTHER;
+  sched_param param_{};
+#endif
+  size_t helper_count_ = 0;
+};
 
 }  // namespace snarkd

@@ -39,6 +39,19 @@ class PathGate {
     std::lock_guard<std::mutex> l(m_);
     if (--running_ == 0) cv_.notify_all();
   }
+  // A computation that outlives the call that started it (a batch whose tasks run on a helper thread and on
+  // whichever thread finishes it: parallel.hpp BesideTasks), counted as running from acquire() to release(),
+  // whichever threads do them. A thread already inside (a proof's hold_paths) is let in even while a switch
+  // waits: the switch waits for that thread anyway, so the batch must not wait for the switch.
+  void acquire() {
+    std::unique_lock<std::mutex> l(m_);
+    if (!depth_) cv_.wait(l, [&] { return !closed_; });
+    ++running_;
+  }
+  void release() {
+    std::lock_guard<std::mutex> l(m_);
+    if (--running_ == 0) cv_.notify_all();
+  }
   // Whether this thread is inside a computation (a switch from there would wait for itself).
   static bool held_here() { return depth_ > 0; }
   // For a switch: waits for any other switch, keeps new computations out, then waits for the

@@ -32,6 +32,7 @@ class MappedKey:
         self._zkey_path = key.path
         self._views = key.views()
         self.prepared = None
+        self.head_start = None  # a one-shot proof's witness MSMs started before it (prover.cpu.head_start)
         try:
             self.prepared = _prepared.load(key.path, key.file, lay.curve.name, lay.n_vars, lay.domain_size)
         except BaseException:
@@ -55,13 +56,26 @@ class MappedKey:
             if bad is not None:
                 raise FormatError(self.path, bad[1], section=self.file.label(4))
             return
-        g2 = name in G2_POINTS
-        bad = native.first_noncanonical_point(view, g2)
+        self._verdict(name, native.first_noncanonical_point(view, name in G2_POINTS))
+
+    def _verdict(self, name: str, bad) -> None:
+        """first_noncanonical_point's verdict on a point section: None, or its FormatError raised."""
         if bad is not None:
             point, coord = bad
+            g2 = name in G2_POINTS
             what = name if name in HEADER else point
             raise FormatError(self.path, f"point {what}: coordinate {COORDS[g2][coord]} is not canonical (not below q)",
                               section=self.file.label(SECTION_IDS.get(name, 2)))
+
+    def unchecked(self, name: str) -> bool:
+        """Whether the section is still to be checked (its first use checks it)."""
+        return name in self._unchecked
+
+    def checked(self, name: str, bad) -> None:
+        """A point section's check run elsewhere (prover.cpu.WitnessSums' tasks: first_noncanonical_point's
+        verdict, None or (point, coordinate)): the section counted as checked, or the FormatError use() raises."""
+        self._verdict(name, bad)
+        self._unchecked.discard(name)
 
     def done(self, *names: str) -> None:
         for name in names:
@@ -76,6 +90,9 @@ class MappedKey:
         self.prepared = None
 
     def release(self) -> None:
+        if self.head_start is not None:  # its tasks read the mapping: stopped before the views go
+            self.head_start.stop()
+            self.head_start = None
         for v in self._views.values():
             v.release()
         if self.prepared is not None:
