@@ -38,7 +38,11 @@ OPT = "-O3"  # round 28: the RSA run 42.1 ms CPU against -O2's 45.1, for about t
 # keep. The RSA verifier at load ~11: -Og 5.7 s compiler CPU, 48 ms a witness in process; -O3 ~12 s, 39-40 ms (-O0
 # costs as much as -Og and runs 133 ms; -O1 costs as much as -O3). `--compile` builds the fast one, then the full one
 # over it in the same command; the tier is recorded in the file's header (under its tag): docs/witnesses.md round 31.
-TIERS = {"fast": ["-Og", "-DSNARKD_WC_HUGE="], "full": [OPT]}
+# Round 33: the fast tier compiles the runtime (compiled_runtime.hpp and the field code it includes) at -O3, the
+# generated code at -Og (SNARKD_WC_RUNTIME_O3): a witness's time is mostly in the native field functions, so the RSA
+# verifier's fast library runs as the -O3 one (37.9 ms a witness against 37.4; plain -Og 46.2) for ~0.8 s more
+# compiler CPU; a static hot set of generated functions at -O3 as well bought nothing more (docs/witnesses.md).
+TIERS = {"fast": ["-Og", "-DSNARKD_WC_HUGE=", "-DSNARKD_WC_RUNTIME_O3"], "full": [OPT]}
 PCH_MAGIC = b"snarkdWP"
 PCH_VERSION = 1
 PCH_MAX = 256 << 20  # a precompiled runtime header read before its tag is checked: bounded (g++ 12's is ~43 MB)
