@@ -1,8 +1,9 @@
 """The compiled library's tiers and its precompiled runtime header (round 31, snarkd.witness.compiled): the fast tier
-(-Og, every function at that level) and the full one (-O3) both run the circuit exactly and are sealed alike, the
-tier recorded under the tag; `snarkd witness --compile` builds the fast tier, runs the request on it and builds the
-full one over it in the same command; the PCH kept in the compiled-module cache is used only once its tag and
-identity check (a tampered, stale or linked one is never handed to the compiler, and is made again)."""
+(-Og; round 33: its runtime at -O3) and the full one (-O3) both run the circuit exactly and are sealed alike, the
+tier recorded under the tag; `snarkd witness --compile` builds the fast tier (round 33), `--compile-tier both` runs
+the request on it and builds the full one over it in the same command; the PCH kept in the compiled-module cache is
+used only once its tag and identity check (a tampered, stale or linked one is never handed to the compiler, and is
+made again)."""
 
 from __future__ import annotations
 
@@ -110,6 +111,34 @@ def test_pch_kept_checked_and_remade(tmp_path):
     assert not build("fast", "g")[1]["pch"]
 
 
+def test_fast_build_makes_the_pch_where_a_core_is_idle(tmp_path, monkeypatch):
+    """Round 33: `snarkd witness --compile` builds the fast tier only, so no full build may ever make the PCH: a fast
+    build where none is kept and two cores or more are idle (jobs()) keeps one of them for it, beside the library's
+    units; never on a busy machine (one idle core or none); the next fast build uses it (the runtime at -O3: SNARKD_WC_RUNTIME_O3 in its flags, so
+    in the PCH's key) and runs exactly."""
+    c = compiled("bigint.circom", "bn128", N=N_BITS, K=K_LIMBS)
+    data = c.wasm.read_bytes()
+    sha = hashlib.sha256(data).hexdigest()
+    cache = tmp_path / "cache"
+    cache.mkdir(mode=0o700)
+
+    def build(name):
+        wasm = _copy(c, tmp_path / name)
+        return wasm, compiled_mod.build(data, sha, "bn128", [str(wasm) + ".wso"], tier="fast", cache_dir=str(cache))
+
+    monkeypatch.setattr(compiled_mod, "jobs", lambda: 1)
+    _, busy = build("a")
+    assert not busy["pch"] and busy["units"] == 1 and not list(cache.glob("wc-runtime-*.pch"))
+    monkeypatch.setattr(compiled_mod, "jobs", lambda: 2)
+    wasm, idle = build("b")
+    assert not idle["pch"] and idle["units"] == 1
+    assert len(list(cache.glob("wc-runtime-*.pch"))) == 1
+    _runs_exactly(c, wasm, tmp_path)
+    wasm, fast = build("c")
+    assert fast["pch"] and "-Og" in fast["flags"] and "-DSNARKD_WC_RUNTIME_O3" in fast["flags"]
+    _runs_exactly(c, wasm, tmp_path, 2)
+
+
 def test_tier_is_under_the_tag(tmp_path):
     """The tier is part of the sealed header: a fast library relabelled as full is refused, not loaded."""
     c = compiled("bigint.circom", "bn128", N=N_BITS, K=K_LIMBS)
@@ -132,13 +161,13 @@ def test_tier_is_under_the_tag(tmp_path):
 
 
 def test_cli_both_tiers_in_one_command(tmp_path):
-    """`snarkd witness --compile` on a value-dependent circuit: the fast tier built and said, then the full tier
-    built over it and said (the file's tier is full at the end, nothing else left beside it; the .wtns written
-    before the full tier's file); `--compile-tier fast`
-    builds only the fast one, and a later `--compile` keeps it until the full one replaces it. Every .wtns is
+    """`snarkd witness --compile-tier both` on a value-dependent circuit: the fast tier built and said, then the full
+    tier built over it and said (the file's tier is full at the end, nothing else left beside it; the .wtns written
+    before the full tier's file); `--compile` (round 33: the fast tier, the default) builds only the fast one, a
+    later `--compile` keeps it, and `--compile-tier both` then builds the full one over it. Every .wtns is
     snarkjs's."""
     c = compiled("bigint.circom", "bn128", N=N_BITS, K=K_LIMBS)
-    for folder, extra, tiers in (("both", [], ["fast", "full"]), ("fast", ["--compile-tier", "fast"], ["fast"])):
+    for folder, extra, tiers in (("both", ["--compile-tier", "both"], ["fast", "full"]), ("fast", [], ["fast"])):
         wasm = _copy(c, tmp_path / folder)
         inp, out = tmp_path / f"{folder}.json", tmp_path / f"{folder}.wtns"
         inp.write_text(json.dumps(bigint_inputs(5)))
@@ -158,6 +187,11 @@ def test_cli_both_tiers_in_one_command(tmp_path):
                                                                  "circuit.wasm.wso"]
     again = subprocess.run([sys.executable, "-m", "snarkd", "witness", "--compile", "--quiet", str(wasm), str(inp),
                             str(out)], capture_output=True, text=True)
+    assert again.returncode == 0, again.stderr
+    assert "(fast tier) already built" in again.stderr and "(full tier)" not in again.stderr, again.stderr
+    assert _meta(str(wasm) + ".wso")["meta"]["tier"] == "fast"
+    again = subprocess.run([sys.executable, "-m", "snarkd", "witness", "--compile-tier", "both", "--quiet", str(wasm),
+                            str(inp), str(out)], capture_output=True, text=True)
     assert again.returncode == 0, again.stderr
     assert "(fast tier) already built" in again.stderr and "(full tier) built in" in again.stderr, again.stderr
     assert _meta(str(wasm) + ".wso")["meta"]["tier"] == "full"

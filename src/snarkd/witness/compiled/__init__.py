@@ -141,6 +141,7 @@ def build(wasm_bytes: bytes, wasm_sha256: str, curve: str, paths: list[str], *, 
     there and its tag and identity check; the full tier's build makes the fast tier's after its library is kept
     (the fast tier, on the way to a usable library, never waits for one; None: no PCH). {"path", "build_s", "bytes",
     "compiler", "flags", "units", "tier", "pch"}; CompileError where none can be built."""
+    import contextlib
     import subprocess
     import tempfile
     import time
@@ -165,6 +166,18 @@ def build(wasm_bytes: bytes, wasm_sha256: str, curve: str, paths: list[str], *, 
     except CircuitFormatError as exc:
         raise CompileError(f"no compiled witness program: {exc}") from None
     want = jobs() if units is None else max(1, int(units))
+    levels = opt.split() if opt is not None else TIERS[tier]  # (an experiment's opt: its words)
+    version = make_pch = None
+    if cache_dir and opt is None and tier == "fast" and units is None and want >= 2:
+        # round 33: `--compile` builds the fast tier only, so no full build may ever make the PCH: where none is kept
+        # and two cores or more are idle, one of them makes it beside the library's units, for the next circuit's
+        # build (never on a busy machine: its ~1.9 s of CPU would delay the library)
+        try:
+            version = subprocess.run([*cxx, "--version"], capture_output=True, text=True).stdout.splitlines()[:1]
+        except OSError as exc:
+            raise CompileError(f"{name}: the C++ compiler could not be run ({' '.join(cxx)}): {exc}") from None
+        make_pch = not os.path.lexists(_pch_key(cxx, version, _unit_flags(levels, curve), cache_dir)["path"])
+        want -= 1 if make_pch else 0
     try:
         sources, _ = translate_units(wasm_bytes, want)
         if units is None and len(sources) > 1 and sum(src.count("\n") for src in sources) < 2 * MIN_UNIT_LINES:
@@ -173,19 +186,23 @@ def build(wasm_bytes: bytes, wasm_sha256: str, curve: str, paths: list[str], *, 
         raise CompileError(f"{name}: no compiled witness program: {exc}") from None
     except RecursionError:
         raise CompileError(f"{name}: no compiled witness program: the module nests too deeply") from None
-    levels = opt.split() if opt is not None else TIERS[tier]  # (an experiment's opt: its words)
     flags = [*FLAGS, *levels, *CURVE_MACROS[curve], "-I" + NATIVE_DIR]
     compile_flags = [*_unit_flags(levels, curve), "-I" + NATIVE_DIR]
-    with tempfile.TemporaryDirectory(prefix="snarkd-wso-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="snarkd-wso-") as tmp, contextlib.ExitStack() as running:
         so = os.path.join(tmp, "program.so")
-        objs, procs = [], []
+        objs, procs, pch_job = [], [], None
         try:
-            version = subprocess.run([*cxx, "--version"], capture_output=True, text=True).stdout.splitlines()[:1]
+            if version is None:
+                version = subprocess.run([*cxx, "--version"], capture_output=True, text=True).stdout.splitlines()[:1]
             pch = _pch_key(cxx, version, _unit_flags(levels, curve), cache_dir) if cache_dir else None
             pch_deps = _pch_use(pch, tmp) if pch else None
             if pch_deps is not None:  # its folder searched first: the compiler finds the .gch before the header
                 for fl in (flags, compile_flags):
                     fl.insert(len(fl) - 1, "-I" + os.path.join(tmp, "pch"))
+            elif make_pch and pch is not None:  # (a core was kept for it, above)
+                pch_job = _pch_start(pch, cxx, _unit_flags(levels, curve), tmp)
+                if pch_job is not None:  # a failed build does not leave it running (stopped before tmp is removed)
+                    running.callback(_pch_stop, pch_job)
             # every unit's compiler at once (the units were cut to the cores); each writes the headers it read
             # (-MMD: the identity's list, without a preprocessing pass of its own), then one link
             for k, source in enumerate(sources):
@@ -231,6 +248,8 @@ def build(wasm_bytes: bytes, wasm_sha256: str, curve: str, paths: list[str], *, 
                 "build_cpu_s": round(_children_cpu() - cpu0, 2), "bytes": len(lib), "units": len(sources),
                 "tier": tier if opt is None else "custom", "pch": pch_deps is not None}
         path = _save(paths, ident, meta, lib)
+        if pch_job is not None:
+            _pch_finish(pch_job)
         if path is None:
             raise CompileError(f"{name}: no writable place to keep the compiled library ({', '.join(paths)})")
         if cache_dir and opt is None and tier == "full":  # the next circuit's fast tier: its runtime parsed once
@@ -298,23 +317,47 @@ def _pch_use(pch: dict, tmp: str | None) -> list[str] | None:
 def _pch_make(pch: dict, cxx: list[str], flags: list[str], tmp: str) -> bool:
     """Make the runtime header's PCH with the build's own flags and keep it, sealed, at pch["path"] (atomically);
     False where it cannot be made or kept (the builds go on without one)."""
+    return _pch_finish(_pch_start(pch, cxx, flags, tmp))
+
+
+def _pch_start(pch: dict, cxx: list[str], flags: list[str], tmp: str):
+    """The PCH's compiler started (its output in tmp); _pch_finish waits for it and keeps the PCH. None where it
+    could not be started."""
     import subprocess
 
+    gch = os.path.join(tmp, "runtime.hpp.gch")
+    cmd = [*cxx, *flags, "-I" + NATIVE_DIR, "-x", "c++-header", os.path.join(NATIVE_DIR, PCH_HEADER),
+           "-MMD", "-MF", gch + ".d", "-o", gch]
+    try:
+        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    except OSError:
+        return None
+    return pch, proc, gch
+
+
+def _pch_stop(job) -> None:
+    if job[1].poll() is None:
+        job[1].kill()
+    job[1].wait()
+
+
+def _pch_finish(job) -> bool:
     from snarkd.atomic import atomic_open
     from snarkd.formats.checked_header import pack
     from snarkd.formats.file_trust import tag
     from snarkd.formats.json_text import dumps_sorted
     from snarkd.witness.program_file import save_first
 
-    gch = os.path.join(tmp, "runtime.hpp.gch")
-    cmd = [*cxx, *flags, "-I" + NATIVE_DIR, "-x", "c++-header", os.path.join(NATIVE_DIR, PCH_HEADER),
-           "-MMD", "-MF", gch + ".d", "-o", gch]
+    if job is None:
+        return False
+    pch, proc, gch = job
+    if proc.wait():
+        return False
     try:
-        subprocess.run(cmd, capture_output=True, check=True)
         deps = _deps(_read(gch + ".d"))
         with open(gch, "rb") as fh:
             body = fh.read()
-    except (OSError, subprocess.CalledProcessError):
+    except OSError:
         return False
     if len(body) > PCH_MAX or PCH_HEADER not in deps:
         return False
