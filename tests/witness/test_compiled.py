@@ -301,10 +301,14 @@ def test_cli_compile_o3(tmp_path):
 def test_every_operator_on_edge_values(built, curve):
     """ops.circom (every operator; values near p, 2^k edges, shifts by any amount, negative shifts) through the
     library directly, against snarkjs: the native field functions of both fields."""
+    c, folder = built("ops.circom", curve)
+    edge_values_exact(c, NativeCalculator(folder / "circuit.wasm", cache=False, strict=True), curve)
+
+
+def edge_values_exact(c, calc, curve: str) -> None:
+    """ops.circom's operators on edge values through the library beside calc's .wasm: every witness snarkjs's."""
     from test_native_exact import R
 
-    c, folder = built("ops.circom", curve)
-    calc = NativeCalculator(folder / "circuit.wasm", cache=False, strict=True)
     lib = calc._compiled_program()
     assert lib is not None
     p = R[curve]

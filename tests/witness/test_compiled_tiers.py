@@ -139,6 +139,20 @@ def test_fast_build_makes_the_pch_where_a_core_is_idle(tmp_path, monkeypatch):
     _runs_exactly(c, wasm, tmp_path, 2)
 
 
+@pytest.mark.parametrize("curve", ["bn128", "bls12381"])
+def test_fast_tier_runtime_at_o3_exact_on_edge_values(curve, tmp_path):
+    """Round 33: the fast tier compiles the runtime (both fields' native functions) at -O3 and the generated code at
+    -Og: every operator of ops.circom on edge values still gives snarkjs's witness, on both fields."""
+    from test_compiled import edge_values_exact
+
+    c = compiled("ops.circom", curve)
+    wasm = _copy(c, tmp_path / "w")
+    calc = NativeCalculator(wasm, cache=False, strict=True)
+    info = calc.compile(tier="fast")
+    assert info["built"] and info["tier"] == "fast" and "-DSNARKD_WC_RUNTIME_O3" in info["flags"]
+    edge_values_exact(c, calc, curve)
+
+
 def test_tier_is_under_the_tag(tmp_path):
     """The tier is part of the sealed header: a fast library relabelled as full is refused, not loaded."""
     c = compiled("bigint.circom", "bn128", N=N_BITS, K=K_LIMBS)
