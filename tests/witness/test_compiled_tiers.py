@@ -190,6 +190,7 @@ def test_cli_both_tiers_in_one_command(tmp_path):
         assert proc.returncode == 0, proc.stderr
         said = [t for t in ("fast", "full") if f"compiled witness library ({t} tier) built in" in proc.stderr]
         assert said == tiers, proc.stderr
+        assert "-Og, runtime -O3" in proc.stderr, proc.stderr  # (round 33: the fast tier says its runtime's level)
         if tiers == ["fast", "full"]:
             assert proc.stderr.index("(fast tier)") < proc.stderr.index("(full tier)")
             assert "compile (full tier)" in proc.stderr and "-O3" in proc.stderr
