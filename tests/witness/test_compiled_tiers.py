@@ -153,6 +153,63 @@ def test_fast_tier_runtime_at_o3_exact_on_edge_values(curve, tmp_path):
     edge_values_exact(c, calc, curve)
 
 
+def test_runtime_object_kept_checked_and_remade(tmp_path):
+    """Round 33: the fast tier's native field functions come from a runtime object compiled at -O3, kept sealed in
+    the cache as the PCH is: made by the first fast build (said "built"), used by the next ("kept"; its headers in
+    the library's identity); one altered by one byte, one made from other headers (stale) or a link to a good one is
+    never linked in (the build compiles its own and seals it again); without a cache each build compiles its own.
+    Every library runs the bigint circuit exactly."""
+    c = compiled("bigint.circom", "bn128", N=N_BITS, K=K_LIMBS)
+    data = c.wasm.read_bytes()
+    sha = hashlib.sha256(data).hexdigest()
+    cache = tmp_path / "cache"
+    cache.mkdir(mode=0o700)
+
+    def build(name, cache_dir=str(cache)):
+        wasm = _copy(c, tmp_path / name)
+        info = compiled_mod.build(data, sha, "bn128", [str(wasm) + ".wso"], tier="fast", cache_dir=cache_dir)
+        return wasm, info
+
+    wasm, first = build("a")
+    assert first["runtime_object"] == "built" and "-DSNARKD_WC_RUNTIME_EXTERN" in first["flags"]
+    (kept,) = cache.glob("wc-runtime-*.o")
+    _runs_exactly(c, wasm, tmp_path)
+    wasm, second = build("b")
+    assert second["runtime_object"] == "kept"
+    assert "witness/compiled_runtime.hpp" in _meta(second["path"])["identity"]["headers"]
+    _runs_exactly(c, wasm, tmp_path, 2)
+
+    good = kept.read_bytes()
+    bad = bytearray(good)
+    bad[len(bad) // 2] ^= 1  # a byte of the object's code or data
+    kept.write_bytes(bytes(bad))
+    wasm, third = build("c")
+    assert third["runtime_object"] == "built" and kept.read_bytes() != bytes(bad)  # sealed again
+    _runs_exactly(c, wasm, tmp_path, 4)
+    assert build("d")[1]["runtime_object"] == "kept"
+
+    # stale: the headers it was made from differ from today's (their digest is in the tag's context)
+    real = compiled_mod._digest_sources
+    compiled_mod._digest_sources = lambda deps: real(deps) if deps and "compiled_runtime" not in str(deps) else "0" * 64
+    try:
+        assert build("e")[1]["runtime_object"] == "built"
+    finally:
+        compiled_mod._digest_sources = real
+
+    # a link is never followed, even to a good file
+    target = tmp_path / "elsewhere.o"
+    shutil.copyfile(kept, target)
+    kept.unlink()
+    os.symlink(target, kept)
+    wasm, linked = build("f")
+    assert linked["runtime_object"] == "built"
+    _runs_exactly(c, wasm, tmp_path, 6)
+
+    wasm, alone = build("g", None)
+    assert alone["runtime_object"] == "built"
+    _runs_exactly(c, wasm, tmp_path, 8)
+
+
 def test_tier_is_under_the_tag(tmp_path):
     """The tier is part of the sealed header: a fast library relabelled as full is refused, not loaded."""
     c = compiled("bigint.circom", "bn128", N=N_BITS, K=K_LIMBS)

@@ -42,7 +42,12 @@ OPT = "-O3"  # round 28: the RSA run 42.1 ms CPU against -O2's 45.1, for about t
 # generated code at -Og (SNARKD_WC_RUNTIME_O3): a witness's time is mostly in the native field functions, so the RSA
 # verifier's fast library runs as the -O3 one (37.9 ms a witness against 37.4; plain -Og 46.2) for ~0.8 s more
 # compiler CPU; a static hot set of generated functions at -O3 as well bought nothing more (docs/witnesses.md).
-TIERS = {"fast": ["-Og", "-DSNARKD_WC_HUGE=", "-DSNARKD_WC_RUNTIME_O3"], "full": [OPT]}
+# The fast tier's native field functions come from a prebuilt runtime object (SNARKD_WC_RUNTIME_EXTERN: the units
+# declare them only): compiled once at -O3 and kept sealed in the compiled-module cache as the PCH is, so a build
+# compiles the generated code alone (the RSA verifier's unit ~1.0-1.4 s less compiler CPU, the run the same).
+TIERS = {"fast": ["-Og", "-DSNARKD_WC_HUGE=", "-DSNARKD_WC_RUNTIME_O3", "-DSNARKD_WC_RUNTIME_EXTERN"], "full": [OPT]}
+RTO_LEVELS = ["-O3", "-DSNARKD_WC_RUNTIME_OBJECT"]  # the runtime object's (one translation unit: the header alone)
+RTO_MAGIC = b"snarkdWO"
 PCH_MAGIC = b"snarkdWP"
 PCH_VERSION = 1
 PCH_MAX = 256 << 20  # a precompiled runtime header read before its tag is checked: bounded (g++ 12's is ~43 MB)
@@ -203,6 +208,19 @@ def build(wasm_bytes: bytes, wasm_sha256: str, curve: str, paths: list[str], *, 
                 pch_job = _pch_start(pch, cxx, _unit_flags(levels, curve), tmp)
                 if pch_job is not None:  # a failed build does not leave it running (stopped before tmp is removed)
                     running.callback(_pch_stop, pch_job)
+            rto = rto_job = rto_deps = None
+            if opt is None and "-DSNARKD_WC_RUNTIME_EXTERN" in levels:
+                # the runtime object: the kept one once its tag and identity check (its checked bytes copied here,
+                # what the link reads), else compiled beside the units (and kept after the library, with a cache)
+                okey = _pch_key(cxx, version, _rto_flags(curve), cache_dir or tmp, "obj")
+                rto = os.path.join(tmp, "runtime.o")
+                rto_deps = _pch_use(okey, tmp, rto) if cache_dir else None
+                if rto_deps is None:
+                    rto_job = _pch_start(okey, cxx, _rto_flags(curve), tmp)
+                    if rto_job is None:
+                        raise OSError("the runtime object's compiler could not be started")
+                    running.callback(_pch_stop, rto_job)
+                    rto = rto_job[2]
             # every unit's compiler at once (the units were cut to the cores); each writes the headers it read
             # (-MMD: the identity's list, without a preprocessing pass of its own), then one link
             for k, source in enumerate(sources):
@@ -211,7 +229,7 @@ def build(wasm_bytes: bytes, wasm_sha256: str, curve: str, paths: list[str], *, 
                     fh.write(source)
                 objs.append(os.path.join(tmp, f"program{k}.o"))
                 cmd = [*cxx, *compile_flags, "-MMD", "-MF", cpp + ".d", "-c", cpp, "-o", objs[-1]]
-                if len(sources) == 1:  # one unit: compiled and linked by one command, as before
+                if len(sources) == 1 and rto is None:  # one unit: compiled and linked by one command, as before
                     cmd = [*cxx, *flags, "-MMD", "-MF", cpp + ".d", cpp, "-o", so]
                 procs.append(subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True))
             failed = None
@@ -222,8 +240,14 @@ def build(wasm_bytes: bytes, wasm_sha256: str, curve: str, paths: list[str], *, 
             procs = []
             if failed is not None:
                 raise failed
-            if len(sources) > 1:
-                subprocess.run([*cxx, *flags, *objs, "-o", so], capture_output=True, text=True, check=True)
+            if rto_job is not None:
+                got = _pch_wait(rto_job)
+                if got is None:
+                    raise subprocess.CalledProcessError(1, rto_job[1].args, stderr="the runtime object failed")
+                rto_deps, rto_body = got
+            if len(sources) > 1 or rto is not None:  # (the runtime object first: its -O3 helpers are the ones kept)
+                subprocess.run([*cxx, *flags, *([rto] if rto else []), *objs, "-o", so], capture_output=True,
+                               text=True, check=True)
         except subprocess.CalledProcessError as exc:
             tail = "\n".join((exc.stderr or "").strip().splitlines()[-5:])
             raise CompileError(f"{name}: the C++ compiler failed ({' '.join(cxx)}): {tail}") from None
@@ -236,7 +260,7 @@ def build(wasm_bytes: bytes, wasm_sha256: str, curve: str, paths: list[str], *, 
         # a unit that read the PCH lists the .gch (outside the native folder) where it read the headers: the headers
         # the PCH was made from are the library's sources as well
         deps = sorted({d for k in range(len(sources)) for d in _deps(_read(os.path.join(tmp, f"program{k}.cpp.d")))}
-                      | set(pch_deps or ()))
+                      | set(pch_deps or ()) | set(rto_deps or ()))
         with open(so, "rb") as fh:
             lib = fh.read()
         if len(lib) > MAX_BYTES:
@@ -247,9 +271,13 @@ def build(wasm_bytes: bytes, wasm_sha256: str, curve: str, paths: list[str], *, 
                 "flags": [f for f in flags[:-1] if not f.startswith("-I")], "build_s": round(build_s, 2),
                 "build_cpu_s": round(_children_cpu() - cpu0, 2), "bytes": len(lib), "units": len(sources),
                 "tier": tier if opt is None else "custom", "pch": pch_deps is not None}
+        if rto is not None:
+            meta["runtime_object"] = "built" if rto_job is not None else "kept"
         path = _save(paths, ident, meta, lib)
         if pch_job is not None:
             _pch_finish(pch_job)
+        if rto_job is not None and cache_dir:
+            _pch_save(okey, rto_deps, rto_body)
         if path is None:
             raise CompileError(f"{name}: no writable place to keep the compiled library ({', '.join(paths)})")
         if cache_dir and opt is None and tier == "full":  # the next circuit's fast tier: its runtime parsed once
@@ -260,21 +288,28 @@ def build(wasm_bytes: bytes, wasm_sha256: str, curve: str, paths: list[str], *, 
     return {"path": path, **meta}
 
 
+def _rto_flags(curve: str) -> list[str]:
+    """The runtime object's compile flags (its key's as well)."""
+    return [f for f in [*FLAGS, *RTO_LEVELS, *CURVE_MACROS[curve]] if f != "-shared"]
+
+
 def _unit_flags(levels: list[str], curve: str) -> list[str]:
     """A translation unit's compile flags without the include folders: one list for a unit's compile, the PCH's key
     the build asks for, and the PCH a full build makes for the fast tier (so that the key made is the key asked)."""
     return [f for f in [*FLAGS, *levels, *CURVE_MACROS[curve]] if f != "-shared"]
 
 
-def _pch_key(cxx: list[str], version: list[str], flags: list[str], cache_dir: str) -> dict:
+def _pch_key(cxx: list[str], version: list[str], flags: list[str], cache_dir: str, kind: str = "pch") -> dict:
     """Where the precompiled runtime header for this compiler and these flags is kept, and what it is: one file per
     compiler, version line and flag set (a PCH is valid only for the options it was made with), named by their
     digest; the headers it was made from are in its identity (a changed header: stale, made again)."""
     from snarkd.formats.json_text import dumps_sorted
 
-    what = {"compiler": list(cxx), "version": version[0] if version else "", "flags": list(flags), "pch": PCH_VERSION}
+    what = {"compiler": list(cxx), "version": version[0] if version else "", "flags": list(flags), "pch": PCH_VERSION,
+            "kind": kind}
     key = hashlib.sha256(dumps_sorted(what).encode()).hexdigest()[:32]
-    return {"path": os.path.join(os.fspath(cache_dir), f"wc-runtime-{key}.pch"), "what": what}
+    return {"path": os.path.join(os.fspath(cache_dir), f"wc-runtime-{key}.{'pch' if kind == 'pch' else 'o'}"),
+            "what": what, "magic": PCH_MAGIC if kind == "pch" else RTO_MAGIC}
 
 
 def _pch_context(pch: dict, deps: list[str]) -> bytes:
@@ -284,7 +319,7 @@ def _pch_context(pch: dict, deps: list[str]) -> bytes:
     return b"wso-pch\0" + dumps_sorted(ident).encode()
 
 
-def _pch_use(pch: dict, tmp: str | None) -> list[str] | None:
+def _pch_use(pch: dict, tmp: str | None, dest: str | None = None) -> list[str] | None:
     """The headers the kept PCH was made from, once its tag and identity are checked and the checked bytes are
     written under tmp/pch (the compiler reads that copy, never the cache's file; tmp None: checked only); None where
     there is none or it is refused (stale, tampered, another user's): the build then reads the header itself, and
@@ -295,17 +330,21 @@ def _pch_use(pch: dict, tmp: str | None) -> list[str] | None:
     path = pch["path"]
     if not os.path.lexists(path):
         return None
-    deps = _header_deps(path, PCH_MAGIC, PCH_VERSION)
+    deps = _header_deps(path, pch["magic"], PCH_VERSION)
     if deps is None:
         return None
     try:
         data = read_cache(path, _pch_context(pch, deps), PCH_MAX)
-        obj, body = unpack(data, PCH_MAGIC, PCH_VERSION, "precompiled runtime header", ValueError)
+        obj, body = unpack(data, pch["magic"], PCH_VERSION, "precompiled runtime header", ValueError)
     except (UntrustedCache, ValueError):
         return None
     if not isinstance(obj, dict) or obj.get("what") != pch["what"] or obj.get("headers") != deps:
         return None
     if tmp is None:
+        return deps
+    if dest is not None:  # the runtime object: the checked bytes where the link reads them
+        with open(dest, "wb") as fh:
+            fh.write(data[body:])
         return deps
     out = os.path.join(tmp, "pch", os.path.dirname(PCH_HEADER))
     os.makedirs(out, exist_ok=True)
@@ -328,6 +367,12 @@ def _pch_start(pch: dict, cxx: list[str], flags: list[str], tmp: str):
     gch = os.path.join(tmp, "runtime.hpp.gch")
     cmd = [*cxx, *flags, "-I" + NATIVE_DIR, "-x", "c++-header", os.path.join(NATIVE_DIR, PCH_HEADER),
            "-MMD", "-MF", gch + ".d", "-o", gch]
+    if pch["what"]["kind"] == "obj":  # the runtime object: the header as one translation unit
+        gch = os.path.join(tmp, "runtime-new.o")
+        src = os.path.join(tmp, "runtime.cpp")
+        with open(src, "w") as fh:
+            fh.write(f'#include "{PCH_HEADER}"\n')
+        cmd = [*cxx, *flags, "-I" + NATIVE_DIR, src, "-MMD", "-MF", gch + ".d", "-c", "-o", gch]
     try:
         proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     except OSError:
@@ -342,26 +387,37 @@ def _pch_stop(job) -> None:
 
 
 def _pch_finish(job) -> bool:
+    got = _pch_wait(job)
+    return got is not None and _pch_save(job[0], *got)
+
+
+def _pch_wait(job) -> tuple[list[str], bytes] | None:
+    """(the headers it was made from, its bytes) once the job's compiler ended well; None otherwise."""
+    if job is None:
+        return None
+    pch, proc, gch = job
+    if proc.wait():
+        return None
+    try:
+        deps = _deps(_read(gch + ".d"))
+        with open(gch, "rb") as fh:
+            body = fh.read()
+    except OSError:
+        return None
+    if len(body) > PCH_MAX or PCH_HEADER not in deps:
+        return None
+    return deps, body
+
+
+def _pch_save(pch: dict, deps: list[str], body: bytes) -> bool:
+    """Kept, sealed, at pch["path"] (atomically): its header (what and the headers), its bytes and its tag."""
     from snarkd.atomic import atomic_open
     from snarkd.formats.checked_header import pack
     from snarkd.formats.file_trust import tag
     from snarkd.formats.json_text import dumps_sorted
     from snarkd.witness.program_file import save_first
 
-    if job is None:
-        return False
-    pch, proc, gch = job
-    if proc.wait():
-        return False
-    try:
-        deps = _deps(_read(gch + ".d"))
-        with open(gch, "rb") as fh:
-            body = fh.read()
-    except OSError:
-        return False
-    if len(body) > PCH_MAX or PCH_HEADER not in deps:
-        return False
-    data = pack(PCH_MAGIC, PCH_VERSION, dumps_sorted({"what": pch["what"], "headers": deps}).encode()) + body
+    data = pack(pch["magic"], PCH_VERSION, dumps_sorted({"what": pch["what"], "headers": deps}).encode()) + body
     sealed_tag = tag(data, _pch_context(pch, deps))
 
     def write_to(path):
