@@ -76,8 +76,9 @@ def test_pch_kept_checked_and_remade(tmp_path):
     assert full["tier"] == "full" and not full["pch"]
     kept = list(cache.glob("wc-runtime-*.pch"))
     assert len(kept) == 1 and kept[0].stat().st_size > 1 << 20
+    assert len(list(cache.glob("wc-runtime-*.o"))) == 1  # (round 33: the fast tier's runtime object as well)
     wasm, fast = build("fast", "b")
-    assert fast["tier"] == "fast" and fast["pch"] and "-Og" in fast["flags"]
+    assert fast["tier"] == "fast" and fast["pch"] and "-Og" in fast["flags"] and fast["runtime_object"] == "kept"
     header = _meta(fast["path"])
     assert header["meta"]["tier"] == "fast" and "witness/compiled_runtime.hpp" in header["identity"]["headers"]
     assert "witness/circom_field.hpp" in header["identity"]["headers"]

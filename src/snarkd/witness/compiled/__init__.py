@@ -144,8 +144,10 @@ def build(wasm_bytes: bytes, wasm_sha256: str, curve: str, paths: list[str], *, 
     per core, see jobs(); one for a small program) compiled at once, then linked. tier: TIERS' key (the levels);
     opt: one level instead (an experiment's). cache_dir: where the precompiled runtime header is kept: used when
     there and its tag and identity check; the full tier's build makes the fast tier's after its library is kept
-    (the fast tier, on the way to a usable library, never waits for one; None: no PCH). {"path", "build_s", "bytes",
-    "compiler", "flags", "units", "tier", "pch"}; CompileError where none can be built."""
+    (the fast tier, on the way to a usable library, never waits for one; None: no PCH), and the fast tier's runtime
+    object (its native field functions at -O3, linked in: kept there once checked, else compiled beside the units
+    and kept after the library). {"path", "build_s", "bytes", "compiler", "flags", "units", "tier", "pch",
+    "runtime_object" (fast: "kept" or "built")}; CompileError where none can be built."""
     import contextlib
     import subprocess
     import tempfile
@@ -285,6 +287,9 @@ def build(wasm_bytes: bytes, wasm_sha256: str, curve: str, paths: list[str], *, 
             kept = _pch_key(cxx, version, fast, cache_dir)
             if _pch_use(kept, None) is None:
                 _pch_make(kept, cxx, fast, tmp)
+            kept = _pch_key(cxx, version, _rto_flags(curve), cache_dir, "obj")  # and its field functions compiled
+            if _pch_use(kept, None) is None:
+                _pch_make(kept, cxx, _rto_flags(curve), tmp)
     return {"path": path, **meta}
 
 
@@ -320,7 +325,8 @@ def _pch_context(pch: dict, deps: list[str]) -> bytes:
 
 
 def _pch_use(pch: dict, tmp: str | None, dest: str | None = None) -> list[str] | None:
-    """The headers the kept PCH was made from, once its tag and identity are checked and the checked bytes are
+    """The headers the kept PCH (or runtime object: key kind "obj", its bytes written to dest) was made from, once
+    its tag and identity are checked and the checked bytes are
     written under tmp/pch (the compiler reads that copy, never the cache's file; tmp None: checked only); None where
     there is none or it is refused (stale, tampered, another user's): the build then reads the header itself, and
     the next full-tier build makes a new PCH over it."""
@@ -360,8 +366,8 @@ def _pch_make(pch: dict, cxx: list[str], flags: list[str], tmp: str) -> bool:
 
 
 def _pch_start(pch: dict, cxx: list[str], flags: list[str], tmp: str):
-    """The PCH's compiler started (its output in tmp); _pch_finish waits for it and keeps the PCH. None where it
-    could not be started."""
+    """The PCH's compiler started (its output in tmp; key kind "obj": the runtime object's, the header compiled as
+    one unit); _pch_finish waits for it and keeps it. None where it could not be started."""
     import subprocess
 
     gch = os.path.join(tmp, "runtime.hpp.gch")
