@@ -38,13 +38,13 @@ OPT = "-O3"  # round 28: the RSA run 42.1 ms CPU against -O2's 45.1, for about t
 # keep. The RSA verifier at load ~11: -Og 5.7 s compiler CPU, 48 ms a witness in process; -O3 ~12 s, 39-40 ms (-O0
 # costs as much as -Og and runs 133 ms; -O1 costs as much as -O3). `--compile` builds the fast one, then the full one
 # over it in the same command; the tier is recorded in the file's header (under its tag): docs/witnesses.md round 31.
-# Round 33: the fast tier compiles the runtime (compiled_runtime.hpp and the field code it includes) at -O3, the
-# generated code at -Og (SNARKD_WC_RUNTIME_O3): a witness's time is mostly in the native field functions, so the RSA
-# verifier's fast library runs as the -O3 one (37.9 ms a witness against 37.4; plain -Og 46.2) for ~0.8 s more
-# compiler CPU; a static hot set of generated functions at -O3 as well bought nothing more (docs/witnesses.md).
-# The fast tier's native field functions come from a prebuilt runtime object (SNARKD_WC_RUNTIME_EXTERN: the units
-# declare them only): compiled once at -O3 and kept sealed in the compiled-module cache as the PCH is, so a build
-# compiles the generated code alone (the RSA verifier's unit ~1.0-1.4 s less compiler CPU, the run the same).
+# Round 33: the fast tier's generated code at -Og, the runtime at -O3 (SNARKD_WC_RUNTIME_O3): a witness's time is
+# mostly in the native field functions, so the RSA verifier's fast library runs as the -O3 one (37.3 ms a witness
+# against 36.8; plain -Og 46.9); a static hot set of generated functions at -O3 as well bought nothing more
+# (docs/witnesses.md). The native field functions come from a runtime object (SNARKD_WC_RUNTIME_EXTERN: the units
+# declare them only), compiled once at -O3 and kept sealed in the compiled-module cache as the PCH is, so a build
+# compiles the generated code alone: RSA's fast build 2.06 s CPU against the old fast tier's 2.29 (inline at -O3:
+# 2.87); the first build, which makes the object, ~4.5 s.
 TIERS = {"fast": ["-Og", "-DSNARKD_WC_HUGE=", "-DSNARKD_WC_RUNTIME_O3", "-DSNARKD_WC_RUNTIME_EXTERN"], "full": [OPT]}
 RTO_LEVELS = ["-O3", "-DSNARKD_WC_RUNTIME_OBJECT"]  # the runtime object's (one translation unit: the header alone)
 RTO_MAGIC = b"snarkdWO"
