@@ -20,11 +20,10 @@
 
 // Round 33: the fast tier (-Og, compiled/__init__.py TIERS) defines SNARKD_WC_RUNTIME_O3: everything below (the field
 // arithmetic, snarkd's Montgomery core, the memory and its checks) is optimised as the full tier's -O3 while the
-// generated code stays at -Og (and its native field functions come from a runtime object built at -O3 once: the end
-// of this file). A witness spends most of its time in the native field functions (the RSA verifier's
-// -O3 library: nat_Fr_mul 15%, add 11%, sub 7%, the inverse, from_mont), and only the ones a program calls are
-// compiled: the RSA verifier's fast library then runs as the -O3 one (37.9 ms a witness against 37.4; -Og 46.2) for
-// ~0.8 s more compiler CPU of -O3's ~3.7 more. GCC only (clang has no per-function level); popped at the end.
+// generated code stays at -Og, and its native field functions (gathered at the end of this file) come from a runtime
+// object compiled at -O3 once and kept. A witness spends most of its time in them (the RSA verifier's -O3 library:
+// nat_Fr_mul 15%, add 11%, sub 7%, the inverse, from_mont): its fast library then runs as the -O3 one (37.3 ms a
+// witness against 36.8; all at -Og 46.9). GCC only (clang has no per-function level); popped at the end.
 #if defined(SNARKD_WC_RUNTIME_O3) && defined(__GNUC__) && !defined(__clang__)
 #pragma GCC push_options
 #pragma GCC optimize("O3", "no-strict-aliasing")
