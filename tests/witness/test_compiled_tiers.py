@@ -115,8 +115,8 @@ def test_pch_kept_checked_and_remade(tmp_path):
 def test_fast_build_makes_the_pch_where_a_core_is_idle(tmp_path, monkeypatch):
     """Round 33: `snarkd witness --compile` builds the fast tier only, so no full build may ever make the PCH: a fast
     build where none is kept and two cores or more are idle (jobs()) keeps one of them for it, beside the library's
-    units; never on a busy machine (one idle core or none); the next fast build uses it (the runtime at -O3: SNARKD_WC_RUNTIME_O3 in its flags, so
-    in the PCH's key) and runs exactly."""
+    units; never on a busy machine (one idle core or none); the next fast build uses it (the runtime at -O3:
+    SNARKD_WC_RUNTIME_O3 in its flags, so in the PCH's key) and runs exactly."""
     c = compiled("bigint.circom", "bn128", N=N_BITS, K=K_LIMBS)
     data = c.wasm.read_bytes()
     sha = hashlib.sha256(data).hexdigest()

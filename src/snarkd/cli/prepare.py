@@ -32,9 +32,9 @@ def register(sub) -> None:
                         "C++ and built by $CXX, else c++/g++), which the native engine runs for value-dependent "
                         "circuits ([witness] compiled)")
     p.add_argument("--compile-tier", choices=("both", "fast", "full"), default=None,
-                   help="with --compile-witness (implied): both (default): the fast tier (generated code -Og, field "
-                        "runtime -O3: ready sooner, ~2%% slower runs), then the full tier (-O3) over it, each said with "
-                        "its time; fast or full: that one")
+                   help="with --compile-witness (implied): both (default): the fast tier (generated code -Og, "
+                        "field runtime -O3: ready sooner, ~2%% slower runs), then the full tier (-O3) over it, each "
+                        "said with its time; fast or full: that one")
     p.set_defaults(func=run)
 
 
