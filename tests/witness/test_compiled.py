@@ -267,17 +267,17 @@ def test_no_compiler_clear_message(tmp_path, monkeypatch):
 
 
 def test_cli_compile_o3(tmp_path):
-    """The product's build (-O3) through `snarkd witness --compile`: built, said with its time and size, then kept;
-    nothing half-written left beside it."""
+    """The product's -O3 build through `snarkd witness --compile-tier full`: built, said with its time and size,
+    then kept; nothing half-written left beside it (round 33: `--compile` alone builds the fast tier)."""
     c = compiled("ops.circom", "bn128")
     wasm = _copy(c, tmp_path / "w")
     inputs = {"a": "123456789", "b": "987654321987654321987654321", "k": "7"}
     inp, out = tmp_path / "in.json", tmp_path / "o.wtns"
     inp.write_text(json.dumps(inputs))
-    cmd = [sys.executable, "-m", "snarkd", "witness", "--compile", "--quiet", str(wasm), str(inp), str(out)]
+    cmd = [sys.executable, "-m", "snarkd", "witness", "--compile-tier", "full", "--quiet", str(wasm), str(inp),
+           str(out)]
     proc = subprocess.run(cmd, capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
-    # (round 31: the fast tier first, then the full one over it)
     assert "compiled witness library (full tier) built in" in proc.stderr and "-O3" in proc.stderr, proc.stderr
     assert out.read_bytes() == c.snarkjs_witness(inputs).read_bytes()
     assert sorted(p.name for p in (tmp_path / "w").iterdir()) == ["circuit.wasm", "circuit.wasm.wprog",
@@ -301,10 +301,14 @@ def test_cli_compile_o3(tmp_path):
 def test_every_operator_on_edge_values(built, curve):
     """ops.circom (every operator; values near p, 2^k edges, shifts by any amount, negative shifts) through the
     library directly, against snarkjs: the native field functions of both fields."""
+    c, folder = built("ops.circom", curve)
+    edge_values_exact(c, NativeCalculator(folder / "circuit.wasm", cache=False, strict=True), curve)
+
+
+def edge_values_exact(c, calc, curve: str) -> None:
+    """ops.circom's operators on edge values through the library beside calc's .wasm: every witness snarkjs's."""
     from test_native_exact import R
 
-    c, folder = built("ops.circom", curve)
-    calc = NativeCalculator(folder / "circuit.wasm", cache=False, strict=True)
     lib = calc._compiled_program()
     assert lib is not None
     p = R[curve]

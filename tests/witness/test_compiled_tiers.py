@@ -1,8 +1,9 @@
 """The compiled library's tiers and its precompiled runtime header (round 31, snarkd.witness.compiled): the fast tier
-(-Og, every function at that level) and the full one (-O3) both run the circuit exactly and are sealed alike, the
-tier recorded under the tag; `snarkd witness --compile` builds the fast tier, runs the request on it and builds the
-full one over it in the same command; the PCH kept in the compiled-module cache is used only once its tag and
-identity check (a tampered, stale or linked one is never handed to the compiler, and is made again)."""
+(-Og; round 33: its runtime at -O3) and the full one (-O3) both run the circuit exactly and are sealed alike, the
+tier recorded under the tag; `snarkd witness --compile` builds the fast tier (round 33), `--compile-tier both` runs
+the request on it and builds the full one over it in the same command; the PCH kept in the compiled-module cache is
+used only once its tag and identity check (a tampered, stale or linked one is never handed to the compiler, and is
+made again)."""
 
 from __future__ import annotations
 
@@ -75,8 +76,9 @@ def test_pch_kept_checked_and_remade(tmp_path):
     assert full["tier"] == "full" and not full["pch"]
     kept = list(cache.glob("wc-runtime-*.pch"))
     assert len(kept) == 1 and kept[0].stat().st_size > 1 << 20
+    assert len(list(cache.glob("wc-runtime-*.o"))) == 1  # (round 33: the fast tier's runtime object as well)
     wasm, fast = build("fast", "b")
-    assert fast["tier"] == "fast" and fast["pch"] and "-Og" in fast["flags"]
+    assert fast["tier"] == "fast" and fast["pch"] and "-Og" in fast["flags"] and fast["runtime_object"] == "kept"
     header = _meta(fast["path"])
     assert header["meta"]["tier"] == "fast" and "witness/compiled_runtime.hpp" in header["identity"]["headers"]
     assert "witness/circom_field.hpp" in header["identity"]["headers"]
@@ -110,6 +112,105 @@ def test_pch_kept_checked_and_remade(tmp_path):
     assert not build("fast", "g")[1]["pch"]
 
 
+def test_fast_build_makes_the_pch_where_a_core_is_idle(tmp_path, monkeypatch):
+    """Round 33: `snarkd witness --compile` builds the fast tier only, so no full build may ever make the PCH: a fast
+    build where none is kept and two cores or more are idle (jobs()) keeps one of them for it, beside the library's
+    units; never on a busy machine (one idle core or none); the next fast build uses it (the runtime at -O3:
+    SNARKD_WC_RUNTIME_O3 in its flags, so in the PCH's key) and runs exactly."""
+    c = compiled("bigint.circom", "bn128", N=N_BITS, K=K_LIMBS)
+    data = c.wasm.read_bytes()
+    sha = hashlib.sha256(data).hexdigest()
+    cache = tmp_path / "cache"
+    cache.mkdir(mode=0o700)
+
+    def build(name):
+        wasm = _copy(c, tmp_path / name)
+        return wasm, compiled_mod.build(data, sha, "bn128", [str(wasm) + ".wso"], tier="fast", cache_dir=str(cache))
+
+    monkeypatch.setattr(compiled_mod, "jobs", lambda: 1)
+    _, busy = build("a")
+    assert not busy["pch"] and busy["units"] == 1 and not list(cache.glob("wc-runtime-*.pch"))
+    monkeypatch.setattr(compiled_mod, "jobs", lambda: 2)
+    wasm, idle = build("b")
+    assert not idle["pch"] and idle["units"] == 1
+    assert len(list(cache.glob("wc-runtime-*.pch"))) == 1
+    _runs_exactly(c, wasm, tmp_path)
+    wasm, fast = build("c")
+    assert fast["pch"] and "-Og" in fast["flags"] and "-DSNARKD_WC_RUNTIME_O3" in fast["flags"]
+    _runs_exactly(c, wasm, tmp_path, 2)
+
+
+@pytest.mark.parametrize("curve", ["bn128", "bls12381"])
+def test_fast_tier_runtime_at_o3_exact_on_edge_values(curve, tmp_path):
+    """Round 33: the fast tier compiles the runtime (both fields' native functions) at -O3 and the generated code at
+    -Og: every operator of ops.circom on edge values still gives snarkjs's witness, on both fields."""
+    from test_compiled import edge_values_exact
+
+    c = compiled("ops.circom", curve)
+    wasm = _copy(c, tmp_path / "w")
+    calc = NativeCalculator(wasm, cache=False, strict=True)
+    info = calc.compile(tier="fast")
+    assert info["built"] and info["tier"] == "fast" and "-DSNARKD_WC_RUNTIME_O3" in info["flags"]
+    edge_values_exact(c, calc, curve)
+
+
+def test_runtime_object_kept_checked_and_remade(tmp_path):
+    """Round 33: the fast tier's native field functions come from a runtime object compiled at -O3, kept sealed in
+    the cache as the PCH is: made by the first fast build (said "built"), used by the next ("kept"; its headers in
+    the library's identity); one altered by one byte, one made from other headers (stale) or a link to a good one is
+    never linked in (the build compiles its own and seals it again); without a cache each build compiles its own.
+    Every library runs the bigint circuit exactly."""
+    c = compiled("bigint.circom", "bn128", N=N_BITS, K=K_LIMBS)
+    data = c.wasm.read_bytes()
+    sha = hashlib.sha256(data).hexdigest()
+    cache = tmp_path / "cache"
+    cache.mkdir(mode=0o700)
+
+    def build(name, cache_dir=str(cache)):
+        wasm = _copy(c, tmp_path / name)
+        info = compiled_mod.build(data, sha, "bn128", [str(wasm) + ".wso"], tier="fast", cache_dir=cache_dir)
+        return wasm, info
+
+    wasm, first = build("a")
+    assert first["runtime_object"] == "built" and "-DSNARKD_WC_RUNTIME_EXTERN" in first["flags"]
+    (kept,) = cache.glob("wc-runtime-*.o")
+    _runs_exactly(c, wasm, tmp_path)
+    wasm, second = build("b")
+    assert second["runtime_object"] == "kept"
+    assert "witness/compiled_runtime.hpp" in _meta(second["path"])["identity"]["headers"]
+    _runs_exactly(c, wasm, tmp_path, 2)
+
+    good = kept.read_bytes()
+    bad = bytearray(good)
+    bad[len(bad) // 2] ^= 1  # a byte of the object's code or data
+    kept.write_bytes(bytes(bad))
+    wasm, third = build("c")
+    assert third["runtime_object"] == "built" and kept.read_bytes() != bytes(bad)  # sealed again
+    _runs_exactly(c, wasm, tmp_path, 4)
+    assert build("d")[1]["runtime_object"] == "kept"
+
+    # stale: the headers it was made from differ from today's (their digest is in the tag's context)
+    real = compiled_mod._digest_sources
+    compiled_mod._digest_sources = lambda deps: real(deps) if deps and "compiled_runtime" not in str(deps) else "0" * 64
+    try:
+        assert build("e")[1]["runtime_object"] == "built"
+    finally:
+        compiled_mod._digest_sources = real
+
+    # a link is never followed, even to a good file
+    target = tmp_path / "elsewhere.o"
+    shutil.copyfile(kept, target)
+    kept.unlink()
+    os.symlink(target, kept)
+    wasm, linked = build("f")
+    assert linked["runtime_object"] == "built"
+    _runs_exactly(c, wasm, tmp_path, 6)
+
+    wasm, alone = build("g", None)
+    assert alone["runtime_object"] == "built"
+    _runs_exactly(c, wasm, tmp_path, 8)
+
+
 def test_tier_is_under_the_tag(tmp_path):
     """The tier is part of the sealed header: a fast library relabelled as full is refused, not loaded."""
     c = compiled("bigint.circom", "bn128", N=N_BITS, K=K_LIMBS)
@@ -132,13 +233,13 @@ def test_tier_is_under_the_tag(tmp_path):
 
 
 def test_cli_both_tiers_in_one_command(tmp_path):
-    """`snarkd witness --compile` on a value-dependent circuit: the fast tier built and said, then the full tier
-    built over it and said (the file's tier is full at the end, nothing else left beside it; the .wtns written
-    before the full tier's file); `--compile-tier fast`
-    builds only the fast one, and a later `--compile` keeps it until the full one replaces it. Every .wtns is
+    """`snarkd witness --compile-tier both` on a value-dependent circuit: the fast tier built and said, then the full
+    tier built over it and said (the file's tier is full at the end, nothing else left beside it; the .wtns written
+    before the full tier's file); `--compile` (round 33: the fast tier, the default) builds only the fast one, a
+    later `--compile` keeps it, and `--compile-tier both` then builds the full one over it. Every .wtns is
     snarkjs's."""
     c = compiled("bigint.circom", "bn128", N=N_BITS, K=K_LIMBS)
-    for folder, extra, tiers in (("both", [], ["fast", "full"]), ("fast", ["--compile-tier", "fast"], ["fast"])):
+    for folder, extra, tiers in (("both", ["--compile-tier", "both"], ["fast", "full"]), ("fast", [], ["fast"])):
         wasm = _copy(c, tmp_path / folder)
         inp, out = tmp_path / f"{folder}.json", tmp_path / f"{folder}.wtns"
         inp.write_text(json.dumps(bigint_inputs(5)))
@@ -147,6 +248,7 @@ def test_cli_both_tiers_in_one_command(tmp_path):
         assert proc.returncode == 0, proc.stderr
         said = [t for t in ("fast", "full") if f"compiled witness library ({t} tier) built in" in proc.stderr]
         assert said == tiers, proc.stderr
+        assert "-Og, runtime -O3" in proc.stderr, proc.stderr  # (round 33: the fast tier says its runtime's level)
         if tiers == ["fast", "full"]:
             assert proc.stderr.index("(fast tier)") < proc.stderr.index("(full tier)")
             assert "compile (full tier)" in proc.stderr and "-O3" in proc.stderr
@@ -158,6 +260,11 @@ def test_cli_both_tiers_in_one_command(tmp_path):
                                                                  "circuit.wasm.wso"]
     again = subprocess.run([sys.executable, "-m", "snarkd", "witness", "--compile", "--quiet", str(wasm), str(inp),
                             str(out)], capture_output=True, text=True)
+    assert again.returncode == 0, again.stderr
+    assert "(fast tier) already built" in again.stderr and "(full tier)" not in again.stderr, again.stderr
+    assert _meta(str(wasm) + ".wso")["meta"]["tier"] == "fast"
+    again = subprocess.run([sys.executable, "-m", "snarkd", "witness", "--compile-tier", "both", "--quiet", str(wasm),
+                            str(inp), str(out)], capture_output=True, text=True)
     assert again.returncode == 0, again.stderr
     assert "(fast tier) already built" in again.stderr and "(full tier) built in" in again.stderr, again.stderr
     assert _meta(str(wasm) + ".wso")["meta"]["tier"] == "full"

@@ -32,8 +32,9 @@ def register(sub) -> None:
                         "C++ and built by $CXX, else c++/g++), which the native engine runs for value-dependent "
                         "circuits ([witness] compiled)")
     p.add_argument("--compile-tier", choices=("both", "fast", "full"), default=None,
-                   help="with --compile-witness (implied): both (default): the fast tier (-Og, ready sooner, runs "
-                        "slower), then the full tier (-O3) over it, each said with its time; fast or full: that one")
+                   help="with --compile-witness (implied): both (default): the fast tier (generated code -Og, "
+                        "field runtime -O3: ready sooner, ~2%% slower runs), then the full tier (-O3) over it, each "
+                        "said with its time; fast or full: that one")
     p.set_defaults(func=run)
 
 
@@ -79,7 +80,9 @@ def _witness_program(args) -> None:
     if getattr(args, "compile_witness", False) or tier:
         from snarkd.witness.compiled import CompileError
 
-        # both: the fast tier first (a daemon started meanwhile can load it), then the full one renamed over it
+        # both: the fast tier first (a daemon started meanwhile can load it), then the full one renamed over it (a
+        # daemon runs many witnesses: the full tier's ~2% is worth its ~3 s more here, once; `snarkd witness
+        # --compile` builds the fast tier only, round 33)
         for one in (("fast", "full") if (tier or "both") == "both" else (tier,)):
             try:
                 info = calc.compile(tier=one)

@@ -18,6 +18,18 @@
 #include <string>
 #include <sys/mman.h>
 
+// Round 33: the fast tier (-Og, compiled/__init__.py TIERS) defines SNARKD_WC_RUNTIME_O3: everything below (the field
+// arithmetic, snarkd's Montgomery core, the memory and its checks) is optimised as the full tier's -O3 while the
+// generated code stays at -Og, and its native field functions (gathered at the end of this file) come from a runtime
+// object compiled at -O3 once and kept. A witness spends most of its time in them (the RSA verifier's -O3 library:
+// nat_Fr_mul 15%, add 11%, sub 7%, the inverse, from_mont): its fast library then runs as the -O3 one (37.3 ms a
+// witness against 36.8; all at -Og 46.9). GCC only (clang has no per-function level); popped at the end.
+#if defined(SNARKD_WC_RUNTIME_O3) && defined(__GNUC__) && !defined(__clang__)
+#pragma GCC push_options
+#pragma GCC optimize("O3", "no-strict-aliasing")
+#define SNARKD_WC_RUNTIME_O3_PUSHED
+#endif
+
 #ifdef SNARKD_WC_BLS12_381
 #include "curves/bls12_381.hpp"
 #else
@@ -325,10 +337,6 @@ inline __attribute__((always_inline)) void write_i64(int32_t r, int64_t x) {
 inline __attribute__((always_inline)) void nat_Fr_copy(int32_t r, int32_t a) {
   chk(uint32_t(r), 40), chk(uint32_t(a), 40);
   std::memcpy(M + uint32_t(r), M + uint32_t(a), 40); }
-inline void nat_Fr_copyn(int32_t r, int32_t a, int32_t n) {
-  for (uint32_t k = 0; int64_t(k) < int64_t(n); k++)  // (wrapping as the wasm's i32 arithmetic does)
-    nat_Fr_copy(int32_t(uint32_t(r) + 40u * k), int32_t(uint32_t(a) + 40u * k));
-}
 // --- plain values as four scalars (L4), for the hot forms: the F (Mont) objects of the generic paths live in
 // memory, built and copied in 8- and 16-byte pieces that defeat store-to-load forwarding (perf annotate: the
 // stalls on those copies were most of Fr_sub's samples). Every load and store here is 8 bytes, values in registers.
@@ -440,13 +448,6 @@ inline __attribute__((always_inline)) void addsub(int32_t r, int32_t a, int32_t 
   const L4 u = plain4(a, x), v = plain4(b, y);
   store4(r, SUB ? sub4(u, v) : add4(u, v), LONG);
 }
-inline void nat_Fr_add(int32_t r, int32_t a, int32_t b) { addsub<false>(r, a, b); }
-inline void nat_Fr_sub(int32_t r, int32_t a, int32_t b) { addsub<true>(r, a, b); }
-inline void nat_Fr_neg(int32_t r, int32_t a) {
-  Hdr x = hdr(a);
-  if (!(x.type & LONG)) return write_i64(r, -int64_t(x.sv));
-  write_long(r, limbs(a).neg(), has_mont(x.type));
-}
 // plain x plain: the integer product when both have two limbs at most and it is below p
 inline __attribute__((always_inline)) bool small_product(const F& a, const F& b, F& out) {
   if (a.v[2] | a.v[3] | b.v[2] | b.v[3]) return false;
@@ -466,7 +467,108 @@ inline __attribute__((always_inline)) bool small_mul4(const L4& u, const L4& v, 
   pr = L4{u64(t00), u64(mid), u64(hi), u64(hi >> 64) + u64(t11 >> 64)};
   return lt4(pr, L4{P::MOD[0], P::MOD[1], P::MOD[2], P::MOD[3]});
 }
-inline void nat_Fr_mul(int32_t r, int32_t a, int32_t b) {
+// a / b: b's inverse remembered (64 divisors, direct-mapped by a hash of the value: circom's bigint code divides
+// by the same few values again and again)
+struct InvMemo {
+  F key[64], inv[64];
+  bool used[64] = {};
+};
+inline InvMemo inv_memo;
+inline F inverse(const F& m) {
+  const unsigned h = unsigned((m.v[0] ^ (m.v[0] >> 29) ^ m.v[1] ^ (m.v[3] >> 7)) * 0x9E3779B97F4A7C15ull >> 58);
+  if (inv_memo.used[h] && inv_memo.key[h] == m) return inv_memo.inv[h];
+  const F i = CF::inv(m);
+  inv_memo.key[h] = m, inv_memo.inv[h] = i, inv_memo.used[h] = true;
+  return i;
+}
+// \ and % of two plain values below 2^128 (the integers: x in [0, p)): the 128-bit division
+template <bool MOD>
+inline __attribute__((always_inline)) bool divmod128(int32_t r, int32_t a, Hdr x, int32_t b, Hdr y) {
+  if ((x.type & MONT && x.type & LONG) || (y.type & MONT && y.type & LONG)) return false;
+  const L4 u = plain4(a, x), v = plain4(b, y);
+  if (u.a2 | u.a3 | v.a2 | v.a3 || !(v.a0 | v.a1)) return false;
+  const u128 n = u128(u.a1) << 64 | u.a0, d = u128(v.a1) << 64 | v.a0;
+  const u128 o = MOD ? n % d : n / d;
+  store4(r, L4{u64(o), u64(o >> 64), 0, 0}, LONG);
+  return true;
+}
+inline __attribute__((always_inline)) bool is_true(int32_t a) {
+  Hdr x = hdr(a);
+  if (!(x.type & LONG)) return x.sv != 0;
+  return !limbs(a).is_zero();
+}
+inline __attribute__((always_inline)) int32_t nat_Fr_isTrue(int32_t a) { return is_true(a); }
+inline __attribute__((always_inline)) int32_t nat_Fr_toInt(int32_t a) {
+  Hdr x = hdr(a);
+  if (!(x.type & LONG)) return x.sv;
+  if (!(x.type & MONT)) {  // long plain: a small non-negative one directly
+    const L4 v = load4(a);
+    if (!(v.a1 | v.a2 | v.a3) && v.a0 < (u64(1) << 31)) return int32_t(v.a0);
+  }
+  return CF::n_to_int32(read_normal(a));
+}
+// val(a) < val(b) (comparisons on val: x - p for x > (p-1)/2)
+inline bool less(int32_t a, int32_t b) {
+  Hdr x = hdr(a), y = hdr(b);
+  if (!((x.type | y.type) & LONG)) return x.sv < y.sv;
+  return less4(plain4(a, x), plain4(b, y));
+}
+inline bool equal(int32_t a, int32_t b) {
+  Hdr x = hdr(a), y = hdr(b);
+  if (!((x.type | y.type) & LONG)) return x.sv == y.sv;
+  if (has_mont(x.type) && has_mont(y.type)) return eq4(load4(a), load4(b));
+  return eq4(plain4(a, x), plain4(b, y));
+}
+
+// The native field functions (the generated code's calls of circom's ffwasm functions), gathered here, after every
+// helper they use, so that the fast tier can take them from a prebuilt object (round 33, compiled/__init__.py):
+// SNARKD_WC_RUNTIME_EXTERN (the generated units) declares them only, SNARKD_WC_RUNTIME_OBJECT (the runtime object,
+// one translation unit) defines them out of line; otherwise (the full tier, one build) they are inline here.
+#if defined(SNARKD_WC_RUNTIME_EXTERN)
+void nat_Fr_copyn(int32_t r, int32_t a, int32_t n);
+void nat_Fr_add(int32_t r, int32_t a, int32_t b);
+void nat_Fr_sub(int32_t r, int32_t a, int32_t b);
+void nat_Fr_neg(int32_t r, int32_t a);
+void nat_Fr_mul(int32_t r, int32_t a, int32_t b);
+void nat_Fr_square(int32_t r, int32_t a);
+void nat_Fr_div(int32_t r, int32_t a, int32_t b);
+void nat_Fr_inv(int32_t r, int32_t a);
+void nat_Fr_pow(int32_t r, int32_t a, int32_t b);
+void nat_Fr_idiv(int32_t r, int32_t a, int32_t b);
+void nat_Fr_mod(int32_t r, int32_t a, int32_t b);
+void nat_Fr_eq(int32_t r, int32_t a, int32_t b);
+void nat_Fr_neq(int32_t r, int32_t a, int32_t b);
+void nat_Fr_lt(int32_t r, int32_t a, int32_t b);
+void nat_Fr_gt(int32_t r, int32_t a, int32_t b);
+void nat_Fr_leq(int32_t r, int32_t a, int32_t b);
+void nat_Fr_geq(int32_t r, int32_t a, int32_t b);
+void nat_Fr_land(int32_t r, int32_t a, int32_t b);
+void nat_Fr_lor(int32_t r, int32_t a, int32_t b);
+void nat_Fr_lnot(int32_t r, int32_t a);
+void nat_Fr_band(int32_t r, int32_t a, int32_t b);
+void nat_Fr_bnot(int32_t r, int32_t a);
+void nat_Fr_shl(int32_t r, int32_t a, int32_t b);
+void nat_Fr_shr(int32_t r, int32_t a, int32_t b);
+void nat_Fr_bor(int32_t r, int32_t a, int32_t b);
+void nat_Fr_bxor(int32_t r, int32_t a, int32_t b);
+#else
+#if defined(SNARKD_WC_RUNTIME_OBJECT)
+#define SNARKD_WC_NAT
+#else
+#define SNARKD_WC_NAT inline
+#endif
+SNARKD_WC_NAT void nat_Fr_copyn(int32_t r, int32_t a, int32_t n) {
+  for (uint32_t k = 0; int64_t(k) < int64_t(n); k++)  // (wrapping as the wasm's i32 arithmetic does)
+    nat_Fr_copy(int32_t(uint32_t(r) + 40u * k), int32_t(uint32_t(a) + 40u * k));
+}
+SNARKD_WC_NAT void nat_Fr_add(int32_t r, int32_t a, int32_t b) { addsub<false>(r, a, b); }
+SNARKD_WC_NAT void nat_Fr_sub(int32_t r, int32_t a, int32_t b) { addsub<true>(r, a, b); }
+SNARKD_WC_NAT void nat_Fr_neg(int32_t r, int32_t a) {
+  Hdr x = hdr(a);
+  if (!(x.type & LONG)) return write_i64(r, -int64_t(x.sv));
+  write_long(r, limbs(a).neg(), has_mont(x.type));
+}
+SNARKD_WC_NAT void nat_Fr_mul(int32_t r, int32_t a, int32_t b) {
   Hdr x = hdr(a), y = hdr(b);
   if (!((x.type | y.type) & LONG)) return write_i64(r, int64_t(x.sv) * y.sv);
   const bool la = is_long(x.type), lb = is_long(y.type);
@@ -496,24 +598,10 @@ inline void nat_Fr_mul(int32_t r, int32_t a, int32_t b) {
   if (!lb && mb) return write_long(r, uf * limbs(b), false);
   write_long(r, uf.to_mont() * vf, false);
 }
-inline void nat_Fr_square(int32_t r, int32_t a) { nat_Fr_mul(r, a, a); }
-// a / b: b's inverse remembered (64 divisors, direct-mapped by a hash of the value: circom's bigint code divides
-// by the same few values again and again)
-struct InvMemo {
-  F key[64], inv[64];
-  bool used[64] = {};
-};
-inline InvMemo inv_memo;
-inline F inverse(const F& m) {
-  const unsigned h = unsigned((m.v[0] ^ (m.v[0] >> 29) ^ m.v[1] ^ (m.v[3] >> 7)) * 0x9E3779B97F4A7C15ull >> 58);
-  if (inv_memo.used[h] && inv_memo.key[h] == m) return inv_memo.inv[h];
-  const F i = CF::inv(m);
-  inv_memo.key[h] = m, inv_memo.inv[h] = i, inv_memo.used[h] = true;
-  return i;
-}
-inline void nat_Fr_div(int32_t r, int32_t a, int32_t b) { write_long(r, read_mont(a) * inverse(read_mont(b)), true); }
-inline void nat_Fr_inv(int32_t r, int32_t a) { write_long(r, CF::inv(read_mont(a)), true); }
-inline void nat_Fr_pow(int32_t r, int32_t a, int32_t b) {
+SNARKD_WC_NAT void nat_Fr_square(int32_t r, int32_t a) { nat_Fr_mul(r, a, a); }
+SNARKD_WC_NAT void nat_Fr_div(int32_t r, int32_t a, int32_t b) { write_long(r, read_mont(a) * inverse(read_mont(b)), true); }
+SNARKD_WC_NAT void nat_Fr_inv(int32_t r, int32_t a) { write_long(r, CF::inv(read_mont(a)), true); }
+SNARKD_WC_NAT void nat_Fr_pow(int32_t r, int32_t a, int32_t b) {
   const F e = read_normal(b), base = read_normal(a);
   if (!(e.v[1] | e.v[2] | e.v[3]) && e.v[0] < 128 && !(base.v[1] | base.v[2] | base.v[3]) && base.v[0] < (u64(1) << 32)) {
     u128 acc = 1;
@@ -527,18 +615,7 @@ inline void nat_Fr_pow(int32_t r, int32_t a, int32_t b) {
   }
   write_long(r, CF::pow_n(read_mont(a), e), true);
 }
-// \ and % of two plain values below 2^128 (the integers: x in [0, p)): the 128-bit division
-template <bool MOD>
-inline __attribute__((always_inline)) bool divmod128(int32_t r, int32_t a, Hdr x, int32_t b, Hdr y) {
-  if ((x.type & MONT && x.type & LONG) || (y.type & MONT && y.type & LONG)) return false;
-  const L4 u = plain4(a, x), v = plain4(b, y);
-  if (u.a2 | u.a3 | v.a2 | v.a3 || !(v.a0 | v.a1)) return false;
-  const u128 n = u128(u.a1) << 64 | u.a0, d = u128(v.a1) << 64 | v.a0;
-  const u128 o = MOD ? n % d : n / d;
-  store4(r, L4{u64(o), u64(o >> 64), 0, 0}, LONG);
-  return true;
-}
-inline void nat_Fr_idiv(int32_t r, int32_t a, int32_t b) {
+SNARKD_WC_NAT void nat_Fr_idiv(int32_t r, int32_t a, int32_t b) {
   Hdr x = hdr(a), y = hdr(b);
   if (!((x.type | y.type) & LONG) && x.sv >= 0 && y.sv > 0) return write_short(r, x.sv / y.sv);
   if (divmod128<false>(r, a, x, b, y)) return;
@@ -546,7 +623,7 @@ inline void nat_Fr_idiv(int32_t r, int32_t a, int32_t b) {
   if (CF::n_idiv(read_normal(a), read_normal(b), q)) trap("division by zero");
   write_long(r, q, false);
 }
-inline void nat_Fr_mod(int32_t r, int32_t a, int32_t b) {
+SNARKD_WC_NAT void nat_Fr_mod(int32_t r, int32_t a, int32_t b) {
   Hdr x = hdr(a), y = hdr(b);
   if (!((x.type | y.type) & LONG) && x.sv >= 0 && y.sv > 0) return write_short(r, x.sv % y.sv);
   if (divmod128<true>(r, a, x, b, y)) return;
@@ -554,59 +631,32 @@ inline void nat_Fr_mod(int32_t r, int32_t a, int32_t b) {
   if (CF::n_mod(read_normal(a), read_normal(b), q)) trap("division by zero");
   write_long(r, q, false);
 }
-inline __attribute__((always_inline)) bool is_true(int32_t a) {
-  Hdr x = hdr(a);
-  if (!(x.type & LONG)) return x.sv != 0;
-  return !limbs(a).is_zero();
-}
-inline __attribute__((always_inline)) int32_t nat_Fr_isTrue(int32_t a) { return is_true(a); }
-inline __attribute__((always_inline)) int32_t nat_Fr_toInt(int32_t a) {
-  Hdr x = hdr(a);
-  if (!(x.type & LONG)) return x.sv;
-  if (!(x.type & MONT)) {  // long plain: a small non-negative one directly
-    const L4 v = load4(a);
-    if (!(v.a1 | v.a2 | v.a3) && v.a0 < (u64(1) << 31)) return int32_t(v.a0);
-  }
-  return CF::n_to_int32(read_normal(a));
-}
-// val(a) < val(b) (comparisons on val: x - p for x > (p-1)/2)
-inline bool less(int32_t a, int32_t b) {
-  Hdr x = hdr(a), y = hdr(b);
-  if (!((x.type | y.type) & LONG)) return x.sv < y.sv;
-  return less4(plain4(a, x), plain4(b, y));
-}
-inline bool equal(int32_t a, int32_t b) {
-  Hdr x = hdr(a), y = hdr(b);
-  if (!((x.type | y.type) & LONG)) return x.sv == y.sv;
-  if (has_mont(x.type) && has_mont(y.type)) return eq4(load4(a), load4(b));
-  return eq4(plain4(a, x), plain4(b, y));
-}
-inline void nat_Fr_eq(int32_t r, int32_t a, int32_t b) { write_short(r, equal(a, b)); }
-inline void nat_Fr_neq(int32_t r, int32_t a, int32_t b) { write_short(r, !equal(a, b)); }
-inline void nat_Fr_lt(int32_t r, int32_t a, int32_t b) { write_short(r, less(a, b)); }
-inline void nat_Fr_gt(int32_t r, int32_t a, int32_t b) { write_short(r, less(b, a)); }
-inline void nat_Fr_leq(int32_t r, int32_t a, int32_t b) { write_short(r, !less(b, a)); }
-inline void nat_Fr_geq(int32_t r, int32_t a, int32_t b) { write_short(r, !less(a, b)); }
-inline void nat_Fr_land(int32_t r, int32_t a, int32_t b) { write_short(r, is_true(a) && is_true(b)); }
-inline void nat_Fr_lor(int32_t r, int32_t a, int32_t b) { write_short(r, is_true(a) || is_true(b)); }
-inline void nat_Fr_lnot(int32_t r, int32_t a) { write_short(r, !is_true(a)); }
-// bit operations on the integers: normal form in and out
-#define RT_BITOP(NAME, FN, OP)                                                                    \
-  inline void nat_Fr_##NAME(int32_t r, int32_t a, int32_t b) {                                    \
-    Hdr x = hdr(a), y = hdr(b);                                                                   \
-    if (!((x.type | y.type) & LONG) && x.sv >= 0 && y.sv >= 0) return write_short(r, x.sv OP y.sv); \
-    write_long(r, CF::FN(read_normal(a), read_normal(b)), false);                                 \
-  }
-inline void nat_Fr_band(int32_t r, int32_t a, int32_t b) {
+SNARKD_WC_NAT void nat_Fr_eq(int32_t r, int32_t a, int32_t b) { write_short(r, equal(a, b)); }
+SNARKD_WC_NAT void nat_Fr_neq(int32_t r, int32_t a, int32_t b) { write_short(r, !equal(a, b)); }
+SNARKD_WC_NAT void nat_Fr_lt(int32_t r, int32_t a, int32_t b) { write_short(r, less(a, b)); }
+SNARKD_WC_NAT void nat_Fr_gt(int32_t r, int32_t a, int32_t b) { write_short(r, less(b, a)); }
+SNARKD_WC_NAT void nat_Fr_leq(int32_t r, int32_t a, int32_t b) { write_short(r, !less(b, a)); }
+SNARKD_WC_NAT void nat_Fr_geq(int32_t r, int32_t a, int32_t b) { write_short(r, !less(a, b)); }
+SNARKD_WC_NAT void nat_Fr_land(int32_t r, int32_t a, int32_t b) { write_short(r, is_true(a) && is_true(b)); }
+SNARKD_WC_NAT void nat_Fr_lor(int32_t r, int32_t a, int32_t b) { write_short(r, is_true(a) || is_true(b)); }
+SNARKD_WC_NAT void nat_Fr_lnot(int32_t r, int32_t a) { write_short(r, !is_true(a)); }
+SNARKD_WC_NAT void nat_Fr_band(int32_t r, int32_t a, int32_t b) {
   Hdr x = hdr(a), y = hdr(b);
   if (!((x.type | y.type) & LONG) && x.sv >= 0 && y.sv >= 0) return write_short(r, x.sv & y.sv);
   const L4 u = plain4(a, x), v = plain4(b, y);  // both below p: so is u & v (no mask, no reduction)
   store4(r, L4{u.a0 & v.a0, u.a1 & v.a1, u.a2 & v.a2, u.a3 & v.a3}, LONG);
 }
+// bit operations on the integers: normal form in and out
+#define RT_BITOP(NAME, FN, OP)                                                                    \
+  SNARKD_WC_NAT void nat_Fr_##NAME(int32_t r, int32_t a, int32_t b) {                                    \
+    Hdr x = hdr(a), y = hdr(b);                                                                   \
+    if (!((x.type | y.type) & LONG) && x.sv >= 0 && y.sv >= 0) return write_short(r, x.sv OP y.sv); \
+    write_long(r, CF::FN(read_normal(a), read_normal(b)), false);                                 \
+  }
 RT_BITOP(bor, n_bor, |)
 RT_BITOP(bxor, n_bxor, ^)
-inline void nat_Fr_bnot(int32_t r, int32_t a) { write_long(r, CF::n_bnot(read_normal(a)), false); }
-inline void nat_Fr_shl(int32_t r, int32_t a, int32_t b) {
+SNARKD_WC_NAT void nat_Fr_bnot(int32_t r, int32_t a) { write_long(r, CF::n_bnot(read_normal(a)), false); }
+SNARKD_WC_NAT void nat_Fr_shl(int32_t r, int32_t a, int32_t b) {
   Hdr x = hdr(a), y = hdr(b);
   if (!((x.type | y.type) & LONG) && x.sv >= 0 && y.sv >= 0 && y.sv < 32)
     return write_i64(r, int64_t(uint64_t(uint32_t(x.sv)) << y.sv));
@@ -628,7 +678,7 @@ inline void nat_Fr_shl(int32_t r, int32_t a, int32_t b) {
   }
   write_long(r, CF::n_shl(read_normal(a), read_normal(b)), false);
 }
-inline void nat_Fr_shr(int32_t r, int32_t a, int32_t b) {
+SNARKD_WC_NAT void nat_Fr_shr(int32_t r, int32_t a, int32_t b) {
   Hdr x = hdr(a), y = hdr(b);
   if (!((x.type | y.type) & LONG) && x.sv >= 0 && y.sv >= 0) return write_short(r, y.sv >= 31 ? 0 : x.sv >> y.sv);
   if (!(y.type & LONG) && y.sv >= 0 && y.sv < 256 && (x.type & LONG) && !(x.type & MONT)) {
@@ -644,4 +694,11 @@ inline void nat_Fr_shr(int32_t r, int32_t a, int32_t b) {
   }
   write_long(r, CF::n_shr(read_normal(a), read_normal(b)), false);
 }
+#undef SNARKD_WC_NAT
+#endif
 }  // namespace rt
+
+#ifdef SNARKD_WC_RUNTIME_O3_PUSHED
+#pragma GCC pop_options
+#undef SNARKD_WC_RUNTIME_O3_PUSHED
+#endif

@@ -39,7 +39,16 @@ OPT = "-O3"  # round 28: the RSA run 42.1 ms CPU against -O2's 45.1, for about t
 # keep. The RSA verifier at load ~11: -Og 5.7 s compiler CPU, 48 ms a witness in process; -O3 ~12 s, 39-40 ms (-O0
 # costs as much as -Og and runs 133 ms; -O1 costs as much as -O3). `--compile` builds the fast one, then the full one
 # over it in the same command; the tier is recorded in the file's header (under its tag): docs/witnesses.md round 31.
-TIERS = {"fast": ["-Og", "-DSNARKD_WC_HUGE="], "full": [OPT]}
+# Round 33: the fast tier's generated code at -Og, the runtime at -O3 (SNARKD_WC_RUNTIME_O3): a witness's time is
+# mostly in the native field functions, so the RSA verifier's fast library runs as the -O3 one (37.3 ms a witness
+# against 36.8; plain -Og 46.9); a static hot set of generated functions at -O3 as well bought nothing more
+# (docs/witnesses.md). The native field functions come from a runtime object (SNARKD_WC_RUNTIME_EXTERN: the units
+# declare them only), compiled once at -O3 and kept sealed in the compiled-module cache as the PCH is, so a build
+# compiles the generated code alone: RSA's fast build 2.06 s CPU against the old fast tier's 2.29 (inline at -O3:
+# 2.87); the first build, which makes the object, ~4.5 s.
+TIERS = {"fast": ["-Og", "-DSNARKD_WC_HUGE=", "-DSNARKD_WC_RUNTIME_O3", "-DSNARKD_WC_RUNTIME_EXTERN"], "full": [OPT]}
+RTO_LEVELS = ["-O3", "-DSNARKD_WC_RUNTIME_OBJECT"]  # the runtime object's (one translation unit: the header alone)
+RTO_MAGIC = b"snarkdWO"
 PCH_MAGIC = b"snarkdWP"
 PCH_VERSION = 1
 PCH_MAX = 256 << 20  # a precompiled runtime header read before its tag is checked: bounded (g++ 12's is ~43 MB)
@@ -136,8 +145,11 @@ def build(wasm_bytes: bytes, wasm_sha256: str, curve: str, paths: list[str], *, 
     per core, see jobs(); one for a small program) compiled at once, then linked. tier: TIERS' key (the levels);
     opt: one level instead (an experiment's). cache_dir: where the precompiled runtime header is kept: used when
     there and its tag and identity check; the full tier's build makes the fast tier's after its library is kept
-    (the fast tier, on the way to a usable library, never waits for one; None: no PCH). {"path", "build_s", "bytes",
-    "compiler", "flags", "units", "tier", "pch"}; CompileError where none can be built."""
+    (the fast tier, on the way to a usable library, never waits for one; None: no PCH), and the fast tier's runtime
+    object (its native field functions at -O3, linked in: kept there once checked, else compiled beside the units
+    and kept after the library). {"path", "build_s", "bytes", "compiler", "flags", "units", "tier", "pch",
+    "runtime_object" (fast: "kept" or "built")}; CompileError where none can be built."""
+    import contextlib
     import subprocess
     import tempfile
     import time
@@ -162,6 +174,18 @@ def build(wasm_bytes: bytes, wasm_sha256: str, curve: str, paths: list[str], *, 
     except CircuitFormatError as exc:
         raise CompileError(f"no compiled witness program: {exc}") from None
     want = jobs() if units is None else max(1, int(units))
+    levels = opt.split() if opt is not None else TIERS[tier]  # (an experiment's opt: its words)
+    version = make_pch = None
+    if cache_dir and opt is None and tier == "fast" and units is None and want >= 2:
+        # round 33: `--compile` builds the fast tier only, so no full build may ever make the PCH: where none is kept
+        # and two cores or more are idle, one of them makes it beside the library's units, for the next circuit's
+        # build (never on a busy machine: its ~1.9 s of CPU would delay the library)
+        try:
+            version = subprocess.run([*cxx, "--version"], capture_output=True, text=True).stdout.splitlines()[:1]
+        except OSError as exc:
+            raise CompileError(f"{name}: the C++ compiler could not be run ({' '.join(cxx)}): {exc}") from None
+        make_pch = not os.path.lexists(_pch_key(cxx, version, _unit_flags(levels, curve), cache_dir)["path"])
+        want -= 1 if make_pch else 0
     try:
         sources, _ = translate_units(wasm_bytes, want)
         if units is None and len(sources) > 1 and sum(src.count("\n") for src in sources) < 2 * MIN_UNIT_LINES:
@@ -170,19 +194,36 @@ def build(wasm_bytes: bytes, wasm_sha256: str, curve: str, paths: list[str], *, 
         raise CompileError(f"{name}: no compiled witness program: {exc}") from None
     except RecursionError:
         raise CompileError(f"{name}: no compiled witness program: the module nests too deeply") from None
-    levels = opt.split() if opt is not None else TIERS[tier]  # (an experiment's opt: its words)
     flags = [*FLAGS, *levels, *CURVE_MACROS[curve], "-I" + NATIVE_DIR]
     compile_flags = [*_unit_flags(levels, curve), "-I" + NATIVE_DIR]
-    with tempfile.TemporaryDirectory(prefix="snarkd-wso-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="snarkd-wso-") as tmp, contextlib.ExitStack() as running:
         so = os.path.join(tmp, "program.so")
-        objs, procs = [], []
+        objs, procs, pch_job = [], [], None
         try:
-            version = subprocess.run([*cxx, "--version"], capture_output=True, text=True).stdout.splitlines()[:1]
+            if version is None:
+                version = subprocess.run([*cxx, "--version"], capture_output=True, text=True).stdout.splitlines()[:1]
             pch = _pch_key(cxx, version, _unit_flags(levels, curve), cache_dir) if cache_dir else None
             pch_deps = _pch_use(pch, tmp) if pch else None
             if pch_deps is not None:  # its folder searched first: the compiler finds the .gch before the header
                 for fl in (flags, compile_flags):
                     fl.insert(len(fl) - 1, "-I" + os.path.join(tmp, "pch"))
+            elif make_pch and pch is not None:  # (a core was kept for it, above)
+                pch_job = _pch_start(pch, cxx, _unit_flags(levels, curve), tmp)
+                if pch_job is not None:  # a failed build does not leave it running (stopped before tmp is removed)
+                    running.callback(_pch_stop, pch_job)
+            rto = rto_job = rto_deps = None
+            if opt is None and "-DSNARKD_WC_RUNTIME_EXTERN" in levels:
+                # the runtime object: the kept one once its tag and identity check (its checked bytes copied here,
+                # what the link reads), else compiled beside the units (and kept after the library, with a cache)
+                okey = _pch_key(cxx, version, _rto_flags(curve), cache_dir or tmp, "obj")
+                rto = os.path.join(tmp, "runtime.o")
+                rto_deps = _pch_use(okey, tmp, rto) if cache_dir else None
+                if rto_deps is None:
+                    rto_job = _pch_start(okey, cxx, _rto_flags(curve), tmp)
+                    if rto_job is None:
+                        raise OSError("the runtime object's compiler could not be started")
+                    running.callback(_pch_stop, rto_job)
+                    rto = rto_job[2]
             # every unit's compiler at once (the units were cut to the cores); each writes the headers it read
             # (-MMD: the identity's list, without a preprocessing pass of its own), then one link
             for k, source in enumerate(sources):
@@ -191,7 +232,7 @@ def build(wasm_bytes: bytes, wasm_sha256: str, curve: str, paths: list[str], *, 
                     fh.write(source)
                 objs.append(os.path.join(tmp, f"program{k}.o"))
                 cmd = [*cxx, *compile_flags, "-MMD", "-MF", cpp + ".d", "-c", cpp, "-o", objs[-1]]
-                if len(sources) == 1:  # one unit: compiled and linked by one command, as before
+                if len(sources) == 1 and rto is None:  # one unit: compiled and linked by one command, as before
                     cmd = [*cxx, *flags, "-MMD", "-MF", cpp + ".d", cpp, "-o", so]
                 procs.append(subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True))
             failed = None
@@ -202,8 +243,14 @@ def build(wasm_bytes: bytes, wasm_sha256: str, curve: str, paths: list[str], *, 
             procs = []
             if failed is not None:
                 raise failed
-            if len(sources) > 1:
-                subprocess.run([*cxx, *flags, *objs, "-o", so], capture_output=True, text=True, check=True)
+            if rto_job is not None:
+                got = _pch_wait(rto_job)
+                if got is None:
+                    raise subprocess.CalledProcessError(1, rto_job[1].args, stderr="the runtime object failed")
+                rto_deps, rto_body = got
+            if len(sources) > 1 or rto is not None:  # (the runtime object first: its -O3 helpers are the ones kept)
+                subprocess.run([*cxx, *flags, *([rto] if rto else []), *objs, "-o", so], capture_output=True,
+                               text=True, check=True)
         except subprocess.CalledProcessError as exc:
             tail = "\n".join((exc.stderr or "").strip().splitlines()[-5:])
             raise CompileError(f"{name}: the C++ compiler failed ({' '.join(cxx)}): {tail}") from None
@@ -216,7 +263,7 @@ def build(wasm_bytes: bytes, wasm_sha256: str, curve: str, paths: list[str], *, 
         # a unit that read the PCH lists the .gch (outside the native folder) where it read the headers: the headers
         # the PCH was made from are the library's sources as well
         deps = sorted({d for k in range(len(sources)) for d in _deps(_read(os.path.join(tmp, f"program{k}.cpp.d")))}
-                      | set(pch_deps or ()))
+                      | set(pch_deps or ()) | set(rto_deps or ()))
         with open(so, "rb") as fh:
             lib = fh.read()
         if len(lib) > MAX_BYTES:
@@ -227,7 +274,13 @@ def build(wasm_bytes: bytes, wasm_sha256: str, curve: str, paths: list[str], *, 
                 "flags": [f for f in flags[:-1] if not f.startswith("-I")], "build_s": round(build_s, 2),
                 "build_cpu_s": round(_children_cpu() - cpu0, 2), "bytes": len(lib), "units": len(sources),
                 "tier": tier if opt is None else "custom", "pch": pch_deps is not None}
+        if rto is not None:
+            meta["runtime_object"] = "built" if rto_job is not None else "kept"
         path = _save(paths, ident, meta, lib)
+        if pch_job is not None:
+            _pch_finish(pch_job)
+        if rto_job is not None and cache_dir:
+            _pch_save(okey, rto_deps, rto_body)
         if path is None:
             raise CompileError(f"{name}: no writable place to keep the compiled library ({', '.join(paths)})")
         if cache_dir and opt is None and tier == "full":  # the next circuit's fast tier: its runtime parsed once
@@ -235,7 +288,15 @@ def build(wasm_bytes: bytes, wasm_sha256: str, curve: str, paths: list[str], *, 
             kept = _pch_key(cxx, version, fast, cache_dir)
             if _pch_use(kept, None) is None:
                 _pch_make(kept, cxx, fast, tmp)
+            kept = _pch_key(cxx, version, _rto_flags(curve), cache_dir, "obj")  # and its field functions compiled
+            if _pch_use(kept, None) is None:
+                _pch_make(kept, cxx, _rto_flags(curve), tmp)
     return {"path": path, **meta}
+
+
+def _rto_flags(curve: str) -> list[str]:
+    """The runtime object's compile flags (its key's as well)."""
+    return [f for f in [*FLAGS, *RTO_LEVELS, *CURVE_MACROS[curve]] if f != "-shared"]
 
 
 def _unit_flags(levels: list[str], curve: str) -> list[str]:
@@ -244,15 +305,17 @@ def _unit_flags(levels: list[str], curve: str) -> list[str]:
     return [f for f in [*FLAGS, *levels, *CURVE_MACROS[curve]] if f != "-shared"]
 
 
-def _pch_key(cxx: list[str], version: list[str], flags: list[str], cache_dir: str) -> dict:
+def _pch_key(cxx: list[str], version: list[str], flags: list[str], cache_dir: str, kind: str = "pch") -> dict:
     """Where the precompiled runtime header for this compiler and these flags is kept, and what it is: one file per
     compiler, version line and flag set (a PCH is valid only for the options it was made with), named by their
     digest; the headers it was made from are in its identity (a changed header: stale, made again)."""
     from snarkd.formats.json_text import dumps_sorted
 
-    what = {"compiler": list(cxx), "version": version[0] if version else "", "flags": list(flags), "pch": PCH_VERSION}
+    what = {"compiler": list(cxx), "version": version[0] if version else "", "flags": list(flags), "pch": PCH_VERSION,
+            "kind": kind}
     key = sha256(dumps_sorted(what).encode()).hexdigest()[:32]
-    return {"path": os.path.join(os.fspath(cache_dir), f"wc-runtime-{key}.pch"), "what": what}
+    return {"path": os.path.join(os.fspath(cache_dir), f"wc-runtime-{key}.{'pch' if kind == 'pch' else 'o'}"),
+            "what": what, "magic": PCH_MAGIC if kind == "pch" else RTO_MAGIC}
 
 
 def _pch_context(pch: dict, deps: list[str]) -> bytes:
@@ -262,8 +325,9 @@ def _pch_context(pch: dict, deps: list[str]) -> bytes:
     return b"wso-pch\0" + dumps_sorted(ident).encode()
 
 
-def _pch_use(pch: dict, tmp: str | None) -> list[str] | None:
-    """The headers the kept PCH was made from, once its tag and identity are checked and the checked bytes are
+def _pch_use(pch: dict, tmp: str | None, dest: str | None = None) -> list[str] | None:
+    """The headers the kept PCH (or runtime object: key kind "obj", its bytes written to dest) was made from, once
+    its tag and identity are checked and the checked bytes are
     written under tmp/pch (the compiler reads that copy, never the cache's file; tmp None: checked only); None where
     there is none or it is refused (stale, tampered, another user's): the build then reads the header itself, and
     the next full-tier build makes a new PCH over it."""
@@ -273,17 +337,21 @@ def _pch_use(pch: dict, tmp: str | None) -> list[str] | None:
     path = pch["path"]
     if not os.path.lexists(path):
         return None
-    deps = _header_deps(path, PCH_MAGIC, PCH_VERSION)
+    deps = _header_deps(path, pch["magic"], PCH_VERSION)
     if deps is None:
         return None
     try:
         data = read_cache(path, _pch_context(pch, deps), PCH_MAX)
-        obj, body = unpack(data, PCH_MAGIC, PCH_VERSION, "precompiled runtime header", ValueError)
+        obj, body = unpack(data, pch["magic"], PCH_VERSION, "precompiled runtime header", ValueError)
     except (UntrustedCache, ValueError):
         return None
     if not isinstance(obj, dict) or obj.get("what") != pch["what"] or obj.get("headers") != deps:
         return None
     if tmp is None:
+        return deps
+    if dest is not None:  # the runtime object: the checked bytes where the link reads them
+        with open(dest, "wb") as fh:
+            fh.write(data[body:])
         return deps
     out = os.path.join(tmp, "pch", os.path.dirname(PCH_HEADER))
     os.makedirs(out, exist_ok=True)
@@ -295,27 +363,68 @@ def _pch_use(pch: dict, tmp: str | None) -> list[str] | None:
 def _pch_make(pch: dict, cxx: list[str], flags: list[str], tmp: str) -> bool:
     """Make the runtime header's PCH with the build's own flags and keep it, sealed, at pch["path"] (atomically);
     False where it cannot be made or kept (the builds go on without one)."""
+    return _pch_finish(_pch_start(pch, cxx, flags, tmp))
+
+
+def _pch_start(pch: dict, cxx: list[str], flags: list[str], tmp: str):
+    """The PCH's compiler started (its output in tmp; key kind "obj": the runtime object's, the header compiled as
+    one unit); _pch_finish waits for it and keeps it. None where it could not be started."""
     import subprocess
 
+    gch = os.path.join(tmp, "runtime.hpp.gch")
+    cmd = [*cxx, *flags, "-I" + NATIVE_DIR, "-x", "c++-header", os.path.join(NATIVE_DIR, PCH_HEADER),
+           "-MMD", "-MF", gch + ".d", "-o", gch]
+    if pch["what"]["kind"] == "obj":  # the runtime object: the header as one translation unit
+        gch = os.path.join(tmp, "runtime-new.o")
+        src = os.path.join(tmp, "runtime.cpp")
+        with open(src, "w") as fh:
+            fh.write(f'#include "{PCH_HEADER}"\n')
+        cmd = [*cxx, *flags, "-I" + NATIVE_DIR, src, "-MMD", "-MF", gch + ".d", "-c", "-o", gch]
+    try:
+        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    except OSError:
+        return None
+    return pch, proc, gch
+
+
+def _pch_stop(job) -> None:
+    if job[1].poll() is None:
+        job[1].kill()
+    job[1].wait()
+
+
+def _pch_finish(job) -> bool:
+    got = _pch_wait(job)
+    return got is not None and _pch_save(job[0], *got)
+
+
+def _pch_wait(job) -> tuple[list[str], bytes] | None:
+    """(the headers it was made from, its bytes) once the job's compiler ended well; None otherwise."""
+    if job is None:
+        return None
+    pch, proc, gch = job
+    if proc.wait():
+        return None
+    try:
+        deps = _deps(_read(gch + ".d"))
+        with open(gch, "rb") as fh:
+            body = fh.read()
+    except OSError:
+        return None
+    if len(body) > PCH_MAX or PCH_HEADER not in deps:
+        return None
+    return deps, body
+
+
+def _pch_save(pch: dict, deps: list[str], body: bytes) -> bool:
+    """Kept, sealed, at pch["path"] (atomically): its header (what and the headers), its bytes and its tag."""
     from snarkd.atomic import atomic_open
     from snarkd.formats.checked_header import pack
     from snarkd.formats.file_trust import tag
     from snarkd.formats.json_text import dumps_sorted
     from snarkd.witness.program_file import save_first
 
-    gch = os.path.join(tmp, "runtime.hpp.gch")
-    cmd = [*cxx, *flags, "-I" + NATIVE_DIR, "-x", "c++-header", os.path.join(NATIVE_DIR, PCH_HEADER),
-           "-MMD", "-MF", gch + ".d", "-o", gch]
-    try:
-        subprocess.run(cmd, capture_output=True, check=True)
-        deps = _deps(_read(gch + ".d"))
-        with open(gch, "rb") as fh:
-            body = fh.read()
-    except (OSError, subprocess.CalledProcessError):
-        return False
-    if len(body) > PCH_MAX or PCH_HEADER not in deps:
-        return False
-    data = pack(PCH_MAGIC, PCH_VERSION, dumps_sorted({"what": pch["what"], "headers": deps}).encode()) + body
+    data = pack(pch["magic"], PCH_VERSION, dumps_sorted({"what": pch["what"], "headers": deps}).encode()) + body
     sealed_tag = tag(data, _pch_context(pch, deps))
 
     def write_to(path):
