@@ -1,6 +1,6 @@
 # Call 1 (fourteenth session, main ba4f471 + the stop scripts: rounds 33 (fast tier with the -O3 runtime object), 34 (witness start cuts), 36 (head start + witness MSMs beside)):
 # circuits from .devcarry/fixtures-keychange.tgz: this machine has no Node.js); the RSA verifier's key, `snarkd witness
-# --compile` and the daemon from inputs at j = 16 (16 and 8 synthesis workers); the host CPU's pairs against rapidsnark.
+# --compile` and the daemon from inputs at j = 16 (16 synthesis workers); the host CPU's pairs against rapidsnark.
 RO=$OUT; export OUT=/tmp/r1; mkdir -p $OUT; export PYTHONPATH=$PWD/src; export PATH=$(python3 -c "import sysconfig; print(sysconfig.get_path(\"scripts\"))"):$PATH
 nproc; lscpu | grep "Model name"; nvidia-smi --query-gpu=name,memory.total --format=csv,noheader
 mkdir -p .fixtures && tar xzf .devcarry/fixtures-keychange.tgz -C .fixtures
@@ -13,10 +13,10 @@ timeout 120 bash -c 'while [ ! -f /tmp/rsakey.done ]; do sleep 2; done'; tail -1
 d=bench/work/rsa-bn128
 /usr/bin/time -f "compile wall %e s cpu %U+%S" python3 -m snarkd witness --engine native --compile --timings $d/circuit.wasm \
   $(ls $d/pool/*.json | head -1) /tmp/w.wtns 2>&1 | tail -8
-for s in 16 8; do
+for s in 16; do
 RSA_SYNTHESIS=$s RSA_COUNT=128 RSA_ROUNDS=3 timeout 100 bash bench/stream.sh rsainputs 2>&1 | grep -E "===|rror|rsa inputs|^   " | cut -c1-300
 cp $OUT/rsainputs/daemon-inputs-rsa.json $OUT/daemon-inputs-rsa-s$s-$(date +%s).json
 done
 rm -rf $OUT/rsainputs; tar czf $RO/call1.tgz -C /tmp/r1 .
-CPUPAIRS_RUNS=11 timeout 200 bash bench/stream.sh cpupairs 2>&1 | grep -E "round|rror" | tail -8
+CPUPAIRS_RUNS=5 timeout 150 bash bench/stream.sh cpupairs 2>&1 | grep -E "round|rror" | tail -8
 tar czf $RO/call1.tgz -C /tmp/r1 .
