@@ -1,4 +1,5 @@
-# Call 1 (fourteenth session, main ba4f471 + the stop scripts: rounds 33 (fast tier with the -O3 runtime object), 34 (witness start cuts), 36 (head start + witness MSMs beside)):
+# Call 1 (fourteenth session, the stop's tree: rounds 33 (the fast tier with the -O3 runtime object), 34 (witness start cuts), 36 (head start + the witness MSMs beside)):
+# build; tests/gpu with the real GPU daemon scenario (the key-change
 # circuits from .devcarry/fixtures-keychange.tgz: this machine has no Node.js); the RSA verifier's key, `snarkd witness
 # --compile` and the daemon from inputs at j = 16 (16 synthesis workers); the host CPU's pairs against rapidsnark.
 RO=$OUT; export OUT=/tmp/r1; mkdir -p $OUT; export PYTHONPATH=$PWD/src; export PATH=$(python3 -c "import sysconfig; print(sysconfig.get_path(\"scripts\"))"):$PATH
