@@ -175,41 +175,39 @@ def build(wasm_bytes: bytes, wasm_sha256: str, curve: str, paths: list[str], *, 
         raise CompileError(f"no compiled witness program: {exc}") from None
     want = jobs() if units is None else max(1, int(units))
     levels = opt.split() if opt is not None else TIERS[tier]  # (an experiment's opt: its words)
-    version = make_pch = None
-    if cache_dir and opt is None and tier == "fast" and units is None and want >= 2:
-        # round 33: `--compile` builds the fast tier only, so no full build may ever make the PCH: where none is kept
-        # and two cores or more are idle, one of them makes it beside the library's units, for the next circuit's
-        # build (never on a busy machine: its ~1.9 s of CPU would delay the library)
-        try:
-            version = subprocess.run([*cxx, "--version"], capture_output=True, text=True).stdout.splitlines()[:1]
-        except OSError as exc:
-            raise CompileError(f"{name}: the C++ compiler could not be run ({' '.join(cxx)}): {exc}") from None
-        # none usable, not merely none there: a PCH made from older headers (snarkd upgraded) or refused is made
-        # again, else every later fast build parses the runtime itself (RSA: 3.0 s of compiler CPU against 2.0)
-        make_pch = _pch_use(_pch_key(cxx, version, _unit_flags(levels, curve), cache_dir), None) is None
-        want -= 1 if make_pch else 0
-    try:
-        sources, _ = translate_units(wasm_bytes, want)
-        if units is None and len(sources) > 1 and sum(src.count("\n") for src in sources) < 2 * MIN_UNIT_LINES:
-            sources, _ = translate_units(wasm_bytes, 1)
-    except Refused as exc:
-        raise CompileError(f"{name}: no compiled witness program: {exc}") from None
-    except RecursionError:
-        raise CompileError(f"{name}: no compiled witness program: the module nests too deeply") from None
     flags = [*FLAGS, *levels, *CURVE_MACROS[curve], "-I" + NATIVE_DIR]
     compile_flags = [*_unit_flags(levels, curve), "-I" + NATIVE_DIR]
     with tempfile.TemporaryDirectory(prefix="snarkd-wso-") as tmp, contextlib.ExitStack() as running:
+        try:
+            version = subprocess.run([*cxx, "--version"], capture_output=True, text=True).stdout.splitlines()[:1]
+            # the kept PCH checked once, before the units are cut: its checked copy is what the units read
+            pch = _pch_key(cxx, version, _unit_flags(levels, curve), cache_dir) if cache_dir else None
+            pch_deps = _pch_use(pch, tmp) if pch else None
+        except OSError as exc:
+            raise CompileError(f"{name}: the C++ compiler could not be run ({' '.join(cxx)}): {exc}") from None
+        # round 33: `--compile` builds the fast tier only, so no full build may ever make the PCH: where none usable
+        # is kept (none there, or one made from older headers or refused: else every later fast build parses the
+        # runtime itself, RSA 3.0 s of compiler CPU against 2.0) and two cores or more are idle, one of them makes
+        # it beside the library's units, for the next build (never on a busy machine: its ~1.9 s of CPU would delay
+        # the library)
+        make_pch = (pch is not None and pch_deps is None and opt is None and tier == "fast" and units is None
+                    and want >= 2)
+        want -= 1 if make_pch else 0
+        try:
+            sources, _ = translate_units(wasm_bytes, want)
+            if units is None and len(sources) > 1 and sum(src.count("\n") for src in sources) < 2 * MIN_UNIT_LINES:
+                sources, _ = translate_units(wasm_bytes, 1)
+        except Refused as exc:
+            raise CompileError(f"{name}: no compiled witness program: {exc}") from None
+        except RecursionError:
+            raise CompileError(f"{name}: no compiled witness program: the module nests too deeply") from None
         so = os.path.join(tmp, "program.so")
         objs, procs, pch_job = [], [], None
         try:
-            if version is None:
-                version = subprocess.run([*cxx, "--version"], capture_output=True, text=True).stdout.splitlines()[:1]
-            pch = _pch_key(cxx, version, _unit_flags(levels, curve), cache_dir) if cache_dir else None
-            pch_deps = _pch_use(pch, tmp) if pch else None
             if pch_deps is not None:  # its folder searched first: the compiler finds the .gch before the header
                 for fl in (flags, compile_flags):
                     fl.insert(len(fl) - 1, "-I" + os.path.join(tmp, "pch"))
-            elif make_pch and pch is not None:  # (a core was kept for it, above)
+            elif make_pch:  # (a core was kept for it, above)
                 pch_job = _pch_start(pch, cxx, _unit_flags(levels, curve), tmp)
                 if pch_job is not None:  # a failed build does not leave it running (stopped before tmp is removed)
                     running.callback(_pch_stop, pch_job)
