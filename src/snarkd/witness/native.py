@@ -660,9 +660,7 @@ def _zero_pages(nbytes: int):
     in 0.16 ms in huge pages, 1.6 ms in 4 KiB ones; round 34). Only where numpy is not loaded (the one-shot CLI, as
     _uninitialized decides): Python's mmap.madvise holds the GIL while the kernel populates, where the mapping's own
     MAP_POPULATE runs without it, and a daemon's other threads (numpy loaded) keep that."""
-    from snarkd.native import _witness
-
-    return fresh_pages(nbytes, sys.modules.get("numpy") is None and _witness.huge_pages())
+    return fresh_pages(nbytes, program_file.one_shot_huge_pages())
 
 
 def _uninitialized(nbytes: int):
@@ -675,9 +673,7 @@ def _uninitialized(nbytes: int):
     np = sys.modules.get("numpy")
     if np is not None:
         return np.empty(nbytes, dtype=np.uint8)
-    from snarkd.native import _witness
-
-    if nbytes >= HUGE_MIN and _witness.huge_pages():
+    if nbytes >= HUGE_MIN and program_file.one_shot_huge_pages():
         # a fresh mapping in huge pages, populated at once: bytearray(n)'s zero-fill faulted it in 4 KiB at a time
         # (SHA-256's 3 MB frame, round 34)
         return fresh_pages(nbytes)

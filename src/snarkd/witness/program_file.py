@@ -46,11 +46,12 @@ class ProgramFileError(Exception):
     """The program file cannot be used: missing, stale (another wasm or setting) or corrupt."""
 
 
-def _huge_pages() -> bool:
-    """Whether a program is read into huge pages (file_trust.fresh_pages): [cpu] huge_pages as the native witness
-    module holds it (snarkd.native.apply_huge_pages), in a process without numpy (the one-shot CLI, as
-    witness/native._uninitialized decides): Python's mmap.madvise holds the GIL while the kernel populates the pages
-    (a 2^20 circuit's 70 MB program: milliseconds), where a plain read releases it for a daemon's other threads."""
+def one_shot_huge_pages() -> bool:
+    """Whether a one-shot process's large buffers (a program read here, witness/native's witness blocks and replay
+    frames) are fresh huge pages (file_trust.fresh_pages): [cpu] huge_pages as the native witness module holds it
+    (snarkd.native.apply_huge_pages), in a process without numpy (the one-shot CLI; a daemon has numpy loaded):
+    Python's mmap.madvise holds the GIL while the kernel populates the pages (a 2^20 circuit's 70 MB program:
+    milliseconds), where a plain read or numpy's empty leaves it to a daemon's other threads."""
     import sys
 
     from snarkd.native import _witness
@@ -268,7 +269,7 @@ def read(path: str | os.PathLike, ident: dict, defer_below: int | None = None) -
             return got
     try:
         # in huge pages unless [cpu] huge_pages is off: SHA-256's 3.2 MB program read in 0.7 ms, not 1.7 (round 34)
-        data = read_cache(path, _context(ident), MAX_BYTES, huge_pages=_huge_pages())
+        data = read_cache(path, _context(ident), MAX_BYTES, huge_pages=one_shot_huge_pages())
     except UntrustedCache as exc:
         raise ProgramFileError(_why_untrusted(exc, path, ident)) from None
     if len(data) < PREFIX.size + 2 * CRC.size:
