@@ -50,7 +50,7 @@
 #             .devcarry/rs/prover.sh with the libraries it was linked against) on chain 2^16 (made here), SHA-256 2^17
 #             (shakey) and chain 2^20 (key20), snarkd with IFMA on and off: all cores (CPUPAIRS_RUNS, 11; chain 2^20
 #             3), then two cores (taskset -c 0,1, --threads 2; rapidsnark's pool still starts one thread per core of
-#             the host: its threads share the two); no Node.js on the host, so each tool's first proof is kept in
+#             the host: its threads share the two; CPUPAIRS_CORES="all" for the first only); no Node.js on the host, so each tool's first proof is kept in
 #             $OUT/cpupairs/proofs-* to be checked with snarkjs elsewhere
 # drop:P      delete the 2^P keys (disk)
 # pack        $OUT as one results.tgz (the machine returns 8 files at most)
@@ -200,7 +200,7 @@ for s in "$@"; do
     o=$OUT/cpupairs; mkdir -p $o; n=${CPUPAIRS_RUNS:-11}
     grep -o -m1 "avx512ifma" /proc/cpuinfo || echo "no avx512ifma"
     export RAPIDSNARK=$PWD/.devcarry/rs/prover.sh
-    for cores in all 2; do
+    for cores in ${CPUPAIRS_CORES:-all 2}; do
       if [ $cores = all ]; then pre=""; thr=0; else pre="taskset -c 0,1"; thr=2; fi
       $pre python3 bench/prove_vs_rapidsnark.py --dir $KEYS/chain16-bn128 --dir bench/work/sha256-bn128 --runs $n \
         --threads $thr --no-snarkjs --ifma on,off --keep-proofs $o/proofs-$cores --json $o/pairs-$cores.json \
