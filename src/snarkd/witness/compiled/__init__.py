@@ -179,17 +179,22 @@ def build(wasm_bytes: bytes, wasm_sha256: str, curve: str, paths: list[str], *, 
     with tempfile.TemporaryDirectory(prefix="snarkd-wso-") as tmp, contextlib.ExitStack() as running:
         try:
             version = subprocess.run([*cxx, "--version"], capture_output=True, text=True).stdout.splitlines()[:1]
-            # round 35: the fast tier links the kept runtime object once its tag and identity check (its checked
-            # bytes copied here, what the link reads); where none usable is kept (a machine's first build, or no
-            # cache) the unit compiles the runtime inline at -O3 instead: one parse of the runtime header, not two
-            # (the object's and the unit's): RSA's first build 4.9-5.2 s -> 4.0 s wall, 4.5 -> 3.6 s compiler CPU
-            rto, rto_deps, okey = None, None, None
+            # the fast tier links the kept runtime object once its tag and identity check (its checked bytes copied
+            # here, what the link reads). Where none usable is kept (a machine's first build): with a core idle
+            # beside the unit (two or more idle, jobs(); a cache to keep it in) the object is compiled there at once
+            # and linked (wall: the longer of the two); else (round 35) the unit compiles the runtime inline at -O3:
+            # one parse of the runtime header, not the object's and the unit's one after the other on a busy
+            # machine (RSA's first build, units=1, load 2.8: 4.9-5.2 s -> 4.0 s wall, 4.5 -> 3.6 s compiler CPU)
+            spare = want - 1 if (opt is None and tier == "fast" and units is None and cache_dir) else 0
+            rto, rto_deps, okey, make_rto = None, None, None, False
             if opt is None and RUNTIME_EXTERN in levels:
                 rto = os.path.join(tmp, "runtime.o")
                 if cache_dir:
                     okey = _pch_key(cxx, version, _rto_flags(curve), cache_dir, "obj")
                     rto_deps = _pch_use(okey, tmp, rto)
-                if rto_deps is None:
+                if rto_deps is None and spare >= 1:
+                    make_rto, spare = True, spare - 1
+                elif rto_deps is None:
                     rto, levels = None, [f for f in levels if f != RUNTIME_EXTERN]
             # the kept PCH checked once, before the units are cut: its checked copy is what the units read
             pch = _pch_key(cxx, version, _unit_flags(levels, curve), cache_dir) if cache_dir else None
@@ -198,19 +203,11 @@ def build(wasm_bytes: bytes, wasm_sha256: str, curve: str, paths: list[str], *, 
             raise CompileError(f"{name}: the C++ compiler could not be run ({' '.join(cxx)}): {exc}") from None
         flags = [*FLAGS, *levels, *CURVE_MACROS[curve], "-I" + NATIVE_DIR]
         compile_flags = [*_unit_flags(levels, curve), "-I" + NATIVE_DIR]
-        # round 33: `--compile` builds the fast tier only, so no full build may ever make the PCH or the runtime
-        # object: where a core is idle beside the library's units (two or more idle, jobs()), it makes what the next
-        # fast build lacks, the object first (a library built with the runtime inline: the next build's ~1.5 s of
-        # compiler CPU), then, on a third idle core or where the object is kept, the PCH (the header parsed once:
-        # RSA 3.0 s of compiler CPU against 2.0), each kept after the library; never on a busy machine (their
-        # CPU would delay the library)
-        spare = want - 1 if (opt is None and tier == "fast" and units is None and cache_dir) else 0
-        make_rto = okey is not None and rto is None and spare >= 1
-        spare -= 1 if make_rto else 0
-        fast_pch = pch if rto is not None else (
-            _pch_key(cxx, version, _unit_flags(TIERS["fast"], curve), cache_dir) if cache_dir else None)
-        make_pch = spare >= 1 and fast_pch is not None and (
-            pch_deps is None if fast_pch is pch else _pch_use(fast_pch, None) is None)
+        # round 33: `--compile` builds the fast tier only, so no full build may ever make the PCH: where none usable
+        # is kept and a core is still idle beside the units (and the object's compiler), it makes it there, for the
+        # next build (the header parsed once: RSA 3.0 s of compiler CPU against 2.0); never on a busy machine (its
+        # ~1.9 s of CPU would delay the library)
+        make_pch = spare >= 1 and rto is not None and pch is not None and pch_deps is None
         want -= int(make_rto) + int(make_pch)
         try:
             sources, _ = translate_units(wasm_bytes, want)
@@ -226,13 +223,16 @@ def build(wasm_bytes: bytes, wasm_sha256: str, curve: str, paths: list[str], *, 
             if pch_deps is not None:  # its folder searched first: the compiler finds the .gch before the header
                 for fl in (flags, compile_flags):
                     fl.insert(len(fl) - 1, "-I" + os.path.join(tmp, "pch"))
-            for make, key, fl in ((make_rto, okey, _rto_flags(curve)),
-                                  (make_pch, fast_pch, _unit_flags(TIERS["fast"], curve))):
+            for make, key, fl in ((make_rto, okey, _rto_flags(curve)), (make_pch, pch, _unit_flags(levels, curve))):
                 if make:  # (a core was kept for it, above); a failed build does not leave it running
                     job = _pch_start(key, cxx, fl, tmp)
                     if job is not None:
                         running.callback(_pch_stop, job)
                     rto_job, pch_job = (job, pch_job) if key is okey else (rto_job, job)
+            if make_rto:
+                if rto_job is None:
+                    raise OSError("the runtime object's compiler could not be started")
+                rto = rto_job[2]
             # every unit's compiler at once (the units were cut to the cores); each writes the headers it read
             # (-MMD: the identity's list, without a preprocessing pass of its own), then one link
             for k, source in enumerate(sources):
@@ -252,6 +252,11 @@ def build(wasm_bytes: bytes, wasm_sha256: str, curve: str, paths: list[str], *, 
             procs = []
             if failed is not None:
                 raise failed
+            if rto_job is not None:
+                got = _pch_wait(rto_job)
+                if got is None:
+                    raise subprocess.CalledProcessError(1, rto_job[1].args, stderr="the runtime object failed")
+                rto_deps, rto_body = got
             if len(sources) > 1 or rto is not None:  # (the runtime object first: its -O3 helpers are the ones kept)
                 subprocess.run([*cxx, *flags, *([rto] if rto else []), *objs, "-o", so], capture_output=True,
                                text=True, check=True)
@@ -279,11 +284,12 @@ def build(wasm_bytes: bytes, wasm_sha256: str, curve: str, paths: list[str], *, 
                 "build_cpu_s": round(_children_cpu() - cpu0, 2), "bytes": len(lib), "units": len(sources),
                 "tier": tier if opt is None else "custom", "pch": pch_deps is not None}
         if opt is None and RUNTIME_EXTERN in TIERS[tier]:
-            meta["runtime_object"] = "kept" if rto is not None else "inline"
+            meta["runtime_object"] = "inline" if rto is None else "built" if rto_job is not None else "kept"
         path = _save(paths, ident, meta, lib)
-        for job in (rto_job, pch_job):  # for the next build: kept once the library is
-            if job is not None:
-                _pch_finish(job)
+        if pch_job is not None:  # for the next build: kept once the library is
+            _pch_finish(pch_job)
+        if rto_job is not None:
+            _pch_save(okey, rto_deps, rto_body)
         if path is None:
             raise CompileError(f"{name}: no writable place to keep the compiled library ({', '.join(paths)})")
         if cache_dir and opt is None and tier == "full":  # the next circuit's fast tier: its runtime parsed once
@@ -304,7 +310,8 @@ def describe(info: dict) -> str:
     head = f"{info['path']}: compiled witness library ({info['tier']} tier)"
     if not info.get("built"):
         return f"{head} already built"
-    runtime = {"kept": ", runtime -O3 (kept object)", "inline": ", runtime -O3 (inline)"}.get(
+    runtime = {"kept": ", runtime -O3 (kept object)", "built": ", runtime -O3 (object built)",
+               "inline": ", runtime -O3 (inline)"}.get(
         info.get("runtime_object"), ", runtime -O3" if "-DSNARKD_WC_RUNTIME_O3" in info["flags"] else "")
     return (f"{head} built in {info['build_s']:.1f} s ({info['build_cpu_s']:.1f} s compiler CPU, "
             f"{info['bytes'] / 2**20:.1f} MiB, {info['compiler']} "
