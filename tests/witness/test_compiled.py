@@ -65,9 +65,11 @@ def _with_library(c, src_folder, tmp_path):
 
 
 def _value_dependent(calc, inputs_of, start: int = 0) -> int:
-    """Drive a fresh calculator to the value-dependent verdict (CONTROL_FLOW_AFTER recordings); the next index."""
+    """Drive a fresh calculator to where a new input runs the control flow: the value-dependent verdict
+    (CONTROL_FLOW_AFTER recordings), or, with a compiled library kept, the first miss after one recorded path (round
+    35: the library serves it, nothing more is recorded); the next index."""
     i = start
-    while not calc.value_dependent:
+    while not calc.value_dependent and not calc.compiled_runs:
         calc.calculate_bytes(inputs_of(i))
         i += 1
     return i
@@ -79,11 +81,12 @@ def test_bigint_compiled_byte_identical(built, curve, tmp_path):
     wasm = _with_library(c, folder, tmp_path)
     calc = NativeCalculator(wasm, cache=False, strict=True)
     i = _value_dependent(calc, bigint_inputs)
+    runs, control = calc.compiled_runs, calc.stats.control
     for k in range(i, i + 4):
         out = tmp_path / f"o{k}.wtns"
         calc.calculate_to_file(bigint_inputs(k), out)
         assert out.read_bytes() == c.snarkjs_witness(bigint_inputs(k)).read_bytes(), k
-    assert calc.compiled_runs == 4 and calc.stats.control == 4 and calc.stats.wasm == 0
+    assert calc.compiled_runs == runs + 4 and calc.stats.control == control + 4 and calc.stats.wasm == 0
     assert calc.compiled_library.endswith(".wso")
 
 
@@ -129,18 +132,19 @@ def test_assert_and_logs_as_the_interpreter(built, tmp_path):
     fell_back = []
     calc = NativeCalculator(wasm, cache=False, strict=True, on_fallback=fell_back.append)
     i = _value_dependent(calc, lambda k: _inputs_for(c, k))
+    runs = calc.compiled_runs
     ref = WitnessCalculator(c.wasm, cache=False)
     for k in range(i, i + 3):
         got, want = [], []
         w = calc.calculate(_inputs_for(c, k), log=got.append)
         assert (w.values == ref.calculate(_inputs_for(c, k), log=want.append).values).all()
         assert got == want and got
-    assert calc.compiled_runs == 3
+    assert calc.compiled_runs == runs + 3
     bad = {"a": 1_000_001, "b": 0}
     with pytest.raises(CircuitAssertError) as got:
         calc.calculate(bad)
     plain = NativeCalculator(wasm, cache=False, strict=True, compiled="off")
-    assert plain.value_dependent  # (the .wprog the first calculator saved)
+    assert plain.program.n_paths  # (the .wprog the first calculator saved: the interpreter's paths)
     with pytest.raises(CircuitAssertError) as want:
         plain.calculate(bad)
     assert str(got.value) == str(want.value)
@@ -631,6 +635,29 @@ def test_huge_pages_setting_reaches_the_library(reset_lib):
             assert ("hg" in flags[on]) is on, flags[on]
     finally:
         _witness.set_huge_pages(prev)
+
+
+def test_a_miss_runs_the_kept_library_not_a_recording(built, tmp_path):
+    """Round 35: with a compiled library kept, a miss of the replay's guards runs the library before any
+    value-dependent verdict: no ~2.3 s recording per new shape (the RSA verifier: two, before the verdict), no
+    growth of the .wprog, which is kept after the first request (a later process reads it, where it would try the
+    placeholder inputs again). Every witness snarkjs's; the same folder with the library turned off records as
+    before."""
+    c, folder = built("bigint.circom", N=N_BITS, K=K_LIMBS)
+    wasm = _with_library(c, folder, tmp_path)
+    calc = NativeCalculator(wasm, cache=False, strict=True)
+    sources = []
+    for k in range(5):
+        raw, source = calc.calculate_bytes(bigint_inputs(k))
+        sources.append(source)
+        assert bytes(raw) == c.snarkjs_witness(bigint_inputs(k)).read_bytes()[-len(raw):], k
+        if k == 0:  # (the program kept: here, as the RSA verifier's, placeholder inputs fail and it holds no path)
+            kept, paths = (tmp_path / "w" / "circuit.wasm.wprog").read_bytes(), calc.program.n_paths
+    assert sources == ["control"] * 5 and calc.compiled_runs == 5 and calc.stats.recorded == 0
+    assert calc.program.n_paths == paths and (tmp_path / "w" / "circuit.wasm.wprog").read_bytes() == kept
+    plain = NativeCalculator(wasm, cache=False, strict=True, compiled="off")
+    raw, source = plain.calculate_bytes(bigint_inputs(5))
+    assert source == "recorded" and bytes(raw) == c.snarkjs_witness(bigint_inputs(5)).read_bytes()[-len(raw):]
 
 
 def test_compiled_run_writes_into_the_callers_frame(built, tmp_path):

@@ -116,7 +116,9 @@ def test_fast_build_makes_the_pch_where_a_core_is_idle(tmp_path, monkeypatch):
     """Round 33: `snarkd witness --compile` builds the fast tier only, so no full build may ever make the PCH: a fast
     build where none is kept and two cores or more are idle (jobs()) keeps one of them for it, beside the library's
     units; never on a busy machine (one idle core or none); the next fast build uses it (the runtime at -O3:
-    SNARKD_WC_RUNTIME_O3 in its flags, so in the PCH's key) and runs exactly."""
+    SNARKD_WC_RUNTIME_O3 in its flags, so in the PCH's key) and runs exactly. Round 35: where no runtime object is
+    kept either, the one idle core makes the object first (linked into this library), the PCH next; a busy machine's
+    build compiles the runtime inline and makes neither."""
     c = compiled("bigint.circom", "bn128", N=N_BITS, K=K_LIMBS)
     data = c.wasm.read_bytes()
     sha = hashlib.sha256(data).hexdigest()
@@ -130,11 +132,15 @@ def test_fast_build_makes_the_pch_where_a_core_is_idle(tmp_path, monkeypatch):
     monkeypatch.setattr(compiled_mod, "jobs", lambda: 1)
     _, busy = build("a")
     assert not busy["pch"] and busy["units"] == 1 and not list(cache.glob("wc-runtime-*.pch"))
+    assert busy["runtime_object"] == "inline" and not list(cache.glob("wc-runtime-*.o"))  # (round 35)
     monkeypatch.setattr(compiled_mod, "jobs", lambda: 2)
-    wasm, idle = build("b")
-    assert not idle["pch"] and idle["units"] == 1
-    assert len(list(cache.glob("wc-runtime-*.pch"))) == 1
+    wasm, idle = build("b")  # one idle core beside the unit: the runtime object first (linked)
+    assert not idle["pch"] and idle["units"] == 1 and idle["runtime_object"] == "built"
+    assert len(list(cache.glob("wc-runtime-*.o"))) == 1 and not list(cache.glob("wc-runtime-*.pch"))
     _runs_exactly(c, wasm, tmp_path)
+    wasm, idle = build("b2")  # the object kept: the idle core makes the PCH
+    assert not idle["pch"] and idle["runtime_object"] == "kept"
+    assert len(list(cache.glob("wc-runtime-*.pch"))) == 1
     wasm, fast = build("c")
     assert fast["pch"] and "-Og" in fast["flags"] and "-DSNARKD_WC_RUNTIME_O3" in fast["flags"]
     _runs_exactly(c, wasm, tmp_path, 2)
@@ -165,11 +171,13 @@ def test_fast_tier_runtime_at_o3_exact_on_edge_values(curve, tmp_path):
     edge_values_exact(c, calc, curve)
 
 
-def test_runtime_object_kept_checked_and_remade(tmp_path):
+def test_runtime_object_kept_checked_and_remade(tmp_path, monkeypatch):
     """Round 33: the fast tier's native field functions come from a runtime object compiled at -O3, kept sealed in
-    the cache as the PCH is: made by the first fast build (said "built"), used by the next ("kept"; its headers in
-    the library's identity); one altered by one byte, one made from other headers (stale) or a link to a good one is
-    never linked in (the build compiles its own and seals it again); without a cache each build compiles its own.
+    the cache as the PCH is: made beside the first fast build where a core is idle ("built", linked; on a busy
+    machine the build compiles the runtime inline instead: "inline", round 35), used by the next ("kept"; its
+    headers in the library's identity); one altered by one byte, one made from other headers (stale) or a link to
+    a good one is never linked in (the build compiles and seals its own); without a cache every build compiles the
+    runtime inline.
     Every library runs the bigint circuit exactly."""
     c = compiled("bigint.circom", "bn128", N=N_BITS, K=K_LIMBS)
     data = c.wasm.read_bytes()
@@ -182,21 +190,29 @@ def test_runtime_object_kept_checked_and_remade(tmp_path):
         info = compiled_mod.build(data, sha, "bn128", [str(wasm) + ".wso"], tier="fast", cache_dir=cache_dir)
         return wasm, info
 
+    # round 35: where none is kept and no core is idle the unit compiles the runtime inline (one parse of the
+    # header, nothing kept); where one is idle (jobs() >= 2) the object is compiled beside it, linked and kept
+    monkeypatch.setattr(compiled_mod, "jobs", lambda: 1)
+    wasm, busy = build("busy")
+    assert busy["runtime_object"] == "inline" and "-DSNARKD_WC_RUNTIME_EXTERN" not in busy["flags"]
+    assert "-DSNARKD_WC_RUNTIME_O3" in busy["flags"] and not list(cache.glob("wc-runtime-*.o"))
+    _runs_exactly(c, wasm, tmp_path)
+    monkeypatch.setattr(compiled_mod, "jobs", lambda: 2)
     wasm, first = build("a")
     assert first["runtime_object"] == "built" and "-DSNARKD_WC_RUNTIME_EXTERN" in first["flags"]
     (kept,) = cache.glob("wc-runtime-*.o")
-    _runs_exactly(c, wasm, tmp_path)
-    wasm, second = build("b")
-    assert second["runtime_object"] == "kept"
-    assert "witness/compiled_runtime.hpp" in _meta(second["path"])["identity"]["headers"]
     _runs_exactly(c, wasm, tmp_path, 2)
+    wasm, second = build("b")
+    assert second["runtime_object"] == "kept" and "-DSNARKD_WC_RUNTIME_EXTERN" in second["flags"]
+    assert "witness/compiled_runtime.hpp" in _meta(second["path"])["identity"]["headers"]
+    _runs_exactly(c, wasm, tmp_path, 3)
 
     good = kept.read_bytes()
     bad = bytearray(good)
     bad[len(bad) // 2] ^= 1  # a byte of the object's code or data
     kept.write_bytes(bytes(bad))
     wasm, third = build("c")
-    assert third["runtime_object"] == "built" and kept.read_bytes() != bytes(bad)  # sealed again
+    assert third["runtime_object"] == "built" and kept.read_bytes() != bytes(bad)  # made and sealed again
     _runs_exactly(c, wasm, tmp_path, 4)
     assert build("d")[1]["runtime_object"] == "kept"
 
@@ -218,7 +234,7 @@ def test_runtime_object_kept_checked_and_remade(tmp_path):
     _runs_exactly(c, wasm, tmp_path, 6)
 
     wasm, alone = build("g", None)
-    assert alone["runtime_object"] == "built"
+    assert alone["runtime_object"] == "inline"
     _runs_exactly(c, wasm, tmp_path, 8)
 
 

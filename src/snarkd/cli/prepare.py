@@ -78,7 +78,7 @@ def _witness_program(args) -> None:
           f"({instructions} instructions)", file=sys.stderr)
     tier = getattr(args, "compile_tier", None)
     if getattr(args, "compile_witness", False) or tier:
-        from snarkd.witness.compiled import CompileError
+        from snarkd.witness.compiled import CompileError, describe
 
         # both: the fast tier first (a daemon started meanwhile can load it), then the full one renamed over it (a
         # daemon runs many witnesses: the full tier's ~2% is worth its ~3 s more here, once; `snarkd witness
@@ -89,9 +89,6 @@ def _witness_program(args) -> None:
             except CompileError as exc:
                 print(f"no compiled witness library: {exc}", file=sys.stderr)
                 return
-            said = info["tier"]
-            how = (f"built in {info['build_s']:.1f} s ({info['build_cpu_s']:.1f} s compiler CPU, "
-                   f"{info['bytes'] / 2**20:.1f} MiB)" if info["built"] else "already built")
-            print(f"{info['path']}: compiled witness library ({said} tier) {how}", file=sys.stderr)
-            if said != "fast":  # a full library (built or kept) is the last word
+            print(describe(info), file=sys.stderr)
+            if info["tier"] != "fast":  # a full library (built or kept) is the last word
                 break

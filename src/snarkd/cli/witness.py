@@ -234,16 +234,9 @@ def _compile_tier(calc, tier: str, quiet_errors: bool = False) -> dict | None:
         print(f"snarkd: no compiled witness library{f' ({tier} tier)' if quiet_errors else ''}: {exc}",
               file=sys.stderr, flush=True)
         return None
-    said = info["tier"]
-    if info["built"]:
-        print(f"snarkd: {info['path']}: compiled witness library ({said} tier) built in {info['build_s']:.1f} s "
-              f"({info['build_cpu_s']:.1f} s compiler CPU, {info['bytes'] / 2**20:.1f} MiB, {info['compiler']} "
-              f"{' '.join(f for f in info['flags'] if f.startswith('-O'))}"
-              f"{', runtime -O3' if '-DSNARKD_WC_RUNTIME_O3' in info['flags'] else ''}"
-              f"{', precompiled runtime header' if info.get('pch') else ''})", file=sys.stderr, flush=True)
-    else:
-        print(f"snarkd: {info['path']}: compiled witness library ({said} tier) already built", file=sys.stderr,
-              flush=True)
+    from snarkd.witness.compiled import describe
+
+    print(f"snarkd: {describe(info)}", file=sys.stderr, flush=True)
     return info
 
 

@@ -26,7 +26,7 @@ check it is), so building needs no real input. Programs are kept beside the .was
 compiled-module cache), bound to its hash (program_file.py).
 
 Fallbacks, each counted in `stats`: a guard miss records the request natively ("recorded"), or in a
-value-dependent program runs its control flow natively ("control"); a
+value-dependent program, or wherever a compiled library is kept, runs its control flow natively ("control"); a
 circuit the recorder cannot follow, or a request that fails in the circuit (an assert, a division
 by zero), goes to the wasm engine ("wasm"), whose result or error is the answer. With
 `strict=True` (`--engine native`) the constructor refuses circuits it cannot build, and every
@@ -555,9 +555,12 @@ class NativeCalculator:
                 if log is not None:
                     render_log(events, log)
                 return memoryview(buffer)[: 32 * self.witness_size], "native"
-        if status == 1 and control_flow and self._compiled_program() is not None:
-            # value-dependent, and a compiled library is kept for this wasm: the same control flow, compiled. It
-            # writes every byte of the witness, so the caller's frame serves as a replay's does (a daemon's pooled
+        # a miss where a compiled library is kept, value-dependent or not (round 35: before the verdict a miss was
+        # recorded, ~2.3 s and a larger .wprog per new shape on the RSA verifier, two before the verdict, where the
+        # library answers in ~40 ms; a straight-line circuit's inputs all fit its path from placeholder inputs and
+        # never get here): the same control flow, compiled
+        if status == 1 and self._compiled_program() is not None:
+            # It writes every byte of the witness, so the caller's frame serves as a replay's does (a daemon's pooled
             # page-locked memory where a GPU proves: round 29, a fresh 6 MB mapping per request was 1,500 faults
             # and its unmapping a TLB shootdown across the synthesis workers' cores); else fresh pages
             nbytes = 32 * self.witness_size
@@ -569,6 +572,9 @@ class NativeCalculator:
             if st == 0:
                 self.stats.add("control")
                 self.compiled_runs += 1
+                if self._loaded_from is None:  # a program built here and never kept (placeholder inputs failed, as
+                    self._save()                # the RSA verifier's do, and no miss records now): kept once, so
+                    # that the next process reads it instead of trying the placeholder inputs again (~0.3 s)
                 if log is not None and logs:
                     _render_text(logs, log)
                 return memoryview(out)[:nbytes], "control"

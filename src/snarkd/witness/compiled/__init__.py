@@ -47,6 +47,7 @@ OPT = "-O3"  # round 28: the RSA run 42.1 ms CPU against -O2's 45.1, for about t
 # compiles the generated code alone: RSA's fast build 2.06 s CPU against the old fast tier's 2.29 (inline at -O3:
 # 2.87); the first build, which makes the object, ~4.5 s.
 TIERS = {"fast": ["-Og", "-DSNARKD_WC_HUGE=", "-DSNARKD_WC_RUNTIME_O3", "-DSNARKD_WC_RUNTIME_EXTERN"], "full": [OPT]}
+RUNTIME_EXTERN = "-DSNARKD_WC_RUNTIME_EXTERN"  # the fast tier's units declare the field functions only (the object's)
 RTO_LEVELS = ["-O3", "-DSNARKD_WC_RUNTIME_OBJECT"]  # the runtime object's (one translation unit: the header alone)
 RTO_MAGIC = b"snarkdWO"
 PCH_MAGIC = b"snarkdWP"
@@ -175,24 +176,39 @@ def build(wasm_bytes: bytes, wasm_sha256: str, curve: str, paths: list[str], *, 
         raise CompileError(f"no compiled witness program: {exc}") from None
     want = jobs() if units is None else max(1, int(units))
     levels = opt.split() if opt is not None else TIERS[tier]  # (an experiment's opt: its words)
-    flags = [*FLAGS, *levels, *CURVE_MACROS[curve], "-I" + NATIVE_DIR]
-    compile_flags = [*_unit_flags(levels, curve), "-I" + NATIVE_DIR]
     with tempfile.TemporaryDirectory(prefix="snarkd-wso-") as tmp, contextlib.ExitStack() as running:
         try:
             version = subprocess.run([*cxx, "--version"], capture_output=True, text=True).stdout.splitlines()[:1]
+            # the fast tier links the kept runtime object once its tag and identity check (its checked bytes copied
+            # here, what the link reads). Where none usable is kept (a machine's first build): with a core idle
+            # beside the unit (two or more idle, jobs(); a cache to keep it in) the object is compiled there at once
+            # and linked (wall: the longer of the two); else (round 35) the unit compiles the runtime inline at -O3:
+            # one parse of the runtime header, not the object's and the unit's one after the other on a busy
+            # machine (RSA's first build, units=1, load 2.8: 4.9-5.2 s -> 4.0 s wall, 4.5 -> 3.6 s compiler CPU)
+            spare = want - 1 if (opt is None and tier == "fast" and units is None and cache_dir) else 0
+            rto, rto_deps, okey, make_rto = None, None, None, False
+            if opt is None and RUNTIME_EXTERN in levels:
+                rto = os.path.join(tmp, "runtime.o")
+                if cache_dir:
+                    okey = _pch_key(cxx, version, _rto_flags(curve), cache_dir, "obj")
+                    rto_deps = _pch_use(okey, tmp, rto)
+                if rto_deps is None and spare >= 1:
+                    make_rto, spare = True, spare - 1
+                elif rto_deps is None:
+                    rto, levels = None, [f for f in levels if f != RUNTIME_EXTERN]
             # the kept PCH checked once, before the units are cut: its checked copy is what the units read
             pch = _pch_key(cxx, version, _unit_flags(levels, curve), cache_dir) if cache_dir else None
             pch_deps = _pch_use(pch, tmp) if pch else None
         except OSError as exc:
             raise CompileError(f"{name}: the C++ compiler could not be run ({' '.join(cxx)}): {exc}") from None
+        flags = [*FLAGS, *levels, *CURVE_MACROS[curve], "-I" + NATIVE_DIR]
+        compile_flags = [*_unit_flags(levels, curve), "-I" + NATIVE_DIR]
         # round 33: `--compile` builds the fast tier only, so no full build may ever make the PCH: where none usable
-        # is kept (none there, or one made from older headers or refused: else every later fast build parses the
-        # runtime itself, RSA 3.0 s of compiler CPU against 2.0) and two cores or more are idle, one of them makes
-        # it beside the library's units, for the next build (never on a busy machine: its ~1.9 s of CPU would delay
-        # the library)
-        make_pch = (pch is not None and pch_deps is None and opt is None and tier == "fast" and units is None
-                    and want >= 2)
-        want -= 1 if make_pch else 0
+        # is kept and a core is still idle beside the units (and the object's compiler), it makes it there, for the
+        # next build (the header parsed once: RSA 3.0 s of compiler CPU against 2.0); never on a busy machine (its
+        # ~1.9 s of CPU would delay the library)
+        make_pch = spare >= 1 and rto is not None and pch is not None and pch_deps is None
+        want -= int(make_rto) + int(make_pch)
         try:
             sources, _ = translate_units(wasm_bytes, want)
             if units is None and len(sources) > 1 and sum(src.count("\n") for src in sources) < 2 * MIN_UNIT_LINES:
@@ -202,28 +218,21 @@ def build(wasm_bytes: bytes, wasm_sha256: str, curve: str, paths: list[str], *, 
         except RecursionError:
             raise CompileError(f"{name}: no compiled witness program: the module nests too deeply") from None
         so = os.path.join(tmp, "program.so")
-        objs, procs, pch_job = [], [], None
+        objs, procs, pch_job, rto_job = [], [], None, None
         try:
             if pch_deps is not None:  # its folder searched first: the compiler finds the .gch before the header
                 for fl in (flags, compile_flags):
                     fl.insert(len(fl) - 1, "-I" + os.path.join(tmp, "pch"))
-            elif make_pch:  # (a core was kept for it, above)
-                pch_job = _pch_start(pch, cxx, _unit_flags(levels, curve), tmp)
-                if pch_job is not None:  # a failed build does not leave it running (stopped before tmp is removed)
-                    running.callback(_pch_stop, pch_job)
-            rto = rto_job = rto_deps = None
-            if opt is None and "-DSNARKD_WC_RUNTIME_EXTERN" in levels:
-                # the runtime object: the kept one once its tag and identity check (its checked bytes copied here,
-                # what the link reads), else compiled beside the units (and kept after the library, with a cache)
-                okey = _pch_key(cxx, version, _rto_flags(curve), cache_dir or tmp, "obj")
-                rto = os.path.join(tmp, "runtime.o")
-                rto_deps = _pch_use(okey, tmp, rto) if cache_dir else None
-                if rto_deps is None:
-                    rto_job = _pch_start(okey, cxx, _rto_flags(curve), tmp)
-                    if rto_job is None:
-                        raise OSError("the runtime object's compiler could not be started")
-                    running.callback(_pch_stop, rto_job)
-                    rto = rto_job[2]
+            for make, key, fl in ((make_rto, okey, _rto_flags(curve)), (make_pch, pch, _unit_flags(levels, curve))):
+                if make:  # (a core was kept for it, above); a failed build does not leave it running
+                    job = _pch_start(key, cxx, fl, tmp)
+                    if job is not None:
+                        running.callback(_pch_stop, job)
+                    rto_job, pch_job = (job, pch_job) if key is okey else (rto_job, job)
+            if make_rto:
+                if rto_job is None:
+                    raise OSError("the runtime object's compiler could not be started")
+                rto = rto_job[2]
             # every unit's compiler at once (the units were cut to the cores); each writes the headers it read
             # (-MMD: the identity's list, without a preprocessing pass of its own), then one link
             for k, source in enumerate(sources):
@@ -274,12 +283,12 @@ def build(wasm_bytes: bytes, wasm_sha256: str, curve: str, paths: list[str], *, 
                 "flags": [f for f in flags[:-1] if not f.startswith("-I")], "build_s": round(build_s, 2),
                 "build_cpu_s": round(_children_cpu() - cpu0, 2), "bytes": len(lib), "units": len(sources),
                 "tier": tier if opt is None else "custom", "pch": pch_deps is not None}
-        if rto is not None:
-            meta["runtime_object"] = "built" if rto_job is not None else "kept"
+        if opt is None and RUNTIME_EXTERN in TIERS[tier]:
+            meta["runtime_object"] = "inline" if rto is None else "built" if rto_job is not None else "kept"
         path = _save(paths, ident, meta, lib)
-        if pch_job is not None:
+        if pch_job is not None:  # for the next build: kept once the library is
             _pch_finish(pch_job)
-        if rto_job is not None and cache_dir:
+        if rto_job is not None:
             _pch_save(okey, rto_deps, rto_body)
         if path is None:
             raise CompileError(f"{name}: no writable place to keep the compiled library ({', '.join(paths)})")
@@ -292,6 +301,22 @@ def build(wasm_bytes: bytes, wasm_sha256: str, curve: str, paths: list[str], *, 
             if _pch_use(kept, None) is None:
                 _pch_make(kept, cxx, _rto_flags(curve), tmp)
     return {"path": path, **meta}
+
+
+def describe(info: dict) -> str:
+    """What `snarkd witness` and `snarkd prepare` say of a library (one wording for both): "PATH: compiled witness
+    library (TIER tier) built in ..." with the compiler, its levels and where the fast tier's runtime came from, or
+    "... already built"."""
+    head = f"{info['path']}: compiled witness library ({info['tier']} tier)"
+    if not info.get("built"):
+        return f"{head} already built"
+    runtime = {"kept": ", runtime -O3 (kept object)", "built": ", runtime -O3 (object built)",
+               "inline": ", runtime -O3 (inline)"}.get(
+        info.get("runtime_object"), ", runtime -O3" if "-DSNARKD_WC_RUNTIME_O3" in info["flags"] else "")
+    return (f"{head} built in {info['build_s']:.1f} s ({info['build_cpu_s']:.1f} s compiler CPU, "
+            f"{info['bytes'] / 2**20:.1f} MiB, {info['compiler']} "
+            f"{' '.join(f for f in info['flags'] if f.startswith('-O'))}{runtime}"
+            f"{', precompiled runtime header' if info.get('pch') else ''})")
 
 
 def _rto_flags(curve: str) -> list[str]:
