@@ -160,24 +160,8 @@ def _openssl():
     return _hashlib
 
 
-def _native_sha256():
-    """The witness module's SHA-256 (native/sha256.hpp) where that module is already loaded in this process and the
-    CPU has the SHA extensions, else None. Round 35: a one-shot `snarkd witness` loads the witness module before it
-    hashes anything, and OpenSSL's load (_hashlib: ~2.1 ms of a ~70 ms process on the RSA verifier) then buys
-    nothing; the same digests byte for byte (tests/formats/test_file_trust.py holds them to hashlib's). Looked up in
-    sys.modules, never imported here: a process that has not loaded the witness module keeps OpenSSL."""
-    import sys
-
-    mod = sys.modules.get("snarkd.native._witness")
-    make = getattr(mod, "Sha256", None)
-    return make if make is not None and mod.sha_ni() else None
-
-
 def sha256(data=b""):
-    """A SHA-256 object (hashlib.sha256's: update, digest, hexdigest, copy) of data."""
-    native = _native_sha256()
-    if native is not None:
-        return native(data)
+    """A SHA-256 object (hashlib.sha256's: update, digest, hexdigest) of data."""
     ossl = _openssl()
     if ossl is None:
         import hashlib
@@ -186,35 +170,9 @@ def sha256(data=b""):
     return ossl.openssl_sha256(data)
 
 
-class _Hmac:
-    """HMAC-SHA256 (RFC 2104) over sha256(): what hmac.new(key, msg, "sha256") computes (update, digest); used where
-    sha256() is the witness module's, so that the tags need no OpenSSL either."""
-
-    __slots__ = ("_inner", "_outer")
-
-    def __init__(self, key: bytes, msg: bytes, make):
-        if len(key) > 64:
-            key = make(key).digest()
-        key = key.ljust(64, b"\0")
-        self._inner = make(bytes(k ^ 0x36 for k in key))
-        self._outer = make(bytes(k ^ 0x5C for k in key))
-        self._inner.update(msg)
-
-    def update(self, data) -> None:
-        self._inner.update(data)
-
-    def digest(self) -> bytes:
-        outer = self._outer.copy()
-        outer.update(self._inner.digest())
-        return outer.digest()
-
-
 def _mac(context: bytes):
     """The running HMAC-SHA256 of a cache file's tag: this user's secret, the context's digest first."""
     key, msg = secret(), b"snarkd-cache/v1\0" + sha256(context).digest()
-    native = _native_sha256()
-    if native is not None:
-        return _Hmac(key, msg, native)
     ossl = _openssl()
     if ossl is None:
         import hmac
@@ -274,9 +232,12 @@ def open_cache(path) -> tuple[int, os.stat_result]:
 
 def tag_matches(data, found, context: bytes) -> bool:
     """Whether `found` is the tag of data in this context (compared in constant time)."""
-    from _operator import _compare_digest  # hmac.compare_digest's C function where OpenSSL is not loaded
-
-    return _compare_digest(tag(data, context), bytes(found))
+    ossl = _openssl()
+    if ossl is None:
+        from hmac import compare_digest
+    else:
+        compare_digest = ossl.compare_digest  # hmac.compare_digest where OpenSSL is loaded
+    return compare_digest(tag(data, context), bytes(found))
 
 
 def check_tag(path, data, found: bytes, context: bytes) -> None:

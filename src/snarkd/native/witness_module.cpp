@@ -38,7 +38,6 @@
 #include "curves/bn254.hpp"
 #include "py_buffer.hpp"
 #include "py_path_gate.hpp"
-#include "sha256.hpp"
 #include "witness/program.hpp"
 #include "witness/record.hpp"
 #include "witness/wasm_module.hpp"
@@ -719,45 +718,6 @@ PYBIND11_MODULE(_witness, mod) {
           "default) or no advice; read at each run's start; returns the previous setting");
   mod.def("huge_pages", [] { return g_wc_huge_pages.load(); }, "The compiled libraries' huge-pages setting");
   mod.def("uses_simd52", [] { return g_use_simd52; }, "True while native witnesses use the AVX-512 IFMA kernels");
-
-  // round 35: SHA-256 here, so that a process that loads this module for a witness need not load OpenSSL too
-  // (formats/file_trust.py uses it where sha_ni() is true; hashlib.sha256's update / digest / hexdigest / copy)
-  mod.def("sha_ni", &snarkd::sha256::sha_ni, "True where the CPU has the SHA extensions (then Sha256 uses them)");
-  py::class_<snarkd::sha256::State>(mod, "Sha256")
-      .def(py::init([](py::object data, bool portable) {
-             auto s = std::make_unique<snarkd::sha256::State>();
-             s->portable = portable;
-             Buf b(data, "data");
-             s->update(b.data(), b.len());
-             return s;
-           }), py::arg("data") = py::bytes(), py::arg("portable") = false,
-           "A running SHA-256 of data (portable=True: the plain C++ rounds, never the SHA extensions)")
-      .def("update", [](snarkd::sha256::State& s, py::object data) {
-             Buf b(data, "data");
-             if (b.len() >= (size_t(1) << 16)) {  // ~30 us and more: other threads run meanwhile
-               py::gil_scoped_release nogil;
-               s.update(b.data(), b.len());
-             } else {
-               s.update(b.data(), b.len());
-             }
-           }, py::arg("data"))
-      .def("digest", [](const snarkd::sha256::State& s) {
-             uint8_t out[32];
-             s.digest(out);
-             return py::bytes(reinterpret_cast<const char*>(out), 32);
-           })
-      .def("hexdigest", [](const snarkd::sha256::State& s) {
-             uint8_t out[32];
-             s.digest(out);
-             static const char hex[] = "0123456789abcdef";
-             char text[64];
-             for (int i = 0; i < 32; ++i) text[2 * i] = hex[out[i] >> 4], text[2 * i + 1] = hex[out[i] & 15];
-             return py::str(text, 64);
-           })
-      .def("copy", [](const snarkd::sha256::State& s) { return snarkd::sha256::State(s); })
-      .def_property_readonly("digest_size", [](const snarkd::sha256::State&) { return 32; })
-      .def_property_readonly("block_size", [](const snarkd::sha256::State&) { return 64; })
-      .def_property_readonly("name", [](const snarkd::sha256::State&) { return "sha256"; });
 
   py::class_<Wasm>(mod, "Wasm")
       .def(py::init([](py::bytes b) { return std::make_unique<Wasm>(std::move(b)); }), py::arg("wasm"),
