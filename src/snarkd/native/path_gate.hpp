@@ -1,6 +1,6 @@
 // The gate between a native module's computations and its process-wide path switches: the
 // BMI2/ADX products (ff/mont.hpp g_use_adx), the AVX-512 IFMA kernels (ff/simd52.hpp
-// g_use_simd52), BN254 G1's 4-lane AVX2 adder (ff/simd29.hpp g_use_simd29) and the MSM's split
+// g_use_simd52), the 4-lane AVX2 adders (msm/bucket_simd29.hpp g_use_simd29 and its siblings) and the MSM's split
 // modes, forced window and mixed widths (msm/plan.hpp, pippenger.hpp).
 //
 // The hot code reads those switches as plain values where it dispatches: once per product
@@ -36,8 +36,7 @@ class PathGate {
   }
   void leave() {
     if (--depth_) return;
-    std::lock_guard<std::mutex> l(m_);
-    if (--running_ == 0) cv_.notify_all();
+    release();
   }
   // A computation that outlives the call that started it (a batch whose tasks run on a helper thread and on
   // whichever thread finishes it: parallel.hpp BesideTasks), counted as running from acquire() to release(),
