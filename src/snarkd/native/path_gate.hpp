@@ -1,6 +1,6 @@
 // The gate between a native module's computations and its process-wide path switches: the
 // BMI2/ADX products (ff/mont.hpp g_use_adx), the AVX-512 IFMA kernels (ff/simd52.hpp
-// g_use_simd52), the 4-lane AVX2 adders (msm/bucket_simd29.hpp g_use_simd29 and its siblings) and the MSM's split
+// g_use_simd52), the 4-lane AVX2 adders (ff/simd29.hpp g_use_simd29, g_use_simd29_bls; msm/bucket_simd29.hpp G2's) and the MSM's split
 // modes, forced window and mixed widths (msm/plan.hpp, pippenger.hpp).
 //
 // The hot code reads those switches as plain values where it dispatches: once per product
