@@ -230,7 +230,9 @@ def head_start(key_file, witness, threads: int = 0) -> WitnessSums | None:
     from snarkd.native import _core  # not importlib (~0.4 ms with warnings): the prover imports it later
 
     native = getattr(_core, lay.curve.native)
-    return WitnessSums(native, key_file.views(), lay.n_public, values, True, [n for n, _ in _BESIDE])
+    buf = key_file.file.buffer
+    sections = {n: buf[off : off + nbytes] for n, (off, nbytes) in lay.sections.items() if n in dict(_BESIDE)}
+    return WitnessSums(native, sections, lay.n_public, values, True, [n for n, _ in _BESIDE])
 
 
 def native_threads() -> int:
