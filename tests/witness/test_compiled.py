@@ -660,6 +660,23 @@ def test_a_miss_runs_the_kept_library_not_a_recording(built, tmp_path):
     assert source == "recorded" and bytes(raw) == c.snarkjs_witness(bigint_inputs(5)).read_bytes()[-len(raw):]
 
 
+def test_a_program_that_cannot_be_kept_is_tried_once(built, tmp_path, monkeypatch):
+    """Where no place can keep the program (program_file.save finds none), the first library run tries once and every
+    later request runs without trying again (one warning in a daemon's log, not one per request); the witnesses stay
+    snarkjs's."""
+    from snarkd.witness import native as native_mod
+
+    c, folder = built("bigint.circom", N=N_BITS, K=K_LIMBS)
+    wasm = _with_library(c, folder, tmp_path)
+    tries = []
+    monkeypatch.setattr(native_mod.program_file, "save", lambda *a, **k: tries.append(1))  # None: nowhere to keep it
+    calc = NativeCalculator(wasm, cache=False, strict=True)
+    for k in range(3):
+        raw, source = calc.calculate_bytes(bigint_inputs(k))
+        assert source == "control" and bytes(raw) == c.snarkjs_witness(bigint_inputs(k)).read_bytes()[-len(raw):], k
+    assert len(tries) == 1 and calc.compiled_runs == 3
+
+
 def test_compiled_run_writes_into_the_callers_frame(built, tmp_path):
     """A request the library serves writes into the frame the caller passes (a daemon's pooled page-locked frame, as a
     replay does; round 29), every byte of it the witness snarkjs computes, even over a frame full of other bytes."""

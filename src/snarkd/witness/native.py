@@ -180,6 +180,7 @@ class NativeCalculator:
         self.stats = WitnessStats()
         self.build_ms = 0.0
         self._loaded_from: str | None = None
+        self._keep_tried = False  # a program built here kept after the first library run: tried once
         self._sha = sha = sha256(self._bytes).hexdigest()
         self._ident = program_file.identity(sha, self.sanity_check)
         self._paths = [os.fspath(program)] if program is not None else []
@@ -572,9 +573,13 @@ class NativeCalculator:
             if st == 0:
                 self.stats.add("control")
                 self.compiled_runs += 1
-                if self._loaded_from is None:  # a program built here and never kept (placeholder inputs failed, as
-                    self._save()                # the RSA verifier's do, and no miss records now): kept once, so
-                    # that the next process reads it instead of trying the placeholder inputs again (~0.3 s)
+                if self._loaded_from is None and not self._keep_tried:
+                    # a program built here and never kept (placeholder inputs failed, as the RSA verifier's do, and
+                    # no miss records now): kept once, so that the next process reads it instead of trying the
+                    # placeholder inputs again (~0.3 s); tried once only, so a place where nothing can be written
+                    # costs one warning, not one per request
+                    self._keep_tried = True
+                    self._save()
                 if log is not None and logs:
                     _render_text(logs, log)
                 return memoryview(out)[:nbytes], "control"
