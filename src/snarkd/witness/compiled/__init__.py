@@ -46,8 +46,8 @@ OPT = "-O3"  # round 28: the RSA run 42.1 ms CPU against -O2's 45.1, for about t
 # declare them only), compiled once at -O3 and kept sealed in the compiled-module cache as the PCH is, so a build
 # compiles the generated code alone: RSA's fast build 2.06 s CPU against the old fast tier's 2.29 (inline at -O3:
 # 2.87); the first build, which makes the object, ~4.5 s.
-TIERS = {"fast": ["-Og", "-DSNARKD_WC_HUGE=", "-DSNARKD_WC_RUNTIME_O3", "-DSNARKD_WC_RUNTIME_EXTERN"], "full": [OPT]}
 RUNTIME_EXTERN = "-DSNARKD_WC_RUNTIME_EXTERN"  # the fast tier's units declare the field functions only (the object's)
+TIERS = {"fast": ["-Og", "-DSNARKD_WC_HUGE=", "-DSNARKD_WC_RUNTIME_O3", RUNTIME_EXTERN], "full": [OPT]}
 RTO_LEVELS = ["-O3", "-DSNARKD_WC_RUNTIME_OBJECT"]  # the runtime object's (one translation unit: the header alone)
 RTO_MAGIC = b"snarkdWO"
 PCH_MAGIC = b"snarkdWP"
@@ -223,16 +223,17 @@ def build(wasm_bytes: bytes, wasm_sha256: str, curve: str, paths: list[str], *, 
             if pch_deps is not None:  # its folder searched first: the compiler finds the .gch before the header
                 for fl in (flags, compile_flags):
                     fl.insert(len(fl) - 1, "-I" + os.path.join(tmp, "pch"))
-            for make, key, fl in ((make_rto, okey, _rto_flags(curve)), (make_pch, pch, _unit_flags(levels, curve))):
-                if make:  # (a core was kept for it, above); a failed build does not leave it running
-                    job = _pch_start(key, cxx, fl, tmp)
-                    if job is not None:
-                        running.callback(_pch_stop, job)
-                    rto_job, pch_job = (job, pch_job) if key is okey else (rto_job, job)
+            # each on a core kept for it above; a failed build does not leave either running
             if make_rto:
+                rto_job = _pch_start(okey, cxx, _rto_flags(curve), tmp)
                 if rto_job is None:
                     raise OSError("the runtime object's compiler could not be started")
+                running.callback(_pch_stop, rto_job)
                 rto = rto_job[2]
+            if make_pch:
+                pch_job = _pch_start(pch, cxx, _unit_flags(levels, curve), tmp)
+                if pch_job is not None:
+                    running.callback(_pch_stop, pch_job)
             # every unit's compiler at once (the units were cut to the cores); each writes the headers it read
             # (-MMD: the identity's list, without a preprocessing pass of its own), then one link
             for k, source in enumerate(sources):
