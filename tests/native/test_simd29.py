@@ -1,6 +1,6 @@
 """G1's batch-affine adder on 4 AVX2 lanes (ff/simd29.hpp, msm/bucket_simd29.hpp), BN254 (9 limbs of 29
 bits) and BLS12-381 (14 limbs, the product in asm: ff/gen_simd29_asm.py), the path CPUs without AVX-512
-IFMA take where the load-time calibration of each field found it faster. With IFMA off, both curves:
+IFMA take where each field's calibration (at its first use) found it faster. With IFMA off, both curves:
 the lane product against Python integers; G1 MSMs on the lanes against naive sums (native scalar
 multiplications, themselves checked against py_ecc in test_points) at sizes that reach the
 batch-affine buckets and the bucket-sorted top window, with zeros, ones, r - 1, infinity, repeated
@@ -274,7 +274,8 @@ def test_g2_msm_all_cancelling(lanes, C):
 
 @pytest.mark.parametrize("g1_on,g2_on", [(True, True), (True, False), (False, True)])
 def test_witness_g2_jobs(lanes, C, g1_on, g2_on):
-    # the witness MSM's G2 jobs take G1's choice of adder template; G2's own switch decides at each flush
+    # the witness MSM's G2 jobs: G1's lanes' template where G1's switch is on (G2's own switch decides at each
+    # flush), else G2 alone on the lanes where G2's is on (batch_adder.hpp Simd29G2OnlyAdd: g1_on=False, g2_on=True)
     m, n = C.mod, 7000
     pool = _pool2(C, 200)
     b2 = np.ascontiguousarray(pool[[rng.randrange(len(pool)) for _ in range(n)]]).reshape(-1)
@@ -289,6 +290,68 @@ def test_witness_g2_jobs(lanes, C, g1_on, g2_on):
     g1, g2 = m.msm_witness(Wb, [(a, 0)], [(b2, 0), (b2b, 5)], threads=2)
     assert np.array_equal(g2[0], want[0]) and np.array_equal(g2[1], want[1]), (g1_on, g2_on)
     assert np.array_equal(g1[0], _naive_grouped(C, a, w))
+
+
+def test_defaults_decided_at_first_use_and_kept():
+    # a fresh process (no switch set yet): each switch reads its calibration's default, decided once at the
+    # first ask (not at the module's load) and the same when asked again
+    import json
+    import subprocess
+    import sys
+
+    code = (
+        "import json\n"
+        "from snarkd.native import _core\n"
+        "pairs = [(c, g2) for c in ('bn254', 'bls12_381') for g2 in (False, True)]\n"
+        "first = [_core.uses_simd29(c, g2) for c, g2 in pairs]\n"
+        "print(json.dumps([first, [_core.simd29_default(c, g2) for c, g2 in pairs],\n"
+        "                  [_core.uses_simd29(c, g2) for c, g2 in pairs]]))\n"
+    )
+    first, default, again = json.loads(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                                                      check=True).stdout)
+    assert first == default == again
+    assert not any(default) or _core.cpu_has_simd29()
+
+
+def test_rule_by_cpu_model():
+    # ff/simd29_rule.hpp: the measured model's row fixes each curve and group; every other CPU calibrates
+    emr = ("GenuineIntel", 6, 207)  # Emerald Rapids (cpu-notes round 38)
+    for g2 in (False, True):
+        assert _core.simd29_rule(*emr, "bn254", g2) == "off"
+        assert _core.simd29_rule(*emr, "bls12_381", g2) == "on"
+        for other in (("AuthenticAMD", 25, 17), ("AuthenticAMD", 23, 49), ("GenuineIntel", 6, 143),
+                      ("GenuineIntel", 6, 85), ("", 0, 0)):
+            for c in NAMES:
+                assert _core.simd29_rule(*other, c, g2) == "calibrate", (other, c, g2)
+    with pytest.raises(ValueError):
+        _core.simd29_rule(*emr, "secp256k1")
+    vendor, family, model = _core.cpu_model()
+    assert isinstance(vendor, str) and family >= 0 and model >= 0
+
+
+def test_defaults_follow_the_rule_in_fresh_processes():
+    # where this CPU's row fixes the choice, every fresh process's default is the rule's (no calibration runs)
+    import json
+    import subprocess
+    import sys
+
+    if not _core.cpu_has_simd29():
+        pytest.skip("no AVX2 + BMI2/ADX")
+    pairs = [(c, g2) for c in ("bn254", "bls12_381") for g2 in (False, True)]
+    rule = [_core.simd29_rule(*_core.cpu_model(), c, g2) for c, g2 in pairs]
+    if all(r == "calibrate" for r in rule):
+        pytest.skip(f"no row for this CPU {_core.cpu_model()}: its calibration decides")
+    code = (
+        "import json\n"
+        "from snarkd.native import _core\n"
+        f"print(json.dumps([_core.simd29_default(c, g2) for c, g2 in {pairs!r}]))\n"
+    )
+    for _ in range(4):
+        got = json.loads(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                                        check=True).stdout)
+        for r, d in zip(rule, got):
+            if r != "calibrate":
+                assert d == (r == "on"), (rule, got)
 
 
 def test_g2_switch_and_default():

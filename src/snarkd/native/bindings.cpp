@@ -973,7 +973,7 @@ PYBIND11_MODULE(_core, m) {
       });
   // The AVX2 lanes (ff/simd29.hpp, msm/bucket_simd29.hpp): G1's batch-affine additions four at a time
   // where IFMA is off, BN254 and BLS12-381 each on by default where the CPU has AVX2 + BMI2/ADX and a
-  // calibration at load (simd29_pays, per field) measured its lane product at least 1.25x the scalar one.
+  // calibration at first use (simd29_pays, per field) measured its lane product at least 1.25x the scalar one.
   // G2 on the lanes (Simd29G2Add) likewise, per curve, where a calibration of the G2 flush itself measured
   // the lanes faster (simd29_g2_pays).
   auto simd29_bls = [](const std::string& curve) {
@@ -981,17 +981,32 @@ PYBIND11_MODULE(_core, m) {
     if (curve == "bls12_381" || curve == "bls12-381") return true;
     throw py::value_error("curve: bn254 or bls12_381");
   };
-  auto simd29_get = [simd29_bls](const std::string& curve, bool g2) -> bool {  // G2's: the calibration's until set
+  auto simd29_get = [simd29_bls](const std::string& curve, bool g2) -> bool {  // the calibration's until set
     const bool bls = simd29_bls(curve);
-    if (!g2) return bls ? g_use_simd29_bls : g_use_simd29;
+    if (!g2) {
+      if (bls) return g_use_simd29_bls < 0 ? simd29_default_bls() : g_use_simd29_bls != 0;
+      return g_use_simd29 < 0 ? simd29_default() : g_use_simd29 != 0;
+    }
     if (bls) return g_use_simd29_g2_bls < 0 ? simd29_g2_default_bls() : g_use_simd29_g2_bls != 0;
     return g_use_simd29_g2 < 0 ? simd29_g2_default() : g_use_simd29_g2 != 0;
   };
   auto simd29_set = [simd29_bls](const std::string& curve, bool g2, bool on) {
     const bool bls = simd29_bls(curve);
-    if (!g2) (bls ? g_use_simd29_bls : g_use_simd29) = on;
+    if (!g2) (bls ? g_use_simd29_bls : g_use_simd29) = on ? 1 : 0;
     else (bls ? g_use_simd29_g2_bls : g_use_simd29_g2) = on ? 1 : 0;
   };
+  m.def("cpu_model", [] {
+    const CpuModel c = cpu_model();
+    return py::make_tuple(c.vendor, c.family, c.model);
+  }, "(vendor, family, model) of this CPU by CPUID: the input of the AVX2 lanes' rule (ff/simd29_rule.hpp)");
+  m.def("simd29_rule", [simd29_bls](const std::string& vendor, unsigned family, unsigned model, const std::string& curve,
+                                    bool g2) {
+    CpuModel c;
+    c.vendor = vendor, c.family = family, c.model = model;
+    return std::string(lane_rule_name(simd29_rule(c, simd29_bls(curve), g2)));
+  }, py::arg("vendor"), py::arg("family"), py::arg("model"), py::arg("curve") = "bn254", py::arg("g2") = false,
+        "The AVX2 lanes' default rule for a CPU model (ff/simd29_rule.hpp): 'on', 'off', or 'calibrate' (a "
+        "calibration in the process decides); this CPU's is simd29_rule(*cpu_model(), curve, g2)");
   m.def("cpu_has_simd29", &detect_simd29, "True if the CPU has AVX2 + BMI2/ADX (the 4-lane adders can run)");
   m.def("simd29_default", [](const std::string& curve, bool g2) {
     if (curve == "bn254" || curve == "bn128") return g2 ? simd29_g2_default() : simd29_default();
@@ -999,7 +1014,8 @@ PYBIND11_MODULE(_core, m) {
     throw py::value_error("curve: bn254 or bls12_381");
   }, py::arg("curve") = "bn254", py::arg("g2") = false,
         "True if the 4-lane AVX2 adder is on by default here for that curve's G1 (g2: its G2) (the CPU has it and "
-        "the load-time calibration found it faster)");
+        "its model's rule says on, or, where the rule says 'calibrate', its calibration, run at the first ask, "
+        "found it faster)");
   m.def("_set_simd29", [simd29_get, simd29_set](bool on, py::object curve, py::object g2) {
     const bool set_g1 = g2.is_none() || !g2.cast<bool>();
     const bool set_g2 = g2.is_none() || g2.cast<bool>();

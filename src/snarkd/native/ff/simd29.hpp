@@ -32,6 +32,7 @@
 #include "curves/bls12_381.hpp"
 #include "curves/bn254.hpp"
 #include "ff/mont.hpp"
+#include "ff/simd29_rule.hpp"
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #define SNARKD_SIMD29 1
@@ -514,7 +515,8 @@ inline bool detect_simd29() {
 // shrink with the lanes, so the lane product must be clearly faster: at 1.25x the adder is still
 // ahead (Zen 4: product 1.62x -> adder 1.30x); a CPU with one vector multiply pipe (Zen 2, by the
 // published tables) would measure ~1x and keep the scalar path. 3 x 2 timings of 1024 products,
-// alternated, best of each: ~0.2 ms, once per process (at load of the module).
+// alternated, best of each: ~0.2 ms, once per process and field, at its first G1 MSM with IFMA off
+// (simd29_on, msm/bucket_simd29.hpp; not at load: the IFMA path's start-up does not pay for it).
 template <class P>
 SNARKD_SIMD29_TARGET inline bool simd29_pays() {
   using namespace simd29;
@@ -542,21 +544,26 @@ SNARKD_SIMD29_TARGET inline bool simd29_pays() {
   return lane * 1.25 <= scalar;
 }
 
-// 0 off, 1 on, per field: BN254's Fq (g_use_simd29) and BLS12-381's (g_use_simd29_bls), each set at
-// load where the CPU has AVX2 + BMI2/ADX and that field's calibration found its lane product faster
-// (Zen 4: 1.57x and 1.50x, cpu-notes round 25). Not const: _core._set_simd29 (tests, benchmarks)
-// switches them between computations only (native/path_gate.hpp). The AVX-512 IFMA path, when on,
-// has priority (msm/batch_adder.hpp).
+// -1 until first asked, then 0 off, 1 on, per field: BN254's Fq (g_use_simd29) and BLS12-381's
+// (g_use_simd29_bls), each the default: on where the CPU has AVX2 + BMI2/ADX and its model's row in
+// ff/simd29_rule.hpp says on, or, on a CPU without a row, that field's calibration found its lane product
+// faster (Zen 4: 1.57x and 1.50x, cpu-notes round 25). Decided at the first ask
+// (simd29_on), not at load: the module's import was ~0.5 ms of CPU dearer for it in every process, the IFMA
+// path's included (cpu-notes round 37). Not const: _core._set_simd29 (tests, benchmarks) switches them
+// between computations only (native/path_gate.hpp). The AVX-512 IFMA path, when on, has priority
+// (msm/batch_adder.hpp).
 inline bool simd29_default() {
-  static const bool on = detect_simd29() && simd29_pays<bn254::FqP>();
+  static const bool on =
+      detect_simd29() && lane_default(simd29_rule(cpu_model(), false, false), [] { return simd29_pays<bn254::FqP>(); });
   return on;
 }
 inline bool simd29_default_bls() {
-  static const bool on = detect_simd29() && simd29_pays<bls12_381::FqP>();
+  static const bool on =
+      detect_simd29() && lane_default(simd29_rule(cpu_model(), true, false), [] { return simd29_pays<bls12_381::FqP>(); });
   return on;
 }
-inline bool g_use_simd29 = simd29_default();
-inline bool g_use_simd29_bls = simd29_default_bls();
+inline int g_use_simd29 = -1;
+inline int g_use_simd29_bls = -1;
 
 }  // namespace snarkd
 
@@ -565,7 +572,7 @@ namespace snarkd {
 inline bool detect_simd29() { return false; }
 inline bool simd29_default() { return false; }
 inline bool simd29_default_bls() { return false; }
-inline bool g_use_simd29 = false;
-inline bool g_use_simd29_bls = false;
+inline int g_use_simd29 = 0;
+inline int g_use_simd29_bls = 0;
 }  // namespace snarkd
 #endif

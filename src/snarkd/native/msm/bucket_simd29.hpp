@@ -1,6 +1,6 @@
 // The batch-affine adder of msm/buckets.hpp four at a time on AVX2 (ff/simd29.hpp), for the CPUs
 // without AVX-512 IFMA. G1 on BN254 (Fq in 9 limbs of 29 bits) and on BLS12-381 (14 limbs) run on
-// the lanes, each where its own calibration at load said so (g_use_simd29, g_use_simd29_bls); G2
+// the lanes, each where its own calibration (at first use) said so (g_use_simd29, g_use_simd29_bls); G2
 // of both curves (Fq2 as pairs of lane elements) in Simd29G2Add below, where its own calibration (of
 // the G2 flush, at first use) said so (g_use_simd29_g2, g_use_simd29_g2_bls), ScalarBatchAdd's flush
 // otherwise; Simd29BatchAdd picks the adder for the MSM and witness_msm templates.
@@ -54,8 +54,8 @@ constexpr bool simd29_curve() { return simd29_g1<Cfg>() || simd29_g2<Cfg>(); }
 
 #if defined(SNARKD_SIMD29)
 // G2's switches, one per curve: -1 until first asked, then the default: on where the CPU has AVX2 +
-// BMI2/ADX and a calibration of the G2 flush itself (simd29_g2_pays, below) found the lanes faster. The
-// calibration runs at the first G2 flush that could take the lanes (IFMA off), not at load, so the
+// BMI2/ADX and its model's row in ff/simd29_rule.hpp says on, or, on a CPU without a row, a calibration
+// of the G2 flush itself (simd29_g2_pays, below) found the lanes faster. The calibration runs at the first G2 flush that could take the lanes (IFMA off), not at load, so the
 // IFMA path's start-up is unchanged. 0 / 1: _core._set_simd29 (tests, benchmarks).
 inline bool simd29_g2_default();
 inline bool simd29_g2_default_bls();
@@ -68,13 +68,13 @@ inline int g_use_simd29_g2 = 0;
 inline int g_use_simd29_g2_bls = 0;
 #endif
 
-// Whether they do now: that field's switch (its calibration at load, or _core._set_simd29)
+// Whether they do now: that field's switch (its calibration at first use, or _core._set_simd29)
 template <class Cfg>
 inline bool simd29_on() {
   if constexpr (!simd29_curve<Cfg>()) return false;
 #if defined(SNARKD_SIMD29)
-  else if constexpr (std::is_same<typename Cfg::F, bn254::Fq>::value) return g_use_simd29;
-  else if constexpr (std::is_same<typename Cfg::F, bls12_381::Fq>::value) return g_use_simd29_bls;
+  else if constexpr (std::is_same<typename Cfg::F, bn254::Fq>::value) return g_use_simd29 < 0 ? simd29_default() : g_use_simd29 != 0;
+  else if constexpr (std::is_same<typename Cfg::F, bls12_381::Fq>::value) return g_use_simd29_bls < 0 ? simd29_default_bls() : g_use_simd29_bls != 0;
   else if constexpr (std::is_same<typename Cfg::F, bn254::Fq2>::value) return g_use_simd29_g2 < 0 ? simd29_g2_default() : g_use_simd29_g2 != 0;
   else return g_use_simd29_g2_bls < 0 ? simd29_g2_default_bls() : g_use_simd29_g2_bls != 0;
 #else
@@ -627,11 +627,13 @@ SNARKD_SIMD29_TARGET inline bool simd29_g2_pays() {
   return tl <= 0.95 * ts;
 }
 inline bool simd29_g2_default() {
-  static const bool on = detect_simd29() && simd29_g2_pays<bn254::G2Cfg>();
+  static const bool on =
+      detect_simd29() && lane_default(simd29_rule(cpu_model(), false, true), [] { return simd29_g2_pays<bn254::G2Cfg>(); });
   return on;
 }
 inline bool simd29_g2_default_bls() {
-  static const bool on = detect_simd29() && simd29_g2_pays<bls12_381::G2Cfg>();
+  static const bool on =
+      detect_simd29() && lane_default(simd29_rule(cpu_model(), true, true), [] { return simd29_g2_pays<bls12_381::G2Cfg>(); });
   return on;
 }
 #endif

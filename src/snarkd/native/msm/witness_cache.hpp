@@ -96,7 +96,7 @@ struct WitnessPrepCache {
 
   static void dispatch(const typename WM::Prepared& p, const std::vector<MsmJob>& j1, const std::vector<MsmJob>& j2,
                        unsigned T, std::vector<Affine<G1>>& o1, std::vector<Affine<G2>>& o2) {
-    with_batch_adder<G1>([&](auto adder) {  // msm/batch_adder.hpp
+    with_batch_adder<G1, G2>([&](auto adder) {  // msm/batch_adder.hpp
       WM::template run_prepared<decltype(adder)::template type>(p, j1, j2, T, o1, o2);
     });
   }

@@ -37,7 +37,7 @@ struct WitnessMsm {
                   unsigned T, std::vector<A1>& out1, std::vector<A2>& out2) {
     out1.assign(j1.size(), A1::inf());
     out2.assign(j2.size(), A2::inf());
-    with_batch_adder<G1>([&](auto adder) {  // msm/batch_adder.hpp; G2 jobs take the same template
+    with_batch_adder<G1, G2>([&](auto adder) {  // msm/batch_adder.hpp; G2 jobs take the same template
       run_batched<decltype(adder)::template type>(scalars, ns, j1, j2, T, out1, out2);
     });
   }
