@@ -25,6 +25,13 @@ from test_native_control_flow import K_LIMBS, N_BITS, bigint_inputs
 pytestmark = pytest.mark.skipif(compiled_mod.compiler() is None, reason="no C++ compiler")
 
 
+@pytest.fixture(autouse=True)
+def _no_installed_runtime(tmp_path, monkeypatch):
+    """These tests follow the cache's runtime object and PCH as on a machine whose install built no runtime object
+    (setup.py's, round 36: its own test below points INSTALLED_DIR at one it makes)."""
+    monkeypatch.setattr(compiled_mod, "INSTALLED_DIR", str(tmp_path / "no-installed-runtime"))
+
+
 def _copy(c, folder):
     folder.mkdir(parents=True, exist_ok=True)
     wasm = folder / "circuit.wasm"
@@ -360,3 +367,58 @@ def test_cli_prepare_compile_witness_tiers(tmp_path):
     assert res.returncode == 0, res.stderr
     assert "(fast tier) already built" in res.stderr and "compiled witness library (full tier) built in" in res.stderr
     assert _meta(str(wasm) + ".wso")["meta"]["tier"] == "full"
+
+
+def test_installed_runtime_object_used_once_checked(tmp_path, monkeypatch):
+    """Round 36: the runtime object setup.py builds beside the extensions (make_installed_runtime_objects: one per
+    field, with a manifest) is what a first fast build links where the cache keeps none ("installed": the unit alone
+    is compiled, nothing compiled beside it or inline, whatever the idle cores); its checked bytes only: one altered
+    by a byte, one whose manifest names another compiler version, one made from other headers (stale), or a link to
+    a good one is never linked in (the build goes on as before: inline on a busy machine). Every library runs the
+    bigint circuit exactly."""
+    c = compiled("bigint.circom", "bn128", N=N_BITS, K=K_LIMBS)
+    data = c.wasm.read_bytes()
+    sha = hashlib.sha256(data).hexdigest()
+    inst = tmp_path / "installed"
+    written = compiled_mod.make_installed_runtime_objects(str(inst))
+    assert sorted(os.path.basename(p) for p in written) == sorted(
+        f"witness_runtime-{f}.{e}" for f in compiled_mod.CURVE_MACROS for e in ("o", "json"))
+    monkeypatch.setattr(compiled_mod, "INSTALLED_DIR", str(inst))
+    obj = inst / "witness_runtime-bn128.o"
+    man = inst / "witness_runtime-bn128.json"
+
+    def build(name, cache_dir=None):
+        wasm = _copy(c, tmp_path / name)
+        info = compiled_mod.build(data, sha, "bn128", [str(wasm) + ".wso"], tier="fast", cache_dir=cache_dir)
+        return wasm, info
+
+    monkeypatch.setattr(compiled_mod, "jobs", lambda: 1)
+    for k, cache_dir in enumerate((None, str(tmp_path / "cache"))):
+        wasm, info = build(f"a{k}", cache_dir)
+        assert info["runtime_object"] == "installed" and "-DSNARKD_WC_RUNTIME_EXTERN" in info["flags"]
+        assert "(installed object)" in compiled_mod.describe({**info, "built": True})
+        assert "witness/compiled_runtime.hpp" in _meta(info["path"])["identity"]["headers"]
+        _runs_exactly(c, wasm, tmp_path, 2 * k)
+    assert not (tmp_path / "cache").exists() or not list((tmp_path / "cache").glob("wc-runtime-*"))
+
+    good, manifest = obj.read_bytes(), json.loads(man.read_text())
+    bad = bytearray(good)
+    bad[len(bad) // 2] ^= 1
+    obj.write_bytes(bytes(bad))
+    wasm, info = build("b")
+    assert info["runtime_object"] == "inline"
+    _runs_exactly(c, wasm, tmp_path, 4)
+    obj.write_bytes(good)
+    man.write_text(json.dumps({**manifest, "what": {**manifest["what"], "version": "another compiler 1.0"}}))
+    assert build("c")[1]["runtime_object"] == "inline"
+    man.write_text(json.dumps({**manifest, "sources": "0" * 64}))  # made from other headers
+    assert build("d")[1]["runtime_object"] == "inline"
+    man.write_text(json.dumps(manifest))
+    assert build("e")[1]["runtime_object"] == "installed"
+    target = tmp_path / "elsewhere.o"
+    shutil.copyfile(obj, target)
+    obj.unlink()
+    os.symlink(target, obj)
+    wasm, info = build("f")
+    assert info["runtime_object"] == "inline"
+    _runs_exactly(c, wasm, tmp_path, 6)
