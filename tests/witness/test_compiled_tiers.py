@@ -422,3 +422,44 @@ def test_installed_runtime_object_used_once_checked(tmp_path, monkeypatch):
     wasm, info = build("f")
     assert info["runtime_object"] == "inline"
     _runs_exactly(c, wasm, tmp_path, 6)
+
+
+def test_runtime_cache_bounded_least_recently_used_first(tmp_path, monkeypatch):
+    """Round 36 (issue 37: cache files bounded): after a runtime file is kept, the cache's wc-runtime-*.pch|.o beyond
+    RUNTIME_CACHE_FILES or RUNTIME_CACHE_BYTES go, the least recently used first (a checked use sets the time);
+    the one just kept, links and other files stay. A build that keeps its object prunes an older one and runs
+    exactly."""
+    cache = tmp_path / "cache"
+    cache.mkdir(mode=0o700)
+    names = [f"wc-runtime-{k:032x}.{'pch' if k % 2 else 'o'}" for k in range(6)]
+    for k, nm in enumerate(names):
+        (cache / nm).write_bytes(b"x" * (100 + k))
+        os.utime(cache / nm, ns=(10**18 + k * 10**9, 10**18 + k * 10**9))
+    (cache / "circuit.wso").write_bytes(b"other")  # not a runtime file
+    os.utime(cache / "circuit.wso", ns=(10**18, 10**18))
+    os.symlink(cache / names[5], cache / "wc-runtime-link.o")
+    removed = compiled_mod.prune_runtime_cache(str(cache), keep=str(cache / names[0]), max_files=3)
+    assert sorted(os.path.basename(p) for p in removed) == sorted(names[1:4])  # the oldest but the kept one
+    left = sorted(p.name for p in cache.iterdir())
+    assert left == sorted([names[0], names[4], names[5], "circuit.wso", "wc-runtime-link.o"])
+    assert compiled_mod.prune_runtime_cache(str(cache), max_bytes=105 + 104) == [str(cache / names[0])]
+    assert compiled_mod.prune_runtime_cache(str(cache)) == []  # within the defaults
+
+    c = compiled("bigint.circom", "bn128", N=N_BITS, K=K_LIMBS)
+    data = c.wasm.read_bytes()
+    sha = hashlib.sha256(data).hexdigest()
+    monkeypatch.setattr(compiled_mod, "jobs", lambda: 2)
+    monkeypatch.setattr(compiled_mod, "RUNTIME_CACHE_FILES", 2)
+    wasm = _copy(c, tmp_path / "a")
+    info = compiled_mod.build(data, sha, "bn128", [str(wasm) + ".wso"], tier="fast", cache_dir=str(cache))
+    assert info["runtime_object"] == "built"
+    kept = [p.name for p in cache.glob("wc-runtime-*") if not p.is_symlink()]
+    assert len(kept) == 2 and names[5] in kept and names[4] not in kept  # the object just kept and the newest
+    _runs_exactly(c, wasm, tmp_path)
+    older = cache / names[5]
+    os.utime(older, ns=(10**18, 10**18))
+    (obj,) = [p for p in cache.glob("wc-runtime-*.o") if not p.is_symlink() and p.name not in names]
+    before = obj.stat().st_mtime_ns
+    wasm = _copy(c, tmp_path / "b")
+    info = compiled_mod.build(data, sha, "bn128", [str(wasm) + ".wso"], tier="fast", cache_dir=str(cache))
+    assert info["runtime_object"] == "kept" and obj.stat().st_mtime_ns > before  # its use is its time

@@ -23,6 +23,7 @@ as the .wprog (program_file.candidates).
 
 from __future__ import annotations
 
+import contextlib
 import os
 
 from snarkd.formats.file_trust import sha256  # hashlib's SHA-256 without hashlib's imports (round 34)
@@ -461,6 +462,8 @@ def _pch_use(pch: dict, tmp: str | None, dest: str | None = None) -> list[str] |
         return None
     if not isinstance(obj, dict) or obj.get("what") != pch["what"] or obj.get("headers") != deps:
         return None
+    with contextlib.suppress(OSError):  # its last use, for the cache's bound (the oldest used go first)
+        os.utime(path)
     if tmp is None:
         return deps
     if dest is not None:  # the runtime object: the checked bytes where the link reads them
@@ -546,7 +549,60 @@ def _pch_save(pch: dict, deps: list[str], body: bytes) -> bool:
             fh.write(data)
             fh.write(sealed_tag)
 
-    return save_first([pch["path"]], write_to) is not None
+    if save_first([pch["path"]], write_to) is None:
+        return False
+    prune_runtime_cache(os.path.dirname(pch["path"]), keep=pch["path"])
+    return True
+
+
+# Round 36 (issue 37: cache files bounded): the compiled-module cache's runtime files (wc-runtime-*.pch, ~44 MB each,
+# and wc-runtime-*.o, ~150 KB: one per compiler, its version line and flags) are pruned after each one kept, the
+# least recently used first (a use sets its modification time), until at most RUNTIME_CACHE_FILES of them and
+# RUNTIME_CACHE_BYTES in all remain; the one just kept is never removed, links and other files are never touched.
+# One compiler's two tiers on both fields make 4-6 such files; a machine that switches compilers or flags keeps the
+# newest sets. (Constants: a [witness] setting for them needs config/, not this round's files.)
+RUNTIME_CACHE_FILES = 16
+RUNTIME_CACHE_BYTES = 512 << 20
+
+
+def prune_runtime_cache(cache_dir: str, keep: str | None = None, max_files: int | None = None,
+                        max_bytes: int | None = None) -> list[str]:
+    """Remove the least recently used runtime files of cache_dir beyond the bounds (see RUNTIME_CACHE_FILES); the
+    paths removed."""
+    import stat
+
+    max_files = RUNTIME_CACHE_FILES if max_files is None else max_files
+    max_bytes = RUNTIME_CACHE_BYTES if max_bytes is None else max_bytes
+    found = []
+    try:
+        names = os.listdir(cache_dir)
+    except OSError:
+        return []
+    for nm in names:
+        if not (nm.startswith("wc-runtime-") and nm.endswith((".pch", ".o"))):
+            continue
+        path = os.path.join(cache_dir, nm)
+        try:
+            st = os.lstat(path)
+        except OSError:
+            continue
+        if stat.S_ISREG(st.st_mode):
+            found.append((st.st_mtime_ns, nm, path, st.st_size))
+    found.sort()
+    count, total = len(found), sum(f[3] for f in found)
+    removed = []
+    for _, _, path, size in found:
+        if count <= max_files and total <= max_bytes:
+            break
+        if keep is not None and os.path.abspath(path) == os.path.abspath(keep):
+            continue
+        try:
+            os.unlink(path)
+        except OSError:
+            continue
+        removed.append(path)
+        count, total = count - 1, total - size
+    return removed
 
 
 def _read(path: str) -> str:
