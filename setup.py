@@ -81,10 +81,6 @@ class parallel_build_ext(build_ext):
         if not written:
             print("warning: the witness runtime object was not built (no C++ compiler, or it failed)",
                   file=sys.stderr)
-        self._witness_runtime = written
-
-    def get_outputs(self):
-        return [*super().get_outputs(), *getattr(self, "_witness_runtime", [])]
 
 
 setup(ext_modules=ext_modules, cmdclass={"build_ext": parallel_build_ext})
