@@ -56,5 +56,31 @@ class parallel_build_ext(build_ext):
         if not self.parallel:
             self.parallel = int(os.environ.get("SNARKD_BUILD_JOBS") or os.cpu_count() or 1)
 
+    def run(self):
+        super().run()
+        self.build_witness_runtime()
+
+    def build_witness_runtime(self):
+        """The compiled witness library's runtime object, one per field, built once here beside the extensions
+        (snarkd.witness.compiled.make_installed_runtime_objects, ~2 s on 2 cores): a machine's first `snarkd witness
+        --compile` then compiles the circuit's code only. Optional: where it cannot be built, or the compiler at run
+        time is another, the library builds compile the runtime themselves as before."""
+        dest = (self.get_finalized_command("build_py").get_package_dir("snarkd.native") if self.inplace
+                else os.path.join(self.build_lib, "snarkd", "native"))
+        sys.path.insert(0, "src")
+        try:
+            from snarkd.witness.compiled import make_installed_runtime_objects
+
+            written = make_installed_runtime_objects(os.path.abspath(dest))
+        except Exception as exc:  # never fails the install: the run-time path needs no such object
+            print(f"warning: the witness runtime object was not built ({exc}); compiled witness libraries will "
+                  "compile it themselves", file=sys.stderr)
+            return
+        finally:
+            sys.path.remove("src")
+        if not written:
+            print("warning: the witness runtime object was not built (no C++ compiler, or it failed)",
+                  file=sys.stderr)
+
 
 setup(ext_modules=ext_modules, cmdclass={"build_ext": parallel_build_ext})

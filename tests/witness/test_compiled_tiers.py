@@ -25,6 +25,13 @@ from test_native_control_flow import K_LIMBS, N_BITS, bigint_inputs
 pytestmark = pytest.mark.skipif(compiled_mod.compiler() is None, reason="no C++ compiler")
 
 
+@pytest.fixture(autouse=True)
+def _no_installed_runtime(tmp_path, monkeypatch):
+    """These tests follow the cache's runtime object and PCH as on a machine whose install built no runtime object
+    (setup.py's, round 36: its own test below points INSTALLED_DIR at one it makes)."""
+    monkeypatch.setattr(compiled_mod, "INSTALLED_DIR", str(tmp_path / "no-installed-runtime"))
+
+
 def _copy(c, folder):
     folder.mkdir(parents=True, exist_ok=True)
     wasm = folder / "circuit.wasm"
@@ -360,3 +367,99 @@ def test_cli_prepare_compile_witness_tiers(tmp_path):
     assert res.returncode == 0, res.stderr
     assert "(fast tier) already built" in res.stderr and "compiled witness library (full tier) built in" in res.stderr
     assert _meta(str(wasm) + ".wso")["meta"]["tier"] == "full"
+
+
+def test_installed_runtime_object_used_once_checked(tmp_path, monkeypatch):
+    """Round 36: the runtime object setup.py builds beside the extensions (make_installed_runtime_objects: one per
+    field, with a manifest) is what a first fast build links where the cache keeps none ("installed": the unit alone
+    is compiled, nothing compiled beside it or inline, whatever the idle cores); its checked bytes only: one altered
+    by a byte, one whose manifest names another compiler version, one made from other headers (stale), or a link to
+    a good one is never linked in (the build goes on as before: inline on a busy machine). Every library runs the
+    bigint circuit exactly."""
+    c = compiled("bigint.circom", "bn128", N=N_BITS, K=K_LIMBS)
+    data = c.wasm.read_bytes()
+    sha = hashlib.sha256(data).hexdigest()
+    inst = tmp_path / "installed"
+    written = compiled_mod.make_installed_runtime_objects(str(inst))
+    assert sorted(os.path.basename(p) for p in written) == sorted(
+        f"witness_runtime-{f}.{e}" for f in compiled_mod.CURVE_MACROS for e in ("o", "json"))
+    monkeypatch.setattr(compiled_mod, "INSTALLED_DIR", str(inst))
+    obj = inst / "witness_runtime-bn128.o"
+    man = inst / "witness_runtime-bn128.json"
+
+    def build(name, cache_dir=None):
+        wasm = _copy(c, tmp_path / name)
+        info = compiled_mod.build(data, sha, "bn128", [str(wasm) + ".wso"], tier="fast", cache_dir=cache_dir)
+        return wasm, info
+
+    monkeypatch.setattr(compiled_mod, "jobs", lambda: 1)
+    for k, cache_dir in enumerate((None, str(tmp_path / "cache"))):
+        wasm, info = build(f"a{k}", cache_dir)
+        assert info["runtime_object"] == "installed" and "-DSNARKD_WC_RUNTIME_EXTERN" in info["flags"]
+        assert "(installed object)" in compiled_mod.describe({**info, "built": True})
+        assert "witness/compiled_runtime.hpp" in _meta(info["path"])["identity"]["headers"]
+        _runs_exactly(c, wasm, tmp_path, 2 * k)
+    assert not (tmp_path / "cache").exists() or not list((tmp_path / "cache").glob("wc-runtime-*"))
+
+    good, manifest = obj.read_bytes(), json.loads(man.read_text())
+    bad = bytearray(good)
+    bad[len(bad) // 2] ^= 1
+    obj.write_bytes(bytes(bad))
+    wasm, info = build("b")
+    assert info["runtime_object"] == "inline"
+    _runs_exactly(c, wasm, tmp_path, 4)
+    obj.write_bytes(good)
+    man.write_text(json.dumps({**manifest, "what": {**manifest["what"], "version": "another compiler 1.0"}}))
+    assert build("c")[1]["runtime_object"] == "inline"
+    man.write_text(json.dumps({**manifest, "sources": "0" * 64}))  # made from other headers
+    assert build("d")[1]["runtime_object"] == "inline"
+    man.write_text(json.dumps(manifest))
+    assert build("e")[1]["runtime_object"] == "installed"
+    target = tmp_path / "elsewhere.o"
+    shutil.copyfile(obj, target)
+    obj.unlink()
+    os.symlink(target, obj)
+    wasm, info = build("f")
+    assert info["runtime_object"] == "inline"
+    _runs_exactly(c, wasm, tmp_path, 6)
+
+
+def test_runtime_cache_bounded_least_recently_used_first(tmp_path, monkeypatch):
+    """Round 36 (issue 37: cache files bounded): after a runtime file is kept, the cache's wc-runtime-*.pch|.o beyond
+    RUNTIME_CACHE_FILES or RUNTIME_CACHE_BYTES go, the least recently used first (a checked use sets the time);
+    the one just kept, links and other files stay. A build that keeps its object prunes an older one and runs
+    exactly."""
+    cache = tmp_path / "cache"
+    cache.mkdir(mode=0o700)
+    names = [f"wc-runtime-{k:032x}.{'pch' if k % 2 else 'o'}" for k in range(6)]
+    for k, nm in enumerate(names):
+        (cache / nm).write_bytes(b"x" * (100 + k))
+        os.utime(cache / nm, ns=(10**18 + k * 10**9, 10**18 + k * 10**9))
+    (cache / "circuit.wso").write_bytes(b"other")  # not a runtime file
+    os.utime(cache / "circuit.wso", ns=(10**18, 10**18))
+    os.symlink(cache / names[5], cache / "wc-runtime-link.o")
+    removed = compiled_mod.prune_runtime_cache(str(cache), keep=str(cache / names[0]), max_files=3)
+    assert sorted(os.path.basename(p) for p in removed) == sorted(names[1:4])  # the oldest but the kept one
+    left = sorted(p.name for p in cache.iterdir())
+    assert left == sorted([names[0], names[4], names[5], "circuit.wso", "wc-runtime-link.o"])
+    assert compiled_mod.prune_runtime_cache(str(cache), max_bytes=105 + 104) == [str(cache / names[0])]
+    assert compiled_mod.prune_runtime_cache(str(cache)) == []  # within the defaults
+
+    c = compiled("bigint.circom", "bn128", N=N_BITS, K=K_LIMBS)
+    data = c.wasm.read_bytes()
+    sha = hashlib.sha256(data).hexdigest()
+    monkeypatch.setattr(compiled_mod, "jobs", lambda: 2)
+    monkeypatch.setattr(compiled_mod, "RUNTIME_CACHE_FILES", 2)
+    wasm = _copy(c, tmp_path / "a")
+    info = compiled_mod.build(data, sha, "bn128", [str(wasm) + ".wso"], tier="fast", cache_dir=str(cache))
+    assert info["runtime_object"] == "built"
+    kept = [p.name for p in cache.glob("wc-runtime-*") if not p.is_symlink()]
+    assert len(kept) == 2 and names[5] in kept and names[4] not in kept  # the object just kept and the newest
+    _runs_exactly(c, wasm, tmp_path)
+    older = cache / names[5]
+    os.utime(older, ns=(10**18, 10**18))
+    (obj,) = [p for p in cache.glob("wc-runtime-*.o") if not p.is_symlink() and p.name not in names]
+    before = obj.stat().st_mtime_ns
+    wasm = _copy(c, tmp_path / "b")
+    info = compiled_mod.build(data, sha, "bn128", [str(wasm) + ".wso"], tier="fast", cache_dir=str(cache))
+    assert info["runtime_object"] == "kept" and obj.stat().st_mtime_ns > before  # its use is its time

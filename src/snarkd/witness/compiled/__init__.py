@@ -23,6 +23,7 @@ as the .wprog (program_file.candidates).
 
 from __future__ import annotations
 
+import contextlib
 import os
 
 from snarkd.formats.file_trust import sha256  # hashlib's SHA-256 without hashlib's imports (round 34)
@@ -86,11 +87,12 @@ def compiler() -> list[str] | None:
     return None
 
 
-def _digest_sources(deps: list[str]) -> str:
-    """The SHA-256 over the translator's sources and the listed headers (relative to the native directory), each
-    file's name and bytes; a missing file gives a digest no library was built with."""
+def _digest_sources(deps: list[str], translator: bool = True) -> str:
+    """The SHA-256 over the translator's sources (translator False: not them: the installed runtime object is made
+    from the headers alone) and the listed headers (relative to the native directory), each file's name and bytes;
+    a missing file gives a digest no library was built with."""
     h = sha256()
-    for name in _TRANSLATOR:
+    for name in _TRANSLATOR if translator else ():
         h.update(b"py:" + name.encode() + b"\0")
         with open(os.path.join(_HERE, name), "rb") as fh:
             h.update(fh.read())
@@ -186,12 +188,15 @@ def build(wasm_bytes: bytes, wasm_sha256: str, curve: str, paths: list[str], *, 
             # one parse of the runtime header, not the object's and the unit's one after the other on a busy
             # machine (RSA's first build, units=1, load 2.8: 4.9-5.2 s -> 4.0 s wall, 4.5 -> 3.6 s compiler CPU)
             spare = want - 1 if (opt is None and tier == "fast" and units is None and cache_dir) else 0
-            rto, rto_deps, okey, make_rto = None, None, None, False
+            rto, rto_deps, okey, make_rto, installed = None, None, None, False, False
             if opt is None and RUNTIME_EXTERN in levels:
                 rto = os.path.join(tmp, "runtime.o")
                 if cache_dir:
                     okey = _pch_key(cxx, version, _rto_flags(curve), cache_dir, "obj")
                     rto_deps = _pch_use(okey, tmp, rto)
+                if rto_deps is None:  # round 36: the one setup.py built beside the extensions, once checked
+                    rto_deps = _installed_use(curve, _pch_key(cxx, version, _rto_flags(curve), tmp, "obj"), rto)
+                    installed = rto_deps is not None
                 if rto_deps is None and spare >= 1:
                     make_rto, spare = True, spare - 1
                 elif rto_deps is None:
@@ -285,7 +290,8 @@ def build(wasm_bytes: bytes, wasm_sha256: str, curve: str, paths: list[str], *, 
                 "build_cpu_s": round(_children_cpu() - cpu0, 2), "bytes": len(lib), "units": len(sources),
                 "tier": tier if opt is None else "custom", "pch": pch_deps is not None}
         if opt is None and RUNTIME_EXTERN in TIERS[tier]:
-            meta["runtime_object"] = "inline" if rto is None else "built" if rto_job is not None else "kept"
+            meta["runtime_object"] = ("inline" if rto is None else "built" if rto_job is not None
+                                      else "installed" if installed else "kept")
         path = _save(paths, ident, meta, lib)
         if pch_job is not None:  # for the next build: kept once the library is
             _pch_finish(pch_job)
@@ -312,7 +318,7 @@ def describe(info: dict) -> str:
     if not info.get("built"):
         return f"{head} already built"
     runtime = {"kept": ", runtime -O3 (kept object)", "built": ", runtime -O3 (object built)",
-               "inline": ", runtime -O3 (inline)"}.get(
+               "inline": ", runtime -O3 (inline)", "installed": ", runtime -O3 (installed object)"}.get(
         info.get("runtime_object"), ", runtime -O3" if "-DSNARKD_WC_RUNTIME_O3" in info["flags"] else "")
     return (f"{head} built in {info['build_s']:.1f} s ({info['build_cpu_s']:.1f} s compiler CPU, "
             f"{info['bytes'] / 2**20:.1f} MiB, {info['compiler']} "
@@ -323,6 +329,89 @@ def describe(info: dict) -> str:
 def _rto_flags(curve: str) -> list[str]:
     """The runtime object's compile flags (its key's as well)."""
     return [f for f in [*FLAGS, *RTO_LEVELS, *CURVE_MACROS[curve]] if f != "-shared"]
+
+
+# Round 36: the fast tier's runtime object built once at install time (setup.py, beside the extensions), so that a
+# machine's first build compiles the circuit's unit only: RSA's first build 3.5 s of compiler CPU (the runtime inline
+# at -O3) -> 2.3 s. One object per field, with a manifest: the key it was made for (compiler, its version line, the
+# flags: the cache's key), the headers it was made from and their digest, and the object's SHA-256. It is the
+# package's own file (as trusted as the extensions beside it, which no user key can seal at install time), so it is
+# checked, not sealed: a regular file (no link), bounded, its bytes' digest the manifest's, its key this build's, its
+# headers' digest today's (the headers only: the translator does not make it); the checked bytes are copied where
+# the link reads them. Anything else: not used (the build goes on as before: the cache's object, or one compiled
+# beside, or the runtime inline).
+INSTALLED_DIR = NATIVE_DIR  # where setup.py puts them (tests point it elsewhere)
+INSTALLED_NAME = "witness_runtime-{curve}"
+
+
+def make_installed_runtime_objects(dest: str) -> list[str]:
+    """setup.py's: compile the runtime object of each field (at once, one compiler each) into dest with its manifest
+    (INSTALLED_NAME .o and .json); the paths written. Nothing where no compiler runs or one fails (a build then
+    falls back at run time); a key the run-time compiler does not match is never used."""
+    import json
+    import subprocess
+    import tempfile
+
+    cxx = compiler()
+    if cxx is None:
+        return []
+    try:
+        version = subprocess.run([*cxx, "--version"], capture_output=True, text=True).stdout.splitlines()[:1]
+    except OSError:
+        return []
+    written = []
+    with tempfile.TemporaryDirectory(prefix="snarkd-rto-") as tmp:
+        jobs_ = []
+        for curve in CURVE_MACROS:
+            os.makedirs(os.path.join(tmp, curve))
+            key = _pch_key(cxx, version, _rto_flags(curve), dest, "obj")
+            jobs_.append((curve, _pch_start(key, cxx, _rto_flags(curve), os.path.join(tmp, curve))))
+        for curve, job in jobs_:
+            got = _pch_wait(job)
+            if got is None:
+                continue
+            deps, body = got
+            base = os.path.join(dest, INSTALLED_NAME.format(curve=curve))
+            manifest = {"what": job[0]["what"], "headers": deps, "sources": _digest_sources(deps, False),
+                        "sha256": sha256(body).hexdigest(), "bytes": len(body)}
+            os.makedirs(dest, exist_ok=True)
+            with open(base + ".o", "wb") as fh:
+                fh.write(body)
+            with open(base + ".json", "w") as fh:
+                json.dump(manifest, fh, sort_keys=True)
+            written += [base + ".o", base + ".json"]
+    return written
+
+
+def _installed_use(curve: str, key: dict, dest: str) -> list[str] | None:
+    """The headers the installed runtime object of this field was made from, once checked (see INSTALLED_DIR) and
+    its checked bytes written to dest; None where there is none or it does not check."""
+    import json
+    import stat
+
+    base = os.path.join(INSTALLED_DIR, INSTALLED_NAME.format(curve=curve))
+    try:
+        with open(base + ".json", "rb") as fh:
+            manifest = json.loads(fh.read(1 << 20))
+        st = os.lstat(base + ".o")
+        if not stat.S_ISREG(st.st_mode) or st.st_size > PCH_MAX:
+            return None
+        with open(base + ".o", "rb", opener=lambda p, f: os.open(p, f | getattr(os, "O_NOFOLLOW", 0))) as fh:
+            body = fh.read(PCH_MAX + 1)
+    except (OSError, ValueError):
+        return None
+    if not isinstance(manifest, dict) or manifest.get("what") != key["what"]:
+        return None
+    deps = manifest.get("headers")
+    if not (isinstance(deps, list) and PCH_HEADER in deps
+            and all(isinstance(d, str) and ".." not in d and not d.startswith("/") for d in deps)):
+        return None
+    if (len(body) != manifest.get("bytes") or sha256(body).hexdigest() != manifest.get("sha256")
+            or manifest.get("sources") != _digest_sources(deps, False)):
+        return None
+    with open(dest, "wb") as fh:
+        fh.write(body)
+    return deps
 
 
 def _unit_flags(levels: list[str], curve: str) -> list[str]:
@@ -373,6 +462,8 @@ def _pch_use(pch: dict, tmp: str | None, dest: str | None = None) -> list[str] |
         return None
     if not isinstance(obj, dict) or obj.get("what") != pch["what"] or obj.get("headers") != deps:
         return None
+    with contextlib.suppress(OSError):  # its last use, for the cache's bound (the oldest used go first)
+        os.utime(path)
     if tmp is None:
         return deps
     if dest is not None:  # the runtime object: the checked bytes where the link reads them
@@ -458,7 +549,60 @@ def _pch_save(pch: dict, deps: list[str], body: bytes) -> bool:
             fh.write(data)
             fh.write(sealed_tag)
 
-    return save_first([pch["path"]], write_to) is not None
+    if save_first([pch["path"]], write_to) is None:
+        return False
+    prune_runtime_cache(os.path.dirname(pch["path"]), keep=pch["path"])
+    return True
+
+
+# Round 36 (issue 37: cache files bounded): the compiled-module cache's runtime files (wc-runtime-*.pch, ~44 MB each,
+# and wc-runtime-*.o, ~150 KB: one per compiler, its version line and flags) are pruned after each one kept, the
+# least recently used first (a use sets its modification time), until at most RUNTIME_CACHE_FILES of them and
+# RUNTIME_CACHE_BYTES in all remain; the one just kept is never removed, links and other files are never touched.
+# One compiler's two tiers on both fields make 4-6 such files; a machine that switches compilers or flags keeps the
+# newest sets. (Constants: a [witness] setting for them needs config/, not this round's files.)
+RUNTIME_CACHE_FILES = 16
+RUNTIME_CACHE_BYTES = 512 << 20
+
+
+def prune_runtime_cache(cache_dir: str, keep: str | None = None, max_files: int | None = None,
+                        max_bytes: int | None = None) -> list[str]:
+    """Remove the least recently used runtime files of cache_dir beyond the bounds (see RUNTIME_CACHE_FILES); the
+    paths removed."""
+    import stat
+
+    max_files = RUNTIME_CACHE_FILES if max_files is None else max_files
+    max_bytes = RUNTIME_CACHE_BYTES if max_bytes is None else max_bytes
+    found = []
+    try:
+        names = os.listdir(cache_dir)
+    except OSError:
+        return []
+    for nm in names:
+        if not (nm.startswith("wc-runtime-") and nm.endswith((".pch", ".o"))):
+            continue
+        path = os.path.join(cache_dir, nm)
+        try:
+            st = os.lstat(path)
+        except OSError:
+            continue
+        if stat.S_ISREG(st.st_mode):
+            found.append((st.st_mtime_ns, nm, path, st.st_size))
+    found.sort()
+    count, total = len(found), sum(f[3] for f in found)
+    removed = []
+    for _, _, path, size in found:
+        if count <= max_files and total <= max_bytes:
+            break
+        if keep is not None and os.path.abspath(path) == os.path.abspath(keep):
+            continue
+        try:
+            os.unlink(path)
+        except OSError:
+            continue
+        removed.append(path)
+        count, total = count - 1, total - size
+    return removed
 
 
 def _read(path: str) -> str:

@@ -467,14 +467,17 @@ def _rolls(m, code, vary):
         tok = (op, None) if op in (0x41, 0x42) else (op, imm)
         ids[p] = key.setdefault(tok, len(key))
     found = []
+    # (round 36: the runs of each period filtered as arrays, the stack's net change by a prefix sum: the RSA
+    # verifier's translation 0.39 -> ~0.2 s, the same rolls)
+    csum = np.concatenate(([0], np.cumsum(delta)))
     for period in range(1, min(ROLL_MAX_PERIOD, n // ROLL_MIN_REPS) + 1):
         eq = np.concatenate(([False], ids[:-period] == ids[period:], [False]))
         edges = np.flatnonzero(eq[1:] != eq[:-1])
-        for a, b in zip(edges[::2], edges[1::2]):  # eq[a:b] all true: code[a:b + period] has this period
-            reps = (b - a + period) // period
-            if reps >= ROLL_MIN_REPS and (reps - 1) * period >= ROLL_MIN_SAVED and \
-                    int(delta[a:a + period].sum()) == 0:
-                found.append(((reps - 1) * period, int(a), period, int(reps)))
+        a, b = edges[::2], edges[1::2]  # eq[a:b] all true: code[a:b + period] has this period
+        reps = (b - a + period) // period
+        keep = (reps >= ROLL_MIN_REPS) & ((reps - 1) * period >= ROLL_MIN_SAVED) & (csum[a + period] == csum[a])
+        for a_, r_ in zip(a[keep].tolist(), reps[keep].tolist()):
+            found.append(((r_ - 1) * period, a_, period, r_))
     found.sort(key=lambda x: (-x[0], x[1], x[2]))
     used = np.zeros(n, bool)
     out = {}
