@@ -972,23 +972,18 @@ PYBIND11_MODULE(_core, m) {
         }
       });
   // The AVX2 lanes (ff/simd29.hpp, msm/bucket_simd29.hpp): G1's batch-affine additions four at a time
-  // where IFMA is off, BN254 and BLS12-381 each on by default where the CPU has AVX2 + BMI2/ADX and a
-  // calibration at first use (simd29_pays, per field) measured its lane product at least 1.25x the scalar one.
-  // G2 on the lanes (Simd29G2Add) likewise, per curve, where a calibration of the G2 flush itself measured
-  // the lanes faster (simd29_g2_pays).
+  // where IFMA is off, BN254 and BLS12-381 each on by default where the CPU has AVX2 + BMI2/ADX and its
+  // model's row in ff/simd29_rule.hpp says on, or, on a CPU without a row, a calibration at first use
+  // (simd29_pays, per field) measured its lane product at least 1.25x the scalar one. G2 on the lanes
+  // (Simd29G2Add) likewise, per curve (the rule, or a calibration of the G2 flush itself: simd29_g2_pays).
   auto simd29_bls = [](const std::string& curve) {
     if (curve == "bn254" || curve == "bn128") return false;
     if (curve == "bls12_381" || curve == "bls12-381") return true;
     throw py::value_error("curve: bn254 or bls12_381");
   };
-  auto simd29_get = [simd29_bls](const std::string& curve, bool g2) -> bool {  // the calibration's until set
-    const bool bls = simd29_bls(curve);
-    if (!g2) {
-      if (bls) return g_use_simd29_bls < 0 ? simd29_default_bls() : g_use_simd29_bls != 0;
-      return g_use_simd29 < 0 ? simd29_default() : g_use_simd29 != 0;
-    }
-    if (bls) return g_use_simd29_g2_bls < 0 ? simd29_g2_default_bls() : g_use_simd29_g2_bls != 0;
-    return g_use_simd29_g2 < 0 ? simd29_g2_default() : g_use_simd29_g2 != 0;
+  auto simd29_get = [simd29_bls](const std::string& curve, bool g2) -> bool {  // what the MSMs read (the default until set)
+    if (simd29_bls(curve)) return g2 ? simd29_on<bls12_381::G2Cfg>() : simd29_on<bls12_381::G1Cfg>();
+    return g2 ? simd29_on<bn254::G2Cfg>() : simd29_on<bn254::G1Cfg>();
   };
   auto simd29_set = [simd29_bls](const std::string& curve, bool g2, bool on) {
     const bool bls = simd29_bls(curve);
@@ -1008,10 +1003,9 @@ PYBIND11_MODULE(_core, m) {
         "The AVX2 lanes' default rule for a CPU model (ff/simd29_rule.hpp): 'on', 'off', or 'calibrate' (a "
         "calibration in the process decides); this CPU's is simd29_rule(*cpu_model(), curve, g2)");
   m.def("cpu_has_simd29", &detect_simd29, "True if the CPU has AVX2 + BMI2/ADX (the 4-lane adders can run)");
-  m.def("simd29_default", [](const std::string& curve, bool g2) {
-    if (curve == "bn254" || curve == "bn128") return g2 ? simd29_g2_default() : simd29_default();
-    if (curve == "bls12_381" || curve == "bls12-381") return g2 ? simd29_g2_default_bls() : simd29_default_bls();
-    throw py::value_error("curve: bn254 or bls12_381");
+  m.def("simd29_default", [simd29_bls](const std::string& curve, bool g2) {
+    if (simd29_bls(curve)) return g2 ? simd29_g2_default_bls() : simd29_default_bls();
+    return g2 ? simd29_g2_default() : simd29_default();
   }, py::arg("curve") = "bn254", py::arg("g2") = false,
         "True if the 4-lane AVX2 adder is on by default here for that curve's G1 (g2: its G2) (the CPU has it and "
         "its model's rule says on, or, where the rule says 'calibrate', its calibration, run at the first ask, "

@@ -64,6 +64,10 @@ inline LaneRule simd29_rule(const CpuModel& cpu, bool bls, bool g2) {
   return LaneRule::calibrate;
 }
 
+// A lane switch's value (g_use_simd29*: -1 until _core._set_simd29 sets it, then 0 / 1): its default
+// until set
+inline bool lane_switch(int set, bool (*by_default)()) { return set < 0 ? by_default() : set != 0; }
+
 // A default from the rule, calibrating only where the rule says so
 template <class Calibrate>
 inline bool lane_default(LaneRule r, Calibrate&& calibrate) {

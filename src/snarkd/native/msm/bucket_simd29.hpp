@@ -73,10 +73,10 @@ template <class Cfg>
 inline bool simd29_on() {
   if constexpr (!simd29_curve<Cfg>()) return false;
 #if defined(SNARKD_SIMD29)
-  else if constexpr (std::is_same<typename Cfg::F, bn254::Fq>::value) return g_use_simd29 < 0 ? simd29_default() : g_use_simd29 != 0;
-  else if constexpr (std::is_same<typename Cfg::F, bls12_381::Fq>::value) return g_use_simd29_bls < 0 ? simd29_default_bls() : g_use_simd29_bls != 0;
-  else if constexpr (std::is_same<typename Cfg::F, bn254::Fq2>::value) return g_use_simd29_g2 < 0 ? simd29_g2_default() : g_use_simd29_g2 != 0;
-  else return g_use_simd29_g2_bls < 0 ? simd29_g2_default_bls() : g_use_simd29_g2_bls != 0;
+  else if constexpr (std::is_same<typename Cfg::F, bn254::Fq>::value) return lane_switch(g_use_simd29, simd29_default);
+  else if constexpr (std::is_same<typename Cfg::F, bls12_381::Fq>::value) return lane_switch(g_use_simd29_bls, simd29_default_bls);
+  else if constexpr (std::is_same<typename Cfg::F, bn254::Fq2>::value) return lane_switch(g_use_simd29_g2, simd29_g2_default);
+  else return lane_switch(g_use_simd29_g2_bls, simd29_g2_default_bls);
 #else
   else return false;
 #endif
