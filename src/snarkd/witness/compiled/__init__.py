@@ -191,11 +191,11 @@ def build(wasm_bytes: bytes, wasm_sha256: str, curve: str, paths: list[str], *, 
             rto, rto_deps, okey, make_rto, installed = None, None, None, False, False
             if opt is None and RUNTIME_EXTERN in levels:
                 rto = os.path.join(tmp, "runtime.o")
+                okey = _pch_key(cxx, version, _rto_flags(curve), cache_dir or tmp, "obj")
                 if cache_dir:
-                    okey = _pch_key(cxx, version, _rto_flags(curve), cache_dir, "obj")
                     rto_deps = _pch_use(okey, tmp, rto)
                 if rto_deps is None:  # round 36: the one setup.py built beside the extensions, once checked
-                    rto_deps = _installed_use(curve, _pch_key(cxx, version, _rto_flags(curve), tmp, "obj"), rto)
+                    rto_deps = _installed_use(curve, okey["what"], rto)
                     installed = rto_deps is not None
                 if rto_deps is None and spare >= 1:
                     make_rto, spare = True, spare - 1
@@ -383,9 +383,10 @@ def make_installed_runtime_objects(dest: str) -> list[str]:
     return written
 
 
-def _installed_use(curve: str, key: dict, dest: str) -> list[str] | None:
-    """The headers the installed runtime object of this field was made from, once checked (see INSTALLED_DIR) and
-    its checked bytes written to dest; None where there is none or it does not check."""
+def _installed_use(curve: str, what: dict, dest: str) -> list[str] | None:
+    """The headers the installed runtime object of this field was made from, once checked (see INSTALLED_DIR; what:
+    this build's runtime-object key, _pch_key's "what") and its checked bytes written to dest; None where there is
+    none or it does not check."""
     import json
     import stat
 
@@ -400,7 +401,7 @@ def _installed_use(curve: str, key: dict, dest: str) -> list[str] | None:
             body = fh.read(PCH_MAX + 1)
     except (OSError, ValueError):
         return None
-    if not isinstance(manifest, dict) or manifest.get("what") != key["what"]:
+    if not isinstance(manifest, dict) or manifest.get("what") != what:
         return None
     deps = manifest.get("headers")
     if not (isinstance(deps, list) and PCH_HEADER in deps
